@@ -1,0 +1,141 @@
+"""The :class:`Results` object returned by :func:`recoeval_tracking.evaluate`.
+
+Aggregation (means, confidence intervals, curves of means) is a named step after the per-user
+values, never inside a kernel: every aggregate here is computed from the per-user table.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+__all__ = ["Results", "mean_ci95"]
+
+#: Columns of the per-user table that are not metrics.
+ID_COLUMNS = ("user_id", "n_train", "n_test", "nan_reason")
+
+
+def mean_ci95(values: np.ndarray) -> tuple[float, float, float, int]:
+    """Mean of the non-NaN ``values`` with a 95% Student-t confidence interval.
+
+    Returns ``(mean, low, high, n)``; the bounds are NaN when fewer than two values are defined.
+    """
+    from scipy import stats
+
+    v = np.asarray(values, dtype=np.float64)
+    v = v[~np.isnan(v)]
+    n = int(v.shape[0])
+    if n == 0:
+        return math.nan, math.nan, math.nan, 0
+    mean = float(v.mean())
+    if n < 2:
+        return mean, math.nan, math.nan, n
+    sem = float(v.std(ddof=1)) / math.sqrt(n)
+    half = float(stats.t.ppf(0.975, n - 1)) * sem
+    return mean, mean - half, mean + half, n
+
+
+@dataclass
+class Results:
+    """Per-user evaluation results and everything needed to aggregate and log them.
+
+    Attributes
+    ----------
+    per_user : pandas.DataFrame
+        One row per user of the test matrix, in row order: ``user_id`` (original ids when an id map
+        was given, else the row index), ``n_train``, ``n_test``, ``nan_reason`` (empty string for
+        users whose metrics are defined) and one float64 column per metric at the requested K
+        (``p_at_10``, ``ndcg_at_10``, ..., ``roc_auc``, ``pr_auc``).
+    k : int
+        The cutoff K.
+    curves_per_user : dict of str to ndarray
+        For cumulative evaluation, per-user values at k = 1..K, keyed ``ndcg_at_k`` etc., each of
+        shape ``(n_users, K)``. Empty when curves were not requested.
+    definitions : dict
+        The definitions used (metric variants, tie policy, NaN rules, thresholds), JSON-able.
+    fingerprint : str
+        A short stable hash of ``definitions``.
+    topk_only : bool
+        True when the input was ranked top-K lists: only top-K metrics are available.
+    timings : dict of str to float
+        Seconds spent per stage.
+    """
+
+    per_user: pd.DataFrame
+    k: int
+    curves_per_user: dict[str, np.ndarray] = field(default_factory=dict)
+    definitions: dict[str, Any] = field(default_factory=dict)
+    fingerprint: str = ""
+    topk_only: bool = False
+    timings: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def metric_columns(self) -> list[str]:
+        """Names of the per-user metric columns at K."""
+        return [c for c in self.per_user.columns if c not in ID_COLUMNS]
+
+    @property
+    def means(self) -> dict[str, float]:
+        """Mean of each metric over the users for whom it is defined (NaN users excluded)."""
+        out = {}
+        for c in self.metric_columns:
+            v = self.per_user[c].to_numpy(dtype=np.float64)
+            out[c] = float(np.nanmean(v)) if np.any(~np.isnan(v)) else math.nan
+        return out
+
+    def mean_ci(self) -> pd.DataFrame:
+        """Mean, 95% t-interval and number of defined users for each metric column."""
+        rows = []
+        for c in self.metric_columns:
+            mean, low, high, n = mean_ci95(self.per_user[c].to_numpy())
+            rows.append({"metric": c, "mean": mean, "ci95_low": low, "ci95_high": high, "n": n})
+        return pd.DataFrame(rows).set_index("metric")
+
+    @property
+    def curves(self) -> pd.DataFrame:
+        """Mean @1..K curves: a column ``k`` and one column per curve (``ndcg_at_k``...)."""
+        data: dict[str, Any] = {"k": np.arange(1, self.k + 1)}
+        for name, arr in self.curves_per_user.items():
+            with np.errstate(all="ignore"):
+                defined = (~np.isnan(arr)).sum(axis=0)
+                sums = np.nansum(arr, axis=0)
+                data[name] = np.where(defined > 0, sums / np.maximum(defined, 1), np.nan)
+        return pd.DataFrame(data)
+
+    def curves_ci(self) -> pd.DataFrame:
+        """Long table of curve means with 95% t-intervals: ``curve, k, mean, ci95_low, ci95_high, n``."""
+        rows = []
+        for name, arr in self.curves_per_user.items():
+            for j in range(arr.shape[1]):
+                mean, low, high, n = mean_ci95(arr[:, j])
+                rows.append({"curve": name, "k": j + 1, "mean": mean, "ci95_low": low,
+                             "ci95_high": high, "n": n})
+        return pd.DataFrame(rows, columns=["curve", "k", "mean", "ci95_low", "ci95_high", "n"])
+
+    @property
+    def nan_counts(self) -> dict[str, int]:
+        """Number of users whose metrics are all NaN, by reason (``no_test``, ``cold_start``...)."""
+        reasons = self.per_user["nan_reason"]
+        counts = reasons[reasons != ""].value_counts()
+        return {str(k): int(v) for k, v in counts.items()}
+
+    @property
+    def n_users_evaluated(self) -> int:
+        """Users with no NaN reason (their metrics are defined, possibly except a few by rule)."""
+        return int((self.per_user["nan_reason"] == "").sum())
+
+    def summary(self) -> str:
+        """A plain-text table of means with 95% intervals, for terminals and logs."""
+        table = self.mean_ci()
+        lines = [f"{'metric':<16}{'mean':>10}{'ci95_low':>10}{'ci95_high':>10}{'users':>8}"]
+        for name, row in table.iterrows():
+            lines.append(f"{name:<16}{row['mean']:>10.4f}{row['ci95_low']:>10.4f}"
+                         f"{row['ci95_high']:>10.4f}{int(row['n']):>8d}")
+        lines.append(f"users evaluated: {self.n_users_evaluated}; NaN by reason: {self.nan_counts}")
+        if self.topk_only:
+            lines.append("input was ranked top-K lists: whole-ranking metrics are not available")
+        return "\n".join(lines)
