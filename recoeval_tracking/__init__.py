@@ -8,6 +8,7 @@ from __future__ import annotations
 __version__ = "0.1.0"
 
 from ._validation import InputError
+from .metrics import METRICS, Results, calc_reco_metrics, evaluate
 from .scores import (
     BiasScores,
     CallableScores,
@@ -20,6 +21,10 @@ from .scores import (
 __all__ = [
     "__version__",
     "InputError",
+    "evaluate",
+    "calc_reco_metrics",
+    "Results",
+    "METRICS",
     "ScoreSource",
     "FactorScores",
     "BiasScores",

@@ -1,1 +1,8 @@
-"""Package."""
+"""Metric registry, the native ``evaluate`` API and the recometrics-compatible function."""
+
+from .compat import calc_reco_metrics
+from .evaluate import evaluate
+from .registry import METRICS, MetricSpec
+from .results import Results
+
+__all__ = ["evaluate", "calc_reco_metrics", "METRICS", "MetricSpec", "Results"]

@@ -1,0 +1,123 @@
+"""The one driver loop over users: score a bounded block with the model, then run the kernel.
+
+Imports numpy, numba and threadpoolctl only.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+
+import numba
+import numpy as np
+
+from . import kernels as kn
+
+__all__ = ["EngineInput", "thread_limits", "resolve_nthreads", "run_scores", "run_ranked",
+           "default_block_rows"]
+
+#: Target size of one block of scores. Small enough to stay near the last-level cache and to
+#: bound memory at any catalogue size, large enough for an efficient GEMM.
+BLOCK_BYTES = 16 * 1024 * 1024
+
+
+def resolve_nthreads(nthreads: int) -> int:
+    """-1 (or any value < 1) means every core numba may use."""
+    limit = numba.config.NUMBA_NUM_THREADS
+    if nthreads is None or nthreads < 1:
+        return int(limit)
+    return int(min(nthreads, limit))
+
+
+@contextmanager
+def thread_limits(nthreads: int) -> Iterator[int]:
+    """The one place that sets the thread count, for numba and for BLAS together."""
+    from threadpoolctl import threadpool_limits
+
+    n = resolve_nthreads(nthreads)
+    previous = numba.get_num_threads()
+    numba.set_num_threads(n)
+    try:
+        with threadpool_limits(limits=n, user_api="blas"):
+            yield n
+    finally:
+        numba.set_num_threads(previous)
+
+
+def default_block_rows(n_items: int, itemsize: int, n_rows: int) -> int:
+    rows = max(8, BLOCK_BYTES // max(1, n_items * itemsize))
+    return int(max(1, min(rows, n_rows)))
+
+
+@dataclass
+class EngineInput:
+    """CSR arrays of train and test, and what to compute. Plain numpy only."""
+
+    tr_ptr: np.ndarray
+    tr_idx: np.ndarray
+    te_ptr: np.ndarray
+    te_idx: np.ndarray
+    te_val: np.ndarray
+    n_items: int
+    K: int
+    cumulative: bool
+    slots: np.ndarray        # (N_CODES,) output row per @K code, -1 if not requested
+    wslots: np.ndarray       # (2,) output row of ROC-AUC and PR-AUC, -1 if not requested
+    tie_mode: int
+    gain_mode: int
+    seed: int
+
+    @property
+    def n_users(self) -> int:
+        return self.te_ptr.shape[0] - 1
+
+    def allocate(self) -> tuple[np.ndarray, np.ndarray]:
+        n_topk = int((self.slots >= 0).sum())
+        n_whole = int((self.wslots >= 0).sum())
+        out = np.full((n_topk, self.n_users, self.K if self.cumulative else 1), np.nan)
+        whole = np.full((n_whole, self.n_users), np.nan)
+        return out, whole
+
+
+def run_scores(inp: EngineInput, block: Callable[[np.ndarray, np.ndarray | None], np.ndarray],
+               dtype: np.dtype, rows: np.ndarray, reason: np.ndarray, *, block_rows: int | None = None,
+               progress: Callable[[int], None] | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """Evaluate ``rows`` (users whose metrics may be defined), one block of scores at a time.
+
+    ``block(users, out)`` fills and returns the ``(len(users), n_items)`` scores. ``reason`` is
+    updated in place for users found undefined by the kernel (NaN score, all scores equal).
+    """
+    out, whole = inp.allocate()
+    if rows.shape[0] == 0:
+        return out, whole
+    itemsize = np.dtype(dtype).itemsize
+    bs = block_rows or default_block_rows(inp.n_items, itemsize, rows.shape[0])
+    buf = np.empty((bs, inp.n_items), dtype=dtype)
+    full = bool((inp.wslots >= 0).any())
+    for start in range(0, rows.shape[0], bs):
+        users = np.ascontiguousarray(rows[start:start + bs], dtype=np.int64)
+        S = block(users, buf[: users.shape[0]])
+        if S.dtype != dtype or not S.flags.c_contiguous or not S.flags.writeable:
+            S = np.array(S, dtype=dtype, order="C", copy=True)
+        kn.block_metrics(S, users, inp.tr_ptr, inp.tr_idx, inp.te_ptr, inp.te_idx, inp.te_val,
+                         inp.n_items, inp.K, inp.cumulative, inp.slots, inp.wslots, full,
+                         inp.tie_mode, inp.gain_mode, inp.seed, out, whole, reason)
+        if progress is not None:
+            progress(users.shape[0])
+    return out, whole
+
+
+def run_ranked(inp: EngineInput, lists: np.ndarray, rows: np.ndarray) -> np.ndarray:
+    """Top-K metrics of ranked lists (``lists[u]``: item indices best first, -1 padded)."""
+    out, _ = inp.allocate()
+    if rows.shape[0]:
+        kn.ranked_list_metrics(lists, np.ascontiguousarray(rows, dtype=np.int64), inp.tr_ptr,
+                               inp.tr_idx, inp.te_ptr, inp.te_idx, inp.te_val, inp.n_items, inp.K,
+                               inp.cumulative, inp.slots, inp.gain_mode, out)
+    return out
+
+
+def cpu_count() -> int:
+    return os.cpu_count() or 1

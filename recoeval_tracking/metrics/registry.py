@@ -1,0 +1,118 @@
+"""The metric registry: the single source of truth for names, definitions and kernel codes.
+
+Every per-user metric follows the recometrics ``calc.reco.metrics`` documentation [1]_. For a
+user ``u`` the *pool* is the set of items not in ``u``'s train row, the *positives* ``T`` are the
+stored test entries (any stored value counts, zero and negative included, for every metric but
+NDCG), and ``r_1 < r_2 < ... < r_|T|`` are the 1-based ranks of the positives in the pool ranked by
+descending score. ``hits(k) = #{i : r_i <= k}``.
+
+References
+----------
+.. [1] D. Cortes, recometrics: library-agnostic evaluation of implicit-feedback recommender
+   systems, ``calc.reco.metrics`` documentation, https://github.com/david-cortes/recometrics
+.. [2] K. Jarvelin and J. Kekalainen, "Cumulated gain-based evaluation of IR techniques",
+   ACM TOIS 20(4), 2002.
+.. [3] T. Fawcett, "An introduction to ROC analysis", Pattern Recognition Letters 27(8), 2006.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .._validation import InputError
+from ..engine import kernels as kn
+
+__all__ = ["MetricSpec", "METRICS", "resolve_metrics", "column_name", "curve_name"]
+
+
+@dataclass(frozen=True)
+class MetricSpec:
+    """A registered metric.
+
+    Attributes
+    ----------
+    name : str
+        Identity used in configs and per-user column names (``ndcg`` -> ``ndcg_at_10``).
+    code : int
+        Row of the kernel output.
+    label : str
+        recometrics-compatible label (``NDCG`` -> ``NDCG@5``).
+    at_k : bool
+        True for cutoff metrics, False for whole-ranking metrics (ROC-AUC, PR-AUC).
+    order_free : bool
+        True when the value does not depend on the order inside the top-K list; such metrics are
+        NaN when the pool has ``k`` items or fewer (the list is the whole pool).
+    formula : str
+        The definition, in plain math.
+    """
+
+    name: str
+    code: int
+    label: str
+    at_k: bool
+    order_free: bool
+    formula: str
+
+
+_SPECS = [
+    MetricSpec("p", kn.P, "P", True, True,
+               "P@k = hits(k) / k"),
+    MetricSpec("tp", kn.TP, "TP", True, True,
+               "TP@k = hits(k) / min(k, |T|)"),
+    MetricSpec("r", kn.R, "R", True, True,
+               "R@k = hits(k) / |T|"),
+    MetricSpec("ap", kn.AP, "AP", True, False,
+               "AP@k = (1/|T|) * sum_{i : r_i <= k} i / r_i"),
+    MetricSpec("tap", kn.TAP, "TAP", True, False,
+               "TAP@k = (1/min(k, |T|)) * sum_{i : r_i <= k} i / r_i"),
+    MetricSpec("ndcg", kn.NDCG, "NDCG", True, False,
+               "NDCG@k = sum_{i : r_i <= k} g_i / log2(r_i + 1) / IDCG@k, g_i = test value "
+               "(linear) or 2^value - 1 (exponential); IDCG@k = sum_{j <= min(k, #g>0)} "
+               "g_(j) / log2(j + 1) over the positive gains sorted descending; NaN if no g > 0"),
+    MetricSpec("hit", kn.HIT, "Hit", True, True,
+               "Hit@k = 1 if hits(k) > 0 else 0"),
+    MetricSpec("rr", kn.RR, "RR", True, False,
+               "RR@k = 1 / r_1 if r_1 <= k else 0"),
+    MetricSpec("roc_auc", kn.ROC_AUC, "ROC_AUC", False, False,
+               "ROC-AUC = #{(i, j) : i in T, j in pool \\ T, i ranked above j} / (|T| * |pool \\ T|)"),
+    MetricSpec("pr_auc", kn.PR_AUC, "PR_AUC", False, False,
+               "PR-AUC = (1/|T|) * sum_i i / r_i  (AP@|pool|, rectangular rule)"),
+]
+
+#: All registered metrics by name, in the canonical output order.
+METRICS: dict[str, MetricSpec] = {s.name: s for s in _SPECS}
+
+
+def column_name(spec: MetricSpec, k: int) -> str:
+    """Per-user column name at cutoff ``k``: ``ndcg_at_10``; whole-ranking metrics keep their name."""
+    return f"{spec.name}_at_{k}" if spec.at_k else spec.name
+
+
+def curve_name(spec: MetricSpec) -> str:
+    """Name of the @1..K curve of a cutoff metric: ``ndcg_at_k``."""
+    return f"{spec.name}_at_k"
+
+
+def resolve_metrics(metrics: str | list[str] | tuple[str, ...], func: str = "evaluate"
+                    ) -> list[MetricSpec]:
+    """Turn metric names (or ``"all"``) into specs in canonical order, with a clear error."""
+    if isinstance(metrics, str):
+        metrics = [metrics]
+    names: list[str] = []
+    for m in metrics:
+        if not isinstance(m, str):
+            raise InputError(f"The 'metrics' parameter of {func} must be a list of metric names. "
+                             f"Got {m!r} (type {type(m).__name__}) in it instead.")
+        key = m.strip().lower()
+        if key == "all":
+            names.extend(METRICS)
+            continue
+        if key not in METRICS:
+            raise InputError(f"The 'metrics' parameter of {func} must name registered metrics "
+                             f"({', '.join(METRICS)} or 'all'). Got {m!r} instead.")
+        names.append(key)
+    if not names:
+        raise InputError(f"The 'metrics' parameter of {func} must name at least one metric. "
+                         "Got an empty list instead.")
+    chosen = set(names)
+    return [s for s in _SPECS if s.name in chosen]

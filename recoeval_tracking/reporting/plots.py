@@ -1,0 +1,146 @@
+"""Plots of evaluation results: @1..K curves with confidence bands and per-user distributions.
+
+Figures are built with :class:`matplotlib.figure.Figure` and the Agg canvas directly, never
+through ``pyplot``: no global figure state, no GUI backend, safe in worker processes (joblib) and
+threads.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from .._validation import param_error
+
+__all__ = ["plot_curves", "plot_per_user", "write_job_plots"]
+
+
+def _new_figure(width: float = 7.0, height: float = 4.5):
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(width, height), dpi=100, layout="constrained")
+    FigureCanvasAgg(fig)
+    return fig
+
+
+def _curve_names(curves: pd.DataFrame) -> list[str]:
+    return [c for c in curves.columns
+            if c != "k" and not c.endswith("_ci95_low") and not c.endswith("_ci95_high")]
+
+
+def plot_curves(curves: pd.DataFrame, path: str | Path | None = None, *,
+                title: str | None = None):
+    """Plot mean @1..K curves, each with its 95% confidence band when the bounds are given.
+
+    Parameters
+    ----------
+    curves : pandas.DataFrame
+        A column ``k`` and one column per curve (``ndcg_at_k``, ...), optionally with
+        ``<curve>_ci95_low`` and ``<curve>_ci95_high`` columns (the layout of ``curves.csv``).
+        The band is the Student-t interval ``mean ± t_{0.975, n-1} s / sqrt(n)`` over users.
+    path : str or Path, optional
+        Where to save the PNG (parent folders are created).
+    title : str, optional
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+    """
+    if not isinstance(curves, pd.DataFrame) or "k" not in curves.columns:
+        raise param_error("curves", "plot_curves", "a DataFrame with a column 'k' and one column "
+                          "per curve", curves)
+    fig = _new_figure()
+    ax = fig.add_subplot()
+    k = curves["k"].to_numpy()
+    names = _curve_names(curves)
+    for name in names:
+        (line,) = ax.plot(k, curves[name].to_numpy(dtype=float), marker="o", markersize=3,
+                          label=name.removesuffix("_at_k"))
+        low, high = f"{name}_ci95_low", f"{name}_ci95_high"
+        if low in curves.columns and high in curves.columns:
+            ax.fill_between(k, curves[low].to_numpy(dtype=float),
+                            curves[high].to_numpy(dtype=float), color=line.get_color(),
+                            alpha=0.2, linewidth=0)
+    ax.set_xlabel("k (cutoff)")
+    ax.set_ylabel("mean over users (95% CI band)")
+    if len(k):
+        ax.set_xlim(float(k.min()), float(k.max()))
+    ax.grid(True, alpha=0.3)
+    ax.set_title(title or "Metrics @1..K")
+    if names:
+        ax.legend(loc="best", fontsize="small", ncols=2 if len(names) > 5 else 1)
+    if path is not None:
+        path = Path(path)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fig.savefig(path)
+    return fig
+
+
+def plot_per_user(values: np.ndarray | pd.Series, metric: str,
+                  path: str | Path | None = None, *, title: str | None = None, bins: int = 40):
+    """Histogram of one metric's per-user values, with the mean and the NaN count.
+
+    Parameters
+    ----------
+    values : array-like of float
+        Per-user values; NaN marks users for whom the metric is undefined (counted, not plotted).
+    metric : str
+        The metric name, for labels.
+    path : str or Path, optional
+        Where to save the PNG.
+    title : str, optional
+    bins : int
+        Histogram bins.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+    """
+    v = np.asarray(values, dtype=np.float64).ravel()
+    defined = v[~np.isnan(v)]
+    n_nan = int(v.size - defined.size)
+    fig = _new_figure(6.0, 4.0)
+    ax = fig.add_subplot()
+    if defined.size:
+        lo, hi = float(defined.min()), float(defined.max())
+        if lo == hi:
+            lo, hi = lo - 0.5, hi + 0.5
+        ax.hist(defined, bins=bins, range=(lo, hi), color="#4C72B0", alpha=0.85)
+        mean = float(defined.mean())
+        ax.axvline(mean, color="#C44E52", linestyle="--", label=f"mean = {mean:.4f}")
+        ax.legend(loc="best", fontsize="small")
+    else:
+        ax.text(0.5, 0.5, "no defined values", ha="center", va="center", transform=ax.transAxes)
+    ax.set_xlabel(metric)
+    ax.set_ylabel("users")
+    ax.grid(True, alpha=0.3)
+    ax.set_title(title or f"{metric}: {defined.size} users defined, {n_nan} NaN")
+    if path is not None:
+        path = Path(path)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fig.savefig(path)
+    return fig
+
+
+def write_job_plots(per_user: pd.DataFrame, metric_columns: Iterable[str],
+                    curves: pd.DataFrame | None, directory: str | Path) -> list[Path]:
+    """Write ``curves.png`` (when there are curves) and ``per_user_<metric>.png`` into ``directory``.
+
+    Returns the paths written.
+    """
+    directory = Path(directory)
+    directory.mkdir(parents=True, exist_ok=True)
+    written = []
+    if curves is not None and len(_curve_names(curves)) and len(curves):
+        p = directory / "curves.png"
+        plot_curves(curves, p)
+        written.append(p)
+    for metric in metric_columns:
+        p = directory / f"per_user_{metric}.png"
+        plot_per_user(per_user[metric].to_numpy(dtype=np.float64), metric, p)
+        written.append(p)
+    return written
