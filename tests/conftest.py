@@ -1,0 +1,63 @@
+"""Shared fixtures: paths to the project's shared data and worked examples.
+
+The real MovieLens files and the worked examples live outside the repository, in ``shared/`` next
+to it (``<repo>/../shared``). ``RECOEVAL_SHARED_DATA`` overrides the data folder and
+``RECOEVAL_SEED_EXAMPLES`` the worked-examples file. Tests that need them are skipped when they
+are missing, never failed.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+TESTS_DIR = Path(__file__).resolve().parent
+REPO_ROOT = TESTS_DIR.parent
+SHARED_ROOT = (REPO_ROOT / ".." / "shared").resolve()
+
+# Make the slow reference (tests/reference.py) importable from every test folder.
+if str(TESTS_DIR) not in sys.path:
+    sys.path.insert(0, str(TESTS_DIR))
+
+
+def shared_data_dir() -> Path:
+    """The MovieLens folder: ``$RECOEVAL_SHARED_DATA`` or ``<repo>/../shared/data``."""
+    env = os.environ.get("RECOEVAL_SHARED_DATA")
+    return Path(env).resolve() if env else SHARED_ROOT / "data"
+
+
+def seed_examples_path() -> Path:
+    """The worked examples: ``$RECOEVAL_SEED_EXAMPLES`` or ``<repo>/../shared/reference/seed_examples.json``."""
+    env = os.environ.get("RECOEVAL_SEED_EXAMPLES")
+    return Path(env).resolve() if env else SHARED_ROOT / "reference" / "seed_examples.json"
+
+
+@pytest.fixture(scope="session")
+def shared_data() -> Path:
+    """Path of the shared MovieLens folder (``ml-100k/``, ``ml-latest-small/``...); skips if absent."""
+    path = shared_data_dir()
+    if not path.is_dir():
+        pytest.skip(f"shared MovieLens data not found at {path} (set RECOEVAL_SHARED_DATA)")
+    return path
+
+
+@pytest.fixture(scope="session")
+def seed_examples_file() -> Path:
+    """Path of ``seed_examples.json``; skips if absent."""
+    path = seed_examples_path()
+    if not path.is_file():
+        pytest.skip(f"worked examples not found at {path} (set RECOEVAL_SEED_EXAMPLES)")
+    return path
+
+
+@pytest.fixture(scope="session")
+def seed_examples(seed_examples_file: Path) -> dict[str, Any]:
+    """The parsed worked examples, with the cases also indexed by name under ``"by_name"``."""
+    data = json.loads(seed_examples_file.read_text(encoding="utf-8"))
+    data["by_name"] = {case["name"]: case for case in data["cases"]}
+    return data

@@ -1,0 +1,670 @@
+"""A slow, literal pure-Python reference for the ranking metrics of recoeval_tracking.
+
+This module is the independent yardstick the fast engine is tested against. It is written from the
+written definitions only (recometrics' ``calc.reco.metrics`` documentation, the project's metric
+contract and the worked examples of Apache Hivemall's "Ranking Measures" page), never from the
+engine's code, and it favours being obviously right over being fast: for each user it builds the
+pool as a Python list, sorts it with an explicit key and computes every metric by counting.
+
+Semantics, for one user ``u``
+-----------------------------
+* **pool**: the items not stored in ``u``'s row of ``X_train`` (every item when ``X_train`` is
+  None). **Positives**: the items stored in ``u``'s row of ``X_test`` (any stored value, even 0 or
+  negative, is a positive for every metric but NDCG). **Negatives**: the rest of the pool.
+* Every metric is NaN, with the reason in brackets, when (checked in this order): ``u`` has no
+  positives (``no_test``); fewer positives than ``min_pos_test`` (``min_pos_test``); a pool smaller
+  than ``min_items_pool`` (``min_items_pool``); ``X_train`` is given, ``u`` has no train entries and
+  ``consider_cold_start`` is False (``cold_start``); some pool score is NaN (``nan_score``); every
+  pool score is equal (``all_equal``; a pool of one item counts as all equal).
+* Only positives in the pool: NDCG is computed, every other metric is NaN.
+* With a pool of at most ``k`` items, P@k, TP@k, R@k and Hit@k are NaN (the list would be the whole
+  pool); AP@k, TAP@k, NDCG@k and RR@k are computed over the pool.
+* ROC-AUC and PR-AUC rank the whole pool and ignore ``k``.
+
+With the ranked pool :math:`i_1, i_2, \\dots`, :math:`L_k` its first :math:`\\min(k, |pool|)` items,
+:math:`T` the positives, :math:`h_k = |L_k \\cap T|` and :math:`P@j = h_j / j`:
+
+.. math::
+
+    P@k = h_k / k, \\quad TP@k = h_k / \\min(k, |T|), \\quad R@k = h_k / |T|,
+    \\quad Hit@k = [h_k > 0],
+
+    AP@k = \\frac{1}{|T|} \\sum_{j \\le k} P@j \\, [i_j \\in T], \\quad
+    TAP@k = \\frac{1}{\\min(k, |T|)} \\sum_{j \\le k} P@j \\, [i_j \\in T],
+
+    RR@k = 1 / \\min\\{j \\le k : i_j \\in T\\} \\;(0 \\text{ if none}), \\quad
+    PR\\text{-}AUC = AP@|pool|,
+
+    ROC\\text{-}AUC = \\frac{|\\{(p, n) \\in T \\times N : p \\text{ ranked above } n\\}|}{|T|\\,|N|},
+
+    NDCG@k = \\frac{\\sum_{j \\le k} g(r_{i_j}) / \\log_2(j + 1)}
+                  {\\sum_{j \\le \\min(k, |T^+|)} g(r^+_{(j)}) / \\log_2(j + 1)},
+
+where :math:`r_i` is the test value of item :math:`i` (0 for negatives), :math:`r^+_{(1)} \\ge
+r^+_{(2)} \\ge \\dots` are the test values that are :math:`> 0` (NDCG is NaN when there is none) and
+the gain :math:`g` is ``linear`` (:math:`g(r) = r`, recometrics) or ``exponential``
+(:math:`g(r) = 2^r - 1`, Burges et al. 2005, Hivemall, RecBole).
+
+Ties
+----
+Items are ranked by score, highest first; ties between equal scores are resolved by ``ties``:
+
+* ``"index"``: lower column index first (as trec_eval does);
+* ``"optimistic"``: positives first, higher test value first (then index);
+* ``"pessimistic"``: negatives first, then positives by increasing test value (then index);
+* ``"average"``: the mean of each metric over every ordering of every group of tied items
+  (brute force; only for small cases; McSherry & Najork 2008 compute the same expectation in
+  closed form).
+
+References
+----------
+* recometrics ``calc.reco.metrics`` documentation (D. Cortes), the project's primary specification.
+* Apache Hivemall, "Ranking Measures" (docs/gitbook/eval/rank.md).
+* C. Burges et al., "Learning to rank using gradient descent", ICML 2005 (exponential NDCG gain).
+* K. Järvelin and J. Kekäläinen, "Cumulated gain-based evaluation of IR techniques", ACM TOIS 2002.
+* F. McSherry and M. Najork, "Computing information retrieval performance measures efficiently in
+  the presence of tied scores", ECIR 2008.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import scipy.sparse as sp
+
+__all__ = [
+    "METRICS",
+    "TOPK_METRICS",
+    "WHOLE_RANKING_METRICS",
+    "TIES",
+    "NAN_REASONS",
+    "ReferenceResult",
+    "rank_pool",
+    "orderings",
+    "dcg_at_k",
+    "ideal_dcg_at_k",
+    "metrics_at_k",
+    "user_metrics",
+    "reference_metrics",
+    "scores_from_factors",
+    "auc_topk_list",
+]
+
+#: Metric names in the project's order.
+METRICS: tuple[str, ...] = ("p", "tp", "r", "ap", "tap", "ndcg", "hit", "rr", "roc_auc", "pr_auc")
+#: Metrics with a cutoff k.
+TOPK_METRICS: tuple[str, ...] = METRICS[:8]
+#: Metrics over the whole ranked pool, independent of k.
+WHOLE_RANKING_METRICS: tuple[str, ...] = METRICS[8:]
+#: Metrics that are NaN when the pool holds at most k items (their value would not depend on order).
+ORDER_FREE_METRICS: tuple[str, ...] = ("p", "tp", "r", "hit")
+#: Tie policies the reference implements.
+TIES: tuple[str, ...] = ("index", "optimistic", "pessimistic", "average")
+#: NaN reasons, in the order they are checked.
+NAN_REASONS: tuple[str, ...] = ("no_test", "min_pos_test", "min_items_pool", "cold_start",
+                                "nan_score", "all_equal")
+NDCG_GAINS: tuple[str, ...] = ("linear", "exponential")
+
+_NAN = float("nan")
+
+
+def _gain(value: float, ndcg_gain: str) -> float:
+    """NDCG gain of a test value: ``value`` (linear) or ``2**value - 1`` (exponential)."""
+    if ndcg_gain == "linear":
+        return float(value)
+    return 2.0 ** float(value) - 1.0
+
+
+def _discount(position: int) -> float:
+    """``1 / log2(position + 1)`` for a 1-based rank ``position``."""
+    return 1.0 / math.log2(position + 1)
+
+
+def rank_pool(pool: Sequence[int], scores: Mapping[int, float] | Sequence[float],
+              test: Mapping[int, float], ties: str = "index") -> list[int]:
+    """Sort ``pool`` by score (highest first) and resolve ties by ``ties``.
+
+    Parameters
+    ----------
+    pool : sequence of int
+        Item indices that can be ranked for the user.
+    scores : mapping or sequence of float
+        ``scores[item]`` is the item's score (no NaN).
+    test : mapping of int to float
+        The user's positives and their test values.
+    ties : {"index", "optimistic", "pessimistic"}
+        How equal scores are ordered (see the module docstring). ``"average"`` is not an ordering:
+        use :func:`orderings`.
+
+    Returns
+    -------
+    list of int
+        The pool, best first.
+    """
+    def key(item: int) -> tuple:
+        s = -float(scores[item])
+        if ties == "index":
+            return (s, item)
+        is_pos = item in test
+        value = float(test[item]) if is_pos else 0.0
+        if ties == "optimistic":
+            return (s, 0 if is_pos else 1, -value, item)
+        if ties == "pessimistic":
+            return (s, 1 if is_pos else 0, value, item)
+        raise ValueError(f"unknown tie policy {ties!r} for rank_pool; expected index, optimistic "
+                         "or pessimistic")
+
+    return sorted(pool, key=key)
+
+
+def orderings(pool: Sequence[int], scores: Mapping[int, float] | Sequence[float],
+              max_orderings: int = 50_000) -> list[list[int]]:
+    """Every ranking of ``pool`` consistent with the scores: each group of tied items in every order.
+
+    Raises ``ValueError`` when there would be more than ``max_orderings`` of them.
+    """
+    ranked = sorted(pool, key=lambda i: (-float(scores[i]), i))
+    groups: list[list[int]] = []
+    for item in ranked:
+        if groups and float(scores[groups[-1][0]]) == float(scores[item]):
+            groups[-1].append(item)
+        else:
+            groups.append([item])
+    count = math.prod(math.factorial(len(g)) for g in groups)
+    if count > max_orderings:
+        raise ValueError(f"ties='average' would need {count} orderings (limit {max_orderings}); "
+                         "use it on small cases only")
+    out = []
+    for combo in itertools.product(*(itertools.permutations(g) for g in groups)):
+        out.append([i for grp in combo for i in grp])
+    return out
+
+
+def dcg_at_k(order: Sequence[int], test: Mapping[int, float], k: int,
+             ndcg_gain: str = "linear") -> float:
+    """Discounted cumulative gain of the first ``k`` items of ``order``.
+
+    :math:`DCG@k = \\sum_{j \\le k} g(r_{i_j}) / \\log_2(j + 1)` with :math:`r_i` the test value of
+    item :math:`i` (0 for items not in ``test``) and :math:`g` the linear or exponential gain
+    (Järvelin & Kekäläinen 2002; Burges et al. 2005).
+    """
+    total = 0.0
+    for j, item in enumerate(list(order)[:k], start=1):
+        if item in test:
+            total += _gain(test[item], ndcg_gain) * _discount(j)
+    return total
+
+
+def ideal_dcg_at_k(values: Any, k: int, ndcg_gain: str = "linear") -> float:
+    """The best DCG@k achievable with the test ``values``, using only the values that are > 0.
+
+    0.0 when no value is > 0 (NDCG is then NaN).
+    """
+    best = sorted((float(v) for v in values if float(v) > 0), reverse=True)
+    return sum(_gain(v, ndcg_gain) * _discount(j) for j, v in enumerate(best[:k], start=1))
+
+
+def metrics_at_k(order: Sequence[int], test: Mapping[int, float], k: int,
+                 ndcg_gain: str = "linear") -> dict[str, float]:
+    """All metrics for one ranked pool at cutoff ``k``, literally from their definitions.
+
+    ``order`` is the whole pool, best first; ``test`` maps each positive item (all of which must be
+    in ``order``) to its test value. The per-user NaN rules (no positives, thresholds, NaN or equal
+    scores) are the caller's job; this function applies the rules that depend on the pool only: only
+    positives -> everything but NDCG is NaN; pool <= k -> P, TP, R and Hit are NaN; NDCG is NaN
+    when no test value is > 0.
+    """
+    if k < 1:
+        raise ValueError(f"k must be >= 1, got {k}")
+    n_pool = len(order)
+    n_pos = sum(1 for i in order if i in test)
+    if n_pos != len(test):
+        raise ValueError("every positive must be in the pool")
+    n_neg = n_pool - n_pos
+    out: dict[str, float] = {}
+    topk = list(order[:k])
+
+    # NDCG: gains are the test values, the ideal DCG uses only the values > 0.
+    idcg = ideal_dcg_at_k(test.values(), k, ndcg_gain)
+    out["ndcg"] = _NAN if idcg == 0.0 else dcg_at_k(order, test, k, ndcg_gain) / idcg
+
+    if n_neg == 0:
+        for name in METRICS:
+            if name != "ndcg":
+                out[name] = _NAN
+        return out
+
+    hits_at = []  # hits among the first j items, j = 1..len(topk)
+    hits = 0
+    for item in topk:
+        hits += item in test
+        hits_at.append(hits)
+    h = hits_at[-1]
+    whole_pool_in_list = n_pool <= k
+    out["p"] = _NAN if whole_pool_in_list else h / k
+    out["tp"] = _NAN if whole_pool_in_list else h / min(k, n_pos)
+    out["r"] = _NAN if whole_pool_in_list else h / n_pos
+    out["hit"] = _NAN if whole_pool_in_list else float(h > 0)
+
+    prec_sum = sum(hits_at[j - 1] / j for j, item in enumerate(topk, start=1) if item in test)
+    out["ap"] = prec_sum / n_pos
+    out["tap"] = prec_sum / min(k, n_pos)
+
+    rr = 0.0
+    for j, item in enumerate(topk, start=1):
+        if item in test:
+            rr = 1.0 / j
+            break
+    out["rr"] = rr
+
+    # ROC-AUC: every (positive, negative) pair, counted as correct when the positive comes first.
+    position = {item: j for j, item in enumerate(order)}
+    positives = [i for i in order if i in test]
+    negatives = [i for i in order if i not in test]
+    correct = sum(1 for p in positives for n in negatives if position[p] < position[n])
+    out["roc_auc"] = correct / (n_pos * n_neg)
+
+    # PR-AUC: AP over the whole ranked pool.
+    full_hits = 0
+    full_sum = 0.0
+    for j, item in enumerate(order, start=1):
+        if item in test:
+            full_hits += 1
+            full_sum += full_hits / j
+    out["pr_auc"] = full_sum / n_pos
+    return {name: out[name] for name in METRICS}
+
+
+def _metrics_over_orderings(ranks: list[list[int]], test: Mapping[int, float], k: int,
+                            ndcg_gain: str) -> dict[str, float]:
+    rows = [metrics_at_k(o, test, k, ndcg_gain) for o in ranks]
+    out = {}
+    for name in METRICS:
+        vals = [r[name] for r in rows]
+        out[name] = _NAN if any(math.isnan(v) for v in vals) else math.fsum(vals) / len(vals)
+    return out
+
+
+def user_metrics(scores: Sequence[float], train_items: Sequence[int] | None,
+                 test: Mapping[int, float], k: int, *, ties: str = "index",
+                 ndcg_gain: str = "linear", cumulative: bool = False, min_pos_test: int = 1,
+                 min_items_pool: int = 2, consider_cold_start: bool = True
+                 ) -> tuple[str, dict[str, Any]]:
+    """Metrics of one user.
+
+    Parameters
+    ----------
+    scores : sequence of float
+        The user's score for every item (length ``n_items``).
+    train_items : sequence of int or None
+        Items stored in the user's train row; None when there is no train matrix at all (then the
+        cold-start rule does not apply).
+    test : mapping of int to float
+        The user's test items (positives) and their values.
+    k, ties, ndcg_gain, cumulative, min_pos_test, min_items_pool, consider_cold_start
+        As in :func:`reference_metrics`.
+
+    Returns
+    -------
+    reason : str
+        The NaN reason (one of :data:`NAN_REASONS`), or ``""`` when the metrics are defined.
+    values : dict
+        Metric name -> float (or a list of ``k`` floats for the top-K metrics when cumulative).
+    """
+    if ties not in TIES:
+        raise ValueError(f"unknown tie policy {ties!r}; expected one of {TIES}")
+    if ndcg_gain not in NDCG_GAINS:
+        raise ValueError(f"unknown ndcg_gain {ndcg_gain!r}; expected one of {NDCG_GAINS}")
+    n_items = len(scores)
+    train = set() if train_items is None else set(int(i) for i in train_items)
+    overlap = train & set(test)
+    if overlap:
+        raise ValueError(f"train and test share items {sorted(overlap)}")
+    pool = [i for i in range(n_items) if i not in train]
+    test = {int(i): float(v) for i, v in test.items()}
+
+    reason = ""
+    if len(test) == 0:
+        reason = "no_test"
+    elif len(test) < min_pos_test:
+        reason = "min_pos_test"
+    elif len(pool) < min_items_pool:
+        reason = "min_items_pool"
+    elif train_items is not None and len(train) == 0 and not consider_cold_start:
+        reason = "cold_start"
+    elif any(math.isnan(float(scores[i])) for i in pool):
+        reason = "nan_score"
+    elif len({float(scores[i]) for i in pool}) <= 1:
+        reason = "all_equal"
+
+    cutoffs = list(range(1, k + 1)) if cumulative else [k]
+    if reason:
+        values: dict[str, Any] = {}
+        for name in METRICS:
+            if cumulative and name in TOPK_METRICS:
+                values[name] = [_NAN] * k
+            else:
+                values[name] = _NAN
+        return reason, values
+
+    if ties == "average":
+        ranks = orderings(pool, scores)
+    else:
+        ranks = [rank_pool(pool, scores, test, ties)]
+    per_cutoff = [_metrics_over_orderings(ranks, test, c, ndcg_gain) for c in cutoffs]
+    values = {}
+    for name in METRICS:
+        if cumulative and name in TOPK_METRICS:
+            values[name] = [row[name] for row in per_cutoff]
+        else:
+            values[name] = per_cutoff[-1][name]
+    return reason, values
+
+
+@dataclass
+class ReferenceResult:
+    """Per-user reference values.
+
+    Attributes
+    ----------
+    values : dict of str to ndarray
+        Metric name (:data:`METRICS`) -> float64 array of shape ``(m,)``, or ``(m, k)`` for the
+        top-K metrics when cumulative.
+    nan_reason : ndarray of str
+        Per-user NaN reason, ``""`` when defined.
+    n_train, n_test : ndarray of int
+        Stored entries per user in the train (0 when there is none) and test matrices.
+    """
+
+    values: dict[str, np.ndarray]
+    nan_reason: np.ndarray
+    n_train: np.ndarray
+    n_test: np.ndarray
+    k: int
+    cumulative: bool = False
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def __getitem__(self, name: str) -> np.ndarray:
+        return self.values[name]
+
+
+def _rows(X: Any, m: int, n: int, name: str) -> list[dict[int, float]]:
+    """Stored entries of each row of a sparse matrix, read straight from its CSR arrays."""
+    if not sp.issparse(X):
+        raise TypeError(f"{name} must be a scipy.sparse matrix")
+    X = sp.csr_array(X)
+    if X.shape != (m, n):
+        raise ValueError(f"{name} has shape {X.shape}, expected {(m, n)}")
+    out = []
+    for u in range(m):
+        row: dict[int, float] = {}
+        for pos in range(X.indptr[u], X.indptr[u + 1]):
+            j = int(X.indices[pos])
+            row[j] = row.get(j, 0.0) + float(X.data[pos])
+        out.append(row)
+    return out
+
+
+def reference_metrics(X_train: Any, X_test: Any, scores: np.ndarray, k: int, *,
+                      ties: str = "index", ndcg_gain: str = "linear", cumulative: bool = False,
+                      min_pos_test: int = 1, min_items_pool: int = 2,
+                      consider_cold_start: bool = True) -> ReferenceResult:
+    """Per-user metrics of a dense score matrix, computed literally (slow).
+
+    Parameters
+    ----------
+    X_train : scipy.sparse matrix of shape (m, n) or None
+        Train interactions; their items are excluded from the user's pool. None: every item is in
+        the pool and the cold-start rule does not apply.
+    X_test : scipy.sparse matrix of shape (m, n)
+        Test interactions: every stored entry is a positive, its value the NDCG gain.
+    scores : array of shape (m, n)
+        Model scores, higher is better (NaN allowed: it makes the user NaN if in the pool).
+    k : int
+        Cutoff.
+    ties : {"index", "optimistic", "pessimistic", "average"}
+        Tie policy (module docstring).
+    ndcg_gain : {"linear", "exponential"}
+        NDCG gain.
+    cumulative : bool
+        Also compute the top-K metrics at every cutoff 1..k (arrays of shape (m, k)).
+    min_pos_test, min_items_pool : int
+        Users with fewer positives / pool items get NaN.
+    consider_cold_start : bool
+        When False (and ``X_train`` is given), users with no train entries get NaN.
+
+    Returns
+    -------
+    ReferenceResult
+    """
+    scores = np.asarray(scores, dtype=np.float64)
+    m, n = scores.shape
+    test_rows = _rows(X_test, m, n, "X_test")
+    train_rows = None if X_train is None else _rows(X_train, m, n, "X_train")
+    shape = (m, k) if cumulative else (m,)
+    values = {name: np.full(shape if name in TOPK_METRICS else (m,), np.nan) for name in METRICS}
+    reasons = []
+    for u in range(m):
+        reason, vals = user_metrics(
+            scores[u].tolist(), None if train_rows is None else list(train_rows[u]), test_rows[u],
+            k, ties=ties, ndcg_gain=ndcg_gain, cumulative=cumulative, min_pos_test=min_pos_test,
+            min_items_pool=min_items_pool, consider_cold_start=consider_cold_start)
+        reasons.append(reason)
+        for name in METRICS:
+            values[name][u] = vals[name]
+    if train_rows is None:
+        n_train = np.zeros(m, dtype=np.int64)
+    else:
+        n_train = np.array([len(r) for r in train_rows], dtype=np.int64)
+    return ReferenceResult(values=values, nan_reason=np.array(reasons, dtype=object),
+                           n_train=n_train, n_test=np.array([len(r) for r in test_rows], dtype=np.int64), k=k,
+                           cumulative=cumulative)
+
+
+def scores_from_factors(A: np.ndarray | None, B: np.ndarray | None,
+                        item_biases: np.ndarray | None = None,
+                        n_users: int | None = None) -> np.ndarray:
+    """Dense scores ``<A[u], B[i]> + item_biases[i]`` in float64, each a correctly rounded sum.
+
+    With ``A = B = None`` the scores are ``item_biases`` for each of ``n_users`` users (a
+    non-personalised model). The factors are read as float64 (float32 values convert exactly), and
+    each dot product is summed with :func:`math.fsum`, so the result is exact whenever the exact
+    value is representable (for instance for small integer factors).
+    """
+    if A is None or B is None:
+        if item_biases is None or n_users is None:
+            raise ValueError("A=B=None needs item_biases and n_users")
+        b = np.asarray(item_biases, dtype=np.float64)
+        return np.tile(b, (n_users, 1))
+    A64 = np.asarray(A, dtype=np.float64)
+    B64 = np.asarray(B, dtype=np.float64)
+    m, n = A64.shape[0], B64.shape[0]
+    out = np.empty((m, n))
+    bias = None if item_biases is None else np.asarray(item_biases, dtype=np.float64)
+    for u in range(m):
+        for i in range(n):
+            terms = [float(a) * float(b) for a, b in zip(A64[u], B64[i])]
+            if bias is not None:
+                terms.append(float(bias[i]))
+            out[u, i] = math.fsum(terms)
+    return out
+
+
+def auc_topk_list(ranking: Sequence[int], truth: Sequence[int], k: int) -> float:
+    """Hivemall's ``auc(rec, truth, k)``: ROC-AUC among the items of the top-k list only.
+
+    The fraction of (positive, negative) pairs of the first ``k`` items of ``ranking`` in which the
+    positive (an item of ``truth``) comes first. NaN when the list holds no positive or no negative.
+    """
+    topk = list(ranking[:k])
+    truth_set = set(truth)
+    pos = [j for j, i in enumerate(topk) if i in truth_set]
+    neg = [j for j, i in enumerate(topk) if i not in truth_set]
+    if not pos or not neg:
+        return _NAN
+    correct = sum(1 for p in pos for q in neg if p < q)
+    return correct / (len(pos) * len(neg))
+
+
+# --------------------------------------------------------------------------------------------
+# The published worked examples (shared/reference/seed_examples.json) as evaluation inputs.
+# --------------------------------------------------------------------------------------------
+
+#: Expected-value keys of seed_examples.json -> (metric, NDCG gain). ``metric`` is a name of
+#: :data:`METRICS` or one of the extra quantities ``"auc_topk_list"`` and ``"dcg"``.
+SEED_KEYS: dict[str, tuple[str, str]] = {
+    "p_at_k": ("p", "linear"),
+    "r_at_k": ("r", "linear"),
+    "ap_at_k": ("ap", "linear"),
+    "tap_at_k": ("tap", "linear"),
+    "rr_at_k": ("rr", "linear"),
+    "ndcg_linear": ("ndcg", "linear"),
+    "ndcg_exponential": ("ndcg", "exponential"),
+    "dcg_linear": ("dcg", "linear"),
+    "auc_topk_list": ("auc_topk_list", "linear"),
+    "pr_auc": ("pr_auc", "linear"),
+    "roc_auc_catalog": ("roc_auc", "linear"),
+}
+
+
+@dataclass
+class SeedCheck:
+    """One expected value of a worked example, with the inputs that realise it.
+
+    Item ids of the example are mapped to columns ``id - min_id``; ``scores`` (one per column)
+    realise ``ranking`` (the full ranking, best first, as column indices); ``test`` maps the
+    positives' columns to their values; ``n_users`` identical users hold the same data.
+    """
+
+    case: str
+    label: str
+    metric: str
+    ndcg_gain: str
+    k: int | None
+    expected: float
+    tol: float
+    n_items: int
+    n_users: int
+    scores: np.ndarray
+    ranking: list[int]
+    test: dict[int, float]
+
+    @property
+    def recometrics_defined(self) -> bool:
+        """Whether recometrics' definitions (linear NDCG, catalog AUC...) cover this value."""
+        return self.metric in METRICS and self.ndcg_gain == "linear"
+
+
+def _parse_key(key: str) -> tuple[str, int | None]:
+    """``'ap_at_k(k=6)'`` -> ``('ap_at_k', 6)``; ``'pr_auc'`` -> ``('pr_auc', None)``."""
+    if "(" in key:
+        base, arg = key[:-1].split("(")
+        name, value = arg.split("=")
+        if name != "k":
+            raise ValueError(f"unknown argument in expected key {key!r}")
+        return base, int(value)
+    return key, None
+
+
+def seed_checks(case: Mapping[str, Any], default_tol: float = 1e-9) -> list[SeedCheck]:
+    """Every expected value of one case of seed_examples.json, as :class:`SeedCheck` objects.
+
+    Unscored items are given scores below every scored one, in increasing id order, as the
+    examples' notes say (e.g. Hivemall's items 4 and 5 go below item 6, item 4 above item 5).
+    Raises ``KeyError`` on an expected key this module does not know, so no value is skipped.
+    """
+    name = case["name"]
+    tol = float(case.get("tol", default_tol))
+    n_users = int(case.get("users", 1))
+    checks: list[SeedCheck] = []
+
+    def realise(ranked_ids: Sequence[int], all_ids: Sequence[int],
+                given: Mapping[int, float] | None = None):
+        ids = sorted(set(all_ids) | set(ranked_ids))
+        lo = min(ids)
+        n_items = max(ids) - lo + 1
+        if given is not None:
+            sc = {int(i): float(v) for i, v in given.items()}
+        else:
+            sc = {int(i): float(len(ranked_ids) - r) + 100.0 for r, i in enumerate(ranked_ids)}
+        floor = min(sc.values())
+        rest = [i for i in range(lo, lo + n_items) if i not in sc]
+        for r, i in enumerate(rest):  # unscored: below every scored item, lower id first
+            sc[i] = floor - 1.0 - r / (len(rest) + 1)
+        scores = np.array([sc[i] for i in range(lo, lo + n_items)], dtype=np.float64)
+        ranking = [int(c) for c in sorted(range(n_items), key=lambda c: (-scores[c], c))]
+        return lo, n_items, scores, ranking
+
+    def add(label: str, expected: float, k: int | None, lo: int, n_items: int,
+            scores: np.ndarray, ranking: list[int], test_ids: Mapping[int, float]) -> None:
+        base, k_arg = _parse_key(label)
+        metric, gain = SEED_KEYS[base]
+        checks.append(SeedCheck(
+            case=name, label=label, metric=metric, ndcg_gain=gain,
+            k=k_arg if k_arg is not None else k, expected=float(expected), tol=tol,
+            n_items=n_items, n_users=n_users, scores=scores, ranking=ranking,
+            test={int(i) - lo: float(v) for i, v in test_ids.items()}))
+
+    def k_of(block_key: str) -> int:
+        if not block_key.startswith("k="):
+            raise ValueError(f"unknown expected block {block_key!r} in case {name}")
+        return int(block_key[2:])
+
+    if "items" in case:  # graded relevance table: every listed item is a positive
+        given = {int(it["item"]): float(it["score"]) for it in case["items"]}
+        rels = {int(it["item"]): float(it["rel"]) for it in case["items"]}
+        lo, n_items, scores, ranking = realise([], list(given), given)
+        for block, exp in case["expected"].items():
+            for label, value in exp.items():
+                add(label, value, k_of(block), lo, n_items, scores, ranking, rels)
+    elif "relevance_in_rank_order" in case:  # relevances listed in rank order; 0 = not a positive
+        rel = [float(v) for v in case["relevance_in_rank_order"]]
+        ids = list(range(1, len(rel) + 1))
+        lo, n_items, scores, ranking = realise(ids, ids)
+        test_ids = {i: v for i, v in zip(ids, rel) if v != 0}
+        for label, value in case["expected"].items():
+            add(label, value, None, lo, n_items, scores, ranking, test_ids)
+    elif "rankings" in case:  # several full rankings of the same items
+        truth = {int(i): 1.0 for i in case["truth"]}
+        for ranking_text, exp in case["rankings"].items():
+            ranked = [int(x) for x in ranking_text.strip("[]").split(",")]
+            ids = list(range(1, int(case["n_items"]) + 1))
+            lo, n_items, scores, ranking = realise(ranked, ids)
+            for label, value in exp.items():
+                add(f"{label}", value, None, lo, n_items, scores, ranking, truth)
+                checks[-1].label = f"{ranking_text} {label}"
+    else:  # a top-k list (with or without scores) and a truth set
+        truth = {int(i): 1.0 for i in case["truth"]}
+        ranked = [int(x) for x in case["ranking_topk"]]
+        if "n_items" in case:
+            ids = list(range(1, int(case["n_items"]) + 1))
+        else:
+            ids = sorted(set(ranked) | set(truth))
+        given = case.get("scores")
+        lo, n_items, scores, ranking = realise(ranked, ids, given)
+        if given is not None and [ranking[j] + lo for j in range(len(ranked))] != ranked:
+            raise ValueError(f"scores of case {name} do not realise its ranking_topk")
+        for block, exp in case["expected"].items():
+            for label, value in exp.items():
+                add(label, value, k_of(block), lo, n_items, scores, ranking, truth)
+    return checks
+
+
+def reference_value(check: SeedCheck) -> float:
+    """The reference's value for one :class:`SeedCheck` (computed, never looked up)."""
+    if check.metric == "auc_topk_list":
+        return auc_topk_list(check.ranking, list(check.test), check.k)
+    if check.metric == "dcg":
+        return dcg_at_k(check.ranking, check.test, check.k if check.k else check.n_items,
+                        check.ndcg_gain)
+    k = check.k if check.k is not None else check.n_items
+    reason, values = user_metrics(check.scores.tolist(), None, check.test, k,
+                                  ties="index", ndcg_gain=check.ndcg_gain)
+    if reason:
+        raise ValueError(f"{check.case} {check.label}: user is NaN ({reason})")
+    return float(values[check.metric])
