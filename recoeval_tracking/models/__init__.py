@@ -1,2 +1,81 @@
-"""Baseline models (placeholder registry while the modules are written)."""
+"""Baseline models: popularity, random, implicit ALS, item-KNN, precomputed factors, ``implicit``.
+
+Every model has ``fit(train, *, user_ids=None, item_ids=None) -> self``,
+``score_source() -> ScoreSource`` and ``params() -> dict``. :data:`MODELS` is the one registry
+of model names; :func:`make_model` builds a model from its name and hyper-parameters (as a Hydra
+config gives them).
+"""
+
+from __future__ import annotations
+
+import inspect
+from typing import Any
+
+from .._validation import InputError, param_error
 from ._als import ALSModel
+from ._base import Model, NotFittedError
+from ._factors_file import FactorsFileModel
+from ._implicit import ImplicitModel
+from ._knn import ItemKNNModel, cosine_topk
+from ._simple import PopularityModel, RandomModel
+
+__all__ = [
+    "MODELS",
+    "make_model",
+    "Model",
+    "NotFittedError",
+    "PopularityModel",
+    "RandomModel",
+    "ALSModel",
+    "ItemKNNModel",
+    "cosine_topk",
+    "FactorsFileModel",
+    "ImplicitModel",
+]
+
+#: Model name -> class; the single source of truth for the names :func:`make_model` accepts.
+MODELS: dict[str, type[Model]] = {
+    cls.name: cls
+    for cls in (PopularityModel, RandomModel, ALSModel, ItemKNNModel, FactorsFileModel,
+                ImplicitModel)
+}
+
+
+def make_model(name: str, **params: Any) -> Model:
+    """Build the model registered as ``name`` in :data:`MODELS` with hyper-parameters ``params``.
+
+    Parameters
+    ----------
+    name : str
+        A key of :data:`MODELS`.
+    **params
+        Keyword arguments of the model's class.
+
+    Raises
+    ------
+    InputError
+        For an unknown name (the message lists the registered ones) or a parameter the model does
+        not take (the message lists the ones it does).
+
+    Examples
+    --------
+    >>> make_model("popularity", weighted=True)
+    PopularityModel(weighted=True)
+    """
+    if not isinstance(name, str) or name not in MODELS:
+        known = ", ".join(repr(k) for k in sorted(MODELS))
+        raise param_error("name", "make_model", f"one of {known}", name)
+    cls = MODELS[name]
+    sig = inspect.signature(cls)
+    takes_any = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in sig.parameters.values())
+    if not takes_any:
+        accepted = [p for p, v in sig.parameters.items()
+                    if v.kind in (inspect.Parameter.POSITIONAL_OR_KEYWORD,
+                                  inspect.Parameter.KEYWORD_ONLY)]
+        unknown = sorted(set(params) - set(accepted))
+        if unknown:
+            raise InputError(
+                f"The parameters of make_model({name!r}) must be among "
+                f"{', '.join(accepted) or '(none)'}. Got {', '.join(map(repr, unknown))} instead."
+            )
+    return cls(**params)
