@@ -6,6 +6,7 @@ from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
+from threadpoolctl import threadpool_limits
 
 from .._validation import param_error
 from ..scores import FactorScores, ScoreSource
@@ -60,7 +61,9 @@ class ImplicitModel(Model):
         self.implicit_params = dict(params)
         cls = _implicit_class(model_name)
         try:
-            self.model_ = cls(**self.implicit_params)
+            # implicit checks the BLAS thread pool when a model is built, and wants it at 1
+            with threadpool_limits(1, "blas"):
+                self.model_ = cls(**self.implicit_params)
         except TypeError as exc:
             raise param_error("params", "ImplicitModel",
                               f"keyword arguments accepted by implicit's {cls.__name__}",
@@ -72,7 +75,9 @@ class ImplicitModel(Model):
     def _fit(self, X: sp.csr_array, user_ids: np.ndarray | None,
              item_ids: np.ndarray | None) -> None:
         user_items = sp.csr_matrix(X, dtype=np.float32)
-        self.model_.fit(user_items, show_progress=self.progress)
+        # implicit parallelises itself and asks for single-threaded BLAS inside its fit.
+        with threadpool_limits(1, "blas"):
+            self.model_.fit(user_items, show_progress=self.progress)
 
     def _score_source(self) -> ScoreSource:
         A = _to_numpy(self.model_.user_factors)
