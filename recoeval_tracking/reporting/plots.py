@@ -22,7 +22,9 @@ def _new_figure(width: float = 7.0, height: float = 4.5):
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
-    fig = Figure(figsize=(width, height), dpi=100, layout="constrained")
+    # Fixed margins: a constrained layout doubles the drawing time of these small figures.
+    fig = Figure(figsize=(width, height), dpi=100)
+    fig.subplots_adjust(left=0.12, right=0.97, top=0.9, bottom=0.13)
     FigureCanvasAgg(fig)
     return fig
 
@@ -109,7 +111,9 @@ def plot_per_user(values: np.ndarray | pd.Series, metric: str,
         lo, hi = float(defined.min()), float(defined.max())
         if lo == hi:
             lo, hi = lo - 0.5, hi + 0.5
-        ax.hist(defined, bins=bins, range=(lo, hi), color="#4C72B0", alpha=0.85)
+        counts, edges = np.histogram(defined, bins=bins, range=(lo, hi))
+        # One step artist instead of one patch per bin: several times faster to draw.
+        ax.stairs(counts, edges, fill=True, color="#4C72B0", alpha=0.85)
         mean = float(defined.mean())
         ax.axvline(mean, color="#C44E52", linestyle="--", label=f"mean = {mean:.4f}")
         ax.legend(loc="best", fontsize="small")

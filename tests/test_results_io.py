@@ -1,0 +1,159 @@
+"""Job directories: what write_job_dir puts on disk and read_job_dir gets back.
+
+Expected values are computed here from the per-user table with the textbook formulas (mean of
+defined values; Student-t interval mean ± t_{0.975,n-1} s / sqrt(n)), independently of Results.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import math
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats
+
+from recoeval_tracking import InputError
+from recoeval_tracking.results_io import PENDING, SYNCED, read_job_dir, write_job_dir
+
+_spec = importlib.util.spec_from_file_location(
+    "results_factory", Path(__file__).resolve().parent / "tracking" / "results_factory.py")
+_factory = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(_factory)
+make_results = _factory.make_results
+
+
+def t_interval(values):
+    v = np.asarray(values, dtype=float)
+    v = v[~np.isnan(v)]
+    n = len(v)
+    m = sum(v) / n
+    s = math.sqrt(sum((x - m) ** 2 for x in v) / (n - 1))
+    half = stats.t.ppf(0.975, n - 1) * s / math.sqrt(n)
+    return m, m - half, m + half
+
+
+@pytest.fixture
+def results():
+    return make_results(n_users=40, k=4, seed=3)
+
+
+def test_metrics_json_means_cis_counts_timings(tmp_path, results):
+    path = write_job_dir(results, tmp_path / "job", extra_metrics={"fit_time_total": 2.5},
+                         plots=False)
+    metrics = json.loads((path / "metrics.json").read_text())
+    pu = results.per_user
+    for col in ("ndcg_at_4", "p_at_4", "r_at_4", "roc_auc"):
+        m, lo, hi = t_interval(pu[col])
+        assert metrics[col] == pytest.approx(m, rel=1e-12)
+        assert metrics[f"{col}_ci95_low"] == pytest.approx(lo, rel=1e-10)
+        assert metrics[f"{col}_ci95_high"] == pytest.approx(hi, rel=1e-10)
+    reasons = list(pu["nan_reason"])
+    assert metrics["users_evaluated"] == reasons.count("")
+    assert metrics["users_nan_no_test"] == reasons.count("no_test")
+    assert metrics["users_nan_cold_start"] == reasons.count("cold_start")
+    # timings: a stage gets "_seconds" once, never twice
+    assert metrics["eval_seconds"] == 0.25
+    assert metrics["fit_seconds"] == 1.5
+    assert "fit_seconds_seconds" not in metrics
+    assert metrics["fit_time_total"] == 2.5
+    assert not any("@" in k for k in metrics)
+
+
+def test_curves_csv_is_mean_over_defined_users(tmp_path, results):
+    path = write_job_dir(results, tmp_path / "job", plots=False)
+    curves = pd.read_csv(path / "curves.csv")
+    assert list(curves["k"]) == [1, 2, 3, 4]
+    for name, arr in results.curves_per_user.items():
+        for j in range(results.k):
+            m, lo, hi = t_interval(arr[:, j])
+            assert curves[name][j] == pytest.approx(m, rel=1e-12)
+            assert curves[f"{name}_ci95_low"][j] == pytest.approx(lo, rel=1e-10)
+            assert curves[f"{name}_ci95_high"][j] == pytest.approx(hi, rel=1e-10)
+    # the curve at K is the single-K mean
+    metrics = json.loads((path / "metrics.json").read_text())
+    assert curves["ndcg_at_k"].iloc[-1] == pytest.approx(metrics["ndcg_at_4"], rel=1e-12)
+
+
+def test_round_trip(tmp_path, results):
+    config = "model:\n  name: als\n  factors: 8\nmetrics:\n  k: 4\n"
+    dataset = {"name": "toy", "n_users": 40, "data_fingerprint": "abc123",
+               "split_fingerprint": "def456", "density": 0.1}
+    path = write_job_dir(results, tmp_path / "job", config_yaml=config,
+                         overrides=["model.factors=8"], dataset=dataset, plots=False)
+    job = read_job_dir(path)
+    pd.testing.assert_frame_equal(job.per_user, results.per_user, check_dtype=False)
+    assert job.k == 4 and job.fingerprint == "def00003abc" and not job.topk_only
+    assert job.metric_columns == ["ndcg_at_4", "p_at_4", "r_at_4", "roc_auc"]
+    assert job.curve_names == ["ndcg_at_k", "p_at_k"]
+    assert job.definitions == results.definitions
+    assert job.dataset == dataset
+    assert job.config == {"model": {"name": "als", "factors": 8}, "metrics": {"k": 4}}
+    assert job.overrides == ["model.factors=8"]
+    assert len(job.job_uid) == 32
+    assert job.means["ndcg_at_4"] == pytest.approx(np.nanmean(results.per_user["ndcg_at_4"]))
+
+
+def test_all_nan_metric_round_trips_as_nan(tmp_path):
+    res = make_results(n_users=10, k=3, seed=1)
+    res.per_user["roc_auc"] = np.nan
+    path = write_job_dir(res, tmp_path / "job", plots=False)
+    raw = json.loads((path / "metrics.json").read_text())
+    assert raw["roc_auc"] is None  # valid JSON, no NaN literal
+    assert math.isnan(read_job_dir(path).metrics["roc_auc"])
+
+
+def test_secrets_redacted_on_disk(tmp_path, results):
+    config = {"tracking": {"uri": "http://bob:hunter2@host", "password": "hunter2"},
+              "db": {"apiKey": "hunter2"}, "metrics": {"k": 4}}
+    path = write_job_dir(results, tmp_path / "job", config_yaml=config,
+                         overrides=["tracking.password=hunter2", "metrics.k=4"],
+                         dataset={"name": "x", "token": "hunter2"}, plots=False)
+    for name in ("config.yaml", "overrides.yaml", "dataset.json"):
+        assert "hunter2" not in (path / name).read_text()
+    job = read_job_dir(path)
+    assert job.config["metrics"] == {"k": 4}
+    assert job.config["tracking"]["password"] == "<redacted>"
+
+
+def test_new_uid_and_markers_cleared_on_rewrite(tmp_path, results):
+    path = write_job_dir(results, tmp_path / "job", plots=False)
+    uid1 = read_job_dir(path, per_user=False).job_uid
+    (path / PENDING).write_text("{}")
+    (path / SYNCED).write_text("{}")
+    write_job_dir(results, path, plots=False)
+    assert read_job_dir(path, per_user=False).job_uid != uid1
+    assert not (path / PENDING).exists() and not (path / SYNCED).exists()
+
+
+def test_plots_written(tmp_path):
+    res = make_results(n_users=30, k=3, seed=2)
+    path = write_job_dir(res, tmp_path / "job")
+    names = sorted(p.name for p in (path / "plots").iterdir())
+    assert names == ["curves.png", "per_user_ndcg_at_3.png", "per_user_p_at_3.png",
+                     "per_user_r_at_3.png", "per_user_roc_auc.png"]
+    for p in (path / "plots").iterdir():
+        assert p.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_no_curves_means_no_curves_csv(tmp_path):
+    res = make_results(n_users=20, k=3, seed=4, curves=())
+    path = write_job_dir(res, tmp_path / "job", plots=False)
+    assert not (path / "curves.csv").exists()
+    assert read_job_dir(path).curve_names == []
+
+
+def test_validation_messages(tmp_path, results):
+    with pytest.raises(InputError, match="'results' parameter of write_job_dir must be a "
+                                         "recoeval_tracking Results"):
+        write_job_dir({"ndcg": 1}, tmp_path)
+    with pytest.raises(InputError, match="'extra_metrics' parameter of write_job_dir"):
+        write_job_dir(results, tmp_path, extra_metrics={"x": "fast"})
+    with pytest.raises(InputError, match="'overrides' parameter"):
+        write_job_dir(results, tmp_path, overrides="model=als")
+    with pytest.raises(InputError, match="'path' parameter of read_job_dir must be a job "
+                                         "directory"):
+        read_job_dir(tmp_path / "nothing-here")

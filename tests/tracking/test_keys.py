@@ -1,0 +1,88 @@
+"""The secret rule, config flattening and key sanitising (no mlflow needed)."""
+
+from __future__ import annotations
+
+import pytest
+
+from recoeval_tracking import InputError
+from recoeval_tracking.tracking._keys import (
+    REDACTED,
+    flatten_config,
+    is_secret_key,
+    sanitize_key,
+    scrub_mapping,
+    scrub_overrides,
+    scrub_url,
+)
+from recoeval_tracking.tracking.mlflow import params_from_config, run_name_from_overrides
+
+
+@pytest.mark.parametrize("key", [
+    "tracking.password", "password", "db.passwd", "db.pwd", "auth.token", "api_key", "db.apiKey",
+    "aws.secretAccessKey", "service.accessToken", "client_secret", "dbPassword", "x.key",
+    "credentials", "s3.ACCESS_KEY",
+])
+def test_secret_keys(key):
+    assert is_secret_key(key)
+
+
+@pytest.mark.parametrize("key", [
+    "metrics.k", "k", "metrics.max_tokens", "model.tokenizer", "split.keys_per_user",
+    "sort.monkey", "secrets.path", "keyword", "model.factors", "tracking.uri",
+])
+def test_not_secret_keys(key):
+    assert not is_secret_key(key)
+
+
+def test_scrub_url_removes_password_only():
+    assert scrub_url("http://alice:s3cr3t@host:5000/x") == f"http://alice:{REDACTED}@host:5000/x"
+    assert scrub_url("http://host:5000/x") == "http://host:5000/x"
+    assert scrub_url("postgresql://u:p@db/mlflow") == f"postgresql://u:{REDACTED}@db/mlflow"
+
+
+def test_scrub_mapping_nested():
+    cfg = {"tracking": {"uri": "http://u:pw@h", "token": "abc"}, "metrics": {"k": 10},
+           "jobs": [{"api_key": "zz", "n": 1}]}
+    out = scrub_mapping(cfg)
+    assert out == {"tracking": {"uri": f"http://u:{REDACTED}@h", "token": REDACTED},
+                   "metrics": {"k": 10}, "jobs": [{"api_key": REDACTED, "n": 1}]}
+    assert cfg["tracking"]["token"] == "abc"  # input untouched
+
+
+def test_scrub_overrides():
+    got = scrub_overrides(["model.factors=64", "+tracking.password=abc", "~db.token",
+                           "tracking.uri=http://u:pw@h"])
+    assert got == ["model.factors=64", f"+tracking.password={REDACTED}", "~db.token",
+                   f"tracking.uri=http://u:{REDACTED}@h"]
+
+
+def test_flatten_config():
+    cfg = {"model": {"name": "als", "factors": 64, "opt": {"lr": 0.1}}, "metrics": {"k": 10},
+           "names": ["ndcg", "p"], "empty": {}, "none": None, "flag": True}
+    assert flatten_config(cfg) == {"model.name": "als", "model.factors": "64",
+                                   "model.opt.lr": "0.1", "metrics.k": "10",
+                                   "names": '["ndcg", "p"]', "empty": "{}", "none": "None",
+                                   "flag": "True"}
+    assert flatten_config({"a": 1}, prefix="cfg") == {"cfg.a": "1"}
+    with pytest.raises(InputError, match="'config' parameter of flatten_config"):
+        flatten_config(["not", "a", "dict"])
+
+
+def test_params_from_config_drops_secrets():
+    got = params_from_config({"tracking": {"uri": "http://u:pw@h", "password": "x"},
+                              "metrics": {"k": 10}}, {"db": {"api_key": "y"}, "seed": 3})
+    assert got == {"tracking.uri": f"http://u:{REDACTED}@h", "metrics.k": "10", "seed": "3"}
+
+
+def test_sanitize_key():
+    assert sanitize_key("ndcg@10") == "ndcg_at_10"
+    assert sanitize_key("recall@k (macro)") == "recall_at_k _macro_"
+    assert len(sanitize_key("x" * 300)) == 250
+
+
+def test_run_name_leaves_tracking_keys_and_secrets_out():
+    name = run_name_from_overrides(["model=als", "model.factors=64", "tracking.uri=http://x",
+                                    "hydra.launcher=joblib", "db.password=abc"])
+    assert name == "model=als,model.factors=64"
+    assert run_name_from_overrides([]) is None
+    assert run_name_from_overrides(["tracking.experiment=x"]) is None
