@@ -100,29 +100,26 @@ def _count_nan(s):
 def _counts_by_scan(s, pos_scores, stop_at, gt, eq):
     """gt[i], eq[i] = #items with score > / == pos_scores[i] over the row ``s``.
 
-    When ``stop_at > 0`` the count of a positive stops (after a chunk) once ``gt[i] >= stop_at``;
-    its ``gt`` is then a lower bound that is already >= stop_at.
+    When ``stop_at > 0`` the count of a positive stops (after a chunk) once it reaches
+    ``stop_at``; its ``gt`` is then a lower bound that is already >= stop_at.
     """
     n = s.shape[0]
-    npos = pos_scores.shape[0]
-    for i in range(npos):
-        gt[i] = 0
-        eq[i] = 0
-    active = npos
-    done = np.zeros(npos, dtype=np.bool_)
-    start = 0
-    while start < n and active > 0:
-        stop = min(start + _CHUNK, n)
-        for i in range(npos):
-            if done[i]:
-                continue
-            g, e = _count_chunk(s, start, stop, pos_scores[i])
-            gt[i] += g
-            eq[i] += e
-            if stop_at > 0 and gt[i] >= stop_at:
-                done[i] = True
-                active -= 1
-        start = stop
+    for i in range(pos_scores.shape[0]):
+        p = pos_scores[i]
+        if stop_at <= 0:
+            g, e = _count_chunk(s, 0, n, p)
+        else:
+            g = 0
+            e = 0
+            start = 0
+            while start < n and g < stop_at:
+                stop = min(start + _CHUNK, n)
+                gc, ec = _count_chunk(s, start, stop, p)
+                g += gc
+                e += ec
+                start = stop
+        gt[i] = g
+        eq[i] = e
 
 
 @njit(cache=True)
