@@ -139,13 +139,15 @@ def sync_job_dir(path: str | Path, *, tracking_uri: str | None = None,
 
 
 def sync_paths(paths: Sequence[str | Path], *, tracking_uri: str | None = None,
-               out=sys.stdout) -> list[SyncOutcome]:
+               out=None) -> list[SyncOutcome]:
     """Upload every pending job directory under ``paths``, then close pending sweep parents.
 
-    Returns one :class:`SyncOutcome` per pending job directory.
+    Progress lines go to ``out`` (default: ``sys.stdout``). Returns one :class:`SyncOutcome` per
+    pending job directory.
     """
     from . import mlflow as mt
 
+    out = sys.stdout if out is None else out
     if isinstance(paths, (str, Path)):
         paths = [paths]
     pending = find_pending(paths)
