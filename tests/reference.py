@@ -89,6 +89,7 @@ __all__ = [
     "dcg_at_k",
     "ideal_dcg_at_k",
     "metrics_at_k",
+    "applicable_reasons",
     "user_metrics",
     "reference_metrics",
     "scores_from_factors",
@@ -290,6 +291,29 @@ def _metrics_over_orderings(ranks: list[list[int]], test: Mapping[int, float], k
     return out
 
 
+def applicable_reasons(scores: Sequence[float], train_items: Sequence[int] | None,
+                       test: Mapping[int, float], *, min_pos_test: int = 1,
+                       min_items_pool: int = 2, consider_cold_start: bool = True) -> list[str]:
+    """Every NaN rule that applies to one user, in the order of :data:`NAN_REASONS`.
+
+    The first one is the user's reason; an empty list means the metrics are defined. Arguments as
+    in :func:`user_metrics`.
+    """
+    train = set() if train_items is None else {int(i) for i in train_items}
+    pool = [i for i in range(len(scores)) if i not in train]
+    pool_scores = [float(scores[i]) for i in pool]
+    rules = {
+        "no_test": len(test) == 0,
+        "min_pos_test": len(test) < min_pos_test,
+        "min_items_pool": len(pool) < min_items_pool,
+        "cold_start": train_items is not None and len(train) == 0 and not consider_cold_start,
+        "nan_score": any(math.isnan(v) for v in pool_scores),
+        # a pool of one item (or none) has all its scores equal
+        "all_equal": len(set(pool_scores)) <= 1 and not any(math.isnan(v) for v in pool_scores),
+    }
+    return [r for r in NAN_REASONS if rules[r]]
+
+
 def user_metrics(scores: Sequence[float], train_items: Sequence[int] | None,
                  test: Mapping[int, float], k: int, *, ties: str = "index",
                  ndcg_gain: str = "linear", cumulative: bool = False, min_pos_test: int = 1,
@@ -328,19 +352,10 @@ def user_metrics(scores: Sequence[float], train_items: Sequence[int] | None,
     pool = [i for i in range(n_items) if i not in train]
     test = {int(i): float(v) for i, v in test.items()}
 
-    reason = ""
-    if len(test) == 0:
-        reason = "no_test"
-    elif len(test) < min_pos_test:
-        reason = "min_pos_test"
-    elif len(pool) < min_items_pool:
-        reason = "min_items_pool"
-    elif train_items is not None and len(train) == 0 and not consider_cold_start:
-        reason = "cold_start"
-    elif any(math.isnan(float(scores[i])) for i in pool):
-        reason = "nan_score"
-    elif len({float(scores[i]) for i in pool}) <= 1:
-        reason = "all_equal"
+    reasons = applicable_reasons(scores, train_items, test, min_pos_test=min_pos_test,
+                                 min_items_pool=min_items_pool,
+                                 consider_cold_start=consider_cold_start)
+    reason = reasons[0] if reasons else ""
 
     cutoffs = list(range(1, k + 1)) if cumulative else [k]
     if reason:
