@@ -338,6 +338,25 @@ def _job_params(job, params: Mapping[str, Any] | None) -> dict[str, str]:
     return _clean_params(flat)
 
 
+def _run_exists(client, run_id: str) -> bool:
+    """Whether the store holds ``run_id`` (connection errors propagate)."""
+    from mlflow.exceptions import MlflowException
+    from mlflow.protos.databricks_pb2 import (
+        INVALID_PARAMETER_VALUE,
+        RESOURCE_DOES_NOT_EXIST,
+        ErrorCode,
+    )
+
+    try:
+        client.get_run(run_id)
+        return True
+    except MlflowException as err:
+        if err.error_code in (ErrorCode.Name(RESOURCE_DOES_NOT_EXIST),
+                              ErrorCode.Name(INVALID_PARAMETER_VALUE)):
+            return False
+        raise
+
+
 def _find_job_runs(client, experiment_id: str, job_uid: str) -> list:
     return client.search_runs([experiment_id],
                               filter_string=f"tags.`{_TAG_PREFIX}job_uid` = '{job_uid}'",

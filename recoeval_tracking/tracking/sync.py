@@ -80,19 +80,14 @@ class _Parents:
         self.touched: set[str] = set()
 
     def resolve(self, parent_run_id: str | None, sweep_id: str | None, experiment: str) -> str | None:
-        from mlflow.exceptions import MlflowException
-
         from . import mlflow as mt
 
         if not parent_run_id:
             return None
         client = mt._client(self.uri)
-        try:
-            client.get_run(parent_run_id)
+        if mt._run_exists(client, parent_run_id):
             self.touched.add(parent_run_id)
             return parent_run_id
-        except MlflowException:
-            pass
         if not sweep_id:
             return None
         if sweep_id in self.created:
