@@ -1,1 +1,45 @@
-"""Package."""
+"""Interactions data: the container, loaders, synthetic data and preparation steps.
+
+Everything downstream (splits, evaluation, per-user tables) works on one container,
+:class:`Interactions`: a users x items CSR matrix, optional timestamps with the same pattern, and
+the maps between original ids and row/column indices.
+"""
+
+from __future__ import annotations
+
+from ._build import build_interactions, factorize_sorted
+from ._interactions import DUPLICATE_POLICIES, Interactions, PrepReport, gini
+from ._loaders import (
+    DATASETS,
+    from_dataframe,
+    load_csv,
+    load_dataset,
+    load_movielens_1m,
+    load_movielens_100k,
+    load_movielens_latest,
+    load_parquet,
+)
+from ._prepare import IMPLICIT_METHODS, filter_min_interactions, k_core, to_implicit
+from ._synthetic import make_synthetic
+
+__all__ = [
+    "Interactions",
+    "PrepReport",
+    "DUPLICATE_POLICIES",
+    "gini",
+    "build_interactions",
+    "factorize_sorted",
+    "load_movielens_100k",
+    "load_movielens_1m",
+    "load_movielens_latest",
+    "load_csv",
+    "load_parquet",
+    "from_dataframe",
+    "make_synthetic",
+    "load_dataset",
+    "DATASETS",
+    "filter_min_interactions",
+    "k_core",
+    "to_implicit",
+    "IMPLICIT_METHODS",
+]

@@ -1,0 +1,189 @@
+"""The :class:`Split` result shared by every split strategy, and helpers to build it."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from .._validation import check_int, param_error
+from ..data import Interactions
+
+__all__ = ["Split", "TRAIN", "TEST", "VALIDATION", "split_from_parts"]
+
+#: Part labels of each stored entry.
+TRAIN, TEST, VALIDATION = 0, 1, 2
+
+
+@dataclass(eq=False)
+class Split:
+    """A train/test (and optional validation) split of one :class:`Interactions`.
+
+    Attributes
+    ----------
+    train, test : Interactions
+        Same shape and id maps as the input; together (with ``validation``) they hold every
+        input entry exactly once unless the strategy documents that it drops some.
+    validation : Interactions or None
+    strategy : str
+        Name of the strategy (a key of ``SPLITS``).
+    params : dict
+        The strategy's parameters, seed included.
+    fingerprint : str
+        First 16 hex chars of a sha256 over the fingerprints of the parts: equal splits have
+        equal fingerprints.
+    per_user : pandas.DataFrame
+        One row per user: ``user_id`` (original id), ``n_train``, ``n_test`` and, when there
+        is a validation part, ``n_validation``.
+    fold : int or None
+        Fold number for k-fold strategies.
+    details : dict
+        Strategy-specific counts (e.g. users capped by ``min_train``, users without test data).
+    """
+
+    train: Interactions
+    test: Interactions
+    validation: Interactions | None
+    strategy: str
+    params: dict
+    fingerprint: str = ""
+    per_user: pd.DataFrame = field(default_factory=pd.DataFrame)
+    fold: int | None = None
+    details: dict = field(default_factory=dict)
+
+    @property
+    def test_users(self) -> np.ndarray:
+        """Row indices of the users with at least one test entry."""
+        return np.flatnonzero(self.test.user_counts() > 0)
+
+    def summary(self) -> dict[str, Any]:
+        """Sizes of the parts and the fingerprint (JSON-able)."""
+        out = {"strategy": self.strategy, "params": self.params, "fingerprint": self.fingerprint,
+               "train_interactions": self.train.nnz, "test_interactions": self.test.nnz,
+               "test_users": int(self.test_users.shape[0])}
+        if self.validation is not None:
+            out["validation_interactions"] = self.validation.nnz
+        if self.fold is not None:
+            out["fold"] = self.fold
+        out.update(self.details)
+        return out
+
+    def __repr__(self) -> str:
+        val = f", validation={self.validation.nnz}" if self.validation is not None else ""
+        fold = f", fold={self.fold}" if self.fold is not None else ""
+        return (f"Split({self.strategy!r}{fold}, train={self.train.nnz}, test={self.test.nnz}"
+                f"{val}, fingerprint={self.fingerprint!r})")
+
+
+def _json_default(o: Any) -> Any:
+    if isinstance(o, np.generic):
+        return o.item()
+    return str(o)
+
+
+def split_from_parts(X: Interactions, part: np.ndarray, strategy: str, params: dict, *,
+                     fold: int | None = None, details: dict | None = None,
+                     keep: np.ndarray | None = None) -> Split:
+    """Build a :class:`Split` from one part label per stored entry (TRAIN/TEST/VALIDATION).
+
+    ``keep`` (optional bool per entry) drops entries from every part (for strategies that
+    document dropping, e.g. nothing in the default strategies).
+    """
+    if keep is None:
+        keep = np.ones(X.nnz, dtype=bool)
+    train = X.subset(keep & (part == TRAIN))
+    test = X.subset(keep & (part == TEST))
+    has_val = bool(np.any(part == VALIDATION))
+    validation = X.subset(keep & (part == VALIDATION)) if has_val else None
+    per_user = pd.DataFrame({"user_id": X.user_ids, "n_train": train.user_counts(),
+                             "n_test": test.user_counts()})
+    if validation is not None:
+        per_user["n_validation"] = validation.user_counts()
+    h = hashlib.sha256()
+    for p in (train, test, validation):
+        h.update((p.fingerprint() if p is not None else "-").encode())
+    det = dict(details or {})
+    det.setdefault("users_without_test", int(np.count_nonzero(
+        (per_user["n_test"].to_numpy() == 0) & (X.user_counts() > 0))))
+    det.setdefault("test_users_without_train", int(np.count_nonzero(
+        (per_user["n_test"].to_numpy() > 0) & (per_user["n_train"].to_numpy() == 0))))
+    params = json.loads(json.dumps(params, default=_json_default))
+    return Split(train=train, test=test, validation=validation, strategy=strategy,
+                 params=params, fingerprint=h.hexdigest()[:16], per_user=per_user, fold=fold,
+                 details=det)
+
+
+# ----------------------------------------------------------------------------- helpers
+def check_interactions(X: Any, func: str) -> Interactions:
+    """The standard error for a non-Interactions input."""
+    if not isinstance(X, Interactions):
+        raise param_error("interactions", func, "an Interactions object", X,
+                          "Load the data with recoeval_tracking.data.load_dataset first.")
+    return X
+
+
+def check_seed(seed: Any, func: str) -> int:
+    """A seed for ``numpy.random.default_rng``: an int >= 0."""
+    return check_int(seed, "seed", func, minimum=0)
+
+
+def check_fraction(value: Any, name: str, func: str, *, allow_zero: bool = False,
+                   allow_none: bool = False) -> float | None:
+    """A fraction in (0, 1) (or [0, 1) with ``allow_zero``), or None when allowed."""
+    if value is None and allow_none:
+        return None
+    ok = isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, bool)
+    v = float(value) if ok else float("nan")
+    lo_ok = v >= 0.0 if allow_zero else v > 0.0
+    if not ok or not (lo_ok and v < 1.0):
+        bounds = "[0, 1)" if allow_zero else "(0, 1)"
+        raise param_error(name, func, f"a number in {bounds}" + (" or None" if allow_none
+                                                                  else ""), value)
+    return v
+
+
+def round_half_up(x: np.ndarray) -> np.ndarray:
+    """``std::round`` for non-negative values: halves round away from zero (not to even).
+
+    This is how recometrics turns ``n * fraction`` into a count. Exact: no ``x + 0.5`` error.
+    """
+    x = np.asarray(x, dtype=np.float64)
+    f = np.floor(x)
+    return (f + (x - f >= 0.5)).astype(np.int64)
+
+
+def within_row_rank(X: Interactions, key: np.ndarray, *, random_ties: np.ndarray | None = None
+                    ) -> np.ndarray:
+    """Rank (0-based) of each entry within its row when the row is sorted by ``key`` ascending.
+
+    Ties keep CSR (column) order, unless ``random_ties`` (one float per entry) breaks them.
+    Vectorised: a single stable sort on (row, key[, random_ties]).
+    """
+    rows = X.row_of_entries()
+    if random_ties is None:
+        order = np.lexsort((key, rows))
+    else:
+        order = np.lexsort((random_ties, key, rows))
+    rank = np.empty(X.nnz, dtype=np.int64)
+    starts = np.asarray(X.matrix.indptr, dtype=np.int64)[rows]
+    rank[order] = np.arange(X.nnz, dtype=np.int64) - starts
+    return rank
+
+
+def random_row_rank(X: Interactions, rng: np.random.Generator) -> np.ndarray:
+    """A uniformly random permutation rank of the entries of each row (0-based).
+
+    Draws one uniform per entry and sorts each row by it with one argsort over
+    ``row + u / 2`` (rows stay separated since ``u / 2 < 1/2``).
+    """
+    rows = X.row_of_entries()
+    u = rng.random(X.nnz)
+    order = np.argsort(rows + 0.5 * u)
+    rank = np.empty(X.nnz, dtype=np.int64)
+    starts = np.asarray(X.matrix.indptr, dtype=np.int64)[rows]
+    rank[order] = np.arange(X.nnz, dtype=np.int64) - starts
+    return rank
