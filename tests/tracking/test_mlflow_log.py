@@ -147,6 +147,9 @@ def test_log_results_into_active_run_and_new_run(tmp_path, store_uri):
     import mlflow
 
     res = make_results(n_users=30, k=4, seed=5)
+    # artifacts inside tmp_path (the fluent API would put them in ./mlruns of the cwd)
+    client(store_uri).create_experiment("training",
+                                        artifact_location=(tmp_path / "art").as_uri())
     mlflow.set_tracking_uri(store_uri)
     try:
         mlflow.set_experiment("training")
