@@ -126,7 +126,7 @@ class FactorsFileModel(Model):
                     f"of item_factors ({B.shape[0]}). Got shape {bias.shape} instead."
                 )
         m, n = X.shape
-        A = _match(A, arrays.get("user_ids"), user_ids, m, "user", where)
+        A, _ = _match_rows(A, arrays.get("user_ids"), user_ids, m, "user", where)
         B, rows = _match_rows(B, arrays.get("item_ids"), item_ids, n, "item", where)
         if bias is not None:
             bias = _take_rows(bias, rows)
@@ -160,11 +160,6 @@ def _numeric(a: np.ndarray, key: str, where: str, ndim: int) -> np.ndarray:
     if a.dtype not in (np.float32, np.float64):
         a = a.astype(np.float64)
     return a
-
-
-def _match(F: np.ndarray, file_ids: np.ndarray | None, data_ids: np.ndarray | None, n: int,
-           kind: str, where: str) -> np.ndarray:
-    return _match_rows(F, file_ids, data_ids, n, kind, where)[0]
 
 
 def _match_rows(F: np.ndarray, file_ids: np.ndarray | None, data_ids: np.ndarray | None, n: int,

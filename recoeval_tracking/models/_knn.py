@@ -13,7 +13,7 @@ the lower item index), giving a sparse :math:`S`. The score of user :math:`u` fo
 .. math:: \hat r_{uj} = \sum_i r_{ui}\, s_{ij},
 
 i.e. each item of the user's history votes for its neighbours. Scores are computed for a block
-of users at a time as ``X[users] @ S`` (sparse times sparse, then densified) through
+of users at a time as ``X[users] @ S`` (accumulated straight into the dense block) through
 :class:`~recoeval_tracking.scores.CallableScores`; no factors are involved.
 
 References
@@ -75,6 +75,26 @@ def _prune_rows(indptr: np.ndarray, indices: np.ndarray, dots: np.ndarray, norms
             out_val[i, c] = sims[t]
             c += 1
         out_cnt[i] = c
+
+
+@njit(parallel=True, cache=True)
+def _score_block(users: np.ndarray, x_indptr: np.ndarray, x_indices: np.ndarray,
+                 x_data: np.ndarray, s_indptr: np.ndarray, s_indices: np.ndarray,
+                 s_data: np.ndarray, out: np.ndarray) -> None:  # pragma: no cover - compiled
+    """``out[b] = X[users[b]] @ S`` for sparse ``X`` and ``S``, one user per iteration.
+
+    Each user's row is accumulated in a fixed order (history items, then their neighbours), so
+    the result does not depend on the thread count.
+    """
+    for b in prange(users.shape[0]):
+        u = users[b]
+        for j in range(out.shape[1]):
+            out[b, j] = 0.0
+        for t in range(x_indptr[u], x_indptr[u + 1]):
+            i = x_indices[t]
+            r = x_data[t]
+            for q in range(s_indptr[i], s_indptr[i + 1]):
+                out[b, s_indices[q]] += r * s_data[q]
 
 
 def cosine_topk(X: Any, neighbours: int, shrinkage: float = 0.0) -> sp.csr_array:
@@ -148,20 +168,26 @@ class ItemKNNModel(Model):
         self.neighbours = check_int(neighbours, "neighbours", "ItemKNNModel", minimum=1)
         self.shrinkage = check_float(shrinkage, "shrinkage", "ItemKNNModel", minimum=0.0)
         self.similarity_: sp.csr_array | None = None
-        self._X: sp.csr_array | None = None
+        self._kernel_args: tuple[np.ndarray, ...] = ()
 
     def params(self) -> dict[str, Any]:
         return {"neighbours": self.neighbours, "shrinkage": self.shrinkage}
 
     def _fit(self, X: sp.csr_array, user_ids: np.ndarray | None,
              item_ids: np.ndarray | None) -> None:
-        self._X = sp.csr_array(X, dtype=np.float64)
-        self.similarity_ = cosine_topk(self._X, self.neighbours, self.shrinkage)
+        X64 = sp.csr_array(X, dtype=np.float64)
+        self.similarity_ = cosine_topk(X64, self.neighbours, self.shrinkage)
+        self._kernel_args = tuple(np.asarray(a, dtype=dt) for a, dt in (
+            (X64.indptr, np.int64), (X64.indices, np.int64), (X64.data, np.float64),
+            (self.similarity_.indptr, np.int64), (self.similarity_.indices, np.int64),
+            (self.similarity_.data, np.float64)))
 
     def scores(self, users: np.ndarray) -> np.ndarray:
         """Dense scores ``X[users] @ S`` of shape ``(len(users), n_items)``."""
         users = np.asarray(users, dtype=np.int64)
-        return (self._X[users] @ self.similarity_).toarray()
+        out = np.empty((users.shape[0], int(self.n_items_ or 0)), dtype=np.float64)
+        _score_block(users, *self._kernel_args, out)
+        return out
 
     def _score_source(self) -> ScoreSource:
         return CallableScores(self.scores, n_items=int(self.n_items_ or 0), dtype=np.float64,
