@@ -190,6 +190,7 @@ class Interactions:
                     (np.asarray(t.data).astype(np.int64), t.indices, t.indptr), shape=t.shape)
         self._user_lookup: _IdLookup | None = None
         self._item_lookup: _IdLookup | None = None
+        self._fingerprint: str | None = None
 
     # ----------------------------------------------------------------- sizes
     @property
@@ -267,7 +268,11 @@ class Interactions:
 
         The first 16 hex characters. Equal data (same shape, entries, values, id maps and
         timestamps) gives the same fingerprint on every platform; index dtypes do not matter.
+        Computed once and cached: treat the container as immutable (every step in this package
+        returns a new one).
         """
+        if self._fingerprint is not None:
+            return self._fingerprint
         h = hashlib.sha256()
         m = self.matrix
         h.update(np.asarray(m.shape, dtype=np.int64).tobytes())
@@ -278,7 +283,8 @@ class Interactions:
         h.update(_ids_bytes(self.item_ids))
         if self.timestamps is not None:
             h.update(b"t" + np.asarray(self.timestamps.data, dtype=np.int64).tobytes())
-        return h.hexdigest()[:16]
+        self._fingerprint = h.hexdigest()[:16]
+        return self._fingerprint
 
     def to_dataframe(self) -> pd.DataFrame:
         """One row per interaction with original ids: ``user``, ``item``, ``value``

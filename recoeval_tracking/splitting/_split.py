@@ -9,6 +9,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+from numba import njit, prange
 
 from .._validation import check_int, param_error
 from ..data import Interactions
@@ -34,8 +35,8 @@ class Split:
     params : dict
         The strategy's parameters, seed included.
     fingerprint : str
-        First 16 hex chars of a sha256 over the fingerprints of the parts: equal splits have
-        equal fingerprints.
+        First 16 hex chars of a sha256 over the input's fingerprint and the part label of every
+        entry: the same data split the same way has the same fingerprint.
     per_user : pandas.DataFrame
         One row per user: ``user_id`` (original id), ``n_train``, ``n_test`` and, when there
         is a validation part, ``n_validation``.
@@ -104,8 +105,9 @@ def split_from_parts(X: Interactions, part: np.ndarray, strategy: str, params: d
     if validation is not None:
         per_user["n_validation"] = validation.user_counts()
     h = hashlib.sha256()
-    for p in (train, test, validation):
-        h.update((p.fingerprint() if p is not None else "-").encode())
+    h.update(X.fingerprint().encode())
+    labels = np.where(keep, np.asarray(part, dtype=np.int8), np.int8(-1))
+    h.update(labels.tobytes())
     det = dict(details or {})
     det.setdefault("users_without_test", int(np.count_nonzero(
         (per_user["n_test"].to_numpy() == 0) & (X.user_counts() > 0))))
@@ -156,34 +158,42 @@ def round_half_up(x: np.ndarray) -> np.ndarray:
     return (f + (x - f >= 0.5)).astype(np.int64)
 
 
+@njit(cache=True, parallel=True)
+def _rank_rows(indptr: np.ndarray, key: np.ndarray, tie: np.ndarray,
+               use_tie: bool) -> np.ndarray:  # pragma: no cover - compiled
+    """Rank of each entry inside its row by ``key`` ascending (stable), ties by ``tie``."""
+    n_rows = indptr.shape[0] - 1
+    rank = np.empty(key.shape[0], dtype=np.int64)
+    for r in prange(n_rows):
+        lo = indptr[r]
+        hi = indptr[r + 1]
+        if hi == lo:
+            continue
+        if use_tie:
+            first = np.argsort(tie[lo:hi], kind="mergesort")
+            order = first[np.argsort(key[lo:hi][first], kind="mergesort")]
+        else:
+            order = np.argsort(key[lo:hi], kind="mergesort")
+        for j in range(hi - lo):
+            rank[lo + order[j]] = j
+    return rank
+
+
 def within_row_rank(X: Interactions, key: np.ndarray, *, random_ties: np.ndarray | None = None
                     ) -> np.ndarray:
     """Rank (0-based) of each entry within its row when the row is sorted by ``key`` ascending.
 
     Ties keep CSR (column) order, unless ``random_ties`` (one float per entry) breaks them.
-    Vectorised: a single stable sort on (row, key[, random_ties]).
+    One numba pass over rows (parallel; the result does not depend on the thread count).
     """
-    rows = X.row_of_entries()
+    indptr = np.asarray(X.matrix.indptr, dtype=np.int64)
+    key = np.asarray(key, dtype=np.float64)
     if random_ties is None:
-        order = np.lexsort((key, rows))
-    else:
-        order = np.lexsort((random_ties, key, rows))
-    rank = np.empty(X.nnz, dtype=np.int64)
-    starts = np.asarray(X.matrix.indptr, dtype=np.int64)[rows]
-    rank[order] = np.arange(X.nnz, dtype=np.int64) - starts
-    return rank
+        return _rank_rows(indptr, key, key, False)
+    return _rank_rows(indptr, key, np.asarray(random_ties, dtype=np.float64), True)
 
 
 def random_row_rank(X: Interactions, rng: np.random.Generator) -> np.ndarray:
-    """A uniformly random permutation rank of the entries of each row (0-based).
-
-    Draws one uniform per entry and sorts each row by it with one argsort over
-    ``row + u / 2`` (rows stay separated since ``u / 2 < 1/2``).
-    """
-    rows = X.row_of_entries()
-    u = rng.random(X.nnz)
-    order = np.argsort(rows + 0.5 * u)
-    rank = np.empty(X.nnz, dtype=np.int64)
-    starts = np.asarray(X.matrix.indptr, dtype=np.int64)[rows]
-    rank[order] = np.arange(X.nnz, dtype=np.int64) - starts
-    return rank
+    """A uniformly random permutation rank of the entries of each row (0-based): one uniform
+    per entry from ``rng``, each row sorted by it."""
+    return within_row_rank(X, rng.random(X.nnz))
