@@ -40,7 +40,12 @@ With the ranked pool :math:`i_1, i_2, \\dots`, :math:`L_k` its first :math:`\\mi
     NDCG@k = \\frac{\\sum_{j \\le k} g(r_{i_j}) / \\log_2(j + 1)}
                   {\\sum_{j \\le \\min(k, |T^+|)} g(r^+_{(j)}) / \\log_2(j + 1)},
 
-where :math:`r_i` is the test value of item :math:`i` (0 for negatives), :math:`r^+_{(1)} \\ge
+and, as further named variants, NDCG with the exponential gain (``ndcg_exp``) or the binary gain
+1 per test item (``ndcg_bin``), ROC-AUC among the first k items only (``auc_topk``, Hivemall's
+in-list AUC; 0.5 when the list lacks a positive or a negative) and the mean percentile rank
+:math:`MPR = \\sum_{i \\in T} r_i (j_i - 1) / (|pool| - 1) / \\sum_{i \\in T} r_i` with
+:math:`j_i` the rank of item :math:`i` (Hu, Koren & Volinsky 2008; NaN when the weights sum to
+:math:`\\le 0`), where :math:`r_i` is the test value of item :math:`i` (0 for negatives), :math:`r^+_{(1)} \\ge
 r^+_{(2)} \\ge \\dots` are the test values that are :math:`> 0` (NDCG is NaN when there is none) and
 the gain :math:`g` is ``linear`` (:math:`g(r) = r`, recometrics) or ``exponential``
 (:math:`g(r) = 2^r - 1`, Burges et al. 2005, Hivemall, RecBole).
@@ -62,6 +67,8 @@ References
 * Apache Hivemall, "Ranking Measures" (docs/gitbook/eval/rank.md).
 * C. Burges et al., "Learning to rank using gradient descent", ICML 2005 (exponential NDCG gain).
 * K. Järvelin and J. Kekäläinen, "Cumulated gain-based evaluation of IR techniques", ACM TOIS 2002.
+* Y. Hu, Y. Koren and C. Volinsky, "Collaborative filtering for implicit feedback datasets",
+  ICDM 2008 (expected percentile rank).
 * F. McSherry and M. Najork, "Computing information retrieval performance measures efficiently in
   the presence of tied scores", ECIR 2008.
 """
@@ -79,6 +86,8 @@ import scipy.sparse as sp
 
 __all__ = [
     "METRICS",
+    "EXTRA_METRICS",
+    "ALL_METRICS",
     "TOPK_METRICS",
     "WHOLE_RANKING_METRICS",
     "TIES",
@@ -98,10 +107,15 @@ __all__ = [
 
 #: Metric names in the project's order.
 METRICS: tuple[str, ...] = ("p", "tp", "r", "ap", "tap", "ndcg", "hit", "rr", "roc_auc", "pr_auc")
+#: Further definition variants: NDCG with exponential (2^v - 1) and binary (1 per test item) gains,
+#: ROC-AUC inside the top-k list (Hivemall) and the mean percentile rank (Hu, Koren & Volinsky 2008).
+EXTRA_METRICS: tuple[str, ...] = ("ndcg_exp", "ndcg_bin", "auc_topk", "mpr")
+#: Every metric the reference computes.
+ALL_METRICS: tuple[str, ...] = METRICS + EXTRA_METRICS
 #: Metrics with a cutoff k.
-TOPK_METRICS: tuple[str, ...] = METRICS[:8]
+TOPK_METRICS: tuple[str, ...] = METRICS[:8] + ("ndcg_exp", "ndcg_bin", "auc_topk")
 #: Metrics over the whole ranked pool, independent of k.
-WHOLE_RANKING_METRICS: tuple[str, ...] = METRICS[8:]
+WHOLE_RANKING_METRICS: tuple[str, ...] = ("roc_auc", "pr_auc", "mpr")
 #: Metrics that are NaN when the pool holds at most k items (their value would not depend on order).
 ORDER_FREE_METRICS: tuple[str, ...] = ("p", "tp", "r", "hit")
 #: Tie policies the reference implements.
@@ -109,7 +123,7 @@ TIES: tuple[str, ...] = ("index", "optimistic", "pessimistic", "average")
 #: NaN reasons, in the order they are checked.
 NAN_REASONS: tuple[str, ...] = ("no_test", "min_pos_test", "min_items_pool", "cold_start",
                                 "nan_score", "all_equal")
-NDCG_GAINS: tuple[str, ...] = ("linear", "exponential")
+NDCG_GAINS: tuple[str, ...] = ("linear", "exponential", "binary")
 
 _NAN = float("nan")
 
@@ -118,6 +132,8 @@ def _gain(value: float, ndcg_gain: str) -> float:
     """NDCG gain of a test value: ``value`` (linear) or ``2**value - 1`` (exponential)."""
     if ndcg_gain == "linear":
         return float(value)
+    if ndcg_gain == "binary":
+        return 1.0
     return 2.0 ** float(value) - 1.0
 
 
@@ -206,7 +222,10 @@ def ideal_dcg_at_k(values: Any, k: int, ndcg_gain: str = "linear") -> float:
 
     0.0 when no value is > 0 (NDCG is then NaN).
     """
-    best = sorted((float(v) for v in values if float(v) > 0), reverse=True)
+    if ndcg_gain == "binary":  # every test item has gain 1
+        best = [1.0 for _ in values]
+    else:
+        best = sorted((float(v) for v in values if float(v) > 0), reverse=True)
     return sum(_gain(v, ndcg_gain) * _discount(j) for j, v in enumerate(best[:k], start=1))
 
 
@@ -231,14 +250,15 @@ def metrics_at_k(order: Sequence[int], test: Mapping[int, float], k: int,
     topk = list(order[:k])
 
     # NDCG: gains are the test values, the ideal DCG uses only the values > 0.
-    idcg = ideal_dcg_at_k(test.values(), k, ndcg_gain)
-    out["ndcg"] = _NAN if idcg == 0.0 else dcg_at_k(order, test, k, ndcg_gain) / idcg
+    for name, gain in (("ndcg", ndcg_gain), ("ndcg_exp", "exponential"), ("ndcg_bin", "binary")):
+        idcg = ideal_dcg_at_k(test.values(), k, gain)
+        out[name] = _NAN if idcg == 0.0 else dcg_at_k(order, test, k, gain) / idcg
 
     if n_neg == 0:
-        for name in METRICS:
-            if name != "ndcg":
+        for name in ALL_METRICS:
+            if not name.startswith("ndcg"):
                 out[name] = _NAN
-        return out
+        return {name: out[name] for name in ALL_METRICS}
 
     hits_at = []  # hits among the first j items, j = 1..len(topk)
     hits = 0
@@ -278,14 +298,27 @@ def metrics_at_k(order: Sequence[int], test: Mapping[int, float], k: int,
             full_hits += 1
             full_sum += full_hits / j
     out["pr_auc"] = full_sum / n_pos
-    return {name: out[name] for name in METRICS}
+
+    # ROC-AUC among the items of the top-k list only; 0.5 when the list lacks a positive or a
+    # negative (a list without a pair to order is neither good nor bad).
+    auc_list = auc_topk_list(order, list(test), k)
+    out["auc_topk"] = 0.5 if math.isnan(auc_list) else auc_list
+
+    # Mean percentile rank: test-value-weighted mean of (rank - 1) / (|pool| - 1), 0 = best.
+    weight = sum(float(v) for v in test.values())
+    if weight <= 0:
+        out["mpr"] = _NAN
+    else:
+        out["mpr"] = sum(float(test[i]) * j / (n_pool - 1) for j, i in enumerate(order)
+                         if i in test) / weight
+    return {name: out[name] for name in ALL_METRICS}
 
 
 def _metrics_over_orderings(ranks: list[list[int]], test: Mapping[int, float], k: int,
                             ndcg_gain: str) -> dict[str, float]:
     rows = [metrics_at_k(o, test, k, ndcg_gain) for o in ranks]
     out = {}
-    for name in METRICS:
+    for name in ALL_METRICS:
         vals = [r[name] for r in rows]
         out[name] = _NAN if any(math.isnan(v) for v in vals) else math.fsum(vals) / len(vals)
     return out
@@ -360,7 +393,7 @@ def user_metrics(scores: Sequence[float], train_items: Sequence[int] | None,
     cutoffs = list(range(1, k + 1)) if cumulative else [k]
     if reason:
         values: dict[str, Any] = {}
-        for name in METRICS:
+        for name in ALL_METRICS:
             if cumulative and name in TOPK_METRICS:
                 values[name] = [_NAN] * k
             else:
@@ -373,7 +406,7 @@ def user_metrics(scores: Sequence[float], train_items: Sequence[int] | None,
         ranks = [rank_pool(pool, scores, test, ties)]
     per_cutoff = [_metrics_over_orderings(ranks, test, c, ndcg_gain) for c in cutoffs]
     values = {}
-    for name in METRICS:
+    for name in ALL_METRICS:
         if cumulative and name in TOPK_METRICS:
             values[name] = [row[name] for row in per_cutoff]
         else:
@@ -462,7 +495,8 @@ def reference_metrics(X_train: Any, X_test: Any, scores: np.ndarray, k: int, *,
     test_rows = _rows(X_test, m, n, "X_test")
     train_rows = None if X_train is None else _rows(X_train, m, n, "X_train")
     shape = (m, k) if cumulative else (m,)
-    values = {name: np.full(shape if name in TOPK_METRICS else (m,), np.nan) for name in METRICS}
+    values = {name: np.full(shape if name in TOPK_METRICS else (m,), np.nan)
+              for name in ALL_METRICS}
     reasons = []
     for u in range(m):
         reason, vals = user_metrics(
@@ -470,7 +504,7 @@ def reference_metrics(X_train: Any, X_test: Any, scores: np.ndarray, k: int, *,
             k, ties=ties, ndcg_gain=ndcg_gain, cumulative=cumulative, min_pos_test=min_pos_test,
             min_items_pool=min_items_pool, consider_cold_start=consider_cold_start)
         reasons.append(reason)
-        for name in METRICS:
+        for name in ALL_METRICS:
             values[name][u] = vals[name]
     if train_rows is None:
         n_train = np.zeros(m, dtype=np.int64)

@@ -2,9 +2,9 @@
 
 Every expected value that recometrics' definitions cover (P, TP, R, AP, TAP, linear NDCG, RR,
 catalog ROC-AUC, PR-AUC) is checked through calc_reco_metrics (factors, item biases only, float32
-factors) and through evaluate (dense scores); the exponential-gain NDCG values through
-evaluate(ndcg_gain="exponential"); the top-K ones also from ranked lists. Hivemall's in-list AUC
-and the raw DCG have no engine counterpart and are checked only against the reference
+factors) and through evaluate (dense scores); the exponential-gain NDCG values and Hivemall's in-list AUC
+through the engine's variant metrics ``ndcg_exp`` and ``auc_topk``; the top-K ones also from ranked
+lists. The raw DCG has no engine counterpart and is checked only against the reference
 (test_reference_self.py). The expected numbers are the published ones, not engine output.
 """
 
@@ -19,13 +19,23 @@ from reference import METRICS, TOPK_METRICS, seed_checks
 from ._engine_adapter import calc, run_evaluate
 
 
-def _checks(seed_examples, *, engine_metric=True):
+def _checks(seed_examples):
+    """The checks of metrics recometrics defines (linear NDCG) plus the exponential NDCG ones."""
     out = []
     for case in seed_examples["cases"]:
         for c in seed_checks(case):
             if c.metric in METRICS:
                 out.append(c)
     return out
+
+
+def _engine_name(check) -> str | None:
+    """The engine's registry name for a check's quantity (None when it has no counterpart)."""
+    if check.metric == "ndcg" and check.ndcg_gain == "exponential":
+        return "ndcg_exp"
+    if check.metric == "auc_topk_list":
+        return "auc_topk"
+    return check.metric if check.metric in METRICS else None
 
 
 def _test_matrix(check):
@@ -92,15 +102,32 @@ def test_calc_reco_metrics_dataframe_columns(seed_examples):
     np.testing.assert_allclose(df["NDCG@4"], 0.7039180890341349, atol=1e-12)
 
 
+def test_evaluate_variant_metrics(seed_examples):
+    """Exponential NDCG and Hivemall's in-list AUC, as the engine's named variant metrics."""
+    import recoeval_tracking as rt
+
+    done = 0
+    for case in seed_examples["cases"]:
+        for c in seed_checks(case):
+            name = _engine_name(c)
+            if name not in ("ndcg_exp", "auc_topk"):
+                continue
+            if name not in rt.METRICS:
+                pytest.skip(f"the engine has no {name} metric")
+            S = np.tile(c.scores, (c.n_users, 1))
+            values, _, _ = run_evaluate(None, _test_matrix(c), c.k, scores=S, metrics=[name])
+            _assert_all_users(values[name], c, f"evaluate(metrics=[{name!r}])")
+            done += 1
+    assert done == 3 + 2  # three exponential NDCG values, Hivemall's in-list AUC at k=4 and k=2
+
+
 @pytest.mark.parametrize("ties", ["index", "noise"])
 def test_evaluate_dense_scores(seed_examples, ties):
     for c in _checks(seed_examples):
         S = np.tile(c.scores, (c.n_users, 1))
-        values, reasons, _ = run_evaluate(None, _test_matrix(c), _k(c), scores=S, ties=ties,
-                                          ndcg_gain=c.ndcg_gain)
+        values, reasons, _ = run_evaluate(None, _test_matrix(c), _k(c), scores=S, ties=ties)
         assert list(reasons) == [""] * c.n_users
-        _assert_all_users(values[c.metric], c, f"evaluate(scores, ties={ties}, "
-                                               f"ndcg_gain={c.ndcg_gain})")
+        _assert_all_users(values[_engine_name(c)], c, f"evaluate(scores, ties={ties})")
 
 
 def test_evaluate_cumulative_column(seed_examples):
@@ -110,9 +137,8 @@ def test_evaluate_cumulative_column(seed_examples):
             continue
         k_max = c.n_items
         S = np.tile(c.scores, (c.n_users, 1))
-        values, _, _ = run_evaluate(None, _test_matrix(c), k_max, scores=S, cumulative=True,
-                                    ndcg_gain=c.ndcg_gain)
-        _assert_all_users(values[c.metric][:, c.k - 1], c, f"evaluate(cumulative, k={k_max})")
+        values, _, _ = run_evaluate(None, _test_matrix(c), k_max, scores=S, cumulative=True)
+        _assert_all_users(values[_engine_name(c)][:, c.k - 1], c, f"evaluate(cumulative, k={k_max})")
 
 
 def test_evaluate_ranked_lists(seed_examples):
@@ -121,6 +147,6 @@ def test_evaluate_ranked_lists(seed_examples):
             continue
         ranked = np.tile(np.array(c.ranking[:c.k], dtype=np.int64), (c.n_users, 1))
         values, _, res = run_evaluate(None, _test_matrix(c), c.k, ranked=ranked,
-                                      metrics=[c.metric], ndcg_gain=c.ndcg_gain)
+                                      metrics=[_engine_name(c)])
         assert res.topk_only
-        _assert_all_users(values[c.metric], c, "evaluate(ranked)")
+        _assert_all_users(values[_engine_name(c)], c, "evaluate(ranked)")

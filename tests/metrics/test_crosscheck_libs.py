@@ -1,0 +1,169 @@
+"""Cross-checks with other libraries, on the cells where their definitions agree with ours.
+
+Each library is optional (``pytest.importorskip``):
+
+* ``recometrics`` (0.1.6, the Python package of the R function our contract documents): every
+  metric, on tie-free scores with ``min_pos_test=1``; cumulative NDCG only up to the user's number of
+  test items (past it recometrics repeats the value at that count, a known departure from its
+  documentation; we compute it).
+* ``implicit`` (``implicit.evaluation.ranking_metrics_at_k``): its ``precision`` is
+  sum(hits) / sum(min(K, |test|)) over users with test items, i.e. a weighted mean of our TP@K; its
+  ``map`` is the mean of our TAP@K; its ``ndcg`` is our NDCG@K on binary test values. Its ``auc``
+  is not compared: it counts train items as negatives and approximates the order past K.
+* ``ranx`` (``ranx.evaluate``): per-query precision@k, recall@k, map@k (our AP@K), ndcg@k (linear
+  gain), ndcg_burges@k (exponential gain), mrr@k, hit_rate@k and map without cutoff (our PR-AUC),
+  with the run holding each user's pool (train items left out).
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+import recoeval_tracking as rt
+from reference import METRICS, TOPK_METRICS
+
+from ._engine_adapter import CALC_KEYS, calc, engine_supports_ndcg_gain, run_evaluate
+
+K = 5
+
+
+def _data(seed: int, m: int = 60, n: int = 30, p: int = 4, graded: bool = True,
+          dtype=np.float64):
+    rng = np.random.default_rng(seed)
+    cell = rng.choice(3, size=(m, n), p=[0.55, 0.25, 0.2])
+    cell[:4] = np.where(cell[:4] == 1, 0, cell[:4])  # a few cold-start users
+    values = rng.integers(1, 4, (m, n)) if graded else np.ones((m, n))
+    Xtr = sp.csr_matrix((cell == 1).astype(dtype) * rng.integers(1, 4, (m, n)))
+    Xte = sp.csr_matrix((cell == 2).astype(dtype) * values)
+    A = rng.standard_normal((m, p)).astype(dtype)
+    B = rng.standard_normal((n, p)).astype(dtype)
+    return Xtr, Xte, A, B
+
+
+# ----------------------------------------------------------------------------- recometrics
+
+@pytest.mark.parametrize("k", [1, 3, K])
+@pytest.mark.parametrize("noise", [False, True])
+def test_recometrics_single_k(k, noise):
+    recometrics = pytest.importorskip("recometrics")
+    Xtr, Xte, A, B = _data(1)
+    theirs = recometrics.calc_reco_metrics(Xtr, Xte, A, B, k=k, all_metrics=True, as_df=False,
+                                           break_ties_with_noise=noise, nthreads=1)
+    ours = calc(Xtr, Xte, A, B, k, noise=noise)
+    assert np.sum(~np.isnan(ours["p"])) >= 30  # the comparison covers many defined users
+    for name in METRICS:
+        np.testing.assert_allclose(ours[name], np.asarray(theirs[CALC_KEYS[name]], dtype=float),
+                                   rtol=0, atol=1e-9, equal_nan=True, err_msg=name)
+
+
+def test_recometrics_cumulative():
+    recometrics = pytest.importorskip("recometrics")
+    Xtr, Xte, A, B = _data(2)
+    theirs = recometrics.calc_reco_metrics(Xtr, Xte, A, B, k=K, all_metrics=True, as_df=False,
+                                           break_ties_with_noise=False, nthreads=1,
+                                           cumulative=True)
+    ours = calc(Xtr, Xte, A, B, K, cumulative=True)
+    n_test = np.diff(Xte.indptr)
+    for name in METRICS:
+        mine = ours[name]
+        other = np.asarray(theirs[CALC_KEYS[name]], dtype=float)
+        if name == "ndcg":  # agree up to the number of test items only
+            upto = np.arange(1, K + 1)[None, :] <= n_test[:, None]
+            mine, other = np.where(upto, mine, 0.0), np.where(upto, other, 0.0)
+        np.testing.assert_allclose(mine, other, rtol=0, atol=1e-9, equal_nan=True,
+                                   err_msg=name)
+
+
+def test_recometrics_float32():
+    recometrics = pytest.importorskip("recometrics")
+    Xtr, Xte, A, B = _data(3, dtype=np.float32)
+    theirs = recometrics.calc_reco_metrics(Xtr, Xte, A, B, k=K, all_metrics=True, as_df=False,
+                                           break_ties_with_noise=False, nthreads=1)
+    ours = calc(Xtr, Xte, A, B, K)
+    for name in METRICS:
+        np.testing.assert_allclose(ours[name], np.asarray(theirs[CALC_KEYS[name]], dtype=float),
+                                   rtol=0, atol=1e-5, equal_nan=True, err_msg=name)
+
+
+def test_recometrics_thresholds_where_it_honours_them():
+    # recometrics applies min_items_pool and consider_cold_start (not min_pos_test): compare those.
+    recometrics = pytest.importorskip("recometrics")
+    Xtr, Xte, A, B = _data(4)
+    kw = dict(min_items_pool=24, consider_cold_start=False)
+    theirs = recometrics.calc_reco_metrics(Xtr, Xte, A, B, k=K, all_metrics=True, as_df=False,
+                                           break_ties_with_noise=False, nthreads=1, **kw)
+    ours = calc(Xtr, Xte, A, B, K, **kw)
+    assert 5 <= np.sum(np.isnan(ours["ap"])) <= 55
+    for name in METRICS:
+        np.testing.assert_allclose(ours[name], np.asarray(theirs[CALC_KEYS[name]], dtype=float),
+                                   rtol=0, atol=1e-9, equal_nan=True, err_msg=name)
+
+
+# -------------------------------------------------------------------------------- implicit
+
+def test_implicit_ranking_metrics_at_k():
+    pytest.importorskip("implicit")
+    from implicit.cpu.als import AlternatingLeastSquares
+    from implicit.evaluation import ranking_metrics_at_k
+
+    Xtr, Xte, A, B = _data(5, graded=False, dtype=np.float32)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # implicit warns about the BLAS thread pool
+        model = AlternatingLeastSquares(factors=A.shape[1])
+    model.user_factors = A
+    model.item_factors = B
+    theirs = ranking_metrics_at_k(model, Xtr, Xte, K=K, show_progress=False, num_threads=1)
+
+    res = rt.evaluate(Xtr, Xte, A=A, B=B, metrics=["tp", "tap", "ndcg"], k=K, nthreads=1)
+    pu = res.per_user
+    n_test = np.diff(Xte.indptr)
+    has = n_test > 0
+    assert pu.loc[has, f"tp_at_{K}"].notna().all()  # every user with test items is defined
+    w = np.minimum(K, n_test[has])
+    tp = pu[f"tp_at_{K}"].to_numpy()[has]
+    assert np.sum(tp * w) / np.sum(w) == pytest.approx(theirs["precision"], abs=1e-6)
+    assert np.mean(pu[f"tap_at_{K}"].to_numpy()[has]) == pytest.approx(theirs["map"], abs=1e-6)
+    assert np.mean(pu[f"ndcg_at_{K}"].to_numpy()[has]) == pytest.approx(theirs["ndcg"], abs=1e-6)
+
+
+# ------------------------------------------------------------------------------------ ranx
+
+@pytest.mark.slow  # importing ranx and building its typed dicts takes ~10 s
+def test_ranx_per_user():
+    ranx = pytest.importorskip("ranx")
+    Xtr, Xte, A, B = _data(6, m=40)
+    Xtr, Xte = sp.csr_array(Xtr), sp.csr_array(Xte)
+    S = A @ B.T
+    qrels, run = {}, {}
+    for u in range(Xte.shape[0]):
+        lo, hi = Xte.indptr[u], Xte.indptr[u + 1]
+        if lo == hi:
+            continue
+        train = set(Xtr.indices[Xtr.indptr[u]:Xtr.indptr[u + 1]].tolist())
+        qid = f"u{u:05d}"  # zero-padded: ranx orders queries by id
+        qrels[qid] = {f"i{j}": int(v) for j, v in zip(Xte.indices[lo:hi], Xte.data[lo:hi])}
+        run[qid] = {f"i{j}": float(S[u, j]) for j in range(Xte.shape[1]) if j not in train}
+    names = {f"precision@{K}": ("p", "linear"), f"recall@{K}": ("r", "linear"),
+             f"map@{K}": ("ap", "linear"), f"ndcg@{K}": ("ndcg", "linear"),
+             f"ndcg_burges@{K}": ("ndcg", "exponential"), f"mrr@{K}": ("rr", "linear"),
+             f"hit_rate@{K}": ("hit", "linear"), "map": ("pr_auc", "linear")}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # numba type-safety warnings inside ranx
+        theirs = ranx.evaluate(ranx.Qrels(qrels), ranx.Run(run), list(names), return_mean=False)
+    users = np.array([int(q[1:]) for q in ranx.Qrels(qrels).keys()])
+    ours = {}
+    for gain in ("linear", "exponential"):
+        if gain == "linear" or engine_supports_ndcg_gain():
+            ours[gain] = run_evaluate(Xtr, Xte, K, A=A, B=B, ndcg_gain=gain)[2].per_user
+    for metric, (name, gain) in names.items():
+        if gain not in ours:
+            continue  # evaluate does not offer this gain
+        col = f"{name}_at_{K}" if name in TOPK_METRICS else name
+        mine = ours[gain][col].to_numpy()[users]
+        assert not np.isnan(mine).any(), metric
+        np.testing.assert_allclose(mine, np.asarray(theirs[metric], dtype=float), rtol=0,
+                                   atol=1e-9, err_msg=metric)
