@@ -193,3 +193,22 @@ def test_scores_from_factors_exact():
     b = np.array([0.25, 0.0, -1.0])
     np.testing.assert_array_equal(scores_from_factors(A, B, b), A.astype(float) @ B.T.astype(float) + b)
     np.testing.assert_array_equal(scores_from_factors(None, None, b, n_users=2), np.vstack([b, b]))
+
+
+def test_variant_metrics_by_hand():
+    # Pool ranked [0, 1, 2, 3, 4]; positives 1 (value 3) and 3 (value 1).
+    order = [0, 1, 2, 3, 4]
+    test = {1: 3.0, 3: 1.0}
+    v = metrics_at_k(order, test, 3)
+    # binary gains: DCG = 1/log2(3), IDCG = 1 + 1/log2(3)
+    assert v["ndcg_bin"] == pytest.approx((1 / math.log2(3)) / (1 + 1 / math.log2(3)))
+    # exponential gains: DCG = 7/log2(3), IDCG = 7 + 1/log2(3)
+    assert v["ndcg_exp"] == pytest.approx((7 / math.log2(3)) / (7 + 1 / math.log2(3)))
+    # in-list AUC over [0, 1, 2]: positive 1 beats 2, loses to 0 -> 1/2
+    assert v["auc_topk"] == 0.5
+    assert metrics_at_k(order, test, 4)["auc_topk"] == 0.25  # of 4 pairs only (1, 2) is right
+    assert metrics_at_k([1, 0, 2, 3, 4], test, 1)["auc_topk"] == 0.5  # no negative in the list
+    # MPR: ranks 2 and 4 of 5 -> percentiles 1/4 and 3/4, weighted by 3 and 1
+    assert v["mpr"] == pytest.approx((3 * 0.25 + 1 * 0.75) / 4)
+    assert metrics_at_k(order, test, 3)["mpr"] == metrics_at_k(order, test, 1)["mpr"]  # no k
+    assert math.isnan(metrics_at_k(order, {1: -1.0, 3: 0.0}, 3)["mpr"])  # weights sum <= 0
