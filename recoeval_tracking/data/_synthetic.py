@@ -78,7 +78,7 @@ def _generate(indptr: np.ndarray, seeds: np.ndarray, cum_theta: np.ndarray, thet
 
     Each user has its own SplitMix64 stream seeded from ``seeds[u]``, so the output does not
     depend on the thread count or schedule. Repeated items are redrawn, exploring more each
-    round (after 10 rounds uniformly over the catalogue) until the user has ``indptr[u+1] -
+    round (after 4 rounds uniformly over the catalogue) until the user has ``indptr[u+1] -
     indptr[u]`` distinct items; ``rounds[u]`` records the redraw rounds.
     """
     n_users = indptr.shape[0] - 1
@@ -93,10 +93,10 @@ def _generate(indptr: np.ndarray, seeds: np.ndarray, cum_theta: np.ndarray, thet
         filled = 0
         attempt = 0
         while filled < need:
-            explore = min(1.0, noise + 0.1 * attempt)
+            explore = min(1.0, noise + 0.25 * attempt)
             for j in range(filled, need):
                 state, it = _draw_one(state, u, cum_theta, item_cdf, topic_start, topic_items,
-                                      global_cdf, explore, attempt > 10)
+                                      global_cdf, explore, attempt > 4)
                 buf[j] = it
             buf.sort()
             filled = 1
@@ -142,7 +142,7 @@ def make_synthetic(n_users: int = 1000, n_items: int = 500, n_interactions: int 
     * each interaction draws a topic :math:`t \sim \theta_u` and an item of topic :math:`t` with
       probability proportional to its popularity weight, or, with probability ``noise``, an item
       from the global popularity distribution; repeated pairs are redrawn with more
-      exploration each round (after 10 rounds uniformly over the catalogue), so every user gets
+      exploration each round (after 4 rounds uniformly over the catalogue), so every user gets
       exactly :math:`n_u` distinct items;
     * the value is a 1..5 rating, :math:`\mathrm{clip}(\mathrm{round}(3 + \log(K
       \theta_{u,t}) + \varepsilon), 1, 5)`, :math:`\varepsilon \sim N(0, 0.8^2)`, higher for
