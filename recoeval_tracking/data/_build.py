@@ -96,8 +96,8 @@ def build_interactions(users: np.ndarray, items: np.ndarray, values: np.ndarray 
             orig = int(order[first]) if order is not None else first
             raise InputError(
                 f"{func}: duplicate (user, item) pair ({user_ids[k // n_items].tolist()!r}, "
-                f"{item_ids[k % n_items].tolist()!r}) at {_pos(orig)}{where}; {n_dup} repeated pairs in "
-                "all. Pass duplicates='sum', 'max' or 'last' to merge them.")
+                f"{item_ids[k % n_items].tolist()!r}) at {_pos(orig)}{where}; {n_dup} repeated "
+                "pairs in all. Pass duplicates='sum', 'max' or 'last' to merge them.")
         starts = np.flatnonzero(new_group)
         ends = np.append(starts[1:], n)
         if duplicates == "sum":
