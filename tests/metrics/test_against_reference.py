@@ -22,7 +22,6 @@ from hypothesis import strategies as st
 
 from reference import (
     METRICS,
-    TOPK_METRICS,
     applicable_reasons,
     reference_metrics,
     scores_from_factors,
