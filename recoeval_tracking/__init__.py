@@ -8,7 +8,10 @@ from __future__ import annotations
 __version__ = "0.1.0"
 
 from ._validation import InputError
+from .data import Interactions, from_dataframe, load_dataset, make_synthetic
 from .metrics import METRICS, Results, calc_reco_metrics, evaluate
+from .models import MODELS, make_model
+from .splitting import SPLITS, Split, cross_validate, make_split, split_reco_train_test
 from .scores import (
     BiasScores,
     CallableScores,
@@ -21,6 +24,18 @@ from .scores import (
 __all__ = [
     "__version__",
     "InputError",
+    "Interactions",
+    "load_dataset",
+    "make_synthetic",
+    "from_dataframe",
+    "Split",
+    "SPLITS",
+    "make_split",
+    "split_reco_train_test",
+    "cross_validate",
+    "MODELS",
+    "make_model",
+    "log_results",
     "evaluate",
     "calc_reco_metrics",
     "Results",
@@ -32,3 +47,12 @@ __all__ = [
     "CallableScores",
     "RankedLists",
 ]
+
+
+def __getattr__(name: str):
+    # log_results lives in the one module that imports mlflow; load it only when asked for.
+    if name == "log_results":
+        from .tracking import log_results
+
+        return log_results
+    raise AttributeError(f"module 'recoeval_tracking' has no attribute {name!r}")
