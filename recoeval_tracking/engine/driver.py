@@ -5,7 +5,6 @@ Imports numpy, numba and threadpoolctl only.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -63,11 +62,11 @@ class EngineInput:
     n_items: int
     K: int
     cumulative: bool
-    slots: np.ndarray        # (N_CODES,) output row per @K code, -1 if not requested
-    wslots: np.ndarray       # (2,) output row of ROC-AUC and PR-AUC, -1 if not requested
+    slots: np.ndarray        # (N_TOPK_CODES,) output row per @k code, -1 if not requested
+    wslots: np.ndarray       # (N_WHOLE_CODES,) output row per whole-ranking code, or -1
     tie_mode: int
-    gain_mode: int
     seed: int
+    want_topk: bool = False  # also return each user's top-K items (beyond-accuracy metrics)
 
     @property
     def n_users(self) -> int:
@@ -83,15 +82,22 @@ class EngineInput:
 
 def run_scores(inp: EngineInput, block: Callable[[np.ndarray, np.ndarray | None], np.ndarray],
                dtype: np.dtype, rows: np.ndarray, reason: np.ndarray, *, block_rows: int | None = None,
-               progress: Callable[[int], None] | None = None) -> tuple[np.ndarray, np.ndarray]:
+               progress: Callable[[int], None] | None = None
+               ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Evaluate ``rows`` (users whose metrics may be defined), one block of scores at a time.
 
     ``block(users, out)`` fills and returns the ``(len(users), n_items)`` scores. ``reason`` is
     updated in place for users found undefined by the kernel (NaN score, all scores equal).
+    Returns the @k metrics, the whole-ranking metrics, the top-K items (``(m, K)``, -1 where not
+    computed; ``(0, K)`` unless ``want_topk``) and the per-user count of pool items tied with a
+    listed item (-1 where not computed).
     """
     out, whole = inp.allocate()
+    m = inp.n_users
+    topk = np.full((m if inp.want_topk else 0, inp.K), -1, dtype=np.int64)
+    n_tied = np.full(m if inp.want_topk else 0, -1, dtype=np.int64)
     if rows.shape[0] == 0:
-        return out, whole
+        return out, whole, topk, n_tied
     itemsize = np.dtype(dtype).itemsize
     bs = block_rows or default_block_rows(inp.n_items, itemsize, rows.shape[0])
     buf = np.empty((bs, inp.n_items), dtype=dtype)
@@ -103,10 +109,10 @@ def run_scores(inp: EngineInput, block: Callable[[np.ndarray, np.ndarray | None]
             S = np.array(S, dtype=dtype, order="C", copy=True)
         kn.block_metrics(S, users, inp.tr_ptr, inp.tr_idx, inp.te_ptr, inp.te_idx, inp.te_val,
                          inp.n_items, inp.K, inp.cumulative, inp.slots, inp.wslots, full,
-                         inp.tie_mode, inp.gain_mode, inp.seed, out, whole, reason)
+                         inp.tie_mode, inp.seed, inp.want_topk, out, whole, reason, topk, n_tied)
         if progress is not None:
             progress(users.shape[0])
-    return out, whole
+    return out, whole, topk, n_tied
 
 
 def run_ranked(inp: EngineInput, lists: np.ndarray, rows: np.ndarray) -> np.ndarray:
@@ -115,9 +121,6 @@ def run_ranked(inp: EngineInput, lists: np.ndarray, rows: np.ndarray) -> np.ndar
     if rows.shape[0]:
         kn.ranked_list_metrics(lists, np.ascontiguousarray(rows, dtype=np.int64), inp.tr_ptr,
                                inp.tr_idx, inp.te_ptr, inp.te_idx, inp.te_val, inp.n_items, inp.K,
-                               inp.cumulative, inp.slots, inp.gain_mode, out)
+                               inp.cumulative, inp.slots, out)
     return out
 
-
-def cpu_count() -> int:
-    return os.cpu_count() or 1

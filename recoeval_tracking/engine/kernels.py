@@ -7,10 +7,16 @@ user's pool (the items not in train): for positive ``i`` with score ``s_i``,
 
     rank_i = 1 + #{j in pool : s_j > s_i} + #{j in pool : s_j == s_i, j beats i by the tie rule}.
 
-Counting the items that outscore each positive is a branch-free reduction over the user's score
-row (vectorised by LLVM), so no sort of the pool is ever needed. When only top-K metrics are
-asked, the count of a positive stops as soon as it is known to be beyond K. Every metric is then
-filled from the sorted ranks in ``O(K + n_pos)``.
+Counting the items that outscore (``gt``) and tie with (``eq``) each positive is a branch-free
+reduction over the user's score row (vectorised by LLVM), so no sort of the pool is ever needed.
+When only top-K metrics are asked, the count of a positive stops as soon as it is known to be
+beyond K. Every metric is then filled from the sorted ranks in ``O(K + n_pos)``.
+
+Tie policies: ``noise`` and ``index`` order tied items by a seeded random key or by item index
+(a deterministic ranking); ``optimistic`` and ``pessimistic`` put tied positives before or after
+tied negatives; ``average`` computes the expected value of every metric over all orderings of
+the tied items, exactly (McSherry & Najork, "Computing information retrieval performance
+measures efficiently in the presence of tied scores", ECIR 2008), from ``gt`` and ``eq`` alone.
 """
 
 from __future__ import annotations
@@ -20,9 +26,11 @@ from numba import njit, prange
 
 # Metric codes: the order of the rows of the kernel output. The registry in
 # ``recoeval_tracking.metrics.registry`` maps names to these codes.
-P, TP, R, AP, TAP, NDCG, HIT, RR, ROC_AUC, PR_AUC = range(10)
-N_CODES = 10
-N_TOPK_CODES = 8  # codes below this are "@K" metrics
+P, TP, R, AP, TAP, NDCG, HIT, RR, NDCG_EXP, NDCG_BIN, AUC_TOPK = range(11)
+N_TOPK_CODES = 11  # codes below this are "@K" metrics; the ones below are whole-ranking
+ROC_AUC, PR_AUC, MPR = range(11, 14)
+N_CODES = 14
+N_WHOLE_CODES = N_CODES - N_TOPK_CODES
 
 # Reasons for which all of a user's metrics are NaN. 0 means evaluated.
 OK = 0
@@ -37,10 +45,9 @@ REASONS = ("", "no_test", "min_pos_test", "cold_start", "min_items_pool", "nan_s
 # Tie policies.
 TIE_NOISE = 0
 TIE_INDEX = 1
-
-# NDCG gains.
-GAIN_LINEAR = 0
-GAIN_EXPONENTIAL = 1
+TIE_OPTIMISTIC = 2
+TIE_PESSIMISTIC = 3
+TIE_AVERAGE = 4
 
 _CHUNK = 1024
 _BINARY_SEARCH_MIN_POS = 48
@@ -175,109 +182,26 @@ def _counts_skipping(s, skip, pos_scores, gt, eq):
 
 
 @njit(cache=True)
-def _sort_by_rank(ranks, gains):
-    """Sort ``ranks`` ascending (insertion sort, small arrays) carrying ``gains`` along."""
+def _sort_by_rank(ranks, vals):
+    """Sort ``ranks`` ascending (insertion sort for small arrays) carrying ``vals`` along."""
     n = ranks.shape[0]
     if n > 32:
         order = np.argsort(ranks, kind="mergesort")
         r2 = ranks[order]
-        g2 = gains[order]
+        v2 = vals[order]
         ranks[:] = r2
-        gains[:] = g2
+        vals[:] = v2
         return
     for a in range(1, n):
         r = ranks[a]
-        g = gains[a]
+        v = vals[a]
         b = a - 1
         while b >= 0 and ranks[b] > r:
             ranks[b + 1] = ranks[b]
-            gains[b + 1] = gains[b]
+            vals[b + 1] = vals[b]
             b -= 1
         ranks[b + 1] = r
-        gains[b + 1] = g
-
-
-@njit(cache=True)
-def fill_metrics(ranks, gains, n_pos, n_neg, pool, K, cumulative, slots, out, u):
-    """Fill every requested metric of user ``u`` from the ranks of its positives.
-
-    Parameters
-    ----------
-    ranks : int64 array (n_pos,)
-        1-based rank of each positive in the pool, sorted ascending, paired with ``gains``. Ranks
-        above K may be any value > K.
-    gains : float64 array (n_pos,)
-        NDCG gain of each positive (already transformed for exponential gains).
-    slots : int64 array (N_CODES,)
-        Output row of each metric code, -1 when not requested.
-    out : float64 array (n_requested, n_users, K or 1)
-    """
-    only_pos = n_neg == 0
-    # ideal DCG uses the positive gains only, sorted descending
-    pos_g = gains[gains > 0]
-    pos_g = -np.sort(-pos_g)
-    n_good = pos_g.shape[0]
-    want_ndcg = slots[NDCG] >= 0
-    hits = 0
-    ap_sum = 0.0
-    dcg = 0.0
-    idcg = 0.0
-    first = ranks[0] if n_pos > 0 else K + 1
-    ptr = 0
-    for kc in range(1, K + 1):
-        while ptr < n_pos and ranks[ptr] <= kc:
-            hits += 1
-            ap_sum += hits / ranks[ptr]
-            if want_ndcg:
-                dcg += gains[ptr] / np.log2(ranks[ptr] + 1.0)
-            ptr += 1
-        if want_ndcg and kc <= n_good:
-            idcg += pos_g[kc - 1] / np.log2(kc + 1.0)
-        if not cumulative and kc < K:
-            continue
-        col = kc - 1 if cumulative else 0
-        short = pool <= kc  # the list is the whole pool: order-free metrics are undefined
-        if slots[P] >= 0:
-            out[slots[P], u, col] = np.nan if (only_pos or short) else hits / kc
-        if slots[TP] >= 0:
-            out[slots[TP], u, col] = np.nan if (only_pos or short) else hits / min(kc, n_pos)
-        if slots[R] >= 0:
-            out[slots[R], u, col] = np.nan if (only_pos or short) else hits / n_pos
-        if slots[AP] >= 0:
-            out[slots[AP], u, col] = np.nan if only_pos else ap_sum / n_pos
-        if slots[TAP] >= 0:
-            out[slots[TAP], u, col] = np.nan if only_pos else ap_sum / min(kc, n_pos)
-        if want_ndcg:
-            out[slots[NDCG], u, col] = dcg / idcg if n_good > 0 else np.nan
-        if slots[HIT] >= 0:
-            out[slots[HIT], u, col] = np.nan if (only_pos or short) else (1.0 if hits > 0 else 0.0)
-        if slots[RR] >= 0:
-            out[slots[RR], u, col] = np.nan if only_pos else (1.0 / first if first <= kc else 0.0)
-
-
-@njit(cache=True)
-def fill_whole(ranks, n_pos, n_neg, wslots, whole_out, u):
-    """ROC-AUC and PR-AUC of user ``u`` from the exact sorted ranks of all its positives.
-
-    ROC-AUC counts the (positive, negative) pairs in order: the positive of sorted position ``t``
-    (0-based) has ``ranks[t] - 1 - t`` negatives above it. PR-AUC is AP over the whole ranking.
-    """
-    if n_neg == 0:
-        if wslots[0] >= 0:
-            whole_out[wslots[0], u] = np.nan
-        if wslots[1] >= 0:
-            whole_out[wslots[1], u] = np.nan
-        return
-    if wslots[0] >= 0:
-        good = 0.0
-        for t in range(n_pos):
-            good += n_neg - (ranks[t] - 1 - t)
-        whole_out[wslots[0], u] = good / (n_pos * float(n_neg))
-    if wslots[1] >= 0:
-        acc = 0.0
-        for t in range(n_pos):
-            acc += (t + 1) / ranks[t]
-        whole_out[wslots[1], u] = acc / n_pos
+        vals[b + 1] = v
 
 
 @njit(cache=True, inline="always")
@@ -293,21 +217,434 @@ def _in_sorted(idx, lo, end, item):
     return lo < end and idx[lo] == item
 
 
-@njit(cache=True)
-def _gain(v, gain_mode):
-    if gain_mode == GAIN_EXPONENTIAL:
+@njit(cache=True, inline="always")
+def _gain(v, kind):
+    """NDCG gain of test value ``v``: linear ``v``, exponential ``2^v - 1`` or binary ``1``."""
+    if kind == 1:
         return 2.0 ** v - 1.0
+    if kind == 2:
+        return 1.0
     return v
+
+
+@njit(cache=True)
+def _ideal_gains(vals, kind):
+    """Positive gains sorted descending (the ideal ranking of the user's test items)."""
+    g = np.empty(vals.shape[0], dtype=np.float64)
+    n = 0
+    for i in range(vals.shape[0]):
+        x = _gain(vals[i], kind)
+        if x > 0:
+            g[n] = x
+            n += 1
+    g = g[:n]
+    return -np.sort(-g)
+
+
+_NDCG_CODES = (NDCG, NDCG_EXP, NDCG_BIN)
+
+
+@njit(cache=True)
+def fill_metrics(ranks, vals, n_pos, n_neg, pool, K, cumulative, slots, out, u):
+    """Fill every requested @k metric of user ``u`` from the ranks of its positives.
+
+    Parameters
+    ----------
+    ranks : int64 array (n_pos,)
+        1-based rank of each positive in the pool, sorted ascending, paired with ``vals`` (the
+        test values). Ranks above K may be any value > K.
+    slots : int64 array (N_TOPK_CODES,)
+        Output row of each @k metric code, -1 when not requested.
+    out : float64 array (n_requested, n_users, K or 1)
+    """
+    only_pos = n_neg == 0
+    dcg = np.zeros(3)
+    idcg = np.zeros(3)
+    ideal = (_ideal_gains(vals, 0), _ideal_gains(vals, 1), _ideal_gains(vals, 2))
+    hits = 0
+    ap_sum = 0.0
+    first = ranks[0]
+    ptr = 0
+    for kc in range(1, K + 1):
+        while ptr < n_pos and ranks[ptr] <= kc:
+            hits += 1
+            ap_sum += hits / ranks[ptr]
+            disc = 1.0 / np.log2(ranks[ptr] + 1.0)
+            for g in range(3):
+                dcg[g] += _gain(vals[ptr], g) * disc
+            ptr += 1
+        for g in range(3):
+            if kc <= ideal[g].shape[0]:
+                idcg[g] += ideal[g][kc - 1] / np.log2(kc + 1.0)
+        if not cumulative and kc < K:
+            continue
+        col = kc - 1 if cumulative else 0
+        short = pool <= kc  # the list is the whole pool: order-free metrics are undefined
+        bad = only_pos or short
+        if slots[P] >= 0:
+            out[slots[P], u, col] = np.nan if bad else hits / kc
+        if slots[TP] >= 0:
+            out[slots[TP], u, col] = np.nan if bad else hits / min(kc, n_pos)
+        if slots[R] >= 0:
+            out[slots[R], u, col] = np.nan if bad else hits / n_pos
+        if slots[AP] >= 0:
+            out[slots[AP], u, col] = np.nan if only_pos else ap_sum / n_pos
+        if slots[TAP] >= 0:
+            out[slots[TAP], u, col] = np.nan if only_pos else ap_sum / min(kc, n_pos)
+        for g in range(3):
+            c = _NDCG_CODES[g]
+            if slots[c] >= 0:
+                out[slots[c], u, col] = dcg[g] / idcg[g] if ideal[g].shape[0] > 0 else np.nan
+        if slots[HIT] >= 0:
+            out[slots[HIT], u, col] = np.nan if bad else (1.0 if hits > 0 else 0.0)
+        if slots[RR] >= 0:
+            out[slots[RR], u, col] = np.nan if only_pos else (1.0 / first if first <= kc else 0.0)
+        if slots[AUC_TOPK] >= 0:
+            out[slots[AUC_TOPK], u, col] = np.nan if only_pos else _auc_in_list(ranks, hits,
+                                                                                  min(kc, pool))
+
+
+@njit(cache=True)
+def _auc_in_list(ranks, hits, length):
+    """Hivemall's AUC inside the top-k list: correctly ordered (positive, negative) pairs among
+    the list's items over ``hits * (length - hits)``; 0.5 when that is 0."""
+    pairs = hits * (length - hits)
+    if pairs == 0:
+        return 0.5
+    correct = 0
+    for t in range(hits):
+        # negatives of the list below the positive of sorted position t
+        correct += (length - ranks[t]) - (hits - 1 - t)
+    return correct / pairs
+
+
+@njit(cache=True)
+def fill_whole(ranks, vals, n_pos, n_neg, pool, wslots, whole_out, u):
+    """ROC-AUC, PR-AUC and MPR of user ``u`` from the exact sorted ranks of all its positives.
+
+    ROC-AUC counts the (positive, negative) pairs in order: the positive of sorted position ``t``
+    (0-based) has ``ranks[t] - 1 - t`` negatives above it. PR-AUC is AP over the whole ranking.
+    MPR is the test-value-weighted mean of ``(rank - 1) / (pool - 1)``.
+    """
+    roc = np.nan
+    pr = np.nan
+    mpr = np.nan
+    if n_neg > 0:
+        good = 0.0
+        acc = 0.0
+        for t in range(n_pos):
+            good += n_neg - (ranks[t] - 1 - t)
+            acc += (t + 1) / ranks[t]
+        roc = good / (n_pos * float(n_neg))
+        pr = acc / n_pos
+        wsum = 0.0
+        psum = 0.0
+        for t in range(n_pos):
+            wsum += vals[t]
+            psum += vals[t] * (ranks[t] - 1.0) / (pool - 1.0)
+        mpr = psum / wsum if wsum > 0 else np.nan
+    _put_whole(roc, pr, mpr, wslots, whole_out, u)
+
+
+@njit(cache=True, inline="always")
+def _put_whole(roc, pr, mpr, wslots, whole_out, u):
+    if wslots[0] >= 0:
+        whole_out[wslots[0], u] = roc
+    if wslots[1] >= 0:
+        whole_out[wslots[1], u] = pr
+    if wslots[2] >= 0:
+        whole_out[wslots[2], u] = mpr
+
+
+@njit(cache=True)
+def _order_positives(pos_scores, vals, descending_vals):
+    """Indices of the positives by score descending; equal scores by value (desc or asc)."""
+    n = pos_scores.shape[0]
+    order = np.arange(n)
+    for a in range(1, n):
+        o = order[a]
+        b = a - 1
+        while b >= 0:
+            q = order[b]
+            if pos_scores[q] > pos_scores[o]:
+                break
+            if pos_scores[q] == pos_scores[o]:
+                if descending_vals and vals[q] >= vals[o]:
+                    break
+                if not descending_vals and vals[q] <= vals[o]:
+                    break
+            order[b + 1] = q
+            b -= 1
+        order[b + 1] = o
+    return order
+
+
+@njit(cache=True)
+def fill_average(pos_scores, vals, gt, eq, n_pos, n_neg, pool, K, cumulative, slots, full_ranks,
+                 wslots, out, whole_out, u):
+    """Expected value of every metric over all orderings of tied items (McSherry & Najork 2008).
+
+    Positives sharing a score form a group ``g`` with ``a_g`` pool items strictly above it,
+    ``t_g`` pool items in the tie, ``c_g`` positives among them and ``H_g`` positives above it. A
+    uniformly random ordering of the tie puts each positive at ranks ``a_g + 1 .. a_g + t_g`` with
+    equal probability, and the other ``c_g - 1`` positives of the group before position ``j``
+    ``(c_g - 1)(j - 1)/(t_g - 1)`` times on average; every metric below is linear in those
+    expectations, or (Hit, RR) computed from the hypergeometric law of the first positive.
+    """
+    order = _order_positives(pos_scores, vals, True)
+    # groups
+    ga = np.empty(n_pos, dtype=np.int64)
+    gt_ = np.empty(n_pos, dtype=np.int64)
+    gc = np.empty(n_pos, dtype=np.int64)
+    gH = np.empty(n_pos, dtype=np.int64)
+    gG = np.zeros((n_pos, 3))
+    ng = 0
+    prev = 0.0
+    H = 0
+    for idx in range(n_pos):
+        i = order[idx]
+        if idx == 0 or pos_scores[i] != prev:
+            ga[ng] = gt[i]
+            gt_[ng] = eq[i]
+            gc[ng] = 0
+            gH[ng] = H
+            ng += 1
+            prev = pos_scores[i]
+        g = ng - 1
+        gc[g] += 1
+        H += 1
+        for kind in range(3):
+            gG[g, kind] += _gain(vals[i], kind)
+    only_pos = n_neg == 0
+    ideal = (_ideal_gains(vals, 0), _ideal_gains(vals, 1), _ideal_gains(vals, 2))
+    for kc in range(1, K + 1):
+        if not cumulative and kc < K:
+            continue
+        col = kc - 1 if cumulative else 0
+        hits = 0.0
+        ap = 0.0
+        dcg = np.zeros(3)
+        p_none = 1.0
+        rr = 0.0
+        rr_done = False
+        for g in range(ng):
+            a = ga[g]
+            t = gt_[g]
+            c = gc[g]
+            if a >= kc:
+                break
+            w = min(kc - a, t)
+            hits += c * w / t
+            for j in range(1, w + 1):
+                before = (c - 1) * (j - 1) / (t - 1) if t > 1 else 0.0
+                ap += c / t * (gH[g] + 1.0 + before) / (a + j)
+                disc = 1.0 / np.log2(a + j + 1.0)
+                for kind in range(3):
+                    dcg[kind] += gG[g, kind] / t * disc
+            # P(no positive of this group in its w top positions) = C(t-c, w) / C(t, w)
+            q = 1.0
+            for x in range(w):
+                q *= max(t - c - x, 0) / (t - x)
+            p_none *= q
+            if not rr_done:
+                # first positive of the first group: P(J = j) = C(t-j, c-1) / C(t, c)
+                pj = c / t
+                for j in range(1, t - c + 2):
+                    if a + j > kc:
+                        break
+                    rr += pj / (a + j)
+                    pj *= (t - j - c + 1) / (t - j) if t - j > 0 else 0.0
+                rr_done = True
+        bad = only_pos or pool <= kc
+        if slots[P] >= 0:
+            out[slots[P], u, col] = np.nan if bad else hits / kc
+        if slots[TP] >= 0:
+            out[slots[TP], u, col] = np.nan if bad else hits / min(kc, n_pos)
+        if slots[R] >= 0:
+            out[slots[R], u, col] = np.nan if bad else hits / n_pos
+        if slots[AP] >= 0:
+            out[slots[AP], u, col] = np.nan if only_pos else ap / n_pos
+        if slots[TAP] >= 0:
+            out[slots[TAP], u, col] = np.nan if only_pos else ap / min(kc, n_pos)
+        for kind in range(3):
+            c = _NDCG_CODES[kind]
+            if slots[c] >= 0:
+                if ideal[kind].shape[0] == 0:
+                    out[slots[c], u, col] = np.nan
+                else:
+                    idcg = 0.0
+                    for j in range(min(kc, ideal[kind].shape[0])):
+                        idcg += ideal[kind][j] / np.log2(j + 2.0)
+                    out[slots[c], u, col] = dcg[kind] / idcg
+        if slots[HIT] >= 0:
+            out[slots[HIT], u, col] = np.nan if bad else 1.0 - p_none
+        if slots[RR] >= 0:
+            out[slots[RR], u, col] = np.nan if only_pos else rr
+        if slots[AUC_TOPK] >= 0:
+            out[slots[AUC_TOPK], u, col] = np.nan  # not defined under average ties
+    if full_ranks:
+        roc = np.nan
+        pr = np.nan
+        mpr = np.nan
+        if not only_pos:
+            good = 0.0
+            acc = 0.0
+            wsum = 0.0
+            psum = 0.0
+            for g in range(ng):
+                a = ga[g]
+                t = gt_[g]
+                c = gc[g]
+                neg_above = a - gH[g]
+                neg_tied = t - c
+                good += c * ((n_neg - neg_above - neg_tied) + 0.5 * neg_tied)
+                for j in range(1, t + 1):
+                    before = (c - 1) * (j - 1) / (t - 1) if t > 1 else 0.0
+                    acc += c / t * (gH[g] + 1.0 + before) / (a + j)
+            roc = good / (n_pos * float(n_neg))
+            pr = acc / n_pos
+            # MPR: a member of a tie has expected rank a + (t + 1) / 2
+            gi = 0
+            for idx in range(n_pos):
+                i = order[idx]
+                while gi + 1 < ng and gH[gi + 1] <= idx:
+                    gi += 1
+                exp_rank = ga[gi] + (gt_[gi] + 1.0) / 2.0
+                wsum += vals[i]
+                psum += vals[i] * (exp_rank - 1.0) / (pool - 1.0)
+            mpr = psum / wsum if wsum > 0 else np.nan
+        _put_whole(roc, pr, mpr, wslots, whole_out, u)
+
+
+@njit(cache=True)
+def _policy_ranks(pos_scores, vals, gt, eq, tie_mode, ranks, rvals):
+    """Ranks under the optimistic (tied positives first, higher value first) or pessimistic
+    (tied negatives first, then positives by lower value first) policy."""
+    n_pos = pos_scores.shape[0]
+    order = _order_positives(pos_scores, vals, tie_mode == TIE_OPTIMISTIC)
+    idx = 0
+    while idx < n_pos:
+        end = idx
+        while end + 1 < n_pos and pos_scores[order[end + 1]] == pos_scores[order[idx]]:
+            end += 1
+        c = end - idx + 1
+        for q in range(idx, end + 1):
+            i = order[q]
+            r = gt[i] + 1 + (q - idx)
+            if tie_mode == TIE_PESSIMISTIC:
+                r += eq[i] - c
+            ranks[q] = r
+            rvals[q] = vals[i]
+        idx = end + 1
+
+
+@njit(cache=True)
+def _topk_items(s, seed, u, tie_mode, tr_idx, t0, t1, K, topk_row):
+    """The K best pool items of ``s`` in ranking order (-1 padded when the pool is smaller).
+
+    Ties are ordered by the noise key (noise policy) or the item index (every other policy).
+    Returns the number of pool items tied with the score of an item of the list, counting every
+    member of a tie that includes a listed item.
+    """
+    hs = np.empty(K, dtype=s.dtype)
+    hi = np.empty(K, dtype=np.int64)
+    size = 0
+    mode = TIE_NOISE if tie_mode == TIE_NOISE else TIE_INDEX
+    for j in range(s.shape[0]):
+        x = s[j]
+        if size == K and x < hs[0]:
+            continue
+        if x == -np.inf and _in_sorted(tr_idx, t0, t1, j):
+            continue
+        if size == K:
+            # replace the root when j beats it
+            if x == hs[0] and not _beats(seed, u, mode, j, hi[0]):
+                continue
+            pos = 0
+            hs[0] = x
+            hi[0] = j
+            # sift down (min-heap by "worse first")
+            while True:
+                left = 2 * pos + 1
+                if left >= size:
+                    break
+                child = left
+                right = left + 1
+                if right < size and _worse(hs[right], hi[right], hs[left], hi[left], seed, u,
+                                           mode):
+                    child = right
+                if _worse(hs[child], hi[child], hs[pos], hi[pos], seed, u, mode):
+                    hs[pos], hs[child] = hs[child], hs[pos]
+                    hi[pos], hi[child] = hi[child], hi[pos]
+                    pos = child
+                else:
+                    break
+        else:
+            pos = size
+            hs[pos] = x
+            hi[pos] = j
+            size += 1
+            while pos > 0:
+                parent = (pos - 1) >> 1
+                if _worse(hs[pos], hi[pos], hs[parent], hi[parent], seed, u, mode):
+                    hs[pos], hs[parent] = hs[parent], hs[pos]
+                    hi[pos], hi[parent] = hi[parent], hi[pos]
+                    pos = parent
+                else:
+                    break
+    # extract in best-first order
+    order = np.arange(size)
+    for a in range(1, size):
+        o = order[a]
+        b = a - 1
+        while b >= 0 and _worse(hs[order[b]], hi[order[b]], hs[o], hi[o], seed, u, mode):
+            order[b + 1] = order[b]
+            b -= 1
+        order[b + 1] = o
+    for r in range(K):
+        topk_row[r] = hi[order[r]] if r < size else -1
+    if size == 0:
+        return 0
+    # ties with listed items: scores above the lowest listed score are all in the list
+    low = hs[order[size - 1]]
+    tied = 0
+    r = 0
+    while r < size:
+        e = r
+        while e + 1 < size and hs[order[e + 1]] == hs[order[r]]:
+            e += 1
+        cnt = e - r + 1
+        if hs[order[r]] == low:
+            cnt = 0
+            for j in range(s.shape[0]):
+                cnt += s[j] == low
+            if low == -np.inf:
+                cnt -= t1 - t0
+        if cnt > 1:
+            tied += cnt
+        r = e + 1
+    return tied
+
+
+@njit(cache=True, inline="always")
+def _worse(xa, ia, xb, ib, seed, u, mode):
+    """Whether item ``ia`` (score ``xa``) ranks after item ``ib`` (score ``xb``)."""
+    if xa != xb:
+        return xa < xb
+    return _beats(seed, u, mode, ib, ia)
 
 
 @njit(parallel=True, cache=True)
 def block_metrics(S, rows, tr_ptr, tr_idx, te_ptr, te_idx, te_val, n_items, K, cumulative,
-                  slots, wslots, full_ranks, tie_mode, gain_mode, seed, out, whole_out, reason):
+                  slots, wslots, full_ranks, tie_mode, seed, want_topk, out, whole_out, reason,
+                  topk, n_tied):
     """Evaluate the users ``rows`` whose scores are the rows of ``S`` (modified in place).
 
-    ``out`` receives the @K metrics, ``whole_out`` the whole-ranking ones (ROC-AUC, PR-AUC);
-    ``reason`` receives NAN_SCORE or ALL_EQUAL for users found undefined here.
+    ``out`` receives the @k metrics, ``whole_out`` the whole-ranking ones; ``reason`` receives
+    NAN_SCORE or ALL_EQUAL for users found undefined here; when ``want_topk``, ``topk[u]``
+    receives the user's top-K items and ``n_tied[u]`` the number of pool items tied with them.
     """
+    exact_ties = tie_mode == TIE_NOISE or tie_mode == TIE_INDEX
     stop_at = 0 if full_ranks else K
     for b in prange(rows.shape[0]):
         u = rows[b]
@@ -320,9 +657,11 @@ def block_metrics(S, rows, tr_ptr, tr_idx, te_ptr, te_idx, te_val, n_items, K, c
         p0 = te_ptr[u]
         n_pos = te_ptr[u + 1] - p0
         pos_scores = np.empty(n_pos, dtype=S.dtype)
+        vals = np.empty(n_pos, dtype=np.float64)
         any_neg_inf = False
         for i in range(n_pos):
             pos_scores[i] = s[te_idx[p0 + i]]
+            vals[i] = te_val[p0 + i]
             if pos_scores[i] == -np.inf:
                 any_neg_inf = True
         # a NaN anywhere in the pool makes the user undefined; train items do not count
@@ -346,30 +685,40 @@ def block_metrics(S, rows, tr_ptr, tr_idx, te_ptr, te_idx, te_val, n_items, K, c
         if gt[0] == 0 and eq[0] == pool:
             reason[u] = ALL_EQUAL
             continue
+        if want_topk:
+            n_tied[u] = _topk_items(s, seed, u, tie_mode, tr_idx, t0, t1, K, topk[u])
+        if tie_mode == TIE_AVERAGE:
+            fill_average(pos_scores, vals, gt, eq, n_pos, pool - n_pos, pool, K, cumulative,
+                         slots, full_ranks, wslots, out, whole_out, u)
+            continue
         ranks = np.empty(n_pos, dtype=np.int64)
-        gains = np.empty(n_pos, dtype=np.float64)
-        for i in range(n_pos):
-            item = te_idx[p0 + i]
-            r = gt[i] + 1
-            if eq[i] > 1 and (full_ranks or gt[i] < K):
-                p = pos_scores[i]
-                for j in range(n_items):
-                    if s[j] == p and j != item and _beats(seed, u, tie_mode, j, item):
-                        # a masked train item only ties with a -inf positive: skip it
-                        if p == -np.inf and _in_sorted(tr_idx, t0, t1, j):
-                            continue
-                        r += 1
-            ranks[i] = r
-            gains[i] = _gain(te_val[p0 + i], gain_mode)
-        _sort_by_rank(ranks, gains)
-        fill_metrics(ranks, gains, n_pos, pool - n_pos, pool, K, cumulative, slots, out, u)
+        rvals = np.empty(n_pos, dtype=np.float64)
+        if exact_ties:
+            for i in range(n_pos):
+                item = te_idx[p0 + i]
+                r = gt[i] + 1
+                if eq[i] > 1 and (full_ranks or gt[i] < K):
+                    p = pos_scores[i]
+                    for j in range(n_items):
+                        if s[j] == p and j != item and _beats(seed, u, tie_mode, j, item):
+                            # a masked train item only ties with a -inf positive: skip it
+                            if p == -np.inf and _in_sorted(tr_idx, t0, t1, j):
+                                continue
+                            r += 1
+                ranks[i] = r
+                rvals[i] = vals[i]
+            _sort_by_rank(ranks, rvals)
+        else:
+            _policy_ranks(pos_scores, vals, gt, eq, tie_mode, ranks, rvals)
+            _sort_by_rank(ranks, rvals)
+        fill_metrics(ranks, rvals, n_pos, pool - n_pos, pool, K, cumulative, slots, out, u)
         if full_ranks:
-            fill_whole(ranks, n_pos, pool - n_pos, wslots, whole_out, u)
+            fill_whole(ranks, rvals, n_pos, pool - n_pos, pool, wslots, whole_out, u)
 
 
 @njit(parallel=True, cache=True)
 def ranked_list_metrics(lists, rows, tr_ptr, tr_idx, te_ptr, te_idx, te_val, n_items, K,
-                        cumulative, slots, gain_mode, out):
+                        cumulative, slots, out):
     """Top-K metrics from ranked lists: ``lists[u]`` holds item indices, best first, -1 padded.
 
     Items of the user's train row are dropped from the list (the pool excludes them) and the
@@ -384,15 +733,11 @@ def ranked_list_metrics(lists, rows, tr_ptr, tr_idx, te_ptr, te_idx, te_val, n_i
         p0 = te_ptr[u]
         n_pos = te_ptr[u + 1] - p0
         ranks = np.full(n_pos, K + 1, dtype=np.int64)
-        gains = np.empty(n_pos, dtype=np.float64)
-        for i in range(n_pos):
-            gains[i] = _gain(te_val[p0 + i], gain_mode)
+        vals = te_val[p0:p0 + n_pos].copy()
         pos_rank = 0
         for r in range(L):
             item = lists[u, r]
-            if item < 0:
-                continue
-            if _in_sorted(tr_idx, t0, t1, item):
+            if item < 0 or _in_sorted(tr_idx, t0, t1, item):
                 continue
             pos_rank += 1
             if pos_rank > K:
@@ -407,5 +752,5 @@ def ranked_list_metrics(lists, rows, tr_ptr, tr_idx, te_ptr, te_idx, te_val, n_i
                     hi = mid
             if lo < p0 + n_pos and te_idx[lo] == item and ranks[lo - p0] > K:
                 ranks[lo - p0] = pos_rank
-        _sort_by_rank(ranks, gains)
-        fill_metrics(ranks, gains, n_pos, pool - n_pos, pool, K, cumulative, slots, out, u)
+        _sort_by_rank(ranks, vals)
+        fill_metrics(ranks, vals, n_pos, pool - n_pos, pool, K, cumulative, slots, out, u)

@@ -13,7 +13,6 @@ import pandas as pd
 
 from .._validation import InputError
 from .evaluate import compute
-from .registry import METRICS
 
 __all__ = ["calc_reco_metrics"]
 
@@ -107,7 +106,7 @@ rr, roc_auc, pr_auc, all_metrics : bool
         "trunc_average_precision": trunc_average_precision, "ndcg": ndcg, "hit": hit, "rr": rr,
         "roc_auc": roc_auc, "pr_auc": pr_auc,
     }
-    names = list(METRICS) if all_metrics else [_FLAGS[f] for f, on in flags.items() if on]
+    names = list(_FLAGS.values()) if all_metrics else [_FLAGS[f] for f, on in flags.items() if on]
     if not names:
         raise InputError(f"{func} was asked for no metric: pass at least one of "
                          f"{', '.join(_FLAGS)} as True, or all_metrics=True.")

@@ -30,8 +30,13 @@ from .results import Results
 __all__ = ["evaluate", "TIE_POLICIES", "NAN_RULES"]
 
 #: Tie policies available to every rank-based metric.
-TIE_POLICIES = {"noise": kn.TIE_NOISE, "index": kn.TIE_INDEX}
-GAINS = {"linear": kn.GAIN_LINEAR, "exponential": kn.GAIN_EXPONENTIAL}
+TIE_POLICIES = {
+    "noise": kn.TIE_NOISE,
+    "index": kn.TIE_INDEX,
+    "optimistic": kn.TIE_OPTIMISTIC,
+    "pessimistic": kn.TIE_PESSIMISTIC,
+    "average": kn.TIE_AVERAGE,
+}
 
 #: The NaN rules, in the order they are checked; recorded with every result.
 NAN_RULES = {
@@ -205,12 +210,6 @@ def _tie_mode(ties: str, func: str) -> int:
     return TIE_POLICIES[ties]
 
 
-def _gain_mode(gain: str, func: str) -> int:
-    if gain not in GAINS:
-        raise param_error("ndcg_gain", func, f"one of {list(GAINS)}", gain)
-    return GAINS[gain]
-
-
 def _reasons(prep: _Prepared, min_pos_test: int, min_items_pool: int, consider_cold_start: bool
              ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     n_test = np.diff(prep.test.indptr).astype(np.int64)
@@ -231,7 +230,7 @@ def _reasons(prep: _Prepared, min_pos_test: int, min_items_pool: int, consider_c
 
 
 def definitions_record(specs: Sequence[MetricSpec], *, k: int, cumulative: bool, ties: str,
-                       ndcg_gain: str, seed: int, min_pos_test: int, min_items_pool: int,
+                       seed: int, min_pos_test: int, min_items_pool: int,
                        consider_cold_start: bool, source: dict[str, Any]) -> dict[str, Any]:
     """Everything that defines the numbers of a result (JSON-able)."""
     return {
@@ -240,7 +239,6 @@ def definitions_record(specs: Sequence[MetricSpec], *, k: int, cumulative: bool,
         "cumulative": cumulative,
         "ties": ties,
         "ties_seed": seed if ties == "noise" else None,
-        "ndcg_gain": ndcg_gain,
         "min_pos_test": min_pos_test,
         "min_items_pool": min_items_pool,
         "consider_cold_start": consider_cold_start,
@@ -267,6 +265,8 @@ class RawResult:
     whole_specs: list[MetricSpec]
     out: np.ndarray           # (n_topk, m, K or 1)
     whole: np.ndarray         # (n_whole, m)
+    topk: np.ndarray          # (m, K) top-K items when asked, else (0, K)
+    n_tied: np.ndarray        # (m,) pool items tied with a listed item when asked, else (0,)
     reason: np.ndarray        # (m,) int8
     n_train: np.ndarray
     n_test: np.ndarray
@@ -278,9 +278,9 @@ class RawResult:
 def compute(train: Any, test: Any, *, A: Any = None, B: Any = None, item_biases: Any = None,
             scores: Any = None, scorer: Any = None, ranked: Any = None,
             metrics: Any = ("p", "ap", "ndcg"), k: int = 10, cumulative: bool = False,
-            ties: str = "noise", ndcg_gain: str = "linear", seed: int = 1, min_pos_test: int = 1,
+            ties: str = "noise", seed: int = 1, min_pos_test: int = 1,
             min_items_pool: int = 2, consider_cold_start: bool = True, user_ids: Any = None,
-            nthreads: int = -1, block_rows: int | None = None,
+            nthreads: int = -1, block_rows: int | None = None, return_topk: bool = False,
             progress: Callable[[int], None] | None = None, func: str = "evaluate") -> RawResult:
     """Validate, then run the engine. Shared by :func:`evaluate` and ``calc_reco_metrics``."""
     t0 = time.perf_counter()
@@ -293,8 +293,11 @@ def compute(train: Any, test: Any, *, A: Any = None, B: Any = None, item_biases:
     min_items_pool = check_int(min_items_pool, "min_items_pool", func, minimum=1)
     seed = check_int(seed, "seed", func, minimum=0)
     tie_mode = _tie_mode(ties, func)
-    gain_mode = _gain_mode(ndcg_gain, func)
     specs = resolve_metrics(metrics, func)
+    if ties == "average" and any(s.name == "auc_topk" for s in specs):
+        raise param_error("ties", func, "'noise', 'index', 'optimistic' or 'pessimistic' when "
+                          "'auc_topk' is asked (its expectation over tie orderings is not "
+                          "implemented)", ties)
     source = _score_source(prep, A, B, item_biases, scores, scorer, ranked, func)
     topk_only = isinstance(source, RankedLists)
     if topk_only:
@@ -309,12 +312,12 @@ def compute(train: Any, test: Any, *, A: Any = None, B: Any = None, item_biases:
             raise param_error("k", func, f"at most the length of the ranked lists ({source.k})", k)
     topk_specs = [s for s in specs if s.at_k]
     whole_specs = [s for s in specs if not s.at_k]
-    slots = np.full(kn.N_CODES, -1, dtype=np.int64)
+    slots = np.full(kn.N_TOPK_CODES, -1, dtype=np.int64)
     for row, s in enumerate(topk_specs):
         slots[s.code] = row
-    wslots = np.full(2, -1, dtype=np.int64)
+    wslots = np.full(kn.N_WHOLE_CODES, -1, dtype=np.int64)
     for row, s in enumerate(whole_specs):
-        wslots[s.code - kn.ROC_AUC] = row
+        wslots[s.code - kn.N_TOPK_CODES] = row
     reason, n_train, n_test = _reasons(prep, min_pos_test, min_items_pool, consider_cold_start)
     tr = prep.train if prep.train is not None else sp.csr_array((m, n), dtype=np.float64)
     inp = EngineInput(
@@ -324,30 +327,32 @@ def compute(train: Any, test: Any, *, A: Any = None, B: Any = None, item_biases:
         te_idx=np.ascontiguousarray(prep.test.indices, dtype=np.int64),
         te_val=np.ascontiguousarray(prep.test.data, dtype=np.float64),
         n_items=n, K=k, cumulative=bool(cumulative), slots=slots, wslots=wslots,
-        tie_mode=tie_mode, gain_mode=gain_mode, seed=seed,
+        tie_mode=tie_mode, seed=seed, want_topk=bool(return_topk) and not topk_only,
     )
     rows = np.flatnonzero(reason == kn.OK).astype(np.int64)
     with thread_limits(nthreads):
         if topk_only:
             out = run_ranked(inp, source.items, rows)
             whole = np.full((0, m), np.nan)
+            topk = np.zeros((0, k), dtype=np.int64)
+            n_tied = np.zeros(0, dtype=np.int64)
         else:
             if getattr(source, "n_users", None) not in (None, m):
                 raise InputError(f"The score source passed to {func} scores {source.n_users} "
                                  f"users, but the test matrix has {m} users (rows).")
-            out, whole = run_scores(inp, source.block, source.dtype, rows, reason,
-                                    block_rows=block_rows, progress=progress)
-    return RawResult(specs, topk_specs, whole_specs, out, whole, reason, n_train, n_test, prep,
-                     topk_only, time.perf_counter() - t0)
+            out, whole, topk, n_tied = run_scores(inp, source.block, source.dtype, rows, reason,
+                                                  block_rows=block_rows, progress=progress)
+    return RawResult(specs, topk_specs, whole_specs, out, whole, topk, n_tied, reason, n_train,
+                     n_test, prep, topk_only, time.perf_counter() - t0)
 
 
 def evaluate(train: Any, test: Any, *, A: Any = None, B: Any = None, item_biases: Any = None,
              scores: Any = None, scorer: Any = None, ranked: Any = None,
              metrics: str | Sequence[str] = ("p", "ap", "ndcg"), k: int = 10,
-             cumulative: bool = False, ties: str = "noise", ndcg_gain: str = "linear",
-             seed: int = 1, min_pos_test: int = 1, min_items_pool: int = 2,
-             consider_cold_start: bool = True, user_ids: Any = None, nthreads: int = -1,
-             block_rows: int | None = None, progress: Callable[[int], None] | None = None
+             cumulative: bool = False, ties: str = "noise", seed: int = 1,
+             min_pos_test: int = 1, min_items_pool: int = 2, consider_cold_start: bool = True,
+             user_ids: Any = None, nthreads: int = -1, block_rows: int | None = None,
+             return_topk: bool = False, progress: Callable[[int], None] | None = None
              ) -> Results:
     r"""Evaluate a model's full-catalog ranking of every user's items not in train.
 
@@ -373,11 +378,11 @@ def evaluate(train: Any, test: Any, *, A: Any = None, B: Any = None, item_biases
         The cutoff K (1 <= k <= number of items).
     cumulative : bool
         Also compute every metric at 1..K (``Results.curves_per_user``).
-    ties : {"noise", "index"}
+    ties : {"noise", "index", "optimistic", "pessimistic", "average"}
         How tied scores are ordered: a seeded random key per (user, item) that does not depend on
-        the thread count, or the item index (lower first, as trec_eval).
-    ndcg_gain : {"linear", "exponential"}
-        NDCG gain of a test value ``v``: ``v`` or ``2**v - 1``.
+        the thread count; the item index (lower first); tied positives before (optimistic) or
+        after (pessimistic) tied negatives; or the exact expected value over every ordering of
+        the tied items (average, McSherry & Najork 2008).
     seed : int
         Seed of the tie-breaking noise.
     min_pos_test, min_items_pool, consider_cold_start
@@ -389,6 +394,9 @@ def evaluate(train: Any, test: Any, *, A: Any = None, B: Any = None, item_biases
         Threads for both numba and BLAS; -1 uses every core.
     block_rows : int, optional
         Users scored at a time (bounds memory); chosen from the catalogue size by default.
+    return_topk : bool
+        Also extract every user's top-K items (``Results.topk``) and count the pool items tied
+        with them (per-user column ``n_tied_topk``).
 
     Returns
     -------
@@ -402,15 +410,17 @@ def evaluate(train: Any, test: Any, *, A: Any = None, B: Any = None, item_biases
     """
     raw = compute(train, test, A=A, B=B, item_biases=item_biases, scores=scores, scorer=scorer,
                   ranked=ranked, metrics=metrics, k=k, cumulative=cumulative, ties=ties,
-                  ndcg_gain=ndcg_gain, seed=seed, min_pos_test=min_pos_test,
-                  min_items_pool=min_items_pool, consider_cold_start=consider_cold_start,
-                  user_ids=user_ids, nthreads=nthreads, block_rows=block_rows, progress=progress)
+                  seed=seed, min_pos_test=min_pos_test, min_items_pool=min_items_pool,
+                  consider_cold_start=consider_cold_start, user_ids=user_ids, nthreads=nthreads,
+                  block_rows=block_rows, return_topk=return_topk, progress=progress)
     columns: dict[str, Any] = {
         "user_id": raw.prep.user_ids,
         "n_train": raw.n_train,
         "n_test": raw.n_test,
         "nan_reason": np.asarray(kn.REASONS, dtype=object)[raw.reason],
     }
+    if raw.n_tied.shape[0]:
+        columns["n_tied_topk"] = raw.n_tied
     curves: dict[str, np.ndarray] = {}
     for row, s in enumerate(raw.topk_specs):
         columns[column_name(s, k)] = raw.out[row, :, -1]
@@ -422,10 +432,11 @@ def evaluate(train: Any, test: Any, *, A: Any = None, B: Any = None, item_biases
     per_user["nan_reason"] = per_user["nan_reason"].astype(str)
     source = {"kind": "ranked_lists"} if raw.topk_only else {}
     defs = definitions_record(raw.specs, k=k, cumulative=bool(cumulative), ties=ties,
-                              ndcg_gain=ndcg_gain, seed=seed, min_pos_test=min_pos_test,
+                              seed=seed, min_pos_test=min_pos_test,
                               min_items_pool=min_items_pool,
                               consider_cold_start=consider_cold_start, source=source)
     return Results(per_user=per_user, k=k, curves_per_user=curves, definitions=defs,
                    fingerprint=fingerprint(defs), topk_only=raw.topk_only,
-                   timings={"eval": raw.seconds})
+                   timings={"eval": raw.seconds},
+                   topk=raw.topk if raw.topk.shape[0] else None)
 

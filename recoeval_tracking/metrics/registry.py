@@ -44,6 +44,10 @@ class MetricSpec:
         NaN when the pool has ``k`` items or fewer (the list is the whole pool).
     formula : str
         The definition, in plain math.
+    family : str
+        The metric this is a variant of (``ndcg_exp`` is a variant of ``ndcg``).
+    variant : dict
+        The parameters that make this variant (``{"gain": "exponential"}``).
     """
 
     name: str
@@ -52,6 +56,8 @@ class MetricSpec:
     at_k: bool
     order_free: bool
     formula: str
+    family: str = ""
+    variant: tuple[tuple[str, str], ...] = ()
 
 
 _SPECS = [
@@ -66,17 +72,34 @@ _SPECS = [
     MetricSpec("tap", kn.TAP, "TAP", True, False,
                "TAP@k = (1/min(k, |T|)) * sum_{i : r_i <= k} i / r_i"),
     MetricSpec("ndcg", kn.NDCG, "NDCG", True, False,
-               "NDCG@k = sum_{i : r_i <= k} g_i / log2(r_i + 1) / IDCG@k, g_i = test value "
-               "(linear) or 2^value - 1 (exponential); IDCG@k = sum_{j <= min(k, #g>0)} "
-               "g_(j) / log2(j + 1) over the positive gains sorted descending; NaN if no g > 0"),
+               "NDCG@k = DCG@k / IDCG@k, DCG@k = sum_{i : r_i <= k} g_i / log2(r_i + 1) with the "
+               "linear gain g_i = test value v_i; IDCG@k = sum_{j <= min(k, #g>0)} g_(j) / "
+               "log2(j + 1) over the positive gains sorted descending; NaN if no g > 0",
+               "ndcg", (("gain", "linear"),)),
+    MetricSpec("ndcg_exp", kn.NDCG_EXP, "NDCG_EXP", True, False,
+               "as ndcg with the exponential gain g_i = 2^v_i - 1 (Burges et al. 2005; Hivemall "
+               "graded NDCG, RecBole with graded relevance)",
+               "ndcg", (("gain", "exponential"),)),
+    MetricSpec("ndcg_bin", kn.NDCG_BIN, "NDCG_BIN", True, False,
+               "as ndcg with the binary gain g_i = 1 for every test item (RecBole, implicit, "
+               "ranx on binary qrels)",
+               "ndcg", (("gain", "binary"),)),
     MetricSpec("hit", kn.HIT, "Hit", True, True,
                "Hit@k = 1 if hits(k) > 0 else 0"),
     MetricSpec("rr", kn.RR, "RR", True, False,
                "RR@k = 1 / r_1 if r_1 <= k else 0"),
+    MetricSpec("auc_topk", kn.AUC_TOPK, "AUC_TOPK", True, False,
+               "AUC inside the top-k list (Hivemall): with h = hits(k) and L = min(k, |pool|), "
+               "#{(i, j) : i in T, j not in T, both in the list, i above j} / (h * (L - h)); "
+               "0.5 when h * (L - h) = 0", "auc", (("scope", "top_k_list"),)),
     MetricSpec("roc_auc", kn.ROC_AUC, "ROC_AUC", False, False,
-               "ROC-AUC = #{(i, j) : i in T, j in pool \\ T, i ranked above j} / (|T| * |pool \\ T|)"),
+               "ROC-AUC = #{(i, j) : i in T, j in pool \\ T, i ranked above j} / (|T| * |pool \\ T|)",
+               "auc", (("scope", "catalog"),)),
     MetricSpec("pr_auc", kn.PR_AUC, "PR_AUC", False, False,
                "PR-AUC = (1/|T|) * sum_i i / r_i  (AP@|pool|, rectangular rule)"),
+    MetricSpec("mpr", kn.MPR, "MPR", False, False,
+               "MPR = sum_i v_i * (r_i - 1) / (|pool| - 1) / sum_i v_i: the test-value-weighted mean "
+               "percentile rank, 0 = best (Hu, Koren & Volinsky 2008, eq. 8); NaN if sum_i v_i <= 0"),
 ]
 
 #: All registered metrics by name, in the canonical output order.

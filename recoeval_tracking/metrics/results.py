@@ -16,7 +16,7 @@ import pandas as pd
 __all__ = ["Results", "mean_ci95"]
 
 #: Columns of the per-user table that are not metrics.
-ID_COLUMNS = ("user_id", "n_train", "n_test", "nan_reason")
+ID_COLUMNS = ("user_id", "n_train", "n_test", "nan_reason", "n_tied_topk")
 
 
 def mean_ci95(values: np.ndarray) -> tuple[float, float, float, int]:
@@ -63,6 +63,8 @@ class Results:
         True when the input was ranked top-K lists: only top-K metrics are available.
     timings : dict of str to float
         Seconds spent per stage.
+    topk : ndarray or None
+        Each user's top-K item indices, best first (-1 where undefined), when extracted.
     """
 
     per_user: pd.DataFrame
@@ -72,6 +74,7 @@ class Results:
     fingerprint: str = ""
     topk_only: bool = False
     timings: dict[str, float] = field(default_factory=dict)
+    topk: np.ndarray | None = None
 
     @property
     def metric_columns(self) -> list[str]:
