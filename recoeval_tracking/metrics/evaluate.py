@@ -24,7 +24,9 @@ from ..scores import (
     RankedLists,
     ScoreSource,
 )
-from .registry import MetricSpec, column_name, curve_name, resolve_metrics
+from . import beyond
+from .registry import METRICS, MetricSpec, column_name, curve_name, resolve_metrics
+from .profiles import get_profile
 from .results import Results
 
 __all__ = ["evaluate", "TIE_POLICIES", "NAN_RULES"]
@@ -273,6 +275,7 @@ class RawResult:
     prep: _Prepared
     topk_only: bool
     seconds: float
+    source: Any = None
 
 
 def compute(train: Any, test: Any, *, A: Any = None, B: Any = None, item_biases: Any = None,
@@ -295,23 +298,30 @@ def compute(train: Any, test: Any, *, A: Any = None, B: Any = None, item_biases:
     tie_mode = _tie_mode(ties, func)
     specs = resolve_metrics(metrics, func)
     if ties == "average" and any(s.name == "auc_topk" for s in specs):
-        raise param_error("ties", func, "'noise', 'index', 'optimistic' or 'pessimistic' when "
-                          "'auc_topk' is asked (its expectation over tie orderings is not "
-                          "implemented)", ties)
+        named = [str(x).lower() for x in ([metrics] if isinstance(metrics, str) else metrics)]
+        if "auc_topk" in named:
+            raise param_error("ties", func, "'noise', 'index', 'optimistic' or 'pessimistic' "
+                              "when 'auc_topk' is asked (its expectation over tie orderings is "
+                              "not implemented)", ties)
+        specs = [s for s in specs if s.name != "auc_topk"]  # "all": leave it out, as recorded
     source = _score_source(prep, A, B, item_biases, scores, scorer, ranked, func)
     topk_only = isinstance(source, RankedLists)
     if topk_only:
-        asked = [s.name for s in specs if not s.at_k]
+        asked = [s.name for s in specs if not s.at_k and s.stage == "kernel"]
         explicit = metrics if not isinstance(metrics, str) else [metrics]
         if asked and "all" not in [str(x).lower() for x in explicit]:
             raise param_error("metrics", func, "top-K metrics only when the input is ranked "
                               "top-K lists (whole-ranking metrics need a score for every item)",
                               f"{asked}", got_is_text=True)
-        specs = [s for s in specs if s.at_k]
+        specs = [s for s in specs if s.at_k or s.stage != "kernel"]
+        specs = [s for s in specs if all(METRICS[n].at_k for n in s.needs)]
         if source.k < k:
             raise param_error("k", func, f"at most the length of the ranked lists ({source.k})", k)
-    topk_specs = [s for s in specs if s.at_k]
-    whole_specs = [s for s in specs if not s.at_k]
+    kernel_specs = [s for s in specs if s.stage == "kernel"]
+    topk_specs = [s for s in kernel_specs if s.at_k]
+    whole_specs = [s for s in kernel_specs if not s.at_k]
+    if any(s.stage == "list" or (s.stage == "aggregate" and not s.needs) for s in specs):
+        return_topk = True
     slots = np.full(kn.N_TOPK_CODES, -1, dtype=np.int64)
     for row, s in enumerate(topk_specs):
         slots[s.code] = row
@@ -334,7 +344,11 @@ def compute(train: Any, test: Any, *, A: Any = None, B: Any = None, item_biases:
         if topk_only:
             out = run_ranked(inp, source.items, rows)
             whole = np.full((0, m), np.nan)
-            topk = np.zeros((0, k), dtype=np.int64)
+            topk = np.full((m, k), -1, dtype=np.int64)
+            if return_topk:
+                topk[rows] = _lists_without_train(source.items, tr, k)[rows]
+            else:
+                topk = topk[:0]
             n_tied = np.zeros(0, dtype=np.int64)
         else:
             if getattr(source, "n_users", None) not in (None, m):
@@ -343,7 +357,22 @@ def compute(train: Any, test: Any, *, A: Any = None, B: Any = None, item_biases:
             out, whole, topk, n_tied = run_scores(inp, source.block, source.dtype, rows, reason,
                                                   block_rows=block_rows, progress=progress)
     return RawResult(specs, topk_specs, whole_specs, out, whole, topk, n_tied, reason, n_train,
-                     n_test, prep, topk_only, time.perf_counter() - t0)
+                     n_test, prep, topk_only, time.perf_counter() - t0, source)
+
+
+def _lists_without_train(lists: np.ndarray, train: sp.csr_array, k: int) -> np.ndarray:
+    """The first k items of each ranked list that are not in the user's train row."""
+    m, L = lists.shape
+    rows = np.repeat(np.arange(m), L)
+    flat = lists.ravel()
+    keep = flat >= 0
+    keep[keep] = ~beyond._contains(train, rows[keep], flat[keep])
+    out = np.full((m, k), -1, dtype=np.int64)
+    rank = np.cumsum(keep.reshape(m, L), axis=1) - 1
+    sel = keep.reshape(m, L) & (rank < k)
+    r, c = np.nonzero(sel)
+    out[r, rank[r, c]] = lists[r, c]
+    return out
 
 
 def evaluate(train: Any, test: Any, *, A: Any = None, B: Any = None, item_biases: Any = None,
@@ -352,8 +381,9 @@ def evaluate(train: Any, test: Any, *, A: Any = None, B: Any = None, item_biases
              cumulative: bool = False, ties: str = "noise", seed: int = 1,
              min_pos_test: int = 1, min_items_pool: int = 2, consider_cold_start: bool = True,
              user_ids: Any = None, nthreads: int = -1, block_rows: int | None = None,
-             return_topk: bool = False, progress: Callable[[int], None] | None = None
-             ) -> Results:
+             return_topk: bool = False, item_features: Any = None,
+             serendipity_top_n: int = 100, profile: str | None = None,
+             progress: Callable[[int], None] | None = None) -> Results:
     r"""Evaluate a model's full-catalog ranking of every user's items not in train.
 
     Parameters
@@ -396,7 +426,15 @@ def evaluate(train: Any, test: Any, *, A: Any = None, B: Any = None, item_biases
         Users scored at a time (bounds memory); chosen from the catalogue size by default.
     return_topk : bool
         Also extract every user's top-K items (``Results.topk``) and count the pool items tied
-        with them (per-user column ``n_tied_topk``).
+        with them (per-user column ``n_tied_topk``). Implied by beyond-accuracy metrics.
+    item_features : array-like (n_items x d), optional
+        Item vectors for ``ils``/``diversity``; the item factors ``B`` are used when not given.
+    serendipity_top_n : int
+        Items among the N most popular in train count as expected for ``serendipity``.
+    profile : str, optional
+        A library profile (:data:`~recoeval_tracking.metrics.profiles.PROFILES`): selects the
+        metrics and tie policy that reproduce that library's numbers, unless ``metrics`` or
+        ``ties`` are also given explicitly.
 
     Returns
     -------
@@ -408,6 +446,12 @@ def evaluate(train: Any, test: Any, *, A: Any = None, B: Any = None, item_biases
     :mod:`recoeval_tracking.metrics.registry` for every formula and the "differences from
     recometrics" section of the README.
     """
+    if profile is not None:
+        prof = get_profile(profile)
+        if metrics == ("p", "ap", "ndcg"):
+            metrics = prof["metrics"]
+        if ties == "noise":
+            ties = prof["ties"]
     raw = compute(train, test, A=A, B=B, item_biases=item_biases, scores=scores, scorer=scorer,
                   ranked=ranked, metrics=metrics, k=k, cumulative=cumulative, ties=ties,
                   seed=seed, min_pos_test=min_pos_test, min_items_pool=min_items_pool,
@@ -428,15 +472,74 @@ def evaluate(train: Any, test: Any, *, A: Any = None, B: Any = None, item_biases
             curves[curve_name(s)] = raw.out[row]
     for row, s in enumerate(raw.whole_specs):
         columns[column_name(s, k)] = raw.whole[row]
+    aggregates, skipped = _beyond_accuracy(raw, k, columns, curves if cumulative else None,
+                                           item_features, serendipity_top_n)
     per_user = pd.DataFrame(columns)
     per_user["nan_reason"] = per_user["nan_reason"].astype(str)
     source = {"kind": "ranked_lists"} if raw.topk_only else {}
-    defs = definitions_record(raw.specs, k=k, cumulative=bool(cumulative), ties=ties,
+    specs = [s for s in raw.specs if s.name not in skipped]
+    defs = definitions_record(specs, k=k, cumulative=bool(cumulative), ties=ties,
                               seed=seed, min_pos_test=min_pos_test,
                               min_items_pool=min_items_pool,
                               consider_cold_start=consider_cold_start, source=source)
+    if any(s.name == "serendipity" for s in specs):
+        defs["serendipity_top_n"] = serendipity_top_n
+    if profile is not None:
+        defs["profile"] = profile
     return Results(per_user=per_user, k=k, curves_per_user=curves, definitions=defs,
                    fingerprint=fingerprint(defs), topk_only=raw.topk_only,
                    timings={"eval": raw.seconds},
-                   topk=raw.topk if raw.topk.shape[0] else None)
+                   topk=raw.topk if raw.topk.shape[0] else None, aggregates=aggregates)
 
+
+def _beyond_accuracy(raw: RawResult, k: int, columns: dict[str, Any],
+                     curves: dict[str, np.ndarray] | None, item_features: Any,
+                     serendipity_top_n: int) -> tuple[dict[str, float], set[str]]:
+    """Fill the list-based per-user columns (and their @1..K curves when ``curves`` is given)
+    and return the aggregates, and the names skipped for want of item vectors."""
+    names = [s for s in raw.specs if s.stage != "kernel"]
+    aggregates: dict[str, float] = {}
+    skipped: set[str] = set()
+    if not names:
+        return aggregates, skipped
+    m, n = raw.prep.test.shape
+    train = raw.prep.train if raw.prep.train is not None else sp.csr_array((m, n))
+    topk = raw.topk
+    vectors = None
+    if item_features is not None:
+        vectors = item_features.toarray() if sp.issparse(item_features) else \
+            np.asarray(item_features, dtype=np.float64)
+        if vectors.ndim != 2 or vectors.shape[0] != n:
+            raise param_error("item_features", "evaluate",
+                              f"an array with one row per item ({n} rows)", item_features)
+    elif isinstance(raw.source, FactorScores):
+        B = raw.source.B
+        vectors = B[:, :-1] if raw.source._ones else B
+    per_user_fns = {
+        "novelty": lambda t: beyond.novelty(t, train),
+        "ils": lambda t: beyond.intra_list_similarity(t, vectors),
+        "diversity": lambda t: 1.0 - beyond.intra_list_similarity(t, vectors),
+        "serendipity": lambda t: beyond.serendipity(t, raw.prep.test, train, serendipity_top_n),
+    }
+    ok = raw.reason == kn.OK
+    for s in names:
+        col = column_name(s, k)
+        if s.name in ("ils", "diversity") and vectors is None:
+            skipped.add(s.name)
+            continue
+        if s.name in per_user_fns:
+            fn = per_user_fns[s.name]
+            columns[col] = fn(topk)
+            if curves is not None:
+                curves[curve_name(s)] = np.stack([fn(topk[:, :j]) for j in range(1, k + 1)],
+                                                 axis=1)
+        elif s.name == "gauc":
+            aggregates[col] = beyond.gauc(columns["roc_auc"], raw.n_test)
+        elif s.name == "p_pooled":
+            aggregates[col] = beyond.pooled_precision(columns[f"tp_at_{k}"], raw.n_test, k)
+        else:
+            fn = {"coverage": beyond.coverage, "aggregated_diversity": beyond.aggregated_diversity,
+                  "entropy": beyond.shannon_entropy, "gini": beyond.gini_index,
+                  "personalisation": beyond.personalisation}[s.name]
+            aggregates[col] = fn(topk[ok], n)
+    return aggregates, skipped

@@ -46,8 +46,14 @@ class MetricSpec:
         The definition, in plain math.
     family : str
         The metric this is a variant of (``ndcg_exp`` is a variant of ``ndcg``).
-    variant : dict
-        The parameters that make this variant (``{"gain": "exponential"}``).
+    variant : tuple of (key, value)
+        The parameters that make this variant (``(("gain", "exponential"),)``).
+    stage : {"kernel", "list", "aggregate"}
+        ``kernel``: per user, from the ranks of the positives; ``list``: per user, from the top-K
+        list (see :mod:`recoeval_tracking.metrics.beyond`); ``aggregate``: one number over the
+        whole set of users.
+    needs : tuple of str
+        Kernel metrics an aggregate is computed from.
     """
 
     name: str
@@ -58,6 +64,8 @@ class MetricSpec:
     formula: str
     family: str = ""
     variant: tuple[tuple[str, str], ...] = ()
+    stage: str = "kernel"
+    needs: tuple[str, ...] = ()
 
 
 _SPECS = [
@@ -100,6 +108,33 @@ _SPECS = [
     MetricSpec("mpr", kn.MPR, "MPR", False, False,
                "MPR = sum_i v_i * (r_i - 1) / (|pool| - 1) / sum_i v_i: the test-value-weighted mean "
                "percentile rank, 0 = best (Hu, Koren & Volinsky 2008, eq. 8); NaN if sum_i v_i <= 0"),
+    # beyond accuracy: from the top-K lists of the same pass
+    MetricSpec("novelty", -1, "Novelty", True, True,
+               "mean over the list of -log2(max(n_i, 1) / |U_train|), n_i = train users of item i",
+               stage="list"),
+    MetricSpec("ils", -1, "ILS", True, True,
+               "mean cosine similarity over pairs of listed items (item factors or features)",
+               stage="list"),
+    MetricSpec("diversity", -1, "Diversity", True, True, "1 - ils", stage="list"),
+    MetricSpec("serendipity", -1, "Serendipity", True, True,
+               "share of the list in the test set and outside the top-N popular train items",
+               stage="list"),
+    MetricSpec("coverage", -1, "Coverage", True, True,
+               "|union of the lists| / |items|", stage="aggregate"),
+    MetricSpec("aggregated_diversity", -1, "AggregatedDiversity", True, True,
+               "|union of the lists|", stage="aggregate"),
+    MetricSpec("entropy", -1, "Entropy", True, True,
+               "-sum_i p_i ln p_i, p_i = (#lists with i) / (K |U|)", stage="aggregate"),
+    MetricSpec("gini", -1, "Gini", True, True,
+               "sum_j (2j - |I| - 1) p_(j) / (|I| - 1), p ascending", stage="aggregate"),
+    MetricSpec("personalisation", -1, "Personalisation", True, True,
+               "1 - mean over user pairs of |L_u & L_v| / K (exact)", stage="aggregate"),
+    MetricSpec("gauc", -1, "GAUC", False, False,
+               "sum_u |T_u| ROC-AUC_u / sum_u |T_u| over users with a defined ROC-AUC (RecBole)",
+               "auc", (("scope", "user_weighted"),), stage="aggregate", needs=("roc_auc",)),
+    MetricSpec("p_pooled", -1, "P_POOLED", True, True,
+               "sum_u hits_u(k) / sum_u min(k, |T_u|) over defined users (implicit's precision)",
+               "p", (("average", "pooled"),), stage="aggregate", needs=("tp",)),
 ]
 
 #: All registered metrics by name, in the canonical output order.
@@ -138,4 +173,6 @@ def resolve_metrics(metrics: str | list[str] | tuple[str, ...], func: str = "eva
         raise InputError(f"The 'metrics' parameter of {func} must name at least one metric. "
                          "Got an empty list instead.")
     chosen = set(names)
+    for name in list(chosen):
+        chosen.update(METRICS[name].needs)
     return [s for s in _SPECS if s.name in chosen]

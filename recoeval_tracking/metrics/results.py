@@ -65,6 +65,8 @@ class Results:
         Seconds spent per stage.
     topk : ndarray or None
         Each user's top-K item indices, best first (-1 where undefined), when extracted.
+    aggregates : dict of str to float
+        Metrics defined over the whole set of users (coverage, gini, GAUC, pooled precision...).
     """
 
     per_user: pd.DataFrame
@@ -75,6 +77,7 @@ class Results:
     topk_only: bool = False
     timings: dict[str, float] = field(default_factory=dict)
     topk: np.ndarray | None = None
+    aggregates: dict[str, float] = field(default_factory=dict)
 
     @property
     def metric_columns(self) -> list[str]:
@@ -83,11 +86,13 @@ class Results:
 
     @property
     def means(self) -> dict[str, float]:
-        """Mean of each metric over the users for whom it is defined (NaN users excluded)."""
+        """Mean of each metric over the users for whom it is defined (NaN users excluded), and
+        the aggregate metrics, which are already one number over the whole set of users."""
         out = {}
         for c in self.metric_columns:
             v = self.per_user[c].to_numpy(dtype=np.float64)
             out[c] = float(np.nanmean(v)) if np.any(~np.isnan(v)) else math.nan
+        out.update(self.aggregates)
         return out
 
     def mean_ci(self) -> pd.DataFrame:

@@ -1,0 +1,180 @@
+r"""Beyond-accuracy metrics, computed from the top-K lists the engine extracts in its one pass.
+
+Notation: ``U`` the users with a list, ``L_u`` the top-K list of user ``u`` (``N = K`` items),
+``I`` the catalogue, ``c_i = #{u : i in L_u}`` how many lists contain item ``i``, ``n_i`` the
+number of train users of item ``i``, ``T_u`` the user's test items.
+
+Per user (a column of the per-user table):
+
+* ``novelty``: mean self-information of the listed items,
+  :math:`\frac{1}{|L_u|}\sum_{i \in L_u} -\log_2 \frac{\max(n_i, 1)}{|U_{train}|}` (Zhou et al.,
+  PNAS 2010); an item nobody interacted with in train counts as seen once.
+* ``ils``: intra-list similarity, the mean cosine similarity over the pairs of listed items, from
+  item factors or an item-feature matrix (Ziegler et al., WWW 2005); ``diversity = 1 - ils``.
+* ``serendipity``: :math:`\frac{1}{|L_u|}\sum_{i \in L_u} [i \in T_u] \cdot [i \notin P_N]`, the
+  share of the list that is relevant and unexpected, where ``P_N`` are the ``N`` most popular
+  train items (Ge et al., RecSys 2010; Recommendation.jl's relevance x unexpectedness).
+
+Over the whole set of users (one number each):
+
+* ``coverage``: catalog coverage :math:`|\bigcup_u L_u| / |I|`.
+* ``aggregated_diversity``: :math:`|\bigcup_u L_u|`.
+* ``entropy``: Shannon entropy :math:`-\sum_i p_i \ln p_i`, :math:`p_i = c_i / (N |U|)`.
+* ``gini``: Gini index :math:`\frac{1}{|I|-1}\sum_{j=1}^{|I|} (2j - |I| - 1) p_{(j)}` with the
+  :math:`p` sorted ascending (Recommender Systems Handbook, eqs. 20-21; Recommendation.jl).
+* ``personalisation``: :math:`1 - \overline{|L_u \cap L_v| / N}` over all pairs of users, computed
+  exactly as :math:`\sum_{u<v} |L_u \cap L_v| = \sum_i \binom{c_i}{2}`.
+* ``gauc``: RecBole's GAUC, the per-user ROC-AUC weighted by the user's number of test items.
+* ``p_pooled``: implicit's precision, :math:`\sum_u hits_u(K) / \sum_u \min(K, |T_u|)`.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import scipy.sparse as sp
+
+__all__ = [
+    "novelty",
+    "intra_list_similarity",
+    "serendipity",
+    "coverage",
+    "aggregated_diversity",
+    "shannon_entropy",
+    "gini_index",
+    "personalisation",
+    "gauc",
+    "pooled_precision",
+]
+
+
+def _listed(topk: np.ndarray) -> np.ndarray:
+    return topk >= 0
+
+
+def novelty(topk: np.ndarray, train: sp.csr_array) -> np.ndarray:
+    """Per-user mean self-information of the listed items (NaN for users without a list)."""
+    n_users = max(int((np.diff(train.indptr) > 0).sum()), 1)
+    n_i = np.bincount(train.indices, minlength=train.shape[1]).astype(np.float64)
+    info = -np.log2(np.maximum(n_i, 1.0) / n_users)
+    mask = _listed(topk)
+    vals = np.where(mask, info[np.where(mask, topk, 0)], 0.0)
+    cnt = mask.sum(axis=1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(cnt > 0, vals.sum(axis=1) / cnt, np.nan)
+
+
+def intra_list_similarity(topk: np.ndarray, item_vectors: np.ndarray) -> np.ndarray:
+    """Per-user mean pairwise cosine similarity of the listed items (NaN below two items)."""
+    V = np.asarray(item_vectors, dtype=np.float64)
+    norms = np.linalg.norm(V, axis=1)
+    Vn = V / np.where(norms > 0, norms, 1.0)[:, None]
+    m, K = topk.shape
+    out = np.full(m, np.nan)
+    mask = _listed(topk)
+    for start in range(0, m, 4096):
+        t = topk[start:start + 4096]
+        mk = mask[start:start + 4096]
+        E = Vn[np.where(mk, t, 0)] * mk[..., None]          # (b, K, d), zero rows when unlisted
+        s = E.sum(axis=1)
+        # sum over ordered pairs i != j of cos = |sum|^2 - sum of |e_i|^2
+        pair_sum = (s * s).sum(axis=1) - (E * E).sum(axis=(1, 2))
+        n = mk.sum(axis=1)
+        pairs = n * (n - 1)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            out[start:start + 4096] = np.where(pairs > 0, pair_sum / pairs, np.nan)
+    return out
+
+
+def serendipity(topk: np.ndarray, test: sp.csr_array, train: sp.csr_array,
+                top_n_popular: int = 100) -> np.ndarray:
+    """Per-user share of the list that is a test item outside the ``top_n_popular`` train items."""
+    n_i = np.bincount(train.indices, minlength=train.shape[1])
+    popular = np.zeros(train.shape[1], dtype=bool)
+    if top_n_popular > 0:
+        order = np.lexsort((np.arange(n_i.shape[0]), -n_i))
+        popular[order[:top_n_popular]] = True
+    mask = _listed(topk)
+    m, K = topk.shape
+    rows = np.repeat(np.arange(m), K)[mask.ravel()]
+    items = topk.ravel()[mask.ravel()]
+    rel = _contains(test, rows, items)
+    good = (rel & ~popular[items]).astype(np.float64)
+    per_user = np.bincount(rows, weights=good, minlength=m)
+    cnt = mask.sum(axis=1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(cnt > 0, per_user / cnt, np.nan)
+
+
+def _contains(X: sp.csr_array, rows: np.ndarray, items: np.ndarray) -> np.ndarray:
+    """Whether (row, item) is a stored entry of the CSR ``X`` (sorted indices), vectorised."""
+    key_x = np.repeat(np.arange(X.shape[0], dtype=np.int64), np.diff(X.indptr)) * X.shape[1] \
+        + X.indices
+    key_q = rows.astype(np.int64) * X.shape[1] + items
+    if key_x.shape[0] == 0:
+        return np.zeros(key_q.shape[0], dtype=bool)
+    pos = np.minimum(np.searchsorted(key_x, key_q), key_x.shape[0] - 1)
+    return key_x[pos] == key_q
+
+
+def _list_counts(topk: np.ndarray, n_items: int) -> tuple[np.ndarray, int, int]:
+    mask = _listed(topk)
+    users = int(mask.any(axis=1).sum())
+    c = np.bincount(topk[mask], minlength=n_items)
+    return c, users, topk.shape[1]
+
+
+def coverage(topk: np.ndarray, n_items: int) -> float:
+    """Catalog coverage: distinct recommended items over the number of items."""
+    c, users, _ = _list_counts(topk, n_items)
+    return float((c > 0).sum() / n_items) if users else math.nan
+
+
+def aggregated_diversity(topk: np.ndarray, n_items: int) -> float:
+    """Number of distinct items recommended across all users."""
+    c, users, _ = _list_counts(topk, n_items)
+    return float((c > 0).sum()) if users else math.nan
+
+
+def shannon_entropy(topk: np.ndarray, n_items: int) -> float:
+    """Shannon entropy (natural log) of the distribution of recommendations over items."""
+    c, users, N = _list_counts(topk, n_items)
+    if not users:
+        return math.nan
+    p = c[c > 0] / (N * users)
+    return float(-(p * np.log(p)).sum())
+
+
+def gini_index(topk: np.ndarray, n_items: int) -> float:
+    """Gini index of the distribution of recommendations over items (0 = perfectly even)."""
+    c, users, N = _list_counts(topk, n_items)
+    if not users or n_items < 2:
+        return math.nan
+    p = np.sort(c / (N * users))
+    j = np.arange(1, n_items + 1)
+    return float(((2 * j - n_items - 1) * p).sum() / (n_items - 1))
+
+
+def personalisation(topk: np.ndarray, n_items: int) -> float:
+    """1 - mean overlap |L_u & L_v| / K over every pair of users with a list (exact)."""
+    c, users, N = _list_counts(topk, n_items)
+    if users < 2:
+        return math.nan
+    shared = float((c * (c - 1) / 2.0).sum())
+    return 1.0 - shared / (users * (users - 1) / 2.0 * N)
+
+
+def gauc(roc_auc: np.ndarray, n_test: np.ndarray) -> float:
+    """RecBole's GAUC: per-user ROC-AUC weighted by the number of test items (defined users)."""
+    ok = ~np.isnan(roc_auc)
+    w = n_test[ok].astype(np.float64)
+    return float((roc_auc[ok] * w).sum() / w.sum()) if w.sum() > 0 else math.nan
+
+
+def pooled_precision(tp: np.ndarray, n_test: np.ndarray, k: int) -> float:
+    """implicit's precision@K: total hits over the total of min(K, |T_u|) (defined users)."""
+    ok = ~np.isnan(tp)
+    denom = np.minimum(k, n_test[ok]).astype(np.float64)
+    hits = tp[ok] * denom
+    return float(hits.sum() / denom.sum()) if denom.sum() > 0 else math.nan

@@ -1,0 +1,79 @@
+"""Library profiles: one name selects the definitions another library uses.
+
+A profile maps the metric names of a library to registered metrics (variants of ours) and fixes
+the tie policy, so that ``evaluate(..., profile="recbole")`` reproduces that library's numbers on
+the same ranking. The table below is the one in the README ("Profiles").
+
+=============  ==================================================================================
+profile        metrics (library name -> registered metric) and ties
+=============  ==================================================================================
+recometrics    P@K p, TP@K tp, R@K r, AP@K ap (/|T|), TAP@K tap (/min(K,|T|)), NDCG@K ndcg
+               (linear gains), Hit@K hit, RR@K rr, ROC-AUC roc_auc (catalog), PR-AUC pr_auc;
+               ties broken by seeded noise
+hivemall       precision p, recall r, MAP ap (/|T|), AUC auc_topk (inside the top-K list, 0.5
+               without pairs), MRR rr, NDCG ndcg_bin (binary responses) and ndcg_exp (graded
+               responses, 2^rel - 1); ties by list order (item index)
+recbole        Hit hit, MRR rr, NDCG ndcg_bin (binary relevance), Precision p, Recall r, MAP tap
+               (/min(K,|T|)), GAUC gauc (per-user AUC weighted by |T_u|); ties by item index
+               (torch.topk order)
+implicit       precision p_pooled (sum hits / sum min(K,|T_u|)), map tap, ndcg ndcg_bin;
+               ties by item index. implicit's auc counts train items as negatives inside its
+               top-K list and is not reproduced.
+ranx           precision p, recall r, map ap (/|T|), ndcg ndcg (linear, Jarvelin), ndcg_burges
+               ndcg_exp, mrr rr, hit_rate hit, map without cutoff pr_auc; ties by item index
+trec_eval      as ranx (P, recall, map, ndcg, recip_rank); trec_eval orders ties by document id
+               descending, which the index policy matches when item ids are numbered in reverse
+=============  ==================================================================================
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .._validation import param_error
+
+__all__ = ["PROFILES", "get_profile"]
+
+PROFILES: dict[str, dict[str, Any]] = {
+    "recometrics": {
+        "metrics": ["p", "tp", "r", "ap", "tap", "ndcg", "hit", "rr", "roc_auc", "pr_auc"],
+        "ties": "noise",
+        "aliases": {"P": "p", "TP": "tp", "R": "r", "AP": "ap", "TAP": "tap", "NDCG": "ndcg",
+                    "Hit": "hit", "RR": "rr", "ROC_AUC": "roc_auc", "PR_AUC": "pr_auc"},
+    },
+    "hivemall": {
+        "metrics": ["p", "r", "ap", "auc_topk", "rr", "ndcg_bin", "ndcg_exp"],
+        "ties": "index",
+        "aliases": {"precision": "p", "recall": "r", "map": "ap", "auc": "auc_topk", "mrr": "rr",
+                    "ndcg": "ndcg_bin", "ndcg_graded": "ndcg_exp"},
+    },
+    "recbole": {
+        "metrics": ["hit", "rr", "ndcg_bin", "p", "r", "tap", "gauc"],
+        "ties": "index",
+        "aliases": {"hit": "hit", "mrr": "rr", "ndcg": "ndcg_bin", "precision": "p",
+                    "recall": "r", "map": "tap", "gauc": "gauc"},
+    },
+    "implicit": {
+        "metrics": ["p_pooled", "tap", "ndcg_bin"],
+        "ties": "index",
+        "aliases": {"precision": "p_pooled", "map": "tap", "ndcg": "ndcg_bin"},
+    },
+    "ranx": {
+        "metrics": ["p", "r", "ap", "ndcg", "ndcg_exp", "rr", "hit", "pr_auc"],
+        "ties": "index",
+        "aliases": {"precision": "p", "recall": "r", "map": "ap", "ndcg": "ndcg",
+                    "ndcg_burges": "ndcg_exp", "mrr": "rr", "hit_rate": "hit", "map_full": "pr_auc"},
+    },
+    "trec_eval": {
+        "metrics": ["p", "r", "ap", "ndcg", "rr"],
+        "ties": "index",
+        "aliases": {"P": "p", "recall": "r", "map": "ap", "ndcg": "ndcg", "recip_rank": "rr"},
+    },
+}
+
+
+def get_profile(name: str, func: str = "evaluate") -> dict[str, Any]:
+    """The profile called ``name``, or the standard error listing the known profiles."""
+    if name not in PROFILES:
+        raise param_error("profile", func, f"one of {list(PROFILES)}", name)
+    return PROFILES[name]
