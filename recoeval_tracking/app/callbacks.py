@@ -1,0 +1,181 @@
+"""Hydra callback mapping a multirun sweep to one MLflow parent run with every job as a child.
+
+Registered in ``configs/config.yaml`` under ``hydra.callbacks.mlflow_sweep``. It works the same
+with Hydra's basic launcher and with the joblib launcher:
+
+* ``on_multirun_start`` (in the launching process) creates the RUNNING parent run with
+  :func:`recoeval_tracking.tracking.mlflow.create_sweep_parent` and writes its id, the sweep id
+  and the store into ``<sweep dir>/recoeval_sweep.json``. Each job (in this process or in a
+  joblib worker) reads that file (:func:`read_sweep_parent`) and logs its own run as a child
+  (``parent_run_id``), tagged with the same ``recoeval.sweep_id``. The parent id never travels
+  through ``MLFLOW_RUN_ID``: with that variable set MLflow resumes the parent instead of
+  creating a child, and joblib reuses worker processes from job to job.
+* ``on_multirun_end`` closes the parent as FINISHED with a leaderboard of the children
+  (:func:`~recoeval_tracking.tracking.mlflow.finish_sweep_parent_or_mark_pending`).
+* When a job fails Hydra never calls ``on_multirun_end``; an exit handler (and a SIGTERM
+  handler) registered at sweep start closes the parent then, as FAILED (KILLED when the sweep
+  was interrupted). A store that cannot be reached leaves ``PENDING_SWEEP`` in the sweep
+  directory for ``recoeval-track-sync``.
+
+With ``tracking=none`` the callback does nothing. A single run (no ``-m``) has no parent: its run
+carries its own job uid as ``recoeval.sweep_id``.
+"""
+
+from __future__ import annotations
+
+import atexit
+import json
+import logging
+import signal
+import sys
+import threading
+from pathlib import Path
+from typing import Any
+
+from hydra.experimental.callback import Callback
+from omegaconf import DictConfig, OmegaConf
+
+from .pipeline import tracking_uri_for
+
+__all__ = ["MlflowSweepCallback", "SWEEP_FILE", "read_sweep_parent", "note_interrupted"]
+
+logger = logging.getLogger(__name__)
+
+#: File in the sweep directory holding the parent run of the sweep (JSON).
+SWEEP_FILE = "recoeval_sweep.json"
+
+_interrupted = threading.Event()
+
+
+def note_interrupted() -> None:
+    """Record that the sweep was interrupted (Ctrl-C, SIGTERM): an open parent closes KILLED."""
+    _interrupted.set()
+
+
+def read_sweep_parent(sweep_dir: str | Path) -> dict[str, Any] | None:
+    """The parent run record written at sweep start (``parent_run_id``, ``sweep_id``,
+    ``tracking_uri``, ``experiment``), or None when the sweep has no parent run."""
+    path = Path(sweep_dir) / SWEEP_FILE
+    if not path.is_file():
+        return None
+    try:
+        record = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return record if isinstance(record, dict) and record.get("parent_run_id") else None
+
+
+def _sweep_overrides(config: DictConfig) -> list[str]:
+    try:
+        return [str(o) for o in OmegaConf.to_container(config.hydra.overrides.task,
+                                                        resolve=False)]
+    except Exception:  # noqa: BLE001 - best effort, only used for names and params
+        return []
+
+
+class MlflowSweepCallback(Callback):
+    """Parent run per multirun sweep, closed with a leaderboard of its children; see the module
+    docstring."""
+
+    def __init__(self) -> None:
+        self._parent: dict[str, Any] | None = None
+        self._sweep_dir: Path | None = None
+        self._closed = False
+        self._previous_sigterm: Any = None
+
+    # -- Hydra hooks ------------------------------------------------------------------------
+    def on_multirun_start(self, config: DictConfig, **kwargs: Any) -> None:
+        tracking = OmegaConf.to_container(config.tracking, resolve=True) \
+            if "tracking" in config else None
+        if not isinstance(tracking, dict) or not tracking.get("enabled", False):
+            return
+        from ..tracking._keys import scrub_url
+        from ..tracking.mlflow import DEFAULT_EXPERIMENT, create_sweep_parent, \
+            run_name_from_overrides
+
+        base_dir = Path(config.hydra.runtime.cwd)
+        sweep_dir = Path(str(config.hydra.sweep.dir))
+        if not sweep_dir.is_absolute():
+            sweep_dir = base_dir / sweep_dir
+        uri = tracking_uri_for(tracking, base_dir)
+        experiment = tracking.get("experiment") or DEFAULT_EXPERIMENT
+        overrides = _sweep_overrides(config)
+        grid = {}
+        for item in overrides:
+            key, _, value = item.partition("=")
+            key = key.lstrip("+~")
+            if "," in value or value.startswith(("range(", "choice(", "interval(")):
+                grid[f"sweep.{key}"] = value
+        launcher = str(OmegaConf.select(config, "hydra.launcher._target_", default="") or "")
+        name = run_name_from_overrides(overrides)
+        try:
+            parent = create_sweep_parent(
+                tracking_uri=uri, experiment=experiment,
+                run_name=f"sweep {name}" if name else None,
+                tags={"recoeval.sweep_dir": str(sweep_dir),
+                      "recoeval.launcher": launcher.rsplit(".", 1)[-1],
+                      "recoeval.overrides": " ".join(overrides)},
+                params=grid or None)
+        except Exception as err:  # noqa: BLE001 - the jobs must still run and keep results
+            print(f"recoeval: WARNING: could not create the sweep's parent run on "
+                  f"{scrub_url(uri)} ({type(err).__name__}: {str(err).splitlines()[0][:300]}). "
+                  "The jobs still run; each is logged as its own run (or marked PENDING).",
+                  file=sys.stderr, flush=True)
+            return
+        self._parent = {"parent_run_id": parent.run_id, "sweep_id": parent.sweep_id,
+                        "tracking_uri": parent.tracking_uri, "experiment": experiment}
+        self._sweep_dir = sweep_dir
+        sweep_dir.mkdir(parents=True, exist_ok=True)
+        tmp = sweep_dir / (SWEEP_FILE + ".tmp")
+        tmp.write_text(json.dumps(self._parent, indent=2) + "\n", encoding="utf-8")
+        tmp.replace(sweep_dir / SWEEP_FILE)
+        atexit.register(self._close_at_exit)
+        self._install_sigterm()
+        logger.info("MLflow sweep parent run %s (sweep id %s)", parent.run_id, parent.sweep_id)
+
+    def on_multirun_end(self, config: DictConfig, **kwargs: Any) -> None:
+        self.close("FINISHED")
+
+    # -- closing ----------------------------------------------------------------------------
+    def close(self, status: str) -> bool:
+        """Close the parent run once with ``status``; True when it was closed now."""
+        if self._parent is None or self._closed:
+            return False
+        self._closed = True
+        atexit.unregister(self._close_at_exit)
+        self._restore_sigterm()
+        from ..tracking.mlflow import finish_sweep_parent_or_mark_pending
+
+        try:
+            return finish_sweep_parent_or_mark_pending(
+                self._sweep_dir, self._parent["parent_run_id"], status,
+                tracking_uri=self._parent["tracking_uri"])
+        except Exception as err:  # noqa: BLE001 - never mask the sweep's own outcome
+            print(f"recoeval: WARNING: could not close the sweep parent run "
+                  f"{self._parent['parent_run_id']} ({type(err).__name__}: {err}).",
+                  file=sys.stderr, flush=True)
+            return False
+
+    def _close_at_exit(self) -> None:
+        self.close("KILLED" if _interrupted.is_set() else "FAILED")
+
+    def _install_sigterm(self) -> None:
+        if threading.current_thread() is not threading.main_thread():
+            return
+        previous = signal.getsignal(signal.SIGTERM)
+        if previous not in (signal.SIG_DFL, None):
+            return  # somebody else handles SIGTERM; the exit handler still runs on sys.exit
+
+        def _on_sigterm(signum: int, frame: Any) -> None:
+            note_interrupted()
+            raise SystemExit(128 + signum)
+
+        self._previous_sigterm = previous
+        signal.signal(signal.SIGTERM, _on_sigterm)
+
+    def _restore_sigterm(self) -> None:
+        if self._previous_sigterm is not None and \
+                threading.current_thread() is threading.main_thread():
+            signal.signal(signal.SIGTERM, self._previous_sigterm)
+            self._previous_sigterm = None
+

@@ -1,0 +1,398 @@
+"""One evaluation job from a plain config dict: load, prepare, split, fit, evaluate, write, log.
+
+This is the body of the ``recoeval-track`` command without Hydra: :func:`run_job` takes the
+composed config as a plain nested dict (the shape of :class:`recoeval_tracking.app.schema.Config`)
+and a job directory, so it runs and is tested without Hydra or OmegaConf.
+
+Stages, each timed into ``metrics.json`` as ``<stage>_seconds``:
+
+1. ``load``: :func:`recoeval_tracking.data.load_dataset` with the dataset options;
+2. ``prepare``: :func:`~recoeval_tracking.data.to_implicit`,
+   :func:`~recoeval_tracking.data.filter_min_interactions`, :func:`~recoeval_tracking.data.k_core`
+   when configured;
+3. ``split``: :func:`recoeval_tracking.splitting.make_split` (fold ``split.fold`` of a k-fold);
+4. ``fit``: :func:`recoeval_tracking.models.make_model` then ``fit``;
+5. ``eval``: :func:`recoeval_tracking.evaluate` with the model's score source;
+6. the job directory (:func:`recoeval_tracking.results_io.write_job_dir`) and, unless
+   ``tracking.enabled`` is false, one MLflow run
+   (:func:`recoeval_tracking.tracking.mlflow.upload_or_mark_pending`): a store that cannot be
+   reached leaves the job successful and marked ``PENDING``.
+
+Reproducibility: every random step is seeded from the config, and the per-user metrics do not
+depend on ``nthreads`` (the engine and ALS are bit-identical whatever the thread count), so the
+same config gives the same ``per_user.parquet``.
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+import time
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from .._validation import InputError, check_int, param_error
+
+__all__ = ["run_job", "tracking_uri_for", "progress_mode", "PROGRESS_MODES", "STAGES"]
+
+logger = logging.getLogger(__name__)
+
+#: Accepted values of the top-level ``progress`` setting.
+PROGRESS_MODES = ("auto", "true", "false")
+#: The timed stages, in order (``<stage>_seconds`` in ``metrics.json``).
+STAGES = ("load", "prepare", "split", "fit", "eval")
+
+_FUNC = "run_job"
+_SECTIONS = ("dataset", "split", "model", "metrics")
+# Dataset keys that configure preparation, not the loader.
+_PREP_KEYS = ("implicit", "min_user_interactions", "min_item_interactions", "k_core")
+# Dataset keys whose value is a path taken relative to ``base_dir``.
+_DATASET_PATH_KEYS = ("path",)
+_MODEL_PATH_KEYS = ("path", "user_factors", "item_factors", "item_biases")
+
+
+def _section(cfg: Mapping[str, Any], name: str) -> dict[str, Any]:
+    value = cfg.get(name)
+    if not isinstance(value, Mapping):
+        raise param_error("cfg", _FUNC, f"a config dict with a '{name}' section (a dict)",
+                          f"{name}={value!r}", got_is_text=True)
+    return dict(value)
+
+
+def progress_mode(value: Any) -> bool | None:
+    """The tqdm ``disable`` flag for a ``progress`` setting: ``auto`` -> None (bars only when
+    stderr is a terminal), ``true`` -> False (always), ``false`` -> True (never)."""
+    text = str(value).strip().lower()
+    if text not in PROGRESS_MODES:
+        raise param_error("progress", _FUNC, f"one of {list(PROGRESS_MODES)}", value)
+    return {"auto": None, "true": False, "false": True}[text]
+
+
+def _absolute(path: Any, base_dir: Path | None) -> Any:
+    if isinstance(path, str) and path and base_dir is not None and not Path(path).is_absolute():
+        return str((base_dir / path).resolve())
+    return path
+
+
+@contextmanager
+def _timed(timings: dict[str, float], stage: str) -> Iterator[None]:
+    t0 = time.perf_counter()
+    try:
+        yield
+    finally:
+        timings[stage] = time.perf_counter() - t0
+
+
+# ---------------------------------------------------------------------------------------------
+# stages
+# ---------------------------------------------------------------------------------------------
+
+def load_data(dataset: Mapping[str, Any], base_dir: Path | None = None):
+    """Load the dataset described by a ``dataset`` config section (plain dict).
+
+    Every key except ``kind`` and the preparation keys is passed to the loader; a ``None``
+    value means "the loader's default" and is left out. Relative paths are taken from
+    ``base_dir``.
+    """
+    from ..data import load_dataset
+
+    kind = dataset.get("kind")
+    if not isinstance(kind, str):
+        raise param_error("dataset.kind", _FUNC, "a dataset kind (str)", kind)
+    params = {k: v for k, v in dataset.items()
+              if k not in ("kind", *_PREP_KEYS) and v is not None}
+    if kind not in ("csv", "parquet", "dataframe"):
+        params.pop("name", None)  # only the generic loaders take a label; see run_job's records
+    for key in _DATASET_PATH_KEYS:
+        if key in params:
+            params[key] = _absolute(params[key], base_dir)
+    return load_dataset(kind, **params)
+
+
+def prepare_data(X, dataset: Mapping[str, Any]):
+    """Apply the preparation steps of a ``dataset`` config section, in the order: value
+    conversion, one minimum-count pass, iterated k-core."""
+    from ..data import filter_min_interactions, k_core, to_implicit
+
+    conv = dataset.get("implicit") or {}
+    if not isinstance(conv, Mapping):
+        raise param_error("dataset.implicit", _FUNC, "a dict (method, threshold, alpha, "
+                          "epsilon)", conv)
+    method = conv.get("method")
+    threshold = conv.get("threshold")
+    if method is not None:
+        X = to_implicit(X, method, threshold=threshold, alpha=conv.get("alpha", 1.0),
+                        epsilon=conv.get("epsilon", 1.0))
+    elif threshold is not None:
+        X = _threshold_only(X, threshold)
+    min_user = dataset.get("min_user_interactions") or 0
+    min_item = dataset.get("min_item_interactions") or 0
+    if min_user or min_item:
+        X = filter_min_interactions(X, min_user, min_item)
+    core = dataset.get("k_core") or 0
+    if core:
+        X = k_core(X, core)
+    if X.nnz == 0:
+        raise InputError("The dataset is empty after preparation (value threshold, minimum "
+                         "counts or k-core removed every interaction). Lower "
+                         "dataset.implicit.threshold, dataset.min_user_interactions, "
+                         "dataset.min_item_interactions or dataset.k_core.")
+    return X
+
+
+def _threshold_only(X, threshold: Any):
+    """Drop the entries whose value is below ``threshold``; keep the values of the others."""
+    import numpy as np
+
+    from ..data import PrepReport
+
+    if isinstance(threshold, bool) or not isinstance(threshold, (int, float)) \
+            or not np.isfinite(threshold):
+        raise param_error("dataset.implicit.threshold", _FUNC, "a finite number or null",
+                          threshold)
+    keep = np.asarray(X.matrix.data, dtype=np.float64) >= threshold
+    Y = X.subset(keep)
+    report = PrepReport("threshold", {"threshold": threshold}, X.nnz, Y.nnz).log()
+    Y.reports.append(report)
+    return Y
+
+
+def split_data(X, split: Mapping[str, Any]):
+    """Run the split strategy of a ``split`` config section; for k-fold strategies return fold
+    ``split["fold"]``."""
+    from ..splitting import make_split
+
+    name = split.get("name")
+    if not isinstance(name, str):
+        raise param_error("split.name", _FUNC, "a split strategy name (str)", name)
+    params = {k: v for k, v in split.items() if k not in ("name", "fold")}
+    # None means "the strategy's default" except where None is itself meaningful.
+    keep_none = {"users_test_fraction", "max_test_users"} if name == "recometrics" else set()
+    params = {k: v for k, v in params.items() if v is not None or k in keep_none}
+    out = make_split(name, X, **params)
+    if isinstance(out, list):
+        fold = check_int(split.get("fold", 0), "split.fold", _FUNC, minimum=0,
+                         maximum=len(out) - 1)
+        return out[fold]
+    if split.get("fold") not in (None, 0):
+        raise param_error("split.fold", _FUNC, f"0 or null for the '{name}' strategy (it makes "
+                          "one split)", split.get("fold"))
+    return out
+
+
+def build_model(model: Mapping[str, Any], progress: bool | None, base_dir: Path | None = None):
+    """Build the model of a ``model`` config section (:func:`recoeval_tracking.models.make_model`).
+
+    ``progress`` is the tqdm ``disable`` flag; models with a progress bar get it as their
+    ``progress`` argument.
+    """
+    from ..models import make_model
+
+    name = model.get("name")
+    if not isinstance(name, str):
+        raise param_error("model.name", _FUNC, "a model name (str)", name)
+    params = {k: v for k, v in model.items() if k != "name"}
+    for key in _MODEL_PATH_KEYS:
+        if key in params:
+            params[key] = _absolute(params[key], base_dir)
+    if name == "factors_file":
+        params = {k: v for k, v in params.items() if v is not None}
+    if name == "implicit":
+        inner = dict(params.pop("params", None) or {})
+        params.update(inner)
+    if name in ("als", "implicit"):
+        params["progress"] = progress is not True
+    return make_model(name, **params)
+
+
+def metric_options(metrics: Mapping[str, Any]) -> dict[str, Any]:
+    """Keyword arguments of :func:`recoeval_tracking.evaluate` from a ``metrics`` config section.
+
+    With a ``profile``, ``names`` and ``ties`` left null come from
+    :data:`recoeval_tracking.metrics.profiles.PROFILES`; without one they default to every
+    registered metric and ``noise``.
+    """
+    names = metrics.get("names")
+    ties = metrics.get("ties")
+    profile = metrics.get("profile")
+    if profile is not None:
+        from ..metrics.profiles import get_profile
+
+        spec = get_profile(profile, _FUNC)
+        names = list(spec["metrics"]) if names is None else names
+        ties = spec.get("ties", "noise") if ties is None else ties
+    if names is None:
+        names = ["all"]
+    if isinstance(names, str):
+        names = [names]
+    names = list(names)
+    metric_arg: Any = "all" if [str(n).lower() for n in names] == ["all"] else names
+    return {
+        "metrics": metric_arg,
+        "k": metrics.get("k", 10),
+        "cumulative": bool(metrics.get("cumulative", True)),
+        "ties": ties or "noise",
+        "seed": metrics.get("seed", 1),
+        "min_pos_test": metrics.get("min_pos_test", 1),
+        "min_items_pool": metrics.get("min_items_pool", 2),
+        "consider_cold_start": metrics.get("consider_cold_start", True),
+        "block_rows": metrics.get("block_rows"),
+    }
+
+
+def _eval_progress(total: int, disable: bool | None) -> tuple[Callable[[int], None], Any]:
+    from tqdm.auto import tqdm
+
+    bar = tqdm(total=total, desc="eval", unit="user", disable=disable, file=sys.stderr,
+               leave=False)
+    return bar.update, bar
+
+
+# ---------------------------------------------------------------------------------------------
+# the job
+# ---------------------------------------------------------------------------------------------
+
+def run_job(cfg: Mapping[str, Any], job_dir: str | Path, *, overrides: list[str] | None = None,
+            sweep: Mapping[str, Any] | None = None, base_dir: str | Path | None = None,
+            tracking_uri: str | None = None, echo: bool = True) -> dict[str, Any]:
+    """Run one evaluation job described by the plain config ``cfg`` and write it to ``job_dir``.
+
+    Parameters
+    ----------
+    cfg : dict
+        The resolved config (sections ``dataset``, ``split``, ``model``, ``metrics``, optional
+        ``tracking``; top-level ``seed``, ``nthreads``, ``progress``, ``plots``), as
+        :class:`recoeval_tracking.app.schema.Config` describes it.
+    job_dir : str or Path
+        Where ``per_user.parquet``, ``metrics.json``, ``curves.csv``, ``plots/``,
+        ``dataset.json``, ``config.yaml``... are written (created if needed).
+    overrides : list of str, optional
+        The Hydra overrides of the job (kept in ``overrides.yaml`` and as the run name).
+    sweep : dict, optional
+        ``{"parent_run_id": ..., "sweep_id": ...}`` of the sweep's parent run: the job's run
+        becomes its child.
+    base_dir : str or Path, optional
+        Directory that relative file paths of the config are taken from (default: the current
+        directory).
+    tracking_uri : str, optional
+        The MLflow store (default: ``tracking.uri``, else ``sqlite:///<base_dir>/mlflow.db``).
+    echo : bool
+        Log the summary table (through :mod:`logging`, which Hydra sends to the terminal and the
+        job's log file).
+
+    Returns
+    -------
+    dict
+        ``job_dir``, ``metrics`` (means at K), ``timings`` (seconds per stage), ``run_id`` (None
+        when tracking is off or the store could not be reached), ``dataset`` (statistics).
+
+    Raises
+    ------
+    InputError
+        A bad config value; the message names the setting and what to change.
+    """
+    from ..engine.driver import thread_limits
+    from ..metrics import evaluate
+    from ..results_io import write_job_dir
+
+    if not isinstance(cfg, Mapping):
+        raise param_error("cfg", _FUNC, "a plain dict (the resolved config)", cfg)
+    if not isinstance(job_dir, (str, Path)):
+        raise param_error("job_dir", _FUNC, "a str or pathlib.Path", job_dir)
+    sections = {name: _section(cfg, name) for name in _SECTIONS}
+    tracking = dict(cfg.get("tracking") or {"enabled": False})
+    nthreads = check_int(cfg.get("nthreads", -1), "nthreads", _FUNC, minimum=-1)
+    if nthreads == 0:
+        raise param_error("nthreads", _FUNC, "an int >= 1, or -1 for every core", nthreads)
+    disable = progress_mode(cfg.get("progress", "auto"))
+    base = Path(base_dir) if base_dir is not None else Path.cwd()
+    out = Path(job_dir)
+    timings: dict[str, float] = {}
+    t_start = time.perf_counter()
+
+    with thread_limits(nthreads):
+        with _timed(timings, "load"):
+            X = load_data(sections["dataset"], base)
+        with _timed(timings, "prepare"):
+            X = prepare_data(X, sections["dataset"])
+        logger.info("data: %s (%d users x %d items, %d interactions)", X.name or
+                    sections["dataset"].get("kind"), X.n_users, X.n_items, X.nnz)
+        with _timed(timings, "split"):
+            split = split_data(X, sections["split"])
+        logger.info("split: %r", split)
+        with _timed(timings, "fit"):
+            model = build_model(sections["model"], disable, base)
+            model.fit(split.train.matrix, user_ids=split.train.user_ids,
+                      item_ids=split.train.item_ids)
+        logger.info("model: %r fitted in %.2f s", model, timings["fit"])
+        options = metric_options(sections["metrics"])
+        update, bar = _eval_progress(split.train.n_users, disable)
+        try:
+            results = evaluate(split.train, split.test, scores=model.score_source(),
+                               nthreads=nthreads, progress=update, **options)
+        finally:
+            bar.close()
+    timings["eval"] = float(results.timings.get("eval", 0.0))
+    timings["total"] = time.perf_counter() - t_start
+
+    stats = X.stats()
+    dataset_info: dict[str, Any] = {
+        "name": sections["dataset"].get("name") or X.name or sections["dataset"].get("kind"),
+        "kind": sections["dataset"].get("kind"),
+        **{k: v for k, v in stats.items() if k != "fingerprint"},
+        "data_fingerprint": stats["fingerprint"],
+        "split_fingerprint": split.fingerprint,
+        "split": split.summary(),
+        "train_interactions": split.train.nnz,
+        "test_interactions": split.test.nnz,
+        "preparation": [str(r) for r in X.reports],
+    }
+    if sections["dataset"].get("path"):
+        dataset_info["source"] = _absolute(sections["dataset"]["path"], base)
+    extra = {f"{stage}_seconds": seconds for stage, seconds in timings.items()
+             if stage != "eval"}
+    write_job_dir(results, out, config_yaml=dict(cfg), overrides=list(overrides or []),
+                  dataset=dataset_info, extra_metrics=extra, plots=bool(cfg.get("plots", True)))
+
+    means = {k: v for k, v in results.means.items()}
+    if echo:
+        timing_text = ", ".join(f"{s} {timings[s]:.2f} s" for s in (*STAGES, "total")
+                                if s in timings)
+        logger.info("results at K=%d (%s):\n%s\ntimings: %s\njob directory: %s", results.k,
+                    model.name, results.summary(), timing_text, out)
+
+    run_id = None
+    if tracking.get("enabled", False):
+        from ..tracking.mlflow import DEFAULT_EXPERIMENT, upload_or_mark_pending
+
+        uri = tracking_uri or tracking_uri_for(tracking, base)
+        sweep = dict(sweep or {})
+        run_id = upload_or_mark_pending(
+            out, tracking_uri=uri, experiment=tracking.get("experiment") or DEFAULT_EXPERIMENT,
+            parent_run_id=sweep.get("parent_run_id"), sweep_id=sweep.get("sweep_id"),
+            params=dict(cfg))
+        if run_id is not None:
+            logger.info("MLflow run %s in %s", run_id, _scrub(uri))
+    return {"job_dir": str(out), "metrics": means, "timings": timings, "run_id": run_id,
+            "dataset": dataset_info}
+
+
+def tracking_uri_for(tracking: Mapping[str, Any], base_dir: str | Path | None = None) -> str:
+    """The MLflow store of a ``tracking`` config section: ``tracking.uri`` when set, else the
+    local SQLite store ``sqlite:///<base_dir>/mlflow.db`` (``base_dir``: the directory the command
+    was started from; default the current directory)."""
+    uri = tracking.get("uri")
+    if uri is not None and not isinstance(uri, str):
+        raise param_error("tracking.uri", _FUNC, "an MLflow tracking URI (str) or null", uri)
+    if uri:
+        return uri
+    base = Path(base_dir) if base_dir is not None else Path.cwd()
+    return f"sqlite:///{(base / 'mlflow.db').resolve()}"
+
+
+def _scrub(uri: str) -> str:
+    from ..tracking._keys import scrub_url
+
+    return scrub_url(uri)
