@@ -30,16 +30,27 @@ def resolve_nthreads(nthreads: int) -> int:
     return int(min(nthreads, limit))
 
 
+_CONTROLLER = None
+
+
+def _controller():
+    """threadpoolctl's view of the loaded BLAS libraries, inspected once (it costs ~10 ms)."""
+    global _CONTROLLER
+    if _CONTROLLER is None:
+        from threadpoolctl import ThreadpoolController
+
+        _CONTROLLER = ThreadpoolController()
+    return _CONTROLLER
+
+
 @contextmanager
 def thread_limits(nthreads: int) -> Iterator[int]:
     """The one place that sets the thread count, for numba and for BLAS together."""
-    from threadpoolctl import threadpool_limits
-
     n = resolve_nthreads(nthreads)
     previous = numba.get_num_threads()
     numba.set_num_threads(n)
     try:
-        with threadpool_limits(limits=n, user_api="blas"):
+        with _controller().limit(limits=n, user_api="blas"):
             yield n
     finally:
         numba.set_num_threads(previous)
