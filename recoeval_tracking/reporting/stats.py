@@ -147,10 +147,10 @@ def bootstrap_counts(n: int, n_resamples: int, seed: int, start: int = 0,
 
     Returns
     -------
-    numpy.ndarray of float64, shape (stop - start, n)
+    numpy.ndarray of float32 (counts are exact), shape (stop - start, n)
     """
     stop = n_resamples if stop is None else stop
-    out = np.empty((stop - start, n), dtype=np.float64)
+    out = np.empty((stop - start, n), dtype=np.float32)
     for row, b in enumerate(range(start, stop)):
         idx = np.random.default_rng([seed, n, b]).integers(0, n, n)
         out[row] = np.bincount(idx, minlength=n)
@@ -193,14 +193,16 @@ def bootstrap_means(X: np.ndarray, n_resamples: int = 1000, seed: int = 0) -> np
         return out
     mask = ~np.isnan(X)
     # (p, n) C-contiguous: "columns @ counts.T" is the fast layout for BLAS here.
-    values_t = np.ascontiguousarray(np.where(mask, X, 0.0).T)
+    # Products in float32 (counts are exact; a mean's relative rounding error stays below
+    # ~1e-6, far inside any interval's width), which halves the memory traffic.
+    values_t = np.ascontiguousarray(np.where(mask, X, 0.0).T, dtype=np.float32)
     masks_t, pattern_of = _distinct_masks(mask)
     step = max(1, _CHUNK_ELEMENTS // max(n, 1))
     for start in range(0, n_resamples, step):
         stop = min(n_resamples, start + step)
         W_t = bootstrap_counts(n, n_resamples, seed, start, stop).T
-        num = values_t @ W_t
-        den = (masks_t @ W_t)[pattern_of]
+        num = (values_t @ W_t).astype(np.float64)
+        den = (masks_t @ W_t).astype(np.float64)[pattern_of]
         with np.errstate(invalid="ignore", divide="ignore"):
             out[start:stop] = np.where(den > 0, num / np.where(den > 0, den, 1.0), np.nan).T
     return out
@@ -222,7 +224,7 @@ def _distinct_masks(mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
             seen[key] = len(keep)
             keep.append(j)
         pattern_of[j] = seen[key]
-    return np.ascontiguousarray(mask[:, keep].T, dtype=np.float64), pattern_of
+    return np.ascontiguousarray(mask[:, keep].T, dtype=np.float32), pattern_of
 
 
 def _percentile_bounds(replicates: np.ndarray, confidence: float) -> tuple[np.ndarray, np.ndarray]:
