@@ -279,29 +279,43 @@ def fill_metrics(ranks, vals, n_pos, n_neg, pool, K, cumulative, slots, out, u):
         if not cumulative and kc < K:
             continue
         col = kc - 1 if cumulative else 0
-        short = pool <= kc  # the list is the whole pool: order-free metrics are undefined
-        bad = only_pos or short
-        if slots[P] >= 0:
-            out[slots[P], u, col] = np.nan if bad else hits / kc
-        if slots[TP] >= 0:
-            out[slots[TP], u, col] = np.nan if bad else hits / min(kc, n_pos)
-        if slots[R] >= 0:
-            out[slots[R], u, col] = np.nan if bad else hits / n_pos
-        if slots[AP] >= 0:
-            out[slots[AP], u, col] = np.nan if only_pos else ap_sum / n_pos
-        if slots[TAP] >= 0:
-            out[slots[TAP], u, col] = np.nan if only_pos else ap_sum / min(kc, n_pos)
+        ndcg = np.full(3, np.nan)
         for g in range(3):
-            c = _NDCG_CODES[g]
-            if slots[c] >= 0:
-                out[slots[c], u, col] = dcg[g] / idcg[g] if ideal[g].shape[0] > 0 else np.nan
-        if slots[HIT] >= 0:
-            out[slots[HIT], u, col] = np.nan if bad else (1.0 if hits > 0 else 0.0)
-        if slots[RR] >= 0:
-            out[slots[RR], u, col] = np.nan if only_pos else (1.0 / first if first <= kc else 0.0)
-        if slots[AUC_TOPK] >= 0:
-            out[slots[AUC_TOPK], u, col] = np.nan if only_pos else _auc_in_list(ranks, hits,
-                                                                                  min(kc, pool))
+            if ideal[g].shape[0] > 0:
+                ndcg[g] = dcg[g] / idcg[g]
+        auc = np.nan
+        if slots[AUC_TOPK] >= 0 and not only_pos:
+            auc = _auc_in_list(ranks, hits, min(kc, pool))
+        _put_topk(out, slots, u, col, kc, n_pos, only_pos, pool <= kc, float(hits), ap_sum, ndcg,
+                  1.0 if hits > 0 else 0.0, 1.0 / first if first <= kc else 0.0, auc)
+
+
+@njit(cache=True)
+def _put_topk(out, slots, u, col, kc, n_pos, only_pos, short, hits, ap_sum, ndcg, hit, rr, auc):
+    """Write the requested @kc metrics of user ``u`` from (expected) hits, the AP sum, the three
+    NDCG values, Hit, RR and the in-list AUC, applying the NaN rules: everything but NDCG is NaN
+    when the pool holds only positives; P, TP, R and Hit are NaN when the pool has <= kc items."""
+    bad = only_pos or short
+    if slots[P] >= 0:
+        out[slots[P], u, col] = np.nan if bad else hits / kc
+    if slots[TP] >= 0:
+        out[slots[TP], u, col] = np.nan if bad else hits / min(kc, n_pos)
+    if slots[R] >= 0:
+        out[slots[R], u, col] = np.nan if bad else hits / n_pos
+    if slots[AP] >= 0:
+        out[slots[AP], u, col] = np.nan if only_pos else ap_sum / n_pos
+    if slots[TAP] >= 0:
+        out[slots[TAP], u, col] = np.nan if only_pos else ap_sum / min(kc, n_pos)
+    for g in range(3):
+        c = _NDCG_CODES[g]
+        if slots[c] >= 0:
+            out[slots[c], u, col] = ndcg[g]
+    if slots[HIT] >= 0:
+        out[slots[HIT], u, col] = np.nan if bad else hit
+    if slots[RR] >= 0:
+        out[slots[RR], u, col] = np.nan if only_pos else rr
+    if slots[AUC_TOPK] >= 0:
+        out[slots[AUC_TOPK], u, col] = np.nan if only_pos else auc
 
 
 @njit(cache=True)
@@ -455,33 +469,16 @@ def fill_average(pos_scores, vals, gt, eq, n_pos, n_neg, pool, K, cumulative, sl
                     rr += pj / (a + j)
                     pj *= (t - j - c + 1) / (t - j) if t - j > 0 else 0.0
                 rr_done = True
-        bad = only_pos or pool <= kc
-        if slots[P] >= 0:
-            out[slots[P], u, col] = np.nan if bad else hits / kc
-        if slots[TP] >= 0:
-            out[slots[TP], u, col] = np.nan if bad else hits / min(kc, n_pos)
-        if slots[R] >= 0:
-            out[slots[R], u, col] = np.nan if bad else hits / n_pos
-        if slots[AP] >= 0:
-            out[slots[AP], u, col] = np.nan if only_pos else ap / n_pos
-        if slots[TAP] >= 0:
-            out[slots[TAP], u, col] = np.nan if only_pos else ap / min(kc, n_pos)
+        ndcg = np.full(3, np.nan)
         for kind in range(3):
-            c = _NDCG_CODES[kind]
-            if slots[c] >= 0:
-                if ideal[kind].shape[0] == 0:
-                    out[slots[c], u, col] = np.nan
-                else:
-                    idcg = 0.0
-                    for j in range(min(kc, ideal[kind].shape[0])):
-                        idcg += ideal[kind][j] / np.log2(j + 2.0)
-                    out[slots[c], u, col] = dcg[kind] / idcg
-        if slots[HIT] >= 0:
-            out[slots[HIT], u, col] = np.nan if bad else 1.0 - p_none
-        if slots[RR] >= 0:
-            out[slots[RR], u, col] = np.nan if only_pos else rr
-        if slots[AUC_TOPK] >= 0:
-            out[slots[AUC_TOPK], u, col] = np.nan  # not defined under average ties
+            if ideal[kind].shape[0] > 0:
+                idcg = 0.0
+                for j in range(min(kc, ideal[kind].shape[0])):
+                    idcg += ideal[kind][j] / np.log2(j + 2.0)
+                ndcg[kind] = dcg[kind] / idcg
+        # the in-list AUC has no expectation implemented: NaN (evaluate() refuses to ask for it)
+        _put_topk(out, slots, u, col, kc, n_pos, only_pos, pool <= kc, hits, ap, ndcg,
+                  1.0 - p_none, rr, np.nan)
     if full_ranks:
         roc = np.nan
         pr = np.nan
