@@ -75,7 +75,9 @@ class RunData:
     tags : dict
         Tracking tags (``recoeval.sweep_id``...), for selecting the baseline by tag.
     source : str
-        Where the run came from (``mlflow:<uri>`` or a path).
+        Where the run came from (``mlflow run <id>`` or a path).
+    config : dict or None
+        The run's resolved config, nested (``config.yaml``), when known.
     """
 
     run_id: str
@@ -87,6 +89,7 @@ class RunData:
     metrics: dict[str, float] = field(default_factory=dict)
     tags: dict[str, str] = field(default_factory=dict)
     source: str = ""
+    config: dict[str, Any] | None = None
 
     @classmethod
     def from_job_dir(cls, path: str | Path, *, run_id: str | None = None,
@@ -112,7 +115,7 @@ class RunData:
                    params=flat, curves=job.curves if len(job.curves) else None,
                    fingerprints=fingerprints_from(job.dataset, job.fingerprint),
                    metrics=dict(job.metrics), tags=dict(tags or {}),
-                   source=source or str(Path(path)))
+                   source=source or str(Path(path)), config=job.config)
 
 
 def fingerprints_from(dataset: Mapping[str, Any] | None, definitions_fp: str | None
@@ -402,7 +405,7 @@ def _slice_groups(spec: Mapping[str, Any], users: pd.DataFrame, func: str
         for i, interval in enumerate(cats.cat.categories):
             idx = np.flatnonzero((cats == interval).to_numpy())
             lo = max(float(interval.left), float(values.min()))
-            groups.append((f"Q{i + 1} {column} in ({lo:g}, {float(interval.right):g}]", idx))
+            groups.append((f"Q{i + 1}: {column} {lo:g} to {float(interval.right):g}", idx))
     else:
         default_threshold = {"cold_warm": 5, "popularity": 0.5}.get(kind)
         threshold = spec.get("threshold", default_threshold)

@@ -1,0 +1,201 @@
+"""``recoeval-track-report``: a report comparing tracked runs, from its own config
+(``configs/report.yaml``).
+
+The Hydra layer stops here: :func:`main` composes the config and hands a plain dict to
+:func:`run_report`, which selects the runs (from MLflow through
+:mod:`recoeval_tracking.tracking.mlflow`, or from local job directories), builds the report with
+:func:`recoeval_tracking.reporting.report.build_report`, writes the HTML and Markdown and logs them
+as artifacts of the sweep's parent run (or of a new report run).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import tempfile
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from .._validation import InputError, param_error
+
+__all__ = ["main", "run_report", "load_runs"]
+
+_PROG = "recoeval-track-report"
+
+
+def _selection(cfg: Mapping[str, Any]) -> dict[str, Any]:
+    sel = dict(cfg.get("select") or {})
+    return {"sweep_id": sel.get("sweep_id") or None, "experiment": sel.get("experiment") or None,
+            "run_ids": list(sel.get("run_ids") or []), "filter": sel.get("filter") or None,
+            "job_dirs": [str(p) for p in (sel.get("job_dirs") or [])]}
+
+
+def load_runs(cfg: Mapping[str, Any], workdir: str | Path, base_dir: str | Path | None = None
+              ) -> tuple[list, str | None]:
+    """The selected runs as :class:`~recoeval_tracking.reporting.report.RunData`, and the
+    tracking URI used (None for job directories).
+
+    MLflow runs are downloaded into ``workdir`` (one folder per run).
+    """
+    from ..reporting.report import RunData
+
+    sel = _selection(cfg)
+    base = Path(base_dir) if base_dir else Path.cwd()
+    if sel["job_dirs"]:
+        runs = []
+        for p in sel["job_dirs"]:
+            path = Path(p) if Path(p).is_absolute() else base / p
+            runs.append(RunData.from_job_dir(path))
+        return runs, None
+    from ..tracking import mlflow as mt
+
+    tracking = dict(cfg.get("tracking") or {})
+    uri = mt.resolve_tracking_uri(tracking.get("uri") or None)
+    if not (sel["sweep_id"] or sel["experiment"] or sel["run_ids"] or sel["filter"]):
+        raise param_error("select", _PROG, "one of select.sweep_id, select.experiment, "
+                          "select.run_ids, select.filter or select.job_dirs", None,
+                          "Say which runs to compare, e.g. select.sweep_id=<id>.")
+    found = mt.search_runs_for_report(tracking_uri=uri, experiment=sel["experiment"],
+                                      sweep_id=sel["sweep_id"], run_ids=sel["run_ids"] or None,
+                                      filter_string=sel["filter"])
+    if not found:
+        raise InputError(f"{_PROG}: no run matches the selection {sel} in {uri}.")
+    runs = []
+    for info in found:
+        folder = mt.download_job_artifacts(info["run_id"], Path(workdir) / info["run_id"],
+                                           tracking_uri=uri)
+        runs.append(RunData.from_job_dir(folder, run_id=info["run_id"],
+                                         name=info["run_name"] or info["run_id"],
+                                         params=info["params"], tags=info["tags"],
+                                         source=f"mlflow run {info['run_id']}"))
+    return runs, uri
+
+
+def _popularity_features(runs: list, head: float):
+    """Rebuild the runs' split from the first run's config to get each user's share of popular
+    test items; the rebuilt split must have the runs' split fingerprint."""
+    from ..reporting.report import user_popularity_share
+    from .pipeline import load_data, prepare_data, split_data
+
+    first = runs[0]
+    config = first.config
+    if not config or "dataset" not in config or "split" not in config:
+        raise InputError(f"{_PROG}: the popularity slice needs the runs' dataset and split "
+                         f"config (config.yaml of run {first.name}); it has none. Remove the "
+                         "popularity slice or select runs logged by recoeval-track.")
+    X = prepare_data(load_data(config["dataset"]), config["dataset"])
+    split = split_data(X, config["split"])
+    if isinstance(split, list):
+        fold = int(config["split"].get("fold", 0) or 0)
+        split = split[fold]
+    expected = first.fingerprints.get("split")
+    if expected and split.fingerprint != expected:
+        raise InputError(f"{_PROG}: the split rebuilt for the popularity slice has fingerprint "
+                         f"{split.fingerprint}, the runs were evaluated on {expected}; the "
+                         "data has changed. Remove the popularity slice.")
+    return user_popularity_share(split.train, split.test, head=head)
+
+
+def run_report(cfg: Mapping[str, Any], base_dir: str | Path | None = None) -> dict[str, Any]:
+    """Build, write and log a report from a plain config (the layout of ``report.yaml``).
+
+    Parameters
+    ----------
+    cfg : dict
+        The report config as plain data.
+    base_dir : str or Path, optional
+        Relative paths (job directories, output) are taken from here (default: the cwd).
+
+    Returns
+    -------
+    dict
+        ``report`` (the :class:`~recoeval_tracking.reporting.report.Report`), ``paths`` (html,
+        markdown, figures), ``logged_run_id`` (None when not logged).
+    """
+    from ..reporting.render import write_report
+    from ..reporting.report import build_report
+
+    if not isinstance(cfg, Mapping):
+        raise param_error("cfg", "run_report", "a plain dict (the report config)", cfg)
+    base = Path(base_dir) if base_dir else Path.cwd()
+    out_cfg = dict(cfg.get("output") or {})
+    with tempfile.TemporaryDirectory(prefix="recoeval-report-") as tmp:
+        runs, uri = load_runs(cfg, tmp, base)
+        slices = [dict(s) for s in (cfg.get("slices") or [])]
+        features = None
+        if any(s.get("kind") == "popularity" for s in slices):
+            features = _popularity_features(runs, float(cfg.get("popularity_head", 0.2)))
+        report = build_report(
+            runs, cfg.get("baseline") or None, metrics=list(cfg.get("metrics") or []) or None,
+            slices=slices, correction=str(cfg.get("correction", "holm")),
+            test=str(cfg.get("test", "t")), n_permutations=int(cfg.get("n_permutations", 1000)),
+            n_bootstrap=int(cfg.get("n_bootstrap", 1000)), seed=int(cfg.get("seed", 0)),
+            confidence=float(cfg.get("confidence", 0.95)), alpha=float(cfg.get("alpha", 0.05)),
+            allow_mismatch=bool(cfg.get("allow_mismatch", False)), user_features=features,
+            lower_is_better=tuple(cfg.get("lower_is_better") or ("mpr",)),
+            config={k: v for k, v in cfg.items() if k != "hydra"})
+    out_dir = Path(out_cfg.get("dir") or ".")
+    out_dir = out_dir if out_dir.is_absolute() else base / out_dir
+    html_name = out_cfg.get("html")
+    md_name = out_cfg.get("markdown")
+    paths = write_report(report, out_dir / html_name if html_name else None,
+                         out_dir / md_name if md_name else None,
+                         title=str(out_cfg.get("title") or "Run comparison"))
+    logged = None
+    if uri is not None and out_cfg.get("log_to_mlflow", True):
+        from ..tracking import mlflow as mt
+
+        sweep_id = _selection(cfg)["sweep_id"]
+        parent = mt.find_sweep_parent(sweep_id, tracking_uri=uri) if sweep_id else None
+        tracking = dict(cfg.get("tracking") or {})
+        logged = mt.log_report_artifacts(
+            list(paths.values()), run_id=parent, tracking_uri=uri,
+            experiment=str(tracking.get("experiment") or "recoeval"),
+            run_name=f"report-{sweep_id}" if sweep_id else "report",
+            artifact_path=out_cfg.get("artifact_path") or None,
+            tags={"recoeval.report_baseline": report.baseline,
+                  "recoeval.report_runs": ",".join(r.run_id for r in report.runs)})
+    return {"report": report, "paths": paths, "logged_run_id": logged}
+
+
+def _task(cfg: Any) -> None:
+    from hydra.core.hydra_config import HydraConfig
+    from omegaconf import OmegaConf
+
+    plain = OmegaConf.to_container(cfg, resolve=True)
+    base = Path(HydraConfig.get().runtime.cwd)
+    result = run_report(plain, base)
+    report = result["report"]
+    for kind, path in result["paths"].items():
+        print(f"{_PROG}: {kind}: {path}")
+    if result["logged_run_id"]:
+        print(f"{_PROG}: logged as artifacts of run {result['logged_run_id']}")
+    if report.mismatches:
+        print(f"{_PROG}: WARNING: runs not comparable: {'; '.join(report.mismatches)}",
+              file=sys.stderr)
+
+
+def main() -> None:
+    """Console entry point of ``recoeval-track-report``."""
+    import hydra
+
+    from .cli import config_path
+
+    full_error = os.environ.get("HYDRA_FULL_ERROR") == "1"
+    os.environ["HYDRA_FULL_ERROR"] = "1"
+    app = hydra.main(version_base="1.3", config_path=config_path(), config_name="report")(_task)
+    try:
+        app()
+    except InputError as err:
+        if full_error:
+            raise
+        print(f"{_PROG}: {err}", file=sys.stderr)
+        sys.exit(2)
+    finally:
+        if not full_error:
+            os.environ.pop("HYDRA_FULL_ERROR", None)
+
+
+if __name__ == "__main__":
+    main()
