@@ -104,6 +104,33 @@ def _full_key(text: str) -> str | None:
 _SEE_CFG = f"`{_PROG} --cfg job` prints the composed config with every setting."
 
 
+def _key_hint(key: str) -> str:
+    """What to change for an unknown key: the group options that have it, or close spellings."""
+    import dataclasses
+    import difflib
+
+    from .schema import SCHEMAS, Config
+
+    group, _, leaf = key.partition(".")
+    if group in SCHEMAS and leaf:
+        fields_of = {opt: {f.name for f in dataclasses.fields(node)}
+                     for opt, node in SCHEMAS[group].items()}
+        having = [opt for opt, names in fields_of.items() if leaf in names]
+        if having and len(SCHEMAS[group]) > 1:
+            return (f"It belongs to {group}={' / '.join(having)}: pick that option "
+                    f"({group}={having[0]} {key}=...). {_SEE_CFG}")
+        known = sorted(set().union(*fields_of.values()))
+        close = difflib.get_close_matches(leaf, known, n=3)
+        if close:
+            return f"Did you mean {', '.join(f'{group}.{c}' for c in close)}? {_SEE_CFG}"
+        return f"Check the spelling. {_SEE_CFG}"
+    known = [f.name for f in dataclasses.fields(Config)]
+    close = difflib.get_close_matches(key, known, n=3)
+    if close:
+        return f"Did you mean {', '.join(close)}? {_SEE_CFG}"
+    return f"Check the spelling. {_SEE_CFG}"
+
+
 def user_error_message(err: BaseException) -> str | None:
     """A one-paragraph message for an error the user can fix by changing the command line, or
     None for any other error (a bug, which keeps its traceback).
@@ -156,9 +183,7 @@ def user_error_message(err: BaseException) -> str | None:
         override = m.group(1).rstrip(".") if m else None
         if isinstance(cause, (ConfigAttributeError, ConfigKeyError)):
             key = _full_key(str(cause)) or override or "?"
-            return (f"{prefix}'{key}' is not a setting of this config (misspelt, or it belongs "
-                    f"to another option of its group). Fix the key, or pick the option that "
-                    f"has it (e.g. model=als for model.factors). {_SEE_CFG}")
+            return f"{prefix}'{key}' is not a setting of the chosen config. {_key_hint(key)}"
         if isinstance(cause, ValidationError):
             key = _full_key(str(cause)) or override or "?"
             reason = _one_line(str(cause).split("full_key:")[0])

@@ -1,0 +1,1 @@
+"""The recoeval-track configs (YAML), shipped as the package recoeval_tracking.configs."""

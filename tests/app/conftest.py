@@ -1,0 +1,73 @@
+"""Fixtures for the application tests: the command in a subprocess, isolated MLflow stores.
+
+Every subprocess runs in its own temporary directory with ``MLFLOW_TRACKING_URI`` unset, so the
+default ``tracking=local`` store is ``<that directory>/mlflow.db`` (the directory the command was
+started from, not the Hydra job directory). Creating MLflow's SQLite schema costs seconds, so one
+migrated database is made per session and copied where a test needs a store.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+#: Options small enough that a job runs in about a second once numba's cache is warm.
+TINY = ["dataset.n_users=120", "dataset.n_items=60", "model.factors=8", "model.iterations=5",
+        "plots=false", "progress=false", "nthreads=1"]
+
+
+def clean_env() -> dict[str, str]:
+    """The environment of a command run by a test: no ambient MLflow or Hydra settings."""
+    env = dict(os.environ)
+    for var in ("MLFLOW_TRACKING_URI", "MLFLOW_RUN_ID", "MLFLOW_EXPERIMENT_NAME",
+                "MLFLOW_EXPERIMENT_ID", "HYDRA_FULL_ERROR"):
+        env.pop(var, None)
+    env["PYTHONPATH"] = str(REPO_ROOT) + os.pathsep + env.get("PYTHONPATH", "")
+    return env
+
+
+def run_command(args: list[str], cwd: Path, *, module: bool = True, timeout: float = 300,
+                env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+    """Run ``python -m recoeval_tracking ARGS`` (or the ``recoeval-track`` script) in ``cwd``."""
+    if module:
+        cmd = [sys.executable, "-m", "recoeval_tracking", *args]
+    else:
+        script = Path(sys.executable).with_name("recoeval-track")
+        if not script.is_file():
+            pytest.skip("the recoeval-track console script is not installed in this environment")
+        cmd = [str(script), *args]
+    return subprocess.run(cmd, cwd=cwd, env=env or clean_env(), capture_output=True, text=True,
+                          timeout=timeout)
+
+
+@pytest.fixture(autouse=True)
+def _no_ambient_tracking(monkeypatch):
+    """In-process tests never fall back on the user's store or environment."""
+    for var in ("MLFLOW_TRACKING_URI", "MLFLOW_RUN_ID", "MLFLOW_EXPERIMENT_NAME",
+                "MLFLOW_EXPERIMENT_ID"):
+        monkeypatch.delenv(var, raising=False)
+
+
+@pytest.fixture(scope="session")
+def migrated_db(tmp_path_factory) -> Path:
+    """An empty MLflow SQLite store with its schema created, copied by :func:`local_store`."""
+    from mlflow import MlflowClient
+
+    path = tmp_path_factory.mktemp("app-mlflow-template") / "mlflow.db"
+    MlflowClient(f"sqlite:///{path}").search_experiments()
+    return path
+
+
+@pytest.fixture
+def local_store(tmp_path, migrated_db) -> str:
+    """``tmp_path/mlflow.db`` ready to use: the store of ``tracking=local`` for a command run
+    in ``tmp_path``. Returns its URI."""
+    db = tmp_path / "mlflow.db"
+    shutil.copyfile(migrated_db, db)
+    return f"sqlite:///{db}"

@@ -1,0 +1,213 @@
+"""Every config in configs/ composes, matches its schema, and fails early on bad overrides.
+
+Composition runs in-process with ``hydra.compose``; the messages of bad overrides are checked
+through :func:`recoeval_tracking.app.cli.user_error_message` here and through the command in
+``test_cli.py``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from hydra import compose, initialize_config_dir
+from omegaconf import OmegaConf
+
+from recoeval_tracking.app import schema
+from recoeval_tracking.app.cli import user_error_message
+
+from .conftest import REPO_ROOT, clean_env
+
+CONFIGS = REPO_ROOT / "configs"
+GROUPS = ("dataset", "split", "model", "metrics", "tracking")
+
+
+def _options(group: str) -> list[str]:
+    return sorted(p.stem for p in (CONFIGS / group).glob("*.yaml"))
+
+
+def _all_options() -> list[tuple[str, str]]:
+    return [(g, o) for g in GROUPS for o in _options(g)]
+
+
+@pytest.fixture(scope="module")
+def hydra_compose():
+    with initialize_config_dir(version_base="1.3", config_dir=str(CONFIGS)):
+        yield lambda overrides=(): compose("config", overrides=list(overrides))
+
+
+def test_config_yaml_is_a_defaults_list_of_every_group():
+    raw = OmegaConf.load(CONFIGS / "config.yaml")
+    assert set(raw.keys()) == {"defaults", "hydra"}
+    entries = OmegaConf.to_container(raw.defaults)
+    assert entries[0] == "recoeval_schema" and entries[-1] == "_self_"
+    chosen = {k: v for e in entries if isinstance(e, dict) for k, v in e.items()}
+    assert chosen == {"dataset": "synthetic", "split": "random", "model": "als",
+                      "metrics": "all", "tracking": "local"}
+
+
+def test_every_group_has_the_options_the_issue_names():
+    from recoeval_tracking.data import DATASETS
+    from recoeval_tracking.models import MODELS
+    from recoeval_tracking.splitting import SPLITS
+
+    # file-based and generated kinds (the in-memory "dataframe" kind has no config)
+    assert set(_options("dataset")) == set(DATASETS) - {"dataframe"}
+    assert set(_options("split")) == set(SPLITS)
+    assert set(_options("model")) == set(MODELS)
+    assert set(_options("metrics")) == {"default", "all", "recometrics", "hivemall", "recbole",
+                                        "implicit", "ranx"}
+    assert set(_options("tracking")) == {"local", "server", "none"}
+    for group in ("dataset", "split", "model"):
+        assert set(schema.SCHEMAS[group]) == set(_options(group))
+
+
+@pytest.mark.parametrize("group,option", _all_options())
+def test_every_option_composes_against_its_schema(hydra_compose, group, option):
+    overrides = [f"{group}={option}"]
+    if group == "dataset" and option != "synthetic":
+        overrides.append("dataset.path=/data/interactions")  # required, checked at run time
+    cfg = hydra_compose(overrides)
+    plain = OmegaConf.to_container(cfg, resolve=True, throw_on_missing=True)
+    assert set(plain) == {"dataset", "split", "model", "metrics", "tracking", "seed", "nthreads",
+                          "progress", "plots"}
+    node = cfg[group]
+    expected = schema.SCHEMAS[group].get(option) or next(iter(schema.SCHEMAS[group].values()))
+    assert OmegaConf.get_type(node) is expected
+    # every field of the schema is present and no other key
+    assert set(plain[group]) == {f.name for f in dataclasses.fields(expected)}
+    if group == "dataset":
+        assert plain["dataset"]["kind"] == option
+    if group == "split":
+        assert plain["split"]["name"] == option
+    if group == "model":
+        assert plain["model"]["name"] == option
+
+
+@pytest.mark.parametrize("option", ["recometrics", "hivemall", "recbole", "implicit", "ranx"])
+def test_profile_options_name_a_library_profile(hydra_compose, option):
+    from recoeval_tracking.app.pipeline import metric_options
+    from recoeval_tracking.metrics.profiles import PROFILES
+
+    plain = OmegaConf.to_container(hydra_compose([f"metrics={option}"]), resolve=True)
+    assert plain["metrics"]["profile"] == option
+    opts = metric_options(plain["metrics"])
+    assert opts["metrics"] == PROFILES[option]["metrics"]
+    assert opts["ties"] == PROFILES[option]["ties"]
+    # an explicit list still wins over the profile's
+    plain["metrics"]["names"] = ["ndcg"]
+    assert metric_options(plain["metrics"])["metrics"] == ["ndcg"]
+
+
+def test_seed_reaches_every_seeded_step(hydra_compose):
+    plain = OmegaConf.to_container(hydra_compose(["seed=7"]), resolve=True)
+    assert plain["dataset"]["seed"] == plain["split"]["seed"] == plain["model"]["seed"] == 7
+    assert plain["metrics"]["seed"] == 7
+    # one step can still be pinned on its own
+    plain = OmegaConf.to_container(hydra_compose(["seed=7", "split.seed=3"]), resolve=True)
+    assert (plain["split"]["seed"], plain["model"]["seed"]) == (3, 7)
+
+
+def test_embedded_default(hydra_compose):
+    plain = OmegaConf.to_container(hydra_compose(), resolve=True)
+    assert plain["dataset"]["kind"] == "synthetic"
+    assert (plain["dataset"]["n_users"], plain["dataset"]["n_items"]) == (2000, 1000)
+    assert plain["split"]["name"] == "random" and plain["model"]["name"] == "als"
+    assert plain["metrics"]["names"] == ["all"]
+    assert (plain["metrics"]["k"], plain["metrics"]["cumulative"]) == (10, True)
+    assert plain["tracking"] == {"enabled": True, "uri": None, "experiment": "recoeval"}
+    assert plain["progress"] == "auto"
+
+
+def _error(hydra_compose, overrides):
+    with pytest.raises(Exception) as info:
+        cfg = hydra_compose(overrides)
+        OmegaConf.to_container(cfg, resolve=True, throw_on_missing=True)
+    return info.value
+
+
+def test_unknown_group_option_fails_at_compose_time(hydra_compose):
+    msg = user_error_message(_error(hydra_compose, ["model=alss"]))
+    assert "no option 'alss' in the config group 'model'" in msg
+    for option in _options("model"):
+        assert option in msg
+
+
+def test_wrong_type_fails_at_compose_time(hydra_compose):
+    msg = user_error_message(_error(hydra_compose, ["metrics.k=ten"]))
+    assert "'metrics.k'" in msg and "wrong type" in msg and "'ten'" in msg
+
+
+def test_misspelt_key_gets_a_suggestion(hydra_compose):
+    msg = user_error_message(_error(hydra_compose, ["model.factor=32"]))
+    assert "'model.factor' is not a setting" in msg and "model.factors" in msg
+    msg = user_error_message(_error(hydra_compose, ["model=popularity", "model.factors=32"]))
+    assert "model=als" in msg
+
+
+def test_missing_dataset_path_is_reported(hydra_compose):
+    msg = user_error_message(_error(hydra_compose, ["dataset=movielens_100k"]))
+    assert "'dataset.path' is required" in msg and "dataset.path=" in msg
+
+
+def test_messages_are_one_paragraph(hydra_compose):
+    for overrides in (["model=alss"], ["metrics.k=ten"], ["model.factor=32"],
+                      ["dataset=csv"], ["split.fold=1"]):
+        msg = user_error_message(_error(hydra_compose, overrides))
+        assert msg is not None and "\n" not in msg and "Traceback" not in msg
+
+
+def test_bugs_are_not_dressed_as_user_errors():
+    assert user_error_message(ZeroDivisionError("division by zero")) is None
+
+
+def _build_lib(tmp_path: Path) -> Path:
+    """Build the package as an installer would (setuptools ``build_py`` from pyproject.toml) into
+    ``tmp_path/lib``, from a copy of the sources (the checkout gets no build files)."""
+    src = tmp_path / "src"
+    src.mkdir()
+    for name in ("pyproject.toml", "README.md"):
+        if (REPO_ROOT / name).is_file():
+            shutil.copy(REPO_ROOT / name, src / name)
+        else:
+            (src / name).write_text("")
+    ignore = shutil.ignore_patterns("__pycache__", "*.pyc", "*.nbi", "*.nbc")
+    shutil.copytree(REPO_ROOT / "recoeval_tracking", src / "recoeval_tracking", ignore=ignore)
+    shutil.copytree(CONFIGS, src / "configs", ignore=ignore)
+    lib = tmp_path / "lib"
+    proc = subprocess.run([sys.executable, "-c", "from setuptools import setup; setup()", "-q",
+                           "build_py", "--build-lib", str(lib)], cwd=src, capture_output=True,
+                          text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    return lib
+
+
+def test_configs_ship_inside_the_package(tmp_path):
+    """What a non-editable install puts in site-packages holds every yaml of configs/ as the
+    package recoeval_tracking.configs, and the command finds them there (pkg://)."""
+    lib = _build_lib(tmp_path)
+    shipped = sorted(p.relative_to(lib / "recoeval_tracking" / "configs").as_posix()
+                     for p in (lib / "recoeval_tracking" / "configs").rglob("*.yaml"))
+    expected = sorted(p.relative_to(CONFIGS).as_posix() for p in CONFIGS.rglob("*.yaml"))
+    assert shipped == expected
+    env = clean_env()
+    env["PYTHONPATH"] = str(lib)
+    run = tmp_path / "run"
+    run.mkdir()
+    probe = subprocess.run(
+        [sys.executable, "-c", "import recoeval_tracking, recoeval_tracking.app.cli as c; "
+         "print(recoeval_tracking.__file__); print(c.config_path())"],
+        cwd=run, env=env, capture_output=True, text=True, timeout=60)
+    assert probe.returncode == 0, probe.stderr
+    where, source = probe.stdout.split()
+    assert Path(where).is_relative_to(lib) and source == "pkg://recoeval_tracking.configs"
+    shown = subprocess.run([sys.executable, "-m", "recoeval_tracking", "--cfg", "job",
+                            "model=item_knn"], cwd=run, env=env, capture_output=True, text=True,
+                           timeout=120)
+    assert shown.returncode == 0, shown.stderr
+    job = OmegaConf.create(shown.stdout)
+    assert job.model.name == "item_knn" and job.dataset.kind == "synthetic"
