@@ -1,0 +1,198 @@
+"""The job without Hydra: run_job on plain dicts, its files, stages and reproducibility."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from recoeval_tracking import InputError
+from recoeval_tracking.app.pipeline import (
+    metric_options,
+    prepare_data,
+    progress_mode,
+    run_job,
+    split_data,
+    tracking_uri_for,
+)
+from recoeval_tracking.data import make_synthetic
+
+
+def tiny_config(**changes) -> dict:
+    cfg = {
+        "dataset": {"kind": "synthetic", "n_users": 150, "n_items": 80, "seed": 0,
+                    "implicit": {"method": None, "threshold": None, "alpha": 1.0,
+                                 "epsilon": 1.0},
+                    "min_user_interactions": 0, "min_item_interactions": 0, "k_core": 0},
+        "split": {"name": "random", "seed": 0, "test_fraction": None, "test_count": None,
+                  "min_train": 1},
+        "model": {"name": "als", "factors": 8, "iterations": 4, "seed": 0},
+        "metrics": {"names": ["all"], "profile": None, "k": 10, "cumulative": True,
+                    "ties": "noise", "seed": 0},
+        "tracking": {"enabled": False, "uri": None, "experiment": "recoeval"},
+        "seed": 0, "nthreads": 1, "progress": "false", "plots": False,
+    }
+    for key, value in changes.items():
+        section, _, leaf = key.partition("__")
+        if leaf:
+            cfg[section] = {**cfg[section], leaf: value}
+        else:
+            cfg[section] = value
+    return cfg
+
+
+@pytest.fixture(scope="module")
+def tiny_job(tmp_path_factory):
+    out = tmp_path_factory.mktemp("job")
+    result = run_job(tiny_config(plots=True), out, overrides=["model.factors=8"], echo=False)
+    return out, result
+
+
+def test_job_directory_holds_every_file(tiny_job):
+    out, result = tiny_job
+    for name in ("per_user.parquet", "metrics.json", "curves.csv", "definitions.json",
+                 "dataset.json", "config.yaml", "overrides.yaml", "job.json"):
+        assert (out / name).is_file(), name
+    assert (out / "plots" / "curves.png").is_file()
+    assert (out / "plots" / "per_user_ndcg_at_10.png").is_file()
+    assert result["job_dir"] == str(out) and result["run_id"] is None
+
+
+def test_metrics_json_means_and_timings(tiny_job):
+    out, result = tiny_job
+    metrics = json.loads((out / "metrics.json").read_text())
+    per_user = pd.read_parquet(out / "per_user.parquet")
+    # the means are the plain means of the per-user column over the users where it is defined
+    for column in ("ndcg_at_10", "p_at_10", "roc_auc"):
+        values = per_user[column].to_numpy()
+        assert metrics[column] == pytest.approx(np.nanmean(values), rel=1e-12)
+        assert result["metrics"][column] == pytest.approx(metrics[column], rel=1e-12)
+    assert metrics["users_evaluated"] == int((per_user["nan_reason"] == "").sum())
+    for stage in ("load", "prepare", "split", "fit", "eval", "total"):
+        assert metrics[f"{stage}_seconds"] >= 0.0
+    assert metrics["total_seconds"] >= metrics["fit_seconds"] + metrics["eval_seconds"] - 1e-6
+
+
+def test_curves_end_at_the_means_at_k(tiny_job):
+    out, _ = tiny_job
+    metrics = json.loads((out / "metrics.json").read_text())
+    curves = pd.read_csv(out / "curves.csv")
+    assert curves["k"].tolist() == list(range(1, 11))
+    # the cumulative curve at k = K is the metric at K (same users, same definition)
+    for name in ("ndcg", "p", "r", "hit"):
+        assert curves[f"{name}_at_k"].iloc[-1] == pytest.approx(metrics[f"{name}_at_10"],
+                                                               rel=1e-12)
+    # P@1 is the fraction of evaluated users whose first item is a hit: equal to Hit@1
+    assert curves["p_at_k"].iloc[0] == pytest.approx(curves["hit_at_k"].iloc[0], rel=1e-12)
+
+
+def test_dataset_json_and_config(tiny_job):
+    out, _ = tiny_job
+    ds = json.loads((out / "dataset.json").read_text())
+    X = make_synthetic(150, 80, seed=0)
+    assert ds["data_fingerprint"] == X.fingerprint()
+    assert ds["interactions"] == X.nnz == ds["train_interactions"] + ds["test_interactions"]
+    assert ds["split"]["strategy"] == "random" and len(ds["split_fingerprint"]) == 16
+    import yaml
+
+    assert yaml.safe_load((out / "config.yaml").read_text())["model"]["factors"] == 8
+    assert yaml.safe_load((out / "overrides.yaml").read_text()) == ["model.factors=8"]
+
+
+def _per_user(cfg, path) -> pd.DataFrame:
+    run_job(cfg, path, echo=False)
+    return pd.read_parquet(Path(path) / "per_user.parquet")
+
+
+def test_same_config_same_per_user_metrics(tmp_path, tiny_job):
+    out, _ = tiny_job
+    again = _per_user(tiny_config(plots=True), tmp_path / "again")
+    pd.testing.assert_frame_equal(again, pd.read_parquet(out / "per_user.parquet"),
+                                  check_exact=True)
+
+
+@pytest.mark.parametrize("model", [
+    {"name": "als", "factors": 8, "iterations": 4, "seed": 0},
+    {"name": "item_knn", "neighbours": 20},
+])
+def test_thread_count_does_not_change_per_user_metrics(tmp_path, model):
+    one = _per_user(tiny_config(model=model, nthreads=1), tmp_path / "one")
+    two = _per_user(tiny_config(model=model, nthreads=2), tmp_path / "two")
+    pd.testing.assert_frame_equal(one, two, check_exact=True)
+
+
+def test_seed_changes_the_split(tmp_path):
+    a = json.loads((Path(run_job(tiny_config(split__seed=0), tmp_path / "a", echo=False)
+                         ["job_dir"]) / "dataset.json").read_text())
+    b = json.loads((Path(run_job(tiny_config(split__seed=1), tmp_path / "b", echo=False)
+                         ["job_dir"]) / "dataset.json").read_text())
+    assert a["data_fingerprint"] == b["data_fingerprint"]
+    assert a["split_fingerprint"] != b["split_fingerprint"]
+
+
+def test_csv_dataset_with_a_relative_path(tmp_path):
+    X = make_synthetic(60, 40, seed=3)
+    X.to_dataframe().to_csv(tmp_path / "ratings.csv", index=False)
+    cfg = tiny_config(dataset={"kind": "csv", "path": "ratings.csv", "sep": ",",
+                               "header": True, "columns": None},
+                      model={"name": "popularity"}, metrics={"names": ["ndcg"], "k": 5})
+    result = run_job(cfg, tmp_path / "job", base_dir=tmp_path, echo=False)
+    assert result["dataset"]["interactions"] == X.nnz
+    assert result["dataset"]["source"] == str((tmp_path / "ratings.csv").resolve())
+    assert set(result["metrics"]) == {"ndcg_at_5"}
+
+
+def test_kfold_folds_partition_the_interactions():
+    X = make_synthetic(80, 50, seed=1)
+    tests = [split_data(X, {"name": "kfold", "n_folds": 3, "fold": f, "seed": 0}).test
+             for f in range(3)]
+    # every stored entry is in exactly one fold's test part: the parts add up to the data
+    assert sum(t.nnz for t in tests) == X.nnz
+    total = sum(t.matrix for t in tests)
+    assert abs(total - X.matrix).max() == 0.0
+    with pytest.raises(InputError, match="split.fold"):
+        split_data(X, {"name": "kfold", "n_folds": 3, "fold": 3, "seed": 0})
+    with pytest.raises(InputError, match="split.fold"):
+        split_data(X, {"name": "random", "fold": 1, "seed": 0})
+
+
+def test_value_threshold_keeps_the_values_of_kept_entries():
+    X = make_synthetic(100, 60, seed=2)
+    Y = prepare_data(X, {"implicit": {"method": None, "threshold": 4}})
+    values = np.asarray(X.matrix.data)
+    assert Y.nnz == int(np.count_nonzero(values >= 4))
+    assert np.all(Y.matrix.data >= 4) and set(np.unique(Y.matrix.data)) <= {4.0, 5.0}
+    B = prepare_data(X, {"implicit": {"method": "binarize", "threshold": 4}})
+    assert B.nnz == Y.nnz and np.all(B.matrix.data == 1.0)
+    with pytest.raises(InputError, match="empty after preparation"):
+        prepare_data(X, {"implicit": {"method": None, "threshold": 6}})
+
+
+def test_metric_options_defaults():
+    opts = metric_options({"names": ["all"]})
+    assert opts["metrics"] == "all" and opts["ties"] == "noise" and opts["k"] == 10
+    assert metric_options({"names": ["ndcg", "p"], "ties": "index"})["metrics"] == ["ndcg", "p"]
+
+
+def test_progress_modes():
+    assert progress_mode("auto") is None
+    assert progress_mode("true") is False and progress_mode(True) is False
+    assert progress_mode("false") is True and progress_mode(False) is True
+    with pytest.raises(InputError, match="'progress'"):
+        progress_mode("sometimes")
+
+
+def test_local_store_is_in_the_base_directory(tmp_path):
+    assert tracking_uri_for({"uri": None}, tmp_path) == f"sqlite:///{tmp_path.resolve()}/mlflow.db"
+    assert tracking_uri_for({"uri": "http://127.0.0.1:5000"}, tmp_path) == \
+        "http://127.0.0.1:5000"
+
+
+def test_bad_config_names_the_setting(tmp_path):
+    with pytest.raises(InputError, match="'split' section"):
+        run_job({"dataset": {"kind": "synthetic"}}, tmp_path)
+    with pytest.raises(InputError, match="nthreads"):
+        run_job(tiny_config(nthreads=0), tmp_path)
