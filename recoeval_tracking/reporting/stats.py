@@ -119,7 +119,7 @@ def t_interval(values, confidence: float = 0.95) -> tuple[float, float, float, i
     Examples
     --------
     >>> t_interval([1.0, 2.0, 3.0])[:3]  # t_{0.975,2} = 4.3027, s/sqrt(3) = 0.57735
-    (2.0, -0.4841377118279085, 4.484137711827908)
+    (2.0, -0.48413771175033027, 4.48413771175033)
     """
     from scipy import stats
 
@@ -396,7 +396,7 @@ def paired_t_test(a, b) -> tuple[float, float]:
 
 
 def wilcoxon_test(a, b) -> tuple[float, float]:
-    """Wilcoxon signed-rank test over the defined pairs (Wilcoxon 1945), as
+    r"""Wilcoxon signed-rank test over the defined pairs (Wilcoxon 1945), as
     :func:`scipy.stats.wilcoxon` computes it on ``a - b`` with its defaults (zero differences
     dropped, ``zero_method="wilcox"``; two-sided; no continuity correction).
 

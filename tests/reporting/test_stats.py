@@ -1,0 +1,178 @@
+"""The report statistics against scipy.stats, hand computation and slow references."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from scipy import stats as sps
+
+from recoeval_tracking import InputError
+from recoeval_tracking.reporting import stats as st
+
+
+def _pair(n, seed, shift=0.05, decimals=None):
+    rng = np.random.default_rng(seed)
+    a = rng.random(n)
+    b = np.clip(a - shift + 0.2 * rng.standard_normal(n), 0, 1)
+    if decimals is not None:
+        a, b = np.round(a, decimals), np.round(b, decimals)
+    return a, b
+
+
+@pytest.mark.parametrize("n,seed", [(5, 0), (30, 1), (500, 2)])
+def test_paired_t_matches_scipy(n, seed):
+    a, b = _pair(n, seed)
+    ref = sps.ttest_rel(a, b)
+    t, p = st.paired_t_test(a, b)
+    assert t == pytest.approx(float(ref.statistic), rel=1e-12)
+    assert p == pytest.approx(float(ref.pvalue), rel=1e-10)
+
+
+def test_paired_t_hand_computed():
+    # d = (1, 2, 3): mean 2, sd 1, t = 2 / (1 / sqrt 3) = 2 sqrt 3; p = 2 P(T_2 >= 3.4641)
+    t, p = st.paired_t_test([2, 4, 6], [1, 2, 3])
+    assert t == pytest.approx(2 * math.sqrt(3))
+    assert p == pytest.approx(2 * sps.t.sf(2 * math.sqrt(3), 2))
+
+
+@pytest.mark.parametrize("n,seed,decimals", [(12, 0, None), (40, 1, 1), (80, 2, None),
+                                             (3000, 3, 2), (20000, 4, 1)])
+def test_wilcoxon_matches_scipy(n, seed, decimals):
+    # Exact distribution (n <= 50) and the normal approximation with tie correction
+    # (rounded values make ties and zero differences).
+    a, b = _pair(n, seed, decimals=decimals)
+    ref = sps.wilcoxon(a - b, zero_method="wilcox")
+    w, p = st.wilcoxon_test(a, b)
+    assert w == pytest.approx(float(ref.statistic), rel=1e-12)
+    assert p == pytest.approx(float(ref.pvalue), rel=1e-8, abs=1e-300)
+
+
+def test_nan_pairs_are_left_out_of_tests():
+    a, b = _pair(60, 5)
+    a2, b2 = a.copy(), b.copy()
+    a2[[3, 7]] = np.nan
+    b2[11] = np.nan
+    keep = np.ones(60, bool)
+    keep[[3, 7, 11]] = False
+    assert st.paired_t_test(a2, b2) == pytest.approx(st.paired_t_test(a[keep], b[keep]))
+    assert st.wilcoxon_test(a2, b2) == pytest.approx(st.wilcoxon_test(a[keep], b[keep]))
+    assert st.cohens_dz(a2, b2) == pytest.approx(st.cohens_dz(a[keep], b[keep]))
+
+
+def test_t_interval_hand_computed():
+    # mean 2, s = 1, n = 3: half-width t_{0.975,2} / sqrt(3), where the Student quantile with
+    # 2 degrees of freedom has the closed form (2p - 1) / sqrt(2 p (1 - p)).
+    mean, lo, hi, n = st.t_interval([1.0, 2.0, np.nan, 3.0])
+    q = 0.975
+    half = (2 * q - 1) / math.sqrt(2 * q * (1 - q)) / math.sqrt(3)
+    assert (mean, n) == (2.0, 3)
+    assert lo == pytest.approx(2 - half, rel=1e-12) and hi == pytest.approx(2 + half, rel=1e-12)
+
+
+def test_cohens_dz_hand_computed():
+    # d = (1, 2, 3, 6): mean 3, sd sqrt(((4 + 1 + 0 + 9) / 3)) = sqrt(14/3)
+    assert st.cohens_dz([2, 4, 6, 12], [1, 2, 3, 6]) == pytest.approx(3 / math.sqrt(14 / 3))
+
+
+def _slow_bootstrap(values, n_resamples, seed, confidence):
+    v = np.asarray(values, float)
+    n = v.size
+    means = []
+    for b in range(n_resamples):
+        idx = np.random.default_rng([seed, n, b]).integers(0, n, n)
+        s = v[idx]
+        s = s[~np.isnan(s)]
+        means.append(s.mean() if s.size else np.nan)
+    means = np.array(means)
+    alpha = 1 - confidence
+    return np.nanquantile(means, alpha / 2), np.nanquantile(means, 1 - alpha / 2)
+
+
+def test_bootstrap_equals_slow_reference_and_is_reproducible():
+    rng = np.random.default_rng(7)
+    v = rng.random(257)
+    v[[4, 100]] = np.nan
+    lo, hi = st.bootstrap_ci(v, 300, seed=11)
+    ref_lo, ref_hi = _slow_bootstrap(v, 300, 11, 0.95)
+    # float32 products: relative error of a mean below 1e-6
+    assert lo == pytest.approx(ref_lo, rel=1e-5) and hi == pytest.approx(ref_hi, rel=1e-5)
+    assert st.bootstrap_ci(v, 300, seed=11) == (lo, hi)
+    assert st.bootstrap_ci(v, 300, seed=12) != (lo, hi)
+    # The interval brackets the mean and has about the t interval's width.
+    mean, tlo, thi, _ = st.t_interval(v)
+    assert lo < mean < hi
+    assert (hi - lo) == pytest.approx(thi - tlo, rel=0.2)
+
+
+def test_bootstrap_columns_do_not_depend_on_each_other():
+    rng = np.random.default_rng(3)
+    X = rng.random((200, 3))
+    X[rng.random((200, 3)) < 0.1] = np.nan
+    together = st.bootstrap_means(X, 50, seed=4)
+    for j in range(3):
+        alone = st.bootstrap_means(X[:, [j]], 50, seed=4)[:, 0]
+        # Same draws; the float32 products may be blocked differently (rounding only).
+        np.testing.assert_allclose(together[:, j], alone, rtol=1e-6)
+
+
+def _slow_randomization(d, n_permutations, seed):
+    d = np.where(np.isnan(d), 0.0, d)
+    n = d.size
+    obs = abs(d.sum())
+    count = 0
+    for r in range(n_permutations):
+        raw = np.frombuffer(np.random.default_rng([seed, n, r]).bytes((n + 7) // 8), np.uint8)
+        s = 1 - 2 * np.unpackbits(raw)[:n].astype(float)
+        count += abs((s * d).sum()) >= obs - 1e-9 * np.abs(d).sum()
+    return (1 + count) / (1 + n_permutations)
+
+
+def test_randomization_equals_slow_reference_and_is_reproducible():
+    a, b = _pair(150, 8, shift=0.01)
+    p = st.randomization_test(a, b, n_permutations=500, seed=3)
+    assert p == _slow_randomization(a - b, 500, 3)
+    assert st.randomization_test(a, b, n_permutations=500, seed=3) == p
+    assert st.randomization_test(a, b, n_permutations=500, seed=4) != p
+
+
+def test_randomization_extremes():
+    # Every difference positive: only the identity flip (probability 2^-40) reaches the sum.
+    d = np.linspace(0.1, 1.0, 40)
+    assert st.randomization_pvalues(d, 999, 0)[0] == pytest.approx(1 / 1000)
+    # No difference at all: p = 1. Symmetric differences: a large p.
+    assert st.randomization_pvalues(np.zeros(10), 99, 0)[0] == 1.0
+    assert st.randomization_pvalues(np.array([1.0, -1.0] * 20), 999, 0)[0] == 1.0
+
+
+def test_randomization_agrees_with_t_test_on_large_samples():
+    a, b = _pair(2000, 9, shift=0.01)
+    p_perm = st.randomization_test(a, b, n_permutations=4000, seed=0)
+    p_t = st.paired_t_test(a, b)[1]
+    assert p_perm == pytest.approx(p_t, abs=0.03)
+
+
+def test_corrections_hand_computed():
+    p = [0.01, 0.04, 0.03, 0.005]
+    # Holm: sorted 0.005, 0.01, 0.03, 0.04 -> 4*0.005=0.02, 3*0.01=0.03, 2*0.03=0.06, 1*0.04
+    # -> running max 0.02, 0.03, 0.06, 0.06
+    np.testing.assert_allclose(st.adjust_pvalues(p, "holm"), [0.03, 0.06, 0.06, 0.02])
+    np.testing.assert_allclose(st.adjust_pvalues(p, "bonferroni"), [0.04, 0.16, 0.12, 0.02])
+    # BH: m p / rank = 0.02, 0.02, 0.04, 0.04 (ranks 1..4) -> running min from the top
+    np.testing.assert_allclose(st.adjust_pvalues(p, "bh"), [0.02, 0.04, 0.04, 0.02])
+    np.testing.assert_allclose(st.adjust_pvalues(p, "none"), p)
+    # NaN stays NaN and is not counted in m; values are capped at 1.
+    out = st.adjust_pvalues([0.2, np.nan, 0.6], "bonferroni")
+    assert np.isnan(out[1]) and out[0] == pytest.approx(0.4) and out[2] == 1.0
+
+
+def test_errors_name_the_argument():
+    with pytest.raises(InputError, match="'method' parameter of adjust_pvalues"):
+        st.adjust_pvalues([0.1], "sidak")
+    with pytest.raises(InputError, match="'b' parameter of paired_t_test"):
+        st.paired_t_test([1, 2, 3], [1, 2])
+    with pytest.raises(InputError, match="'n_permutations'"):
+        st.randomization_pvalues(np.ones(3), 0)
+    with pytest.raises(InputError, match="'confidence'"):
+        st.t_interval([1.0, 2.0], confidence=95)
