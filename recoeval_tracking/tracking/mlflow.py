@@ -990,9 +990,17 @@ def download_job_artifacts(run_id: str, dst: str | Path, *,
         raise param_error("run_id", func, "a run logged from a job directory (with a "
                           "per_user.parquet artifact)", run_id,
                           f"Its artifacts are: {sorted(listed)[:10]}.")
-    for name in REPORT_ARTIFACTS:
-        if name in listed:
-            client.download_artifacts(run_id, name, str(root))
+    saved = os.environ.get("MLFLOW_ENABLE_ARTIFACTS_PROGRESS_BAR")
+    os.environ["MLFLOW_ENABLE_ARTIFACTS_PROGRESS_BAR"] = "false"  # one bar per file otherwise
+    try:
+        for name in REPORT_ARTIFACTS:
+            if name in listed:
+                client.download_artifacts(run_id, name, str(root))
+    finally:
+        if saved is None:
+            os.environ.pop("MLFLOW_ENABLE_ARTIFACTS_PROGRESS_BAR", None)
+        else:
+            os.environ["MLFLOW_ENABLE_ARTIFACTS_PROGRESS_BAR"] = saved
     return root
 
 

@@ -1,0 +1,160 @@
+"""End to end: a 3-model sweep on MovieLens 100K into a temporary MLflow store, then the report
+built from the sweep id (through run_report and through the recoeval-track-report command)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from recoeval_tracking import InputError, evaluate, load_dataset, make_model, make_split
+from recoeval_tracking.results_io import write_job_dir
+from recoeval_tracking.tracking import mlflow as mt
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def _u_data() -> Path:
+    env = os.environ.get("RECOEVAL_SHARED_DATA")
+    root = Path(env) if env else (REPO / ".." / "shared" / "data").resolve()
+    path = root / "ml-100k" / "u.data"
+    if not path.is_file():
+        pytest.skip(f"MovieLens 100K not found at {path} (set RECOEVAL_SHARED_DATA)")
+    return path
+
+
+MODELS = (("popularity", {}), ("random", {"seed": 0}),
+          ("als", {"factors": 32, "iterations": 10, "progress": False}))
+
+
+@pytest.fixture(scope="module")
+def job_dirs(tmp_path_factory):
+    """Evaluate the three models once; every test logs the job directories into its store."""
+    data = load_dataset("movielens_100k", path=str(_u_data()))
+    split = make_split("random", data, test_fraction=0.2, seed=1)
+    root = tmp_path_factory.mktemp("jobs")
+    dataset = {"name": "ml-100k", "data_fingerprint": data.fingerprint,
+               "split_fingerprint": split.fingerprint}
+    dirs = {}
+    for name, params in MODELS:
+        model = make_model(name, **params).fit(split.train.matrix)
+        res = evaluate(split.train, split.test, scores=model.score_source(),
+                       metrics=["ndcg", "p", "r"], k=10, cumulative=True, nthreads=2)
+        config = {"dataset": {"kind": "movielens_100k", "path": str(_u_data())},
+                  "split": {"name": "random", "test_fraction": 0.2, "seed": 1},
+                  "model": {"name": name, **params}}
+        dirs[name] = write_job_dir(res, root / name, config_yaml=config,
+                                   overrides=[f"model={name}"], dataset=dataset, plots=False)
+    return dirs
+
+
+def _sweep(job_dirs, uri):
+    parent = mt.create_sweep_parent(tracking_uri=uri, experiment="e2e")
+    ids = {}
+    for name, path in job_dirs.items():
+        ids[name] = mt.log_job_dir(path, tracking_uri=uri, experiment="e2e", run_name=name,
+                                   parent_run_id=parent.run_id, sweep_id=parent.sweep_id)
+    mt.finish_sweep_parent(parent.run_id, tracking_uri=uri)
+    return parent, ids
+
+
+def test_report_from_sweep_id(job_dirs, store_uri, tmp_path):
+    from mlflow import MlflowClient
+
+    from recoeval_tracking.app.report import run_report
+
+    parent, ids = _sweep(job_dirs, store_uri)
+    cfg = {"tracking": {"uri": store_uri, "experiment": "e2e"},
+           "select": {"sweep_id": parent.sweep_id}, "baseline": "random",
+           "correction": "holm", "test": "t", "n_bootstrap": 200, "n_permutations": 200,
+           "seed": 0, "slices": [{"kind": "activity", "q": 4}, {"kind": "popularity"}],
+           "output": {"dir": str(tmp_path / "out"), "html": "report.html",
+                      "markdown": "report.md", "log_to_mlflow": True,
+                      "artifact_path": "report"}}
+    result = run_report(cfg)
+    rep = result["report"]
+    client = MlflowClient(store_uri)
+
+    # The three children, not the parent; random is the baseline.
+    assert sorted(r.run_id for r in rep.runs) == sorted(ids.values())
+    assert rep.baseline == ids["random"] and rep.comparable
+    # Means equal the runs' logged means.
+    summary = rep.summary.set_index(["run_id", "metric"])
+    for run_id in ids.values():
+        logged = client.get_run(run_id).data.metrics
+        for m in ("ndcg_at_10", "p_at_10", "r_at_10"):
+            assert summary.loc[(run_id, m), "mean"] == pytest.approx(logged[m], rel=1e-12)
+            assert summary.loc[(run_id, m), "t_low"] == pytest.approx(
+                logged[f"{m}_ci95_low"], rel=1e-9)
+    # ALS is far better than random (about 0.35 vs 0.01 NDCG@10 on 943 users): every test
+    # agrees and the mark says better at p < 0.001 after Holm; popularity too.
+    comp = rep.comparisons.set_index(["run_id", "metric"])
+    for m in ("ndcg_at_10", "p_at_10", "r_at_10"):
+        row = comp.loc[(ids["als"], m)]
+        assert row["mark"] == "▲***"
+        assert row["mean_diff"] > 0.1 and row["t_low"] > 0
+        assert row["p_wilcoxon_adj"] < 1e-3
+        # No random sign vector reaches the observed sum: p = 1 / (1 + 200), the floor; Holm
+        # over the 6 comparisons, all at that floor, multiplies it by 6.
+        assert row["p_randomization"] == 1 / 201
+        assert row["p_randomization_adj"] == pytest.approx(6 / 201)
+        assert comp.loc[(ids["popularity"], m), "mark"] == "▲***"
+    # Popularity slice built from the runs' config: the split rebuilt has their fingerprint.
+    groups = {t.slice: 0 for t in rep.slices}
+    for t in rep.slices:
+        groups[t.slice] += t.n_users
+    assert groups == {"activity": 943, "popularity": 943}
+
+    # Figures and pages.
+    paths = result["paths"]
+    figures = {p.name for p in paths["figures"].iterdir()}
+    assert {"curves_ndcg_at_k.png", "per_user_ndcg_at_10.png"} <= figures
+    assert any(f.startswith("sweep_model.") for f in figures)
+    page = paths["html"].read_text()
+    assert page.count("data:image/png;base64,") == len(figures)
+    for run_id in ids.values():
+        assert run_id in page
+
+    # The report is an artifact of the sweep's parent run.
+    assert result["logged_run_id"] == parent.run_id
+    listed = {a.path for a in client.list_artifacts(parent.run_id, "report")}
+    assert {"report/report.html", "report/report.md", "report/report_figures"} <= listed
+
+
+def test_command_refuses_different_split_fingerprints(job_dirs, store_uri, tmp_path):
+    import json
+    import shutil
+
+    changed = tmp_path / "als_other_split"
+    shutil.copytree(job_dirs["als"], changed)
+    info = json.loads((changed / "dataset.json").read_text())
+    info["split_fingerprint"] = "0123456789abcdef"
+    (changed / "dataset.json").write_text(json.dumps(info))
+    dirs = [str(job_dirs["popularity"]), str(changed)]
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MLFLOW_")}
+    cmd = [sys.executable, "-m", "recoeval_tracking.app.report",
+           f"select.job_dirs=[{','.join(dirs)}]", f"output.dir={tmp_path / 'out'}",
+           "output.log_to_mlflow=false", "n_bootstrap=50", "n_permutations=50"]
+    proc = subprocess.run(cmd, capture_output=True, text=True, cwd=tmp_path, env=env,
+                          timeout=300)
+    assert proc.returncode == 2, proc.stderr
+    assert "not comparable: the split fingerprint differs" in proc.stderr
+    assert "0123456789abcdef" in proc.stderr and "allow_mismatch=true" in proc.stderr
+    assert not (tmp_path / "out" / "report.html").exists()
+
+    proc = subprocess.run(cmd + ["allow_mismatch=true", "slices=[]"], capture_output=True,
+                          text=True, cwd=tmp_path, env=env, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    assert "NOT COMPARABLE" in (tmp_path / "out" / "report.html").read_text()
+
+
+def test_selection_errors(store_uri, tmp_path):
+    from recoeval_tracking.app.report import run_report
+
+    with pytest.raises(InputError, match="select"):
+        run_report({"tracking": {"uri": store_uri}, "select": {}})
+    with pytest.raises(InputError, match="no run matches"):
+        run_report({"tracking": {"uri": store_uri}, "select": {"sweep_id": "nope"}})
