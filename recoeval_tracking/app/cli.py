@@ -6,7 +6,11 @@ Usage::
     recoeval-track dataset=movielens_100k dataset.path=ml-100k/u.data model=popularity
     recoeval-track -m model=als model.factors=32,64 hydra/launcher=joblib   # a sweep
     recoeval-track --cfg job                         # print the composed config
-    recoeval-track --config-dir <job dir>/.hydra --config-name config    # re-run a job
+    recoeval-track --config-path <job dir>/.hydra --config-name config   # re-run a job
+
+A job is re-run from the resolved config Hydra saved in its directory with ``--config-path``
+(``-cp``), which replaces the app's config folder. ``--config-dir`` (``-cd``) would not do: Hydra
+searches a folder given that way after the app's own configs, so the app's ``config.yaml`` wins.
 
 The configs are found as the package ``recoeval_tracking.configs`` (``pkg://``), which is how a
 regular (non-editable) install ships the top-level ``configs/`` folder; a source checkout whose

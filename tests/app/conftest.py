@@ -17,9 +17,12 @@ from pathlib import Path
 import pytest
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
-#: Options small enough that a job runs in about a second once numba's cache is warm.
-TINY = ["dataset.n_users=120", "dataset.n_items=60", "model.factors=8", "model.iterations=5",
-        "plots=false", "progress=false", "nthreads=1"]
+#: A dataset small enough that a job runs in about a second once numba's cache is warm.
+TINY_DATA = ["dataset.n_users=120", "dataset.n_items=60"]
+#: A small ALS (only valid with model=als).
+TINY_ALS = ["model.factors=8", "model.iterations=5"]
+#: No plots, no progress bars, one thread.
+QUIET = ["plots=false", "progress=false", "nthreads=1"]
 
 
 def clean_env() -> dict[str, str]:
