@@ -90,8 +90,11 @@ class MlflowSweepCallback(Callback):
         if not isinstance(tracking, dict) or not tracking.get("enabled", False):
             return
         from ..tracking._keys import scrub_url
-        from ..tracking.mlflow import DEFAULT_EXPERIMENT, create_sweep_parent, \
-            run_name_from_overrides
+        from ..tracking.mlflow import (
+            DEFAULT_EXPERIMENT,
+            create_sweep_parent,
+            run_name_from_overrides,
+        )
 
         base_dir = Path(config.hydra.runtime.cwd)
         sweep_dir = Path(str(config.hydra.sweep.dir))

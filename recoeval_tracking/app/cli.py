@@ -164,7 +164,7 @@ def user_error_message(err: BaseException) -> str | None:
     if isinstance(err, MissingConfigException):
         text = str(err)
         m = re.search(r"Could not find '([^']+)'", text)
-        options = re.findall(r"^\t(\S+)$", text.split("Config search path:")[0], flags=re.M)
+        options = re.findall(r"^\t(\S+)$", text.split("Config search path:")[0], flags=re.MULTILINE)
         options = [o for o in options if not o.startswith("schema")]
         if m and "/" in m.group(1):
             group, _, option = m.group(1).rpartition("/")

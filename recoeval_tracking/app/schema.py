@@ -35,7 +35,7 @@ Groups and options (the files in ``configs/``):
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Dict, List, Optional
+from typing import Any
 
 from hydra.core.config_store import ConfigStore
 from omegaconf import MISSING
@@ -69,8 +69,8 @@ class ImplicitConversionConfig:
     drops entries whose value is below it (e.g. 4 for "liked" on a 1..5 scale).
     """
 
-    method: Optional[str] = None
-    threshold: Optional[float] = None
+    method: str | None = None
+    threshold: float | None = None
     alpha: float = 1.0
     epsilon: float = 1.0
 
@@ -85,7 +85,7 @@ class DatasetConfig:
     """
 
     kind: str = MISSING
-    name: Optional[str] = None
+    name: str | None = None
     implicit: ImplicitConversionConfig = field(default_factory=ImplicitConversionConfig)
     min_user_interactions: int = 0
     min_item_interactions: int = 0
@@ -99,7 +99,7 @@ class SyntheticDatasetConfig(DatasetConfig):
     kind: str = "synthetic"
     n_users: int = 2000
     n_items: int = 1000
-    n_interactions: Optional[int] = None
+    n_interactions: int | None = None
     n_factors: int = 8
     popularity_exponent: float = 1.0
     activity_sigma: float = 1.0
@@ -123,7 +123,7 @@ class CsvDatasetConfig(FileDatasetConfig):
     """:func:`recoeval_tracking.data.load_csv` arguments."""
 
     kind: str = "csv"
-    columns: Optional[Dict[str, Any]] = None
+    columns: dict[str, Any] | None = None
     sep: str = ","
     header: bool = True
     encoding: str = "utf-8"
@@ -134,7 +134,7 @@ class ParquetDatasetConfig(FileDatasetConfig):
     """:func:`recoeval_tracking.data.load_parquet` arguments."""
 
     kind: str = "parquet"
-    columns: Optional[Dict[str, str]] = None
+    columns: dict[str, str] | None = None
 
 
 # ---------------------------------------------------------------------------------------------
@@ -155,10 +155,10 @@ class RandomSplitConfig(SplitConfig):
     unless ``test_count`` is given."""
 
     name: str = "random"
-    test_fraction: Optional[float] = None
-    test_count: Optional[int] = None
-    validation_fraction: Optional[float] = None
-    validation_count: Optional[int] = None
+    test_fraction: float | None = None
+    test_count: int | None = None
+    validation_fraction: float | None = None
+    validation_count: int | None = None
     min_train: int = 1
 
 
@@ -189,10 +189,10 @@ class TemporalGlobalSplitConfig(SplitConfig):
     ``cut`` is given."""
 
     name: str = "temporal_global"
-    cut: Optional[int] = None
-    quantile: Optional[float] = None
-    validation_cut: Optional[int] = None
-    validation_quantile: Optional[float] = None
+    cut: int | None = None
+    quantile: float | None = None
+    validation_cut: int | None = None
+    validation_quantile: float | None = None
 
 
 @dataclass
@@ -200,8 +200,8 @@ class TemporalUserSplitConfig(SplitConfig):
     """:func:`~recoeval_tracking.splitting.temporal_user`."""
 
     name: str = "temporal_user"
-    test_fraction: Optional[float] = None
-    test_count: Optional[int] = None
+    test_fraction: float | None = None
+    test_count: int | None = None
     min_train: int = 1
 
 
@@ -221,8 +221,8 @@ class UserKFoldSplitConfig(SplitConfig):
     name: str = "user_kfold"
     n_folds: int = 5
     fold: int = 0
-    test_fraction: Optional[float] = None
-    test_count: Optional[int] = None
+    test_fraction: float | None = None
+    test_count: int | None = None
     min_train: int = 1
 
 
@@ -234,8 +234,8 @@ class RecometricsSplitConfig(SplitConfig):
     name: str = "recometrics"
     seed: int = 1
     split_type: str = "separated"
-    users_test_fraction: Optional[float] = 0.1
-    max_test_users: Optional[int] = 10000
+    users_test_fraction: float | None = 0.1
+    max_test_users: int | None = 10000
     items_test_fraction: float = 0.3
     min_items_pool: int = 2
     min_pos_test: int = 1
@@ -300,10 +300,10 @@ class FactorsFileModelConfig(ModelConfig):
     ``user_factors`` + ``item_factors`` (``.npy``) and optional ``item_biases``."""
 
     name: str = "factors_file"
-    path: Optional[str] = None
-    user_factors: Optional[str] = None
-    item_factors: Optional[str] = None
-    item_biases: Optional[str] = None
+    path: str | None = None
+    user_factors: str | None = None
+    item_factors: str | None = None
+    item_biases: str | None = None
 
 
 @dataclass
@@ -313,7 +313,7 @@ class ImplicitModelConfig(ModelConfig):
 
     name: str = "implicit"
     model_name: str = "als"
-    params: Dict[str, Any] = field(default_factory=dict)
+    params: dict[str, Any] = field(default_factory=dict)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -329,16 +329,16 @@ class MetricsConfig:
     the profile's. ``ties`` null means ``noise``. ``cumulative`` adds the @1..K curves.
     """
 
-    names: Optional[List[str]] = None
-    profile: Optional[str] = None
+    names: list[str] | None = None
+    profile: str | None = None
     k: int = 10
     cumulative: bool = True
-    ties: Optional[str] = None
+    ties: str | None = None
     seed: int = 1
     min_pos_test: int = 1
     min_items_pool: int = 2
     consider_cold_start: bool = True
-    block_rows: Optional[int] = None
+    block_rows: int | None = None
 
 
 @dataclass
@@ -350,7 +350,7 @@ class TrackingConfig:
     """
 
     enabled: bool = True
-    uri: Optional[str] = None
+    uri: str | None = None
     experiment: str = "recoeval"
 
 

@@ -46,7 +46,7 @@ def run_command(args: list[str], cwd: Path, *, module: bool = True, timeout: flo
             pytest.skip("the recoeval-track console script is not installed in this environment")
         cmd = [str(script), *args]
     return subprocess.run(cmd, cwd=cwd, env=env or clean_env(), capture_output=True, text=True,
-                          timeout=timeout)
+                          timeout=timeout, check=False)
 
 
 @pytest.fixture(autouse=True)

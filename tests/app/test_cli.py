@@ -63,7 +63,8 @@ def _check_job_files(job: Path, *, plots: bool = False) -> dict:
 
 
 def test_single_run_end_to_end_and_rerun_from_the_job_config(tmp_path, local_store):
-    proc = run_command([*TINY_DATA, *TINY_ALS, *QUIET, "plots=true", "metrics=default"], tmp_path, module=False)
+    proc = run_command([*TINY_DATA, *TINY_ALS, *QUIET, "plots=true", "metrics=default"],
+                       tmp_path, module=False)
     _ok(proc)
     job = _single_job_dir(tmp_path)
     metrics = _check_job_files(job, plots=True)
@@ -72,7 +73,7 @@ def test_single_run_end_to_end_and_rerun_from_the_job_config(tmp_path, local_sto
     assert "ndcg_at_10" in (job / "recoeval.log").read_text()
     # one MLflow run in the local store of the starting directory, not in the job directory
     assert not (job / "mlflow.db").exists()
-    client, runs = _runs(local_store)
+    _, runs = _runs(local_store)
     assert len(runs) == 1
     run = runs[0]
     assert run.info.status == "FINISHED"
@@ -152,7 +153,7 @@ def test_failing_job_closes_the_parent(tmp_path, local_store):
                         *QUIET], tmp_path)
     assert proc.returncode == 2
     assert "'n_users' parameter of make_synthetic" in proc.stderr
-    client, runs = _runs(local_store)
+    _, runs = _runs(local_store)
     parents = [r for r in runs if r.data.tags.get("recoeval.sweep_parent") == "true"]
     children = [r for r in runs if r.data.tags.get("mlflow.parentRunId")]
     assert len(parents) == 1 and parents[0].info.status == "FAILED"

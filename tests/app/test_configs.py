@@ -181,7 +181,7 @@ def _build_lib(tmp_path: Path) -> Path:
     lib = tmp_path / "lib"
     proc = subprocess.run([sys.executable, "-c", "from setuptools import setup; setup()", "-q",
                            "build_py", "--build-lib", str(lib)], cwd=src, capture_output=True,
-                          text=True, timeout=120)
+                          text=True, timeout=120, check=False)
     assert proc.returncode == 0, proc.stderr[-2000:]
     return lib
 
@@ -199,15 +199,15 @@ def test_configs_ship_inside_the_package(tmp_path):
     run = tmp_path / "run"
     run.mkdir()
     probe = subprocess.run(
-        [sys.executable, "-c", "import recoeval_tracking, recoeval_tracking.app.cli as c; "
-         "print(recoeval_tracking.__file__); print(c.config_path())"],
-        cwd=run, env=env, capture_output=True, text=True, timeout=60)
+        [sys.executable, "-c", ("import recoeval_tracking, recoeval_tracking.app.cli as c; "
+                                "print(recoeval_tracking.__file__); print(c.config_path())")],
+        cwd=run, env=env, capture_output=True, text=True, timeout=60, check=False)
     assert probe.returncode == 0, probe.stderr
     where, source = probe.stdout.split()
     assert Path(where).is_relative_to(lib) and source == "pkg://recoeval_tracking.configs"
     shown = subprocess.run([sys.executable, "-m", "recoeval_tracking", "--cfg", "job",
                             "model=item_knn"], cwd=run, env=env, capture_output=True, text=True,
-                           timeout=120)
+                           timeout=120, check=False)
     assert shown.returncode == 0, shown.stderr
     job = OmegaConf.create(shown.stdout)
     assert job.model.name == "item_knn" and job.dataset.kind == "synthetic"
