@@ -260,8 +260,8 @@ class ALSModelConfig(ModelConfig):
     2008, conjugate-gradient updates)."""
 
     name: str = "als"
-    factors: int = 64
-    regularization: float = 0.01
+    factors: int = 16
+    regularization: float = 0.1
     alpha: float = 1.0
     iterations: int = 15
     cg_steps: int = 3

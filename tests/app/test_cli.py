@@ -178,8 +178,8 @@ def test_bad_override_exits_2_with_one_paragraph(tmp_path, args, expected):
 
 def test_als_beats_popularity_on_movielens_100k(tmp_path, shared_data):
     """Both models through the command on the real u.data (random 20% holdout per user,
-    ratings kept as values, seed 0). Measured: ALS (64 factors, 15 iterations) ndcg_at_10 =
-    0.3145, popularity 0.1978."""
+    ratings kept as values, seed 0). Measured: ALS (16 factors, regularization 0.1, 15
+    iterations) ndcg_at_10 = 0.3828, popularity 0.1978."""
     u_data = shared_data / "ml-100k" / "u.data"
     if not u_data.is_file():
         pytest.skip(f"{u_data} not found")
@@ -194,6 +194,6 @@ def test_als_beats_popularity_on_movielens_100k(tmp_path, shared_data):
         ds = json.loads((job / "dataset.json").read_text())
         assert (ds["n_users"], ds["n_items"], ds["interactions"]) == (943, 1682, 100_000)
         ndcg[cfg["model"]["name"]] = metrics["ndcg_at_10"]
-    assert ndcg["als"] > 0.28
+    assert ndcg["als"] > 0.34
     assert ndcg["popularity"] < 0.23
-    assert ndcg["als"] - ndcg["popularity"] > 0.08
+    assert ndcg["als"] - ndcg["popularity"] > 0.12
