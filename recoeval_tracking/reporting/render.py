@@ -147,8 +147,8 @@ def _sweep_figures(report: Report) -> dict[str, bytes]:
             ticks = cats
         n_m = len(report.metrics)
         fig = _figure(max(5.0, 4.0 * min(n_m, 3)), 3.8 * math.ceil(n_m / 3))
-        fig.subplots_adjust(left=0.08, right=0.98, top=0.88, bottom=0.15, wspace=0.3,
-                            hspace=0.45)
+        fig.subplots_adjust(left=0.12 if n_m > 1 else 0.16, right=0.98, top=0.88, bottom=0.15,
+                            wspace=0.4, hspace=0.45)
         for i, m in enumerate(report.metrics):
             ax = fig.add_subplot(math.ceil(n_m / 3), min(n_m, 3), i + 1)
             part = summary[summary["metric"] == m].set_index("run_id")
@@ -277,7 +277,7 @@ def _settings_text(report: Report) -> str:
             f"({s['n_permutations']} random sign vectors). Seed {s['seed']}. p-values adjusted "
             f"with {s['correction']} over every (run, metric) comparison of a table; marks from "
             f"the adjusted {s['test']}-test p-value: ▲/▼ better/worse than the baseline, "
-            f"* p < {s['alpha']:g}, ** p < 0.01, *** p < 0.001.")
+            f"`*` p < {s['alpha']:g}, `**` p < 0.01, `***` p < 0.001.")
 
 
 def _config_text(report: Report) -> str:
@@ -291,9 +291,10 @@ def _sections(report: Report) -> list[tuple[str, str, Any]]:
     """The page as (kind, title, payload) items shared by both renderers."""
     items: list[tuple[str, str, Any]] = []
     base = report.run(report.baseline)
-    items.append(("text", "", f"{len(report.runs)} runs compared against the baseline "
-                              f"**{base.name}** (`{base.run_id}`) on {len(report.metrics)} "
-                              f"metric(s): {', '.join(report.metrics)}."))
+    intro = (f"{len(report.runs)} runs compared against the baseline **{base.name}** "
+             f"(`{base.run_id}`) on {len(report.metrics)} metric(s): "
+             f"{', '.join(report.metrics)}.")
+    items.append(("text", "", intro))
     if report.mismatches:
         items.append(("warning", "", "NOT COMPARABLE (compared anyway, allow_mismatch=true): "
                       + "; ".join(report.mismatches) + ". Every table below is marked."))
@@ -304,11 +305,12 @@ def _sections(report: Report) -> list[tuple[str, str, Any]]:
                       metric_table(report.summary, report.comparisons, m, report.baseline)))
     for sl in report.slices:
         for m in report.metrics:
-            items.append(("table", f"{m}: slice {sl.slice}, {sl.group} ({sl.n_users} users)"
-                          f"{mark}", metric_table(sl.summary, sl.comparisons, m,
-                                                   report.baseline)))
-    items.append(("table", "Users per run (union of all runs; missing and NaN are counted, "
-                           "never dropped silently)", _plain(report.coverage)))
+            heading = f"{m}: slice {sl.slice}, {sl.group} ({sl.n_users} users){mark}"
+            items.append(("table", heading, metric_table(sl.summary, sl.comparisons, m,
+                                                         report.baseline)))
+    heading = ("Users per run (union of all runs; missing and NaN are counted, never dropped "
+               "silently)")
+    items.append(("table", heading, _plain(report.coverage)))
     return items
 
 
@@ -344,8 +346,8 @@ def render_html(report: Report, figures: dict[str, bytes] | None = None, *,
     if not isinstance(report, Report):
         raise param_error("report", "render_html", "a Report from build_report", report)
     figures = render_figures(report) if figures is None else figures
-    parts = [f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>"
-             f"<title>{html.escape(title)}</title><style>{_CSS}</style></head><body>",
+    parts = [(f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>"
+              f"<title>{html.escape(title)}</title><style>{_CSS}</style></head><body>"),
              f"<h1>{html.escape(title)}</h1>"]
     for kind, heading, payload in _sections(report):
         if kind == "text":

@@ -178,7 +178,7 @@ def user_popularity_share(train: Any, test: Any, *, user_ids: Any = None,
         raise param_error("head", func, "a fraction strictly between 0 and 1", head)
     n_items = train_m.shape[1]
     counts = np.asarray((sp.csr_array(train_m) != 0).sum(axis=0)).ravel()
-    n_head = int(math.ceil(head * n_items))
+    n_head = math.ceil(head * n_items)
     order = np.lexsort((np.arange(n_items), -counts))
     popular = np.zeros(n_items, dtype=np.float64)
     popular[order[:n_head]] = 1.0
@@ -637,8 +637,10 @@ def build_report(runs: Sequence[RunData], baseline: str | None = None, *,
                 "n_bootstrap": n_bootstrap, "seed": seed, "confidence": confidence,
                 "alpha": alpha, "allow_mismatch": allow_mismatch,
                 "lower_is_better": list(lower)}
-    kw = dict(confidence=confidence, n_bootstrap=n_bootstrap, n_permutations=n_permutations,
-              seed=seed, correction=correction, test=test, alpha=alpha, lower=lower)
+    kw: dict[str, Any] = {"confidence": confidence, "n_bootstrap": n_bootstrap,
+                          "n_permutations": n_permutations, "seed": seed,
+                          "correction": correction, "test": test, "alpha": alpha,
+                          "lower": lower}
     summary, comparisons = _tables(values, present, np.arange(N), runs, b, metrics, **kw)
 
     slice_tables: list[SliceTable] = []

@@ -138,15 +138,15 @@ def test_command_refuses_different_split_fingerprints(job_dirs, store_uri, tmp_p
     cmd = [sys.executable, "-m", "recoeval_tracking.app.report",
            f"select.job_dirs=[{','.join(dirs)}]", f"output.dir={tmp_path / 'out'}",
            "output.log_to_mlflow=false", "n_bootstrap=50", "n_permutations=50"]
-    proc = subprocess.run(cmd, capture_output=True, text=True, cwd=tmp_path, env=env,
+    proc = subprocess.run(cmd, check=False, capture_output=True, text=True, cwd=tmp_path, env=env,
                           timeout=300)
     assert proc.returncode == 2, proc.stderr
     assert "not comparable: the split fingerprint differs" in proc.stderr
     assert "0123456789abcdef" in proc.stderr and "allow_mismatch=true" in proc.stderr
     assert not (tmp_path / "out" / "report.html").exists()
 
-    proc = subprocess.run(cmd + ["allow_mismatch=true", "slices=[]"], capture_output=True,
-                          text=True, cwd=tmp_path, env=env, timeout=300)
+    proc = subprocess.run(cmd + ["allow_mismatch=true", "slices=[]"], check=False,
+                          capture_output=True, text=True, cwd=tmp_path, env=env, timeout=300)
     assert proc.returncode == 0, proc.stderr
     assert "NOT COMPARABLE" in (tmp_path / "out" / "report.html").read_text()
 
