@@ -361,8 +361,9 @@ class Config:
     ``seed`` feeds every seeded step through interpolations in the group options (``${seed}``):
     ``seed=3`` changes data generation, split, model initialisation and tie-breaking at once.
     ``nthreads`` (-1: every core) sets numba and BLAS threads for training and evaluation; the
-    per-user metrics do not depend on it. ``progress`` is ``auto`` (bars only on a terminal),
-    ``true`` or ``false``. ``plots`` writes ``plots/*.png`` into the job directory.
+    per-user metrics do not depend on it. ``progress`` is ``auto`` (bars only when stderr is a
+    terminal), ``true`` (the evaluation bar even off a terminal; the ALS bar on a terminal) or
+    ``false`` (no bars). ``plots`` writes ``plots/*.png`` into the job directory.
     """
 
     dataset: DatasetConfig = MISSING

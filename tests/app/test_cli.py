@@ -63,9 +63,11 @@ def _check_job_files(job: Path, *, plots: bool = False) -> dict:
 
 
 def test_single_run_end_to_end_and_rerun_from_the_job_config(tmp_path, local_store):
-    proc = run_command([*TINY_DATA, *TINY_ALS, *QUIET, "plots=true", "metrics=default"],
-                       tmp_path, module=False)
+    proc = run_command([*TINY_DATA, *TINY_ALS, *QUIET, "plots=true", "metrics=default",
+                        "progress=auto"], tmp_path, module=False)
     _ok(proc)
+    # progress=auto: no bars when stderr is not a terminal
+    assert "ALS:" not in proc.stderr and "eval:" not in proc.stderr
     job = _single_job_dir(tmp_path)
     metrics = _check_job_files(job, plots=True)
     # the summary table reached the terminal, and the log file

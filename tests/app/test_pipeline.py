@@ -177,6 +177,16 @@ def test_metric_options_defaults():
     assert metric_options({"names": ["ndcg", "p"], "ties": "index"})["metrics"] == ["ndcg", "p"]
 
 
+def test_progress_bars_when_asked(tmp_path, capfd):
+    # "true" forces the evaluation bar even off a terminal (ALS draws its bar on terminals only)
+    run_job(tiny_config(progress="true"), tmp_path / "bars", echo=False)
+    err = capfd.readouterr().err
+    assert "eval:" in err and "/150" in err
+    run_job(tiny_config(progress="false"), tmp_path / "quiet", echo=False)
+    err = capfd.readouterr().err
+    assert "ALS:" not in err and "eval:" not in err
+
+
 def test_progress_modes():
     assert progress_mode("auto") is None
     assert progress_mode("true") is False and progress_mode(True) is False
