@@ -92,6 +92,7 @@ class MlflowSweepCallback(Callback):
         from ..tracking._keys import scrub_url
         from ..tracking.mlflow import (
             DEFAULT_EXPERIMENT,
+            _fast_fail_http,
             create_sweep_parent,
             run_name_from_overrides,
         )
@@ -112,13 +113,14 @@ class MlflowSweepCallback(Callback):
         launcher = str(OmegaConf.select(config, "hydra.launcher._target_", default="") or "")
         name = run_name_from_overrides(overrides)
         try:
-            parent = create_sweep_parent(
-                tracking_uri=uri, experiment=experiment,
-                run_name=f"sweep {name}" if name else None,
-                tags={"recoeval.sweep_dir": str(sweep_dir),
-                      "recoeval.launcher": launcher.rsplit(".", 1)[-1],
-                      "recoeval.overrides": " ".join(overrides)},
-                params=grid or None)
+            with _fast_fail_http():  # a dead server fails in seconds, as job uploads do
+                parent = create_sweep_parent(
+                    tracking_uri=uri, experiment=experiment,
+                    run_name=f"sweep {name}" if name else None,
+                    tags={"recoeval.sweep_dir": str(sweep_dir),
+                          "recoeval.launcher": launcher.rsplit(".", 1)[-1],
+                          "recoeval.overrides": " ".join(overrides)},
+                    params=grid or None)
         except Exception as err:  # noqa: BLE001 - the jobs must still run and keep results
             print(f"recoeval: WARNING: could not create the sweep's parent run on "
                   f"{scrub_url(uri)} ({type(err).__name__}: {str(err).splitlines()[0][:300]}). "
