@@ -26,7 +26,7 @@ Groups and options (the files in ``configs/``):
 ``metrics``
     ``default``, ``all`` and one per library profile of
     :data:`recoeval_tracking.metrics.profiles.PROFILES` (``recometrics``, ``hivemall``,
-    ``recbole``, ``implicit``, ``ranx``).
+    ``recbole``, ``implicit``, ``ranx``, ``trec_eval``).
 ``tracking``
     ``local`` (SQLite ``mlflow.db`` in the directory the command was started from), ``server``
     (``MLFLOW_TRACKING_URI`` or ``http://127.0.0.1:5000``), ``none``.
