@@ -1,5 +1,6 @@
 """Headless-Chromium screenshot of the MLflow chart view with the ndcg_at_k curves of a 3-model
-sweep. Skipped when Chromium is absent. Set ``RECOEVAL_SCREENSHOT_DIR`` to keep the PNG."""
+sweep (random, popularity and ALS evaluated on synthetic data). Skipped when Chromium is absent.
+Set ``RECOEVAL_SCREENSHOT_DIR`` to keep the PNG."""
 
 from __future__ import annotations
 
@@ -9,8 +10,8 @@ import subprocess
 import uuid
 
 import pytest
-from results_factory import make_results
 
+import recoeval_tracking as rt
 from recoeval_tracking.results_io import write_job_dir
 from recoeval_tracking.tracking import mlflow as mt
 
@@ -28,8 +29,14 @@ def test_chart_view_screenshot(tmp_path, mlflow_server):
     run_ids = []
     # The three models share a recoeval.sweep_id tag but no parent run: in the chart view the
     # children of a collapsed parent are hidden, and the point is to see the three curves.
-    for seed, model in enumerate(("als", "item_knn", "popularity")):
-        res = make_results(n_users=200, k=10, seed=seed)
+    X = rt.make_synthetic(600, 300, seed=0)
+    split = rt.make_split("random", X, test_fraction=0.2, seed=0)
+    models = {"random": {}, "popularity": {}, "als": {"factors": 16, "iterations": 8,
+                                                       "regularization": 0.1, "progress": False}}
+    for model, params in models.items():
+        fitted = rt.make_model(model, **params).fit(split.train.matrix)
+        res = rt.evaluate(split.train, split.test, scores=fitted.score_source(),
+                          metrics=["p", "ndcg"], k=10, cumulative=True)
         path = write_job_dir(res, tmp_path / model, overrides=[f"model={model}"], plots=False)
         run_ids.append(mt.log_job_dir(path, tracking_uri=uri, experiment="ui", run_name=model,
                                       sweep_id=sweep_id))
@@ -39,11 +46,12 @@ def test_chart_view_screenshot(tmp_path, mlflow_server):
         assert [m.step for m in c.get_metric_history(run_id, "ndcg_at_k")] == list(range(1, 11))
 
     shot = tmp_path / "chart_view.png"
-    url = f"{uri}/#/experiments/{exp_id}?compareRunsMode=CHART"
+    # the runs page in chart mode (the experiment's bare URL opens MLflow 3's GenAI overview)
+    url = f"{uri}/#/experiments/{exp_id}/runs?compareRunsMode=CHART"
     subprocess.run([CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
                     "--no-first-run", "--disable-background-networking",
                     "--disable-component-update", "--disable-sync",
-                    f"--user-data-dir={tmp_path / 'chrome-profile'}", "--window-size=1400,900",
+                    f"--user-data-dir={tmp_path / 'chrome-profile'}", "--window-size=1600,1400",
                     "--virtual-time-budget=60000", "--run-all-compositor-stages-before-draw",
                     f"--screenshot={shot}", url], check=True, timeout=180,
                    capture_output=True)
