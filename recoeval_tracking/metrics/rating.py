@@ -6,6 +6,10 @@ RecBole's evaluator (``recbole.evaluator.metrics``) and Recommendation.jl.
 * log loss :math:`= -\frac{1}{|T|}\sum_t \left(y_t \log p_t + (1 - y_t) \log(1 - p_t)\right)`
   with :math:`y_t \in \{0, 1\}`; probabilities are clipped to :math:`[\epsilon, 1 - \epsilon]`,
   :math:`\epsilon = 10^{-15}`, as scikit-learn does, so a confident mistake costs a finite amount.
+* global AUC (RecBole's ``auc``, over labelled samples regardless of users)
+  :math:`= \left(\sum_{i=1}^{M} rank_i - M(M+1)/2\right) / (M N)` with :math:`rank_i` the
+  ascending rank of the i-th of the M positive samples among all M + N samples, tied scores
+  taking their average rank.
 """
 
 from __future__ import annotations
@@ -17,7 +21,7 @@ import scipy.sparse as sp
 
 from .._validation import InputError, param_error
 
-__all__ = ["rmse", "mae", "log_loss", "predictions_at"]
+__all__ = ["rmse", "mae", "log_loss", "global_auc", "predictions_at"]
 
 _EPS = 1e-15
 
@@ -56,6 +60,21 @@ def log_loss(truth: Any, prob: Any) -> float:
         raise param_error("pred", "log_loss", "probabilities in [0, 1]", p)
     p = np.clip(p, _EPS, 1 - _EPS)
     return float(-np.mean(t * np.log(p) + (1 - t) * np.log(1 - p)))
+
+
+def global_auc(truth: Any, pred: Any) -> float:
+    """RecBole's AUC over labelled (user, item) samples pooled across users (ties: average rank)."""
+    from scipy.stats import rankdata
+
+    t, p = _pair(truth, pred, "global_auc")
+    if not np.all((t == 0) | (t == 1)):
+        raise param_error("truth", "global_auc", "labels in {0, 1}", t)
+    M = float(t.sum())
+    N = float(t.shape[0] - M)
+    if M == 0 or N == 0:
+        return float("nan")
+    ranks = rankdata(p, method="average")
+    return float((ranks[t == 1].sum() - M * (M + 1) / 2) / (M * N))
 
 
 def predictions_at(test: Any, scorer_block: Any) -> tuple[np.ndarray, np.ndarray]:

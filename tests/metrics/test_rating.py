@@ -9,7 +9,7 @@ import pytest
 import scipy.sparse as sp
 
 import recoeval_tracking as rt
-from recoeval_tracking.metrics.rating import log_loss, mae, predictions_at, rmse
+from recoeval_tracking.metrics.rating import global_auc, log_loss, mae, predictions_at, rmse
 
 
 def test_rmse_mae_by_hand():
@@ -44,3 +44,11 @@ def test_predictions_at_reads_the_scores_of_test_entries():
     truth, pred = predictions_at(test, rt.FactorScores(A, B).block)
     np.testing.assert_array_equal(truth, [5.0, 1.0, 4.0])
     np.testing.assert_array_equal(pred, [1.0, 0.0, 0.0])   # (u0,i0)=1, (u0,i2)=0, (u1,i1)=0
+
+
+def test_global_auc_counts_ordered_pairs_with_half_for_ties():
+    y = [1, 0, 1, 0, 0]
+    p = [0.9, 0.8, 0.3, 0.3, 0.1]
+    # pairs (pos, neg): 0.9 beats all 3; 0.3 beats 0.1, ties 0.3 (half), loses to 0.8
+    assert global_auc(y, p) == pytest.approx((3 + 1 + 0.5) / 6)
+    assert math.isnan(global_auc([1, 1], [0.2, 0.4]))
