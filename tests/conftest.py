@@ -1,4 +1,5 @@
-"""Shared fixtures: paths to the project's shared data and worked examples.
+"""Shared fixtures: paths to the project's shared data and worked examples, and isolated MLflow
+stores.
 
 The real MovieLens files and the worked examples live outside the repository, in ``shared/`` next
 to it (``<repo>/../shared``). ``RECOEVAL_SHARED_DATA`` overrides the data folder and
@@ -10,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import sys
 from pathlib import Path
 from typing import Any
@@ -61,3 +63,30 @@ def seed_examples(seed_examples_file: Path) -> dict[str, Any]:
     data = json.loads(seed_examples_file.read_text(encoding="utf-8"))
     data["by_name"] = {case["name"]: case for case in data["cases"]}
     return data
+
+
+@pytest.fixture(autouse=True)
+def _no_ambient_tracking(monkeypatch):
+    """Tests never fall back on the user's MLflow store or environment."""
+    for var in ("MLFLOW_TRACKING_URI", "MLFLOW_RUN_ID", "MLFLOW_EXPERIMENT_NAME",
+                "MLFLOW_EXPERIMENT_ID"):
+        monkeypatch.delenv(var, raising=False)
+
+
+@pytest.fixture(scope="session")
+def migrated_db(tmp_path_factory) -> Path:
+    """An empty MLflow SQLite store with its schema created. Creating the schema takes several
+    seconds on a small machine, so it is made once per session and copied for each test."""
+    from mlflow import MlflowClient
+
+    path = tmp_path_factory.mktemp("mlflow-template") / "mlflow.db"
+    MlflowClient(f"sqlite:///{path}").search_experiments()
+    return path
+
+
+@pytest.fixture
+def store_uri(tmp_path, migrated_db) -> str:
+    """A store of the test's own: ``sqlite:///{tmp_path}/mlflow.db``."""
+    db = tmp_path / "mlflow.db"
+    shutil.copyfile(migrated_db, db)
+    return f"sqlite:///{db}"

@@ -5,7 +5,9 @@ Imports numpy, numba and threadpoolctl only.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass
 
@@ -93,7 +95,7 @@ class EngineInput:
 
 def run_scores(inp: EngineInput, block: Callable[[np.ndarray, np.ndarray | None], np.ndarray],
                dtype: np.dtype, rows: np.ndarray, reason: np.ndarray, *, block_rows: int | None = None,
-               progress: Callable[[int], None] | None = None
+               progress: Callable[[int], None] | None = None, thread_safe: bool = False
                ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Evaluate ``rows`` (users whose metrics may be defined), one block of scores at a time.
 
@@ -102,6 +104,12 @@ def run_scores(inp: EngineInput, block: Callable[[np.ndarray, np.ndarray | None]
     Returns the @k metrics, the whole-ranking metrics, the top-K items (``(m, K)``, -1 where not
     computed; ``(0, K)`` unless ``want_topk``) and the per-user count of pool items tied with a
     listed item (-1 where not computed).
+
+    With several threads and a ``thread_safe`` score source (numpy only: factors, biases, dense
+    scores), each worker thread scores a whole block with single-threaded BLAS and evaluates it
+    with the serial kernel, so BLAS threads never spin beside numba's. Otherwise blocks are scored
+    in turn (multi-threaded BLAS) and evaluated in parallel over users. Each user's values are
+    computed alone, so both paths give identical results.
     """
     out, whole = inp.allocate()
     m = inp.n_users
@@ -111,18 +119,37 @@ def run_scores(inp: EngineInput, block: Callable[[np.ndarray, np.ndarray | None]
         return out, whole, topk, n_tied
     itemsize = np.dtype(dtype).itemsize
     bs = block_rows or default_block_rows(inp.n_items, itemsize, rows.shape[0])
-    buf = np.empty((bs, inp.n_items), dtype=dtype)
     full = bool((inp.wslots >= 0).any())
-    for start in range(0, rows.shape[0], bs):
+    threads = numba.get_num_threads()
+    starts = range(0, rows.shape[0], bs)
+
+    def evaluate_block(start: int, buf: np.ndarray, kernel: Callable[..., None]) -> None:
         users = np.ascontiguousarray(rows[start:start + bs], dtype=np.int64)
         S = block(users, buf[: users.shape[0]])
         if S.dtype != dtype or not S.flags.c_contiguous or not S.flags.writeable:
             S = np.array(S, dtype=dtype, order="C", copy=True)
-        kn.block_metrics(S, users, inp.tr_ptr, inp.tr_idx, inp.te_ptr, inp.te_idx, inp.te_val,
-                         inp.n_items, inp.K, inp.cumulative, inp.slots, inp.wslots, full,
-                         inp.tie_mode, inp.seed, inp.want_topk, out, whole, reason, topk, n_tied)
+        kernel(S, users, inp.tr_ptr, inp.tr_idx, inp.te_ptr, inp.te_idx, inp.te_val, inp.n_items,
+               inp.K, inp.cumulative, inp.slots, inp.wslots, full, inp.tie_mode, inp.seed,
+               inp.want_topk, out, whole, reason, topk, n_tied)
         if progress is not None:
             progress(users.shape[0])
+
+    if threads > 1 and thread_safe and len(starts) > 1:
+        local = threading.local()
+
+        def work(start: int) -> None:
+            if not hasattr(local, "buf"):
+                local.buf = np.empty((bs, inp.n_items), dtype=dtype)
+            evaluate_block(start, local.buf, kn.block_metrics_serial)
+
+        with _controller().limit(limits=1, user_api="blas"), \
+                ThreadPoolExecutor(max_workers=threads) as pool:
+            for f in [pool.submit(work, st) for st in starts]:
+                f.result()
+    else:
+        buf = np.empty((bs, inp.n_items), dtype=dtype)
+        for start in starts:
+            evaluate_block(start, buf, kn.block_metrics)
     return out, whole, topk, n_tied
 
 

@@ -631,86 +631,105 @@ def _worse(xa, ia, xb, ib, seed, u, mode):
     return _beats(seed, u, mode, ib, ia)
 
 
-@njit(parallel=True, cache=True)
-def block_metrics(S, rows, tr_ptr, tr_idx, te_ptr, te_idx, te_val, n_items, K, cumulative,
-                  slots, wslots, full_ranks, tie_mode, seed, want_topk, out, whole_out, reason,
-                  topk, n_tied):
-    """Evaluate the users ``rows`` whose scores are the rows of ``S`` (modified in place).
+@njit(cache=True)
+def _eval_user(s, u, tr_ptr, tr_idx, te_ptr, te_idx, te_val, n_items, K, cumulative, slots, wslots,
+               full_ranks, tie_mode, seed, want_topk, out, whole_out, reason, topk, n_tied):
+    """Evaluate user ``u`` whose scores are ``s`` (modified in place: train items are masked).
 
-    ``out`` receives the @k metrics, ``whole_out`` the whole-ranking ones; ``reason`` receives
-    NAN_SCORE or ALL_EQUAL for users found undefined here; when ``want_topk``, ``topk[u]``
+    ``out`` receives the @k metrics, ``whole_out`` the whole-ranking ones; ``reason[u]`` receives
+    NAN_SCORE or ALL_EQUAL when the user is found undefined here; when ``want_topk``, ``topk[u]``
     receives the user's top-K items and ``n_tied[u]`` the number of pool items tied with them.
     """
     exact_ties = tie_mode == TIE_NOISE or tie_mode == TIE_INDEX
     stop_at = 0 if full_ranks else K
-    for b in prange(rows.shape[0]):
-        u = rows[b]
-        s = S[b]
-        t0 = tr_ptr[u]
-        t1 = tr_ptr[u + 1]
-        n_train = t1 - t0
-        pool = n_items - n_train
-        # positives' scores are read before train items are masked (they are disjoint)
-        p0 = te_ptr[u]
-        n_pos = te_ptr[u + 1] - p0
-        pos_scores = np.empty(n_pos, dtype=S.dtype)
-        vals = np.empty(n_pos, dtype=np.float64)
-        any_neg_inf = False
-        for i in range(n_pos):
-            pos_scores[i] = s[te_idx[p0 + i]]
-            vals[i] = te_val[p0 + i]
-            if pos_scores[i] == -np.inf:
-                any_neg_inf = True
-        # a NaN anywhere in the pool makes the user undefined; train items do not count
+    t0 = tr_ptr[u]
+    t1 = tr_ptr[u + 1]
+    n_train = t1 - t0
+    pool = n_items - n_train
+    # positives' scores are read before train items are masked (they are disjoint)
+    p0 = te_ptr[u]
+    n_pos = te_ptr[u + 1] - p0
+    pos_scores = np.empty(n_pos, dtype=s.dtype)
+    vals = np.empty(n_pos, dtype=np.float64)
+    any_neg_inf = False
+    for i in range(n_pos):
+        pos_scores[i] = s[te_idx[p0 + i]]
+        vals[i] = te_val[p0 + i]
+        if pos_scores[i] == -np.inf:
+            any_neg_inf = True
+    # a NaN anywhere in the pool makes the user undefined; train items do not count
+    for t in range(t0, t1):
+        s[tr_idx[t]] = -np.inf
+    if _count_nan(s) > 0:
+        reason[u] = NAN_SCORE
+        return
+    gt = np.empty(n_pos, dtype=np.int64)
+    eq = np.empty(n_pos, dtype=np.int64)
+    if any_neg_inf and n_train > 0:
+        skip = np.zeros(n_items, dtype=np.bool_)
         for t in range(t0, t1):
-            s[tr_idx[t]] = -np.inf
-        if _count_nan(s) > 0:
-            reason[u] = NAN_SCORE
-            continue
-        gt = np.empty(n_pos, dtype=np.int64)
-        eq = np.empty(n_pos, dtype=np.int64)
-        if any_neg_inf and n_train > 0:
-            skip = np.zeros(n_items, dtype=np.bool_)
-            for t in range(t0, t1):
-                skip[tr_idx[t]] = True
-            _counts_skipping(s, skip, pos_scores, gt, eq)
-        elif n_pos >= _BINARY_SEARCH_MIN_POS and (full_ranks or n_pos * _CHUNK > n_items * 4):
-            _counts_by_search(s, pos_scores, gt, eq)
-        else:
-            _counts_by_scan(s, pos_scores, stop_at, gt, eq)
-        # every pool score equal <=> the first positive ties with the whole pool
-        if gt[0] == 0 and eq[0] == pool:
-            reason[u] = ALL_EQUAL
-            continue
-        if want_topk:
-            n_tied[u] = _topk_items(s, seed, u, tie_mode, tr_idx, t0, t1, K, topk[u])
-        if tie_mode == TIE_AVERAGE:
-            fill_average(pos_scores, vals, gt, eq, n_pos, pool - n_pos, pool, K, cumulative,
-                         slots, full_ranks, wslots, out, whole_out, u)
-            continue
-        ranks = np.empty(n_pos, dtype=np.int64)
-        rvals = np.empty(n_pos, dtype=np.float64)
-        if exact_ties:
-            for i in range(n_pos):
-                item = te_idx[p0 + i]
-                r = gt[i] + 1
-                if eq[i] > 1 and (full_ranks or gt[i] < K):
-                    p = pos_scores[i]
-                    for j in range(n_items):
-                        if s[j] == p and j != item and _beats(seed, u, tie_mode, j, item):
-                            # a masked train item only ties with a -inf positive: skip it
-                            if p == -np.inf and _in_sorted(tr_idx, t0, t1, j):
-                                continue
-                            r += 1
-                ranks[i] = r
-                rvals[i] = vals[i]
-            _sort_by_rank(ranks, rvals)
-        else:
-            _policy_ranks(pos_scores, vals, gt, eq, tie_mode, ranks, rvals)
-            _sort_by_rank(ranks, rvals)
-        fill_metrics(ranks, rvals, n_pos, pool - n_pos, pool, K, cumulative, slots, out, u)
-        if full_ranks:
-            fill_whole(ranks, rvals, n_pos, pool - n_pos, pool, wslots, whole_out, u)
+            skip[tr_idx[t]] = True
+        _counts_skipping(s, skip, pos_scores, gt, eq)
+    elif n_pos >= _BINARY_SEARCH_MIN_POS and (full_ranks or n_pos * _CHUNK > n_items * 4):
+        _counts_by_search(s, pos_scores, gt, eq)
+    else:
+        _counts_by_scan(s, pos_scores, stop_at, gt, eq)
+    # every pool score equal <=> the first positive ties with the whole pool
+    if gt[0] == 0 and eq[0] == pool:
+        reason[u] = ALL_EQUAL
+        return
+    if want_topk:
+        n_tied[u] = _topk_items(s, seed, u, tie_mode, tr_idx, t0, t1, K, topk[u])
+    if tie_mode == TIE_AVERAGE:
+        fill_average(pos_scores, vals, gt, eq, n_pos, pool - n_pos, pool, K, cumulative,
+                     slots, full_ranks, wslots, out, whole_out, u)
+        return
+    ranks = np.empty(n_pos, dtype=np.int64)
+    rvals = np.empty(n_pos, dtype=np.float64)
+    if exact_ties:
+        for i in range(n_pos):
+            item = te_idx[p0 + i]
+            r = gt[i] + 1
+            if eq[i] > 1 and (full_ranks or gt[i] < K):
+                p = pos_scores[i]
+                for j in range(n_items):
+                    if s[j] == p and j != item and _beats(seed, u, tie_mode, j, item):
+                        # a masked train item only ties with a -inf positive: skip it
+                        if p == -np.inf and _in_sorted(tr_idx, t0, t1, j):
+                            continue
+                        r += 1
+            ranks[i] = r
+            rvals[i] = vals[i]
+        _sort_by_rank(ranks, rvals)
+    else:
+        _policy_ranks(pos_scores, vals, gt, eq, tie_mode, ranks, rvals)
+        _sort_by_rank(ranks, rvals)
+    fill_metrics(ranks, rvals, n_pos, pool - n_pos, pool, K, cumulative, slots, out, u)
+    if full_ranks:
+        fill_whole(ranks, rvals, n_pos, pool - n_pos, pool, wslots, whole_out, u)
+
+
+@njit(parallel=True, cache=True)
+def block_metrics(S, rows, tr_ptr, tr_idx, te_ptr, te_idx, te_val, n_items, K, cumulative,
+                  slots, wslots, full_ranks, tie_mode, seed, want_topk, out, whole_out, reason,
+                  topk, n_tied):
+    """Evaluate the users ``rows`` whose scores are the rows of ``S``, in parallel over users."""
+    for b in prange(rows.shape[0]):
+        _eval_user(S[b], rows[b], tr_ptr, tr_idx, te_ptr, te_idx, te_val, n_items, K, cumulative,
+                   slots, wslots, full_ranks, tie_mode, seed, want_topk, out, whole_out, reason,
+                   topk, n_tied)
+
+
+@njit(nogil=True, cache=True)
+def block_metrics_serial(S, rows, tr_ptr, tr_idx, te_ptr, te_idx, te_val, n_items, K, cumulative,
+                         slots, wslots, full_ranks, tie_mode, seed, want_topk, out, whole_out,
+                         reason, topk, n_tied):
+    """The same on one thread, without the GIL: the driver runs one block per worker thread, each
+    scoring its block with single-threaded BLAS first (no BLAS threads spinning beside numba's)."""
+    for b in range(rows.shape[0]):
+        _eval_user(S[b], rows[b], tr_ptr, tr_idx, te_ptr, te_idx, te_val, n_items, K, cumulative,
+                   slots, wslots, full_ranks, tie_mode, seed, want_topk, out, whole_out, reason,
+                   topk, n_tied)
 
 
 @njit(parallel=True, cache=True)

@@ -354,8 +354,10 @@ def compute(train: Any, test: Any, *, A: Any = None, B: Any = None, item_biases:
             if getattr(source, "n_users", None) not in (None, m):
                 raise InputError(f"The score source passed to {func} scores {source.n_users} "
                                  f"users, but the test matrix has {m} users (rows).")
+            safe = isinstance(source, (FactorScores, BiasScores, DenseScores))
             out, whole, topk, n_tied = run_scores(inp, source.block, source.dtype, rows, reason,
-                                                  block_rows=block_rows, progress=progress)
+                                                  block_rows=block_rows, progress=progress,
+                                                  thread_safe=safe)
     return RawResult(specs, topk_specs, whole_specs, out, whole, topk, n_tied, reason, n_train,
                      n_test, prep, topk_only, time.perf_counter() - t0, source)
 

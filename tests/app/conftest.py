@@ -9,7 +9,6 @@ migrated database is made per session and copied where a test needs a store.
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -49,28 +48,10 @@ def run_command(args: list[str], cwd: Path, *, module: bool = True, timeout: flo
                           timeout=timeout, check=False)
 
 
-@pytest.fixture(autouse=True)
-def _no_ambient_tracking(monkeypatch):
-    """In-process tests never fall back on the user's store or environment."""
-    for var in ("MLFLOW_TRACKING_URI", "MLFLOW_RUN_ID", "MLFLOW_EXPERIMENT_NAME",
-                "MLFLOW_EXPERIMENT_ID"):
-        monkeypatch.delenv(var, raising=False)
-
-
-@pytest.fixture(scope="session")
-def migrated_db(tmp_path_factory) -> Path:
-    """An empty MLflow SQLite store with its schema created, copied by :func:`local_store`."""
-    from mlflow import MlflowClient
-
-    path = tmp_path_factory.mktemp("app-mlflow-template") / "mlflow.db"
-    MlflowClient(f"sqlite:///{path}").search_experiments()
-    return path
 
 
 @pytest.fixture
-def local_store(tmp_path, migrated_db) -> str:
+def local_store(store_uri) -> str:
     """``tmp_path/mlflow.db`` ready to use: the store of ``tracking=local`` for a command run
     in ``tmp_path``. Returns its URI."""
-    db = tmp_path / "mlflow.db"
-    shutil.copyfile(migrated_db, db)
-    return f"sqlite:///{db}"
+    return store_uri

@@ -1,38 +1,10 @@
-"""Fixtures for the report tests: isolated SQLite MLflow stores (one migrated database per
-session, copied for each test) and synthetic runs."""
+"""Fixtures for the report tests: synthetic runs (isolated MLflow stores come from the root
+conftest)."""
 
 from __future__ import annotations
 
-import shutil
-from pathlib import Path
-
 import numpy as np
 import pandas as pd
-import pytest
-
-
-@pytest.fixture(autouse=True)
-def _no_ambient_tracking(monkeypatch):
-    """Tests never fall back on the user's store or environment."""
-    for var in ("MLFLOW_TRACKING_URI", "MLFLOW_RUN_ID", "MLFLOW_EXPERIMENT_NAME",
-                "MLFLOW_EXPERIMENT_ID"):
-        monkeypatch.delenv(var, raising=False)
-
-
-@pytest.fixture(scope="session")
-def migrated_db(tmp_path_factory) -> Path:
-    from mlflow import MlflowClient
-
-    path = tmp_path_factory.mktemp("mlflow-template") / "mlflow.db"
-    MlflowClient(f"sqlite:///{path}").search_experiments()
-    return path
-
-
-@pytest.fixture
-def store_uri(tmp_path, migrated_db) -> str:
-    db = tmp_path / "mlflow.db"
-    shutil.copyfile(migrated_db, db)
-    return f"sqlite:///{db}"
 
 
 def synthetic_run(run_id: str, means: dict[str, float], n_users: int = 300, seed: int = 0,

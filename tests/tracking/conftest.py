@@ -22,28 +22,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 
-@pytest.fixture(autouse=True)
-def _no_ambient_tracking(monkeypatch):
-    """Tests never fall back on the user's store or environment."""
-    for var in ("MLFLOW_TRACKING_URI", "MLFLOW_RUN_ID", "MLFLOW_EXPERIMENT_NAME",
-                "MLFLOW_EXPERIMENT_ID"):
-        monkeypatch.delenv(var, raising=False)
 
-
-@pytest.fixture(scope="session")
-def migrated_db(tmp_path_factory) -> Path:
-    from mlflow import MlflowClient
-
-    path = tmp_path_factory.mktemp("mlflow-template") / "mlflow.db"
-    MlflowClient(f"sqlite:///{path}").search_experiments()
-    return path
-
-
-@pytest.fixture
-def store_uri(tmp_path, migrated_db) -> str:
-    db = tmp_path / "mlflow.db"
-    shutil.copyfile(migrated_db, db)
-    return f"sqlite:///{db}"
 
 
 def free_port() -> int:
