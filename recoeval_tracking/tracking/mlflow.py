@@ -569,7 +569,7 @@ def create_sweep_parent(*, tracking_uri: str | None = None, experiment: str = DE
     SweepParent
         ``(run_id, sweep_id, experiment_id, tracking_uri)``.
     """
-    from mlflow.entities import Param, RunTag
+    from mlflow.entities import Param
 
     func = "create_sweep_parent"
     for name, value in (("tracking_uri", tracking_uri), ("run_name", run_name),

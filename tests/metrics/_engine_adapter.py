@@ -45,12 +45,6 @@ def run_evaluate(train: Any, test: Any, k: int, *, cumulative: bool = False,
     With ``cumulative`` the top-K metrics are the (m, k) curves; the per-user column at K is
     checked to equal the curve's last column.
     """
-    if kw.get("ndcg_gain", "linear") == "linear":
-        kw.pop("ndcg_gain", None)  # the default; not passed, so the call works either way
-    elif not engine_supports_ndcg_gain():
-        import pytest
-
-        pytest.skip("evaluate does not offer ndcg_gain yet")
     res = rt.evaluate(train, test, metrics=metrics, k=k, cumulative=cumulative, ties=ties,
                       nthreads=nthreads, **kw)
     pu = res.per_user
@@ -67,24 +61,3 @@ def run_evaluate(train: Any, test: Any, k: int, *, cumulative: bool = False,
         else:
             values[m] = at_k
     return values, pu["nan_reason"].to_numpy(), res
-
-
-def engine_supports_ndcg_gain() -> bool:
-    """Whether evaluate() takes an ``ndcg_gain`` argument (linear / exponential gains)."""
-    import inspect
-
-    return "ndcg_gain" in inspect.signature(rt.evaluate).parameters
-
-
-def engine_supports_ties(ties: str) -> bool:
-    """Whether evaluate() accepts this tie policy yet (probed on a 1-user case)."""
-    import scipy.sparse as sp
-
-    X = sp.csr_array(np.array([[1.0, 0.0, 0.0]]))
-    try:
-        rt.evaluate(None, X, scores=np.array([[1.0, 1.0, 0.0]]), metrics="all", k=1, ties=ties)
-    except rt.InputError as exc:
-        if "ties" in str(exc):
-            return False
-        raise
-    return True

@@ -27,7 +27,7 @@ from reference import (
     scores_from_factors,
 )
 
-from ._engine_adapter import calc, engine_supports_ndcg_gain, engine_supports_ties, run_evaluate
+from ._engine_adapter import calc, run_evaluate
 
 SETTINGS = settings(max_examples=60, deadline=None,
                     suppress_health_check=[HealthCheck.too_slow])
@@ -161,17 +161,18 @@ def test_calc_reco_metrics_with_item_biases(case: Case, bias_seed: int, bias_shi
 
 
 @SETTINGS
-@given(case=cases(), gain=st.sampled_from(["linear", "exponential"]))
-def test_evaluate_matches_reference(case: Case, gain: str) -> None:
-    if gain == "exponential" and not engine_supports_ndcg_gain():
-        gain = "linear"  # evaluate does not offer the exponential gain (yet)
+@given(case=cases())
+def test_evaluate_matches_reference(case: Case) -> None:
+    # metrics="all": the linear, exponential and binary NDCG gains are compared as ndcg,
+    # ndcg_exp and ndcg_bin, with auc_topk and mpr
     S = case.S.astype(case.dtype)
-    ref = reference_metrics(case.X_train, case.X_test, S, case.k, ties="index", ndcg_gain=gain,
+    ref = reference_metrics(case.X_train, case.X_test, S, case.k, ties="index",
                             cumulative=case.cumulative, **case.kw)
     for ties in ("index",) if case.tied else ("index", "noise"):
         got, reasons, res = run_evaluate(case.X_train, case.X_test, case.k, scores=S, ties=ties,
-                                         ndcg_gain=gain, cumulative=case.cumulative, **case.kw)
-        _compare(got, ref, case, f"evaluate(ties={ties}, ndcg_gain={gain})")
+                                         cumulative=case.cumulative, **case.kw)
+        assert {"ndcg_exp", "ndcg_bin", "auc_topk", "mpr"} <= set(got)
+        _compare(got, ref, case, f"evaluate(ties={ties})")
         _check_reasons(reasons, case, S.astype(np.float64))
         np.testing.assert_array_equal(res.per_user["n_test"].to_numpy(), ref.n_test)
         np.testing.assert_array_equal(res.per_user["n_train"].to_numpy(), ref.n_train)
@@ -195,9 +196,6 @@ def test_evaluate_scorer_matches_reference(case: Case) -> None:
 
 @pytest.mark.parametrize("ties", ["optimistic", "pessimistic", "average"])
 def test_evaluate_other_tie_policies(ties: str) -> None:
-    if not engine_supports_ties(ties):
-        pytest.skip(f"evaluate does not offer ties={ties!r} yet")
-
     @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
     @given(case=cases(max_users=4, max_items=6))
     def run(case: Case) -> None:

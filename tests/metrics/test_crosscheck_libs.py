@@ -29,7 +29,7 @@ import scipy.sparse as sp
 import recoeval_tracking as rt
 from reference import METRICS, TOPK_METRICS
 
-from ._engine_adapter import CALC_KEYS, calc, engine_supports_ndcg_gain, run_evaluate
+from ._engine_adapter import CALC_KEYS, calc
 
 K = 5
 

@@ -14,7 +14,7 @@ import scipy.sparse as sp
 
 import recoeval_tracking as rt
 
-from ._engine_adapter import calc, engine_supports_ndcg_gain
+from ._engine_adapter import calc
 
 M, N, P = 9, 13, 3
 
@@ -153,9 +153,7 @@ def test_unknown_names(inputs):
     _raises(lambda: rt.evaluate(Xtr, Xte, A=A, B=B, metrics=["p", "precision_at"]), "metrics",
             got="precision_at")
     _raises(lambda: rt.evaluate(Xtr, Xte, A=A, B=B, ties="random"), "ties", got="random")
-    if engine_supports_ndcg_gain():
-        _raises(lambda: rt.evaluate(Xtr, Xte, A=A, B=B, ndcg_gain="cubic"), "ndcg_gain",
-                got="cubic")
+    _raises(lambda: rt.evaluate(Xtr, Xte, A=A, B=B, profile="cubic"), "profile", got="cubic")
 
 
 def test_no_score_source(inputs):
