@@ -12,8 +12,8 @@ reduction over the user's score row (vectorised by LLVM), so no sort of the pool
 When only top-K metrics are asked, the count of a positive stops as soon as it is known to be
 beyond K. Every metric is then filled from the sorted ranks in ``O(K + n_pos)``.
 
-Tie policies: ``noise`` and ``index`` order tied items by a seeded random key or by item index
-(a deterministic ranking); ``optimistic`` and ``pessimistic`` put tied positives before or after
+Tie policies: ``noise``, ``index`` and ``index_desc`` order tied items by a seeded random key or
+by item index, ascending or descending (a deterministic ranking); ``optimistic`` and ``pessimistic`` put tied positives before or after
 tied negatives; ``average`` computes the expected value of every metric over all orderings of
 the tied items, exactly (McSherry & Najork, "Computing information retrieval performance
 measures efficiently in the presence of tied scores", ECIR 2008), from ``gt`` and ``eq`` alone.
@@ -48,6 +48,7 @@ TIE_INDEX = 1
 TIE_OPTIMISTIC = 2
 TIE_PESSIMISTIC = 3
 TIE_AVERAGE = 4
+TIE_INDEX_DESC = 5
 
 _CHUNK = 1024
 _BINARY_SEARCH_MIN_POS = 48
@@ -77,6 +78,8 @@ def _beats(seed, user, tie_mode, j, i):
     """Whether item ``j`` ranks before item ``i`` when both have the same score."""
     if tie_mode == TIE_INDEX:
         return j < i
+    if tie_mode == TIE_INDEX_DESC:
+        return j > i
     kj = tie_key(seed, user, j)
     ki = tie_key(seed, user, i)
     if kj != ki:
@@ -539,14 +542,15 @@ def _policy_ranks(pos_scores, vals, gt, eq, tie_mode, ranks, rvals):
 def _topk_items(s, seed, u, tie_mode, tr_idx, t0, t1, K, topk_row):
     """The K best pool items of ``s`` in ranking order (-1 padded when the pool is smaller).
 
-    Ties are ordered by the noise key (noise policy) or the item index (every other policy).
+    Ties are ordered by the noise key (noise), the item index descending (index_desc) or the item
+    index (every other policy).
     Returns the number of pool items tied with the score of an item of the list, counting every
     member of a tie that includes a listed item.
     """
     hs = np.empty(K, dtype=s.dtype)
     hi = np.empty(K, dtype=np.int64)
     size = 0
-    mode = TIE_NOISE if tie_mode == TIE_NOISE else TIE_INDEX
+    mode = tie_mode if tie_mode in (TIE_NOISE, TIE_INDEX_DESC) else TIE_INDEX
     for j in range(s.shape[0]):
         x = s[j]
         if size == K and x < hs[0]:
@@ -640,7 +644,7 @@ def _eval_user(s, u, tr_ptr, tr_idx, te_ptr, te_idx, te_val, n_items, K, cumulat
     NAN_SCORE or ALL_EQUAL when the user is found undefined here; when ``want_topk``, ``topk[u]``
     receives the user's top-K items and ``n_tied[u]`` the number of pool items tied with them.
     """
-    exact_ties = tie_mode == TIE_NOISE or tie_mode == TIE_INDEX
+    exact_ties = tie_mode == TIE_NOISE or tie_mode == TIE_INDEX or tie_mode == TIE_INDEX_DESC
     stop_at = 0 if full_ranks else K
     t0 = tr_ptr[u]
     t1 = tr_ptr[u + 1]

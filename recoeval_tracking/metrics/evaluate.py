@@ -38,6 +38,7 @@ TIE_POLICIES = {
     "optimistic": kn.TIE_OPTIMISTIC,
     "pessimistic": kn.TIE_PESSIMISTIC,
     "average": kn.TIE_AVERAGE,
+    "index_desc": kn.TIE_INDEX_DESC,
 }
 
 #: The NaN rules, in the order they are checked; recorded with every result.
@@ -410,9 +411,10 @@ def evaluate(train: Any, test: Any, *, A: Any = None, B: Any = None, item_biases
         The cutoff K (1 <= k <= number of items).
     cumulative : bool
         Also compute every metric at 1..K (``Results.curves_per_user``).
-    ties : {"noise", "index", "optimistic", "pessimistic", "average"}
+    ties : {"noise", "index", "index_desc", "optimistic", "pessimistic", "average"}
         How tied scores are ordered: a seeded random key per (user, item) that does not depend on
-        the thread count; the item index (lower first); tied positives before (optimistic) or
+        the thread count; the item index (lower first, or higher first as trec_eval orders tied
+        document ids); tied positives before (optimistic) or
         after (pessimistic) tied negatives; or the exact expected value over every ordering of
         the tied items (average, McSherry & Najork 2008).
     seed : int

@@ -21,8 +21,9 @@ implicit       precision p_pooled (sum hits / sum min(K,|T_u|)), map tap, ndcg n
                top-K list and is not reproduced.
 ranx           precision p, recall r, map ap (/|T|), ndcg ndcg (linear, Jarvelin), ndcg_burges
                ndcg_exp, mrr rr, hit_rate hit, map without cutoff pr_auc; ties by item index
-trec_eval      as ranx (P, recall, map, ndcg, recip_rank); trec_eval orders ties by document id
-               descending, which the index policy matches when item ids are numbered in reverse
+trec_eval      P p, recall r, map_cut ap (/|T|), ndcg_cut ndcg (linear), recip_rank rr, map (no
+               cutoff) pr_auc; ties by item index descending (trec_eval orders tied documents by
+               docno descending: the same order when docnos are zero-padded item indices)
 =============  ==================================================================================
 """
 
@@ -65,9 +66,10 @@ PROFILES: dict[str, dict[str, Any]] = {
                     "ndcg_burges": "ndcg_exp", "mrr": "rr", "hit_rate": "hit", "map_full": "pr_auc"},
     },
     "trec_eval": {
-        "metrics": ["p", "r", "ap", "ndcg", "rr"],
-        "ties": "index",
-        "aliases": {"P": "p", "recall": "r", "map": "ap", "ndcg": "ndcg", "recip_rank": "rr"},
+        "metrics": ["p", "r", "ap", "ndcg", "rr", "pr_auc"],
+        "ties": "index_desc",
+        "aliases": {"P": "p", "recall": "r", "map_cut": "ap", "ndcg_cut": "ndcg",
+                    "recip_rank": "rr", "map": "pr_auc"},
     },
 }
 

@@ -14,8 +14,12 @@ Each library is optional (``pytest.importorskip``):
   (our AP@K), ndcg@k (linear gain), ndcg_burges@k (``ndcg_exp``), mrr@k, hit_rate@k and map
   without cutoff (our PR-AUC), with the run holding each user's pool (train items left out).
 
-Both libraries order tied scores in an implementation-defined way (a heap, an unstable sort), so
-on tied data their values are checked to lie between our pessimistic and optimistic policies.
+* ``trec_eval`` (through ``pytrec_eval``, the ``pytrec-eval-terrier`` build), through
+  ``profile="trec_eval"``: P, recall, map_cut, ndcg_cut, map and recip_rank, exact with ties too
+  (trec_eval orders tied documents by docno descending: ``ties="index_desc"``).
+
+implicit and ranx order tied scores in an implementation-defined way (a heap, an unstable sort),
+so on tied data their values are checked to lie between our pessimistic and optimistic policies.
 """
 
 from __future__ import annotations
@@ -195,3 +199,48 @@ def test_ranx_profile_per_user(tied):
         mine = ours[col].to_numpy()[users][defined]
         assert not np.isnan(mine).any(), metric
         np.testing.assert_allclose(mine, got, rtol=0, atol=1e-9, err_msg=metric)
+
+
+# ------------------------------------------------------------------------------- trec_eval
+
+@pytest.mark.parametrize("tied", [False, True])
+def test_trec_eval_profile_per_user(tied):
+    """trec_eval itself (through pytrec_eval): ties go by docno descending, which the profile's
+    index_desc policy reproduces with zero-padded item indices as docnos; exact with ties too."""
+    pytrec_eval = pytest.importorskip("pytrec_eval")
+    Xtr, Xte, A, B = _data(8, m=40)
+    Xtr, Xte = sp.csr_array(Xtr), sp.csr_array(Xte)
+    if tied:
+        A, B = np.round(A), np.round(B)
+    S = A @ B.T
+    n = S.shape[1]
+    qrels, run = {}, {}
+    for u in range(Xte.shape[0]):
+        lo, hi = Xte.indptr[u], Xte.indptr[u + 1]
+        if lo == hi:
+            continue
+        train = set(Xtr.indices[Xtr.indptr[u]:Xtr.indptr[u + 1]].tolist())
+        qrels[f"u{u}"] = {f"i{j:05d}": int(v) for j, v in zip(Xte.indices[lo:hi], Xte.data[lo:hi])}
+        run[f"u{u}"] = {f"i{j:05d}": float(S[u, j]) for j in range(n) if j not in train}
+    measures = {f"P_{K}": "p", f"recall_{K}": "r", f"map_cut_{K}": "ap", f"ndcg_cut_{K}": "ndcg",
+                "map": "pr_auc"}
+    theirs = pytrec_eval.RelevanceEvaluator(qrels, set(measures) | {"recip_rank"}).evaluate(run)
+    ours = rt.evaluate(Xtr, Xte, A=A, B=B, k=K, nthreads=1, profile="trec_eval").per_user
+    # trec_eval's recip_rank has no cutoff: our RR at k = the number of items
+    rr_full = rt.evaluate(Xtr, Xte, A=A, B=B, k=n, nthreads=1, metrics=["rr"],
+                          ties="index_desc").per_user[f"rr_at_{n}"]
+    checked = 0
+    for q, vals in theirs.items():
+        u = int(q[1:])
+        if ours["nan_reason"][u]:
+            assert ours["nan_reason"][u] == "all_equal"  # NaN by our rule; trec_eval scores it
+            continue
+        for measure, name in measures.items():
+            col = name if name == "pr_auc" else f"{name}_at_{K}"
+            assert ours[col][u] == pytest.approx(vals[measure], abs=1e-9), (q, measure)
+        assert rr_full[u] == pytest.approx(vals["recip_rank"], abs=1e-9), q
+        checked += 1
+    assert checked >= 0.8 * len(theirs)
+    if tied:  # the tie order matters on this data: ascending index gives other numbers
+        asc = rt.evaluate(Xtr, Xte, A=A, B=B, k=K, nthreads=1, metrics=["ap"], ties="index")
+        assert not np.allclose(asc.per_user[f"ap_at_{K}"], ours[f"ap_at_{K}"], equal_nan=True)
