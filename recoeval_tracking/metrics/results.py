@@ -139,10 +139,15 @@ class Results:
     def summary(self) -> str:
         """A plain-text table of means with 95% intervals, for terminals and logs."""
         table = self.mean_ci()
-        lines = [f"{'metric':<16}{'mean':>10}{'ci95_low':>10}{'ci95_high':>10}{'users':>8}"]
+        width = max([16, *(len(str(n)) + 2 for n in table.index),
+                     *(len(n) + 2 for n in self.aggregates)])
+        lines = [f"{'metric':<{width}}{'mean':>10}{'ci95_low':>10}{'ci95_high':>10}{'users':>8}"]
         for name, row in table.iterrows():
-            lines.append(f"{name:<16}{row['mean']:>10.4f}{row['ci95_low']:>10.4f}"
+            lines.append(f"{name:<{width}}{row['mean']:>10.4f}{row['ci95_low']:>10.4f}"
                          f"{row['ci95_high']:>10.4f}{int(row['n']):>8d}")
+        for name, value in self.aggregates.items():  # one number over the whole set of users
+            lines.append(f"{name:<{width}}{value:>10.4f}{'':>10}{'':>10}"
+                         f"{self.n_users_evaluated:>8d}")
         lines.append(f"users evaluated: {self.n_users_evaluated}; NaN by reason: {self.nan_counts}")
         if self.topk_only:
             lines.append("input was ranked top-K lists: whole-ranking metrics are not available")
