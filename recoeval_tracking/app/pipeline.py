@@ -210,30 +210,29 @@ def build_model(model: Mapping[str, Any], progress: bool | None, base_dir: Path 
 def metric_options(metrics: Mapping[str, Any]) -> dict[str, Any]:
     """Keyword arguments of :func:`recoeval_tracking.evaluate` from a ``metrics`` config section.
 
-    With a ``profile``, ``names`` and ``ties`` left null come from
-    :data:`recoeval_tracking.metrics.profiles.PROFILES`; without one they default to every
+    With a ``profile``, ``names`` and ``ties`` left null are passed as None and
+    :func:`~recoeval_tracking.evaluate` takes them from the profile (one place resolves
+    profiles, and the result's definitions record it); without one they default to every
     registered metric and ``noise``.
     """
     names = metrics.get("names")
-    ties = metrics.get("ties")
     profile = metrics.get("profile")
     if profile is not None:
         from ..metrics.profiles import get_profile
 
-        spec = get_profile(profile, _FUNC)
-        names = list(spec["metrics"]) if names is None else names
-        ties = spec.get("ties", "noise") if ties is None else ties
-    if names is None:
+        get_profile(profile, _FUNC)  # an unknown profile fails here, naming the known ones
+    elif names is None:
         names = ["all"]
-    if isinstance(names, str):
-        names = [names]
-    names = list(names)
-    metric_arg: Any = "all" if [str(n).lower() for n in names] == ["all"] else names
+    metric_arg: Any = None  # None: evaluate() takes the profile's metrics
+    if names is not None:
+        names = [names] if isinstance(names, str) else list(names)
+        metric_arg = "all" if [str(n).lower() for n in names] == ["all"] else names
     return {
         "metrics": metric_arg,
+        "profile": profile,
         "k": metrics.get("k", 10),
         "cumulative": bool(metrics.get("cumulative", True)),
-        "ties": ties or "noise",
+        "ties": metrics.get("ties"),  # None: the profile's policy, else noise
         "seed": metrics.get("seed", 1),
         "min_pos_test": metrics.get("min_pos_test", 1),
         "min_items_pool": metrics.get("min_items_pool", 2),

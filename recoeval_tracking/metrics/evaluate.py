@@ -25,8 +25,8 @@ from ..scores import (
     ScoreSource,
 )
 from . import beyond
-from .registry import METRICS, MetricSpec, column_name, curve_name, resolve_metrics
 from .profiles import get_profile
+from .registry import METRICS, MetricSpec, column_name, curve_name, resolve_metrics
 from .results import Results
 
 __all__ = ["evaluate", "TIE_POLICIES", "NAN_RULES"]
@@ -380,8 +380,8 @@ def _lists_without_train(lists: np.ndarray, train: sp.csr_array, k: int) -> np.n
 
 def evaluate(train: Any, test: Any, *, A: Any = None, B: Any = None, item_biases: Any = None,
              scores: Any = None, scorer: Any = None, ranked: Any = None,
-             metrics: str | Sequence[str] = ("p", "ap", "ndcg"), k: int = 10,
-             cumulative: bool = False, ties: str = "noise", seed: int = 1,
+             metrics: str | Sequence[str] | None = None, k: int = 10,
+             cumulative: bool = False, ties: str | None = None, seed: int = 1,
              min_pos_test: int = 1, min_items_pool: int = 2, consider_cold_start: bool = True,
              user_ids: Any = None, nthreads: int = -1, block_rows: int | None = None,
              return_topk: bool = False, item_features: Any = None,
@@ -405,14 +405,16 @@ def evaluate(train: Any, test: Any, *, A: Any = None, B: Any = None, item_biases
     ranked : ndarray or DataFrame, optional
         Top-K lists: an (m x L) array of item indices best first (-1 padded), or a DataFrame with
         columns user, item and rank or score. Gives the top-K metrics only.
-    metrics : list of str or "all"
-        Names from :data:`~recoeval_tracking.metrics.registry.METRICS`.
+    metrics : list of str or "all", optional
+        Names from :data:`~recoeval_tracking.metrics.registry.METRICS`; by default the profile's
+        metrics, or P, AP and NDCG without a profile.
     k : int
         The cutoff K (1 <= k <= number of items).
     cumulative : bool
         Also compute every metric at 1..K (``Results.curves_per_user``).
-    ties : {"noise", "index", "index_desc", "optimistic", "pessimistic", "average"}
-        How tied scores are ordered: a seeded random key per (user, item) that does not depend on
+    ties : {"noise", "index", "index_desc", "optimistic", "pessimistic", "average"}, optional
+        By default the profile's policy, or ``noise`` without a profile. How tied scores are
+        ordered: a seeded random key per (user, item) that does not depend on
         the thread count; the item index (lower first, or higher first as trec_eval orders tied
         document ids); tied positives before (optimistic) or
         after (pessimistic) tied negatives; or the exact expected value over every ordering of
@@ -437,8 +439,8 @@ def evaluate(train: Any, test: Any, *, A: Any = None, B: Any = None, item_biases
         Items among the N most popular in train count as expected for ``serendipity``.
     profile : str, optional
         A library profile (:data:`~recoeval_tracking.metrics.profiles.PROFILES`): selects the
-        metrics and tie policy that reproduce that library's numbers, unless ``metrics`` or
-        ``ties`` are also given explicitly.
+        metrics and tie policy that reproduce that library's numbers; ``metrics`` or ``ties``
+        given explicitly take precedence.
 
     Returns
     -------
@@ -450,12 +452,11 @@ def evaluate(train: Any, test: Any, *, A: Any = None, B: Any = None, item_biases
     :mod:`recoeval_tracking.metrics.registry` for every formula and the "differences from
     recometrics" section of the README.
     """
-    if profile is not None:
-        prof = get_profile(profile)
-        if metrics == ("p", "ap", "ndcg"):
-            metrics = prof["metrics"]
-        if ties == "noise":
-            ties = prof["ties"]
+    prof = get_profile(profile) if profile is not None else {}
+    if metrics is None:
+        metrics = prof.get("metrics", ("p", "ap", "ndcg"))
+    if ties is None:
+        ties = prof.get("ties", "noise")
     raw = compute(train, test, A=A, B=B, item_biases=item_biases, scores=scores, scorer=scorer,
                   ranked=ranked, metrics=metrics, k=k, cumulative=cumulative, ties=ties,
                   seed=seed, min_pos_test=min_pos_test, min_items_pool=min_items_pool,

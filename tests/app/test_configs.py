@@ -13,10 +13,13 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
+import scipy.sparse as sp
 from hydra import compose, initialize_config_dir
 from omegaconf import OmegaConf
 
+import recoeval_tracking as rt
 from recoeval_tracking.app import schema
 from recoeval_tracking.app.cli import user_error_message
 
@@ -96,12 +99,22 @@ def test_every_option_composes_against_its_schema(hydra_compose, group, option):
 def test_profile_options_name_a_library_profile(hydra_compose, option):
     from recoeval_tracking.app.pipeline import metric_options
     from recoeval_tracking.metrics.profiles import PROFILES
+    from recoeval_tracking.metrics.registry import resolve_metrics
 
     plain = OmegaConf.to_container(hydra_compose([f"metrics={option}"]), resolve=True)
     assert plain["metrics"]["profile"] == option
     opts = metric_options(plain["metrics"])
-    assert opts["metrics"] == PROFILES[option]["metrics"]
-    assert opts["ties"] == PROFILES[option]["ties"]
+    assert opts["profile"] == option and opts["metrics"] is None and opts["ties"] is None
+    # evaluate() resolves the profile: its metrics, its tie policy, recorded in the definitions
+    rng = np.random.default_rng(0)
+    test = sp.random_array((30, 20), density=0.2, rng=rng, format="csr")
+    kw = {k: v for k, v in opts.items() if k != "block_rows"}
+    res = rt.evaluate(None, test, scores=rng.random((30, 20)), **kw)
+    # the profile's metrics, plus those an aggregate is computed from (p_pooled needs tp)
+    expected = [s.name for s in resolve_metrics(PROFILES[option]["metrics"])]
+    assert list(res.definitions["metrics"]) == expected
+    assert res.definitions["ties"] == PROFILES[option]["ties"]
+    assert res.definitions["profile"] == option
     # an explicit list still wins over the profile's
     plain["metrics"]["names"] = ["ndcg"]
     assert metric_options(plain["metrics"])["metrics"] == ["ndcg"]

@@ -173,7 +173,9 @@ def test_value_threshold_keeps_the_values_of_kept_entries():
 
 def test_metric_options_defaults():
     opts = metric_options({"names": ["all"]})
-    assert opts["metrics"] == "all" and opts["ties"] == "noise" and opts["k"] == 10
+    assert opts["metrics"] == "all" and opts["k"] == 10
+    assert opts["ties"] is None and opts["profile"] is None  # evaluate() defaults to noise
+    assert metric_options({})["metrics"] == "all"  # no names and no profile: every metric
     assert metric_options({"names": ["ndcg", "p"], "ties": "index"})["metrics"] == ["ndcg", "p"]
 
 
