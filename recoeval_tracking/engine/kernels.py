@@ -132,6 +132,25 @@ def _counts_by_scan(s, pos_scores, stop_at, gt, eq):
         eq[i] = e
 
 
+@njit(cache=True, inline="always")
+def _lower_bound(a, lo, hi, x):
+    """First position in the sorted slice ``a[lo:hi]`` whose value is not below ``x``."""
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        if a[mid] < x:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo
+
+
+@njit(cache=True, inline="always")
+def _in_sorted(idx, lo, end, item):
+    """Whether ``item`` is in the sorted slice ``idx[lo:end]``."""
+    pos = _lower_bound(idx, lo, end, item)
+    return pos < end and idx[pos] == item
+
+
 @njit(cache=True)
 def _counts_by_search(s, pos_scores, gt, eq):
     """Same result as ``_counts_by_scan`` (no early stop) in O(n log n_pos), for many positives."""
@@ -142,15 +161,7 @@ def _counts_by_search(s, pos_scores, gt, eq):
     eqh = np.zeros(npos + 1, dtype=np.int64)
     for j in range(s.shape[0]):
         x = s[j]
-        # c = number of q strictly below x (lower bound)
-        lo = 0
-        hi = npos
-        while lo < hi:
-            mid = (lo + hi) >> 1
-            if q[mid] < x:
-                lo = mid + 1
-            else:
-                hi = mid
+        lo = _lower_bound(q, 0, npos, x)  # the number of positives strictly below x
         hist[lo] += 1
         if lo < npos and q[lo] == x:
             eqh[lo] += 1
@@ -207,17 +218,6 @@ def _sort_by_rank(ranks, vals):
         vals[b + 1] = v
 
 
-@njit(cache=True, inline="always")
-def _in_sorted(idx, lo, end, item):
-    """Whether ``item`` is in the sorted slice ``idx[lo:end]``."""
-    hi = end
-    while lo < hi:
-        mid = (lo + hi) >> 1
-        if idx[mid] < item:
-            lo = mid + 1
-        else:
-            hi = mid
-    return lo < end and idx[lo] == item
 
 
 @njit(cache=True, inline="always")
@@ -762,14 +762,7 @@ def ranked_list_metrics(lists, rows, tr_ptr, tr_idx, te_ptr, te_idx, te_val, n_i
             pos_rank += 1
             if pos_rank > K:
                 break
-            lo = p0
-            hi = p0 + n_pos
-            while lo < hi:
-                mid = (lo + hi) >> 1
-                if te_idx[mid] < item:
-                    lo = mid + 1
-                else:
-                    hi = mid
+            lo = _lower_bound(te_idx, p0, p0 + n_pos, item)
             if lo < p0 + n_pos and te_idx[lo] == item and ranks[lo - p0] > K:
                 ranks[lo - p0] = pos_rank
         _sort_by_rank(ranks, vals)

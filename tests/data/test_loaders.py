@@ -6,6 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 import scipy.sparse as sp
+from shared_paths import shared_file
 
 from recoeval_tracking import InputError
 from recoeval_tracking.data import (
@@ -19,8 +20,6 @@ from recoeval_tracking.data import (
     load_movielens_latest,
     load_parquet,
 )
-
-from ._shared import shared_file
 
 
 def test_movielens_100k_counts():

@@ -6,13 +6,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from shared_paths import shared_file
 
 from recoeval_tracking import InputError
 from recoeval_tracking.data import load_movielens_100k, make_synthetic
 from recoeval_tracking.splitting import make_split, split_reco_train_test
 from recoeval_tracking.splitting._recometrics import mt19937_outputs
-
-from ._shared import shared_file
 
 
 def test_mt19937_matches_the_standard():

@@ -7,6 +7,7 @@ import pandas as pd
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from shared_paths import shared_file
 
 from recoeval_tracking import InputError
 from recoeval_tracking.data import from_dataframe, load_movielens_100k, make_synthetic
@@ -21,8 +22,6 @@ from recoeval_tracking.splitting import (
     temporal_user,
     user_kfold,
 )
-
-from ._shared import shared_file
 
 SETTINGS = settings(max_examples=15, deadline=None,
                     suppress_health_check=[HealthCheck.too_slow])
