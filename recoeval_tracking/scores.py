@@ -116,7 +116,7 @@ class FactorScores(ScoreSource):
         return out
 
     def describe(self) -> dict[str, Any]:
-        return {"kind": "factors", "n_factors": int(self.A.shape[1]) - 0,
+        return {"kind": "factors", "n_factors": int(self.A.shape[1]),
                 "item_biases": bool(self._ones), "dtype": str(self.dtype)}
 
 
@@ -220,3 +220,7 @@ class RankedLists:
                               "a 2-d integer array of item indices (users x K, -1 for padding)", items)
         self.items = np.ascontiguousarray(items, dtype=np.int64)
         self.n_users, self.k = self.items.shape
+
+    def describe(self) -> dict[str, Any]:
+        """A JSON-able description of the input, for the definitions record."""
+        return {"kind": "ranked_lists", "list_length": int(self.k)}

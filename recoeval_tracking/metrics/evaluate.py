@@ -481,7 +481,7 @@ def evaluate(train: Any, test: Any, *, A: Any = None, B: Any = None, item_biases
                                            item_features, serendipity_top_n)
     per_user = pd.DataFrame(columns)
     per_user["nan_reason"] = per_user["nan_reason"].astype(str)
-    source = {"kind": "ranked_lists"} if raw.topk_only else {}
+    source = raw.source.describe() if hasattr(raw.source, "describe") else {}
     specs = [s for s in raw.specs if s.name not in skipped]
     defs = definitions_record(specs, k=k, cumulative=bool(cumulative), ties=ties,
                               seed=seed, min_pos_test=min_pos_test,
