@@ -75,8 +75,8 @@ class EngineInput:
     n_items: int
     K: int
     cumulative: bool
-    slots: np.ndarray        # (N_TOPK_CODES,) output row per @k code, -1 if not requested
-    wslots: np.ndarray       # (N_WHOLE_CODES,) output row per whole-ranking code, or -1
+    slots: np.ndarray        # (N_AT_K,) output row per @k code, -1 if not requested
+    wslots: np.ndarray       # (N_WHOLE,) output row per whole-ranking code, or -1
     tie_mode: int
     seed: int
     want_topk: bool = False  # also return each user's top-K items (beyond-accuracy metrics)

@@ -24,31 +24,15 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-# Metric codes: the order of the rows of the kernel output. The registry in
-# ``recoeval_tracking.metrics.registry`` maps names to these codes.
-P, TP, R, AP, TAP, NDCG, HIT, RR, NDCG_EXP, NDCG_BIN, AUC_TOPK = range(11)
-N_TOPK_CODES = 11  # codes below this are "@K" metrics; the ones below are whole-ranking
-ROC_AUC, PR_AUC, MPR = range(11, 14)
-N_CODES = 14
-N_WHOLE_CODES = N_CODES - N_TOPK_CODES
+from .codes import AtK, Reason, Tie
 
-# Reasons for which all of a user's metrics are NaN. 0 means evaluated.
-OK = 0
-NO_TEST = 1
-MIN_POS_TEST = 2
-COLD_START = 3
-MIN_ITEMS_POOL = 4
-NAN_SCORE = 5
-ALL_EQUAL = 6
-REASONS = ("", "no_test", "min_pos_test", "cold_start", "min_items_pool", "nan_score", "all_equal")
-
-# Tie policies.
-TIE_NOISE = 0
-TIE_INDEX = 1
-TIE_OPTIMISTIC = 2
-TIE_PESSIMISTIC = 3
-TIE_AVERAGE = 4
-TIE_INDEX_DESC = 5
+# The codes as plain module-level ints: numba reads them as compile-time constants.
+P, TP, R, AP, TAP, NDCG, HIT, RR, NDCG_EXP, NDCG_BIN, AUC_TOPK = (int(c) for c in AtK)
+NAN_SCORE = int(Reason.NAN_SCORE)
+ALL_EQUAL = int(Reason.ALL_EQUAL)
+TIE_NOISE, TIE_INDEX, TIE_OPTIMISTIC, TIE_PESSIMISTIC, TIE_AVERAGE, TIE_INDEX_DESC = (
+    int(Tie.NOISE), int(Tie.INDEX), int(Tie.OPTIMISTIC), int(Tie.PESSIMISTIC), int(Tie.AVERAGE),
+    int(Tie.INDEX_DESC))
 
 _CHUNK = 1024
 _BINARY_SEARCH_MIN_POS = 48
@@ -256,7 +240,7 @@ def fill_metrics(ranks, vals, n_pos, n_neg, pool, K, cumulative, slots, out, u):
     ranks : int64 array (n_pos,)
         1-based rank of each positive in the pool, sorted ascending, paired with ``vals`` (the
         test values). Ranks above K may be any value > K.
-    slots : int64 array (N_TOPK_CODES,)
+    slots : int64 array (N_AT_K,)
         Output row of each @k metric code, -1 when not requested.
     out : float64 array (n_requested, n_users, K or 1)
     """

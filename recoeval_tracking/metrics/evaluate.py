@@ -14,7 +14,7 @@ import pandas as pd
 import scipy.sparse as sp
 
 from .._validation import InputError, as_csr, check_int, param_error
-from ..engine import kernels as kn
+from ..engine.codes import N_AT_K, N_WHOLE, REASONS, Reason, Tie
 from ..engine.driver import EngineInput, run_ranked, run_scores, thread_limits
 from ..scores import (
     BiasScores,
@@ -32,14 +32,7 @@ from .results import Results
 __all__ = ["evaluate", "TIE_POLICIES", "NAN_RULES"]
 
 #: Tie policies available to every rank-based metric.
-TIE_POLICIES = {
-    "noise": kn.TIE_NOISE,
-    "index": kn.TIE_INDEX,
-    "optimistic": kn.TIE_OPTIMISTIC,
-    "pessimistic": kn.TIE_PESSIMISTIC,
-    "average": kn.TIE_AVERAGE,
-    "index_desc": kn.TIE_INDEX_DESC,
-}
+TIE_POLICIES = {t.name.lower(): int(t) for t in Tie}
 
 #: The NaN rules, in the order they are checked; recorded with every result.
 NAN_RULES = {
@@ -224,11 +217,11 @@ def _reasons(prep: _Prepared, min_pos_test: int, min_items_pool: int, consider_c
     reason = np.zeros(m, dtype=np.int8)
     pool = prep.n_items - n_train
     # checked in reverse order of precedence so that the first rule wins
-    reason[pool < min_items_pool] = kn.MIN_ITEMS_POOL
+    reason[pool < min_items_pool] = Reason.MIN_ITEMS_POOL
     if prep.train is not None and not consider_cold_start:
-        reason[n_train == 0] = kn.COLD_START
-    reason[n_test < min_pos_test] = kn.MIN_POS_TEST
-    reason[n_test == 0] = kn.NO_TEST
+        reason[n_train == 0] = Reason.COLD_START
+    reason[n_test < min_pos_test] = Reason.MIN_POS_TEST
+    reason[n_test == 0] = Reason.NO_TEST
     return reason, n_train, n_test
 
 
@@ -323,12 +316,12 @@ def compute(train: Any, test: Any, *, A: Any = None, B: Any = None, item_biases:
     whole_specs = [s for s in kernel_specs if not s.at_k]
     if any(s.stage == "list" or (s.stage == "aggregate" and not s.needs) for s in specs):
         return_topk = True
-    slots = np.full(kn.N_TOPK_CODES, -1, dtype=np.int64)
+    slots = np.full(N_AT_K, -1, dtype=np.int64)
     for row, s in enumerate(topk_specs):
         slots[s.code] = row
-    wslots = np.full(kn.N_WHOLE_CODES, -1, dtype=np.int64)
+    wslots = np.full(N_WHOLE, -1, dtype=np.int64)
     for row, s in enumerate(whole_specs):
-        wslots[s.code - kn.N_TOPK_CODES] = row
+        wslots[s.code] = row
     reason, n_train, n_test = _reasons(prep, min_pos_test, min_items_pool, consider_cold_start)
     tr = prep.train if prep.train is not None else sp.csr_array((m, n), dtype=np.float64)
     inp = EngineInput(
@@ -340,7 +333,7 @@ def compute(train: Any, test: Any, *, A: Any = None, B: Any = None, item_biases:
         n_items=n, K=k, cumulative=bool(cumulative), slots=slots, wslots=wslots,
         tie_mode=tie_mode, seed=seed, want_topk=bool(return_topk) and not topk_only,
     )
-    rows = np.flatnonzero(reason == kn.OK).astype(np.int64)
+    rows = np.flatnonzero(reason == Reason.OK).astype(np.int64)
     with thread_limits(nthreads):
         if topk_only:
             out = run_ranked(inp, source.items, rows)
@@ -466,7 +459,7 @@ def evaluate(train: Any, test: Any, *, A: Any = None, B: Any = None, item_biases
         "user_id": raw.prep.user_ids,
         "n_train": raw.n_train,
         "n_test": raw.n_test,
-        "nan_reason": np.asarray(kn.REASONS, dtype=object)[raw.reason],
+        "nan_reason": np.asarray(REASONS, dtype=object)[raw.reason],
     }
     if raw.n_tied.shape[0]:
         columns["n_tied_topk"] = raw.n_tied
@@ -526,7 +519,7 @@ def _beyond_accuracy(raw: RawResult, k: int, columns: dict[str, Any],
         "diversity": lambda t: 1.0 - beyond.intra_list_similarity(t, vectors),
         "serendipity": lambda t: beyond.serendipity(t, raw.prep.test, train, serendipity_top_n),
     }
-    ok = raw.reason == kn.OK
+    ok = raw.reason == Reason.OK
     for s in names:
         col = column_name(s, k)
         if s.name in ("ils", "diversity") and vectors is None:

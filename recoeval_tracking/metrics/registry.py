@@ -20,7 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .._validation import InputError
-from ..engine import kernels as kn
+from ..engine.codes import AtK, Whole
 
 __all__ = ["MetricSpec", "METRICS", "resolve_metrics", "column_name", "curve_name"]
 
@@ -69,43 +69,43 @@ class MetricSpec:
 
 
 _SPECS = [
-    MetricSpec("p", kn.P, "P", True, True,
+    MetricSpec("p", AtK.P, "P", True, True,
                "P@k = hits(k) / k"),
-    MetricSpec("tp", kn.TP, "TP", True, True,
+    MetricSpec("tp", AtK.TP, "TP", True, True,
                "TP@k = hits(k) / min(k, |T|)"),
-    MetricSpec("r", kn.R, "R", True, True,
+    MetricSpec("r", AtK.R, "R", True, True,
                "R@k = hits(k) / |T|"),
-    MetricSpec("ap", kn.AP, "AP", True, False,
+    MetricSpec("ap", AtK.AP, "AP", True, False,
                "AP@k = (1/|T|) * sum_{i : r_i <= k} i / r_i"),
-    MetricSpec("tap", kn.TAP, "TAP", True, False,
+    MetricSpec("tap", AtK.TAP, "TAP", True, False,
                "TAP@k = (1/min(k, |T|)) * sum_{i : r_i <= k} i / r_i"),
-    MetricSpec("ndcg", kn.NDCG, "NDCG", True, False,
+    MetricSpec("ndcg", AtK.NDCG, "NDCG", True, False,
                "NDCG@k = DCG@k / IDCG@k, DCG@k = sum_{i : r_i <= k} g_i / log2(r_i + 1) with the "
                "linear gain g_i = test value v_i; IDCG@k = sum_{j <= min(k, #g>0)} g_(j) / "
                "log2(j + 1) over the positive gains sorted descending; NaN if no g > 0",
                "ndcg", (("gain", "linear"),)),
-    MetricSpec("ndcg_exp", kn.NDCG_EXP, "NDCG_EXP", True, False,
+    MetricSpec("ndcg_exp", AtK.NDCG_EXP, "NDCG_EXP", True, False,
                "as ndcg with the exponential gain g_i = 2^v_i - 1 (Burges et al. 2005; Hivemall "
                "graded NDCG, RecBole with graded relevance)",
                "ndcg", (("gain", "exponential"),)),
-    MetricSpec("ndcg_bin", kn.NDCG_BIN, "NDCG_BIN", True, False,
+    MetricSpec("ndcg_bin", AtK.NDCG_BIN, "NDCG_BIN", True, False,
                "as ndcg with the binary gain g_i = 1 for every test item (RecBole, implicit, "
                "ranx on binary qrels)",
                "ndcg", (("gain", "binary"),)),
-    MetricSpec("hit", kn.HIT, "Hit", True, True,
+    MetricSpec("hit", AtK.HIT, "Hit", True, True,
                "Hit@k = 1 if hits(k) > 0 else 0"),
-    MetricSpec("rr", kn.RR, "RR", True, False,
+    MetricSpec("rr", AtK.RR, "RR", True, False,
                "RR@k = 1 / r_1 if r_1 <= k else 0"),
-    MetricSpec("auc_topk", kn.AUC_TOPK, "AUC_TOPK", True, False,
+    MetricSpec("auc_topk", AtK.AUC_TOPK, "AUC_TOPK", True, False,
                "AUC inside the top-k list (Hivemall): with h = hits(k) and L = min(k, |pool|), "
                "#{(i, j) : i in T, j not in T, both in the list, i above j} / (h * (L - h)); "
                "0.5 when h * (L - h) = 0", "auc", (("scope", "top_k_list"),)),
-    MetricSpec("roc_auc", kn.ROC_AUC, "ROC_AUC", False, False,
+    MetricSpec("roc_auc", Whole.ROC_AUC, "ROC_AUC", False, False,
                "ROC-AUC = #{(i, j) : i in T, j in pool \\ T, i ranked above j} / (|T| * |pool \\ T|)",
                "auc", (("scope", "catalog"),)),
-    MetricSpec("pr_auc", kn.PR_AUC, "PR_AUC", False, False,
+    MetricSpec("pr_auc", Whole.PR_AUC, "PR_AUC", False, False,
                "PR-AUC = (1/|T|) * sum_i i / r_i  (AP@|pool|, rectangular rule)"),
-    MetricSpec("mpr", kn.MPR, "MPR", False, False,
+    MetricSpec("mpr", Whole.MPR, "MPR", False, False,
                "MPR = sum_i v_i * (r_i - 1) / (|pool| - 1) / sum_i v_i: the test-value-weighted mean "
                "percentile rank, 0 = best (Hu, Koren & Volinsky 2008, eq. 8); NaN if sum_i v_i <= 0"),
     # beyond accuracy: from the top-K lists of the same pass

@@ -1,0 +1,75 @@
+"""The engine's small vocabulary: metric codes, NaN reasons and tie modes.
+
+Two independent enumerations of metric codes index the two kernel outputs:
+
+* :class:`AtK`: cutoff metrics, one row each of the ``(rows, users, K or 1)`` output;
+* :class:`Whole`: whole-ranking metrics, one row each of the ``(rows, users)`` output.
+
+Adding a cutoff metric appends one member to :class:`AtK` and leaves :class:`Whole` as it is (and
+the other way round). The metric registry (:mod:`recoeval_tracking.metrics.registry`) maps names to
+these codes; the kernels read them as plain integers (numba treats ``IntEnum`` members as
+compile-time constants).
+
+This module imports nothing of the package.
+"""
+
+from __future__ import annotations
+
+from enum import IntEnum
+
+__all__ = ["AtK", "Whole", "N_AT_K", "N_WHOLE", "Reason", "REASONS", "Tie"]
+
+
+class AtK(IntEnum):
+    """Codes of the cutoff (@k) metrics: the row of the kernel's @k output."""
+
+    P = 0
+    TP = 1
+    R = 2
+    AP = 3
+    TAP = 4
+    NDCG = 5
+    HIT = 6
+    RR = 7
+    NDCG_EXP = 8
+    NDCG_BIN = 9
+    AUC_TOPK = 10
+
+
+class Whole(IntEnum):
+    """Codes of the whole-ranking metrics: the row of the kernel's whole-ranking output."""
+
+    ROC_AUC = 0
+    PR_AUC = 1
+    MPR = 2
+
+
+N_AT_K = len(AtK)
+N_WHOLE = len(Whole)
+
+
+class Reason(IntEnum):
+    """Why every metric of a user is NaN; ``OK`` (0) means evaluated. Checked in this order."""
+
+    OK = 0
+    NO_TEST = 1
+    MIN_POS_TEST = 2
+    COLD_START = 3
+    MIN_ITEMS_POOL = 4
+    NAN_SCORE = 5
+    ALL_EQUAL = 6
+
+
+#: ``nan_reason`` text of each :class:`Reason`, by value ("" for evaluated users).
+REASONS = ("", "no_test", "min_pos_test", "cold_start", "min_items_pool", "nan_score", "all_equal")
+
+
+class Tie(IntEnum):
+    """Tie policies of the kernels (the names users pass are the lower-case member names)."""
+
+    NOISE = 0
+    INDEX = 1
+    OPTIMISTIC = 2
+    PESSIMISTIC = 3
+    AVERAGE = 4
+    INDEX_DESC = 5
