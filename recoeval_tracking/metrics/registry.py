@@ -22,7 +22,8 @@ from dataclasses import dataclass
 from .._validation import InputError
 from ..engine.codes import AtK, Whole
 
-__all__ = ["MetricSpec", "METRICS", "resolve_metrics", "column_name", "curve_name"]
+__all__ = ["MetricSpec", "METRICS", "resolve_metrics", "column_name", "curve_name",
+           "spec_for_key", "greater_is_better"]
 
 
 @dataclass(frozen=True)
@@ -54,6 +55,9 @@ class MetricSpec:
         whole set of users.
     needs : tuple of str
         Kernel metrics an aggregate is computed from.
+    greater_is_better : bool
+        The direction of the metric: False for errors and ranks (``mpr``), where lower is better.
+        Leaderboards, report marks and the best run read it from here.
     """
 
     name: str
@@ -66,6 +70,7 @@ class MetricSpec:
     variant: tuple[tuple[str, str], ...] = ()
     stage: str = "kernel"
     needs: tuple[str, ...] = ()
+    greater_is_better: bool = True
 
 
 _SPECS = [
@@ -107,7 +112,8 @@ _SPECS = [
                "PR-AUC = (1/|T|) * sum_i i / r_i  (AP@|pool|, rectangular rule)"),
     MetricSpec("mpr", Whole.MPR, "MPR", False, False,
                "MPR = sum_i v_i * (r_i - 1) / (|pool| - 1) / sum_i v_i: the test-value-weighted mean "
-               "percentile rank, 0 = best (Hu, Koren & Volinsky 2008, eq. 8); NaN if sum_i v_i <= 0"),
+               "percentile rank, 0 = best (Hu, Koren & Volinsky 2008, eq. 8); NaN if sum_i v_i <= 0",
+               greater_is_better=False),
     # beyond accuracy: from the top-K lists of the same pass
     MetricSpec("novelty", -1, "Novelty", True, True,
                "mean over the list of -log2(max(n_i, 1) / |U_train|), n_i = train users of item i",
@@ -149,6 +155,27 @@ def column_name(spec: MetricSpec, k: int) -> str:
 def curve_name(spec: MetricSpec) -> str:
     """Name of the @1..K curve of a cutoff metric: ``ndcg_at_k``."""
     return f"{spec.name}_at_k"
+
+
+def spec_for_key(key: str) -> MetricSpec | None:
+    """The registered metric behind a column or logged key (``ndcg_at_10``, ``ndcg_at_k``,
+    ``roc_auc``, ``coverage_at_10``), or None when the key names no registered metric."""
+    base = str(key)
+    if base in METRICS:
+        return METRICS[base]
+    head, sep, tail = base.rpartition("_at_")
+    if sep and head in METRICS and (tail == "k" or tail.isdigit()):
+        return METRICS[head]
+    return None
+
+
+def greater_is_better(key: str) -> bool:
+    """The direction of a metric column or logged key: False for lower-is-better metrics
+    (``mpr``) and for timings (``*_seconds``); True for every other key."""
+    spec = spec_for_key(key)
+    if spec is not None:
+        return spec.greater_is_better
+    return not str(key).endswith("_seconds")
 
 
 def resolve_metrics(metrics: str | list[str] | tuple[str, ...], func: str = "evaluate"
