@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from .._validation import InputError, check_int, param_error
+from ..options import EvalOptions
 
 __all__ = ["run_job", "tracking_uri_for", "progress_mode", "PROGRESS_MODES", "STAGES"]
 
@@ -207,40 +208,6 @@ def build_model(model: Mapping[str, Any], progress: bool | None, base_dir: Path 
     return make_model(name, **params)
 
 
-def metric_options(metrics: Mapping[str, Any]) -> dict[str, Any]:
-    """Keyword arguments of :func:`recoeval_tracking.evaluate` from a ``metrics`` config section.
-
-    With a ``profile``, ``names`` and ``ties`` left null are passed as None and
-    :func:`~recoeval_tracking.evaluate` takes them from the profile (one place resolves
-    profiles, and the result's definitions record it); without one they default to every
-    registered metric and ``noise``.
-    """
-    names = metrics.get("names")
-    profile = metrics.get("profile")
-    if profile is not None:
-        from ..metrics.profiles import get_profile
-
-        get_profile(profile, _FUNC)  # an unknown profile fails here, naming the known ones
-    elif names is None:
-        names = ["all"]
-    metric_arg: Any = None  # None: evaluate() takes the profile's metrics
-    if names is not None:
-        names = [names] if isinstance(names, str) else list(names)
-        metric_arg = "all" if [str(n).lower() for n in names] == ["all"] else names
-    return {
-        "metrics": metric_arg,
-        "profile": profile,
-        "k": metrics.get("k", 10),
-        "cumulative": bool(metrics.get("cumulative", True)),
-        "ties": metrics.get("ties"),  # None: the profile's policy, else noise
-        "seed": metrics.get("seed", 1),
-        "min_pos_test": metrics.get("min_pos_test", 1),
-        "min_items_pool": metrics.get("min_items_pool", 2),
-        "consider_cold_start": metrics.get("consider_cold_start", True),
-        "block_rows": metrics.get("block_rows"),
-    }
-
-
 def _eval_progress(total: int, disable: bool | None) -> tuple[Callable[[int], None], Any]:
     from tqdm.auto import tqdm
 
@@ -292,8 +259,6 @@ def run_job(cfg: Mapping[str, Any], job_dir: str | Path, *, overrides: list[str]
     InputError
         A bad config value; the message names the setting and what to change.
     """
-    from ..engine.driver import thread_limits
-    from ..metrics import evaluate
     from ..results_io import write_job_dir
 
     if not isinstance(cfg, Mapping):
@@ -301,17 +266,40 @@ def run_job(cfg: Mapping[str, Any], job_dir: str | Path, *, overrides: list[str]
     if not isinstance(job_dir, (str, Path)):
         raise param_error("job_dir", _FUNC, "a str or pathlib.Path", job_dir)
     sections = {name: _section(cfg, name) for name in _SECTIONS}
-    tracking = dict(cfg.get("tracking") or {"enabled": False})
     nthreads = check_int(cfg.get("nthreads", -1), "nthreads", _FUNC, minimum=-1)
     if nthreads == 0:
         raise param_error("nthreads", _FUNC, "an int >= 1, or -1 for every core", nthreads)
+    options = EvalOptions.from_config(sections["metrics"], nthreads=nthreads)
     disable = progress_mode(cfg.get("progress", "auto"))
     base = Path(base_dir) if base_dir is not None else Path.cwd()
     out = Path(job_dir)
-    timings: dict[str, float] = {}
     t_start = time.perf_counter()
+    X, split, model, results, timings = _run_stages(sections, options, disable, base)
+    timings["total"] = time.perf_counter() - t_start
+    dataset_info = _dataset_record(X, split, sections["dataset"], base)
+    extra = {f"{stage}_seconds": seconds for stage, seconds in timings.items()
+             if stage != "eval"}
+    write_job_dir(results, out, config_yaml=dict(cfg), overrides=list(overrides or []),
+                  dataset=dataset_info, extra_metrics=extra, plots=bool(cfg.get("plots", True)))
+    if echo:
+        timing_text = ", ".join(f"{s} {timings[s]:.2f} s" for s in (*STAGES, "total")
+                                if s in timings)
+        logger.info("results at K=%d (%s):\n%s\ntimings: %s\njob directory: %s", results.k,
+                    model.name, results.summary(), timing_text, out)
+    run_id = _track(cfg, out, base, tracking_uri, sweep)
+    return {"job_dir": str(out), "metrics": dict(results.means), "timings": timings,
+            "run_id": run_id, "dataset": dataset_info}
 
-    with thread_limits(nthreads):
+
+def _run_stages(sections: dict[str, dict[str, Any]], options: EvalOptions,
+                disable: bool | None, base: Path) -> tuple[Any, Any, Any, Any, dict[str, float]]:
+    """Load, prepare, split, fit and evaluate, each timed; returns the data, the split, the
+    fitted model, the results and the seconds per stage."""
+    from ..engine.driver import thread_limits
+    from ..metrics import evaluate
+
+    timings: dict[str, float] = {}
+    with thread_limits(options.nthreads):
         with _timed(timings, "load"):
             X = load_data(sections["dataset"], base)
         with _timed(timings, "prepare"):
@@ -326,20 +314,23 @@ def run_job(cfg: Mapping[str, Any], job_dir: str | Path, *, overrides: list[str]
             model.fit(split.train.matrix, user_ids=split.train.user_ids,
                       item_ids=split.train.item_ids)
         logger.info("model: %r fitted in %.2f s", model, timings["fit"])
-        options = metric_options(sections["metrics"])
         update, bar = _eval_progress(split.train.n_users, disable)
         try:
             results = evaluate(split.train, split.test, scores=model.score_source(),
-                               nthreads=nthreads, progress=update, **options)
+                               options=options, progress=update)
         finally:
             bar.close()
     timings["eval"] = float(results.timings.get("eval", 0.0))
-    timings["total"] = time.perf_counter() - t_start
+    return X, split, model, results, timings
 
+
+def _dataset_record(X: Any, split: Any, dataset: Mapping[str, Any], base: Path
+                    ) -> dict[str, Any]:
+    """``dataset.json``: sizes, fingerprints of the data and the split, preparation steps."""
     stats = X.stats()
-    dataset_info: dict[str, Any] = {
-        "name": sections["dataset"].get("name") or X.name or sections["dataset"].get("kind"),
-        "kind": sections["dataset"].get("kind"),
+    info: dict[str, Any] = {
+        "name": dataset.get("name") or X.name or dataset.get("kind"),
+        "kind": dataset.get("kind"),
         **{k: v for k, v in stats.items() if k != "fingerprint"},
         "data_fingerprint": stats["fingerprint"],
         "split_fingerprint": split.fingerprint,
@@ -348,34 +339,29 @@ def run_job(cfg: Mapping[str, Any], job_dir: str | Path, *, overrides: list[str]
         "test_interactions": split.test.nnz,
         "preparation": [str(r) for r in X.reports],
     }
-    if sections["dataset"].get("path"):
-        dataset_info["source"] = _absolute(sections["dataset"]["path"], base)
-    extra = {f"{stage}_seconds": seconds for stage, seconds in timings.items()
-             if stage != "eval"}
-    write_job_dir(results, out, config_yaml=dict(cfg), overrides=list(overrides or []),
-                  dataset=dataset_info, extra_metrics=extra, plots=bool(cfg.get("plots", True)))
+    if dataset.get("path"):
+        info["source"] = _absolute(dataset["path"], base)
+    return info
 
-    means = {k: v for k, v in results.means.items()}
-    if echo:
-        timing_text = ", ".join(f"{s} {timings[s]:.2f} s" for s in (*STAGES, "total")
-                                if s in timings)
-        logger.info("results at K=%d (%s):\n%s\ntimings: %s\njob directory: %s", results.k,
-                    model.name, results.summary(), timing_text, out)
 
-    run_id = None
-    if tracking.get("enabled", False):
-        from ..tracking.mlflow import DEFAULT_EXPERIMENT, upload_or_mark_pending
+def _track(cfg: Mapping[str, Any], out: Path, base: Path, tracking_uri: str | None,
+           sweep: Mapping[str, Any] | None) -> str | None:
+    """Log the job folder as one MLflow run unless tracking is off; None when it is off or the
+    store could not be reached (the folder is then marked pending)."""
+    tracking = dict(cfg.get("tracking") or {"enabled": False})
+    if not tracking.get("enabled", False):
+        return None
+    from ..tracking.mlflow import DEFAULT_EXPERIMENT, upload_or_mark_pending
 
-        uri = tracking_uri or tracking_uri_for(tracking, base)
-        sweep = dict(sweep or {})
-        run_id = upload_or_mark_pending(
-            out, tracking_uri=uri, experiment=tracking.get("experiment") or DEFAULT_EXPERIMENT,
-            parent_run_id=sweep.get("parent_run_id"), sweep_id=sweep.get("sweep_id"),
-            params=dict(cfg))
-        if run_id is not None:
-            logger.info("MLflow run %s in %s", run_id, _scrub(uri))
-    return {"job_dir": str(out), "metrics": means, "timings": timings, "run_id": run_id,
-            "dataset": dataset_info}
+    uri = tracking_uri or tracking_uri_for(tracking, base)
+    sweep = dict(sweep or {})
+    run_id = upload_or_mark_pending(
+        out, tracking_uri=uri, experiment=tracking.get("experiment") or DEFAULT_EXPERIMENT,
+        parent_run_id=sweep.get("parent_run_id"), sweep_id=sweep.get("sweep_id"),
+        params=dict(cfg))
+    if run_id is not None:
+        logger.info("MLflow run %s in %s", run_id, _scrub(uri))
+    return run_id
 
 
 def tracking_uri_for(tracking: Mapping[str, Any], base_dir: str | Path | None = None) -> str:

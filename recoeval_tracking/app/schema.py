@@ -34,11 +34,13 @@ Groups and options (the files in ``configs/``):
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass, field, make_dataclass
+from typing import Any, get_type_hints
 
 from hydra.core.config_store import ConfigStore
 from omegaconf import MISSING
+
+from ..options import EvalOptions, config_fields
 
 __all__ = [
     "Config",
@@ -320,25 +322,24 @@ class ImplicitModelConfig(ModelConfig):
 # metrics, tracking, top level
 # ---------------------------------------------------------------------------------------------
 
-@dataclass
-class MetricsConfig:
-    """Arguments of :func:`recoeval_tracking.evaluate`.
+def _metrics_schema() -> type:
+    """The schema of the ``metrics`` group, derived from the config fields of
+    :class:`recoeval_tracking.options.EvalOptions` (the options are declared once, there).
 
     ``names`` lists registered metrics (``[all]`` for every one); with a ``profile`` (a key of
     :data:`recoeval_tracking.metrics.profiles.PROFILES`), ``names`` and ``ties`` left null take
-    the profile's. ``ties`` null means ``noise``. ``cumulative`` adds the @1..K curves.
+    the profile's; ``names`` null without a profile means every metric. ``ties`` null means
+    ``noise``. ``cumulative`` adds the @1..K curves; ``backend`` picks the engine backend.
     """
+    hints = get_type_hints(EvalOptions)
+    fields = [(key, f.metadata.get("config_type", hints[f.name]), field(default=f.default))
+              for f, key in config_fields()]
+    return make_dataclass("MetricsConfig", fields,
+                          namespace={"__doc__": _metrics_schema.__doc__, "__module__": __name__})
 
-    names: list[str] | None = None
-    profile: str | None = None
-    k: int = 10
-    cumulative: bool = True
-    ties: str | None = None
-    seed: int = 1
-    min_pos_test: int = 1
-    min_items_pool: int = 2
-    consider_cold_start: bool = True
-    block_rows: int | None = None
+
+#: Arguments of :func:`recoeval_tracking.evaluate` (a dataclass made from ``EvalOptions``).
+MetricsConfig = _metrics_schema()
 
 
 @dataclass

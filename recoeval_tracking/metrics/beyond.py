@@ -31,6 +31,8 @@ Over the whole set of users (one number each):
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 
 import numpy as np
 import scipy.sparse as sp
@@ -46,7 +48,29 @@ __all__ = [
     "personalisation",
     "gauc",
     "pooled_precision",
+    "ListContext",
 ]
+
+
+@dataclass
+class ListContext:
+    """What the list and aggregate metrics of the registry are computed from.
+
+    ``topk`` holds every user's top-K items (-1 padded, -1 rows for users not evaluated), ``ok``
+    flags the evaluated users, ``columns`` the per-user columns computed so far (``roc_auc``,
+    ``tp_at_10``...), ``vectors`` the item vectors (None when there are none).
+    """
+
+    topk: np.ndarray
+    train: sp.csr_array
+    test: sp.csr_array
+    n_items: int
+    k: int
+    ok: np.ndarray
+    n_test: np.ndarray
+    columns: Mapping[str, np.ndarray]
+    vectors: np.ndarray | None = None
+    serendipity_top_n: int = 100
 
 
 def _listed(topk: np.ndarray) -> np.ndarray:
@@ -178,3 +202,48 @@ def pooled_precision(tp: np.ndarray, n_test: np.ndarray, k: int) -> float:
     denom = np.minimum(k, n_test[ok]).astype(np.float64)
     hits = tp[ok] * denom
     return float(hits.sum() / denom.sum()) if denom.sum() > 0 else math.nan
+
+
+# ---------------------------------------------------------------------------------------------
+# The registry's compute functions: list metrics take (ctx, topk) so that the @1..K curves come
+# from the first j columns of the lists; aggregates take ctx.
+# ---------------------------------------------------------------------------------------------
+
+def novelty_of(ctx: ListContext, topk: np.ndarray) -> np.ndarray:
+    """``novelty`` of each user's list."""
+    return novelty(topk, ctx.train)
+
+
+def ils_of(ctx: ListContext, topk: np.ndarray) -> np.ndarray:
+    """``ils`` of each user's list, from the item vectors."""
+    return intra_list_similarity(topk, ctx.vectors)
+
+
+def diversity_of(ctx: ListContext, topk: np.ndarray) -> np.ndarray:
+    """``diversity = 1 - ils`` of each user's list."""
+    return 1.0 - intra_list_similarity(topk, ctx.vectors)
+
+
+def serendipity_of(ctx: ListContext, topk: np.ndarray) -> np.ndarray:
+    """``serendipity`` of each user's list."""
+    return serendipity(topk, ctx.test, ctx.train, ctx.serendipity_top_n)
+
+
+def over_lists(fn: Callable[[np.ndarray, int], float]) -> Callable[[ListContext], float]:
+    """An aggregate over the lists of the evaluated users, from ``fn(topk, n_items)``."""
+    def compute(ctx: ListContext) -> float:
+        return fn(ctx.topk[ctx.ok], ctx.n_items)
+
+    compute.__name__ = f"{fn.__name__}_over_lists"
+    compute.__doc__ = fn.__doc__
+    return compute
+
+
+def gauc_of(ctx: ListContext) -> float:
+    """``gauc`` from the per-user ROC-AUC column."""
+    return gauc(ctx.columns["roc_auc"], ctx.n_test)
+
+
+def pooled_precision_of(ctx: ListContext) -> float:
+    """``p_pooled`` from the per-user TP@K column."""
+    return pooled_precision(ctx.columns[f"tp_at_{ctx.k}"], ctx.n_test, ctx.k)

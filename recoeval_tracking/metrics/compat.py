@@ -12,6 +12,7 @@ import numpy as np
 import pandas as pd
 
 from .._validation import InputError
+from ..options import EvalOptions
 from .evaluate import compute
 
 __all__ = ["calc_reco_metrics"]
@@ -110,10 +111,11 @@ rr, roc_auc, pr_auc, all_metrics : bool
     if not names:
         raise InputError(f"{func} was asked for no metric: pass at least one of "
                          f"{', '.join(_FLAGS)} as True, or all_metrics=True.")
-    raw = compute(X_train, X_test, A=A, B=B, item_biases=item_biases, metrics=names, k=k,
-                  cumulative=cumulative, ties="noise" if break_ties_with_noise else "index",
-                  seed=seed, min_pos_test=min_pos_test, min_items_pool=min_items_pool,
-                  consider_cold_start=consider_cold_start, nthreads=nthreads, func=func)
+    options = EvalOptions(metrics=names, k=k, cumulative=cumulative,
+                          ties="noise" if break_ties_with_noise else "index", seed=seed,
+                          min_pos_test=min_pos_test, min_items_pool=min_items_pool,
+                          consider_cold_start=consider_cold_start, nthreads=nthreads)
+    raw = compute(X_train, X_test, options, A=A, B=B, item_biases=item_biases, func=func)
     k = int(k)
     result: dict[str, Any] = {}
     for row, s in enumerate(raw.topk_specs):

@@ -17,10 +17,13 @@ References
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from .._validation import InputError
 from ..engine.codes import AtK, Whole
+from . import beyond
 
 __all__ = ["MetricSpec", "METRICS", "resolve_metrics", "column_name", "curve_name",
            "spec_for_key", "greater_is_better"]
@@ -58,6 +61,17 @@ class MetricSpec:
     greater_is_better : bool
         The direction of the metric: False for errors and ranks (``mpr``), where lower is better.
         Leaderboards, report marks and the best run read it from here.
+    compute : callable or None
+        For ``list`` metrics ``compute(ctx, topk) -> per-user values`` and for ``aggregate``
+        metrics ``compute(ctx) -> float``, with ``ctx`` a
+        :class:`~recoeval_tracking.metrics.beyond.ListContext`; None for kernel metrics (the
+        engine fills them by ``code``).
+    needs_item_vectors : bool
+        The metric needs item vectors (item factors or ``item_features``) and is left out,
+        as recorded in the definitions, when there are none.
+    average_ties : bool
+        Whether ``ties="average"`` has an implemented expectation for this metric; a metric
+        without one is refused when named and left out of ``"all"``.
     """
 
     name: str
@@ -71,6 +85,17 @@ class MetricSpec:
     stage: str = "kernel"
     needs: tuple[str, ...] = ()
     greater_is_better: bool = True
+    compute: Callable[..., Any] | None = None
+    needs_item_vectors: bool = False
+    average_ties: bool = True
+
+    @property
+    def kind(self) -> str:
+        """``at_k`` (kernel, per cutoff), ``whole`` (kernel, whole ranking), ``list`` (per user,
+        from the top-K list) or ``aggregate`` (one number over the users)."""
+        if self.stage == "kernel":
+            return "at_k" if self.at_k else "whole"
+        return self.stage
 
 
 _SPECS = [
@@ -104,7 +129,8 @@ _SPECS = [
     MetricSpec("auc_topk", AtK.AUC_TOPK, "AUC_TOPK", True, False,
                "AUC inside the top-k list (Hivemall): with h = hits(k) and L = min(k, |pool|), "
                "#{(i, j) : i in T, j not in T, both in the list, i above j} / (h * (L - h)); "
-               "0.5 when h * (L - h) = 0", "auc", (("scope", "top_k_list"),)),
+               "0.5 when h * (L - h) = 0", "auc", (("scope", "top_k_list"),),
+               average_ties=False),
     MetricSpec("roc_auc", Whole.ROC_AUC, "ROC_AUC", False, False,
                "ROC-AUC = #{(i, j) : i in T, j in pool \\ T, i ranked above j} / (|T| * |pool \\ T|)",
                "auc", (("scope", "catalog"),)),
@@ -117,30 +143,38 @@ _SPECS = [
     # beyond accuracy: from the top-K lists of the same pass
     MetricSpec("novelty", -1, "Novelty", True, True,
                "mean over the list of -log2(max(n_i, 1) / |U_train|), n_i = train users of item i",
-               stage="list"),
+               stage="list", compute=beyond.novelty_of),
     MetricSpec("ils", -1, "ILS", True, True,
                "mean cosine similarity over pairs of listed items (item factors or features)",
-               stage="list"),
-    MetricSpec("diversity", -1, "Diversity", True, True, "1 - ils", stage="list"),
+               stage="list", compute=beyond.ils_of, needs_item_vectors=True),
+    MetricSpec("diversity", -1, "Diversity", True, True, "1 - ils", stage="list",
+               compute=beyond.diversity_of, needs_item_vectors=True),
     MetricSpec("serendipity", -1, "Serendipity", True, True,
                "share of the list in the test set and outside the top-N popular train items",
-               stage="list"),
+               stage="list", compute=beyond.serendipity_of),
     MetricSpec("coverage", -1, "Coverage", True, True,
-               "|union of the lists| / |items|", stage="aggregate"),
+               "|union of the lists| / |items|", stage="aggregate",
+               compute=beyond.over_lists(beyond.coverage)),
     MetricSpec("aggregated_diversity", -1, "AggregatedDiversity", True, True,
-               "|union of the lists|", stage="aggregate"),
+               "|union of the lists|", stage="aggregate",
+               compute=beyond.over_lists(beyond.aggregated_diversity)),
     MetricSpec("entropy", -1, "Entropy", True, True,
-               "-sum_i p_i ln p_i, p_i = (#lists with i) / (K |U|)", stage="aggregate"),
+               "-sum_i p_i ln p_i, p_i = (#lists with i) / (K |U|)", stage="aggregate",
+               compute=beyond.over_lists(beyond.shannon_entropy)),
     MetricSpec("gini", -1, "Gini", True, True,
-               "sum_j (2j - |I| - 1) p_(j) / (|I| - 1), p ascending", stage="aggregate"),
+               "sum_j (2j - |I| - 1) p_(j) / (|I| - 1), p ascending", stage="aggregate",
+               compute=beyond.over_lists(beyond.gini_index)),
     MetricSpec("personalisation", -1, "Personalisation", True, True,
-               "1 - mean over user pairs of |L_u & L_v| / K (exact)", stage="aggregate"),
+               "1 - mean over user pairs of |L_u & L_v| / K (exact)", stage="aggregate",
+               compute=beyond.over_lists(beyond.personalisation)),
     MetricSpec("gauc", -1, "GAUC", False, False,
                "sum_u |T_u| ROC-AUC_u / sum_u |T_u| over users with a defined ROC-AUC (RecBole)",
-               "auc", (("scope", "user_weighted"),), stage="aggregate", needs=("roc_auc",)),
+               "auc", (("scope", "user_weighted"),), stage="aggregate", needs=("roc_auc",),
+               compute=beyond.gauc_of),
     MetricSpec("p_pooled", -1, "P_POOLED", True, True,
                "sum_u hits_u(k) / sum_u min(k, |T_u|) over defined users (implicit's precision)",
-               "p", (("average", "pooled"),), stage="aggregate", needs=("tp",)),
+               "p", (("average", "pooled"),), stage="aggregate", needs=("tp",),
+               compute=beyond.pooled_precision_of),
 ]
 
 #: All registered metrics by name, in the canonical output order.

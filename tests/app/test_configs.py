@@ -97,19 +97,18 @@ def test_every_option_composes_against_its_schema(hydra_compose, group, option):
 @pytest.mark.parametrize("option", [o for o in _options("metrics") if o not in ("default",
                                                                               "all")])
 def test_profile_options_name_a_library_profile(hydra_compose, option):
-    from recoeval_tracking.app.pipeline import metric_options
     from recoeval_tracking.metrics.profiles import PROFILES
+    from recoeval_tracking.options import EvalOptions
     from recoeval_tracking.metrics.registry import resolve_metrics
 
     plain = OmegaConf.to_container(hydra_compose([f"metrics={option}"]), resolve=True)
     assert plain["metrics"]["profile"] == option
-    opts = metric_options(plain["metrics"])
-    assert opts["profile"] == option and opts["metrics"] is None and opts["ties"] is None
+    opts = EvalOptions.from_config(plain["metrics"])
+    assert opts.profile == option and opts.metrics is None and opts.ties is None
     # evaluate() resolves the profile: its metrics, its tie policy, recorded in the definitions
     rng = np.random.default_rng(0)
     test = sp.random_array((30, 20), density=0.2, rng=rng, format="csr")
-    kw = {k: v for k, v in opts.items() if k != "block_rows"}
-    res = rt.evaluate(None, test, scores=rng.random((30, 20)), **kw)
+    res = rt.evaluate(None, test, scores=rng.random((30, 20)), options=opts)
     # the profile's metrics, plus those an aggregate is computed from (p_pooled needs tp)
     expected = [s.name for s in resolve_metrics(PROFILES[option]["metrics"])]
     assert list(res.definitions["metrics"]) == expected
@@ -117,7 +116,7 @@ def test_profile_options_name_a_library_profile(hydra_compose, option):
     assert res.definitions["profile"] == option
     # an explicit list still wins over the profile's
     plain["metrics"]["names"] = ["ndcg"]
-    assert metric_options(plain["metrics"])["metrics"] == ["ndcg"]
+    assert EvalOptions.from_config(plain["metrics"]).metrics == ["ndcg"]
 
 
 def test_seed_reaches_every_seeded_step(hydra_compose):

@@ -11,7 +11,6 @@ import pytest
 
 from recoeval_tracking import InputError
 from recoeval_tracking.app.pipeline import (
-    metric_options,
     prepare_data,
     progress_mode,
     run_job,
@@ -169,14 +168,6 @@ def test_value_threshold_keeps_the_values_of_kept_entries():
     assert B.nnz == Y.nnz and np.all(B.matrix.data == 1.0)
     with pytest.raises(InputError, match="empty after preparation"):
         prepare_data(X, {"implicit": {"method": None, "threshold": 6}})
-
-
-def test_metric_options_defaults():
-    opts = metric_options({"names": ["all"]})
-    assert opts["metrics"] == "all" and opts["k"] == 10
-    assert opts["ties"] is None and opts["profile"] is None  # evaluate() defaults to noise
-    assert metric_options({})["metrics"] == "all"  # no names and no profile: every metric
-    assert metric_options({"names": ["ndcg", "p"], "ties": "index"})["metrics"] == ["ndcg", "p"]
 
 
 def test_progress_bars_when_asked(tmp_path, capfd):

@@ -1,0 +1,211 @@
+"""The inputs of an evaluation, checked: the train/test matrices with their id maps, the score
+source, and the users whose metrics the NaN rules leave undefined before any scoring."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import scipy.sparse as sp
+
+from .._validation import InputError, as_csr, param_error
+from ..engine.codes import Reason
+from ..scores import (
+    BiasScores,
+    CallableScores,
+    DenseScores,
+    FactorScores,
+    RankedLists,
+    ScoreSource,
+)
+from . import beyond
+
+__all__ = ["Prepared", "prepare", "score_source", "user_reasons", "lists_without_train"]
+
+
+@dataclass
+class Prepared:
+    train: sp.csr_array | None
+    test: sp.csr_array
+    n_items: int
+    user_ids: np.ndarray
+    item_ids: np.ndarray | None
+
+
+def _unwrap(x: Any) -> tuple[Any, np.ndarray | None, np.ndarray | None]:
+    """Accept an interactions container (``.matrix``, ``.user_ids``, ``.item_ids``) or a matrix."""
+    if x is not None and hasattr(x, "matrix") and not sp.issparse(x):
+        return x.matrix, getattr(x, "user_ids", None), getattr(x, "item_ids", None)
+    return x, None, None
+
+
+def prepare(train: Any, test: Any, user_ids: Any, func: str) -> Prepared:
+    test_m, test_uids, test_iids = _unwrap(test)
+    train_m, train_uids, _ = _unwrap(train)
+    X_test = as_csr(test_m, "X_test" if func == "calc_reco_metrics" else "test", func)
+    X_train = as_csr(train_m, "X_train" if func == "calc_reco_metrics" else "train", func,
+                     allow_none=True)
+    if X_train is not None and X_train.shape != X_test.shape:
+        raise InputError(
+            f"The train and test matrices passed to {func} must have the same shape (users x "
+            f"items). Got train {X_train.shape} and test {X_test.shape} instead."
+        )
+    if X_train is not None:
+        _check_disjoint(X_train, X_test, func)
+    m, n = X_test.shape
+    if user_ids is None:
+        user_ids = test_uids if test_uids is not None else train_uids
+    if user_ids is None:
+        user_ids = np.arange(m)
+    user_ids = np.asarray(user_ids)
+    if user_ids.shape != (m,):
+        raise param_error("user_ids", func, f"an array with one id per test row ({m})", user_ids)
+    return Prepared(X_train, X_test, n, user_ids, test_iids)
+
+
+def _check_disjoint(X_train: sp.csr_array, X_test: sp.csr_array, func: str) -> None:
+    a = sp.csr_array((np.ones(X_train.nnz, dtype=np.int8), X_train.indices, X_train.indptr),
+                     shape=X_train.shape)
+    b = sp.csr_array((np.ones(X_test.nnz, dtype=np.int8), X_test.indices, X_test.indptr),
+                     shape=X_test.shape)
+    both = a.multiply(b).tocoo()
+    if both.nnz:
+        u, i = int(both.row[0]), int(both.col[0])
+        raise InputError(
+            f"The train and test matrices passed to {func} must not share entries: an item in a "
+            f"user's train row cannot also be a test item. Got {both.nnz} shared entries, e.g. "
+            f"user (row) {u} and item (column) {i}. Remove test entries that are in train."
+        )
+
+
+def score_source(prep: Prepared, A: Any, B: Any, item_biases: Any, scores: Any, scorer: Any,
+                  ranked: Any, func: str) -> ScoreSource | RankedLists:
+    given = [name for name, v in (("A/B", A if A is not None else B), ("scores", scores),
+                                  ("scorer", scorer), ("ranked", ranked)) if v is not None]
+    if item_biases is not None and not given:
+        given = ["item_biases"]
+    if len(given) != 1:
+        raise InputError(
+            f"{func} needs exactly one source of scores: user and item factors 'A' and 'B' "
+            f"(optionally with 'item_biases'), 'item_biases' alone, a dense 'scores' array, a "
+            f"'scorer' callable or 'ranked' top-K lists. Got {given or 'none'} instead."
+        )
+    m, n = prep.test.shape
+    kind = given[0]
+    if kind == "A/B":
+        if A is None or B is None:
+            raise InputError(f"The 'A' and 'B' parameters of {func} must be given together "
+                             f"(user factors m x p and item factors n x p). Got only "
+                             f"{'A' if B is None else 'B'}.")
+        src = FactorScores(A, B, item_biases, func=func)
+        if src.A.shape[0] != m:
+            raise param_error("A", func, f"an array with one row per user ({m} rows, as "
+                              "X_test)", A)
+        if src.B.shape[0] != n:
+            raise param_error("B", func, f"an array with one row per item ({n} rows, as the "
+                              "columns of X_test)", B)
+        return src
+    if item_biases is not None and kind != "item_biases":
+        raise InputError(f"The 'item_biases' parameter of {func} goes with factors 'A' and 'B' "
+                         f"or alone; it cannot be combined with '{kind}'.")
+    if kind == "item_biases":
+        src = BiasScores(item_biases, func=func)
+        if src.n_items != n:
+            raise param_error("item_biases", func, f"a 1-d array with one value per item ({n})",
+                              item_biases)
+        return src
+    if kind == "scores":
+        if isinstance(scores, ScoreSource):
+            src = scores
+        else:
+            src = DenseScores(scores, func=func)
+            if src.scores.shape != (m, n):
+                raise param_error("scores", func, f"an array of shape (users, items) = {(m, n)}",
+                                  scores)
+        if src.n_items != n:
+            raise InputError(f"The score source passed to {func} scores {src.n_items} items, but "
+                             f"the test matrix has {n} items (columns).")
+        return src
+    if kind == "scorer":
+        if isinstance(scorer, ScoreSource):
+            return scorer
+        return CallableScores(scorer, n, func=func)
+    return _ranked_lists(ranked, prep, func)
+
+
+def _ranked_lists(ranked: Any, prep: Prepared, func: str) -> RankedLists:
+    m, n = prep.test.shape
+    if isinstance(ranked, pd.DataFrame):
+        cols = set(ranked.columns)
+        if not {"user", "item"} <= cols or not ({"rank", "score"} & cols):
+            raise param_error("ranked", func, "a DataFrame with columns 'user', 'item' and "
+                              "'rank' (1 = best) or 'score' (higher = better)",
+                              f"columns {list(ranked.columns)}", got_is_text=True)
+        df = ranked
+        users = df["user"].to_numpy()
+        items = df["item"].to_numpy()
+        if prep.item_ids is not None:
+            pos = pd.Index(prep.item_ids).get_indexer(items)
+            if (pos < 0).any():
+                bad = items[np.flatnonzero(pos < 0)[0]]
+                raise param_error("ranked", func, "items that are in the dataset's item ids",
+                                  f"an unknown item id {bad!r}", got_is_text=True)
+            items = pos
+        upos = pd.Index(prep.user_ids).get_indexer(users)
+        if (upos < 0).any():
+            bad = users[np.flatnonzero(upos < 0)[0]]
+            raise param_error("ranked", func, "users that are in the evaluated user ids",
+                              f"an unknown user id {bad!r}", got_is_text=True)
+        key = -df["score"].to_numpy(dtype=np.float64) if "rank" not in cols \
+            else df["rank"].to_numpy(dtype=np.float64)
+        order = np.lexsort((key, upos))
+        upos, items = upos[order], np.asarray(items)[order]
+        counts = np.bincount(upos, minlength=m)
+        L = int(counts.max()) if counts.size else 1
+        lists = np.full((m, max(L, 1)), -1, dtype=np.int64)
+        starts = np.concatenate([[0], np.cumsum(counts)[:-1]])
+        lists[upos, np.arange(upos.shape[0]) - starts[upos]] = items
+        ranked = lists
+    rl = ranked if isinstance(ranked, RankedLists) else RankedLists(ranked, func=func)
+    if rl.items.shape[0] != m:
+        raise param_error("ranked", func, f"one list per user ({m} rows)", rl.items)
+    if rl.items.size and (rl.items.max() >= n or rl.items.min() < -1):
+        raise param_error("ranked", func, f"item indices in [0, {n}) or -1 for padding",
+                          f"values from {rl.items.min()} to {rl.items.max()}", got_is_text=True)
+    return rl
+
+
+def user_reasons(prep: Prepared, min_pos_test: int, min_items_pool: int, consider_cold_start: bool
+             ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    n_test = np.diff(prep.test.indptr).astype(np.int64)
+    m = n_test.shape[0]
+    if prep.train is not None:
+        n_train = np.diff(prep.train.indptr).astype(np.int64)
+    else:
+        n_train = np.zeros(m, dtype=np.int64)
+    reason = np.zeros(m, dtype=np.int8)
+    pool = prep.n_items - n_train
+    # checked in reverse order of precedence so that the first rule wins
+    reason[pool < min_items_pool] = Reason.MIN_ITEMS_POOL
+    if prep.train is not None and not consider_cold_start:
+        reason[n_train == 0] = Reason.COLD_START
+    reason[n_test < min_pos_test] = Reason.MIN_POS_TEST
+    reason[n_test == 0] = Reason.NO_TEST
+    return reason, n_train, n_test
+
+
+def lists_without_train(lists: np.ndarray, train: sp.csr_array, k: int) -> np.ndarray:
+    """The first k items of each ranked list that are not in the user's train row."""
+    m, L = lists.shape
+    rows = np.repeat(np.arange(m), L)
+    flat = lists.ravel()
+    keep = flat >= 0
+    keep[keep] = ~beyond._contains(train, rows[keep], flat[keep])
+    out = np.full((m, k), -1, dtype=np.int64)
+    rank = np.cumsum(keep.reshape(m, L), axis=1) - 1
+    sel = keep.reshape(m, L) & (rank < k)
+    r, c = np.nonzero(sel)
+    out[r, rank[r, c]] = lists[r, c]
+    return out

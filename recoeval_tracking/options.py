@@ -1,0 +1,136 @@
+"""``EvalOptions``: the evaluation options, declared once.
+
+:func:`recoeval_tracking.evaluate` gathers its keyword arguments into an :class:`EvalOptions`,
+``calc_reco_metrics`` translates recometrics' flags into one, the engine receives the validated
+form, and the Hydra app derives the schema of its ``metrics`` config group from the fields below
+(:func:`config_fields`), so a new option is one field here (plus its use).
+
+Fields whose metadata says ``config=False`` are runtime settings that the config sets elsewhere
+(``nthreads`` is a top-level setting of the app) or that follow from other options
+(``return_topk`` is implied by the beyond-accuracy metrics). The ``metrics`` field is called
+``names`` in the config group (``metrics.names=[p,ndcg]``), where ``metrics.metrics`` would read
+badly.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from ._validation import check_int, param_error
+from .engine.backends import BACKENDS as _ENGINE_BACKENDS
+
+__all__ = ["EvalOptions", "BACKENDS", "config_fields"]
+
+#: Engine backends an evaluation can run on (the ``backend`` option).
+BACKENDS = tuple(_ENGINE_BACKENDS)
+
+
+@dataclass(frozen=True)
+class EvalOptions:
+    """Every option of an evaluation (see :func:`recoeval_tracking.evaluate` for their meaning).
+
+    Attributes
+    ----------
+    metrics : str, list of str or None
+        Registered metric names or ``"all"``; None takes the profile's metrics, or P, AP and NDCG
+        without a profile.
+    profile : str or None
+        A library profile (:data:`recoeval_tracking.metrics.profiles.PROFILES`).
+    k : int
+        The cutoff K.
+    cumulative : bool
+        Also compute every metric at 1..K.
+    ties : str or None
+        Tie policy; None takes the profile's, or ``noise``.
+    seed : int
+        Seed of the tie-breaking noise.
+    min_pos_test, min_items_pool, consider_cold_start
+        The recometrics NaN thresholds.
+    block_rows : int or None
+        Users scored at a time (bounds memory); chosen from the catalogue size when None.
+    serendipity_top_n : int
+        Items among the N most popular in train count as expected for ``serendipity``.
+    backend : str
+        Where the engine runs: one of :data:`BACKENDS`.
+    nthreads : int
+        Threads for numba and BLAS; -1 uses every core.
+    return_topk : bool
+        Also extract every user's top-K items.
+    """
+
+    metrics: str | Sequence[str] | None = field(
+        default=None, metadata={"config_key": "names", "config_type": list[str] | None})
+    profile: str | None = None
+    k: int = 10
+    cumulative: bool = False
+    ties: str | None = None
+    seed: int = 1
+    min_pos_test: int = 1
+    min_items_pool: int = 2
+    consider_cold_start: bool = True
+    block_rows: int | None = None
+    serendipity_top_n: int = 100
+    backend: str = "cpu"
+    nthreads: int = field(default=-1, metadata={"config": False})
+    return_topk: bool = field(default=False, metadata={"config": False})
+
+    def resolved(self, func: str = "evaluate") -> EvalOptions:
+        """A copy with the profile applied (``metrics`` and ``ties`` left None take the
+        profile's) and every scalar option checked; data-dependent checks (``k`` against the
+        number of items) come later, when the data is known."""
+        from .metrics.profiles import get_profile
+
+        prof = get_profile(self.profile, func) if self.profile is not None else {}
+        metrics = self.metrics
+        if metrics is None:
+            metrics = prof.get("metrics", ("p", "ap", "ndcg"))
+        ties = self.ties if self.ties is not None else prof.get("ties", "noise")
+        if self.backend not in BACKENDS:
+            raise param_error("backend", func, f"one of {list(BACKENDS)}", self.backend)
+        block_rows = self.block_rows
+        if block_rows is not None:
+            block_rows = check_int(block_rows, "block_rows", func, minimum=1)
+        return dataclasses.replace(
+            self, metrics=metrics, ties=ties,
+            k=check_int(self.k, "k", func, minimum=1),
+            seed=check_int(self.seed, "seed", func, minimum=0),
+            min_pos_test=check_int(self.min_pos_test, "min_pos_test", func, minimum=1),
+            min_items_pool=check_int(self.min_items_pool, "min_items_pool", func, minimum=1),
+            serendipity_top_n=check_int(self.serendipity_top_n, "serendipity_top_n", func,
+                                        minimum=0),
+            block_rows=block_rows, cumulative=bool(self.cumulative),
+            consider_cold_start=bool(self.consider_cold_start))
+
+    @classmethod
+    def from_config(cls, section: dict[str, Any], **runtime: Any) -> EvalOptions:
+        """Options from a ``metrics`` config section (plain dict, config key names), plus the
+        runtime fields (``nthreads``...). Keys the section does not set keep their defaults.
+
+        A config that names neither metrics nor a profile evaluates every registered metric
+        (the app's default is the whole registry, the Python API's is P, AP and NDCG).
+        """
+        keys = {key: f.name for f, key in config_fields()}
+        unknown = sorted(set(section) - set(keys))
+        if unknown:
+            raise param_error("metrics", "EvalOptions.from_config",
+                              f"a config section with keys among {sorted(keys)}",
+                              f"unknown keys {unknown}", got_is_text=True)
+        values = {keys[k]: v for k, v in section.items()}
+        names = values.get("metrics")
+        if isinstance(names, str):
+            names = [names]
+        if names is None and values.get("profile") is None:
+            names = ["all"]
+        if names is not None:
+            names = list(names)
+            values["metrics"] = "all" if [str(n).lower() for n in names] == ["all"] else names
+        return cls(**values, **runtime)
+
+
+def config_fields() -> list[tuple[dataclasses.Field, str]]:
+    """The fields of :class:`EvalOptions` a config sets, with their config key names."""
+    return [(f, f.metadata.get("config_key", f.name)) for f in dataclasses.fields(EvalOptions)
+            if f.metadata.get("config", True)]
