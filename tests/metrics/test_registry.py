@@ -1,0 +1,45 @@
+"""The registry is the one record per metric: every consumer reads from it, so check it is whole."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from recoeval_tracking.engine.codes import N_AT_K, N_WHOLE, AtK, Whole
+from recoeval_tracking.metrics.registry import METRICS, greater_is_better, spec_for_key
+
+README = Path(__file__).resolve().parents[2] / "README.md"
+
+
+@pytest.mark.parametrize("name", list(METRICS))
+def test_every_metric_is_fully_described(name):
+    s = METRICS[name]
+    assert s.formula and s.label and s.kind in ("at_k", "whole", "list", "aggregate")
+    if s.kind == "at_k":
+        assert isinstance(s.code, AtK) and s.compute is None
+    elif s.kind == "whole":
+        assert isinstance(s.code, Whole) and s.compute is None
+    else:
+        assert callable(s.compute), f"{name}: list and aggregate metrics need a compute function"
+    assert all(n in METRICS and METRICS[n].stage == "kernel" for n in s.needs)
+
+
+def test_kernel_codes_are_used_once_each():
+    at_k = sorted(int(s.code) for s in METRICS.values() if s.kind == "at_k")
+    whole = sorted(int(s.code) for s in METRICS.values() if s.kind == "whole")
+    assert at_k == list(range(N_AT_K)) and whole == list(range(N_WHOLE))
+
+
+def test_every_metric_is_in_the_readme():
+    text = README.read_text()
+    missing = [n for n in METRICS if f"`{n}`" not in text]
+    assert not missing, f"metrics with no README entry: {missing}"
+
+
+def test_direction_of_keys():
+    assert greater_is_better("ndcg_at_10") and greater_is_better("roc_auc")
+    assert not greater_is_better("mpr") and not greater_is_better("eval_seconds")
+    assert spec_for_key("ndcg_at_k") is METRICS["ndcg"]
+    assert spec_for_key("coverage_at_10") is METRICS["coverage"]
+    assert spec_for_key("ndcg_at_x") is None and spec_for_key("users_evaluated") is None
