@@ -21,7 +21,7 @@ import numpy as np
 import pandas as pd
 
 from recoeval_tracking.metrics.results import Results
-from recoeval_tracking.results_io import write_job_dir
+from recoeval_tracking.jobdir import write_job_dir
 
 NAMES = ["p", "tp", "r", "ap", "tap", "ndcg", "hit", "rr"]
 

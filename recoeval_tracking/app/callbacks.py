@@ -89,7 +89,7 @@ class MlflowSweepCallback(Callback):
             if "tracking" in config else None
         if not isinstance(tracking, dict) or not tracking.get("enabled", False):
             return
-        from ..tracking._keys import scrub_url
+        from ..jobdir.redact import scrub_url
         from ..tracking.mlflow import (
             DEFAULT_EXPERIMENT,
             _fast_fail_http,

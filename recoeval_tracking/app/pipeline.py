@@ -294,7 +294,7 @@ def run_job(cfg: Mapping[str, Any], job_dir: str | Path, *, overrides: list[str]
     """
     from ..engine.driver import thread_limits
     from ..metrics import evaluate
-    from ..results_io import write_job_dir
+    from ..jobdir import write_job_dir
 
     if not isinstance(cfg, Mapping):
         raise param_error("cfg", _FUNC, "a plain dict (the resolved config)", cfg)
@@ -364,7 +364,7 @@ def run_job(cfg: Mapping[str, Any], job_dir: str | Path, *, overrides: list[str]
 
     run_id = None
     if tracking.get("enabled", False):
-        from ..tracking.mlflow import DEFAULT_EXPERIMENT, upload_or_mark_pending
+        from ..tracking import DEFAULT_EXPERIMENT, upload_or_mark_pending
 
         uri = tracking_uri or tracking_uri_for(tracking, base)
         sweep = dict(sweep or {})
@@ -392,6 +392,6 @@ def tracking_uri_for(tracking: Mapping[str, Any], base_dir: str | Path | None = 
 
 
 def _scrub(uri: str) -> str:
-    from ..tracking._keys import scrub_url
+    from ..jobdir.redact import scrub_url
 
     return scrub_url(uri)

@@ -96,15 +96,15 @@ class RunData:
                      name: str | None = None, params: Mapping[str, Any] | None = None,
                      tags: Mapping[str, str] | None = None, source: str | None = None
                      ) -> RunData:
-        """Read a job directory written by :func:`recoeval_tracking.results_io.write_job_dir`.
+        """Read a job directory written by :func:`recoeval_tracking.jobdir.write_job_dir`.
 
         The data and split fingerprints come from ``dataset.json`` (``data_fingerprint`` or
         ``fingerprint``; ``split_fingerprint``, also accepted nested as ``split.fingerprint``),
         the definitions fingerprint from ``definitions.json``; params are the flattened
         ``config.yaml`` updated with ``params``.
         """
-        from ..results_io import read_job_dir
-        from ..tracking._keys import flatten_config
+        from ..jobdir import read_job_dir
+        from ..jobdir.redact import flatten_config
 
         job = read_job_dir(path)
         flat: dict[str, Any] = dict(flatten_config(job.config)) if job.config else {}

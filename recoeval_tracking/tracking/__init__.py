@@ -5,14 +5,15 @@ Public functions (re-exported lazily from :mod:`.mlflow` and :mod:`.sync`):
 ``log_job_dir``, ``log_results``, ``upload_or_mark_pending``, ``create_sweep_parent``,
 ``finish_sweep_parent``, ``finish_sweep_parent_or_mark_pending``, ``build_leaderboard``,
 ``resolve_tracking_uri``, ``flatten_config``, ``params_from_config``, ``run_name_from_overrides``,
-``sync_paths``, ``find_pending``; and from :mod:`._keys`: ``is_secret_key``.
+``sync_paths``, ``find_pending``; and from :mod:`recoeval_tracking.jobdir.redact`:
+``flatten_config``, ``is_secret_key``.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from ._keys import flatten_config, is_secret_key
+from ..jobdir.redact import flatten_config, is_secret_key
 
 _FROM_MLFLOW = {
     "DEFAULT_EXPERIMENT", "SweepParent", "resolve_tracking_uri", "params_from_config",

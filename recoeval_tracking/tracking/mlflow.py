@@ -4,7 +4,7 @@ The only module of the package that imports :mod:`mlflow`, and only inside funct
 (``import mlflow`` costs about 2 s).
 
 What a run holds (logged from a job directory written by
-:func:`recoeval_tracking.results_io.write_job_dir`):
+:func:`recoeval_tracking.jobdir.write_job_dir`):
 
 * **params**: the resolved config flattened to dotted keys (``model.factors``, ``metrics.k``),
   the metric definitions as ``definitions.*``, and the caller's ``params``; secret keys dropped.
@@ -22,7 +22,7 @@ What a run holds (logged from a job directory written by
   ``job.json``, ``plots/``). Hydra's own ``.hydra/`` folder is *not* uploaded: it holds the
   unscrubbed config.
 
-Secrets (rule in :mod:`recoeval_tracking.tracking._keys`): a param or tag whose key's last dotted
+Secrets (rule in :mod:`recoeval_tracking.jobdir.redact`): a param or tag whose key's last dotted
 component names a credential (password, token, secret, key...) is dropped; URL passwords are
 removed from every value; the artifacts were already redacted when the job directory was written.
 Credentials for a server come from MLflow's own environment variables
@@ -53,7 +53,7 @@ import numpy as np
 import pandas as pd
 
 from .._validation import InputError, param_error
-from ._keys import flatten_config, is_secret_key, sanitize_key, scrub_url
+from ..jobdir.redact import flatten_config, is_secret_key, sanitize_key, scrub_url
 
 __all__ = [
     "DEFAULT_EXPERIMENT",
@@ -388,7 +388,7 @@ def log_job_dir(path: str | Path, *, tracking_uri: str | None = None,
     Parameters
     ----------
     path : str or Path
-        A job directory written by :func:`recoeval_tracking.results_io.write_job_dir`.
+        A job directory written by :func:`recoeval_tracking.jobdir.write_job_dir`.
     tracking_uri : str, optional
         See :func:`resolve_tracking_uri`.
     experiment : str
@@ -413,7 +413,7 @@ def log_job_dir(path: str | Path, *, tracking_uri: str | None = None,
         The run id. When the experiment already holds a FINISHED run with this job's uid, that
         run's id is returned and nothing is logged (exactly once).
     """
-    from ..results_io import read_job_dir
+    from ..jobdir import read_job_dir
 
     func = "log_job_dir"
     for name, value in (("tracking_uri", tracking_uri), ("run_name", run_name),
@@ -479,7 +479,7 @@ def log_results(results, *, run_id: str | None = None, tracking_uri: str | None 
     config : dict or YAML text, optional
         Logged flattened as params and as ``config.yaml``.
     overrides, dataset, extra_metrics
-        As in :func:`recoeval_tracking.results_io.write_job_dir`.
+        As in :func:`recoeval_tracking.jobdir.write_job_dir`.
     tags, params : dict, optional
         More tags and params; secrets dropped.
     artifact_path : str, optional
@@ -503,7 +503,7 @@ def log_results(results, *, run_id: str | None = None, tracking_uri: str | None 
     ...     log_results(evaluate(model, train, test, k=10))
     """
     from ..metrics.results import Results
-    from ..results_io import read_job_dir, write_job_dir
+    from ..jobdir import read_job_dir, write_job_dir
 
     func = "log_results"
     if not isinstance(results, Results):
@@ -796,7 +796,7 @@ def upload_or_mark_pending(path: str | Path, **kw: Any) -> str | None:
     **kw
         Keyword arguments of :func:`log_job_dir`.
     """
-    from ..results_io import PENDING, SYNCED
+    from ..jobdir import PENDING, SYNCED
 
     root = Path(path)
     uri = resolve_tracking_uri(kw.get("tracking_uri"))
@@ -970,7 +970,7 @@ def find_sweep_parent(sweep_id: str, *, tracking_uri: str | None = None) -> str 
 def download_job_artifacts(run_id: str, dst: str | Path, *,
                            tracking_uri: str | None = None) -> Path:
     """Download the job-directory files of run ``run_id`` into ``dst`` (created), so that
-    :func:`recoeval_tracking.results_io.read_job_dir` can read them back.
+    :func:`recoeval_tracking.jobdir.read_job_dir` can read them back.
 
     Only the files a report needs are fetched (:data:`REPORT_ARTIFACTS`, not the plots).
 

@@ -110,7 +110,7 @@ class _Parents:
 def sync_job_dir(path: str | Path, *, tracking_uri: str | None = None,
                  _parents: _Parents | None = None) -> SyncOutcome:
     """Upload one pending job directory; see the module docstring."""
-    from ..results_io import PENDING
+    from ..jobdir import PENDING
     from . import mlflow as mt
 
     root = Path(path)
@@ -150,7 +150,7 @@ def sync_paths(paths: Sequence[str | Path], *, tracking_uri: str | None = None,
     outcomes: list[SyncOutcome] = []
     parents_by_uri: dict[str, _Parents] = {}
     for job in pending:
-        from ..results_io import PENDING
+        from ..jobdir import PENDING
 
         marker = _read_marker(job / PENDING)
         uri = mt.resolve_tracking_uri(tracking_uri or marker.get("tracking_uri"))

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from recoeval_tracking import InputError, evaluate, load_dataset, make_model, make_split
-from recoeval_tracking.results_io import write_job_dir
+from recoeval_tracking.jobdir import write_job_dir
 from recoeval_tracking.tracking import mlflow as mt
 
 REPO = Path(__file__).resolve().parents[2]

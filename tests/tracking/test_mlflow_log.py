@@ -13,7 +13,7 @@ import pytest
 from results_factory import make_results
 
 from recoeval_tracking import InputError
-from recoeval_tracking.results_io import PENDING, SYNCED, read_job_dir, write_job_dir
+from recoeval_tracking.jobdir import PENDING, SYNCED, read_job_dir, write_job_dir
 from recoeval_tracking.tracking import mlflow as mt
 from recoeval_tracking.tracking.sync import main as sync_main
 

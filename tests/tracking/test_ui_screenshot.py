@@ -12,7 +12,7 @@ import uuid
 import pytest
 
 import recoeval_tracking as rt
-from recoeval_tracking.results_io import write_job_dir
+from recoeval_tracking.jobdir import write_job_dir
 from recoeval_tracking.tracking import mlflow as mt
 
 CHROMIUM = next((shutil.which(n) for n in ("chromium", "chromium-browser", "google-chrome")
