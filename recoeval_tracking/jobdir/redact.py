@@ -135,7 +135,7 @@ def flatten_config(config: Mapping[str, Any], *, prefix: str = "", sep: str = ".
     Nested mappings become dotted keys (``{"model": {"factors": 64}}`` -> ``{"model.factors":
     "64"}``); lists and tuples stay one param holding their JSON text (``[1, 2]`` -> ``"[1, 2]"``);
     an empty mapping becomes ``"{}"``. Keys are converted with :func:`str`; nothing is scrubbed
-    here (see :func:`recoeval_tracking.tracking.mlflow.params_from_config`).
+    here (see :func:`recoeval_tracking.tracking.client.params_from_config`).
 
     Parameters
     ----------

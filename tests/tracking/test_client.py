@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from recoeval_tracking.jobdir.redact import REDACTED
-from recoeval_tracking.tracking.mlflow import params_from_config, run_name_from_overrides
+from recoeval_tracking.tracking.client import params_from_config, run_name_from_overrides
 
 
 def test_params_from_config_drops_secrets():
