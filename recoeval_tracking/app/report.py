@@ -134,7 +134,7 @@ def run_report(cfg: Mapping[str, Any], base_dir: str | Path | None = None) -> di
             n_bootstrap=int(cfg.get("n_bootstrap", 1000)), seed=int(cfg.get("seed", 0)),
             confidence=float(cfg.get("confidence", 0.95)), alpha=float(cfg.get("alpha", 0.05)),
             allow_mismatch=bool(cfg.get("allow_mismatch", False)), user_features=features,
-            lower_is_better=tuple(cfg.get("lower_is_better") or ("mpr",)),
+            lower_is_better=tuple(cfg.get("lower_is_better") or ()),
             config={k: v for k, v in cfg.items() if k != "hydra"})
     out_dir = Path(out_cfg.get("dir") or ".")
     out_dir = out_dir if out_dir.is_absolute() else base / out_dir

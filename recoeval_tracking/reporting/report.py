@@ -31,6 +31,7 @@ import numpy as np
 import pandas as pd
 
 from .._validation import InputError, check_int, param_error
+from ..metrics.registry import greater_is_better
 from . import stats as st
 
 __all__ = ["RunData", "Report", "SliceTable", "build_report", "user_popularity_share",
@@ -315,7 +316,9 @@ def check_comparable(runs: Sequence[RunData]) -> list[str]:
 
 
 def _lower_better(metric: str, prefixes: Sequence[str]) -> bool:
-    return metric.startswith(tuple(prefixes))
+    """Lower is better for ``metric``: by the metric registry (``mpr``, ``*_seconds``), or when
+    its name starts with one of the user's extra ``prefixes``."""
+    return not greater_is_better(metric) or metric.startswith(tuple(prefixes))
 
 
 def _resolve_baseline(baseline: Any, runs: list[RunData], metrics: list[str],
@@ -521,7 +524,7 @@ def build_report(runs: Sequence[RunData], baseline: str | None = None, *,
                  test: str = "t", n_permutations: int = 1000, n_bootstrap: int = 1000,
                  seed: int = 0, confidence: float = 0.95, alpha: float = 0.05,
                  allow_mismatch: bool = False, user_features: pd.DataFrame | None = None,
-                 lower_is_better: Sequence[str] = ("mpr",),
+                 lower_is_better: Sequence[str] = (),
                  config: Mapping[str, Any] | None = None) -> Report:
     """Compare runs on the same users: means with intervals, paired tests against a baseline.
 
@@ -560,7 +563,9 @@ def build_report(runs: Sequence[RunData], baseline: str | None = None, *,
     user_features : pandas.DataFrame, optional
         More per-user columns for slices (``user_id`` plus columns).
     lower_is_better : list of str
-        Metric-name prefixes where lower is better (direction of marks, best/worst).
+        Extra metric-name prefixes where lower is better (direction of marks, best/worst),
+        besides the metrics the registry marks so
+        (:func:`recoeval_tracking.metrics.registry.greater_is_better`: ``mpr``, ``*_seconds``).
     config : dict, optional
         The report's config, written into the page so that it can be regenerated.
 

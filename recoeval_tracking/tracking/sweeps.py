@@ -1,7 +1,10 @@
 """Sweeps: a parent run per sweep, closed with a leaderboard of its children.
 
 Children are linked to their parent by the ``mlflow.parentRunId`` tag and all carry the sweep's
-``recoeval.sweep_id``.
+``recoeval.sweep_id``. The direction of a metric (which child is best, how the leaderboard is
+sorted) comes from the metric registry
+(:func:`recoeval_tracking.metrics.registry.greater_is_better`: lower is better for ``mpr`` and
+``*_seconds``); callers may name more lower-is-better metrics.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ import pandas as pd
 
 from .._validation import param_error
 from ..jobdir.redact import sanitize_key
+from ..metrics.registry import greater_is_better
 from .client import (
     _TAG_PREFIX,
     _TERMINAL,
@@ -32,9 +36,6 @@ from .client import (
 )
 
 __all__ = ["SweepParent", "create_sweep_parent", "build_leaderboard", "finish_sweep_parent"]
-
-#: Metric-name prefixes for which lower is better (mean percentile rank); timings too.
-LOWER_IS_BETTER_PREFIXES = ("mpr",)
 
 
 class SweepParent(NamedTuple):
@@ -91,9 +92,10 @@ def create_sweep_parent(*, tracking_uri: str | None = None, experiment: str = DE
 
 
 def _lower_is_better(metric: str, lower: Sequence[str] | None) -> bool:
+    """The registry's direction of ``metric``, unless the caller lists it as lower-is-better."""
     if lower is not None and metric in lower:
         return True
-    return metric.startswith(LOWER_IS_BETTER_PREFIXES) or metric.endswith("_seconds")
+    return not greater_is_better(metric)
 
 
 def build_leaderboard(parent_run_id: str, *, tracking_uri: str | None = None,
@@ -110,7 +112,8 @@ def build_leaderboard(parent_run_id: str, *, tracking_uri: str | None = None,
     metrics : list of str, optional
         Headline metrics (default: the union of the children's ``recoeval.metrics`` tags).
     lower_is_better : list of str, optional
-        Metrics where lower is better (besides ``mpr*`` and ``*_seconds``).
+        Metrics where lower is better, besides those the metric registry marks so (``mpr``,
+        ``*_seconds``).
     sort_by : str, optional
         Default: the first ``ndcg_at_*`` headline metric, else the first one.
 
