@@ -38,7 +38,7 @@ def load_runs(cfg: Mapping[str, Any], workdir: str | Path, base_dir: str | Path 
 
     MLflow runs are downloaded into ``workdir`` (one folder per run).
     """
-    from ..reporting.report import RunData
+    from ..reporting.runs import RunData
 
     sel = _selection(cfg)
     base = Path(base_dir) if base_dir else Path.cwd()
@@ -76,7 +76,7 @@ def load_runs(cfg: Mapping[str, Any], workdir: str | Path, base_dir: str | Path 
 def _popularity_features(runs: list, head: float):
     """Rebuild the runs' split from the first run's config to get each user's share of popular
     test items; the rebuilt split must have the runs' split fingerprint."""
-    from ..reporting.report import user_popularity_share
+    from ..reporting.slices import user_popularity_share
     from .pipeline import load_data, prepare_data, split_data
 
     first = runs[0]
