@@ -21,7 +21,7 @@ import numpy as np
 import pandas as pd
 
 from recoeval_tracking.metrics.results import Results
-from recoeval_tracking.results_io import write_job_dir
+from recoeval_tracking.jobdir import write_job_dir
 
 NAMES = ["p", "tp", "r", "ap", "tap", "ndcg", "hit", "rr"]
 
@@ -70,7 +70,7 @@ def main() -> None:
         t_write = time.perf_counter() - t0
 
         t0 = time.perf_counter()
-        from recoeval_tracking.tracking import mlflow as mt  # noqa: F401
+        from recoeval_tracking.tracking.runs import log_job_dir
 
         import mlflow  # noqa: F401 - the one-off import cost
 
@@ -82,12 +82,12 @@ def main() -> None:
         t_store = time.perf_counter() - t0
 
         t0 = time.perf_counter()
-        run_id = mt.log_job_dir(job, tracking_uri=uri, experiment="bench")
+        run_id = log_job_dir(job, tracking_uri=uri, experiment="bench")
         t_log = time.perf_counter() - t0
 
         job2 = write_job_dir(results, Path(tmp) / "job1", config_yaml=config, plots=True)
         t0 = time.perf_counter()
-        mt.log_job_dir(job2, tracking_uri=uri, experiment="bench")
+        log_job_dir(job2, tracking_uri=uri, experiment="bench")
         t_log2 = time.perf_counter() - t0
 
         run = MlflowClient(uri).get_run(run_id)

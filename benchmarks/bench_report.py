@@ -21,7 +21,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from recoeval_tracking.reporting.report import RunData
+from recoeval_tracking.reporting.runs import RunData
 
 
 def synthetic_runs(n_runs: int, n_users: int, n_metrics: int, k: int,

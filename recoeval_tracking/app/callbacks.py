@@ -4,14 +4,14 @@ Registered in ``configs/config.yaml`` under ``hydra.callbacks.mlflow_sweep``. It
 with Hydra's basic launcher and with the joblib launcher:
 
 * ``on_multirun_start`` (in the launching process) creates the RUNNING parent run with
-  :func:`recoeval_tracking.tracking.mlflow.create_sweep_parent` and writes its id, the sweep id
+  :func:`recoeval_tracking.tracking.sweeps.create_sweep_parent` and writes its id, the sweep id
   and the store into ``<sweep dir>/recoeval_sweep.json``. Each job (in this process or in a
   joblib worker) reads that file (:func:`read_sweep_parent`) and logs its own run as a child
   (``parent_run_id``), tagged with the same ``recoeval.sweep_id``. The parent id never travels
   through ``MLFLOW_RUN_ID``: with that variable set MLflow resumes the parent instead of
   creating a child, and joblib reuses worker processes from job to job.
 * ``on_multirun_end`` closes the parent as FINISHED with a leaderboard of the children
-  (:func:`~recoeval_tracking.tracking.mlflow.finish_sweep_parent_or_mark_pending`).
+  (:func:`~recoeval_tracking.tracking.pending.finish_sweep_parent_or_mark_pending`).
 * When a job fails Hydra never calls ``on_multirun_end``; an exit handler (and a SIGTERM
   handler) registered at sweep start closes the parent then, as FAILED (KILLED when the sweep
   was interrupted). A store that cannot be reached leaves ``PENDING_SWEEP`` in the sweep
@@ -89,13 +89,9 @@ class MlflowSweepCallback(Callback):
             if "tracking" in config else None
         if not isinstance(tracking, dict) or not tracking.get("enabled", False):
             return
-        from ..tracking._keys import scrub_url
-        from ..tracking.mlflow import (
-            DEFAULT_EXPERIMENT,
-            _fast_fail_http,
-            create_sweep_parent,
-            run_name_from_overrides,
-        )
+        from ..jobdir.redact import scrub_url
+        from ..tracking.client import DEFAULT_EXPERIMENT, _fast_fail_http, run_name_from_overrides
+        from ..tracking.sweeps import create_sweep_parent
 
         base_dir = Path(config.hydra.runtime.cwd)
         sweep_dir = Path(str(config.hydra.sweep.dir))
@@ -149,7 +145,7 @@ class MlflowSweepCallback(Callback):
         self._closed = True
         atexit.unregister(self._close_at_exit)
         self._restore_sigterm()
-        from ..tracking.mlflow import finish_sweep_parent_or_mark_pending
+        from ..tracking.pending import finish_sweep_parent_or_mark_pending
 
         try:
             return finish_sweep_parent_or_mark_pending(

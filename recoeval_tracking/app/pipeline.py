@@ -13,9 +13,9 @@ Stages, each timed into ``metrics.json`` as ``<stage>_seconds``:
 3. ``split``: :func:`recoeval_tracking.splitting.make_split` (fold ``split.fold`` of a k-fold);
 4. ``fit``: :func:`recoeval_tracking.models.make_model` then ``fit``;
 5. ``eval``: :func:`recoeval_tracking.evaluate` with the model's score source;
-6. the job directory (:func:`recoeval_tracking.results_io.write_job_dir`) and, unless
+6. the job directory (:func:`recoeval_tracking.jobdir.write_job_dir`) and, unless
    ``tracking.enabled`` is false, one MLflow run
-   (:func:`recoeval_tracking.tracking.mlflow.upload_or_mark_pending`): a store that cannot be
+   (:func:`recoeval_tracking.tracking.upload_or_mark_pending`): a store that cannot be
    reached leaves the job successful and marked ``PENDING``.
 
 Reproducibility: every random step is seeded from the config, and the per-user metrics do not
@@ -259,7 +259,7 @@ def run_job(cfg: Mapping[str, Any], job_dir: str | Path, *, overrides: list[str]
     InputError
         A bad config value; the message names the setting and what to change.
     """
-    from ..results_io import write_job_dir
+    from ..jobdir import write_job_dir
 
     if not isinstance(cfg, Mapping):
         raise param_error("cfg", _FUNC, "a plain dict (the resolved config)", cfg)
@@ -351,7 +351,7 @@ def _track(cfg: Mapping[str, Any], out: Path, base: Path, tracking_uri: str | No
     tracking = dict(cfg.get("tracking") or {"enabled": False})
     if not tracking.get("enabled", False):
         return None
-    from ..tracking.mlflow import DEFAULT_EXPERIMENT, upload_or_mark_pending
+    from ..tracking import DEFAULT_EXPERIMENT, upload_or_mark_pending
 
     uri = tracking_uri or tracking_uri_for(tracking, base)
     sweep = dict(sweep or {})
@@ -378,6 +378,6 @@ def tracking_uri_for(tracking: Mapping[str, Any], base_dir: str | Path | None = 
 
 
 def _scrub(uri: str) -> str:
-    from ..tracking._keys import scrub_url
+    from ..jobdir.redact import scrub_url
 
     return scrub_url(uri)

@@ -3,7 +3,7 @@
 
 The Hydra layer stops here: :func:`main` composes the config and hands a plain dict to
 :func:`run_report`, which selects the runs (from MLflow through
-:mod:`recoeval_tracking.tracking.mlflow`, or from local job directories), builds the report with
+:mod:`recoeval_tracking.tracking.search`, or from local job directories), builds the report with
 :func:`recoeval_tracking.reporting.report.build_report`, writes the HTML and Markdown and logs them
 as artifacts of the sweep's parent run (or of a new report run).
 """
@@ -38,7 +38,7 @@ def load_runs(cfg: Mapping[str, Any], workdir: str | Path, base_dir: str | Path 
 
     MLflow runs are downloaded into ``workdir`` (one folder per run).
     """
-    from ..reporting.report import RunData
+    from ..reporting.runs import RunData
 
     sel = _selection(cfg)
     base = Path(base_dir) if base_dir else Path.cwd()
@@ -48,23 +48,24 @@ def load_runs(cfg: Mapping[str, Any], workdir: str | Path, base_dir: str | Path 
             path = Path(p) if Path(p).is_absolute() else base / p
             runs.append(RunData.from_job_dir(path))
         return runs, None
-    from ..tracking import mlflow as mt
+    from ..tracking.client import resolve_tracking_uri
+    from ..tracking.search import download_job_artifacts, search_runs_for_report
 
     tracking = dict(cfg.get("tracking") or {})
-    uri = mt.resolve_tracking_uri(tracking.get("uri") or None)
+    uri = resolve_tracking_uri(tracking.get("uri") or None)
     if not (sel["sweep_id"] or sel["experiment"] or sel["run_ids"] or sel["filter"]):
         raise param_error("select", _PROG, "one of select.sweep_id, select.experiment, "
                           "select.run_ids, select.filter or select.job_dirs", None,
                           "Say which runs to compare, e.g. select.sweep_id=<id>.")
-    found = mt.search_runs_for_report(tracking_uri=uri, experiment=sel["experiment"],
-                                      sweep_id=sel["sweep_id"], run_ids=sel["run_ids"] or None,
-                                      filter_string=sel["filter"])
+    found = search_runs_for_report(tracking_uri=uri, experiment=sel["experiment"],
+                                   sweep_id=sel["sweep_id"], run_ids=sel["run_ids"] or None,
+                                   filter_string=sel["filter"])
     if not found:
         raise InputError(f"{_PROG}: no run matches the selection {sel} in {uri}.")
     runs = []
     for info in found:
-        folder = mt.download_job_artifacts(info["run_id"], Path(workdir) / info["run_id"],
-                                           tracking_uri=uri)
+        folder = download_job_artifacts(info["run_id"], Path(workdir) / info["run_id"],
+                                        tracking_uri=uri)
         runs.append(RunData.from_job_dir(folder, run_id=info["run_id"],
                                          name=info["run_name"] or info["run_id"],
                                          params=info["params"], tags=info["tags"],
@@ -75,7 +76,7 @@ def load_runs(cfg: Mapping[str, Any], workdir: str | Path, base_dir: str | Path 
 def _popularity_features(runs: list, head: float):
     """Rebuild the runs' split from the first run's config to get each user's share of popular
     test items; the rebuilt split must have the runs' split fingerprint."""
-    from ..reporting.report import user_popularity_share
+    from ..reporting.slices import user_popularity_share
     from .pipeline import load_data, prepare_data, split_data
 
     first = runs[0]
@@ -133,7 +134,7 @@ def run_report(cfg: Mapping[str, Any], base_dir: str | Path | None = None) -> di
             n_bootstrap=int(cfg.get("n_bootstrap", 1000)), seed=int(cfg.get("seed", 0)),
             confidence=float(cfg.get("confidence", 0.95)), alpha=float(cfg.get("alpha", 0.05)),
             allow_mismatch=bool(cfg.get("allow_mismatch", False)), user_features=features,
-            lower_is_better=tuple(cfg.get("lower_is_better") or ("mpr",)),
+            lower_is_better=tuple(cfg.get("lower_is_better") or ()),
             config={k: v for k, v in cfg.items() if k != "hydra"})
     out_dir = Path(out_cfg.get("dir") or ".")
     out_dir = out_dir if out_dir.is_absolute() else base / out_dir
@@ -144,12 +145,12 @@ def run_report(cfg: Mapping[str, Any], base_dir: str | Path | None = None) -> di
                          title=str(out_cfg.get("title") or "Run comparison"))
     logged = None
     if uri is not None and out_cfg.get("log_to_mlflow", True):
-        from ..tracking import mlflow as mt
+        from ..tracking.search import find_sweep_parent, log_report_artifacts
 
         sweep_id = _selection(cfg)["sweep_id"]
-        parent = mt.find_sweep_parent(sweep_id, tracking_uri=uri) if sweep_id else None
+        parent = find_sweep_parent(sweep_id, tracking_uri=uri) if sweep_id else None
         tracking = dict(cfg.get("tracking") or {})
-        logged = mt.log_report_artifacts(
+        logged = log_report_artifacts(
             list(paths.values()), run_id=parent, tracking_uri=uri,
             experiment=str(tracking.get("experiment") or "recoeval"),
             run_name=f"report-{sweep_id}" if sweep_id else "report",

@@ -26,6 +26,7 @@ import numpy as np
 import pandas as pd
 
 from .._validation import param_error
+from ..jobdir.plots import new_figure
 from .report import Report
 
 __all__ = ["render_figures", "render_html", "render_markdown", "write_report", "metric_table"]
@@ -38,9 +39,7 @@ _MAX_SWEEP_FIGURES = 8
 # ---------------------------------------------------------------------------------------------
 
 def _figure(width: float, height: float):
-    from .plots import _new_figure
-
-    return _new_figure(width, height)
+    return new_figure(width, height)
 
 
 def _png(fig) -> bytes:

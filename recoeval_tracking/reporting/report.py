@@ -24,171 +24,27 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from .._validation import InputError, check_int, param_error
+from ..metrics.registry import greater_is_better
 from . import stats as st
+from .runs import FINGERPRINT_KINDS, RunData, _check_runs, check_comparable, fingerprints_from
+from .slices import SLICE_KINDS, slice_groups, user_popularity_share
 
 __all__ = ["RunData", "Report", "SliceTable", "build_report", "user_popularity_share",
-           "FINGERPRINT_KINDS", "TESTS", "SLICE_KINDS"]
+           "FINGERPRINT_KINDS", "TESTS", "SLICE_KINDS", "check_comparable", "fingerprints_from",
+           "significance_mark"]
 
-#: The fingerprints that must agree for runs to be compared.
-FINGERPRINT_KINDS = ("data", "split", "definitions")
 #: Tests whose adjusted p-value can set the significance marks.
 TESTS = ("t", "wilcoxon", "randomization")
-#: Kinds of user slices accepted by :func:`build_report`.
-SLICE_KINDS = ("quantiles", "threshold", "activity", "cold_warm", "popularity")
 
 _ID_COLUMNS = ("user_id", "n_train", "n_test", "nan_reason", "n_tied_topk")
 _P_COLUMN = {"t": "p_t_adj", "wilcoxon": "p_wilcoxon_adj", "randomization": "p_randomization_adj"}
 _NOT_SWEPT_PREFIXES = ("tracking.", "hydra.", "definitions.", "output.", "mlflow.")
-
-
-# ---------------------------------------------------------------------------------------------
-# Inputs
-# ---------------------------------------------------------------------------------------------
-
-@dataclass
-class RunData:
-    """One run as the report sees it.
-
-    Attributes
-    ----------
-    run_id : str
-        Its tracking run id (or any unique label, e.g. the job directory for local runs).
-    name : str
-        Shown in the tables.
-    per_user : pandas.DataFrame
-        ``user_id`` (original ids), optionally ``n_train``/``n_test``, one column per metric.
-    params : dict
-        Flattened config (``model.factors``...): the swept ones become x axes.
-    curves : pandas.DataFrame or None
-        The ``curves.csv`` layout: ``k``, ``<curve>``, ``<curve>_ci95_low/high``.
-    fingerprints : dict
-        ``data``, ``split``, ``definitions`` (missing when not recorded).
-    metrics : dict
-        Means as logged (for cross-checks; not used in the statistics).
-    tags : dict
-        Tracking tags (``recoeval.sweep_id``...), for selecting the baseline by tag.
-    source : str
-        Where the run came from (``mlflow run <id>`` or a path).
-    config : dict or None
-        The run's resolved config, nested (``config.yaml``), when known.
-    """
-
-    run_id: str
-    name: str
-    per_user: pd.DataFrame
-    params: dict[str, Any] = field(default_factory=dict)
-    curves: pd.DataFrame | None = None
-    fingerprints: dict[str, str] = field(default_factory=dict)
-    metrics: dict[str, float] = field(default_factory=dict)
-    tags: dict[str, str] = field(default_factory=dict)
-    source: str = ""
-    config: dict[str, Any] | None = None
-
-    @classmethod
-    def from_job_dir(cls, path: str | Path, *, run_id: str | None = None,
-                     name: str | None = None, params: Mapping[str, Any] | None = None,
-                     tags: Mapping[str, str] | None = None, source: str | None = None
-                     ) -> RunData:
-        """Read a job directory written by :func:`recoeval_tracking.results_io.write_job_dir`.
-
-        The data and split fingerprints come from ``dataset.json`` (``data_fingerprint`` or
-        ``fingerprint``; ``split_fingerprint``, also accepted nested as ``split.fingerprint``),
-        the definitions fingerprint from ``definitions.json``; params are the flattened
-        ``config.yaml`` updated with ``params``.
-        """
-        from ..results_io import read_job_dir
-        from ..tracking._keys import flatten_config
-
-        job = read_job_dir(path)
-        flat: dict[str, Any] = dict(flatten_config(job.config)) if job.config else {}
-        flat.update(params or {})
-        label = name or (",".join(job.overrides) if job.overrides else Path(path).name)
-        return cls(run_id=run_id or str(Path(path)), name=label,
-                   per_user=job.per_user if job.per_user is not None else pd.DataFrame(),
-                   params=flat, curves=job.curves if len(job.curves) else None,
-                   fingerprints=fingerprints_from(job.dataset, job.fingerprint),
-                   metrics=dict(job.metrics), tags=dict(tags or {}),
-                   source=source or str(Path(path)), config=job.config)
-
-
-def fingerprints_from(dataset: Mapping[str, Any] | None, definitions_fp: str | None
-                      ) -> dict[str, str]:
-    """``{"data", "split", "definitions"}`` from a ``dataset.json`` dict and the definitions
-    fingerprint, tolerant of the key spellings in use (missing ones are left out)."""
-    ds = dict(dataset or {})
-    out: dict[str, str] = {}
-    data_fp = ds.get("data_fingerprint") or ds.get("fingerprint")
-    split_fp = ds.get("split_fingerprint")
-    for key in ("data", "dataset"):
-        sub = ds.get(key)
-        if isinstance(sub, Mapping) and not data_fp:
-            data_fp = sub.get("fingerprint") or sub.get("data_fingerprint")
-    sub = ds.get("split")
-    if isinstance(sub, Mapping) and not split_fp:
-        split_fp = sub.get("fingerprint") or sub.get("split_fingerprint")
-    if data_fp:
-        out["data"] = str(data_fp)
-    if split_fp:
-        out["split"] = str(split_fp)
-    if definitions_fp:
-        out["definitions"] = str(definitions_fp)
-    return out
-
-
-def user_popularity_share(train: Any, test: Any, *, user_ids: Any = None,
-                          head: float = 0.2) -> pd.DataFrame:
-    """Share of each user's test items that are popular, for the popular/long-tail slice.
-
-    The popular head is the ``ceil(head * n_items)`` items with the most training interactions
-    (ties by lower item index); a user's share is ``|T_u ∩ head| / |T_u|`` over their test items
-    ``T_u`` (NaN without test items).
-
-    Parameters
-    ----------
-    train, test : scipy.sparse matrix or Interactions
-        Users x items, same shape.
-    user_ids : array-like, optional
-        Original id of each row (taken from an Interactions container when given one).
-    head : float
-        Fraction of the catalogue counted as popular, in (0, 1).
-
-    Returns
-    -------
-    pandas.DataFrame
-        Columns ``user_id`` and ``test_popular_share``.
-    """
-    import scipy.sparse as sp
-
-    func = "user_popularity_share"
-    if user_ids is None and hasattr(test, "user_ids"):
-        user_ids = test.user_ids
-    train_m = getattr(train, "matrix", train)
-    test_m = getattr(test, "matrix", test)
-    if not sp.issparse(train_m) or not sp.issparse(test_m) or train_m.shape != test_m.shape:
-        raise param_error("test", func, "a sparse users x items matrix of the same shape as "
-                          "'train' (or Interactions)", test_m)
-    if isinstance(head, bool) or not isinstance(head, (int, float)) or not 0 < head < 1:
-        raise param_error("head", func, "a fraction strictly between 0 and 1", head)
-    n_items = train_m.shape[1]
-    counts = np.asarray((sp.csr_array(train_m) != 0).sum(axis=0)).ravel()
-    n_head = math.ceil(head * n_items)
-    order = np.lexsort((np.arange(n_items), -counts))
-    popular = np.zeros(n_items, dtype=np.float64)
-    popular[order[:n_head]] = 1.0
-    T = (sp.csr_array(test_m) != 0).astype(np.float64)
-    n_test = np.asarray(T.sum(axis=1)).ravel()
-    hits = T @ popular
-    with np.errstate(invalid="ignore", divide="ignore"):
-        share = np.where(n_test > 0, hits / np.maximum(n_test, 1), np.nan)
-    ids = np.arange(T.shape[0]) if user_ids is None else np.asarray(user_ids)
-    return pd.DataFrame({"user_id": ids, "test_popular_share": share})
 
 
 # ---------------------------------------------------------------------------------------------
@@ -270,52 +126,11 @@ class Report:
 # Building
 # ---------------------------------------------------------------------------------------------
 
-def _check_runs(runs: Any, func: str) -> list[RunData]:
-    if isinstance(runs, RunData) or not isinstance(runs, Sequence) or not runs:
-        raise param_error("runs", func, "a non-empty list of RunData", runs)
-    seen: set[str] = set()
-    for i, r in enumerate(runs):
-        if not isinstance(r, RunData):
-            raise param_error("runs", func, "a list of RunData", f"{r!r} at position {i}",
-                              got_is_text=True)
-        if r.run_id in seen:
-            raise param_error("runs", func, "runs with distinct run ids",
-                              f"{r.run_id!r} twice", got_is_text=True)
-        seen.add(r.run_id)
-        if not isinstance(r.per_user, pd.DataFrame) or "user_id" not in r.per_user.columns:
-            raise param_error("runs", func, "runs whose per_user table has a 'user_id' column",
-                              f"run {r.name!r} ({r.run_id}) without it", got_is_text=True)
-        if r.per_user["user_id"].duplicated().any():
-            dup = r.per_user["user_id"][r.per_user["user_id"].duplicated()].iloc[0]
-            raise param_error("runs", func, "per-user tables with one row per user",
-                              f"user {dup!r} twice in run {r.name!r} ({r.run_id})",
-                              got_is_text=True)
-    return list(runs)
-
-
-def check_comparable(runs: Sequence[RunData]) -> list[str]:
-    """What differs between the runs' data, split and definitions fingerprints.
-
-    A fingerprint recorded for some runs and not for others counts as a difference; one recorded
-    for none is not checked. Returns one message per differing kind (empty list: comparable).
-    """
-    problems = []
-    for kind in FINGERPRINT_KINDS:
-        values: dict[str, list[str]] = {}
-        for r in runs:
-            values.setdefault(r.fingerprints.get(kind) or "<not recorded>", []).append(r.name)
-        if len(values) > 1 and not (len(values) == 1 and "<not recorded>" in values):
-            parts = []
-            for fp, names in values.items():
-                shown = ", ".join(names[:4]) + (f" and {len(names) - 4} more"
-                                                if len(names) > 4 else "")
-                parts.append(f"{fp} ({shown})")
-            problems.append(f"the {kind} fingerprint differs: " + " vs ".join(parts))
-    return problems
-
 
 def _lower_better(metric: str, prefixes: Sequence[str]) -> bool:
-    return metric.startswith(tuple(prefixes))
+    """Lower is better for ``metric``: by the metric registry (``mpr``, ``*_seconds``), or when
+    its name starts with one of the user's extra ``prefixes``."""
+    return not greater_is_better(metric) or metric.startswith(tuple(prefixes))
 
 
 def _resolve_baseline(baseline: Any, runs: list[RunData], metrics: list[str],
@@ -375,52 +190,6 @@ def _resolve_metrics(metrics: Any, runs: list[RunData], func: str) -> list[str]:
                               f"{m!r}, missing from {', '.join(lacking[:5])}", got_is_text=True)
     return metrics
 
-
-def _slice_groups(spec: Mapping[str, Any], users: pd.DataFrame, func: str
-                  ) -> tuple[str, list[tuple[str, np.ndarray]]]:
-    """Name of the slice and its groups as (label, row positions) over the aligned users."""
-    if not isinstance(spec, Mapping):
-        raise param_error("slices", func, "a list of dicts with a 'kind' key", spec)
-    kind = spec.get("kind")
-    if kind not in SLICE_KINDS:
-        raise param_error("slices", func, f"slices whose 'kind' is one of {list(SLICE_KINDS)}",
-                          kind)
-    defaults = {"activity": ("quantiles", "n_train", None),
-                "cold_warm": ("threshold", "n_train", ["cold", "warm"]),
-                "popularity": ("threshold", "test_popular_share", ["long_tail", "popular"])}
-    base, column, labels = defaults.get(kind, (kind, None, None))
-    column = spec.get("column", column)
-    labels = spec.get("labels", labels)
-    name = str(spec.get("name", kind))
-    if column is None or column not in users.columns:
-        raise param_error("slices", func, f"a slice over a known user column "
-                          f"{[c for c in users.columns if c != 'user_id']}",
-                          f"{name!r} over {column!r}", "Give user_features with that column "
-                          "(e.g. user_popularity_share(train, test)).", got_is_text=True)
-    values = pd.to_numeric(users[column], errors="coerce")
-    groups: list[tuple[str, np.ndarray]] = []
-    if base == "quantiles":
-        q = check_int(spec.get("q", 4), "slices.q", func, minimum=2)
-        cats = pd.qcut(values, q, duplicates="drop")
-        for i, interval in enumerate(cats.cat.categories):
-            idx = np.flatnonzero((cats == interval).to_numpy())
-            lo = max(float(interval.left), float(values.min()))
-            groups.append((f"Q{i + 1}: {column} {lo:g} to {float(interval.right):g}", idx))
-    else:
-        default_threshold = {"cold_warm": 5, "popularity": 0.5}.get(kind)
-        threshold = spec.get("threshold", default_threshold)
-        if threshold is None or isinstance(threshold, bool) \
-                or not isinstance(threshold, (int, float)):
-            raise param_error("slices", func, "a numeric 'threshold' for a threshold slice",
-                              threshold)
-        lab = list(labels or [f"{column} < {threshold:g}", f"{column} >= {threshold:g}"])
-        below = (values < threshold).to_numpy()
-        above = (values >= threshold).to_numpy()
-        groups = [(f"{lab[0]} ({column} < {threshold:g})", np.flatnonzero(below)),
-                  (f"{lab[1]} ({column} >= {threshold:g})", np.flatnonzero(above))]
-        if values.isna().any():
-            groups.append((f"{column} unknown", np.flatnonzero(values.isna().to_numpy())))
-    return name, [(label, idx) for label, idx in groups if idx.size]
 
 
 def _tables(values: dict[str, np.ndarray], present: np.ndarray, rows: np.ndarray,
@@ -521,7 +290,7 @@ def build_report(runs: Sequence[RunData], baseline: str | None = None, *,
                  test: str = "t", n_permutations: int = 1000, n_bootstrap: int = 1000,
                  seed: int = 0, confidence: float = 0.95, alpha: float = 0.05,
                  allow_mismatch: bool = False, user_features: pd.DataFrame | None = None,
-                 lower_is_better: Sequence[str] = ("mpr",),
+                 lower_is_better: Sequence[str] = (),
                  config: Mapping[str, Any] | None = None) -> Report:
     """Compare runs on the same users: means with intervals, paired tests against a baseline.
 
@@ -560,7 +329,9 @@ def build_report(runs: Sequence[RunData], baseline: str | None = None, *,
     user_features : pandas.DataFrame, optional
         More per-user columns for slices (``user_id`` plus columns).
     lower_is_better : list of str
-        Metric-name prefixes where lower is better (direction of marks, best/worst).
+        Extra metric-name prefixes where lower is better (direction of marks, best/worst),
+        besides the metrics the registry marks so
+        (:func:`recoeval_tracking.metrics.registry.greater_is_better`: ``mpr``, ``*_seconds``).
     config : dict, optional
         The report's config, written into the page so that it can be regenerated.
 
@@ -576,6 +347,30 @@ def build_report(runs: Sequence[RunData], baseline: str | None = None, *,
     """
     func = "build_report"
     runs = _check_runs(runs, func)
+    settings = _check_settings(func, correction, test, n_permutations, n_bootstrap, seed,
+                               confidence, alpha, allow_mismatch, user_features, slices,
+                               lower_is_better)
+    mismatches = check_comparable(runs)
+    if mismatches and not allow_mismatch:
+        raise _not_comparable(mismatches)
+    metrics = _resolve_metrics(metrics, runs, func)
+    base = _resolve_baseline(baseline, runs, metrics, settings["lower_is_better"], func)
+    runs = [base] + [r for r in runs if r is not base]
+    aligned = _align(runs, metrics, user_features)
+    summary, comparisons, slice_tables = _all_tables(aligned, runs, metrics, slices, settings, func)
+    return Report(runs=runs, baseline=base.run_id, metrics=metrics, summary=summary,
+                  comparisons=comparisons, slices=slice_tables,
+                  coverage=_coverage(aligned, runs, metrics), inputs=_inputs(runs),
+                  mismatches=mismatches, swept_params=_swept_params(runs),
+                  settings=settings, config=dict(config or {}))
+
+
+def _check_settings(func: str, correction: Any, test: Any, n_permutations: Any,
+                    n_bootstrap: Any, seed: Any, confidence: Any, alpha: Any,
+                    allow_mismatch: Any, user_features: Any, slices: Any,
+                    lower_is_better: Any) -> dict[str, Any]:
+    """Check :func:`build_report`'s options (in the order of its signature); returns the
+    statistical settings of the report."""
     if correction not in st.CORRECTIONS:
         raise param_error("correction", func, f"one of {list(st.CORRECTIONS)}", correction)
     if test not in TESTS:
@@ -595,22 +390,32 @@ def build_report(runs: Sequence[RunData], baseline: str | None = None, *,
     if slices is not None and (isinstance(slices, (str, Mapping))
                                or not isinstance(slices, Sequence)):
         raise param_error("slices", func, "a list of slice dicts or None", slices)
-    lower = tuple(lower_is_better)
+    return {"correction": correction, "test": test, "n_permutations": n_permutations,
+            "n_bootstrap": n_bootstrap, "seed": seed, "confidence": confidence,
+            "alpha": alpha, "allow_mismatch": allow_mismatch,
+            "lower_is_better": list(lower_is_better)}
 
-    mismatches = check_comparable(runs)
-    if mismatches and not allow_mismatch:
-        raise InputError(
-            "The runs given to build_report are not comparable: " + "; ".join(mismatches)
-            + ". Select runs evaluated on the same data, split and metric definitions, or pass "
-            "allow_mismatch=True (report config: allow_mismatch=true) to compare them anyway; "
-            "the tables are then marked.")
 
-    metrics = _resolve_metrics(metrics, runs, func)
-    base = _resolve_baseline(baseline, runs, metrics, lower, func)
-    runs = [base] + [r for r in runs if r is not base]
-    b = 0
+def _not_comparable(mismatches: list[str]) -> InputError:
+    return InputError(
+        "The runs given to build_report are not comparable: " + "; ".join(mismatches)
+        + ". Select runs evaluated on the same data, split and metric definitions, or pass "
+        "allow_mismatch=True (report config: allow_mismatch=true) to compare them anyway; "
+        "the tables are then marked.")
 
-    # Align users by original id over the union of every run's users.
+
+@dataclass
+class _Aligned:
+    """Every run's users aligned by original id over the union of the runs' users."""
+
+    union: pd.Index
+    present: np.ndarray  # users x runs: the user is in the run's per-user table
+    values: dict[str, np.ndarray]  # metric -> users x runs (NaN: missing or undefined)
+    users: pd.DataFrame  # user_id, n_train, n_test and the user features, for slices
+
+
+def _align(runs: list[RunData], metrics: list[str], user_features: pd.DataFrame | None
+           ) -> _Aligned:
     union = pd.Index(pd.unique(np.concatenate([r.per_user["user_id"].to_numpy()
                                                for r in runs])))
     N, R = len(union), len(runs)
@@ -632,35 +437,40 @@ def build_report(runs: Sequence[RunData], baseline: str | None = None, *,
         extra = user_features.drop_duplicates("user_id").set_index("user_id")
         for col in extra.columns:
             users[col] = extra[col].reindex(union).to_numpy()
+    return _Aligned(union, present, values, users)
 
-    settings = {"correction": correction, "test": test, "n_permutations": n_permutations,
-                "n_bootstrap": n_bootstrap, "seed": seed, "confidence": confidence,
-                "alpha": alpha, "allow_mismatch": allow_mismatch,
-                "lower_is_better": list(lower)}
-    kw: dict[str, Any] = {"confidence": confidence, "n_bootstrap": n_bootstrap,
-                          "n_permutations": n_permutations, "seed": seed,
-                          "correction": correction, "test": test, "alpha": alpha,
-                          "lower": lower}
-    summary, comparisons = _tables(values, present, np.arange(N), runs, b, metrics, **kw)
 
+def _all_tables(aligned: _Aligned, runs: list[RunData], metrics: list[str],
+                slices: Sequence[Mapping[str, Any]] | None, settings: Mapping[str, Any],
+                func: str) -> tuple[pd.DataFrame, pd.DataFrame, list[SliceTable]]:
+    """The tables over every user, then over each group of each slice (the baseline is run 0)."""
+    kw: dict[str, Any] = {k: settings[k] for k in ("confidence", "n_bootstrap", "n_permutations",
+                                                   "seed", "correction", "test", "alpha")}
+    kw["lower"] = tuple(settings["lower_is_better"])
+    summary, comparisons = _tables(aligned.values, aligned.present, np.arange(len(aligned.union)),
+                                   runs, 0, metrics, **kw)
     slice_tables: list[SliceTable] = []
     for spec in slices or []:
-        name, groups = _slice_groups(spec, users, func)
+        name, groups = slice_groups(spec, aligned.users, func)
         for label, idx in groups:
-            s, c = _tables(values, present, idx, runs, b, metrics, **kw)
+            s, c = _tables(aligned.values, aligned.present, idx, runs, 0, metrics, **kw)
             slice_tables.append(SliceTable(name, label, int(idx.size), s, c))
+    return summary, comparisons, slice_tables
 
+
+def _coverage(aligned: _Aligned, runs: list[RunData], metrics: list[str]) -> pd.DataFrame:
+    present = aligned.present
     coverage = pd.DataFrame({
         "run_id": [r.run_id for r in runs], "run": [r.name for r in runs],
-        "users_union": N, "users_missing": (~present).sum(axis=0).astype(int)})
+        "users_union": len(aligned.union), "users_missing": (~present).sum(axis=0).astype(int)})
     for m in metrics:
-        coverage[f"nan_{m}"] = (present & np.isnan(values[m])).sum(axis=0).astype(int)
-    inputs = pd.DataFrame({
+        coverage[f"nan_{m}"] = (present & np.isnan(aligned.values[m])).sum(axis=0).astype(int)
+    return coverage
+
+
+def _inputs(runs: list[RunData]) -> pd.DataFrame:
+    return pd.DataFrame({
         "run_id": [r.run_id for r in runs], "run": [r.name for r in runs],
         "source": [r.source for r in runs],
         **{f"{k}_fingerprint": [r.fingerprints.get(k, "") for r in runs]
            for k in FINGERPRINT_KINDS}})
-    return Report(runs=runs, baseline=base.run_id, metrics=metrics, summary=summary,
-                  comparisons=comparisons, slices=slice_tables, coverage=coverage,
-                  inputs=inputs, mismatches=mismatches, swept_params=_swept_params(runs),
-                  settings=settings, config=dict(config or {}))

@@ -11,8 +11,9 @@ from pathlib import Path
 import pytest
 
 from recoeval_tracking import InputError, evaluate, load_dataset, make_model, make_split
-from recoeval_tracking.results_io import write_job_dir
-from recoeval_tracking.tracking import mlflow as mt
+from recoeval_tracking.jobdir import write_job_dir
+from recoeval_tracking.tracking.runs import log_job_dir
+from recoeval_tracking.tracking.sweeps import create_sweep_parent, finish_sweep_parent
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -52,12 +53,12 @@ def job_dirs(tmp_path_factory):
 
 
 def _sweep(job_dirs, uri):
-    parent = mt.create_sweep_parent(tracking_uri=uri, experiment="e2e")
+    parent = create_sweep_parent(tracking_uri=uri, experiment="e2e")
     ids = {}
     for name, path in job_dirs.items():
-        ids[name] = mt.log_job_dir(path, tracking_uri=uri, experiment="e2e", run_name=name,
-                                   parent_run_id=parent.run_id, sweep_id=parent.sweep_id)
-    mt.finish_sweep_parent(parent.run_id, tracking_uri=uri)
+        ids[name] = log_job_dir(path, tracking_uri=uri, experiment="e2e", run_name=name,
+                                parent_run_id=parent.run_id, sweep_id=parent.sweep_id)
+    finish_sweep_parent(parent.run_id, tracking_uri=uri)
     return parent, ids
 
 

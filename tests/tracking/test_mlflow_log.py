@@ -13,9 +13,16 @@ import pytest
 from results_factory import make_results
 
 from recoeval_tracking import InputError
-from recoeval_tracking.results_io import PENDING, SYNCED, read_job_dir, write_job_dir
-from recoeval_tracking.tracking import mlflow as mt
-from recoeval_tracking.tracking.sync import main as sync_main
+from recoeval_tracking.app.sync import main as sync_main
+from recoeval_tracking.jobdir import PENDING, SYNCED, read_job_dir, write_job_dir
+from recoeval_tracking.tracking.client import resolve_tracking_uri
+from recoeval_tracking.tracking.pending import (
+    PENDING_SWEEP,
+    finish_sweep_parent_or_mark_pending,
+    upload_or_mark_pending,
+)
+from recoeval_tracking.tracking.runs import log_job_dir, log_results
+from recoeval_tracking.tracking.sweeps import create_sweep_parent, finish_sweep_parent
 
 SECRET = "hunter2-do-not-log"
 CONFIG = {"model": {"name": "als", "factors": 8}, "metrics": {"k": 4, "names": ["ndcg", "p"]},
@@ -50,8 +57,8 @@ def dead_uri():
 
 def test_run_holds_everything(tmp_path, store_uri):
     res, path = job(tmp_path)
-    run_id = mt.log_job_dir(path, tracking_uri=store_uri, experiment="exp",
-                            tags={"team": "reco", "auth_token": SECRET}, params={"seed": 7})
+    run_id = log_job_dir(path, tracking_uri=store_uri, experiment="exp",
+                         tags={"team": "reco", "auth_token": SECRET}, params={"seed": 7})
     c = client(store_uri)
     run = c.get_run(run_id)
     assert run.info.status == "FINISHED"
@@ -124,8 +131,8 @@ def test_run_holds_everything(tmp_path, store_uri):
 
 def test_exactly_once_and_cut_off_upload_replaced(tmp_path, store_uri):
     _, path = job(tmp_path, plots=False)
-    first = mt.log_job_dir(path, tracking_uri=store_uri)
-    assert mt.log_job_dir(path, tracking_uri=store_uri) == first
+    first = log_job_dir(path, tracking_uri=store_uri)
+    assert log_job_dir(path, tracking_uri=store_uri) == first
     c = client(store_uri)
     uid = read_job_dir(path, per_user=False).job_uid
     exp = c.get_experiment_by_name("recoeval")
@@ -136,7 +143,7 @@ def test_exactly_once_and_cut_off_upload_replaced(tmp_path, store_uri):
     _, path2 = job(tmp_path, name="job2", plots=False)
     uid2 = read_job_dir(path2, per_user=False).job_uid
     stale = c.create_run(exp.experiment_id, tags={"recoeval.job_uid": uid2}).info.run_id
-    new = mt.log_job_dir(path2, tracking_uri=store_uri)
+    new = log_job_dir(path2, tracking_uri=store_uri)
     assert new != stale
     runs = c.search_runs([exp.experiment_id], f"tags.`recoeval.job_uid` = '{uid2}'")
     assert [r.info.run_id for r in runs] == [new]
@@ -156,8 +163,8 @@ def test_log_results_into_active_run_and_new_run(tmp_path, store_uri):
         with mlflow.start_run() as active:
             mlflow.log_param("factors", 16)
             mlflow.log_metric("train_loss", 0.5)
-            got = mt.log_results(res, artifact_path="evaluation", params={"factors": 99},
-                                 plots=False)
+            got = log_results(res, artifact_path="evaluation", params={"factors": 99},
+                              plots=False)
         assert got == active.info.run_id
     finally:
         mlflow.set_tracking_uri(None)
@@ -172,16 +179,16 @@ def test_log_results_into_active_run_and_new_run(tmp_path, store_uri):
     assert "evaluation/per_user.parquet" in {a.path for a in
                                              c.list_artifacts(got, "evaluation")}
 
-    new = mt.log_results(res, tracking_uri=store_uri, experiment="plain", run_name="eval-only",
-                         config={"model": {"name": "pop"}}, plots=False)
+    new = log_results(res, tracking_uri=store_uri, experiment="plain", run_name="eval-only",
+                      config={"model": {"name": "pop"}}, plots=False)
     run = c.get_run(new)
     assert run.info.run_name == "eval-only" and run.data.params["model.name"] == "pop"
     assert run.info.status == "FINISHED"
 
 
 def test_sweep_parent_children_leaderboard_and_failed_job(tmp_path, store_uri):
-    parent = mt.create_sweep_parent(tracking_uri=store_uri, experiment="sweep",
-                                    params={"sweep": {"grid": "factors=4,8 x reg=0.1,1"}})
+    parent = create_sweep_parent(tracking_uri=store_uri, experiment="sweep",
+                                 params={"sweep": {"grid": "factors=4,8 x reg=0.1,1"}})
     children = {}
     values = {}
     for i, (f, reg) in enumerate([(4, 0.1), (4, 1), (8, 0.1), (8, 1)]):
@@ -190,13 +197,13 @@ def test_sweep_parent_children_leaderboard_and_failed_job(tmp_path, store_uri):
                                    "tracking.uri=http://x"])
         values[f"model.factors={f},model.reg={reg}"] = float(
             np.nanmean(res.per_user["ndcg_at_4"].to_numpy()))
-        children[i] = mt.log_job_dir(path, tracking_uri=store_uri, experiment="sweep",
-                                     parent_run_id=parent.run_id, sweep_id=parent.sweep_id)
+        children[i] = log_job_dir(path, tracking_uri=store_uri, experiment="sweep",
+                                  parent_run_id=parent.run_id, sweep_id=parent.sweep_id)
     # a fifth job fails before logging: its run is left RUNNING, the parent still closes
     c = client(store_uri)
     broken = c.create_run(parent.experiment_id, run_name="broken",
                           tags={"mlflow.parentRunId": parent.run_id}).info.run_id
-    board = mt.finish_sweep_parent(parent.run_id, "FAILED", tracking_uri=store_uri)
+    board = finish_sweep_parent(parent.run_id, "FAILED", tracking_uri=store_uri)
 
     prun = c.get_run(parent.run_id)
     assert prun.info.status == "FAILED" and prun.info.end_time is not None
@@ -223,8 +230,8 @@ def test_unreachable_store_marks_pending_then_sync_uploads_once(tmp_path, store_
     res, path = job(tmp_path, plots=False)
     bad = dead_uri()
     t0 = time.monotonic()
-    assert mt.upload_or_mark_pending(path, tracking_uri=bad, experiment="late",
-                                     tags={"team": "reco"}) is None
+    assert upload_or_mark_pending(path, tracking_uri=bad, experiment="late",
+                                  tags={"team": "reco"}) is None
     assert time.monotonic() - t0 < 30
     err = capsys.readouterr().err
     assert "could not log to the tracking store" in err and str(path) in err
@@ -254,24 +261,24 @@ def test_unreachable_store_marks_pending_then_sync_uploads_once(tmp_path, store_
 def test_sync_still_down_keeps_pending(tmp_path):
     _, path = job(tmp_path, plots=False)
     bad = dead_uri()
-    assert mt.upload_or_mark_pending(path, tracking_uri=bad) is None
+    assert upload_or_mark_pending(path, tracking_uri=bad) is None
     assert sync_main([str(path)]) == 1  # default: the URI the job was configured with
     assert (path / PENDING).exists() and not (path / SYNCED).exists()
 
 
 def test_pending_sweep_parent_closed_by_sync(tmp_path, store_uri):
-    parent = mt.create_sweep_parent(tracking_uri=store_uri, experiment="sw")
+    parent = create_sweep_parent(tracking_uri=store_uri, experiment="sw")
     _, ok = job(tmp_path / "multirun", name="0", seed=1, plots=False)
     _, late = job(tmp_path / "multirun", name="1", seed=2, plots=False)
-    mt.upload_or_mark_pending(ok, tracking_uri=store_uri, experiment="sw",
-                              parent_run_id=parent.run_id, sweep_id=parent.sweep_id)
+    upload_or_mark_pending(ok, tracking_uri=store_uri, experiment="sw",
+                           parent_run_id=parent.run_id, sweep_id=parent.sweep_id)
     bad = dead_uri()
-    assert mt.upload_or_mark_pending(late, tracking_uri=bad, experiment="sw",
-                                     parent_run_id=parent.run_id,
-                                     sweep_id=parent.sweep_id) is None
-    assert not mt.finish_sweep_parent_or_mark_pending(tmp_path / "multirun", parent.run_id,
-                                                      "FINISHED", tracking_uri=bad)
-    assert (tmp_path / "multirun" / mt.PENDING_SWEEP).exists()
+    assert upload_or_mark_pending(late, tracking_uri=bad, experiment="sw",
+                                  parent_run_id=parent.run_id,
+                                  sweep_id=parent.sweep_id) is None
+    assert not finish_sweep_parent_or_mark_pending(tmp_path / "multirun", parent.run_id,
+                                                   "FINISHED", tracking_uri=bad)
+    assert (tmp_path / "multirun" / PENDING_SWEEP).exists()
     assert client(store_uri).get_run(parent.run_id).info.status == "RUNNING"
 
     assert sync_main([str(tmp_path / "multirun"), "--tracking-uri", store_uri]) == 0
@@ -281,7 +288,7 @@ def test_pending_sweep_parent_closed_by_sync(tmp_path, store_uri):
     kids = c.search_runs([parent.experiment_id],
                          f"tags.`mlflow.parentRunId` = '{parent.run_id}'")
     assert len(kids) == 2
-    assert not (tmp_path / "multirun" / mt.PENDING_SWEEP).exists()
+    assert not (tmp_path / "multirun" / PENDING_SWEEP).exists()
 
 
 def test_missing_parent_is_created_at_sync(tmp_path, store_uri):
@@ -289,7 +296,7 @@ def test_missing_parent_is_created_at_sync(tmp_path, store_uri):
     _, b = job(tmp_path / "m", name="1", seed=2, plots=False)
     bad = dead_uri()
     for p in (a, b):
-        mt.upload_or_mark_pending(p, tracking_uri=bad, parent_run_id="0" * 32, sweep_id="swp1")
+        upload_or_mark_pending(p, tracking_uri=bad, parent_run_id="0" * 32, sweep_id="swp1")
     assert sync_main([str(tmp_path / "m"), "--tracking-uri", store_uri]) == 0
     c = client(store_uri)
     exp = c.get_experiment_by_name("recoeval")
@@ -303,23 +310,23 @@ def test_missing_parent_is_created_at_sync(tmp_path, store_uri):
 
 def test_resolve_tracking_uri(monkeypatch, tmp_path):
     monkeypatch.chdir(tmp_path)
-    assert mt.resolve_tracking_uri() == f"sqlite:///{tmp_path.resolve()}/mlflow.db"
+    assert resolve_tracking_uri() == f"sqlite:///{tmp_path.resolve()}/mlflow.db"
     monkeypatch.setenv("MLFLOW_TRACKING_URI", "http://127.0.0.1:5000")
-    assert mt.resolve_tracking_uri() == "http://127.0.0.1:5000"
-    assert mt.resolve_tracking_uri("sqlite:///x.db") == "sqlite:///x.db"
+    assert resolve_tracking_uri() == "http://127.0.0.1:5000"
+    assert resolve_tracking_uri("sqlite:///x.db") == "sqlite:///x.db"
     with pytest.raises(InputError, match="'uri' parameter of resolve_tracking_uri"):
-        mt.resolve_tracking_uri(5)
+        resolve_tracking_uri(5)
 
 
 def test_validation(tmp_path, store_uri):
     with pytest.raises(InputError, match="'results' parameter of log_results"):
-        mt.log_results({"ndcg": 0.3}, tracking_uri=store_uri)
+        log_results({"ndcg": 0.3}, tracking_uri=store_uri)
     with pytest.raises(InputError, match="'status' parameter of finish_sweep_parent"):
-        mt.finish_sweep_parent("abc", "DONE", tracking_uri=store_uri)
+        finish_sweep_parent("abc", "DONE", tracking_uri=store_uri)
     with pytest.raises(InputError, match="'path' parameter of read_job_dir"):
-        mt.log_job_dir(tmp_path, tracking_uri=store_uri)
+        log_job_dir(tmp_path, tracking_uri=store_uri)
     with pytest.raises(InputError, match="'tags' parameter of log_job_dir"):
-        mt.log_job_dir(tmp_path, tracking_uri=store_uri, tags=["a"])
+        log_job_dir(tmp_path, tracking_uri=store_uri, tags=["a"])
     # bad arguments raise even through the never-fail wrapper
     with pytest.raises(InputError):
-        mt.upload_or_mark_pending(tmp_path, tracking_uri=store_uri)
+        upload_or_mark_pending(tmp_path, tracking_uri=store_uri)

@@ -9,9 +9,13 @@ import json
 import pytest
 from results_factory import make_results
 
-from recoeval_tracking.results_io import PENDING, SYNCED, read_job_dir, write_job_dir
-from recoeval_tracking.tracking import mlflow as mt
-from recoeval_tracking.tracking.sync import main as sync_main
+from recoeval_tracking.app.sync import main as sync_main
+from recoeval_tracking.jobdir import PENDING, SYNCED, read_job_dir, write_job_dir
+from recoeval_tracking.tracking.pending import (
+    finish_sweep_parent_or_mark_pending,
+    upload_or_mark_pending,
+)
+from recoeval_tracking.tracking.sweeps import create_sweep_parent, finish_sweep_parent
 
 
 def _jobs(root, sweep, n):
@@ -30,26 +34,26 @@ def test_server_down_mid_sweep_then_sync_exactly_once(tmp_path, mlflow_server):
 
     uri = mlflow_server.uri
     # sweep 1: all jobs reach the server
-    p1 = mt.create_sweep_parent(tracking_uri=uri, experiment="srv")
+    p1 = create_sweep_parent(tracking_uri=uri, experiment="srv")
     for path in _jobs(tmp_path, 1, 2):
-        assert mt.upload_or_mark_pending(path, tracking_uri=uri, experiment="srv",
-                                         parent_run_id=p1.run_id, sweep_id=p1.sweep_id)
-    mt.finish_sweep_parent(p1.run_id, tracking_uri=uri)
+        assert upload_or_mark_pending(path, tracking_uri=uri, experiment="srv",
+                                      parent_run_id=p1.run_id, sweep_id=p1.sweep_id)
+    finish_sweep_parent(p1.run_id, tracking_uri=uri)
 
     # sweep 2: the server goes away after the first job
-    p2 = mt.create_sweep_parent(tracking_uri=uri, experiment="srv")
+    p2 = create_sweep_parent(tracking_uri=uri, experiment="srv")
     jobs2 = _jobs(tmp_path, 2, 3)
-    first = mt.upload_or_mark_pending(jobs2[0], tracking_uri=uri, experiment="srv",
-                                      parent_run_id=p2.run_id, sweep_id=p2.sweep_id)
+    first = upload_or_mark_pending(jobs2[0], tracking_uri=uri, experiment="srv",
+                                   parent_run_id=p2.run_id, sweep_id=p2.sweep_id)
     assert first
     mlflow_server.stop()
     for path in jobs2[1:]:
-        assert mt.upload_or_mark_pending(path, tracking_uri=uri, experiment="srv",
-                                         parent_run_id=p2.run_id, sweep_id=p2.sweep_id) is None
+        assert upload_or_mark_pending(path, tracking_uri=uri, experiment="srv",
+                                      parent_run_id=p2.run_id, sweep_id=p2.sweep_id) is None
         assert (path / PENDING).exists()
         assert read_job_dir(path).per_user.shape[0] == 30  # everything is on disk
-    assert not mt.finish_sweep_parent_or_mark_pending(tmp_path / "sweep2", p2.run_id,
-                                                      tracking_uri=uri)
+    assert not finish_sweep_parent_or_mark_pending(tmp_path / "sweep2", p2.run_id,
+                                                   tracking_uri=uri)
 
     # the server comes back on the same store; sync with the URI recorded in the markers
     mlflow_server.start()

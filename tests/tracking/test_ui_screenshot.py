@@ -12,8 +12,8 @@ import uuid
 import pytest
 
 import recoeval_tracking as rt
-from recoeval_tracking.results_io import write_job_dir
-from recoeval_tracking.tracking import mlflow as mt
+from recoeval_tracking.jobdir import write_job_dir
+from recoeval_tracking.tracking.runs import log_job_dir
 
 CHROMIUM = next((shutil.which(n) for n in ("chromium", "chromium-browser", "google-chrome")
                  if shutil.which(n)), None)
@@ -38,8 +38,8 @@ def test_chart_view_screenshot(tmp_path, mlflow_server):
         res = rt.evaluate(split.train, split.test, scores=fitted.score_source(),
                           metrics=["p", "ndcg"], k=10, cumulative=True)
         path = write_job_dir(res, tmp_path / model, overrides=[f"model={model}"], plots=False)
-        run_ids.append(mt.log_job_dir(path, tracking_uri=uri, experiment="ui", run_name=model,
-                                      sweep_id=sweep_id))
+        run_ids.append(log_job_dir(path, tracking_uri=uri, experiment="ui", run_name=model,
+                                   sweep_id=sweep_id))
     c = MlflowClient(uri)
     exp_id = c.get_experiment_by_name("ui").experiment_id
     for run_id in run_ids:

@@ -1,8 +1,9 @@
-"""Plots of evaluation results: @1..K curves with confidence bands and per-user distributions.
+"""Plots of one job: @1..K curves with confidence bands and per-user distributions.
 
-Figures are built with :class:`matplotlib.figure.Figure` and the Agg canvas directly, never
-through ``pyplot``: no global figure state, no GUI backend, safe in worker processes (joblib) and
-threads.
+:func:`write_job_plots` fills the ``plots/`` folder of a job directory; reports draw their own
+figures on :func:`new_figure`. Figures are built with :class:`matplotlib.figure.Figure` and the
+Agg canvas directly, never through ``pyplot``: no global figure state, no GUI backend, safe in
+worker processes (joblib) and threads.
 """
 
 from __future__ import annotations
@@ -15,10 +16,11 @@ import pandas as pd
 
 from .._validation import param_error
 
-__all__ = ["plot_curves", "plot_per_user", "write_job_plots"]
+__all__ = ["new_figure", "plot_curves", "plot_per_user", "write_job_plots"]
 
 
-def _new_figure(width: float = 7.0, height: float = 4.5):
+def new_figure(width: float = 7.0, height: float = 4.5):
+    """A :class:`matplotlib.figure.Figure` on its own Agg canvas, with fixed margins."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
@@ -55,7 +57,7 @@ def plot_curves(curves: pd.DataFrame, path: str | Path | None = None, *,
     if not isinstance(curves, pd.DataFrame) or "k" not in curves.columns:
         raise param_error("curves", "plot_curves", "a DataFrame with a column 'k' and one column "
                           "per curve", curves)
-    fig = _new_figure()
+    fig = new_figure()
     ax = fig.add_subplot()
     k = curves["k"].to_numpy()
     names = _curve_names(curves)
@@ -105,7 +107,7 @@ def plot_per_user(values: np.ndarray | pd.Series, metric: str,
     v = np.asarray(values, dtype=np.float64).ravel()
     defined = v[~np.isnan(v)]
     n_nan = int(v.size - defined.size)
-    fig = _new_figure(6.0, 4.0)
+    fig = new_figure(6.0, 4.0)
     ax = fig.add_subplot()
     if defined.size:
         lo, hi = float(defined.min()), float(defined.max())
@@ -132,7 +134,8 @@ def plot_per_user(values: np.ndarray | pd.Series, metric: str,
 
 def write_job_plots(per_user: pd.DataFrame, metric_columns: Iterable[str],
                     curves: pd.DataFrame | None, directory: str | Path) -> list[Path]:
-    """Write ``curves.png`` (when there are curves) and ``per_user_<metric>.png`` into ``directory``.
+    """Write ``curves.png`` (when there are curves) and ``per_user_<metric>.png`` into
+    ``directory``.
 
     Returns the paths written.
     """

@@ -17,10 +17,10 @@ import pytest
 from scipy import stats
 
 from recoeval_tracking import InputError
-from recoeval_tracking.results_io import PENDING, SYNCED, read_job_dir, write_job_dir
+from recoeval_tracking.jobdir import PENDING, SYNCED, read_job_dir, write_job_dir
 
 _spec = importlib.util.spec_from_file_location(
-    "results_factory", Path(__file__).resolve().parent / "tracking" / "results_factory.py")
+    "results_factory", Path(__file__).resolve().parents[1] / "tracking" / "results_factory.py")
 _factory = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(_factory)
 make_results = _factory.make_results

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from recoeval_tracking import InputError
-from recoeval_tracking.tracking._keys import (
+from recoeval_tracking.jobdir.redact import (
     REDACTED,
     flatten_config,
     is_secret_key,
@@ -14,7 +14,6 @@ from recoeval_tracking.tracking._keys import (
     scrub_overrides,
     scrub_url,
 )
-from recoeval_tracking.tracking.mlflow import params_from_config, run_name_from_overrides
 
 
 @pytest.mark.parametrize("key", [
@@ -68,21 +67,7 @@ def test_flatten_config():
         flatten_config(["not", "a", "dict"])
 
 
-def test_params_from_config_drops_secrets():
-    got = params_from_config({"tracking": {"uri": "http://u:pw@h", "password": "x"},
-                              "metrics": {"k": 10}}, {"db": {"api_key": "y"}, "seed": 3})
-    assert got == {"tracking.uri": f"http://u:{REDACTED}@h", "metrics.k": "10", "seed": "3"}
-
-
 def test_sanitize_key():
     assert sanitize_key("ndcg@10") == "ndcg_at_10"
     assert sanitize_key("recall@k (macro)") == "recall_at_k _macro_"
     assert len(sanitize_key("x" * 300)) == 250
-
-
-def test_run_name_leaves_tracking_keys_and_secrets_out():
-    name = run_name_from_overrides(["model=als", "model.factors=64", "tracking.uri=http://x",
-                                    "hydra.launcher=joblib", "db.password=abc"])
-    assert name == "model=als,model.factors=64"
-    assert run_name_from_overrides([]) is None
-    assert run_name_from_overrides(["tracking.experiment=x"]) is None

@@ -1,8 +1,8 @@
-"""Keys for tracking stores: flattening configs, sanitising names, scrubbing secrets.
+"""Redaction and keys: the one place that decides what is a secret, and how keys are written.
 
-Nothing here imports mlflow, hydra or omegaconf: :mod:`recoeval_tracking.results_io` uses these
-helpers to scrub what it writes to a job directory, and :mod:`recoeval_tracking.tracking.mlflow`
-uses them for params and tags.
+Nothing here imports mlflow, hydra or omegaconf. :mod:`recoeval_tracking.jobdir.io` scrubs what it
+writes to a job directory with these helpers, :mod:`recoeval_tracking.tracking` cleans params,
+tags and run names with them, and reports flatten configs with :func:`flatten_config`.
 
 The secret rule
 ---------------
@@ -128,13 +128,14 @@ def _param_text(value: Any) -> str:
         return str(value)
 
 
-def flatten_config(config: Mapping[str, Any], *, prefix: str = "", sep: str = ".") -> dict[str, str]:
+def flatten_config(config: Mapping[str, Any], *, prefix: str = "", sep: str = "."
+                   ) -> dict[str, str]:
     """Flatten a nested config into dotted keys with string values, for MLflow params.
 
     Nested mappings become dotted keys (``{"model": {"factors": 64}}`` -> ``{"model.factors":
     "64"}``); lists and tuples stay one param holding their JSON text (``[1, 2]`` -> ``"[1, 2]"``);
     an empty mapping becomes ``"{}"``. Keys are converted with :func:`str`; nothing is scrubbed
-    here (see :func:`recoeval_tracking.tracking.mlflow.params_from_config`).
+    here (see :func:`recoeval_tracking.tracking.client.params_from_config`).
 
     Parameters
     ----------

@@ -2,8 +2,8 @@
 
 Offline first: an evaluation writes everything to a job directory (a Hydra job's output folder,
 or any folder) *before* anything is sent to a tracking store, so no result is lost when the store
-cannot be reached. The tracking layer (:mod:`recoeval_tracking.tracking.mlflow`) uploads only
-what is in this directory.
+cannot be reached. The tracking layer (:mod:`recoeval_tracking.tracking.runs`) uploads only
+what is in this directory, and reports read it back; this module knows nothing of either.
 
 Layout of a job directory
 -------------------------
@@ -25,7 +25,7 @@ Layout of a job directory
 ``config.yaml``, ``overrides.yaml``
     The resolved config and the Hydra overrides, secrets redacted. Only when given.
 ``plots/curves.png``, ``plots/per_user_<metric>.png``
-    See :mod:`recoeval_tracking.reporting.plots`.
+    See :mod:`recoeval_tracking.jobdir.plots`.
 ``job.json``
     ``{"job_uid", "created_at", "package_version", "git_commit", "git_dirty"}``: the uid is a new
     uuid4 at every :func:`write_job_dir` call; the tracking layer tags the run with it, which is
@@ -54,9 +54,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ._validation import param_error
-from .metrics.results import Results
-from .tracking._keys import sanitize_key, scrub_mapping, scrub_overrides, scrub_url
+from .._validation import param_error
+from ..metrics.results import Results
+from .plots import write_job_plots
+from .redact import sanitize_key, scrub_mapping, scrub_overrides, scrub_url
 
 __all__ = ["JobDir", "write_job_dir", "read_job_dir", "job_metrics", "curves_table",
            "FILES", "PENDING", "SYNCED"]
@@ -219,7 +220,7 @@ def _package_version() -> str:
 
         return version("recoeval_tracking")
     except Exception:  # noqa: BLE001 - not installed as a distribution
-        from . import __version__
+        from .. import __version__
 
         return __version__
 
@@ -255,7 +256,7 @@ def write_job_dir(results: Results, path: str | Path, *, config_yaml: str | Mapp
         The job directory (a Hydra job's output directory, or any folder).
     config_yaml : str or mapping, optional
         The resolved config as YAML text (or as a plain nested dict). Values of secret keys are
-        replaced by ``<redacted>`` (rule: :mod:`recoeval_tracking.tracking._keys`).
+        replaced by ``<redacted>`` (rule: :mod:`recoeval_tracking.jobdir.redact`).
     overrides : list of str, optional
         The Hydra overrides of the job (``model.factors=64``), secrets redacted likewise.
     dataset : mapping, optional
@@ -276,6 +277,24 @@ def write_job_dir(results: Results, path: str | Path, *, config_yaml: str | Mapp
     Every call writes a fresh ``job.json`` with a new ``job_uid`` and removes stale ``PENDING`` /
     ``SYNCED`` markers: rewritten results are a new job for the tracking store.
     """
+    _check_write_args(results, path, config_yaml, overrides, dataset, extra_metrics)
+    out = Path(path)
+    out.mkdir(parents=True, exist_ok=True)
+    for marker in (PENDING, SYNCED):
+        (out / marker).unlink(missing_ok=True)
+    curves, metric_columns = _write_results(results, out, extra_metrics)
+    _write_context(out, config_yaml, overrides, dataset)
+    if plots:
+        per_user = results.per_user.rename(columns=dict(zip(results.metric_columns,
+                                                            metric_columns)))
+        write_job_plots(per_user, metric_columns, curves if len(curves) else None,
+                        out / FILES["plots"])
+    _write_job_json(out)
+    return out
+
+
+def _check_write_args(results: Any, path: Any, config_yaml: Any, overrides: Any, dataset: Any,
+                      extra_metrics: Any) -> None:
     func = "write_job_dir"
     if not isinstance(results, Results):
         raise param_error("results", func, "a recoeval_tracking Results object", results)
@@ -297,11 +316,11 @@ def write_job_dir(results: Results, path: str | Path, *, config_yaml: str | Mapp
                 raise param_error("extra_metrics", func, "a dict of str to numbers",
                                   f"{key!r}: {value!r}", got_is_text=True)
 
-    out = Path(path)
-    out.mkdir(parents=True, exist_ok=True)
-    for marker in (PENDING, SYNCED):
-        (out / marker).unlink(missing_ok=True)
 
+def _write_results(results: Results, out: Path, extra_metrics: Mapping[str, Any] | None
+                   ) -> tuple[pd.DataFrame, list[str]]:
+    """``per_user.parquet``, ``metrics.json``, ``curves.csv`` and ``definitions.json``; returns
+    the curves table and the sanitised metric columns."""
     results.per_user.to_parquet(out / FILES["per_user"], index=False)
 
     metrics = job_metrics(results, extra_metrics)
@@ -323,7 +342,12 @@ def write_job_dir(results: Results, path: str | Path, *, config_yaml: str | Mapp
         "curves": [sanitize_key(c) for c in results.curves_per_user],
         "definitions": results.definitions,
     }))
+    return curves, metric_columns
 
+
+def _write_context(out: Path, config_yaml: str | Mapping | None, overrides: list[str] | None,
+                   dataset: Mapping[str, Any] | None) -> None:
+    """``dataset.json``, ``config.yaml`` and ``overrides.yaml`` (those given), redacted."""
     if dataset is not None:
         _write_json(out / FILES["dataset"], _json_safe(scrub_mapping(dict(dataset))))
 
@@ -335,14 +359,8 @@ def write_job_dir(results: Results, path: str | Path, *, config_yaml: str | Mapp
         (out / FILES["overrides"]).write_text(
             yaml.safe_dump(scrub_overrides(list(overrides)), sort_keys=False), encoding="utf-8")
 
-    if plots:
-        from .reporting.plots import write_job_plots
 
-        per_user = results.per_user.rename(columns=dict(zip(results.metric_columns,
-                                                            metric_columns)))
-        write_job_plots(per_user, metric_columns, curves if len(curves) else None,
-                        out / FILES["plots"])
-
+def _write_job_json(out: Path) -> None:
     commit, dirty = _git_commit(Path.cwd())
     _write_json(out / FILES["job"], {
         "format_version": FORMAT_VERSION,
@@ -352,7 +370,6 @@ def write_job_dir(results: Results, path: str | Path, *, config_yaml: str | Mapp
         "git_commit": commit,
         "git_dirty": dirty,
     })
-    return out
 
 
 def _scrubbed_yaml(config: str | Mapping) -> str:
@@ -397,7 +414,7 @@ def read_job_dir(path: str | Path, *, per_user: bool = True) -> JobDir:
     if missing:
         raise param_error("path", func, "a job directory written by write_job_dir (with "
                           f"{', '.join(missing)})", str(root), "Write it with "
-                          "recoeval_tracking.results_io.write_job_dir(results, path).")
+                          "recoeval_tracking.jobdir.write_job_dir(results, path).")
     metrics = {k: (math.nan if v is None else float(v))
                for k, v in _read_json(root / FILES["metrics"]).items()}
     definitions_file = _read_json(root / FILES["definitions"])

@@ -1,0 +1,227 @@
+"""The MLflow connection: tracking URI, client, experiment, fast-fail HTTP, clean params and tags.
+
+Every module of :mod:`recoeval_tracking.tracking` reaches MLflow through :func:`_client`; mlflow
+itself is imported only inside functions (``import mlflow`` costs about 2 s).
+
+Secrets (rule in :mod:`recoeval_tracking.jobdir.redact`): a param or tag whose key's last dotted
+component names a credential (password, token, secret, key...) is dropped; URL passwords are
+removed from every value. Credentials for a server come from MLflow's own environment variables
+(``MLFLOW_TRACKING_USERNAME``/``MLFLOW_TRACKING_PASSWORD`` or ``MLFLOW_TRACKING_TOKEN``), which
+this package never reads or logs.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import time
+from collections.abc import Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from .._validation import param_error
+from ..jobdir.redact import flatten_config, is_secret_key, sanitize_key, scrub_url
+
+__all__ = [
+    "DEFAULT_EXPERIMENT",
+    "resolve_tracking_uri",
+    "flatten_config",
+    "params_from_config",
+    "run_name_from_overrides",
+]
+
+DEFAULT_EXPERIMENT = "recoeval"
+
+_TAG_PREFIX = "recoeval."
+_MAX_PARAM_CHARS = 6000
+_MAX_TAG_CHARS = 5000
+_TERMINAL = ("FINISHED", "FAILED", "KILLED")
+_TRACKING_KEY_PREFIXES = ("tracking.", "hydra.", "mlflow.")
+
+
+# ---------------------------------------------------------------------------------------------
+# URIs, clients, experiments
+# ---------------------------------------------------------------------------------------------
+
+def resolve_tracking_uri(uri: str | None = None) -> str:
+    """The tracking URI to use: ``uri`` if given, else ``MLFLOW_TRACKING_URI``, else the local
+    SQLite store ``sqlite:///<cwd>/mlflow.db`` (absolute, so a later ``cd`` changes nothing).
+
+    MLflow 3 refuses its old ``./mlruns`` file store unless told otherwise and switches to it by
+    itself when ``./mlruns`` holds data, so the URI is always set explicitly.
+    """
+    if uri is not None and not isinstance(uri, str):
+        raise param_error("uri", "resolve_tracking_uri", "a str (a tracking URI) or None", uri)
+    if uri:
+        return uri
+    env = os.environ.get("MLFLOW_TRACKING_URI", "").strip()
+    if env:
+        return env
+    return f"sqlite:///{(Path.cwd() / 'mlflow.db').resolve()}"
+
+
+def _default_artifact_location(uri: str) -> str | None:
+    """Artifacts of a SQLite store live beside the database (``<db dir>/mlartifacts``)."""
+    if uri.startswith("sqlite:///"):
+        db = Path(uri[len("sqlite:///"):])
+        if not db.is_absolute():
+            db = Path.cwd() / db
+        return (db.resolve().parent / "mlartifacts").as_uri()
+    return None
+
+
+def _client(uri: str):
+    from mlflow.tracking import MlflowClient
+
+    return MlflowClient(tracking_uri=uri)
+
+
+def _experiment_id(client, name: str, artifact_location: str | None, uri: str) -> str:
+    from mlflow.exceptions import MlflowException
+
+    exp = client.get_experiment_by_name(name)
+    if exp is None:
+        location = artifact_location or _default_artifact_location(uri)
+        try:
+            return client.create_experiment(
+                name, artifact_location=location,
+                tags={"mlflow.experimentKind": "custom_model_development"})
+        except MlflowException as err:  # created meanwhile by a parallel job
+            exp = client.get_experiment_by_name(name)
+            if exp is None:
+                raise err
+    if exp.tags.get("mlflow.experimentKind") != "custom_model_development":
+        client.set_experiment_tag(exp.experiment_id, "mlflow.experimentKind",
+                                  "custom_model_development")
+    return exp.experiment_id
+
+
+def _run_exists(client, run_id: str) -> bool:
+    """Whether the store holds ``run_id`` (connection errors propagate)."""
+    from mlflow.exceptions import MlflowException
+    from mlflow.protos.databricks_pb2 import (
+        INVALID_PARAMETER_VALUE,
+        RESOURCE_DOES_NOT_EXIST,
+        ErrorCode,
+    )
+
+    try:
+        client.get_run(run_id)
+        return True
+    except MlflowException as err:
+        if err.error_code in (ErrorCode.Name(RESOURCE_DOES_NOT_EXIST),
+                              ErrorCode.Name(INVALID_PARAMETER_VALUE)):
+            return False
+        raise
+
+
+def _now_ms() -> int:
+    return int(time.time() * 1000)
+
+
+@contextlib.contextmanager
+def _fast_fail_http(max_retries: int = 1, timeout: int = 10,
+                    backoff_factor: int = 1) -> Iterator[None]:
+    """Lower MLflow's HTTP retries and timeout during an attempt (unless the user set them), so a
+    dead server fails in seconds, not minutes (defaults: 7 retries with backoff, 120 s timeout).
+    """
+    wanted = {"MLFLOW_HTTP_REQUEST_MAX_RETRIES": str(max_retries),
+              "MLFLOW_HTTP_REQUEST_TIMEOUT": str(timeout),
+              "MLFLOW_HTTP_REQUEST_BACKOFF_FACTOR": str(backoff_factor)}
+    saved = {}
+    for key, value in wanted.items():
+        if key not in os.environ:
+            saved[key] = None
+            os.environ[key] = value
+    try:
+        yield
+    finally:
+        for key in saved:
+            os.environ.pop(key, None)
+
+
+def _first_line(err: BaseException) -> str:
+    """``<Type>: <first line of the message>``, URL passwords removed, at most 500 characters."""
+    text = str(err).strip().splitlines()
+    msg = text[0] if text else ""
+    return scrub_url(f"{type(err).__name__}: {msg}")[:500]
+
+
+# ---------------------------------------------------------------------------------------------
+# Arguments, params, tags, names
+# ---------------------------------------------------------------------------------------------
+
+def _check_str(value: Any, name: str, func: str) -> None:
+    if value is not None and not isinstance(value, str):
+        raise param_error(name, func, "a str or None", value)
+
+
+def _check_mapping(value: Any, name: str, func: str) -> None:
+    if value is not None and not isinstance(value, Mapping):
+        raise param_error(name, func, "a dict or None", value)
+
+
+def _clean_params(params: Mapping[str, Any]) -> dict[str, str]:
+    out = {}
+    for key, value in params.items():
+        if is_secret_key(str(key)):
+            continue
+        text = scrub_url(str(value))
+        if len(text) > _MAX_PARAM_CHARS:
+            text = text[:_MAX_PARAM_CHARS - 15] + "...[truncated]"
+        out[sanitize_key(str(key))] = text
+    return out
+
+
+def _clean_tags(tags: Mapping[str, Any]) -> dict[str, str]:
+    out = {}
+    for key, value in tags.items():
+        if value is None or is_secret_key(str(key)):
+            continue
+        text = scrub_url(str(value))
+        out[sanitize_key(str(key))] = text[:_MAX_TAG_CHARS]
+    return out
+
+
+def params_from_config(config: Mapping[str, Any] | None,
+                       params: Mapping[str, Any] | None = None) -> dict[str, str]:
+    """MLflow params for a run: ``config`` flattened to dotted keys, then ``params`` (flattened
+    too, winning on clashes); secret keys dropped, URL passwords removed, values truncated to
+    6000 characters (MLflow's limit).
+
+    Examples
+    --------
+    >>> params_from_config({"tracking": {"uri": "http://u:pw@h", "password": "x"},
+    ...                     "metrics": {"k": 10}})
+    {'tracking.uri': 'http://u:<redacted>@h', 'metrics.k': '10'}
+    """
+    flat: dict[str, Any] = {}
+    if config:
+        flat.update(flatten_config(config))
+    if params:
+        if not isinstance(params, Mapping):
+            raise param_error("params", "params_from_config", "a mapping or None", params)
+        flat.update(flatten_config(params))
+    return _clean_params(flat)
+
+
+def run_name_from_overrides(overrides: Sequence[str] | None,
+                            exclude_prefixes: Sequence[str] = _TRACKING_KEY_PREFIXES) -> str | None:
+    """A run name from Hydra overrides, leaving tracking keys and secrets out.
+
+    ``["model=als", "model.factors=64", "tracking.uri=http://..."]`` -> ``"model=als,
+    model.factors=64"``. Returns None when nothing is left.
+    """
+    if not overrides:
+        return None
+    parts = []
+    for item in overrides:
+        text = str(item)
+        key = text.split("=", 1)[0].lstrip("+~")
+        if key.startswith(tuple(exclude_prefixes)) or key in {p.rstrip(".") for p in
+                                                              exclude_prefixes}:
+            continue
+        if is_secret_key(key):
+            continue
+        parts.append(scrub_url(text))
+    return ",".join(parts)[:250] or None

@@ -1,0 +1,350 @@
+"""One MLflow run per job directory: :func:`log_job_dir`, and :func:`log_results` in one line.
+
+What a run holds (logged from a job directory written by
+:func:`recoeval_tracking.jobdir.write_job_dir`):
+
+* **params**: the resolved config flattened to dotted keys (``model.factors``, ``metrics.k``),
+  the metric definitions as ``definitions.*``, and the caller's ``params``; secret keys dropped.
+* **metrics** (one :meth:`MlflowClient.log_batch`): everything in ``metrics.json`` (means at K,
+  ``_ci95_low``/``_ci95_high``, ``users_evaluated``, ``users_nan_<reason>``, ``<stage>_seconds``)
+  at step 0, and each curve of ``curves.csv`` (``ndcg_at_k``...) with ``step = k`` for k = 1..K.
+* **tags**: ``recoeval.job_uid``, ``recoeval.sweep_id``, ``recoeval.version``, ``recoeval.k``,
+  ``recoeval.metrics`` (the headline metric keys), ``recoeval.definitions_fingerprint``,
+  ``recoeval.data_fingerprint``, ``recoeval.split_fingerprint``, ``recoeval.overrides``,
+  ``mlflow.source.git.commit`` and ``recoeval.git_commit`` when the job ran in a git checkout,
+  ``mlflow.parentRunId`` for sweep children.
+* **inputs**: the dataset, with ``digest`` = its data fingerprint (context ``evaluation``).
+* **artifacts**: the files of the job directory (``per_user.parquet``, ``metrics.json``,
+  ``curves.csv``, ``definitions.json``, ``dataset.json``, ``config.yaml``, ``overrides.yaml``,
+  ``job.json``, ``plots/``). Hydra's own ``.hydra/`` folder is *not* uploaded: it holds the
+  unscrubbed config.
+
+Secrets: params and tags are cleaned by :mod:`.client`; the artifacts were already redacted when
+the job directory was written.
+
+Exactly once: every job directory has a ``job_uid``; before creating a run,
+:func:`log_job_dir` looks in the experiment for a run tagged with it. A FINISHED one is returned
+as it is; an unfinished one (an upload cut off midway) is deleted and the job logged again.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import sys
+import tempfile
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .._validation import param_error
+from ..jobdir import FILES, JobDir, read_job_dir, write_job_dir
+from ..jobdir.redact import flatten_config, scrub_url
+from ..metrics.results import Results
+from .client import (
+    _TAG_PREFIX,
+    DEFAULT_EXPERIMENT,
+    _check_mapping,
+    _check_str,
+    _clean_params,
+    _clean_tags,
+    _client,
+    _experiment_id,
+    _now_ms,
+    resolve_tracking_uri,
+    run_name_from_overrides,
+)
+
+__all__ = ["log_job_dir", "log_results"]
+
+_ARTIFACT_FILES = tuple(FILES[name] for name in (
+    "per_user", "metrics", "curves", "definitions", "dataset", "config", "overrides", "job"))
+
+
+def _metrics_for(job: JobDir, timestamp: int) -> list:
+    from mlflow.entities import Metric
+
+    out = [Metric(key, float(value), timestamp, 0) for key, value in job.metrics.items()]
+    curves = job.curves
+    if len(curves):
+        ks = curves["k"].to_numpy(dtype=np.int64)
+        for name in job.curve_names:
+            values = curves[name].to_numpy(dtype=np.float64)
+            out.extend(Metric(name, float(v), timestamp, int(k)) for k, v in zip(ks, values))
+    return out
+
+
+def _fingerprints(job: JobDir) -> dict[str, str]:
+    ds = job.dataset or {}
+    out = {}
+    data_fp = ds.get("data_fingerprint", ds.get("fingerprint"))
+    if data_fp:
+        out["data_fingerprint"] = str(data_fp)
+    if ds.get("split_fingerprint"):
+        out["split_fingerprint"] = str(ds["split_fingerprint"])
+    if job.fingerprint:
+        out["definitions_fingerprint"] = job.fingerprint
+    return out
+
+
+def _run_tags(job: JobDir, sweep_id: str | None, extra: Mapping[str, Any] | None
+              ) -> dict[str, str]:
+    tags: dict[str, Any] = {
+        _TAG_PREFIX + "job_uid": job.job_uid or None,
+        _TAG_PREFIX + "sweep_id": sweep_id or job.job_uid or None,
+        _TAG_PREFIX + "version": job.job.get("package_version"),
+        _TAG_PREFIX + "k": job.k,
+        _TAG_PREFIX + "metrics": ",".join(job.metric_columns),
+        _TAG_PREFIX + "topk_only": str(job.topk_only).lower(),
+    }
+    for name, value in _fingerprints(job).items():
+        tags[_TAG_PREFIX + name] = value
+    if job.overrides:
+        tags[_TAG_PREFIX + "overrides"] = " ".join(job.overrides)
+    commit = job.job.get("git_commit")
+    if commit:
+        tags["mlflow.source.git.commit"] = commit
+        tags[_TAG_PREFIX + "git_commit"] = commit
+        if job.job.get("git_dirty") is not None:
+            tags[_TAG_PREFIX + "git_dirty"] = str(bool(job.job["git_dirty"])).lower()
+    if extra:
+        tags.update(extra)
+    return _clean_tags(tags)
+
+
+def _dataset_input(job: JobDir):
+    from mlflow.entities import Dataset, DatasetInput, InputTag
+
+    ds = job.dataset
+    if not ds:
+        return None
+    digest = ds.get("data_fingerprint", ds.get("fingerprint"))
+    if not digest:
+        return None
+    source = ds.get("source") or ds.get("path") or str(job.path / FILES["dataset"])
+    source = scrub_url(str(source))
+    source_type = "http" if source.startswith(("http://", "https://")) else "local"
+    source_json = json.dumps({"url" if source_type == "http" else "uri": source})
+    profile = {k: v for k, v in ds.items()
+               if isinstance(v, (int, float, str, bool)) and k not in ("source", "path")}
+    return DatasetInput(
+        Dataset(name=str(ds.get("name", "dataset"))[:500], digest=str(digest)[:36],
+                source_type=source_type, source=source_json,
+                profile=json.dumps(profile, default=str)),
+        tags=[InputTag(key="mlflow.data.context", value="evaluation")])
+
+
+def _upload(client, run_id: str, job: JobDir, *, params: dict[str, str], tags: dict[str, str],
+            artifact_path: str | None, existing_params: Mapping[str, str] | None = None) -> None:
+    """Metrics, params and tags in one batch, then the dataset input, then the artifacts."""
+    from mlflow.entities import Param, RunTag
+
+    if existing_params:
+        clash = {k for k, v in params.items() if k in existing_params and existing_params[k] != v}
+        if clash:
+            print(f"recoeval: params already set with other values in run {run_id} were kept: "
+                  f"{', '.join(sorted(clash))}", file=sys.stderr)
+        params = {k: v for k, v in params.items() if k not in existing_params}
+    client.log_batch(run_id,
+                     metrics=_metrics_for(job, _now_ms()),
+                     params=[Param(k, v) for k, v in params.items()],
+                     tags=[RunTag(k, v) for k, v in tags.items()])
+    ds_input = _dataset_input(job)
+    if ds_input is not None:
+        client.log_inputs(run_id, datasets=[ds_input])
+    for name in _ARTIFACT_FILES:
+        p = job.path / name
+        if p.is_file():
+            client.log_artifact(run_id, str(p), artifact_path)
+    plots = job.path / FILES["plots"]
+    if plots.is_dir() and any(plots.iterdir()):
+        sub = f"{artifact_path}/plots" if artifact_path else "plots"
+        client.log_artifacts(run_id, str(plots), sub)
+
+
+def _job_params(job: JobDir, params: Mapping[str, Any] | None) -> dict[str, str]:
+    flat: dict[str, Any] = {}
+    if job.definitions:
+        flat.update(flatten_config(job.definitions, prefix="definitions"))
+    if job.config:
+        flat.update(flatten_config(job.config))
+    if params:
+        flat.update(flatten_config(params))
+    return _clean_params(flat)
+
+
+def _find_job_runs(client, experiment_id: str, job_uid: str) -> list:
+    return client.search_runs([experiment_id],
+                              filter_string=f"tags.`{_TAG_PREFIX}job_uid` = '{job_uid}'",
+                              max_results=100)
+
+
+def log_job_dir(path: str | Path, *, tracking_uri: str | None = None,
+                experiment: str = DEFAULT_EXPERIMENT, run_name: str | None = None,
+                parent_run_id: str | None = None, sweep_id: str | None = None,
+                tags: Mapping[str, Any] | None = None, params: Mapping[str, Any] | None = None,
+                artifact_location: str | None = None) -> str:
+    """Log a job directory as one MLflow run and return its run id.
+
+    Parameters
+    ----------
+    path : str or Path
+        A job directory written by :func:`recoeval_tracking.jobdir.write_job_dir`.
+    tracking_uri : str, optional
+        See :func:`~recoeval_tracking.tracking.client.resolve_tracking_uri`.
+    experiment : str
+        Experiment name (created if needed, with the tag
+        ``mlflow.experimentKind=custom_model_development`` so the UI shows the runs table).
+    run_name : str, optional
+        Defaults to a name built from the job's overrides (tracking keys left out).
+    parent_run_id : str, optional
+        The sweep parent (see :func:`recoeval_tracking.tracking.sweeps.create_sweep_parent`):
+        the run is tagged ``mlflow.parentRunId``.
+    sweep_id : str, optional
+        The ``recoeval.sweep_id`` tag (defaults to the job's own uid).
+    tags, params : dict, optional
+        More tags and params (params are flattened to dotted keys); secrets dropped.
+    artifact_location : str, optional
+        Artifact location for a new experiment (default: ``mlartifacts`` beside a SQLite
+        database; the server's default for a server).
+
+    Returns
+    -------
+    str
+        The run id. When the experiment already holds a FINISHED run with this job's uid, that
+        run's id is returned and nothing is logged (exactly once).
+    """
+    func = "log_job_dir"
+    for name, value in (("tracking_uri", tracking_uri), ("run_name", run_name),
+                        ("parent_run_id", parent_run_id), ("sweep_id", sweep_id),
+                        ("artifact_location", artifact_location)):
+        _check_str(value, name, func)
+    if not isinstance(experiment, str) or not experiment:
+        raise param_error("experiment", func, "a non-empty str", experiment)
+    _check_mapping(tags, "tags", func)
+    _check_mapping(params, "params", func)
+    job = read_job_dir(path, per_user=False)
+
+    uri = resolve_tracking_uri(tracking_uri)
+    client = _client(uri)
+    exp_id = _experiment_id(client, experiment, artifact_location, uri)
+    if job.job_uid:
+        for run in _find_job_runs(client, exp_id, job.job_uid):
+            if run.info.status == "FINISHED":
+                return run.info.run_id
+            client.delete_run(run.info.run_id)  # an upload cut off midway: start again
+
+    run_tags = _run_tags(job, sweep_id, tags)
+    if parent_run_id:
+        run_tags["mlflow.parentRunId"] = parent_run_id
+    name = run_name or run_name_from_overrides(job.overrides)
+    run = client.create_run(exp_id, tags=run_tags, run_name=name)
+    run_id = run.info.run_id
+    try:
+        _upload(client, run_id, job, params=_job_params(job, params), tags={},
+                artifact_path=None)
+    except BaseException:
+        with contextlib.suppress(Exception):
+            client.set_terminated(run_id, "FAILED")
+        raise
+    client.set_terminated(run_id, "FINISHED")
+    return run_id
+
+
+def _active_run() -> tuple[str | None, str | None]:
+    """The active run's id and store (``mlflow.start_run()`` of a training script), or Nones."""
+    import mlflow
+
+    active = mlflow.active_run()
+    if active is None:
+        return None, None
+    return active.info.run_id, mlflow.get_tracking_uri()
+
+
+def _log_into_run(path: Path, run_id: str, tracking_uri: str | None,
+                  tags: Mapping[str, Any] | None, params: Mapping[str, Any] | None,
+                  artifact_path: str | None) -> str:
+    """Add the job directory ``path`` to the existing run ``run_id`` (left open)."""
+    client = _client(resolve_tracking_uri(tracking_uri))
+    run = client.get_run(run_id)
+    job = read_job_dir(path, per_user=False)
+    _upload(client, run_id, job, params=_job_params(job, params), tags=_run_tags(job, None, tags),
+            artifact_path=artifact_path, existing_params=run.data.params)
+    return run_id
+
+
+def log_results(results, *, run_id: str | None = None, tracking_uri: str | None = None,
+                experiment: str = DEFAULT_EXPERIMENT, run_name: str | None = None,
+                config: Mapping[str, Any] | str | None = None,
+                overrides: list[str] | None = None, dataset: Mapping[str, Any] | None = None,
+                tags: Mapping[str, Any] | None = None, params: Mapping[str, Any] | None = None,
+                extra_metrics: Mapping[str, Any] | None = None,
+                artifact_path: str | None = None, job_dir: str | Path | None = None,
+                plots: bool = True) -> str:
+    """Log a :class:`~recoeval_tracking.metrics.results.Results` to MLflow in one line.
+
+    Into ``run_id`` if given, else into the active run (``mlflow.start_run()`` of a training
+    script), else into a new run of ``experiment``. The results are first written to a job
+    directory (``job_dir``, or a temporary one removed afterwards), then logged exactly as
+    :func:`log_job_dir` logs it.
+
+    Parameters
+    ----------
+    results : Results
+    run_id : str, optional
+        An existing run to add the evaluation to (it is left open).
+    tracking_uri : str, optional
+        Defaults to the active run's store when there is one, else
+        :func:`~recoeval_tracking.tracking.client.resolve_tracking_uri`.
+    experiment, run_name : str
+        For a new run.
+    config : dict or YAML text, optional
+        Logged flattened as params and as ``config.yaml``.
+    overrides, dataset, extra_metrics
+        As in :func:`recoeval_tracking.jobdir.write_job_dir`.
+    tags, params : dict, optional
+        More tags and params; secrets dropped.
+    artifact_path : str, optional
+        Folder of the run's artifacts to put the files in (e.g. ``"evaluation"``; default: the
+        root). Params that the run already holds are kept as they are.
+    job_dir : str or Path, optional
+        Keep the job directory here instead of a temporary folder.
+    plots : bool
+        Write and log the plots.
+
+    Returns
+    -------
+    str
+        The run id.
+
+    Examples
+    --------
+    >>> import mlflow                                                      # doctest: +SKIP
+    >>> with mlflow.start_run():                                           # doctest: +SKIP
+    ...     mlflow.log_params({"factors": 64})
+    ...     log_results(evaluate(model, train, test, k=10))
+    """
+    func = "log_results"
+    if not isinstance(results, Results):
+        raise param_error("results", func, "a recoeval_tracking Results object", results)
+    for name, value in (("run_id", run_id), ("tracking_uri", tracking_uri),
+                        ("run_name", run_name), ("artifact_path", artifact_path)):
+        _check_str(value, name, func)
+    _check_mapping(tags, "tags", func)
+    _check_mapping(params, "params", func)
+    if config is not None and not isinstance(config, (Mapping, str)):
+        raise param_error("config", func, "a plain dict, YAML text or None", config)
+    if run_id is None and tracking_uri is None:
+        run_id, tracking_uri = _active_run()
+
+    with contextlib.ExitStack() as stack:
+        if job_dir is None:
+            job_dir = stack.enter_context(tempfile.TemporaryDirectory(prefix="recoeval-job-"))
+        path = write_job_dir(results, job_dir, config_yaml=config, overrides=overrides,
+                             dataset=dataset, extra_metrics=extra_metrics, plots=plots)
+        if run_id is None:
+            return log_job_dir(path, tracking_uri=tracking_uri, experiment=experiment,
+                               run_name=run_name, tags=tags, params=params)
+        return _log_into_run(path, run_id, tracking_uri, tags, params, artifact_path)

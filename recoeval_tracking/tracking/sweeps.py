@@ -1,0 +1,256 @@
+"""Sweeps: a parent run per sweep, closed with a leaderboard of its children.
+
+Children are linked to their parent by the ``mlflow.parentRunId`` tag and all carry the sweep's
+``recoeval.sweep_id``. The direction of a metric (which child is best, how the leaderboard is
+sorted) comes from the metric registry
+(:func:`recoeval_tracking.metrics.registry.greater_is_better`: lower is better for ``mpr`` and
+``*_seconds``); callers may name more lower-is-better metrics.
+"""
+
+from __future__ import annotations
+
+import math
+import tempfile
+import uuid
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any, NamedTuple
+
+import pandas as pd
+
+from .._validation import param_error
+from ..jobdir.redact import sanitize_key
+from ..metrics.registry import greater_is_better
+from .client import (
+    _TAG_PREFIX,
+    _TERMINAL,
+    DEFAULT_EXPERIMENT,
+    _check_mapping,
+    _check_str,
+    _clean_tags,
+    _client,
+    _experiment_id,
+    _now_ms,
+    params_from_config,
+    resolve_tracking_uri,
+)
+
+__all__ = ["SweepParent", "create_sweep_parent", "build_leaderboard", "finish_sweep_parent"]
+
+
+class SweepParent(NamedTuple):
+    """The parent run of a sweep: pass ``run_id`` and ``sweep_id`` to every child's upload."""
+
+    run_id: str
+    sweep_id: str
+    experiment_id: str
+    tracking_uri: str
+
+
+def create_sweep_parent(*, tracking_uri: str | None = None, experiment: str = DEFAULT_EXPERIMENT,
+                        run_name: str | None = None, sweep_id: str | None = None,
+                        tags: Mapping[str, Any] | None = None,
+                        params: Mapping[str, Any] | None = None,
+                        artifact_location: str | None = None) -> SweepParent:
+    """Create the RUNNING parent run of a sweep with :class:`MlflowClient` (no active run).
+
+    Parameters
+    ----------
+    tracking_uri, experiment, artifact_location
+        As in :func:`recoeval_tracking.tracking.runs.log_job_dir`.
+    run_name : str, optional
+        Defaults to ``sweep-<sweep_id>``.
+    sweep_id : str, optional
+        Defaults to a new 12-hex-digit id; every child gets the same ``recoeval.sweep_id`` tag.
+    tags, params : dict, optional
+        E.g. the sweep's shared config and the sweeper's parameter grid; secrets dropped.
+
+    Returns
+    -------
+    SweepParent
+        ``(run_id, sweep_id, experiment_id, tracking_uri)``.
+    """
+    from mlflow.entities import Param
+
+    func = "create_sweep_parent"
+    for name, value in (("tracking_uri", tracking_uri), ("run_name", run_name),
+                        ("sweep_id", sweep_id), ("artifact_location", artifact_location)):
+        _check_str(value, name, func)
+    _check_mapping(tags, "tags", func)
+    _check_mapping(params, "params", func)
+    sweep_id = sweep_id or uuid.uuid4().hex[:12]
+    uri = resolve_tracking_uri(tracking_uri)
+    client = _client(uri)
+    exp_id = _experiment_id(client, experiment, artifact_location, uri)
+    run_tags = _clean_tags({_TAG_PREFIX + "sweep_id": sweep_id,
+                            _TAG_PREFIX + "sweep_parent": "true", **(tags or {})})
+    run = client.create_run(exp_id, tags=run_tags, run_name=run_name or f"sweep-{sweep_id}")
+    if params:
+        client.log_batch(run.info.run_id, params=[
+            Param(k, v) for k, v in params_from_config(None, params).items()])
+    return SweepParent(run.info.run_id, sweep_id, exp_id, uri)
+
+
+def _lower_is_better(metric: str, lower: Sequence[str] | None) -> bool:
+    """The registry's direction of ``metric``, unless the caller lists it as lower-is-better."""
+    if lower is not None and metric in lower:
+        return True
+    return not greater_is_better(metric)
+
+
+def build_leaderboard(parent_run_id: str, *, tracking_uri: str | None = None,
+                      metrics: Sequence[str] | None = None,
+                      lower_is_better: Sequence[str] | None = None,
+                      sort_by: str | None = None) -> pd.DataFrame:
+    """One row per child run of ``parent_run_id``: name, id, status, overrides, each headline
+    metric with its 95% bounds; best first.
+
+    Parameters
+    ----------
+    parent_run_id : str
+    tracking_uri : str, optional
+    metrics : list of str, optional
+        Headline metrics (default: the union of the children's ``recoeval.metrics`` tags).
+    lower_is_better : list of str, optional
+        Metrics where lower is better, besides those the metric registry marks so (``mpr``,
+        ``*_seconds``).
+    sort_by : str, optional
+        Default: the first ``ndcg_at_*`` headline metric, else the first one.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns ``run_name, run_id, status, overrides, <metric>, <metric>_ci95_low,
+        <metric>_ci95_high, ...``; ``attrs["metrics"]`` lists the headline metrics.
+    """
+    _check_str(parent_run_id, "parent_run_id", "build_leaderboard")
+    uri = resolve_tracking_uri(tracking_uri)
+    client = _client(uri)
+    parent = client.get_run(parent_run_id)
+    children = client.search_runs(
+        [parent.info.experiment_id],
+        filter_string=f"tags.`mlflow.parentRunId` = '{parent_run_id}'", max_results=5000)
+    if metrics is None:
+        seen: dict[str, None] = {}
+        for run in children:
+            for m in run.data.tags.get(_TAG_PREFIX + "metrics", "").split(","):
+                if m:
+                    seen[m] = None
+        metrics = list(seen)
+    rows = []
+    for run in children:
+        row: dict[str, Any] = {"run_name": run.info.run_name, "run_id": run.info.run_id,
+                               "status": run.info.status,
+                               "overrides": run.data.tags.get(_TAG_PREFIX + "overrides", "")}
+        for m in metrics:
+            for key in (m, f"{m}_ci95_low", f"{m}_ci95_high"):
+                row[key] = run.data.metrics.get(key, math.nan)
+        rows.append(row)
+    columns = ["run_name", "run_id", "status", "overrides"] + [
+        key for m in metrics for key in (m, f"{m}_ci95_low", f"{m}_ci95_high")]
+    table = pd.DataFrame(rows, columns=columns)
+    if sort_by is None and metrics:
+        sort_by = next((m for m in metrics if m.startswith("ndcg_at_")), metrics[0])
+    if sort_by is not None and sort_by in table.columns and len(table):
+        table = table.sort_values(sort_by, ascending=_lower_is_better(sort_by, lower_is_better),
+                                  na_position="last", kind="stable").reset_index(drop=True)
+    table.attrs["metrics"] = list(metrics)
+    table.attrs["sort_by"] = sort_by
+    return table
+
+
+def _markdown(table: pd.DataFrame, metrics: Sequence[str]) -> str:
+    cols = ["run_name", "status"] + list(metrics)
+    lines = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
+    for _, row in table.iterrows():
+        cells = [str(row["run_name"]), str(row["status"])]
+        cells += ["" if pd.isna(row[m]) else f"{row[m]:.4f}" for m in metrics]
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def _summary(leaderboard: pd.DataFrame, headline: Sequence[str],
+             lower_is_better: Sequence[str] | None) -> tuple[list, dict[str, str]]:
+    """The parent's metrics (``sweep_jobs``, ``sweep_jobs_failed``, ``best_<metric>``) and tags
+    (``recoeval.best_run.<metric>``, the leaderboard as ``mlflow.note.content``)."""
+    from mlflow.entities import Metric
+
+    now = _now_ms()
+    batch_metrics = [Metric("sweep_jobs", float(len(leaderboard)), now, 0)]
+    if "status" in leaderboard.columns:
+        n_failed = int((leaderboard["status"] != "FINISHED").sum())
+        batch_metrics.append(Metric("sweep_jobs_failed", float(n_failed), now, 0))
+    tags = {}
+    for m in headline:
+        if m not in leaderboard.columns:
+            continue
+        values = pd.to_numeric(leaderboard[m], errors="coerce")
+        if not values.notna().any():
+            continue
+        idx = values.idxmin() if _lower_is_better(m, lower_is_better) else values.idxmax()
+        batch_metrics.append(Metric(sanitize_key(f"best_{m}"), float(values[idx]), now, 0))
+        if "run_name" in leaderboard.columns:
+            tags[f"{_TAG_PREFIX}best_run.{m}"] = str(leaderboard.loc[idx, "run_name"])
+    if headline and "run_name" in leaderboard.columns:
+        tags["mlflow.note.content"] = _markdown(leaderboard, [m for m in headline
+                                                              if m in leaderboard.columns])
+    return batch_metrics, tags
+
+
+def finish_sweep_parent(parent_run_id: str, status: str = "FINISHED",
+                        leaderboard: pd.DataFrame | None = None, *,
+                        tracking_uri: str | None = None, metrics: Sequence[str] | None = None,
+                        lower_is_better: Sequence[str] | None = None,
+                        sort_by: str | None = None,
+                        close_running_children: bool = True) -> pd.DataFrame:
+    """Close a sweep parent with a leaderboard, so the sweep reads well without expanding it.
+
+    Logs ``leaderboard.csv`` (see :func:`build_leaderboard`, or the table given), the best value
+    of each headline metric over the children as ``best_<metric>`` (max, or min where lower is
+    better), the tag ``recoeval.best_run.<metric>`` (the best child's name), ``sweep_jobs`` and
+    ``sweep_jobs_failed``, the leaderboard as the run's description (``mlflow.note.content``),
+    then sets the status.
+
+    Parameters
+    ----------
+    parent_run_id : str
+    status : {"FINISHED", "FAILED", "KILLED"}
+    leaderboard : pandas.DataFrame, optional
+        Default: built from the children.
+    tracking_uri, metrics, lower_is_better, sort_by
+        As in :func:`build_leaderboard`.
+    close_running_children : bool
+        Mark children still RUNNING (a job killed mid-upload) as KILLED.
+
+    Returns
+    -------
+    pandas.DataFrame
+        The leaderboard.
+    """
+    from mlflow.entities import RunTag
+
+    func = "finish_sweep_parent"
+    if not isinstance(parent_run_id, str) or not parent_run_id:
+        raise param_error("parent_run_id", func, "a run id (str)", parent_run_id)
+    if status not in _TERMINAL:
+        raise param_error("status", func, f"one of {list(_TERMINAL)}", status)
+    if leaderboard is not None and not isinstance(leaderboard, pd.DataFrame):
+        raise param_error("leaderboard", func, "a pandas DataFrame or None", leaderboard)
+    uri = resolve_tracking_uri(tracking_uri)
+    client = _client(uri)
+    if leaderboard is None:
+        leaderboard = build_leaderboard(parent_run_id, tracking_uri=uri, metrics=metrics,
+                                        lower_is_better=lower_is_better, sort_by=sort_by)
+    headline = list(metrics if metrics is not None else leaderboard.attrs.get("metrics", []))
+    if close_running_children and "status" in leaderboard.columns:
+        for _, row in leaderboard[leaderboard["status"] == "RUNNING"].iterrows():
+            client.set_terminated(row["run_id"], "KILLED")
+    batch_metrics, tags = _summary(leaderboard, headline, lower_is_better)
+    client.log_batch(parent_run_id, metrics=batch_metrics,
+                     tags=[RunTag(k, v) for k, v in _clean_tags(tags).items()])
+    with tempfile.TemporaryDirectory(prefix="recoeval-leaderboard-") as tmp:
+        p = Path(tmp) / "leaderboard.csv"
+        leaderboard.to_csv(p, index=False)
+        client.log_artifact(parent_run_id, str(p))
+    client.set_terminated(parent_run_id, status)
+    return leaderboard

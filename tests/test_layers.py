@@ -1,0 +1,140 @@
+"""Every layer only looks down: the package's import graph, read from the source with ``ast``.
+
+Every ``import`` and ``from ... import`` of every module counts, those inside functions included
+(lazy imports are still dependencies); relative imports are resolved against the module's
+package. The layers, bottom up: ``engine``; ``_validation``, ``scores``, ``data``, ``splitting``,
+``models``, ``metrics``; ``jobdir``; ``tracking`` and ``reporting``; ``app``.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+PACKAGE = "recoeval_tracking"
+ROOT = Path(__file__).resolve().parents[1] / PACKAGE
+
+
+def _module_name(path: Path) -> str:
+    parts = [PACKAGE, *path.relative_to(ROOT).with_suffix("").parts]
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def _is_package_module(name: str) -> bool:
+    """Whether ``name`` is a module or package of this source tree."""
+    rel = Path(*name.split(".")[1:]) if "." in name else Path()
+    return (ROOT / rel).with_suffix(".py").is_file() or (ROOT / rel / "__init__.py").is_file()
+
+
+def _imports(path: Path) -> Iterator[tuple[int, str]]:
+    """``(line, imported module)`` for every import in ``path``, relative ones resolved.
+
+    ``from pkg import name`` counts as importing ``pkg.name`` when that is a module of the package,
+    else ``pkg``.
+    """
+    module = _module_name(path)
+    package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                yield node.lineno, alias.name
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base_parts = package.split(".")
+                base_parts = base_parts[:len(base_parts) - (node.level - 1)]
+                base = ".".join(base_parts + ([node.module] if node.module else []))
+            else:
+                base = node.module or ""
+            for alias in node.names:
+                full = f"{base}.{alias.name}"
+                if base.split(".")[0] == PACKAGE and _is_package_module(full):
+                    yield node.lineno, full
+                else:
+                    yield node.lineno, base
+
+
+def _graph() -> list[tuple[str, int, str]]:
+    """``(importing module, line, imported module)`` over the whole package."""
+    edges = []
+    for path in sorted(ROOT.rglob("*.py")):
+        module = _module_name(path)
+        edges.extend((module, line, target) for line, target in _imports(path))
+    return edges
+
+
+EDGES = _graph()
+
+
+def _layer(module: str) -> str:
+    """The first component below the package (``tracking`` for ``recoeval_tracking.tracking.runs``,
+    ``scores`` for ``recoeval_tracking.scores``), or ``""`` for the package itself."""
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else ""
+
+
+def _ours(target: str) -> bool:
+    return target == PACKAGE or target.startswith(PACKAGE + ".")
+
+
+def _top(target: str) -> str:
+    return target.split(".")[0]
+
+
+def _violations(importers: set[str], forbidden) -> list[str]:
+    return [f"{module} (line {line}) imports {target}" for module, line, target in EDGES
+            if _layer(module) in importers and forbidden(target)]
+
+
+def _fail_on(bad: list[str], rule: str) -> None:
+    if bad:
+        pytest.fail(f"{rule}:\n  " + "\n  ".join(bad), pytrace=False)
+
+
+def test_the_graph_is_read():
+    modules = {m for m, _, _ in EDGES}
+    assert {"recoeval_tracking.engine.driver", "recoeval_tracking.jobdir.io",
+            "recoeval_tracking.tracking.runs", "recoeval_tracking.app.cli"} <= modules
+    # a lazy import inside a function is seen, resolved from its relative form
+    assert any(m == "recoeval_tracking.app.pipeline" and t == "recoeval_tracking.jobdir"
+               for m, _, t in EDGES)
+
+
+def test_engine_imports_nothing_else_of_the_package():
+    _fail_on(_violations({"engine"}, lambda t: _ours(t) and _layer(t) != "engine"),
+             "engine/ imports only numpy, numba, threadpoolctl and itself")
+
+
+def test_jobdir_knows_nothing_of_tracking_reports_or_the_app():
+    _fail_on(_violations({"jobdir"}, lambda t: _ours(t) and _layer(t) in {
+        "tracking", "reporting", "app"}), "jobdir/ imports tracking/, reporting/ or app/")
+
+
+def test_tracking_and_reporting_do_not_import_the_app():
+    _fail_on(_violations({"tracking", "reporting"}, lambda t: _ours(t) and _layer(t) == "app"),
+             "tracking/ or reporting/ import app/")
+
+
+def test_core_layers_do_not_import_upper_layers():
+    core = {"metrics", "data", "splitting", "models", "scores", "_validation"}
+    upper = {"jobdir", "tracking", "reporting", "app"}
+    _fail_on(_violations(core, lambda t: _ours(t) and _layer(t) in upper),
+             "metrics/, data/, splitting/, models/, scores.py or _validation.py import "
+             "jobdir/, tracking/, reporting/ or app/")
+
+
+def test_only_tracking_imports_mlflow():
+    bad = [f"{m} (line {line}) imports {t}" for m, line, t in EDGES
+           if _top(t) == "mlflow" and _layer(m) != "tracking"]
+    _fail_on(bad, "only tracking/ imports mlflow")
+
+
+def test_only_the_app_imports_hydra_and_omegaconf():
+    bad = [f"{m} (line {line}) imports {t}" for m, line, t in EDGES
+           if _top(t) in {"hydra", "omegaconf"} and _layer(m) != "app"]
+    _fail_on(bad, "only app/ imports hydra and omegaconf")
