@@ -77,25 +77,17 @@ class EvalOptions:
     nthreads: int = field(default=-1, metadata={"config": False})
     return_topk: bool = field(default=False, metadata={"config": False})
 
-    def resolved(self, func: str = "evaluate") -> EvalOptions:
-        """A copy with the profile applied (``metrics`` and ``ties`` left None take the
-        profile's) and every scalar option checked; data-dependent checks (``k`` against the
-        number of items) come later, when the data is known."""
-        from .metrics.profiles import get_profile
-
-        prof = get_profile(self.profile, func) if self.profile is not None else {}
-        metrics = self.metrics
-        if metrics is None:
-            metrics = prof.get("metrics", ("p", "ap", "ndcg"))
-        ties = self.ties if self.ties is not None else prof.get("ties", "noise")
+    def checked(self, func: str = "evaluate") -> EvalOptions:
+        """A copy with every scalar option checked and converted; the profile is applied by
+        :func:`recoeval_tracking.metrics.profiles.apply_profile`, and data-dependent checks
+        (``k`` against the number of items) come when the data is known."""
         if self.backend not in BACKENDS:
             raise param_error("backend", func, f"one of {list(BACKENDS)}", self.backend)
         block_rows = self.block_rows
         if block_rows is not None:
             block_rows = check_int(block_rows, "block_rows", func, minimum=1)
         return dataclasses.replace(
-            self, metrics=metrics, ties=ties,
-            k=check_int(self.k, "k", func, minimum=1),
+            self, k=check_int(self.k, "k", func, minimum=1),
             seed=check_int(self.seed, "seed", func, minimum=0),
             min_pos_test=check_int(self.min_pos_test, "min_pos_test", func, minimum=1),
             min_items_pool=check_int(self.min_items_pool, "min_items_pool", func, minimum=1),

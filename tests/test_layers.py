@@ -138,3 +138,11 @@ def test_only_the_app_imports_hydra_and_omegaconf():
     bad = [f"{m} (line {line}) imports {t}" for m, line, t in EDGES
            if _top(t) in {"hydra", "omegaconf"} and _layer(m) != "app"]
     _fail_on(bad, "only app/ imports hydra and omegaconf")
+
+
+def test_options_and_validation_sit_below_the_metrics():
+    # EvalOptions is read by metrics/ and app/; it may use the engine's vocabulary and the
+    # validation helpers, nothing above them (the profile is applied in metrics/)
+    allowed = {"engine", "_validation", "options"}
+    _fail_on(_violations({"options", "_validation"}, lambda t: _ours(t) and _layer(t) not in
+                         allowed), "options.py or _validation.py import above the engine")

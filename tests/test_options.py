@@ -44,14 +44,17 @@ def test_hydra_schema_is_derived_from_the_options():
     assert "names" in names and "nthreads" not in names and "backend" in names
 
 
-def test_resolved_applies_the_profile_and_checks_values():
-    opts = EvalOptions(profile="recbole").resolved()
+def test_profile_and_checks():
+    from recoeval_tracking.metrics.profiles import apply_profile
+
+    opts = apply_profile(EvalOptions(profile="recbole"))
     assert opts.ties == "index" and "gauc" in list(opts.metrics)
-    assert EvalOptions().resolved().ties == "noise"
+    assert apply_profile(EvalOptions()).ties == "noise"
+    assert apply_profile(EvalOptions(profile="recbole", ties="noise")).ties == "noise"
     with pytest.raises(InputError, match="'backend' parameter of evaluate must be one of"):
-        EvalOptions(backend="tpu").resolved()
+        EvalOptions(backend="tpu").checked()
     with pytest.raises(InputError, match="'block_rows'"):
-        EvalOptions(block_rows=-3).resolved()
+        EvalOptions(block_rows=-3).checked()
     assert BACKENDS == ("cpu",)
 
 

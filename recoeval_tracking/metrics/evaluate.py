@@ -33,6 +33,7 @@ from ..options import EvalOptions
 from ..scores import BiasScores, DenseScores, FactorScores, RankedLists
 from .beyond import ListContext
 from .inputs import Prepared, lists_without_train, prepare, score_source, user_reasons
+from .profiles import apply_profile
 from .registry import METRICS, MetricSpec, column_name, curve_name, resolve_metrics
 from .results import Results
 
@@ -261,7 +262,7 @@ def compute(train: Any, test: Any, options: EvalOptions, *, A: Any = None, B: An
     """Check the inputs, plan and run. Shared by :func:`evaluate` and ``calc_reco_metrics``."""
     t0 = time.perf_counter()
     prep = prepare(train, test, user_ids, func)
-    p = plan(options.resolved(func), prep, func)
+    p = plan(apply_profile(options.checked(func), func), prep, func)
     source = score_source(prep, A, B, item_biases, scores, scorer, ranked, func)
     raw = run(plan_for_source(p, source, func), prep, source, progress=progress, func=func)
     raw.seconds = time.perf_counter() - t0

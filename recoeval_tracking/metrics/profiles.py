@@ -29,11 +29,13 @@ trec_eval      P p, recall r, map_cut ap (/|T|), ndcg_cut ndcg (linear), recip_r
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 from .._validation import param_error
+from ..options import EvalOptions
 
-__all__ = ["PROFILES", "get_profile"]
+__all__ = ["PROFILES", "get_profile", "apply_profile"]
 
 PROFILES: dict[str, dict[str, Any]] = {
     "recometrics": {
@@ -79,3 +81,14 @@ def get_profile(name: str, func: str = "evaluate") -> dict[str, Any]:
     if name not in PROFILES:
         raise param_error("profile", func, f"one of {list(PROFILES)}", name)
     return PROFILES[name]
+
+
+def apply_profile(options: EvalOptions, func: str = "evaluate") -> EvalOptions:
+    """``options`` with its profile applied: ``metrics`` and ``ties`` left None take the
+    profile's, or P, AP, NDCG and ``noise`` without a profile."""
+    prof = get_profile(options.profile, func) if options.profile is not None else {}
+    metrics = options.metrics
+    if metrics is None:
+        metrics = prof.get("metrics", ("p", "ap", "ndcg"))
+    ties = options.ties if options.ties is not None else prof.get("ties", "noise")
+    return dataclasses.replace(options, metrics=metrics, ties=ties)
