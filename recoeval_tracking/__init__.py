@@ -50,7 +50,8 @@ __all__ = [
 
 
 def __getattr__(name: str):
-    # log_results lives in the one module that imports mlflow; load it only when asked for.
+    # log_results lives in tracking/, the only package that imports mlflow (about 2 s): load it
+    # only when asked for.
     if name == "log_results":
         from .tracking import log_results
 
