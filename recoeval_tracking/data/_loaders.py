@@ -7,6 +7,7 @@ row/column indices in the sorted order of the original ids. Bad input raises
 
 from __future__ import annotations
 
+import inspect
 import os
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -18,6 +19,7 @@ import pandas as pd
 from .._validation import InputError, param_error
 from ._build import build_interactions
 from ._interactions import Interactions
+from ._synthetic import make_synthetic
 
 __all__ = [
     "load_movielens_100k",
@@ -266,7 +268,7 @@ def load_movielens_latest(path: str | os.PathLike, *, duplicates: str = "error")
                     name="movielens_latest")
 
 
-def load_parquet(path: str | os.PathLike, columns: Mapping[str, Any] | None = None, *,
+def load_parquet(path: str | os.PathLike, columns: Mapping[str, str] | None = None, *,
                  duplicates: str = "error", name: str | None = None) -> Interactions:
     """Load interactions from a Parquet file; ``columns`` maps roles to column names.
 
@@ -316,8 +318,16 @@ def from_dataframe(df: pd.DataFrame, columns: Mapping[str, Any] | None = None, *
 
 
 def _load_synthetic(**params: Any) -> Interactions:
-    from ._synthetic import make_synthetic
+    """:func:`~recoeval_tracking.data.make_synthetic` as the ``synthetic`` dataset kind."""
     return make_synthetic(**params)
+
+
+# What a config may set (the app derives the option's schema from this signature):
+# make_synthetic's parameters except the timestamp range, which keeps its default.
+_SYNTHETIC_SIGNATURE = inspect.signature(make_synthetic, eval_str=True)
+_load_synthetic.__signature__ = _SYNTHETIC_SIGNATURE.replace(  # type: ignore[attr-defined]
+    parameters=[p for p in _SYNTHETIC_SIGNATURE.parameters.values()
+                if p.name not in ("start_time", "time_span")])
 
 
 #: Dataset kinds accepted by :func:`load_dataset`, each a callable taking plain arguments.
