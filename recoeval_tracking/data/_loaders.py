@@ -209,12 +209,22 @@ def load_csv(path: str | os.PathLike, columns: Mapping[str, Any] | None = None, 
             raise InputError(f"{func}: column position(s) {too_far} out of range on line 1 of "
                              f"{p}, which has {len(fields)} fields with sep={sep!r}.")
         positions = {c: c for c in wanted}
+    df = _read_columns(p, positions, sep=sep, header=header, encoding=encoding, func=func)
+    line_offset = 2 if header else 1
+    return _frame_to_interactions(df, cols, func=func, source=str(p), line_offset=line_offset,
+                                  duplicates=duplicates, name=name or p.name)
+
+
+def _read_columns(p: Path, positions: dict[Any, int], *, sep: str, header: bool, encoding: str,
+                  func: str) -> pd.DataFrame:
+    """The columns at ``positions`` (column key -> 0-based field) of a delimited file, named by
+    their keys, read with pandas' C parser."""
     # the C engine; "::" becomes ":" with every other field empty
     if sep == "::":
         read_sep, scale = ":", 2
     else:
         read_sep, scale = sep, 1
-    usecols = sorted({positions[c] * scale for c in wanted})
+    usecols = sorted({field * scale for field in positions.values()})
     try:
         df = pd.read_csv(p, sep=read_sep, header=None, skiprows=1 if header else 0,
                          usecols=usecols, engine="c", encoding=encoding,
@@ -226,10 +236,7 @@ def load_csv(path: str | os.PathLike, columns: Mapping[str, Any] | None = None, 
                          "'encoding'.") from exc
     except pd.errors.EmptyDataError as exc:
         raise InputError(f"{func}: no interactions found in {p}; the file is empty.") from exc
-    df = df.rename(columns={positions[c] * scale: c for c in wanted})
-    line_offset = 2 if header else 1
-    return _frame_to_interactions(df, cols, func=func, source=str(p), line_offset=line_offset,
-                                  duplicates=duplicates, name=name or p.name)
+    return df.rename(columns={field * scale: c for c, field in positions.items()})
 
 
 def load_movielens_100k(path: str | os.PathLike, *, duplicates: str = "error") -> Interactions:
