@@ -10,8 +10,10 @@ module, so they agree by construction. It imports neither Hydra nor OmegaConf.
 The rules, the same for every registered class or function:
 
 * a parameter is a config value when its annotation is one (``bool``, ``int``, ``float``,
-  ``str``, ``Any``, a mapping or a sequence of those, ``X | None``); the others (callables,
-  arrays, data containers) are left to the caller, as are ``*args`` and ``**kwargs``;
+  ``str``, ``Any``, a ``Literal`` of one of those, a mapping or a sequence of those,
+  ``X | None``); the others (callables, arrays, data containers) are left to the caller, as
+  are ``*args`` and ``**kwargs``; a required parameter of that kind leaves the entry without
+  a config;
 * a parameter whose annotation admits an :class:`os.PathLike` (``str | os.PathLike``,
   ``str | Path | None``) is a file path: a ``str`` in the config, made absolute from the
   directory the command was started from;
@@ -89,6 +91,8 @@ def _config_type(tp: Any) -> tuple[Any, bool]:
         return (typing.Optional[inner] if optional else inner), is_path
     if _is_path_type(tp):
         return str, True
+    if origin is typing.Literal and len({type(a) for a in args}) == 1:
+        return _config_type(type(args[0]))
     if tp in _MAPPINGS or origin in _MAPPINGS:
         key, value = (args or (str, Any))[:2]
         return typing.Dict[_config_type(key)[0], _config_type(value)[0]], False
