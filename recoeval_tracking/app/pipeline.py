@@ -49,9 +49,8 @@ _FUNC = "run_job"
 _SECTIONS = ("dataset", "split", "model", "metrics")
 # Dataset keys that configure preparation, not the loader.
 _PREP_KEYS = ("implicit", "min_user_interactions", "min_item_interactions", "k_core")
-# Dataset keys whose value is a path taken relative to ``base_dir``.
-_DATASET_PATH_KEYS = ("path",)
-_MODEL_PATH_KEYS = ("path", "user_factors", "item_factors", "item_biases")
+# Dataset keys every option has (a label for the records), given to loaders that take them.
+_LABEL_KEYS = ("name",)
 
 
 def _section(cfg: Mapping[str, Any], name: str) -> dict[str, Any]:
@@ -93,23 +92,32 @@ def _timed(timings: dict[str, float], stage: str) -> Iterator[None]:
 def load_data(dataset: Mapping[str, Any], base_dir: Path | None = None):
     """Load the dataset described by a ``dataset`` config section (plain dict).
 
-    Every key except ``kind`` and the preparation keys is passed to the loader; a ``None``
-    value means "the loader's default" and is left out. Relative paths are taken from
-    ``base_dir``.
+    Every key except ``kind`` and the preparation keys is passed to the loader registered as
+    ``kind`` in :data:`recoeval_tracking.data.DATASETS` (the label ``name`` only when the loader
+    takes one); its file-path parameters are taken relative to ``base_dir``.
     """
-    from ..data import load_dataset
+    from ..data import DATASETS, load_dataset
+    from ._signatures import takes
 
     kind = dataset.get("kind")
     if not isinstance(kind, str):
         raise param_error("dataset.kind", _FUNC, "a dataset kind (str)", kind)
-    params = {k: v for k, v in dataset.items()
-              if k not in ("kind", *_PREP_KEYS) and v is not None}
-    if kind not in ("csv", "parquet", "dataframe"):
-        params.pop("name", None)  # only the generic loaders take a label; see run_job's records
-    for key in _DATASET_PATH_KEYS:
-        if key in params:
-            params[key] = _absolute(params[key], base_dir)
+    params = {k: v for k, v in dataset.items() if k not in ("kind", *_PREP_KEYS)}
+    loader = DATASETS.get(kind)  # an unknown kind: load_dataset's error lists the known ones
+    if loader is not None:
+        params = {k: v for k, v in params.items() if k not in _LABEL_KEYS or takes(loader, k)}
+        params = _absolute_paths(loader, params, base_dir)
     return load_dataset(kind, **params)
+
+
+def _absolute_paths(target: Any, params: dict[str, Any], base_dir: Path | None
+                    ) -> dict[str, Any]:
+    """``params`` with the file-path parameters of ``target`` (those annotated with a path type)
+    made absolute from ``base_dir``."""
+    from ._signatures import path_params
+
+    paths = path_params(target)
+    return {k: _absolute(v, base_dir) if k in paths else v for k, v in params.items()}
 
 
 def prepare_data(X, dataset: Mapping[str, Any]):
@@ -162,16 +170,17 @@ def _threshold_only(X, threshold: Any):
 
 def split_data(X, split: Mapping[str, Any]):
     """Run the split strategy of a ``split`` config section; for k-fold strategies return fold
-    ``split["fold"]``."""
+    ``split["fold"]``.
+
+    Every other key is passed to the strategy, None included: its signature says what None
+    means (its default, or a value of its own, as recometrics' ``max_test_users``).
+    """
     from ..splitting import make_split
 
     name = split.get("name")
     if not isinstance(name, str):
         raise param_error("split.name", _FUNC, "a split strategy name (str)", name)
     params = {k: v for k, v in split.items() if k not in ("name", "fold")}
-    # None means "the strategy's default" except where None is itself meaningful.
-    keep_none = {"users_test_fraction", "max_test_users"} if name == "recometrics" else set()
-    params = {k: v for k, v in params.items() if v is not None or k in keep_none}
     out = make_split(name, X, **params)
     if isinstance(out, list):
         fold = check_int(split.get("fold", 0), "split.fold", _FUNC, minimum=0,
@@ -186,25 +195,22 @@ def split_data(X, split: Mapping[str, Any]):
 def build_model(model: Mapping[str, Any], progress: bool | None, base_dir: Path | None = None):
     """Build the model of a ``model`` config section (:func:`recoeval_tracking.models.make_model`).
 
-    ``progress`` is the tqdm ``disable`` flag; models with a progress bar get it as their
-    ``progress`` argument.
+    Every key except ``name`` is passed to the model's class; its file-path parameters are
+    taken relative to ``base_dir``. ``progress`` is the tqdm ``disable`` flag; models with a
+    ``progress`` parameter (a progress bar) get it there.
     """
-    from ..models import make_model
+    from ..models import MODELS, make_model
+    from ._signatures import takes
 
     name = model.get("name")
     if not isinstance(name, str):
         raise param_error("model.name", _FUNC, "a model name (str)", name)
     params = {k: v for k, v in model.items() if k != "name"}
-    for key in _MODEL_PATH_KEYS:
-        if key in params:
-            params[key] = _absolute(params[key], base_dir)
-    if name == "factors_file":
-        params = {k: v for k, v in params.items() if v is not None}
-    if name == "implicit":
-        inner = dict(params.pop("params", None) or {})
-        params.update(inner)
-    if name in ("als", "implicit"):
-        params["progress"] = progress is not True
+    cls = MODELS.get(name)  # an unknown name: make_model's error lists the known ones
+    if cls is not None:
+        params = _absolute_paths(cls, params, base_dir)
+        if takes(cls, "progress"):
+            params["progress"] = progress is not True
     return make_model(name, **params)
 
 

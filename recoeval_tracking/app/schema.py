@@ -7,6 +7,15 @@ dataclasses when it composes the config: a misspelt key (``model.factor=32``) or
 wrong type (``metrics.k=ten``) fails before any work starts, and ``recoeval-track`` turns the
 error into a one-paragraph message (see :mod:`recoeval_tracking.app.cli`).
 
+The nodes of the ``dataset``, ``split`` and ``model`` groups are not written here: each is
+derived from the signature of its entry in the registry (:func:`derive_schema`), so a
+parameter is written once, in its class or function, and the option's YAML holds only what it
+changes on purpose (``seed: ${seed}``, ALS's 16 factors). What is shared by every option of a
+group is a base dataclass here: :class:`DatasetConfig` (the loader ``kind``, a ``name`` label
+and the preparation steps), :class:`FileDatasetConfig` (``path``, ``duplicates``),
+:class:`SplitConfig` (``name``, ``seed``), :class:`FoldedSplitConfig` (``n_folds`` and the
+evaluated ``fold``), :class:`ModelConfig` (``name``).
+
 Registration happens once, when this module is imported (:func:`register_configs` is
 idempotent). Only this package imports Hydra and OmegaConf; the job itself
 (:func:`recoeval_tracking.app.pipeline.run_job`) receives the composed config as a plain dict.
@@ -14,9 +23,11 @@ idempotent). Only this package imports Hydra and OmegaConf; the job itself
 Groups and options (the files in ``configs/``):
 
 ``dataset``
+    one option per kind of :data:`recoeval_tracking.data.DATASETS` that a config can describe:
     ``synthetic`` (seeded generator, no file), ``movielens_100k``, ``movielens_1m``,
-    ``movielens_latest``, ``csv``, ``parquet`` (these need ``dataset.path``). Every option also
-    takes the preparation steps ``implicit`` (value conversion), ``min_user_interactions``,
+    ``movielens_latest``, ``csv``, ``parquet`` (these need ``dataset.path``); not
+    ``dataframe``, which needs a DataFrame in memory. Every option also takes the preparation
+    steps ``implicit`` (value conversion), ``min_user_interactions``,
     ``min_item_interactions`` and ``k_core``.
 ``split``
     one option per strategy of :data:`recoeval_tracking.splitting.SPLITS`; k-fold strategies
@@ -34,6 +45,11 @@ Groups and options (the files in ``configs/``):
 
 from __future__ import annotations
 
+import dataclasses
+import inspect
+import os
+import typing
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, make_dataclass
 from typing import Any, get_type_hints
 
@@ -41,6 +57,7 @@ from hydra.core.config_store import ConfigStore
 from omegaconf import MISSING
 
 from ..options import EvalOptions, config_fields
+from ._signatures import config_params
 
 __all__ = [
     "Config",
@@ -55,11 +72,12 @@ __all__ = [
     "MetricsConfig",
     "TrackingConfig",
     "SCHEMAS",
+    "derive_schema",
     "register_configs",
 ]
 
 # ---------------------------------------------------------------------------------------------
-# dataset
+# what every option of a group shares
 # ---------------------------------------------------------------------------------------------
 
 @dataclass
@@ -79,7 +97,8 @@ class ImplicitConversionConfig:
 
 @dataclass
 class DatasetConfig:
-    """Fields shared by every dataset option: the loader ``kind`` and the preparation steps.
+    """Fields shared by every dataset option: the loader ``kind``, a ``name`` for the records
+    (also passed to loaders that take one) and the preparation steps.
 
     ``min_user_interactions`` / ``min_item_interactions`` run one filtering pass
     (:func:`~recoeval_tracking.data.filter_min_interactions`); ``k_core`` > 0 runs the iterated
@@ -95,53 +114,14 @@ class DatasetConfig:
 
 
 @dataclass
-class SyntheticDatasetConfig(DatasetConfig):
-    """:func:`recoeval_tracking.data.make_synthetic` arguments."""
-
-    kind: str = "synthetic"
-    n_users: int = 2000
-    n_items: int = 1000
-    n_interactions: int | None = None
-    n_factors: int = 8
-    popularity_exponent: float = 1.0
-    activity_sigma: float = 1.0
-    topic_concentration: float = 0.1
-    noise: float = 0.1
-    timestamps: bool = True
-    seed: int = 0
-
-
-@dataclass
 class FileDatasetConfig(DatasetConfig):
-    """A dataset read from a file: ``path`` is required (relative paths are taken from the
-    directory the command was started from)."""
+    """Fields shared by the loaders that read a file (those with a ``path`` parameter):
+    ``path`` is required (relative paths are taken from the directory the command was started
+    from)."""
 
     path: str = MISSING
     duplicates: str = "error"
 
-
-@dataclass
-class CsvDatasetConfig(FileDatasetConfig):
-    """:func:`recoeval_tracking.data.load_csv` arguments."""
-
-    kind: str = "csv"
-    columns: dict[str, Any] | None = None
-    sep: str = ","
-    header: bool = True
-    encoding: str = "utf-8"
-
-
-@dataclass
-class ParquetDatasetConfig(FileDatasetConfig):
-    """:func:`recoeval_tracking.data.load_parquet` arguments."""
-
-    kind: str = "parquet"
-    columns: dict[str, str] | None = None
-
-
-# ---------------------------------------------------------------------------------------------
-# split
-# ---------------------------------------------------------------------------------------------
 
 @dataclass
 class SplitConfig:
@@ -152,101 +132,13 @@ class SplitConfig:
 
 
 @dataclass
-class RandomSplitConfig(SplitConfig):
-    """:func:`~recoeval_tracking.splitting.random_holdout`; ``test_fraction`` null means 0.2
-    unless ``test_count`` is given."""
+class FoldedSplitConfig(SplitConfig):
+    """Fields shared by the k-fold strategies (those returning a list of splits): the number
+    of folds and the ``fold`` the job evaluates (sweep it: ``split.fold=0,1,2,3,4``)."""
 
-    name: str = "random"
-    test_fraction: float | None = None
-    test_count: int | None = None
-    validation_fraction: float | None = None
-    validation_count: int | None = None
-    min_train: int = 1
-
-
-@dataclass
-class LeaveOneOutSplitConfig(SplitConfig):
-    """:func:`~recoeval_tracking.splitting.leave_one_out`."""
-
-    name: str = "leave_one_out"
-    order: str = "random"
-    min_train: int = 1
-    validation: bool = False
-
-
-@dataclass
-class LeaveNOutSplitConfig(SplitConfig):
-    """:func:`~recoeval_tracking.splitting.leave_n_out`."""
-
-    name: str = "leave_n_out"
-    n: int = 1
-    order: str = "random"
-    min_train: int = 1
-    validation_n: int = 0
-
-
-@dataclass
-class TemporalGlobalSplitConfig(SplitConfig):
-    """:func:`~recoeval_tracking.splitting.temporal_global`; ``quantile`` null means 0.8 unless
-    ``cut`` is given."""
-
-    name: str = "temporal_global"
-    cut: int | None = None
-    quantile: float | None = None
-    validation_cut: int | None = None
-    validation_quantile: float | None = None
-
-
-@dataclass
-class TemporalUserSplitConfig(SplitConfig):
-    """:func:`~recoeval_tracking.splitting.temporal_user`."""
-
-    name: str = "temporal_user"
-    test_fraction: float | None = None
-    test_count: int | None = None
-    min_train: int = 1
-
-
-@dataclass
-class KFoldSplitConfig(SplitConfig):
-    """:func:`~recoeval_tracking.splitting.kfold`; the job evaluates fold ``fold``."""
-
-    name: str = "kfold"
     n_folds: int = 5
     fold: int = 0
 
-
-@dataclass
-class UserKFoldSplitConfig(SplitConfig):
-    """:func:`~recoeval_tracking.splitting.user_kfold`; the job evaluates fold ``fold``."""
-
-    name: str = "user_kfold"
-    n_folds: int = 5
-    fold: int = 0
-    test_fraction: float | None = None
-    test_count: int | None = None
-    min_train: int = 1
-
-
-@dataclass
-class RecometricsSplitConfig(SplitConfig):
-    """:func:`~recoeval_tracking.splitting.recometrics_split` (recometrics'
-    ``split_reco_train_test``)."""
-
-    name: str = "recometrics"
-    seed: int = 1
-    split_type: str = "separated"
-    users_test_fraction: float | None = 0.1
-    max_test_users: int | None = 10000
-    items_test_fraction: float = 0.3
-    min_items_pool: int = 2
-    min_pos_test: int = 1
-    consider_cold_start: bool = False
-
-
-# ---------------------------------------------------------------------------------------------
-# model
-# ---------------------------------------------------------------------------------------------
 
 @dataclass
 class ModelConfig:
@@ -256,66 +148,94 @@ class ModelConfig:
     name: str = MISSING
 
 
-@dataclass
-class ALSModelConfig(ModelConfig):
-    """:class:`~recoeval_tracking.models.ALSModel` (implicit-feedback ALS, Hu, Koren & Volinsky
-    2008, conjugate-gradient updates)."""
+# ---------------------------------------------------------------------------------------------
+# options derived from the registries
+# ---------------------------------------------------------------------------------------------
 
-    name: str = "als"
-    factors: int = 16
-    regularization: float = 0.1
-    alpha: float = 1.0
-    iterations: int = 15
-    cg_steps: int = 3
-    seed: int = 0
-    compute_loss: bool = False
+def derive_schema(target: Callable[..., Any], *, option: str, discriminator: str, base: type,
+                  class_name: str, inputs: int = 0) -> type | None:
+    """The schema dataclass of one registered class or function, from its signature.
 
+    The fields are, in order: those of ``base`` (shared by the group; the discriminator
+    ``discriminator`` first, defaulting to ``option``), then the config values of ``target``
+    (:func:`recoeval_tracking.app._signatures.config_params`): types from the annotations,
+    defaults from the signature (a required parameter is ``???``, a mapping default a fresh
+    dict). A parameter that is also a field of ``base`` keeps the base's position and takes the
+    signature's default. The first ``inputs`` parameters (a split's data) are skipped. Returns
+    None when ``target`` needs a value a config cannot hold (a DataFrame).
 
-@dataclass
-class PopularityModelConfig(ModelConfig):
-    """:class:`~recoeval_tracking.models.PopularityModel` (item biases only)."""
-
-    name: str = "popularity"
-    weighted: bool = False
-
-
-@dataclass
-class RandomModelConfig(ModelConfig):
-    """:class:`~recoeval_tracking.models.RandomModel`."""
-
-    name: str = "random"
-    seed: int = 0
-
-
-@dataclass
-class ItemKNNModelConfig(ModelConfig):
-    """:class:`~recoeval_tracking.models.ItemKNNModel` (cosine item-item neighbours)."""
-
-    name: str = "item_knn"
-    neighbours: int = 100
-    shrinkage: float = 0.0
+    This is a small helper on :func:`dataclasses.make_dataclass` and :func:`inspect.signature`
+    rather than hydra-zen's ``builds(target, populate_full_signature=True)``, the maintained
+    library for the same job: ``builds`` adds a ``_target_`` field to every node (it makes
+    configs for ``hydra.utils.instantiate``), which would add ``dataset._target_``,
+    ``split._target_`` and ``model._target_`` to the composed config, hence to the job
+    directory's ``config.yaml``, to ``.hydra/config.yaml`` and to the MLflow params; the job
+    calls the registries by name instead. It would also be one more dependency.
+    """
+    params = config_params(target, inputs=inputs)
+    if params is None:
+        return None
+    fields: list[tuple[str, Any, Any]] = [(discriminator, str, field(default=option))]
+    fields += [(p.name, p.type, _default(p.default)) for p in params]
+    cls = dataclasses.make_dataclass(class_name, fields, bases=(base,))
+    cls.__module__ = __name__  # importable as recoeval_tracking.app.schema.<class_name>
+    cls.__doc__ = (f"Schema of ``{discriminator}={option}``, derived from the signature of "
+                   f"``{target.__module__}.{target.__qualname__}``.")
+    return cls
 
 
-@dataclass
-class FactorsFileModelConfig(ModelConfig):
-    """:class:`~recoeval_tracking.models.FactorsFileModel`: ``path`` (an ``.npz``) or
-    ``user_factors`` + ``item_factors`` (``.npy``) and optional ``item_biases``."""
+def _default(value: Any) -> Any:
+    if value is inspect.Parameter.empty:
+        return field(default=MISSING)
+    if isinstance(value, Mapping):
+        return field(default_factory=dict(value).copy)
+    if isinstance(value, (list, tuple)):
+        return field(default_factory=list(value).copy)
+    if isinstance(value, os.PathLike):
+        return field(default=os.fspath(value))
+    return field(default=value)
 
-    name: str = "factors_file"
-    path: str | None = None
-    user_factors: str | None = None
-    item_factors: str | None = None
-    item_biases: str | None = None
+
+def _returns_folds(target: Callable[..., Any]) -> bool:
+    returned = inspect.signature(target, eval_str=True).return_annotation
+    return typing.get_origin(returned) is list or returned is list
 
 
-@dataclass
-class ImplicitModelConfig(ModelConfig):
-    """:class:`~recoeval_tracking.models.ImplicitModel`: a model of the ``implicit`` library;
-    ``params`` are its class's keyword arguments (``factors``, ``iterations``...)."""
+def _camel(option: str) -> str:
+    return "".join(part[:1].upper() + part[1:] for part in option.split("_"))
 
-    name: str = "implicit"
-    model_name: str = "als"
-    params: dict[str, Any] = field(default_factory=dict)
+
+def _derive_group(registry: Mapping[str, Any], group: str, discriminator: str,
+                  pick_base: Callable[[Any], type], inputs: int = 0) -> dict[str, type]:
+    """The schema of every entry of ``registry`` that a config can describe, by name. Each class
+    is bound in this module under its name, so that configs holding it can be pickled (the
+    joblib launcher sends them to its workers)."""
+    out: dict[str, type] = {}
+    for option, target in registry.items():
+        class_name = (f"{target.__name__}Config" if isinstance(target, type)
+                      else f"{_camel(option)}{group.capitalize()}Config")
+        node = derive_schema(target, option=option, discriminator=discriminator,
+                             base=pick_base(target), class_name=class_name, inputs=inputs)
+        if node is not None:
+            globals()[class_name] = out[option] = node
+    return out
+
+
+def _derived_schemas() -> dict[str, dict[str, type]]:
+    from ..data import DATASETS
+    from ..models import MODELS
+    from ..splitting import SPLITS
+
+    def file_or_not(loader: Any) -> type:
+        takes_path = any(p.name == "path" for p in config_params(loader) or ())
+        return FileDatasetConfig if takes_path else DatasetConfig
+
+    return {
+        "dataset": _derive_group(DATASETS, "dataset", "kind", file_or_not),
+        "split": _derive_group(SPLITS, "split", "name", lambda strategy: (
+            FoldedSplitConfig if _returns_folds(strategy) else SplitConfig), inputs=1),
+        "model": _derive_group(MODELS, "model", "name", lambda cls: ModelConfig),
+    }
 
 
 # ---------------------------------------------------------------------------------------------
@@ -380,35 +300,14 @@ class Config:
 
 #: Schema node per (group, option); each ``configs/<group>/<option>.yaml`` extends its node.
 SCHEMAS: dict[str, dict[str, type]] = {
-    "dataset": {
-        "synthetic": SyntheticDatasetConfig,
-        "movielens_100k": FileDatasetConfig,
-        "movielens_1m": FileDatasetConfig,
-        "movielens_latest": FileDatasetConfig,
-        "csv": CsvDatasetConfig,
-        "parquet": ParquetDatasetConfig,
-    },
-    "split": {
-        "random": RandomSplitConfig,
-        "leave_one_out": LeaveOneOutSplitConfig,
-        "leave_n_out": LeaveNOutSplitConfig,
-        "temporal_global": TemporalGlobalSplitConfig,
-        "temporal_user": TemporalUserSplitConfig,
-        "kfold": KFoldSplitConfig,
-        "user_kfold": UserKFoldSplitConfig,
-        "recometrics": RecometricsSplitConfig,
-    },
-    "model": {
-        "als": ALSModelConfig,
-        "popularity": PopularityModelConfig,
-        "random": RandomModelConfig,
-        "item_knn": ItemKNNModelConfig,
-        "factors_file": FactorsFileModelConfig,
-        "implicit": ImplicitModelConfig,
-    },
+    **_derived_schemas(),
     "metrics": {"metrics": MetricsConfig},
     "tracking": {"tracking": TrackingConfig},
 }
+
+SyntheticDatasetConfig = SCHEMAS["dataset"]["synthetic"]
+CsvDatasetConfig = SCHEMAS["dataset"]["csv"]
+ParquetDatasetConfig = SCHEMAS["dataset"]["parquet"]
 
 _registered = False
 

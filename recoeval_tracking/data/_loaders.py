@@ -7,6 +7,7 @@ row/column indices in the sorted order of the original ids. Bad input raises
 
 from __future__ import annotations
 
+import inspect
 import os
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -18,6 +19,7 @@ import pandas as pd
 from .._validation import InputError, param_error
 from ._build import build_interactions
 from ._interactions import Interactions
+from ._synthetic import make_synthetic
 
 __all__ = [
     "load_movielens_100k",
@@ -207,12 +209,22 @@ def load_csv(path: str | os.PathLike, columns: Mapping[str, Any] | None = None, 
             raise InputError(f"{func}: column position(s) {too_far} out of range on line 1 of "
                              f"{p}, which has {len(fields)} fields with sep={sep!r}.")
         positions = {c: c for c in wanted}
+    df = _read_columns(p, positions, sep=sep, header=header, encoding=encoding, func=func)
+    line_offset = 2 if header else 1
+    return _frame_to_interactions(df, cols, func=func, source=str(p), line_offset=line_offset,
+                                  duplicates=duplicates, name=name or p.name)
+
+
+def _read_columns(p: Path, positions: dict[Any, int], *, sep: str, header: bool, encoding: str,
+                  func: str) -> pd.DataFrame:
+    """The columns at ``positions`` (column key -> 0-based field) of a delimited file, named by
+    their keys, read with pandas' C parser."""
     # the C engine; "::" becomes ":" with every other field empty
     if sep == "::":
         read_sep, scale = ":", 2
     else:
         read_sep, scale = sep, 1
-    usecols = sorted({positions[c] * scale for c in wanted})
+    usecols = sorted({field * scale for field in positions.values()})
     try:
         df = pd.read_csv(p, sep=read_sep, header=None, skiprows=1 if header else 0,
                          usecols=usecols, engine="c", encoding=encoding,
@@ -224,10 +236,7 @@ def load_csv(path: str | os.PathLike, columns: Mapping[str, Any] | None = None, 
                          "'encoding'.") from exc
     except pd.errors.EmptyDataError as exc:
         raise InputError(f"{func}: no interactions found in {p}; the file is empty.") from exc
-    df = df.rename(columns={positions[c] * scale: c for c in wanted})
-    line_offset = 2 if header else 1
-    return _frame_to_interactions(df, cols, func=func, source=str(p), line_offset=line_offset,
-                                  duplicates=duplicates, name=name or p.name)
+    return df.rename(columns={field * scale: c for c, field in positions.items()})
 
 
 def load_movielens_100k(path: str | os.PathLike, *, duplicates: str = "error") -> Interactions:
@@ -266,7 +275,7 @@ def load_movielens_latest(path: str | os.PathLike, *, duplicates: str = "error")
                     name="movielens_latest")
 
 
-def load_parquet(path: str | os.PathLike, columns: Mapping[str, Any] | None = None, *,
+def load_parquet(path: str | os.PathLike, columns: Mapping[str, str] | None = None, *,
                  duplicates: str = "error", name: str | None = None) -> Interactions:
     """Load interactions from a Parquet file; ``columns`` maps roles to column names.
 
@@ -316,8 +325,16 @@ def from_dataframe(df: pd.DataFrame, columns: Mapping[str, Any] | None = None, *
 
 
 def _load_synthetic(**params: Any) -> Interactions:
-    from ._synthetic import make_synthetic
+    """:func:`~recoeval_tracking.data.make_synthetic` as the ``synthetic`` dataset kind."""
     return make_synthetic(**params)
+
+
+# What a config may set (the app derives the option's schema from this signature):
+# make_synthetic's parameters except the timestamp range, which keeps its default.
+_SYNTHETIC_SIGNATURE = inspect.signature(make_synthetic, eval_str=True)
+_load_synthetic.__signature__ = _SYNTHETIC_SIGNATURE.replace(  # type: ignore[attr-defined]
+    parameters=[p for p in _SYNTHETIC_SIGNATURE.parameters.values()
+                if p.name not in ("start_time", "time_span")])
 
 
 #: Dataset kinds accepted by :func:`load_dataset`, each a callable taking plain arguments.

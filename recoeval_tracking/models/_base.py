@@ -35,6 +35,13 @@ class Model:
     Subclasses set ``name`` (their key in :data:`recoeval_tracking.models.MODELS`), validate their
     hyper-parameters in ``__init__``, implement ``_fit`` and ``_score_source`` and list their
     hyper-parameters in ``params``.
+
+    The ``__init__`` signature is the model's config: the app derives the Hydra schema of
+    ``model=<name>`` from its annotations and defaults, and calls the class with the config's
+    values. A parameter annotated ``str | Path`` is a file path (relative paths are taken from
+    the directory the command was started from); a parameter named ``progress`` is the
+    progress-bar flag, which the job sets; ``X | None`` takes None (meaning its default when that
+    is None). Parameters that are not config values (arrays, callables) need a default.
     """
 
     name: ClassVar[str] = ""

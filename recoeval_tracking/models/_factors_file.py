@@ -39,20 +39,25 @@ class FactorsFileModel(Model):
     ignored. Otherwise the factor shapes must equal the training matrix's shape exactly. ``fit``
     uses the training matrix for nothing else.
 
+    Every parameter is a file path (annotated ``str | Path``): in a config, a relative path is
+    taken from the directory the command was started from. None (the default) means "not
+    given".
+
     Parameters
     ----------
-    path : str, optional
+    path : str or Path, optional
         An ``.npz`` archive.
-    user_factors, item_factors : str, optional
+    user_factors, item_factors : str or Path, optional
         Two ``.npy`` files, instead of ``path``.
-    item_biases : str, optional
+    item_biases : str or Path, optional
         An ``.npy`` file of item biases, with ``user_factors`` / ``item_factors``.
     """
 
     name = "factors_file"
 
-    def __init__(self, path: str | None = None, *, user_factors: str | None = None,
-                 item_factors: str | None = None, item_biases: str | None = None) -> None:
+    def __init__(self, path: str | Path | None = None, *, user_factors: str | Path | None = None,
+                 item_factors: str | Path | None = None,
+                 item_biases: str | Path | None = None) -> None:
         super().__init__()
         for name, value in (("path", path), ("user_factors", user_factors),
                             ("item_factors", item_factors), ("item_biases", item_biases)):

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from types import MappingProxyType
 from typing import Any
 
 import numpy as np
@@ -39,9 +41,12 @@ class ImplicitModel(Model):
         or ``implicit.cpu.lmf.LogisticMatrixFactorization``.
     progress : bool, default False
         Passed to the model's ``fit`` as ``show_progress``.
-    **params
+    params : mapping, optional
         Keyword arguments of the ``implicit`` class (``factors``, ``iterations``,
-        ``regularization``, ``random_state``, ...).
+        ``regularization``, ``random_state``, ...), as one mapping (the ``model.params`` of a
+        config).
+    **kwargs
+        The same keyword arguments, given one by one; a name may not be given both ways.
 
     Raises
     ------
@@ -51,14 +56,15 @@ class ImplicitModel(Model):
 
     name = "implicit"
 
-    def __init__(self, model_name: str = "als", progress: bool = False, **params: Any) -> None:
+    def __init__(self, model_name: str = "als", progress: bool = False,
+                 params: Mapping[str, Any] = MappingProxyType({}), **kwargs: Any) -> None:
         super().__init__()
         if model_name not in _IMPLICIT_MODELS:
             known = ", ".join(repr(k) for k in _IMPLICIT_MODELS)
             raise param_error("model_name", "ImplicitModel", f"one of {known}", model_name)
         self.model_name = model_name
         self.progress = check_bool(progress, "progress", "ImplicitModel")
-        self.implicit_params = dict(params)
+        self.implicit_params = _merge_params(params, kwargs)
         cls = _implicit_class(model_name)
         try:
             # implicit checks the BLAS thread pool when a model is built, and wants it at 1
@@ -83,6 +89,20 @@ class ImplicitModel(Model):
         A = _to_numpy(self.model_.user_factors)
         B = _to_numpy(self.model_.item_factors)
         return FactorScores(A, B, func="ImplicitModel.score_source")
+
+
+def _merge_params(params: Any, kwargs: dict[str, Any]) -> dict[str, Any]:
+    """The implicit class's keyword arguments: the ``params`` mapping, then ``kwargs``."""
+    if params is None:
+        params = {}
+    if not isinstance(params, Mapping):
+        raise param_error("params", "ImplicitModel", "a mapping of keyword arguments of the "
+                          "implicit class", params)
+    twice = sorted(set(params) & set(kwargs))
+    if twice:
+        raise param_error("params", "ImplicitModel", "names not also given as keyword arguments",
+                          f"{twice} given both ways", got_is_text=True)
+    return {**params, **kwargs}
 
 
 def _implicit_class(model_name: str) -> type:

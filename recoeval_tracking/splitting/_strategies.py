@@ -15,6 +15,7 @@ import numpy as np
 
 from .._validation import InputError, check_int, param_error
 from ..data import Interactions
+from ._recometrics import recometrics_split
 from ._split import (
     TEST,
     TRAIN,
@@ -300,11 +301,6 @@ def user_kfold(interactions: Interactions, n_folds: int = 5, *, test_fraction: f
     return out
 
 
-def _recometrics_split(interactions: Interactions, **params: Any) -> Split:
-    from ._recometrics import recometrics_split
-    return recometrics_split(interactions, **params)
-
-
 #: Split strategies by name: callables ``(interactions, **params) -> Split | list[Split]``.
 SPLITS: dict[str, Callable[..., Split | list[Split]]] = {
     "random": random_holdout,
@@ -314,7 +310,7 @@ SPLITS: dict[str, Callable[..., Split | list[Split]]] = {
     "temporal_user": temporal_user,
     "kfold": kfold,
     "user_kfold": user_kfold,
-    "recometrics": _recometrics_split,
+    "recometrics": recometrics_split,
 }
 
 

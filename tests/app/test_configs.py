@@ -227,3 +227,75 @@ def test_configs_ship_inside_the_package(tmp_path):
     assert shown.returncode == 0, shown.stderr
     job = OmegaConf.create(shown.stdout)
     assert job.model.name == "item_knn" and job.dataset.kind == "synthetic"
+
+
+def _registry(group: str):
+    from recoeval_tracking.data import DATASETS
+    from recoeval_tracking.models import MODELS
+    from recoeval_tracking.splitting import SPLITS
+
+    return {"dataset": (DATASETS, 0, "kind"), "split": (SPLITS, 1, "name"),
+            "model": (MODELS, 0, "name")}[group]
+
+
+@pytest.mark.parametrize("group", ["dataset", "split", "model"])
+def test_option_schemas_are_derived_from_the_registered_signatures(group):
+    import inspect
+
+    from recoeval_tracking.app._signatures import RUNTIME_PARAMS
+
+    registry, inputs, discriminator = _registry(group)
+    for option, node in schema.SCHEMAS[group].items():
+        fields = {f.name: f for f in dataclasses.fields(node)}
+        assert list(fields)[0] == discriminator and fields[discriminator].default == option
+        assert "_target_" not in fields and not RUNTIME_PARAMS & set(fields)
+        params = list(inspect.signature(registry[option]).parameters.values())[inputs:]
+        for p in params:
+            if p.name not in fields:  # left out by rule: **kwargs, runtime flags, non-config types
+                assert (p.kind in (p.VAR_KEYWORD, p.VAR_POSITIONAL) or p.name in RUNTIME_PARAMS
+                        or p.default is not p.empty)
+                continue
+            f = fields[p.name]
+            default = f.default_factory() if f.default is dataclasses.MISSING else f.default
+            expected = "???" if p.default is p.empty else p.default
+            assert default == expected, (option, p.name)
+        # the generated class is importable under its name (the joblib launcher pickles configs)
+        assert getattr(schema, node.__name__) is node and node.__module__ == schema.__name__
+
+
+def test_every_configurable_registry_entry_has_a_schema_node():
+    from hydra.core.config_store import ConfigStore
+
+    stored = ConfigStore.instance().repo["schema"]
+    for group in ("dataset", "split", "model"):
+        registry, _, _ = _registry(group)
+        # the in-memory "dataframe" kind needs a DataFrame, which a config cannot hold
+        assert set(schema.SCHEMAS[group]) == set(registry) - {"dataframe"}
+        assert {f"{o}.yaml" for o in schema.SCHEMAS[group]} == set(stored[group])
+
+
+@pytest.mark.parametrize("group,option", [(g, o) for g in ("dataset", "split", "model")
+                                          for o in _options(g)])
+def test_option_yaml_keeps_only_deliberate_overrides(group, option):
+    raw = OmegaConf.to_container(OmegaConf.load(CONFIGS / group / f"{option}.yaml"))
+    assert raw.pop("defaults") == [f"/schema/{group}/{option}@_here_", "_self_"]
+    defaults = OmegaConf.to_container(OmegaConf.structured(schema.SCHEMAS[group][option]))
+    for key, value in raw.items():
+        assert key in defaults
+        # an interpolation (${seed}) or a value other than the signature's default
+        assert (isinstance(value, str) and value.startswith("${")) or value != defaults[key], key
+
+
+def test_composed_configs_pickle(hydra_compose):
+    """The joblib launcher sends composed configs to its workers by pickling them."""
+    import pickle
+
+    for group in ("dataset", "split", "model"):
+        for option in _options(group):
+            overrides = [f"{group}={option}"]
+            if group == "dataset" and option != "synthetic":
+                overrides.append("dataset.path=/data/interactions")
+            cfg = hydra_compose(overrides)
+            again = pickle.loads(pickle.dumps(cfg))
+            assert OmegaConf.get_type(again[group]) is OmegaConf.get_type(cfg[group])
+            assert OmegaConf.to_container(again) == OmegaConf.to_container(cfg)

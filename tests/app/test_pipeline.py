@@ -11,6 +11,8 @@ import pytest
 
 from recoeval_tracking import InputError
 from recoeval_tracking.app.pipeline import (
+    build_model,
+    load_data,
     prepare_data,
     progress_mode,
     run_job,
@@ -230,3 +232,62 @@ def hydra_defaults():
                                           resolve=True)
 
     return _compose
+
+
+def test_model_file_paths_are_taken_from_the_base_directory(tmp_path):
+    rng = np.random.default_rng(0)
+    np.savez(tmp_path / "factors.npz", user_factors=rng.random((5, 2)),
+             item_factors=rng.random((4, 2)))
+    model = build_model({"name": "factors_file", "path": "factors.npz", "user_factors": None,
+                         "item_factors": None, "item_biases": None}, None, tmp_path)
+    assert model.path == str((tmp_path / "factors.npz").resolve())
+    np.save(tmp_path / "U.npy", rng.random((5, 2)))
+    np.save(tmp_path / "V.npy", rng.random((4, 2)))
+    model = build_model({"name": "factors_file", "path": None, "user_factors": "U.npy",
+                         "item_factors": str(tmp_path / "V.npy"), "item_biases": None}, None,
+                        tmp_path)
+    assert (model.path, model.item_biases) == (None, None)
+    assert model.user_factors == str((tmp_path / "U.npy").resolve())
+    assert model.item_factors == str(tmp_path / "V.npy")
+
+
+@pytest.mark.parametrize("disable, shown", [(None, True), (False, True), (True, False)])
+def test_models_with_a_progress_parameter_get_the_progress_flag(disable, shown):
+    assert build_model({"name": "als", "factors": 2}, disable).progress is shown
+    assert build_model({"name": "popularity", "weighted": True}, disable).params() == \
+        {"weighted": True}
+
+
+def test_implicit_model_takes_its_params_mapping():
+    pytest.importorskip("implicit")
+    model = build_model({"name": "implicit", "model_name": "bpr",
+                         "params": {"factors": 4, "iterations": 2, "random_state": 3}}, True)
+    assert model.params() == {"model_name": "bpr", "progress": False, "factors": 4,
+                              "iterations": 2, "random_state": 3}
+
+
+def test_dataset_label_reaches_only_the_loaders_that_take_one(tmp_path):
+    X = load_data({"kind": "synthetic", "name": "mine", "n_users": 40, "n_items": 30,
+                   "n_interactions": None, "seed": 2, "implicit": {}, "k_core": 0})
+    assert X.fingerprint() == make_synthetic(40, 30, seed=2).fingerprint()
+    X.to_dataframe().to_csv(tmp_path / "data.csv", index=False)
+    for name, expected in (("mine", "mine"), (None, "data.csv")):
+        Y = load_data({"kind": "csv", "name": name, "path": "data.csv", "columns": None},
+                      tmp_path)
+        assert Y.name == expected and Y.nnz == X.nnz
+
+
+def test_none_reaches_the_split_strategy_as_its_signature_means_it():
+    from recoeval_tracking.splitting import random_holdout, recometrics_split
+
+    X = make_synthetic(60, 40, seed=4)
+    # recometrics: users_test_fraction=None means "max_test_users users", not the default 0.1
+    split = split_data(X, {"name": "recometrics", "seed": 1, "users_test_fraction": None,
+                           "max_test_users": 7})
+    direct = recometrics_split(X, users_test_fraction=None, max_test_users=7, seed=1)
+    assert split.details["selected_test_users"] == 7
+    assert split.fingerprint == direct.fingerprint
+    # random: test_fraction=None is the strategy's own default (0.2)
+    split = split_data(X, {"name": "random", "seed": 0, "test_fraction": None,
+                           "test_count": None})
+    assert split.fingerprint == random_holdout(X, test_fraction=0.2, seed=0).fingerprint
