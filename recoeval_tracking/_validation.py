@@ -7,6 +7,10 @@ Got 0 instead.``
 
 from __future__ import annotations
 
+import math
+import os
+from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -15,9 +19,18 @@ import scipy.sparse as sp
 __all__ = [
     "InputError",
     "param_error",
-    "check_int",
-    "as_csr",
     "describe",
+    "check_int",
+    "check_seed",
+    "check_float",
+    "check_in_range",
+    "check_fraction",
+    "check_unit_open",
+    "check_bool",
+    "check_optional",
+    "check_type",
+    "check_file",
+    "as_csr",
 ]
 
 
@@ -57,6 +70,112 @@ def check_int(value: Any, name: str, func: str, *, minimum: int | None = None,
     if (minimum is not None and value < minimum) or (maximum is not None and value > maximum):
         raise param_error(name, func, f"an int{_bounds_text(minimum, maximum)}", value)
     return value
+
+
+def check_seed(seed: Any, func: str, name: str = "seed") -> int:
+    """A seed (for ``numpy.random.default_rng`` and the tie keys): an int >= 0."""
+    return check_int(seed, name, func, minimum=0)
+
+
+def _is_real(value: Any) -> bool:
+    return isinstance(value, (int, float, np.integer, np.floating)) \
+        and not isinstance(value, (bool, np.bool_))
+
+
+def check_float(value: Any, name: str, func: str, *, minimum: float | None = None,
+                strict: bool = False) -> float:
+    """Return ``value`` as a finite Python float (>= or > ``minimum``), or raise the standard
+    error."""
+    bound = ""
+    if minimum is not None:
+        bound = f" {'>' if strict else '>='} {minimum:g}"
+    expected = f"a finite number{bound}"
+    if not _is_real(value):
+        raise param_error(name, func, expected, value)
+    value = float(value)
+    if not math.isfinite(value):
+        raise param_error(name, func, expected, value)
+    if minimum is not None and (value < minimum or (strict and value == minimum)):
+        raise param_error(name, func, expected, value)
+    return value
+
+
+def check_in_range(value: Any, name: str, func: str, lo: float, hi: float, *,
+                   lo_open: bool = False, hi_open: bool = False) -> float:
+    """Return ``value`` as a finite float in the interval from ``lo`` to ``hi`` (each end closed
+    unless said open), or raise the standard error naming the interval."""
+    v = float(value) if _is_real(value) else float("nan")
+    if not np.isfinite(v) or v < lo or v > hi or (lo_open and v == lo) or (hi_open and v == hi):
+        lb = "(" if lo_open else "["
+        hb = ")" if hi_open else "]"
+        raise param_error(name, func, f"a number in {lb}{lo}, {hi}{hb}", value)
+    return v
+
+
+def check_fraction(value: Any, name: str, func: str, *, allow_zero: bool = False,
+                   allow_none: bool = False) -> float | None:
+    """A fraction in (0, 1) (or [0, 1) with ``allow_zero``), or None when allowed."""
+    if value is None and allow_none:
+        return None
+    ok = _is_real(value)
+    v = float(value) if ok else float("nan")
+    lo_ok = v >= 0.0 if allow_zero else v > 0.0
+    if not ok or not (lo_ok and v < 1.0):
+        bounds = "[0, 1)" if allow_zero else "(0, 1)"
+        raise param_error(name, func, f"a number in {bounds}" + (" or None" if allow_none
+                                                                  else ""), value)
+    return v
+
+
+def check_unit_open(value: Any, name: str, func: str) -> float:
+    """A number strictly between 0 and 1 (a confidence level, a test fraction)."""
+    if not _is_real(value) or not 0.0 < float(value) < 1.0:
+        raise param_error(name, func, "a number strictly between 0 and 1", value)
+    return float(value)
+
+
+def check_bool(value: Any, name: str, func: str) -> bool:
+    """Return ``value`` as a Python bool, or raise the standard error."""
+    if not isinstance(value, (bool, np.bool_)):
+        raise param_error(name, func, "a bool (True or False)", value)
+    return bool(value)
+
+
+def check_optional(value: Any, kind: type | tuple[type, ...], name: str, func: str) -> None:
+    """Raise the standard error unless ``value`` is None or an instance of ``kind`` (``str``:
+    "a str or None"; ``Mapping``: "a dict or None")."""
+    if value is not None and not isinstance(value, kind):
+        text = "a dict" if kind is Mapping else f"a {getattr(kind, '__name__', kind)}"
+        raise param_error(name, func, f"{text} or None", value)
+
+
+def check_type(value: Any, kind: type, name: str, func: str, expected: str,
+               fix: str | None = None) -> Any:
+    """Return ``value`` when it is an instance of ``kind``, else raise the standard error."""
+    if not isinstance(value, kind):
+        raise param_error(name, func, expected, value, fix)
+    return value
+
+
+def check_file(path: Any, name: str, func: str, *, suffix: str | None = None,
+               fix: str | None = None) -> Path:
+    """An existing regular file (with the given ``suffix``, lower-cased, when one is asked)."""
+    if not isinstance(path, (str, os.PathLike)):
+        raise param_error(name, func, "a path to a file (str or os.PathLike)", path)
+    p = Path(path)
+    if suffix is not None:
+        if p.suffix.lower() != suffix:
+            raise param_error(name, func, f"a path to a {suffix} file", str(path))
+        if not p.is_file():
+            raise param_error(name, func, f"an existing {suffix} file", str(path), fix)
+        return p
+    if not p.exists():
+        raise param_error(name, func, "an existing file", f"'{p}' (no such file)",
+                          got_is_text=True)
+    if not p.is_file():
+        raise param_error(name, func, "a file", f"'{p}' (not a regular file)",
+                          got_is_text=True)
+    return p
 
 
 def _bounds_text(minimum: int | None, maximum: int | None) -> str:

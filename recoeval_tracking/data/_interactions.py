@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 
-from .._validation import InputError, param_error
+from .._validation import InputError, check_type, param_error
 
 __all__ = ["Interactions", "PrepReport", "gini", "DUPLICATE_POLICIES"]
 
@@ -155,6 +155,13 @@ class Interactions:
     timestamps: sp.csr_array | None = None
     reports: list[PrepReport] = field(default_factory=list)
     name: str = ""
+
+    @classmethod
+    def checked(cls, value: Any, func: str) -> "Interactions":
+        """``value`` when it is an :class:`Interactions`, else the standard error."""
+        return check_type(value, cls, "interactions", func, "an Interactions object",
+                          "Build one with recoeval_tracking.data.load_dataset or "
+                          "from_dataframe.")
 
     def __post_init__(self) -> None:
         func = "Interactions"

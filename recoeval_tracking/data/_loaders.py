@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .._validation import InputError, param_error
+from .._validation import InputError, check_file, param_error
 from ._build import build_interactions
 from ._interactions import Interactions
 from ._synthetic import make_synthetic
@@ -56,19 +56,6 @@ def _check_columns(columns: Any, func: str, *, positional: bool) -> dict[str, An
                 raise param_error("columns", func, "column positions (ints >= 0) when "
                                   "header=False", f"{v!r} for '{k}'", got_is_text=True)
     return out
-
-
-def _check_path(path: Any, func: str) -> Path:
-    if not isinstance(path, (str, os.PathLike)):
-        raise param_error("path", func, "a path to a file (str or os.PathLike)", path)
-    p = Path(path)
-    if not p.exists():
-        raise param_error("path", func, "an existing file", f"'{p}' (no such file)",
-                          got_is_text=True)
-    if not p.is_file():
-        raise param_error("path", func, "a file", f"'{p}' (not a regular file)",
-                          got_is_text=True)
-    return p
 
 
 def _numeric(series: pd.Series, role: str, col: Any, func: str, source: str,
@@ -176,7 +163,7 @@ def load_csv(path: str | os.PathLike, columns: Mapping[str, Any] | None = None, 
         file, the line and the column.
     """
     func = "load_csv"
-    p = _check_path(path, func)
+    p = check_file(path, "path", func)
     if not isinstance(sep, str) or not sep:
         raise param_error("sep", func, "a non-empty string", sep)
     first = _first_line(p, encoding)
@@ -283,7 +270,7 @@ def load_parquet(path: str | os.PathLike, columns: Mapping[str, str] | None = No
     0-based positions in the file.
     """
     func = "load_parquet"
-    p = _check_path(path, func)
+    p = check_file(path, "path", func)
     try:
         import pyarrow.parquet as pq
         schema_names = list(pq.read_schema(p).names)

@@ -18,13 +18,6 @@ __all__ = ["filter_min_interactions", "k_core", "to_implicit", "IMPLICIT_METHODS
 IMPLICIT_METHODS = ("binarize", "confidence", "log")
 
 
-def _check_interactions(X: object, func: str) -> Interactions:
-    if not isinstance(X, Interactions):
-        raise param_error("interactions", func, "an Interactions object", X,
-                          "Build one with recoeval_tracking.data.load_dataset or from_dataframe.")
-    return X
-
-
 def _compact(X: Interactions, keep: np.ndarray, drop_empty: bool, step: str, params: dict,
              details: dict | None = None) -> Interactions:
     """Keep the entries in ``keep``, optionally drop empty rows/columns, attach a report."""
@@ -62,7 +55,7 @@ def filter_min_interactions(interactions: Interactions, min_user: int = 1, min_i
     are removed from the id maps; otherwise the shape is kept.
     """
     func = "filter_min_interactions"
-    X = _check_interactions(interactions, func)
+    X = Interactions.checked(interactions, func)
     min_user = check_int(min_user, "min_user", func, minimum=0)
     min_item = check_int(min_item, "min_item", func, minimum=0)
     rows = X.row_of_entries()
@@ -82,7 +75,7 @@ def k_core(interactions: Interactions, k_user: int, k_item: int | None = None, *
     ``k_item`` defaults to ``k_user``. The report records the number of iterations.
     """
     func = "k_core"
-    X = _check_interactions(interactions, func)
+    X = Interactions.checked(interactions, func)
     k_user = check_int(k_user, "k_user", func, minimum=0)
     k_item = k_user if k_item is None else check_int(k_item, "k_item", func, minimum=0)
     max_iter = check_int(max_iter, "max_iter", func, minimum=1)
@@ -133,7 +126,7 @@ def to_implicit(interactions: Interactions, method: str = "binarize", *,
         Same shape and id maps.
     """
     func = "to_implicit"
-    X = _check_interactions(interactions, func)
+    X = Interactions.checked(interactions, func)
     if method not in IMPLICIT_METHODS:
         raise param_error("method", func, f"one of {list(IMPLICIT_METHODS)}", method)
     for name, v in (("alpha", alpha), ("epsilon", epsilon)):

@@ -6,22 +6,10 @@ import numpy as np
 import scipy.sparse as sp
 from numba import njit, prange
 
-from .._validation import check_int, param_error
+from .._validation import check_in_range, check_int
 from ._interactions import Interactions, PrepReport
 
 __all__ = ["make_synthetic"]
-
-
-def _check_float(value: object, name: str, lo: float, hi: float, *, lo_open: bool = False,
-                 hi_open: bool = False) -> float:
-    ok = isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, bool)
-    v = float(value) if ok else float("nan")
-    if not ok or not np.isfinite(v) or v < lo or v > hi or (lo_open and v == lo) \
-            or (hi_open and v == hi):
-        lb = "(" if lo_open else "["
-        hb = ")" if hi_open else "]"
-        raise param_error(name, "make_synthetic", f"a number in {lb}{lo}, {hi}{hb}", value)
-    return v
 
 
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
@@ -188,10 +176,11 @@ def make_synthetic(n_users: int = 1000, n_items: int = 500, n_interactions: int 
     n_interactions = check_int(n_interactions, "n_interactions", func, minimum=n_users,
                                maximum=max(max_nnz, n_users))
     k = check_int(n_factors, "n_factors", func, minimum=1, maximum=n_items)
-    a = _check_float(popularity_exponent, "popularity_exponent", 0.0, 10.0)
-    sigma = _check_float(activity_sigma, "activity_sigma", 0.0, 10.0)
-    conc = _check_float(topic_concentration, "topic_concentration", 0.0, 1e6, lo_open=True)
-    noise = _check_float(noise, "noise", 0.0, 1.0)
+    a = check_in_range(popularity_exponent, "popularity_exponent", "make_synthetic", 0.0, 10.0)
+    sigma = check_in_range(activity_sigma, "activity_sigma", "make_synthetic", 0.0, 10.0)
+    conc = check_in_range(topic_concentration, "topic_concentration", "make_synthetic", 0.0,
+                          1e6, lo_open=True)
+    noise = check_in_range(noise, "noise", "make_synthetic", 0.0, 1.0)
     seed = check_int(seed, "seed", func, minimum=0)
     start_time = check_int(start_time, "start_time", func)
     time_span = check_int(time_span, "time_span", func, minimum=1)

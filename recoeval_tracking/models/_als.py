@@ -42,7 +42,8 @@ from tqdm.auto import tqdm
 
 from .._validation import as_csr, check_int
 from ..scores import FactorScores, ScoreSource
-from ._base import Model, check_bool, check_float, check_nonnegative_values
+from .._validation import check_bool, check_float
+from ._base import Model, check_nonnegative_values
 
 __all__ = ["ALSModel"]
 

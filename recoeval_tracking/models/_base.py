@@ -13,7 +13,6 @@ A model is a small object with three methods:
 
 from __future__ import annotations
 
-import math
 from typing import Any, ClassVar, cast
 
 import numpy as np
@@ -109,31 +108,6 @@ def _check_ids(ids: Any, name: str, func: str, n: int) -> np.ndarray | None:
     if arr.ndim != 1 or arr.shape[0] != n:
         raise param_error(name, func, f"a 1-d array with one id per {name[:-4]} ({n})", arr)
     return arr
-
-
-def check_float(value: Any, name: str, func: str, *, minimum: float | None = None,
-                strict: bool = False) -> float:
-    """Return ``value`` as a finite Python float (>= or > ``minimum``), or raise the standard error."""
-    bound = ""
-    if minimum is not None:
-        bound = f" {'>' if strict else '>='} {minimum:g}"
-    expected = f"a finite number{bound}"
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.integer,
-                                                                      np.floating)):
-        raise param_error(name, func, expected, value)
-    value = float(value)
-    if not math.isfinite(value):
-        raise param_error(name, func, expected, value)
-    if minimum is not None and (value < minimum or (strict and value == minimum)):
-        raise param_error(name, func, expected, value)
-    return value
-
-
-def check_bool(value: Any, name: str, func: str) -> bool:
-    """Return ``value`` as a Python bool, or raise the standard error."""
-    if not isinstance(value, (bool, np.bool_)):
-        raise param_error(name, func, "a bool (True or False)", value)
-    return bool(value)
 
 
 def check_nonnegative_values(X: sp.csr_array, func: str) -> None:

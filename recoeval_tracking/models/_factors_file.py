@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 
-from .._validation import InputError, param_error
+from .._validation import InputError, check_file, param_error
 from ..scores import FactorScores, ScoreSource
 from ._base import Model
 
@@ -19,6 +19,7 @@ __all__ = ["FactorsFileModel"]
 logger = logging.getLogger(__name__)
 
 _FUNC = "FactorsFileModel"
+_PATH_FIX = "Check the path (relative paths are read from the working directory)."
 
 
 class FactorsFileModel(Model):
@@ -71,7 +72,7 @@ class FactorsFileModel(Model):
                     f"user_factors={user_factors!r}, item_factors={item_factors!r}, "
                     f"item_biases={item_biases!r} instead."
                 )
-            _check_file(path, "path", ".npz")
+            check_file(path, "path", _FUNC, suffix=".npz", fix=_PATH_FIX)
         else:
             if user_factors is None or item_factors is None:
                 raise InputError(
@@ -79,10 +80,10 @@ class FactorsFileModel(Model):
                     f"item_factors) or both 'user_factors' and 'item_factors' (.npy files). "
                     f"Got user_factors={user_factors!r} and item_factors={item_factors!r} instead."
                 )
-            _check_file(user_factors, "user_factors", ".npy")
-            _check_file(item_factors, "item_factors", ".npy")
+            check_file(user_factors, "user_factors", _FUNC, suffix=".npy", fix=_PATH_FIX)
+            check_file(item_factors, "item_factors", _FUNC, suffix=".npy", fix=_PATH_FIX)
             if item_biases is not None:
-                _check_file(item_biases, "item_biases", ".npy")
+                check_file(item_biases, "item_biases", _FUNC, suffix=".npy", fix=_PATH_FIX)
         self.path = None if path is None else str(path)
         self.user_factors = None if user_factors is None else str(user_factors)
         self.item_factors = None if item_factors is None else str(item_factors)
@@ -140,15 +141,6 @@ class FactorsFileModel(Model):
     def _score_source(self) -> ScoreSource:
         return FactorScores(self.user_factors_, self.item_factors_, self.item_biases_,
                             func="FactorsFileModel.score_source")
-
-
-def _check_file(path: Any, name: str, suffix: str) -> None:
-    p = Path(path)
-    if p.suffix.lower() != suffix:
-        raise param_error(name, _FUNC, f"a path to a {suffix} file", str(path))
-    if not p.is_file():
-        raise param_error(name, _FUNC, f"an existing {suffix} file", str(path),
-                          "Check the path (relative paths are read from the working directory).")
 
 
 def _numeric(a: np.ndarray, key: str, where: str, ndim: int) -> np.ndarray:

@@ -12,7 +12,8 @@ from threadpoolctl import threadpool_limits
 
 from .._validation import param_error
 from ..scores import FactorScores, ScoreSource
-from ._base import Model, check_bool
+from .._validation import check_bool
+from ._base import Model
 
 __all__ = ["ImplicitModel"]
 

@@ -35,7 +35,8 @@ from numba import njit, prange
 
 from .._validation import as_csr, check_int
 from ..scores import CallableScores, ScoreSource
-from ._base import Model, check_float
+from .._validation import check_float
+from ._base import Model
 
 __all__ = ["ItemKNNModel", "cosine_topk"]
 

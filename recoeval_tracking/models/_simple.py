@@ -9,7 +9,8 @@ import scipy.sparse as sp
 
 from .._validation import check_int
 from ..scores import BiasScores, CallableScores, ScoreSource
-from ._base import Model, check_bool
+from .._validation import check_bool
+from ._base import Model
 
 __all__ = ["PopularityModel", "RandomModel"]
 

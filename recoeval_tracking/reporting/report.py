@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .._validation import InputError, check_int, param_error
+from .._validation import InputError, check_int, check_unit_open, param_error
 from ..metrics.registry import greater_is_better
 from . import stats as st
 from .runs import FINGERPRINT_KINDS, RunData, _check_runs, check_comparable, fingerprints_from
@@ -378,7 +378,7 @@ def _check_settings(func: str, correction: Any, test: Any, n_permutations: Any,
     n_permutations = check_int(n_permutations, "n_permutations", func, minimum=1)
     n_bootstrap = check_int(n_bootstrap, "n_bootstrap", func, minimum=0)
     seed = check_int(seed, "seed", func, minimum=0)
-    confidence = st._check_confidence(confidence, func)
+    confidence = check_unit_open(confidence, "confidence", func)
     if isinstance(alpha, bool) or not isinstance(alpha, (int, float)) or not 0 < alpha < 1:
         raise param_error("alpha", func, "a number strictly between 0 and 1", alpha)
     if not isinstance(allow_mismatch, bool):

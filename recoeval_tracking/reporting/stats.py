@@ -29,7 +29,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._validation import InputError, check_int, param_error
+from .._validation import InputError, check_int, check_seed, check_unit_open, param_error
 
 __all__ = [
     "CORRECTIONS",
@@ -73,17 +73,6 @@ def _as_values(values, name: str, func: str) -> np.ndarray:
     return v
 
 
-def _check_confidence(confidence: float, func: str) -> float:
-    if isinstance(confidence, bool) or not isinstance(confidence, (int, float, np.floating)) \
-            or not 0.0 < float(confidence) < 1.0:
-        raise param_error("confidence", func, "a number strictly between 0 and 1", confidence)
-    return float(confidence)
-
-
-def _check_seed(seed, func: str) -> int:
-    return check_int(seed, "seed", func, minimum=0)
-
-
 def _pair(a, b, func: str) -> tuple[np.ndarray, np.ndarray]:
     x = _as_values(a, "a", func)
     y = _as_values(b, "b", func)
@@ -125,7 +114,7 @@ def t_interval(values, confidence: float = 0.95) -> tuple[float, float, float, i
 
     func = "t_interval"
     v = _as_values(values, "values", func)
-    c = _check_confidence(confidence, func)
+    c = check_unit_open(confidence, "confidence", func)
     v = v[~np.isnan(v)]
     n = int(v.size)
     if n == 0:
@@ -186,7 +175,7 @@ def bootstrap_means(X: np.ndarray, n_resamples: int = 1000, seed: int = 0) -> np
     if X.ndim != 2:
         raise param_error("X", func, "a 2-d array (users x columns)", X)
     n_resamples = check_int(n_resamples, "n_resamples", func, minimum=1)
-    seed = _check_seed(seed, func)
+    seed = check_seed(seed, func)
     n, p = X.shape
     out = np.full((n_resamples, p), np.nan)
     if n == 0 or p == 0:
@@ -254,7 +243,7 @@ def bootstrap_ci(values, n_resamples: int = 1000, seed: int = 0,
     """
     func = "bootstrap_ci"
     v = _as_values(values, "values", func)
-    c = _check_confidence(confidence, func)
+    c = check_unit_open(confidence, "confidence", func)
     reps = bootstrap_means(v[:, None], n_resamples, seed)
     low, high = _percentile_bounds(reps, c)
     return float(low[0]), float(high[0])
@@ -342,7 +331,7 @@ def randomization_pvalues(D: np.ndarray, n_permutations: int = 1000, seed: int =
     if D.ndim != 2:
         raise param_error("D", func, "a 1-d or 2-d array of differences", D)
     R = check_int(n_permutations, "n_permutations", func, minimum=1)
-    seed = _check_seed(seed, func)
+    seed = check_seed(seed, func)
     n, p = D.shape
     values_t = np.ascontiguousarray(np.where(np.isnan(D), 0.0, D).T, dtype=np.float32)
     observed = np.abs(values_t.sum(axis=1, dtype=np.float64))

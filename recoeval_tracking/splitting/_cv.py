@@ -8,9 +8,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .._validation import InputError, check_int, param_error
+from .._validation import InputError, check_int, check_seed, param_error
 from ..data import Interactions
-from ._split import Split, check_interactions, check_seed
+from ._split import Split
 from ._strategies import SPLITS
 
 __all__ = ["cross_validate"]
@@ -54,7 +54,7 @@ def cross_validate(interactions: Interactions,
         computed over the folds with NaN values ignored.
     """
     func = "cross_validate"
-    X = check_interactions(interactions, func)
+    X = Interactions.checked(interactions, func)
     if not callable(evaluate_fold):
         raise param_error("evaluate_fold", func, "a callable (train, test) -> dict of metrics",
                           evaluate_fold)

@@ -20,9 +20,9 @@ import numpy as np
 import scipy.sparse as sp
 from numba import njit
 
-from .._validation import InputError, check_int, param_error
+from .._validation import InputError, check_int, check_unit_open, param_error
 from ..data import Interactions
-from ._split import TEST, TRAIN, Split, check_interactions, split_from_parts
+from ._split import TEST, TRAIN, Split, split_from_parts
 
 __all__ = ["split_reco_train_test", "recometrics_split", "mt19937_outputs"]
 
@@ -194,13 +194,6 @@ def _select_users(indptr: np.ndarray, n_cols: int, n_users_test: int, fraction: 
     return ids, taken
 
 
-def _check_fraction(v: Any, name: str, func: str) -> float:
-    ok = isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, bool)
-    if not ok or not (0.0 < float(v) < 1.0):
-        raise param_error(name, func, "a number strictly between 0 and 1", v)
-    return float(v)
-
-
 def _prepare_csr(X: Any, func: str) -> sp.csr_array:
     if not sp.issparse(X):
         raise param_error("X", func, "a scipy.sparse CSR array or matrix (users as rows)", X,
@@ -297,8 +290,8 @@ def _validate(X: Any, split_type: Any, users_test_fraction: Any, max_test_users:
     min_pos_test = check_int(min_pos_test, "min_pos_test", func, minimum=0)
     min_items_pool = check_int(min_items_pool, "min_items_pool", func, minimum=0)
     if users_test_fraction is not None:
-        users_test_fraction = _check_fraction(users_test_fraction, "users_test_fraction", func)
-    items_test_fraction = _check_fraction(items_test_fraction, "items_test_fraction", func)
+        users_test_fraction = check_unit_open(users_test_fraction, "users_test_fraction", func)
+    items_test_fraction = check_unit_open(items_test_fraction, "items_test_fraction", func)
     consider_cold_start = bool(consider_cold_start)
     if min_pos_test >= n:
         raise param_error("min_pos_test", func, f"smaller than the number of columns of X ({n})",
@@ -409,7 +402,7 @@ def recometrics_split(interactions: Interactions, split_type: str = "separated",
     entries in train; the two types give the same partition). Timestamps follow their entries.
     """
     func = "recometrics_split"
-    X = check_interactions(interactions, func)
+    X = Interactions.checked(interactions, func)
     (M, split_type, n_take, frac, min_items_pool, min_pos_test, cold,
      seed) = _validate(X.matrix, split_type, users_test_fraction, max_test_users,
                        items_test_fraction, min_items_pool, min_pos_test, consider_cold_start,

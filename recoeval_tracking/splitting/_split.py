@@ -11,7 +11,6 @@ import numpy as np
 import pandas as pd
 from numba import njit, prange
 
-from .._validation import check_int, param_error
 from ..data import Interactions
 
 __all__ = ["Split", "TRAIN", "TEST", "VALIDATION", "split_from_parts"]
@@ -120,34 +119,6 @@ def split_from_parts(X: Interactions, part: np.ndarray, strategy: str, params: d
 
 
 # ----------------------------------------------------------------------------- helpers
-def check_interactions(X: Any, func: str) -> Interactions:
-    """The standard error for a non-Interactions input."""
-    if not isinstance(X, Interactions):
-        raise param_error("interactions", func, "an Interactions object", X,
-                          "Load the data with recoeval_tracking.data.load_dataset first.")
-    return X
-
-
-def check_seed(seed: Any, func: str) -> int:
-    """A seed for ``numpy.random.default_rng``: an int >= 0."""
-    return check_int(seed, "seed", func, minimum=0)
-
-
-def check_fraction(value: Any, name: str, func: str, *, allow_zero: bool = False,
-                   allow_none: bool = False) -> float | None:
-    """A fraction in (0, 1) (or [0, 1) with ``allow_zero``), or None when allowed."""
-    if value is None and allow_none:
-        return None
-    ok = isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, bool)
-    v = float(value) if ok else float("nan")
-    lo_ok = v >= 0.0 if allow_zero else v > 0.0
-    if not ok or not (lo_ok and v < 1.0):
-        bounds = "[0, 1)" if allow_zero else "(0, 1)"
-        raise param_error(name, func, f"a number in {bounds}" + (" or None" if allow_none
-                                                                  else ""), value)
-    return v
-
-
 def round_half_up(x: np.ndarray) -> np.ndarray:
     """``std::round`` for non-negative values: halves round away from zero (not to even).
 

@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from .._validation import InputError, check_int, param_error
+from .._validation import InputError, check_fraction, check_int, check_seed, param_error
 from ..data import Interactions
 from ._recometrics import recometrics_split
 from ._split import (
@@ -21,9 +21,6 @@ from ._split import (
     TRAIN,
     VALIDATION,
     Split,
-    check_fraction,
-    check_interactions,
-    check_seed,
     random_row_rank,
     round_half_up,
     split_from_parts,
@@ -102,7 +99,7 @@ def random_holdout(interactions: Interactions, test_fraction: float | None = Non
     seed : int
     """
     func = "random_holdout"
-    X = check_interactions(interactions, func)
+    X = Interactions.checked(interactions, func)
     frac, count = _fraction_or_count(test_fraction, test_count, func, 0.2)
     vfrac = check_fraction(validation_fraction, "validation_fraction", func, allow_none=True)
     vcount = None if validation_count is None else check_int(validation_count,
@@ -141,7 +138,7 @@ def leave_n_out(interactions: Interactions, n: int = 1, *, order: str = "random"
     what they can while keeping ``min_train`` in train (counted in ``details``).
     """
     func = "leave_n_out"
-    X = check_interactions(interactions, func)
+    X = Interactions.checked(interactions, func)
     n = check_int(n, "n", func, minimum=1)
     validation_n = check_int(validation_n, "validation_n", func, minimum=0)
     min_train = check_int(min_train, "min_train", func, minimum=0)
@@ -192,7 +189,7 @@ def temporal_global(interactions: Interactions, cut: int | None = None,
     unused (the split is deterministic).
     """
     func = "temporal_global"
-    X = check_interactions(interactions, func)
+    X = Interactions.checked(interactions, func)
     ts = _require_timestamps(X, func)
     seed = check_seed(seed, func)
 
@@ -228,7 +225,7 @@ def temporal_user(interactions: Interactions, test_fraction: float | None = None
     at random with ``seed``.
     """
     func = "temporal_user"
-    X = check_interactions(interactions, func)
+    X = Interactions.checked(interactions, func)
     ts = _require_timestamps(X, func)
     frac, count = _fraction_or_count(test_fraction, test_count, func, 0.2)
     min_train = check_int(min_train, "min_train", func, minimum=0)
@@ -251,7 +248,7 @@ def kfold(interactions: Interactions, n_folds: int = 5, *, seed: int = 0) -> lis
     Fold ``i`` tests on its entries and trains on the other folds. Returns ``n_folds`` splits.
     """
     func = "kfold"
-    X = check_interactions(interactions, func)
+    X = Interactions.checked(interactions, func)
     n_folds = check_int(n_folds, "n_folds", func, minimum=2)
     seed = check_seed(seed, func)
     rng = np.random.default_rng(seed)
@@ -274,7 +271,7 @@ def user_kfold(interactions: Interactions, n_folds: int = 5, *, test_fraction: f
     everything else is train.
     """
     func = "user_kfold"
-    X = check_interactions(interactions, func)
+    X = Interactions.checked(interactions, func)
     n_folds = check_int(n_folds, "n_folds", func, minimum=2)
     frac, count = _fraction_or_count(test_fraction, test_count, func, 0.2)
     min_train = check_int(min_train, "min_train", func, minimum=0)

@@ -151,16 +151,6 @@ def _first_line(err: BaseException) -> str:
 # Arguments, params, tags, names
 # ---------------------------------------------------------------------------------------------
 
-def _check_str(value: Any, name: str, func: str) -> None:
-    if value is not None and not isinstance(value, str):
-        raise param_error(name, func, "a str or None", value)
-
-
-def _check_mapping(value: Any, name: str, func: str) -> None:
-    if value is not None and not isinstance(value, Mapping):
-        raise param_error(name, func, "a dict or None", value)
-
-
 def _clean_params(params: Mapping[str, Any]) -> dict[str, str]:
     out = {}
     for key, value in params.items():

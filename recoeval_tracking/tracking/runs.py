@@ -39,15 +39,13 @@ from typing import Any
 
 import numpy as np
 
-from .._validation import param_error
+from .._validation import check_optional, param_error
 from ..jobdir import FILES, JobDir, read_job_dir, write_job_dir
 from ..jobdir.redact import flatten_config, scrub_url
 from ..metrics.results import Results
 from .client import (
     _TAG_PREFIX,
     DEFAULT_EXPERIMENT,
-    _check_mapping,
-    _check_str,
     _clean_params,
     _clean_tags,
     _client,
@@ -220,11 +218,11 @@ def log_job_dir(path: str | Path, *, tracking_uri: str | None = None,
     for name, value in (("tracking_uri", tracking_uri), ("run_name", run_name),
                         ("parent_run_id", parent_run_id), ("sweep_id", sweep_id),
                         ("artifact_location", artifact_location)):
-        _check_str(value, name, func)
+        check_optional(value, str, name, func)
     if not isinstance(experiment, str) or not experiment:
         raise param_error("experiment", func, "a non-empty str", experiment)
-    _check_mapping(tags, "tags", func)
-    _check_mapping(params, "params", func)
+    check_optional(tags, Mapping, "tags", func)
+    check_optional(params, Mapping, "params", func)
     job = read_job_dir(path, per_user=False)
 
     uri = resolve_tracking_uri(tracking_uri)
@@ -331,9 +329,9 @@ def log_results(results, *, run_id: str | None = None, tracking_uri: str | None 
         raise param_error("results", func, "a recoeval_tracking Results object", results)
     for name, value in (("run_id", run_id), ("tracking_uri", tracking_uri),
                         ("run_name", run_name), ("artifact_path", artifact_path)):
-        _check_str(value, name, func)
-    _check_mapping(tags, "tags", func)
-    _check_mapping(params, "params", func)
+        check_optional(value, str, name, func)
+    check_optional(tags, Mapping, "tags", func)
+    check_optional(params, Mapping, "params", func)
     if config is not None and not isinstance(config, (Mapping, str)):
         raise param_error("config", func, "a plain dict, YAML text or None", config)
     if run_id is None and tracking_uri is None:

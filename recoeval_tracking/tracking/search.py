@@ -12,13 +12,11 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from .._validation import param_error
+from .._validation import check_optional, param_error
 from ..jobdir import FILES
 from .client import (
     _TAG_PREFIX,
     DEFAULT_EXPERIMENT,
-    _check_mapping,
-    _check_str,
     _clean_tags,
     _client,
     _experiment_id,
@@ -102,7 +100,7 @@ def search_runs_for_report(*, tracking_uri: str | None = None,
     func = "search_runs_for_report"
     for name, value in (("tracking_uri", tracking_uri), ("experiment", experiment),
                         ("sweep_id", sweep_id), ("filter_string", filter_string)):
-        _check_str(value, name, func)
+        check_optional(value, str, name, func)
     if run_ids is not None and (isinstance(run_ids, str) or not all(
             isinstance(r, str) for r in run_ids)):
         raise param_error("run_ids", func, "a list of run ids (str) or None", run_ids)
@@ -126,7 +124,7 @@ def search_runs_for_report(*, tracking_uri: str | None = None,
 def find_sweep_parent(sweep_id: str, *, tracking_uri: str | None = None) -> str | None:
     """The run id of the parent run of sweep ``sweep_id`` (tag ``recoeval.sweep_parent``), or
     None when the sweep has no parent run."""
-    _check_str(sweep_id, "sweep_id", "find_sweep_parent")
+    check_optional(sweep_id, str, "sweep_id", "find_sweep_parent")
     uri = resolve_tracking_uri(tracking_uri)
     client = _client(uri)
     from mlflow.entities import ViewType
@@ -151,7 +149,7 @@ def download_job_artifacts(run_id: str, dst: str | Path, *,
         When the run has no ``per_user.parquet`` (it was not logged from a job directory).
     """
     func = "download_job_artifacts"
-    _check_str(run_id, "run_id", func)
+    check_optional(run_id, str, "run_id", func)
     uri = resolve_tracking_uri(tracking_uri)
     client = _client(uri)
     root = Path(dst)
@@ -189,8 +187,8 @@ def log_report_artifacts(paths: Sequence[str | Path], *, run_id: str | None = No
     func = "log_report_artifacts"
     for name, value in (("run_id", run_id), ("tracking_uri", tracking_uri),
                         ("run_name", run_name), ("artifact_path", artifact_path)):
-        _check_str(value, name, func)
-    _check_mapping(tags, "tags", func)
+        check_optional(value, str, name, func)
+    check_optional(tags, Mapping, "tags", func)
     if isinstance(paths, (str, Path)) or not paths:
         raise param_error("paths", func, "a non-empty list of files or folders", paths)
     missing = [str(p) for p in paths if not Path(p).exists()]

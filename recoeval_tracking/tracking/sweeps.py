@@ -18,15 +18,13 @@ from typing import Any, NamedTuple
 
 import pandas as pd
 
-from .._validation import param_error
+from .._validation import check_optional, param_error
 from ..jobdir.redact import sanitize_key
 from ..metrics.registry import greater_is_better
 from .client import (
     _TAG_PREFIX,
     _TERMINAL,
     DEFAULT_EXPERIMENT,
-    _check_mapping,
-    _check_str,
     _clean_tags,
     _client,
     _experiment_id,
@@ -75,9 +73,9 @@ def create_sweep_parent(*, tracking_uri: str | None = None, experiment: str = DE
     func = "create_sweep_parent"
     for name, value in (("tracking_uri", tracking_uri), ("run_name", run_name),
                         ("sweep_id", sweep_id), ("artifact_location", artifact_location)):
-        _check_str(value, name, func)
-    _check_mapping(tags, "tags", func)
-    _check_mapping(params, "params", func)
+        check_optional(value, str, name, func)
+    check_optional(tags, Mapping, "tags", func)
+    check_optional(params, Mapping, "params", func)
     sweep_id = sweep_id or uuid.uuid4().hex[:12]
     uri = resolve_tracking_uri(tracking_uri)
     client = _client(uri)
@@ -123,7 +121,7 @@ def build_leaderboard(parent_run_id: str, *, tracking_uri: str | None = None,
         Columns ``run_name, run_id, status, overrides, <metric>, <metric>_ci95_low,
         <metric>_ci95_high, ...``; ``attrs["metrics"]`` lists the headline metrics.
     """
-    _check_str(parent_run_id, "parent_run_id", "build_leaderboard")
+    check_optional(parent_run_id, str, "parent_run_id", "build_leaderboard")
     uri = resolve_tracking_uri(tracking_uri)
     client = _client(uri)
     parent = client.get_run(parent_run_id)

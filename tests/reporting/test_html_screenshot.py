@@ -11,7 +11,7 @@ import subprocess
 import numpy as np
 import pandas as pd
 import pytest
-from conftest import synthetic_run
+from report_runs import synthetic_run
 
 from recoeval_tracking.reporting.render import write_report
 from recoeval_tracking.reporting.report import build_report

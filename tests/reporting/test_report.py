@@ -6,7 +6,7 @@ import base64
 
 import numpy as np
 import pytest
-from conftest import synthetic_run
+from report_runs import synthetic_run
 
 from recoeval_tracking import InputError
 from recoeval_tracking.reporting import stats as st

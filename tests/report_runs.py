@@ -1,5 +1,5 @@
-"""Fixtures for the report tests: synthetic runs (isolated MLflow stores come from the root
-conftest)."""
+"""Synthetic runs for the report tests (a module of its own, so that no test imports a conftest
+by name: two conftest modules on sys.path shadow each other)."""
 
 from __future__ import annotations
 
