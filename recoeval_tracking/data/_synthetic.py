@@ -6,7 +6,7 @@ import numpy as np
 import scipy.sparse as sp
 from numba import njit, prange
 
-from .._validation import check_in_range, check_int
+from .._validation import check_in_range, check_int, check_seed
 from ._interactions import Interactions, PrepReport
 
 __all__ = ["make_synthetic"]
@@ -176,12 +176,11 @@ def make_synthetic(n_users: int = 1000, n_items: int = 500, n_interactions: int 
     n_interactions = check_int(n_interactions, "n_interactions", func, minimum=n_users,
                                maximum=max(max_nnz, n_users))
     k = check_int(n_factors, "n_factors", func, minimum=1, maximum=n_items)
-    a = check_in_range(popularity_exponent, "popularity_exponent", "make_synthetic", 0.0, 10.0)
-    sigma = check_in_range(activity_sigma, "activity_sigma", "make_synthetic", 0.0, 10.0)
-    conc = check_in_range(topic_concentration, "topic_concentration", "make_synthetic", 0.0,
-                          1e6, lo_open=True)
-    noise = check_in_range(noise, "noise", "make_synthetic", 0.0, 1.0)
-    seed = check_int(seed, "seed", func, minimum=0)
+    a = check_in_range(popularity_exponent, "popularity_exponent", func, 0.0, 10.0)
+    sigma = check_in_range(activity_sigma, "activity_sigma", func, 0.0, 10.0)
+    conc = check_in_range(topic_concentration, "topic_concentration", func, 0.0, 1e6, lo_open=True)
+    noise = check_in_range(noise, "noise", func, 0.0, 1.0)
+    seed = check_seed(seed, func)
     start_time = check_int(start_time, "start_time", func)
     time_span = check_int(time_span, "time_span", func, minimum=1)
     rng = np.random.default_rng(seed)
