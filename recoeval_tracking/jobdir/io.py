@@ -12,7 +12,8 @@ Layout of a job directory
     the original ids, ``n_train``, ``n_test``, ``nan_reason``, every metric column).
 ``metrics.json``
     Flat ``{key: value}`` (``null`` for NaN): the means at K (``ndcg_at_10``, ``roc_auc``), their
-    95% Student-t bounds (``ndcg_at_10_ci95_low``/``_ci95_high``), ``users_evaluated``,
+    95% Student-t bounds (``ndcg_at_10_ci95_low``/``_ci95_high``), the catalogue-level metrics
+    (``coverage_at_10``, ``gini_at_10``, ``gauc``: one number each, no bounds), ``users_evaluated``,
     ``users_nan_<reason>``, timings as ``<stage>_seconds``, and any extra metrics.
 ``curves.csv``
     Column ``k`` (1..K), one column per curve of means (``ndcg_at_k``) and its bounds
@@ -170,6 +171,8 @@ def job_metrics(results: Results, extra_metrics: Mapping[str, Any] | None = None
         out[key] = float(row["mean"])
         out[f"{key}_ci95_low"] = float(row["ci95_low"])
         out[f"{key}_ci95_high"] = float(row["ci95_high"])
+    for key, value in (results.aggregates or {}).items():
+        out[sanitize_key(str(key))] = float(value)
     out["users_evaluated"] = float(results.n_users_evaluated)
     for reason, count in results.nan_counts.items():
         out[sanitize_key(f"users_nan_{reason}")] = float(count)

@@ -63,6 +63,16 @@ def test_metrics_json_means_cis_counts_timings(tmp_path, results):
     assert not any("@" in k for k in metrics)
 
 
+def test_catalogue_metrics_in_metrics_json(tmp_path, results):
+    # coverage, gini, GAUC...: one number over all users each, logged beside the means
+    results.aggregates = {"coverage_at_4": 0.25, "gauc": 0.625}
+    path = write_job_dir(results, tmp_path / "job", plots=False)
+    metrics = json.loads((path / "metrics.json").read_text())
+    assert metrics["coverage_at_4"] == 0.25 and metrics["gauc"] == 0.625
+    assert "coverage_at_4_ci95_low" not in metrics
+    assert read_job_dir(path, per_user=False).metrics["gauc"] == 0.625
+
+
 def test_curves_csv_is_mean_over_defined_users(tmp_path, results):
     path = write_job_dir(results, tmp_path / "job", plots=False)
     curves = pd.read_csv(path / "curves.csv")
