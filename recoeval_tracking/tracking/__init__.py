@@ -11,7 +11,9 @@ Modules, each with one job:
   ``finish_sweep_parent_or_mark_pending``, the ``PENDING_SWEEP`` marker) and the sync of what is
   pending (``sync_paths``, ``sync_job_dir``, ``find_pending``, ``SyncOutcome``);
 * :mod:`.search`: reading runs back for reports (``search_runs_for_report``,
-  ``find_sweep_parent``, ``download_job_artifacts``, ``log_report_artifacts``).
+  ``find_sweep_parent``, ``download_job_artifacts``, ``log_report_artifacts``);
+* :mod:`.evaluator`: the ``recoeval`` evaluator of ``mlflow.models.evaluate``
+  (``RecoevalEvaluator``, ``metric_threshold``), its data contract in :mod:`.evaluator_data`.
 
 Importing this package is cheap: the names above are loaded from their module on first use, and
 :mod:`mlflow` itself only when something is logged or read. ``flatten_config`` and
@@ -36,6 +38,7 @@ _MODULE_OF = {
                      "sync_job_dir", "sync_paths"), "pending"),
     **dict.fromkeys(("REPORT_ARTIFACTS", "search_runs_for_report", "find_sweep_parent",
                      "download_job_artifacts", "log_report_artifacts"), "search"),
+    **dict.fromkeys(("RecoevalEvaluator", "metric_threshold"), "evaluator"),
 }
 
 __all__ = sorted([*_MODULE_OF, "flatten_config", "is_secret_key"])

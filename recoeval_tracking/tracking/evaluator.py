@@ -1,0 +1,333 @@
+"""``mlflow.models.evaluate(..., model_type="recommender", evaluators="recoeval")``.
+
+:class:`RecoevalEvaluator` is registered with MLflow under the name ``recoeval`` through the
+``mlflow.model_evaluator`` entry-point group (``pyproject.toml``), so installing this package is
+enough for MLflow to find it. It evaluates a full-catalogue ranking with
+:func:`recoeval_tracking.evaluate` and logs into the evaluation's run exactly what a
+``recoeval-track`` job logs, through the same code: the results are written to a job directory
+(:func:`recoeval_tracking.jobdir.write_job_dir`, in a temporary folder) and uploaded by
+:func:`recoeval_tracking.tracking.runs.log_results` into the run MLflow opened.
+
+**data** (a DataFrame, or an MLflow dataset made from one): one row per (user, item) pair, with
+the ids in ``user_col`` and ``item_col`` (default ``user`` and ``item``) and the relevance in the
+``targets`` column: a row whose target is > 0 is a test positive (the value is its NDCG gain),
+other rows are candidates only. The evaluated users are the users of ``data``. Scores come from
+either
+
+* a **static ranking**: ``predictions=`` names a column of scores (higher is better) or, with
+  ``evaluator_config["prediction_type"] = "rank"``, of ranks (1 is best). List every item a user
+  did not train on to evaluate the whole ranking; when some are missing, the listed pairs are
+  evaluated as ranked top-K lists (top-K metrics only) and a warning says so; or
+* a **model** (a pyfunc model, its URI, or a function of a DataFrame): its ``predict`` receives
+  ``DataFrame({user_col: [ids of a block of users]})`` and returns one row of scores per user, in
+  the same order, for every item: a DataFrame whose columns are the item ids, or a 2-d array whose
+  columns follow ``evaluator_config["item_ids"]``. The catalogue is those items; scores of a
+  user's train items are ignored. Without ``targets`` every row of ``data`` is a positive of
+  gain 1.
+
+**evaluator_config**: the evaluation options of :class:`recoeval_tracking.options.EvalOptions`
+under their field names (``k``, ``metrics``, ``profile``, ``ties``, ``cumulative``, ``seed``...,
+as :func:`recoeval_tracking.evaluate` takes them), and ``train`` (the pairs to exclude from each
+ranking: a DataFrame or the path of a CSV or Parquet file with ``user_col`` and ``item_col``),
+``user_col``, ``item_col``, ``prediction_type``, ``item_ids`` and ``plots`` (default True).
+Unknown keys are refused with the list of known ones.
+
+**Result**: ``metrics`` holds ``metrics.json`` (means at K, their 95% bounds, catalogue metrics,
+users evaluated and NaN by reason, seconds), the keys and values logged at step 0; the @1..K
+curves are logged with ``step = k`` and returned as the ``curves`` artifact. ``artifacts`` holds
+``per_user``, ``curves``, ``metrics``, ``definitions``, ``dataset``, ``config``, ``job`` and the
+plots (``plots/curves``...), each with its URI in the run and its content.
+:func:`metric_threshold` builds MLflow's ``MetricThreshold`` with the registry's direction, for
+``mlflow.validate_evaluation_results`` (thresholds, and comparison with a baseline's result).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import re
+import tempfile
+from collections.abc import Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+from mlflow.exceptions import MlflowException
+from mlflow.models.evaluation.artifacts import (
+    CsvEvaluationArtifact,
+    ImageEvaluationArtifact,
+    JsonEvaluationArtifact,
+    ParquetEvaluationArtifact,
+    TextEvaluationArtifact,
+)
+from mlflow.models.evaluation.base import EvaluationResult, ModelEvaluator
+
+from .._validation import InputError, describe, param_error
+from ..options import EvalOptions, config_fields
+from .evaluator_data import (
+    PREDICTION_TYPES,
+    EvalInputs,
+    id_column,
+    model_inputs,
+    read_train,
+    static_inputs,
+)
+
+__all__ = [
+    "MODEL_TYPE",
+    "NAME",
+    "EvaluatorConfig",
+    "RecoevalEvaluator",
+    "metric_threshold",
+    "read_config",
+]
+
+#: The evaluator's name in ``mlflow.models.evaluate(evaluators=...)``.
+NAME = "recoeval"
+#: The ``model_type`` it evaluates.
+MODEL_TYPE = "recommender"
+#: The evaluation options ``evaluator_config`` may set: the fields of EvalOptions.
+OPTION_KEYS = tuple(f.name for f in dataclasses.fields(EvalOptions))
+#: MLflow's own key (it renames ``targets`` and ``predictions`` before the evaluator runs).
+_MLFLOW_KEYS = ("col_mapping",)
+_FUNC = "evaluate"
+
+
+@dataclasses.dataclass(frozen=True)
+class EvaluatorConfig:
+    """``evaluator_config`` read: the evaluation options and the keys about the data."""
+
+    options: EvalOptions
+    train: Any = None
+    user_col: str = "user"
+    item_col: str = "item"
+    prediction_type: str = "score"
+    item_ids: Sequence[Any] | None = None
+    plots: bool = True
+
+
+#: The keys of ``evaluator_config`` about the data (the fields of EvaluatorConfig).
+DATA_KEYS = tuple(f.name for f in dataclasses.fields(EvaluatorConfig) if f.name != "options")
+
+
+def _error(message: str) -> MlflowException:
+    return MlflowException.invalid_parameter_value(f"recoeval evaluator: {message}")
+
+
+def _config_message(message: str) -> str:
+    """``The 'k' parameter of evaluate must be...`` -> ``evaluator_config['k'] must be...``."""
+    def name(match: re.Match) -> str:
+        key = match[1]
+        return f"evaluator_config['{key}']" if key in (*OPTION_KEYS, *DATA_KEYS) else match[0]
+
+    return re.sub(rf"The '(\w+)' parameter of {_FUNC}\b", name, message)
+
+
+@contextlib.contextmanager
+def _as_mlflow_errors() -> Iterator[None]:
+    """The project's input errors as ``MlflowException`` (INVALID_PARAMETER_VALUE)."""
+    try:
+        yield
+    except InputError as exc:
+        raise _error(_config_message(str(exc))) from exc
+
+
+def _check_data_keys(values: Mapping[str, Any]) -> None:
+    for key in ("user_col", "item_col"):
+        if key in values and not (isinstance(values[key], str) and values[key]):
+            raise param_error(key, _FUNC, "a column name (a non-empty str)", values[key])
+    if values.get("prediction_type", "score") not in PREDICTION_TYPES:
+        raise param_error("prediction_type", _FUNC, f"one of {list(PREDICTION_TYPES)}",
+                          values["prediction_type"])
+    item_ids = values.get("item_ids")
+    if item_ids is not None and (isinstance(item_ids, (str, bytes, Mapping))
+                                 or not hasattr(item_ids, "__len__")):
+        raise param_error("item_ids", _FUNC, "a list of item ids (one per column of the "
+                          "model's output) or None", item_ids)
+    if not isinstance(values.get("plots", True), bool):
+        raise param_error("plots", _FUNC, "a bool", values["plots"])
+
+
+def read_config(evaluator_config: Mapping[str, Any] | None) -> EvaluatorConfig:
+    """Read and check ``evaluator_config``: unknown keys and bad values raise an
+    ``MlflowException`` naming the key, what was expected and what was got."""
+    config = {} if evaluator_config is None else evaluator_config
+    if not isinstance(config, Mapping):
+        raise _error(f"evaluator_config must be a dict of options. Got {describe(config)} "
+                     "instead.")
+    unknown = sorted(str(k) for k in config if k not in (*OPTION_KEYS, *DATA_KEYS, *_MLFLOW_KEYS))
+    if unknown:
+        raise _error(f"evaluator_config has unknown keys {unknown}. Known keys: the evaluation "
+                     f"options {list(OPTION_KEYS)} (as recoeval_tracking.evaluate takes them) "
+                     f"and {list(DATA_KEYS)} about the data.")
+    with _as_mlflow_errors():
+        _check_data_keys(config)
+        options = EvalOptions(**{k: v for k, v in config.items() if k in OPTION_KEYS})
+        _check_options(options)
+    return EvaluatorConfig(options=options, **{k: config[k] for k in DATA_KEYS if k in config})
+
+
+def _check_options(options: EvalOptions) -> None:
+    """What can be checked before the data is known (``k`` against the catalogue comes later)."""
+    from ..metrics.evaluate import TIE_POLICIES
+    from ..metrics.profiles import apply_profile
+    from ..metrics.registry import resolve_metrics
+
+    resolved = apply_profile(options.checked(_FUNC), _FUNC)
+    resolve_metrics(resolved.metrics, _FUNC)
+    if resolved.ties not in TIE_POLICIES:
+        raise param_error("ties", _FUNC, f"one of {list(TIE_POLICIES)}", resolved.ties)
+
+
+def metric_threshold(key: str, *, threshold: float | None = None,
+                     min_absolute_change: float | None = None,
+                     min_relative_change: float | None = None):
+    """MLflow's ``MetricThreshold`` for the logged metric ``key`` (``ndcg_at_10``, ``mpr``,
+    ``coverage_at_10``...), with ``greater_is_better`` from the metric registry.
+
+    Use it with ``mlflow.validate_evaluation_results({key: metric_threshold(key, ...)},
+    candidate_result, baseline_result)``.
+    """
+    from mlflow.models import MetricThreshold
+
+    from ..metrics.registry import greater_is_better
+
+    return MetricThreshold(threshold=threshold, min_absolute_change=min_absolute_change,
+                           min_relative_change=min_relative_change,
+                           greater_is_better=greater_is_better(key))
+
+
+# ---------------------------------------------------------------------------------------------
+# the evaluation
+# ---------------------------------------------------------------------------------------------
+
+def _check_call(model: Any, dataset: Any, predictions: Any, extra_metrics: Any,
+                custom_artifacts: Any) -> None:
+    """Arguments of ``mlflow.models.evaluate`` that this evaluator cannot honour."""
+    for name, value in (("extra_metrics", extra_metrics), ("custom_artifacts", custom_artifacts)):
+        if value:
+            raise _error(f"{name} must be None: MLflow's per-row metrics and artifacts do not "
+                         f"apply to full rankings. Got {describe(value)} instead. Compute more "
+                         "from result.artifacts['per_user'].content.")
+    if model is not None and predictions is not None:
+        raise _error("predictions must be None when a model is given (the model scores every "
+                     f"item). Got {predictions!r} instead.")
+    if model is None and not getattr(dataset, "has_predictions", False):
+        raise _error("a source of scores is needed: a model, or predictions= naming the column "
+                     "of data that holds the scores (or ranks) of a static ranking. Got neither.")
+    if not isinstance(getattr(dataset, "features_data", None), pd.DataFrame):
+        raise _error("data must be a pandas DataFrame (or an MLflow dataset made from one) with "
+                     "user and item columns. Got "
+                     f"{describe(getattr(dataset, 'features_data', dataset))} instead.")
+
+
+def _inputs(dataset: Any, model: Any, cfg: EvaluatorConfig) -> EvalInputs:
+    """The train and test interactions and the score source, from MLflow's dataset."""
+    frame = dataset.features_data
+    users = id_column(frame, cfg.user_col, "user_col", "data")
+    items = id_column(frame, cfg.item_col, "item_col", "data")
+    if not len(users):
+        raise InputError("data must hold at least one row. Got an empty DataFrame instead.")
+    targets = dataset.labels_data if dataset.has_targets else None
+    train = read_train(cfg.train, cfg.user_col, cfg.item_col)
+    name = str(dataset.name)
+    if model is None:
+        return static_inputs(users, items, targets, dataset.predictions_data,
+                             cfg.prediction_type, train, name)
+    return model_inputs(users, items, targets, model.predict, cfg.user_col, cfg.item_ids,
+                        train, name)
+
+
+def _plain(value: Any) -> Any:
+    """A config value as YAML and params take it (tuples and arrays as lists)."""
+    if isinstance(value, (list, tuple)) or hasattr(value, "tolist"):
+        return list(value.tolist() if hasattr(value, "tolist") else value)
+    return value
+
+
+def _config_record(cfg: EvaluatorConfig, dataset: Any, inputs: EvalInputs) -> dict[str, Any]:
+    """The job's ``config.yaml`` (and params): the ``metrics`` section under the app's config
+    keys, and how the evaluator read the data."""
+    options = cfg.options
+    metrics = {key: _plain(getattr(options, f.name)) for f, key in config_fields()}
+    train = cfg.train
+    if isinstance(train, pd.DataFrame):
+        train = f"DataFrame ({len(train)} rows)"
+    evaluator = {
+        "name": NAME, "input": inputs.record.get("input"), "user_col": cfg.user_col,
+        "item_col": cfg.item_col, "targets": dataset.targets_name,
+        "predictions": dataset.predictions_name if inputs.record.get("input") == "predictions"
+        else None, "prediction_type": cfg.prediction_type,
+        "train": None if train is None else str(train), "nthreads": options.nthreads,
+    }
+    return {"metrics": metrics, "evaluator": evaluator}
+
+
+_ARTIFACT_TYPES = {".parquet": ParquetEvaluationArtifact, ".csv": CsvEvaluationArtifact,
+                   ".json": JsonEvaluationArtifact, ".png": ImageEvaluationArtifact,
+                   ".yaml": TextEvaluationArtifact}
+
+
+def _artifacts(job_path: Path, artifact_uri: str) -> dict[str, Any]:
+    """The uploaded files of the job directory as MLflow evaluation artifacts, named by their
+    path without suffix (``per_user``, ``plots/curves``), with their content loaded."""
+    from ..jobdir import FILES
+    from .runs import _ARTIFACT_FILES
+
+    files = [job_path / name for name in _ARTIFACT_FILES]
+    plots = job_path / FILES["plots"]
+    files += sorted(plots.glob("*.png")) if plots.is_dir() else []
+    out = {}
+    for path in files:
+        if not path.is_file() or path.suffix not in _ARTIFACT_TYPES:
+            continue
+        rel = path.relative_to(job_path).as_posix()
+        artifact = _ARTIFACT_TYPES[path.suffix](uri=f"{artifact_uri.rstrip('/')}/{rel}")
+        artifact._load(str(path))
+        out[rel.rsplit(".", 1)[0]] = artifact
+    return out
+
+
+def _log(results: Any, run_id: str, cfg: EvaluatorConfig, dataset: Any,
+         inputs: EvalInputs) -> EvaluationResult:
+    """Write the job directory, log it into ``run_id`` as the app logs a job, and return what
+    was logged as an ``EvaluationResult``."""
+    import mlflow
+
+    from ..jobdir import read_job_dir
+    from .client import _client
+    from .runs import log_results
+
+    uri = mlflow.get_tracking_uri()
+    with tempfile.TemporaryDirectory(prefix="recoeval-eval-") as tmp:
+        log_results(results, run_id=run_id, tracking_uri=uri,
+                    config=_config_record(cfg, dataset, inputs), dataset=inputs.record,
+                    job_dir=tmp, plots=cfg.plots)
+        job = read_job_dir(tmp, per_user=False)
+        artifact_uri = _client(uri).get_run(run_id).info.artifact_uri
+        artifacts = _artifacts(Path(tmp), artifact_uri)
+    return EvaluationResult(metrics=dict(job.metrics), artifacts=artifacts, run_id=run_id)
+
+
+class RecoevalEvaluator(ModelEvaluator):
+    """Full-catalogue ranking metrics for ``mlflow.models.evaluate(...,
+    model_type="recommender", evaluators="recoeval")`` (see the module docstring)."""
+
+    name = NAME
+
+    @classmethod
+    def can_evaluate(cls, *, model_type, evaluator_config, **kwargs) -> bool:
+        """True for ``model_type="recommender"`` (other types belong to other evaluators)."""
+        return model_type == MODEL_TYPE
+
+    def evaluate(self, *, model_type, dataset, run_id, evaluator_config, model=None,
+                 extra_metrics=None, custom_artifacts=None, predictions=None, **kwargs):
+        """Evaluate, log into ``run_id`` and return the logged metrics and artifacts."""
+        from ..metrics import evaluate
+
+        _check_call(model, dataset, predictions, extra_metrics, custom_artifacts)
+        cfg = read_config(evaluator_config)
+        with _as_mlflow_errors():
+            inputs = _inputs(dataset, model, cfg)
+            results = evaluate(inputs.train, inputs.test, options=cfg.options, **inputs.source)
+        return _log(results, run_id, cfg, dataset, inputs)
