@@ -622,6 +622,25 @@ def test_chunked_scan_early_stop(ties, layout, k):
         _assert_matches(tr, te, S, k, ties, metrics, cumulative=k <= 5)
 
 
+@pytest.mark.parametrize("k", [2, 3, 5, 8])
+def test_early_stop_bound_at_every_count_of_the_first_chunk(k):
+    """j items outscore the positive in the first chunk (j from 0 to K + 1) and more in later
+    chunks: the scan may stop only once the count has reached K, whatever j is (a bound one
+    short stops at K - 1 and ranks the positive at K)."""
+    n = 2 * CHUNK + 300
+    for j in range(0, k + 2):
+        scores = np.linspace(0.0, 1.0, n)[::-1].copy() * 0.5  # distinct, all below 1
+        scores[1:1 + j] = 3.0                      # j better items in the first chunk
+        scores[CHUNK + 5:CHUNK + 7] = 3.0          # two more in the second chunk
+        scores[2 * CHUNK + 50] = 3.0               # and one in the third
+        scores[0] = 2.0                            # the positive, then ties with it
+        scores[[CHUNK + 100, 2 * CHUNK + 100]] = 2.0
+        positives = {0: 1.0, 2 * CHUNK + 200: 2.0}
+        tr, te, S = _one_user(scores, positives)
+        for ties in ("index", "index_desc", "optimistic"):
+            _assert_matches(tr, te, S, k, ties, AT_K, cumulative=True)
+
+
 @pytest.mark.parametrize("n_pos", [SEARCH_MIN_POS - 1, SEARCH_MIN_POS, 120, 300])
 @pytest.mark.parametrize("ties", ["index", "optimistic", "pessimistic"])
 def test_counting_paths_with_many_positives(n_pos, ties):
