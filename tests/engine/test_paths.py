@@ -845,3 +845,85 @@ def test_serial_kernel_with_threads_and_blocks_matches_reference():
         res = rt.evaluate(tr, te, A=A, B=B, metrics="all", k=4, ties="index", cumulative=True,
                           nthreads=nthreads, block_rows=block_rows)
         _compare_kernel(res, expected, case, f"nthreads={nthreads} block_rows={block_rows}")
+
+
+def test_each_metric_alone_equals_its_value_among_all():
+    """Asking one metric fills only its output row (and, for an @k metric alone, lets the kernel
+    stop counting early): every registered per-user metric alone must equal its value when
+    everything is asked, and the reference's."""
+    rng = np.random.default_rng(8)
+    m, n = 6, CHUNK + 300
+    S = rng.integers(0, 30, (m, n)) * 0.5
+    cells = rng.random((m, n))
+    tr_r, tr_c = np.nonzero(cells < 0.1)
+    te_r, te_c = np.nonzero(cells > 0.985)
+    tr = sp.csr_array((np.ones(tr_r.size), (tr_r, tr_c)), shape=(m, n))
+    te = sp.csr_array((rng.choice(TEST_VALUES, te_r.size), (te_r, te_c)), shape=(m, n))
+    case = Case(tr, te, S, np.float64, 6, True, "index", {}, np.ones((n, 2)), 1)
+    _, expected = _expected(case)
+    everything = rt.evaluate(tr, te, scores=S, metrics="all", k=6, ties="index",
+                             cumulative=True, nthreads=1)
+    _compare_kernel(everything, expected, case, "all")
+    for name in orc.KERNEL_METRICS:
+        alone = rt.evaluate(tr, te, scores=S, metrics=[name], k=6, ties="index",
+                            cumulative=True, nthreads=1)
+        assert [c for c in alone.metric_columns] == [f"{name}_at_6" if rt.METRICS[name].at_k
+                                                     else name]
+        np.testing.assert_array_equal(_column(alone, name), _column(everything, name), name)
+        if rt.METRICS[name].at_k:
+            np.testing.assert_array_equal(alone.curves_per_user[f"{name}_at_k"],
+                                          everything.curves_per_user[f"{name}_at_k"], name)
+
+
+def test_driver_copies_odd_score_blocks_and_reports_progress():
+    """A score source may break its contract and return blocks of another dtype, in Fortran
+    order or read-only: the driver copies them before the kernel masks train items in place.
+    Progress counts every user the kernel sees once, whatever the block size; with no evaluable
+    user nothing is scored."""
+    rng = np.random.default_rng(4)
+    m, n = 25, 40
+    S = rng.integers(0, 6, (m, n)).astype(np.float64)
+    cells = rng.random((m, n))
+    tr_r, tr_c = np.nonzero(cells < 0.2)
+    te_r, te_c = np.nonzero(cells > 0.8)
+    tr = sp.csr_array((np.ones(tr_r.size), (tr_r, tr_c)), shape=(m, n))
+    te = sp.csr_array((rng.choice(TEST_VALUES, te_r.size), (te_r, te_c)), shape=(m, n))
+    case = Case(tr, te, S, np.float64, 5, False, "index", {}, np.ones((n, 2)), 1)
+    reasons, expected = _expected(case)
+
+    class OddBlocks(rt.ScoreSource):
+        def __init__(self, kind: str):
+            self.kind, self.n_items, self.n_users, self.dtype = kind, n, m, np.dtype(np.float64)
+
+        def block(self, users, out=None):
+            got = S[users]
+            if self.kind == "float32":
+                return got.astype(np.float32)
+            if self.kind == "fortran":
+                return np.asfortranarray(got)
+            got = got.copy()
+            got.flags.writeable = False
+            return got
+
+    for kind in ("float32", "fortran", "read-only"):
+        seen = []
+        res = rt.evaluate(tr, te, scores=OddBlocks(kind), metrics="all", k=5, ties="index",
+                          nthreads=1, block_rows=4, progress=seen.append)
+        _compare_kernel(res, expected, case, f"blocks {kind}")
+        # the users the kernel sees: those no threshold rule excludes beforehand
+        assert sum(seen) == sum(1 for r in reasons if r in ("", "nan_score", "all_equal")), kind
+        assert max(seen) <= 4
+    seen = []
+    res = rt.evaluate(tr, te, scorer=lambda users: S[users], metrics="all", k=5, ties="index",
+                      nthreads=1, block_rows=3, progress=seen.append)
+    _compare_kernel(res, expected, case, "scorer")
+    assert sum(seen) == sum(1 for r in reasons if r in ("", "nan_score", "all_equal"))
+    # no user with a test entry: nothing to score
+    calls = []
+    empty = sp.csr_array((m, n))
+    res = rt.evaluate(tr, empty, scorer=lambda users: calls.append(users) or S[users],
+                      metrics="all", k=5, nthreads=1)
+    assert calls == [] and set(res.per_user["nan_reason"]) == {"no_test"}
+    # nthreads=-1 takes every thread numba may use, with the same results
+    res = rt.evaluate(tr, te, scores=S, metrics="all", k=5, ties="index", nthreads=-1)
+    _compare_kernel(res, expected, case, "nthreads=-1")
