@@ -12,10 +12,11 @@ Semantics, for one user ``u``
   None). **Positives**: the items stored in ``u``'s row of ``X_test`` (any stored value, even 0 or
   negative, is a positive for every metric but NDCG). **Negatives**: the rest of the pool.
 * Every metric is NaN, with the reason in brackets, when (checked in this order): ``u`` has no
-  positives (``no_test``); fewer positives than ``min_pos_test`` (``min_pos_test``); a pool smaller
-  than ``min_items_pool`` (``min_items_pool``); ``X_train`` is given, ``u`` has no train entries and
-  ``consider_cold_start`` is False (``cold_start``); some pool score is NaN (``nan_score``); every
-  pool score is equal (``all_equal``; a pool of one item counts as all equal).
+  positives (``no_test``); fewer positives than ``min_pos_test`` (``min_pos_test``); ``X_train``
+  is given, ``u`` has no train entries and ``consider_cold_start`` is False (``cold_start``); a
+  pool smaller than ``min_items_pool`` (``min_items_pool``); some pool score is NaN
+  (``nan_score``); every pool score is equal (``all_equal``; a pool of one item counts as all
+  equal). This is the order the README's "NaN rules" state.
 * Only positives in the pool: NDCG is computed, every other metric is NaN.
 * With a pool of at most ``k`` items, P@k, TP@k, R@k and Hit@k are NaN (the list would be the whole
   pool); AP@k, TAP@k, NDCG@k and RR@k are computed over the pool.
@@ -121,7 +122,7 @@ ORDER_FREE_METRICS: tuple[str, ...] = ("p", "tp", "r", "hit")
 #: Tie policies the reference implements.
 TIES: tuple[str, ...] = ("index", "optimistic", "pessimistic", "average")
 #: NaN reasons, in the order they are checked.
-NAN_REASONS: tuple[str, ...] = ("no_test", "min_pos_test", "min_items_pool", "cold_start",
+NAN_REASONS: tuple[str, ...] = ("no_test", "min_pos_test", "cold_start", "min_items_pool",
                                 "nan_score", "all_equal")
 NDCG_GAINS: tuple[str, ...] = ("linear", "exponential", "binary")
 
