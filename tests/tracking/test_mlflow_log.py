@@ -139,15 +139,23 @@ def test_exactly_once_and_cut_off_upload_replaced(tmp_path, store_uri):
     runs = c.search_runs([exp.experiment_id], f"tags.`recoeval.job_uid` = '{uid}'")
     assert [r.info.run_id for r in runs] == [first]
 
-    # an upload cut off midway leaves a RUNNING run: it is replaced, not duplicated
+    # an upload cut off midway leaves a RUNNING run: it is finished in place, not duplicated;
+    # a second unfinished one (made by an older version) is deleted
     _, path2 = job(tmp_path, name="job2", plots=False)
     uid2 = read_job_dir(path2, per_user=False).job_uid
     stale = c.create_run(exp.experiment_id, tags={"recoeval.job_uid": uid2}).info.run_id
+    c.log_metric(stale, "ndcg_at_k", 0.5, step=1)  # part of the first upload went through
+    extra = c.create_run(exp.experiment_id, tags={"recoeval.job_uid": uid2}).info.run_id
     new = log_job_dir(path2, tracking_uri=store_uri)
-    assert new != stale
+    assert new == stale
     runs = c.search_runs([exp.experiment_id], f"tags.`recoeval.job_uid` = '{uid2}'")
     assert [r.info.run_id for r in runs] == [new]
-    assert c.get_run(stale).info.lifecycle_stage == "deleted"
+    run = c.get_run(new)
+    assert run.info.status == "FINISHED" and run.data.tags["recoeval.sweep_id"] == uid2
+    assert [h.step for h in c.get_metric_history(new, "ndcg_at_k")] == [1, 2, 3, 4]
+    assert "per_user.parquet" in {a.path for a in c.list_artifacts(new)}
+    assert c.get_run(extra).info.lifecycle_stage == "deleted"
+    assert json.loads((path2 / SYNCED).read_text())["run_id"] == new
 
 
 def test_log_results_into_active_run_and_new_run(tmp_path, store_uri):
