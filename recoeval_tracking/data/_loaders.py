@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import inspect
 import os
+import types
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
@@ -33,6 +34,10 @@ __all__ = [
 ]
 
 ROLES = ("user", "item", "value", "timestamp")
+#: The default of every ``columns`` parameter: empty, meaning the default mapping. Not None, so
+#: that the config schema derived from the signature holds a dict a command line can fill in
+#: (``++dataset.columns={user:userId,item:movieId}``, ``+dataset.columns.user=userId``).
+DEFAULT_COLUMNS: Mapping[str, Any] = types.MappingProxyType({})
 _REQUIRED = ("user", "item")
 _SEP_CANDIDATES = (",", "\t", ";", "|", "::", " ")
 
@@ -123,7 +128,8 @@ def _guess_sep(line: str, current: str) -> str | None:
     return None
 
 
-def load_csv(path: str | os.PathLike, columns: Mapping[str, Any] | None = None, sep: str = ",",
+def load_csv(path: str | os.PathLike, columns: Mapping[str, Any] | None = DEFAULT_COLUMNS,
+             sep: str = ",",
              header: bool = True, *, duplicates: str = "error", encoding: str = "utf-8",
              name: str | None = None) -> Interactions:
     """Load interactions from a delimited text file (CSV, TSV, ``::``-separated, ...).
@@ -135,7 +141,8 @@ def load_csv(path: str | os.PathLike, columns: Mapping[str, Any] | None = None, 
     columns : mapping, optional
         Role -> column: keys among ``user``, ``item``, ``value``, ``timestamp`` (``user`` and
         ``item`` required; a missing ``value`` means all ones, a missing ``timestamp`` means no
-        timestamps). Column names when ``header=True``, 0-based positions otherwise. Default:
+        timestamps). Column names when ``header=True``, 0-based positions otherwise. Default
+        (None or empty):
         ``{"user": "user", "item": "item", "value": "value", "timestamp": "timestamp"}`` (the
         last two only when present) with a header, ``{"user": 0, "item": 1, "value": 2}``
         without (``value`` only when the file has a third field).
@@ -170,7 +177,7 @@ def load_csv(path: str | os.PathLike, columns: Mapping[str, Any] | None = None, 
     if first == "" and p.stat().st_size <= 1:
         raise InputError(f"{func}: no interactions found in {p}; the file is empty.")
     fields = first.split(sep)
-    if columns is None:
+    if columns is None or (isinstance(columns, Mapping) and not columns):
         if header:
             columns = {"user": "user", "item": "item"}
             columns.update({r: r for r in ("value", "timestamp") if r in fields})
@@ -262,7 +269,8 @@ def load_movielens_latest(path: str | os.PathLike, *, duplicates: str = "error")
                     name="movielens_latest")
 
 
-def load_parquet(path: str | os.PathLike, columns: Mapping[str, str] | None = None, *,
+def load_parquet(path: str | os.PathLike,
+                 columns: Mapping[str, str] | None = DEFAULT_COLUMNS, *,
                  duplicates: str = "error", name: str | None = None) -> Interactions:
     """Load interactions from a Parquet file; ``columns`` maps roles to column names.
 
@@ -276,7 +284,7 @@ def load_parquet(path: str | os.PathLike, columns: Mapping[str, str] | None = No
         schema_names = list(pq.read_schema(p).names)
     except Exception as exc:  # pyarrow raises several types for non-parquet input
         raise InputError(f"{func}: {p} could not be read as Parquet ({exc}).") from exc
-    if columns is None:
+    if columns is None or (isinstance(columns, Mapping) and not columns):
         columns = {"user": "user", "item": "item"}
         columns.update({r: r for r in ("value", "timestamp") if r in schema_names})
     cols = _check_columns(columns, func, positional=False)
@@ -289,7 +297,7 @@ def load_parquet(path: str | os.PathLike, columns: Mapping[str, str] | None = No
                                   duplicates=duplicates, name=name or p.name)
 
 
-def from_dataframe(df: pd.DataFrame, columns: Mapping[str, Any] | None = None, *,
+def from_dataframe(df: pd.DataFrame, columns: Mapping[str, Any] | None = DEFAULT_COLUMNS, *,
                    duplicates: str = "error", name: str = "dataframe") -> Interactions:
     """Build interactions from a pandas DataFrame in memory.
 
@@ -299,7 +307,7 @@ def from_dataframe(df: pd.DataFrame, columns: Mapping[str, Any] | None = None, *
     func = "from_dataframe"
     if not isinstance(df, pd.DataFrame):
         raise param_error("df", func, "a pandas DataFrame", df)
-    if columns is None:
+    if columns is None or (isinstance(columns, Mapping) and not columns):
         columns = {"user": "user", "item": "item"}
         columns.update({r: r for r in ("value", "timestamp") if r in df.columns})
     cols = _check_columns(columns, func, positional=False)
