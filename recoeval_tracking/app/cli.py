@@ -16,9 +16,22 @@ The configs are found as the package ``recoeval_tracking.configs`` (``pkg://``),
 regular (non-editable) install ships the top-level ``configs/`` folder; a source checkout whose
 installed metadata does not map that package falls back on the folder itself.
 
-A bad override (unknown option, misspelt key, wrong type, missing ``dataset.path``) or a bad
-value found by the library exits with status 2 and a one-paragraph message that says what to
-change, without a stack trace. ``HYDRA_FULL_ERROR=1`` shows Hydra's full error instead.
+Settings that hold a mapping (``dataset.columns``) start empty; ``dataset.columns={user:uid,
+item:iid}`` and ``dataset.columns.user=uid`` are handed to Hydra as ``++dataset.columns=...``
+and ``++dataset.columns.user=...``, which is how Hydra adds keys to an empty mapping.
+
+Errors, always one paragraph on stderr and never a stack trace:
+
+* a bad override (unknown option, misspelt key, wrong type, an integer out of the 64-bit range,
+  missing ``dataset.path``) or a bad value found by the library exits with status 2 and says
+  which setting to change (``metrics.block_rows: The 'block_rows' parameter of evaluate must
+  be an int >= 1...``);
+* a failure while running (a full disk: :class:`~recoeval_tracking.jobdir.JobDirWriteError`
+  names the job directory and what was kept; an unreadable file, no memory, a lock held too
+  long) exits with status 1;
+* anything else is a bug: status 1 and a line that says so.
+
+``HYDRA_FULL_ERROR=1`` shows the full error and its traceback instead.
 """
 
 from __future__ import annotations
@@ -30,13 +43,17 @@ import sys
 from pathlib import Path
 from typing import Any
 
-__all__ = ["main", "config_path", "user_error_message", "CONFIG_PACKAGE", "EXIT_USAGE"]
+__all__ = ["main", "config_path", "user_error_message", "run_error_message", "CONFIG_PACKAGE",
+           "EXIT_USAGE", "EXIT_FAILURE"]
 
 #: The package that holds the configs once installed.
 CONFIG_PACKAGE = "recoeval_tracking.configs"
 #: Exit status of a run stopped by a bad config value or override.
 EXIT_USAGE = 2
+#: Exit status of a run that failed while running (a full disk...) or on a bug.
+EXIT_FAILURE = 1
 _PROG = "recoeval-track"
+_INT64 = (-(2 ** 63), 2 ** 63 - 1)
 
 
 def config_path() -> str:
@@ -56,11 +73,24 @@ def config_path() -> str:
                        "(pip install recoeval_tracking).")
 
 
-class _StoppedByUser(Exception):
-    """A job of a single run stopped by a user error (message already prepared)."""
+_single_run_error: list[tuple[int, str]] = []
 
 
-_single_run_error: list[str] = []
+def _check_int_range(node: Any, key: str = "") -> None:
+    """Every integer of the composed config fits in 64 bits (OmegaConf takes any size; numpy and
+    numba would fail later with a raw error)."""
+    from .._validation import InputError
+
+    if isinstance(node, dict):
+        for k, v in node.items():
+            _check_int_range(v, f"{key}.{k}" if key else str(k))
+    elif isinstance(node, list):
+        for i, v in enumerate(node):
+            _check_int_range(v, f"{key}[{i}]")
+    elif isinstance(node, int) and not isinstance(node, bool) \
+            and not _INT64[0] <= node <= _INT64[1]:
+        raise InputError(f"{key}: the value {node} is out of the 64-bit integer range "
+                         f"[{_INT64[0]}, {_INT64[1]}]. Give a smaller value.")
 
 
 def _task(cfg: Any) -> dict[str, Any] | None:
@@ -76,6 +106,7 @@ def _task(cfg: Any) -> dict[str, Any] | None:
     multirun = hc.mode == RunMode.MULTIRUN
     try:
         plain = OmegaConf.to_container(cfg, resolve=True, throw_on_missing=True)
+        _check_int_range(plain)
         sweep = None
         if multirun:
             sweep_dir = Path(str(hc.sweep.dir))
@@ -85,11 +116,55 @@ def _task(cfg: Any) -> dict[str, Any] | None:
         return run_job(plain, Path(hc.runtime.output_dir), overrides=list(hc.overrides.task),
                        sweep=sweep, base_dir=Path(hc.runtime.cwd))
     except Exception as err:
-        message = user_error_message(err)
-        if message is None or multirun:
+        found = _error_message(err)
+        if found is None or multirun:
             raise  # a sweep job must fail (Hydra marks it FAILED); main() prints the message
-        _single_run_error.append(message)
+        _single_run_error.append(found)
         return None
+
+
+def _mapping_settings() -> set[str]:
+    """``group.field`` of every schema field that holds a mapping (``dataset.columns``)."""
+    import dataclasses
+    import typing
+
+    from .schema import SCHEMAS
+
+    out = set()
+    for group, nodes in SCHEMAS.items():
+        for node in nodes.values():
+            for f in dataclasses.fields(node):
+                tp = f.type
+                args = [a for a in typing.get_args(tp) if a is not type(None)] or [tp]
+                if any(typing.get_origin(a) in (dict, typing.Dict) or a is dict for a in args):
+                    out.add(f"{group}.{f.name}")
+    return out
+
+
+_OPTIONS_WITH_VALUE = {"--config-path", "-cp", "--config-name", "-cn", "--config-dir", "-cd",
+                       "--cfg", "-c", "--package", "-p", "--info", "-i",
+                       "--experimental-rerun"}
+
+
+def rewrite_mapping_overrides(argv: list[str]) -> list[str]:
+    """``argv`` with plain overrides of mapping settings (``dataset.columns={...}``,
+    ``dataset.columns.user=uid``) turned into Hydra's force-add form (``++...``)."""
+    mappings = None
+    out: list[str] = []
+    skip = False
+    for arg in argv:
+        if skip or arg.startswith("-"):
+            skip = arg in _OPTIONS_WITH_VALUE
+            out.append(arg)
+            continue
+        key = arg.split("=", 1)[0] if "=" in arg else ""
+        if key and not key.startswith(("+", "~")) and key.count(".") >= 1:
+            mappings = _mapping_settings() if mappings is None else mappings
+            parts = key.split(".")
+            if ".".join(parts[:2]) in mappings:
+                arg = "++" + arg
+        out.append(arg)
+    return out
 
 
 # ---------------------------------------------------------------------------------------------
@@ -207,9 +282,96 @@ def user_error_message(err: BaseException) -> str | None:
         reason = _one_line(str(err).split("full_key:")[0])
         return f"{prefix}the value of '{key}' is not valid: {reason}. {_SEE_CFG}"
     if isinstance(err, InputError):
-        return (f"{prefix}{_one_line(err)} Change the matching setting on the command line; "
-                f"{_SEE_CFG}")
+        text = _one_line(err)
+        key = _config_key(text)
+        if key:
+            return (f"{prefix}{key}: {text} Change it on the command line ({key}=...); "
+                    f"{_SEE_CFG}")
+        return f"{prefix}{text} Change the matching setting on the command line; {_SEE_CFG}"
     return None
+
+
+def _func_groups() -> dict[str, str]:
+    """The config group whose settings each library function takes as parameters."""
+    from ..data import DATASETS
+    from ..models import MODELS
+    from ..splitting import SPLITS
+
+    out = {"evaluate": "metrics", "EvalOptions.from_config": "metrics",
+           "apply_profile": "metrics", "load_dataset": "dataset", "make_synthetic": "dataset",
+           "make_split": "split", "make_model": "model", "to_implicit": "dataset.implicit"}
+    for registry, group in ((DATASETS, "dataset"), (SPLITS, "split"), (MODELS, "model")):
+        for target in registry.values():
+            out[getattr(target, "__name__", "")] = group
+    return out
+
+
+def _config_key(message: str) -> str | None:
+    """The config key of a library error (``The 'block_rows' parameter of evaluate...`` ->
+    ``metrics.block_rows``), when the parameter is a setting of that group."""
+    import dataclasses
+
+    from ..options import config_fields
+    from .schema import SCHEMAS
+
+    m = re.match(r"The '([\w.]+)' parameter of ([\w.]+) ", message)
+    if not m:
+        return None
+    name, func = m.groups()
+    if "." in name:
+        return name  # already a config key (run_job names them so)
+    group = _func_groups().get(func)
+    if group == "metrics":
+        keys = {f.name: key for f, key in config_fields()}
+        return f"metrics.{keys[name]}" if name in keys else None
+    if group is None:
+        return name if func == "run_job" else None
+    top = group.split(".")[0]
+    fields = {f.name for node in SCHEMAS.get(top, {}).values() for f in dataclasses.fields(node)}
+    if group != top or name in fields or name in ("kind", "name"):
+        return f"{group}.{name}"
+    return None
+
+
+def run_error_message(err: BaseException) -> str | None:
+    """A one-paragraph message for a failure while running that is not a usage error (a full
+    disk, an unreadable file, no memory, a lock held too long), or None."""
+    from ..jobdir import JobDirWriteError
+    from ..jobdir.markers import LockTimeout
+    from ..jobdir.redact import scrub_text
+
+    prefix = f"{_PROG}: "
+    if isinstance(err, (JobDirWriteError, LockTimeout)):
+        return prefix + scrub_text(_one_line(err))
+    if isinstance(err, MemoryError):
+        return (f"{prefix}out of memory ({_one_line(err) or 'MemoryError'}). Lower "
+                "metrics.block_rows, or evaluate a smaller dataset.")
+    if isinstance(err, OSError):
+        where = f" ({err.filename})" if getattr(err, "filename", None) else ""
+        reason = err.strerror or _one_line(err) or type(err).__name__
+        return scrub_text(f"{prefix}{reason}{where}. Check the path, its permissions and the "
+                          "free disk space, then run again.")
+    return None
+
+
+def _error_message(err: BaseException) -> tuple[int, str] | None:
+    """The exit status and message of an error with a known cause, or None."""
+    message = user_error_message(err)
+    if message is not None:
+        return EXIT_USAGE, message
+    message = run_error_message(err)
+    if message is not None:
+        return EXIT_FAILURE, message
+    return None
+
+
+def _bug_message(err: BaseException) -> str:
+    from ..jobdir.redact import scrub_text
+
+    first = (str(err).strip().splitlines() or [""])[0][:300]
+    return scrub_text(f"{_PROG}: internal error ({type(err).__name__}: {first}). This is a bug: "
+                      "please report it with the command line; run it again with "
+                      "HYDRA_FULL_ERROR=1 to see the traceback.")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -225,9 +387,10 @@ def main() -> None:
 
     full_error = os.environ.get("HYDRA_FULL_ERROR") == "1"
     # Let Hydra's errors reach this function (instead of Hydra printing them and exiting 1),
-    # so that user errors get a one-paragraph message and exit status 2.
+    # so that every error gets a one-paragraph message and its exit status.
     os.environ["HYDRA_FULL_ERROR"] = "1"
     _single_run_error.clear()
+    sys.argv[1:] = rewrite_mapping_overrides(sys.argv[1:])
     app = hydra.main(version_base="1.3", config_path=config_path(), config_name="config")(_task)
     try:
         app()
@@ -236,17 +399,18 @@ def main() -> None:
         print(f"{_PROG}: interrupted.", file=sys.stderr)
         sys.exit(130)
     except Exception as err:
-        message = None if full_error else user_error_message(err)
-        if message is None:
+        if full_error:
             raise
+        status, message = _error_message(err) or (EXIT_FAILURE, _bug_message(err))
         print(message, file=sys.stderr)
-        sys.exit(EXIT_USAGE)
+        sys.exit(status)
     finally:
         if not full_error:
             os.environ.pop("HYDRA_FULL_ERROR", None)
     if _single_run_error:
-        print(_single_run_error[0], file=sys.stderr)
-        sys.exit(EXIT_USAGE)
+        status, message = _single_run_error[0]
+        print(message, file=sys.stderr)
+        sys.exit(status)
 
 
 if __name__ == "__main__":
