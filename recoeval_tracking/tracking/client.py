@@ -92,13 +92,14 @@ def _client(uri: str):
     on first use, and two processes doing it at once leave it broken for good."""
     from mlflow.tracking import MlflowClient
 
-    client = MlflowClient(tracking_uri=uri)
     db = _sqlite_path(uri)
-    if db is not None and uri not in _ready_stores:
-        db.parent.mkdir(parents=True, exist_ok=True)
-        with file_lock(db.with_name(db.name + ".lock"), what=f"the MLflow store {db}"):
-            client.search_experiments(max_results=1)  # creates the schema of a new database
-        _ready_stores.add(uri)
+    if db is None or uri in _ready_stores:
+        return MlflowClient(tracking_uri=uri)
+    db.parent.mkdir(parents=True, exist_ok=True)
+    with file_lock(db.with_name(db.name + ".lock"), what=f"the MLflow store {db}"):
+        client = MlflowClient(tracking_uri=uri)  # opens the store: creates a new schema
+        client.search_experiments(max_results=1)
+    _ready_stores.add(uri)
     return client
 
 
