@@ -81,8 +81,8 @@ def _check_int_range(node: Any, key: str = "") -> None:
     numba would fail later with a raw error)."""
     from .._validation import InputError
 
-    if isinstance(node, dict):
-        for k, v in node.items():
+    if isinstance(node, dict):  # this level's own values first: `seed`, not `dataset.seed`
+        for k, v in sorted(node.items(), key=lambda kv: isinstance(kv[1], (dict, list))):
             _check_int_range(v, f"{key}.{k}" if key else str(k))
     elif isinstance(node, list):
         for i, v in enumerate(node):
@@ -123,33 +123,65 @@ def _task(cfg: Any) -> dict[str, Any] | None:
         return None
 
 
-def _mapping_settings() -> set[str]:
-    """``group.field`` of every schema field that holds a mapping (``dataset.columns``)."""
-    import dataclasses
-    import typing
-
-    from .schema import SCHEMAS
-
-    out = set()
-    for group, nodes in SCHEMAS.items():
-        for node in nodes.values():
-            for f in dataclasses.fields(node):
-                tp = f.type
-                args = [a for a in typing.get_args(tp) if a is not type(None)] or [tp]
-                if any(typing.get_origin(a) in (dict, typing.Dict) or a is dict for a in args):
-                    out.add(f"{group}.{f.name}")
-    return out
-
-
 _OPTIONS_WITH_VALUE = {"--config-path", "-cp", "--config-name", "-cn", "--config-dir", "-cd",
                        "--cfg", "-c", "--package", "-p", "--info", "-i",
                        "--experimental-rerun"}
 
 
+def _chosen_options(argv: list[str]) -> dict[str, set[str]] | None:
+    """The option of each group the command line runs with (the defaults of ``config.yaml``,
+    then ``group=option`` overrides; a sweep may name several); None when another primary
+    config is given (``--config-name``, ``--config-path``: the options are unknown)."""
+    import yaml
+
+    if any(a in ("--config-name", "-cn", "--config-path", "-cp") for a in argv):
+        return None
+    try:
+        text = (Path(config_path().removeprefix("pkg://")) / "config.yaml").read_text() \
+            if not config_path().startswith("pkg://") else _package_config_text()
+        defaults = yaml.safe_load(text).get("defaults", [])
+    except Exception:  # noqa: BLE001 - unknown defaults: rewrite by the key alone
+        return None
+    chosen = {k: {str(v)} for d in defaults if isinstance(d, dict) for k, v in d.items()}
+    for arg in argv:
+        key, eq, value = arg.partition("=")
+        if eq and key in chosen:
+            chosen[key] = set(value.split(","))
+    return chosen
+
+
+def _package_config_text() -> str:
+    from importlib.resources import files
+
+    return (files(CONFIG_PACKAGE) / "config.yaml").read_text(encoding="utf-8")
+
+
+def _is_mapping_setting(key: str, chosen: dict[str, set[str]] | None) -> bool:
+    import dataclasses
+    import typing
+
+    from .schema import SCHEMAS
+
+    group, _, rest = key.partition(".")
+    name = rest.split(".")[0]
+    options = SCHEMAS.get(group, {})
+    picked = options.values() if chosen is None or group not in chosen else \
+        [options[o] for o in chosen[group] if o in options]
+    for node in picked:
+        for f in dataclasses.fields(node):
+            if f.name != name:
+                continue
+            args = [a for a in typing.get_args(f.type) if a is not type(None)] or [f.type]
+            if any(typing.get_origin(a) in (dict, typing.Dict) or a is dict for a in args):
+                return True
+    return False
+
+
 def rewrite_mapping_overrides(argv: list[str]) -> list[str]:
-    """``argv`` with plain overrides of mapping settings (``dataset.columns={...}``,
-    ``dataset.columns.user=uid``) turned into Hydra's force-add form (``++...``)."""
-    mappings = None
+    """``argv`` with plain overrides of mapping settings of the chosen options
+    (``dataset.columns={...}``, ``dataset.columns.user=uid`` with ``dataset=csv``) turned into
+    Hydra's force-add form (``++...``)."""
+    chosen: Any = ...
     out: list[str] = []
     skip = False
     for arg in argv:
@@ -158,10 +190,9 @@ def rewrite_mapping_overrides(argv: list[str]) -> list[str]:
             out.append(arg)
             continue
         key = arg.split("=", 1)[0] if "=" in arg else ""
-        if key and not key.startswith(("+", "~")) and key.count(".") >= 1:
-            mappings = _mapping_settings() if mappings is None else mappings
-            parts = key.split(".")
-            if ".".join(parts[:2]) in mappings:
+        if key and not key.startswith(("+", "~")) and "." in key:
+            chosen = _chosen_options(argv) if chosen is ... else chosen
+            if _is_mapping_setting(key, chosen):
                 arg = "++" + arg
         out.append(arg)
     return out
@@ -281,6 +312,9 @@ def user_error_message(err: BaseException) -> str | None:
         key = _full_key(str(err)) or "a setting"
         reason = _one_line(str(err).split("full_key:")[0])
         return f"{prefix}the value of '{key}' is not valid: {reason}. {_SEE_CFG}"
+    if _raised_by_config_library(err):
+        return (f"{prefix}could not apply the command line: {_one_line(err)}. Check the "
+                f"overrides (key=value, group=option). {_SEE_CFG}")
     if isinstance(err, InputError):
         text = _one_line(err)
         key = _config_key(text)
@@ -289,6 +323,20 @@ def user_error_message(err: BaseException) -> str | None:
                     f"{_SEE_CFG}")
         return f"{prefix}{text} Change the matching setting on the command line; {_SEE_CFG}"
     return None
+
+
+def _raised_by_config_library(err: BaseException) -> bool:
+    """A plain error (``ValueError``...) raised inside Hydra or OmegaConf while composing the
+    config: the command line, not this package, is at fault."""
+    if not isinstance(err, (ValueError, TypeError, KeyError, AttributeError, IndexError)):
+        return False
+    tb = err.__traceback__
+    last = None
+    while tb is not None:
+        last = tb.tb_frame.f_code.co_filename
+        tb = tb.tb_next
+    parts = Path(last or "").parts
+    return "site-packages" in parts and any(p in ("hydra", "omegaconf") for p in parts)
 
 
 def _func_groups() -> dict[str, str]:

@@ -116,6 +116,18 @@ def _frame_to_interactions(df: pd.DataFrame, cols: dict[str, Any], *, func: str,
                               item_col=str(cols["item"]), name=name)
 
 
+def _check_encoding(encoding: Any, func: str) -> None:
+    import codecs
+
+    try:
+        if not isinstance(encoding, str):
+            raise LookupError(encoding)
+        codecs.lookup(encoding)
+    except LookupError:
+        raise param_error("encoding", func, "the name of a text encoding Python knows "
+                          "(utf-8, latin-1...)", encoding) from None
+
+
 def _first_line(path: Path, encoding: str) -> str:
     with open(path, encoding=encoding, errors="replace") as fh:
         return fh.readline().rstrip("\r\n")
@@ -173,6 +185,7 @@ def load_csv(path: str | os.PathLike, columns: Mapping[str, Any] | None = DEFAUL
     p = check_file(path, "path", func)
     if not isinstance(sep, str) or not sep:
         raise param_error("sep", func, "a non-empty string", sep)
+    _check_encoding(encoding, func)
     first = _first_line(p, encoding)
     if first == "" and p.stat().st_size <= 1:
         raise InputError(f"{func}: no interactions found in {p}; the file is empty.")
@@ -230,6 +243,10 @@ def _read_columns(p: Path, positions: dict[Any, int], *, sep: str, header: bool,
                          "'encoding'.") from exc
     except pd.errors.EmptyDataError as exc:
         raise InputError(f"{func}: no interactions found in {p}; the file is empty.") from exc
+    except ValueError as exc:  # e.g. rows with fewer fields than the header names
+        raise InputError(f"{func}: could not read the columns {sorted(positions)} of {p} with "
+                         f"sep={sep!r} ({exc}). Check that every line has as many fields as "
+                         "the header, and the separator.") from exc
     return df.rename(columns={field * scale: c for c, field in positions.items()})
 
 

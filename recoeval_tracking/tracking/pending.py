@@ -85,6 +85,7 @@ class Parents:
         self.uri = uri
         self.created: dict[str, str] = {}
         self.touched: set[str] = set()
+        self.dirs: dict[str, Path] = {}  # sweep id -> the folder its parent lock is in
 
     def resolve(self, parent_run_id: str | None, sweep_id: str | None, experiment: str,
                 lock_dir: Path | None) -> str | None:
@@ -99,6 +100,8 @@ class Parents:
             return None
         if sweep_id in self.created:
             return self.created[sweep_id]
+        if lock_dir is not None:
+            self.dirs.setdefault(sweep_id, lock_dir)
         if lock_dir is None:
             return self._find_or_create(client, sweep_id, experiment)
         with file_lock(lock_dir / PARENT_LOCK, what=f"the sweep parent of {lock_dir}"):
@@ -203,14 +206,16 @@ def finish_sweep_parent_or_mark_pending(sweep_dir: str | Path, parent_run_id: st
                                         status: str = "FINISHED", *,
                                         sweep_id: str | None = None,
                                         experiment: str = DEFAULT_EXPERIMENT,
-                                        **kw: Any) -> bool:
+                                        only_if_marked: bool = False, **kw: Any) -> bool:
     """:func:`~.sweeps.finish_sweep_parent`; when the store cannot be reached, write
     ``PENDING_SWEEP`` into ``sweep_dir`` (the multirun directory) so that ``recoeval-track-sync``
     closes the parent after uploading the pending jobs. Returns True when the parent was closed
     now.
 
     ``parent_run_id`` may be None when ``sweep_id`` is given (the store was down when the sweep
-    started): the parent is then found by its sweep id, or created.
+    started): the parent is then found by its sweep id, or created. With ``only_if_marked``
+    (a sync), nothing is done when ``PENDING_SWEEP`` is gone by the time the parent lock is
+    held: another sync closed the parent meanwhile.
     """
     func = "finish_sweep_parent_or_mark_pending"
     if status not in _TERMINAL:
@@ -225,7 +230,10 @@ def finish_sweep_parent_or_mark_pending(sweep_dir: str | Path, parent_run_id: st
             root.mkdir(parents=True, exist_ok=True)
             parent = Parents(uri).resolve(parent_run_id, sweep_id, experiment, root)
             with file_lock(root / PARENT_LOCK, what=f"the sweep parent of {root}"):
+                if only_if_marked and not (root / PENDING_SWEEP).is_file():
+                    return True
                 finish_sweep_parent(parent, status, tracking_uri=uri, **kw)
+                set_marker(root, PENDING_SWEEP, None)
     except InputError:
         raise
     except Exception as err:  # noqa: BLE001
@@ -233,7 +241,8 @@ def finish_sweep_parent_or_mark_pending(sweep_dir: str | Path, parent_run_id: st
             "parent_run_id": parent_run_id, "sweep_id": sweep_id, "experiment": experiment,
             "status": status, "tracking_uri": scrub_url(uri), "error": _first_line(err),
             "time": _now_iso()})
-        _warn(f"could not close the sweep parent run {parent_run_id or sweep_id} on "
+        which = f"run {parent_run_id}" if parent_run_id else f"of sweep {sweep_id}"
+        _warn(f"could not close the sweep parent {which} on "
               f"{scrub_url(uri)} ({_first_line(err)}); marked {root / PENDING_SWEEP}. Close it "
               f"later with: recoeval-track-sync {root}")
         return False

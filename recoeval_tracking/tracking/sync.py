@@ -27,6 +27,7 @@ are used, else the directory is skipped until ``--tracking-uri`` is given.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 from collections.abc import Iterable, Mapping, Sequence
@@ -293,7 +294,7 @@ def _close_pending_sweeps(sweeps: list[Path], tracking_uri: str | None, out,
         ok = finish_sweep_parent_or_mark_pending(
             sweep_dir, parent, marker.get("status", "FINISHED"), sweep_id=sweep_id,
             experiment=marker.get("experiment") or record.get("experiment")
-            or DEFAULT_EXPERIMENT, tracking_uri=uri)
+            or DEFAULT_EXPERIMENT, only_if_marked=True, tracking_uri=uri)
         if ok:
             closed.add(parent or sweep_id)
             print(f"closed sweep parent {parent or 'of sweep ' + str(sweep_id)} "
@@ -351,17 +352,43 @@ def _close_dead_sweeps(sweeps: list[Path], tracking_uri: str | None, out,
     return closed
 
 
+def _final_status(sweep_dir: Path | None) -> str | None:
+    """The status a parent created during a sync closes with: the one its sweep recorded
+    (``PENDING_SWEEP``), KILLED for a sweep that ended without closing it, FINISHED for jobs
+    without a sweep directory; None while the sweep still runs (it will close the parent)."""
+    if sweep_dir is None or read_sweep_record(sweep_dir) is None:
+        return "FINISHED"
+    if _sweep_alive(sweep_dir):
+        return None
+    if (sweep_dir / PENDING_SWEEP).is_file():
+        return read_pending_sweep(sweep_dir).get("status", "FINISHED")
+    return "KILLED"
+
+
+def _close_if_running(uri: str, parent: str, status: str, lock_dir: Path | None) -> bool:
+    lock = file_lock(lock_dir / PARENT_LOCK, what=f"the sweep parent of {lock_dir}") \
+        if lock_dir is not None else contextlib.nullcontext()
+    with lock:
+        if _client(uri).get_run(parent).info.status != "RUNNING":
+            return False
+        finish_sweep_parent(parent, status, tracking_uri=uri)
+        return True
+
+
 def _finish_parents(parents_by_uri: Mapping[str, Parents], closed: set[str],
                     sweep_dirs: Mapping[str, Path], out) -> None:
     """Close the parents created during the sync (unless their sweep still runs); refresh the
     leaderboard of closed parents that gained children."""
     for uri, parents in parents_by_uri.items():
         for sweep_id, parent in parents.created.items():
-            if parent in closed or sweep_id in closed or _sweep_alive(sweep_dirs.get(sweep_id)):
+            sweep_dir = sweep_dirs.get(sweep_id) or parents.dirs.get(sweep_id)
+            status = _final_status(sweep_dir)
+            if parent in closed or sweep_id in closed or status is None:
                 continue
-            finish_sweep_parent(parent, "FINISHED", tracking_uri=uri)
+            if _close_if_running(uri, parent, status, sweep_dir):
+                print(f"created and closed sweep parent {parent} for sweep {sweep_id} "
+                      f"({status})", file=out)
             closed.add(parent)
-            print(f"created and closed sweep parent {parent} for sweep {sweep_id}", file=out)
         for parent in parents.touched - closed:
             try:
                 run = _client(uri).get_run(parent)

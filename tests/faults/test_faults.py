@@ -166,6 +166,26 @@ def test_concurrent_syncs_on_one_sweep_folder(tmp_path, server):
     assert len(kids) == 8
 
 
+def test_syncs_running_while_the_sweep_runs(tmp_path, server):
+    """Two syncs started with a sweep on the same folder: they may upload a job before the job
+    does (it then finds its run) and leave the running sweep's parent open; one run per job."""
+    exp = "syncs-during-sweep"
+    sweep = tmp_path / "multirun"
+    sweep.mkdir()
+    procs = run_all([("none", "track", ["-m", *_track(server, exp), "seed=0,1,2,3",
+                                        "hydra.sweep.dir=multirun"], tmp_path)]
+                    + [("none", "sync", [sweep], tmp_path)] * 2)
+    for proc in procs:
+        _ok(proc)
+    numbers = record("2 syncs while the sweep runs", counts(server.uri, exp, sweep))
+    assert numbers["jobs"] == numbers["runs"] == 4 and numbers["parents"] == 1
+    assert {k: numbers[k] for k in ZERO} == ZERO
+    c = _client(server.uri)
+    e = c.get_experiment_by_name(exp)
+    parent = c.search_runs([e.experiment_id], "tags.`recoeval.sweep_parent` = 'true'")[0]
+    assert parent.info.status == "FINISHED" and parent.data.metrics["sweep_jobs"] == 4
+
+
 def test_concurrent_first_runs_share_one_new_sqlite_store(tmp_path):
     """Two sweeps started together in a folder with no ``mlflow.db`` yet: the schema is created
     once (under the lock beside the database) and every job lands in it."""

@@ -338,3 +338,36 @@ def test_validation(tmp_path, store_uri):
     # bad arguments raise even through the never-fail wrapper
     with pytest.raises(InputError):
         upload_or_mark_pending(tmp_path, tracking_uri=store_uri)
+
+
+def test_leaderboard_and_description_are_redacted_and_escaped(tmp_path, store_uri):
+    parent = create_sweep_parent(tracking_uri=store_uri, experiment="esc")
+    _, path = job(tmp_path, plots=False, overrides=["x=1"])
+    log_job_dir(path, tracking_uri=store_uri, experiment="esc", parent_run_id=parent.run_id,
+                sweep_id=parent.sweep_id, run_name=f"a|b *c* <i>http://u:{SECRET}@h</i>")
+    finish_sweep_parent(parent.run_id, tracking_uri=store_uri)
+    c = client(store_uri)
+    note = c.get_run(parent.run_id).data.tags["mlflow.note.content"]
+    assert SECRET not in note
+    assert r"| a\|b \*c\* \<i\>http://u:" in note and r"@h\</i\> | FINISHED |" in note
+    dl = c.download_artifacts(parent.run_id, "leaderboard.csv", str(tmp_path / "dl"))
+    assert SECRET not in Path(dl).read_text()
+
+
+def test_log_job_dir_marks_the_folder_from_the_start(tmp_path, store_uri, monkeypatch):
+    from recoeval_tracking.jobdir import UPLOADING
+    from recoeval_tracking.tracking import runs
+
+    _, path = job(tmp_path, plots=False)
+    seen = {}
+
+    def spy(job_dir):  # called after the run is created, before the artifacts
+        seen["marker"] = json.loads((path / UPLOADING).read_text())
+        return None
+
+    monkeypatch.setattr(runs, "_dataset_input", spy)
+    run_id = log_job_dir(path, tracking_uri=store_uri, experiment="marks")
+    assert seen["marker"]["run_id"] == run_id
+    assert seen["marker"]["upload"]["experiment"] == "marks"
+    assert not (path / UPLOADING).exists()
+    assert json.loads((path / SYNCED).read_text())["run_id"] == run_id
