@@ -92,6 +92,10 @@ def _client(uri: str):
     on first use, and two processes doing it at once leave it broken for good."""
     from mlflow.tracking import MlflowClient
 
+    if scrub_text(uri) != uri:
+        # MLflow prints "View run at <tracking URI>/..." when a run ends; with a password in the
+        # URI that would print it: turn those links off (unless the user chose otherwise).
+        os.environ.setdefault("MLFLOW_SUPPRESS_PRINTING_URL_TO_STDOUT", "true")
     db = _sqlite_path(uri)
     if db is None or uri in _ready_stores:
         return MlflowClient(tracking_uri=uri)

@@ -92,7 +92,7 @@ def test_secrets_in_overrides_leak_nowhere(tmp_path, server):
                                  "seed=0,1", "hydra.sweep.dir=multirun"], tmp_path)
     _ok(proc)
     texts = _texts_in_store(server.uri, "secrets", tmp_path / "downloaded")
-    leaks = [t for t in texts if SECRET in t]
+    leaks = [t for t in [*texts, proc.stdout, proc.stderr] if SECRET in t]  # the terminal too
     local = [p for p in (tmp_path / "multirun").rglob("*") if p.is_file()
              and ".hydra" not in p.parts and p.name not in ("multirun.yaml",
                                                              "recoeval_sweep.json")
