@@ -44,7 +44,7 @@ from pathlib import Path
 from typing import Any
 
 __all__ = ["FILES", "INCOMPLETE", "UPLOADING", "PENDING", "SYNCED", "JOB_LOCK", "LockTimeout",
-           "file_lock", "try_lock", "atomic_write", "write_text_atomic", "write_json_atomic",
+           "file_lock", "try_lock", "lock_if_writable", "atomic_write", "write_text_atomic", "write_json_atomic",
            "read_marker", "remove_stale_temporaries", "fsync_dir"]
 
 INCOMPLETE = "INCOMPLETE"
@@ -165,17 +165,31 @@ _held: dict[tuple[str, int], list[int]] = {}  # (lock path, thread id) -> [fd, d
 _held_guard = threading.Lock()
 
 
-def _acquire(fd: int, timeout: float | None, path: Path, what: str) -> None:
-    import fcntl
+def _lock_nb(fd: int) -> None:
+    """Lock ``fd`` exclusively without waiting (``flock``; ``msvcrt.locking`` on Windows);
+    raises ``OSError`` (EAGAIN, EACCES...) when another process holds it."""
+    try:
+        import fcntl
+    except ImportError:  # Windows
+        import msvcrt
 
+        msvcrt.locking(fd, msvcrt.LK_NBLCK, 1)
+        return
+    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+
+
+_BUSY = (errno.EAGAIN, errno.EACCES, errno.EWOULDBLOCK, errno.EDEADLK)
+
+
+def _acquire(fd: int, timeout: float | None, path: Path, what: str) -> None:
     deadline = None if timeout is None else time.monotonic() + timeout
     delay = 0.01
     while True:
         try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            _lock_nb(fd)
             return
         except OSError as err:
-            if err.errno not in (errno.EAGAIN, errno.EACCES, errno.EWOULDBLOCK):
+            if err.errno not in _BUSY:
                 raise
         if deadline is not None and time.monotonic() >= deadline:
             raise LockTimeout(f"{what} is locked by another process ({path}); waited "
@@ -228,14 +242,32 @@ def file_lock(path: str | Path, *, timeout: float | None = 600.0,
 def try_lock(path: str | Path) -> int | None:
     """Take the lock on ``path`` without waiting: its file descriptor (keep it open to hold the
     lock, ``os.close`` it to release), or None when another process holds it."""
-    import fcntl
-
     fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
     try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        _lock_nb(fd)
     except OSError as err:
         os.close(fd)
-        if err.errno in (errno.EAGAIN, errno.EACCES, errno.EWOULDBLOCK):
+        if err.errno in _BUSY:
             return None
         raise
     return fd
+
+
+@contextlib.contextmanager
+def lock_if_writable(path: str | Path, *, timeout: float | None = 600.0,
+                     what: str = "the folder") -> Iterator[bool]:
+    """:func:`file_lock`, except that a folder where the lock file cannot be created
+    (read-only) is used without a lock; yields whether the lock is held."""
+    try:
+        lock = file_lock(path, timeout=timeout, what=what)
+        lock.__enter__()
+    except OSError as err:
+        if isinstance(err, LockTimeout) or err.errno not in (errno.EACCES, errno.EPERM,
+                                                              errno.EROFS):
+            raise
+        yield False
+        return
+    try:
+        yield True
+    finally:
+        lock.__exit__(None, None, None)

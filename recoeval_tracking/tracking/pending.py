@@ -27,7 +27,13 @@ from pathlib import Path
 from typing import Any
 
 from .._validation import InputError, check_optional, param_error
-from ..jobdir.markers import PENDING, UPLOADING, LockTimeout, file_lock, read_marker
+from ..jobdir.markers import (
+    PENDING,
+    UPLOADING,
+    LockTimeout,
+    lock_if_writable,
+    read_marker,
+)
 from ..jobdir.redact import scrub_url
 from .client import (
     _TERMINAL,
@@ -104,7 +110,7 @@ class Parents:
             self.dirs.setdefault(sweep_id, lock_dir)
         if lock_dir is None:
             return self._find_or_create(client, sweep_id, experiment)
-        with file_lock(lock_dir / PARENT_LOCK, what=f"the sweep parent of {lock_dir}"):
+        with lock_if_writable(lock_dir / PARENT_LOCK, what=f"the sweep parent of {lock_dir}"):
             return self._find_or_create(client, sweep_id, experiment)
 
     def _find_or_create(self, client, sweep_id: str, experiment: str) -> str:
@@ -229,7 +235,7 @@ def finish_sweep_parent_or_mark_pending(sweep_dir: str | Path, parent_run_id: st
         with _fast_fail_http():
             root.mkdir(parents=True, exist_ok=True)
             parent = Parents(uri).resolve(parent_run_id, sweep_id, experiment, root)
-            with file_lock(root / PARENT_LOCK, what=f"the sweep parent of {root}"):
+            with lock_if_writable(root / PARENT_LOCK, what=f"the sweep parent of {root}"):
                 if only_if_marked and not (root / PENDING_SWEEP).is_file():
                     return True
                 finish_sweep_parent(parent, status, tracking_uri=uri, **kw)

@@ -58,7 +58,7 @@ from ..jobdir.markers import (
     PENDING,
     SYNCED,
     UPLOADING,
-    file_lock,
+    lock_if_writable,
     write_json_atomic,
 )
 from ..jobdir.redact import flatten_config, scrub_overrides, scrub_text
@@ -250,21 +250,9 @@ def set_marker(root: Path, name: str, record: Mapping[str, Any] | None) -> None:
               file=sys.stderr)
 
 
-@contextlib.contextmanager
 def job_lock(root: Path, timeout: float | None = LOCK_WAIT_SECONDS):
     """Hold the job directory's lock (a read-only folder is used without one)."""
-    try:
-        lock = file_lock(root / JOB_LOCK, timeout=timeout, what=f"the job directory {root}")
-        lock.__enter__()
-    except OSError as err:
-        if err.errno not in (errno.EACCES, errno.EPERM, errno.EROFS):
-            raise
-        yield
-        return
-    try:
-        yield
-    finally:
-        lock.__exit__(None, None, None)
+    return lock_if_writable(root / JOB_LOCK, timeout=timeout, what=f"the job directory {root}")
 
 
 def upload_args(*, experiment: str = DEFAULT_EXPERIMENT, run_name: str | None = None,

@@ -37,7 +37,7 @@ from typing import Any
 
 from .._validation import InputError, param_error
 from ..jobdir import FILES, INCOMPLETE, PENDING, SYNCED, UPLOADING, job_dir_state
-from ..jobdir.markers import LockTimeout, file_lock, read_marker, try_lock
+from ..jobdir.markers import LockTimeout, lock_if_writable, read_marker, try_lock
 from ..jobdir.redact import REDACTED, scrub_url
 from .client import (
     DEFAULT_EXPERIMENT,
@@ -308,7 +308,7 @@ def _close_pending_sweeps(sweeps: list[Path], tracking_uri: str | None, out,
 def _close_dead_sweep(sweep_dir: Path, uri: str, record: Mapping[str, Any]) -> str | None:
     """Close as KILLED the parent of a sweep that ended without closing it; returns its id."""
     client = _client(uri)
-    with _fast_fail_http(), file_lock(sweep_dir / PARENT_LOCK,
+    with _fast_fail_http(), lock_if_writable(sweep_dir / PARENT_LOCK,
                                       what=f"the sweep parent of {sweep_dir}"):
         parent = record.get("parent_run_id")
         if not parent or not _run_exists(client, parent):
@@ -366,7 +366,7 @@ def _final_status(sweep_dir: Path | None) -> str | None:
 
 
 def _close_if_running(uri: str, parent: str, status: str, lock_dir: Path | None) -> bool:
-    lock = file_lock(lock_dir / PARENT_LOCK, what=f"the sweep parent of {lock_dir}") \
+    lock = lock_if_writable(lock_dir / PARENT_LOCK, what=f"the sweep parent of {lock_dir}") \
         if lock_dir is not None else contextlib.nullcontext()
     with lock:
         if _client(uri).get_run(parent).info.status != "RUNNING":
