@@ -56,7 +56,20 @@ def main(argv: Sequence[str] | None = None) -> int:
         for sweep in found.pending_sweeps:
             print(f"pending sweep parent {sweep}")
         return 0
-    outcomes = sync_paths(args.paths, tracking_uri=args.tracking_uri)
+    try:
+        outcomes = sync_paths(args.paths, tracking_uri=args.tracking_uri)
+    except KeyboardInterrupt:
+        print("recoeval-track-sync: interrupted; run it again to finish (nothing is uploaded "
+              "twice).", file=sys.stderr)
+        return 130
+    except Exception as err:  # noqa: BLE001 - one paragraph, never a traceback
+        from ..jobdir.redact import scrub_text
+
+        first = (str(err).strip().splitlines() or [""])[0][:300]
+        print(scrub_text(f"recoeval-track-sync: {type(err).__name__}: {first}. Nothing was "
+                         "uploaded twice; run it again (--dry-run lists what is pending)."),
+              file=sys.stderr)
+        return 1
     return 0 if all(o.ok for o in outcomes) else 1
 
 

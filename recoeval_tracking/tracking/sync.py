@@ -37,7 +37,13 @@ from typing import Any
 
 from .._validation import InputError, param_error
 from ..jobdir import FILES, INCOMPLETE, PENDING, SYNCED, UPLOADING, job_dir_state
-from ..jobdir.markers import LockTimeout, lock_if_writable, read_marker, try_lock
+from ..jobdir.markers import (
+    JOB_LOCK,
+    LockTimeout,
+    lock_if_writable,
+    read_marker,
+    try_lock,
+)
 from ..jobdir.redact import REDACTED, scrub_url
 from .client import (
     DEFAULT_EXPERIMENT,
@@ -404,6 +410,18 @@ def _finish_parents(parents_by_uri: Mapping[str, Parents], closed: set[str],
 # Everything under some paths
 # ---------------------------------------------------------------------------------------------
 
+def _incomplete_reason(job: Path) -> str:
+    try:
+        fd = try_lock(job / JOB_LOCK)
+    except OSError:
+        fd = 0
+    if fd is None:
+        return "being written by another process"
+    if fd:
+        os.close(fd)
+    return "cut off while written (a killed job or a full disk)"
+
+
 _LINES = {"uploaded": "uploaded {path} -> run {run_id}", "already": "already uploaded {path} "
           "(run {run_id})", "pending": "still pending {path}: {error}",
           "skipped": "skipped {path}: {error}"}
@@ -429,8 +447,7 @@ def sync_paths(paths: Sequence[str | Path], *, tracking_uri: str | None = None,
         print(_LINES[outcome.status].format(path=job, run_id=outcome.run_id,
                                             error=outcome.error), file=out)
     for job in found.incomplete:
-        print(f"incomplete {job}: cut off while written (a killed job or a full disk); "
-              "nothing to upload", file=out)
+        print(f"incomplete {job}: {_incomplete_reason(job)}; nothing to upload", file=out)
     problems: list[SyncOutcome] = []
     closed = _close_pending_sweeps(found.pending_sweeps, tracking_uri, out, problems)
     closed |= _close_dead_sweeps(found.sweeps, tracking_uri, out, problems)
