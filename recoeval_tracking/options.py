@@ -19,13 +19,17 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ._validation import check_int, param_error
+from ._validation import check_bool, check_int, param_error
 from .engine.backends import BACKENDS as _ENGINE_BACKENDS
 
 __all__ = ["EvalOptions", "BACKENDS", "config_fields"]
 
 #: Engine backends an evaluation can run on (the ``backend`` option).
 BACKENDS = tuple(_ENGINE_BACKENDS)
+
+_INT32_MAX = 2 ** 31 - 1
+_INT64_MAX = 2 ** 63 - 1
+_UINT64_MAX = 2 ** 64 - 1
 
 
 @dataclass(frozen=True)
@@ -78,23 +82,42 @@ class EvalOptions:
     return_topk: bool = field(default=False, metadata={"config": False})
 
     def checked(self, func: str = "evaluate") -> EvalOptions:
-        """A copy with every scalar option checked and converted; the profile is applied by
+        """A copy with every option checked and converted; the profile is applied by
         :func:`recoeval_tracking.metrics.profiles.apply_profile`, and data-dependent checks
-        (``k`` against the number of items) come when the data is known."""
-        if self.backend not in BACKENDS:
+        (``k`` against the number of items) come when the data is known.
+
+        Integers are bounded where the engine stores them in 64 bits (``seed`` is unsigned),
+        ``block_rows`` and ``nthreads`` by what an array or a thread pool can take; flags must be
+        bools; ``profile`` and ``ties`` names (str) or None; ``metrics`` a name, a list of names
+        or None. Each bad value raises :class:`~recoeval_tracking.InputError` naming it.
+        """
+        if not isinstance(self.backend, str) or self.backend not in BACKENDS:
             raise param_error("backend", func, f"one of {list(BACKENDS)}", self.backend)
+        for name in ("profile", "ties"):
+            value = getattr(self, name)
+            if value is not None and not isinstance(value, str):
+                raise param_error(name, func, "a name (str) or None", value)
+        _check_metric_names(self.metrics, func)
         block_rows = self.block_rows
         if block_rows is not None:
-            block_rows = check_int(block_rows, "block_rows", func, minimum=1)
+            block_rows = check_int(block_rows, "block_rows", func, minimum=1, maximum=_INT32_MAX)
+        nthreads = check_int(self.nthreads, "nthreads", func, minimum=-1, maximum=_INT32_MAX)
+        if nthreads == 0:
+            raise param_error("nthreads", func, "an int >= 1, or -1 for every core", nthreads)
         return dataclasses.replace(
-            self, k=check_int(self.k, "k", func, minimum=1),
-            seed=check_int(self.seed, "seed", func, minimum=0),
-            min_pos_test=check_int(self.min_pos_test, "min_pos_test", func, minimum=1),
-            min_items_pool=check_int(self.min_items_pool, "min_items_pool", func, minimum=1),
+            self, k=check_int(self.k, "k", func, minimum=1, maximum=_INT64_MAX),
+            seed=check_int(self.seed, "seed", func, minimum=0, maximum=_UINT64_MAX),
+            min_pos_test=check_int(self.min_pos_test, "min_pos_test", func, minimum=1,
+                                   maximum=_INT64_MAX),
+            min_items_pool=check_int(self.min_items_pool, "min_items_pool", func, minimum=1,
+                                     maximum=_INT64_MAX),
             serendipity_top_n=check_int(self.serendipity_top_n, "serendipity_top_n", func,
-                                        minimum=0),
-            block_rows=block_rows, cumulative=bool(self.cumulative),
-            consider_cold_start=bool(self.consider_cold_start))
+                                        minimum=0, maximum=_INT64_MAX),
+            block_rows=block_rows, nthreads=nthreads,
+            cumulative=check_bool(self.cumulative, "cumulative", func),
+            consider_cold_start=check_bool(self.consider_cold_start, "consider_cold_start",
+                                           func),
+            return_topk=check_bool(self.return_topk, "return_topk", func))
 
     @classmethod
     def from_config(cls, section: dict[str, Any], **runtime: Any) -> EvalOptions:
@@ -120,6 +143,16 @@ class EvalOptions:
             names = list(names)
             values["metrics"] = "all" if [str(n).lower() for n in names] == ["all"] else names
         return cls(**values, **runtime)
+
+
+def _check_metric_names(metrics: Any, func: str) -> None:
+    """``metrics`` is None, a name, or a list (or tuple) of names; which names exist is checked
+    by the registry."""
+    if metrics is None or isinstance(metrics, str):
+        return
+    if not isinstance(metrics, (list, tuple)):
+        raise param_error("metrics", func, "a metric name, a list of metric names, \"all\" or "
+                          "None", metrics)
 
 
 def config_fields() -> list[tuple[dataclasses.Field, str]]:

@@ -3,19 +3,29 @@
 Registered in ``configs/config.yaml`` under ``hydra.callbacks.mlflow_sweep``. It works the same
 with Hydra's basic launcher and with the joblib launcher:
 
-* ``on_multirun_start`` (in the launching process) creates the RUNNING parent run with
-  :func:`recoeval_tracking.tracking.sweeps.create_sweep_parent` and writes its id, the sweep id
-  and the store into ``<sweep dir>/recoeval_sweep.json``. Each job (in this process or in a
-  joblib worker) reads that file (:func:`read_sweep_parent`) and logs its own run as a child
-  (``parent_run_id``), tagged with the same ``recoeval.sweep_id``. The parent id never travels
-  through ``MLFLOW_RUN_ID``: with that variable set MLflow resumes the parent instead of
-  creating a child, and joblib reuses worker processes from job to job.
+* ``on_multirun_start`` (in the launching process) takes the sweep lock
+  (:data:`~recoeval_tracking.tracking.sweeps.SWEEP_LOCK`, held until the process ends, so a
+  sync can tell a killed sweep from a running one), creates the RUNNING parent run with
+  :func:`recoeval_tracking.tracking.sweeps.create_sweep_parent` and writes the sweep id, the
+  parent's id and the store into ``<sweep dir>/recoeval_sweep.json``. Each job (in this
+  process or in a joblib worker) reads that file (:func:`read_sweep_parent`) and logs its own
+  run as a child (``parent_run_id``), tagged with the same ``recoeval.sweep_id``. The parent id
+  never travels through ``MLFLOW_RUN_ID``: with that variable set MLflow resumes the parent
+  instead of creating a child, and joblib reuses worker processes from job to job.
+* When the store cannot be reached at start, the file is written all the same, with the sweep
+  id and no parent: the jobs (or ``recoeval-track-sync``, later) find the parent by its sweep
+  id or create it once, so the sweep still has one parent.
 * ``on_multirun_end`` closes the parent as FINISHED with a leaderboard of the children
   (:func:`~recoeval_tracking.tracking.pending.finish_sweep_parent_or_mark_pending`).
 * When a job fails Hydra never calls ``on_multirun_end``; an exit handler (and a SIGTERM
   handler) registered at sweep start closes the parent then, as FAILED (KILLED when the sweep
   was interrupted). A store that cannot be reached leaves ``PENDING_SWEEP`` in the sweep
-  directory for ``recoeval-track-sync``.
+  directory for ``recoeval-track-sync``, which also closes, as KILLED, the parent of a sweep
+  killed outright (SIGKILL), once its lock is free.
+
+The parent's tags and name hold the overrides redacted
+(:func:`recoeval_tracking.jobdir.redact.scrub_overrides`); Hydra's own ``multirun.yaml`` keeps
+them as typed.
 
 With ``tracking=none`` the callback does nothing. A single run (no ``-m``) has no parent: its run
 carries its own job uid as ``recoeval.sweep_id``.
@@ -24,11 +34,12 @@ carries its own job uid as ``recoeval.sweep_id``.
 from __future__ import annotations
 
 import atexit
-import json
 import logging
+import os
 import signal
 import sys
 import threading
+import uuid
 from pathlib import Path
 from typing import Any
 
@@ -41,8 +52,8 @@ __all__ = ["MlflowSweepCallback", "SWEEP_FILE", "read_sweep_parent", "note_inter
 
 logger = logging.getLogger(__name__)
 
-#: File in the sweep directory holding the parent run of the sweep (JSON).
-SWEEP_FILE = "recoeval_sweep.json"
+#: File in the sweep directory describing the sweep and its parent run (JSON).
+SWEEP_FILE = "recoeval_sweep.json"  # the same as recoeval_tracking.tracking.sweeps.SWEEP_FILE
 
 _interrupted = threading.Event()
 
@@ -53,16 +64,12 @@ def note_interrupted() -> None:
 
 
 def read_sweep_parent(sweep_dir: str | Path) -> dict[str, Any] | None:
-    """The parent run record written at sweep start (``parent_run_id``, ``sweep_id``,
-    ``tracking_uri``, ``experiment``), or None when the sweep has no parent run."""
-    path = Path(sweep_dir) / SWEEP_FILE
-    if not path.is_file():
-        return None
-    try:
-        record = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-    return record if isinstance(record, dict) and record.get("parent_run_id") else None
+    """The record written at sweep start (``sweep_id``, ``parent_run_id`` (None when the store
+    could not be reached then), ``tracking_uri``, ``experiment``), or None when the sweep is not
+    tracked."""
+    from ..tracking.sweeps import read_sweep_record
+
+    return read_sweep_record(sweep_dir)
 
 
 def _sweep_overrides(config: DictConfig) -> list[str]:
@@ -71,6 +78,42 @@ def _sweep_overrides(config: DictConfig) -> list[str]:
                                                         resolve=False)]
     except Exception:  # noqa: BLE001 - best effort, only used for names and params
         return []
+
+
+def _create_parent(config: DictConfig, sweep_dir: Path, uri: str, experiment: str,
+                   sweep_id: str) -> str | None:
+    """Create the sweep's RUNNING parent run; None (and a warning) when the store cannot be
+    reached: the jobs or a later sync then find or create it by ``sweep_id``."""
+    from ..jobdir.redact import scrub_overrides, scrub_text
+    from ..tracking.client import _fast_fail_http, run_name_from_overrides
+    from ..tracking.sweeps import create_sweep_parent
+
+    overrides = _sweep_overrides(config)
+    grid = {}
+    for item in overrides:
+        key, _, value = item.partition("=")
+        key = key.lstrip("+~")
+        if "," in value or value.startswith(("range(", "choice(", "interval(")):
+            grid[f"sweep.{key}"] = value
+    launcher = str(OmegaConf.select(config, "hydra.launcher._target_", default="") or "")
+    name = run_name_from_overrides(overrides)
+    try:
+        with _fast_fail_http():  # a dead server fails in seconds, as job uploads do
+            parent = create_sweep_parent(
+                tracking_uri=uri, experiment=experiment, sweep_id=sweep_id,
+                run_name=f"sweep {name}" if name else None,
+                tags={"recoeval.sweep_dir": str(sweep_dir),
+                      "recoeval.launcher": launcher.rsplit(".", 1)[-1],
+                      "recoeval.overrides": " ".join(scrub_overrides(overrides))},
+                params=grid or None)
+    except Exception as err:  # noqa: BLE001 - the jobs must still run and keep results
+        first = (str(err).splitlines() or [""])[0][:300]
+        print(scrub_text(f"recoeval: WARNING: could not create the sweep's parent run on {uri} "
+                         f"({type(err).__name__}: {first}). The jobs still run; the parent is "
+                         f"created by sweep id {sweep_id} when the store can be reached (by "
+                         "the jobs, or by recoeval-track-sync)."), file=sys.stderr, flush=True)
+        return None
+    return parent.run_id
 
 
 class MlflowSweepCallback(Callback):
@@ -82,6 +125,7 @@ class MlflowSweepCallback(Callback):
         self._sweep_dir: Path | None = None
         self._closed = False
         self._previous_sigterm: Any = None
+        self._lock_fd: int | None = None
 
     # -- Hydra hooks ------------------------------------------------------------------------
     def on_multirun_start(self, config: DictConfig, **kwargs: Any) -> None:
@@ -89,50 +133,28 @@ class MlflowSweepCallback(Callback):
             if "tracking" in config else None
         if not isinstance(tracking, dict) or not tracking.get("enabled", False):
             return
-        from ..jobdir.redact import scrub_url
-        from ..tracking.client import DEFAULT_EXPERIMENT, _fast_fail_http, run_name_from_overrides
-        from ..tracking.sweeps import create_sweep_parent
+        from ..jobdir.markers import try_lock
+        from ..tracking.client import DEFAULT_EXPERIMENT
+        from ..tracking.sweeps import SWEEP_LOCK, write_sweep_record
 
         base_dir = Path(config.hydra.runtime.cwd)
         sweep_dir = Path(str(config.hydra.sweep.dir))
         if not sweep_dir.is_absolute():
             sweep_dir = base_dir / sweep_dir
+        sweep_dir.mkdir(parents=True, exist_ok=True)
+        self._lock_fd = try_lock(sweep_dir / SWEEP_LOCK)  # held until this process ends
         uri = tracking_uri_for(tracking, base_dir)
         experiment = tracking.get("experiment") or DEFAULT_EXPERIMENT
-        overrides = _sweep_overrides(config)
-        grid = {}
-        for item in overrides:
-            key, _, value = item.partition("=")
-            key = key.lstrip("+~")
-            if "," in value or value.startswith(("range(", "choice(", "interval(")):
-                grid[f"sweep.{key}"] = value
-        launcher = str(OmegaConf.select(config, "hydra.launcher._target_", default="") or "")
-        name = run_name_from_overrides(overrides)
-        try:
-            with _fast_fail_http():  # a dead server fails in seconds, as job uploads do
-                parent = create_sweep_parent(
-                    tracking_uri=uri, experiment=experiment,
-                    run_name=f"sweep {name}" if name else None,
-                    tags={"recoeval.sweep_dir": str(sweep_dir),
-                          "recoeval.launcher": launcher.rsplit(".", 1)[-1],
-                          "recoeval.overrides": " ".join(overrides)},
-                    params=grid or None)
-        except Exception as err:  # noqa: BLE001 - the jobs must still run and keep results
-            print(f"recoeval: WARNING: could not create the sweep's parent run on "
-                  f"{scrub_url(uri)} ({type(err).__name__}: {str(err).splitlines()[0][:300]}). "
-                  "The jobs still run; each is logged as its own run (or marked PENDING).",
-                  file=sys.stderr, flush=True)
-            return
-        self._parent = {"parent_run_id": parent.run_id, "sweep_id": parent.sweep_id,
-                        "tracking_uri": parent.tracking_uri, "experiment": experiment}
+        sweep_id = uuid.uuid4().hex[:12]
+        parent_run_id = _create_parent(config, sweep_dir, uri, experiment, sweep_id)
+        self._parent = {"sweep_id": sweep_id, "parent_run_id": parent_run_id,
+                        "tracking_uri": uri, "experiment": experiment}
         self._sweep_dir = sweep_dir
-        sweep_dir.mkdir(parents=True, exist_ok=True)
-        tmp = sweep_dir / (SWEEP_FILE + ".tmp")
-        tmp.write_text(json.dumps(self._parent, indent=2) + "\n", encoding="utf-8")
-        tmp.replace(sweep_dir / SWEEP_FILE)
+        write_sweep_record(sweep_dir, self._parent)
         atexit.register(self._close_at_exit)
         self._install_sigterm()
-        logger.info("MLflow sweep parent run %s (sweep id %s)", parent.run_id, parent.sweep_id)
+        logger.info("MLflow sweep %s, parent run %s", sweep_id, parent_run_id or
+                    "to be created when the store can be reached")
 
     def on_multirun_end(self, config: DictConfig, **kwargs: Any) -> None:
         self.close("FINISHED")
@@ -150,12 +172,19 @@ class MlflowSweepCallback(Callback):
         try:
             return finish_sweep_parent_or_mark_pending(
                 self._sweep_dir, self._parent["parent_run_id"], status,
+                sweep_id=self._parent["sweep_id"], experiment=self._parent["experiment"],
                 tracking_uri=self._parent["tracking_uri"])
         except Exception as err:  # noqa: BLE001 - never mask the sweep's own outcome
-            print(f"recoeval: WARNING: could not close the sweep parent run "
-                  f"{self._parent['parent_run_id']} ({type(err).__name__}: {err}).",
+            from ..jobdir.redact import scrub_text
+
+            print(scrub_text(f"recoeval: WARNING: could not close the parent run of sweep "
+                             f"{self._parent['sweep_id']} ({type(err).__name__}: {err})."),
                   file=sys.stderr, flush=True)
             return False
+        finally:
+            if self._lock_fd is not None:
+                os.close(self._lock_fd)
+                self._lock_fd = None
 
     def _close_at_exit(self) -> None:
         self.close("KILLED" if _interrupted.is_set() else "FAILED")

@@ -16,27 +16,50 @@ The configs are found as the package ``recoeval_tracking.configs`` (``pkg://``),
 regular (non-editable) install ships the top-level ``configs/`` folder; a source checkout whose
 installed metadata does not map that package falls back on the folder itself.
 
-A bad override (unknown option, misspelt key, wrong type, missing ``dataset.path``) or a bad
-value found by the library exits with status 2 and a one-paragraph message that says what to
-change, without a stack trace. ``HYDRA_FULL_ERROR=1`` shows Hydra's full error instead.
+Settings that hold a mapping (``dataset.columns``) start empty; ``dataset.columns={user:uid,
+item:iid}`` and ``dataset.columns.user=uid`` are handed to Hydra as ``++dataset.columns=...``
+and ``++dataset.columns.user=...``, which is how Hydra adds keys to an empty mapping.
+
+Errors, always one paragraph on stderr and never a stack trace:
+
+* a bad override (unknown option, misspelt key, wrong type, an integer out of the 64-bit range,
+  missing ``dataset.path``) or a bad value found by the library exits with status 2 and says
+  which setting to change (``metrics.block_rows: The 'block_rows' parameter of evaluate must
+  be an int >= 1...``);
+* a failure while running (a full disk: :class:`~recoeval_tracking.jobdir.JobDirWriteError`
+  names the job directory and what was kept; an unreadable file, no memory, a lock held too
+  long) exits with status 1;
+* anything else is a bug: status 1 and a line that says so.
+
+``HYDRA_FULL_ERROR=1`` shows the full error and its traceback instead. The messages are made in
+:mod:`recoeval_tracking.app.errors`.
 """
 
 from __future__ import annotations
 
 import importlib.util
 import os
-import re
 import sys
 from pathlib import Path
 from typing import Any
 
-__all__ = ["main", "config_path", "user_error_message", "CONFIG_PACKAGE", "EXIT_USAGE"]
+from .errors import (
+    EXIT_FAILURE,
+    EXIT_USAGE,
+    PROG,
+    bug_message,
+    error_message,
+    run_error_message,
+    user_error_message,
+)
+
+__all__ = ["main", "config_path", "user_error_message", "run_error_message", "redact_logs",
+           "rewrite_mapping_overrides", "CONFIG_PACKAGE", "EXIT_USAGE", "EXIT_FAILURE"]
 
 #: The package that holds the configs once installed.
 CONFIG_PACKAGE = "recoeval_tracking.configs"
-#: Exit status of a run stopped by a bad config value or override.
-EXIT_USAGE = 2
-_PROG = "recoeval-track"
+_PROG = PROG
+_INT64 = (-(2 ** 63), 2 ** 63 - 1)
 
 
 def config_path() -> str:
@@ -56,11 +79,51 @@ def config_path() -> str:
                        "(pip install recoeval_tracking).")
 
 
-class _StoppedByUser(Exception):
-    """A job of a single run stopped by a user error (message already prepared)."""
+_single_run_error: list[tuple[int, str]] = []
 
 
-_single_run_error: list[str] = []
+def _check_int_range(node: Any, key: str = "") -> None:
+    """Every integer of the composed config fits in 64 bits (OmegaConf takes any size; numpy and
+    numba would fail later with a raw error)."""
+    from .._validation import InputError
+
+    if isinstance(node, dict):  # this level's own values first: `seed`, not `dataset.seed`
+        for k, v in sorted(node.items(), key=lambda kv: isinstance(kv[1], (dict, list))):
+            _check_int_range(v, f"{key}.{k}" if key else str(k))
+    elif isinstance(node, list):
+        for i, v in enumerate(node):
+            _check_int_range(v, f"{key}[{i}]")
+    elif isinstance(node, int) and not isinstance(node, bool) \
+            and not _INT64[0] <= node <= _INT64[1]:
+        raise InputError(f"{key}: the value {node} is out of the 64-bit integer range "
+                         f"[{_INT64[0]}, {_INT64[1]}]. Give a smaller value.")
+
+
+def redact_logs() -> None:
+    """Pass the message of every log record of this process through
+    :func:`~recoeval_tracking.jobdir.redact.scrub_text` (Hydra's launchers log each job's
+    overrides, credentials included, to the terminal). Installed once per process."""
+    import logging
+
+    from ..jobdir.redact import scrub_text
+
+    previous = logging.getLogRecordFactory()
+    if getattr(previous, "recoeval_redacting", False):
+        return
+
+    def factory(*args: Any, **kwargs: Any) -> logging.LogRecord:
+        record = previous(*args, **kwargs)
+        try:
+            message = record.getMessage()
+        except Exception:  # noqa: BLE001 - a record that cannot be formatted is left as is
+            return record
+        clean = scrub_text(message)
+        if clean != message:
+            record.msg, record.args = clean, ()
+        return record
+
+    factory.recoeval_redacting = True  # type: ignore[attr-defined]
+    logging.setLogRecordFactory(factory)
 
 
 def _task(cfg: Any) -> dict[str, Any] | None:
@@ -72,10 +135,12 @@ def _task(cfg: Any) -> dict[str, Any] | None:
     from .callbacks import read_sweep_parent
     from .pipeline import run_job
 
+    redact_logs()  # in a joblib worker too
     hc = HydraConfig.get()
     multirun = hc.mode == RunMode.MULTIRUN
     try:
         plain = OmegaConf.to_container(cfg, resolve=True, throw_on_missing=True)
+        _check_int_range(plain)
         sweep = None
         if multirun:
             sweep_dir = Path(str(hc.sweep.dir))
@@ -85,131 +150,86 @@ def _task(cfg: Any) -> dict[str, Any] | None:
         return run_job(plain, Path(hc.runtime.output_dir), overrides=list(hc.overrides.task),
                        sweep=sweep, base_dir=Path(hc.runtime.cwd))
     except Exception as err:
-        message = user_error_message(err)
-        if message is None or multirun:
+        found = error_message(err)
+        if found is None or multirun:
             raise  # a sweep job must fail (Hydra marks it FAILED); main() prints the message
-        _single_run_error.append(message)
+        _single_run_error.append(found)
         return None
 
 
-# ---------------------------------------------------------------------------------------------
-# error messages
-# ---------------------------------------------------------------------------------------------
-
-def _one_line(text: str) -> str:
-    return re.sub(r"\s+", " ", str(text)).strip()
+_OPTIONS_WITH_VALUE = {"--config-path", "-cp", "--config-name", "-cn", "--config-dir", "-cd",
+                       "--cfg", "-c", "--package", "-p", "--info", "-i",
+                       "--experimental-rerun"}
 
 
-def _full_key(text: str) -> str | None:
-    m = re.search(r"full_key:\s*(\S+)", str(text))
-    return m.group(1) if m else None
+def _chosen_options(argv: list[str]) -> dict[str, set[str]] | None:
+    """The option of each group the command line runs with (the defaults of ``config.yaml``,
+    then ``group=option`` overrides; a sweep may name several); None when another primary
+    config is given (``--config-name``, ``--config-path``: the options are unknown)."""
+    import yaml
+
+    if any(a in ("--config-name", "-cn", "--config-path", "-cp") for a in argv):
+        return None
+    try:
+        text = (Path(config_path().removeprefix("pkg://")) / "config.yaml").read_text() \
+            if not config_path().startswith("pkg://") else _package_config_text()
+        defaults = yaml.safe_load(text).get("defaults", [])
+    except Exception:  # noqa: BLE001 - unknown defaults: rewrite by the key alone
+        return None
+    chosen = {k: {str(v)} for d in defaults if isinstance(d, dict) for k, v in d.items()}
+    for arg in argv:
+        key, eq, value = arg.partition("=")
+        if eq and key in chosen:
+            chosen[key] = set(value.split(","))
+    return chosen
 
 
-_SEE_CFG = f"`{_PROG} --cfg job` prints the composed config with every setting."
+def _package_config_text() -> str:
+    from importlib.resources import files
+
+    return (files(CONFIG_PACKAGE) / "config.yaml").read_text(encoding="utf-8")
 
 
-def _key_hint(key: str) -> str:
-    """What to change for an unknown key: the group options that have it, or close spellings."""
+def _is_mapping_setting(key: str, chosen: dict[str, set[str]] | None) -> bool:
     import dataclasses
-    import difflib
+    import typing
 
-    from .schema import SCHEMAS, Config
+    from .schema import SCHEMAS
 
-    group, _, leaf = key.partition(".")
-    if group in SCHEMAS and leaf:
-        fields_of = {opt: {f.name for f in dataclasses.fields(node)}
-                     for opt, node in SCHEMAS[group].items()}
-        having = [opt for opt, names in fields_of.items() if leaf in names]
-        if having and len(SCHEMAS[group]) > 1:
-            return (f"It belongs to {group}={' / '.join(having)}: pick that option "
-                    f"({group}={having[0]} {key}=...). {_SEE_CFG}")
-        known = sorted(set().union(*fields_of.values()))
-        close = difflib.get_close_matches(leaf, known, n=3)
-        if close:
-            return f"Did you mean {', '.join(f'{group}.{c}' for c in close)}? {_SEE_CFG}"
-        return f"Check the spelling. {_SEE_CFG}"
-    known = [f.name for f in dataclasses.fields(Config)]
-    close = difflib.get_close_matches(key, known, n=3)
-    if close:
-        return f"Did you mean {', '.join(close)}? {_SEE_CFG}"
-    return f"Check the spelling. {_SEE_CFG}"
+    group, _, rest = key.partition(".")
+    name = rest.split(".")[0]
+    options = SCHEMAS.get(group, {})
+    picked = options.values() if chosen is None or group not in chosen else \
+        [options[o] for o in chosen[group] if o in options]
+    for node in picked:
+        for f in dataclasses.fields(node):
+            if f.name != name:
+                continue
+            args = [a for a in typing.get_args(f.type) if a is not type(None)] or [f.type]
+            if any(typing.get_origin(a) in (dict, typing.Dict) or a is dict for a in args):
+                return True
+    return False
 
 
-def user_error_message(err: BaseException) -> str | None:
-    """A one-paragraph message for an error the user can fix by changing the command line, or
-    None for any other error (a bug, which keeps its traceback).
-
-    Parameters
-    ----------
-    err : BaseException
-        What Hydra, OmegaConf or the library raised.
-    """
-    from hydra.errors import (
-        ConfigCompositionException,
-        MissingConfigException,
-        OverrideParseException,
-        SearchPathException,
-    )
-    from omegaconf.errors import (
-        ConfigAttributeError,
-        ConfigKeyError,
-        MissingMandatoryValue,
-        OmegaConfBaseException,
-        ValidationError,
-    )
-
-    from .._validation import InputError
-
-    prefix = f"{_PROG}: "
-    if isinstance(err, MissingConfigException):
-        text = str(err)
-        m = re.search(r"Could not find '([^']+)'", text)
-        options = re.findall(r"^\t(\S+)$", text.split("Config search path:")[0], flags=re.MULTILINE)
-        options = [o for o in options if not o.startswith("schema")]
-        if m and "/" in m.group(1):
-            group, _, option = m.group(1).rpartition("/")
-            avail = f" Available options: {', '.join(options)}." if options else ""
-            return (f"{prefix}there is no option '{option}' in the config group '{group}'. "
-                    f"Pick one of the group's options on the command line, e.g. "
-                    f"{group}={options[0] if options else '<option>'}.{avail}")
-        return prefix + _one_line(text.split("Config search path:")[0]) + \
-            " Check the config name and --config-dir."
-    if isinstance(err, OverrideParseException):
-        return (f"{prefix}could not parse the command line: {_one_line(err)}. Write overrides "
-                "as key=value (e.g. model.factors=32), options as group=option (model=als), "
-                "and quote values with spaces or special characters.")
-    if isinstance(err, SearchPathException):
-        return prefix + _one_line(err) + ". Give an existing folder to --config-dir."
-    if isinstance(err, ConfigCompositionException):
-        cause = err.__cause__
-        text = _one_line(err)
-        m = re.search(r"override (\S+)", text) or re.search(r"override '([^']+)'", text)
-        override = m.group(1).rstrip(".") if m else None
-        if isinstance(cause, (ConfigAttributeError, ConfigKeyError)):
-            key = _full_key(str(cause)) or override or "?"
-            return f"{prefix}'{key}' is not a setting of the chosen config. {_key_hint(key)}"
-        if isinstance(cause, ValidationError):
-            key = _full_key(str(cause)) or override or "?"
-            reason = _one_line(str(cause).split("full_key:")[0])
-            return (f"{prefix}the value given to '{key}' has the wrong type: {reason}. "
-                    f"Give a value of the type the setting expects. {_SEE_CFG}")
-        if isinstance(cause, OmegaConfBaseException):
-            return (f"{prefix}{text}: {_one_line(str(cause).split('full_key:')[0])}. "
-                    f"Check the override. {_SEE_CFG}")
-        return f"{prefix}{text}. Check the overrides on the command line. {_SEE_CFG}"
-    if isinstance(err, MissingMandatoryValue):
-        key = _full_key(str(err)) or "a setting"
-        hint = f" e.g. {key}=/path/to/file" if key.endswith("path") else f" e.g. {key}=<value>"
-        return (f"{prefix}'{key}' is required by the chosen options but was not given. Add it "
-                f"on the command line,{hint}.")
-    if isinstance(err, ValidationError):
-        key = _full_key(str(err)) or "a setting"
-        reason = _one_line(str(err).split("full_key:")[0])
-        return f"{prefix}the value of '{key}' is not valid: {reason}. {_SEE_CFG}"
-    if isinstance(err, InputError):
-        return (f"{prefix}{_one_line(err)} Change the matching setting on the command line; "
-                f"{_SEE_CFG}")
-    return None
+def rewrite_mapping_overrides(argv: list[str]) -> list[str]:
+    """``argv`` with plain overrides of mapping settings of the chosen options
+    (``dataset.columns={...}``, ``dataset.columns.user=uid`` with ``dataset=csv``) turned into
+    Hydra's force-add form (``++...``)."""
+    chosen: Any = ...
+    out: list[str] = []
+    skip = False
+    for arg in argv:
+        if skip or arg.startswith("-"):
+            skip = arg in _OPTIONS_WITH_VALUE
+            out.append(arg)
+            continue
+        key = arg.split("=", 1)[0] if "=" in arg else ""
+        if key and not key.startswith(("+", "~")) and "." in key:
+            chosen = _chosen_options(argv) if chosen is ... else chosen
+            if _is_mapping_setting(key, chosen):
+                arg = "++" + arg
+        out.append(arg)
+    return out
 
 
 # ---------------------------------------------------------------------------------------------
@@ -225,9 +245,11 @@ def main() -> None:
 
     full_error = os.environ.get("HYDRA_FULL_ERROR") == "1"
     # Let Hydra's errors reach this function (instead of Hydra printing them and exiting 1),
-    # so that user errors get a one-paragraph message and exit status 2.
+    # so that every error gets a one-paragraph message and its exit status.
     os.environ["HYDRA_FULL_ERROR"] = "1"
     _single_run_error.clear()
+    redact_logs()
+    sys.argv[1:] = rewrite_mapping_overrides(sys.argv[1:])
     app = hydra.main(version_base="1.3", config_path=config_path(), config_name="config")(_task)
     try:
         app()
@@ -236,17 +258,18 @@ def main() -> None:
         print(f"{_PROG}: interrupted.", file=sys.stderr)
         sys.exit(130)
     except Exception as err:
-        message = None if full_error else user_error_message(err)
-        if message is None:
+        if full_error:
             raise
+        status, message = error_message(err) or (EXIT_FAILURE, bug_message(err))
         print(message, file=sys.stderr)
-        sys.exit(EXIT_USAGE)
+        sys.exit(status)
     finally:
         if not full_error:
             os.environ.pop("HYDRA_FULL_ERROR", None)
     if _single_run_error:
-        print(_single_run_error[0], file=sys.stderr)
-        sys.exit(EXIT_USAGE)
+        status, message = _single_run_error[0]
+        print(message, file=sys.stderr)
+        sys.exit(status)
 
 
 if __name__ == "__main__":

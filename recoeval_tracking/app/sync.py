@@ -4,13 +4,16 @@ Usage::
 
     recoeval-track-sync PATH... [--tracking-uri URI] [--dry-run]
 
-Finds every job directory holding a ``PENDING`` marker under the given paths (recursively) and
-uploads each with the arguments recorded in its marker, to ``--tracking-uri`` or else the URI the
-job was configured with; then closes the sweep parents marked ``PENDING_SWEEP``. The rules
-(exactly once, missing sweep parents) are those of :mod:`recoeval_tracking.tracking.pending`.
+Finds every job directory under the given paths (recursively) that needs an upload (marked
+``PENDING`` or ``UPLOADING``, or complete and never uploaded although tracking was on) and
+uploads each exactly once, to ``--tracking-uri`` or else the URI the job was configured with;
+then closes sweep parents (marked ``PENDING_SWEEP``, or left RUNNING by a killed sweep). Any
+number of syncs and jobs may run at once on the same folders. The rules are those of
+:mod:`recoeval_tracking.tracking.sync`.
 
-Exit status: 0 when everything pending was uploaded (or nothing was pending), 1 when some
-directories are still pending (their marker records the new error), 2 for bad arguments.
+Exit status: 0 when everything was uploaded (or nothing needed it), 1 when some directories are
+still pending (their marker records the new error) or were skipped (each is named with the
+reason; the others are still uploaded), 2 for bad arguments.
 """
 
 from __future__ import annotations
@@ -20,7 +23,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from ..tracking.pending import PENDING_SWEEP, find_pending, sync_paths
+from ..tracking.sync import scan, sync_paths
 
 __all__ = ["main"]
 
@@ -43,13 +46,31 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"recoeval-track-sync: no such file or folder: {p}", file=sys.stderr)
             return 2
     if args.dry_run:
-        for job in find_pending(args.paths):
+        found = scan(args.paths)
+        for job in found.jobs:
             print(f"pending job {job}")
-        for sweep in find_pending(args.paths, PENDING_SWEEP):
+        for job in found.unmarked:
+            print(f"never uploaded job {job}")
+        for job in found.incomplete:
+            print(f"incomplete job {job} (nothing to upload)")
+        for sweep in found.pending_sweeps:
             print(f"pending sweep parent {sweep}")
         return 0
-    outcomes = sync_paths(args.paths, tracking_uri=args.tracking_uri)
-    return 0 if all(o.run_id for o in outcomes) else 1
+    try:
+        outcomes = sync_paths(args.paths, tracking_uri=args.tracking_uri)
+    except KeyboardInterrupt:
+        print("recoeval-track-sync: interrupted; run it again to finish (nothing is uploaded "
+              "twice).", file=sys.stderr)
+        return 130
+    except Exception as err:  # noqa: BLE001 - one paragraph, never a traceback
+        from ..jobdir.redact import scrub_text
+
+        first = (str(err).strip().splitlines() or [""])[0][:300]
+        print(scrub_text(f"recoeval-track-sync: {type(err).__name__}: {first}. Nothing was "
+                         "uploaded twice; run it again (--dry-run lists what is pending)."),
+              file=sys.stderr)
+        return 1
+    return 0 if all(o.ok for o in outcomes) else 1
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -19,7 +19,13 @@ from ._loaders import (
     load_movielens_latest,
     load_parquet,
 )
-from ._prepare import IMPLICIT_METHODS, filter_min_interactions, k_core, to_implicit
+from ._prepare import (
+    IMPLICIT_METHODS,
+    align,
+    filter_min_interactions,
+    k_core,
+    to_implicit,
+)
 from ._synthetic import make_synthetic
 
 __all__ = [
@@ -41,5 +47,6 @@ __all__ = [
     "filter_min_interactions",
     "k_core",
     "to_implicit",
+    "align",
     "IMPLICIT_METHODS",
 ]

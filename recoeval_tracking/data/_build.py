@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 import numpy as np
 import pandas as pd
 import scipy.sparse as sp
@@ -9,7 +12,7 @@ import scipy.sparse as sp
 from .._validation import InputError, param_error
 from ._interactions import DUPLICATE_POLICIES, Interactions, PrepReport
 
-__all__ = ["factorize_sorted", "build_interactions"]
+__all__ = ["factorize_sorted", "build_interactions", "checked_ids"]
 
 
 def factorize_sorted(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -26,6 +29,70 @@ def factorize_sorted(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     codes = np.asarray(codes, dtype=np.int64)
     out = np.where(codes >= 0, rank[np.maximum(codes, 0)], -1) if order.shape[0] else codes
     return out, uniques[order]
+
+
+_INT64_MAX = np.iinfo(np.int64).max
+_INT64_MIN = np.iinfo(np.int64).min
+
+
+def checked_ids(values: Any, role: str, col: str, prefix: str, where: str,
+                pos: Callable[[int], str]) -> np.ndarray:
+    """The ids of one column, checked: integers (that fit in 64 bits; integral floats are
+    accepted) or text, one kind per column; missing values are left for the caller.
+
+    Raises :class:`InputError` naming the column, the first bad line (``pos``) and the fix, so a
+    bad id fails at load rather than when the per-user table is written.
+    """
+    arr = np.asarray(values)
+    kind = arr.dtype.kind
+    fix = "Ids must be integers in the 64-bit range, or text; check the column mapping."
+    if kind == "u" and arr.size and int(arr.max()) > _INT64_MAX:
+        i = int(np.argmax(arr))
+        raise InputError(f"{prefix}{role} id {arr[i]} in column '{col}' at {pos(i)}{where} is "
+                         f"out of the 64-bit integer range. {fix}")
+    if kind == "f":
+        finite = np.isfinite(arr)
+        bad = np.flatnonzero(finite & ((arr != np.round(arr)) | (np.abs(arr) >= 2.0 ** 63)))
+        if bad.size:
+            i = int(bad[0])
+            raise InputError(f"{prefix}{role} id {arr[i].item()!r} in column '{col}' at "
+                             f"{pos(i)}{where} is not an integer in the 64-bit range "
+                             f"({bad.size} such rows). {fix}")
+    if kind == "b" or kind in "cmM":
+        raise InputError(f"{prefix}{role} ids in column '{col}'{where} are of type {arr.dtype}. "
+                         f"{fix}")
+    if kind == "O":
+        arr = _object_ids(arr, role, col, prefix, where, pos, fix)
+    return arr
+
+
+def _object_ids(arr: np.ndarray, role: str, col: str, prefix: str, where: str,
+                pos: Callable[[int], str], fix: str) -> np.ndarray:
+    """Object ids: all text, or all integers (then returned as int64)."""
+    inferred = pd.api.types.infer_dtype(arr, skipna=True)
+    if inferred in ("string", "empty"):
+        return arr
+    if inferred == "integer":
+        for i, v in enumerate(arr):
+            if v is not None and not (isinstance(v, float) and v != v) \
+                    and not _INT64_MIN <= int(v) <= _INT64_MAX:
+                raise InputError(f"{prefix}{role} id {v} in column '{col}' at {pos(i)}{where} is "
+                                 f"out of the 64-bit integer range. {fix}")
+        return arr if pd.isna(arr).any() else arr.astype(np.int64)
+    kinds = sorted({type(v).__name__ for v in arr if not pd.isna(v)})
+    raise InputError(f"{prefix}{role} ids in column '{col}'{where} mix types ({', '.join(kinds)});"
+                     f" they must be all integers or all text. Convert the column first "
+                     f"(e.g. df['{col}'].astype(str)).")
+
+
+def _codes(values: Any, role: str, col: str, prefix: str, where: str,
+           pos: Callable[[int], str]) -> tuple[np.ndarray, np.ndarray]:
+    """Checked ids of one column factorised (sorted uniques); missing ids raise."""
+    codes, ids = factorize_sorted(checked_ids(values, role, col, prefix, where, pos))
+    if (bad := np.flatnonzero(codes < 0)).size:
+        raise InputError(f"{prefix}missing (NaN) {role} id in column '{col}' at "
+                         f"{pos(int(bad[0]))}{where} ({bad.size} rows with a missing {role} id).")
+    return codes, ids
 
 
 def build_interactions(users: np.ndarray, items: np.ndarray, values: np.ndarray | None,
@@ -62,14 +129,8 @@ def build_interactions(users: np.ndarray, items: np.ndarray, values: np.ndarray 
     def _pos(i: int) -> str:
         return f"line {i + line_offset}" if line_offset is not None else f"row {i}"
 
-    u_codes, user_ids = factorize_sorted(np.asarray(users))
-    if (bad := np.flatnonzero(u_codes < 0)).size:
-        raise InputError(f"{func}: missing (NaN) user id in column '{user_col}' at "
-                         f"{_pos(int(bad[0]))}{where} ({bad.size} rows with a missing user id).")
-    i_codes, item_ids = factorize_sorted(np.asarray(items))
-    if (bad := np.flatnonzero(i_codes < 0)).size:
-        raise InputError(f"{func}: missing (NaN) item id in column '{item_col}' at "
-                         f"{_pos(int(bad[0]))}{where} ({bad.size} rows with a missing item id).")
+    u_codes, user_ids = _codes(users, "user", user_col, f"{func}: ", where, _pos)
+    i_codes, item_ids = _codes(items, "item", item_col, f"{func}: ", where, _pos)
     n_users, n_items = user_ids.shape[0], item_ids.shape[0]
     vals = np.ones(n, dtype=np.float64) if values is None else np.asarray(values, np.float64)
     if (bad := np.flatnonzero(~np.isfinite(vals))).size:

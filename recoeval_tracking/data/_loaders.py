@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import inspect
 import os
+import types
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
@@ -33,6 +34,10 @@ __all__ = [
 ]
 
 ROLES = ("user", "item", "value", "timestamp")
+#: The default of every ``columns`` parameter: empty, meaning the default mapping. Not None, so
+#: that the config schema derived from the signature holds a dict a command line can fill in
+#: (``++dataset.columns={user:userId,item:movieId}``, ``+dataset.columns.user=userId``).
+DEFAULT_COLUMNS: Mapping[str, Any] = types.MappingProxyType({})
 _REQUIRED = ("user", "item")
 _SEP_CANDIDATES = (",", "\t", ";", "|", "::", " ")
 
@@ -111,6 +116,18 @@ def _frame_to_interactions(df: pd.DataFrame, cols: dict[str, Any], *, func: str,
                               item_col=str(cols["item"]), name=name)
 
 
+def _check_encoding(encoding: Any, func: str) -> None:
+    import codecs
+
+    try:
+        if not isinstance(encoding, str):
+            raise LookupError(encoding)
+        codecs.lookup(encoding)
+    except LookupError:
+        raise param_error("encoding", func, "the name of a text encoding Python knows "
+                          "(utf-8, latin-1...)", encoding) from None
+
+
 def _first_line(path: Path, encoding: str) -> str:
     with open(path, encoding=encoding, errors="replace") as fh:
         return fh.readline().rstrip("\r\n")
@@ -123,7 +140,8 @@ def _guess_sep(line: str, current: str) -> str | None:
     return None
 
 
-def load_csv(path: str | os.PathLike, columns: Mapping[str, Any] | None = None, sep: str = ",",
+def load_csv(path: str | os.PathLike, columns: Mapping[str, Any] | None = DEFAULT_COLUMNS,
+             sep: str = ",",
              header: bool = True, *, duplicates: str = "error", encoding: str = "utf-8",
              name: str | None = None) -> Interactions:
     """Load interactions from a delimited text file (CSV, TSV, ``::``-separated, ...).
@@ -135,7 +153,8 @@ def load_csv(path: str | os.PathLike, columns: Mapping[str, Any] | None = None, 
     columns : mapping, optional
         Role -> column: keys among ``user``, ``item``, ``value``, ``timestamp`` (``user`` and
         ``item`` required; a missing ``value`` means all ones, a missing ``timestamp`` means no
-        timestamps). Column names when ``header=True``, 0-based positions otherwise. Default:
+        timestamps). Column names when ``header=True``, 0-based positions otherwise. Default
+        (None or empty):
         ``{"user": "user", "item": "item", "value": "value", "timestamp": "timestamp"}`` (the
         last two only when present) with a header, ``{"user": 0, "item": 1, "value": 2}``
         without (``value`` only when the file has a third field).
@@ -166,11 +185,12 @@ def load_csv(path: str | os.PathLike, columns: Mapping[str, Any] | None = None, 
     p = check_file(path, "path", func)
     if not isinstance(sep, str) or not sep:
         raise param_error("sep", func, "a non-empty string", sep)
+    _check_encoding(encoding, func)
     first = _first_line(p, encoding)
     if first == "" and p.stat().st_size <= 1:
         raise InputError(f"{func}: no interactions found in {p}; the file is empty.")
     fields = first.split(sep)
-    if columns is None:
+    if columns is None or (isinstance(columns, Mapping) and not columns):
         if header:
             columns = {"user": "user", "item": "item"}
             columns.update({r: r for r in ("value", "timestamp") if r in fields})
@@ -223,6 +243,10 @@ def _read_columns(p: Path, positions: dict[Any, int], *, sep: str, header: bool,
                          "'encoding'.") from exc
     except pd.errors.EmptyDataError as exc:
         raise InputError(f"{func}: no interactions found in {p}; the file is empty.") from exc
+    except ValueError as exc:  # e.g. rows with fewer fields than the header names
+        raise InputError(f"{func}: could not read the columns {sorted(positions)} of {p} with "
+                         f"sep={sep!r} ({exc}). Check that every line has as many fields as "
+                         "the header, and the separator.") from exc
     return df.rename(columns={field * scale: c for c, field in positions.items()})
 
 
@@ -262,7 +286,8 @@ def load_movielens_latest(path: str | os.PathLike, *, duplicates: str = "error")
                     name="movielens_latest")
 
 
-def load_parquet(path: str | os.PathLike, columns: Mapping[str, str] | None = None, *,
+def load_parquet(path: str | os.PathLike,
+                 columns: Mapping[str, str] | None = DEFAULT_COLUMNS, *,
                  duplicates: str = "error", name: str | None = None) -> Interactions:
     """Load interactions from a Parquet file; ``columns`` maps roles to column names.
 
@@ -276,7 +301,7 @@ def load_parquet(path: str | os.PathLike, columns: Mapping[str, str] | None = No
         schema_names = list(pq.read_schema(p).names)
     except Exception as exc:  # pyarrow raises several types for non-parquet input
         raise InputError(f"{func}: {p} could not be read as Parquet ({exc}).") from exc
-    if columns is None:
+    if columns is None or (isinstance(columns, Mapping) and not columns):
         columns = {"user": "user", "item": "item"}
         columns.update({r: r for r in ("value", "timestamp") if r in schema_names})
     cols = _check_columns(columns, func, positional=False)
@@ -289,7 +314,7 @@ def load_parquet(path: str | os.PathLike, columns: Mapping[str, str] | None = No
                                   duplicates=duplicates, name=name or p.name)
 
 
-def from_dataframe(df: pd.DataFrame, columns: Mapping[str, Any] | None = None, *,
+def from_dataframe(df: pd.DataFrame, columns: Mapping[str, Any] | None = DEFAULT_COLUMNS, *,
                    duplicates: str = "error", name: str = "dataframe") -> Interactions:
     """Build interactions from a pandas DataFrame in memory.
 
@@ -299,7 +324,7 @@ def from_dataframe(df: pd.DataFrame, columns: Mapping[str, Any] | None = None, *
     func = "from_dataframe"
     if not isinstance(df, pd.DataFrame):
         raise param_error("df", func, "a pandas DataFrame", df)
-    if columns is None:
+    if columns is None or (isinstance(columns, Mapping) and not columns):
         columns = {"user": "user", "item": "item"}
         columns.update({r: r for r in ("value", "timestamp") if r in df.columns})
     cols = _check_columns(columns, func, positional=False)

@@ -1,4 +1,5 @@
-"""Preparation: interaction filters, iterated k-core and implicit-feedback conversion.
+"""Preparation: interaction filters, iterated k-core, implicit-feedback conversion, and
+:func:`align` (a train and a test loaded apart, put on one id map).
 
 Every step returns a new :class:`Interactions` with a :class:`PrepReport` appended to its
 ``reports`` (and logged), so nothing is dropped silently.
@@ -12,7 +13,7 @@ import scipy.sparse as sp
 from .._validation import check_int, param_error
 from ._interactions import Interactions, PrepReport
 
-__all__ = ["filter_min_interactions", "k_core", "to_implicit", "IMPLICIT_METHODS"]
+__all__ = ["filter_min_interactions", "k_core", "to_implicit", "align", "IMPLICIT_METHODS"]
 
 #: Methods accepted by :func:`to_implicit`.
 IMPLICIT_METHODS = ("binarize", "confidence", "log")
@@ -153,3 +154,47 @@ def to_implicit(interactions: Interactions, method: str = "binarize", *,
     report = PrepReport("implicit", {"method": method, "threshold": threshold, "alpha": alpha,
                                      "epsilon": epsilon}, X.nnz, Y.nnz).log()
     return Y.with_data(m, Y.timestamps, report)
+
+
+def _reindexed(X: Interactions, user_ids: np.ndarray, item_ids: np.ndarray) -> Interactions:
+    import pandas as pd
+
+    rows = pd.Index(user_ids).get_indexer(X.user_ids)[X.row_of_entries()]
+    cols = pd.Index(item_ids).get_indexer(X.item_ids)[np.asarray(X.matrix.indices)]
+    shape = (user_ids.shape[0], item_ids.shape[0])
+
+    def build(data: np.ndarray) -> sp.csr_array:
+        out = sp.csr_array(sp.coo_array((data, (rows, cols)), shape=shape))
+        out.sort_indices()
+        return out
+
+    t = build(np.asarray(X.timestamps.data)) if X.timestamps is not None else None
+    return Interactions(matrix=build(np.asarray(X.matrix.data)), user_ids=user_ids,
+                        item_ids=item_ids, timestamps=t, reports=list(X.reports), name=X.name)
+
+
+def align(train: Interactions, test: Interactions) -> tuple[Interactions, Interactions]:
+    """``train`` and ``test`` on the same id maps: the sorted union of their user ids and of
+    their item ids (a user or item missing from one side gets an empty row or column there).
+
+    Evaluate with the aligned pair, and score the aligned ids: row ``u`` of every score source
+    is ``aligned_train.user_ids[u]``, column ``i`` is ``aligned_train.item_ids[i]``.
+
+    Raises
+    ------
+    InputError
+        Ids of one side cannot be compared with the other's (integers on one side, text on the
+        other).
+    """
+    from .._validation import InputError
+
+    Interactions.checked(train, "align")
+    Interactions.checked(test, "align")
+    try:
+        users = np.union1d(train.user_ids, test.user_ids)
+        items = np.union1d(train.item_ids, test.item_ids)
+    except TypeError as err:
+        raise InputError("align: the train and test ids cannot be compared (integers on one "
+                         f"side, text on the other?): {err}. Load both with ids of one type."
+                         ) from None
+    return _reindexed(train, users, items), _reindexed(test, users, items)

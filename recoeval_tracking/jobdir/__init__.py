@@ -3,9 +3,12 @@
 Below :mod:`recoeval_tracking.tracking` (which uploads it) and :mod:`recoeval_tracking.reporting`
 (which reads it back); it knows nothing of MLflow, reports or Hydra.
 
-* :mod:`.io`: the layout (:data:`FILES`, the ``PENDING``/``SYNCED`` marker names),
-  :func:`write_job_dir`, :func:`read_job_dir` and :class:`JobDir`, :func:`job_metrics`,
-  :func:`curves_table`;
+* :mod:`.io`: the layout, :func:`write_job_dir` (atomic, ``job.json`` last),
+  :class:`JobDirWriteError`, :func:`job_metrics`, :func:`curves_table`;
+* :mod:`.read`: :func:`read_job_dir`, :class:`JobDir`, :func:`job_dir_state`;
+* :mod:`.markers`: the file names (:data:`FILES`), the markers (``INCOMPLETE``, ``UPLOADING``,
+  ``PENDING``, ``SYNCED``), atomic writes and the locks that processes sharing a job directory
+  take turns with;
 * :mod:`.redact`: the one redaction rule (:func:`is_secret_key`, ``scrub_*``) and the key helpers
   (:func:`flatten_config`, :func:`sanitize_key`);
 * :mod:`.plots`: the job's plots (:func:`write_job_plots`).
@@ -13,32 +16,27 @@ Below :mod:`recoeval_tracking.tracking` (which uploads it) and :mod:`recoeval_tr
 
 from __future__ import annotations
 
-from .io import (
-    FILES,
-    PENDING,
-    SYNCED,
-    JobDir,
-    curves_table,
-    job_metrics,
-    read_job_dir,
-    write_job_dir,
-)
+from .io import JobDirWriteError, curves_table, job_metrics, write_job_dir
+from .markers import FILES, INCOMPLETE, PENDING, SYNCED, UPLOADING
 from .plots import plot_curves, plot_per_user, write_job_plots
+from .read import JobDir, job_dir_state, read_job_dir
 from .redact import (
     REDACTED,
     flatten_config,
     is_secret_key,
+    redact,
     sanitize_key,
     scrub_mapping,
     scrub_overrides,
+    scrub_text,
     scrub_url,
     scrub_value,
 )
 
 __all__ = [
-    "FILES", "PENDING", "SYNCED", "JobDir", "write_job_dir", "read_job_dir", "job_metrics",
-    "curves_table",
-    "REDACTED", "is_secret_key", "scrub_url", "scrub_value", "scrub_mapping", "scrub_overrides",
-    "flatten_config", "sanitize_key",
+    "FILES", "INCOMPLETE", "UPLOADING", "PENDING", "SYNCED", "JobDir", "JobDirWriteError",
+    "write_job_dir", "read_job_dir", "job_dir_state", "job_metrics", "curves_table",
+    "REDACTED", "redact", "is_secret_key", "scrub_text", "scrub_url", "scrub_value",
+    "scrub_mapping", "scrub_overrides", "flatten_config", "sanitize_key",
     "write_job_plots", "plot_curves", "plot_per_user",
 ]

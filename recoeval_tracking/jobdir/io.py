@@ -30,9 +30,15 @@ Layout of a job directory
 ``job.json``
     ``{"job_uid", "created_at", "package_version", "git_commit", "git_dirty"}``: the uid is a new
     uuid4 at every :func:`write_job_dir` call; the tracking layer tags the run with it, which is
-    how a later sync uploads each job exactly once.
-``PENDING`` / ``SYNCED``
-    Markers written by the tracking layer (upload pending, or done with the run id).
+    how a later sync uploads each job exactly once. Written last: a directory is complete when
+    it has ``job.json`` and no ``INCOMPLETE`` marker of another uid.
+``INCOMPLETE`` / ``UPLOADING`` / ``PENDING`` / ``SYNCED``
+    Markers (see :mod:`recoeval_tracking.jobdir.markers`): being written (or cut off while
+    written), being uploaded (or cut off while uploaded), upload failed, uploaded.
+
+Every file is written atomically (a temporary name, ``fsync``, a rename) under the job
+directory's lock. When a write fails (a full disk), :class:`JobDirWriteError` says which file,
+what was kept, and that the folder stays marked ``INCOMPLETE``.
 
 The 95% interval of a mean over ``n`` users with sample standard deviation ``s`` is
 ``mean ± t_{0.975, n-1} · s / sqrt(n)`` (Student 1908), as computed by
@@ -42,13 +48,13 @@ The 95% interval of a mean over ``n`` users with sample standard deviation ``s``
 from __future__ import annotations
 
 import datetime as _dt
-import json
+import errno
 import math
 import numbers
+import os
 import subprocess
 import uuid
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -57,91 +63,61 @@ import pandas as pd
 
 from .._validation import param_error
 from ..metrics.results import Results
+from .markers import (
+    FILES,
+    INCOMPLETE,
+    JOB_LOCK,
+    PENDING,
+    SYNCED,
+    UPLOADING,
+    atomic_write,
+    file_lock,
+    fsync_dir,
+    remove_stale_temporaries,
+    write_json_atomic,
+    write_text_atomic,
+)
 from .plots import write_job_plots
-from .redact import sanitize_key, scrub_mapping, scrub_overrides, scrub_url
+from .read import JobDir, read_job_dir
+from .redact import sanitize_key, scrub_mapping, scrub_overrides, scrub_text
 
-__all__ = ["JobDir", "write_job_dir", "read_job_dir", "job_metrics", "curves_table",
-           "FILES", "PENDING", "SYNCED"]
+__all__ = ["JobDir", "JobDirWriteError", "write_job_dir", "read_job_dir", "job_metrics",
+           "curves_table", "FILES", "PENDING", "SYNCED", "UPLOADING", "INCOMPLETE"]
 
 FORMAT_VERSION = 1
 
-#: Names of the files of a job directory (see the module docstring).
-FILES = {
-    "per_user": "per_user.parquet",
-    "metrics": "metrics.json",
-    "curves": "curves.csv",
-    "definitions": "definitions.json",
-    "dataset": "dataset.json",
-    "config": "config.yaml",
-    "overrides": "overrides.yaml",
-    "plots": "plots",
-    "job": "job.json",
-}
-#: Marker of a job directory whose upload failed (JSON: the upload arguments, URI, error).
-PENDING = "PENDING"
-#: Marker of a job directory uploaded (JSON: run id, URI, time).
-SYNCED = "SYNCED"
 
 
-@dataclass
-class JobDir:
-    """A job directory read back by :func:`read_job_dir`.
+class JobDirWriteError(OSError):
+    """A job directory could not be written (a full disk, no permission): the message names
+    the folder, the file, what was kept, and what to do.
 
     Attributes
     ----------
     path : Path
-    metrics : dict of str to float
-        Everything in ``metrics.json`` (NaN for ``null``).
-    metric_columns : list of str
-        The per-user metric columns (their means are ``metrics[c]``).
-    curves : pandas.DataFrame
-        ``curves.csv`` (empty frame when the job has no curves).
-    k : int
-    topk_only : bool
-    fingerprint : str
-        Fingerprint of the metric definitions.
-    definitions : dict
-    job : dict
-        ``job.json`` (``job_uid``, ``created_at``, ``package_version``, ``git_commit``...).
-    per_user : pandas.DataFrame or None
-        ``per_user.parquet`` (None when read with ``per_user=False``).
-    dataset, config : dict or None
-    config_yaml : str or None
-        The text of ``config.yaml``.
-    overrides : list of str or None
+        The job directory.
+    file : str
+        The file being written.
+    kept : list of str
+        The files written completely before the failure.
     """
 
-    path: Path
-    metrics: dict[str, float]
-    metric_columns: list[str]
-    curves: pd.DataFrame
-    k: int
-    topk_only: bool
-    fingerprint: str
-    definitions: dict[str, Any]
-    job: dict[str, Any]
-    per_user: pd.DataFrame | None = None
-    dataset: dict[str, Any] | None = None
-    config: dict[str, Any] | None = None
-    config_yaml: str | None = None
-    overrides: list[str] | None = None
-    plots: list[Path] = field(default_factory=list)
+    def __init__(self, path: Path, file: str, cause: OSError, kept: list[str]):
+        self.path, self.file, self.kept = path, file, list(kept)
+        reason = cause.strerror or str(cause) or type(cause).__name__
+        code = errno.errorcode.get(cause.errno or 0)
+        kept_text = ", ".join(kept) if kept else "no new file"
+        hint = "Free some space" if cause.errno in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG) \
+            else "Fix the cause"
+        message = (f"could not write the job directory {path}: {reason}"
+                   f"{f' ({code})' if code else ''} while writing {file}. Kept: {kept_text}. "
+                   f"The folder stays marked {INCOMPLETE}, so it is neither read as a result nor "
+                   f"uploaded. {hint} and run the job again.")
+        super().__init__(cause.errno, message)
+        self.strerror = message
 
-    @property
-    def job_uid(self) -> str:
-        """The uid written at creation (empty string for directories written by hand)."""
-        return str(self.job.get("job_uid", ""))
-
-    @property
-    def means(self) -> dict[str, float]:
-        """Means at K of each metric column."""
-        return {c: self.metrics.get(c, math.nan) for c in self.metric_columns}
-
-    @property
-    def curve_names(self) -> list[str]:
-        """Curves of means (``ndcg_at_k``...), without their CI columns."""
-        return [c for c in self.curves.columns if c != "k" and not c.endswith("_ci95_low")
-                and not c.endswith("_ci95_high")]
+    def __str__(self) -> str:
+        return self.strerror
 
 
 def _num(value: Any) -> float | None:
@@ -229,8 +205,7 @@ def _package_version() -> str:
 
 
 def _write_json(path: Path, obj: Any) -> None:
-    path.write_text(json.dumps(obj, indent=2, sort_keys=False, default=str, allow_nan=False)
-                    + "\n", encoding="utf-8")
+    write_json_atomic(path, obj)
 
 
 def _json_safe(obj: Any) -> Any:
@@ -275,25 +250,71 @@ def write_job_dir(results: Results, path: str | Path, *, config_yaml: str | Mapp
     Path
         The job directory.
 
+    Raises
+    ------
+    JobDirWriteError
+        A file could not be written (a full disk): the folder is left marked ``INCOMPLETE``.
+
     Notes
     -----
-    Every call writes a fresh ``job.json`` with a new ``job_uid`` and removes stale ``PENDING`` /
-    ``SYNCED`` markers: rewritten results are a new job for the tracking store.
+    Every call writes a fresh ``job.json`` with a new ``job_uid`` and removes stale
+    ``PENDING`` / ``UPLOADING`` / ``SYNCED`` markers: rewritten results are a new job for the
+    tracking store. The folder is locked meanwhile (an upload of the old job waits).
     """
     _check_write_args(results, path, config_yaml, overrides, dataset, extra_metrics)
     out = Path(path)
-    out.mkdir(parents=True, exist_ok=True)
-    for marker in (PENDING, SYNCED):
-        (out / marker).unlink(missing_ok=True)
-    curves, metric_columns = _write_results(results, out, extra_metrics)
-    _write_context(out, config_yaml, overrides, dataset)
-    if plots:
-        per_user = results.per_user.rename(columns=dict(zip(results.metric_columns,
-                                                            metric_columns)))
-        write_job_plots(per_user, metric_columns, curves if len(curves) else None,
-                        out / FILES["plots"])
-    _write_job_json(out)
+    writer = _Writer(out)
+    writer.step("the folder", lambda: out.mkdir(parents=True, exist_ok=True), keep=False)
+    uid = uuid.uuid4().hex
+    with file_lock(out / JOB_LOCK, what=f"the job directory {out}"):
+        writer.step(INCOMPLETE, lambda: _begin(out, uid), keep=False)
+        curves, metric_columns = _write_results(results, writer, extra_metrics)
+        _write_context(writer, config_yaml, overrides, dataset)
+        if plots:
+            per_user = results.per_user.rename(columns=dict(zip(results.metric_columns,
+                                                                metric_columns)))
+            writer.step(FILES["plots"], lambda: write_job_plots(
+                per_user, metric_columns, curves if len(curves) else None,
+                out / FILES["plots"]))
+        writer.step(FILES["job"], lambda: _write_job_json(out, uid))
+        writer.step(INCOMPLETE, lambda: _finish(out), keep=False)
     return out
+
+
+class _Writer:
+    """Runs the writes of a job directory, keeping the names of those done; an ``OSError``
+    becomes a :class:`JobDirWriteError` naming the file and what was kept."""
+
+    def __init__(self, out: Path):
+        self.out = out
+        self.kept: list[str] = []
+
+    def step(self, name: str, write: Any, *, keep: bool = True) -> Any:
+        try:
+            value = write()
+        except JobDirWriteError:
+            raise
+        except OSError as err:
+            raise JobDirWriteError(self.out, name, err, self.kept) from err
+        if keep:
+            self.kept.append(name)
+        return value
+
+
+def _begin(out: Path, uid: str) -> None:
+    """Mark the folder ``INCOMPLETE`` (with the new uid), then drop what belongs to its previous
+    job: ``job.json``, markers, temporary files of a writer that died."""
+    write_json_atomic(out / INCOMPLETE, {
+        "job_uid": uid, "pid": os.getpid(),
+        "started_at": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")})
+    for name in (FILES["job"], PENDING, UPLOADING, SYNCED):
+        (out / name).unlink(missing_ok=True)
+    remove_stale_temporaries(out)
+
+
+def _finish(out: Path) -> None:
+    (out / INCOMPLETE).unlink(missing_ok=True)
+    fsync_dir(out)
 
 
 def _check_write_args(results: Any, path: Any, config_yaml: Any, overrides: Any, dataset: Any,
@@ -320,54 +341,64 @@ def _check_write_args(results: Any, path: Any, config_yaml: Any, overrides: Any,
                                   f"{key!r}: {value!r}", got_is_text=True)
 
 
-def _write_results(results: Results, out: Path, extra_metrics: Mapping[str, Any] | None
+def _write_results(results: Results, writer: _Writer, extra_metrics: Mapping[str, Any] | None
                    ) -> tuple[pd.DataFrame, list[str]]:
-    """``per_user.parquet``, ``metrics.json``, ``curves.csv`` and ``definitions.json``; returns
+    """``metrics.json``, ``definitions.json``, ``curves.csv`` and ``per_user.parquet``; returns
     the curves table and the sanitised metric columns."""
-    results.per_user.to_parquet(out / FILES["per_user"], index=False)
-
+    out = writer.out
     metrics = job_metrics(results, extra_metrics)
-    _write_json(out / FILES["metrics"], {k: _num(v) for k, v in metrics.items()})
-
-    curves = curves_table(results)
-    curves_path = out / FILES["curves"]
-    if len(curves):
-        curves.to_csv(curves_path, index=False, float_format="%.17g")
-    else:
-        curves_path.unlink(missing_ok=True)
+    writer.step(FILES["metrics"], lambda: _write_json(
+        out / FILES["metrics"], {k: _num(v) for k, v in metrics.items()}))
 
     metric_columns = [sanitize_key(c) for c in results.metric_columns]
-    _write_json(out / FILES["definitions"], _json_safe({
+    writer.step(FILES["definitions"], lambda: _write_json(out / FILES["definitions"], _json_safe({
         "fingerprint": results.fingerprint,
         "k": int(results.k),
         "topk_only": bool(results.topk_only),
         "metric_columns": metric_columns,
         "curves": [sanitize_key(c) for c in results.curves_per_user],
         "definitions": results.definitions,
-    }))
+    })))
+
+    curves = curves_table(results)
+    curves_path = out / FILES["curves"]
+    if len(curves):
+        writer.step(FILES["curves"], lambda: atomic_write(curves_path, lambda tmp: curves.to_csv(
+            tmp, index=False, float_format="%.17g")))
+    else:
+        curves_path.unlink(missing_ok=True)
+    writer.step(FILES["per_user"], lambda: atomic_write(
+        out / FILES["per_user"], lambda tmp: results.per_user.to_parquet(tmp, index=False)))
     return curves, metric_columns
 
 
-def _write_context(out: Path, config_yaml: str | Mapping | None, overrides: list[str] | None,
-                   dataset: Mapping[str, Any] | None) -> None:
-    """``dataset.json``, ``config.yaml`` and ``overrides.yaml`` (those given), redacted."""
+def _write_context(writer: _Writer, config_yaml: str | Mapping | None,
+                   overrides: list[str] | None, dataset: Mapping[str, Any] | None) -> None:
+    """``dataset.json``, ``config.yaml`` and ``overrides.yaml`` (those given), redacted; files of
+    a previous job that this one does not have are removed."""
+    import yaml
+
+    out = writer.out
+    for name, given in (("dataset", dataset), ("config", config_yaml),
+                        ("overrides", overrides)):
+        if given is None:
+            (out / FILES[name]).unlink(missing_ok=True)
     if dataset is not None:
-        _write_json(out / FILES["dataset"], _json_safe(scrub_mapping(dict(dataset))))
-
+        writer.step(FILES["dataset"], lambda: _write_json(
+            out / FILES["dataset"], _json_safe(scrub_mapping(dict(dataset)))))
     if config_yaml is not None:
-        (out / FILES["config"]).write_text(_scrubbed_yaml(config_yaml), encoding="utf-8")
+        writer.step(FILES["config"], lambda: write_text_atomic(
+            out / FILES["config"], _scrubbed_yaml(config_yaml)))
     if overrides is not None:
-        import yaml
-
-        (out / FILES["overrides"]).write_text(
-            yaml.safe_dump(scrub_overrides(list(overrides)), sort_keys=False), encoding="utf-8")
+        text = yaml.safe_dump(scrub_overrides(list(overrides)), sort_keys=False)
+        writer.step(FILES["overrides"], lambda: write_text_atomic(out / FILES["overrides"], text))
 
 
-def _write_job_json(out: Path) -> None:
+def _write_job_json(out: Path, uid: str) -> None:
     commit, dirty = _git_commit(Path.cwd())
     _write_json(out / FILES["job"], {
         "format_version": FORMAT_VERSION,
-        "job_uid": uuid.uuid4().hex,
+        "job_uid": uid,
         "created_at": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
         "package_version": _package_version(),
         "git_commit": commit,
@@ -384,78 +415,8 @@ def _scrubbed_yaml(config: str | Mapping) -> str:
         try:
             data = yaml.safe_load(config)
         except yaml.YAMLError:
-            # Not parseable: keep the text, with URL passwords removed.
-            return scrub_url(config)
+            # Not parseable: keep the text, with URL passwords and secret assignments removed.
+            return scrub_text(config)
     if not isinstance(data, (Mapping, list)):
-        return scrub_url(config) if isinstance(config, str) else yaml.safe_dump(data)
+        return scrub_text(config) if isinstance(config, str) else yaml.safe_dump(data)
     return yaml.safe_dump(scrub_mapping(data), sort_keys=False, allow_unicode=True)
-
-
-def _read_json(path: Path) -> Any:
-    return json.loads(path.read_text(encoding="utf-8"))
-
-
-def read_job_dir(path: str | Path, *, per_user: bool = True) -> JobDir:
-    """Read a job directory written by :func:`write_job_dir`.
-
-    Parameters
-    ----------
-    path : str or Path
-    per_user : bool
-        Also read ``per_user.parquet`` (default True; the tracking layer skips it, it uploads
-        the file as it is).
-
-    Returns
-    -------
-    JobDir
-    """
-    func = "read_job_dir"
-    if not isinstance(path, (str, Path)):
-        raise param_error("path", func, "a str or pathlib.Path", path)
-    root = Path(path)
-    missing = [FILES[n] for n in ("metrics", "definitions") if not (root / FILES[n]).is_file()]
-    if missing:
-        raise param_error("path", func, "a job directory written by write_job_dir (with "
-                          f"{', '.join(missing)})", str(root), "Write it with "
-                          "recoeval_tracking.jobdir.write_job_dir(results, path).")
-    metrics = {k: (math.nan if v is None else float(v))
-               for k, v in _read_json(root / FILES["metrics"]).items()}
-    definitions_file = _read_json(root / FILES["definitions"])
-    curves_path = root / FILES["curves"]
-    curves = (pd.read_csv(curves_path) if curves_path.is_file()
-              else pd.DataFrame({"k": np.array([], dtype=np.int64)}))
-    job_path = root / FILES["job"]
-    job = _read_json(job_path) if job_path.is_file() else {}
-    dataset_path = root / FILES["dataset"]
-    config_path = root / FILES["config"]
-    overrides_path = root / FILES["overrides"]
-    config_yaml = config_path.read_text(encoding="utf-8") if config_path.is_file() else None
-    config = None
-    overrides = None
-    if config_yaml is not None or overrides_path.is_file():
-        import yaml
-
-        if config_yaml is not None:
-            loaded = yaml.safe_load(config_yaml)
-            config = loaded if isinstance(loaded, dict) else None
-        if overrides_path.is_file():
-            overrides = [str(o) for o in
-                         (yaml.safe_load(overrides_path.read_text(encoding="utf-8")) or [])]
-    plots_dir = root / FILES["plots"]
-    return JobDir(
-        path=root,
-        metrics=metrics,
-        metric_columns=list(definitions_file.get("metric_columns", [])),
-        curves=curves,
-        k=int(definitions_file.get("k", 0)),
-        topk_only=bool(definitions_file.get("topk_only", False)),
-        fingerprint=str(definitions_file.get("fingerprint", "")),
-        definitions=definitions_file.get("definitions", {}) or {},
-        job=job,
-        per_user=pd.read_parquet(root / FILES["per_user"]) if per_user else None,
-        dataset=_read_json(dataset_path) if dataset_path.is_file() else None,
-        config=config,
-        config_yaml=config_yaml,
-        overrides=overrides,
-        plots=sorted(plots_dir.glob("*.png")) if plots_dir.is_dir() else [],
-    )

@@ -78,9 +78,7 @@ def plot_curves(curves: pd.DataFrame, path: str | Path | None = None, *,
     if names:
         ax.legend(loc="best", fontsize="small", ncols=2 if len(names) > 5 else 1)
     if path is not None:
-        path = Path(path)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fig.savefig(path)
+        _save(fig, path)
     return fig
 
 
@@ -126,10 +124,17 @@ def plot_per_user(values: np.ndarray | pd.Series, metric: str,
     ax.grid(True, alpha=0.3)
     ax.set_title(title or f"{metric}: {defined.size} users defined, {n_nan} NaN")
     if path is not None:
-        path = Path(path)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fig.savefig(path)
+        _save(fig, path)
     return fig
+
+
+def _save(fig, path: str | Path) -> None:
+    """Save ``fig`` as PNG to ``path`` atomically (a temporary name, then a rename)."""
+    from .markers import atomic_write
+
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    atomic_write(path, lambda tmp: fig.savefig(tmp, format="png"))
 
 
 def write_job_plots(per_user: pd.DataFrame, metric_columns: Iterable[str],

@@ -20,8 +20,23 @@ So ``tracking.password``, ``db.api_key``, ``aws.secretAccessKey``, ``auth.token`
 ``model.tokenizer``, ``split.keys_per_user`` and ``sort.monkey`` are not. Only the last component
 counts: ``secrets.path`` is not secret (its value is a path, not a secret).
 
-Besides keys, any value that is a URL with a password in it (``http://user:pw@host``) has the
-password replaced, whatever its key.
+Besides keys, text anywhere is scrubbed by :func:`scrub_text`, whatever its key:
+
+* the password of a URL (``http://user:pw@host`` -> ``http://user:<redacted>@host``), also as
+  Hydra writes it in overrides, with ``:`` escaped (``http\\://user\\:pw@host``);
+* the value of a query parameter with a secret name (``?token=abc&x=1`` ->
+  ``?token=<redacted>&x=1``);
+* the value of a ``key=value`` assignment whose key is secret (``+db.password=abc`` inside a
+  joined override list), up to the next space.
+
+What goes through these functions
+---------------------------------
+Everything that leaves the process or the job directory: the job directory's ``config.yaml``,
+``overrides.yaml`` and ``dataset.json`` (:mod:`recoeval_tracking.jobdir.io`); MLflow run names,
+tags, params, descriptions and leaderboards (:mod:`recoeval_tracking.tracking`); report pages
+(:mod:`recoeval_tracking.reporting.render`); error messages and markers. Hydra's own copies in
+the job directory (``.hydra/config.yaml``, ``.hydra/overrides.yaml``, ``multirun.yaml``) keep what
+Hydra wrote and are never uploaded.
 """
 
 from __future__ import annotations
@@ -35,7 +50,9 @@ __all__ = [
     "REDACTED",
     "is_secret_key",
     "scrub_url",
+    "scrub_text",
     "scrub_value",
+    "redact",
     "scrub_mapping",
     "scrub_overrides",
     "flatten_config",
@@ -50,8 +67,16 @@ _SECRET_WORDS = frozenset({"password", "passwd", "pwd", "token", "secret", "key"
 _SECRET_SUFFIXES = ("password", "passwd", "token", "secret", "apikey")
 _WORD_SPLIT = re.compile(r"[_\-\s]+")
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
-_URL_CREDENTIALS = re.compile(r"(?P<scheme>[A-Za-z][A-Za-z0-9+.\-]*://)(?P<user>[^/@:\s]*):"
+# scheme://user:password@ ; Hydra escapes ':' (and other specials) with a backslash in
+# overrides, so every separator may be preceded by one.
+_URL_CREDENTIALS = re.compile(r"(?P<scheme>[A-Za-z][A-Za-z0-9+.\-]*\\?:\\?/\\?/)"
+                              r"(?P<user>(?:\\[^:]|[^/@:\s\\])*)(?P<sep>\\?:)"
                               r"(?P<password>[^/@\s]*)@")
+# key=value where the value runs to the next ',', space, '&' or ';' (query strings, run names),
+# then again to the next space only (a swept override's value holds commas)
+_ASSIGNMENTS = tuple(re.compile(r"(?P<key>[A-Za-z_][\w.\-]*)(?P<op>\\?=)"
+                                r"(?P<value>'[^']*'|\"[^\"]*\"|" + value + ")")
+                     for value in (r"[^\s&;,]*", r"[^\s&;]*"))
 _KEY_BAD_CHARS = re.compile(r"[^A-Za-z0-9_\-./ ]")
 
 
@@ -74,15 +99,52 @@ def is_secret_key(key: str) -> bool:
 
 
 def scrub_url(text: str) -> str:
-    """Replace the password of every ``scheme://user:password@`` in ``text`` by ``<redacted>``."""
-    return _URL_CREDENTIALS.sub(lambda m: f"{m['scheme']}{m['user']}:{REDACTED}@", text)
+    """Replace the password of every ``scheme://user:password@`` in ``text`` by ``<redacted>``
+    (Hydra's escaped form ``scheme\\://user\\:password@`` included)."""
+    return _URL_CREDENTIALS.sub(
+        lambda m: f"{m['scheme']}{m['user']}{m['sep']}{REDACTED}@", str(text))
+
+
+def _scrub_assignment(m: re.Match) -> str:
+    if not is_secret_key(m["key"]) or m["value"] in ("", REDACTED):
+        return m[0]
+    return f"{m['key']}{m['op']}{REDACTED}"
+
+
+def scrub_text(text: str) -> str:
+    """``text`` with every credential the module docstring lists replaced by ``<redacted>``:
+    URL passwords (escaped or not), secret query parameters and secret ``key=value``
+    assignments.
+
+    Examples
+    --------
+    >>> scrub_text(r"tracking.uri=http\\://bob\\:pw@host +db.password=abc model=als")
+    'tracking.uri=http\\\\://bob\\\\:<redacted>@host +db.password=<redacted> model=als'
+    >>> scrub_text("https://h/x?api_key=abc&n=1")
+    'https://h/x?api_key=<redacted>&n=1'
+    """
+    out = scrub_url(str(text))
+    for pattern in _ASSIGNMENTS:
+        out = pattern.sub(_scrub_assignment, out)
+    return out
 
 
 def scrub_value(value: Any) -> Any:
-    """Scrub URL passwords inside a string value; other values are returned unchanged."""
+    """Scrub a string value with :func:`scrub_text`; other values are returned unchanged."""
     if isinstance(value, str):
-        return scrub_url(value)
+        return scrub_text(value)
     return value
+
+
+def redact(obj: Any) -> Any:
+    """The one entry point: a copy of ``obj`` with every secret replaced by ``<redacted>``.
+
+    Text goes through :func:`scrub_text`; mappings and lists through :func:`scrub_mapping`
+    (secret keys by name, text values scrubbed); other values are returned as they are.
+    """
+    if isinstance(obj, (Mapping, list, tuple)):
+        return scrub_mapping(obj)
+    return scrub_value(obj)
 
 
 def scrub_mapping(obj: Any) -> Any:
@@ -108,12 +170,12 @@ def scrub_overrides(overrides: list[str]) -> list[str]:
         text = str(item)
         if "=" in text:
             key, value = text.split("=", 1)
-            bare = key.lstrip("+~")
+            bare = key.lstrip("+~").strip()
             if is_secret_key(bare):
                 value = REDACTED
-            out.append(f"{key}={scrub_url(value)}")
+            out.append(f"{key}={scrub_text(value)}")
         else:
-            out.append(scrub_url(text))
+            out.append(scrub_text(text))
     return out
 
 

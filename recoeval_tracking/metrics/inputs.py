@@ -1,8 +1,21 @@
 """The inputs of an evaluation, checked: the train/test matrices with their id maps, the score
-source, and the users whose metrics the NaN rules leave undefined before any scoring."""
+source, and the users whose metrics the NaN rules leave undefined before any scoring.
+
+Policies, each stated in the warning or error it raises:
+
+* id maps: a train and a test interactions container must have the same user and item id maps
+  (rows and columns are paired by position); otherwise an error says how many ids differ and
+  how to align them (:func:`recoeval_tracking.data.align`, or one split of one dataset);
+* ``user_ids`` (given, or taken from a container) must be unique;
+* duplicate (user, item) entries in a matrix are one entry whose value is their sum (scipy's
+  rule, so the NDCG gain of a twice-listed test item doubles): a warning gives their count;
+* an item listed twice in a user's ranked list counts once, at its best rank; the later copies
+  are dropped (the list moves up) with a warning giving their count.
+"""
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass
 from typing import Any
 
@@ -41,12 +54,72 @@ def _unwrap(x: Any) -> tuple[Any, np.ndarray | None, np.ndarray | None]:
     return x, None, None
 
 
+def _differ(a: np.ndarray | None, b: np.ndarray | None) -> bool:
+    return a is not None and b is not None and not (a.shape == b.shape and np.array_equal(a, b))
+
+
+def _check_id_maps(train: Any, test: Any, func: str) -> None:
+    """Containers given for both train and test must share their id maps."""
+    _, train_u, train_i = _unwrap(train)
+    _, test_u, test_i = _unwrap(test)
+    for what, a, b in (("user", train_u, test_u), ("item", train_i, test_i)):
+        if not _differ(a, b):
+            continue
+        only_test = pd.Index(b).difference(pd.Index(a))
+        only_train = pd.Index(a).difference(pd.Index(b))
+        detail = (f"train has {len(a)} {what} ids and test {len(b)}; {len(only_test)} test ids "
+                  f"are not in train{f' (e.g. {list(only_test[:3])})' if len(only_test) else ''}"
+                  f", {len(only_train)} train ids are not in test")
+        if not len(only_test) and not len(only_train):
+            detail = f"the same {len(a)} {what} ids in another order"
+        raise InputError(
+            f"The train and test interactions passed to {func} have different {what} id maps "
+            f"({detail}), so their rows and columns would be paired by position. Take both "
+            "from one split of one dataset (recoeval_tracking.splitting keeps the id maps), or "
+            "align them first with recoeval_tracking.data.align(train, test) and score the "
+            "aligned ids.")
+
+
+def _duplicates(X: Any) -> int:
+    """Stored entries of a sparse input that repeat a (row, column) pair."""
+    if not sp.issparse(X) or getattr(X, "has_canonical_format", True):
+        return 0
+    Y = sp.csr_array(X.tocsr(copy=True))
+    Y.sum_duplicates()
+    return int(X.nnz - Y.nnz)
+
+
+def _matrix(X: Any, name: str, func: str, *, allow_none: bool = False) -> sp.csr_array | None:
+    n_dup = _duplicates(X)
+    if n_dup:
+        warnings.warn(
+            f"The '{name}' matrix passed to {func} has {n_dup} duplicate (user, item) entries; "
+            "each pair counts once, with the sum of its values as its value (scipy's rule: the "
+            "NDCG gain of a repeated test item adds up). Merge them first to choose another "
+            "rule (recoeval_tracking.data.from_dataframe(..., duplicates='max')).",
+            UserWarning, stacklevel=5)
+    return as_csr(X, name, func, allow_none=allow_none)
+
+
+def _checked_user_ids(user_ids: Any, m: int, func: str) -> np.ndarray:
+    user_ids = np.asarray(user_ids)
+    if user_ids.shape != (m,):
+        raise param_error("user_ids", func, f"an array with one id per test row ({m})", user_ids)
+    index = pd.Index(user_ids)
+    if not index.is_unique:
+        dup = index[index.duplicated()].unique()
+        raise param_error("user_ids", func, "unique ids (one per test row)",
+                          f"{len(dup)} repeated ids, e.g. {list(dup[:3])}", got_is_text=True)
+    return user_ids
+
+
 def prepare(train: Any, test: Any, user_ids: Any, func: str) -> Prepared:
+    _check_id_maps(train, test, func)
     test_m, test_uids, test_iids = _unwrap(test)
     train_m, train_uids, _ = _unwrap(train)
-    X_test = as_csr(test_m, "X_test" if func == "calc_reco_metrics" else "test", func)
-    X_train = as_csr(train_m, "X_train" if func == "calc_reco_metrics" else "train", func,
-                     allow_none=True)
+    X_test = _matrix(test_m, "X_test" if func == "calc_reco_metrics" else "test", func)
+    X_train = _matrix(train_m, "X_train" if func == "calc_reco_metrics" else "train", func,
+                      allow_none=True)
     if X_train is not None and X_train.shape != X_test.shape:
         raise InputError(
             f"The train and test matrices passed to {func} must have the same shape (users x "
@@ -59,10 +132,7 @@ def prepare(train: Any, test: Any, user_ids: Any, func: str) -> Prepared:
         user_ids = test_uids if test_uids is not None else train_uids
     if user_ids is None:
         user_ids = np.arange(m)
-    user_ids = np.asarray(user_ids)
-    if user_ids.shape != (m,):
-        raise param_error("user_ids", func, f"an array with one id per test row ({m})", user_ids)
-    return Prepared(X_train, X_test, n, user_ids, test_iids)
+    return Prepared(X_train, X_test, n, _checked_user_ids(user_ids, m, func), test_iids)
 
 
 def _check_disjoint(X_train: sp.csr_array, X_test: sp.csr_array, func: str) -> None:
@@ -169,12 +239,36 @@ def _ranked_lists(ranked: Any, prep: Prepared, func: str) -> RankedLists:
         lists[upos, np.arange(upos.shape[0]) - starts[upos]] = items
         ranked = lists
     rl = ranked if isinstance(ranked, RankedLists) else RankedLists(ranked, func=func)
+    items, n_dup = _dedupe_lists(rl.items)
+    if n_dup:
+        warnings.warn(f"The 'ranked' lists passed to {func} repeat an item {n_dup} times; each "
+                      "item counts once, at its best rank (the later copies are dropped and the "
+                      "rest of the list moves up).", UserWarning, stacklevel=5)
+        rl = RankedLists(items, func=func)
     if rl.items.shape[0] != m:
         raise param_error("ranked", func, f"one list per user ({m} rows)", rl.items)
     if rl.items.size and (rl.items.max() >= n or rl.items.min() < -1):
         raise param_error("ranked", func, f"item indices in [0, {n}) or -1 for padding",
                           f"values from {rl.items.min()} to {rl.items.max()}", got_is_text=True)
     return rl
+
+
+def _dedupe_lists(lists: np.ndarray) -> tuple[np.ndarray, int]:
+    """Ranked lists without repeated items (first occurrence kept, the rest compacted, -1
+    padding at the end), and the number of copies dropped."""
+    if lists.ndim != 2 or lists.shape[1] < 2:
+        return lists, 0
+    order = np.argsort(lists, axis=1, kind="stable")
+    srt = np.take_along_axis(lists, order, axis=1)
+    repeat = (srt[:, 1:] == srt[:, :-1]) & (srt[:, 1:] >= 0)
+    n_dup = int(repeat.sum())
+    if not n_dup:
+        return lists, 0
+    later = np.zeros(lists.shape, dtype=bool)
+    np.put_along_axis(later, order[:, 1:], repeat, axis=1)
+    keep = ~later & (lists >= 0)
+    pos = np.argsort(~keep, axis=1, kind="stable")
+    return np.take_along_axis(np.where(keep, lists, -1), pos, axis=1), n_dup
 
 
 def user_reasons(prep: Prepared, min_pos_test: int, min_items_pool: int, consider_cold_start: bool

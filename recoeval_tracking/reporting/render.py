@@ -4,6 +4,12 @@ The HTML page is self-contained (inline CSS, figures embedded as base64 PNG, no 
 Markdown holds the same tables with the figures as files beside it. Both name their inputs
 (run ids, sources, fingerprints) and the report's config, so the report can be regenerated.
 
+Every text that comes from the runs (names, sources, params, the report's config) goes through
+:func:`recoeval_tracking.jobdir.redact.scrub_text` (or ``scrub_mapping``), and is escaped for the
+page it lands in: HTML-escaped in the page; in the Markdown, run names and table cells get a
+backslash before every character Markdown reads as a mark (``*``, ``|``, ``<``...), so a run name
+can neither leak a credential nor change the page's structure.
+
 Figures (built with :class:`matplotlib.figure.Figure` and the Agg canvas, never ``pyplot``):
 
 * ``curves_<curve>.png``: the @1..K curve of every run with its 95% band (from ``curves.csv``);
@@ -19,6 +25,7 @@ import html
 import io
 import json
 import math
+import re
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +34,7 @@ import pandas as pd
 
 from .._validation import param_error
 from ..jobdir.plots import new_figure
+from ..jobdir.redact import scrub_mapping, scrub_text
 from .report import Report
 
 __all__ = ["render_figures", "render_html", "render_markdown", "write_report", "metric_table"]
@@ -71,7 +79,7 @@ def _curve_figures(report: Report) -> dict[str, bytes]:
             is_base = r.run_id == report.baseline
             (line,) = ax.plot(k, r.curves[name].to_numpy(dtype=float),
                               linewidth=2.2 if is_base else 1.2,
-                              label=f"{r.name} (baseline)" if is_base else r.name)
+                              label=scrub_text(f"{r.name} (baseline)" if is_base else r.name))
             low, high = f"{name}_ci95_low", f"{name}_ci95_high"
             if low in r.curves.columns and high in r.curves.columns:
                 ax.fill_between(k, r.curves[low].to_numpy(dtype=float),
@@ -99,7 +107,7 @@ def _distribution_figures(report: Report) -> dict[str, bytes]:
                 continue
             s = cbook.boxplot_stats(v, whis=1.5)[0]
             stats_list.append(s)
-            labels.append(r.name[:40])
+            labels.append(scrub_text(r.name)[:40])
         height = max(3.0, 0.3 * len(stats_list) + 1.5)
         fig = _figure(8.0, height)
         fig.subplots_adjust(left=0.3, right=0.97, top=0.92, bottom=0.1)
@@ -239,17 +247,27 @@ def metric_table(summary: pd.DataFrame, comparisons: pd.DataFrame, metric: str,
 
 
 def _html_table(df: pd.DataFrame, cls: str = "") -> str:
-    head = "".join(f"<th>{html.escape(str(c))}</th>" for c in df.columns)
+    head = "".join(f"<th>{html.escape(scrub_text(str(c)))}</th>" for c in df.columns)
     body = []
     for _, row in df.iterrows():
-        cells = "".join(f"<td>{html.escape(str(v))}</td>" for v in row)
+        cells = "".join(f"<td>{html.escape(scrub_text(str(v)))}</td>" for v in row)
         body.append(f"<tr>{cells}</tr>")
     return (f'<table class="{cls}"><thead><tr>{head}</tr></thead><tbody>'
             + "".join(body) + "</tbody></table>")
 
 
+_MD_SPECIAL = "\\`*_{}[]<>()#+!|~"
+
+
+def md_escape(text: Any) -> str:
+    """User text for Markdown: secrets redacted, on one line, every character Markdown reads as
+    a mark backslash-escaped (``a*b*`` stays ``a*b*``, ``<script>`` stays text)."""
+    flat = " ".join(scrub_text(str(text)).split())
+    return "".join("\\" + ch if ch in _MD_SPECIAL else ch for ch in flat)
+
+
 def _md_cell(v: Any) -> str:
-    return str(v).replace("|", "\\|").replace("\n", " ")
+    return md_escape(v)
 
 
 def _md_table(df: pd.DataFrame) -> str:
@@ -282,16 +300,18 @@ def _settings_text(report: Report) -> str:
 def _config_text(report: Report) -> str:
     import yaml
 
-    return yaml.safe_dump(json.loads(json.dumps(report.config, default=str)), sort_keys=False,
-                          allow_unicode=True) if report.config else "(not given)\n"
+    if not report.config:
+        return "(not given)\n"
+    plain = scrub_mapping(json.loads(json.dumps(report.config, default=str)))
+    return yaml.safe_dump(plain, sort_keys=False, allow_unicode=True)
 
 
 def _sections(report: Report) -> list[tuple[str, str, Any]]:
     """The page as (kind, title, payload) items shared by both renderers."""
     items: list[tuple[str, str, Any]] = []
     base = report.run(report.baseline)
-    intro = (f"{len(report.runs)} runs compared against the baseline **{base.name}** "
-             f"(`{base.run_id}`) on {len(report.metrics)} metric(s): "
+    intro = (f"{len(report.runs)} runs compared against the baseline **{md_escape(base.name)}** "
+             f"(`{scrub_text(base.run_id)}`) on {len(report.metrics)} metric(s): "
              f"{', '.join(report.metrics)}.")
     items.append(("text", "", intro))
     if report.mismatches:
@@ -331,12 +351,18 @@ pre{background:#f6f8fa;padding:8px;font-size:12px;overflow-x:auto}
 
 
 def _md_inline(text: str) -> str:
-    """The few Markdown marks used in the text items, as HTML."""
-    import re
+    """The few Markdown marks used in the text items, as HTML (backslash-escaped characters
+    are shown as themselves)."""
+    kept: list[str] = []
 
-    out = html.escape(text)
+    def keep(m: re.Match) -> str:
+        kept.append(m.group(1))
+        return f"\x00{len(kept) - 1}\x00"
+
+    out = html.escape(re.sub(r"\\(.)", keep, text))
     out = re.sub(r"\*\*(.+?)\*\*", r"<b>\1</b>", out)
-    return re.sub(r"`(.+?)`", r"<code>\1</code>", out)
+    out = re.sub(r"`(.+?)`", r"<code>\1</code>", out)
+    return re.sub("\x00(\\d+)\x00", lambda m: html.escape(kept[int(m.group(1))]), out)
 
 
 def render_html(report: Report, figures: dict[str, bytes] | None = None, *,
@@ -352,9 +378,9 @@ def render_html(report: Report, figures: dict[str, bytes] | None = None, *,
         if kind == "text":
             parts.append(f"<p>{_md_inline(payload)}</p>")
         elif kind == "warning":
-            parts.append(f"<p class='warning'>{html.escape(payload)}</p>")
+            parts.append(f"<p class='warning'>{html.escape(scrub_text(payload))}</p>")
         else:
-            parts.append(f"<h2>{html.escape(heading)}</h2>{_html_table(payload)}")
+            parts.append(f"<h2>{html.escape(scrub_text(heading))}</h2>{_html_table(payload)}")
     if figures:
         parts.append("<h2>Figures</h2>")
         for name, data in figures.items():
@@ -379,9 +405,9 @@ def render_markdown(report: Report, figures_dir: str | None = None,
         if kind == "text":
             lines += [payload, ""]
         elif kind == "warning":
-            lines += [f"> **{payload}**", ""]
+            lines += [f"> **{scrub_text(payload)}**", ""]
         else:
-            lines += [f"## {heading}", "", _md_table(payload), ""]
+            lines += [f"## {scrub_text(heading)}", "", _md_table(payload), ""]
     if figures_dir is not None and figure_names:
         lines += ["## Figures", ""]
         lines += [f"![{name}]({figures_dir}/{name})" for name in figure_names]

@@ -4,8 +4,9 @@ Every module of :mod:`recoeval_tracking.tracking` reaches MLflow through :func:`
 itself is imported only inside functions (``import mlflow`` costs about 2 s).
 
 Secrets (rule in :mod:`recoeval_tracking.jobdir.redact`): a param or tag whose key's last dotted
-component names a credential (password, token, secret, key...) is dropped; URL passwords are
-removed from every value. Credentials for a server come from MLflow's own environment variables
+component names a credential (password, token, secret, key...) is dropped; every value goes
+through :func:`~recoeval_tracking.jobdir.redact.scrub_text` (URL passwords, Hydra-escaped ones
+included, secret query parameters and ``key=value`` assignments). Credentials for a server come from MLflow's own environment variables
 (``MLFLOW_TRACKING_USERNAME``/``MLFLOW_TRACKING_PASSWORD`` or ``MLFLOW_TRACKING_TOKEN``), which
 this package never reads or logs.
 """
@@ -20,7 +21,8 @@ from pathlib import Path
 from typing import Any
 
 from .._validation import param_error
-from ..jobdir.redact import flatten_config, is_secret_key, sanitize_key, scrub_url
+from ..jobdir.markers import file_lock
+from ..jobdir.redact import flatten_config, is_secret_key, sanitize_key, scrub_text
 
 __all__ = [
     "DEFAULT_EXPERIMENT",
@@ -70,10 +72,39 @@ def _default_artifact_location(uri: str) -> str | None:
     return None
 
 
+def _sqlite_path(uri: str) -> Path | None:
+    """The database file of a ``sqlite:///`` URI (None for other stores and in-memory ones)."""
+    if not uri.startswith("sqlite:///"):
+        return None
+    text = uri[len("sqlite:///"):].split("?", 1)[0]
+    if not text or text == ":memory:":
+        return None
+    path = Path(text)
+    return path if path.is_absolute() else Path.cwd() / path
+
+
+_ready_stores: set[str] = set()
+
+
 def _client(uri: str):
+    """An :class:`MlflowClient` for ``uri``. A SQLite store is opened once per process under a
+    lock beside the database (``mlflow.db.lock``): MLflow creates the schema of a new database
+    on first use, and two processes doing it at once leave it broken for good."""
     from mlflow.tracking import MlflowClient
 
-    return MlflowClient(tracking_uri=uri)
+    if scrub_text(uri) != uri:
+        # MLflow prints "View run at <tracking URI>/..." when a run ends; with a password in the
+        # URI that would print it: turn those links off (unless the user chose otherwise).
+        os.environ.setdefault("MLFLOW_SUPPRESS_PRINTING_URL_TO_STDOUT", "true")
+    db = _sqlite_path(uri)
+    if db is None or uri in _ready_stores:
+        return MlflowClient(tracking_uri=uri)
+    db.parent.mkdir(parents=True, exist_ok=True)
+    with file_lock(db.with_name(db.name + ".lock"), what=f"the MLflow store {db}"):
+        client = MlflowClient(tracking_uri=uri)  # opens the store: creates a new schema
+        client.search_experiments(max_results=1)
+    _ready_stores.add(uri)
+    return client
 
 
 def _experiment_id(client, name: str, artifact_location: str | None, uri: str) -> str:
@@ -144,7 +175,7 @@ def _first_line(err: BaseException) -> str:
     """``<Type>: <first line of the message>``, URL passwords removed, at most 500 characters."""
     text = str(err).strip().splitlines()
     msg = text[0] if text else ""
-    return scrub_url(f"{type(err).__name__}: {msg}")[:500]
+    return scrub_text(f"{type(err).__name__}: {msg}")[:500]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -156,7 +187,7 @@ def _clean_params(params: Mapping[str, Any]) -> dict[str, str]:
     for key, value in params.items():
         if is_secret_key(str(key)):
             continue
-        text = scrub_url(str(value))
+        text = scrub_text(str(value))
         if len(text) > _MAX_PARAM_CHARS:
             text = text[:_MAX_PARAM_CHARS - 15] + "...[truncated]"
         out[sanitize_key(str(key))] = text
@@ -168,7 +199,7 @@ def _clean_tags(tags: Mapping[str, Any]) -> dict[str, str]:
     for key, value in tags.items():
         if value is None or is_secret_key(str(key)):
             continue
-        text = scrub_url(str(value))
+        text = scrub_text(str(value))
         out[sanitize_key(str(key))] = text[:_MAX_TAG_CHARS]
     return out
 
@@ -213,5 +244,5 @@ def run_name_from_overrides(overrides: Sequence[str] | None,
             continue
         if is_secret_key(key):
             continue
-        parts.append(scrub_url(text))
+        parts.append(scrub_text(text))
     return ",".join(parts)[:250] or None

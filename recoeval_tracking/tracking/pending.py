@@ -1,90 +1,179 @@
-"""Nothing lost: uploads that leave a marker when the store cannot be reached, and their sync.
+"""Nothing lost: uploads that leave a marker when the store cannot be reached.
 
-:func:`upload_or_mark_pending` logs a job directory (:func:`~.runs.log_job_dir`) or, when the
-store cannot be reached, writes ``PENDING`` into it (the upload arguments, the scrubbed URI, the
-error) and lets the job succeed. :func:`finish_sweep_parent_or_mark_pending` does the same for a
-sweep parent, with ``PENDING_SWEEP`` in the sweep directory.
+:func:`upload_or_mark_pending` logs a job directory (:func:`~.runs.log_job_dir`, exactly once,
+under the directory's lock) or, when the store cannot be reached, writes ``PENDING`` into it
+(the upload arguments, the scrubbed URI, the error) and lets the job succeed. A job killed
+during its upload leaves ``UPLOADING`` instead (see :mod:`.runs`).
+:func:`finish_sweep_parent_or_mark_pending` does the same for a sweep parent, with
+``PENDING_SWEEP`` in the sweep directory.
 
-:func:`sync_paths` (the command ``recoeval-track-sync``, :mod:`recoeval_tracking.app.sync`) finds
-every job directory holding a ``PENDING`` marker under the given paths (recursively), and uploads
-each with the arguments recorded in its marker, to the URI given or else the URI the job was
-configured with. Exactly once: :func:`~.runs.log_job_dir` first looks for a FINISHED run tagged
-with the directory's ``recoeval.job_uid`` and creates none when there is one; after success
-``PENDING`` is replaced by ``SYNCED`` (run id). Syncing twice creates no duplicate run.
+Sweep parents: a child whose parent run is unknown or missing from the store (the store was down
+when the sweep started, or another URI is given) gets the parent found by its
+``recoeval.sweep_id`` tag, or created once for the sweep id (:class:`Parents`, under the sweep
+directory's :data:`~.sweeps.PARENT_LOCK`, so concurrent jobs and syncs create one parent).
 
-Sweeps: a child whose parent run is missing from the target store (the store was down when the
-sweep started, or another URI is given) gets a parent found by its ``recoeval.sweep_id`` tag, or
-created and closed with a leaderboard. ``PENDING_SWEEP`` markers (a parent that could not be
-closed) are handled after the jobs: the parent is closed with its recorded status and a
-leaderboard that includes the jobs just uploaded. Parents that gained children and are already
-closed get their leaderboard refreshed.
+The sync of what is pending (the command ``recoeval-track-sync``) is :mod:`.sync`; its names
+(``sync_paths``, ``sync_job_dir``, ``find_pending``, ``SyncOutcome``) are also importable from
+here.
 """
 
 from __future__ import annotations
 
 import datetime as _dt
-import json
+import importlib
 import sys
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from .._validation import InputError, param_error
-from ..jobdir import PENDING, SYNCED
+from .._validation import InputError, check_optional, param_error
+from ..jobdir.markers import (
+    PENDING,
+    UPLOADING,
+    LockTimeout,
+    lock_if_writable,
+    read_marker,
+)
 from ..jobdir.redact import scrub_url
 from .client import (
     _TERMINAL,
     DEFAULT_EXPERIMENT,
-    _clean_tags,
     _client,
     _fast_fail_http,
     _first_line,
     _run_exists,
-    params_from_config,
     resolve_tracking_uri,
 )
-from .runs import log_job_dir
-from .sweeps import create_sweep_parent, finish_sweep_parent
+from .runs import job_lock, set_marker, upload_args, upload_job
+from .sweeps import (
+    PARENT_LOCK,
+    create_sweep_parent,
+    find_sweep_parent_run,
+    find_sweep_record,
+    finish_sweep_parent,
+)
 
 __all__ = ["PENDING_SWEEP", "upload_or_mark_pending", "finish_sweep_parent_or_mark_pending",
-           "SyncOutcome", "find_pending", "sync_job_dir", "sync_paths"]
+           "Parents", "SyncOutcome", "find_pending", "sync_job_dir", "sync_paths"]
 
 #: Marker written into a sweep directory when its parent run could not be closed.
 PENDING_SWEEP = "PENDING_SWEEP"
+
+_SYNC_NAMES = ("SyncOutcome", "find_pending", "sync_job_dir", "sync_paths")
+
+
+def __getattr__(name: str) -> Any:
+    if name in _SYNC_NAMES:
+        return getattr(importlib.import_module(f"{__package__}.sync"), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def _now_iso() -> str:
     return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
 
 
-def _write_marker(path: Path, obj: Mapping[str, Any]) -> None:
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps(obj, indent=2, default=str) + "\n", encoding="utf-8")
-    tmp.replace(path)
+def _warn(text: str) -> None:
+    print(f"recoeval: WARNING: {text}", file=sys.stderr, flush=True)
 
 
-def _read_marker(path: Path) -> dict:
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-        return data if isinstance(data, dict) else {}
-    except (OSError, ValueError):
-        return {}
+# ---------------------------------------------------------------------------------------------
+# Sweep parents
+# ---------------------------------------------------------------------------------------------
+
+class Parents:
+    """Finds sweep parents in one store, creating a missing one once per sweep id.
+
+    ``created`` maps the sweep ids whose parent was created here to its run id; ``touched`` holds
+    the existing parents that were found.
+    """
+
+    def __init__(self, uri: str):
+        self.uri = uri
+        self.created: dict[str, str] = {}
+        self.touched: set[str] = set()
+        self.dirs: dict[str, Path] = {}  # sweep id -> the folder its parent lock is in
+
+    def resolve(self, parent_run_id: str | None, sweep_id: str | None, experiment: str,
+                lock_dir: Path | None) -> str | None:
+        """The parent run id to link a child to: ``parent_run_id`` when the store has it, else
+        the parent of ``sweep_id`` (found, or created under ``lock_dir``'s parent lock); None
+        without a sweep id."""
+        client = _client(self.uri)
+        if parent_run_id and _run_exists(client, parent_run_id):
+            self.touched.add(parent_run_id)
+            return parent_run_id
+        if not sweep_id:
+            return None
+        if sweep_id in self.created:
+            return self.created[sweep_id]
+        if lock_dir is not None:
+            self.dirs.setdefault(sweep_id, lock_dir)
+        if lock_dir is None:
+            return self._find_or_create(client, sweep_id, experiment)
+        with lock_if_writable(lock_dir / PARENT_LOCK, what=f"the sweep parent of {lock_dir}"):
+            return self._find_or_create(client, sweep_id, experiment)
+
+    def _find_or_create(self, client, sweep_id: str, experiment: str) -> str:
+        exp = client.get_experiment_by_name(experiment)
+        found = find_sweep_parent_run(client, exp.experiment_id, sweep_id) if exp else None
+        if found is not None:
+            self.touched.add(found.info.run_id)
+            return found.info.run_id
+        parent = create_sweep_parent(tracking_uri=self.uri, experiment=experiment,
+                                     sweep_id=sweep_id)
+        self.created[sweep_id] = parent.run_id
+        return parent.run_id
+
+
+def sweep_lock_dir(job_dir: Path) -> Path:
+    """Where the parent lock of ``job_dir``'s sweep is: its sweep directory when one is found
+    above it, else the folder above it."""
+    found = find_sweep_record(job_dir)
+    return found[0] if found else Path(job_dir).resolve().parent
 
 
 # ---------------------------------------------------------------------------------------------
 # Uploading, or marking pending
 # ---------------------------------------------------------------------------------------------
 
+def _pending_record(uri: str, err: BaseException, upload: Mapping[str, Any]) -> dict[str, Any]:
+    return {"tracking_uri": scrub_url(uri), "error": _first_line(err), "time": _now_iso(),
+            "upload": dict(upload)}
+
+
+def mark_pending(root: Path, uri: str, err: BaseException, upload: Mapping[str, Any]) -> str:
+    """Replace the job directory's ``UPLOADING`` marker by ``PENDING`` (the caller holds its
+    lock); returns the recorded error."""
+    record = _pending_record(uri, err, upload)
+    set_marker(root, PENDING, record)
+    set_marker(root, UPLOADING, None)
+    return record["error"]
+
+
+def upload_locked(root: Path, uri: str, upload: dict[str, Any],
+                  parents: Parents | None = None) -> str:
+    """Resolve the sweep parent, then :func:`~.runs.upload_job`; the caller holds the lock."""
+    if upload.get("parent_run_id") or upload.get("sweep_id"):
+        parents = parents or Parents(uri)
+        lock_dir = sweep_lock_dir(root) if upload.get("sweep_id") else None
+        parent = parents.resolve(upload.get("parent_run_id"), upload.get("sweep_id"),
+                                 upload.get("experiment") or DEFAULT_EXPERIMENT, lock_dir)
+        upload = {**upload, "parent_run_id": parent}
+    return upload_job(root, uri, upload)
+
+
 def upload_or_mark_pending(path: str | Path, **kw: Any) -> str | None:
     """:func:`~.runs.log_job_dir`, except that a store that cannot be reached does not fail the
     job.
 
-    On success writes ``SYNCED`` (run id, URI, time) into the job directory and returns the run
-    id. On any store or connection error writes ``PENDING`` (JSON: the scrubbed URI, the error,
-    the upload arguments), prints one warning line to stderr naming the directory and the sync
-    command, and returns None. Bad arguments (:class:`~recoeval_tracking.InputError`) still
-    raise. HTTP retries and timeouts are lowered during the attempt (see ``_fast_fail_http``).
+    On success returns the run id (the directory is marked ``SYNCED``). On any store or
+    connection error writes ``PENDING`` (JSON: the scrubbed URI, the error, the upload
+    arguments), prints one warning line to stderr naming the directory and the sync command,
+    and returns None. Bad arguments (:class:`~recoeval_tracking.InputError`) still raise. HTTP
+    retries and timeouts are lowered during the attempt (see ``_fast_fail_http``).
+
+    A sweep job (``sweep_id`` given) whose parent is unknown (``parent_run_id`` None: the store
+    was down when the sweep started) or missing gets the sweep's parent, found or created once.
 
     Parameters
     ----------
@@ -94,220 +183,82 @@ def upload_or_mark_pending(path: str | Path, **kw: Any) -> str | None:
         Keyword arguments of :func:`~.runs.log_job_dir`.
     """
     root = Path(path)
-    uri = resolve_tracking_uri(kw.get("tracking_uri"))
-    kw = {**kw, "tracking_uri": uri}
+    tracking_uri = kw.pop("tracking_uri", None)
+    check_optional(tracking_uri, str, "tracking_uri", "upload_or_mark_pending")
+    upload = upload_args(**kw, func="upload_or_mark_pending")
+    uri = resolve_tracking_uri(tracking_uri)
+    from ..jobdir import read_job_dir
+
+    read_job_dir(root, per_user=False)  # a bad path raises InputError before anything else
     try:
-        with _fast_fail_http():
-            run_id = log_job_dir(root, **kw)
-    except InputError:
-        raise
-    except Exception as err:  # noqa: BLE001 - any store failure must leave the job usable
-        record = {
-            "tracking_uri": scrub_url(uri),
-            "error": _first_line(err),
-            "time": _now_iso(),
-            "upload": {k: v for k, v in kw.items() if k != "tracking_uri"},
-        }
-        if record["upload"].get("tags"):
-            record["upload"]["tags"] = _clean_tags(record["upload"]["tags"])
-        if record["upload"].get("params"):
-            record["upload"]["params"] = params_from_config(None, record["upload"]["params"])
-        _write_marker(root / PENDING, record)
-        print(f"recoeval: WARNING: could not log to the tracking store {scrub_url(uri)} "
-              f"({record['error']}). Results are safe in {root} (marked PENDING); upload them "
-              f"later with: recoeval-track-sync {root}", file=sys.stderr, flush=True)
+        with job_lock(root):
+            try:
+                with _fast_fail_http():
+                    return upload_locked(root, uri, upload)
+            except InputError:
+                raise
+            except Exception as err:  # noqa: BLE001 - any store failure must leave the job usable
+                error = mark_pending(root, uri, err, upload)
+    except LockTimeout as err:
+        _warn(f"{err} The results in {root} are safe; upload them later with: "
+              f"recoeval-track-sync {root}")
         return None
-    _write_marker(root / SYNCED, {
-        "run_id": run_id, "tracking_uri": scrub_url(uri), "time": _now_iso()})
-    (root / PENDING).unlink(missing_ok=True)
-    return run_id
+    _warn(f"could not log to the tracking store {scrub_url(uri)} ({error}). Results are safe in "
+          f"{root} (marked PENDING); upload them later with: recoeval-track-sync {root}")
+    return None
 
 
-def finish_sweep_parent_or_mark_pending(sweep_dir: str | Path, parent_run_id: str,
-                                        status: str = "FINISHED", **kw: Any) -> bool:
+def finish_sweep_parent_or_mark_pending(sweep_dir: str | Path, parent_run_id: str | None,
+                                        status: str = "FINISHED", *,
+                                        sweep_id: str | None = None,
+                                        experiment: str = DEFAULT_EXPERIMENT,
+                                        only_if_marked: bool = False, **kw: Any) -> bool:
     """:func:`~.sweeps.finish_sweep_parent`; when the store cannot be reached, write
     ``PENDING_SWEEP`` into ``sweep_dir`` (the multirun directory) so that ``recoeval-track-sync``
     closes the parent after uploading the pending jobs. Returns True when the parent was closed
     now.
+
+    ``parent_run_id`` may be None when ``sweep_id`` is given (the store was down when the sweep
+    started): the parent is then found by its sweep id, or created. With ``only_if_marked``
+    (a sync), nothing is done when ``PENDING_SWEEP`` is gone by the time the parent lock is
+    held: another sync closed the parent meanwhile.
     """
+    func = "finish_sweep_parent_or_mark_pending"
     if status not in _TERMINAL:
-        raise param_error("status", "finish_sweep_parent_or_mark_pending",
-                          f"one of {list(_TERMINAL)}", status)
+        raise param_error("status", func, f"one of {list(_TERMINAL)}", status)
+    if not parent_run_id and not sweep_id:
+        raise param_error("parent_run_id", func, "a run id, or None with a sweep_id",
+                          parent_run_id)
     root = Path(sweep_dir)
     uri = resolve_tracking_uri(kw.pop("tracking_uri", None))
     try:
         with _fast_fail_http():
-            finish_sweep_parent(parent_run_id, status, tracking_uri=uri, **kw)
+            root.mkdir(parents=True, exist_ok=True)
+            parent = Parents(uri).resolve(parent_run_id, sweep_id, experiment, root)
+            with lock_if_writable(root / PARENT_LOCK, what=f"the sweep parent of {root}"):
+                if only_if_marked and not (root / PENDING_SWEEP).is_file():
+                    return True
+                finish_sweep_parent(parent, status, tracking_uri=uri, **kw)
+                set_marker(root, PENDING_SWEEP, None)
     except InputError:
         raise
     except Exception as err:  # noqa: BLE001
-        root.mkdir(parents=True, exist_ok=True)
-        _write_marker(root / PENDING_SWEEP, {
-            "parent_run_id": parent_run_id, "status": status, "tracking_uri": scrub_url(uri),
-            "error": _first_line(err), "time": _now_iso()})
-        print(f"recoeval: WARNING: could not close the sweep parent run {parent_run_id} on "
+        set_marker(root, PENDING_SWEEP, {
+            "parent_run_id": parent_run_id, "sweep_id": sweep_id, "experiment": experiment,
+            "status": status, "tracking_uri": scrub_url(uri), "error": _first_line(err),
+            "time": _now_iso()})
+        which = f"run {parent_run_id}" if parent_run_id else f"of sweep {sweep_id}"
+        _warn(f"could not close the sweep parent {which} on "
               f"{scrub_url(uri)} ({_first_line(err)}); marked {root / PENDING_SWEEP}. Close it "
-              f"later with: recoeval-track-sync {root}", file=sys.stderr, flush=True)
+              f"later with: recoeval-track-sync {root}")
         return False
-    (root / PENDING_SWEEP).unlink(missing_ok=True)
+    set_marker(root, PENDING_SWEEP, None)
     return True
 
 
-# ---------------------------------------------------------------------------------------------
-# Syncing what is pending
-# ---------------------------------------------------------------------------------------------
-
-@dataclass
-class SyncOutcome:
-    """What happened to one pending directory."""
-
-    path: Path
-    run_id: str | None
-    error: str | None = None
-
-
-def find_pending(paths: Iterable[str | Path], marker: str = PENDING) -> list[Path]:
-    """Directories under ``paths`` (each a job directory or any folder above) holding ``marker``,
-    sorted, without duplicates."""
-    found: set[Path] = set()
-    for p in paths:
-        root = Path(p)
-        if not root.exists():
-            raise param_error("paths", "find_pending", "existing files or folders", str(root))
-        if root.is_file():
-            root = root.parent
-        if (root / marker).is_file():
-            found.add(root.resolve())
-        for m in root.rglob(marker):
-            if m.is_file():
-                found.add(m.parent.resolve())
-    return sorted(found)
-
-
-class _Parents:
-    """Resolves sweep parents in the target store, creating missing ones once per sweep id."""
-
-    def __init__(self, uri: str):
-        self.uri = uri
-        self.created: dict[str, str] = {}  # sweep_id -> parent run id created here
-        self.touched: set[str] = set()
-
-    def resolve(self, parent_run_id: str | None, sweep_id: str | None,
-                experiment: str) -> str | None:
-        if not parent_run_id:
-            return None
-        client = _client(self.uri)
-        if _run_exists(client, parent_run_id):
-            self.touched.add(parent_run_id)
-            return parent_run_id
-        if not sweep_id:
-            return None
-        if sweep_id in self.created:
-            return self.created[sweep_id]
-        exp = client.get_experiment_by_name(experiment)
-        if exp is not None:
-            found = client.search_runs(
-                [exp.experiment_id],
-                filter_string=(f"tags.`recoeval.sweep_id` = '{sweep_id}' and "
-                               "tags.`recoeval.sweep_parent` = 'true'"), max_results=1)
-            if found:
-                self.touched.add(found[0].info.run_id)
-                return found[0].info.run_id
-        parent = create_sweep_parent(tracking_uri=self.uri, experiment=experiment,
-                                     sweep_id=sweep_id)
-        self.created[sweep_id] = parent.run_id
-        return parent.run_id
-
-
-def sync_job_dir(path: str | Path, *, tracking_uri: str | None = None,
-                 _parents: _Parents | None = None) -> SyncOutcome:
-    """Upload one pending job directory; see the module docstring."""
-    root = Path(path)
-    marker = _read_marker(root / PENDING)
-    uri = resolve_tracking_uri(tracking_uri or marker.get("tracking_uri"))
-    upload = dict(marker.get("upload") or {})
-    upload["tracking_uri"] = uri
-    parents = _parents or _Parents(uri)
+def read_pending_sweep(sweep_dir: Path) -> dict[str, Any]:
+    """The ``PENDING_SWEEP`` record of ``sweep_dir`` ({} when unreadable)."""
     try:
-        with _fast_fail_http():
-            upload["parent_run_id"] = parents.resolve(
-                upload.get("parent_run_id"), upload.get("sweep_id"),
-                upload.get("experiment", DEFAULT_EXPERIMENT))
-    except Exception as err:  # noqa: BLE001 - the store is still unreachable
-        run_id = None
-        error = _first_line(err)
-    else:
-        run_id = upload_or_mark_pending(root, **upload)
-        error = None if run_id else _read_marker(root / PENDING).get("error", "upload failed")
-    return SyncOutcome(root, run_id, error)
-
-
-def _close_pending_sweeps(sweeps: list[Path], tracking_uri: str | None, out) -> set[str]:
-    """Close the parents recorded in ``PENDING_SWEEP`` markers; returns those closed."""
-    closed: set[str] = set()
-    for sweep_dir in sweeps:
-        marker = _read_marker(sweep_dir / PENDING_SWEEP)
-        uri = resolve_tracking_uri(tracking_uri or marker.get("tracking_uri"))
-        parent = marker.get("parent_run_id")
-        if not parent:
-            continue
-        ok = finish_sweep_parent_or_mark_pending(sweep_dir, parent,
-                                                 marker.get("status", "FINISHED"),
-                                                 tracking_uri=uri)
-        if ok:
-            closed.add(parent)
-            print(f"closed sweep parent {parent} ({uri})", file=out)
-    return closed
-
-
-def _finish_parents(parents_by_uri: Mapping[str, _Parents], closed: set[str], out) -> None:
-    """Close the parents created during the sync; refresh the leaderboard of closed parents that
-    gained children."""
-    for uri, parents in parents_by_uri.items():
-        client = None
-        for sweep_id, parent in parents.created.items():
-            if parent not in closed:
-                finish_sweep_parent(parent, "FINISHED", tracking_uri=uri)
-                closed.add(parent)
-                print(f"created and closed sweep parent {parent} for sweep {sweep_id}", file=out)
-        for parent in parents.touched - closed:
-            try:
-                client = client or _client(uri)
-                run = client.get_run(parent)
-                if run.info.status != "RUNNING":
-                    finish_sweep_parent(parent, run.info.status, tracking_uri=uri,
-                                        close_running_children=False)
-                    print(f"refreshed the leaderboard of sweep parent {parent}", file=out)
-            except Exception as err:  # noqa: BLE001 - refreshing is a courtesy
-                print(f"could not refresh sweep parent {parent}: {_first_line(err)}", file=out)
-
-
-def sync_paths(paths: Sequence[str | Path], *, tracking_uri: str | None = None,
-               out=None) -> list[SyncOutcome]:
-    """Upload every pending job directory under ``paths``, then close pending sweep parents.
-
-    Progress lines go to ``out`` (default: ``sys.stdout``). Returns one :class:`SyncOutcome` per
-    pending job directory.
-    """
-    out = sys.stdout if out is None else out
-    if isinstance(paths, (str, Path)):
-        paths = [paths]
-    pending = find_pending(paths)
-    sweeps = find_pending(paths, PENDING_SWEEP)
-    outcomes: list[SyncOutcome] = []
-    parents_by_uri: dict[str, _Parents] = {}
-    for job in pending:
-        marker = _read_marker(job / PENDING)
-        uri = resolve_tracking_uri(tracking_uri or marker.get("tracking_uri"))
-        parents = parents_by_uri.setdefault(uri, _Parents(uri))
-        outcome = sync_job_dir(job, tracking_uri=uri, _parents=parents)
-        outcomes.append(outcome)
-        if outcome.run_id:
-            print(f"uploaded {job} -> run {outcome.run_id} ({uri})", file=out)
-        else:
-            print(f"still pending {job}: {outcome.error}", file=out)
-    closed = _close_pending_sweeps(sweeps, tracking_uri, out)
-    _finish_parents(parents_by_uri, closed, out)
-    if not pending and not sweeps:
-        print("nothing pending under " + ", ".join(str(p) for p in paths), file=out)
-    return outcomes
+        return read_marker(sweep_dir / PENDING_SWEEP) or {}
+    except ValueError:
+        return {}

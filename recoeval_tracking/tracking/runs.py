@@ -22,15 +22,27 @@ What a run holds (logged from a job directory written by
 Secrets: params and tags are cleaned by :mod:`.client`; the artifacts were already redacted when
 the job directory was written.
 
-Exactly once: every job directory has a ``job_uid``; before creating a run,
-:func:`log_job_dir` looks in the experiment for a run tagged with it. A FINISHED one is returned
-as it is; an unfinished one (an upload cut off midway) is deleted and the job logged again.
+Exactly once, whatever runs at the same time or dies midway:
+
+* the upload holds the job directory's lock (:func:`recoeval_tracking.jobdir.markers.file_lock`),
+  so the job itself and any number of ``recoeval-track-sync`` take turns on one directory;
+* every job directory has a ``job_uid``; under the lock, the experiment is searched for runs
+  tagged with it. A FINISHED one is the upload: its id is returned and nothing is logged. An
+  unfinished one (an upload cut off midway: a killed job, a store that went away) is finished in
+  place: what it lacks is logged (params, metrics and inputs it already holds are not logged
+  twice, artifacts are written again) and it is set FINISHED. Extra unfinished ones are deleted;
+* the directory is marked ``UPLOADING`` (the upload arguments) before the store is contacted and
+  again with the run id once the run exists, then ``SYNCED`` (the run id) at the end, so a job
+  killed at any moment is found and finished by ``recoeval-track-sync``.
 """
 
 from __future__ import annotations
 
 import contextlib
+import datetime as _dt
+import errno
 import json
+import os
 import sys
 import tempfile
 from collections.abc import Mapping
@@ -41,7 +53,15 @@ import numpy as np
 
 from .._validation import check_optional, param_error
 from ..jobdir import FILES, JobDir, read_job_dir, write_job_dir
-from ..jobdir.redact import flatten_config, scrub_url
+from ..jobdir.markers import (
+    JOB_LOCK,
+    PENDING,
+    SYNCED,
+    UPLOADING,
+    lock_if_writable,
+    write_json_atomic,
+)
+from ..jobdir.redact import flatten_config, scrub_overrides, scrub_text
 from ..metrics.results import Results
 from .client import (
     _TAG_PREFIX,
@@ -51,11 +71,16 @@ from .client import (
     _client,
     _experiment_id,
     _now_ms,
+    params_from_config,
     resolve_tracking_uri,
     run_name_from_overrides,
 )
 
-__all__ = ["log_job_dir", "log_results"]
+__all__ = ["log_job_dir", "log_results", "upload_args", "upload_job", "job_lock", "set_marker",
+           "LOCK_WAIT_SECONDS"]
+
+#: How long an upload waits for another process holding the job directory's lock.
+LOCK_WAIT_SECONDS = 600.0
 
 _ARTIFACT_FILES = tuple(FILES[name] for name in (
     "per_user", "metrics", "curves", "definitions", "dataset", "config", "overrides", "job"))
@@ -100,7 +125,7 @@ def _run_tags(job: JobDir, sweep_id: str | None, extra: Mapping[str, Any] | None
     for name, value in _fingerprints(job).items():
         tags[_TAG_PREFIX + name] = value
     if job.overrides:
-        tags[_TAG_PREFIX + "overrides"] = " ".join(job.overrides)
+        tags[_TAG_PREFIX + "overrides"] = " ".join(scrub_overrides(job.overrides))
     commit = job.job.get("git_commit")
     if commit:
         tags["mlflow.source.git.commit"] = commit
@@ -122,7 +147,7 @@ def _dataset_input(job: JobDir):
     if not digest:
         return None
     source = ds.get("source") or ds.get("path") or str(job.path / FILES["dataset"])
-    source = scrub_url(str(source))
+    source = scrub_text(str(source))
     source_type = "http" if source.startswith(("http://", "https://")) else "local"
     source_json = json.dumps({"url" if source_type == "http" else "uri": source})
     profile = {k: v for k, v in ds.items()
@@ -134,23 +159,48 @@ def _dataset_input(job: JobDir):
         tags=[InputTag(key="mlflow.data.context", value="evaluation")])
 
 
+def _missing_metrics(client, run, metrics: list) -> list:
+    """The metrics of ``metrics`` that the run does not hold yet (same key and step)."""
+    have = run.data.metrics
+    out = []
+    history: dict[str, set[int]] = {}
+    for m in metrics:
+        if m.key not in have:
+            out.append(m)
+            continue
+        if m.key not in history:
+            history[m.key] = {h.step for h in client.get_metric_history(run.info.run_id, m.key)}
+        if m.step not in history[m.key]:
+            out.append(m)
+    return out
+
+
 def _upload(client, run_id: str, job: JobDir, *, params: dict[str, str], tags: dict[str, str],
-            artifact_path: str | None, existing_params: Mapping[str, str] | None = None) -> None:
-    """Metrics, params and tags in one batch, then the dataset input, then the artifacts."""
+            artifact_path: str | None, existing_params: Mapping[str, str] | None = None,
+            resume=None) -> None:
+    """Metrics, params and tags in one batch, then the dataset input, then the artifacts.
+
+    ``resume``: the run as the store holds it, when finishing an upload cut off midway; only
+    the metrics and inputs it lacks are logged (artifacts are written again, the same files).
+    """
     from mlflow.entities import Param, RunTag
 
+    if resume is not None:
+        existing_params = resume.data.params
     if existing_params:
         clash = {k for k, v in params.items() if k in existing_params and existing_params[k] != v}
         if clash:
             print(f"recoeval: params already set with other values in run {run_id} were kept: "
                   f"{', '.join(sorted(clash))}", file=sys.stderr)
         params = {k: v for k, v in params.items() if k not in existing_params}
-    client.log_batch(run_id,
-                     metrics=_metrics_for(job, _now_ms()),
+    metrics = _metrics_for(job, _now_ms())
+    if resume is not None:
+        metrics = _missing_metrics(client, resume, metrics)
+    client.log_batch(run_id, metrics=metrics,
                      params=[Param(k, v) for k, v in params.items()],
                      tags=[RunTag(k, v) for k, v in tags.items()])
     ds_input = _dataset_input(job)
-    if ds_input is not None:
+    if ds_input is not None and not (resume is not None and resume.inputs.dataset_inputs):
         client.log_inputs(run_id, datasets=[ds_input])
     for name in _ARTIFACT_FILES:
         p = job.path / name
@@ -174,9 +224,106 @@ def _job_params(job: JobDir, params: Mapping[str, Any] | None) -> dict[str, str]
 
 
 def _find_job_runs(client, experiment_id: str, job_uid: str) -> list:
-    return client.search_runs([experiment_id],
+    """The runs tagged with ``job_uid``, oldest first."""
+    runs = client.search_runs([experiment_id],
                               filter_string=f"tags.`{_TAG_PREFIX}job_uid` = '{job_uid}'",
                               max_results=100)
+    return sorted(runs, key=lambda r: (r.info.start_time or 0, r.info.run_id))
+
+
+def _now_iso() -> str:
+    return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
+
+
+def set_marker(root: Path, name: str, record: Mapping[str, Any] | None) -> None:
+    """Write the marker ``name`` into the job directory ``root`` (None: remove it). A folder
+    that cannot be written (read-only, full) only loses the marker: the upload goes on."""
+    try:
+        if record is None:
+            (root / name).unlink(missing_ok=True)
+        else:
+            write_json_atomic(root / name, dict(record))
+    except OSError as err:
+        if err.errno not in (errno.EACCES, errno.EPERM, errno.EROFS, errno.ENOSPC, errno.EDQUOT):
+            raise
+        print(f"recoeval: WARNING: could not write the marker {name} in {root} ({err.strerror}).",
+              file=sys.stderr)
+
+
+def job_lock(root: Path, timeout: float | None = LOCK_WAIT_SECONDS):
+    """Hold the job directory's lock (a read-only folder is used without one)."""
+    return lock_if_writable(root / JOB_LOCK, timeout=timeout, what=f"the job directory {root}")
+
+
+def upload_args(*, experiment: str = DEFAULT_EXPERIMENT, run_name: str | None = None,
+                parent_run_id: str | None = None, sweep_id: str | None = None,
+                tags: Mapping[str, Any] | None = None, params: Mapping[str, Any] | None = None,
+                artifact_location: str | None = None, func: str = "log_job_dir"
+                ) -> dict[str, Any]:
+    """The upload arguments of :func:`log_job_dir`, checked and cleaned (secrets dropped), as
+    recorded in the ``UPLOADING`` and ``PENDING`` markers."""
+    for name, value in (("run_name", run_name), ("parent_run_id", parent_run_id),
+                        ("sweep_id", sweep_id), ("artifact_location", artifact_location)):
+        check_optional(value, str, name, func)
+    if not isinstance(experiment, str) or not experiment:
+        raise param_error("experiment", func, "a non-empty str", experiment)
+    check_optional(tags, Mapping, "tags", func)
+    check_optional(params, Mapping, "params", func)
+    return {"experiment": experiment, "run_name": run_name, "parent_run_id": parent_run_id,
+            "sweep_id": sweep_id, "tags": _clean_tags(tags) if tags else None,
+            "params": params_from_config(None, params) if params else None,
+            "artifact_location": artifact_location}
+
+
+def upload_job(root: Path, uri: str, upload: Mapping[str, Any]) -> str:
+    """Log the job directory ``root`` as one run of ``uri``, exactly once (the rules in the
+    module docstring); the caller holds the directory's lock (:func:`job_lock`). Returns the
+    run id. On an error the directory stays marked ``UPLOADING``."""
+    from ..jobdir.redact import scrub_url
+
+    job = read_job_dir(root, per_user=False)
+    marker = {"tracking_uri": scrub_url(uri), "run_id": None, "pid": os.getpid(),
+              "time": _now_iso(), "upload": dict(upload)}
+    set_marker(root, UPLOADING, marker)
+    client = _client(uri)
+    exp_id = _experiment_id(client, upload["experiment"], upload.get("artifact_location"), uri)
+    runs = _find_job_runs(client, exp_id, job.job_uid)
+    done = [r for r in runs if r.info.status == "FINISHED"]
+    if done:
+        return _synced(root, done[0].info.run_id, uri)
+    resume = runs[0] if runs else None
+    for extra in runs[1:]:
+        client.delete_run(extra.info.run_id)
+    run_tags = _run_tags(job, upload.get("sweep_id"), upload.get("tags"))
+    if upload.get("parent_run_id"):
+        run_tags["mlflow.parentRunId"] = upload["parent_run_id"]
+    if resume is None:
+        name = upload.get("run_name") or run_name_from_overrides(job.overrides)
+        run_id = client.create_run(exp_id, tags=run_tags, run_name=name).info.run_id
+        run_tags = {}
+    else:
+        run_id = resume.info.run_id
+        run_tags = {k: v for k, v in run_tags.items() if resume.data.tags.get(k) != v}
+    set_marker(root, UPLOADING, {**marker, "run_id": run_id})
+    try:
+        _upload(client, run_id, job, params=_job_params(job, upload.get("params")),
+                tags=run_tags, artifact_path=None, resume=resume)
+    except BaseException:
+        with contextlib.suppress(Exception):
+            client.set_terminated(run_id, "FAILED")
+        raise
+    client.set_terminated(run_id, "FINISHED")
+    return _synced(root, run_id, uri)
+
+
+def _synced(root: Path, run_id: str, uri: str) -> str:
+    from ..jobdir.redact import scrub_url
+
+    set_marker(root, SYNCED, {"run_id": run_id, "tracking_uri": scrub_url(uri),
+                              "time": _now_iso()})
+    set_marker(root, UPLOADING, None)
+    set_marker(root, PENDING, None)
+    return run_id
 
 
 def log_job_dir(path: str | Path, *, tracking_uri: str | None = None,
@@ -212,43 +359,24 @@ def log_job_dir(path: str | Path, *, tracking_uri: str | None = None,
     -------
     str
         The run id. When the experiment already holds a FINISHED run with this job's uid, that
-        run's id is returned and nothing is logged (exactly once).
+        run's id is returned and nothing is logged (exactly once; see the module docstring).
+
+    Raises
+    ------
+    InputError
+        Bad arguments, or ``path`` is not a complete job directory.
+    LockTimeout
+        Another process held the directory's lock for more than ten minutes.
     """
-    func = "log_job_dir"
-    for name, value in (("tracking_uri", tracking_uri), ("run_name", run_name),
-                        ("parent_run_id", parent_run_id), ("sweep_id", sweep_id),
-                        ("artifact_location", artifact_location)):
-        check_optional(value, str, name, func)
-    if not isinstance(experiment, str) or not experiment:
-        raise param_error("experiment", func, "a non-empty str", experiment)
-    check_optional(tags, Mapping, "tags", func)
-    check_optional(params, Mapping, "params", func)
-    job = read_job_dir(path, per_user=False)
-
+    check_optional(tracking_uri, str, "tracking_uri", "log_job_dir")
+    upload = upload_args(experiment=experiment, run_name=run_name, parent_run_id=parent_run_id,
+                         sweep_id=sweep_id, tags=tags, params=params,
+                         artifact_location=artifact_location)
+    root = Path(path)
+    read_job_dir(root, per_user=False)  # a bad path fails before any lock or store
     uri = resolve_tracking_uri(tracking_uri)
-    client = _client(uri)
-    exp_id = _experiment_id(client, experiment, artifact_location, uri)
-    if job.job_uid:
-        for run in _find_job_runs(client, exp_id, job.job_uid):
-            if run.info.status == "FINISHED":
-                return run.info.run_id
-            client.delete_run(run.info.run_id)  # an upload cut off midway: start again
-
-    run_tags = _run_tags(job, sweep_id, tags)
-    if parent_run_id:
-        run_tags["mlflow.parentRunId"] = parent_run_id
-    name = run_name or run_name_from_overrides(job.overrides)
-    run = client.create_run(exp_id, tags=run_tags, run_name=name)
-    run_id = run.info.run_id
-    try:
-        _upload(client, run_id, job, params=_job_params(job, params), tags={},
-                artifact_path=None)
-    except BaseException:
-        with contextlib.suppress(Exception):
-            client.set_terminated(run_id, "FAILED")
-        raise
-    client.set_terminated(run_id, "FINISHED")
-    return run_id
+    with job_lock(root):
+        return upload_job(root, uri, upload)
 
 
 def _active_run() -> tuple[str | None, str | None]:

@@ -1,7 +1,15 @@
 """Sweeps: a parent run per sweep, closed with a leaderboard of its children.
 
 Children are linked to their parent by the ``mlflow.parentRunId`` tag and all carry the sweep's
-``recoeval.sweep_id``. The direction of a metric (which child is best, how the leaderboard is
+``recoeval.sweep_id``; a parent carries ``recoeval.sweep_parent=true`` and is found by its sweep id
+(:func:`find_sweep_parent_run`) when a job or a sync does not know its run id (the store was down
+when the sweep started).
+
+The sweep directory holds :data:`SWEEP_FILE` (the sweep id, the parent run id when one was
+created, the store, the experiment), written when the sweep starts, and two lock files: the
+running sweep holds :data:`SWEEP_LOCK` (so a sync can tell a sweep that was killed from one that
+is running), and whoever creates or closes the parent holds :data:`PARENT_LOCK` meanwhile (so
+concurrent jobs and syncs create one parent per sweep id). The direction of a metric (which child is best, how the leaderboard is
 sorted) comes from the metric registry
 (:func:`recoeval_tracking.metrics.registry.greater_is_better`: lower is better for ``mpr`` and
 ``*_seconds``); callers may name more lower-is-better metrics.
@@ -9,6 +17,7 @@ sorted) comes from the metric registry
 
 from __future__ import annotations
 
+import json
 import math
 import tempfile
 import uuid
@@ -19,7 +28,8 @@ from typing import Any, NamedTuple
 import pandas as pd
 
 from .._validation import check_optional, param_error
-from ..jobdir.redact import sanitize_key
+from ..jobdir.markers import write_json_atomic
+from ..jobdir.redact import sanitize_key, scrub_text
 from ..metrics.registry import greater_is_better
 from .client import (
     _TAG_PREFIX,
@@ -33,7 +43,55 @@ from .client import (
     resolve_tracking_uri,
 )
 
-__all__ = ["SweepParent", "create_sweep_parent", "build_leaderboard", "finish_sweep_parent"]
+__all__ = ["SweepParent", "create_sweep_parent", "build_leaderboard", "finish_sweep_parent",
+           "SWEEP_FILE", "SWEEP_LOCK", "PARENT_LOCK", "write_sweep_record", "read_sweep_record",
+           "find_sweep_record", "find_sweep_parent_run"]
+
+#: File in the sweep directory describing the sweep (JSON: ``sweep_id``, ``parent_run_id`` or
+#: null, ``tracking_uri``, ``experiment``).
+SWEEP_FILE = "recoeval_sweep.json"
+#: Lock file held by the running sweep for its whole life.
+SWEEP_LOCK = ".recoeval_sweep.lock"
+#: Lock file held while a sweep's parent run is found or created, and while it is closed.
+PARENT_LOCK = ".recoeval_parent.lock"
+_SWEEP_DEPTH = 4  # how many folders above a job directory its sweep directory may be
+
+
+def write_sweep_record(sweep_dir: str | Path, record: Mapping[str, Any]) -> Path:
+    """Write :data:`SWEEP_FILE` into ``sweep_dir`` (created if needed), atomically."""
+    root = Path(sweep_dir)
+    root.mkdir(parents=True, exist_ok=True)
+    return write_json_atomic(root / SWEEP_FILE, dict(record))
+
+
+def read_sweep_record(sweep_dir: str | Path) -> dict[str, Any] | None:
+    """The record of :data:`SWEEP_FILE` in ``sweep_dir``, or None when there is no readable one
+    naming a sweep id."""
+    path = Path(sweep_dir) / SWEEP_FILE
+    try:
+        record = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return record if isinstance(record, dict) and record.get("sweep_id") else None
+
+
+def find_sweep_record(job_dir: str | Path) -> tuple[Path, dict[str, Any]] | None:
+    """The sweep directory above ``job_dir`` (up to four levels) and its record, or None."""
+    here = Path(job_dir).resolve()
+    for folder in list(here.parents)[:_SWEEP_DEPTH]:
+        record = read_sweep_record(folder)
+        if record is not None:
+            return folder, record
+    return None
+
+
+def find_sweep_parent_run(client, experiment_id: str, sweep_id: str):
+    """The parent run of ``sweep_id`` in the experiment (the oldest when several), or None."""
+    found = client.search_runs(
+        [experiment_id], filter_string=(f"tags.`{_TAG_PREFIX}sweep_id` = '{sweep_id}' and "
+                                        f"tags.`{_TAG_PREFIX}sweep_parent` = 'true'"),
+        max_results=50)
+    return min(found, key=lambda r: r.info.start_time or 0) if found else None
 
 
 class SweepParent(NamedTuple):
@@ -137,9 +195,10 @@ def build_leaderboard(parent_run_id: str, *, tracking_uri: str | None = None,
         metrics = list(seen)
     rows = []
     for run in children:
-        row: dict[str, Any] = {"run_name": run.info.run_name, "run_id": run.info.run_id,
-                               "status": run.info.status,
-                               "overrides": run.data.tags.get(_TAG_PREFIX + "overrides", "")}
+        row: dict[str, Any] = {
+            "run_name": scrub_text(run.info.run_name or ""), "run_id": run.info.run_id,
+            "status": run.info.status,
+            "overrides": scrub_text(run.data.tags.get(_TAG_PREFIX + "overrides", ""))}
         for m in metrics:
             for key in (m, f"{m}_ci95_low", f"{m}_ci95_high"):
                 row[key] = run.data.metrics.get(key, math.nan)
@@ -157,11 +216,29 @@ def build_leaderboard(parent_run_id: str, *, tracking_uri: str | None = None,
     return table
 
 
+def _redacted(table: pd.DataFrame) -> pd.DataFrame:
+    """``table`` with every text cell through :func:`scrub_text` (a leaderboard given by the
+    caller, or built from runs logged by older versions)."""
+    out = table.copy()
+    for col in out.columns:
+        if out[col].dtype == object or pd.api.types.is_string_dtype(out[col]):
+            out[col] = [scrub_text(v) if isinstance(v, str) else v for v in out[col]]
+    out.attrs = dict(table.attrs)
+    return out
+
+
+def _md_cell(value: Any) -> str:
+    """A Markdown table cell: no line breaks, and the characters Markdown would read as marks
+    escaped (a run name is user text)."""
+    text = " ".join(str(value).split())
+    return "".join("\\" + ch if ch in "\\`*_{}[]<>()#+!|~" else ch for ch in text)
+
+
 def _markdown(table: pd.DataFrame, metrics: Sequence[str]) -> str:
     cols = ["run_name", "status"] + list(metrics)
     lines = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
     for _, row in table.iterrows():
-        cells = [str(row["run_name"]), str(row["status"])]
+        cells = [_md_cell(row["run_name"]), _md_cell(row["status"])]
         cells += ["" if pd.isna(row[m]) else f"{row[m]:.4f}" for m in metrics]
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
@@ -239,6 +316,7 @@ def finish_sweep_parent(parent_run_id: str, status: str = "FINISHED",
     if leaderboard is None:
         leaderboard = build_leaderboard(parent_run_id, tracking_uri=uri, metrics=metrics,
                                         lower_is_better=lower_is_better, sort_by=sort_by)
+    leaderboard = _redacted(leaderboard)
     headline = list(metrics if metrics is not None else leaderboard.attrs.get("metrics", []))
     if close_running_children and "status" in leaderboard.columns:
         for _, row in leaderboard[leaderboard["status"] == "RUNNING"].iterrows():

@@ -10,13 +10,15 @@ gets exercised.
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pandas as pd
 import pytest
 import yaml
 
-from .conftest import QUIET, TINY_ALS, TINY_DATA, run_command
+from .conftest import QUIET, TINY_ALS, TINY_DATA, clean_env, run_command
 
 JOB_FILES = ("per_user.parquet", "metrics.json", "curves.csv", "definitions.json",
              "dataset.json", "config.yaml", "overrides.yaml", "job.json",
@@ -199,3 +201,172 @@ def test_als_beats_popularity_on_movielens_100k(tmp_path, shared_data):
     assert ndcg["als"] > 0.34
     assert ndcg["popularity"] < 0.23
     assert ndcg["als"] - ndcg["popularity"] > 0.12
+
+
+# ---------------------------------------------------------------------------------------------
+# Bad invocations: every one ends with exit 2 (usage) or 1 (a failure while running) and one
+# paragraph on stderr, never a traceback. "cfg" cases are composition errors, checked with
+# `--cfg job` (Hydra composes, then stops: the same error path, without running a job); "run"
+# cases fail while the job runs. {data} is a folder of bad data files made by the fixture.
+# ---------------------------------------------------------------------------------------------
+
+TINY_RUN = ["model=popularity", "metrics.names=[p,ndcg]", "metrics.k=5", "plots=false",
+            "progress=false", "nthreads=1", "dataset.n_users=40", "dataset.n_items=30",
+            "tracking=none"]
+FILE_RUN = TINY_RUN[:6] + ["tracking=none"]
+
+BAD_INVOCATIONS = [
+    # -- composition: options, keys, types, syntax (checked with --cfg job) --------------------
+    ("cfg", ["dataset=movielens_10m"], 2, "no option 'movielens_10m' in the config group"),
+    ("cfg", ["model=bogus"], 2, "no option 'bogus' in the config group 'model'"),
+    ("cfg", ["split=bogus"], 2, "no option 'bogus' in the config group 'split'"),
+    ("cfg", ["metrics=bogus"], 2, "no option 'bogus' in the config group 'metrics'"),
+    ("cfg", ["hydra/launcher=bogus"], 2, "no option 'bogus'"),
+    ("cfg", ["model.factor=32"], 2, "'model.factor' is not a setting"),
+    ("cfg", ["foo=1"], 2, "'foo' is not a setting"),
+    ("cfg", ["dataset.path=x.csv"], 2, "'dataset.path' is not a setting"),
+    ("cfg", ["model=popularity", "model.factors=8"], 2, "model=als"),
+    ("cfg", ["dataset.columns.user=u"], 2, "dataset=csv / parquet"),
+    ("cfg", ["hydra.launcher.n_jobs=2"], 2, "hydra.launcher.n_jobs"),
+    ("cfg", ["model.factors=many"], 2, "the value given to 'model.factors' has the wrong type"),
+    ("cfg", ["metrics.k=1.5"], 2, "'metrics.k'"),
+    ("cfg", ["metrics.k=null"], 2, "'metrics.k'"),
+    ("cfg", ["metrics.cumulative=maybe"], 2, "'metrics.cumulative'"),
+    ("cfg", ["metrics.names=5"], 2, "'metrics.names'"),
+    ("cfg", ["metrics.names={a:1}"], 2, "metrics.names"),
+    ("cfg", ["metrics.profile=[a,b]"], 2, "'metrics.profile'"),
+    ("cfg", ["metrics.ties=[a,b]"], 2, "'metrics.ties'"),
+    ("cfg", ["metrics.block_rows=1.5"], 2, "'metrics.block_rows'"),
+    ("cfg", ["seed=1.5"], 2, "'seed'"),
+    ("cfg", ["seed=null"], 2, "'seed'"),
+    ("cfg", ["plots=perhaps"], 2, "'plots'"),
+    ("cfg", ["tracking.uri=[a]"], 2, "'tracking.uri'"),
+    ("cfg", ["dataset.implicit.threshold=high"], 2, "'dataset.implicit.threshold'"),
+    ("cfg", ["split=kfold", "split.fold=x"], 2, "'split.fold'"),
+    ("cfg", ["dataset=csv", "dataset.path=x", "dataset.columns=5"], 2, "dataset.columns"),
+    ("cfg", ["dataset=csv", "dataset.path=x", "dataset.columns=[a,b]"], 2, "dataset.columns"),
+    ("cfg", ["=1"], 2, "could not apply the command line"),
+    ("cfg", ["metrics.names=[p,ndcg"], 2, "could not parse the command line"),
+    ("cfg", ["dataset.sep=;"], 2, "could not parse the command line"),
+    ("cfg", ["model=als,popularity"], 2, "model"),
+    ("cfg", ["--config-name", "nonexistent"], 2, "nonexistent"),
+    ("cfg", ["--config-path", "/nonexistent/folder"], 2, "/nonexistent/folder"),
+    # -- running: values the library refuses ---------------------------------------------------
+    ("run", ["seed=18446744073709551616"], 2, "seed: the value 18446744073709551616 is out of"),
+    ("run", ["metrics.seed=-1"], 2, "metrics.seed: The 'seed' parameter of evaluate"),
+    ("run", ["metrics.block_rows=-5"], 2, "metrics.block_rows: The 'block_rows' parameter"),
+    ("run", ["metrics.ties=bogus"], 2, "metrics.ties: The 'ties' parameter"),
+    ("run", ["metrics.profile=bogus"], 2, "metrics.profile: The 'profile' parameter"),
+    ("run", ["metrics.k=100000"], 2, "metrics.k: The 'k' parameter"),
+    ("run", ["metrics.names=[bogus]"], 2, "metrics.names: The 'metrics' parameter"),
+    ("run", ["metrics.names=[]"], 2, "metrics.names:"),
+    ("run", ["metrics.backend=gpu"], 2, "metrics.backend: The 'backend' parameter"),
+    ("run", ["metrics.serendipity_top_n=-1"], 2, "metrics.serendipity_top_n:"),
+    ("run", ["dataset.n_users=0"], 2, "dataset.n_users: The 'n_users' parameter"),
+    ("run", ["nthreads=0"], 2, "nthreads: The 'nthreads' parameter of run_job"),
+    ("run", ["progress=maybe"], 2, "progress: The 'progress' parameter"),
+    ("run", ["split.test_fraction=2"], 2, "split.test_fraction:"),
+    ("run", ["split=kfold", "split.fold=7"], 2, "split.fold"),
+    ("run", ["dataset.kind=bogus"], 2, "dataset.kind: The 'kind' parameter of load_dataset"),
+    ("run", ["model.name=bogus"], 2, "model.name: The 'name' parameter of make_model"),
+    ("run", ["model=als", "model.factors=0"], 2, "model.factors"),
+    ("run", ["dataset.implicit.method=bogus"], 2, "dataset.implicit.method"),
+    ("run", ["dataset.k_core=1000"], 2, "The dataset is empty after preparation"),
+    ("run", ["seed=${oops}"], 2, "oops"),
+    # -- running: data files -------------------------------------------------------------------
+    ("file", ["~dataset"], 2, "'dataset' is required"),
+    ("file", ["dataset=csv"], 2, "'dataset.path' is required"),
+    ("file", ["dataset=csv", "dataset.path=/nonexistent.csv"], 2, "no such file"),
+    ("file", ["dataset=csv", "dataset.path={data}"], 2, "not a regular file"),
+    ("file", ["dataset=csv", "dataset.path={data}/empty.csv"], 2, "empty"),
+    ("file", ["dataset=csv", "dataset.path={data}/binary.csv"], 2, "load_csv"),
+    ("file", ["dataset=csv", "dataset.path={data}/noheader.csv"], 2, "not found in the header"),
+    ("file", ["dataset=csv", "dataset.path={data}/short_rows.csv"], 2,
+     "as many fields as the header"),
+    ("file", ["dataset=csv", "dataset.path={data}/ok.csv", "dataset.columns={user:x,item:y}"],
+     2, "column(s) ['x', 'y'] not found"),
+    ("file", ["dataset=csv", "dataset.path={data}/dup.csv"], 2, "duplicate (user, item) pair"),
+    ("file", ["dataset=csv", "dataset.path={data}/ok.csv", "dataset.duplicates=bogus"], 2,
+     "dataset.duplicates"),
+    ("file", ["dataset=csv", "dataset.path={data}/big.csv"], 2,
+     "out of the 64-bit integer range"),
+    ("file", ["dataset=csv", "dataset.path={data}/fraction.csv"], 2, "not an integer"),
+    ("file", ["dataset=csv", "dataset.path={data}/text_value.csv"], 2, "non-numeric value"),
+    ("file", ["dataset=csv", "dataset.path={data}/ok.csv", "dataset.sep=x"], 2, "single field"),
+    ("file", ["dataset=csv", "dataset.path={data}/ok.csv", "dataset.encoding=bogus-8"], 2,
+     "dataset.encoding"),
+    ("file", ["dataset=csv", "dataset.path={data}/ok.csv", "dataset.header=false",
+              "dataset.columns={user:user,item:item}"], 2, "column positions"),
+    ("file", ["dataset=csv", "dataset.path={data}/no_time.csv", "split=temporal_global"], 2,
+     "timestamp"),
+    ("file", ["dataset=parquet", "dataset.path={data}/ok.csv"], 2, "could not be read as"),
+    ("file", ["dataset=movielens_100k", "dataset.path={data}/binary.csv"], 2, "load_csv"),
+    ("file", ["model=factors_file", "model.path=/nonexistent.npz"], 2, "model.path"),
+    # -- running: a failure that is not a usage error ------------------------------------------
+    ("file", ["hydra.run.dir=/proc/no-such-place"], 1, "recoeval-track: "),
+]
+
+
+@pytest.fixture(scope="module")
+def bad_data(tmp_path_factory):
+    data = tmp_path_factory.mktemp("bad-data")
+    rows = [f"{u},{i},{1 + (u + i) % 5},{1000 + u * 10 + i}" for u in range(1, 9)
+            for i in range(1, 7)]
+    (data / "ok.csv").write_text("user,item,value,timestamp\n" + "\n".join(rows) + "\n")
+    (data / "no_time.csv").write_text("user,item,value\n" + "\n".join(
+        r.rsplit(",", 1)[0] for r in rows) + "\n")
+    (data / "short_rows.csv").write_text("user,item,value,timestamp\n1,2\n3,4\n")
+    (data / "empty.csv").write_text("")
+    (data / "binary.csv").write_bytes(bytes(range(256)) * 4)
+    (data / "noheader.csv").write_text("a,b,c\n1,2,3\n")
+    (data / "dup.csv").write_text("user,item\n1,2\n1,2\n2,3\n")
+    (data / "big.csv").write_text("user,item\n" + f"{10 ** 30},1\n" + "2,1\n3,2\n")
+    (data / "fraction.csv").write_text("user,item\n1.5,1\n2,1\n")
+    (data / "text_value.csv").write_text("user,item,value\n1,1,high\n2,1,3\n")
+    return data
+
+
+def _invocation(case, data: Path) -> list[str]:
+    mode, args, _, _ = case
+    args = [a.replace("{data}", str(data)) for a in args]
+    if mode == "cfg":
+        return [*args, "--cfg", "job"]
+    base = TINY_RUN if mode == "run" else FILE_RUN
+    return [*base, *args]
+
+
+def test_bad_invocations_never_end_in_a_traceback(tmp_path, bad_data):
+    """At least 60 bad command lines, each a real ``recoeval-track`` process (four at a time):
+    the exit status is 2 (usage) or 1 (failure), stderr ends with one paragraph naming what to
+    change, and no output holds a traceback or the bug message."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    assert len(BAD_INVOCATIONS) >= 60
+    script = Path(sys.executable).with_name("recoeval-track")
+    if not script.is_file():
+        pytest.skip("the recoeval-track console script is not installed in this environment")
+
+    def one(i_case):
+        i, case = i_case
+        cwd = tmp_path / f"c{i}"
+        cwd.mkdir()
+        proc = subprocess.run([str(script), *_invocation(case, bad_data)], cwd=cwd,
+                              env=clean_env(), capture_output=True, text=True, timeout=300,
+                              check=False)
+        return case, proc
+
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        results = list(pool.map(one, enumerate(BAD_INVOCATIONS)))
+    problems, tracebacks = [], 0
+    for (mode, args, status, expected), proc in results:
+        text = proc.stdout + proc.stderr
+        tracebacks += "Traceback" in text
+        lines = proc.stderr.strip().splitlines()
+        last = lines[-1] if lines else ""
+        expected = expected.replace("{data}", str(bad_data))
+        if proc.returncode != status or "Traceback" in text or "internal error" in text \
+                or not last.startswith("recoeval-track: ") or expected not in last:
+            problems.append(f"{mode} {args}: exit {proc.returncode}, last line {last[:300]!r}")
+    print(f"{len(BAD_INVOCATIONS)} bad invocations, {tracebacks} ending in a traceback")
+    assert tracebacks == 0
+    assert not problems, "\n".join(problems)

@@ -167,3 +167,72 @@ def test_validation_messages(tmp_path, results):
     with pytest.raises(InputError, match="'path' parameter of read_job_dir must be a job "
                                          "directory"):
         read_job_dir(tmp_path / "nothing-here")
+
+
+def test_folder_is_complete_only_after_job_json(tmp_path, results):
+    from recoeval_tracking.jobdir import INCOMPLETE, job_dir_state
+
+    path = write_job_dir(results, tmp_path / "job", plots=False)
+    assert job_dir_state(path) == "complete" and not (path / INCOMPLETE).exists()
+    assert not [p for p in path.iterdir() if "recoeval-tmp" in p.name]
+    # a rewrite cut off before job.json: the old job.json is gone, the folder is incomplete
+    (path / INCOMPLETE).write_text(json.dumps({"job_uid": "new"}))
+    assert job_dir_state(path) == "incomplete"
+    with pytest.raises(InputError, match="INCOMPLETE"):
+        read_job_dir(path)
+    (path / "job.json").unlink()
+    assert job_dir_state(path) == "incomplete"
+    (path / INCOMPLETE).unlink()
+    assert job_dir_state(path) == "handwritten"
+
+
+def test_full_disk_names_the_folder_file_and_what_was_kept(tmp_path, results, monkeypatch):
+    import errno
+
+    from recoeval_tracking.jobdir import INCOMPLETE, JobDirWriteError, job_dir_state
+
+    def full(self, path, *args, **kwargs):
+        with open(path, "wb") as fh:
+            fh.write(b"PAR1")
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(pd.DataFrame, "to_parquet", full)
+    with pytest.raises(JobDirWriteError) as info:
+        write_job_dir(results, tmp_path / "job", plots=False, overrides=["a=1"])
+    err = info.value
+    text = str(err)
+    assert str(tmp_path / "job") in text and "No space left on device (ENOSPC)" in text
+    assert "while writing per_user.parquet" in text
+    assert "Kept: metrics.json, definitions.json, curves.csv." in text
+    assert "\n" not in text and err.kept == ["metrics.json", "definitions.json", "curves.csv"]
+    assert isinstance(err, OSError)
+    path = tmp_path / "job"
+    assert job_dir_state(path) == "incomplete" and (path / INCOMPLETE).exists()
+    assert not (path / "per_user.parquet").exists()  # no truncated file under the final name
+    assert not [p for p in path.iterdir() if "recoeval-tmp" in p.name]
+    monkeypatch.undo()
+    write_job_dir(results, path, plots=False)  # space again: the folder becomes complete
+    assert job_dir_state(path) == "complete"
+
+
+def test_handwritten_folder_gets_a_content_uid(tmp_path, results):
+    path = write_job_dir(results, tmp_path / "job", plots=False)
+    (path / "job.json").unlink()
+    uid = read_job_dir(path, per_user=False).job_uid
+    assert uid.startswith("content-") and uid == read_job_dir(path, per_user=False).job_uid
+    (path / "metrics.json").write_text("{not json")
+    with pytest.raises(InputError, match="metrics.json of .* not valid JSON"):
+        read_job_dir(path)
+
+
+def test_rewrite_clears_every_marker(tmp_path, results):
+    from recoeval_tracking.jobdir import UPLOADING
+
+    path = write_job_dir(results, tmp_path / "job", plots=False)
+    for marker in (PENDING, SYNCED, UPLOADING):
+        (path / marker).write_text("{}")
+    (path / ".per_user.parquet.1.ab.recoeval-tmp").write_bytes(b"PAR1")
+    write_job_dir(results, path, plots=False)
+    assert sorted(p.name for p in path.iterdir()) == [
+        ".recoeval.lock", "curves.csv", "definitions.json", "job.json", "metrics.json",
+        "per_user.parquet"]

@@ -71,3 +71,39 @@ def test_sanitize_key():
     assert sanitize_key("ndcg@10") == "ndcg_at_10"
     assert sanitize_key("recall@k (macro)") == "recall_at_k _macro_"
     assert len(sanitize_key("x" * 300)) == 250
+
+
+@pytest.mark.parametrize("text,expected", [
+    # Hydra escapes ':' in overrides: the escaped form is matched too
+    (r"tracking.uri=http\://bob\:PW@host\:5000", r"tracking.uri=http\://bob\:<redacted>@host\:5000"),
+    ("http://bob:PW@host:5000/x", "http://bob:<redacted>@host:5000/x"),
+    ("https://:tok@h/x", "https://:<redacted>@h/x"),
+    ("+db.password=abc model=als", "+db.password=<redacted> model=als"),
+    ("+db.password=a,b model=als", "+db.password=<redacted> model=als"),
+    ("model=als,auth.token=abc,k=3", "model=als,auth.token=<redacted>,k=3"),
+    ("https://h/x?api_key=abc&n=1", "https://h/x?api_key=<redacted>&n=1"),
+    ("metrics.k=10 sort.monkey=3 model.tokenizer=x", "metrics.k=10 sort.monkey=3 model.tokenizer=x"),
+    ("http://host:5000/x", "http://host:5000/x"),
+])
+def test_scrub_text(text, expected):
+    from recoeval_tracking.jobdir.redact import scrub_text
+
+    assert scrub_text(text) == expected
+
+
+def test_scrub_overrides_as_hydra_writes_them():
+    got = scrub_overrides([r"tracking.uri=http\://bob\:PW@h\:5000", "+db.password=PW",
+                           "hydra.sweeper.params.x=1,2"])
+    assert got == [rf"tracking.uri=http\://bob\:{REDACTED}@h\:5000", f"+db.password={REDACTED}",
+                   "hydra.sweeper.params.x=1,2"]
+    assert not any("PW" in g for g in got)
+
+
+def test_redact_is_the_one_entry_point():
+    from recoeval_tracking.jobdir.redact import redact
+
+    assert redact(r"x=http\://u\:pw@h") == rf"x=http\://u\:{REDACTED}@h"
+    assert redact({"db": {"password": "pw", "url": "http://u:pw@h"}, "n": [1, "token=pw"]}) == {
+        "db": {"password": REDACTED, "url": f"http://u:{REDACTED}@h"},
+        "n": [1, f"token={REDACTED}"]}
+    assert redact(3) == 3

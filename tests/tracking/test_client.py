@@ -18,3 +18,14 @@ def test_run_name_leaves_tracking_keys_and_secrets_out():
     assert name == "model=als,model.factors=64"
     assert run_name_from_overrides([]) is None
     assert run_name_from_overrides(["tracking.experiment=x"]) is None
+
+
+def test_secrets_as_hydra_escapes_them_never_reach_names_params_or_tags():
+    from recoeval_tracking.tracking.client import _clean_tags
+
+    name = run_name_from_overrides([r"db.url=postgresql\://bob\:PW@db\:5432/x", "seed=1"])
+    assert name == rf"db.url=postgresql\://bob\:{REDACTED}@db\:5432/x,seed=1"
+    got = params_from_config({"data": {"url": "https://h/x?token=PW&n=1"}})
+    assert got == {"data.url": f"https://h/x?token={REDACTED}&n=1"}
+    tags = _clean_tags({"recoeval.overrides": r"+db.password=PW x=http\://u\:PW@h"})
+    assert "PW" not in tags["recoeval.overrides"]

@@ -139,15 +139,23 @@ def test_exactly_once_and_cut_off_upload_replaced(tmp_path, store_uri):
     runs = c.search_runs([exp.experiment_id], f"tags.`recoeval.job_uid` = '{uid}'")
     assert [r.info.run_id for r in runs] == [first]
 
-    # an upload cut off midway leaves a RUNNING run: it is replaced, not duplicated
+    # an upload cut off midway leaves a RUNNING run: it is finished in place, not duplicated;
+    # a second unfinished one (made by an older version) is deleted
     _, path2 = job(tmp_path, name="job2", plots=False)
     uid2 = read_job_dir(path2, per_user=False).job_uid
     stale = c.create_run(exp.experiment_id, tags={"recoeval.job_uid": uid2}).info.run_id
+    c.log_metric(stale, "ndcg_at_k", 0.5, step=1)  # part of the first upload went through
+    extra = c.create_run(exp.experiment_id, tags={"recoeval.job_uid": uid2}).info.run_id
     new = log_job_dir(path2, tracking_uri=store_uri)
-    assert new != stale
+    assert new == stale
     runs = c.search_runs([exp.experiment_id], f"tags.`recoeval.job_uid` = '{uid2}'")
     assert [r.info.run_id for r in runs] == [new]
-    assert c.get_run(stale).info.lifecycle_stage == "deleted"
+    run = c.get_run(new)
+    assert run.info.status == "FINISHED" and run.data.tags["recoeval.sweep_id"] == uid2
+    assert [h.step for h in c.get_metric_history(new, "ndcg_at_k")] == [1, 2, 3, 4]
+    assert "per_user.parquet" in {a.path for a in c.list_artifacts(new)}
+    assert c.get_run(extra).info.lifecycle_stage == "deleted"
+    assert json.loads((path2 / SYNCED).read_text())["run_id"] == new
 
 
 def test_log_results_into_active_run_and_new_run(tmp_path, store_uri):
@@ -330,3 +338,36 @@ def test_validation(tmp_path, store_uri):
     # bad arguments raise even through the never-fail wrapper
     with pytest.raises(InputError):
         upload_or_mark_pending(tmp_path, tracking_uri=store_uri)
+
+
+def test_leaderboard_and_description_are_redacted_and_escaped(tmp_path, store_uri):
+    parent = create_sweep_parent(tracking_uri=store_uri, experiment="esc")
+    _, path = job(tmp_path, plots=False, overrides=["x=1"])
+    log_job_dir(path, tracking_uri=store_uri, experiment="esc", parent_run_id=parent.run_id,
+                sweep_id=parent.sweep_id, run_name=f"a|b *c* <i>http://u:{SECRET}@h</i>")
+    finish_sweep_parent(parent.run_id, tracking_uri=store_uri)
+    c = client(store_uri)
+    note = c.get_run(parent.run_id).data.tags["mlflow.note.content"]
+    assert SECRET not in note
+    assert r"| a\|b \*c\* \<i\>http://u:" in note and r"@h\</i\> | FINISHED |" in note
+    dl = c.download_artifacts(parent.run_id, "leaderboard.csv", str(tmp_path / "dl"))
+    assert SECRET not in Path(dl).read_text()
+
+
+def test_log_job_dir_marks_the_folder_from_the_start(tmp_path, store_uri, monkeypatch):
+    from recoeval_tracking.jobdir import UPLOADING
+    from recoeval_tracking.tracking import runs
+
+    _, path = job(tmp_path, plots=False)
+    seen = {}
+
+    def spy(job_dir):  # called after the run is created, before the artifacts
+        seen["marker"] = json.loads((path / UPLOADING).read_text())
+        return None
+
+    monkeypatch.setattr(runs, "_dataset_input", spy)
+    run_id = log_job_dir(path, tracking_uri=store_uri, experiment="marks")
+    assert seen["marker"]["run_id"] == run_id
+    assert seen["marker"]["upload"]["experiment"] == "marks"
+    assert not (path / UPLOADING).exists()
+    assert json.loads((path / SYNCED).read_text())["run_id"] == run_id

@@ -1,0 +1,242 @@
+"""The error path of ``recoeval-track``: one paragraph for every error, and its exit status.
+
+:func:`error_message` sorts an error into a usage error (exit 2: a bad override, a bad value the
+library refuses; :func:`user_error_message` names the config key to change) or a failure while
+running (exit 1: a full disk, an unreadable file, no memory, a lock held too long;
+:func:`run_error_message`); anything else is a bug, reported in one line by
+:func:`bug_message`. No message holds a traceback; ``HYDRA_FULL_ERROR=1`` shows it instead.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+__all__ = ["user_error_message", "run_error_message", "error_message", "bug_message",
+           "EXIT_USAGE", "EXIT_FAILURE", "PROG"]
+
+#: Exit status of a run stopped by a bad config value or override.
+EXIT_USAGE = 2
+#: Exit status of a run that failed while running (a full disk...) or on a bug.
+EXIT_FAILURE = 1
+PROG = _PROG = "recoeval-track"
+
+
+def _one_line(text: str) -> str:
+    return re.sub(r"\s+", " ", str(text)).strip()
+
+
+def _full_key(text: str) -> str | None:
+    m = re.search(r"full_key:\s*(\S+)", str(text))
+    return m.group(1) if m else None
+
+
+_SEE_CFG = f"`{_PROG} --cfg job` prints the composed config with every setting."
+
+
+def _key_hint(key: str) -> str:
+    """What to change for an unknown key: the group options that have it, or close spellings."""
+    import dataclasses
+    import difflib
+
+    from .schema import SCHEMAS, Config
+
+    group, _, leaf = key.partition(".")
+    if group in SCHEMAS and leaf:
+        fields_of = {opt: {f.name for f in dataclasses.fields(node)}
+                     for opt, node in SCHEMAS[group].items()}
+        having = [opt for opt, names in fields_of.items() if leaf in names]
+        if having and len(SCHEMAS[group]) > 1:
+            return (f"It belongs to {group}={' / '.join(having)}: pick that option "
+                    f"({group}={having[0]} {key}=...). {_SEE_CFG}")
+        known = sorted(set().union(*fields_of.values()))
+        close = difflib.get_close_matches(leaf, known, n=3)
+        if close:
+            return f"Did you mean {', '.join(f'{group}.{c}' for c in close)}? {_SEE_CFG}"
+        return f"Check the spelling. {_SEE_CFG}"
+    known = [f.name for f in dataclasses.fields(Config)]
+    close = difflib.get_close_matches(key, known, n=3)
+    if close:
+        return f"Did you mean {', '.join(close)}? {_SEE_CFG}"
+    return f"Check the spelling. {_SEE_CFG}"
+
+
+def user_error_message(err: BaseException) -> str | None:
+    """A one-paragraph message for an error the user can fix by changing the command line, or
+    None for any other error (a bug, which keeps its traceback).
+
+    Parameters
+    ----------
+    err : BaseException
+        What Hydra, OmegaConf or the library raised.
+    """
+    from hydra.errors import (
+        ConfigCompositionException,
+        MissingConfigException,
+        OverrideParseException,
+        SearchPathException,
+    )
+    from omegaconf.errors import (
+        ConfigAttributeError,
+        ConfigKeyError,
+        MissingMandatoryValue,
+        OmegaConfBaseException,
+        ValidationError,
+    )
+
+    from .._validation import InputError
+
+    prefix = f"{_PROG}: "
+    if isinstance(err, MissingConfigException):
+        text = str(err)
+        m = re.search(r"Could not find '([^']+)'", text)
+        options = re.findall(r"^\t(\S+)$", text.split("Config search path:")[0], flags=re.MULTILINE)
+        options = [o for o in options if not o.startswith("schema")]
+        if m and "/" in m.group(1):
+            group, _, option = m.group(1).rpartition("/")
+            avail = f" Available options: {', '.join(options)}." if options else ""
+            return (f"{prefix}there is no option '{option}' in the config group '{group}'. "
+                    f"Pick one of the group's options on the command line, e.g. "
+                    f"{group}={options[0] if options else '<option>'}.{avail}")
+        return prefix + _one_line(text.split("Config search path:")[0]) + \
+            " Check the config name and --config-dir."
+    if isinstance(err, OverrideParseException):
+        return (f"{prefix}could not parse the command line: {_one_line(err)}. Write overrides "
+                "as key=value (e.g. model.factors=32), options as group=option (model=als), "
+                "and quote values with spaces or special characters.")
+    if isinstance(err, SearchPathException):
+        return prefix + _one_line(err) + ". Give an existing folder to --config-dir."
+    if isinstance(err, ConfigCompositionException):
+        cause = err.__cause__
+        text = _one_line(err)
+        m = re.search(r"override (\S+)", text) or re.search(r"override '([^']+)'", text)
+        override = m.group(1).rstrip(".") if m else None
+        if isinstance(cause, (ConfigAttributeError, ConfigKeyError)):
+            key = _full_key(str(cause)) or override or "?"
+            return f"{prefix}'{key}' is not a setting of the chosen config. {_key_hint(key)}"
+        if isinstance(cause, ValidationError):
+            key = _full_key(str(cause)) or override or "?"
+            reason = _one_line(str(cause).split("full_key:")[0])
+            return (f"{prefix}the value given to '{key}' has the wrong type: {reason}. "
+                    f"Give a value of the type the setting expects. {_SEE_CFG}")
+        if isinstance(cause, OmegaConfBaseException):
+            return (f"{prefix}{text}: {_one_line(str(cause).split('full_key:')[0])}. "
+                    f"Check the override. {_SEE_CFG}")
+        return f"{prefix}{text}. Check the overrides on the command line. {_SEE_CFG}"
+    if isinstance(err, MissingMandatoryValue):
+        key = _full_key(str(err)) or "a setting"
+        hint = f" e.g. {key}=/path/to/file" if key.endswith("path") else f" e.g. {key}=<value>"
+        return (f"{prefix}'{key}' is required by the chosen options but was not given. Add it "
+                f"on the command line,{hint}.")
+    if isinstance(err, ValidationError):
+        key = _full_key(str(err)) or "a setting"
+        reason = _one_line(str(err).split("full_key:")[0])
+        return f"{prefix}the value of '{key}' is not valid: {reason}. {_SEE_CFG}"
+    if _raised_by_config_library(err):
+        return (f"{prefix}could not apply the command line: {_one_line(err)}. Check the "
+                f"overrides (key=value, group=option). {_SEE_CFG}")
+    if isinstance(err, InputError):
+        text = _one_line(err)
+        key = _config_key(text)
+        if key:
+            return (f"{prefix}{key}: {text} Change it on the command line ({key}=...); "
+                    f"{_SEE_CFG}")
+        return f"{prefix}{text} Change the matching setting on the command line; {_SEE_CFG}"
+    return None
+
+
+def _raised_by_config_library(err: BaseException) -> bool:
+    """A plain error (``ValueError``...) raised inside Hydra or OmegaConf while composing the
+    config: the command line, not this package, is at fault."""
+    if not isinstance(err, (ValueError, TypeError, KeyError, AttributeError, IndexError)):
+        return False
+    tb = err.__traceback__
+    last = None
+    while tb is not None:
+        last = tb.tb_frame.f_code.co_filename
+        tb = tb.tb_next
+    parts = Path(last or "").parts
+    return "site-packages" in parts and any(p in ("hydra", "omegaconf") for p in parts)
+
+
+def _func_groups() -> dict[str, str]:
+    """The config group whose settings each library function takes as parameters."""
+    from ..data import DATASETS
+    from ..models import MODELS
+    from ..splitting import SPLITS
+
+    out = {"evaluate": "metrics", "EvalOptions.from_config": "metrics",
+           "apply_profile": "metrics", "load_dataset": "dataset", "make_synthetic": "dataset",
+           "make_split": "split", "make_model": "model", "to_implicit": "dataset.implicit"}
+    for registry, group in ((DATASETS, "dataset"), (SPLITS, "split"), (MODELS, "model")):
+        for target in registry.values():
+            out[getattr(target, "__name__", "")] = group
+    return out
+
+
+def _config_key(message: str) -> str | None:
+    """The config key of a library error (``The 'block_rows' parameter of evaluate...`` ->
+    ``metrics.block_rows``), when the parameter is a setting of that group."""
+    import dataclasses
+
+    from ..options import config_fields
+    from .schema import SCHEMAS
+
+    m = re.match(r"The '([\w.]+)' parameter of ([\w.]+) ", message)
+    if not m:
+        return None
+    name, func = m.groups()
+    if "." in name:
+        return name  # already a config key (run_job names them so)
+    group = _func_groups().get(func)
+    if group == "metrics":
+        keys = {f.name: key for f, key in config_fields()}
+        return f"metrics.{keys[name]}" if name in keys else None
+    if group is None:
+        return name if func == "run_job" else None
+    top = group.split(".")[0]
+    fields = {f.name for node in SCHEMAS.get(top, {}).values() for f in dataclasses.fields(node)}
+    if group != top or name in fields or name in ("kind", "name"):
+        return f"{group}.{name}"
+    return None
+
+
+def run_error_message(err: BaseException) -> str | None:
+    """A one-paragraph message for a failure while running that is not a usage error (a full
+    disk, an unreadable file, no memory, a lock held too long), or None."""
+    from ..jobdir import JobDirWriteError
+    from ..jobdir.markers import LockTimeout
+    from ..jobdir.redact import scrub_text
+
+    prefix = f"{_PROG}: "
+    if isinstance(err, (JobDirWriteError, LockTimeout)):
+        return prefix + scrub_text(_one_line(err))
+    if isinstance(err, MemoryError):
+        return (f"{prefix}out of memory ({_one_line(err) or 'MemoryError'}). Lower "
+                "metrics.block_rows, or evaluate a smaller dataset.")
+    if isinstance(err, OSError):
+        where = f" ({err.filename})" if getattr(err, "filename", None) else ""
+        reason = err.strerror or _one_line(err) or type(err).__name__
+        return scrub_text(f"{prefix}{reason}{where}. Check the path, its permissions and the "
+                          "free disk space, then run again.")
+    return None
+
+
+def error_message(err: BaseException) -> tuple[int, str] | None:
+    """The exit status and message of an error with a known cause, or None."""
+    message = user_error_message(err)
+    if message is not None:
+        return EXIT_USAGE, message
+    message = run_error_message(err)
+    if message is not None:
+        return EXIT_FAILURE, message
+    return None
+
+
+def bug_message(err: BaseException) -> str:
+    from ..jobdir.redact import scrub_text
+
+    first = (str(err).strip().splitlines() or [""])[0][:300]
+    return scrub_text(f"{_PROG}: internal error ({type(err).__name__}: {first}). This is a bug: "
+                      "please report it with the command line; run it again with "
+                      "HYDRA_FULL_ERROR=1 to see the traceback.")

@@ -1,0 +1,232 @@
+"""Reading a job directory back: :func:`read_job_dir`, :class:`JobDir`, and
+:func:`job_dir_state` (complete, cut off while written, written by hand).
+
+The layout is described in :mod:`recoeval_tracking.jobdir.io`; the markers in
+:mod:`recoeval_tracking.jobdir.markers`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from .._validation import param_error
+from .markers import FILES, INCOMPLETE, read_marker
+
+__all__ = ["JobDir", "read_job_dir", "job_dir_state"]
+
+_FUNC = "read_job_dir"
+
+
+@dataclass
+class JobDir:
+    """A job directory read back by :func:`read_job_dir`.
+
+    Attributes
+    ----------
+    path : Path
+    metrics : dict of str to float
+        Everything in ``metrics.json`` (NaN for ``null``).
+    metric_columns : list of str
+        The per-user metric columns (their means are ``metrics[c]``).
+    curves : pandas.DataFrame
+        ``curves.csv`` (empty frame when the job has no curves).
+    k : int
+    topk_only : bool
+    fingerprint : str
+        Fingerprint of the metric definitions.
+    definitions : dict
+    job : dict
+        ``job.json`` (``job_uid``, ``created_at``, ``package_version``, ``git_commit``...).
+    per_user : pandas.DataFrame or None
+        ``per_user.parquet`` (None when read with ``per_user=False``).
+    dataset, config : dict or None
+    config_yaml : str or None
+        The text of ``config.yaml``.
+    overrides : list of str or None
+    """
+
+    path: Path
+    metrics: dict[str, float]
+    metric_columns: list[str]
+    curves: pd.DataFrame
+    k: int
+    topk_only: bool
+    fingerprint: str
+    definitions: dict[str, Any]
+    job: dict[str, Any]
+    per_user: pd.DataFrame | None = None
+    dataset: dict[str, Any] | None = None
+    config: dict[str, Any] | None = None
+    config_yaml: str | None = None
+    overrides: list[str] | None = None
+    plots: list[Path] = field(default_factory=list)
+
+    @property
+    def job_uid(self) -> str:
+        """The uid written at creation; for a directory written by hand (no ``job.json``), a
+        uid derived from its content (``content-<sha256>``), so it too is uploaded once."""
+        return str(self.job.get("job_uid", ""))
+
+    @property
+    def means(self) -> dict[str, float]:
+        """Means at K of each metric column."""
+        return {c: self.metrics.get(c, math.nan) for c in self.metric_columns}
+
+    @property
+    def curve_names(self) -> list[str]:
+        """Curves of means (``ndcg_at_k``...), without their CI columns."""
+        return [c for c in self.curves.columns if c != "k" and not c.endswith("_ci95_low")
+                and not c.endswith("_ci95_high")]
+
+
+def job_dir_state(path: str | Path) -> str:
+    """What ``path`` holds: ``"complete"`` (written by
+    :func:`~recoeval_tracking.jobdir.write_job_dir` to the end), ``"incomplete"`` (its writing
+    was cut off: a killed job, a full disk), ``"handwritten"`` (``metrics.json`` and
+    ``definitions.json`` without ``job.json``) or ``"missing"`` (no results)."""
+    root = Path(path)
+    job_path = root / FILES["job"]
+    try:
+        started = read_marker(root / INCOMPLETE)
+    except ValueError:
+        started = {}
+    if started is not None:
+        try:
+            job = json.loads(job_path.read_text(encoding="utf-8")) if job_path.is_file() else {}
+        except ValueError:
+            job = {}
+        done = isinstance(job, dict) and job.get("job_uid") and \
+            job.get("job_uid") == started.get("job_uid")
+        return "complete" if done else "incomplete"
+    if job_path.is_file():
+        return "complete"
+    if all((root / FILES[n]).is_file() for n in ("metrics", "definitions")):
+        return "handwritten"
+    return "missing"
+
+
+def _read_json(path: Path) -> Any:
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except ValueError as err:
+        raise param_error("path", _FUNC, "a job directory with readable files",
+                          f"{path.name} of '{path.parent}', which is not valid JSON ({err})",
+                          "Run the job again, or remove the folder.", got_is_text=True) from None
+
+
+def _content_uid(root: Path) -> str:
+    """A uid for a directory written by hand: the hash of its results files."""
+    h = hashlib.sha256()
+    for name in ("metrics", "definitions", "per_user", "curves"):
+        p = root / FILES[name]
+        if p.is_file():
+            h.update(name.encode() + b"\0" + p.read_bytes())
+    return "content-" + h.hexdigest()[:24]
+
+
+def _check_state(root: Path) -> str:
+    state = job_dir_state(root)
+    if state == "incomplete":
+        raise param_error("path", _FUNC, "a complete job directory", f"'{root}', marked "
+                          f"{INCOMPLETE}: its writing was cut off (a killed job or a full disk)",
+                          "Run the job again, or remove the folder.", got_is_text=True)
+    if state == "missing":
+        missing = [FILES[n] for n in ("metrics", "definitions")
+                   if not (root / FILES[n]).is_file()]
+        raise param_error("path", _FUNC, "a job directory written by write_job_dir (with "
+                          f"{', '.join(missing)})", str(root), "Write it with "
+                          "recoeval_tracking.jobdir.write_job_dir(results, path).")
+    return state
+
+
+def _read_parquet(path: Path) -> pd.DataFrame:
+    try:
+        return pd.read_parquet(path)
+    except Exception as err:  # noqa: BLE001 - pyarrow raises several types for a bad file
+        raise param_error("path", _FUNC, "a job directory with readable files",
+                          f"{path.name} of '{path.parent}', which cannot be read "
+                          f"({type(err).__name__}: {str(err)[:200]})",
+                          "Run the job again, or remove the folder.", got_is_text=True) from None
+
+
+def _read_config(root: Path) -> tuple[str | None, dict | None, list[str] | None]:
+    """``config.yaml`` (text and dict) and ``overrides.yaml``, each None when absent."""
+    config_path = root / FILES["config"]
+    overrides_path = root / FILES["overrides"]
+    config_yaml = config_path.read_text(encoding="utf-8") if config_path.is_file() else None
+    config = overrides = None
+    if config_yaml is not None or overrides_path.is_file():
+        import yaml
+
+        if config_yaml is not None:
+            loaded = yaml.safe_load(config_yaml)
+            config = loaded if isinstance(loaded, dict) else None
+        if overrides_path.is_file():
+            overrides = [str(o) for o in
+                         (yaml.safe_load(overrides_path.read_text(encoding="utf-8")) or [])]
+    return config_yaml, config, overrides
+
+
+def read_job_dir(path: str | Path, *, per_user: bool = True) -> JobDir:
+    """Read a job directory written by :func:`~recoeval_tracking.jobdir.write_job_dir`.
+
+    Parameters
+    ----------
+    path : str or Path
+    per_user : bool
+        Also read ``per_user.parquet`` (default True; the tracking layer skips it, it uploads
+        the file as it is).
+
+    Returns
+    -------
+    JobDir
+
+    Raises
+    ------
+    InputError
+        ``path`` is not a job directory, was cut off while written (``INCOMPLETE``), or holds an
+        unreadable file; the message names it.
+    """
+    if not isinstance(path, (str, Path)):
+        raise param_error("path", _FUNC, "a str or pathlib.Path", path)
+    root = Path(path)
+    state = _check_state(root)
+    metrics_file = _read_json(root / FILES["metrics"])
+    if not isinstance(metrics_file, dict):
+        raise param_error("path", _FUNC, "a job directory whose metrics.json holds an object",
+                          str(root))
+    metrics = {k: (math.nan if v is None else float(v)) for k, v in metrics_file.items()}
+    definitions_file = _read_json(root / FILES["definitions"])
+    curves_path = root / FILES["curves"]
+    curves = (pd.read_csv(curves_path) if curves_path.is_file()
+              else pd.DataFrame({"k": np.array([], dtype=np.int64)}))
+    job = _read_json(root / FILES["job"]) if state == "complete" else {
+        "job_uid": _content_uid(root)}
+    dataset_path = root / FILES["dataset"]
+    config_yaml, config, overrides = _read_config(root)
+    plots_dir = root / FILES["plots"]
+    return JobDir(
+        path=root,
+        metrics=metrics,
+        metric_columns=list(definitions_file.get("metric_columns", [])),
+        curves=curves,
+        k=int(definitions_file.get("k", 0)),
+        topk_only=bool(definitions_file.get("topk_only", False)),
+        fingerprint=str(definitions_file.get("fingerprint", "")),
+        definitions=definitions_file.get("definitions", {}) or {},
+        job=job,
+        per_user=_read_parquet(root / FILES["per_user"]) if per_user else None,
+        dataset=_read_json(dataset_path) if dataset_path.is_file() else None,
+        config=config,
+        config_yaml=config_yaml,
+        overrides=overrides,
+        plots=sorted(plots_dir.glob("*.png")) if plots_dir.is_dir() else [],
+    )
