@@ -62,13 +62,19 @@ def param_error(name: str, func: str, expected: str, got: Any, fix: str | None =
 
 def check_int(value: Any, name: str, func: str, *, minimum: int | None = None,
               maximum: int | None = None) -> int:
-    """Return ``value`` as a Python int, or raise the standard error."""
+    """Return ``value`` as a Python int, or raise the standard error.
+
+    A ``maximum`` of 2**31 or more is a storage bound (what the engine keeps in 64 bits): the
+    message names it only to a value beyond it, so ``k=0`` reads "an int >= 1".
+    """
+    shown = maximum if maximum is not None and maximum < 2**31 else None
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
-        bounds = _bounds_text(minimum, maximum)
-        raise param_error(name, func, f"an int{bounds}", value)
+        raise param_error(name, func, f"an int{_bounds_text(minimum, shown)}", value)
     value = int(value)
-    if (minimum is not None and value < minimum) or (maximum is not None and value > maximum):
+    if maximum is not None and value > maximum:
         raise param_error(name, func, f"an int{_bounds_text(minimum, maximum)}", value)
+    if minimum is not None and value < minimum:
+        raise param_error(name, func, f"an int{_bounds_text(minimum, shown)}", value)
     return value
 
 
