@@ -37,6 +37,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass
@@ -176,21 +177,36 @@ def _area_of(module: str) -> str:
     raise KeyError(module)
 
 
-def run_mutant(m: Mutant, *, timeout: float, no_jit: bool, extra: list[str]) -> Mutant:
-    """Run the area's tests against a private copy of the package holding the mutant."""
-    work = Path(tempfile.mkdtemp(prefix="mutant-"))
+def _slot_dir(slot: int) -> Path:
+    return Path(tempfile.gettempdir()) / "recoeval-mutants" / f"slot-{slot}"
+
+
+def run_mutant(m: Mutant, *, slot: int, timeout: float, no_jit: bool, extra: list[str]
+               ) -> Mutant:
+    """Run the area's tests against the slot's copy of the package holding the mutant.
+
+    Each slot keeps one copy of the package (file times preserved) and its own numba cache, so
+    the kernels of unmutated modules compile once per slot; an engine mutant starts from an
+    empty cache, since numba would reuse a kernel compiled against the unmutated callee.
+    """
+    work = _slot_dir(slot)
+    cache = work / "numba-cache"
+    shutil.copytree(ROOT / PACKAGE, work / PACKAGE, dirs_exist_ok=True,
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    target = work / PACKAGE / m.module
     try:
-        shutil.copytree(ROOT / PACKAGE, work / PACKAGE,
-                        ignore=shutil.ignore_patterns("__pycache__"))
-        (work / PACKAGE / m.module).write_text(mutated_source(m))
+        if m.module.startswith("engine/"):
+            shutil.rmtree(cache, ignore_errors=True)
+        target.write_text(mutated_source(m))
         env = dict(os.environ)
         env["PYTHONPATH"] = f"{work}{os.pathsep}{env.get('PYTHONPATH', '')}"
-        env["NUMBA_CACHE_DIR"] = str(work / "numba-cache")
+        env["NUMBA_CACHE_DIR"] = str(cache)
         env["PYTHONDONTWRITEBYTECODE"] = "1"
         if no_jit:
             env["NUMBA_DISABLE_JIT"] = "1"
         tests = list(AREAS[_area_of(m.module)][1])
-        cmd = [sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider",
+        # -P: the working directory (this checkout) must not shadow the mutated copy
+        cmd = [sys.executable, "-P", "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider",
                "-m", "not slow", *extra, *tests]
         t0 = time.perf_counter()
         try:
@@ -204,7 +220,7 @@ def run_mutant(m: Mutant, *, timeout: float, no_jit: bool, extra: list[str]) -> 
         m.seconds = time.perf_counter() - t0
         return m
     finally:
-        shutil.rmtree(work, ignore_errors=True)
+        shutil.copy2(ROOT / PACKAGE / m.module, target)  # the original, with its file time
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -242,8 +258,17 @@ def main(argv: list[str] | None = None) -> int:
     print(f"{len(mutants)} mutants, {args.jobs} at a time", flush=True)
     done: list[Mutant] = []
 
+    free = list(range(max(1, args.jobs)))
+    lock = threading.Lock()
+
     def one(m: Mutant) -> Mutant:
-        r = run_mutant(m, timeout=args.timeout, no_jit=args.no_jit, extra=[])
+        with lock:
+            slot = free.pop()
+        try:
+            r = run_mutant(m, slot=slot, timeout=args.timeout, no_jit=args.no_jit, extra=[])
+        finally:
+            with lock:
+                free.append(slot)
         print(f"{r.outcome:8s} {r.seconds:6.1f}s  {r.module}:{r.line}  {r.before!r} -> "
               f"{r.after!r}", flush=True)
         return r
