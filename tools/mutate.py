@@ -214,7 +214,9 @@ def run_mutant(m: Mutant, *, slot: int, timeout: float, no_jit: bool, extra: lis
                                   timeout=timeout, check=False)
             # pytest: 0 all passed; 1 a test failed; 2 collection failed (the mutant broke an
             # import); anything else (5: no test ran) is an error of the run itself
-            m.outcome = {0: "survived", 1: "killed", 2: "killed"}.get(proc.returncode, "error")
+            # 3: pytest's internal error, also caused by the mutant
+            m.outcome = {0: "survived", 1: "killed", 2: "killed", 3: "killed"}.get(
+                proc.returncode, "error")
         except subprocess.TimeoutExpired:
             m.outcome = "timeout"
         m.seconds = time.perf_counter() - t0
@@ -271,6 +273,9 @@ def main(argv: list[str] | None = None) -> int:
                 free.append(slot)
         print(f"{r.outcome:8s} {r.seconds:6.1f}s  {r.module}:{r.line}  {r.before!r} -> "
               f"{r.after!r}", flush=True)
+        if args.out:  # one JSON line per mutant as it ends, so a cut-off run keeps its results
+            with lock, open(args.out + "l", "a") as fh:
+                fh.write(json.dumps(asdict(r)) + "\n")
         return r
 
     with ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
