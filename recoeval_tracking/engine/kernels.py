@@ -22,10 +22,17 @@ expected value of every metric over all orderings of the tied items, exactly (Mc
 scores", ECIR 2008), from ``gt`` and ``eq`` alone.
 
 Every kernel takes the typed records of :mod:`.records`: ``Csr`` train and test matrices, a
-``Plan`` and the ``Outputs``. This module imports numpy and numba only.
+``Plan`` and the ``Outputs``. Every kernel is cached on disk (``cache=True``); since numba checks
+only a function's own file, importing this module first drops the cached kernels when any engine
+source changed (:func:`_drop_stale_caches`). This module imports numpy and numba only (and the
+standard library).
 """
 
 from __future__ import annotations
+
+import hashlib
+import os
+from pathlib import Path
 
 import numpy as np
 from numba import njit, prange
@@ -163,3 +170,32 @@ def ranked_list_metrics(lists, rows, train, test, plan, out):
         sort_by_rank(ranks, vals)
         fill_metrics(ranks, vals, pool, plan, out, u)
 
+
+def _drop_stale_caches() -> None:
+    """Make the kernels compile afresh when any engine module changed since they were cached.
+
+    numba re-validates a cached function against its own source file only, while the kernels
+    here (and the writers of ``fill.py``) compile the functions of the other engine modules into
+    themselves: after an edit of ``fill.py``, ``ranks.py`` or ``codes.py`` alone they would load
+    stale machine code. One digest of every engine source is kept beside the cache; when it
+    differs, the cache index files of the engine's modules are removed, so each kernel compiles
+    once more. Best effort: nothing happens where the cache folder cannot be read or written.
+    """
+    try:
+        cache_dir = Path(block_metrics._cache.cache_path)
+        sources = sorted(Path(__file__).parent.glob("*.py"))
+        digest = hashlib.sha256(b"".join(p.name.encode() + p.read_bytes() for p in sources))
+        stamp = cache_dir / "engine-sources.sha256"
+        if stamp.is_file() and stamp.read_text() == digest.hexdigest():
+            return
+        for p in sources:
+            for index in cache_dir.glob(f"{p.stem}.*.nbi"):
+                index.unlink(missing_ok=True)
+        tmp = cache_dir / f"engine-sources.{os.getpid()}.tmp"
+        tmp.write_text(digest.hexdigest())
+        os.replace(tmp, stamp)
+    except (AttributeError, OSError):
+        pass
+
+
+_drop_stale_caches()
