@@ -17,12 +17,13 @@ of ``|pool|`` items, ``v_i`` their test values, ``hits(k) = #{i : r_i <= k}`` an
     IDCG@k = \\sum_{j \\le \\min(k, \\#\\{g > 0\\})} \\frac{g_{(j)}}{\\log_2(j + 1)}
 
 (the ideal ranking puts the positive gains first, in decreasing order ``g_(1) >= g_(2) >= ...``;
-Järvelin & Kekäläinen 2002). :func:`fill_metrics` walks the ranks once for every cutoff
+Järvelin & Kekäläinen 2002); the DCG metric itself (``AtK.DCG``) is the linear-gain sum
+``g_i = v_i``, unnormalised, as ranx's ``dcg``. :func:`fill_metrics` walks the ranks once for every cutoff
 ``1..K`` in ``O(K + n)``; :func:`fill_whole` gives ROC-AUC, PR-AUC and MPR from the exact ranks;
 :func:`fill_average` gives the exact expectation of every metric over the orderings of tied items.
 
 NaN rules applied here (the user-level ones are the driver's): with only positives in the pool
-every metric but NDCG is NaN; with a pool of at most ``k`` items P, TP, R and Hit are NaN at
+every metric but DCG and NDCG is NaN; with a pool of at most ``k`` items P, TP, R and Hit are NaN at
 ``k`` (the list is the whole pool); NDCG is NaN when no gain is > 0.
 
 Adding a cutoff metric: a code in :class:`~recoeval_tracking.engine.codes.AtK` and one writer
@@ -41,7 +42,7 @@ from .codes import AtK, Whole
 from .ranks import order_positives
 
 # The codes as plain module-level ints: numba reads them as compile-time constants.
-P, TP, R, AP, TAP, NDCG, HIT, RR, NDCG_EXP, NDCG_BIN, AUC_TOPK = (int(c) for c in AtK)
+P, TP, R, AP, TAP, NDCG, HIT, RR, NDCG_EXP, NDCG_BIN, AUC_TOPK, DCG = (int(c) for c in AtK)
 ROC_AUC, PR_AUC, MPR = (int(c) for c in Whole)
 
 #: Gain kinds, the index of the three DCG sums: linear ``v``, exponential ``2^v - 1``, binary 1.
@@ -128,17 +129,18 @@ def fill_metrics(ranks, vals, pool, plan, out, u):
         auc = np.nan
         if slots[AUC_TOPK] >= 0 and not only_pos:
             auc = _auc_in_list(ranks, hits, min(kc, pool))
-        _put_topk(out, slots, u, col, kc, n_pos, only_pos, pool <= kc, float(hits), ap_sum, ndcg,
-                  1.0 if hits > 0 else 0.0, 1.0 / first if first <= kc else 0.0, auc)
+        _put_topk(out, slots, u, col, kc, n_pos, only_pos, pool <= kc, float(hits), ap_sum, dcg,
+                  ndcg, 1.0 if hits > 0 else 0.0, 1.0 / first if first <= kc else 0.0, auc)
 
 
 @njit(cache=True)
-def _put_topk(out, slots, u, col, kc, n_pos, only_pos, short, hits, ap_sum, ndcg, hit, rr, auc):
+def _put_topk(out, slots, u, col, kc, n_pos, only_pos, short, hits, ap_sum, dcg, ndcg, hit, rr,
+              auc):
     """Write the requested @kc metrics of user ``u`` to column ``col``: one writer per code.
 
-    From (expected) hits, the AP sum, the three NDCG values (by gain kind), Hit, RR and the
-    in-list AUC, applying the NaN rules: everything but NDCG is NaN when the pool holds only
-    positives; P, TP, R and Hit are NaN when the pool has <= kc items (``short``).
+    From (expected) hits, the AP sum, the three DCG sums and NDCG values (by gain kind), Hit, RR
+    and the in-list AUC, applying the NaN rules: everything but DCG and NDCG is NaN when the pool
+    holds only positives; P, TP, R and Hit are NaN when the pool has <= kc items (``short``).
     """
     bad = only_pos or short
     if slots[P] >= 0:
@@ -161,6 +163,8 @@ def _put_topk(out, slots, u, col, kc, n_pos, only_pos, short, hits, ap_sum, ndcg
         out[slots[RR], u, col] = np.nan if only_pos else rr
     if slots[AUC_TOPK] >= 0:
         out[slots[AUC_TOPK], u, col] = np.nan if only_pos else auc
+    if slots[DCG] >= 0:
+        out[slots[DCG], u, col] = dcg[LINEAR]
 
 
 @njit(cache=True)
@@ -352,7 +356,7 @@ def fill_average(pos_scores, vals, gt, eq, pool, plan, out, whole_out, u):
     uniformly random ordering of the tie puts each positive at ranks ``a_g + 1 .. a_g + t_g`` with
     equal probability, and the other ``c_g - 1`` positives of the group before position ``j``
     ``(c_g - 1)(j - 1)/(t_g - 1)`` times on average; every metric below is linear in those
-    expectations (P, TP, R, AP, TAP and the NDCG numerators), or (Hit, RR) computed from the
+    expectations (P, TP, R, AP, TAP, DCG and the NDCG numerators), or (Hit, RR) computed from the
     hypergeometric law of the first positive. The in-list AUC has no expectation implemented: it
     is NaN here (evaluate() refuses to ask for it).
 
@@ -386,7 +390,7 @@ def fill_average(pos_scores, vals, gt, eq, pool, plan, out, whole_out, u):
                 for j in range(min(kc, ideal[kind].shape[0])):
                     idcg += ideal[kind][j] / np.log2(j + 2.0)
                 ndcg[kind] = dcg[kind] / idcg
-        _put_topk(out, plan.slots, u, col, kc, n_pos, only_pos, pool <= kc, hits, ap, ndcg,
+        _put_topk(out, plan.slots, u, col, kc, n_pos, only_pos, pool <= kc, hits, ap, dcg, ndcg,
                   1.0 - p_none, rr, np.nan)
     if plan.full_ranks:
         roc = np.nan
