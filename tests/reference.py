@@ -17,7 +17,7 @@ Semantics, for one user ``u``
   pool smaller than ``min_items_pool`` (``min_items_pool``); some pool score is NaN
   (``nan_score``); every pool score is equal (``all_equal``; a pool of one item counts as all
   equal). This is the order the README's "NaN rules" state.
-* Only positives in the pool: NDCG is computed, every other metric is NaN.
+* Only positives in the pool: NDCG and DCG are computed, every other metric is NaN.
 * With a pool of at most ``k`` items, P@k, TP@k, R@k and Hit@k are NaN (the list would be the whole
   pool); AP@k, TAP@k, NDCG@k and RR@k are computed over the pool.
 * ROC-AUC and PR-AUC rank the whole pool and ignore ``k``.
@@ -42,8 +42,11 @@ With the ranked pool :math:`i_1, i_2, \\dots`, :math:`L_k` its first :math:`\\mi
                   {\\sum_{j \\le \\min(k, |T^+|)} g(r^+_{(j)}) / \\log_2(j + 1)},
 
 and, as further named variants, NDCG with the exponential gain (``ndcg_exp``) or the binary gain
-1 per test item (``ndcg_bin``), ROC-AUC among the first k items only (``auc_topk``, Hivemall's
-in-list AUC; 0.5 when the list lacks a positive or a negative) and the mean percentile rank
+1 per test item (``ndcg_bin``), the unnormalised :math:`DCG@k = \\sum_{j \\le k,\\, i_j \\in T}
+r_{i_j} / \\log_2(j + 1)` with linear gains (``dcg``, the NDCG numerator: defined whenever the
+user is, also for a pool of positives only), ROC-AUC among the first k items only (``auc_topk``,
+Hivemall's in-list AUC; 0.5 when the list lacks a positive or a negative) and the mean percentile
+rank
 :math:`MPR = \\sum_{i \\in T} r_i (j_i - 1) / (|pool| - 1) / \\sum_{i \\in T} r_i` with
 :math:`j_i` the rank of item :math:`i` (Hu, Koren & Volinsky 2008; NaN when the weights sum to
 :math:`\\le 0`), where :math:`r_i` is the test value of item :math:`i` (0 for negatives), :math:`r^+_{(1)} \\ge
@@ -109,12 +112,13 @@ __all__ = [
 #: Metric names in the project's order.
 METRICS: tuple[str, ...] = ("p", "tp", "r", "ap", "tap", "ndcg", "hit", "rr", "roc_auc", "pr_auc")
 #: Further definition variants: NDCG with exponential (2^v - 1) and binary (1 per test item) gains,
-#: ROC-AUC inside the top-k list (Hivemall) and the mean percentile rank (Hu, Koren & Volinsky 2008).
-EXTRA_METRICS: tuple[str, ...] = ("ndcg_exp", "ndcg_bin", "auc_topk", "mpr")
+#: ROC-AUC inside the top-k list (Hivemall), the mean percentile rank (Hu, Koren & Volinsky 2008)
+#: and the unnormalised DCG with linear gains (Järvelin & Kekäläinen 2002).
+EXTRA_METRICS: tuple[str, ...] = ("ndcg_exp", "ndcg_bin", "auc_topk", "mpr", "dcg")
 #: Every metric the reference computes.
 ALL_METRICS: tuple[str, ...] = METRICS + EXTRA_METRICS
 #: Metrics with a cutoff k.
-TOPK_METRICS: tuple[str, ...] = METRICS[:8] + ("ndcg_exp", "ndcg_bin", "auc_topk")
+TOPK_METRICS: tuple[str, ...] = METRICS[:8] + ("ndcg_exp", "ndcg_bin", "auc_topk", "dcg")
 #: Metrics over the whole ranked pool, independent of k.
 WHOLE_RANKING_METRICS: tuple[str, ...] = ("roc_auc", "pr_auc", "mpr")
 #: Metrics that are NaN when the pool holds at most k items (their value would not depend on order).
@@ -237,7 +241,7 @@ def metrics_at_k(order: Sequence[int], test: Mapping[int, float], k: int,
     ``order`` is the whole pool, best first; ``test`` maps each positive item (all of which must be
     in ``order``) to its test value. The per-user NaN rules (no positives, thresholds, NaN or equal
     scores) are the caller's job; this function applies the rules that depend on the pool only: only
-    positives -> everything but NDCG is NaN; pool <= k -> P, TP, R and Hit are NaN; NDCG is NaN
+    positives -> everything but NDCG and DCG is NaN; pool <= k -> P, TP, R and Hit are NaN; NDCG is NaN
     when no test value is > 0.
     """
     if k < 1:
@@ -254,10 +258,12 @@ def metrics_at_k(order: Sequence[int], test: Mapping[int, float], k: int,
     for name, gain in (("ndcg", ndcg_gain), ("ndcg_exp", "exponential"), ("ndcg_bin", "binary")):
         idcg = ideal_dcg_at_k(test.values(), k, gain)
         out[name] = _NAN if idcg == 0.0 else dcg_at_k(order, test, k, gain) / idcg
+    # DCG: the same sum with linear gains (the test values), not normalised; never NaN.
+    out["dcg"] = dcg_at_k(order, test, k, "linear")
 
     if n_neg == 0:
         for name in ALL_METRICS:
-            if not name.startswith("ndcg"):
+            if not name.startswith("ndcg") and name != "dcg":
                 out[name] = _NAN
         return {name: out[name] for name in ALL_METRICS}
 

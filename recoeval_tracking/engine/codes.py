@@ -34,6 +34,7 @@ class AtK(IntEnum):
     NDCG_EXP = 8
     NDCG_BIN = 9
     AUC_TOPK = 10
+    DCG = 11
 
 
 class Whole(IntEnum):

@@ -1,6 +1,7 @@
 """The one driver loop over users: score a bounded block with the model, then run the kernel.
 
-Imports numpy, numba and threadpoolctl only.
+The kernels (:mod:`.kernels`) take the typed records of :mod:`.records`, built here from an
+:class:`EngineInput`. Imports numpy, numba and threadpoolctl only.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import numba
 import numpy as np
 
 from . import kernels as kn
+from .records import Csr, Outputs, Plan
 
 __all__ = ["EngineInput", "thread_limits", "resolve_nthreads", "run_scores", "run_ranked",
            "default_block_rows"]
@@ -22,6 +24,9 @@ __all__ = ["EngineInput", "thread_limits", "resolve_nthreads", "run_scores", "ru
 #: Target size of one block of scores. Small enough to stay near the last-level cache and to
 #: bound memory at any catalogue size, large enough for an efficient GEMM.
 BLOCK_BYTES = 16 * 1024 * 1024
+
+#: The train matrix's values: the kernels only read which items a train row holds.
+_NO_VALUES = np.empty(0, dtype=np.float64)
 
 
 def resolve_nthreads(nthreads: int) -> int:
@@ -85,6 +90,17 @@ class EngineInput:
     def n_users(self) -> int:
         return self.te_ptr.shape[0] - 1
 
+    def records(self, full_ranks: bool) -> tuple[Csr, Csr, Plan]:
+        """The kernels' train and test matrices and plan; ``full_ranks``: rank every positive
+        exactly (a whole-ranking metric is asked)."""
+        train = Csr(self.tr_ptr, self.tr_idx, _NO_VALUES)
+        test = Csr(self.te_ptr, self.te_idx, self.te_val)
+        plan = Plan(n_items=int(self.n_items), K=int(self.K), cumulative=bool(self.cumulative),
+                    slots=self.slots, wslots=self.wslots, full_ranks=bool(full_ranks),
+                    tie_mode=int(self.tie_mode), seed=int(self.seed),
+                    want_topk=bool(self.want_topk))
+        return train, test, plan
+
     def allocate(self) -> tuple[np.ndarray, np.ndarray]:
         n_topk = int((self.slots >= 0).sum())
         n_whole = int((self.wslots >= 0).sum())
@@ -119,7 +135,8 @@ def run_scores(inp: EngineInput, block: Callable[[np.ndarray, np.ndarray | None]
         return out, whole, topk, n_tied
     itemsize = np.dtype(dtype).itemsize
     bs = block_rows or default_block_rows(inp.n_items, itemsize, rows.shape[0])
-    full = bool((inp.wslots >= 0).any())
+    train, test, plan = inp.records(full_ranks=bool((inp.wslots >= 0).any()))
+    outs = Outputs(out, whole, reason, topk, n_tied)
     threads = numba.get_num_threads()
     starts = range(0, rows.shape[0], bs)
 
@@ -128,9 +145,7 @@ def run_scores(inp: EngineInput, block: Callable[[np.ndarray, np.ndarray | None]
         S = block(users, buf[: users.shape[0]])
         if S.dtype != dtype or not S.flags.c_contiguous or not S.flags.writeable:
             S = np.array(S, dtype=dtype, order="C", copy=True)
-        kernel(S, users, inp.tr_ptr, inp.tr_idx, inp.te_ptr, inp.te_idx, inp.te_val, inp.n_items,
-               inp.K, inp.cumulative, inp.slots, inp.wslots, full, inp.tie_mode, inp.seed,
-               inp.want_topk, out, whole, reason, topk, n_tied)
+        kernel(S, users, train, test, plan, outs)
         if progress is not None:
             progress(users.shape[0])
 
@@ -157,8 +172,8 @@ def run_ranked(inp: EngineInput, lists: np.ndarray, rows: np.ndarray) -> np.ndar
     """Top-K metrics of ranked lists (``lists[u]``: item indices best first, -1 padded)."""
     out, _ = inp.allocate()
     if rows.shape[0]:
-        kn.ranked_list_metrics(lists, np.ascontiguousarray(rows, dtype=np.int64), inp.tr_ptr,
-                               inp.tr_idx, inp.te_ptr, inp.te_idx, inp.te_val, inp.n_items, inp.K,
-                               inp.cumulative, inp.slots, out)
+        train, test, plan = inp.records(full_ranks=False)
+        kn.ranked_list_metrics(lists, np.ascontiguousarray(rows, dtype=np.int64), train, test,
+                               plan, out)
     return out
 

@@ -140,6 +140,11 @@ _SPECS = [
                "MPR = sum_i v_i * (r_i - 1) / (|pool| - 1) / sum_i v_i: the test-value-weighted mean "
                "percentile rank, 0 = best (Hu, Koren & Volinsky 2008, eq. 8); NaN if sum_i v_i <= 0",
                greater_is_better=False),
+    MetricSpec("dcg", AtK.DCG, "DCG", True, False,
+               "DCG@k = sum_{i : r_i <= k} v_i / log2(r_i + 1): the numerator of ndcg (linear "
+               "gain v_i = test value), unnormalised (Jarvelin & Kekalainen 2002; ranx's dcg); "
+               "defined for every evaluated user, also when the pool holds only positives",
+               "dcg", (("gain", "linear"),)),
     # beyond accuracy: from the top-K lists of the same pass
     MetricSpec("novelty", -1, "Novelty", True, True,
                "mean over the list of -log2(max(n_i, 1) / |U_train|), n_i = train users of item i",

@@ -143,7 +143,7 @@ def tied_case():
 
 
 ORDERED = ["p", "tp", "r", "ap", "tap", "ndcg", "ndcg_exp", "ndcg_bin", "hit", "rr", "roc_auc",
-           "pr_auc"]
+           "pr_auc", "dcg"]
 
 
 def test_optimistic_ge_average_ge_pessimistic(tied_case):

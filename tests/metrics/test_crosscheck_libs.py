@@ -12,7 +12,8 @@ Each library is optional (``pytest.importorskip``):
   train items as negatives and approximates the order past K.
 * ``ranx`` (``ranx.evaluate``), through ``profile="ranx"``: per-query precision@k, recall@k, map@k
   (our AP@K), ndcg@k (linear gain), ndcg_burges@k (``ndcg_exp``), mrr@k, hit_rate@k and map
-  without cutoff (our PR-AUC), with the run holding each user's pool (train items left out).
+  without cutoff (our PR-AUC), with the run holding each user's pool (train items left out); and
+  dcg@k (our ``dcg``, asked beside the profile's metrics).
 
 * ``trec_eval`` (through ``pytrec_eval``, the ``pytrec-eval-terrier`` build), through
   ``profile="trec_eval"``: P, recall, map_cut, ndcg_cut, map and recip_rank, exact with ties too
@@ -171,12 +172,13 @@ def test_ranx_profile_per_user(tied):
         run[qid] = {f"i{j:05d}": float(S[u, j]) for j in range(Xte.shape[1]) if j not in train}
     names = {f"precision@{K}": "p", f"recall@{K}": "r", f"map@{K}": "ap", f"ndcg@{K}": "ndcg",
              f"ndcg_burges@{K}": "ndcg_exp", f"mrr@{K}": "rr", f"hit_rate@{K}": "hit",
-             "map": "pr_auc"}
+             "map": "pr_auc", f"dcg@{K}": "dcg"}
+    kw = dict(k=K, nthreads=1, profile="ranx", metrics=list(names.values()))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # numba type-safety warnings inside ranx
         theirs = ranx.evaluate(ranx.Qrels(qrels), ranx.Run(run), list(names), return_mean=False)
     users = np.array([int(q[1:]) for q in ranx.Qrels(qrels).keys()])
-    ours = rt.evaluate(Xtr, Xte, A=A, B=B, k=K, nthreads=1, profile="ranx").per_user
+    ours = rt.evaluate(Xtr, Xte, A=A, B=B, **kw).per_user
     # users whose pool scores are all equal are NaN by our rule; ranx scores them anyway
     defined = (ours["nan_reason"].to_numpy()[users] == "")
     assert set(ours["nan_reason"].to_numpy()[users][~defined]) <= {"all_equal"}
@@ -185,10 +187,8 @@ def test_ranx_profile_per_user(tied):
         # ranx orders tied documents as its (unstable) sort leaves them, neither by id nor by
         # reverse id: each of its per-user values must lie between our pessimistic and
         # optimistic values, which bound every ordering of the ties
-        lo = rt.evaluate(Xtr, Xte, A=A, B=B, k=K, nthreads=1, profile="ranx",
-                         ties="pessimistic").per_user
-        hi = rt.evaluate(Xtr, Xte, A=A, B=B, k=K, nthreads=1, profile="ranx",
-                         ties="optimistic").per_user
+        lo = rt.evaluate(Xtr, Xte, A=A, B=B, ties="pessimistic", **kw).per_user
+        hi = rt.evaluate(Xtr, Xte, A=A, B=B, ties="optimistic", **kw).per_user
     for metric, name in names.items():
         col = f"{name}_at_{K}" if name in TOPK_METRICS or name == "ndcg_exp" else name
         got = np.asarray(theirs[metric], dtype=float)[defined]

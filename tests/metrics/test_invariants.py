@@ -258,11 +258,13 @@ def test_each_nan_rule_alone():
         assert not pu.loc["nan_in_train", metric_cols].isna().any()
         only = pu.loc["only_positives"]
         assert only[f"ndcg_at_{k}"] == pytest.approx(1.0)  # scores follow the values: 2 first
-        # the NDCG family (any gain) is defined, every other accuracy metric is NaN; the
-        # beyond-accuracy metrics describe the list itself and stay defined
+        # the DCG and NDCG families (any gain) are defined, every other accuracy metric is NaN;
+        # the beyond-accuracy metrics describe the list itself and stay defined
         accuracy = {_column(n, k, pu) for n, spec in rt.METRICS.items() if spec.stage == "kernel"}
-        assert all(math.isnan(only[c]) for c in metric_cols
-                   if c in accuracy and not c.startswith("ndcg"))
+        gains = {_column(n, k, pu) for n, spec in rt.METRICS.items()
+                 if spec.family in ("ndcg", "dcg")}
+        assert all(math.isnan(only[c]) for c in metric_cols if c in accuracy and c not in gains)
+        assert all(not math.isnan(only[c]) for c in gains if c in metric_cols)
         assert all(not math.isnan(only[c]) for c in metric_cols if c not in accuracy)
         small = pu.loc["pool_le_k"]  # pool {3, 4, 5} of 3 <= k, ranked [4, 5, 3]
         for c in ("p", "tp", "r", "hit"):

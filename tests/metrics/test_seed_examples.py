@@ -4,8 +4,8 @@ Every expected value that recometrics' definitions cover (P, TP, R, AP, TAP, lin
 catalog ROC-AUC, PR-AUC) is checked through calc_reco_metrics (factors, item biases only, float32
 factors) and through evaluate (dense scores); the exponential-gain NDCG values and Hivemall's in-list AUC
 through the engine's variant metrics ``ndcg_exp`` and ``auc_topk``; the top-K ones also from ranked
-lists. The raw DCG has no engine counterpart and is checked only against the reference
-(test_reference_self.py). The expected numbers are the published ones, not engine output.
+lists. The raw (linear-gain) DCG values through the engine's ``dcg`` metric, from scores and from
+ranked lists. The expected numbers are the published ones, not engine output.
 """
 
 from __future__ import annotations
@@ -119,6 +119,27 @@ def test_evaluate_variant_metrics(seed_examples):
             _assert_all_users(values[name], c, f"evaluate(metrics=[{name!r}])")
             done += 1
     assert done == 3 + 2  # three exponential NDCG values, Hivemall's in-list AUC at k=4 and k=2
+
+
+def test_evaluate_dcg(seed_examples):
+    """The published unnormalised DCG values, as the engine's ``dcg`` metric."""
+    done = 0
+    for case in seed_examples["cases"]:
+        for c in seed_checks(case):
+            if c.metric != "dcg":
+                continue
+            assert c.ndcg_gain == "linear" and c.k is not None
+            S = np.tile(c.scores, (c.n_users, 1))
+            for ties in ("index", "noise", "average"):
+                values, _, _ = run_evaluate(None, _test_matrix(c), c.k, scores=S, ties=ties,
+                                            metrics=["dcg"])
+                _assert_all_users(values["dcg"], c, f"evaluate(metrics=['dcg'], ties={ties})")
+            ranked = np.tile(np.array(c.ranking[:c.k], dtype=np.int64), (c.n_users, 1))
+            values, _, _ = run_evaluate(None, _test_matrix(c), c.k, ranked=ranked,
+                                        metrics=["dcg"])
+            _assert_all_users(values["dcg"], c, "evaluate(ranked, metrics=['dcg'])")
+            done += 1
+    assert done >= 1
 
 
 @pytest.mark.parametrize("ties", ["index", "noise"])

@@ -1,0 +1,401 @@
+"""Metric writers: every metric of a user from the ranks of its positives, keyed by code.
+
+With ``r_1 <= r_2 <= ... <= r_n`` the sorted ranks of the user's ``n = |T|`` positives in a pool
+of ``|pool|`` items, ``v_i`` their test values, ``hits(k) = #{i : r_i <= k}`` and the gains
+``g_i`` (linear ``v_i``, exponential ``2^v_i - 1``, binary ``1``):
+
+.. math::
+
+    P@k = hits(k) / k, \\quad TP@k = hits(k) / \\min(k, n), \\quad R@k = hits(k) / n,
+
+    AP@k = \\frac{1}{n} \\sum_{i : r_i \\le k} \\frac{i}{r_i}, \\quad
+    TAP@k = \\frac{1}{\\min(k, n)} \\sum_{i : r_i \\le k} \\frac{i}{r_i}, \\quad
+    RR@k = \\frac{[r_1 \\le k]}{r_1}, \\quad Hit@k = [hits(k) > 0],
+
+    DCG@k = \\sum_{i : r_i \\le k} \\frac{g_i}{\\log_2(r_i + 1)}, \\quad
+    NDCG@k = \\frac{DCG@k}{IDCG@k}, \\quad
+    IDCG@k = \\sum_{j \\le \\min(k, \\#\\{g > 0\\})} \\frac{g_{(j)}}{\\log_2(j + 1)}
+
+(the ideal ranking puts the positive gains first, in decreasing order ``g_(1) >= g_(2) >= ...``;
+Järvelin & Kekäläinen 2002); the DCG metric itself (``AtK.DCG``) is the linear-gain sum
+``g_i = v_i``, unnormalised, as ranx's ``dcg``. :func:`fill_metrics` walks the ranks once for every cutoff
+``1..K`` in ``O(K + n)``; :func:`fill_whole` gives ROC-AUC, PR-AUC and MPR from the exact ranks;
+:func:`fill_average` gives the exact expectation of every metric over the orderings of tied items.
+
+NaN rules applied here (the user-level ones are the driver's): with only positives in the pool
+every metric but DCG and NDCG is NaN; with a pool of at most ``k`` items P, TP, R and Hit are NaN at
+``k`` (the list is the whole pool); NDCG is NaN when no gain is > 0.
+
+Adding a cutoff metric: a code in :class:`~recoeval_tracking.engine.codes.AtK` and one writer
+(an ``if slots[CODE] >= 0`` line) in :func:`_put_topk`, fed by :func:`fill_metrics` and, for
+``ties="average"``, by :func:`fill_average`.
+
+This module imports numpy and numba only.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from .codes import AtK, Whole
+from .ranks import order_positives
+
+# The codes as plain module-level ints: numba reads them as compile-time constants.
+P, TP, R, AP, TAP, NDCG, HIT, RR, NDCG_EXP, NDCG_BIN, AUC_TOPK, DCG = (int(c) for c in AtK)
+ROC_AUC, PR_AUC, MPR = (int(c) for c in Whole)
+
+#: Gain kinds, the index of the three DCG sums: linear ``v``, exponential ``2^v - 1``, binary 1.
+LINEAR, EXPONENTIAL, BINARY = 0, 1, 2
+#: The NDCG code of each gain kind.
+_NDCG_CODES = (NDCG, NDCG_EXP, NDCG_BIN)
+
+
+# -- gains ----------------------------------------------------------------------------------------
+
+@njit(cache=True, inline="always")
+def _gain(v, kind):
+    """Gain of test value ``v``: linear ``v``, exponential ``2^v - 1`` or binary ``1``."""
+    if kind == 1:
+        return 2.0 ** v - 1.0
+    if kind == 2:
+        return 1.0
+    return v
+
+
+@njit(cache=True)
+def _ideal_gains(vals, kind):
+    """Positive gains sorted descending (the ideal ranking of the user's test items)."""
+    g = np.empty(vals.shape[0], dtype=np.float64)
+    n = 0
+    for i in range(vals.shape[0]):
+        x = _gain(vals[i], kind)
+        if x > 0:
+            g[n] = x
+            n += 1
+    g = g[:n]
+    return -np.sort(-g)
+
+
+# -- @k metrics -----------------------------------------------------------------------------------
+
+@njit(cache=True)
+def fill_metrics(ranks, vals, pool, plan, out, u):
+    """Fill every requested @k metric of user ``u`` from the ranks of its positives.
+
+    Parameters
+    ----------
+    ranks : int64 array (n_pos,)
+        1-based rank of each positive in the pool, sorted ascending, paired with ``vals`` (the
+        test values). Ranks above K may be any value > K.
+    vals : float64 array (n_pos,)
+    pool : int
+        The number of items in the user's pool.
+    plan : records.Plan
+        ``K``, ``cumulative`` and ``slots`` (output row of each @k code, -1 when not requested).
+    out : float64 array (n_requested, n_users, K or 1)
+    u : int
+        The user's row of ``out``.
+    """
+    n_pos = ranks.shape[0]
+    K = plan.K
+    slots = plan.slots
+    only_pos = pool == n_pos
+    dcg = np.zeros(3)
+    idcg = np.zeros(3)
+    ideal = (_ideal_gains(vals, 0), _ideal_gains(vals, 1), _ideal_gains(vals, 2))
+    hits = 0
+    ap_sum = 0.0
+    first = ranks[0]
+    ptr = 0
+    for kc in range(1, K + 1):
+        while ptr < n_pos and ranks[ptr] <= kc:
+            hits += 1
+            ap_sum += hits / ranks[ptr]
+            disc = 1.0 / np.log2(ranks[ptr] + 1.0)
+            for g in range(3):
+                dcg[g] += _gain(vals[ptr], g) * disc
+            ptr += 1
+        for g in range(3):
+            if kc <= ideal[g].shape[0]:
+                idcg[g] += ideal[g][kc - 1] / np.log2(kc + 1.0)
+        if not plan.cumulative and kc < K:
+            continue
+        col = kc - 1 if plan.cumulative else 0
+        ndcg = np.full(3, np.nan)
+        for g in range(3):
+            if ideal[g].shape[0] > 0:
+                ndcg[g] = dcg[g] / idcg[g]
+        auc = np.nan
+        if slots[AUC_TOPK] >= 0 and not only_pos:
+            auc = _auc_in_list(ranks, hits, min(kc, pool))
+        _put_topk(out, slots, u, col, kc, n_pos, only_pos, pool <= kc, float(hits), ap_sum, dcg,
+                  ndcg, 1.0 if hits > 0 else 0.0, 1.0 / first if first <= kc else 0.0, auc)
+
+
+@njit(cache=True)
+def _put_topk(out, slots, u, col, kc, n_pos, only_pos, short, hits, ap_sum, dcg, ndcg, hit, rr,
+              auc):
+    """Write the requested @kc metrics of user ``u`` to column ``col``: one writer per code.
+
+    From (expected) hits, the AP sum, the three DCG sums and NDCG values (by gain kind), Hit, RR
+    and the in-list AUC, applying the NaN rules: everything but DCG and NDCG is NaN when the pool
+    holds only positives; P, TP, R and Hit are NaN when the pool has <= kc items (``short``).
+    """
+    bad = only_pos or short
+    if slots[P] >= 0:
+        out[slots[P], u, col] = np.nan if bad else hits / kc
+    if slots[TP] >= 0:
+        out[slots[TP], u, col] = np.nan if bad else hits / min(kc, n_pos)
+    if slots[R] >= 0:
+        out[slots[R], u, col] = np.nan if bad else hits / n_pos
+    if slots[AP] >= 0:
+        out[slots[AP], u, col] = np.nan if only_pos else ap_sum / n_pos
+    if slots[TAP] >= 0:
+        out[slots[TAP], u, col] = np.nan if only_pos else ap_sum / min(kc, n_pos)
+    for g in range(3):
+        c = _NDCG_CODES[g]
+        if slots[c] >= 0:
+            out[slots[c], u, col] = ndcg[g]
+    if slots[HIT] >= 0:
+        out[slots[HIT], u, col] = np.nan if bad else hit
+    if slots[RR] >= 0:
+        out[slots[RR], u, col] = np.nan if only_pos else rr
+    if slots[AUC_TOPK] >= 0:
+        out[slots[AUC_TOPK], u, col] = np.nan if only_pos else auc
+    if slots[DCG] >= 0:
+        out[slots[DCG], u, col] = dcg[LINEAR]
+
+
+@njit(cache=True)
+def _auc_in_list(ranks, hits, length):
+    """Hivemall's AUC inside the top-k list: correctly ordered (positive, negative) pairs among
+    the list's items over ``hits * (length - hits)``; 0.5 when that is 0."""
+    pairs = hits * (length - hits)
+    if pairs == 0:
+        return 0.5
+    correct = 0
+    for t in range(hits):
+        # negatives of the list below the positive of sorted position t
+        correct += (length - ranks[t]) - (hits - 1 - t)
+    return correct / pairs
+
+
+# -- whole-ranking metrics ------------------------------------------------------------------------
+
+@njit(cache=True)
+def fill_whole(ranks, vals, pool, wslots, whole_out, u):
+    """ROC-AUC, PR-AUC and MPR of user ``u`` from the exact sorted ranks of all its positives.
+
+    .. math::
+
+        ROC\\text{-}AUC = \\frac{\\sum_t (n_{neg} - (r_t - 1 - t))}{n \\, n_{neg}}, \\quad
+        PR\\text{-}AUC = \\frac{1}{n} \\sum_t \\frac{t + 1}{r_t}, \\quad
+        MPR = \\frac{\\sum_t v_t (r_t - 1) / (|pool| - 1)}{\\sum_t v_t}
+
+    (``t`` 0-based: the positive of sorted position ``t`` has ``r_t - 1 - t`` negatives above
+    it; PR-AUC is AP over the whole ranking). All NaN when the pool holds only positives; MPR is
+    NaN when the values sum to ``<= 0``.
+    """
+    n_pos = ranks.shape[0]
+    n_neg = pool - n_pos
+    roc = np.nan
+    pr = np.nan
+    mpr = np.nan
+    if n_neg > 0:
+        good = 0.0
+        acc = 0.0
+        for t in range(n_pos):
+            good += n_neg - (ranks[t] - 1 - t)
+            acc += (t + 1) / ranks[t]
+        roc = good / (n_pos * float(n_neg))
+        pr = acc / n_pos
+        wsum = 0.0
+        psum = 0.0
+        for t in range(n_pos):
+            wsum += vals[t]
+            psum += vals[t] * (ranks[t] - 1.0) / (pool - 1.0)
+        mpr = psum / wsum if wsum > 0 else np.nan
+    _put_whole(roc, pr, mpr, wslots, whole_out, u)
+
+
+@njit(cache=True, inline="always")
+def _put_whole(roc, pr, mpr, wslots, whole_out, u):
+    if wslots[ROC_AUC] >= 0:
+        whole_out[wslots[ROC_AUC], u] = roc
+    if wslots[PR_AUC] >= 0:
+        whole_out[wslots[PR_AUC], u] = pr
+    if wslots[MPR] >= 0:
+        whole_out[wslots[MPR], u] = mpr
+
+
+# -- expectations over tied orderings (ties="average") --------------------------------------------
+
+@njit(cache=True)
+def _tie_groups(pos_scores, vals, gt, eq):
+    """The positives grouped by score, best first: for group ``g``, ``a[g]`` pool items strictly
+    above it, ``t[g]`` pool items in the tie, ``c[g]`` positives in it, ``H[g]`` positives above
+    it and ``G[g, kind]`` the sum of its gains of each kind. Also returns the positives' order
+    (score descending, value descending) and the number of groups."""
+    n_pos = pos_scores.shape[0]
+    order = order_positives(pos_scores, vals, True)
+    ga = np.empty(n_pos, dtype=np.int64)
+    gt_ = np.empty(n_pos, dtype=np.int64)
+    gc = np.empty(n_pos, dtype=np.int64)
+    gH = np.empty(n_pos, dtype=np.int64)
+    gG = np.zeros((n_pos, 3))
+    ng = 0
+    prev = 0.0
+    H = 0
+    for idx in range(n_pos):
+        i = order[idx]
+        if idx == 0 or pos_scores[i] != prev:
+            ga[ng] = gt[i]
+            gt_[ng] = eq[i]
+            gc[ng] = 0
+            gH[ng] = H
+            ng += 1
+            prev = pos_scores[i]
+        g = ng - 1
+        gc[g] += 1
+        H += 1
+        for kind in range(3):
+            gG[g, kind] += _gain(vals[i], kind)
+    return order, ga, gt_, gc, gH, gG, ng
+
+
+@njit(cache=True)
+def _expected_at(kc, ga, gt_, gc, gH, gG, ng):
+    """Expected hits, AP sum, DCG sums (by gain kind), P(no hit) and RR at cutoff ``kc``.
+
+    Group ``g`` puts each of its positives at ranks ``a + 1 .. a + t`` with probability ``1/t``
+    each, with ``(c - 1)(j - 1)/(t - 1)`` of the other positives of the group before position
+    ``j`` on average; no positive lands in its first ``w`` positions with probability
+    ``C(t - c, w) / C(t, w)``; the first positive of the first group is at position ``j`` with
+    probability ``C(t - j, c - 1) / C(t, c)``.
+    """
+    hits = 0.0
+    ap = 0.0
+    dcg = np.zeros(3)
+    p_none = 1.0
+    rr = 0.0
+    rr_done = False
+    for g in range(ng):
+        a = ga[g]
+        t = gt_[g]
+        c = gc[g]
+        if a >= kc:
+            break
+        w = min(kc - a, t)
+        hits += c * w / t
+        for j in range(1, w + 1):
+            before = (c - 1) * (j - 1) / (t - 1) if t > 1 else 0.0
+            ap += c / t * (gH[g] + 1.0 + before) / (a + j)
+            disc = 1.0 / np.log2(a + j + 1.0)
+            for kind in range(3):
+                dcg[kind] += gG[g, kind] / t * disc
+        # P(no positive of this group in its w top positions) = C(t-c, w) / C(t, w)
+        q = 1.0
+        for x in range(w):
+            q *= max(t - c - x, 0) / (t - x)
+        p_none *= q
+        if not rr_done:
+            # first positive of the first group: P(J = j) = C(t-j, c-1) / C(t, c)
+            pj = c / t
+            for j in range(1, t - c + 2):
+                if a + j > kc:
+                    break
+                rr += pj / (a + j)
+                pj *= (t - j - c + 1) / (t - j) if t - j > 0 else 0.0
+            rr_done = True
+    return hits, ap, dcg, p_none, rr
+
+
+@njit(cache=True)
+def _expected_whole(order, vals, ga, gt_, gc, gH, ng, n_neg, pool):
+    """Expected ROC-AUC, PR-AUC and MPR over the orderings of tied items (``n_neg > 0``).
+
+    A tied negative is above a positive of its tie half the time; a member of a tie has expected
+    rank ``a + (t + 1) / 2``.
+    """
+    n_pos = order.shape[0]
+    good = 0.0
+    acc = 0.0
+    wsum = 0.0
+    psum = 0.0
+    for g in range(ng):
+        a = ga[g]
+        t = gt_[g]
+        c = gc[g]
+        neg_above = a - gH[g]
+        neg_tied = t - c
+        good += c * ((n_neg - neg_above - neg_tied) + 0.5 * neg_tied)
+        for j in range(1, t + 1):
+            before = (c - 1) * (j - 1) / (t - 1) if t > 1 else 0.0
+            acc += c / t * (gH[g] + 1.0 + before) / (a + j)
+    roc = good / (n_pos * float(n_neg))
+    pr = acc / n_pos
+    gi = 0
+    for idx in range(n_pos):
+        i = order[idx]
+        while gi + 1 < ng and gH[gi + 1] <= idx:
+            gi += 1
+        exp_rank = ga[gi] + (gt_[gi] + 1.0) / 2.0
+        wsum += vals[i]
+        psum += vals[i] * (exp_rank - 1.0) / (pool - 1.0)
+    mpr = psum / wsum if wsum > 0 else np.nan
+    return roc, pr, mpr
+
+
+@njit(cache=True)
+def fill_average(pos_scores, vals, gt, eq, pool, plan, out, whole_out, u):
+    """Expected value of every metric over all orderings of tied items (McSherry & Najork 2008).
+
+    Positives sharing a score form a group ``g`` with ``a_g`` pool items strictly above it,
+    ``t_g`` pool items in the tie, ``c_g`` positives among them and ``H_g`` positives above it. A
+    uniformly random ordering of the tie puts each positive at ranks ``a_g + 1 .. a_g + t_g`` with
+    equal probability, and the other ``c_g - 1`` positives of the group before position ``j``
+    ``(c_g - 1)(j - 1)/(t_g - 1)`` times on average; every metric below is linear in those
+    expectations (P, TP, R, AP, TAP, DCG and the NDCG numerators), or (Hit, RR) computed from the
+    hypergeometric law of the first positive. The in-list AUC has no expectation implemented: it
+    is NaN here (evaluate() refuses to ask for it).
+
+    Parameters
+    ----------
+    pos_scores, vals : arrays (n_pos,)
+        The positives' scores and test values.
+    gt, eq : int64 arrays (n_pos,)
+        Exact counts of pool items above and tied with each positive.
+    pool : int
+    plan : records.Plan
+    out, whole_out : float64 arrays
+        The @k and whole-ranking outputs.
+    u : int
+    """
+    n_pos = pos_scores.shape[0]
+    n_neg = pool - n_pos
+    K = plan.K
+    order, ga, gt_, gc, gH, gG, ng = _tie_groups(pos_scores, vals, gt, eq)
+    only_pos = n_neg == 0
+    ideal = (_ideal_gains(vals, 0), _ideal_gains(vals, 1), _ideal_gains(vals, 2))
+    for kc in range(1, K + 1):
+        if not plan.cumulative and kc < K:
+            continue
+        col = kc - 1 if plan.cumulative else 0
+        hits, ap, dcg, p_none, rr = _expected_at(kc, ga, gt_, gc, gH, gG, ng)
+        ndcg = np.full(3, np.nan)
+        for kind in range(3):
+            if ideal[kind].shape[0] > 0:
+                idcg = 0.0
+                for j in range(min(kc, ideal[kind].shape[0])):
+                    idcg += ideal[kind][j] / np.log2(j + 2.0)
+                ndcg[kind] = dcg[kind] / idcg
+        _put_topk(out, plan.slots, u, col, kc, n_pos, only_pos, pool <= kc, hits, ap, dcg, ndcg,
+                  1.0 - p_none, rr, np.nan)
+    if plan.full_ranks:
+        roc = np.nan
+        pr = np.nan
+        mpr = np.nan
+        if not only_pos:
+            roc, pr, mpr = _expected_whole(order, vals, ga, gt_, gc, gH, ng, n_neg, pool)
+        _put_whole(roc, pr, mpr, plan.wslots, whole_out, u)
