@@ -280,7 +280,11 @@ def order_positives(pos_scores, vals, descending_vals):
 @njit(cache=True)
 def _policy_ranks(pos_scores, vals, gt, eq, tie_mode, ranks, rvals):
     """Ranks under the optimistic (tied positives first, higher value first) or pessimistic
-    (tied negatives first, then positives by lower value first) policy."""
+    (tied negatives first, then positives by lower value first) policy.
+
+    A complete count has ``eq >= c`` (the tie holds its ``c`` positives). A count stopped early
+    (``gt`` already >= K, top-K metrics only) may have seen only part of the tie, so the
+    pessimistic shift ``eq - c`` is floored at 0: the rank stays above ``gt`` >= K."""
     n_pos = pos_scores.shape[0]
     order = order_positives(pos_scores, vals, tie_mode == TIE_OPTIMISTIC)
     idx = 0
@@ -293,7 +297,7 @@ def _policy_ranks(pos_scores, vals, gt, eq, tie_mode, ranks, rvals):
             i = order[q]
             r = gt[i] + 1 + (q - idx)
             if tie_mode == TIE_PESSIMISTIC:
-                r += eq[i] - c
+                r += max(eq[i] - c, 0)
             ranks[q] = r
             rvals[q] = vals[i]
         idx = end + 1
