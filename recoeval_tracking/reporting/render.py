@@ -101,6 +101,8 @@ def _distribution_figures(report: Report) -> dict[str, bytes]:
     for m in report.metrics:
         stats_list, labels = [], []
         for r in report.runs:
+            if m not in r.per_user.columns:
+                continue
             v = r.per_user[m].to_numpy(dtype=np.float64)
             v = v[~np.isnan(v)]
             if v.size == 0:
@@ -159,9 +161,9 @@ def _sweep_figures(report: Report) -> dict[str, bytes]:
         for i, m in enumerate(report.metrics):
             ax = fig.add_subplot(math.ceil(n_m / 3), min(n_m, 3), i + 1)
             part = summary[summary["metric"] == m].set_index("run_id")
-            y = np.array([part.loc[r.run_id, "mean"] for r in report.runs], dtype=float)
-            lo = np.array([part.loc[r.run_id, "t_low"] for r in report.runs], dtype=float)
-            hi = np.array([part.loc[r.run_id, "t_high"] for r in report.runs], dtype=float)
+            ids = [r.run_id for r in report.runs]
+            y, lo, hi = (part[c].reindex(ids).to_numpy(dtype=float)
+                         for c in ("mean", "t_low", "t_high"))
             order = np.argsort(x, kind="stable")
             err = np.vstack([y - lo, hi - y])
             err = np.where(np.isfinite(err), err, 0.0)
@@ -314,6 +316,14 @@ def _sections(report: Report) -> list[tuple[str, str, Any]]:
              f"(`{scrub_text(base.run_id)}`) on {len(report.metrics)} metric(s): "
              f"{', '.join(report.metrics)}.")
     items.append(("text", "", intro))
+    rep = report.settings.get("replicate_key")
+    if rep:
+        groups = ", ".join(report.settings.get("group_by") or []) or "none"
+        items.append(("text", "", f"Replicates over `{rep}`, grouped by {groups}: each row of "
+                      f"a group is one {rep}'s mean, n counts replicates, intervals show the "
+                      f"spread between them and comparisons are paired by {rep}."))
+    for note in report.notes:
+        items.append(("text", "", md_escape(note) + "."))
     if report.mismatches:
         items.append(("warning", "", "NOT COMPARABLE (compared anyway, allow_mismatch=true): "
                       + "; ".join(report.mismatches) + ". Every table below is marked."))
