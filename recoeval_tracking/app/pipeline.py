@@ -292,7 +292,7 @@ def run_job(cfg: Mapping[str, Any], job_dir: str | Path, *, overrides: list[str]
                                 if s in timings)
         logger.info("results at K=%d (%s):\n%s\ntimings: %s\njob directory: %s", results.k,
                     model.name, results.summary(), timing_text, out)
-    run_id = _track(cfg, out, base, tracking_uri, sweep)
+    run_id = _track(cfg, out, base, tracking_uri, sweep, overrides)
     return {"job_dir": str(out), "metrics": dict(results.means), "timings": timings,
             "run_id": run_id, "dataset": dataset_info}
 
@@ -351,23 +351,34 @@ def _dataset_record(X: Any, split: Any, dataset: Mapping[str, Any], base: Path
 
 
 def _track(cfg: Mapping[str, Any], out: Path, base: Path, tracking_uri: str | None,
-           sweep: Mapping[str, Any] | None) -> str | None:
+           sweep: Mapping[str, Any] | None, overrides: list[str] | None = None) -> str | None:
     """Log the job folder as one MLflow run unless tracking is off; None when it is off or the
     store could not be reached (the folder is then marked pending)."""
     tracking = dict(cfg.get("tracking") or {"enabled": False})
     if not tracking.get("enabled", False):
         return None
     from ..tracking import DEFAULT_EXPERIMENT, upload_or_mark_pending
+    from ..tracking.names import short_run_name
 
     uri = tracking_uri or tracking_uri_for(tracking, base)
+    swept = (sweep or {}).get("swept_keys") if sweep else None
+    name = short_run_name(cfg, overrides, swept if sweep else None,
+                          suffix=f"#{out.name}" if sweep else "")
     sweep = dict(sweep or {})
     run_id = upload_or_mark_pending(
         out, tracking_uri=uri, experiment=tracking.get("experiment") or DEFAULT_EXPERIMENT,
         parent_run_id=sweep.get("parent_run_id"), sweep_id=sweep.get("sweep_id"),
-        params=dict(cfg))
+        params=_user_params(cfg), run_name=name)
     if run_id is not None:
         logger.info("MLflow run %s in %s", run_id, _scrub(uri))
     return run_id
+
+
+def _user_params(cfg: Mapping[str, Any]) -> dict[str, Any]:
+    """The config the user chose, as run params: data, split, model and metric options and the
+    top-level seed (tracking, output and runtime settings left out)."""
+    keep = ("dataset", "split", "model", "metrics", "seed")
+    return {k: v for k, v in cfg.items() if k in keep}
 
 
 def tracking_uri_for(tracking: Mapping[str, Any], base_dir: str | Path | None = None) -> str:
