@@ -35,6 +35,7 @@ from typing import Any
 
 from .._validation import InputError, check_int, param_error
 from ..options import EvalOptions
+from .precheck import check_before_load, check_k_against_items
 
 __all__ = ["run_job", "tracking_uri_for", "progress_mode", "PROGRESS_MODES", "STAGES"]
 
@@ -271,6 +272,7 @@ def run_job(cfg: Mapping[str, Any], job_dir: str | Path, *, overrides: list[str]
         raise param_error("cfg", _FUNC, "a plain dict (the resolved config)", cfg)
     if not isinstance(job_dir, (str, Path)):
         raise param_error("job_dir", _FUNC, "a str or pathlib.Path", job_dir)
+    check_before_load(cfg)
     sections = {name: _section(cfg, name) for name in _SECTIONS}
     nthreads = check_int(cfg.get("nthreads", -1), "nthreads", _FUNC, minimum=-1)
     if nthreads == 0:
@@ -312,6 +314,7 @@ def _run_stages(sections: dict[str, dict[str, Any]], options: EvalOptions,
             X = prepare_data(X, sections["dataset"])
         logger.info("data: %s (%d users x %d items, %d interactions)", X.name or
                     sections["dataset"].get("kind"), X.n_users, X.n_items, X.nnz)
+        check_k_against_items(options.k, X.n_items)
         with _timed(timings, "split"):
             split = split_data(X, sections["split"])
         logger.info("split: %r", split)
@@ -320,6 +323,7 @@ def _run_stages(sections: dict[str, dict[str, Any]], options: EvalOptions,
             model.fit(split.train.matrix, user_ids=split.train.user_ids,
                       item_ids=split.train.item_ids)
         logger.info("model: %r fitted in %.2f s", model, timings["fit"])
+        _compile_notice()
         update, bar = _eval_progress(split.train.n_users, disable)
         try:
             results = evaluate(split.train, split.test, scores=model.score_source(),
@@ -328,6 +332,18 @@ def _run_stages(sections: dict[str, dict[str, Any]], options: EvalOptions,
             bar.close()
     timings["eval"] = float(results.timings.get("eval", 0.0))
     return X, split, model, results, timings
+
+
+_NOTICE_GIVEN: list[bool] = []
+
+
+def _compile_notice() -> None:
+    """One line before the first evaluation of a process whose kernel cache is cold."""
+    from .precheck import COMPILE_NOTICE, kernel_cache_is_cold
+
+    if not _NOTICE_GIVEN and kernel_cache_is_cold():
+        _NOTICE_GIVEN.append(True)
+        print(f"recoeval-track: {COMPILE_NOTICE}", file=sys.stderr, flush=True)
 
 
 def _dataset_record(X: Any, split: Any, dataset: Mapping[str, Any], base: Path
