@@ -35,9 +35,18 @@ import pandas as pd
 from .._validation import InputError, check_int, check_unit_open, param_error
 from . import stats as st
 from .replicates import aggregate_replicates, check_replicates, default_group_by
-from .runs import (FINGERPRINT_KINDS, RunData, _check_runs, _drop_excluded, _exclusion_notes,
-                   _lower_better, _resolve_baseline, check_comparable, fingerprints_from,
-                   metric_exclusions)
+from .runs import (
+    FINGERPRINT_KINDS,
+    RunData,
+    _check_runs,
+    _drop_excluded,
+    _exclusion_notes,
+    _lower_better,
+    _resolve_baseline,
+    check_comparable,
+    fingerprints_from,
+    metric_exclusions,
+)
 from .slices import SLICE_KINDS, slice_groups, user_popularity_share
 
 __all__ = ["RunData", "Report", "SliceTable", "build_report", "user_popularity_share",

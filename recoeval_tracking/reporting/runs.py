@@ -13,15 +13,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
-import numpy as np
-
 from .._validation import param_error
-from ..metrics.registry import greater_is_better
 from ..jobdir import read_job_dir
 from ..jobdir.redact import flatten_config
 from ..metrics.evaluate import metric_fingerprints
+from ..metrics.registry import greater_is_better
 
 __all__ = ["RunData", "fingerprints_from", "check_comparable", "metric_exclusions",
            "FINGERPRINT_KINDS"]
