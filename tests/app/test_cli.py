@@ -138,6 +138,7 @@ def _check_sweep(tmp_path: Path, uri: str, launcher: str) -> None:
         assert not any(k.startswith(("definitions.", "tracking.", "hydra."))
                        for k in child.data.params)
         assert any(k.startswith("ci/") for k in child.data.metrics)
+        assert "coverage_at_10" in child.data.metrics  # catalogue-level aggregates too
         assert child.data.tags["recoeval.overrides"] == " ".join(overrides)
         metrics = json.loads((job / "metrics.json").read_text())
         assert child.data.metrics["ndcg_at_10"] == pytest.approx(metrics["ndcg_at_10"],
