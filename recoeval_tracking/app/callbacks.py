@@ -85,7 +85,8 @@ def _create_parent(config: DictConfig, sweep_dir: Path, uri: str, experiment: st
     """Create the sweep's RUNNING parent run; None (and a warning) when the store cannot be
     reached: the jobs or a later sync then find or create it by ``sweep_id``."""
     from ..jobdir.redact import scrub_overrides, scrub_text
-    from ..tracking.client import _fast_fail_http, run_name_from_overrides
+    from ..tracking.client import _fast_fail_http
+    from ..tracking.names import MAX_NAME_CHARS, swept_keys
     from ..tracking.sweeps import create_sweep_parent
 
     overrides = _sweep_overrides(config)
@@ -96,12 +97,13 @@ def _create_parent(config: DictConfig, sweep_dir: Path, uri: str, experiment: st
         if "," in value or value.startswith(("range(", "choice(", "interval(")):
             grid[f"sweep.{key}"] = value
     launcher = str(OmegaConf.select(config, "hydra.launcher._target_", default="") or "")
-    name = run_name_from_overrides(overrides)
+    swept = swept_keys(overrides)
+    name = ("sweep " + " ".join(k.rsplit(".", 1)[-1] for k in swept))[:MAX_NAME_CHARS]
     try:
         with _fast_fail_http():  # a dead server fails in seconds, as job uploads do
             parent = create_sweep_parent(
                 tracking_uri=uri, experiment=experiment, sweep_id=sweep_id,
-                run_name=f"sweep {name}" if name else None,
+                run_name=name if swept else None,
                 tags={"recoeval.sweep_dir": str(sweep_dir),
                       "recoeval.launcher": launcher.rsplit(".", 1)[-1],
                       "recoeval.overrides": " ".join(scrub_overrides(overrides))},
@@ -147,8 +149,11 @@ class MlflowSweepCallback(Callback):
         experiment = tracking.get("experiment") or DEFAULT_EXPERIMENT
         sweep_id = uuid.uuid4().hex[:12]
         parent_run_id = _create_parent(config, sweep_dir, uri, experiment, sweep_id)
+        from ..tracking.names import swept_keys
+
         self._parent = {"sweep_id": sweep_id, "parent_run_id": parent_run_id,
-                        "tracking_uri": uri, "experiment": experiment}
+                        "tracking_uri": uri, "experiment": experiment,
+                        "swept_keys": swept_keys(_sweep_overrides(config))}
         self._sweep_dir = sweep_dir
         write_sweep_record(sweep_dir, self._parent)
         atexit.register(self._close_at_exit)

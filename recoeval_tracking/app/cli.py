@@ -141,6 +141,7 @@ def _task(cfg: Any) -> dict[str, Any] | None:
     try:
         plain = OmegaConf.to_container(cfg, resolve=True, throw_on_missing=True)
         _check_int_range(plain)
+        _pin_paths(cfg, plain, Path(hc.runtime.cwd), hc)
         sweep = None
         if multirun:
             sweep_dir = Path(str(hc.sweep.dir))
@@ -155,6 +156,30 @@ def _task(cfg: Any) -> dict[str, Any] | None:
             raise  # a sweep job must fail (Hydra marks it FAILED); main() prints the message
         _single_run_error.append(found)
         return None
+
+
+def _pin_paths(cfg: Any, plain: dict[str, Any], base: Path, hc: Any) -> None:
+    """Relative file paths of the data and model sections (``dataset.path``...) made absolute
+    from the start directory, in the job's config and in the saved ``.hydra/config.yaml``, so
+    that the documented re-run (``--config-path <job>/.hydra``) works from any directory."""
+    from omegaconf import OmegaConf, open_dict
+
+    changed = False
+    for section in ("dataset", "model"):
+        part = plain.get(section)
+        if not isinstance(part, dict):
+            continue
+        for key, value in part.items():
+            if (key == "path" or key.endswith("_path")) and isinstance(value, str) and value \
+                    and "://" not in value and not Path(value).expanduser().is_absolute():
+                part[key] = str((base / value).resolve())
+                with open_dict(cfg):
+                    cfg[section][key] = part[key]
+                changed = True
+    subdir = OmegaConf.select(hc, "output_subdir")
+    saved = Path(hc.runtime.output_dir) / str(subdir) / "config.yaml" if subdir else None
+    if changed and saved is not None and saved.is_file():
+        OmegaConf.save(cfg, saved)
 
 
 _OPTIONS_WITH_VALUE = {"--config-path", "-cp", "--config-name", "-cn", "--config-dir", "-cd",

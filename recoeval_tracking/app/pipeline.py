@@ -35,6 +35,7 @@ from typing import Any
 
 from .._validation import InputError, check_int, param_error
 from ..options import EvalOptions
+from .precheck import check_before_load, check_k_against_items
 
 __all__ = ["run_job", "tracking_uri_for", "progress_mode", "PROGRESS_MODES", "STAGES"]
 
@@ -271,6 +272,7 @@ def run_job(cfg: Mapping[str, Any], job_dir: str | Path, *, overrides: list[str]
         raise param_error("cfg", _FUNC, "a plain dict (the resolved config)", cfg)
     if not isinstance(job_dir, (str, Path)):
         raise param_error("job_dir", _FUNC, "a str or pathlib.Path", job_dir)
+    check_before_load(cfg)
     sections = {name: _section(cfg, name) for name in _SECTIONS}
     nthreads = check_int(cfg.get("nthreads", -1), "nthreads", _FUNC, minimum=-1)
     if nthreads == 0:
@@ -292,7 +294,7 @@ def run_job(cfg: Mapping[str, Any], job_dir: str | Path, *, overrides: list[str]
                                 if s in timings)
         logger.info("results at K=%d (%s):\n%s\ntimings: %s\njob directory: %s", results.k,
                     model.name, results.summary(), timing_text, out)
-    run_id = _track(cfg, out, base, tracking_uri, sweep)
+    run_id = _track(cfg, out, base, tracking_uri, sweep, overrides)
     return {"job_dir": str(out), "metrics": dict(results.means), "timings": timings,
             "run_id": run_id, "dataset": dataset_info}
 
@@ -312,6 +314,7 @@ def _run_stages(sections: dict[str, dict[str, Any]], options: EvalOptions,
             X = prepare_data(X, sections["dataset"])
         logger.info("data: %s (%d users x %d items, %d interactions)", X.name or
                     sections["dataset"].get("kind"), X.n_users, X.n_items, X.nnz)
+        check_k_against_items(options.k, X.n_items)
         with _timed(timings, "split"):
             split = split_data(X, sections["split"])
         logger.info("split: %r", split)
@@ -320,6 +323,7 @@ def _run_stages(sections: dict[str, dict[str, Any]], options: EvalOptions,
             model.fit(split.train.matrix, user_ids=split.train.user_ids,
                       item_ids=split.train.item_ids)
         logger.info("model: %r fitted in %.2f s", model, timings["fit"])
+        _compile_notice()
         update, bar = _eval_progress(split.train.n_users, disable)
         try:
             results = evaluate(split.train, split.test, scores=model.score_source(),
@@ -328,6 +332,18 @@ def _run_stages(sections: dict[str, dict[str, Any]], options: EvalOptions,
             bar.close()
     timings["eval"] = float(results.timings.get("eval", 0.0))
     return X, split, model, results, timings
+
+
+_NOTICE_GIVEN: list[bool] = []
+
+
+def _compile_notice() -> None:
+    """One line before the first evaluation of a process whose kernel cache is cold."""
+    from .precheck import COMPILE_NOTICE, kernel_cache_is_cold
+
+    if not _NOTICE_GIVEN and kernel_cache_is_cold():
+        _NOTICE_GIVEN.append(True)
+        print(f"recoeval-track: {COMPILE_NOTICE}", file=sys.stderr, flush=True)
 
 
 def _dataset_record(X: Any, split: Any, dataset: Mapping[str, Any], base: Path
@@ -351,23 +367,34 @@ def _dataset_record(X: Any, split: Any, dataset: Mapping[str, Any], base: Path
 
 
 def _track(cfg: Mapping[str, Any], out: Path, base: Path, tracking_uri: str | None,
-           sweep: Mapping[str, Any] | None) -> str | None:
+           sweep: Mapping[str, Any] | None, overrides: list[str] | None = None) -> str | None:
     """Log the job folder as one MLflow run unless tracking is off; None when it is off or the
     store could not be reached (the folder is then marked pending)."""
     tracking = dict(cfg.get("tracking") or {"enabled": False})
     if not tracking.get("enabled", False):
         return None
     from ..tracking import DEFAULT_EXPERIMENT, upload_or_mark_pending
+    from ..tracking.names import short_run_name
 
     uri = tracking_uri or tracking_uri_for(tracking, base)
+    swept = (sweep or {}).get("swept_keys") if sweep else None
+    name = short_run_name(cfg, overrides, swept if sweep else None,
+                          suffix=f"#{out.name}" if sweep else "")
     sweep = dict(sweep or {})
     run_id = upload_or_mark_pending(
         out, tracking_uri=uri, experiment=tracking.get("experiment") or DEFAULT_EXPERIMENT,
         parent_run_id=sweep.get("parent_run_id"), sweep_id=sweep.get("sweep_id"),
-        params=dict(cfg))
+        params=_user_params(cfg), run_name=name)
     if run_id is not None:
         logger.info("MLflow run %s in %s", run_id, _scrub(uri))
     return run_id
+
+
+def _user_params(cfg: Mapping[str, Any]) -> dict[str, Any]:
+    """The config the user chose, as run params: data, split, model and metric options and the
+    top-level seed (tracking, output and runtime settings left out)."""
+    keep = ("dataset", "split", "model", "metrics", "seed")
+    return {k: v for k, v in cfg.items() if k in keep}
 
 
 def tracking_uri_for(tracking: Mapping[str, Any], base_dir: str | Path | None = None) -> str:

@@ -98,6 +98,20 @@ def _popularity_features(runs: list, head: float):
     return user_popularity_share(split.train, split.test, head=head)
 
 
+def _replicates(cfg: Mapping[str, Any], runs: list) -> tuple[str | None, list[str] | None]:
+    """``replicate_key`` (``auto``: ``seed`` when a seed sweep changed the split, else none;
+    ``null``/empty: none) and ``group_by`` from the report config."""
+    from ..reporting.replicates import guess_replicate_key
+
+    key = cfg.get("replicate_key", "auto")
+    if key == "auto":
+        key = guess_replicate_key(runs)
+    if key is not None and not isinstance(key, str):
+        raise param_error("replicate_key", _PROG, "a param name, 'auto' or null", key)
+    group_by = [str(g) for g in (cfg.get("group_by") or [])] or None
+    return key or None, group_by
+
+
 def run_report(cfg: Mapping[str, Any], base_dir: str | Path | None = None) -> dict[str, Any]:
     """Build, write and log a report from a plain config (the layout of ``report.yaml``).
 
@@ -127,6 +141,7 @@ def run_report(cfg: Mapping[str, Any], base_dir: str | Path | None = None) -> di
         features = None
         if any(s.get("kind") == "popularity" for s in slices):
             features = _popularity_features(runs, float(cfg.get("popularity_head", 0.2)))
+        replicate_key, group_by = _replicates(cfg, runs)
         report = build_report(
             runs, cfg.get("baseline") or None, metrics=list(cfg.get("metrics") or []) or None,
             slices=slices, correction=str(cfg.get("correction", "holm")),
@@ -135,7 +150,8 @@ def run_report(cfg: Mapping[str, Any], base_dir: str | Path | None = None) -> di
             confidence=float(cfg.get("confidence", 0.95)), alpha=float(cfg.get("alpha", 0.05)),
             allow_mismatch=bool(cfg.get("allow_mismatch", False)), user_features=features,
             lower_is_better=tuple(cfg.get("lower_is_better") or ()),
-            config={k: v for k, v in cfg.items() if k != "hydra"})
+            config={k: v for k, v in cfg.items() if k != "hydra"},
+            replicate_key=replicate_key, group_by=group_by)
     out_dir = Path(out_cfg.get("dir") or ".")
     out_dir = out_dir if out_dir.is_absolute() else base / out_dir
     html_name = out_cfg.get("html")

@@ -62,6 +62,7 @@ import numpy as np
 import pandas as pd
 
 from .._validation import param_error
+from ..metrics.evaluate import metric_fingerprints
 from ..metrics.results import Results
 from .markers import (
     FILES,
@@ -358,6 +359,8 @@ def _write_results(results: Results, writer: _Writer, extra_metrics: Mapping[str
         "metric_columns": metric_columns,
         "curves": [sanitize_key(c) for c in results.curves_per_user],
         "definitions": results.definitions,
+        "metric_fingerprints": {sanitize_key(c): fp for c, fp in metric_fingerprints(
+            results.definitions, [*results.metric_columns, *results.aggregates]).items()},
     })))
 
     curves = curves_table(results)

@@ -51,6 +51,9 @@ class JobDir:
     config_yaml : str or None
         The text of ``config.yaml``.
     overrides : list of str or None
+    metric_fingerprints : dict of str to str
+        One fingerprint per metric column; empty for folders written before they were recorded
+        (readers then derive them from ``definitions``).
     """
 
     path: Path
@@ -68,6 +71,7 @@ class JobDir:
     config_yaml: str | None = None
     overrides: list[str] | None = None
     plots: list[Path] = field(default_factory=list)
+    metric_fingerprints: dict[str, str] = field(default_factory=dict)
 
     @property
     def job_uid(self) -> str:
@@ -229,4 +233,6 @@ def read_job_dir(path: str | Path, *, per_user: bool = True) -> JobDir:
         config_yaml=config_yaml,
         overrides=overrides,
         plots=sorted(plots_dir.glob("*.png")) if plots_dir.is_dir() else [],
+        metric_fingerprints={str(k): str(v) for k, v in
+                             (definitions_file.get("metric_fingerprints") or {}).items()},
     )

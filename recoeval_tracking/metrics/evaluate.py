@@ -34,11 +34,12 @@ from ..scores import BiasScores, DenseScores, FactorScores, RankedLists
 from .beyond import ListContext
 from .inputs import Prepared, lists_without_train, prepare, score_source, user_reasons
 from .profiles import apply_profile
-from .registry import METRICS, MetricSpec, column_name, curve_name, resolve_metrics
+from .registry import (METRICS, MetricSpec, column_name, curve_name, resolve_metrics,
+                       spec_for_key)
 from .results import Results
 
 __all__ = ["evaluate", "compute", "plan", "plan_for_source", "run", "shape", "Plan", "RawResult", "TIE_POLICIES",
-           "NAN_RULES", "definitions_record", "fingerprint"]
+           "NAN_RULES", "definitions_record", "fingerprint", "metric_fingerprints"]
 
 #: Tie policies available to every rank-based metric.
 TIE_POLICIES = {t.name.lower(): int(t) for t in Tie}
@@ -82,6 +83,33 @@ def fingerprint(definitions: dict[str, Any]) -> str:
     core = {k: v for k, v in definitions.items() if k != "source"}
     text = json.dumps(core, sort_keys=True, separators=(",", ":"), default=str)
     return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+#: Definition entries that concern one metric only (left out of the other metrics' prints).
+_METRIC_OWN = {"serendipity_top_n": "serendipity"}
+#: Entries that draw a replicate rather than define a metric (the seed of random tie-breaking).
+_NOT_DEFINING = ("source", "metrics", "ties_seed")
+
+
+def metric_fingerprints(definitions: dict[str, Any], columns: Sequence[str]) -> dict[str, str]:
+    """One fingerprint per metric column (``ndcg_at_10``, ``coverage_at_10``): the shared part
+    of the definitions record (K, ties, NaN rules, protocol, profile) plus that metric's own
+    formula, so that runs are compared metric by metric. The seed of random tie-breaking is left
+    out: runs that differ only by it are replicates of one definition. Columns that name no
+    metric of the record are left out."""
+    formulas = dict(definitions.get("metrics") or {})
+    shared = {k: v for k, v in definitions.items()
+              if k not in _NOT_DEFINING and k not in _METRIC_OWN}
+    out: dict[str, str] = {}
+    for col in columns:
+        spec = spec_for_key(col)
+        if spec is None or spec.name not in formulas:
+            continue
+        own = {k: definitions[k] for k, name in _METRIC_OWN.items()
+               if name == spec.name and k in definitions}
+        out[str(col)] = fingerprint({**shared, **own, "metric": spec.name,
+                                     "formula": formulas[spec.name]})
+    return out
 
 
 # ---------------------------------------------------------------------------------------------

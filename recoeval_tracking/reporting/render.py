@@ -36,6 +36,7 @@ from .._validation import param_error
 from ..jobdir.plots import new_figure
 from ..jobdir.redact import scrub_mapping, scrub_text
 from .report import Report
+from .summary import Best, summary_table
 
 __all__ = ["render_figures", "render_html", "render_markdown", "write_report", "metric_table"]
 
@@ -101,6 +102,8 @@ def _distribution_figures(report: Report) -> dict[str, bytes]:
     for m in report.metrics:
         stats_list, labels = [], []
         for r in report.runs:
+            if m not in r.per_user.columns:
+                continue
             v = r.per_user[m].to_numpy(dtype=np.float64)
             v = v[~np.isnan(v)]
             if v.size == 0:
@@ -159,9 +162,9 @@ def _sweep_figures(report: Report) -> dict[str, bytes]:
         for i, m in enumerate(report.metrics):
             ax = fig.add_subplot(math.ceil(n_m / 3), min(n_m, 3), i + 1)
             part = summary[summary["metric"] == m].set_index("run_id")
-            y = np.array([part.loc[r.run_id, "mean"] for r in report.runs], dtype=float)
-            lo = np.array([part.loc[r.run_id, "t_low"] for r in report.runs], dtype=float)
-            hi = np.array([part.loc[r.run_id, "t_high"] for r in report.runs], dtype=float)
+            ids = [r.run_id for r in report.runs]
+            y, lo, hi = (part[c].reindex(ids).to_numpy(dtype=float)
+                         for c in ("mean", "t_low", "t_high"))
             order = np.argsort(x, kind="stable")
             err = np.vstack([y - lo, hi - y])
             err = np.where(np.isfinite(err), err, 0.0)
@@ -249,8 +252,9 @@ def metric_table(summary: pd.DataFrame, comparisons: pd.DataFrame, metric: str,
 def _html_table(df: pd.DataFrame, cls: str = "") -> str:
     head = "".join(f"<th>{html.escape(scrub_text(str(c)))}</th>" for c in df.columns)
     body = []
-    for _, row in df.iterrows():
-        cells = "".join(f"<td>{html.escape(scrub_text(str(v)))}</td>" for v in row)
+    for row in df.itertuples(index=False):  # keeps each cell's own object (Best marks)
+        cells = "".join(f"<td><b>{html.escape(scrub_text(str(v)))}</b></td>" if isinstance(
+            v, Best) else f"<td>{html.escape(scrub_text(str(v)))}</td>" for v in row)
         body.append(f"<tr>{cells}</tr>")
     return (f'<table class="{cls}"><thead><tr>{head}</tr></thead><tbody>'
             + "".join(body) + "</tbody></table>")
@@ -267,13 +271,13 @@ def md_escape(text: Any) -> str:
 
 
 def _md_cell(v: Any) -> str:
-    return md_escape(v)
+    return f"**{md_escape(v)}**" if isinstance(v, Best) else md_escape(v)
 
 
 def _md_table(df: pd.DataFrame) -> str:
     lines = ["| " + " | ".join(_md_cell(c) for c in df.columns) + " |",
              "|" + "---|" * len(df.columns)]
-    for _, row in df.iterrows():
+    for row in df.itertuples(index=False):
         lines.append("| " + " | ".join(_md_cell(v) for v in row) + " |")
     return "\n".join(lines)
 
@@ -314,6 +318,17 @@ def _sections(report: Report) -> list[tuple[str, str, Any]]:
              f"(`{scrub_text(base.run_id)}`) on {len(report.metrics)} metric(s): "
              f"{', '.join(report.metrics)}.")
     items.append(("text", "", intro))
+    if len(report.runs) > 1 or report.metrics:
+        items.append(("table", "Summary: mean [95% t CI] and mark vs the baseline, best in bold",
+                      summary_table(report)))
+    rep = report.settings.get("replicate_key")
+    if rep:
+        groups = ", ".join(report.settings.get("group_by") or []) or "none"
+        items.append(("text", "", f"Replicates over `{rep}`, grouped by {groups}: each row of "
+                      f"a group is one {rep}'s mean, n counts replicates, intervals show the "
+                      f"spread between them and comparisons are paired by {rep}."))
+    for note in report.notes:
+        items.append(("text", "", md_escape(note) + "."))
     if report.mismatches:
         items.append(("warning", "", "NOT COMPARABLE (compared anyway, allow_mismatch=true): "
                       + "; ".join(report.mismatches) + ". Every table below is marked."))

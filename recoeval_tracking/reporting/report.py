@@ -5,9 +5,12 @@ params and fingerprints), wherever it came from (job directories or a tracking s
 returns a :class:`Report` of tables that :mod:`recoeval_tracking.reporting.render` turns into
 HTML and Markdown.
 
-Comparability first: runs are compared only when their data, split and metric-definition
-fingerprints agree; otherwise :func:`build_report` refuses with a message naming what differs
-(``allow_mismatch=True`` proceeds and marks every table). Users are aligned by their original id;
+Comparability first: runs are compared only when their data and split fingerprints agree;
+otherwise :func:`build_report` refuses with a message naming what differs (``allow_mismatch=True``
+proceeds and marks every table). Each metric is compared over the runs whose definition of it
+agrees (one fingerprint per metric); the report names the runs a metric is missing from. Runs
+that differ only by a seed are replicates (``replicate_key``): they are aggregated per group,
+with the between-replicate spread (:mod:`recoeval_tracking.reporting.replicates`). Users are aligned by their original id;
 a user absent from a run, or NaN there, is counted and reported, never silently dropped: a run's
 mean is over its own defined users (it equals the logged mean), a paired comparison is over the
 users defined in both runs (the count is in the table).
@@ -30,9 +33,20 @@ import numpy as np
 import pandas as pd
 
 from .._validation import InputError, check_int, check_unit_open, param_error
-from ..metrics.registry import greater_is_better
 from . import stats as st
-from .runs import FINGERPRINT_KINDS, RunData, _check_runs, check_comparable, fingerprints_from
+from .replicates import aggregate_replicates, check_replicates, default_group_by
+from .runs import (
+    FINGERPRINT_KINDS,
+    RunData,
+    _check_runs,
+    _drop_excluded,
+    _exclusion_notes,
+    _lower_better,
+    _resolve_baseline,
+    check_comparable,
+    fingerprints_from,
+    metric_exclusions,
+)
 from .slices import SLICE_KINDS, slice_groups, user_popularity_share
 
 __all__ = ["RunData", "Report", "SliceTable", "build_report", "user_popularity_share",
@@ -94,6 +108,8 @@ class Report:
         The statistical settings (correction, test, permutations, resamples, seed...).
     config : dict
         The report's own config as given by the caller (written into the page).
+    notes : list of str
+        Metrics not compared over every run, and which runs they leave out.
     """
 
     runs: list[RunData]
@@ -108,6 +124,7 @@ class Report:
     swept_params: list[str]
     settings: dict[str, Any]
     config: dict[str, Any] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
 
     @property
     def comparable(self) -> bool:
@@ -127,56 +144,14 @@ class Report:
 # ---------------------------------------------------------------------------------------------
 
 
-def _lower_better(metric: str, prefixes: Sequence[str]) -> bool:
-    """Lower is better for ``metric``: by the metric registry (``mpr``, ``*_seconds``), or when
-    its name starts with one of the user's extra ``prefixes``."""
-    return not greater_is_better(metric) or metric.startswith(tuple(prefixes))
-
-
-def _resolve_baseline(baseline: Any, runs: list[RunData], metrics: list[str],
-                      lower: Sequence[str], func: str) -> RunData:
-    if baseline is None:
-        return runs[0]
-    if not isinstance(baseline, str):
-        raise param_error("baseline", func, "a run id or name, 'tag:<key>=<value>', "
-                          "'best:<metric>' or 'worst:<metric>'", baseline)
-    for r in runs:
-        if baseline == r.run_id:
-            return r
-    named = [r for r in runs if r.name == baseline]
-    if len(named) == 1:
-        return named[0]
-    if baseline.startswith("tag:") and "=" in baseline:
-        key, value = baseline[4:].split("=", 1)
-        tagged = [r for r in runs if r.tags.get(key) == value]
-        if len(tagged) == 1:
-            return tagged[0]
-        raise param_error("baseline", func, "a tag that exactly one run carries", baseline,
-                          f"{len(tagged)} runs carry it.")
-    if baseline.startswith(("best:", "worst:")):
-        which, metric = baseline.split(":", 1)
-        if metric not in metrics:
-            raise param_error("baseline", func, f"best:/worst: with a reported metric {metrics}",
-                              baseline)
-        means = np.array([np.nanmean(r.per_user[metric].to_numpy(dtype=np.float64))
-                          if r.per_user[metric].notna().any() else np.nan for r in runs])
-        if np.all(np.isnan(means)):
-            raise param_error("baseline", func, "a metric defined for some run", baseline)
-        high = (which == "best") != _lower_better(metric, lower)
-        return runs[int(np.nanargmax(means) if high else np.nanargmin(means))]
-    raise param_error("baseline", func, "a run id or name of a selected run, "
-                      "'tag:<key>=<value>', 'best:<metric>' or 'worst:<metric>'", baseline,
-                      "Known runs: " + ", ".join(f"{r.name} ({r.run_id})" for r in runs[:10]))
-
-
 def _resolve_metrics(metrics: Any, runs: list[RunData], func: str) -> list[str]:
     per_run = [[c for c in r.per_user.columns if c not in _ID_COLUMNS
                 and pd.api.types.is_numeric_dtype(r.per_user[c])] for r in runs]
-    common = [c for c in per_run[0] if all(c in cols for cols in per_run[1:])]
+    common = list(dict.fromkeys(c for cols in per_run for c in cols))
     if metrics is None:
         if not common:
-            raise param_error("runs", func, "runs sharing at least one per-user metric column",
-                              "no common metric column", got_is_text=True)
+            raise param_error("runs", func, "runs with at least one per-user metric column",
+                              "no metric column", got_is_text=True)
         return common
     if isinstance(metrics, str):
         metrics = [metrics]
@@ -184,10 +159,9 @@ def _resolve_metrics(metrics: Any, runs: list[RunData], func: str) -> list[str]:
     if not metrics:
         return common
     for m in metrics:
-        lacking = [r.name for r, cols in zip(runs, per_run) if m not in cols]
-        if lacking:
-            raise param_error("metrics", func, f"metrics every run has (common: {common})",
-                              f"{m!r}, missing from {', '.join(lacking[:5])}", got_is_text=True)
+        if m not in common:
+            raise param_error("metrics", func, f"metrics some run has ({common})",
+                              f"{m!r}, missing from every run", got_is_text=True)
     return metrics
 
 
@@ -291,7 +265,8 @@ def build_report(runs: Sequence[RunData], baseline: str | None = None, *,
                  seed: int = 0, confidence: float = 0.95, alpha: float = 0.05,
                  allow_mismatch: bool = False, user_features: pd.DataFrame | None = None,
                  lower_is_better: Sequence[str] = (),
-                 config: Mapping[str, Any] | None = None) -> Report:
+                 config: Mapping[str, Any] | None = None, replicate_key: str | None = None,
+                 group_by: Sequence[str] | None = None) -> Report:
     """Compare runs on the same users: means with intervals, paired tests against a baseline.
 
     Parameters
@@ -334,6 +309,11 @@ def build_report(runs: Sequence[RunData], baseline: str | None = None, *,
         (:func:`recoeval_tracking.metrics.registry.greater_is_better`: ``mpr``, ``*_seconds``).
     config : dict, optional
         The report's config, written into the page so that it can be regenerated.
+    replicate_key : str, optional
+        A param whose values are replicates (``seed``): runs are aggregated per group, one row
+        per replicate holding its mean; the split must agree only within a replicate.
+    group_by : list of str, optional
+        The params that form the groups (default: every swept param but ``replicate_key``).
 
     Returns
     -------
@@ -350,19 +330,34 @@ def build_report(runs: Sequence[RunData], baseline: str | None = None, *,
     settings = _check_settings(func, correction, test, n_permutations, n_bootstrap, seed,
                                confidence, alpha, allow_mismatch, user_features, slices,
                                lower_is_better)
-    mismatches = check_comparable(runs)
+    if replicate_key is not None and not isinstance(replicate_key, str):
+        raise param_error("replicate_key", func, "a param name (str) or None", replicate_key)
+    mismatches = (check_replicates(runs, replicate_key) if replicate_key
+                  else check_comparable(runs))
     if mismatches and not allow_mismatch:
         raise _not_comparable(mismatches)
+    swept = _swept_params(runs)
+    if replicate_key:
+        runs_in, runs = runs, aggregate_replicates(runs, replicate_key, group_by, func)
+        settings["replicate_key"] = replicate_key
+        settings["group_by"] = list(group_by or default_group_by(runs_in, replicate_key))
+        swept = _swept_params(runs)
     metrics = _resolve_metrics(metrics, runs, func)
     base = _resolve_baseline(baseline, runs, metrics, settings["lower_is_better"], func)
     runs = [base] + [r for r in runs if r is not base]
-    aligned = _align(runs, metrics, user_features)
+    excluded = metric_exclusions(runs, metrics, base)
+    aligned = _align(runs, metrics, user_features, excluded)
     summary, comparisons, slice_tables = _all_tables(aligned, runs, metrics, slices, settings, func)
+    summary, comparisons = _drop_excluded(summary, excluded), _drop_excluded(comparisons, excluded)
+    for t in slice_tables:
+        t.summary, t.comparisons = _drop_excluded(t.summary, excluded), _drop_excluded(
+            t.comparisons, excluded)
     return Report(runs=runs, baseline=base.run_id, metrics=metrics, summary=summary,
                   comparisons=comparisons, slices=slice_tables,
                   coverage=_coverage(aligned, runs, metrics), inputs=_inputs(runs),
-                  mismatches=mismatches, swept_params=_swept_params(runs),
-                  settings=settings, config=dict(config or {}))
+                  mismatches=mismatches, swept_params=swept,
+                  settings=settings, config=dict(config or {}),
+                  notes=_exclusion_notes(excluded, runs))
 
 
 def _check_settings(func: str, correction: Any, test: Any, n_permutations: Any,
@@ -414,8 +409,8 @@ class _Aligned:
     users: pd.DataFrame  # user_id, n_train, n_test and the user features, for slices
 
 
-def _align(runs: list[RunData], metrics: list[str], user_features: pd.DataFrame | None
-           ) -> _Aligned:
+def _align(runs: list[RunData], metrics: list[str], user_features: pd.DataFrame | None,
+           excluded: Mapping[str, Mapping[str, str]] | None = None) -> _Aligned:
     union = pd.Index(pd.unique(np.concatenate([r.per_user["user_id"].to_numpy()
                                                for r in runs])))
     N, R = len(union), len(runs)
@@ -426,7 +421,8 @@ def _align(runs: list[RunData], metrics: list[str], user_features: pd.DataFrame 
         pos = union.get_indexer(r.per_user["user_id"].to_numpy())
         present[pos, j] = True
         for m in metrics:
-            values[m][pos, j] = r.per_user[m].to_numpy(dtype=np.float64)
+            if r.run_id not in (excluded or {}).get(m, {}):
+                values[m][pos, j] = r.per_user[m].to_numpy(dtype=np.float64)
         for col in ("n_train", "n_test"):
             if col in r.per_user.columns:
                 if col not in users.columns:

@@ -1,8 +1,9 @@
 """The runs a report compares, as plain data: :class:`RunData`, read from a job directory or a
 tracking store's copy of one, and the fingerprints that decide whether runs are comparable.
 
-Runs are compared only when their data, split and metric-definition fingerprints agree
-(:func:`check_comparable` names what differs).
+Runs are compared only when their data and split fingerprints agree (:func:`check_comparable`
+names what differs), and each metric only over the runs whose definition of that metric agrees
+(:func:`metric_exclusions`): a metric that only some runs have is compared over those.
 """
 
 from __future__ import annotations
@@ -12,16 +13,24 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from .._validation import param_error
 from ..jobdir import read_job_dir
 from ..jobdir.redact import flatten_config
+from ..metrics.evaluate import metric_fingerprints
+from ..metrics.registry import greater_is_better
 
-__all__ = ["RunData", "fingerprints_from", "check_comparable", "FINGERPRINT_KINDS"]
+__all__ = ["RunData", "fingerprints_from", "check_comparable", "metric_exclusions",
+           "FINGERPRINT_KINDS"]
 
-#: The fingerprints that must agree for runs to be compared.
+#: The fingerprints recorded per run (``definitions`` is the whole record's; comparability of
+#: metrics is judged by the per-metric fingerprints).
 FINGERPRINT_KINDS = ("data", "split", "definitions")
+
+#: The fingerprints that must agree for runs to be compared at all.
+RUN_KINDS = ("data", "split")
 
 
 @dataclass
@@ -50,6 +59,8 @@ class RunData:
         Where the run came from (``mlflow run <id>`` or a path).
     config : dict or None
         The run's resolved config, nested (``config.yaml``), when known.
+    metric_fingerprints : dict
+        One fingerprint per metric column (missing: the ``definitions`` one stands for all).
     """
 
     run_id: str
@@ -62,6 +73,12 @@ class RunData:
     tags: dict[str, str] = field(default_factory=dict)
     source: str = ""
     config: dict[str, Any] | None = None
+    metric_fingerprints: dict[str, str] = field(default_factory=dict)
+
+    def metric_fingerprint(self, metric: str) -> str:
+        """The fingerprint of this run's definition of ``metric`` (the whole definitions
+        fingerprint when no per-metric one is known; empty when none is)."""
+        return self.metric_fingerprints.get(metric) or self.fingerprints.get("definitions", "")
 
     @classmethod
     def from_job_dir(cls, path: str | Path, *, run_id: str | None = None,
@@ -84,7 +101,19 @@ class RunData:
                    params=flat, curves=job.curves if len(job.curves) else None,
                    fingerprints=fingerprints_from(job.dataset, job.fingerprint),
                    metrics=dict(job.metrics), tags=dict(tags or {}),
-                   source=source or str(Path(path)), config=job.config)
+                   source=source or str(Path(path)), config=job.config,
+                   metric_fingerprints=_job_metric_fingerprints(job))
+
+
+def _job_metric_fingerprints(job: Any) -> dict[str, str]:
+    """Per-metric fingerprints as recorded, else derived from the definitions record (folders
+    written before they were recorded); empty when neither is there."""
+    if job.metric_fingerprints:
+        return dict(job.metric_fingerprints)
+    if not job.definitions:
+        return {}
+    columns = list(job.metric_columns) + list(job.metrics)
+    return metric_fingerprints(job.definitions, columns)
 
 
 def fingerprints_from(dataset: Mapping[str, Any] | None, definitions_fp: str | None
@@ -136,14 +165,14 @@ def _check_runs(runs: Any, func: str) -> list[RunData]:
 
 
 
-def check_comparable(runs: Sequence[RunData]) -> list[str]:
-    """What differs between the runs' data, split and definitions fingerprints.
+def check_comparable(runs: Sequence[RunData], kinds: Sequence[str] = RUN_KINDS) -> list[str]:
+    """What differs between the runs' data and split fingerprints (``kinds``).
 
     A fingerprint recorded for some runs and not for others counts as a difference; one recorded
     for none is not checked. Returns one message per differing kind (empty list: comparable).
     """
     problems = []
-    for kind in FINGERPRINT_KINDS:
+    for kind in kinds:
         values: dict[str, list[str]] = {}
         for r in runs:
             values.setdefault(r.fingerprints.get(kind) or "<not recorded>", []).append(r.name)
@@ -156,3 +185,91 @@ def check_comparable(runs: Sequence[RunData]) -> list[str]:
             problems.append(f"the {kind} fingerprint differs: " + " vs ".join(parts))
     return problems
 
+
+
+def metric_exclusions(runs: Sequence[RunData], metrics: Sequence[str], baseline: RunData
+                      ) -> dict[str, dict[str, str]]:
+    """Per metric, the runs it is not compared over and why: ``{metric: {run_id: reason}}``.
+
+    A run is left out of a metric when it lacks the metric's column (``"missing"``) or defines
+    it differently from the reference run (``"defined differently"``): the baseline when it has
+    the metric, else the first run that has it.
+    """
+    out: dict[str, dict[str, str]] = {}
+    for m in metrics:
+        having = [r for r in runs if m in r.per_user.columns]
+        ref = baseline if baseline in having else (having[0] if having else None)
+        left: dict[str, str] = {}
+        for r in runs:
+            if r not in having:
+                left[r.run_id] = "missing"
+            elif ref is not None and r.metric_fingerprint(m) != ref.metric_fingerprint(m):
+                left[r.run_id] = "defined differently"
+        if left:
+            out[m] = left
+    return out
+
+
+def _drop_excluded(table: pd.DataFrame, excluded: Mapping[str, Mapping[str, str]]
+                   ) -> pd.DataFrame:
+    """``table`` without the (run, metric) rows a metric is not compared over."""
+    if not excluded or not len(table):
+        return table
+    keep = [run_id not in excluded.get(m, {}) for run_id, m in zip(table["run_id"],
+                                                                    table["metric"])]
+    return table[keep].reset_index(drop=True)
+
+
+def _exclusion_notes(excluded: Mapping[str, Mapping[str, str]], runs: list[RunData]
+                     ) -> list[str]:
+    names = {r.run_id: r.name for r in runs}
+    notes = []
+    for m, left in excluded.items():
+        by_reason: dict[str, list[str]] = {}
+        for run_id, reason in left.items():
+            by_reason.setdefault(reason, []).append(names[run_id])
+        parts = [f"{reason} in {', '.join(n)}" for reason, n in by_reason.items()]
+        notes.append(f"{m} is compared over the other runs only ({'; '.join(parts)})")
+    return notes
+
+
+def _lower_better(metric: str, prefixes: Sequence[str]) -> bool:
+    """Lower is better for ``metric``: by the metric registry (``mpr``, ``*_seconds``), or when
+    its name starts with one of the user's extra ``prefixes``."""
+    return not greater_is_better(metric) or metric.startswith(tuple(prefixes))
+
+
+def _resolve_baseline(baseline: Any, runs: list[RunData], metrics: list[str],
+                      lower: Sequence[str], func: str) -> RunData:
+    if baseline is None:
+        return runs[0]
+    if not isinstance(baseline, str):
+        raise param_error("baseline", func, "a run id or name, 'tag:<key>=<value>', "
+                          "'best:<metric>' or 'worst:<metric>'", baseline)
+    for r in runs:
+        if baseline == r.run_id:
+            return r
+    named = [r for r in runs if r.name == baseline]
+    if len(named) == 1:
+        return named[0]
+    if baseline.startswith("tag:") and "=" in baseline:
+        key, value = baseline[4:].split("=", 1)
+        tagged = [r for r in runs if r.tags.get(key) == value]
+        if len(tagged) == 1:
+            return tagged[0]
+        raise param_error("baseline", func, "a tag that exactly one run carries", baseline,
+                          f"{len(tagged)} runs carry it.")
+    if baseline.startswith(("best:", "worst:")):
+        which, metric = baseline.split(":", 1)
+        if metric not in metrics:
+            raise param_error("baseline", func, f"best:/worst: with a reported metric {metrics}",
+                              baseline)
+        means = np.array([np.nanmean(r.per_user[metric].to_numpy(dtype=np.float64))
+                          if r.per_user[metric].notna().any() else np.nan for r in runs])
+        if np.all(np.isnan(means)):
+            raise param_error("baseline", func, "a metric defined for some run", baseline)
+        high = (which == "best") != _lower_better(metric, lower)
+        return runs[int(np.nanargmax(means) if high else np.nanargmin(means))]
+    raise param_error("baseline", func, "a run id or name of a selected run, "
+                      "'tag:<key>=<value>', 'best:<metric>' or 'worst:<metric>'", baseline,
+                      "Known runs: " + ", ".join(f"{r.name} ({r.run_id})" for r in runs[:10]))

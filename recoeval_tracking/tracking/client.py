@@ -34,6 +34,14 @@ __all__ = [
 
 DEFAULT_EXPERIMENT = "recoeval"
 
+#: The experiment's description (MLflow's ``mlflow.note.content`` tag), shown above its runs.
+EXPERIMENT_DESCRIPTION = (
+    "Offline evaluations of implicit-feedback recommenders by recoeval-track. One run per job "
+    "(model x data x split); a sweep is a parent run with its jobs as children and a "
+    "leaderboard. Metrics: means at K (ndcg_at_10...), curves over k (ndcg_at_k, step = k), "
+    "confidence bounds under ci/, timings. Params: the config chosen; artifacts: per-user "
+    "results, definitions.json, plots. Compare runs with recoeval-track-report.")
+
 _TAG_PREFIX = "recoeval."
 _MAX_PARAM_CHARS = 6000
 _MAX_TAG_CHARS = 5000
@@ -116,7 +124,8 @@ def _experiment_id(client, name: str, artifact_location: str | None, uri: str) -
         try:
             return client.create_experiment(
                 name, artifact_location=location,
-                tags={"mlflow.experimentKind": "custom_model_development"})
+                tags={"mlflow.experimentKind": "custom_model_development",
+                      "mlflow.note.content": EXPERIMENT_DESCRIPTION})
         except MlflowException as err:  # created meanwhile by a parallel job
             exp = client.get_experiment_by_name(name)
             if exp is None:
@@ -124,6 +133,9 @@ def _experiment_id(client, name: str, artifact_location: str | None, uri: str) -
     if exp.tags.get("mlflow.experimentKind") != "custom_model_development":
         client.set_experiment_tag(exp.experiment_id, "mlflow.experimentKind",
                                   "custom_model_development")
+    if "mlflow.note.content" not in exp.tags:
+        client.set_experiment_tag(exp.experiment_id, "mlflow.note.content",
+                                  EXPERIMENT_DESCRIPTION)
     return exp.experiment_id
 
 

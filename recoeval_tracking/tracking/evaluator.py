@@ -306,7 +306,11 @@ def _log(results: Any, run_id: str, cfg: EvaluatorConfig, dataset: Any,
         job = read_job_dir(tmp, per_user=False)
         artifact_uri = _client(uri).get_run(run_id).info.artifact_uri
         artifacts = _artifacts(Path(tmp), artifact_uri)
-    return EvaluationResult(metrics=dict(job.metrics), artifacts=artifacts, run_id=run_id)
+    from .run_parts import _metric_key
+
+    # keyed as logged (bounds under ci/): MLflow logs these again into the run
+    return EvaluationResult(metrics={_metric_key(k): v for k, v in job.metrics.items()},
+                            artifacts=artifacts, run_id=run_id)
 
 
 class RecoevalEvaluator(ModelEvaluator):

@@ -3,15 +3,20 @@
 What a run holds (logged from a job directory written by
 :func:`recoeval_tracking.jobdir.write_job_dir`):
 
-* **params**: the resolved config flattened to dotted keys (``model.factors``, ``metrics.k``),
-  the metric definitions as ``definitions.*``, and the caller's ``params``; secret keys dropped.
+* **name**: short and distinct (:mod:`.names`: ``als f=64 reg=0.1`` in a sweep, dataset and
+  model for a plain run); **start and end**: the job's real times (``job.json``).
+* **params**: the config the user chose flattened to dotted keys (``model.factors``,
+  ``metrics.k``; tracking and Hydra settings left out) and the caller's ``params``; secret keys
+  dropped. The metric definitions are never params: ``definitions.json`` and fingerprint tags.
 * **metrics** (one :meth:`MlflowClient.log_batch`): everything in ``metrics.json`` (means at K,
-  ``_ci95_low``/``_ci95_high``, ``users_evaluated``, ``users_nan_<reason>``, ``<stage>_seconds``)
-  at step 0, and each curve of ``curves.csv`` (``ndcg_at_k``...) with ``step = k`` for k = 1..K.
+  ``users_evaluated``, ``users_nan_<reason>``, ``<stage>_seconds``; the bounds
+  ``_ci95_low``/``_ci95_high`` under ``ci/``, a chart section of their own) at step 0, and each
+  curve of ``curves.csv`` (``ndcg_at_k``...) with ``step = k`` for k = 1..K.
 * **tags**: ``recoeval.job_uid``, ``recoeval.sweep_id``, ``recoeval.version``, ``recoeval.k``,
   ``recoeval.metrics`` (the headline metric keys), ``recoeval.definitions_fingerprint``,
   ``recoeval.data_fingerprint``, ``recoeval.split_fingerprint``, ``recoeval.overrides``,
   ``mlflow.source.git.commit`` and ``recoeval.git_commit`` when the job ran in a git checkout,
+  MLflow's context tags (``mlflow.source.name``, ``mlflow.user``),
   ``mlflow.parentRunId`` for sweep children.
 * **inputs**: the dataset, with ``digest`` = its data fingerprint (context ``evaluation``).
 * **artifacts**: the files of the job directory (``per_user.parquet``, ``metrics.json``,
@@ -41,7 +46,6 @@ from __future__ import annotations
 import contextlib
 import datetime as _dt
 import errno
-import json
 import os
 import sys
 import tempfile
@@ -49,7 +53,6 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 
 from .._validation import check_optional, param_error
 from ..jobdir import FILES, JobDir, read_job_dir, write_job_dir
@@ -61,7 +64,7 @@ from ..jobdir.markers import (
     lock_if_writable,
     write_json_atomic,
 )
-from ..jobdir.redact import flatten_config, scrub_overrides, scrub_text
+from ..jobdir.redact import flatten_config, scrub_overrides
 from ..metrics.results import Results
 from .client import (
     _TAG_PREFIX,
@@ -73,8 +76,9 @@ from .client import (
     _now_ms,
     params_from_config,
     resolve_tracking_uri,
-    run_name_from_overrides,
 )
+from .names import short_run_name
+from .run_parts import _context_tags, _dataset_input, _fingerprints, _job_times, _metrics_for
 
 __all__ = ["log_job_dir", "log_results", "upload_args", "upload_job", "job_lock", "set_marker",
            "LOCK_WAIT_SECONDS"]
@@ -84,32 +88,6 @@ LOCK_WAIT_SECONDS = 600.0
 
 _ARTIFACT_FILES = tuple(FILES[name] for name in (
     "per_user", "metrics", "curves", "definitions", "dataset", "config", "overrides", "job"))
-
-
-def _metrics_for(job: JobDir, timestamp: int) -> list:
-    from mlflow.entities import Metric
-
-    out = [Metric(key, float(value), timestamp, 0) for key, value in job.metrics.items()]
-    curves = job.curves
-    if len(curves):
-        ks = curves["k"].to_numpy(dtype=np.int64)
-        for name in job.curve_names:
-            values = curves[name].to_numpy(dtype=np.float64)
-            out.extend(Metric(name, float(v), timestamp, int(k)) for k, v in zip(ks, values))
-    return out
-
-
-def _fingerprints(job: JobDir) -> dict[str, str]:
-    ds = job.dataset or {}
-    out = {}
-    data_fp = ds.get("data_fingerprint", ds.get("fingerprint"))
-    if data_fp:
-        out["data_fingerprint"] = str(data_fp)
-    if ds.get("split_fingerprint"):
-        out["split_fingerprint"] = str(ds["split_fingerprint"])
-    if job.fingerprint:
-        out["definitions_fingerprint"] = job.fingerprint
-    return out
 
 
 def _run_tags(job: JobDir, sweep_id: str | None, extra: Mapping[str, Any] | None
@@ -135,28 +113,6 @@ def _run_tags(job: JobDir, sweep_id: str | None, extra: Mapping[str, Any] | None
     if extra:
         tags.update(extra)
     return _clean_tags(tags)
-
-
-def _dataset_input(job: JobDir):
-    from mlflow.entities import Dataset, DatasetInput, InputTag
-
-    ds = job.dataset
-    if not ds:
-        return None
-    digest = ds.get("data_fingerprint", ds.get("fingerprint"))
-    if not digest:
-        return None
-    source = ds.get("source") or ds.get("path") or str(job.path / FILES["dataset"])
-    source = scrub_text(str(source))
-    source_type = "http" if source.startswith(("http://", "https://")) else "local"
-    source_json = json.dumps({"url" if source_type == "http" else "uri": source})
-    profile = {k: v for k, v in ds.items()
-               if isinstance(v, (int, float, str, bool)) and k not in ("source", "path")}
-    return DatasetInput(
-        Dataset(name=str(ds.get("name", "dataset"))[:500], digest=str(digest)[:36],
-                source_type=source_type, source=source_json,
-                profile=json.dumps(profile, default=str)),
-        tags=[InputTag(key="mlflow.data.context", value="evaluation")])
 
 
 def _missing_metrics(client, run, metrics: list) -> list:
@@ -213,11 +169,12 @@ def _upload(client, run_id: str, job: JobDir, *, params: dict[str, str], tags: d
 
 
 def _job_params(job: JobDir, params: Mapping[str, Any] | None) -> dict[str, str]:
+    """The config as dotted params; the metric definitions stay in ``definitions.json`` and
+    their fingerprints in tags, never params."""
     flat: dict[str, Any] = {}
-    if job.definitions:
-        flat.update(flatten_config(job.definitions, prefix="definitions"))
     if job.config:
-        flat.update(flatten_config(job.config))
+        flat.update({k: v for k, v in flatten_config(job.config).items()
+                     if not k.startswith(("tracking.", "hydra.", "definitions."))})
     if params:
         flat.update(flatten_config(params))
     return _clean_params(flat)
@@ -297,9 +254,12 @@ def upload_job(root: Path, uri: str, upload: Mapping[str, Any]) -> str:
     run_tags = _run_tags(job, upload.get("sweep_id"), upload.get("tags"))
     if upload.get("parent_run_id"):
         run_tags["mlflow.parentRunId"] = upload["parent_run_id"]
+    start_ms, end_ms = _job_times(job)
     if resume is None:
-        name = upload.get("run_name") or run_name_from_overrides(job.overrides)
-        run_id = client.create_run(exp_id, tags=run_tags, run_name=name).info.run_id
+        name = upload.get("run_name") or short_run_name(job.config, job.overrides)
+        run_tags = _clean_tags({**_context_tags(), **run_tags})
+        run_id = client.create_run(exp_id, tags=run_tags, run_name=name,
+                                   start_time=start_ms).info.run_id
         run_tags = {}
     else:
         run_id = resume.info.run_id
@@ -312,7 +272,7 @@ def upload_job(root: Path, uri: str, upload: Mapping[str, Any]) -> str:
         with contextlib.suppress(Exception):
             client.set_terminated(run_id, "FAILED")
         raise
-    client.set_terminated(run_id, "FINISHED")
+    client.set_terminated(run_id, "FINISHED", end_time=end_ms)
     return _synced(root, run_id, uri)
 
 

@@ -201,7 +201,8 @@ def build_leaderboard(parent_run_id: str, *, tracking_uri: str | None = None,
             "overrides": scrub_text(run.data.tags.get(_TAG_PREFIX + "overrides", ""))}
         for m in metrics:
             for key in (m, f"{m}_ci95_low", f"{m}_ci95_high"):
-                row[key] = run.data.metrics.get(key, math.nan)
+                row[key] = run.data.metrics.get(key, run.data.metrics.get(f"ci/{key}",
+                                                                          math.nan))
         rows.append(row)
     columns = ["run_name", "run_id", "status", "overrides"] + [
         key for m in metrics for key in (m, f"{m}_ci95_low", f"{m}_ci95_high")]

@@ -87,6 +87,10 @@ def test_single_run_end_to_end_and_rerun_from_the_job_config(tmp_path, local_sto
         "job_uid"]
     assert "mlflow.parentRunId" not in run.data.tags
     assert json.loads((job / "SYNCED").read_text())["run_id"] == run.info.run_id
+    # a plain run is named after its dataset and model, with its real times and context
+    assert run.info.run_name == "synthetic als f=8 it=5", run.info.run_name
+    assert run.info.end_time - run.info.start_time >= 1000 * metrics["eval_seconds"] - 1000
+    assert run.data.tags["mlflow.user"] and run.data.tags["mlflow.source.name"]
 
     # the documented re-run command gives the same per-user metrics
     again = tmp_path / "again"
@@ -114,6 +118,10 @@ def _check_sweep(tmp_path: Path, uri: str, launcher: str) -> None:
     assert parent.data.tags["recoeval.launcher"] == launcher
     assert parent.data.metrics["sweep_jobs"] == 4.0
     sweep_id = parent.data.tags["recoeval.sweep_id"]
+    assert record["swept_keys"] == ["model", "seed"]
+    names = [c.info.run_name for c in children]
+    assert len(set(names)) == 4 and all(len(n) < 40 for n in names), names
+    assert set(names) == {"als seed=0", "als seed=1", "popularity seed=0", "popularity seed=1"}
     seen = set()
     for job in jobs:
         _check_job_files(job)
@@ -127,6 +135,10 @@ def _check_sweep(tmp_path: Path, uri: str, launcher: str) -> None:
         seen.add((cfg["model"]["name"], cfg["seed"]))
         assert child.data.params["model.name"] == cfg["model"]["name"]
         assert child.data.params["seed"] == str(cfg["seed"])
+        assert not any(k.startswith(("definitions.", "tracking.", "hydra."))
+                       for k in child.data.params)
+        assert any(k.startswith("ci/") for k in child.data.metrics)
+        assert "coverage_at_10" in child.data.metrics  # catalogue-level aggregates too
         assert child.data.tags["recoeval.overrides"] == " ".join(overrides)
         metrics = json.loads((job / "metrics.json").read_text())
         assert child.data.metrics["ndcg_at_10"] == pytest.approx(metrics["ndcg_at_10"],
@@ -257,8 +269,8 @@ BAD_INVOCATIONS = [
     ("run", ["metrics.block_rows=-5"], 2, "metrics.block_rows: The 'block_rows' parameter"),
     ("run", ["metrics.ties=bogus"], 2, "metrics.ties: The 'ties' parameter"),
     ("run", ["metrics.profile=bogus"], 2, "metrics.profile: The 'profile' parameter"),
-    ("run", ["metrics.k=100000"], 2, "metrics.k: The 'k' parameter"),
-    ("run", ["metrics.names=[bogus]"], 2, "metrics.names: The 'metrics' parameter"),
+    ("run", ["metrics.k=100000"], 2, "metrics.k must be at most the number of items"),
+    ("run", ["metrics.names=[bogus]"], 2, "metrics.names must be names of registered"),
     ("run", ["metrics.names=[]"], 2, "metrics.names:"),
     ("run", ["metrics.backend=gpu"], 2, "metrics.backend: The 'backend' parameter"),
     ("run", ["metrics.serendipity_top_n=-1"], 2, "metrics.serendipity_top_n:"),

@@ -89,7 +89,7 @@ def test_report_from_sweep_id(job_dirs, store_uri, tmp_path):
         for m in ("ndcg_at_10", "p_at_10", "r_at_10"):
             assert summary.loc[(run_id, m), "mean"] == pytest.approx(logged[m], rel=1e-12)
             assert summary.loc[(run_id, m), "t_low"] == pytest.approx(
-                logged[f"{m}_ci95_low"], rel=1e-9)
+                logged[f"ci/{m}_ci95_low"], rel=1e-9)
     # ALS is far better than random (about 0.35 vs 0.01 NDCG@10 on 943 users): every test
     # agrees and the mark says better at p < 0.001 after Holm; popularity too.
     comp = rep.comparisons.set_index(["run_id", "metric"])

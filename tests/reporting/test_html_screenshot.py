@@ -54,7 +54,7 @@ def test_report_page_in_headless_chromium(tmp_path):
     dom = dump.stdout
     # One table per metric, users per run, inputs; figures: the ndcg curves, two per-user
     # distributions, the metrics against model.factors.
-    assert dom.count("<table") == len(rep.metrics) + 2 and dom.count("<img") == 4
+    assert dom.count("<table") == len(rep.metrics) + 3 and dom.count("<img") == 4
 
     shot = tmp_path / "report.png"
     proc = _chromium(["--virtual-time-budget=10000", "--run-all-compositor-stages-before-draw",

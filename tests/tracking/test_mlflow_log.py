@@ -67,13 +67,14 @@ def test_run_holds_everything(tmp_path, store_uri):
     assert exp.tags["mlflow.experimentKind"] == "custom_model_development"
     assert Path(exp.artifact_location.removeprefix("file://")).is_relative_to(tmp_path)
 
-    # params: flattened config, secrets dropped
+    assert "recoeval-track" in exp.tags["mlflow.note.content"]  # the experiment's description
+
+    # params: the config the user chose, flattened; no definitions, no tracking settings
     p = run.data.params
     assert p["model.name"] == "als" and p["model.factors"] == "8" and p["metrics.k"] == "4"
     assert p["metrics.names"] == '["ndcg", "p"]' and p["seed"] == "7"
-    assert p["definitions.ndcg_gain"] == "linear"
-    assert "tracking.password" not in p and "db.api_key" not in p
-    assert p["tracking.uri"] == "http://bob:<redacted>@example"
+    assert not any(k.startswith(("definitions.", "tracking.")) for k in p)
+    assert "db.api_key" not in p
 
     # means and counts, computed independently from the per-user table
     m = run.data.metrics
@@ -81,7 +82,9 @@ def test_run_holds_everything(tmp_path, store_uri):
     for col in ("ndcg_at_4", "p_at_4", "r_at_4", "roc_auc"):
         v = pu[col].to_numpy()
         assert m[col] == pytest.approx(np.mean(v[~np.isnan(v)]), rel=1e-12)
-        assert m[f"{col}_ci95_low"] < m[col] < m[f"{col}_ci95_high"]
+        assert m[f"ci/{col}_ci95_low"] < m[col] < m[f"ci/{col}_ci95_high"]
+    assert not any(k.endswith(("_ci95_low", "_ci95_high")) and not k.startswith("ci/")
+                   for k in m)  # bounds only in their own chart section
     assert m["users_evaluated"] == int((pu["nan_reason"] == "").sum())
     assert m["users_nan_no_test"] == int((pu["nan_reason"] == "no_test").sum())
     assert m["eval_seconds"] == 0.25
@@ -107,7 +110,14 @@ def test_run_holds_everything(tmp_path, store_uri):
     assert t["recoeval.version"] == "0.1.0" or t["recoeval.version"]
     assert t["recoeval.metrics"] == "ndcg_at_4,p_at_4,r_at_4,roc_auc"
     assert t["team"] == "reco" and "auth_token" not in t
-    assert run.info.run_name == "model.factors=8"
+    assert run.info.run_name == "als f=8"  # model and its overrides; full list in a tag
+    assert t["recoeval.overrides"] == "model.factors=8 tracking.password=<redacted>"
+    assert t["mlflow.user"] and t["mlflow.source.name"]  # MLflow's own context
+    # start and end are the job's: it ended when job.json was written, and took total_seconds
+    job_end = read_job_dir(path, per_user=False).job["created_at"]
+    import datetime as dt
+    end_ms = int(dt.datetime.fromisoformat(job_end).timestamp() * 1000)
+    assert run.info.end_time == end_ms and run.info.start_time <= end_ms
     assert not any(SECRET in v for v in list(t.values()) + list(p.values()))
 
     # dataset input with its digest
@@ -203,7 +213,7 @@ def test_sweep_parent_children_leaderboard_and_failed_job(tmp_path, store_uri):
         res, path = job(tmp_path, name=f"j{i}", seed=10 + i, plots=False,
                         overrides=[f"model.factors={f}", f"model.reg={reg}",
                                    "tracking.uri=http://x"])
-        values[f"model.factors={f},model.reg={reg}"] = float(
+        values[f"als f={f} reg={reg}"] = float(
             np.nanmean(res.per_user["ndcg_at_4"].to_numpy()))
         children[i] = log_job_dir(path, tracking_uri=store_uri, experiment="sweep",
                                   parent_run_id=parent.run_id, sweep_id=parent.sweep_id)

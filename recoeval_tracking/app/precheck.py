@@ -1,0 +1,118 @@
+"""Config checks that run before any data is loaded, worded in config keys.
+
+A bad metric name, ``metrics.k`` below 1 or a malformed ``tracking.uri`` fail in a second with
+the key to change, instead of after load, split and fit (or, for the URI, never: a job that
+"succeeds" with a PENDING marker no sync can upload). ``metrics.k`` above the number of items is
+checked as soon as the data is loaded (:func:`check_k_against_items`).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from .._validation import InputError
+
+__all__ = ["check_before_load", "check_k_against_items", "check_tracking_uri", "URI_SCHEMES",
+           "kernel_cache_is_cold", "COMPILE_NOTICE"]
+
+#: Said once before the first evaluation when numba's on-disk cache holds no compiled kernels.
+COMPILE_NOTICE = ("compiling the metric kernels once, ~50 s; cached afterwards (the progress bar "
+                  "waits until then)")
+
+#: Tracking URI schemes MLflow stores accept (``file:`` needs MLFLOW_ALLOW_FILE_STORE).
+URI_SCHEMES = ("sqlite", "http", "https", "postgresql", "mysql", "mssql", "file", "databricks",
+               "databricks-uc", "uc")
+_SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9.\-]*)(\+[A-Za-z0-9_]+)?://")
+def _error(key: str, expected: str, got: Any, fix: str | None = None) -> InputError:
+    """``<key> must be <expected>; got <value>.`` (the command line adds how to change it)."""
+    return InputError(f"{key} must be {expected}; got {got!r}." + (f" {fix}" if fix else ""))
+
+
+def check_tracking_uri(uri: Any) -> None:
+    """``tracking.uri`` is null or a URI MLflow can store runs in (``sqlite:///mlflow.db``,
+    ``http://host:5000``...): a bare path or a misspelt scheme is refused."""
+    if uri is None or uri == "" or uri in ("databricks", "databricks-uc", "uc"):
+        return  # MLflow's own bare names of hosted stores
+    if not isinstance(uri, str):
+        raise _error("tracking.uri", "an MLflow tracking URI (str) or null", uri)
+    m = _SCHEME.match(uri)
+    if m is None:
+        hint = ""
+        if uri.endswith(".db") or Path(uri).suffix in (".db", ".sqlite"):
+            absolute = Path(uri).expanduser().resolve()
+            hint = f" For a SQLite file write tracking.uri=sqlite:///{absolute}."
+        raise _error("tracking.uri", "a URI with a scheme (sqlite:///path/mlflow.db, "
+                     "http://host:5000, postgresql://...)", uri,
+                     "A bare path is not a tracking store." + hint)
+    scheme = m.group(1).lower()
+    if scheme not in URI_SCHEMES:
+        raise _error("tracking.uri", f"a URI whose scheme is one of {', '.join(URI_SCHEMES)}",
+                     uri, "Check the spelling of the scheme (sqlite:///mlflow.db).")
+
+
+def _check_k(k: Any) -> None:
+    if isinstance(k, bool) or not isinstance(k, int) or k < 1:
+        raise _error("metrics.k", "an int >= 1 (the cutoff K)", k)
+
+
+def _check_names(names: Any) -> None:
+    from ..metrics.registry import METRICS
+
+    if names is None:
+        return
+    if isinstance(names, str):
+        names = [names]
+    if not isinstance(names, (list, tuple)):
+        raise _error("metrics.names", "a list of metric names or 'all'", names)
+    if [str(n).lower() for n in names] == ["all"]:
+        return
+    unknown = [n for n in names if n not in METRICS]
+    if unknown:
+        raise _error("metrics.names", f"names of registered metrics ({', '.join(METRICS)}) "
+                     "or [all]", unknown[0] if len(unknown) == 1 else unknown,
+                     "For example metrics.names=[ndcg,p,r].")
+
+
+def check_before_load(cfg: Mapping[str, Any]) -> None:
+    """Every check that needs no data: ``metrics.k``, ``metrics.names``, ``tracking.uri``."""
+    metrics = cfg.get("metrics") or {}
+    if isinstance(metrics, Mapping):
+        if "k" in metrics:
+            _check_k(metrics["k"])
+        _check_names(metrics.get("names"))
+    tracking = cfg.get("tracking") or {}
+    if isinstance(tracking, Mapping) and tracking.get("enabled", False):
+        check_tracking_uri(tracking.get("uri"))
+
+
+def check_k_against_items(k: int, n_items: int, dataset_key: str = "dataset") -> None:
+    """``metrics.k`` at most the number of items of the loaded data."""
+    if k > n_items:
+        raise InputError(f"metrics.k must be at most the number of items of the data "
+                         f"({n_items} after {dataset_key} preparation); got {k}. Lower it "
+                         f"(metrics.k={min(10, n_items)}) or load more items.")
+
+
+def kernel_cache_is_cold() -> bool:
+    """True when numba's on-disk cache holds no index of the engine's kernels (a first run, a
+    fresh install or a cleared ``NUMBA_CACHE_DIR``): the first evaluation compiles them. Only
+    looks for the index files; never imports or compiles anything."""
+    import os
+
+    from .. import engine
+
+    names = "kernels*.nbi"
+    roots = [Path(engine.__file__).parent / "__pycache__"]
+    cache_dir = os.environ.get("NUMBA_CACHE_DIR")
+    if cache_dir:
+        roots.append(Path(cache_dir))
+    for root in roots:
+        try:
+            if root.is_dir() and next(root.rglob(names), None) is not None:
+                return False
+        except OSError:
+            continue
+    return True

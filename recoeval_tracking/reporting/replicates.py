@@ -1,0 +1,116 @@
+"""Runs that differ only by a seed are replicates: one row per group, spread between seeds.
+
+:func:`aggregate_replicates` turns the runs of a sweep over ``seed`` (or any ``replicate_key``)
+into one :class:`RunData` per group (``group_by`` params, default every swept param but the
+replicate key) whose "users" are the replicates: each row holds a replicate's mean per metric.
+The report's statistics then apply unchanged: a group's mean is the mean over replicates, its
+intervals show the between-replicate spread (n = replicates), and comparisons against the
+baseline group are paired by replicate (the same seed gives the same split to every group).
+
+Within one replicate the runs must share their data and split (:func:`check_replicates`);
+across replicates they may differ (a seed draws the split, and synthetic data too).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from .._validation import param_error
+from .runs import RunData, check_comparable
+
+__all__ = ["aggregate_replicates", "check_replicates", "guess_replicate_key", "default_group_by"]
+
+_SKIP = ("tracking.", "hydra.", "definitions.", "output.", "mlflow.")
+
+
+def _swept(runs: Sequence[RunData]) -> list[str]:
+    keys = dict.fromkeys(str(k) for r in runs for k in r.params)
+    return [k for k in keys if not k.startswith(_SKIP)
+            and len({str(r.params.get(k)) for r in runs}) > 1]
+
+
+def guess_replicate_key(runs: Sequence[RunData]) -> str | None:
+    """``seed`` (or a swept ``*.seed``) when the runs' data or split fingerprints differ and
+    such a param is swept: a sweep over seeds is read as replicates. None otherwise."""
+    if not check_comparable(runs):
+        return None
+    seeds = [k for k in _swept(runs) if k == "seed" or k.endswith(".seed")]
+    return min(seeds, key=lambda k: (k.count("."), k)) if seeds else None
+
+
+def default_group_by(runs: Sequence[RunData], replicate_key: str) -> list[str]:
+    """Every swept param but the replicate key and those that follow it (``split.seed`` set
+    from ``seed`` by interpolation: equal to it wherever set)."""
+    def follows(k: str) -> bool:
+        return all(str(r.params.get(k)) in ("None", str(r.params.get(replicate_key)))
+                   for r in runs)
+    return [k for k in _swept(runs) if k != replicate_key and not follows(k)]
+
+
+def check_replicates(runs: Sequence[RunData], replicate_key: str) -> list[str]:
+    """What differs between the data and split fingerprints of runs of one replicate (same
+    value of ``replicate_key``)."""
+    problems: list[str] = []
+    by_rep: dict[str, list[RunData]] = {}
+    for r in runs:
+        by_rep.setdefault(str(r.params.get(replicate_key)), []).append(r)
+    for rep, members in by_rep.items():
+        problems += [f"{replicate_key}={rep}: {p}" for p in check_comparable(members)]
+    return problems
+
+
+def _group_name(key: tuple[str, ...], group_by: list[str]) -> str:
+    if not group_by:
+        return "all runs"
+    return " ".join(v if k == "model.name" else f"{k.rsplit('.', 1)[-1]}={v}"
+                    for k, v in zip(group_by, key) if v != "None") or "all runs"
+
+
+def aggregate_replicates(runs: Sequence[RunData], replicate_key: str,
+                         group_by: Sequence[str] | None = None, func: str = "build_report"
+                         ) -> list[RunData]:
+    """One run per group whose rows are the replicates (``user_id`` = the replicate's value of
+    ``replicate_key``) and whose metric columns are each replicate's mean over its users."""
+    if any(replicate_key not in r.params for r in runs):
+        lacking = [r.name for r in runs if replicate_key not in r.params]
+        raise param_error("replicate_key", func, "a param every run has", replicate_key,
+                          f"Runs without it: {', '.join(lacking[:5])}.")
+    keys = list(group_by) if group_by else default_group_by(runs, replicate_key)
+    groups: dict[tuple[str, ...], list[RunData]] = {}
+    for r in runs:
+        groups.setdefault(tuple(str(r.params.get(k)) for k in keys), []).append(r)
+    out = []
+    for key, members in groups.items():
+        reps = [str(r.params[replicate_key]) for r in members]
+        if len(set(reps)) < len(reps):
+            raise param_error("group_by", func, "keys that leave one run per group and "
+                              f"{replicate_key}", keys, f"Group {key} has {replicate_key} "
+                              f"values {reps}; add the other swept keys to group_by.")
+        out.append(_group_run(members, reps, key, keys))
+    return out
+
+
+def _group_run(members: list[RunData], reps: list[str], key: tuple[str, ...],
+               keys: list[str]) -> RunData:
+    rows: list[dict[str, Any]] = []
+    for r, rep in zip(members, reps):
+        row: dict[str, Any] = {"user_id": rep}
+        for c in r.per_user.columns:
+            if c != "user_id" and pd.api.types.is_numeric_dtype(r.per_user[c]) \
+                    and c not in ("n_train", "n_test", "n_tied_topk"):
+                v = r.per_user[c].to_numpy(dtype=np.float64)
+                row[c] = float(np.nanmean(v)) if np.any(~np.isnan(v)) else np.nan
+        rows.append(row)
+    first = members[0]
+    params = {k: v for k, v in zip(keys, key)}
+    fps = {m: first.metric_fingerprint(m) for m in first.per_user.columns}
+    name = _group_name(key, keys)
+    return RunData(run_id="group:" + (",".join(f"{k}={v}" for k, v in params.items()) or "all"),
+                   name=name, per_user=pd.DataFrame(rows), params=params,
+                   fingerprints={},
+                   tags=dict(first.tags), source=", ".join(r.source for r in members),
+                   metric_fingerprints={k: v for k, v in fps.items() if v})

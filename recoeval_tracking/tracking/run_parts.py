@@ -1,0 +1,98 @@
+"""What a job's MLflow run holds besides its params: metrics (confidence bounds under ``ci/``),
+the job's real start and end, MLflow's run context, fingerprint tags, the dataset input."""
+
+from __future__ import annotations
+
+import datetime as _dt
+import json
+
+import numpy as np
+
+from ..jobdir import FILES, JobDir
+from ..jobdir.redact import scrub_text
+
+__all__ = ["CI_PREFIX"]
+
+
+def _metrics_for(job: JobDir, timestamp: int) -> list:
+    from mlflow.entities import Metric
+
+    out = [Metric(_metric_key(key), float(value), timestamp, 0)
+           for key, value in job.metrics.items()]
+    curves = job.curves
+    if len(curves):
+        ks = curves["k"].to_numpy(dtype=np.int64)
+        for name in job.curve_names:
+            values = curves[name].to_numpy(dtype=np.float64)
+            out.extend(Metric(name, float(v), timestamp, int(k)) for k, v in zip(ks, values))
+    return out
+
+
+#: Prefix of the confidence bounds: MLflow groups ``ci/...`` keys in a chart section of their own,
+#: out of the default grid of headline metrics.
+CI_PREFIX = "ci/"
+
+
+def _metric_key(key: str) -> str:
+    return CI_PREFIX + key if key.endswith(("_ci95_low", "_ci95_high")) else key
+
+
+def _job_times(job: JobDir) -> tuple[int | None, int | None]:
+    """The job's real start and end (ms since the epoch): ``job.json``'s ``created_at`` (when
+    the folder was complete) less the job's ``total_seconds``; Nones when not recorded."""
+    created = job.job.get("created_at")
+    if not created:
+        return None, None
+    try:
+        end = _dt.datetime.fromisoformat(str(created)).timestamp()
+    except ValueError:
+        return None, None
+    total = job.metrics.get("total_seconds")
+    start = end - float(total) if total is not None and np.isfinite(total) else end
+    return int(start * 1000), int(end * 1000)
+
+
+def _context_tags() -> dict[str, str]:
+    """MLflow's own run context (``mlflow.source.name``, ``mlflow.user``, git when the entry
+    point is in a checkout), as ``mlflow.start_run`` would set it."""
+    try:
+        from mlflow.tracking.context.registry import resolve_tags
+
+        return dict(resolve_tags())
+    except Exception:  # noqa: BLE001 - context is a nicety, never a reason to fail an upload
+        return {}
+
+
+def _fingerprints(job: JobDir) -> dict[str, str]:
+    ds = job.dataset or {}
+    out = {}
+    data_fp = ds.get("data_fingerprint", ds.get("fingerprint"))
+    if data_fp:
+        out["data_fingerprint"] = str(data_fp)
+    if ds.get("split_fingerprint"):
+        out["split_fingerprint"] = str(ds["split_fingerprint"])
+    if job.fingerprint:
+        out["definitions_fingerprint"] = job.fingerprint
+    return out
+
+
+def _dataset_input(job: JobDir):
+    from mlflow.entities import Dataset, DatasetInput, InputTag
+
+    ds = job.dataset
+    if not ds:
+        return None
+    digest = ds.get("data_fingerprint", ds.get("fingerprint"))
+    if not digest:
+        return None
+    source = ds.get("source") or ds.get("path") or str(job.path / FILES["dataset"])
+    source = scrub_text(str(source))
+    source_type = "http" if source.startswith(("http://", "https://")) else "local"
+    source_json = json.dumps({"url" if source_type == "http" else "uri": source})
+    profile = {k: v for k, v in ds.items()
+               if isinstance(v, (int, float, str, bool)) and k not in ("source", "path")}
+    return DatasetInput(
+        Dataset(name=str(ds.get("name", "dataset"))[:500], digest=str(digest)[:36],
+                source_type=source_type, source=source_json,
+                profile=json.dumps(profile, default=str)),
+        tags=[InputTag(key="mlflow.data.context", value="evaluation")])
