@@ -7,15 +7,18 @@ Used by ``tests/tracking`` (one server per test) and ``tests/faults`` (one per m
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import socket
 import subprocess
 import sys
 import time
 import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
-__all__ = ["MlflowServer", "free_port", "dead_uri"]
+__all__ = ["MlflowServer", "free_port", "dead_uri", "served"]
 
 
 def free_port() -> int:
@@ -106,3 +109,17 @@ class MlflowServer:
         except ProcessLookupError:
             pass
         self.proc = None
+
+
+@contextmanager
+def served(root: Path, migrated_db: Path) -> Iterator[MlflowServer]:
+    """A server on a copy of ``migrated_db`` in ``root`` (created), stopped on exit."""
+    root.mkdir(parents=True, exist_ok=True)
+    db = root / "mlflow.db"
+    shutil.copyfile(migrated_db, db)
+    server = MlflowServer(root, db, free_port())
+    server.start()
+    try:
+        yield server
+    finally:
+        server.stop()

@@ -8,30 +8,19 @@ migrated database is made per session and copied where a test needs a store.
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
+from commands import REPO_ROOT, clean_env  # noqa: F401 - re-exported to the app tests
 #: A dataset small enough that a job runs in about a second once numba's cache is warm.
 TINY_DATA = ["dataset.n_users=120", "dataset.n_items=60"]
 #: A small ALS (only valid with model=als).
 TINY_ALS = ["model.factors=8", "model.iterations=5"]
 #: No plots, no progress bars, one thread.
 QUIET = ["plots=false", "progress=false", "nthreads=1"]
-
-
-def clean_env() -> dict[str, str]:
-    """The environment of a command run by a test: no ambient MLflow or Hydra settings."""
-    env = dict(os.environ)
-    for var in ("MLFLOW_TRACKING_URI", "MLFLOW_RUN_ID", "MLFLOW_EXPERIMENT_NAME",
-                "MLFLOW_EXPERIMENT_ID", "HYDRA_FULL_ERROR"):
-        env.pop(var, None)
-    env["PYTHONPATH"] = str(REPO_ROOT) + os.pathsep + env.get("PYTHONPATH", "")
-    return env
 
 
 def run_command(args: list[str], cwd: Path, *, module: bool = True, timeout: float = 300,

@@ -10,7 +10,6 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
-import shutil
 import subprocess
 import sys
 from collections import Counter
@@ -19,25 +18,16 @@ from typing import Any
 
 import pytest
 
-from mlflow_server import MlflowServer, free_port  # tests/ is on sys.path (tests/conftest.py)
+from commands import REPO_ROOT, clean_env  # tests/ is on sys.path (tests/conftest.py)
+from mlflow_server import served
 
 HERE = Path(__file__).resolve().parent
-REPO_ROOT = HERE.parents[1]
 INJECT = HERE / "inject.py"
 #: A job that runs in about a second: small synthetic data, popularity, two metrics, no plots.
 TINY = ["model=popularity", "metrics.names=[p,ndcg]", "metrics.k=5", "plots=false",
         "progress=false", "nthreads=1", "dataset.n_users=60", "dataset.n_items=40"]
 
 _ROWS: list[dict[str, Any]] = []
-
-
-def clean_env() -> dict[str, str]:
-    env = dict(os.environ)
-    for var in ("MLFLOW_TRACKING_URI", "MLFLOW_RUN_ID", "MLFLOW_EXPERIMENT_NAME",
-                "MLFLOW_EXPERIMENT_ID", "HYDRA_FULL_ERROR"):
-        env.pop(var, None)
-    env["PYTHONPATH"] = str(REPO_ROOT) + os.pathsep + env.get("PYTHONPATH", "")
-    return env
 
 
 def start(fault: str, command: str, args: list[str], cwd: Path) -> subprocess.Popen:
@@ -146,12 +136,5 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
 @pytest.fixture(scope="module")
 def server(tmp_path_factory, migrated_db):
     """One real ``mlflow server`` for the module; each test uses an experiment of its own."""
-    root = tmp_path_factory.mktemp("fault-server")
-    db = root / "mlflow.db"
-    shutil.copyfile(migrated_db, db)
-    srv = MlflowServer(root, db, free_port())
-    srv.start()
-    try:
+    with served(tmp_path_factory.mktemp("fault-server"), migrated_db) as srv:
         yield srv
-    finally:
-        srv.stop()

@@ -7,7 +7,6 @@ database is made per session and copied for each test: every test still gets its
 
 from __future__ import annotations
 
-import shutil
 import sys
 from pathlib import Path
 
@@ -15,20 +14,12 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from mlflow_server import MlflowServer, free_port  # noqa: E402  (tests/ is on sys.path)
+from mlflow_server import MlflowServer, free_port, served  # noqa: E402  (tests/ is on sys.path)
 
 __all__ = ["MlflowServer", "free_port"]
 
 
 @pytest.fixture
 def mlflow_server(tmp_path, migrated_db):
-    root = tmp_path / "server"
-    root.mkdir()
-    db = root / "mlflow.db"
-    shutil.copyfile(migrated_db, db)
-    server = MlflowServer(root, db, free_port())
-    server.start()
-    try:
+    with served(tmp_path / "server", migrated_db) as server:
         yield server
-    finally:
-        server.stop()
