@@ -488,6 +488,5 @@ def _merge_options(options: EvalOptions | None, given: dict[str, Any]) -> EvalOp
         return EvalOptions(**given)
     if not isinstance(options, EvalOptions):
         raise param_error("options", "evaluate", "an EvalOptions", options)
-    changed = {k: v for k, v in given.items() if v is not _OPTION_DEFAULTS[k]
-               and v != _OPTION_DEFAULTS[k]}
+    changed = {k: v for k, v in given.items() if v != _OPTION_DEFAULTS[k]}
     return dataclasses.replace(options, **changed)
