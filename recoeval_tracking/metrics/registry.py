@@ -168,7 +168,7 @@ _SPECS = [
                compute=beyond.over_lists(beyond.shannon_entropy)),
     MetricSpec("gini", -1, "Gini", True, True,
                "sum_j (2j - |I| - 1) p_(j) / (|I| - 1), p ascending", stage="aggregate",
-               compute=beyond.over_lists(beyond.gini_index)),
+               compute=beyond.over_lists(beyond.gini_index), greater_is_better=False),
     MetricSpec("personalisation", -1, "Personalisation", True, True,
                "1 - mean over user pairs of |L_u & L_v| / K (exact)", stage="aggregate",
                compute=beyond.over_lists(beyond.personalisation)),

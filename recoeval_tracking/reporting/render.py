@@ -10,19 +10,16 @@ page it lands in: HTML-escaped in the page; in the Markdown, run names and table
 backslash before every character Markdown reads as a mark (``*``, ``|``, ``<``...), so a run name
 can neither leak a credential nor change the page's structure.
 
-Figures (built with :class:`matplotlib.figure.Figure` and the Agg canvas, never ``pyplot``):
-
-* ``curves_<curve>.png``: the @1..K curve of every run with its 95% band (from ``curves.csv``);
-* ``per_user_<metric>.png``: the distribution of each run's per-user values (box plots: quartiles,
-  whiskers at 1.5 IQR, the mean as a dot; NaN users left out and counted in the tables);
-* ``sweep_<param>.png``: each metric's mean with its t interval against each swept parameter.
+The page reads top down: the summary (runs x headline metrics, best in bold), the catalogue-level
+metrics, the @1..K curves with their bands, the settings of the tests; then, folded
+(``<details>``), the table of every metric, every slice, the per-user distributions, the sweep
+figures, the inputs and the config. Figures come from :mod:`recoeval_tracking.reporting.figures`.
 """
 
 from __future__ import annotations
 
 import base64
 import html
-import io
 import json
 import math
 import re
@@ -33,165 +30,12 @@ import numpy as np
 import pandas as pd
 
 from .._validation import param_error
-from ..jobdir.plots import new_figure
 from ..jobdir.redact import scrub_mapping, scrub_text
+from .figures import render_figures
 from .report import Report
-from .summary import Best, summary_table
+from .summary import Best, catalogue_table, headline_metrics, summary_table
 
 __all__ = ["render_figures", "render_html", "render_markdown", "write_report", "metric_table"]
-
-_MAX_SWEEP_FIGURES = 8
-
-
-# ---------------------------------------------------------------------------------------------
-# Figures
-# ---------------------------------------------------------------------------------------------
-
-def _figure(width: float, height: float):
-    return new_figure(width, height)
-
-
-def _png(fig) -> bytes:
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png")
-    return buf.getvalue()
-
-
-def _safe(name: str) -> str:
-    return "".join(c if c.isalnum() or c in "-_." else "_" for c in name)
-
-
-def _curve_figures(report: Report) -> dict[str, bytes]:
-    names: dict[str, None] = {}
-    for r in report.runs:
-        if r.curves is not None:
-            for c in r.curves.columns:
-                if c != "k" and not c.endswith(("_ci95_low", "_ci95_high")):
-                    names.setdefault(c, None)
-    out = {}
-    many = len(report.runs) > 12
-    for name in names:
-        fig = _figure(8.0, 5.0)
-        ax = fig.add_subplot()
-        for r in report.runs:
-            if r.curves is None or name not in r.curves.columns:
-                continue
-            k = r.curves["k"].to_numpy()
-            is_base = r.run_id == report.baseline
-            (line,) = ax.plot(k, r.curves[name].to_numpy(dtype=float),
-                              linewidth=2.2 if is_base else 1.2,
-                              label=scrub_text(f"{r.name} (baseline)" if is_base else r.name))
-            low, high = f"{name}_ci95_low", f"{name}_ci95_high"
-            if low in r.curves.columns and high in r.curves.columns:
-                ax.fill_between(k, r.curves[low].to_numpy(dtype=float),
-                                r.curves[high].to_numpy(dtype=float), color=line.get_color(),
-                                alpha=0.08 if many else 0.2, linewidth=0)
-        ax.set_xlabel("k (cutoff)")
-        ax.set_ylabel(f"mean {name} (95% CI band)")
-        ax.grid(True, alpha=0.3)
-        ax.set_title(f"{name} @1..K, every run")
-        ax.legend(loc="best", fontsize="x-small", ncols=3 if many else 1)
-        out[f"curves_{_safe(name)}.png"] = _png(fig)
-    return out
-
-
-def _distribution_figures(report: Report) -> dict[str, bytes]:
-    from matplotlib import cbook
-
-    out = {}
-    for m in report.metrics:
-        stats_list, labels = [], []
-        for r in report.runs:
-            if m not in r.per_user.columns:
-                continue
-            v = r.per_user[m].to_numpy(dtype=np.float64)
-            v = v[~np.isnan(v)]
-            if v.size == 0:
-                continue
-            s = cbook.boxplot_stats(v, whis=1.5)[0]
-            stats_list.append(s)
-            labels.append(scrub_text(r.name)[:40])
-        height = max(3.0, 0.3 * len(stats_list) + 1.5)
-        fig = _figure(8.0, height)
-        fig.subplots_adjust(left=0.3, right=0.97, top=0.92, bottom=0.1)
-        ax = fig.add_subplot()
-        if stats_list:
-            for s, label in zip(stats_list, labels):
-                s["label"] = label
-            ax.bxp(stats_list, orientation="horizontal", showfliers=False, showmeans=True,
-                   meanprops={"marker": "o", "markerfacecolor": "#C44E52",
-                              "markeredgecolor": "#C44E52", "markersize": 4})
-            ax.invert_yaxis()
-            ax.tick_params(axis="y", labelsize=7 if len(labels) > 20 else 9)
-        else:
-            ax.text(0.5, 0.5, "no defined values", ha="center", va="center",
-                    transform=ax.transAxes)
-        ax.set_xlabel(f"per-user {m}")
-        ax.grid(True, axis="x", alpha=0.3)
-        ax.set_title(f"Per-user {m} (box: quartiles, dot: mean)")
-        out[f"per_user_{_safe(m)}.png"] = _png(fig)
-    return out
-
-
-def _as_number(value: Any) -> float | None:
-    try:
-        x = float(value)
-    except (TypeError, ValueError):
-        return None
-    return x if math.isfinite(x) else None
-
-
-def _sweep_figures(report: Report) -> dict[str, bytes]:
-    out = {}
-    summary = report.summary
-    for param in report.swept_params[:_MAX_SWEEP_FIGURES]:
-        raw = [r.params.get(param) for r in report.runs]
-        nums = [_as_number(v) for v in raw]
-        numeric = all(v is not None for v in nums)
-        if numeric:
-            x = np.array(nums, dtype=float)
-            ticks = None
-        else:
-            cats = sorted({str(v) for v in raw})
-            x = np.array([cats.index(str(v)) for v in raw], dtype=float)
-            ticks = cats
-        n_m = len(report.metrics)
-        fig = _figure(max(5.0, 4.0 * min(n_m, 3)), 3.8 * math.ceil(n_m / 3))
-        fig.subplots_adjust(left=0.12 if n_m > 1 else 0.16, right=0.98, top=0.88, bottom=0.15,
-                            wspace=0.4, hspace=0.45)
-        for i, m in enumerate(report.metrics):
-            ax = fig.add_subplot(math.ceil(n_m / 3), min(n_m, 3), i + 1)
-            part = summary[summary["metric"] == m].set_index("run_id")
-            ids = [r.run_id for r in report.runs]
-            y, lo, hi = (part[c].reindex(ids).to_numpy(dtype=float)
-                         for c in ("mean", "t_low", "t_high"))
-            order = np.argsort(x, kind="stable")
-            err = np.vstack([y - lo, hi - y])
-            err = np.where(np.isfinite(err), err, 0.0)
-            ax.errorbar(x[order], y[order], yerr=err[:, order], fmt="o", markersize=4,
-                        capsize=3, color="#4C72B0")
-            if len(np.unique(x)) == len(x) and numeric:
-                ax.plot(x[order], y[order], color="#4C72B0", alpha=0.5)
-            if ticks is not None:
-                ax.set_xticks(range(len(ticks)))
-                ax.set_xticklabels([t[:15] for t in ticks], rotation=30, fontsize=8)
-            ax.set_xlabel(param)
-            ax.set_ylabel(f"mean {m}")
-            ax.grid(True, alpha=0.3)
-        fig.suptitle(f"Metrics against {param} (95% t intervals)")
-        out[f"sweep_{_safe(param)}.png"] = _png(fig)
-    return out
-
-
-def render_figures(report: Report) -> dict[str, bytes]:
-    """Every figure of the report as PNG bytes, keyed by file name (see the module docstring)."""
-    if not isinstance(report, Report):
-        raise param_error("report", "render_figures", "a Report from build_report", report)
-    figures: dict[str, bytes] = {}
-    figures.update(_curve_figures(report))
-    figures.update(_distribution_figures(report))
-    figures.update(_sweep_figures(report))
-    return figures
 
 
 # ---------------------------------------------------------------------------------------------
@@ -292,12 +136,16 @@ def _plain(df: pd.DataFrame) -> pd.DataFrame:
 
 def _settings_text(report: Report) -> str:
     s = report.settings
+    used = s.get("n_permutations_used", s["n_permutations"])
+    auto = " (auto: enough for the correction)" if s["n_permutations"] == "auto" else ""
+    family = ("each metric's comparisons with the baseline" if s.get("family", "table") ==
+              "metric" else "every (run, metric) comparison of a table")
     return (f"Intervals: {s['confidence']:.0%} Student-t and percentile bootstrap "
             f"({s['n_bootstrap']} resamples). Paired tests against the baseline on the users "
             f"defined in both runs: t-test, Wilcoxon signed-rank, sign-flip randomisation "
-            f"({s['n_permutations']} random sign vectors). Seed {s['seed']}. p-values adjusted "
-            f"with {s['correction']} over every (run, metric) comparison of a table; marks from "
-            f"the adjusted {s['test']}-test p-value: ▲/▼ better/worse than the baseline, "
+            f"({used} random sign vectors{auto}, or all 2^n when that is fewer: exact). "
+            f"Seed {s['seed']}. p-values adjusted with {s['correction']} over {family}; marks "
+            f"from the adjusted {s['test']}-test p-value: ▲/▼ better/worse than the baseline, "
             f"`*` p < {s['alpha']:g}, `**` p < 0.01, `***` p < 0.001.")
 
 
@@ -310,14 +158,16 @@ def _config_text(report: Report) -> str:
     return yaml.safe_dump(plain, sort_keys=False, allow_unicode=True)
 
 
-def _sections(report: Report) -> list[tuple[str, str, Any]]:
-    """The page as (kind, title, payload) items shared by both renderers."""
-    items: list[tuple[str, str, Any]] = []
+Item = tuple[str, str, Any]
+
+
+def _head_items(report: Report) -> list[Item]:
+    """The first screen: intro, summary, notes, catalogue-level metrics."""
     base = report.run(report.baseline)
-    intro = (f"{len(report.runs)} runs compared against the baseline **{md_escape(base.name)}** "
-             f"(`{scrub_text(base.run_id)}`) on {len(report.metrics)} metric(s): "
-             f"{', '.join(report.metrics)}.")
-    items.append(("text", "", intro))
+    items: list[Item] = [("text", "", (
+        f"{len(report.runs)} runs compared against the baseline **{md_escape(base.name)}** "
+        f"(`{scrub_text(base.run_id)}`) on {len(report.metrics)} metric(s): "
+        f"{', '.join(report.metrics)}."))]
     if len(report.runs) > 1 or report.metrics:
         items.append(("table", "Summary: mean [95% t CI] and mark vs the baseline, best in bold",
                       summary_table(report)))
@@ -332,19 +182,53 @@ def _sections(report: Report) -> list[tuple[str, str, Any]]:
     if report.mismatches:
         items.append(("warning", "", "NOT COMPARABLE (compared anyway, allow_mismatch=true): "
                       + "; ".join(report.mismatches) + ". Every table below is marked."))
+    catalogue = catalogue_table(report)
+    if len(catalogue.columns):
+        items.append(("table", "Catalogue-level metrics (one value per run, best in bold)",
+                      catalogue))
     items.append(("text", "", _settings_text(report)))
+    return items
+
+
+def _headline_curves(report: Report, curves: list[str]) -> list[str]:
+    """The curve figures of the summary's metrics (``ndcg_at_10`` -> ``curves_ndcg_at_k.png``)."""
+    wanted = {f"curves_{m.rsplit('_at_', 1)[0]}_at_k.png" for m in headline_metrics(
+        report.metrics)}
+    return [n for n in curves if n in wanted][:4]
+
+
+def _sections(report: Report, figure_names: list[str]) -> list[Item]:
+    """The page as (kind, title, payload) items shared by both renderers: ``text``, ``warning``,
+    ``table`` (a DataFrame), ``figures`` (file names) and ``fold`` (a list of items shown folded).
+    """
+    items = _head_items(report)
+    curves = [n for n in figure_names if n.startswith("curves_")]
+    first = _headline_curves(report, curves)
+    if first:
+        items.append(("figures", "@1..K curves of the headline metrics (95% CI bands)", first))
+    if len(curves) > len(first):
+        items.append(("fold", "Every @1..K curve", [
+            ("figures", "", [n for n in curves if n not in first])]))
     mark = " [fingerprints differ]" if report.mismatches else ""
-    for m in report.metrics:
-        items.append(("table", f"{m}: all users{mark}",
-                      metric_table(report.summary, report.comparisons, m, report.baseline)))
-    for sl in report.slices:
-        for m in report.metrics:
-            heading = f"{m}: slice {sl.slice}, {sl.group} ({sl.n_users} users){mark}"
-            items.append(("table", heading, metric_table(sl.summary, sl.comparisons, m,
-                                                         report.baseline)))
-    heading = ("Users per run (union of all runs; missing and NaN are counted, never dropped "
-               "silently)")
-    items.append(("table", heading, _plain(report.coverage)))
+    items.append(("fold", f"Every metric, all users: intervals, differences and tests{mark}",
+                  [("table", f"{m}: all users{mark}",
+                    metric_table(report.summary, report.comparisons, m, report.baseline))
+                   for m in report.metrics]))
+    for name in dict.fromkeys(sl.slice for sl in report.slices):
+        items.append(("fold", f"Slice {name}{mark}", [
+            ("table", f"{m}: slice {sl.slice}, {sl.group} ({sl.n_users} users){mark}",
+             metric_table(sl.summary, sl.comparisons, m, report.baseline))
+            for sl in report.slices if sl.slice == name for m in report.metrics]))
+    per_user = [n for n in figure_names if n.startswith("per_user_")]
+    if per_user:
+        items.append(("fold", "Per-user distributions", [("figures", "", per_user)]))
+    sweeps = [n for n in figure_names if n.startswith("sweep_")]
+    if sweeps:
+        items.append(("fold", "Metrics against the swept parameters", [("figures", "", sweeps)]))
+    items.append(("fold", "Users per run, inputs and the report's config", [
+        ("table", "Users per run (union of all runs; missing and NaN are counted, never dropped "
+         "silently)", _plain(report.coverage)),
+        ("table", "Inputs", report.inputs), ("config", "Report config", _config_text(report))]))
     return items
 
 
@@ -355,58 +239,100 @@ def _sections(report: Report) -> list[tuple[str, str, Any]]:
 _CSS = """
 body{font-family:system-ui,-apple-system,Segoe UI,Helvetica,Arial,sans-serif;margin:24px;
 color:#222;max-width:1800px}
-h1{font-size:1.5em}h2{font-size:1.15em;margin-top:1.6em}
+h1{font-size:1.5em}h2{font-size:1.15em;margin-top:1.6em}h3{font-size:1em;margin-top:1.2em}
 table{border-collapse:collapse;font-size:12px;margin:8px 0}
 th,td{border:1px solid #ccc;padding:3px 6px;text-align:right;white-space:nowrap}
 th{background:#f0f3f7}td:first-child,th:first-child{text-align:left}
+.scroll{overflow-x:auto}
 .warning{background:#fff3cd;border:1px solid #e0b100;padding:8px;font-weight:bold}
-img{max-width:100%;border:1px solid #ddd;margin:6px 0}
+details{margin:10px 0;border:1px solid #ddd;border-radius:4px;padding:4px 10px}
+summary{cursor:pointer;font-weight:600;font-size:1.05em;padding:4px 0}
+figure{display:inline-block;margin:6px;max-width:48%;vertical-align:top}
+img{max-width:100%;border:1px solid #ddd}
 pre{background:#f6f8fa;padding:8px;font-size:12px;overflow-x:auto}
 """
 
 
 def _md_inline(text: str) -> str:
-    """The few Markdown marks used in the text items, as HTML (backslash-escaped characters
-    are shown as themselves)."""
+    """The few Markdown marks used in the text items, as HTML: code spans first (their content
+    is literal, so ``**`` inside one is not bold), then ``**bold**``; backslash-escaped
+    characters are shown as themselves."""
     kept: list[str] = []
 
-    def keep(m: re.Match) -> str:
-        kept.append(m.group(1))
+    def keep(value: str) -> str:
+        kept.append(value)
         return f"\x00{len(kept) - 1}\x00"
 
-    out = html.escape(re.sub(r"\\(.)", keep, text))
-    out = re.sub(r"\*\*(.+?)\*\*", r"<b>\1</b>", out)
-    out = re.sub(r"`(.+?)`", r"<code>\1</code>", out)
-    return re.sub("\x00(\\d+)\x00", lambda m: html.escape(kept[int(m.group(1))]), out)
+    out = re.sub(r"\\(.)", lambda m: keep(html.escape(m.group(1))), text)
+    out = re.sub(r"`(.+?)`", lambda m: keep(f"<code>{html.escape(m.group(1))}</code>"), out)
+    out = re.sub(r"\*\*(.+?)\*\*", r"<b>\1</b>", html.escape(out))
+    return re.sub("\x00(\\d+)\x00", lambda m: kept[int(m.group(1))], out)
+
+
+def _html_items(items: list[Item], figures: dict[str, bytes], level: int = 2) -> list[str]:
+    parts: list[str] = []
+    for kind, heading, payload in items:
+        if kind == "text":
+            parts.append(f"<p>{_md_inline(payload)}</p>")
+        elif kind == "warning":
+            parts.append(f"<p class='warning'>{html.escape(scrub_text(payload))}</p>")
+        elif kind == "table":
+            parts.append(f"<h{level}>{html.escape(scrub_text(heading))}</h{level}>"
+                         f"<div class='scroll'>{_html_table(payload)}</div>")
+        elif kind == "config":
+            parts.append(f"<h{level}>{html.escape(heading)}</h{level}><pre>"
+                         f"{html.escape(payload)}</pre>")
+        elif kind == "figures":
+            if heading:
+                parts.append(f"<h{level}>{html.escape(heading)}</h{level}>")
+            for name in payload:
+                b64 = base64.b64encode(figures[name]).decode("ascii")
+                parts.append(f"<figure><img alt='{html.escape(name)}' "
+                             f"src='data:image/png;base64,{b64}'></figure>")
+        else:  # fold
+            parts.append(f"<details><summary>{html.escape(scrub_text(heading))}</summary>")
+            parts += _html_items(payload, figures, level=3)
+            parts.append("</details>")
+    return parts
 
 
 def render_html(report: Report, figures: dict[str, bytes] | None = None, *,
                 title: str = "Run comparison") -> str:
-    """The report as one self-contained HTML page (figures embedded as base64 PNG)."""
+    """The report as one self-contained HTML page (figures embedded as base64 PNG, no script;
+    the details are folded in ``<details>`` elements)."""
     if not isinstance(report, Report):
         raise param_error("report", "render_html", "a Report from build_report", report)
     figures = render_figures(report) if figures is None else figures
     parts = [(f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>"
               f"<title>{html.escape(title)}</title><style>{_CSS}</style></head><body>"),
              f"<h1>{html.escape(title)}</h1>"]
-    for kind, heading, payload in _sections(report):
-        if kind == "text":
-            parts.append(f"<p>{_md_inline(payload)}</p>")
-        elif kind == "warning":
-            parts.append(f"<p class='warning'>{html.escape(scrub_text(payload))}</p>")
-        else:
-            parts.append(f"<h2>{html.escape(scrub_text(heading))}</h2>{_html_table(payload)}")
-    if figures:
-        parts.append("<h2>Figures</h2>")
-        for name, data in figures.items():
-            b64 = base64.b64encode(data).decode("ascii")
-            parts.append(f"<figure><img alt='{html.escape(name)}' "
-                         f"src='data:image/png;base64,{b64}'><figcaption>{html.escape(name)}"
-                         f"</figcaption></figure>")
-    parts.append("<h2>Inputs</h2>" + _html_table(report.inputs))
-    parts.append("<h2>Report config</h2><pre>" + html.escape(_config_text(report)) + "</pre>")
+    parts += _html_items(_sections(report, list(figures)), figures)
     parts.append("</body></html>")
     return "\n".join(parts)
+
+
+def _md_items(items: list[Item], figures_dir: str | None, level: int = 2) -> list[str]:
+    lines: list[str] = []
+    hashes = "#" * level
+    for kind, heading, payload in items:
+        if kind == "text":
+            lines += [payload, ""]
+        elif kind == "warning":
+            lines += [f"> **{scrub_text(payload)}**", ""]
+        elif kind == "table":
+            lines += [f"{hashes} {scrub_text(heading)}", "", _md_table(payload), ""]
+        elif kind == "config":
+            lines += [f"{hashes} {heading}", "", "```yaml", payload.rstrip("\n"), "```", ""]
+        elif kind == "figures":
+            if figures_dir is None:
+                continue
+            lines += ([f"{hashes} {heading}", ""] if heading else [])
+            lines += [f"![{name}]({figures_dir}/{name})" for name in payload] + [""]
+        else:  # fold: a <details> block, which GitHub and most viewers render folded
+            lines += ["<details>", f"<summary>{html.escape(scrub_text(heading))}</summary>", ""]
+            lines += _md_items(payload, figures_dir, level=3)
+            lines += ["</details>", ""]
+    return lines
 
 
 def render_markdown(report: Report, figures_dir: str | None = None,
@@ -415,21 +341,8 @@ def render_markdown(report: Report, figures_dir: str | None = None,
     """The report as Markdown; figures are linked as ``<figures_dir>/<name>``."""
     if not isinstance(report, Report):
         raise param_error("report", "render_markdown", "a Report from build_report", report)
-    lines = [f"# {title}", ""]
-    for kind, heading, payload in _sections(report):
-        if kind == "text":
-            lines += [payload, ""]
-        elif kind == "warning":
-            lines += [f"> **{scrub_text(payload)}**", ""]
-        else:
-            lines += [f"## {scrub_text(heading)}", "", _md_table(payload), ""]
-    if figures_dir is not None and figure_names:
-        lines += ["## Figures", ""]
-        lines += [f"![{name}]({figures_dir}/{name})" for name in figure_names]
-        lines.append("")
-    lines += ["## Inputs", "", _md_table(report.inputs), "", "## Report config", "", "```yaml",
-              _config_text(report).rstrip("\n"), "```", ""]
-    return "\n".join(lines)
+    names = list(figure_names or [])
+    return "\n".join([f"# {title}", ""] + _md_items(_sections(report, names), figures_dir))
 
 
 def write_report(report: Report, html_path: str | Path | None = None,

@@ -18,8 +18,9 @@ users defined in both runs (the count is in the table).
 Statistics (:mod:`recoeval_tracking.reporting.stats`): per run and metric the mean with its
 t and percentile-bootstrap intervals; per run against the baseline the mean difference with both
 intervals, the paired t, Wilcoxon signed-rank and sign-flip randomisation tests, Cohen's ``d_z``,
-and p-values adjusted over the family of every (run, metric) comparison of one table (one slice
-group) with Holm (default), Bonferroni or Benjamini-Hochberg.
+and p-values adjusted with Holm (default), Bonferroni or Benjamini-Hochberg over a family: each
+metric's comparisons with the baseline (default) or every (run, metric) comparison of one table
+(one slice group).
 """
 
 from __future__ import annotations
@@ -50,8 +51,8 @@ from .runs import (
 from .slices import SLICE_KINDS, slice_groups, user_popularity_share
 
 __all__ = ["RunData", "Report", "SliceTable", "build_report", "user_popularity_share",
-           "FINGERPRINT_KINDS", "TESTS", "SLICE_KINDS", "check_comparable", "fingerprints_from",
-           "significance_mark"]
+           "FINGERPRINT_KINDS", "TESTS", "FAMILIES", "SLICE_KINDS", "check_comparable",
+           "fingerprints_from", "significance_mark", "permutations_for"]
 
 #: Tests whose adjusted p-value can set the significance marks.
 TESTS = ("t", "wilcoxon", "randomization")
@@ -168,11 +169,13 @@ def _resolve_metrics(metrics: Any, runs: list[RunData], func: str) -> list[str]:
 
 def _tables(values: dict[str, np.ndarray], present: np.ndarray, rows: np.ndarray,
             runs: list[RunData], b: int, metrics: list[str], *, confidence: float,
-            n_bootstrap: int, n_permutations: int, seed: int, correction: str, test: str,
-            alpha: float, lower: Sequence[str]) -> tuple[pd.DataFrame, pd.DataFrame]:
+            n_bootstrap: int, n_permutations: int | str, seed: int, correction: str,
+            family: str, test: str, alpha: float, lower: Sequence[str]
+            ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Summary and comparison tables over the aligned users at positions ``rows``."""
     R = len(runs)
     others = [j for j in range(R) if j != b]
+    n_permutations = permutations_for(n_permutations, family, len(metrics), len(others))
     cols: list[np.ndarray] = []
     for m in metrics:
         X = values[m][rows]
@@ -224,12 +227,33 @@ def _tables(values: dict[str, np.ndarray], present: np.ndarray, rows: np.ndarray
         "run_id", "run", "metric", "mean_diff", "t_low", "t_high", "boot_low", "boot_high",
         "n_pairs", "t_stat", "p_t", "w_stat", "p_wilcoxon", "p_randomization", "cohens_dz"])
     for name in ("t", "wilcoxon", "randomization"):
-        comp[f"p_{name}_adj"] = st.adjust_pvalues(comp[f"p_{name}"].to_numpy(dtype=np.float64),
-                                                  correction) if len(comp) else []
+        raw = comp[f"p_{name}"].to_numpy(dtype=np.float64)
+        adj = np.empty_like(raw)
+        groups = (comp.groupby("metric", sort=False).indices.values() if family == "metric"
+                  else [np.arange(len(comp))])
+        for idx in groups:
+            adj[idx] = st.adjust_pvalues(raw[idx], correction) if len(idx) else raw[idx]
+        comp[f"p_{name}_adj"] = adj
     comp["mark"] = [significance_mark(p, diff, _lower_better(m, lower), alpha)
                     for p, diff, m in zip(comp[_P_COLUMN[test]], comp["mean_diff"],
                                           comp["metric"])] if len(comp) else []
     return summary, comp
+
+
+#: The families p-values are adjusted over: each metric's comparisons with the baseline, or
+#: every (run, metric) comparison of a table.
+FAMILIES = ("metric", "table")
+
+
+def permutations_for(n_permutations: int | str, family: str, n_metrics: int,
+                     n_others: int) -> int:
+    """The sign vectors of the randomisation test: ``n_permutations`` itself, or for ``"auto"``
+    :func:`~recoeval_tracking.reporting.resampling.auto_permutations` of the family size (the
+    other runs for ``family="metric"``, runs x metrics for ``"table"``)."""
+    if n_permutations != "auto":
+        return int(n_permutations)
+    size = n_others * (n_metrics if family == "table" else 1)
+    return st.auto_permutations(max(size, 1))
 
 
 def significance_mark(p: float, diff: float, lower_is_better: bool = False,
@@ -261,12 +285,12 @@ def _swept_params(runs: list[RunData]) -> list[str]:
 def build_report(runs: Sequence[RunData], baseline: str | None = None, *,
                  metrics: Sequence[str] | str | None = None,
                  slices: Sequence[Mapping[str, Any]] | None = None, correction: str = "holm",
-                 test: str = "t", n_permutations: int = 1000, n_bootstrap: int = 1000,
+                 test: str = "t", n_permutations: int | str = "auto", n_bootstrap: int = 1000,
                  seed: int = 0, confidence: float = 0.95, alpha: float = 0.05,
                  allow_mismatch: bool = False, user_features: pd.DataFrame | None = None,
                  lower_is_better: Sequence[str] = (),
                  config: Mapping[str, Any] | None = None, replicate_key: str | None = None,
-                 group_by: Sequence[str] | None = None) -> Report:
+                 group_by: Sequence[str] | None = None, family: str = "metric") -> Report:
     """Compare runs on the same users: means with intervals, paired tests against a baseline.
 
     Parameters
@@ -286,11 +310,14 @@ def build_report(runs: Sequence[RunData], baseline: str | None = None, *,
         :func:`user_popularity_share`), or generic ``{"kind": "quantiles"|"threshold",
         "column": ..., "q"|"threshold": ..., "labels": [...], "name": ...}``.
     correction : {"holm", "bonferroni", "bh", "none"}
-        Adjustment over the family of every (run, metric) comparison of one table.
+        Adjustment over each family of comparisons (``family``).
     test : {"t", "wilcoxon", "randomization"}
         The test whose adjusted p-value sets the marks (``▲***``...).
-    n_permutations : int
-        Random sign vectors of the randomisation test (stated in the report).
+    n_permutations : int or "auto"
+        Random sign vectors of the randomisation test (stated in the report). ``"auto"``: enough
+        for the smallest adjusted p-value of the family to reach 0.0005 (``2000 m`` for ``m``
+        comparisons, between 1,000 and 100,000). With ``n`` users and ``2^n`` at most this
+        number, every sign vector is enumerated (the exact test).
     n_bootstrap : int
         Bootstrap resamples of the percentile intervals (0 leaves them out).
     seed : int
@@ -314,6 +341,10 @@ def build_report(runs: Sequence[RunData], baseline: str | None = None, *,
         per replicate holding its mean; the split must agree only within a replicate.
     group_by : list of str, optional
         The params that form the groups (default: every swept param but ``replicate_key``).
+    family : {"metric", "table"}
+        What p-values are adjusted over: each metric's comparisons with the baseline (default;
+        a metric's conclusions do not depend on how many other metrics are shown) or every
+        (run, metric) comparison of a table (stricter, one family for the whole table).
 
     Returns
     -------
@@ -330,6 +361,9 @@ def build_report(runs: Sequence[RunData], baseline: str | None = None, *,
     settings = _check_settings(func, correction, test, n_permutations, n_bootstrap, seed,
                                confidence, alpha, allow_mismatch, user_features, slices,
                                lower_is_better)
+    if family not in FAMILIES:
+        raise param_error("family", func, f"one of {list(FAMILIES)}", family)
+    settings["family"] = family
     if replicate_key is not None and not isinstance(replicate_key, str):
         raise param_error("replicate_key", func, "a param name (str) or None", replicate_key)
     mismatches = (check_replicates(runs, replicate_key) if replicate_key
@@ -370,7 +404,8 @@ def _check_settings(func: str, correction: Any, test: Any, n_permutations: Any,
         raise param_error("correction", func, f"one of {list(st.CORRECTIONS)}", correction)
     if test not in TESTS:
         raise param_error("test", func, f"one of {list(TESTS)}", test)
-    n_permutations = check_int(n_permutations, "n_permutations", func, minimum=1)
+    if n_permutations != "auto":
+        n_permutations = check_int(n_permutations, "n_permutations", func, minimum=1)
     n_bootstrap = check_int(n_bootstrap, "n_bootstrap", func, minimum=0)
     seed = check_int(seed, "seed", func, minimum=0)
     confidence = check_unit_open(confidence, "confidence", func)
@@ -441,10 +476,13 @@ def _all_tables(aligned: _Aligned, runs: list[RunData], metrics: list[str],
                 func: str) -> tuple[pd.DataFrame, pd.DataFrame, list[SliceTable]]:
     """The tables over every user, then over each group of each slice (the baseline is run 0)."""
     kw: dict[str, Any] = {k: settings[k] for k in ("confidence", "n_bootstrap", "n_permutations",
-                                                   "seed", "correction", "test", "alpha")}
+                                                   "seed", "correction", "family", "test",
+                                                   "alpha")}
     kw["lower"] = tuple(settings["lower_is_better"])
     summary, comparisons = _tables(aligned.values, aligned.present, np.arange(len(aligned.union)),
                                    runs, 0, metrics, **kw)
+    settings["n_permutations_used"] = permutations_for(
+        settings["n_permutations"], settings["family"], len(metrics), len(runs) - 1)
     slice_tables: list[SliceTable] = []
     for spec in slices or []:
         name, groups = slice_groups(spec, aligned.users, func)

@@ -13,7 +13,8 @@ import numpy as np
 
 from .._validation import check_int, check_seed, param_error
 
-__all__ = ["bootstrap_counts", "bootstrap_means", "sign_flips", "randomization_pvalues"]
+__all__ = ["bootstrap_counts", "bootstrap_means", "sign_flips", "all_sign_vectors",
+           "auto_permutations", "randomization_pvalues"]
 
 _CHUNK_ELEMENTS = 24_000_000  # draws materialised at a time (96 MB as float32)
 
@@ -108,11 +109,19 @@ def _distinct_masks(mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return np.ascontiguousarray(mask[:, keep].T, dtype=np.float32), pattern_of
 
 
+#: Sign-flip replicates drawn from one random stream (a block); replicate ``r`` is row
+#: ``r % FLIP_BLOCK`` of block ``r // FLIP_BLOCK``.
+FLIP_BLOCK = 1024
+
+
 def sign_flips(n: int, start: int, stop: int, seed: int) -> np.ndarray:
     """Random signs for sign-flip replicates ``start..stop-1`` of a seeded series over ``n`` users.
 
-    Replicate ``r`` takes the bits of ``numpy.random.default_rng([seed, n, r]).bytes``: bit 1 is
-    a flip (-1). Each replicate has its own stream, so slices of the series agree.
+    The replicates come in blocks of :data:`FLIP_BLOCK`: block ``b`` is the bit stream
+    ``numpy.random.default_rng([seed, n, b]).bytes(FLIP_BLOCK * ceil(n / 8))``, one row of
+    ``ceil(n / 8)`` bytes per replicate, whose first ``n`` bits (``numpy.unpackbits`` order) are
+    the replicate's flips (bit 1 is -1). A replicate depends only on ``(seed, n, r)``, so any
+    slice of the series agrees with the whole.
 
     Returns
     -------
@@ -120,11 +129,30 @@ def sign_flips(n: int, start: int, stop: int, seed: int) -> np.ndarray:
     """
     n_bytes = (n + 7) // 8
     out = np.empty((stop - start, n), dtype=np.float32)
-    for row, r in enumerate(range(start, stop)):
-        raw = np.frombuffer(np.random.default_rng([seed, n, r]).bytes(n_bytes), dtype=np.uint8)
-        bits = np.unpackbits(raw)[:n]
-        out[row] = 1.0 - 2.0 * bits
+    row = 0
+    for block in range(start // FLIP_BLOCK, (stop - 1) // FLIP_BLOCK + 1 if stop > start else 0):
+        lo, hi = max(start, block * FLIP_BLOCK), min(stop, (block + 1) * FLIP_BLOCK)
+        raw = np.frombuffer(np.random.default_rng([seed, n, block]).bytes(FLIP_BLOCK * n_bytes),
+                            dtype=np.uint8).reshape(FLIP_BLOCK, n_bytes)
+        bits = np.unpackbits(raw[lo - block * FLIP_BLOCK:hi - block * FLIP_BLOCK], axis=1)[:, :n]
+        out[row:row + hi - lo] = 1.0 - 2.0 * bits
+        row += hi - lo
     return out
+
+
+def all_sign_vectors(n: int) -> np.ndarray:
+    """Every one of the ``2^n`` sign vectors over ``n`` users (row ``r`` flips user ``i`` when bit
+    ``i`` of ``r`` is 1), as float32 of shape ``(2^n, n)``."""
+    r = np.arange(2 ** n, dtype=np.int64)[:, None]
+    return (1.0 - 2.0 * ((r >> np.arange(n, dtype=np.int64)) & 1)).astype(np.float32)
+
+
+def auto_permutations(family_size: int, floor: int = 1000, cap: int = 100_000) -> int:
+    """Sign vectors enough for the smallest adjusted p-value of a family to reach ``0.0005``:
+    with ``R`` vectors the smallest p is ``1 / (R + 1)``, which Holm or Bonferroni over ``m``
+    comparisons multiply by ``m``; so ``R = 2000 m``, at least ``floor`` and at most ``cap``
+    (past ``cap``, about 50 comparisons per table, the floor is stated in the report)."""
+    return int(min(cap, max(floor, 2000 * int(family_size))))
 
 
 def randomization_pvalues(D: np.ndarray, n_permutations: int = 1000, seed: int = 0) -> np.ndarray:
@@ -137,7 +165,9 @@ def randomization_pvalues(D: np.ndarray, n_permutations: int = 1000, seed: int =
 
     .. math:: p = \\frac{1 + \\#\\{r : T_r \\ge T\\}}{1 + R}
 
-    which is never 0 (Phipson & Smyth 2010). NaN differences (a user undefined in either run)
+    which is never 0 (Phipson & Smyth 2010). When ``2^n <= R`` the test is exact instead: every
+    one of the ``2^n`` sign vectors (:func:`all_sign_vectors`, the identity among them) is
+    enumerated and ``p = #{s : T_s >= T} / 2^n``. NaN differences (a user undefined in either run)
     count as 0: they take no part in any sum, which is the test over the defined users with the
     same draws for every column of the same length. The products run in float32 (the sign
     vectors are exact; the values are rounded to float32 first), and ``T_r >= T`` is judged with
@@ -171,6 +201,12 @@ def randomization_pvalues(D: np.ndarray, n_permutations: int = 1000, seed: int =
     scale = np.abs(values_t).sum(axis=1, dtype=np.float64)
     threshold = observed - 1e-6 * scale
     exceed = np.zeros(p, dtype=np.int64)
+    if n < 62 and 2 ** n <= R:
+        signs = all_sign_vectors(n)
+        exceed += (np.abs(values_t @ signs.T) >= threshold[:, None]).sum(axis=1)
+        pvals = exceed / float(2 ** n)
+        pvals[scale == 0] = 1.0
+        return pvals
     step = max(1, _CHUNK_ELEMENTS // max(n, 1))
     for start in range(0, R, step):
         stop = min(R, start + step)

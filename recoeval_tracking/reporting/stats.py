@@ -31,6 +31,8 @@ import numpy as np
 
 from .._validation import InputError, check_unit_open, param_error
 from .resampling import (
+    all_sign_vectors,
+    auto_permutations,
     bootstrap_counts,
     bootstrap_means,
     randomization_pvalues,
@@ -47,6 +49,8 @@ __all__ = [
     "bootstrap_ci",
     "mean_ci",
     "sign_flips",
+    "all_sign_vectors",
+    "auto_permutations",
     "randomization_pvalues",
     "randomization_test",
     "paired_t_test",

@@ -1,5 +1,6 @@
 """The report's first screen: runs x headline metrics, each cell the mean with its 95% t interval
-and the significance mark against the baseline, the best run of each metric in bold."""
+and the significance mark against the baseline, the best run of each metric in bold; then the
+catalogue-level metrics (coverage, Gini, entropy...), one value per run as logged."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import pandas as pd
 from ..metrics.registry import greater_is_better, spec_for_key
 from .report import Report
 
-__all__ = ["Best", "headline_metrics", "summary_table"]
+__all__ = ["Best", "headline_metrics", "summary_table", "catalogue_table"]
 
 #: Metrics shown first, in this order, when the report has them.
 _HEADLINE = ("ndcg", "p", "r", "ap", "hit", "rr", "roc_auc", "coverage")
@@ -63,3 +64,32 @@ def summary_table(report: Report) -> pd.DataFrame:
             col.append(Best(text) if r.run_id == best and len(means) > 1 else text)
         table[m] = col
     return pd.DataFrame(table, dtype=object)  # object: keeps the Best marks
+
+
+def _is_catalogue(key: str) -> bool:
+    spec = spec_for_key(key)
+    return spec is not None and spec.kind == "aggregate"
+
+
+def catalogue_table(report: Report) -> pd.DataFrame:
+    """One row per run, one column per catalogue-level metric any run logged (``coverage_at_10``,
+    ``gini_at_10``, ``gauc``...: values over the whole run, without a per-user distribution, so
+    without intervals or tests); the best of each column in bold. Empty when no run has one."""
+    keys = list(dict.fromkeys(k for r in report.runs for k in r.metrics if _is_catalogue(k)))
+    if not keys:
+        return pd.DataFrame()
+    table: dict[str, list[str]] = {"run": [
+        r.name + (" (baseline)" if r.run_id == report.baseline else "") for r in report.runs]}
+    for k in keys:
+        values = [r.metrics.get(k) for r in report.runs]
+        finite = [v for v in values if v is not None and math.isfinite(v)]
+        best = (max if greater_is_better(k) else min)(finite) if len(finite) > 1 else None
+        col = []
+        for v in values:
+            if v is None or not math.isfinite(v):
+                col.append("–")
+                continue
+            text = str(int(v)) if float(v).is_integer() else f"{v:.4f}"
+            col.append(Best(text) if best is not None and v == best else text)
+        table[k] = col
+    return pd.DataFrame(table, dtype=object)

@@ -1,5 +1,5 @@
-"""The report page in headless Chromium: no console errors, and a screenshot showing the tables
-and figures. Skipped when Chromium is absent (``apt-get install chromium``). Set
+"""The report page in headless Chromium: no console errors, and a screenshot of its first screen
+(1400 x 900) showing the summary table and the headline curves, the details folded below. Skipped when Chromium is absent (``apt-get install chromium``). Set
 ``RECOEVAL_SCREENSHOT_DIR`` to keep the PNG."""
 
 from __future__ import annotations
@@ -19,12 +19,12 @@ from recoeval_tracking.reporting.report import build_report
 CHROMIUM = "/usr/bin/chromium"
 
 
-def _chromium(args, tmp_path):
+def _chromium(args, tmp_path, height=900):
     return subprocess.run(
         [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
          "--no-first-run", "--disable-background-networking", "--disable-component-update",
          "--disable-sync", f"--user-data-dir={tmp_path / 'chrome-profile'}",
-         "--window-size=1400,2400", *args], check=False, capture_output=True, text=True,
+         f"--window-size=1400,{height}", *args], check=False, capture_output=True, text=True,
         timeout=180)
 
 
@@ -52,9 +52,14 @@ def test_report_page_in_headless_chromium(tmp_path):
                or "Uncaught" in line]
     assert console == []
     dom = dump.stdout
-    # One table per metric, users per run, inputs; figures: the ndcg curves, two per-user
-    # distributions, the metrics against model.factors.
+    # The summary, one table per metric, users per run, inputs; figures: the ndcg curves, two
+    # per-user distributions, the metrics against model.factors.
     assert dom.count("<table") == len(rep.metrics) + 3 and dom.count("<img") == 4
+    # First the summary and the headline curve, then the folded details: every metric's table,
+    # the distributions, the sweep figure, the inputs.
+    first_fold = dom.index("<details")
+    assert dom.index("Summary") < first_fold and dom.index("<img") < first_fold
+    assert dom.count("<details") == 4 and "<details open" not in dom
 
     shot = tmp_path / "report.png"
     proc = _chromium(["--virtual-time-budget=10000", "--run-all-compositor-stages-before-draw",
@@ -67,8 +72,9 @@ def test_report_page_in_headless_chromium(tmp_path):
     from matplotlib import image
 
     pixels = image.imread(str(shot))
-    assert pixels.shape[:2] == (2400, 1400)
-    # Tables and figures make a page far from blank: many distinct colours, much ink.
+    assert pixels.shape[:2] == (900, 1400)
+    # The summary and a curve figure make a first screen far from blank: many distinct colours,
+    # much ink.
     rgb = (pixels[..., :3] * 255).astype(np.uint8).reshape(-1, 3)
     assert len(np.unique(rgb, axis=0)) > 200
     assert (rgb.sum(axis=1) < 600).mean() > 0.02

@@ -54,9 +54,12 @@ def test_means_counts_and_paired_statistics():
     assert row["p_wilcoxon"] == pytest.approx(st.wilcoxon_test(x, y)[1], rel=1e-12)
     assert row["p_randomization"] == st.randomization_test(x, y, 200, 5)
     assert row["cohens_dz"] == pytest.approx(st.cohens_dz(x, y))
-    # Holm over the four comparisons of the table.
-    np.testing.assert_allclose(rep.comparisons["p_t_adj"],
-                               st.adjust_pvalues(rep.comparisons["p_t"].to_numpy(), "holm"))
+    # Holm over each metric's two comparisons (the default family).
+    for m in ("ndcg_at_10", "p_at_10"):
+        part = rep.comparisons[rep.comparisons["metric"] == m]
+        assert len(part) == 2
+        np.testing.assert_allclose(part["p_t_adj"],
+                                   st.adjust_pvalues(part["p_t"].to_numpy(), "holm"))
     # b is far better on ndcg, equal on p: the marks say so.
     assert c.loc[("b", "ndcg_at_10"), "mark"] == "▲***"
     assert c.loc[("b", "p_at_10"), "mark"] == ""

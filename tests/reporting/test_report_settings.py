@@ -116,25 +116,46 @@ def _kw(**extra):
     return dict(n_bootstrap=200, n_permutations=200, seed=3, **extra)
 
 
+@pytest.mark.parametrize("family", ["table", "metric"])
 @pytest.mark.parametrize("correction", ["holm", "bonferroni", "bh", "none"])
-def test_report_applies_the_chosen_correction(runs, correction):
-    rep = build_report(runs, "base", correction=correction, **_kw())
+def test_report_applies_the_chosen_correction(runs, correction, family):
+    rep = build_report(runs, "base", correction=correction, family=family, **_kw())
     comp = rep.comparisons
-    assert rep.settings["correction"] == correction
+    assert rep.settings["correction"] == correction and rep.settings["family"] == family
+    assert len(comp) == 18  # 3 runs x 6 metrics
+    # the families: the whole table, or each metric's 3 comparisons
+    families = ([np.arange(18)] if family == "table"
+                else [np.flatnonzero(comp["metric"] == m) for m in comp["metric"].unique()])
+    assert sum(len(f) for f in families) == 18
     for test in ("t", "wilcoxon", "randomization"):
-        raw = comp[f"p_{test}"].to_numpy(dtype=np.float64)
-        adj = comp[f"p_{test}_adj"].to_numpy(dtype=np.float64)
-        if correction == "none":
-            np.testing.assert_array_equal(adj, raw)
-        elif correction == "bh":
-            np.testing.assert_allclose(adj, sps.false_discovery_control(raw, method="bh"),
-                                       rtol=1e-10)
-        else:
-            np.testing.assert_allclose(adj, st_.adjust_pvalues(raw, correction), rtol=1e-12)
-    # the family is the whole table: 3 runs x 6 metrics
-    assert len(comp) == 18
+        for idx in families:
+            raw = comp[f"p_{test}"].to_numpy(dtype=np.float64)[idx]
+            adj = comp[f"p_{test}_adj"].to_numpy(dtype=np.float64)[idx]
+            if correction == "none":
+                np.testing.assert_array_equal(adj, raw)
+            elif correction == "bh":
+                np.testing.assert_allclose(adj, sps.false_discovery_control(raw, method="bh"),
+                                           rtol=1e-10)
+            else:
+                np.testing.assert_allclose(adj, st_.adjust_pvalues(raw, correction), rtol=1e-12)
     if correction == "bonferroni":
-        np.testing.assert_allclose(comp["p_t_adj"], np.minimum(1, 18 * comp["p_t"]), rtol=1e-12)
+        m = 18 if family == "table" else 3
+        np.testing.assert_allclose(comp["p_t_adj"], np.minimum(1, m * comp["p_t"]), rtol=1e-12)
+
+
+def test_auto_permutations_follow_the_family(runs):
+    """``n_permutations="auto"`` draws 2000 sign vectors per comparison of the family (at least
+    1000): 3 per metric -> 6000, the whole table of 18 -> 36000; the smallest adjusted
+    randomisation p-value can then reach the strongest mark."""
+    kw = {"n_bootstrap": 0, "seed": 3}
+    per_metric = build_report(runs, "base", n_permutations="auto", **kw)
+    assert per_metric.settings["n_permutations_used"] == 6000
+    table = build_report(runs, "base", n_permutations="auto", family="table", **kw)
+    assert table.settings["n_permutations_used"] == 36000
+    for rep, m, R in ((per_metric, 3, 6000), (table, 18, 36000)):
+        floor = min(1.0, m / (R + 1))
+        assert (rep.comparisons["p_randomization_adj"] >= floor - 1e-15).all()
+        assert floor < 0.001
 
 
 def test_corrections_give_different_tables(runs):

@@ -122,19 +122,50 @@ def _slow_randomization(d, n_permutations, seed):
     n = d.size
     obs = abs(d.sum())
     count = 0
+    n_bytes = (n + 7) // 8
     for r in range(n_permutations):
-        raw = np.frombuffer(np.random.default_rng([seed, n, r]).bytes((n + 7) // 8), np.uint8)
-        s = 1 - 2 * np.unpackbits(raw)[:n].astype(float)
+        # Replicate r: row r % 1024 of the stream of block r // 1024 (1024 rows of n_bytes).
+        block = np.random.default_rng([seed, n, r // 1024]).bytes(1024 * n_bytes)
+        row = block[(r % 1024) * n_bytes:(r % 1024 + 1) * n_bytes]
+        s = 1 - 2 * np.unpackbits(np.frombuffer(row, np.uint8))[:n].astype(float)
         count += abs((s * d).sum()) >= obs - 1e-6 * np.abs(d).sum()
     return (1 + count) / (1 + n_permutations)
 
 
 def test_randomization_equals_slow_reference_and_is_reproducible():
     a, b = _pair(150, 8, shift=0.01)
-    p = st.randomization_test(a, b, n_permutations=500, seed=3)
-    assert p == _slow_randomization(a - b, 500, 3)
-    assert st.randomization_test(a, b, n_permutations=500, seed=3) == p
+    p = st.randomization_test(a, b, n_permutations=2500, seed=3)  # three blocks of draws
+    assert p == _slow_randomization(a - b, 2500, 3)
+    assert st.randomization_test(a, b, n_permutations=2500, seed=3) == p
+    # Any slice of the series is the same draws as the whole.
+    np.testing.assert_array_equal(st.sign_flips(150, 1000, 2100, 3),
+                                  st.sign_flips(150, 0, 2500, 3)[1000:2100])
     assert st.randomization_test(a, b, n_permutations=500, seed=4) != p
+
+
+def test_randomization_is_exact_when_every_sign_vector_fits():
+    """With 2^n <= R the test enumerates all 2^n sign vectors: p = #{|s.d| >= |sum d|} / 2^n,
+    counted here over itertools.product."""
+    import itertools
+
+    d = np.array([0.3, -0.1, 0.25, 0.4, 0.05, -0.2, 0.15, 0.35])
+    obs = abs(d.sum())
+    count = sum(abs(np.dot(s, d)) >= obs - 1e-9
+                for s in itertools.product((1.0, -1.0), repeat=d.size))
+    assert st.randomization_pvalues(d, 256, 0)[0] == pytest.approx(count / 256, abs=1e-12)
+    assert st.randomization_pvalues(d, 5000, 7)[0] == pytest.approx(count / 256, abs=1e-12)
+    # Every difference positive: only the identity and its mirror reach the sum -> 2 / 2^n.
+    assert st.randomization_pvalues(np.linspace(0.1, 1.0, 10), 2000, 0)[0] == 2 / 1024
+
+
+def test_auto_permutations_reach_the_strongest_mark():
+    """m comparisons under Holm/Bonferroni: the smallest adjusted p is m / (R + 1), which must be
+    below 0.001 (the *** mark) up to the cap."""
+    for m in (1, 3, 10, 48):
+        R = st.auto_permutations(m)
+        assert 1000 <= R <= 100_000
+        assert m / (R + 1) < 0.001
+    assert st.auto_permutations(10_000) == 100_000
 
 
 def test_randomization_extremes():

@@ -1,0 +1,212 @@
+"""The figures of a report, as PNG bytes keyed by file name.
+
+Figures are built with :class:`matplotlib.figure.Figure` on the Agg canvas
+(:func:`recoeval_tracking.jobdir.plots.new_figure`), never ``pyplot``:
+
+* ``curves_<curve>.png``: the @1..K curve of every run with its 95% band (from ``curves.csv``);
+* ``per_user_<metric>.png``: the distribution of each run's per-user values (box plots: quartiles,
+  whiskers at 1.5 IQR, the mean as a dot; NaN users left out and counted in the tables);
+* ``sweep_<param>.png``: each metric's mean with its t interval against a parameter, drawn only
+  for parameters that take more than one value within one model (``model.factors`` swept for ALS),
+  one series per model; a parameter that only tells models apart (``model.name``, or a setting
+  that one model has and the others lack) is already the summary table's rows.
+"""
+
+from __future__ import annotations
+
+import io
+import math
+from typing import Any
+
+import numpy as np
+
+from .._validation import param_error
+from ..jobdir.plots import new_figure
+from ..jobdir.redact import scrub_text
+from .report import Report
+
+__all__ = ["render_figures", "curve_names", "sweep_params"]
+
+_MAX_SWEEP_FIGURES = 8
+#: The param that names the model: sweep figures are drawn within each of its values.
+MODEL_KEY = "model.name"
+
+
+def _png(fig) -> bytes:
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png")
+    return buf.getvalue()
+
+
+def safe_name(name: str) -> str:
+    """``name`` with every character but letters, digits and ``-_.`` replaced by ``_``."""
+    return "".join(c if c.isalnum() or c in "-_." else "_" for c in name)
+
+
+def curve_names(report: Report) -> list[str]:
+    """The @1..K curves any run has, in first-seen order."""
+    names: dict[str, None] = {}
+    for r in report.runs:
+        if r.curves is not None:
+            for c in r.curves.columns:
+                if c != "k" and not c.endswith(("_ci95_low", "_ci95_high")):
+                    names.setdefault(c, None)
+    return list(names)
+
+
+def _curve_figure(report: Report, name: str) -> bytes:
+    many = len(report.runs) > 12
+    fig = new_figure(8.0, 5.0)
+    ax = fig.add_subplot()
+    colours = _colours(len(report.runs))
+    for i, r in enumerate(report.runs):
+        if r.curves is None or name not in r.curves.columns:
+            continue
+        k = r.curves["k"].to_numpy()
+        is_base = r.run_id == report.baseline
+        ax.plot(k, r.curves[name].to_numpy(dtype=float), color=colours[i],
+                linewidth=2.2 if is_base else 1.2,
+                label=scrub_text(f"{r.name} (baseline)" if is_base else r.name))
+        low, high = f"{name}_ci95_low", f"{name}_ci95_high"
+        if low in r.curves.columns and high in r.curves.columns:
+            ax.fill_between(k, r.curves[low].to_numpy(dtype=float),
+                            r.curves[high].to_numpy(dtype=float), color=colours[i],
+                            alpha=0.08 if many else 0.2, linewidth=0)
+    ax.set_xlabel("k (cutoff)")
+    ax.set_ylabel(f"mean {name} (95% CI band)")
+    ax.grid(True, alpha=0.3)
+    ax.set_title(f"{name} @1..K, every run")
+    ax.legend(loc="best", fontsize="x-small", ncols=3 if many else 1)
+    return _png(fig)
+
+
+def _colours(n: int) -> list:
+    """``n`` distinct colours: matplotlib's ``tab10`` up to 10, ``tab20`` up to 20, then a
+    sampled ``turbo`` map."""
+    from matplotlib import colormaps
+
+    if n <= 10:
+        return [colormaps["tab10"](i) for i in range(n)]
+    if n <= 20:
+        return [colormaps["tab20"](i) for i in range(n)]
+    return [colormaps["turbo"](x) for x in np.linspace(0.05, 0.95, n)]
+
+
+def _distribution_figure(report: Report, m: str) -> bytes:
+    from matplotlib import cbook
+
+    stats_list, labels = [], []
+    for r in report.runs:
+        if m not in r.per_user.columns:
+            continue
+        v = r.per_user[m].to_numpy(dtype=np.float64)
+        v = v[~np.isnan(v)]
+        if v.size == 0:
+            continue
+        stats_list.append(cbook.boxplot_stats(v, whis=1.5)[0])
+        labels.append(scrub_text(r.name))
+    height = max(3.0, 0.3 * len(stats_list) + 1.5)
+    fig = new_figure(8.0, height)
+    longest = max((len(s) for s in labels), default=10)
+    fig.subplots_adjust(left=min(0.55, 0.08 + 0.0085 * longest), right=0.97, top=0.92,
+                        bottom=0.1)
+    ax = fig.add_subplot()
+    if stats_list:
+        for s, label in zip(stats_list, labels):
+            s["label"] = label
+        ax.bxp(stats_list, orientation="horizontal", showfliers=False, showmeans=True,
+               meanprops={"marker": "o", "markerfacecolor": "#C44E52",
+                          "markeredgecolor": "#C44E52", "markersize": 4})
+        ax.invert_yaxis()
+        ax.tick_params(axis="y", labelsize=7 if len(labels) > 20 else 9)
+    else:
+        ax.text(0.5, 0.5, "no defined values", ha="center", va="center",
+                transform=ax.transAxes)
+    ax.set_xlabel(f"per-user {m}")
+    ax.grid(True, axis="x", alpha=0.3)
+    ax.set_title(f"Per-user {m} (box: quartiles, dot: mean)")
+    return _png(fig)
+
+
+def _as_number(value: Any) -> float | None:
+    try:
+        x = float(value)
+    except (TypeError, ValueError):
+        return None
+    return x if math.isfinite(x) else None
+
+
+def _model_of(run: Any) -> str:
+    return str(run.params.get(MODEL_KEY, ""))
+
+
+def sweep_params(report: Report) -> list[str]:
+    """The swept parameters that take two or more values among the runs of one model."""
+    out = []
+    for param in report.swept_params:
+        if param == MODEL_KEY:
+            continue
+        per_model: dict[str, set[str]] = {}
+        for r in report.runs:
+            if r.params.get(param) is not None:
+                per_model.setdefault(_model_of(r), set()).add(str(r.params.get(param)))
+        if any(len(v) > 1 for v in per_model.values()):
+            out.append(param)
+    return out
+
+
+def _sweep_figure(report: Report, param: str) -> bytes:
+    runs = [r for r in report.runs if r.params.get(param) is not None]
+    raw = [r.params.get(param) for r in runs]
+    nums = [_as_number(v) for v in raw]
+    numeric = all(v is not None for v in nums)
+    cats = None if numeric else sorted({str(v) for v in raw})
+    x = np.array(nums if numeric else [cats.index(str(v)) for v in raw], dtype=float)
+    models = list(dict.fromkeys(_model_of(r) for r in runs))
+    colours = _colours(len(models))
+    n_m = len(report.metrics)
+    fig = new_figure(max(5.0, 4.0 * min(n_m, 3)), 3.8 * math.ceil(n_m / 3))
+    fig.subplots_adjust(left=0.12 if n_m > 1 else 0.16, right=0.98, top=0.88, bottom=0.15,
+                        wspace=0.4, hspace=0.45)
+    summary = report.summary
+    for i, m in enumerate(report.metrics):
+        ax = fig.add_subplot(math.ceil(n_m / 3), min(n_m, 3), i + 1)
+        part = summary[summary["metric"] == m].set_index("run_id")
+        for c, model in enumerate(models):
+            sel = np.array([_model_of(r) == model for r in runs])
+            ids = [r.run_id for r, s in zip(runs, sel) if s]
+            y, lo, hi = (part[col].reindex(ids).to_numpy(dtype=float)
+                         for col in ("mean", "t_low", "t_high"))
+            xs = x[sel]
+            order = np.argsort(xs, kind="stable")
+            err = np.where(np.isfinite(np.vstack([y - lo, hi - y])), np.vstack([y - lo, hi - y]),
+                           0.0)
+            ax.errorbar(xs[order], y[order], yerr=err[:, order], fmt="o", markersize=4,
+                        capsize=3, color=colours[c], label=scrub_text(model) or None)
+            if numeric and len(np.unique(xs)) == len(xs) > 1:
+                ax.plot(xs[order], y[order], color=colours[c], alpha=0.5)
+        if cats is not None:
+            ax.set_xticks(range(len(cats)))
+            ax.set_xticklabels([t[:15] for t in cats], rotation=30, fontsize=8)
+        ax.set_xlabel(param)
+        ax.set_ylabel(f"mean {m}")
+        ax.grid(True, alpha=0.3)
+        if i == 0 and len(models) > 1:
+            ax.legend(fontsize="x-small")
+    fig.suptitle(f"Metrics against {param} (95% t intervals)")
+    return _png(fig)
+
+
+def render_figures(report: Report) -> dict[str, bytes]:
+    """Every figure of the report as PNG bytes, keyed by file name (see the module docstring):
+    the curves first, then the per-user distributions, then the sweep figures."""
+    if not isinstance(report, Report):
+        raise param_error("report", "render_figures", "a Report from build_report", report)
+    figures: dict[str, bytes] = {}
+    for name in curve_names(report):
+        figures[f"curves_{safe_name(name)}.png"] = _curve_figure(report, name)
+    for m in report.metrics:
+        figures[f"per_user_{safe_name(m)}.png"] = _distribution_figure(report, m)
+    for param in sweep_params(report)[:_MAX_SWEEP_FIGURES]:
+        figures[f"sweep_{safe_name(param)}.png"] = _sweep_figure(report, param)
+    return figures
