@@ -35,6 +35,7 @@ import pandas as pd
 
 from .._validation import InputError, check_int, check_unit_open, param_error
 from . import stats as st
+from .stats import FAMILIES, permutations_for, significance_mark
 from .replicates import aggregate_replicates, check_replicates, default_group_by
 from .runs import (
     FINGERPRINT_KINDS,
@@ -238,33 +239,6 @@ def _tables(values: dict[str, np.ndarray], present: np.ndarray, rows: np.ndarray
                     for p, diff, m in zip(comp[_P_COLUMN[test]], comp["mean_diff"],
                                           comp["metric"])] if len(comp) else []
     return summary, comp
-
-
-#: The families p-values are adjusted over: each metric's comparisons with the baseline, or
-#: every (run, metric) comparison of a table.
-FAMILIES = ("metric", "table")
-
-
-def permutations_for(n_permutations: int | str, family: str, n_metrics: int,
-                     n_others: int) -> int:
-    """The sign vectors of the randomisation test: ``n_permutations`` itself, or for ``"auto"``
-    :func:`~recoeval_tracking.reporting.resampling.auto_permutations` of the family size (the
-    other runs for ``family="metric"``, runs x metrics for ``"table"``)."""
-    if n_permutations != "auto":
-        return int(n_permutations)
-    size = n_others * (n_metrics if family == "table" else 1)
-    return st.auto_permutations(max(size, 1))
-
-
-def significance_mark(p: float, diff: float, lower_is_better: bool = False,
-                      alpha: float = 0.05) -> str:
-    """``▲``/``▼`` (better/worse than the baseline) followed by ``*`` (p < alpha), ``**``
-    (p < 0.01) or ``***`` (p < 0.001) for an adjusted p-value; empty when not significant."""
-    if p is None or not np.isfinite(p) or not np.isfinite(diff) or p >= alpha or diff == 0:
-        return ""
-    stars = "***" if p < 0.001 else "**" if p < 0.01 else "*"
-    better = (diff < 0) if lower_is_better else (diff > 0)
-    return ("▲" if better else "▼") + stars
 
 
 def _swept_params(runs: list[RunData]) -> list[str]:

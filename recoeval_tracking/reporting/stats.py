@@ -41,6 +41,9 @@ from .resampling import (
 
 __all__ = [
     "CORRECTIONS",
+    "FAMILIES",
+    "permutations_for",
+    "significance_mark",
     "MeanCI",
     "PairedComparison",
     "t_interval",
@@ -372,3 +375,30 @@ def adjust_pvalues(pvalues: Sequence[float] | np.ndarray, method: str = "holm") 
         adj[order] = np.minimum(1.0, stepped)
     p[defined] = adj
     return p
+
+
+#: The families p-values are adjusted over: each metric's comparisons with the baseline, or
+#: every (run, metric) comparison of a table.
+FAMILIES = ("metric", "table")
+
+
+def permutations_for(n_permutations: int | str, family: str, n_metrics: int,
+                     n_others: int) -> int:
+    """The sign vectors of the randomisation test: ``n_permutations`` itself, or for ``"auto"``
+    :func:`~recoeval_tracking.reporting.resampling.auto_permutations` of the family size (the
+    other runs for ``family="metric"``, runs x metrics for ``"table"``)."""
+    if n_permutations != "auto":
+        return int(n_permutations)
+    size = n_others * (n_metrics if family == "table" else 1)
+    return auto_permutations(max(size, 1))
+
+
+def significance_mark(p: float, diff: float, lower_is_better: bool = False,
+                      alpha: float = 0.05) -> str:
+    """``▲``/``▼`` (better/worse than the baseline) followed by ``*`` (p < alpha), ``**``
+    (p < 0.01) or ``***`` (p < 0.001) for an adjusted p-value; empty when not significant."""
+    if p is None or not np.isfinite(p) or not np.isfinite(diff) or p >= alpha or diff == 0:
+        return ""
+    stars = "***" if p < 0.001 else "**" if p < 0.01 else "*"
+    better = (diff < 0) if lower_is_better else (diff > 0)
+    return ("▲" if better else "▼") + stars
