@@ -10,6 +10,7 @@ running (exit 1: a full disk, an unreadable file, no memory, a lock held too lon
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from pathlib import Path
 
 __all__ = ["user_error_message", "run_error_message", "error_message", "bug_message",
@@ -61,7 +62,8 @@ def _key_hint(key: str) -> str:
     return f"Check the spelling. {_SEE_CFG}"
 
 
-def user_error_message(err: BaseException) -> str | None:
+def user_error_message(err: BaseException, prog: str = PROG,
+                       key_hint: Callable[[str], str] | None = None) -> str | None:
     """A one-paragraph message for an error the user can fix by changing the command line, or
     None for any other error (a bug, which keeps its traceback).
 
@@ -69,6 +71,11 @@ def user_error_message(err: BaseException) -> str | None:
     ----------
     err : BaseException
         What Hydra, OmegaConf or the library raised.
+    prog : str
+        The command named in the message (``recoeval-track-report`` for the report).
+    key_hint : callable, optional
+        ``key -> text``: what to change for an unknown key (default: the hint for
+        ``recoeval-track``'s own config groups).
     """
     from hydra.errors import (
         ConfigCompositionException,
@@ -86,7 +93,9 @@ def user_error_message(err: BaseException) -> str | None:
 
     from .._validation import InputError
 
-    prefix = f"{_PROG}: "
+    prefix = f"{prog}: "
+    see_cfg = _SEE_CFG.replace(_PROG, prog, 1)
+    key_hint = key_hint or _key_hint
     if isinstance(err, MissingConfigException):
         text = str(err)
         m = re.search(r"Could not find '([^']+)'", text)
@@ -113,16 +122,16 @@ def user_error_message(err: BaseException) -> str | None:
         override = m.group(1).rstrip(".") if m else None
         if isinstance(cause, (ConfigAttributeError, ConfigKeyError)):
             key = _full_key(str(cause)) or override or "?"
-            return f"{prefix}'{key}' is not a setting of the chosen config. {_key_hint(key)}"
+            return f"{prefix}'{key}' is not a setting of the chosen config. {key_hint(key)}"
         if isinstance(cause, ValidationError):
             key = _full_key(str(cause)) or override or "?"
             reason = _one_line(str(cause).split("full_key:")[0])
             return (f"{prefix}the value given to '{key}' has the wrong type: {reason}. "
-                    f"Give a value of the type the setting expects. {_SEE_CFG}")
+                    f"Give a value of the type the setting expects. {see_cfg}")
         if isinstance(cause, OmegaConfBaseException):
             return (f"{prefix}{text}: {_one_line(str(cause).split('full_key:')[0])}. "
-                    f"Check the override. {_SEE_CFG}")
-        return f"{prefix}{text}. Check the overrides on the command line. {_SEE_CFG}"
+                    f"Check the override. {see_cfg}")
+        return f"{prefix}{text}. Check the overrides on the command line. {see_cfg}"
     if isinstance(err, MissingMandatoryValue):
         key = _full_key(str(err)) or "a setting"
         hint = f" e.g. {key}=/path/to/file" if key.endswith("path") else f" e.g. {key}=<value>"
@@ -131,17 +140,17 @@ def user_error_message(err: BaseException) -> str | None:
     if isinstance(err, ValidationError):
         key = _full_key(str(err)) or "a setting"
         reason = _one_line(str(err).split("full_key:")[0])
-        return f"{prefix}the value of '{key}' is not valid: {reason}. {_SEE_CFG}"
+        return f"{prefix}the value of '{key}' is not valid: {reason}. {see_cfg}"
     if _raised_by_config_library(err):
         return (f"{prefix}could not apply the command line: {_one_line(err)}. Check the "
-                f"overrides (key=value, group=option). {_SEE_CFG}")
+                f"overrides (key=value, group=option). {see_cfg}")
     if isinstance(err, InputError):
         text = _one_line(err)
         key = _config_key(text)
         if key:
             return (f"{prefix}{key}: {text} Change it on the command line ({key}=...); "
-                    f"{_SEE_CFG}")
-        return f"{prefix}{text} Change the matching setting on the command line; {_SEE_CFG}"
+                    f"{see_cfg}")
+        return f"{prefix}{text} Change the matching setting on the command line; {see_cfg}"
     return None
 
 

@@ -1,5 +1,5 @@
 """``recoeval-track-report``: a report comparing tracked runs, from its own config
-(``configs/report.yaml``).
+(``report_conf/report.yaml``, typed by :mod:`recoeval_tracking.app.report_config`).
 
 The Hydra layer stops here: :func:`main` composes the config and hands a plain dict to
 :func:`run_report`, which selects the runs (from MLflow through
@@ -13,13 +13,13 @@ from __future__ import annotations
 import os
 import sys
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
 from .._validation import InputError, param_error
 
-__all__ = ["main", "run_report", "load_runs"]
+__all__ = ["main", "run_report", "load_runs", "check_settings"]
 
 _PROG = "recoeval-track-report"
 
@@ -61,7 +61,10 @@ def load_runs(cfg: Mapping[str, Any], workdir: str | Path, base_dir: str | Path 
                                    sweep_id=sel["sweep_id"], run_ids=sel["run_ids"] or None,
                                    filter_string=sel["filter"])
     if not found:
-        raise InputError(f"{_PROG}: no run matches the selection {sel} in {uri}.")
+        given = {k: v for k, v in sel.items() if v}
+        raise InputError(f"select: no run matches {given} in {uri}. A sweep's id is in its "
+                         "folder's recoeval_sweep.json and on its runs as the tag "
+                         "recoeval.sweep_id; tracking.uri must name the store it was logged to.")
     runs = []
     for info in found:
         folder = download_job_artifacts(info["run_id"], Path(workdir) / info["run_id"],
@@ -112,7 +115,32 @@ def _replicates(cfg: Mapping[str, Any], runs: list) -> tuple[str | None, list[st
     return key or None, group_by
 
 
-def run_report(cfg: Mapping[str, Any], base_dir: str | Path | None = None) -> dict[str, Any]:
+def check_settings(cfg: Mapping[str, Any]) -> None:
+    """The statistical settings checked before any run is read, each error naming its key."""
+    from ..reporting.report import TESTS
+    from ..reporting.stats import CORRECTIONS, FAMILIES
+
+    for key, allowed in (("correction", CORRECTIONS), ("test", TESTS), ("family", FAMILIES)):
+        if key in cfg and cfg[key] not in allowed:
+            raise InputError(f"{key}: expected one of {', '.join(allowed)}; got {cfg[key]!r}.")
+    n_perm = cfg.get("n_permutations", "auto")
+    if n_perm != "auto" and (isinstance(n_perm, bool) or not isinstance(n_perm, int)
+                             or n_perm < 1):
+        raise InputError(f"n_permutations: expected 'auto' or an integer >= 1; got {n_perm!r}.")
+    for key in ("alpha", "confidence"):
+        value = cfg.get(key, 0.5)
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < 1:
+            raise InputError(f"{key}: expected a number strictly between 0 and 1; got "
+                             f"{value!r}.")
+
+
+def _say(progress: Callable[[str], None] | None, text: str) -> None:
+    if progress is not None:
+        progress(text)
+
+
+def run_report(cfg: Mapping[str, Any], base_dir: str | Path | None = None,
+               progress: Callable[[str], None] | None = None) -> dict[str, Any]:
     """Build, write and log a report from a plain config (the layout of ``report.yaml``).
 
     Parameters
@@ -121,6 +149,8 @@ def run_report(cfg: Mapping[str, Any], base_dir: str | Path | None = None) -> di
         The report config as plain data.
     base_dir : str or Path, optional
         Relative paths (job directories, output) are taken from here (default: the cwd).
+    progress : callable, optional
+        Called with one line at each step (reading the runs, the statistics, the figures).
 
     Returns
     -------
@@ -133,10 +163,13 @@ def run_report(cfg: Mapping[str, Any], base_dir: str | Path | None = None) -> di
 
     if not isinstance(cfg, Mapping):
         raise param_error("cfg", "run_report", "a plain dict (the report config)", cfg)
+    check_settings(cfg)
     base = Path(base_dir) if base_dir else Path.cwd()
     out_cfg = dict(cfg.get("output") or {})
     with tempfile.TemporaryDirectory(prefix="recoeval-report-") as tmp:
+        _say(progress, "reading the selected runs...")
         runs, uri = load_runs(cfg, tmp, base)
+        _say(progress, f"{len(runs)} runs read; computing intervals and paired tests...")
         slices = [dict(s) for s in (cfg.get("slices") or [])]
         features = None
         if any(s.get("kind") == "popularity" for s in slices):
@@ -145,7 +178,9 @@ def run_report(cfg: Mapping[str, Any], base_dir: str | Path | None = None) -> di
         report = build_report(
             runs, cfg.get("baseline") or None, metrics=list(cfg.get("metrics") or []) or None,
             slices=slices, correction=str(cfg.get("correction", "holm")),
-            test=str(cfg.get("test", "t")), n_permutations=int(cfg.get("n_permutations", 1000)),
+            test=str(cfg.get("test", "t")),
+            n_permutations=cfg.get("n_permutations", "auto"), family=str(cfg.get("family",
+                                                                                  "metric")),
             n_bootstrap=int(cfg.get("n_bootstrap", 1000)), seed=int(cfg.get("seed", 0)),
             confidence=float(cfg.get("confidence", 0.95)), alpha=float(cfg.get("alpha", 0.05)),
             allow_mismatch=bool(cfg.get("allow_mismatch", False)), user_features=features,
@@ -156,6 +191,7 @@ def run_report(cfg: Mapping[str, Any], base_dir: str | Path | None = None) -> di
     out_dir = out_dir if out_dir.is_absolute() else base / out_dir
     html_name = out_cfg.get("html")
     md_name = out_cfg.get("markdown")
+    _say(progress, "drawing the figures and writing the pages...")
     paths = write_report(report, out_dir / html_name if html_name else None,
                          out_dir / md_name if md_name else None,
                          title=str(out_cfg.get("title") or "Run comparison"))
@@ -176,13 +212,28 @@ def run_report(cfg: Mapping[str, Any], base_dir: str | Path | None = None) -> di
     return {"report": report, "paths": paths, "logged_run_id": logged}
 
 
+_failed: list[BaseException] = []
+
+
 def _task(cfg: Any) -> None:
+    """The Hydra task; an error is kept for :func:`main` to report (raised out of the task,
+    Hydra would log its own "Error executing job" line first)."""
+    try:
+        _report_task(cfg)
+    except Exception as err:  # noqa: BLE001 - reported by main(), in one paragraph
+        if os.environ.get("RECOEVAL_REPORT_FULL_ERROR") == "1":
+            raise
+        _failed.append(err)
+
+
+def _report_task(cfg: Any) -> None:
     from hydra.core.hydra_config import HydraConfig
     from omegaconf import OmegaConf
 
     plain = OmegaConf.to_container(cfg, resolve=True)
     base = Path(HydraConfig.get().runtime.cwd)
-    result = run_report(plain, base)
+    result = run_report(plain, base, progress=lambda text: print(f"{_PROG}: {text}",
+                                                                   file=sys.stderr, flush=True))
     report = result["report"]
     for kind, path in result["paths"].items():
         print(f"{_PROG}: {kind}: {path}")
@@ -197,17 +248,28 @@ def main() -> None:
     """Console entry point of ``recoeval-track-report``."""
     import hydra
 
-    from .cli import config_path
+    from .errors import EXIT_FAILURE, bug_message, user_error_message
+    from .report_config import CONFIG_DIR, register_report_schema, report_key_hint
 
     full_error = os.environ.get("HYDRA_FULL_ERROR") == "1"
     os.environ["HYDRA_FULL_ERROR"] = "1"
-    app = hydra.main(version_base="1.3", config_path=config_path(), config_name="report")(_task)
+    if full_error:
+        os.environ["RECOEVAL_REPORT_FULL_ERROR"] = "1"
+    register_report_schema()
+    _failed.clear()
+    app = hydra.main(version_base="1.3", config_path=str(CONFIG_DIR), config_name="report")(_task)
     try:
         app()
-    except InputError as err:
+        if _failed:
+            raise _failed[0]
+    except Exception as err:
         if full_error:
             raise
-        print(f"{_PROG}: {err}", file=sys.stderr)
+        message = user_error_message(err, _PROG, report_key_hint)
+        if message is None:
+            print(bug_message(err).replace("recoeval-track:", f"{_PROG}:", 1), file=sys.stderr)
+            sys.exit(EXIT_FAILURE)
+        print(message, file=sys.stderr)
         sys.exit(2)
     finally:
         if not full_error:

@@ -16,7 +16,7 @@ import pandas as pd
 
 from .._validation import param_error
 
-__all__ = ["new_figure", "plot_curves", "plot_per_user", "write_job_plots"]
+__all__ = ["new_figure", "plot_curves", "curve_panels", "plot_per_user", "write_job_plots"]
 
 
 def new_figure(width: float = 7.0, height: float = 4.5):
@@ -36,9 +36,27 @@ def _curve_names(curves: pd.DataFrame) -> list[str]:
             if c != "k" and not c.endswith("_ci95_low") and not c.endswith("_ci95_high")]
 
 
+#: Curves per panel at most, so each keeps a distinct colour of ``tab10``.
+_PER_PANEL = 6
+
+
+def curve_panels(curves: pd.DataFrame) -> list[list[str]]:
+    """The curves grouped by scale: those within [0, 1] (precision, recall, NDCG...) share
+    panels of at most :data:`_PER_PANEL`; each curve with values above 1 (DCG, novelty) gets its
+    own panel, so that its scale does not flatten the others."""
+    bounded, own = [], []
+    for name in _curve_names(curves):
+        cols = [c for c in (name, f"{name}_ci95_high") if c in curves.columns]
+        top = np.nanmax(curves[cols].to_numpy(dtype=float)) if len(curves) else 0.0
+        (own if np.isfinite(top) and top > 1.0 + 1e-9 else bounded).append(name)
+    panels = [bounded[i:i + _PER_PANEL] for i in range(0, len(bounded), _PER_PANEL)]
+    return panels + [[name] for name in own]
+
+
 def plot_curves(curves: pd.DataFrame, path: str | Path | None = None, *,
                 title: str | None = None):
-    """Plot mean @1..K curves, each with its 95% confidence band when the bounds are given.
+    """Plot mean @1..K curves, each with its 95% confidence band when the bounds are given, one
+    panel per scale (:func:`curve_panels`), distinct colours within a panel.
 
     Parameters
     ----------
@@ -54,29 +72,38 @@ def plot_curves(curves: pd.DataFrame, path: str | Path | None = None, *,
     -------
     matplotlib.figure.Figure
     """
+    from matplotlib import colormaps
+
     if not isinstance(curves, pd.DataFrame) or "k" not in curves.columns:
         raise param_error("curves", "plot_curves", "a DataFrame with a column 'k' and one column "
                           "per curve", curves)
-    fig = new_figure()
-    ax = fig.add_subplot()
+    panels = curve_panels(curves) or [[]]
+    ncols = 1 if len(panels) == 1 else 2
+    nrows = -(-len(panels) // ncols)
+    fig = new_figure(7.0 * ncols, 4.0 * nrows)
+    height = 4.0 * nrows  # inches: 0.6 for the title on top, 0.5 for the axis label below
+    fig.subplots_adjust(left=0.08 if ncols > 1 else 0.12, right=0.97, top=1 - 0.6 / height,
+                        bottom=0.5 / height, wspace=0.25, hspace=0.45)
     k = curves["k"].to_numpy()
-    names = _curve_names(curves)
-    for name in names:
-        (line,) = ax.plot(k, curves[name].to_numpy(dtype=float), marker="o", markersize=3,
-                          label=name.removesuffix("_at_k"))
-        low, high = f"{name}_ci95_low", f"{name}_ci95_high"
-        if low in curves.columns and high in curves.columns:
-            ax.fill_between(k, curves[low].to_numpy(dtype=float),
-                            curves[high].to_numpy(dtype=float), color=line.get_color(),
-                            alpha=0.2, linewidth=0)
-    ax.set_xlabel("k (cutoff)")
-    ax.set_ylabel("mean over users (95% CI band)")
-    if len(k):
-        ax.set_xlim(float(k.min()), float(k.max()))
-    ax.grid(True, alpha=0.3)
-    ax.set_title(title or "Metrics @1..K")
-    if names:
-        ax.legend(loc="best", fontsize="small", ncols=2 if len(names) > 5 else 1)
+    colours = colormaps["tab10"]
+    for i, names in enumerate(panels):
+        ax = fig.add_subplot(nrows, ncols, i + 1)
+        for j, name in enumerate(names):
+            ax.plot(k, curves[name].to_numpy(dtype=float), marker="o", markersize=3,
+                    color=colours(j), label=name.removesuffix("_at_k"))
+            low, high = f"{name}_ci95_low", f"{name}_ci95_high"
+            if low in curves.columns and high in curves.columns:
+                ax.fill_between(k, curves[low].to_numpy(dtype=float),
+                                curves[high].to_numpy(dtype=float), color=colours(j),
+                                alpha=0.2, linewidth=0)
+        ax.set_xlabel("k (cutoff)")
+        ax.set_ylabel("mean over users (95% CI band)")
+        if len(k):
+            ax.set_xlim(float(k.min()), float(k.max()))
+        ax.grid(True, alpha=0.3)
+        if names:
+            ax.legend(loc="best", fontsize="small", ncols=2 if len(names) > 3 else 1)
+    fig.suptitle(title or "Metrics @1..K")
     if path is not None:
         _save(fig, path)
     return fig

@@ -95,7 +95,7 @@ class RunData:
         job = read_job_dir(path)
         flat: dict[str, Any] = dict(flatten_config(job.config)) if job.config else {}
         flat.update(params or {})
-        label = name or (",".join(job.overrides) if job.overrides else Path(path).name)
+        label = name or _job_dir_name(Path(path), job)
         return cls(run_id=run_id or str(Path(path)), name=label,
                    per_user=job.per_user if job.per_user is not None else pd.DataFrame(),
                    params=flat, curves=job.curves if len(job.curves) else None,
@@ -103,6 +103,26 @@ class RunData:
                    metrics=dict(job.metrics), tags=dict(tags or {}),
                    source=source or str(Path(path)), config=job.config,
                    metric_fingerprints=_job_metric_fingerprints(job))
+
+
+def _job_dir_name(path: Path, job: Any) -> str:
+    """The name a job directory's run gets in MLflow (:func:`short_run_name`: its model and the
+    keys its sweep varies, read from the sweep folder's ``recoeval_sweep.json``; else its dataset
+    and model), falling back on the folder's name."""
+    import json
+
+    from ..tracking.names import short_run_name
+
+    swept = None
+    marker = path.parent / "recoeval_sweep.json"
+    if marker.is_file():
+        try:
+            swept = list(json.loads(marker.read_text(encoding="utf-8")).get("swept_keys") or [])
+        except (OSError, ValueError, AttributeError):
+            swept = None
+    name = short_run_name(job.config, job.overrides, swept,
+                          suffix=f"#{path.name}" if swept is not None else "")
+    return name or path.name
 
 
 def _job_metric_fingerprints(job: Any) -> dict[str, str]:

@@ -161,3 +161,45 @@ def test_selection_errors(store_uri, tmp_path):
         run_report({"tracking": {"uri": store_uri}, "select": {}})
     with pytest.raises(InputError, match="no run matches"):
         run_report({"tracking": {"uri": store_uri}, "select": {"sweep_id": "nope"}})
+
+
+def _report_cmd(*overrides: str) -> list[str]:
+    return [sys.executable, "-m", "recoeval_tracking.app.report", *overrides]
+
+
+def test_command_takes_a_metric_list_and_says_what_it_does(job_dirs, tmp_path):
+    """``metrics=[...]`` is a plain list of the report's config (not a config group), and the
+    command says what it is doing while it runs."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MLFLOW_")}
+    dirs = ",".join(str(job_dirs[m]) for m in ("popularity", "als"))
+    proc = subprocess.run(_report_cmd(f"select.job_dirs=[{dirs}]", f"output.dir={tmp_path}",
+                                      "output.log_to_mlflow=false", "n_bootstrap=20",
+                                      "metrics=[ndcg_at_10,p_at_10]", "slices=[]"),
+                          check=False, capture_output=True, text=True, cwd=tmp_path, env=env,
+                          timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    assert "2 runs read; computing intervals and paired tests" in proc.stderr
+    page = (tmp_path / "report.md").read_text()
+    assert "## Summary" in page and "ndcg_at_10: all users" in page
+    assert "r_at_10: all users" not in page  # only the metrics asked for
+
+
+@pytest.mark.parametrize(("override", "expected"), [
+    ("corection=bh", "'corection' is not a setting of the chosen config. Did you mean correction?"),
+    ("select.sweep_idd=x", "Did you mean select.sweep_id"),
+    ("alpha=abc", "the value given to 'alpha' has the wrong type"),
+    ("family=per_run", "family: expected one of metric, table; got 'per_run'"),
+    ("n_permutations=0", "n_permutations: expected 'auto' or an integer >= 1; got 0"),
+])
+def test_command_refuses_a_bad_setting_before_reading_runs(tmp_path, override, expected):
+    """A misspelt key, a wrong type or a bad value: one paragraph naming the setting, exit 2,
+    before any run is read (the selection names a store that does not exist)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MLFLOW_")}
+    proc = subprocess.run(_report_cmd("select.sweep_id=abc", "tracking.uri=sqlite:///nowhere.db",
+                                      override), check=False, capture_output=True, text=True,
+                          cwd=tmp_path, env=env, timeout=120)
+    assert proc.returncode == 2, proc.stderr
+    assert expected in proc.stderr
+    assert "Traceback" not in proc.stderr and "reading the selected runs" not in proc.stderr
+    assert proc.stderr.startswith("recoeval-track-report: ")
+    assert not (tmp_path / "nowhere.db").exists()
