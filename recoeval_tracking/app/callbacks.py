@@ -175,10 +175,18 @@ class MlflowSweepCallback(Callback):
         from ..tracking.pending import finish_sweep_parent_or_mark_pending
 
         try:
-            return finish_sweep_parent_or_mark_pending(
+            closed = finish_sweep_parent_or_mark_pending(
                 self._sweep_dir, self._parent["parent_run_id"], status,
                 sweep_id=self._parent["sweep_id"], experiment=self._parent["experiment"],
                 tracking_uri=self._parent["tracking_uri"])
+            if closed and self._parent.get("parent_run_id"):
+                from ..tracking.sweeps import sweep_view_hint
+
+                # printed, not logged: the log filter would take orderByKey=... for a secret
+                hint = sweep_view_hint(self._parent["parent_run_id"],
+                                       self._parent["tracking_uri"])
+                print(f"recoeval: {hint}", flush=True)
+            return closed
         except Exception as err:  # noqa: BLE001 - never mask the sweep's own outcome
             from ..jobdir.redact import scrub_text
 

@@ -39,8 +39,9 @@ EXPERIMENT_DESCRIPTION = (
     "Offline evaluations of implicit-feedback recommenders by recoeval-track. One run per job "
     "(model x data x split); a sweep is a parent run with its jobs as children and a "
     "leaderboard. Metrics: means at K (ndcg_at_10...), curves over k (ndcg_at_k, step = k), "
-    "confidence bounds under ci/, timings. Params: the config chosen; artifacts: per-user "
-    "results, definitions.json, plots. Compare runs with recoeval-track-report.")
+    "timings; their 95% intervals are in the tag recoeval.ci95. Params: the config chosen; "
+    "artifacts: per-user results, definitions.json, plots. Compare runs with "
+    "recoeval-track-report.")
 
 _TAG_PREFIX = "recoeval."
 _MAX_PARAM_CHARS = 6000

@@ -306,10 +306,10 @@ def _log(results: Any, run_id: str, cfg: EvaluatorConfig, dataset: Any,
         job = read_job_dir(tmp, per_user=False)
         artifact_uri = _client(uri).get_run(run_id).info.artifact_uri
         artifacts = _artifacts(Path(tmp), artifact_uri)
-    from .run_parts import _metric_key
-
-    # keyed as logged (bounds under ci/): MLflow logs these again into the run
-    return EvaluationResult(metrics={_metric_key(k): v for k, v in job.metrics.items()},
+    # the means only, as logged (the bounds are in the recoeval.ci95 tag): MLflow logs these
+    # again into the run
+    return EvaluationResult(metrics={k: v for k, v in job.metrics.items()
+                                     if not k.endswith(("_ci95_low", "_ci95_high"))},
                             artifacts=artifacts, run_id=run_id)
 
 

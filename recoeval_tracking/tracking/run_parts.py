@@ -1,5 +1,6 @@
-"""What a job's MLflow run holds besides its params: metrics (confidence bounds under ``ci/``),
-the job's real start and end, MLflow's run context, fingerprint tags, the dataset input."""
+"""What a job's MLflow run holds besides its params: metrics (the means; the confidence bounds in
+one tag), the job's real start and end, MLflow's run context, fingerprint tags, the dataset
+input."""
 
 from __future__ import annotations
 
@@ -11,14 +12,21 @@ import numpy as np
 from ..jobdir import FILES, JobDir
 from ..jobdir.redact import scrub_text
 
-__all__ = ["CI_PREFIX"]
+__all__ = ["CI_TAG", "ci_tag_value", "read_ci_tag"]
+
+
+def _is_bound(key: str) -> bool:
+    return key.endswith(("_ci95_low", "_ci95_high"))
 
 
 def _metrics_for(job: JobDir, timestamp: int) -> list:
+    """The means (step 0) and the @1..K curves (step k); the confidence bounds are not metrics:
+    MLflow's chart view would give them a section of their own, listed before the metrics
+    (:data:`CI_TAG` holds them)."""
     from mlflow.entities import Metric
 
-    out = [Metric(_metric_key(key), float(value), timestamp, 0)
-           for key, value in job.metrics.items()]
+    out = [Metric(key, float(value), timestamp, 0)
+           for key, value in job.metrics.items() if not _is_bound(key)]
     curves = job.curves
     if len(curves):
         ks = curves["k"].to_numpy(dtype=np.int64)
@@ -28,13 +36,29 @@ def _metrics_for(job: JobDir, timestamp: int) -> list:
     return out
 
 
-#: Prefix of the confidence bounds: MLflow groups ``ci/...`` keys in a chart section of their own,
-#: out of the default grid of headline metrics.
-CI_PREFIX = "ci/"
+#: The tag holding every metric's 95% interval as JSON, ``{"ndcg_at_10": [low, high], ...}``
+#: (also in the ``metrics.json`` artifact).
+CI_TAG = "recoeval.ci95"
 
 
-def _metric_key(key: str) -> str:
-    return CI_PREFIX + key if key.endswith(("_ci95_low", "_ci95_high")) else key
+def ci_tag_value(metrics: dict) -> str | None:
+    """The :data:`CI_TAG` value of a job's ``metrics.json`` (None when it has no bounds)."""
+    bounds = {key[:-len("_ci95_low")]: [metrics[key], metrics.get(key[:-4] + "_high")]
+              for key in metrics if key.endswith("_ci95_low")}
+    if not bounds:
+        return None
+    return json.dumps({k: [None if v is None or not np.isfinite(v) else float(v) for v in pair]
+                       for k, pair in bounds.items()}, separators=(",", ":"))
+
+
+def read_ci_tag(tags: dict) -> dict[str, tuple[float, float]]:
+    """The bounds of a run's :data:`CI_TAG` (NaN where missing; empty without the tag)."""
+    try:
+        raw = json.loads(tags.get(CI_TAG) or "{}")
+    except ValueError:
+        return {}
+    return {k: tuple(float("nan") if v is None else float(v) for v in pair)
+            for k, pair in raw.items() if isinstance(pair, list) and len(pair) == 2}
 
 
 def _job_times(job: JobDir) -> tuple[int | None, int | None]:

@@ -8,11 +8,12 @@ What a run holds (logged from a job directory written by
 * **params**: the config the user chose flattened to dotted keys (``model.factors``,
   ``metrics.k``; tracking and Hydra settings left out) and the caller's ``params``; secret keys
   dropped. The metric definitions are never params: ``definitions.json`` and fingerprint tags.
-* **metrics** (one :meth:`MlflowClient.log_batch`): everything in ``metrics.json`` (means at K,
-  ``users_evaluated``, ``users_nan_<reason>``, ``<stage>_seconds``; the bounds
-  ``_ci95_low``/``_ci95_high`` under ``ci/``, a chart section of their own) at step 0, and each
-  curve of ``curves.csv`` (``ndcg_at_k``...) with ``step = k`` for k = 1..K.
-* **tags**: ``recoeval.job_uid``, ``recoeval.sweep_id``, ``recoeval.version``, ``recoeval.k``,
+* **metrics** (one :meth:`MlflowClient.log_batch`): the means of ``metrics.json`` (means at K,
+  ``users_evaluated``, ``users_nan_<reason>``, ``<stage>_seconds``) at step 0, and each curve of
+  ``curves.csv`` (``ndcg_at_k``...) with ``step = k`` for k = 1..K. The bounds
+  ``_ci95_low``/``_ci95_high`` are not metrics (MLflow's chart view would list them first, in a
+  section of their own): the tag ``recoeval.ci95`` holds them as JSON, as does ``metrics.json``.
+* **tags**: ``recoeval.ci95``, ``recoeval.job_uid``, ``recoeval.sweep_id``, ``recoeval.version``, ``recoeval.k``,
   ``recoeval.metrics`` (the headline metric keys), ``recoeval.definitions_fingerprint``,
   ``recoeval.data_fingerprint``, ``recoeval.split_fingerprint``, ``recoeval.overrides``,
   ``mlflow.source.git.commit`` and ``recoeval.git_commit`` when the job ran in a git checkout,
@@ -78,7 +79,15 @@ from .client import (
     resolve_tracking_uri,
 )
 from .names import short_run_name
-from .run_parts import _context_tags, _dataset_input, _fingerprints, _job_times, _metrics_for
+from .run_parts import (
+    CI_TAG,
+    _context_tags,
+    _dataset_input,
+    _fingerprints,
+    _job_times,
+    _metrics_for,
+    ci_tag_value,
+)
 
 __all__ = ["log_job_dir", "log_results", "upload_args", "upload_job", "job_lock", "set_marker",
            "LOCK_WAIT_SECONDS"]
@@ -102,6 +111,7 @@ def _run_tags(job: JobDir, sweep_id: str | None, extra: Mapping[str, Any] | None
     }
     for name, value in _fingerprints(job).items():
         tags[_TAG_PREFIX + name] = value
+    tags[CI_TAG] = ci_tag_value(dict(job.metrics))
     if job.overrides:
         tags[_TAG_PREFIX + "overrides"] = " ".join(scrub_overrides(job.overrides))
     commit = job.job.get("git_commit")

@@ -42,10 +42,11 @@ from .client import (
     params_from_config,
     resolve_tracking_uri,
 )
+from .run_parts import read_ci_tag
 
 __all__ = ["SweepParent", "create_sweep_parent", "build_leaderboard", "finish_sweep_parent",
            "SWEEP_FILE", "SWEEP_LOCK", "PARENT_LOCK", "write_sweep_record", "read_sweep_record",
-           "find_sweep_record", "find_sweep_parent_run"]
+           "find_sweep_record", "find_sweep_parent_run", "sweep_view_link", "sweep_view_hint"]
 
 #: File in the sweep directory describing the sweep (JSON: ``sweep_id``, ``parent_run_id`` or
 #: null, ``tracking_uri``, ``experiment``).
@@ -199,10 +200,10 @@ def build_leaderboard(parent_run_id: str, *, tracking_uri: str | None = None,
             "run_name": scrub_text(run.info.run_name or ""), "run_id": run.info.run_id,
             "status": run.info.status,
             "overrides": scrub_text(run.data.tags.get(_TAG_PREFIX + "overrides", ""))}
+        bounds = read_ci_tag(run.data.tags)
         for m in metrics:
-            for key in (m, f"{m}_ci95_low", f"{m}_ci95_high"):
-                row[key] = run.data.metrics.get(key, run.data.metrics.get(f"ci/{key}",
-                                                                          math.nan))
+            row[m] = run.data.metrics.get(m, math.nan)
+            row[f"{m}_ci95_low"], row[f"{m}_ci95_high"] = bounds.get(m, (math.nan, math.nan))
         rows.append(row)
     columns = ["run_name", "run_id", "status", "overrides"] + [
         key for m in metrics for key in (m, f"{m}_ci95_low", f"{m}_ci95_high")]
@@ -245,6 +246,40 @@ def _markdown(table: pd.DataFrame, metrics: Sequence[str]) -> str:
     return "\n".join(lines)
 
 
+def sweep_view_link(experiment_id: str, sweep_id: str, sort_by: str | None = None) -> str:
+    """The MLflow UI address (the part after the host, from ``#``) of a sweep's jobs without
+    their parent, best first by ``sort_by``, in the chart view: the runs page otherwise shows the
+    parent collapsed, and its charts only the parent's ``best_*`` values."""
+    from urllib.parse import quote
+
+    query = (f"tags.`{_TAG_PREFIX}sweep_id` = '{sweep_id}' and "
+             f"tags.`{_TAG_PREFIX}job_uid` LIKE '%'")
+    parts = [f"searchFilter={quote(query, safe='')}"]
+    if sort_by:
+        asc = "true" if _lower_is_better(sort_by, None) else "false"
+        parts += [f"orderByKey={quote(f'metrics.`{sort_by}`', safe='')}", f"orderByAsc={asc}"]
+    parts.append("compareRunsMode=CHART")
+    return f"#/experiments/{experiment_id}/runs?" + "&".join(parts)
+
+
+def sweep_view_hint(parent_run_id: str, tracking_uri: str | None = None) -> str:
+    """One line telling where to see a finished sweep: the address of :func:`sweep_view_link` on
+    the tracking server, or for a local store the ``mlflow ui`` command and the address it
+    serves."""
+    uri = resolve_tracking_uri(tracking_uri)
+    run = _client(uri).get_run(parent_run_id)
+    sweep_id = run.data.tags.get(_TAG_PREFIX + "sweep_id", "")
+    sort_by = next((m for m in run.data.tags.get(_TAG_PREFIX + "metrics", "").split(",")
+                    if m.startswith("ndcg_at_")), None) or next(
+        (k[len("best_"):] for k in sorted(run.data.metrics) if k.startswith("best_ndcg_at_")),
+        None)
+    link = sweep_view_link(run.info.experiment_id, sweep_id, sort_by)
+    if uri.startswith(("http://", "https://")):
+        return f"the sweep's jobs side by side: {scrub_text(uri.rstrip('/'))}/{link}"
+    return (f"the sweep's jobs side by side: run `mlflow ui --backend-store-uri "
+            f"{scrub_text(uri)}` and open http://127.0.0.1:5000/{link}")
+
+
 def _summary(leaderboard: pd.DataFrame, headline: Sequence[str],
              lower_is_better: Sequence[str] | None) -> tuple[list, dict[str, str]]:
     """The parent's metrics (``sweep_jobs``, ``sweep_jobs_failed``, ``best_<metric>``) and tags
@@ -284,8 +319,9 @@ def finish_sweep_parent(parent_run_id: str, status: str = "FINISHED",
     Logs ``leaderboard.csv`` (see :func:`build_leaderboard`, or the table given), the best value
     of each headline metric over the children as ``best_<metric>`` (max, or min where lower is
     better), the tag ``recoeval.best_run.<metric>`` (the best child's name), ``sweep_jobs`` and
-    ``sweep_jobs_failed``, the leaderboard as the run's description (``mlflow.note.content``),
-    then sets the status.
+    ``sweep_jobs_failed``, the leaderboard as the run's description (``mlflow.note.content``,
+    under a link to the jobs side by side: :func:`sweep_view_link`, also in the returned
+    table's ``attrs["view_link"]``), then sets the status.
 
     Parameters
     ----------
@@ -323,6 +359,16 @@ def finish_sweep_parent(parent_run_id: str, status: str = "FINISHED",
         for _, row in leaderboard[leaderboard["status"] == "RUNNING"].iterrows():
             client.set_terminated(row["run_id"], "KILLED")
     batch_metrics, tags = _summary(leaderboard, headline, lower_is_better)
+    parent = client.get_run(parent_run_id)
+    sweep_id = parent.data.tags.get(_TAG_PREFIX + "sweep_id")
+    if sweep_id:
+        link = sweep_view_link(parent.info.experiment_id, sweep_id,
+                               leaderboard.attrs.get("sort_by"))
+        leaderboard.attrs["view_link"] = link
+        tags["mlflow.note.content"] = (
+            f"[The jobs of this sweep side by side, best first]({link}) (chart view; the "
+            f"runs table shows them under this run, expanded with +).\n\n"
+            + tags.get("mlflow.note.content", ""))
     client.log_batch(parent_run_id, metrics=batch_metrics,
                      tags=[RunTag(k, v) for k, v in _clean_tags(tags).items()])
     with tempfile.TemporaryDirectory(prefix="recoeval-leaderboard-") as tmp:

@@ -137,7 +137,9 @@ def _check_sweep(tmp_path: Path, uri: str, launcher: str) -> None:
         assert child.data.params["seed"] == str(cfg["seed"])
         assert not any(k.startswith(("definitions.", "tracking.", "hydra."))
                        for k in child.data.params)
-        assert any(k.startswith("ci/") for k in child.data.metrics)
+        # the bounds are a tag, not metrics (no chart section of their own in the UI)
+        assert not any("_ci95_" in k for k in child.data.metrics)
+        assert "ndcg_at_10" in json.loads(child.data.tags["recoeval.ci95"])
         assert "coverage_at_10" in child.data.metrics  # catalogue-level aggregates too
         assert child.data.tags["recoeval.overrides"] == " ".join(overrides)
         metrics = json.loads((job / "metrics.json").read_text())

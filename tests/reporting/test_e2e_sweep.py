@@ -3,6 +3,7 @@ built from the sweep id (through run_report and through the recoeval-track-repor
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -85,11 +86,12 @@ def test_report_from_sweep_id(job_dirs, store_uri, tmp_path):
     # Means equal the runs' logged means.
     summary = rep.summary.set_index(["run_id", "metric"])
     for run_id in ids.values():
-        logged = client.get_run(run_id).data.metrics
+        run = client.get_run(run_id)
+        logged, bounds = run.data.metrics, json.loads(run.data.tags["recoeval.ci95"])
         for m in ("ndcg_at_10", "p_at_10", "r_at_10"):
             assert summary.loc[(run_id, m), "mean"] == pytest.approx(logged[m], rel=1e-12)
-            assert summary.loc[(run_id, m), "t_low"] == pytest.approx(
-                logged[f"ci/{m}_ci95_low"], rel=1e-9)
+            assert summary.loc[(run_id, m), "t_low"] == pytest.approx(bounds[m][0], rel=1e-9)
+            assert summary.loc[(run_id, m), "t_high"] == pytest.approx(bounds[m][1], rel=1e-9)
     # ALS is far better than random (about 0.35 vs 0.01 NDCG@10 on 943 users): every test
     # agrees and the mark says better at p < 0.001 after Holm; popularity too.
     comp = rep.comparisons.set_index(["run_id", "metric"])

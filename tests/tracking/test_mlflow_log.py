@@ -82,9 +82,15 @@ def test_run_holds_everything(tmp_path, store_uri):
     for col in ("ndcg_at_4", "p_at_4", "r_at_4", "roc_auc"):
         v = pu[col].to_numpy()
         assert m[col] == pytest.approx(np.mean(v[~np.isnan(v)]), rel=1e-12)
-        assert m[f"ci/{col}_ci95_low"] < m[col] < m[f"ci/{col}_ci95_high"]
-    assert not any(k.endswith(("_ci95_low", "_ci95_high")) and not k.startswith("ci/")
-                   for k in m)  # bounds only in their own chart section
+        low, high = json.loads(run.data.tags["recoeval.ci95"])[col]
+        assert low < m[col] < high
+        # Student-t interval over the users, computed here
+        from scipy import stats as sps
+        d = v[~np.isnan(v)]
+        half = sps.t.ppf(0.975, d.size - 1) * d.std(ddof=1) / np.sqrt(d.size)
+        assert (low, high) == pytest.approx((d.mean() - half, d.mean() + half), rel=1e-9)
+    # the bounds are not metrics: MLflow's chart view would list them first
+    assert not any("_ci95_" in k for k in m)
     assert m["users_evaluated"] == int((pu["nan_reason"] == "").sum())
     assert m["users_nan_no_test"] == int((pu["nan_reason"] == "no_test").sum())
     assert m["eval_seconds"] == 0.25

@@ -1,34 +1,55 @@
-"""Headless-Chromium screenshot of the MLflow chart view with the ndcg_at_k curves of a 3-model
-sweep (random, popularity and ALS evaluated on synthetic data). Skipped when Chromium is absent.
-Set ``RECOEVAL_SCREENSHOT_DIR`` to keep the PNG."""
+"""Headless-Chromium screenshots of the MLflow UI on a 3-model sweep (random, popularity and ALS
+evaluated on synthetic data) logged as a parent with three children: the runs table as MLflow
+opens it, and the chart view at the address ``recoeval-track`` prints at the end of a sweep
+(:func:`~recoeval_tracking.tracking.sweeps.sweep_view_link`: the jobs without their parent, best
+first). Skipped when Chromium is absent. Set ``RECOEVAL_SCREENSHOT_DIR`` to keep the PNGs."""
 
 from __future__ import annotations
 
 import os
 import shutil
 import subprocess
-import uuid
 
 import pytest
 
 import recoeval_tracking as rt
 from recoeval_tracking.jobdir import write_job_dir
 from recoeval_tracking.tracking.runs import log_job_dir
+from recoeval_tracking.tracking.sweeps import (
+    create_sweep_parent,
+    finish_sweep_parent,
+    sweep_view_link,
+)
 
 CHROMIUM = next((shutil.which(n) for n in ("chromium", "chromium-browser", "google-chrome")
                  if shutil.which(n)), None)
 
 
+def _browse(url, tmp_path, *, shot=None, dom=False) -> str:
+    args = [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
+            "--no-first-run", "--disable-background-networking", "--disable-component-update",
+            "--disable-sync", f"--user-data-dir={tmp_path / 'chrome-profile'}",
+            "--window-size=1400,900", "--virtual-time-budget=60000",
+            "--run-all-compositor-stages-before-draw"]
+    args += ["--dump-dom"] if dom else [f"--screenshot={shot}"]
+    proc = subprocess.run(args + [url], check=True, timeout=180, capture_output=True, text=True)
+    return proc.stdout
+
+
+def _keep(shot, name):
+    keep = os.environ.get("RECOEVAL_SCREENSHOT_DIR")
+    if keep:
+        os.makedirs(keep, exist_ok=True)
+        shutil.copyfile(shot, os.path.join(keep, name))
+
+
 @pytest.mark.slow
 @pytest.mark.skipif(CHROMIUM is None, reason="Chromium is not installed")
-def test_chart_view_screenshot(tmp_path, mlflow_server):
+def test_runs_table_and_sweep_chart_view(tmp_path, mlflow_server):
     from mlflow import MlflowClient
 
     uri = mlflow_server.uri
-    sweep_id = uuid.uuid4().hex[:12]
-    run_ids = []
-    # The three models share a recoeval.sweep_id tag but no parent run: in the chart view the
-    # children of a collapsed parent are hidden, and the point is to see the three curves.
+    parent = create_sweep_parent(tracking_uri=uri, experiment="ui", run_name="sweep model")
     X = rt.make_synthetic(600, 300, seed=0)
     split = rt.make_split("random", X, test_fraction=0.2, seed=0)
     models = {"random": {}, "popularity": {}, "als": {"factors": 16, "iterations": 8,
@@ -38,26 +59,32 @@ def test_chart_view_screenshot(tmp_path, mlflow_server):
         res = rt.evaluate(split.train, split.test, scores=fitted.score_source(),
                           metrics=["p", "ndcg"], k=10, cumulative=True)
         path = write_job_dir(res, tmp_path / model, overrides=[f"model={model}"], plots=False)
-        run_ids.append(log_job_dir(path, tracking_uri=uri, experiment="ui", run_name=model,
-                                   sweep_id=sweep_id))
-    c = MlflowClient(uri)
-    exp_id = c.get_experiment_by_name("ui").experiment_id
-    for run_id in run_ids:
-        assert [m.step for m in c.get_metric_history(run_id, "ndcg_at_k")] == list(range(1, 11))
+        log_job_dir(path, tracking_uri=uri, experiment="ui", run_name=model,
+                    parent_run_id=parent.run_id, sweep_id=parent.sweep_id)
+    board = finish_sweep_parent(parent.run_id, tracking_uri=uri)
+    assert list(board["run_name"])[0] == "als"  # best ndcg_at_10 first
+    exp_id = MlflowClient(uri).get_experiment_by_name("ui").experiment_id
+    link = board.attrs["view_link"]
+    assert link == sweep_view_link(exp_id, parent.sweep_id, "ndcg_at_10")
 
+    # The runs table as MLflow opens the experiment: the sweep is its parent, collapsed.
+    table = f"{uri}/#/experiments/{exp_id}/runs"
+    dom = _browse(table, tmp_path, dom=True)
+    assert "sweep model" in dom
+    shot = tmp_path / "runs_table.png"
+    _browse(table, tmp_path, shot=shot)
+    assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    _keep(shot, "mlflow_runs_table.png")
+
+    # The printed address: the three jobs, best first, their charts in the first section (no
+    # section of confidence bounds before them), the parent left out.
+    dom = _browse(f"{uri}/{link}", tmp_path, dom=True)
+    order = [dom.find(f">{name}<") for name in ("als", "popularity", "random")]
+    assert all(i > 0 for i in order) and order == sorted(order), order
+    assert "sweep model" not in dom
+    assert "Model metrics" in dom and ">ci<" not in dom
     shot = tmp_path / "chart_view.png"
-    # the runs page in chart mode (the experiment's bare URL opens MLflow 3's GenAI overview)
-    url = f"{uri}/#/experiments/{exp_id}/runs?compareRunsMode=CHART"
-    subprocess.run([CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
-                    "--no-first-run", "--disable-background-networking",
-                    "--disable-component-update", "--disable-sync",
-                    f"--user-data-dir={tmp_path / 'chrome-profile'}", "--window-size=1600,1400",
-                    "--virtual-time-budget=60000", "--run-all-compositor-stages-before-draw",
-                    f"--screenshot={shot}", url], check=True, timeout=180,
-                   capture_output=True)
+    _browse(f"{uri}/{link}", tmp_path, shot=shot)
     data = shot.read_bytes()
     assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 20_000
-    keep = os.environ.get("RECOEVAL_SCREENSHOT_DIR")
-    if keep:
-        os.makedirs(keep, exist_ok=True)
-        shutil.copyfile(shot, os.path.join(keep, "mlflow_chart_view.png"))
+    _keep(shot, "mlflow_chart_view.png")
