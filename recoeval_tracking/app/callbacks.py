@@ -48,7 +48,8 @@ from omegaconf import DictConfig, OmegaConf
 
 from .pipeline import tracking_uri_for
 
-__all__ = ["MlflowSweepCallback", "SWEEP_FILE", "read_sweep_parent", "note_interrupted"]
+__all__ = ["MlflowSweepCallback", "SWEEP_FILE", "read_sweep_parent", "note_interrupted",
+           "SweepRefused"]
 
 logger = logging.getLogger(__name__)
 
@@ -56,6 +57,18 @@ logger = logging.getLogger(__name__)
 SWEEP_FILE = "recoeval_sweep.json"  # the same as recoeval_tracking.tracking.sweeps.SWEEP_FILE
 
 _interrupted = threading.Event()
+
+
+class SweepRefused(BaseException):
+    """A sweep refused before any job is launched (a local store with a cluster launcher).
+
+    A ``BaseException`` on purpose: Hydra turns the exceptions raised by callbacks into
+    warnings, and this one must stop the sweep; ``recoeval-track`` prints ``error`` as a usage
+    error (status 2)."""
+
+    def __init__(self, error: Exception) -> None:
+        super().__init__(str(error))
+        self.error = error
 
 
 def note_interrupted() -> None:
@@ -139,13 +152,19 @@ class MlflowSweepCallback(Callback):
         from ..tracking.client import DEFAULT_EXPERIMENT
         from ..tracking.sweeps import SWEEP_LOCK, write_sweep_record
 
+        from .precheck import check_launcher_store
+
         base_dir = Path(config.hydra.runtime.cwd)
+        uri = tracking_uri_for(tracking, base_dir)
+        try:
+            check_launcher_store(OmegaConf.select(config, "hydra.launcher._target_"), uri)
+        except Exception as err:
+            raise SweepRefused(err) from err
         sweep_dir = Path(str(config.hydra.sweep.dir))
         if not sweep_dir.is_absolute():
             sweep_dir = base_dir / sweep_dir
         sweep_dir.mkdir(parents=True, exist_ok=True)
         self._lock_fd = try_lock(sweep_dir / SWEEP_LOCK)  # held until this process ends
-        uri = tracking_uri_for(tracking, base_dir)
         experiment = tracking.get("experiment") or DEFAULT_EXPERIMENT
         sweep_id = uuid.uuid4().hex[:12]
         parent_run_id = _create_parent(config, sweep_dir, uri, experiment, sweep_id)
