@@ -1,7 +1,13 @@
 """Hydra callback mapping a multirun sweep to one MLflow parent run with every job as a child.
 
 Registered in ``configs/config.yaml`` under ``hydra.callbacks.mlflow_sweep``. It works the same
-with Hydra's basic launcher and with the joblib launcher:
+with Hydra's basic launcher, the joblib launcher and the submitit launchers (``submitit_local``,
+``submitit_slurm``: each job in a process of its own, on other machines with SLURM; the sweep
+directory is on a shared file system, as submitit requires), and with the Optuna sweeper:
+
+* ``on_multirun_start`` first refuses a launcher that runs jobs on other machines with a local
+  SQLite or file store (:func:`~recoeval_tracking.app.precheck.check_launcher_store`), by
+  raising :class:`SweepRefused`: a cluster sweep needs ``tracking=server``.
 
 * ``on_multirun_start`` (in the launching process) takes the sweep lock
   (:data:`~recoeval_tracking.tracking.sweeps.SWEEP_LOCK`, held until the process ends, so a
@@ -14,7 +20,9 @@ with Hydra's basic launcher and with the joblib launcher:
   instead of creating a child, and joblib reuses worker processes from job to job.
 * When the store cannot be reached at start, the file is written all the same, with the sweep
   id and no parent: the jobs (or ``recoeval-track-sync``, later) find the parent by its sweep
-  id or create it once, so the sweep still has one parent.
+  id on the store or create it
+  (:func:`~recoeval_tracking.tracking.sweeps.find_or_create_sweep_parent`, race-safe across
+  machines), so the sweep still has one parent.
 * ``on_multirun_end`` closes the parent as FINISHED with a leaderboard of the children
   (:func:`~recoeval_tracking.tracking.pending.finish_sweep_parent_or_mark_pending`).
 * When a job fails Hydra never calls ``on_multirun_end``; an exit handler (and a SIGTERM

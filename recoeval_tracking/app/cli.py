@@ -5,6 +5,9 @@ Usage::
     recoeval-track                                   # the embedded default, end to end
     recoeval-track dataset=movielens_100k dataset.path=ml-100k/u.data model=popularity
     recoeval-track -m model=als model.factors=32,64 hydra/launcher=joblib   # a sweep
+    recoeval-track -m tracking=server hydra/launcher=submitit_slurm ...     # on a cluster
+    recoeval-track -m hydra/sweeper=optuna objective=ndcg_at_10 \\
+        'model.factors=int(interval(8,64))'
     recoeval-track --cfg job                         # print the composed config
     recoeval-track --config-path <job dir>/.hydra --config-name config   # re-run a job
 
@@ -54,7 +57,8 @@ from .errors import (
 )
 
 __all__ = ["main", "config_path", "user_error_message", "run_error_message", "redact_logs",
-           "rewrite_mapping_overrides", "register_search_plugin", "CONFIG_PACKAGE", "EXIT_USAGE", "EXIT_FAILURE"]
+           "rewrite_mapping_overrides", "register_search_plugin", "CONFIG_PACKAGE", "EXIT_USAGE",
+           "EXIT_FAILURE"]
 
 #: The package that holds the configs once installed.
 CONFIG_PACKAGE = "recoeval_tracking.configs"
