@@ -99,7 +99,7 @@ def check_objective(objective: Any, k: Any = None) -> None:
         return
     if spec_for_key(objective) is None or objective.endswith("_at_k"):
         raise _error("objective", "the key of a metric the job reports: a registered metric "
-                     "at K (ndcg_at_10, recall_at_10, mpr...) or a stage time (fit_seconds)",
+                     "at K (ndcg_at_10, r_at_10, mpr...) or a stage time (fit_seconds)",
                      objective, f"For example {example}.")
     head, sep, tail = objective.rpartition("_at_")
     if sep and isinstance(k, int) and not isinstance(k, bool) and int(tail) != k:

@@ -156,8 +156,10 @@ def record_sweep_best(parent_run_id: str, objective: str, value: float,
 
     Logs ``best_<objective>`` at ``step`` (the trial number, so the run page draws the best
     value over trials), and the tags ``recoeval.best.params`` (JSON of the best parameters),
-    ``recoeval.best.param.<name>`` for each, ``recoeval.best.trial`` (``step``) and the extra
-    ``tags`` given. Params are immutable in MLflow, hence tags for values that change.
+    ``recoeval.best.param.<name>`` for each, ``recoeval.best.trial`` (``step``),
+    ``recoeval.best.objective`` and the extra ``tags`` given. Params are immutable in MLflow,
+    hence tags for values that change. :func:`finish_sweep_parent` then leaves
+    ``best_<objective>`` as recorded here (the study's best, a curve over trials).
     """
     from mlflow.entities import Metric, RunTag
 
@@ -169,7 +171,8 @@ def record_sweep_best(parent_run_id: str, objective: str, value: float,
     client = _client(uri)
     best = {str(k): v for k, v in params.items()}
     run_tags = {_TAG_PREFIX + "best.params": json.dumps(best, sort_keys=True, default=str),
-                _TAG_PREFIX + "best.trial": str(step), **(tags or {})}
+                _TAG_PREFIX + "best.trial": str(step), _TAG_PREFIX + "best.objective": objective,
+                **(tags or {})}
     run_tags.update({sanitize_key(f"{_TAG_PREFIX}best.param.{k}"): str(v)
                      for k, v in best.items()})
     client.log_batch(parent_run_id,
@@ -330,7 +333,8 @@ def _markdown(table: pd.DataFrame, metrics: Sequence[str]) -> str:
 
 
 def _summary(leaderboard: pd.DataFrame, headline: Sequence[str],
-             lower_is_better: Sequence[str] | None) -> tuple[list, dict[str, str]]:
+             lower_is_better: Sequence[str] | None, searched: str | None = None
+             ) -> tuple[list, dict[str, str]]:
     """The parent's metrics (``sweep_jobs``, ``sweep_jobs_failed``, ``best_<metric>``) and tags
     (``recoeval.best_run.<metric>``, the leaderboard as ``mlflow.note.content``)."""
     from mlflow.entities import Metric
@@ -348,7 +352,8 @@ def _summary(leaderboard: pd.DataFrame, headline: Sequence[str],
         if not values.notna().any():
             continue
         idx = values.idxmin() if _lower_is_better(m, lower_is_better) else values.idxmax()
-        batch_metrics.append(Metric(sanitize_key(f"best_{m}"), float(values[idx]), now, 0))
+        if m != searched:  # a search recorded its best as it improved (record_sweep_best)
+            batch_metrics.append(Metric(sanitize_key(f"best_{m}"), float(values[idx]), now, 0))
         if "run_name" in leaderboard.columns:
             tags[f"{_TAG_PREFIX}best_run.{m}"] = str(leaderboard.loc[idx, "run_name"])
     if headline and "run_name" in leaderboard.columns:
@@ -410,7 +415,8 @@ def finish_sweep_parent(parent_run_id: str, status: str = "FINISHED",
     if close_running_children and "status" in leaderboard.columns:
         for _, row in leaderboard[leaderboard["status"] == "RUNNING"].iterrows():
             client.set_terminated(row["run_id"], "KILLED")
-    batch_metrics, tags = _summary(leaderboard, headline, lower_is_better)
+    batch_metrics, tags = _summary(leaderboard, headline, lower_is_better,
+                                   parent.data.tags.get(_TAG_PREFIX + "best.objective"))
     client.log_batch(parent_run_id, metrics=batch_metrics,
                      tags=[RunTag(k, v) for k, v in _clean_tags(tags).items()])
     with tempfile.TemporaryDirectory(prefix="recoeval-leaderboard-") as tmp:

@@ -62,10 +62,9 @@ def test_search_of_six_trials_logs_children_and_the_best_on_the_parent(tmp_path,
     assert float(best_params["model.regularization"]) == pytest.approx(
         float(best.data.params["model.regularization"]), rel=1e-12)
     # the best value is recorded as it improves: a non-decreasing curve over trial numbers
-    # the best value is recorded as it improves (step = trial number), before the close
-    # logs the leaderboard's best (the last entry)
+    # the best value is recorded as it improves (step = trial number); the close keeps it
     history = sorted(client.get_metric_history(parent.info.run_id, "best_ndcg_at_10"),
-                     key=lambda m: m.timestamp)[:-1]
+                     key=lambda m: m.timestamp)
     assert history and [m.step for m in history] == sorted({m.step for m in history})
     assert [m.value for m in history] == sorted(m.value for m in history)
     assert history[-1].value == pytest.approx(best.data.metrics["ndcg_at_10"], rel=1e-12)
@@ -115,3 +114,48 @@ def test_a_search_space_is_required(tmp_path):
                         *TINY_DATA, *QUIET], tmp_path)
     assert proc.returncode == 2
     assert "needs a search space" in proc.stderr
+
+
+_DISCOVER = ("from hydra.core.plugins import Plugins; from hydra.plugins.sweeper import Sweeper; "
+             "print(sorted(p.__name__ for p in Plugins.instance().discover(Sweeper)))")
+
+
+def test_a_regular_install_ships_the_plugin_where_hydra_scans(tmp_path):
+    """A non-editable build puts ``hydra_plugins/recoeval_optuna_sweeper`` (and no
+    ``hydra_plugins/__init__.py``: a namespace shared with other plugins) in site-packages,
+    where Hydra's own plugin scan finds the sweeper."""
+    import subprocess
+    import sys
+
+    from .conftest import clean_env
+    from .test_configs import _build_lib
+
+    lib = _build_lib(tmp_path)
+    assert (lib / "hydra_plugins" / "recoeval_optuna_sweeper" / "optuna_sweeper.py").is_file()
+    assert not (lib / "hydra_plugins" / "__init__.py").exists()
+    env = clean_env()
+    env["PYTHONPATH"] = str(lib)
+    run = tmp_path / "run"
+    run.mkdir()
+    probe = subprocess.run([sys.executable, "-c", _DISCOVER], cwd=run, env=env,
+                           capture_output=True, text=True, timeout=120, check=False)
+    assert probe.returncode == 0, probe.stderr[-2000:]
+    assert "OptunaSweeper" in probe.stdout
+
+
+def test_the_command_registers_the_plugin_in_any_install(tmp_path):
+    """An editable install maps the plugin through an import hook that Hydra's scan cannot list;
+    the command registers it itself (outside the checkout, no PYTHONPATH)."""
+    import subprocess
+    import sys
+
+    from .conftest import clean_env
+
+    env = clean_env()
+    env.pop("PYTHONPATH", None)
+    code = ("from recoeval_tracking.app.cli import register_search_plugin as r; "
+            "assert r(); " + _DISCOVER)
+    probe = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, env=env,
+                           capture_output=True, text=True, timeout=120, check=False)
+    assert probe.returncode == 0, probe.stderr[-2000:]
+    assert "OptunaSweeper" in probe.stdout
