@@ -146,3 +146,32 @@ def test_options_and_validation_sit_below_the_metrics():
     allowed = {"engine", "_validation", "options"}
     _fail_on(_violations({"options", "_validation"}, lambda t: _ours(t) and _layer(t) not in
                          allowed), "options.py or _validation.py import above the engine")
+
+
+PLUGIN_ROOT = ROOT.parent / "hydra_plugins"
+#: What the package's Hydra plugins (``hydra_plugins.recoeval_optuna_sweeper``) may use of it:
+#: the app's checks, the tracking layer's sweep records, the metric registry, the errors.
+PLUGIN_MAY_IMPORT = {"app", "tracking", "metrics", "_validation"}
+
+
+def test_the_hydra_plugins_sit_beside_the_app():
+    """The plugins are the other place that imports hydra; like the app they never import
+    mlflow (the tracking layer does), and they use the package only through the layers above."""
+    paths = sorted(p for p in PLUGIN_ROOT.rglob("*.py") if "__pycache__" not in p.parts)
+    assert paths, "hydra_plugins/ holds no plugin"
+    assert not (PLUGIN_ROOT / "__init__.py").exists(), \
+        "hydra_plugins is a namespace package shared with other plugins: no __init__.py"
+    bad = []
+    for path in paths:
+        tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+        for node in ast.walk(tree):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else \
+                [node.module or ""] if isinstance(node, ast.ImportFrom) and not node.level \
+                else []
+            for name in names:
+                where = f"{path.relative_to(ROOT.parent)} (line {node.lineno}) imports {name}"
+                if _top(name) == "mlflow":
+                    bad.append(where)
+                elif _ours(name) and _layer(name) not in PLUGIN_MAY_IMPORT:
+                    bad.append(where)
+    _fail_on(bad, "hydra_plugins/ imports mlflow, or the package below app/tracking/metrics")

@@ -1,7 +1,13 @@
 """Hydra callback mapping a multirun sweep to one MLflow parent run with every job as a child.
 
 Registered in ``configs/config.yaml`` under ``hydra.callbacks.mlflow_sweep``. It works the same
-with Hydra's basic launcher and with the joblib launcher:
+with Hydra's basic launcher, the joblib launcher and the submitit launchers (``submitit_local``,
+``submitit_slurm``: each job in a process of its own, on other machines with SLURM; the sweep
+directory is on a shared file system, as submitit requires), and with the Optuna sweeper:
+
+* ``on_multirun_start`` first refuses a launcher that runs jobs on other machines with a local
+  SQLite or file store (:func:`~recoeval_tracking.app.precheck.check_launcher_store`), by
+  raising :class:`SweepRefused`: a cluster sweep needs ``tracking=server``.
 
 * ``on_multirun_start`` (in the launching process) takes the sweep lock
   (:data:`~recoeval_tracking.tracking.sweeps.SWEEP_LOCK`, held until the process ends, so a
@@ -14,7 +20,9 @@ with Hydra's basic launcher and with the joblib launcher:
   instead of creating a child, and joblib reuses worker processes from job to job.
 * When the store cannot be reached at start, the file is written all the same, with the sweep
   id and no parent: the jobs (or ``recoeval-track-sync``, later) find the parent by its sweep
-  id or create it once, so the sweep still has one parent.
+  id on the store or create it
+  (:func:`~recoeval_tracking.tracking.sweeps.find_or_create_sweep_parent`, race-safe across
+  machines), so the sweep still has one parent.
 * ``on_multirun_end`` closes the parent as FINISHED with a leaderboard of the children
   (:func:`~recoeval_tracking.tracking.pending.finish_sweep_parent_or_mark_pending`).
 * When a job fails Hydra never calls ``on_multirun_end``; an exit handler (and a SIGTERM
@@ -48,7 +56,8 @@ from omegaconf import DictConfig, OmegaConf
 
 from .pipeline import tracking_uri_for
 
-__all__ = ["MlflowSweepCallback", "SWEEP_FILE", "read_sweep_parent", "note_interrupted"]
+__all__ = ["MlflowSweepCallback", "SWEEP_FILE", "read_sweep_parent", "note_interrupted",
+           "SweepRefused"]
 
 logger = logging.getLogger(__name__)
 
@@ -56,6 +65,18 @@ logger = logging.getLogger(__name__)
 SWEEP_FILE = "recoeval_sweep.json"  # the same as recoeval_tracking.tracking.sweeps.SWEEP_FILE
 
 _interrupted = threading.Event()
+
+
+class SweepRefused(BaseException):
+    """A sweep refused before any job is launched (a local store with a cluster launcher).
+
+    A ``BaseException`` on purpose: Hydra turns the exceptions raised by callbacks into
+    warnings, and this one must stop the sweep; ``recoeval-track`` prints ``error`` as a usage
+    error (status 2)."""
+
+    def __init__(self, error: Exception) -> None:
+        super().__init__(str(error))
+        self.error = error
 
 
 def note_interrupted() -> None:
@@ -139,13 +160,19 @@ class MlflowSweepCallback(Callback):
         from ..tracking.client import DEFAULT_EXPERIMENT
         from ..tracking.sweeps import SWEEP_LOCK, write_sweep_record
 
+        from .precheck import check_launcher_store
+
         base_dir = Path(config.hydra.runtime.cwd)
+        uri = tracking_uri_for(tracking, base_dir)
+        try:
+            check_launcher_store(OmegaConf.select(config, "hydra.launcher._target_"), uri)
+        except Exception as err:
+            raise SweepRefused(err) from err
         sweep_dir = Path(str(config.hydra.sweep.dir))
         if not sweep_dir.is_absolute():
             sweep_dir = base_dir / sweep_dir
         sweep_dir.mkdir(parents=True, exist_ok=True)
         self._lock_fd = try_lock(sweep_dir / SWEEP_LOCK)  # held until this process ends
-        uri = tracking_uri_for(tracking, base_dir)
         experiment = tracking.get("experiment") or DEFAULT_EXPERIMENT
         sweep_id = uuid.uuid4().hex[:12]
         parent_run_id = _create_parent(config, sweep_dir, uri, experiment, sweep_id)

@@ -5,6 +5,9 @@ Usage::
     recoeval-track                                   # the embedded default, end to end
     recoeval-track dataset=movielens_100k dataset.path=ml-100k/u.data model=popularity
     recoeval-track -m model=als model.factors=32,64 hydra/launcher=joblib   # a sweep
+    recoeval-track -m tracking=server hydra/launcher=submitit_slurm ...     # on a cluster
+    recoeval-track -m hydra/sweeper=optuna objective=ndcg_at_10 \\
+        'model.factors=int(interval(8,64))'
     recoeval-track --cfg job                         # print the composed config
     recoeval-track --config-path <job dir>/.hydra --config-name config   # re-run a job
 
@@ -54,7 +57,8 @@ from .errors import (
 )
 
 __all__ = ["main", "config_path", "user_error_message", "run_error_message", "redact_logs",
-           "rewrite_mapping_overrides", "CONFIG_PACKAGE", "EXIT_USAGE", "EXIT_FAILURE"]
+           "rewrite_mapping_overrides", "register_search_plugin", "CONFIG_PACKAGE", "EXIT_USAGE",
+           "EXIT_FAILURE"]
 
 #: The package that holds the configs once installed.
 CONFIG_PACKAGE = "recoeval_tracking.configs"
@@ -257,6 +261,26 @@ def rewrite_mapping_overrides(argv: list[str]) -> list[str]:
     return out
 
 
+def register_search_plugin() -> bool:
+    """Make sure Hydra knows ``hydra/sweeper=optuna`` (the package's plugin in
+    ``hydra_plugins.recoeval_optuna_sweeper``). A regular install puts it where Hydra's plugin
+    scan looks; an editable install (``pip install -e``) maps it through an import hook that
+    the scan cannot list, so the plugin is registered here with Hydra's public
+    ``Plugins.register``. False when the plugin is not installed."""
+    from hydra.core.plugins import Plugins
+
+    try:
+        from hydra_plugins.recoeval_optuna_sweeper import config  # noqa: F401 - registers it
+        from hydra_plugins.recoeval_optuna_sweeper.optuna_sweeper import OptunaSweeper
+    except ImportError:
+        return False
+    plugins = Plugins.instance()
+    name = f"{OptunaSweeper.__module__}.{OptunaSweeper.__name__}"
+    if name not in plugins.class_name_to_class:
+        plugins.register(OptunaSweeper)
+    return True
+
+
 # ---------------------------------------------------------------------------------------------
 # entry point
 # ---------------------------------------------------------------------------------------------
@@ -266,7 +290,7 @@ def main() -> None:
     import hydra
 
     from . import schema  # noqa: F401 - registers the structured configs
-    from .callbacks import note_interrupted
+    from .callbacks import SweepRefused, note_interrupted
 
     full_error = os.environ.get("HYDRA_FULL_ERROR") == "1"
     # Let Hydra's errors reach this function (instead of Hydra printing them and exiting 1),
@@ -275,9 +299,16 @@ def main() -> None:
     _single_run_error.clear()
     redact_logs()
     sys.argv[1:] = rewrite_mapping_overrides(sys.argv[1:])
+    register_search_plugin()
     app = hydra.main(version_base="1.3", config_path=config_path(), config_name="config")(_task)
     try:
         app()
+    except SweepRefused as refused:  # before any job: a usage error, whatever its type
+        if full_error:
+            raise
+        print((error_message(refused.error) or (EXIT_USAGE, str(refused.error)))[1],
+              file=sys.stderr)
+        sys.exit(EXIT_USAGE)
     except KeyboardInterrupt:
         note_interrupted()
         print(f"{_PROG}: interrupted.", file=sys.stderr)

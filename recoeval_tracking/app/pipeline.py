@@ -259,7 +259,8 @@ def run_job(cfg: Mapping[str, Any], job_dir: str | Path, *, overrides: list[str]
     -------
     dict
         ``job_dir``, ``metrics`` (means at K), ``timings`` (seconds per stage), ``run_id`` (None
-        when tracking is off or the store could not be reached), ``dataset`` (statistics).
+        when tracking is off or the store could not be reached), ``dataset`` (statistics),
+        ``objective`` (the value of the configured ``objective``, None when unset).
 
     Raises
     ------
@@ -296,7 +297,20 @@ def run_job(cfg: Mapping[str, Any], job_dir: str | Path, *, overrides: list[str]
                     model.name, results.summary(), timing_text, out)
     run_id = _track(cfg, out, base, tracking_uri, sweep, overrides)
     return {"job_dir": str(out), "metrics": dict(results.means), "timings": timings,
-            "run_id": run_id, "dataset": dataset_info}
+            "run_id": run_id, "dataset": dataset_info,
+            "objective": _objective(cfg.get("objective"), {**results.means, **extra})}
+
+
+def _objective(name: Any, values: Mapping[str, float]) -> float | None:
+    """The value of the configured ``objective`` among the job's results (None when unset)."""
+    if name is None:
+        return None
+    if name not in values:
+        shown = ", ".join(sorted(values)[:12])
+        raise InputError(f"objective must be one of the job's results ({shown}, ...); got "
+                         f"{name!r}. Pick a metric the job computes (metrics.names) at "
+                         "metrics.k, e.g. objective=ndcg_at_10.")
+    return float(values[name])
 
 
 def _run_stages(sections: dict[str, dict[str, Any]], options: EvalOptions,

@@ -16,7 +16,12 @@ from typing import Any
 from .._validation import InputError
 
 __all__ = ["check_before_load", "check_k_against_items", "check_tracking_uri", "URI_SCHEMES",
-           "kernel_cache_is_cold", "COMPILE_NOTICE"]
+           "kernel_cache_is_cold", "COMPILE_NOTICE", "check_objective", "check_launcher_store",
+           "REMOTE_LAUNCHERS"]
+
+#: Hydra launchers that run jobs on other machines (class names): they cannot share a local
+#: SQLite or file store.
+REMOTE_LAUNCHERS = ("SlurmLauncher", "RayAWSLauncher", "RayLauncher", "RQLauncher")
 
 #: Said once before the first evaluation when numba's on-disk cache holds no compiled kernels.
 COMPILE_NOTICE = ("compiling the metric kernels once, ~50 s; cached afterwards (the progress bar "
@@ -26,6 +31,8 @@ COMPILE_NOTICE = ("compiling the metric kernels once, ~50 s; cached afterwards (
 URI_SCHEMES = ("sqlite", "http", "https", "postgresql", "mysql", "mssql", "file", "databricks",
                "databricks-uc", "uc")
 _SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9.\-]*)(\+[A-Za-z0-9_]+)?://")
+
+
 def _error(key: str, expected: str, got: Any, fix: str | None = None) -> InputError:
     """``<key> must be <expected>; got <value>.`` (the command line adds how to change it)."""
     return InputError(f"{key} must be {expected}; got {got!r}." + (f" {fix}" if fix else ""))
@@ -76,13 +83,58 @@ def _check_names(names: Any) -> None:
                      "For example metrics.names=[ndcg,p,r].")
 
 
+def check_objective(objective: Any, k: Any = None) -> None:
+    """``objective`` (what a search optimises) is null or a key a job reports: a registered
+    metric at K (``ndcg_at_10``, with K = ``metrics.k`` when given), a metric without a cutoff
+    (``roc_auc``) or a stage time (``fit_seconds``)."""
+    from ..metrics.registry import spec_for_key
+
+    if objective is None:
+        return
+    example = f"objective=ndcg_at_{k if isinstance(k, int) and k > 0 else 10}"
+    if not isinstance(objective, str) or not objective:
+        raise _error("objective", "the key of a metric the job reports (str) or null", objective,
+                     f"For example {example}.")
+    if objective.endswith("_seconds"):
+        return
+    if spec_for_key(objective) is None or objective.endswith("_at_k"):
+        raise _error("objective", "the key of a metric the job reports: a registered metric "
+                     "at K (ndcg_at_10, r_at_10, mpr...) or a stage time (fit_seconds)",
+                     objective, f"For example {example}.")
+    head, sep, tail = objective.rpartition("_at_")
+    if sep and isinstance(k, int) and not isinstance(k, bool) and int(tail) != k:
+        raise _error("objective", f"a metric at the configured cutoff metrics.k={k} "
+                     f"({head}_at_{k})", objective,
+                     f"Set metrics.k={int(tail)} or objective={head}_at_{k}.")
+
+
+def check_launcher_store(launcher_target: Any, uri: str) -> None:
+    """A launcher that runs jobs on other machines (:data:`REMOTE_LAUNCHERS`: SLURM through
+    ``hydra/launcher=submitit_slurm``...) needs a tracking server: a local SQLite or file store
+    is refused (the jobs could not reach it, or would corrupt it over a network file system)."""
+    name = str(launcher_target or "").rsplit(".", 1)[-1]
+    if name not in REMOTE_LAUNCHERS:
+        return
+    m = _SCHEME.match(uri or "")
+    scheme = m.group(1).lower() if m else "file"
+    if scheme not in ("sqlite", "file"):
+        return
+    raise InputError(
+        f"tracking.uri: the launcher {name} runs the jobs on other machines, which cannot "
+        f"share the local tracking store {uri}. Log a cluster sweep to a tracking server: "
+        "tracking=server with MLFLOW_TRACKING_URI=http://<host>:5000 (or tracking.uri=...), "
+        "or keep results in the job folders with tracking=none.")
+
+
 def check_before_load(cfg: Mapping[str, Any]) -> None:
-    """Every check that needs no data: ``metrics.k``, ``metrics.names``, ``tracking.uri``."""
+    """Every check that needs no data: ``metrics.k``, ``metrics.names``, ``tracking.uri``,
+    ``objective``."""
     metrics = cfg.get("metrics") or {}
     if isinstance(metrics, Mapping):
         if "k" in metrics:
             _check_k(metrics["k"])
         _check_names(metrics.get("names"))
+        check_objective(cfg.get("objective"), metrics.get("k"))
     tracking = cfg.get("tracking") or {}
     if isinstance(tracking, Mapping) and tracking.get("enabled", False):
         check_tracking_uri(tracking.get("uri"))

@@ -285,6 +285,8 @@ class Config:
     per-user metrics do not depend on it. ``progress`` is ``auto`` (bars only when stderr is a
     terminal), ``true`` (the evaluation bar even off a terminal; the ALS bar on a terminal) or
     ``false`` (no bars). ``plots`` writes ``plots/*.png`` into the job directory.
+    ``objective`` names the result a search optimises (``ndcg_at_10``; its direction comes from
+    the metric registry); the job returns its value (``hydra/sweeper=optuna``).
     """
 
     dataset: DatasetConfig = MISSING
@@ -296,6 +298,7 @@ class Config:
     nthreads: int = -1
     progress: str = "auto"
     plots: bool = True
+    objective: str | None = None
 
 
 #: Schema node per (group, option); each ``configs/<group>/<option>.yaml`` extends its node.

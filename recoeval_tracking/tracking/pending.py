@@ -10,7 +10,8 @@ during its upload leaves ``UPLOADING`` instead (see :mod:`.runs`).
 Sweep parents: a child whose parent run is unknown or missing from the store (the store was down
 when the sweep started, or another URI is given) gets the parent found by its
 ``recoeval.sweep_id`` tag, or created once for the sweep id (:class:`Parents`, under the sweep
-directory's :data:`~.sweeps.PARENT_LOCK`, so concurrent jobs and syncs create one parent).
+directory's :data:`~.sweeps.PARENT_LOCK` where it can be taken; the store-side rule of
+:func:`~.sweeps.find_or_create_sweep_parent` keeps one parent when jobs on other machines race).
 
 The sync of what is pending (the command ``recoeval-track-sync``) is :mod:`.sync`; its names
 (``sync_paths``, ``sync_job_dir``, ``find_pending``, ``SyncOutcome``) are also importable from
@@ -47,7 +48,7 @@ from .client import (
 from .runs import job_lock, set_marker, upload_args, upload_job
 from .sweeps import (
     PARENT_LOCK,
-    create_sweep_parent,
+    find_or_create_sweep_parent,
     find_sweep_parent_run,
     find_sweep_record,
     finish_sweep_parent,
@@ -119,10 +120,10 @@ class Parents:
         if found is not None:
             self.touched.add(found.info.run_id)
             return found.info.run_id
-        parent = create_sweep_parent(tracking_uri=self.uri, experiment=experiment,
-                                     sweep_id=sweep_id)
-        self.created[sweep_id] = parent.run_id
-        return parent.run_id
+        run_id = find_or_create_sweep_parent(sweep_id, tracking_uri=self.uri,
+                                             experiment=experiment)  # race-safe on the store
+        self.created[sweep_id] = run_id
+        return run_id
 
 
 def sweep_lock_dir(job_dir: Path) -> Path:

@@ -46,7 +46,8 @@ from .run_parts import read_ci_tag
 
 __all__ = ["SweepParent", "create_sweep_parent", "build_leaderboard", "finish_sweep_parent",
            "SWEEP_FILE", "SWEEP_LOCK", "PARENT_LOCK", "write_sweep_record", "read_sweep_record",
-           "find_sweep_record", "find_sweep_parent_run", "sweep_view_link", "sweep_view_hint"]
+           "find_sweep_record", "find_sweep_parent_run", "find_or_create_sweep_parent",
+           "adopt_sweep_runs", "record_sweep_best", "sweep_view_link", "sweep_view_hint"]
 
 #: File in the sweep directory describing the sweep (JSON: ``sweep_id``, ``parent_run_id`` or
 #: null, ``tracking_uri``, ``experiment``).
@@ -86,13 +87,99 @@ def find_sweep_record(job_dir: str | Path) -> tuple[Path, dict[str, Any]] | None
     return None
 
 
+def _parent_key(run) -> tuple[int, str]:
+    """The order that picks a sweep's one parent among several: earliest start, then run id."""
+    return (run.info.start_time or 0, run.info.run_id)
+
+
 def find_sweep_parent_run(client, experiment_id: str, sweep_id: str):
-    """The parent run of ``sweep_id`` in the experiment (the oldest when several), or None."""
+    """The parent run of ``sweep_id`` in the experiment, or None. When several exist (created at
+    the same time by jobs on other machines), the first by (start time, run id): every process
+    applies the same rule to what the store holds, so they agree without sharing memory."""
     found = client.search_runs(
         [experiment_id], filter_string=(f"tags.`{_TAG_PREFIX}sweep_id` = '{sweep_id}' and "
                                         f"tags.`{_TAG_PREFIX}sweep_parent` = 'true'"),
         max_results=50)
-    return min(found, key=lambda r: r.info.start_time or 0) if found else None
+    return min(found, key=_parent_key) if found else None
+
+
+def find_or_create_sweep_parent(sweep_id: str, *, tracking_uri: str | None = None,
+                                experiment: str = DEFAULT_EXPERIMENT) -> str:
+    """The run id of the parent of ``sweep_id``, found on the store by its tag, or created.
+
+    Race-safe with no lock and no shared memory (jobs on other machines): a job that finds no
+    parent creates one, then searches again and keeps the first parent by (start time, run id)
+    (:func:`find_sweep_parent_run`); when that is not its own, it deletes its own. Two jobs that
+    create at the same moment may still each keep their own (each searched before the other
+    created); :func:`adopt_sweep_runs`, run when the sweep is closed, then moves every run of the
+    sweep under the closed parent and deletes the others, so the sweep ends with one parent.
+    """
+    check_optional(sweep_id, str, "sweep_id", "find_or_create_sweep_parent")
+    uri = resolve_tracking_uri(tracking_uri)
+    client = _client(uri)
+    exp_id = _experiment_id(client, experiment, None, uri)
+    found = find_sweep_parent_run(client, exp_id, sweep_id)
+    if found is not None:
+        return found.info.run_id
+    mine = create_sweep_parent(tracking_uri=uri, experiment=experiment,
+                               sweep_id=sweep_id).run_id
+    first = find_sweep_parent_run(client, exp_id, sweep_id)
+    if first is None or first.info.run_id == mine:
+        return mine
+    client.delete_run(mine)
+    return first.info.run_id
+
+
+def adopt_sweep_runs(client, experiment_id: str, sweep_id: str, parent_run_id: str) -> int:
+    """Make ``parent_run_id`` the one parent of sweep ``sweep_id``: every other run tagged with
+    the sweep id becomes its child (``mlflow.parentRunId``), and every other parent of the sweep
+    (a duplicate created by racing jobs) is deleted. Returns the number of runs moved."""
+    runs = client.search_runs(
+        [experiment_id], filter_string=f"tags.`{_TAG_PREFIX}sweep_id` = '{sweep_id}'",
+        max_results=5000)
+    moved = 0
+    for run in runs:
+        if run.info.run_id == parent_run_id:
+            continue
+        if run.data.tags.get(_TAG_PREFIX + "sweep_parent") == "true":
+            client.delete_run(run.info.run_id)
+        elif run.data.tags.get("mlflow.parentRunId") != parent_run_id:
+            client.set_tag(run.info.run_id, "mlflow.parentRunId", parent_run_id)
+            moved += 1
+    return moved
+
+
+def record_sweep_best(parent_run_id: str, objective: str, value: float,
+                      params: Mapping[str, Any], *, step: int,
+                      tracking_uri: str | None = None, tags: Mapping[str, Any] | None = None
+                      ) -> None:
+    """Record a search's best value so far on its sweep parent, as it improves.
+
+    Logs ``best_<objective>`` at ``step`` (the trial number, so the run page draws the best
+    value over trials), and the tags ``recoeval.best.params`` (JSON of the best parameters),
+    ``recoeval.best.param.<name>`` for each, ``recoeval.best.trial`` (``step``),
+    ``recoeval.best.objective`` and the extra ``tags`` given. Params are immutable in MLflow,
+    hence tags for values that change. :func:`finish_sweep_parent` then leaves
+    ``best_<objective>`` as recorded here (the study's best, a curve over trials).
+    """
+    from mlflow.entities import Metric, RunTag
+
+    func = "record_sweep_best"
+    if not isinstance(parent_run_id, str) or not parent_run_id:
+        raise param_error("parent_run_id", func, "a run id (str)", parent_run_id)
+    check_optional(objective, str, "objective", func)
+    uri = resolve_tracking_uri(tracking_uri)
+    client = _client(uri)
+    best = {str(k): v for k, v in params.items()}
+    run_tags = {_TAG_PREFIX + "best.params": json.dumps(best, sort_keys=True, default=str),
+                _TAG_PREFIX + "best.trial": str(step), _TAG_PREFIX + "best.objective": objective,
+                **(tags or {})}
+    run_tags.update({sanitize_key(f"{_TAG_PREFIX}best.param.{k}"): str(v)
+                     for k, v in best.items()})
+    client.log_batch(parent_run_id,
+                     metrics=[Metric(sanitize_key(f"best_{objective}"), float(value), _now_ms(),
+                                     int(step))],
+                     tags=[RunTag(k, v) for k, v in _clean_tags(run_tags).items()])
 
 
 class SweepParent(NamedTuple):
@@ -281,7 +368,8 @@ def sweep_view_hint(parent_run_id: str, tracking_uri: str | None = None) -> str:
 
 
 def _summary(leaderboard: pd.DataFrame, headline: Sequence[str],
-             lower_is_better: Sequence[str] | None) -> tuple[list, dict[str, str]]:
+             lower_is_better: Sequence[str] | None, searched: str | None = None
+             ) -> tuple[list, dict[str, str]]:
     """The parent's metrics (``sweep_jobs``, ``sweep_jobs_failed``, ``best_<metric>``) and tags
     (``recoeval.best_run.<metric>``, the leaderboard as ``mlflow.note.content``)."""
     from mlflow.entities import Metric
@@ -299,7 +387,8 @@ def _summary(leaderboard: pd.DataFrame, headline: Sequence[str],
         if not values.notna().any():
             continue
         idx = values.idxmin() if _lower_is_better(m, lower_is_better) else values.idxmax()
-        batch_metrics.append(Metric(sanitize_key(f"best_{m}"), float(values[idx]), now, 0))
+        if m != searched:  # a search recorded its best as it improved (record_sweep_best)
+            batch_metrics.append(Metric(sanitize_key(f"best_{m}"), float(values[idx]), now, 0))
         if "run_name" in leaderboard.columns:
             tags[f"{_TAG_PREFIX}best_run.{m}"] = str(leaderboard.loc[idx, "run_name"])
     if headline and "run_name" in leaderboard.columns:
@@ -350,6 +439,10 @@ def finish_sweep_parent(parent_run_id: str, status: str = "FINISHED",
         raise param_error("leaderboard", func, "a pandas DataFrame or None", leaderboard)
     uri = resolve_tracking_uri(tracking_uri)
     client = _client(uri)
+    parent = client.get_run(parent_run_id)
+    sweep_id = parent.data.tags.get(_TAG_PREFIX + "sweep_id")
+    if sweep_id:  # children linked to a duplicate parent, or none, join this one
+        adopt_sweep_runs(client, parent.info.experiment_id, sweep_id, parent_run_id)
     if leaderboard is None:
         leaderboard = build_leaderboard(parent_run_id, tracking_uri=uri, metrics=metrics,
                                         lower_is_better=lower_is_better, sort_by=sort_by)
@@ -358,9 +451,8 @@ def finish_sweep_parent(parent_run_id: str, status: str = "FINISHED",
     if close_running_children and "status" in leaderboard.columns:
         for _, row in leaderboard[leaderboard["status"] == "RUNNING"].iterrows():
             client.set_terminated(row["run_id"], "KILLED")
-    batch_metrics, tags = _summary(leaderboard, headline, lower_is_better)
-    parent = client.get_run(parent_run_id)
-    sweep_id = parent.data.tags.get(_TAG_PREFIX + "sweep_id")
+    batch_metrics, tags = _summary(leaderboard, headline, lower_is_better,
+                                   parent.data.tags.get(_TAG_PREFIX + "best.objective"))
     if sweep_id:
         link = sweep_view_link(parent.info.experiment_id, sweep_id,
                                leaderboard.attrs.get("sort_by"))

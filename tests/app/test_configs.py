@@ -80,7 +80,7 @@ def test_every_option_composes_against_its_schema(hydra_compose, group, option):
     cfg = hydra_compose(overrides)
     plain = OmegaConf.to_container(cfg, resolve=True, throw_on_missing=True)
     assert set(plain) == {"dataset", "split", "model", "metrics", "tracking", "seed", "nthreads",
-                          "progress", "plots"}
+                          "progress", "plots", "objective"}
     node = cfg[group]
     expected = schema.SCHEMAS[group].get(option) or next(iter(schema.SCHEMAS[group].values()))
     assert OmegaConf.get_type(node) is expected
@@ -194,6 +194,8 @@ def _build_lib(tmp_path: Path) -> Path:
     ignore = shutil.ignore_patterns("__pycache__", "*.pyc", "*.nbi", "*.nbc")
     shutil.copytree(REPO_ROOT / "recoeval_tracking", src / "recoeval_tracking", ignore=ignore)
     shutil.copytree(CONFIGS, src / "configs", ignore=ignore)
+    if (REPO_ROOT / "hydra_plugins").is_dir():  # the package's Hydra plugins
+        shutil.copytree(REPO_ROOT / "hydra_plugins", src / "hydra_plugins", ignore=ignore)
     lib = tmp_path / "lib"
     proc = subprocess.run([sys.executable, "-c", "from setuptools import setup; setup()", "-q",
                            "build_py", "--build-lib", str(lib)], cwd=src, capture_output=True,

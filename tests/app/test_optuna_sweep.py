@@ -1,0 +1,161 @@
+"""``recoeval-track -m hydra/sweeper=optuna``: a search whose trials are child runs of the
+sweep's parent, the parent holding the best value and parameters; a stored study resumed; a
+seeded search reproduced; bad objectives refused before any trial.
+
+Expected values are read from the children (what each trial measured), never from the sweeper.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import yaml
+
+optuna = pytest.importorskip("optuna", reason="optuna is not installed (extra 'search')")
+
+from .conftest import QUIET, TINY_DATA, run_command  # noqa: E402
+
+SEARCH = ["-m", "hydra/sweeper=optuna", "model=als", "model.iterations=5",
+          "model.factors=int(interval(2,16))", "model.regularization=tag(log,interval(0.001,1))",
+          *TINY_DATA, *QUIET]
+
+
+def _ok(proc) -> None:
+    assert proc.returncode == 0, f"exit {proc.returncode}\n{proc.stdout[-3000:]}\n" \
+                                 f"{proc.stderr[-3000:]}"
+
+
+def _results(root: Path) -> list[dict]:
+    """``optimization_results.yaml`` of every sweep under ``root``, oldest first."""
+    return [yaml.safe_load(p.read_text())
+            for p in sorted((root / "multirun").rglob("optimization_results.yaml"))]
+
+
+def test_search_of_six_trials_logs_children_and_the_best_on_the_parent(tmp_path, local_store):
+    from mlflow import MlflowClient
+
+    # batches of 2 trials (n_jobs), each launched by the configured launcher (basic here)
+    proc = run_command([*SEARCH, "hydra.sweeper.n_trials=6", "hydra.sweeper.seed=0",
+                        "hydra.sweeper.n_jobs=2", "objective=ndcg_at_10"], tmp_path)
+    _ok(proc)
+    client = MlflowClient(local_store)
+    exp = client.get_experiment_by_name("recoeval")
+    runs = client.search_runs([exp.experiment_id], max_results=100)
+    parents = [r for r in runs if r.data.tags.get("recoeval.sweep_parent") == "true"]
+    assert len(parents) == 1
+    parent = parents[0]
+    children = [r for r in runs if r.data.tags.get("mlflow.parentRunId") == parent.info.run_id]
+    assert len(children) == 6 and len(runs) == 7
+    assert parent.info.status == "FINISHED"
+    for child in children:
+        assert child.info.status == "FINISHED"
+        assert 2 <= int(child.data.params["model.factors"]) <= 16
+        assert 0.001 <= float(child.data.params["model.regularization"]) <= 1
+    best = max(children, key=lambda r: r.data.metrics["ndcg_at_10"])
+    assert parent.data.metrics["best_ndcg_at_10"] == pytest.approx(
+        best.data.metrics["ndcg_at_10"], rel=1e-12)
+    assert parent.data.tags["recoeval.best.run_id"] == best.info.run_id
+    best_params = json.loads(parent.data.tags["recoeval.best.params"])
+    assert str(best_params["model.factors"]) == best.data.params["model.factors"]
+    assert float(best_params["model.regularization"]) == pytest.approx(
+        float(best.data.params["model.regularization"]), rel=1e-12)
+    # the best value is recorded as it improves: a non-decreasing curve over trial numbers
+    # the best value is recorded as it improves (step = trial number); the close keeps it
+    history = sorted(client.get_metric_history(parent.info.run_id, "best_ndcg_at_10"),
+                     key=lambda m: m.timestamp)
+    assert history and [m.step for m in history] == sorted({m.step for m in history})
+    assert [m.value for m in history] == sorted(m.value for m in history)
+    assert history[-1].value == pytest.approx(best.data.metrics["ndcg_at_10"], rel=1e-12)
+    (result,) = _results(tmp_path)
+    assert result["direction"] == "maximize" and len(result["trials"]) == 6
+    assert result["best_value"] == pytest.approx(best.data.metrics["ndcg_at_10"], rel=1e-12)
+
+
+def test_stored_study_resumes_and_a_seeded_search_repeats(tmp_path):
+    storage = f"sqlite:///{tmp_path / 'optuna.db'}"
+    args = [*SEARCH, "hydra.sweeper.seed=7", "objective=mpr", "tracking=none",
+            f"hydra.sweeper.storage={storage}", "hydra.sweeper.study_name=resume"]
+    _ok(run_command([*args, "hydra.sweeper.n_trials=2"], tmp_path))
+    _ok(run_command([*args, "hydra.sweeper.n_trials=1"], tmp_path))  # one more trial
+    first, second = _results(tmp_path)
+    assert first["direction"] == "minimize"  # mpr: lower is better (metric registry)
+    assert [t["number"] for t in first["trials"]] == [0, 1]
+    assert [t["number"] for t in second["trials"]] == [2]
+    assert second["n_trials_in_study"] == 3
+    study = optuna.load_study(study_name="resume", storage=storage)
+    values = [t.value for t in study.trials]
+    assert len(values) == 3 and second["best_value"] == pytest.approx(min(values), rel=1e-12)
+    # a fresh study with the same seed asks the same parameters in the same order
+    _ok(run_command([*SEARCH, "hydra.sweeper.n_trials=2", "hydra.sweeper.seed=7",
+                     "objective=mpr", "tracking=none"], tmp_path))
+    again = _results(tmp_path)[2]
+    assert [t["params"] for t in again["trials"]] == [t["params"] for t in first["trials"]]
+    assert [t["value"] for t in again["trials"]] == [t["value"] for t in first["trials"]]
+
+
+@pytest.mark.parametrize("objective,message", [
+    ("objective=ndcg10", "objective must be the key of a metric the job reports"),
+    ("objective=ndcg_at_20", "Set metrics.k=20 or objective=ndcg_at_10"),
+    (None, "objective must be set for hydra/sweeper=optuna"),
+])
+def test_a_bad_objective_is_refused_before_any_trial(tmp_path, objective, message):
+    proc = run_command([*SEARCH, "tracking=none", *([objective] if objective else [])],
+                       tmp_path)
+    assert proc.returncode == 2, proc.stderr[-2000:]
+    err = proc.stderr.strip()
+    assert message in err and "Traceback" not in err and len(err.splitlines()) == 1
+    assert not list(tmp_path.rglob("metrics.json"))
+
+
+def test_a_search_space_is_required(tmp_path):
+    proc = run_command(["-m", "hydra/sweeper=optuna", "objective=ndcg_at_10", "tracking=none",
+                        *TINY_DATA, *QUIET], tmp_path)
+    assert proc.returncode == 2
+    assert "needs a search space" in proc.stderr
+
+
+_DISCOVER = ("from hydra.core.plugins import Plugins; from hydra.plugins.sweeper import Sweeper; "
+             "print(sorted(p.__name__ for p in Plugins.instance().discover(Sweeper)))")
+
+
+def test_a_regular_install_ships_the_plugin_where_hydra_scans(tmp_path):
+    """A non-editable build puts ``hydra_plugins/recoeval_optuna_sweeper`` (and no
+    ``hydra_plugins/__init__.py``: a namespace shared with other plugins) in site-packages,
+    where Hydra's own plugin scan finds the sweeper."""
+    import subprocess
+    import sys
+
+    from .conftest import clean_env
+    from .test_configs import _build_lib
+
+    lib = _build_lib(tmp_path)
+    assert (lib / "hydra_plugins" / "recoeval_optuna_sweeper" / "optuna_sweeper.py").is_file()
+    assert not (lib / "hydra_plugins" / "__init__.py").exists()
+    env = clean_env()
+    env["PYTHONPATH"] = str(lib)
+    run = tmp_path / "run"
+    run.mkdir()
+    probe = subprocess.run([sys.executable, "-c", _DISCOVER], cwd=run, env=env,
+                           capture_output=True, text=True, timeout=120, check=False)
+    assert probe.returncode == 0, probe.stderr[-2000:]
+    assert "OptunaSweeper" in probe.stdout
+
+
+def test_the_command_registers_the_plugin_in_any_install(tmp_path):
+    """An editable install maps the plugin through an import hook that Hydra's scan cannot list;
+    the command registers it itself (outside the checkout, no PYTHONPATH)."""
+    import subprocess
+    import sys
+
+    from .conftest import clean_env
+
+    env = clean_env()
+    env.pop("PYTHONPATH", None)
+    code = ("from recoeval_tracking.app.cli import register_search_plugin as r; "
+            "assert r(); " + _DISCOVER)
+    probe = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, env=env,
+                           capture_output=True, text=True, timeout=120, check=False)
+    assert probe.returncode == 0, probe.stderr[-2000:]
+    assert "OptunaSweeper" in probe.stdout
