@@ -329,7 +329,8 @@ def _evaluate(split: Any, model: Any, options: EvalOptions, progress: Callable[[
 
     parts = out / FILES["per_user"] if backend.get("per_user_parts") else None
     with cluster_client(backend.get("address"), n_workers=backend.get("n_workers", 2),
-                        threads_per_worker=backend.get("threads_per_worker", 1)) as client:
+                        threads_per_worker=backend.get("threads_per_worker", 1),
+                        timeout=float(backend.get("timeout", 30.0))) as client:
         return evaluate_on_dask(client, split.train, split.test, options,
                                 scores=model.score_source(), shards=backend.get("shards"),
                                 per_user_dir=parts)

@@ -285,7 +285,8 @@ class BackendConfig:
     scheduler at ``address`` or, when it is null, a new local cluster of ``n_workers`` processes
     with ``threads_per_worker`` threads. ``shards`` (null: two per worker thread) sets how many
     parts the users are cut into; ``per_user_parts`` lets the workers write ``per_user.parquet``
-    as a folder of Parquet parts (a shared file system) instead of sending it back."""
+    as a folder of Parquet parts (a shared file system) instead of sending it back; ``timeout``
+    is how long to wait for the scheduler at ``address`` (seconds)."""
 
     kind: str = "cpu"
     address: str | None = None
@@ -293,6 +294,7 @@ class BackendConfig:
     threads_per_worker: int = 1
     shards: int | None = None
     per_user_parts: bool = False
+    timeout: float = 30.0
 
 
 @dataclass

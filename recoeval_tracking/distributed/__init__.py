@@ -182,8 +182,9 @@ def evaluate_on_dask(client: Any, train: Any, test: Any, options: EvalOptions, *
         bounds = shard_bounds(np.diff(prep.test.indptr), shards or
                               SHARDS_PER_THREAD * _n_threads(c))
         shared_source, slicer = split_source(source)
-        shared = c.scatter({"source": shared_source, "item_features": item_features,
-                            "popularity": popularity}, broadcast=True, hash=False)
+        # a list, not a dict: scatter would use a dict's keys as the cluster's keys
+        shared = dict(zip(("source", "item_features", "popularity"), c.scatter(
+            [shared_source, item_features, popularity], broadcast=True, hash=False)))
         token = uuid.uuid4().hex[:8]
         futures = []
         for j, (lo, hi) in enumerate(zip(bounds[:-1], bounds[1:])):
