@@ -93,7 +93,7 @@ def cluster_client(address: str | None = None, *, n_workers: int = 2,
         return
     with distributed.LocalCluster(n_workers=int(n_workers), processes=True,
                                   threads_per_worker=int(threads_per_worker),
-                                  dashboard_address=None) as cluster, \
+                                  dashboard_address=":0") as cluster, \
             distributed.Client(cluster) as client:
         yield client
 
