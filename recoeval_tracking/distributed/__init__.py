@@ -21,6 +21,7 @@ from __future__ import annotations
 import contextlib
 import time
 import uuid
+import warnings
 from collections.abc import Iterator
 from concurrent.futures import CancelledError
 from pathlib import Path
@@ -191,9 +192,11 @@ def evaluate_on_dask(client: Any, train: Any, test: Any, options: EvalOptions, *
             lo, hi = int(lo), int(hi)
             part = ShardInput(j, lo, hi, None if prep.train is None else prep.train[lo:hi],
                               prep.test[lo:hi], prep.user_ids[lo:hi], slicer(lo, hi))
-            futures.append(c.submit(run_shard, part, opts, shared,
-                                    None if folder is None else str(folder),
-                                    key=f"recoeval-shard-{token}-{j}", pure=False))
+            with warnings.catch_warnings():  # the user side travels in the task on purpose
+                warnings.filterwarnings("ignore", message="Sending large graph")
+                futures.append(c.submit(run_shard, part, opts, shared,
+                                        None if folder is None else str(folder),
+                                        key=f"recoeval-shard-{token}-{j}", pure=False))
         outs = _gather(c, futures)
     return merge_shards(outs, p, n, time.perf_counter() - t0, folder)
 
