@@ -31,6 +31,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_engine import PeakRSS, make_data  # noqa: E402 - the shared data generator
 
 import recoeval_tracking as rt  # noqa: E402
+from recoeval_tracking.distributed import evaluate_on_dask  # noqa: E402
+from recoeval_tracking.options import EvalOptions  # noqa: E402
 
 
 def _blas() -> str:
@@ -100,7 +102,8 @@ def main() -> None:
         rt.evaluate(train[:2000], test[:2000], A=A[:2000], B=B, client=client, **opts)  # warm
         base = client.run(_rss)
         t = time.perf_counter()
-        dist = rt.evaluate(train, test, A=A, B=B, client=client, **opts)
+        dist = evaluate_on_dask(client, train, test, EvalOptions(**opts), A=A, B=B,
+                                shards=args.shards)
         t_dask = time.perf_counter() - t
         peaks = client.run(_peak_rss)
     print(f"dask LocalCluster ({args.workers} workers x {args.threads_per_worker} threads, "
