@@ -125,7 +125,10 @@ def _aggregates(outs: Sequence[ShardOutput], plan: Plan, n_items: int) -> dict[s
             continue
         col = column_name(s, k)
         if all(col in o.list_counts for o in outs):
-            c = sum(o.list_counts[col][0] for o in outs)
+            c = np.zeros(n_items, dtype=np.int64)
+            for o in outs:
+                items, counts = o.list_counts[col][0]
+                c[items] += counts
             users = sum(o.list_counts[col][1] for o in outs)
             result[col] = s.compute.from_counts(c, users, outs[0].list_counts[col][2], n_items)
         elif all(col in o.parts for o in outs):

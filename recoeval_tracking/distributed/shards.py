@@ -115,7 +115,8 @@ class ShardOutput:
     moments: dict[str, Moments]
     curve_moments: dict[str, Moments]
     reasons: dict[str, int]
-    list_counts: dict[str, tuple[np.ndarray, int, int]] = field(default_factory=dict)
+    list_counts: dict[str, tuple[tuple[np.ndarray, np.ndarray], int, int]] = field(
+        default_factory=dict)  # ((listed items, their counts), users with a list, N)
     parts: dict[str, tuple[float, float]] = field(default_factory=dict)
     definitions: dict[str, Any] = field(default_factory=dict)
     fingerprint: str = ""
@@ -232,7 +233,9 @@ def _aggregate_stats(out: ShardOutput, raw: Any, per_user: pd.DataFrame, plan: P
     for s in specs:
         col = column_name(s, k)
         if getattr(s.compute, "from_counts", None) is not None and counts is not None:
-            out.list_counts[col] = counts
+            c, users, N = counts
+            listed = np.flatnonzero(c)   # sparse: a shard lists few of a large catalogue
+            out.list_counts[col] = ((listed, c[listed]), users, N)
         elif getattr(s.compute, "parts", None) is not None and \
                 all(column_name(METRICS[name], k) in per_user for name in s.needs):
             out.parts[col] = s.compute.parts(ctx)

@@ -153,3 +153,20 @@ def test_bad_clients_and_options_are_refused_with_the_argument_named(client, dat
         evaluate(train, test, A=A, B=B, client=42)
     with pytest.raises(InputError, match="'shards'"):
         evaluate_on_dask(client, train, test, EvalOptions(), A=A, B=B, shards=0)
+
+
+def test_a_job_folder_with_per_user_parts_goes_to_mlflow_and_back(client, data, local, tmp_path,
+                                                                    store_uri):
+    from recoeval_tracking.tracking.runs import log_job_dir
+    from recoeval_tracking.tracking.search import download_job_artifacts
+
+    train, test, A, B = data
+    job = begin_job_dir(tmp_path / "job")
+    got = evaluate_on_dask(client, train, test, EvalOptions(**ALL), A=A, B=B, shards=3,
+                           per_user_dir=job / "per_user.parquet")
+    write_job_dir(got, job, plots=False)
+    run_id = log_job_dir(job, tracking_uri=store_uri)
+    back = read_job_dir(download_job_artifacts(run_id, tmp_path / "down", tracking_uri=store_uri))
+    assert sorted(p.name for p in (tmp_path / "down" / "per_user.parquet").iterdir()) == [
+        f"part-{j:06d}.parquet" for j in range(3)]
+    assert_same_per_user(local.per_user, back.per_user)
