@@ -170,3 +170,19 @@ def test_a_job_folder_with_per_user_parts_goes_to_mlflow_and_back(client, data, 
     assert sorted(p.name for p in (tmp_path / "down" / "per_user.parquet").iterdir()) == [
         f"part-{j:06d}.parquet" for j in range(3)]
     assert_same_per_user(local.per_user, back.per_user)
+
+
+def test_moments_of_disjoint_parts_merge_into_those_of_the_whole():
+    from recoeval_tracking.distributed.shards import Moments
+
+    rng = np.random.default_rng(5)
+    values = rng.normal(3.0, 2.0, 1001)
+    values[rng.random(1001) < 0.1] = np.nan
+    cuts = [0, 1, 200, 201, 650, 1001]          # an empty part and parts of one value included
+    merged = Moments.of(values[:0])
+    for lo, hi in zip(cuts[:-1], cuts[1:]):
+        merged = merged.merge(Moments.of(values[lo:hi]))
+    v = values[~np.isnan(values)]
+    assert int(merged.n) == v.size
+    assert float(merged.sum) == pytest.approx(v.sum(), rel=1e-13)
+    assert float(merged.m2) == pytest.approx(((v - v.mean()) ** 2).sum(), rel=1e-12)

@@ -178,3 +178,15 @@ def test_hydra_backend_dask_gives_the_values_of_backend_cpu(client, tmp_path):
                 assert got.metrics[key] == pytest.approx(value, rel=1e-12, nan_ok=True), key
     assert (tmp_path / "dask" / "per_user.parquet").is_dir()
     assert np.isfinite(jobs["dask"]["metrics"]["ndcg_at_5"])
+
+
+def test_the_command_reports_an_unreachable_scheduler_in_one_paragraph(tmp_path):
+    args = ["backend=dask", "backend.address=tcp://127.0.0.1:9", "backend.timeout=2",
+            "model=popularity", "tracking=none", "dataset.n_users=40", "dataset.n_items=30",
+            "metrics.k=5", "plots=false", "progress=false", "hydra.run.dir=job"]
+    proc = subprocess.run([sys.executable, "-m", "recoeval_tracking", *args], cwd=tmp_path,
+                          env=clean_env(), capture_output=True, text=True, timeout=300)
+    assert proc.returncode != 0
+    assert "could not reach the Dask scheduler at tcp://127.0.0.1:9" in proc.stderr
+    assert "internal error" not in proc.stderr and "Traceback" not in proc.stderr
+    assert job_dir_state(tmp_path / "job") == "incomplete"
