@@ -48,7 +48,8 @@ class ShardedResults(Results):
     they are available when the per-user table stayed on the workers' disks:
     ``per_user_dataset`` is then the folder of its Parquet parts (one per shard, in row order)
     and ``per_user`` holds only its columns; ``pandas.read_parquet(per_user_dataset)`` or
-    :func:`recoeval_tracking.jobdir.read_job_dir` reads it.
+    :func:`recoeval_tracking.jobdir.read_job_dir` reads it. The top-K lists (``topk``) are
+    sent back only when ``return_topk`` is asked (the catalogue metrics need only their counts).
 
     Attributes (beyond those of Results)
     ------------------------------------

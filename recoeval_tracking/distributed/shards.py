@@ -52,7 +52,8 @@ def shard_bounds(n_test: np.ndarray, n_shards: int) -> np.ndarray:
     cum = np.concatenate([[0], np.cumsum(n_test, dtype=np.int64)])
     targets = cum[-1] * np.arange(1, n_shards, dtype=np.float64) / n_shards
     cuts = np.searchsorted(cum, targets, side="left")
-    return np.unique(np.concatenate([[0], np.clip(cuts, 0, m), [m]])).astype(np.int64)
+    bounds = np.unique(np.concatenate([[0], np.clip(cuts, 0, m), [m]])).astype(np.int64)
+    return bounds if bounds.shape[0] > 1 else np.array([0, m], dtype=np.int64)
 
 
 @dataclass

@@ -114,6 +114,7 @@ def test_any_score_source_and_tie_policy(client, data):
         dict(ranked=ranked),
         dict(item_biases=B[:, 0], ties="average"),
         dict(A=A, B=B, profile="recbole"),
+        dict(A=A, B=B, user_ids=np.array([f"u{7 * i}" for i in range(A.shape[0])][::-1])),
     ]
     for case in cases:
         want = evaluate(train, test, k=5, **case)
