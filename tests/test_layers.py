@@ -3,7 +3,9 @@
 Every ``import`` and ``from ... import`` of every module counts, those inside functions included
 (lazy imports are still dependencies); relative imports are resolved against the module's
 package. The layers, bottom up: ``engine``; ``_validation``, ``scores``, ``data``, ``splitting``,
-``models``, ``metrics``; ``jobdir``; ``tracking`` and ``reporting``; ``app``.
+``models``, ``metrics``; ``distributed`` (the only importer of Dask; ``metrics.evaluate``
+reaches it through one lazy hook, ``evaluate(client=...)``); ``jobdir``; ``tracking`` and
+``reporting``; ``app``.
 """
 
 from __future__ import annotations
@@ -175,3 +177,18 @@ def test_the_hydra_plugins_sit_beside_the_app():
                 elif _ours(name) and _layer(name) not in PLUGIN_MAY_IMPORT:
                     bad.append(where)
     _fail_on(bad, "hydra_plugins/ imports mlflow, or the package below app/tracking/metrics")
+
+
+def test_distributed_sits_on_the_metrics_and_alone_imports_dask():
+    _fail_on(_violations({"distributed"}, lambda t: _ours(t) and _layer(t) in {
+        "jobdir", "tracking", "reporting", "app"}),
+        "distributed/ imports jobdir/, tracking/, reporting/ or app/")
+    bad = [f"{m} (line {line}) imports {t}" for m, line, t in EDGES
+           if _top(t) in {"dask", "distributed"} and _layer(m) != "distributed"]
+    _fail_on(bad, "only distributed/ imports dask")
+    # the one edge up from the core: evaluate(client=...) hands over to distributed/
+    up = [f"{m} (line {line}) imports {t}" for m, line, t in EDGES
+          if _layer(m) in {"metrics", "data", "splitting", "models", "scores", "_validation",
+                           "engine", "options"} and _ours(t) and _layer(t) == "distributed"
+          and m != "recoeval_tracking.metrics.evaluate"]
+    _fail_on(up, "only metrics/evaluate.py (the client hook) imports distributed/")

@@ -213,12 +213,13 @@ def _config_key(message: str) -> str | None:
 def run_error_message(err: BaseException) -> str | None:
     """A one-paragraph message for a failure while running that is not a usage error (a full
     disk, an unreadable file, no memory, a lock held too long), or None."""
+    from ..distributed import DistributedError
     from ..jobdir import JobDirWriteError
     from ..jobdir.markers import LockTimeout
     from ..jobdir.redact import scrub_text
 
     prefix = f"{_PROG}: "
-    if isinstance(err, (JobDirWriteError, LockTimeout)):
+    if isinstance(err, (JobDirWriteError, LockTimeout, DistributedError)):
         return prefix + scrub_text(_one_line(err))
     if isinstance(err, MemoryError):
         return (f"{prefix}out of memory ({_one_line(err) or 'MemoryError'}). Lower "

@@ -12,7 +12,10 @@ Stages, each timed into ``metrics.json`` as ``<stage>_seconds``:
    when configured;
 3. ``split``: :func:`recoeval_tracking.splitting.make_split` (fold ``split.fold`` of a k-fold);
 4. ``fit``: :func:`recoeval_tracking.models.make_model` then ``fit``;
-5. ``eval``: :func:`recoeval_tracking.evaluate` with the model's score source;
+5. ``eval``: :func:`recoeval_tracking.evaluate` with the model's score source, in this process
+   (``backend.kind=cpu``) or on a Dask cluster (``backend.kind=dask``:
+   :func:`recoeval_tracking.distributed.evaluate_on_dask`; the job directory is marked
+   ``INCOMPLETE`` first, so a lost cluster leaves it visibly unfinished);
 6. the job directory (:func:`recoeval_tracking.jobdir.write_job_dir`) and, unless
    ``tracking.enabled`` is false, one MLflow run
    (:func:`recoeval_tracking.tracking.upload_or_mark_pending`): a store that cannot be
@@ -282,8 +285,13 @@ def run_job(cfg: Mapping[str, Any], job_dir: str | Path, *, overrides: list[str]
     disable = progress_mode(cfg.get("progress", "auto"))
     base = Path(base_dir) if base_dir is not None else Path.cwd()
     out = Path(job_dir)
+    backend = _backend(cfg)
+    if backend["kind"] == "dask":
+        from ..jobdir import begin_job_dir
+        begin_job_dir(out)
     t_start = time.perf_counter()
-    X, split, model, results, timings = _run_stages(sections, options, disable, base)
+    X, split, model, results, timings = _run_stages(sections, options, disable, base,
+                                                    backend, out)
     timings["total"] = time.perf_counter() - t_start
     dataset_info = _dataset_record(X, split, sections["dataset"], base)
     extra = {f"{stage}_seconds": seconds for stage, seconds in timings.items()
@@ -313,12 +321,41 @@ def _objective(name: Any, values: Mapping[str, float]) -> float | None:
     return float(values[name])
 
 
+def _backend(cfg: Mapping[str, Any]) -> dict[str, Any]:
+    """The ``backend`` section (``kind=cpu`` when there is none), its kind checked."""
+    backend = {"kind": "cpu", **dict(cfg.get("backend") or {})}
+    if backend["kind"] not in ("cpu", "dask"):
+        raise param_error("backend.kind", _FUNC, "'cpu' or 'dask' (backend=cpu or backend=dask)",
+                          backend["kind"])
+    return backend
+
+
+def _evaluate(split: Any, model: Any, options: EvalOptions, progress: Callable[[int], None],
+              backend: Mapping[str, Any], out: Path) -> Any:
+    """The ``eval`` stage, in this process or on the Dask cluster of ``backend``."""
+    from ..metrics import evaluate
+
+    if backend["kind"] == "cpu":
+        return evaluate(split.train, split.test, scores=model.score_source(), options=options,
+                        progress=progress)
+    from ..distributed import cluster_client, evaluate_on_dask
+    from ..jobdir import FILES
+
+    parts = out / FILES["per_user"] if backend.get("per_user_parts") else None
+    with cluster_client(backend.get("address"), n_workers=backend.get("n_workers", 2),
+                        threads_per_worker=backend.get("threads_per_worker", 1),
+                        timeout=float(backend.get("timeout", 30.0))) as client:
+        return evaluate_on_dask(client, split.train, split.test, options,
+                                scores=model.score_source(), shards=backend.get("shards"),
+                                per_user_dir=parts)
+
+
 def _run_stages(sections: dict[str, dict[str, Any]], options: EvalOptions,
-                disable: bool | None, base: Path) -> tuple[Any, Any, Any, Any, dict[str, float]]:
+                disable: bool | None, base: Path, backend: Mapping[str, Any], out: Path
+                ) -> tuple[Any, Any, Any, Any, dict[str, float]]:
     """Load, prepare, split, fit and evaluate, each timed; returns the data, the split, the
     fitted model, the results and the seconds per stage."""
     from ..engine.driver import thread_limits
-    from ..metrics import evaluate
 
     timings: dict[str, float] = {}
     with thread_limits(options.nthreads):
@@ -340,8 +377,7 @@ def _run_stages(sections: dict[str, dict[str, Any]], options: EvalOptions,
         _compile_notice()
         update, bar = _eval_progress(split.train.n_users, disable)
         try:
-            results = evaluate(split.train, split.test, scores=model.score_source(),
-                               options=options, progress=update)
+            results = _evaluate(split, model, options, update, backend, out)
         finally:
             bar.close()
     timings["eval"] = float(results.timings.get("eval", 0.0))

@@ -41,6 +41,9 @@ Groups and options (the files in ``configs/``):
 ``tracking``
     ``local`` (SQLite ``mlflow.db`` in the directory the command was started from), ``server``
     (``MLFLOW_TRACKING_URI`` or ``http://127.0.0.1:5000``), ``none``.
+``backend``
+    where the evaluation runs: ``cpu`` (this process) or ``dask`` (a Dask cluster:
+    :class:`BackendConfig`).
 """
 
 from __future__ import annotations
@@ -276,6 +279,25 @@ class TrackingConfig:
 
 
 @dataclass
+class BackendConfig:
+    """Where the evaluation runs (not to be confused with ``metrics.backend``, the engine's
+    device kernels): ``kind=cpu`` in this process; ``kind=dask`` on a Dask cluster, the
+    scheduler at ``address`` or, when it is null, a new local cluster of ``n_workers`` processes
+    with ``threads_per_worker`` threads. ``shards`` (null: two per worker thread) sets how many
+    parts the users are cut into; ``per_user_parts`` lets the workers write ``per_user.parquet``
+    as a folder of Parquet parts (a shared file system) instead of sending it back; ``timeout``
+    is how long to wait for the scheduler at ``address`` (seconds)."""
+
+    kind: str = "cpu"
+    address: str | None = None
+    n_workers: int = 2
+    threads_per_worker: int = 1
+    shards: int | None = None
+    per_user_parts: bool = False
+    timeout: float = 30.0
+
+
+@dataclass
 class Config:
     """The whole job config.
 
@@ -294,6 +316,7 @@ class Config:
     model: ModelConfig = MISSING
     metrics: MetricsConfig = MISSING
     tracking: TrackingConfig = MISSING
+    backend: BackendConfig = field(default_factory=BackendConfig)
     seed: int = 0
     nthreads: int = -1
     progress: str = "auto"
@@ -306,6 +329,7 @@ SCHEMAS: dict[str, dict[str, type]] = {
     **_derived_schemas(),
     "metrics": {"metrics": MetricsConfig},
     "tracking": {"tracking": TrackingConfig},
+    "backend": {"backend": BackendConfig},
 }
 
 SyntheticDatasetConfig = SCHEMAS["dataset"]["synthetic"]

@@ -85,6 +85,7 @@ class EngineInput:
     tie_mode: int
     seed: int
     want_topk: bool = False  # also return each user's top-K items (beyond-accuracy metrics)
+    user_base: int = 0       # global row of row 0 (a shard of a distributed run): tie keys
 
     @property
     def n_users(self) -> int:
@@ -98,7 +99,7 @@ class EngineInput:
         plan = Plan(n_items=int(self.n_items), K=int(self.K), cumulative=bool(self.cumulative),
                     slots=self.slots, wslots=self.wslots, full_ranks=bool(full_ranks),
                     tie_mode=int(self.tie_mode), seed=int(self.seed),
-                    want_topk=bool(self.want_topk))
+                    want_topk=bool(self.want_topk), user_base=int(self.user_base))
         return train, test, plan
 
     def allocate(self) -> tuple[np.ndarray, np.ndarray]:

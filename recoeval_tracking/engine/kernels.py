@@ -98,8 +98,8 @@ def _eval_user(s, u, train, test, plan, outs):
         outs.reason[u] = ALL_EQUAL
         return
     if plan.want_topk:
-        outs.n_tied[u] = topk_items(s, plan.seed, u, plan.tie_mode, train.idx, t0, t1, plan.K,
-                                    outs.topk[u])
+        outs.n_tied[u] = topk_items(s, plan.seed, u + plan.user_base, plan.tie_mode, train.idx,
+                                    t0, t1, plan.K, outs.topk[u])
     if plan.tie_mode == TIE_AVERAGE:
         fill_average(pos_scores, vals, gt, eq, pool, plan, outs.out, outs.whole, u)
         return

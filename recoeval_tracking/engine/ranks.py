@@ -318,7 +318,7 @@ def _exact_ranks(s, u, pos_scores, vals, gt, eq, train, test, plan, ranks, rvals
         if eq[i] > 1 and (plan.full_ranks or gt[i] < plan.K):
             p = pos_scores[i]
             for j in range(n_items):
-                if s[j] == p and j != item and _beats(plan.seed, u, plan.tie_mode, j, item):
+                if s[j] == p and j != item and _beats(plan.seed, u + plan.user_base, plan.tie_mode, j, item):
                     # a masked train item only ties with a -inf positive: skip it
                     if p == -np.inf and in_sorted(train.idx, t0, t1, j):
                         continue

@@ -32,9 +32,11 @@ Csr = namedtuple("Csr", ["ptr", "idx", "val"])
 #:   count stops early at K;
 #: * ``tie_mode`` (int, :class:`~recoeval_tracking.engine.codes.Tie`) and ``seed`` (int) of the
 #:   tie policy;
-#: * ``want_topk`` (bool): also write each user's top-K items.
+#: * ``want_topk`` (bool): also write each user's top-K items;
+#: * ``user_base`` (int): added to the row ``u`` in the tie key, so that a shard of users whose
+#:   row 0 is user ``user_base`` of the whole run draws the same keys as the whole run.
 Plan = namedtuple("Plan", ["n_items", "K", "cumulative", "slots", "wslots", "full_ranks",
-                           "tie_mode", "seed", "want_topk"])
+                           "tie_mode", "seed", "want_topk", "user_base"])
 
 #: Where results go, written in place, one row (or entry) per user of the whole run:
 #:

@@ -16,7 +16,7 @@ Below :mod:`recoeval_tracking.tracking` (which uploads it) and :mod:`recoeval_tr
 
 from __future__ import annotations
 
-from .io import JobDirWriteError, curves_table, job_metrics, write_job_dir
+from .io import JobDirWriteError, begin_job_dir, curves_table, job_metrics, write_job_dir
 from .markers import FILES, INCOMPLETE, PENDING, SYNCED, UPLOADING
 from .plots import plot_curves, plot_per_user, write_job_plots
 from .read import JobDir, job_dir_state, read_job_dir
@@ -35,7 +35,7 @@ from .redact import (
 
 __all__ = [
     "FILES", "INCOMPLETE", "UPLOADING", "PENDING", "SYNCED", "JobDir", "JobDirWriteError",
-    "write_job_dir", "read_job_dir", "job_dir_state", "job_metrics", "curves_table",
+    "write_job_dir", "begin_job_dir", "read_job_dir", "job_dir_state", "job_metrics", "curves_table",
     "REDACTED", "redact", "is_secret_key", "scrub_text", "scrub_url", "scrub_value",
     "scrub_mapping", "scrub_overrides", "flatten_config", "sanitize_key",
     "write_job_plots", "plot_curves", "plot_per_user",

@@ -9,7 +9,9 @@ Layout of a job directory
 -------------------------
 ``per_user.parquet``
     The per-user table of :class:`~recoeval_tracking.metrics.results.Results` (``user_id`` with
-    the original ids, ``n_train``, ``n_test``, ``nan_reason``, every metric column).
+    the original ids, ``n_train``, ``n_test``, ``nan_reason``, every metric column). After a
+    distributed evaluation whose workers wrote it (``per_user_dataset``), a folder of Parquet
+    parts ``part-000000.parquet``... in row order: one dataset that ``pandas.read_parquet`` reads.
 ``metrics.json``
     Flat ``{key: value}`` (``null`` for NaN): the means at K (``ndcg_at_10``, ``roc_auc``), their
     95% Student-t bounds (``ndcg_at_10_ci95_low``/``_ci95_high``), the catalogue-level metrics
@@ -52,6 +54,7 @@ import errno
 import math
 import numbers
 import os
+import shutil
 import subprocess
 import uuid
 from collections.abc import Mapping
@@ -82,7 +85,8 @@ from .plots import write_job_plots
 from .read import JobDir, read_job_dir
 from .redact import sanitize_key, scrub_mapping, scrub_overrides, scrub_text
 
-__all__ = ["JobDir", "JobDirWriteError", "write_job_dir", "read_job_dir", "job_metrics",
+__all__ = ["JobDir", "JobDirWriteError", "write_job_dir", "begin_job_dir", "read_job_dir",
+           "job_metrics",
            "curves_table", "FILES", "PENDING", "SYNCED", "UPLOADING", "INCOMPLETE"]
 
 FORMAT_VERSION = 1
@@ -274,9 +278,9 @@ def write_job_dir(results: Results, path: str | Path, *, config_yaml: str | Mapp
         if plots:
             per_user = results.per_user.rename(columns=dict(zip(results.metric_columns,
                                                                 metric_columns)))
+            shown = metric_columns if len(per_user) else []  # a table left on the workers
             writer.step(FILES["plots"], lambda: write_job_plots(
-                per_user, metric_columns, curves if len(curves) else None,
-                out / FILES["plots"]))
+                per_user, shown, curves if len(curves) else None, out / FILES["plots"]))
         writer.step(FILES["job"], lambda: _write_job_json(out, uid))
         writer.step(INCOMPLETE, lambda: _finish(out), keep=False)
     return out
@@ -311,6 +315,45 @@ def _begin(out: Path, uid: str) -> None:
     for name in (FILES["job"], PENDING, UPLOADING, SYNCED):
         (out / name).unlink(missing_ok=True)
     remove_stale_temporaries(out)
+
+
+def begin_job_dir(path: str | Path) -> Path:
+    """Mark ``path`` ``INCOMPLETE`` (created if needed) before anything of the job is written
+    into it by other processes (the per-user parts of a distributed evaluation), and drop the
+    per-user table of a previous job. A job that dies before :func:`write_job_dir` finishes
+    leaves the folder visibly incomplete."""
+    out = Path(path)
+    out.mkdir(parents=True, exist_ok=True)
+    with file_lock(out / JOB_LOCK, what=f"the job directory {out}"):
+        _begin(out, uuid.uuid4().hex)
+        _remove(out / FILES["per_user"])
+    return out
+
+
+def _remove(path: Path) -> None:
+    if path.is_dir():
+        shutil.rmtree(path)
+    else:
+        path.unlink(missing_ok=True)
+
+
+def _place_parts(source: Path, target: Path) -> None:
+    """Put the per-user parts written by the workers at ``target`` (nothing to do when they
+    were written there); elsewhere they are copied beside it, then renamed over it."""
+    if not any(source.glob("part-*.parquet")):
+        raise FileNotFoundError(errno.ENOENT, f"no per-user parts in {source}")
+    if source.resolve() == target.resolve():
+        return
+    tmp = target.with_name(f".{target.name}.{uuid.uuid4().hex[:8]}.recoeval-tmp")
+    shutil.copytree(source, tmp)
+    _remove(target)
+    os.replace(tmp, target)
+
+
+def _write_table(per_user: pd.DataFrame, target: Path) -> None:
+    if target.is_dir():  # the parts of a previous, distributed job
+        shutil.rmtree(target)
+    atomic_write(target, lambda tmp: per_user.to_parquet(tmp, index=False))
 
 
 def _finish(out: Path) -> None:
@@ -370,8 +413,12 @@ def _write_results(results: Results, writer: _Writer, extra_metrics: Mapping[str
             tmp, index=False, float_format="%.17g")))
     else:
         curves_path.unlink(missing_ok=True)
-    writer.step(FILES["per_user"], lambda: atomic_write(
-        out / FILES["per_user"], lambda tmp: results.per_user.to_parquet(tmp, index=False)))
+    target = out / FILES["per_user"]
+    parts = getattr(results, "per_user_dataset", None)
+    if parts is not None:
+        writer.step(FILES["per_user"], lambda: _place_parts(Path(parts), target))
+    else:
+        writer.step(FILES["per_user"], lambda: _write_table(results.per_user, target))
     return curves, metric_columns
 
 

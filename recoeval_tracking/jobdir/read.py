@@ -46,7 +46,8 @@ class JobDir:
     job : dict
         ``job.json`` (``job_uid``, ``created_at``, ``package_version``, ``git_commit``...).
     per_user : pandas.DataFrame or None
-        ``per_user.parquet`` (None when read with ``per_user=False``).
+        ``per_user.parquet``, a file or a folder of parts (None when read with
+        ``per_user=False``).
     dataset, config : dict or None
     config_yaml : str or None
         The text of ``config.yaml``.
@@ -152,7 +153,14 @@ def _check_state(root: Path) -> str:
 
 
 def _read_parquet(path: Path) -> pd.DataFrame:
+    """The per-user table: one file, or a folder of parts (a distributed evaluation) read in
+    the order of their names (the order of the rows)."""
     try:
+        if path.is_dir():
+            parts = sorted(path.glob("part-*.parquet"))
+            if not parts:
+                raise FileNotFoundError(f"no part-*.parquet in {path.name}/")
+            return pd.concat([pd.read_parquet(p) for p in parts], ignore_index=True)
         return pd.read_parquet(path)
     except Exception as err:  # noqa: BLE001 - pyarrow raises several types for a bad file
         raise param_error("path", _FUNC, "a job directory with readable files",

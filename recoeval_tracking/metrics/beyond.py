@@ -48,6 +48,8 @@ __all__ = [
     "personalisation",
     "gauc",
     "pooled_precision",
+    "list_counts",
+    "train_popularity",
     "ListContext",
 ]
 
@@ -71,16 +73,26 @@ class ListContext:
     columns: Mapping[str, np.ndarray]
     vectors: np.ndarray | None = None
     serendipity_top_n: int = 100
+    popularity: tuple[np.ndarray, int] | None = None  # of a larger train: see train_popularity
 
 
 def _listed(topk: np.ndarray) -> np.ndarray:
     return topk >= 0
 
 
-def novelty(topk: np.ndarray, train: sp.csr_array) -> np.ndarray:
+def train_popularity(train: sp.csr_array) -> tuple[np.ndarray, int]:
+    """``(n_i, |U_train|)``: train users of each item and users with a train entry. A shard of
+    users passes those of the whole train matrix (``ListContext.popularity``)."""
+    return (np.bincount(train.indices, minlength=train.shape[1]).astype(np.int64),
+            int((np.diff(train.indptr) > 0).sum()))
+
+
+def novelty(topk: np.ndarray, train: sp.csr_array,
+            popularity: tuple[np.ndarray, int] | None = None) -> np.ndarray:
     """Per-user mean self-information of the listed items (NaN for users without a list)."""
-    n_users = max(int((np.diff(train.indptr) > 0).sum()), 1)
-    n_i = np.bincount(train.indices, minlength=train.shape[1]).astype(np.float64)
+    n_i, n_users = popularity if popularity is not None else train_popularity(train)
+    n_users = max(n_users, 1)
+    n_i = n_i.astype(np.float64)
     info = -np.log2(np.maximum(n_i, 1.0) / n_users)
     mask = _listed(topk)
     vals = np.where(mask, info[np.where(mask, topk, 0)], 0.0)
@@ -112,9 +124,10 @@ def intra_list_similarity(topk: np.ndarray, item_vectors: np.ndarray) -> np.ndar
 
 
 def serendipity(topk: np.ndarray, test: sp.csr_array, train: sp.csr_array,
-                top_n_popular: int = 100) -> np.ndarray:
+                top_n_popular: int = 100,
+                popularity: tuple[np.ndarray, int] | None = None) -> np.ndarray:
     """Per-user share of the list that is a test item outside the ``top_n_popular`` train items."""
-    n_i = np.bincount(train.indices, minlength=train.shape[1])
+    n_i = (popularity if popularity is not None else train_popularity(train))[0]
     popular = np.zeros(train.shape[1], dtype=bool)
     if top_n_popular > 0:
         order = np.lexsort((np.arange(n_i.shape[0]), -n_i))
@@ -142,37 +155,53 @@ def _contains(X: sp.csr_array, rows: np.ndarray, items: np.ndarray) -> np.ndarra
     return key_x[pos] == key_q
 
 
-def _list_counts(topk: np.ndarray, n_items: int) -> tuple[np.ndarray, int, int]:
+def list_counts(topk: np.ndarray, n_items: int) -> tuple[np.ndarray, int, int]:
+    """The sufficient statistics of the catalogue metrics: ``(c, |U|, N)``, with ``c_i`` the
+    number of lists holding item ``i``, ``|U|`` the users with a list and ``N`` the list length.
+    Those of disjoint sets of users add up (``N`` is shared)."""
     mask = _listed(topk)
     users = int(mask.any(axis=1).sum())
     c = np.bincount(topk[mask], minlength=n_items)
     return c, users, topk.shape[1]
 
 
-def coverage(topk: np.ndarray, n_items: int) -> float:
+def _of_counts(counted: Callable[[np.ndarray, int, int, int], float]
+               ) -> Callable[[np.ndarray, int], float]:
+    """The catalogue metric of top-K lists ``fn(topk, n_items)`` from its form over the counts
+    ``counted(c, users, N, n_items)`` (kept as ``fn.from_counts``)."""
+    def of_lists(topk: np.ndarray, n_items: int) -> float:
+        return counted(*list_counts(topk, n_items), n_items)
+
+    of_lists.__name__ = counted.__name__
+    of_lists.__doc__ = counted.__doc__
+    of_lists.from_counts = counted  # type: ignore[attr-defined]
+    return of_lists
+
+
+@_of_counts
+def coverage(c: np.ndarray, users: int, N: int, n_items: int) -> float:
     """Catalog coverage: distinct recommended items over the number of items."""
-    c, users, _ = _list_counts(topk, n_items)
     return float((c > 0).sum() / n_items) if users else math.nan
 
 
-def aggregated_diversity(topk: np.ndarray, n_items: int) -> float:
+@_of_counts
+def aggregated_diversity(c: np.ndarray, users: int, N: int, n_items: int) -> float:
     """Number of distinct items recommended across all users."""
-    c, users, _ = _list_counts(topk, n_items)
     return float((c > 0).sum()) if users else math.nan
 
 
-def shannon_entropy(topk: np.ndarray, n_items: int) -> float:
+@_of_counts
+def shannon_entropy(c: np.ndarray, users: int, N: int, n_items: int) -> float:
     """Shannon entropy (natural log) of the distribution of recommendations over items."""
-    c, users, N = _list_counts(topk, n_items)
     if not users:
         return math.nan
     p = c[c > 0] / (N * users)
     return float(-(p * np.log(p)).sum())
 
 
-def gini_index(topk: np.ndarray, n_items: int) -> float:
+@_of_counts
+def gini_index(c: np.ndarray, users: int, N: int, n_items: int) -> float:
     """Gini index of the distribution of recommendations over items (0 = perfectly even)."""
-    c, users, N = _list_counts(topk, n_items)
     if not users or n_items < 2:
         return math.nan
     p = np.sort(c / (N * users))
@@ -180,28 +209,43 @@ def gini_index(topk: np.ndarray, n_items: int) -> float:
     return float(((2 * j - n_items - 1) * p).sum() / (n_items - 1))
 
 
-def personalisation(topk: np.ndarray, n_items: int) -> float:
+@_of_counts
+def personalisation(c: np.ndarray, users: int, N: int, n_items: int) -> float:
     """1 - mean overlap |L_u & L_v| / K over every pair of users with a list (exact)."""
-    c, users, N = _list_counts(topk, n_items)
     if users < 2:
         return math.nan
     shared = float((c * (c - 1) / 2.0).sum())
     return 1.0 - shared / (users * (users - 1) / 2.0 * N)
 
 
-def gauc(roc_auc: np.ndarray, n_test: np.ndarray) -> float:
-    """RecBole's GAUC: per-user ROC-AUC weighted by the number of test items (defined users)."""
+def ratio(parts: tuple[float, float]) -> float:
+    """``num / den`` of an aggregate's additive parts; NaN when ``den`` is not positive."""
+    num, den = parts
+    return float(num / den) if den > 0 else math.nan
+
+
+def gauc_parts(roc_auc: np.ndarray, n_test: np.ndarray) -> tuple[float, float]:
+    """GAUC's additive parts ``(sum_u |T_u| AUC_u, sum_u |T_u|)`` over the defined users."""
     ok = ~np.isnan(roc_auc)
     w = n_test[ok].astype(np.float64)
-    return float((roc_auc[ok] * w).sum() / w.sum()) if w.sum() > 0 else math.nan
+    return float((roc_auc[ok] * w).sum()), float(w.sum())
+
+
+def gauc(roc_auc: np.ndarray, n_test: np.ndarray) -> float:
+    """RecBole's GAUC: per-user ROC-AUC weighted by the number of test items (defined users)."""
+    return ratio(gauc_parts(roc_auc, n_test))
+
+
+def pooled_precision_parts(tp: np.ndarray, n_test: np.ndarray, k: int) -> tuple[float, float]:
+    """Pooled precision's additive parts ``(sum_u hits_u(K), sum_u min(K, |T_u|))``."""
+    ok = ~np.isnan(tp)
+    denom = np.minimum(k, n_test[ok]).astype(np.float64)
+    return float((tp[ok] * denom).sum()), float(denom.sum())
 
 
 def pooled_precision(tp: np.ndarray, n_test: np.ndarray, k: int) -> float:
     """implicit's precision@K: total hits over the total of min(K, |T_u|) (defined users)."""
-    ok = ~np.isnan(tp)
-    denom = np.minimum(k, n_test[ok]).astype(np.float64)
-    hits = tp[ok] * denom
-    return float(hits.sum() / denom.sum()) if denom.sum() > 0 else math.nan
+    return ratio(pooled_precision_parts(tp, n_test, k))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -211,7 +255,7 @@ def pooled_precision(tp: np.ndarray, n_test: np.ndarray, k: int) -> float:
 
 def novelty_of(ctx: ListContext, topk: np.ndarray) -> np.ndarray:
     """``novelty`` of each user's list."""
-    return novelty(topk, ctx.train)
+    return novelty(topk, ctx.train, ctx.popularity)
 
 
 def ils_of(ctx: ListContext, topk: np.ndarray) -> np.ndarray:
@@ -226,24 +270,40 @@ def diversity_of(ctx: ListContext, topk: np.ndarray) -> np.ndarray:
 
 def serendipity_of(ctx: ListContext, topk: np.ndarray) -> np.ndarray:
     """``serendipity`` of each user's list."""
-    return serendipity(topk, ctx.test, ctx.train, ctx.serendipity_top_n)
+    return serendipity(topk, ctx.test, ctx.train, ctx.serendipity_top_n, ctx.popularity)
 
 
 def over_lists(fn: Callable[[np.ndarray, int], float]) -> Callable[[ListContext], float]:
-    """An aggregate over the lists of the evaluated users, from ``fn(topk, n_items)``."""
+    """An aggregate over the lists of the evaluated users, from ``fn(topk, n_items)``; its
+    ``from_counts`` (when ``fn`` has one) merges the :func:`list_counts` of shards of users."""
     def compute(ctx: ListContext) -> float:
         return fn(ctx.topk[ctx.ok], ctx.n_items)
 
     compute.__name__ = f"{fn.__name__}_over_lists"
     compute.__doc__ = fn.__doc__
+    compute.from_counts = getattr(fn, "from_counts", None)  # type: ignore[attr-defined]
     return compute
 
 
 def gauc_of(ctx: ListContext) -> float:
     """``gauc`` from the per-user ROC-AUC column."""
-    return gauc(ctx.columns["roc_auc"], ctx.n_test)
+    return ratio(gauc_parts_of(ctx))
+
+
+def gauc_parts_of(ctx: ListContext) -> tuple[float, float]:
+    """The additive parts of ``gauc`` (shards of users add them up)."""
+    return gauc_parts(ctx.columns["roc_auc"], ctx.n_test)
 
 
 def pooled_precision_of(ctx: ListContext) -> float:
     """``p_pooled`` from the per-user TP@K column."""
-    return pooled_precision(ctx.columns[f"tp_at_{ctx.k}"], ctx.n_test, ctx.k)
+    return ratio(pooled_precision_parts_of(ctx))
+
+
+def pooled_precision_parts_of(ctx: ListContext) -> tuple[float, float]:
+    """The additive parts of ``p_pooled`` (shards of users add them up)."""
+    return pooled_precision_parts(ctx.columns[f"tp_at_{ctx.k}"], ctx.n_test, ctx.k)
+
+
+gauc_of.parts = gauc_parts_of  # type: ignore[attr-defined]
+pooled_precision_of.parts = pooled_precision_parts_of  # type: ignore[attr-defined]

@@ -14,8 +14,6 @@ An evaluation runs in three steps, each a function here:
 from __future__ import annotations
 
 import dataclasses
-import hashlib
-import json
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -32,10 +30,10 @@ from ..engine.driver import EngineInput
 from ..options import EvalOptions
 from ..scores import BiasScores, DenseScores, FactorScores, RankedLists
 from .beyond import ListContext
+from .definitions import fingerprint, metric_fingerprints
 from .inputs import Prepared, lists_without_train, prepare, score_source, user_reasons
 from .profiles import apply_profile
-from .registry import (METRICS, MetricSpec, column_name, curve_name, resolve_metrics,
-                       spec_for_key)
+from .registry import METRICS, MetricSpec, column_name, curve_name, resolve_metrics
 from .results import Results
 
 __all__ = ["evaluate", "compute", "plan", "plan_for_source", "run", "shape", "Plan", "RawResult", "TIE_POLICIES",
@@ -76,40 +74,6 @@ def definitions_record(specs: Sequence[MetricSpec], *, k: int, cumulative: bool,
         "positives": "stored test entries (NDCG gains are their values)",
         "source": source,
     }
-
-
-def fingerprint(definitions: dict[str, Any]) -> str:
-    """Short stable hash of a definitions record (the score source's description excluded)."""
-    core = {k: v for k, v in definitions.items() if k != "source"}
-    text = json.dumps(core, sort_keys=True, separators=(",", ":"), default=str)
-    return hashlib.sha256(text.encode()).hexdigest()[:16]
-
-
-#: Definition entries that concern one metric only (left out of the other metrics' prints).
-_METRIC_OWN = {"serendipity_top_n": "serendipity"}
-#: Entries that draw a replicate rather than define a metric (the seed of random tie-breaking).
-_NOT_DEFINING = ("source", "metrics", "ties_seed")
-
-
-def metric_fingerprints(definitions: dict[str, Any], columns: Sequence[str]) -> dict[str, str]:
-    """One fingerprint per metric column (``ndcg_at_10``, ``coverage_at_10``): the shared part
-    of the definitions record (K, ties, NaN rules, protocol, profile) plus that metric's own
-    formula, so that runs are compared metric by metric. The seed of random tie-breaking is left
-    out: runs that differ only by it are replicates of one definition. Columns that name no
-    metric of the record are left out."""
-    formulas = dict(definitions.get("metrics") or {})
-    shared = {k: v for k, v in definitions.items()
-              if k not in _NOT_DEFINING and k not in _METRIC_OWN}
-    out: dict[str, str] = {}
-    for col in columns:
-        spec = spec_for_key(col)
-        if spec is None or spec.name not in formulas:
-            continue
-        own = {k: definitions[k] for k, name in _METRIC_OWN.items()
-               if name == spec.name and k in definitions}
-        out[str(col)] = fingerprint({**shared, **own, "metric": spec.name,
-                                     "formula": formulas[spec.name]})
-    return out
 
 
 # ---------------------------------------------------------------------------------------------
@@ -237,7 +201,7 @@ class RawResult:
         return self.plan.topk_only
 
 
-def _engine_input(p: Plan, prep: Prepared, train: sp.csr_array) -> EngineInput:
+def _engine_input(p: Plan, prep: Prepared, train: sp.csr_array, user_base: int) -> EngineInput:
     opts = p.options
     slots, wslots = p.slots()
     return EngineInput(
@@ -248,19 +212,20 @@ def _engine_input(p: Plan, prep: Prepared, train: sp.csr_array) -> EngineInput:
         te_val=np.ascontiguousarray(prep.test.data, dtype=np.float64),
         n_items=prep.n_items, K=opts.k, cumulative=opts.cumulative, slots=slots, wslots=wslots,
         tie_mode=p.tie_mode, seed=opts.seed, want_topk=p.want_topk and not p.topk_only,
-    )
+        user_base=user_base)
 
 
 def run(p: Plan, prep: Prepared, source: Any, *, progress: Callable[[int], None] | None = None,
-        func: str = "evaluate") -> RawResult:
-    """Run the engine backend of ``p.options.backend`` over the users the NaN rules leave."""
+        func: str = "evaluate", user_base: int = 0) -> RawResult:
+    """Run the engine backend of ``p.options.backend`` over the users the NaN rules leave
+    (``user_base``: the global row of row 0, for a shard of users; it seeds the tie keys)."""
     t0 = time.perf_counter()
     opts = p.options
     m, n = prep.test.shape
     reason, n_train, n_test = user_reasons(prep, opts.min_pos_test, opts.min_items_pool,
                                            opts.consider_cold_start)
     train = prep.train if prep.train is not None else sp.csr_array((m, n), dtype=np.float64)
-    inp = _engine_input(p, prep, train)
+    inp = _engine_input(p, prep, train, user_base)
     rows = np.flatnonzero(reason == Reason.OK).astype(np.int64)
     backend = get_backend(opts.backend)
     with backend.thread_limits(opts.nthreads):
@@ -286,13 +251,14 @@ def run(p: Plan, prep: Prepared, source: Any, *, progress: Callable[[int], None]
 def compute(train: Any, test: Any, options: EvalOptions, *, A: Any = None, B: Any = None,
             item_biases: Any = None, scores: Any = None, scorer: Any = None, ranked: Any = None,
             user_ids: Any = None, progress: Callable[[int], None] | None = None,
-            func: str = "evaluate") -> RawResult:
+            func: str = "evaluate", user_base: int = 0) -> RawResult:
     """Check the inputs, plan and run. Shared by :func:`evaluate` and ``calc_reco_metrics``."""
     t0 = time.perf_counter()
     prep = prepare(train, test, user_ids, func)
     p = plan(apply_profile(options.checked(func), func), prep, func)
     source = score_source(prep, A, B, item_biases, scores, scorer, ranked, func)
-    raw = run(plan_for_source(p, source, func), prep, source, progress=progress, func=func)
+    raw = run(plan_for_source(p, source, func), prep, source, progress=progress, func=func,
+              user_base=user_base)
     raw.seconds = time.perf_counter() - t0
     return raw
 
@@ -317,7 +283,8 @@ def _item_vectors(raw: RawResult, item_features: Any) -> np.ndarray | None:
 
 
 def _list_metrics(raw: RawResult, columns: dict[str, Any], curves: dict[str, np.ndarray] | None,
-                  item_features: Any) -> tuple[dict[str, float], set[str]]:
+                  item_features: Any, popularity: Any = None
+                  ) -> tuple[dict[str, float], set[str]]:
     """Fill the list metrics' per-user columns (and their @1..K curves when ``curves`` is given)
     and compute the aggregates, each with its registry function; return the aggregates and the
     names left out for want of item vectors."""
@@ -332,7 +299,7 @@ def _list_metrics(raw: RawResult, columns: dict[str, Any], curves: dict[str, np.
         topk=raw.topk, n_items=n, k=opts.k, ok=raw.reason == Reason.OK, n_test=raw.n_test,
         train=raw.prep.train if raw.prep.train is not None else sp.csr_array((m, n)),
         test=raw.prep.test, columns=columns, vectors=_item_vectors(raw, item_features),
-        serendipity_top_n=opts.serendipity_top_n)
+        serendipity_top_n=opts.serendipity_top_n, popularity=popularity)
     for s in specs:
         col = column_name(s, opts.k)
         if s.needs_item_vectors and ctx.vectors is None:
@@ -347,9 +314,9 @@ def _list_metrics(raw: RawResult, columns: dict[str, Any], curves: dict[str, np.
     return aggregates, skipped
 
 
-def shape(raw: RawResult, *, item_features: Any = None) -> Results:
+def shape(raw: RawResult, *, item_features: Any = None, popularity: Any = None) -> Results:
     """The :class:`Results` of a run: per-user table, curves, list and aggregate metrics,
-    definitions and fingerprint."""
+    definitions and fingerprint (``popularity``: that of the whole train matrix, for a shard)."""
     opts = raw.plan.options
     k = opts.k
     columns: dict[str, Any] = {
@@ -368,7 +335,7 @@ def shape(raw: RawResult, *, item_features: Any = None) -> Results:
     for row, s in enumerate(raw.whole_specs):
         columns[column_name(s, k)] = raw.whole[row]
     aggregates, skipped = _list_metrics(raw, columns, curves if opts.cumulative else None,
-                                        item_features)
+                                        item_features, popularity)
     per_user = pd.DataFrame(columns)
     per_user["nan_reason"] = per_user["nan_reason"].astype(str)
     source = raw.source.describe() if hasattr(raw.source, "describe") else {}
@@ -400,7 +367,7 @@ def evaluate(train: Any, test: Any, *, A: Any = None, B: Any = None, item_biases
              return_topk: bool = False, item_features: Any = None,
              serendipity_top_n: int = 100, profile: str | None = None,
              backend: str = "cpu", options: EvalOptions | None = None,
-             progress: Callable[[int], None] | None = None) -> Results:
+             progress: Callable[[int], None] | None = None, client: Any = None) -> Results:
     r"""Evaluate a model's full-catalog ranking of every user's items not in train.
 
     Parameters
@@ -459,6 +426,9 @@ def evaluate(train: Any, test: Any, *, A: Any = None, B: Any = None, item_biases
         Where the engine runs (:data:`recoeval_tracking.options.BACKENDS`).
     options : EvalOptions, optional
         Every option above at once; keyword options given explicitly are applied on top of it.
+    client : dask.distributed.Client or str, optional
+        Run on a Dask cluster (a client or a scheduler address): see
+        :func:`recoeval_tracking.distributed.evaluate_on_dask`; the same values as locally.
 
     Returns
     -------
@@ -472,6 +442,11 @@ def evaluate(train: Any, test: Any, *, A: Any = None, B: Any = None, item_biases
     """
     given = {name: value for name, value in locals().items() if name in _OPTION_NAMES}
     opts = _merge_options(options, given)
+    if client is not None:
+        from ..distributed import evaluate_on_dask
+        return evaluate_on_dask(client, train, test, opts, A=A, B=B, item_biases=item_biases,
+                                scores=scores, scorer=scorer, ranked=ranked, user_ids=user_ids,
+                                item_features=item_features)
     raw = compute(train, test, opts, A=A, B=B, item_biases=item_biases, scores=scores,
                   scorer=scorer, ranked=ranked, user_ids=user_ids, progress=progress)
     return shape(raw, item_features=item_features)

@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-__all__ = ["Results", "mean_ci95"]
+__all__ = ["Results", "mean_ci95", "ci95_half_width"]
 
 #: Columns of the per-user table that are not metrics.
 ID_COLUMNS = ("user_id", "n_train", "n_test", "nan_reason", "n_tied_topk")
@@ -24,8 +24,6 @@ def mean_ci95(values: np.ndarray) -> tuple[float, float, float, int]:
 
     Returns ``(mean, low, high, n)``; the bounds are NaN when fewer than two values are defined.
     """
-    from scipy import stats
-
     v = np.asarray(values, dtype=np.float64)
     v = v[~np.isnan(v)]
     n = int(v.shape[0])
@@ -34,9 +32,16 @@ def mean_ci95(values: np.ndarray) -> tuple[float, float, float, int]:
     mean = float(v.mean())
     if n < 2:
         return mean, math.nan, math.nan, n
-    sem = float(v.std(ddof=1)) / math.sqrt(n)
-    half = float(stats.t.ppf(0.975, n - 1)) * sem
+    half = ci95_half_width(float(v.std(ddof=1)), n)
     return mean, mean - half, mean + half, n
+
+
+def ci95_half_width(sd: float, n: int) -> float:
+    """Half-width ``t_{0.975, n-1} * sd / sqrt(n)`` of the 95% interval of a mean of ``n >= 2``
+    values with sample standard deviation ``sd`` (also used when merging shards of users)."""
+    from scipy import stats
+
+    return float(stats.t.ppf(0.975, n - 1)) * (sd / math.sqrt(n))
 
 
 @dataclass

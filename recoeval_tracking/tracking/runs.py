@@ -172,6 +172,9 @@ def _upload(client, run_id: str, job: JobDir, *, params: dict[str, str], tags: d
         p = job.path / name
         if p.is_file():
             client.log_artifact(run_id, str(p), artifact_path)
+        elif p.is_dir():  # the per-user parts of a distributed evaluation
+            client.log_artifacts(run_id, str(p), f"{artifact_path}/{name}" if artifact_path
+                                 else name)
     plots = job.path / FILES["plots"]
     if plots.is_dir() and any(plots.iterdir()):
         sub = f"{artifact_path}/plots" if artifact_path else "plots"

@@ -50,7 +50,7 @@ def test_config_yaml_is_a_defaults_list_of_every_group():
     assert entries[0] == "recoeval_schema" and entries[-1] == "_self_"
     chosen = {k: v for e in entries if isinstance(e, dict) for k, v in e.items()}
     assert chosen == {"dataset": "synthetic", "split": "random", "model": "als",
-                      "metrics": "all", "tracking": "local"}
+                      "metrics": "all", "tracking": "local", "backend": "cpu"}
 
 
 def test_every_group_has_the_options_the_issue_names():
@@ -79,8 +79,8 @@ def test_every_option_composes_against_its_schema(hydra_compose, group, option):
         overrides.append("dataset.path=/data/interactions")  # required, checked at run time
     cfg = hydra_compose(overrides)
     plain = OmegaConf.to_container(cfg, resolve=True, throw_on_missing=True)
-    assert set(plain) == {"dataset", "split", "model", "metrics", "tracking", "seed", "nthreads",
-                          "progress", "plots", "objective"}
+    assert set(plain) == {"dataset", "split", "model", "metrics", "tracking", "backend", "seed",
+                          "nthreads", "progress", "plots", "objective"}
     node = cfg[group]
     expected = schema.SCHEMAS[group].get(option) or next(iter(schema.SCHEMAS[group].values()))
     assert OmegaConf.get_type(node) is expected
