@@ -58,7 +58,9 @@ class ListContext:
 
     ``topk`` holds every user's top-K items (-1 padded, -1 rows for users not evaluated), ``ok``
     flags the evaluated users, ``columns`` the per-user columns computed so far (``roc_auc``,
-    ``tp_at_10``...), ``vectors`` the item vectors (None when there are none).
+    ``tp_at_10``...), ``vectors`` the item vectors (None when there are none), ``judged`` the
+    test entries below the relevance level (judged non-relevant; None without a level); the
+    other fields are the metrics' parameters (:class:`~recoeval_tracking.options.EvalOptions`).
     """
 
     topk: np.ndarray
@@ -71,6 +73,10 @@ class ListContext:
     columns: Mapping[str, np.ndarray]
     vectors: np.ndarray | None = None
     serendipity_top_n: int = 100
+    rbp_persistence: float = 0.8
+    tail_ratio: float = 0.1
+    short_head_share: float = 0.8
+    judged: sp.csr_array | None = None
 
 
 def _listed(topk: np.ndarray) -> np.ndarray:
@@ -239,9 +245,15 @@ def over_lists(fn: Callable[[np.ndarray, int], float]) -> Callable[[ListContext]
     return compute
 
 
+#: The per-user column of ROC-AUC under average ranks for tied scores (RecBole's per-user AUC).
+AUC_AVERAGE_TIES = "roc_auc_average_ties"
+
+
 def gauc_of(ctx: ListContext) -> float:
-    """``gauc`` from the per-user ROC-AUC column."""
-    return gauc(ctx.columns["roc_auc"], ctx.n_test)
+    """``gauc`` from the per-user ROC-AUC under average ranks for ties (the ``roc_auc`` column
+    itself when the evaluation's tie policy is ``average``)."""
+    auc = ctx.columns.get(AUC_AVERAGE_TIES, ctx.columns["roc_auc"])
+    return gauc(auc, ctx.n_test)
 
 
 def pooled_precision_of(ctx: ListContext) -> float:

@@ -14,11 +14,10 @@ An evaluation runs in three steps, each a function here:
 from __future__ import annotations
 
 import dataclasses
-import hashlib
-import json
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections import ChainMap
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -31,7 +30,10 @@ from ..engine.codes import N_AT_K, N_WHOLE, REASONS, Reason, Tie
 from ..engine.driver import EngineInput
 from ..options import EvalOptions
 from ..scores import BiasScores, DenseScores, FactorScores, RankedLists
-from .beyond import ListContext
+from . import protocol
+from .beyond import AUC_AVERAGE_TIES, ListContext
+from .definitions import (NAN_RULES, definitions_record, fingerprint, metric_fingerprints,
+                          options_definitions)
 from .inputs import Prepared, lists_without_train, prepare, score_source, user_reasons
 from .profiles import apply_profile
 from .registry import (METRICS, MetricSpec, column_name, curve_name, resolve_metrics,
@@ -42,75 +44,7 @@ __all__ = ["evaluate", "compute", "plan", "plan_for_source", "run", "shape", "Pl
            "NAN_RULES", "definitions_record", "fingerprint", "metric_fingerprints"]
 
 #: Tie policies available to every rank-based metric.
-TIE_POLICIES = {t.name.lower(): int(t) for t in Tie}
-
-#: The NaN rules, in the order they are checked; recorded with every result.
-NAN_RULES = {
-    "no_test": "the user has no stored test entry",
-    "min_pos_test": "fewer test entries than min_pos_test",
-    "cold_start": "no train entry while consider_cold_start is False (only when train is given)",
-    "min_items_pool": "fewer items not in train than min_items_pool",
-    "nan_score": "a NaN score among the items not in train",
-    "all_equal": "every item not in train has the same score",
-    "only_positives": "every item not in train is a positive: only NDCG is computed",
-    "pool_le_k": "at most k items not in train: P, TP, R and Hit are NaN at that k",
-    "ndcg_no_gain": "NDCG is NaN when no test value (gain) is > 0",
-}
-
-
-def definitions_record(specs: Sequence[MetricSpec], *, k: int, cumulative: bool, ties: str,
-                       seed: int, min_pos_test: int, min_items_pool: int,
-                       consider_cold_start: bool, source: dict[str, Any]) -> dict[str, Any]:
-    """Everything that defines the numbers of a result (JSON-able)."""
-    return {
-        "metrics": {s.name: s.formula for s in specs},
-        "k": k,
-        "cumulative": cumulative,
-        "ties": ties,
-        "ties_seed": seed if ties == "noise" else None,
-        "min_pos_test": min_pos_test,
-        "min_items_pool": min_items_pool,
-        "consider_cold_start": consider_cold_start,
-        "nan_rules": NAN_RULES,
-        "pool": "items not in the user's train row",
-        "positives": "stored test entries (NDCG gains are their values)",
-        "source": source,
-    }
-
-
-def fingerprint(definitions: dict[str, Any]) -> str:
-    """Short stable hash of a definitions record (the score source's description excluded)."""
-    core = {k: v for k, v in definitions.items() if k != "source"}
-    text = json.dumps(core, sort_keys=True, separators=(",", ":"), default=str)
-    return hashlib.sha256(text.encode()).hexdigest()[:16]
-
-
-#: Definition entries that concern one metric only (left out of the other metrics' prints).
-_METRIC_OWN = {"serendipity_top_n": "serendipity"}
-#: Entries that draw a replicate rather than define a metric (the seed of random tie-breaking).
-_NOT_DEFINING = ("source", "metrics", "ties_seed")
-
-
-def metric_fingerprints(definitions: dict[str, Any], columns: Sequence[str]) -> dict[str, str]:
-    """One fingerprint per metric column (``ndcg_at_10``, ``coverage_at_10``): the shared part
-    of the definitions record (K, ties, NaN rules, protocol, profile) plus that metric's own
-    formula, so that runs are compared metric by metric. The seed of random tie-breaking is left
-    out: runs that differ only by it are replicates of one definition. Columns that name no
-    metric of the record are left out."""
-    formulas = dict(definitions.get("metrics") or {})
-    shared = {k: v for k, v in definitions.items()
-              if k not in _NOT_DEFINING and k not in _METRIC_OWN}
-    out: dict[str, str] = {}
-    for col in columns:
-        spec = spec_for_key(col)
-        if spec is None or spec.name not in formulas:
-            continue
-        own = {k: definitions[k] for k, name in _METRIC_OWN.items()
-               if name == spec.name and k in definitions}
-        out[str(col)] = fingerprint({**shared, **own, "metric": spec.name,
-                                     "formula": formulas[spec.name]})
-    return out
-
+TIE_POLICIES = {t.name.lower(): int(t) for t in Tie} | {"implicit": int(Tie.INDEX)}
 
 # ---------------------------------------------------------------------------------------------
 # 1. plan
@@ -126,6 +60,7 @@ class Plan:
     tie_mode: int
     topk_only: bool
     want_topk: bool
+    left_out: dict[str, str] = field(default_factory=dict)
 
     @property
     def topk_specs(self) -> list[MetricSpec]:
@@ -219,6 +154,9 @@ class RawResult:
     prep: Prepared
     seconds: float
     source: Any = None
+    judged: sp.csr_array | None = None
+    aux: dict[str, np.ndarray] = field(default_factory=dict)
+    zero_users: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
 
     @property
     def specs(self) -> list[MetricSpec]:
@@ -275,7 +213,8 @@ def run(p: Plan, prep: Prepared, source: Any, *, progress: Callable[[int], None]
             if getattr(source, "n_users", None) not in (None, m):
                 raise InputError(f"The score source passed to {func} scores {source.n_users} "
                                  f"users, but the test matrix has {m} users (rows).")
-            safe = isinstance(source, (FactorScores, BiasScores, DenseScores))
+            safe = isinstance(getattr(source, "inner", source),
+                              (FactorScores, BiasScores, DenseScores))
             out, whole, topk, n_tied = backend.run_scores(
                 inp, source.block, source.dtype, rows, reason, block_rows=opts.block_rows,
                 progress=progress, thread_safe=safe)
@@ -290,11 +229,32 @@ def compute(train: Any, test: Any, options: EvalOptions, *, A: Any = None, B: An
     """Check the inputs, plan and run. Shared by :func:`evaluate` and ``calc_reco_metrics``."""
     t0 = time.perf_counter()
     prep = prepare(train, test, user_ids, func)
-    p = plan(apply_profile(options.checked(func), func), prep, func)
+    opts = apply_profile(options.checked(func), func)
+    positives, judged, no_positive = protocol.split_judgements(prep.test, opts.relevance_level)
+    prep = dataclasses.replace(prep, test=positives)
+    p = plan(opts, prep, func)
     source = score_source(prep, A, B, item_biases, scores, scorer, ranked, func)
+    source, flags = protocol.prepare_source(source, prep, opts)
+    if isinstance(source, RankedLists):
+        p = protocol.left_out_for_ranked(p, func)
     raw = run(plan_for_source(p, source, func), prep, source, progress=progress, func=func)
+    raw.judged = judged
+    protocol.apply_flags(raw, flags)
+    protocol.apply_no_positive(raw, no_positive, opts.no_positive)
+    if any(s.name == "gauc" for s in raw.specs) and opts.ties != "average":
+        raw.aux[AUC_AVERAGE_TIES] = _tie_averaged_auc(raw, source)
     raw.seconds = time.perf_counter() - t0
     return raw
+
+
+def _tie_averaged_auc(raw: RawResult, source: Any) -> np.ndarray:
+    """Per-user ROC-AUC with tied scores given their average rank (``gauc``'s AUC), from a
+    second pass of the engine over the same scores with ``ties="average"``."""
+    opts = dataclasses.replace(raw.plan.options, ties="average", metrics=["roc_auc"],
+                               cumulative=False)
+    p = Plan(opts, (METRICS["roc_auc"],), TIE_POLICIES["average"], False, False)
+    aux = run(p, raw.prep, source)
+    return np.where(raw.reason == Reason.OK, aux.whole[0], np.nan)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -331,8 +291,11 @@ def _list_metrics(raw: RawResult, columns: dict[str, Any], curves: dict[str, np.
     ctx = ListContext(
         topk=raw.topk, n_items=n, k=opts.k, ok=raw.reason == Reason.OK, n_test=raw.n_test,
         train=raw.prep.train if raw.prep.train is not None else sp.csr_array((m, n)),
-        test=raw.prep.test, columns=columns, vectors=_item_vectors(raw, item_features),
-        serendipity_top_n=opts.serendipity_top_n)
+        test=raw.prep.test, columns=ChainMap(columns, raw.aux),
+        vectors=_item_vectors(raw, item_features), serendipity_top_n=opts.serendipity_top_n,
+        rbp_persistence=opts.rbp_persistence, tail_ratio=opts.tail_ratio,
+        short_head_share=opts.short_head_share, judged=raw.judged)
+    zero = raw.zero_users
     for s in specs:
         col = column_name(s, opts.k)
         if s.needs_item_vectors and ctx.vectors is None:
@@ -344,6 +307,10 @@ def _list_metrics(raw: RawResult, columns: dict[str, Any], curves: dict[str, np.
             if curves is not None:
                 curves[curve_name(s)] = np.stack(
                     [s.compute(ctx, ctx.topk[:, :j]) for j in range(1, opts.k + 1)], axis=1)
+            if s.name in protocol.RANK_LIST_METRICS and zero.size:  # no_positive="zero"
+                columns[col][zero] = 0.0
+                if curves is not None:
+                    curves[curve_name(s)][zero] = 0.0
     return aggregates, skipped
 
 
@@ -373,14 +340,7 @@ def shape(raw: RawResult, *, item_features: Any = None) -> Results:
     per_user["nan_reason"] = per_user["nan_reason"].astype(str)
     source = raw.source.describe() if hasattr(raw.source, "describe") else {}
     specs = [s for s in raw.specs if s.name not in skipped]
-    defs = definitions_record(specs, k=k, cumulative=opts.cumulative, ties=opts.ties,
-                              seed=opts.seed, min_pos_test=opts.min_pos_test,
-                              min_items_pool=opts.min_items_pool,
-                              consider_cold_start=opts.consider_cold_start, source=source)
-    if any(s.name == "serendipity" for s in specs):
-        defs["serendipity_top_n"] = opts.serendipity_top_n
-    if opts.profile is not None:
-        defs["profile"] = opts.profile
+    defs = options_definitions(opts, specs, source, raw.plan.left_out)
     return Results(per_user=per_user, k=k, curves_per_user=curves, definitions=defs,
                    fingerprint=fingerprint(defs), topk_only=raw.topk_only,
                    timings={"eval": raw.seconds},
