@@ -70,7 +70,8 @@ def long_tail(pop: np.ndarray, short_head_share: float) -> np.ndarray:
     order = np.lexsort((np.arange(pop.shape[0]), -pop))
     cum = np.cumsum(pop[order])
     limit = pop.sum() * short_head_share
-    n_head = int(np.searchsorted(cum, limit, side="left")) + 1 if pop.sum() > 0 else 0
+    # Elliot's loop adds an item before it checks the limit: at least one item is in the head
+    n_head = int(np.searchsorted(cum, limit, side="left")) + 1
     mask = np.ones(pop.shape[0], dtype=bool)
     mask[order[:min(n_head, pop.shape[0])]] = False
     return mask
