@@ -359,7 +359,10 @@ def evaluate(train: Any, test: Any, *, A: Any = None, B: Any = None, item_biases
              user_ids: Any = None, nthreads: int = -1, block_rows: int | None = None,
              return_topk: bool = False, item_features: Any = None,
              serendipity_top_n: int = 100, profile: str | None = None,
-             backend: str = "cpu", options: EvalOptions | None = None,
+             backend: str = "cpu", relevance_level: float | None = None,
+             no_positive: str | None = None, inf_scores: str | None = None,
+             rbp_persistence: float = 0.8, tail_ratio: float = 0.1,
+             short_head_share: float = 0.8, options: EvalOptions | None = None,
              progress: Callable[[int], None] | None = None) -> Results:
     r"""Evaluate a model's full-catalog ranking of every user's items not in train.
 
@@ -417,6 +420,14 @@ def evaluate(train: Any, test: Any, *, A: Any = None, B: Any = None, item_biases
         given explicitly take precedence.
     backend : {"cpu"}
         Where the engine runs (:data:`recoeval_tracking.options.BACKENDS`).
+    relevance_level, no_positive, inf_scores : optional
+        Test values below ``relevance_level`` are judged non-relevant; a user left without a
+        positive is NaN (``no_positive="nan"``) or 0 (``"zero"``, trec_eval); +-inf scores are
+        ranked (``inf_scores="rank"``) or make the user NaN (``"nan"``, recometrics). None
+        takes the profile's (:class:`~recoeval_tracking.options.EvalOptions`).
+    rbp_persistence, tail_ratio, short_head_share : float
+        Parameters of ``rbp``, ``tailpercentage`` and the long tail of ``aplt``, ``aclt``,
+        ``pop_rsp`` and ``pop_reo``.
     options : EvalOptions, optional
         Every option above at once; keyword options given explicitly are applied on top of it.
 
