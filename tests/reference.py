@@ -331,19 +331,23 @@ def metrics_at_k(order: Sequence[int], test: Mapping[int, float], k: int,
             full_sum += full_hits / j
     out["pr_auc"] = full_sum / n_pos
 
-    # R-precision and interpolated precision: precision and recall after each rank j of the
-    # whole pool; iprec(rho) is the best precision at any recall >= rho.
-    prec_rec = []
+    # R-precision and interpolated precision (trec_eval): precision and positives seen after
+    # each rank j of the whole pool; iprec(rho) is the best precision at the ranks where at
+    # least c = int(rho |T| + 0.9) positives are seen (every rank when c = 0), the recall level
+    # in positives as trec_eval 9 (bundled by pytrec_eval) counts it.
+    prec_seen = []
     seen = 0
     for j, item in enumerate(order, start=1):
         seen += item in test
-        prec_rec.append((seen / j, seen / n_pos))
+        prec_seen.append((seen / j, seen))
     out["rprec"] = sum(1 for item in order[:n_pos] if item in test) / n_pos
     levels = []
     for j in range(11):
         rho = j / 10
+        x = rho * n_pos
+        c = int(x + 0.9)
         name = f"iprec_at_recall_{rho:.2f}"
-        out[name] = max(p for p, r in prec_rec if r >= rho)
+        out[name] = max(p for p, s in prec_seen if s >= c)
         levels.append(out[name])
     out["11pt_avg"] = sum(levels) / 11
 

@@ -214,12 +214,12 @@ def fill_whole(ranks, vals, pool, wslots, whole_out, u):
         MPR = \\frac{\\sum_t v_t (r_t - 1) / (|pool| - 1)}{\\sum_t v_t},
 
         Rprec = \\frac{\\#\\{t : r_t \\le n\\}}{n}, \\quad
-        iprec(\\rho) = \\max_{t : (t + 1) / n \\ge \\rho} \\frac{t + 1}{r_t}
+        iprec(\\rho) = \\max_{t + 1 \\ge \\max(1, \\lfloor \\rho n + 0.9 \\rfloor)} \\frac{t + 1}{r_t}
 
     (``t`` 0-based: the positive of sorted position ``t`` has ``r_t - 1 - t`` negatives above
     it; PR-AUC is AP over the whole ranking; the interpolated precision at recall ``rho`` is the
-    best precision at any recall >= ``rho``, reached at a positive, for ``rho = 0, 0.1, ..., 1``,
-    and ``11pt_avg`` their mean). All NaN when the pool holds only positives; MPR is NaN when
+    best precision from the ``floor(rho n + 0.9)``-th positive on, as trec_eval 9 counts it, for
+    ``rho = 0, 0.1, ..., 1``, and ``11pt_avg`` their mean). All NaN when the pool holds only positives; MPR is NaN when
     the values sum to ``<= 0``.
     """
     n_pos = ranks.shape[0]
@@ -249,19 +249,22 @@ def fill_whole(ranks, vals, pool, wslots, whole_out, u):
 
 @njit(cache=True)
 def _iprec(ranks, w):
-    """The 11 interpolated precisions and their mean into ``w``, scanning the positives from the
-    last: the running maximum of ``(t + 1) / r_t`` over positives at recall ``>= rho``."""
+    """The 11 interpolated precisions and their mean into ``w``: for recall ``rho`` the best
+    precision ``t / r_t`` over the positives from the ``c``-th on, ``c = int(rho n + 0.9)``
+    (trec_eval 9, the version pytrec_eval bundles; every positive when ``c = 0``). A positive's
+    precision is the best of the positions up to the next positive, so the maximum over
+    positions is one over positives: a suffix maximum, scanned once."""
     n_pos = ranks.shape[0]
-    best = 0.0
-    t = n_pos - 1
+    best = np.empty(n_pos)
+    run = 0.0
+    for t in range(n_pos - 1, -1, -1):
+        run = max(run, (t + 1) / ranks[t])
+        best[t] = run
     total = 0.0
-    for j in range(10, -1, -1):
-        rho = j / 10.0
-        while t >= 0 and (t + 1) / n_pos >= rho:
-            best = max(best, (t + 1) / ranks[t])
-            t -= 1
-        w[IPREC_0 + j] = best
-        total += best
+    for j in range(11):
+        c = int(j / 10.0 * n_pos + 0.9)
+        w[IPREC_0 + j] = best[max(c, 1) - 1]
+        total += w[IPREC_0 + j]
     w[AVG_11PT] = total / 11.0
 
 

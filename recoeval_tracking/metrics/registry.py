@@ -166,9 +166,9 @@ _SPECS = [
                "Voorhees 2000; trec_eval's Rprec, ranx's r-precision)"),
     *[MetricSpec(f"iprec_at_recall_{j / 10:.2f}", Whole(Whole.IPREC_0 + j),
                  f"IPREC@{j / 10:.2f}", False, False,
-                 f"interpolated precision at recall {j / 10:.2f}: max over i with i/|T| >= "
-                 f"{j / 10:.2f} of i / r_i, the best precision at any recall >= {j / 10:.2f} "
-                 "(trec_eval's iprec_at_recall, over the whole ranking)",
+                 f"interpolated precision at recall {j / 10:.2f}: max over i >= max(1, c) of "
+                 f"i / r_i, c = floor({j / 10:.2f} |T| + 0.9): the best precision from the "
+                 "c-th positive on (trec_eval 9's iprec_at_recall, over the whole ranking)",
                  "iprec", (("recall", f"{j / 10:.2f}"),), average_ties=False)
       for j in range(11)],
     MetricSpec("11pt_avg", Whole.AVG_11PT, "11pt_avg", False, False,
