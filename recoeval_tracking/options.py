@@ -19,10 +19,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
+
 from ._validation import check_bool, check_float, check_in_range, check_int, param_error
 from .engine.backends import BACKENDS as _ENGINE_BACKENDS
 
 __all__ = ["EvalOptions", "BACKENDS", "config_fields"]
+
+_NEGATIVE_KEYS = {"n", "by", "seed", "per_positive"}
 
 #: Engine backends an evaluation can run on (the ``backend`` option).
 BACKENDS = tuple(_ENGINE_BACKENDS)
@@ -79,6 +83,11 @@ class EvalOptions:
         The share of the train entries held by the short head (the most popular items) of
         ``aplt``, ``aclt``, ``pop_reo`` and ``pop_rsp`` (Elliot's ``pop_ratio``, 0.8); the
         other items are the long tail (:mod:`recoeval_tracking.metrics.popularity`).
+    negatives : dict or None
+        A sampled-negative protocol, ``{"n": 100, "by": "uniform" | "popularity", "seed": 0,
+        "per_positive": False}``: each user's positives are ranked among ``n`` sampled
+        negatives (:mod:`recoeval_tracking.metrics.sampling`); None (default): the full
+        catalogue.
     nthreads : int
         Threads for numba and BLAS; -1 uses every core.
     return_topk : bool
@@ -104,6 +113,8 @@ class EvalOptions:
     rbp_persistence: float = 0.8
     tail_ratio: float = 0.1
     short_head_share: float = 0.8
+    negatives: dict[str, Any] | None = field(
+        default=None, metadata={"config_type": dict[str, Any] | None})
     nthreads: int = field(default=-1, metadata={"config": False})
     return_topk: bool = field(default=False, metadata={"config": False})
 
@@ -151,6 +162,7 @@ class EvalOptions:
                                         minimum=0, maximum=_INT64_MAX),
             block_rows=block_rows, nthreads=nthreads, relevance_level=level,
             rbp_persistence=rbp, tail_ratio=tail, short_head_share=head,
+            negatives=_check_negatives(self.negatives, func),
             cumulative=check_bool(self.cumulative, "cumulative", func),
             consider_cold_start=check_bool(self.consider_cold_start, "consider_cold_start",
                                            func),
@@ -180,6 +192,27 @@ class EvalOptions:
             names = list(names)
             values["metrics"] = "all" if [str(n).lower() for n in names] == ["all"] else names
         return cls(**values, **runtime)
+
+
+def _check_negatives(value: Any, func: str) -> dict[str, Any] | None:
+    """The ``negatives`` option checked and completed (``by="uniform"``, ``seed=0``,
+    ``per_positive=False``), or None (full catalogue)."""
+    if value is None:
+        return None
+    if not hasattr(value, "keys") or not set(value.keys()) <= _NEGATIVE_KEYS or "n" not in value:
+        raise param_error("negatives", func, "None or a mapping with 'n' and optionally "
+                          "'by' (uniform or popularity), 'seed' and 'per_positive'", value)
+    n, by = value["n"], value.get("by", "uniform")
+    seed, per = value.get("seed", 0), value.get("per_positive", False)
+    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
+        raise param_error("negatives", func, "'n' an int >= 1", n)
+    if by not in ("uniform", "popularity"):
+        raise param_error("negatives", func, "'by' one of ['uniform', 'popularity']", by)
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+        raise param_error("negatives", func, "'seed' an int >= 0", seed)
+    if not isinstance(per, bool):
+        raise param_error("negatives", func, "'per_positive' a bool", per)
+    return {"n": int(n), "by": by, "seed": int(seed), "per_positive": per}
 
 
 def _check_choice(value: Any, name: str, choices: tuple[str, ...], func: str) -> None:

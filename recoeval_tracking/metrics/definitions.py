@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from .registry import MetricSpec, spec_for_key
+from .sampling import describe_negatives
 
 __all__ = ["NAN_RULES", "NO_POSITIVE_RULES", "INF_RULES", "definitions_record",
            "options_definitions", "fingerprint", "metric_fingerprints"]
@@ -54,7 +55,8 @@ def definitions_record(specs: Sequence[MetricSpec], *, k: int, cumulative: bool,
                        seed: int, min_pos_test: int, min_items_pool: int,
                        consider_cold_start: bool, source: dict[str, Any],
                        relevance_level: float | None = None, no_positive: str = "nan",
-                       inf_scores: str = "rank") -> dict[str, Any]:
+                       inf_scores: str = "rank",
+                       negatives: dict[str, Any] | None = None) -> dict[str, Any]:
     """Everything that defines the numbers of a result (JSON-able)."""
     positives = ("stored test entries (NDCG gains are their values)" if relevance_level is None
                  else f"stored test entries with a value >= {relevance_level!r}; those below "
@@ -74,6 +76,7 @@ def definitions_record(specs: Sequence[MetricSpec], *, k: int, cumulative: bool,
         "relevance_level": relevance_level,
         "no_positive": {no_positive: NO_POSITIVE_RULES[no_positive]},
         "inf_scores": {inf_scores: INF_RULES[inf_scores]},
+        "negatives": describe_negatives(negatives),
         "source": source,
     }
 
@@ -94,7 +97,8 @@ def options_definitions(opts: Any, specs: Sequence[MetricSpec], source: dict[str
                               min_items_pool=opts.min_items_pool,
                               consider_cold_start=opts.consider_cold_start, source=source,
                               relevance_level=opts.relevance_level,
-                              no_positive=opts.no_positive, inf_scores=opts.inf_scores)
+                              no_positive=opts.no_positive, inf_scores=opts.inf_scores,
+                              negatives=opts.negatives)
     names = {s.name for s in specs}
     for option, metrics in _PARAMETERS.items():
         if names.intersection(metrics):

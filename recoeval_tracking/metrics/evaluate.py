@@ -36,6 +36,7 @@ from .definitions import (NAN_RULES, definitions_record, fingerprint, metric_fin
                           options_definitions)
 from .inputs import Prepared, lists_without_train, prepare, score_source, user_reasons
 from .profiles import apply_profile
+from .sampling import candidate_problem
 from .registry import (METRICS, MetricSpec, column_name, curve_name, resolve_metrics,
                        spec_for_key)
 from .results import Results
@@ -232,13 +233,20 @@ def compute(train: Any, test: Any, options: EvalOptions, *, A: Any = None, B: An
     opts = apply_profile(options.checked(func), func)
     positives, judged, no_positive = protocol.split_judgements(prep.test, opts.relevance_level)
     prep = dataclasses.replace(prep, test=positives)
-    p = plan(opts, prep, func)
     source = score_source(prep, A, B, item_biases, scores, scorer, ranked, func)
+    full, cand = prep, None
+    if opts.negatives is not None:
+        prep, source, cand = candidate_problem(prep, source, opts.negatives, func)
+    p = plan(opts, prep, func)
     source, flags = protocol.prepare_source(source, prep, opts)
     if isinstance(source, RankedLists):
         p = protocol.left_out_for_ranked(p, func)
+    if cand is not None:
+        p = protocol.left_out_for_candidates(p, func)
     raw = run(plan_for_source(p, source, func), prep, source, progress=progress, func=func)
     raw.judged = judged
+    if cand is not None:
+        protocol.back_to_items(raw, full, cand)
     protocol.apply_flags(raw, flags)
     protocol.apply_no_positive(raw, no_positive, opts.no_positive)
     if any(s.name == "gauc" for s in raw.specs) and opts.ties != "average":
@@ -362,7 +370,8 @@ def evaluate(train: Any, test: Any, *, A: Any = None, B: Any = None, item_biases
              backend: str = "cpu", relevance_level: float | None = None,
              no_positive: str | None = None, inf_scores: str | None = None,
              rbp_persistence: float = 0.8, tail_ratio: float = 0.1,
-             short_head_share: float = 0.8, options: EvalOptions | None = None,
+             short_head_share: float = 0.8, negatives: dict[str, Any] | None = None,
+             options: EvalOptions | None = None,
              progress: Callable[[int], None] | None = None) -> Results:
     r"""Evaluate a model's full-catalog ranking of every user's items not in train.
 
@@ -428,6 +437,9 @@ def evaluate(train: Any, test: Any, *, A: Any = None, B: Any = None, item_biases
     rbp_persistence, tail_ratio, short_head_share : float
         Parameters of ``rbp``, ``tailpercentage`` and the long tail of ``aplt``, ``aclt``,
         ``pop_rsp`` and ``pop_reo``.
+    negatives : dict, optional
+        A sampled-negative protocol ``{"n": 100, "by": "uniform" | "popularity", "seed": 0}``
+        (:mod:`~recoeval_tracking.metrics.sampling`); by default the full catalogue.
     options : EvalOptions, optional
         Every option above at once; keyword options given explicitly are applied on top of it.
 

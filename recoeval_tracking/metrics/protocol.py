@@ -31,7 +31,8 @@ from .implicit_topk import implicit_lists
 from .profiles import PROFILES
 
 __all__ = ["split_judgements", "apply_no_positive", "InfAsNaN", "left_out_for_ranked",
-           "prepare_source", "apply_flags", "RANK_LIST_METRICS"]
+           "left_out_for_candidates", "back_to_items", "prepare_source", "apply_flags",
+           "RANK_LIST_METRICS"]
 
 #: List-stage metrics that are rank metrics (a user without a positive gets 0 under "zero").
 RANK_LIST_METRICS = ("rbp", "bpref")
@@ -136,3 +137,38 @@ def apply_flags(raw: Any, flags: np.ndarray | None) -> None:
     raw.out[:, users, :] = np.nan
     if raw.topk.shape[0]:
         raw.topk[users] = -1
+
+
+def left_out_for_candidates(plan: Any, func: str) -> Any:
+    """The plan under a sampled-negative protocol: the metrics of the top-K lists (and the
+    aggregates over them) are not defined over sampled candidates; named ones are refused,
+    the others left out and recorded in ``plan.left_out``."""
+    from .._validation import param_error
+
+    out = [s.name for s in plan.specs if s.kind == "list"
+           or (s.kind == "aggregate" and not s.needs)]
+    named = {str(x).lower() for x in ([plan.options.metrics] if isinstance(
+        plan.options.metrics, str) else plan.options.metrics)}
+    prof = PROFILES.get(plan.options.profile) if plan.options.profile else None
+    if prof is not None and list(plan.options.metrics) == list(prof["metrics"]):
+        named = set()
+    refused = [x for x in out if x in named]
+    if refused:
+        raise param_error("metrics", func, "rank metrics only with sampled negatives (the "
+                          "top-K lists of candidates are not recommendation lists)",
+                          f"{refused}", got_is_text=True)
+    left = {x: "a metric of the top-K lists (sampled negatives)" for x in out}
+    specs = tuple(s for s in plan.specs if s.name not in left)
+    return replace(plan, specs=specs, left_out={**plan.left_out, **left},
+                   want_topk=plan.options.return_topk)
+
+
+def back_to_items(raw: Any, full: Any, cand: np.ndarray) -> None:
+    """After a run on candidate columns: the top-K lists as item indices, and the users' train
+    counts and catalogue as given (``raw`` is changed in place)."""
+    if raw.topk.shape[0]:
+        listed = raw.topk >= 0
+        rows = np.nonzero(listed)[0]
+        raw.topk[listed] = cand[rows, raw.topk[listed]]
+    raw.n_train = np.diff(full.train.indptr).astype(np.int64) if full.train is not None \
+        else np.zeros_like(raw.n_train)
