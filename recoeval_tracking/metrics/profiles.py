@@ -5,26 +5,38 @@ the tie policy, so that ``evaluate(..., profile="recbole")`` reproduces that lib
 the same ranking. The table below is the one in the README ("Profiles").
 
 =============  ==================================================================================
-profile        metrics (library name -> registered metric) and ties
+profile        metrics (library name -> registered metric), ties and protocol
 =============  ==================================================================================
 recometrics    P@K p, TP@K tp, R@K r, AP@K ap (/|T|), TAP@K tap (/min(K,|T|)), NDCG@K ndcg
                (linear gains), Hit@K hit, RR@K rr, ROC-AUC roc_auc (catalog), PR-AUC pr_auc;
-               ties broken by seeded noise
-hivemall       precision p, recall r, MAP ap (/|T|), AUC auc_topk (inside the top-K list, 0.5
-               without pairs), MRR rr, NDCG ndcg_bin (binary responses) and ndcg_exp (graded
-               responses, 2^rel - 1); ties by list order (item index)
+               ties broken by seeded noise; a +-inf score makes the user NaN (inf_scores="nan")
+hivemall       precision p, recall r, MAP ap_hits (over the hits in the top k, as its code does
+               since 2017; its documentation still shows /|truth|), AUC auc_topk (inside the
+               top-K list, 0.5 without pairs), MRR rr, NDCG ndcg_bin (binary responses) and
+               ndcg_exp (graded, 2^rel - 1), hit; ties by list order (item index)
 recbole        Hit hit, MRR rr, NDCG ndcg_bin (binary relevance), Precision p, Recall r, MAP tap
-               (/min(K,|T|)), GAUC gauc (per-user AUC weighted by |T_u|); ties by item index
-               (torch.topk order)
-implicit       precision p_pooled (sum hits / sum min(K,|T_u|)), map tap, ndcg ndcg_bin;
-               ties by item index. implicit's auc counts train items as negatives inside its
-               top-K list and is not reproduced.
+               (/min(K,|T|)), GAUC gauc (per-user AUC with average ranks for ties, weighted by
+               |T_u|), AveragePopularity arp, TailPercentage tailpercentage, GiniIndex
+               gini_items, ShannonEntropy entropy_mean, ItemCoverage coverage; ties by item
+               index (RecBole's torch.topk tie order is not verified here: torch is not
+               installed)
+implicit       precision p_pooled (sum hits / sum min(K,|T_u|)), map tap, ndcg ndcg_bin; ties
+               "implicit": implicit's own heap selection (top-K metrics only). implicit's auc
+               counts train items as negatives inside its top-K list and is not reproduced.
 ranx           precision p, recall r, map ap (/|T|), ndcg ndcg (linear, Jarvelin), ndcg_burges
-               ndcg_exp, mrr rr, hit_rate hit, map without cutoff pr_auc; ties by item index
-trec_eval      P p, recall r, map_cut ap (/|T|), ndcg_cut ndcg (linear), recip_rank rr, map (no
-               cutoff) pr_auc; ties by item index descending (trec_eval orders tied documents by
-               docno descending: the same order when docnos are zero-padded item indices)
+               ndcg_exp, mrr rr, hit_rate hit, map without cutoff pr_auc, hits, f1,
+               r-precision rprec, dcg, dcg_burges dcg_exp, rbp, bpref; ties by item index
+trec_eval      P / set_P p, recall / set_recall r, map_cut ap (/|T|), ndcg_cut ndcg (linear),
+               recip_rank rr, map (no cutoff) pr_auc, Rprec rprec, bpref, gm_map, set_F f1,
+               set_relative_P tp, set_map, num_rel_ret hits, iprec_at_recall_*, 11pt_avg;
+               ties by item index descending (trec_eval orders tied documents by docno
+               descending: the same order when docnos are zero-padded item indices); relevance
+               level 1 and a user without a relevant item counted as 0 (no_positive="zero")
 =============  ==================================================================================
+
+With ranked top-K input a profile keeps its top-K metrics and leaves out (and records) the
+whole-ranking ones. A profile sets ``ties``, ``relevance_level``, ``no_positive`` and
+``inf_scores`` when they are left None.
 """
 
 from __future__ import annotations
