@@ -96,7 +96,8 @@ def plan(options: EvalOptions, prep: Prepared, func: str = "evaluate") -> Plan:
     """Check resolved ``options`` against the data and resolve the metrics.
 
     Metrics without an expectation under ``ties="average"`` are refused when named and left out
-    of ``"all"`` (as the definitions then record).
+    of ``"all"`` (as the definitions then record); under another tie policy ``"all"`` leaves
+    out the metrics that need a second engine pass (``gauc``), computed when named.
     """
     n = prep.n_items
     if options.k > n:
@@ -112,6 +113,8 @@ def plan(options: EvalOptions, prep: Prepared, func: str = "evaluate") -> Plan:
                               f"when '{refused[0]}' is asked (its expectation over tie orderings "
                               "is not implemented)", options.ties)
         specs = [s for s in specs if s.average_ties]
+    elif "all" in _named(options.metrics):  # a second engine pass only when named
+        specs = [s for s in specs if not s.extra_pass or s.name in _named(options.metrics)]
     want_topk = options.return_topk or any(
         s.kind == "list" or (s.kind == "aggregate" and not s.needs) for s in specs)
     return Plan(options, tuple(specs), tie_mode, False, want_topk)

@@ -72,6 +72,9 @@ class MetricSpec:
     average_ties : bool
         Whether ``ties="average"`` has an implemented expectation for this metric; a metric
         without one is refused when named and left out of ``"all"``.
+    extra_pass : bool
+        The metric needs a second engine pass with ``ties="average"`` unless the run's tie
+        policy is ``average``; ``"all"`` leaves it out then (name it to get it).
     """
 
     name: str
@@ -88,6 +91,7 @@ class MetricSpec:
     compute: Callable[..., Any] | None = None
     needs_item_vectors: bool = False
     average_ties: bool = True
+    extra_pass: bool = False
 
     @property
     def kind(self) -> str:
@@ -218,7 +222,7 @@ _SPECS = [
                "whatever the tie policy of the other metrics (RecBole's GAUC, "
                "Collector._average_rank)",
                "auc", (("scope", "user_weighted"),), stage="aggregate", needs=("roc_auc",),
-               compute=beyond.gauc_of),
+               compute=beyond.gauc_of, extra_pass=True),
     MetricSpec("gm_map", -1, "gm_map", False, False,
                "exp(mean_u ln max(PR-AUC_u, 1e-5)) over users with a defined PR-AUC: the "
                "geometric mean of AP over the whole ranking (Robertson 2006; trec_eval's gm_map)",
