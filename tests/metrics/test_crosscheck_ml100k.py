@@ -168,3 +168,47 @@ def test_recometrics_profile_makes_infinite_scores_nan(ml100k):
     ranked = rt.evaluate(tr, te, A=A, B=B, k=K, profile="recometrics", inf_scores="rank",
                          nthreads=1).per_user
     assert (ranked["nan_reason"][outside] == "").all()
+
+
+@pytest.mark.slow  # importing ranx and building its typed dicts takes ~10 s
+def test_ranx_new_measures_per_user(ml100k):
+    """ranx at relevance level 4 (``-l4``; judgements below it are judged non-relevant) on
+    the untied scores: ``hits``, ``f1``, ``dcg_burges``, ``rbp.8`` and ``bpref`` on a run of
+    each user's top-10 list, ``r-precision`` on a run of its pool. Users with judgements but no
+    rating >= 4 are left out (ranx gives 0 or NaN by measure; the ranx profile's rule is NaN).
+    bpref also differs for a user without a judged non-relevant item: ranx divides 0 by 0
+    (NaN) where trec_eval, and this project, count each listed positive as 1."""
+    ranx = pytest.importorskip("ranx")
+    tr, te, sources = ml100k
+    A, B = (x.astype(np.float64) for x in sources["untied"])
+    S = A @ B.T
+    res = rt.evaluate(tr, te, scores=S, k=K, profile="ranx", relevance_level=4,
+                      return_topk=True, nthreads=1)
+    pu = res.per_user
+    users = [u for u in range(N_USERS) if pu["nan_reason"][u] == ""]
+    judged = {u for u in users if (te.data[te.indptr[u]:te.indptr[u + 1]] < 4).any()}
+    qrels, top = _trec_inputs(tr, te, S, lists=res.topk)
+    _, full = _trec_inputs(tr, te, S)
+    keep = [f"u{u}" for u in users]
+    q = ranx.Qrels({k: qrels[k] for k in keep})
+    names = {f"hits@{K}-l4": f"hits_at_{K}", f"f1@{K}-l4": f"f1_at_{K}",
+             f"dcg_burges@{K}-l4": f"dcg_exp_at_{K}", "rbp.8-l4": f"rbp_at_{K}",
+             "bpref-l4": f"bpref_at_{K}"}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        on_top = ranx.evaluate(q, ranx.Run({k: top[k] for k in keep}), list(names),
+                               return_mean=False)
+        on_full = ranx.evaluate(q, ranx.Run({k: full[k] for k in keep}), ["r-precision-l4"],
+                                return_mean=False)
+    order = [int(x[1:]) for x in q.keys()]
+    assert len(order) >= 150
+    for metric, col in names.items():
+        got = np.asarray(on_top[metric], dtype=float)
+        mine = pu[col].to_numpy()[order]
+        if metric.startswith("bpref"):
+            has = np.array([u in judged for u in order])
+            got, mine = got[has], mine[has]
+        np.testing.assert_allclose(mine, got, rtol=0, atol=1e-12, err_msg=metric)
+    rprec = on_full["r-precision-l4"] if isinstance(on_full, dict) else on_full  # one metric
+    np.testing.assert_allclose(pu["rprec"].to_numpy()[order], np.asarray(rprec, dtype=float),
+                               rtol=0, atol=1e-12)
