@@ -69,7 +69,7 @@ def test_metrics_are_those_of_the_candidates(data):
         extra[u, cand[u][cand[u] >= 0]] = False
     extra[np.diff(te.indptr) == 0] = False
     moved = sp.csr_array((tr.toarray() > 0) | extra, dtype=float)
-    kw = dict(scores=scores, k=5, metrics="all", ties="index", nthreads=1)
+    kw = dict(scores=scores, k=5, metrics=["all", "gauc"], ties="index", nthreads=1)
     sampled = rt.evaluate(tr, te, negatives=NEG, **kw)
     full = rt.evaluate(moved, te, **kw)
     cols = [c for c in sampled.per_user.columns if c not in ("n_train",)]
