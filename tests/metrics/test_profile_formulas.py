@@ -475,3 +475,38 @@ def test_recometrics_profile_on_distinct_scores():
         for name, value in want.items():
             got = _column(res, "recometrics", name)[u]
             assert got == pytest.approx(value, abs=1e-12), (u, name)
+
+
+@pytest.mark.parametrize("k, expected", [(3, 0.918770780535), (2, 0.812891283859)])
+def test_hivemall_graded_ndcg_unit_test(k, expected):
+    """Hivemall GradedResponsesMeasuresTest.testNDCG: recommended relevances [5, 2, 4, 1, 3]
+    (the truth's top relevances 5, 4, 3), exponential gains 2^rel - 1; Hivemall asserts 1e-4,
+    the values hold to 1e-12."""
+    rel = [5.0, 2.0, 4.0, 1.0, 3.0]
+    scores = np.array([[5.0, 4.0, 3.0, 2.0, 1.0, 0.0]])  # item 5: a negative below the list
+    test = sp.csr_array((np.array(rel), ([0] * 5, range(5))), shape=(1, 6))
+    res = rt.evaluate(None, test, scores=scores, k=k, profile="hivemall", nthreads=1)
+    name = PROFILES["hivemall"]["aliases"]["ndcg_graded"]
+    assert res.per_user[f"{name}_at_{k}"][0] == pytest.approx(expected, abs=1e-12)
+
+
+@pytest.mark.parametrize("profile", ["ranx", "trec_eval", "recbole", "hivemall"])
+def test_profiles_take_ranked_lists(profile):
+    """Ranked top-K input under a profile: the top-K metrics from the lists the library would
+    see equal those from the scores; the whole-ranking metrics are left out and recorded."""
+    train, test, scores = _data()
+    lists = np.array([_ranked(u, LIBRARY_TIES[profile])[:K] for u in range(len(USERS))])
+    import warnings
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        ranked = rt.evaluate(train, test, ranked=lists, k=K, profile=profile, nthreads=1)
+    full = _evaluate(profile)
+    whole = {s for s in PROFILES[profile]["metrics"] if rt.METRICS[s].kind == "whole"
+             or any(rt.METRICS[x].kind == "whole" for x in rt.METRICS[s].needs)}
+    assert whole == (set(ranked.definitions.get("left_out", {})) & set(PROFILES[profile][
+        "metrics"]))
+    assert not whole or any("left out" in str(w.message) for w in caught)
+    at_k = [f"{s}_at_{K}" for s in PROFILES[profile]["metrics"] if rt.METRICS[s].kind == "at_k"]
+    np.testing.assert_allclose(ranked.per_user[at_k].to_numpy(dtype=float),
+                               full.per_user[at_k].to_numpy(dtype=float), rtol=0, atol=1e-12)
