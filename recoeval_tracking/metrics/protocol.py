@@ -59,7 +59,8 @@ def split_judgements(test: sp.csr_array, level: float | None
 def apply_no_positive(raw: Any, mask: np.ndarray, rule: str) -> None:
     """Users of ``mask`` (test entries, no positive), left NaN with reason ``no_test`` by the
     engine: reason ``no_positive`` (rule ``nan``), or evaluated with 0 for every kernel metric
-    (rule ``zero``); ``raw`` is changed in place."""
+    where greater is better and NaN for the others (``mpr``) (rule ``zero``); ``raw`` is
+    changed in place."""
     users = np.flatnonzero(mask & (raw.reason == Reason.NO_TEST))
     if not users.size:
         return
@@ -68,6 +69,13 @@ def apply_no_positive(raw: Any, mask: np.ndarray, rule: str) -> None:
         return
     raw.out[:, users, :] = 0.0
     raw.whole[:, users] = 0.0
+    # a metric where lower is better (mpr) has no "nothing found" value of 0: NaN
+    for row, s in enumerate(raw.topk_specs):
+        if not s.greater_is_better:
+            raw.out[row, users, :] = np.nan
+    for row, s in enumerate(raw.whole_specs):
+        if not s.greater_is_better:
+            raw.whole[row, users] = np.nan
     raw.reason[users] = Reason.OK
     raw.zero_users = users
 

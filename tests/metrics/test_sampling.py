@@ -100,3 +100,21 @@ def test_bad_negatives_and_list_metrics_are_refused(data):
     lists = np.tile(np.arange(5), (te.shape[0], 1))
     with pytest.raises(rt.InputError, match="ranked"):
         rt.evaluate(tr, te, ranked=lists, k=5, negatives=NEG)
+
+
+def test_users_without_a_positive_under_a_relevance_level():
+    """trec_eval's rule (zero: averaged in as 0; qrels.comment.test topic 2024-36302 in
+    trec_eval's tests is such a topic) against recometrics' (NaN, reason no_positive)."""
+    test = sp.csr_array(np.array([[2.0, 0, 1.0, 0, 0], [1.0, 0, 1.0, 0, 0]]))
+    scores = np.array([[3.0, 2.0, 1.0, 0.5, 0.0], [3.0, 2.0, 1.0, 0.5, 0.0]])
+    kw = dict(scores=scores, k=2, metrics=["p", "ndcg", "rprec", "mpr", "bpref"],
+              relevance_level=2, nthreads=1)
+    zero = rt.evaluate(None, test, no_positive="zero", ties="index", **kw).per_user
+    nan = rt.evaluate(None, test, no_positive="nan", ties="index", **kw).per_user
+    assert zero["nan_reason"].tolist() == ["", ""] and nan["nan_reason"][1] == "no_positive"
+    for col in ("p_at_2", "ndcg_at_2", "rprec", "bpref_at_2"):
+        assert zero[col][1] == 0.0 and np.isnan(nan[col][1])
+    assert np.isnan(zero["mpr"][1])
+    # user 0: item 0 (value 2) is the positive, item 2 (value 1) judged non-relevant
+    assert zero["p_at_2"][0] == 0.5 and zero["bpref_at_2"][0] == 1.0
+    assert zero.equals(rt.evaluate(None, test, profile="trec_eval", **kw).per_user)
