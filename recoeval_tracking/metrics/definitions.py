@@ -31,7 +31,8 @@ NAN_RULES = {
     "no_positive": "test entries but none at or above relevance_level (when no_positive='nan')",
     "only_positives": "every item not in train is a positive: only NDCG and DCG (dcg, dcg_exp) "
                       "are computed",
-    "pool_le_k": "at most k items not in train: P, TP, R, Hit, hits and F1 are NaN at that k",
+    "pool_le_k": "at most k items not in train: P, TP, R, Hit, hits, F1 and set_map are NaN "
+                 "at that k",
     "ndcg_no_gain": "NDCG is NaN when no test value (gain) is > 0",
 }
 
