@@ -19,10 +19,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ._validation import check_bool, check_int, param_error
+import numpy as np
+
+from ._validation import check_bool, check_float, check_in_range, check_int, param_error
 from .engine.backends import BACKENDS as _ENGINE_BACKENDS
 
 __all__ = ["EvalOptions", "BACKENDS", "config_fields"]
+
+_NEGATIVE_KEYS = {"n", "by", "seed", "per_positive"}
 
 #: Engine backends an evaluation can run on (the ``backend`` option).
 BACKENDS = tuple(_ENGINE_BACKENDS)
@@ -59,6 +63,31 @@ class EvalOptions:
         Items among the N most popular in train count as expected for ``serendipity``.
     backend : str
         Where the engine runs: one of :data:`BACKENDS`.
+    relevance_level : float or None
+        Test entries with a value below it are judged non-relevant (negatives, and bpref's
+        judged non-relevant items) rather than positives; None: every stored entry is a
+        positive. None takes the profile's (trec_eval: 1, its ``-l`` default).
+    no_positive : {"nan", "zero"} or None
+        A user with test entries but no positive: NaN (reason ``no_positive``) or 0 for every
+        rank metric (trec_eval); None takes the profile's, or ``nan``.
+    inf_scores : {"rank", "nan"} or None
+        +-inf scores are ranked (``rank``) or make the user NaN (``nan``, recometrics); None
+        takes the profile's, or ``rank``.
+    rbp_persistence : float
+        The persistence ``p`` of rank-biased precision (0 < p < 1).
+    tail_ratio : float
+        The share of the catalogue, least popular in train first, that forms the long tail of
+        ``tailpercentage``, ``aplt``, ``aclt``, ``pop_reo`` and ``pop_rsp``
+        (RecBole's ``tail_ratio``, default 0.1).
+    short_head_share : float
+        The share of the train entries held by the short head (the most popular items) of
+        ``aplt``, ``aclt``, ``pop_reo`` and ``pop_rsp`` (Elliot's ``pop_ratio``, 0.8); the
+        other items are the long tail (:mod:`recoeval_tracking.metrics.popularity`).
+    negatives : dict or None
+        A sampled-negative protocol, ``{"n": 100, "by": "uniform" | "popularity", "seed": 0,
+        "per_positive": False}``: each user's positives are ranked among ``n`` sampled
+        negatives (:mod:`recoeval_tracking.metrics.sampling`); None (default): the full
+        catalogue.
     nthreads : int
         Threads for numba and BLAS; -1 uses every core.
     return_topk : bool
@@ -78,6 +107,14 @@ class EvalOptions:
     block_rows: int | None = None
     serendipity_top_n: int = 100
     backend: str = "cpu"
+    relevance_level: float | None = None
+    no_positive: str | None = None
+    inf_scores: str | None = None
+    rbp_persistence: float = 0.8
+    tail_ratio: float = 0.1
+    short_head_share: float = 0.8
+    negatives: dict[str, Any] | None = field(
+        default=None, metadata={"config_type": dict[str, Any] | None})
     nthreads: int = field(default=-1, metadata={"config": False})
     return_topk: bool = field(default=False, metadata={"config": False})
 
@@ -93,11 +130,21 @@ class EvalOptions:
         """
         if not isinstance(self.backend, str) or self.backend not in BACKENDS:
             raise param_error("backend", func, f"one of {list(BACKENDS)}", self.backend)
-        for name in ("profile", "ties"):
+        for name in ("profile", "ties", "no_positive", "inf_scores"):
             value = getattr(self, name)
             if value is not None and not isinstance(value, str):
                 raise param_error(name, func, "a name (str) or None", value)
         _check_metric_names(self.metrics, func)
+        _check_choice(self.no_positive, "no_positive", ("nan", "zero"), func)
+        _check_choice(self.inf_scores, "inf_scores", ("rank", "nan"), func)
+        level = self.relevance_level
+        if level is not None:
+            level = check_float(level, "relevance_level", func)
+        rbp = check_in_range(self.rbp_persistence, "rbp_persistence", func, 0.0, 1.0,
+                             lo_open=True, hi_open=True)
+        tail = check_in_range(self.tail_ratio, "tail_ratio", func, 0.0, 1.0, lo_open=True)
+        head = check_in_range(self.short_head_share, "short_head_share", func, 0.0, 1.0,
+                              lo_open=True)
         block_rows = self.block_rows
         if block_rows is not None:
             block_rows = check_int(block_rows, "block_rows", func, minimum=1, maximum=_INT32_MAX)
@@ -113,7 +160,9 @@ class EvalOptions:
                                      maximum=_INT64_MAX),
             serendipity_top_n=check_int(self.serendipity_top_n, "serendipity_top_n", func,
                                         minimum=0, maximum=_INT64_MAX),
-            block_rows=block_rows, nthreads=nthreads,
+            block_rows=block_rows, nthreads=nthreads, relevance_level=level,
+            rbp_persistence=rbp, tail_ratio=tail, short_head_share=head,
+            negatives=_check_negatives(self.negatives, func),
             cumulative=check_bool(self.cumulative, "cumulative", func),
             consider_cold_start=check_bool(self.consider_cold_start, "consider_cold_start",
                                            func),
@@ -143,6 +192,32 @@ class EvalOptions:
             names = list(names)
             values["metrics"] = "all" if [str(n).lower() for n in names] == ["all"] else names
         return cls(**values, **runtime)
+
+
+def _check_negatives(value: Any, func: str) -> dict[str, Any] | None:
+    """The ``negatives`` option checked and completed (``by="uniform"``, ``seed=0``,
+    ``per_positive=False``), or None (full catalogue)."""
+    if value is None:
+        return None
+    if not hasattr(value, "keys") or not set(value.keys()) <= _NEGATIVE_KEYS or "n" not in value:
+        raise param_error("negatives", func, "None or a mapping with 'n' and optionally "
+                          "'by' (uniform or popularity), 'seed' and 'per_positive'", value)
+    n, by = value["n"], value.get("by", "uniform")
+    seed, per = value.get("seed", 0), value.get("per_positive", False)
+    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
+        raise param_error("negatives", func, "'n' an int >= 1", n)
+    if by not in ("uniform", "popularity"):
+        raise param_error("negatives", func, "'by' one of ['uniform', 'popularity']", by)
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+        raise param_error("negatives", func, "'seed' an int >= 0", seed)
+    if not isinstance(per, bool):
+        raise param_error("negatives", func, "'per_positive' a bool", per)
+    return {"n": int(n), "by": by, "seed": int(seed), "per_positive": per}
+
+
+def _check_choice(value: Any, name: str, choices: tuple[str, ...], func: str) -> None:
+    if value is not None and value not in choices:
+        raise param_error(name, func, f"one of {list(choices)} or None", value)
 
 
 def _check_metric_names(metrics: Any, func: str) -> None:

@@ -107,6 +107,17 @@ __all__ = [
     "reference_metrics",
     "scores_from_factors",
     "auc_topk_list",
+    "rbp_at_k",
+    "bpref_at_k",
+    "auc_average_ranks",
+    "train_counts",
+    "recbole_tail",
+    "elliot_long_tail",
+    "list_share",
+    "pop_parity",
+    "recbole_gini",
+    "recbole_entropy",
+    "geometric_mean_ap",
 ]
 
 #: Metric names in the project's order.
@@ -114,15 +125,21 @@ METRICS: tuple[str, ...] = ("p", "tp", "r", "ap", "tap", "ndcg", "hit", "rr", "r
 #: Further definition variants: NDCG with exponential (2^v - 1) and binary (1 per test item) gains,
 #: ROC-AUC inside the top-k list (Hivemall), the mean percentile rank (Hu, Koren & Volinsky 2008)
 #: and the unnormalised DCG with linear gains (Järvelin & Kekäläinen 2002).
-EXTRA_METRICS: tuple[str, ...] = ("ndcg_exp", "ndcg_bin", "auc_topk", "mpr", "dcg")
+EXTRA_METRICS: tuple[str, ...] = ("ndcg_exp", "ndcg_bin", "auc_topk", "mpr", "dcg", "ap_hits",
+                                   "hits", "f1", "dcg_exp", "set_map", "rprec",
+                                   *[f"iprec_at_recall_{j / 10:.2f}" for j in range(11)],
+                                   "11pt_avg")
 #: Every metric the reference computes.
 ALL_METRICS: tuple[str, ...] = METRICS + EXTRA_METRICS
 #: Metrics with a cutoff k.
-TOPK_METRICS: tuple[str, ...] = METRICS[:8] + ("ndcg_exp", "ndcg_bin", "auc_topk", "dcg")
+TOPK_METRICS: tuple[str, ...] = METRICS[:8] + ("ndcg_exp", "ndcg_bin", "auc_topk", "dcg",
+                                                "ap_hits", "hits", "f1", "dcg_exp", "set_map")
 #: Metrics over the whole ranked pool, independent of k.
-WHOLE_RANKING_METRICS: tuple[str, ...] = ("roc_auc", "pr_auc", "mpr")
+WHOLE_RANKING_METRICS: tuple[str, ...] = ("roc_auc", "pr_auc", "mpr", "rprec",
+                                          *[f"iprec_at_recall_{j / 10:.2f}" for j in range(11)],
+                                          "11pt_avg")
 #: Metrics that are NaN when the pool holds at most k items (their value would not depend on order).
-ORDER_FREE_METRICS: tuple[str, ...] = ("p", "tp", "r", "hit")
+ORDER_FREE_METRICS: tuple[str, ...] = ("p", "tp", "r", "hit", "hits", "f1", "set_map")
 #: Tie policies the reference implements.
 TIES: tuple[str, ...] = ("index", "optimistic", "pessimistic", "average")
 #: NaN reasons, in the order they are checked.
@@ -260,10 +277,11 @@ def metrics_at_k(order: Sequence[int], test: Mapping[int, float], k: int,
         out[name] = _NAN if idcg == 0.0 else dcg_at_k(order, test, k, gain) / idcg
     # DCG: the same sum with linear gains (the test values), not normalised; never NaN.
     out["dcg"] = dcg_at_k(order, test, k, "linear")
+    out["dcg_exp"] = dcg_at_k(order, test, k, "exponential")
 
     if n_neg == 0:
         for name in ALL_METRICS:
-            if not name.startswith("ndcg") and name != "dcg":
+            if not name.startswith("ndcg") and name not in ("dcg", "dcg_exp"):
                 out[name] = _NAN
         return {name: out[name] for name in ALL_METRICS}
 
@@ -278,10 +296,17 @@ def metrics_at_k(order: Sequence[int], test: Mapping[int, float], k: int,
     out["tp"] = _NAN if whole_pool_in_list else h / min(k, n_pos)
     out["r"] = _NAN if whole_pool_in_list else h / n_pos
     out["hit"] = _NAN if whole_pool_in_list else float(h > 0)
+    out["hits"] = _NAN if whole_pool_in_list else float(h)
+    # F1 = 2PR / (P + R), 0 without a hit; trec_eval's set_map = P * R
+    p_k, r_k = h / k, h / n_pos
+    out["f1"] = _NAN if whole_pool_in_list else (2 * p_k * r_k / (p_k + r_k) if h else 0.0)
+    out["set_map"] = _NAN if whole_pool_in_list else p_k * r_k
 
     prec_sum = sum(hits_at[j - 1] / j for j, item in enumerate(topk, start=1) if item in test)
     out["ap"] = prec_sum / n_pos
     out["tap"] = prec_sum / min(k, n_pos)
+    # Hivemall's AveragePrecision: the same sum over the hits in the list (0 without one)
+    out["ap_hits"] = prec_sum / h if h else 0.0
 
     rr = 0.0
     for j, item in enumerate(topk, start=1):
@@ -305,6 +330,26 @@ def metrics_at_k(order: Sequence[int], test: Mapping[int, float], k: int,
             full_hits += 1
             full_sum += full_hits / j
     out["pr_auc"] = full_sum / n_pos
+
+    # R-precision and interpolated precision (trec_eval): precision and positives seen after
+    # each rank j of the whole pool; iprec(rho) is the best precision at the ranks where at
+    # least c = int(rho |T| + 0.9) positives are seen (every rank when c = 0), the recall level
+    # in positives as trec_eval 9 (bundled by pytrec_eval) counts it.
+    prec_seen = []
+    seen = 0
+    for j, item in enumerate(order, start=1):
+        seen += item in test
+        prec_seen.append((seen / j, seen))
+    out["rprec"] = sum(1 for item in order[:n_pos] if item in test) / n_pos
+    levels = []
+    for j in range(11):
+        rho = j / 10
+        x = rho * n_pos
+        c = int(x + 0.9)
+        name = f"iprec_at_recall_{rho:.2f}"
+        out[name] = max(p for p, s in prec_seen if s >= c)
+        levels.append(out[name])
+    out["11pt_avg"] = sum(levels) / 11
 
     # ROC-AUC among the items of the top-k list only; 0.5 when the list lacks a positive or a
     # negative (a list without a pair to order is neither good nor bad).
@@ -549,6 +594,129 @@ def scores_from_factors(A: np.ndarray | None, B: np.ndarray | None,
                 terms.append(float(bias[i]))
             out[u, i] = math.fsum(terms)
     return out
+
+
+def rbp_at_k(order: Sequence[int], test: Mapping[int, float], k: int, p: float) -> float:
+    """Rank-biased precision of the first ``k`` items: ``(1 - p) sum_j v_(j) p^(j-1)`` with
+    ``v`` the test value (0 for items not in ``test``; Moffat & Zobel 2008, ranx's weights)."""
+    return (1 - p) * sum(float(test.get(i, 0.0)) * p ** j for j, i in enumerate(order[:k]))
+
+
+def bpref_at_k(order: Sequence[int], test: Mapping[int, float], judged: Sequence[int],
+               k: int) -> float:
+    """bpref of a run of the first ``k`` items (Buckley & Voorhees 2004): each listed
+    positive adds ``1 - min(n, R) / min(N, R)`` (1 when n = 0), n the judged non-relevant
+    items listed above it; over R = |test|. Items neither positive nor judged are skipped."""
+    R, N = len(test), len(judged)
+    total, n = 0.0, 0
+    for i in order[:k]:
+        if i in judged:
+            n += 1
+        elif i in test:
+            total += 1.0 if n == 0 else 1.0 - min(n, R) / min(N, R)
+    return total / R
+
+
+def auc_average_ranks(scores: Sequence[float], pool: Sequence[int], test: Mapping[int, float]
+                      ) -> float:
+    """ROC-AUC with tied items given their average rank (RecBole's per-user AUC of GAUC):
+    pairs (positive, negative) ordered right count 1, tied pairs 1/2."""
+    pos = [i for i in pool if i in test]
+    neg = [i for i in pool if i not in test]
+    if not pos or not neg:
+        return _NAN
+    good = sum(1.0 if scores[a] > scores[b] else 0.5 if scores[a] == scores[b] else 0.0
+               for a in pos for b in neg)
+    return good / (len(pos) * len(neg))
+
+
+def train_counts(train_rows: Sequence[Mapping[int, float]], n_items: int) -> list[int]:
+    """Train entries per item."""
+    counts = [0] * n_items
+    for row in train_rows:
+        for i in row:
+            counts[i] += 1
+    return counts
+
+
+def recbole_tail(counts: Sequence[int], tail_ratio: float) -> set[int]:
+    """RecBole's TailPercentage tail (ratio <= 1): ``count_items`` (items with a train entry)
+    sorted by (count, item), the first ``max(int(len * ratio), 1)``."""
+    seen = sorted(((c, i) for i, c in enumerate(counts) if c > 0))
+    return {i for _, i in seen[:max(int(len(seen) * tail_ratio), 1)]} if seen else set()
+
+
+def elliot_long_tail(counts: Sequence[int], pop_ratio: float = 0.8) -> set[int]:
+    """Elliot's ``Popularity.get_long_tail``: walk the items by decreasing popularity (a stable
+    sort keeps index order among ties) into the short head until the walked popularity reaches
+    ``pop_ratio`` of the transactions; the rest is the long tail."""
+    ordered = sorted(range(len(counts)), key=lambda i: -counts[i])
+    limit = sum(counts) * pop_ratio
+    head = []
+    for i in ordered:
+        head.append(i)
+        limit -= counts[i]
+        if limit <= 0:
+            break
+    return set(range(len(counts))) - set(head)
+
+
+def list_share(listed: Sequence[int], group: set[int]) -> float:
+    """Share of the listed items in ``group`` (NaN for an empty list)."""
+    items = [i for i in listed if i >= 0]
+    return sum(1 for i in items if i in group) / len(items) if items else _NAN
+
+
+def pop_parity(lists: Sequence[Sequence[int]], train_rows: Sequence[Mapping[int, float]],
+               test_rows: Sequence[Mapping[int, float]] | None, tail: set[int],
+               n_items: int) -> float:
+    """Elliot's PopRSP (``test_rows`` None) or PopREO: per group g in (short head, long tail),
+    p_g = sum_u |L_u & g (& T_u)| / sum_u |(g (& T_u)) - R_u|; std(p) / mean(p)."""
+    head = set(range(n_items)) - tail
+    num, den = [0.0, 0.0], [0.0, 0.0]
+    for u, listed in enumerate(lists):
+        rec = {i for i in listed if i >= 0}
+        if test_rows is not None:
+            rec &= set(test_rows[u])
+        for g, group in enumerate((head, tail)):
+            num[g] += len(rec & group)
+            cand = group & set(test_rows[u]) if test_rows is not None else set(group)
+            den[g] += len(cand - set(train_rows[u]))
+    if 0 in den:
+        return _NAN
+    p = [num[0] / den[0], num[1] / den[1]]
+    mean = sum(p) / 2
+    return math.sqrt(sum((x - mean) ** 2 for x in p) / 2) / mean if mean else _NAN
+
+
+def recbole_gini(lists: Sequence[Sequence[int]], n_items: int) -> float:
+    """RecBole's GiniIndex.get_gini: the sorted counts of the recommended items at indices
+    ``n - n_rec + 1 .. n``; ``sum (2 idx - n - 1) count / total / n``."""
+    counts: dict[int, int] = {}
+    for row in lists:
+        for i in row:
+            counts[i] = counts.get(i, 0) + 1
+    srt = sorted(counts.values())
+    total = sum(srt)
+    start = n_items - len(srt) + 1
+    return sum((2 * (start + j) - n_items - 1) * c for j, c in enumerate(srt)) / total / n_items
+
+
+def recbole_entropy(lists: Sequence[Sequence[int]]) -> float:
+    """RecBole's ShannonEntropy.get_entropy: -sum p ln p over the recommended items, divided by
+    their number."""
+    counts: dict[int, int] = {}
+    for row in lists:
+        for i in row:
+            counts[i] = counts.get(i, 0) + 1
+    total = sum(counts.values())
+    return -sum(c / total * math.log(c / total) for c in counts.values()) / len(counts)
+
+
+def geometric_mean_ap(values: Sequence[float]) -> float:
+    """trec_eval's gm_map: exp of the mean of ln(max(AP, 1e-5)) over the defined values."""
+    vals = [max(v, 1e-5) for v in values if not math.isnan(v)]
+    return math.exp(sum(math.log(v) for v in vals) / len(vals)) if vals else _NAN
 
 
 def auc_topk_list(ranking: Sequence[int], truth: Sequence[int], k: int) -> float:

@@ -35,6 +35,11 @@ class AtK(IntEnum):
     NDCG_BIN = 9
     AUC_TOPK = 10
     DCG = 11
+    AP_HITS = 12
+    HITS = 13
+    F1 = 14
+    DCG_EXP = 15
+    SET_MAP = 16
 
 
 class Whole(IntEnum):
@@ -43,6 +48,19 @@ class Whole(IntEnum):
     ROC_AUC = 0
     PR_AUC = 1
     MPR = 2
+    RPREC = 3
+    IPREC_0 = 4
+    IPREC_1 = 5
+    IPREC_2 = 6
+    IPREC_3 = 7
+    IPREC_4 = 8
+    IPREC_5 = 9
+    IPREC_6 = 10
+    IPREC_7 = 11
+    IPREC_8 = 12
+    IPREC_9 = 13
+    IPREC_10 = 14
+    AVG_11PT = 15
 
 
 N_AT_K = len(AtK)
@@ -50,7 +68,9 @@ N_WHOLE = len(Whole)
 
 
 class Reason(IntEnum):
-    """Why every metric of a user is NaN; ``OK`` (0) means evaluated. Checked in this order."""
+    """Why every metric of a user is NaN; ``OK`` (0) means evaluated. Checked in this order
+    (``NO_POSITIVE``, set outside the kernels when a relevance level leaves a user with test
+    entries but no positive, comes after ``NO_TEST``)."""
 
     OK = 0
     NO_TEST = 1
@@ -59,10 +79,12 @@ class Reason(IntEnum):
     MIN_ITEMS_POOL = 4
     NAN_SCORE = 5
     ALL_EQUAL = 6
+    NO_POSITIVE = 7
 
 
 #: ``nan_reason`` text of each :class:`Reason`, by value ("" for evaluated users).
-REASONS = ("", "no_test", "min_pos_test", "cold_start", "min_items_pool", "nan_score", "all_equal")
+REASONS = ("", "no_test", "min_pos_test", "cold_start", "min_items_pool", "nan_score", "all_equal",
+           "no_positive")
 
 
 class Tie(IntEnum):

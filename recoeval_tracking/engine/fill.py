@@ -42,8 +42,14 @@ from .codes import AtK, Whole
 from .ranks import order_positives
 
 # The codes as plain module-level ints: numba reads them as compile-time constants.
-P, TP, R, AP, TAP, NDCG, HIT, RR, NDCG_EXP, NDCG_BIN, AUC_TOPK, DCG = (int(c) for c in AtK)
-ROC_AUC, PR_AUC, MPR = (int(c) for c in Whole)
+(P, TP, R, AP, TAP, NDCG, HIT, RR, NDCG_EXP, NDCG_BIN, AUC_TOPK, DCG, AP_HITS, HITS, F1,
+ DCG_EXP, SET_MAP) = (int(c) for c in AtK)
+ROC_AUC, PR_AUC, MPR, RPREC = (int(Whole.ROC_AUC), int(Whole.PR_AUC), int(Whole.MPR),
+                               int(Whole.RPREC))
+#: Output codes of the 11 interpolated precisions (recall 0.0, 0.1, ..., 1.0) and their mean.
+IPREC_0 = int(Whole.IPREC_0)
+AVG_11PT = int(Whole.AVG_11PT)
+_NW = len(Whole)
 
 #: Gain kinds, the index of the three DCG sums: linear ``v``, exponential ``2^v - 1``, binary 1.
 LINEAR, EXPONENTIAL, BINARY = 0, 1, 2
@@ -140,7 +146,9 @@ def _put_topk(out, slots, u, col, kc, n_pos, only_pos, short, hits, ap_sum, dcg,
 
     From (expected) hits, the AP sum, the three DCG sums and NDCG values (by gain kind), Hit, RR
     and the in-list AUC, applying the NaN rules: everything but DCG and NDCG is NaN when the pool
-    holds only positives; P, TP, R and Hit are NaN when the pool has <= kc items (``short``).
+    holds only positives; P, TP, R, Hit, hits, F1 and set_map are NaN when the pool has <= kc
+    items (``short``). ``AP_HITS`` (AP over the hits, 0 without a hit) and ``SET_MAP``
+    (``hits^2 / (kc n)``) are not linear in the hits: ``ties="average"`` never asks them.
     """
     bad = only_pos or short
     if slots[P] >= 0:
@@ -165,6 +173,17 @@ def _put_topk(out, slots, u, col, kc, n_pos, only_pos, short, hits, ap_sum, dcg,
         out[slots[AUC_TOPK], u, col] = np.nan if only_pos else auc
     if slots[DCG] >= 0:
         out[slots[DCG], u, col] = dcg[LINEAR]
+    if slots[DCG_EXP] >= 0:
+        out[slots[DCG_EXP], u, col] = dcg[EXPONENTIAL]
+    if slots[AP_HITS] >= 0:
+        out[slots[AP_HITS], u, col] = np.nan if only_pos else (ap_sum / hits if hits > 0
+                                                                else 0.0)
+    if slots[HITS] >= 0:
+        out[slots[HITS], u, col] = np.nan if bad else hits
+    if slots[F1] >= 0:
+        out[slots[F1], u, col] = np.nan if bad else 2.0 * hits / (kc + n_pos)
+    if slots[SET_MAP] >= 0:
+        out[slots[SET_MAP], u, col] = np.nan if bad else hits * hits / (kc * float(n_pos))
 
 
 @njit(cache=True)
@@ -185,48 +204,75 @@ def _auc_in_list(ranks, hits, length):
 
 @njit(cache=True)
 def fill_whole(ranks, vals, pool, wslots, whole_out, u):
-    """ROC-AUC, PR-AUC and MPR of user ``u`` from the exact sorted ranks of all its positives.
+    """ROC-AUC, PR-AUC, MPR, R-precision and the interpolated precisions of user ``u`` from the
+    exact sorted ranks of all its positives.
 
     .. math::
 
         ROC\\text{-}AUC = \\frac{\\sum_t (n_{neg} - (r_t - 1 - t))}{n \\, n_{neg}}, \\quad
         PR\\text{-}AUC = \\frac{1}{n} \\sum_t \\frac{t + 1}{r_t}, \\quad
-        MPR = \\frac{\\sum_t v_t (r_t - 1) / (|pool| - 1)}{\\sum_t v_t}
+        MPR = \\frac{\\sum_t v_t (r_t - 1) / (|pool| - 1)}{\\sum_t v_t},
+
+        Rprec = \\frac{\\#\\{t : r_t \\le n\\}}{n}, \\quad
+        iprec(\\rho) = \\max_{t + 1 \\ge \\max(1, \\lfloor \\rho n + 0.9 \\rfloor)} \\frac{t + 1}{r_t}
 
     (``t`` 0-based: the positive of sorted position ``t`` has ``r_t - 1 - t`` negatives above
-    it; PR-AUC is AP over the whole ranking). All NaN when the pool holds only positives; MPR is
-    NaN when the values sum to ``<= 0``.
+    it; PR-AUC is AP over the whole ranking; the interpolated precision at recall ``rho`` is the
+    best precision from the ``floor(rho n + 0.9)``-th positive on, as trec_eval 9 counts it, for
+    ``rho = 0, 0.1, ..., 1``, and ``11pt_avg`` their mean). All NaN when the pool holds only positives; MPR is NaN when
+    the values sum to ``<= 0``.
     """
     n_pos = ranks.shape[0]
     n_neg = pool - n_pos
-    roc = np.nan
-    pr = np.nan
-    mpr = np.nan
+    w = np.full(_NW, np.nan)
     if n_neg > 0:
         good = 0.0
         acc = 0.0
+        within = 0
         for t in range(n_pos):
             good += n_neg - (ranks[t] - 1 - t)
             acc += (t + 1) / ranks[t]
-        roc = good / (n_pos * float(n_neg))
-        pr = acc / n_pos
+            if ranks[t] <= n_pos:
+                within += 1
+        w[ROC_AUC] = good / (n_pos * float(n_neg))
+        w[PR_AUC] = acc / n_pos
+        w[RPREC] = within / n_pos
         wsum = 0.0
         psum = 0.0
         for t in range(n_pos):
             wsum += vals[t]
             psum += vals[t] * (ranks[t] - 1.0) / (pool - 1.0)
-        mpr = psum / wsum if wsum > 0 else np.nan
-    _put_whole(roc, pr, mpr, wslots, whole_out, u)
+        w[MPR] = psum / wsum if wsum > 0 else np.nan
+        _iprec(ranks, w)
+    _put_whole(w, wslots, whole_out, u)
+
+
+@njit(cache=True)
+def _iprec(ranks, w):
+    """The 11 interpolated precisions and their mean into ``w``: for recall ``rho`` the best
+    precision ``t / r_t`` over the positives from the ``c``-th on, ``c = int(rho n + 0.9)``
+    (trec_eval 9, the version pytrec_eval bundles; every positive when ``c = 0``). A positive's
+    precision is the best of the positions up to the next positive, so the maximum over
+    positions is one over positives: a suffix maximum, scanned once."""
+    n_pos = ranks.shape[0]
+    best = np.empty(n_pos)
+    run = 0.0
+    for t in range(n_pos - 1, -1, -1):
+        run = max(run, (t + 1) / ranks[t])
+        best[t] = run
+    total = 0.0
+    for j in range(11):
+        c = int(j / 10.0 * n_pos + 0.9)
+        w[IPREC_0 + j] = best[max(c, 1) - 1]
+        total += w[IPREC_0 + j]
+    w[AVG_11PT] = total / 11.0
 
 
 @njit(cache=True, inline="always")
-def _put_whole(roc, pr, mpr, wslots, whole_out, u):
-    if wslots[ROC_AUC] >= 0:
-        whole_out[wslots[ROC_AUC], u] = roc
-    if wslots[PR_AUC] >= 0:
-        whole_out[wslots[PR_AUC], u] = pr
-    if wslots[MPR] >= 0:
-        whole_out[wslots[MPR], u] = mpr
+def _put_whole(w, wslots, whole_out, u):
+    for c in range(wslots.shape[0]):
+        if wslots[c] >= 0:
+            whole_out[wslots[c], u] = w[c]
 
 
 # -- expectations over tied orderings (ties="average") --------------------------------------------
@@ -312,8 +358,9 @@ def _expected_at(kc, ga, gt_, gc, gH, gG, ng):
 
 
 @njit(cache=True)
-def _expected_whole(order, vals, ga, gt_, gc, gH, ng, n_neg, pool):
-    """Expected ROC-AUC, PR-AUC and MPR over the orderings of tied items (``n_neg > 0``).
+def _expected_whole(order, vals, ga, gt_, gc, gH, gG, ng, n_neg, pool):
+    """Expected ROC-AUC, PR-AUC, MPR and R-precision over the orderings of tied items
+    (``n_neg > 0``); the interpolated precisions (a maximum, not linear) are left NaN.
 
     A tied negative is above a positive of its tie half the time; a member of a tie has expected
     rank ``a + (t + 1) / 2``.
@@ -333,8 +380,10 @@ def _expected_whole(order, vals, ga, gt_, gc, gH, ng, n_neg, pool):
         for j in range(1, t + 1):
             before = (c - 1) * (j - 1) / (t - 1) if t > 1 else 0.0
             acc += c / t * (gH[g] + 1.0 + before) / (a + j)
-    roc = good / (n_pos * float(n_neg))
-    pr = acc / n_pos
+    w = np.full(_NW, np.nan)
+    w[ROC_AUC] = good / (n_pos * float(n_neg))
+    w[PR_AUC] = acc / n_pos
+    w[RPREC] = _expected_at(n_pos, ga, gt_, gc, gH, gG, ng)[0] / n_pos
     gi = 0
     for idx in range(n_pos):
         i = order[idx]
@@ -343,8 +392,8 @@ def _expected_whole(order, vals, ga, gt_, gc, gH, ng, n_neg, pool):
         exp_rank = ga[gi] + (gt_[gi] + 1.0) / 2.0
         wsum += vals[i]
         psum += vals[i] * (exp_rank - 1.0) / (pool - 1.0)
-    mpr = psum / wsum if wsum > 0 else np.nan
-    return roc, pr, mpr
+    w[MPR] = psum / wsum if wsum > 0 else np.nan
+    return w
 
 
 @njit(cache=True)
@@ -393,9 +442,7 @@ def fill_average(pos_scores, vals, gt, eq, pool, plan, out, whole_out, u):
         _put_topk(out, plan.slots, u, col, kc, n_pos, only_pos, pool <= kc, hits, ap, dcg, ndcg,
                   1.0 - p_none, rr, np.nan)
     if plan.full_ranks:
-        roc = np.nan
-        pr = np.nan
-        mpr = np.nan
+        w = np.full(_NW, np.nan)
         if not only_pos:
-            roc, pr, mpr = _expected_whole(order, vals, ga, gt_, gc, gH, ng, n_neg, pool)
-        _put_whole(roc, pr, mpr, plan.wslots, whole_out, u)
+            w = _expected_whole(order, vals, ga, gt_, gc, gH, gG, ng, n_neg, pool)
+        _put_whole(w, plan.wslots, whole_out, u)

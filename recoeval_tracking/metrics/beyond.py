@@ -60,7 +60,9 @@ class ListContext:
 
     ``topk`` holds every user's top-K items (-1 padded, -1 rows for users not evaluated), ``ok``
     flags the evaluated users, ``columns`` the per-user columns computed so far (``roc_auc``,
-    ``tp_at_10``...), ``vectors`` the item vectors (None when there are none).
+    ``tp_at_10``...), ``vectors`` the item vectors (None when there are none), ``judged`` the
+    test entries below the relevance level (judged non-relevant; None without a level); the
+    other fields are the metrics' parameters (:class:`~recoeval_tracking.options.EvalOptions`).
     """
 
     topk: np.ndarray
@@ -74,6 +76,10 @@ class ListContext:
     vectors: np.ndarray | None = None
     serendipity_top_n: int = 100
     popularity: tuple[np.ndarray, int] | None = None  # of a larger train: see train_popularity
+    rbp_persistence: float = 0.8
+    tail_ratio: float = 0.1
+    short_head_share: float = 0.8
+    judged: sp.csr_array | None = None
 
 
 def _listed(topk: np.ndarray) -> np.ndarray:
@@ -285,14 +291,20 @@ def over_lists(fn: Callable[[np.ndarray, int], float]) -> Callable[[ListContext]
     return compute
 
 
+#: The per-user column of ROC-AUC under average ranks for tied scores (RecBole's per-user AUC).
+AUC_AVERAGE_TIES = "roc_auc_average_ties"
+
+
 def gauc_of(ctx: ListContext) -> float:
-    """``gauc`` from the per-user ROC-AUC column."""
+    """``gauc`` from the per-user ROC-AUC under average ranks for ties (the ``roc_auc`` column
+    itself when the evaluation's tie policy is ``average``)."""
     return ratio(gauc_parts_of(ctx))
 
 
 def gauc_parts_of(ctx: ListContext) -> tuple[float, float]:
     """The additive parts of ``gauc`` (shards of users add them up)."""
-    return gauc_parts(ctx.columns["roc_auc"], ctx.n_test)
+    auc = ctx.columns.get(AUC_AVERAGE_TIES, ctx.columns["roc_auc"])
+    return gauc_parts(auc, ctx.n_test)
 
 
 def pooled_precision_of(ctx: ListContext) -> float:

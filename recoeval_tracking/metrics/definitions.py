@@ -1,4 +1,10 @@
-"""Fingerprints of a definitions record: one for the whole record, one per metric column."""
+"""The definitions record of a result and its fingerprints.
+
+Everything that defines the numbers of an evaluation (the formulas, K, the tie policy, the NaN
+rules, the relevance level, the rule for users without a positive, the treatment of infinite
+scores, the candidate protocol) goes into one JSON-able record; its hash is the fingerprint that
+says whether two numbers may be compared. Imports nothing of the engine.
+"""
 
 from __future__ import annotations
 
@@ -7,9 +13,102 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from .registry import spec_for_key
+from .registry import MetricSpec, spec_for_key
+from .sampling import describe_negatives
 
-__all__ = ["fingerprint", "metric_fingerprints"]
+__all__ = ["NAN_RULES", "NO_POSITIVE_RULES", "INF_RULES", "definitions_record",
+           "options_definitions", "fingerprint", "metric_fingerprints"]
+
+#: The NaN rules, in the order they are checked; recorded with every result.
+NAN_RULES = {
+    "no_test": "the user has no stored test entry",
+    "min_pos_test": "fewer test entries than min_pos_test",
+    "cold_start": "no train entry while consider_cold_start is False (only when train is given)",
+    "min_items_pool": "fewer items not in train than min_items_pool",
+    "nan_score": "a NaN score among the items not in train (also a +-inf score when "
+                 "inf_scores='nan')",
+    "all_equal": "every item not in train has the same score",
+    "no_positive": "test entries but none at or above relevance_level (when no_positive='nan')",
+    "only_positives": "every item not in train is a positive: only NDCG and DCG (dcg, dcg_exp) "
+                      "are computed",
+    "pool_le_k": "at most k items not in train: P, TP, R, Hit, hits, F1 and set_map are NaN "
+                 "at that k",
+    "ndcg_no_gain": "NDCG is NaN when no test value (gain) is > 0",
+}
+
+#: What a user with test entries but no positive (every value below ``relevance_level``) gets.
+NO_POSITIVE_RULES = {
+    "nan": "every metric NaN, nan_reason 'no_positive' (recometrics, ranx)",
+    "zero": "every rank metric 0 (mpr, where lower is better, NaN), averaged in (trec_eval: "
+            "a topic with judgements but no relevant document)",
+}
+
+#: How +-inf scores are treated (NaN is always undefined).
+INF_RULES = {
+    "rank": "+inf and -inf are ordinary scores: +inf ranks first, -inf last (a common way to "
+            "exclude items); ties among them follow the tie policy",
+    "nan": "a +-inf score among the items not in train makes the user NaN with reason "
+           "nan_score (recometrics)",
+}
+
+
+def definitions_record(specs: Sequence[MetricSpec], *, k: int, cumulative: bool, ties: str,
+                       seed: int, min_pos_test: int, min_items_pool: int,
+                       consider_cold_start: bool, source: dict[str, Any],
+                       relevance_level: float | None = None, no_positive: str = "nan",
+                       inf_scores: str = "rank",
+                       negatives: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Everything that defines the numbers of a result (JSON-able)."""
+    positives = ("stored test entries (NDCG gains are their values)" if relevance_level is None
+                 else f"stored test entries with a value >= {relevance_level!r}; those below "
+                      "are judged non-relevant (negatives; bpref's judged non-relevant items)")
+    return {
+        "metrics": {s.name: s.formula for s in specs},
+        "k": k,
+        "cumulative": cumulative,
+        "ties": ties,
+        "ties_seed": seed if ties == "noise" else None,
+        "min_pos_test": min_pos_test,
+        "min_items_pool": min_items_pool,
+        "consider_cold_start": consider_cold_start,
+        "nan_rules": NAN_RULES,
+        "pool": "items not in the user's train row",
+        "positives": positives,
+        "relevance_level": relevance_level,
+        "no_positive": {no_positive: NO_POSITIVE_RULES[no_positive]},
+        "inf_scores": {inf_scores: INF_RULES[inf_scores]},
+        "negatives": describe_negatives(negatives),
+        "source": source,
+    }
+
+
+#: Options recorded only when a metric that reads them is evaluated: option -> metrics.
+_PARAMETERS = {"serendipity_top_n": ("serendipity",), "rbp_persistence": ("rbp",),
+               "tail_ratio": ("tailpercentage",),
+               "short_head_share": ("aplt", "aclt", "pop_rsp", "pop_reo")}
+
+
+def options_definitions(opts: Any, specs: Sequence[MetricSpec], source: dict[str, Any],
+                        left_out: dict[str, str] | None = None) -> dict[str, Any]:
+    """The definitions record of an evaluation with resolved options ``opts`` (an
+    :class:`~recoeval_tracking.options.EvalOptions` with its profile applied): the shared
+    record, the parameters of the metrics evaluated, the profile and what it left out."""
+    defs = definitions_record(specs, k=opts.k, cumulative=opts.cumulative, ties=opts.ties,
+                              seed=opts.seed, min_pos_test=opts.min_pos_test,
+                              min_items_pool=opts.min_items_pool,
+                              consider_cold_start=opts.consider_cold_start, source=source,
+                              relevance_level=opts.relevance_level,
+                              no_positive=opts.no_positive, inf_scores=opts.inf_scores,
+                              negatives=opts.negatives)
+    names = {s.name for s in specs}
+    for option, metrics in _PARAMETERS.items():
+        if names.intersection(metrics):
+            defs[option] = getattr(opts, option)
+    if opts.profile is not None:
+        defs["profile"] = opts.profile
+    if left_out:
+        defs["left_out"] = dict(left_out)
+    return defs
 
 
 def fingerprint(definitions: dict[str, Any]) -> str:
@@ -20,7 +119,9 @@ def fingerprint(definitions: dict[str, Any]) -> str:
 
 
 #: Definition entries that concern one metric only (left out of the other metrics' prints).
-_METRIC_OWN = {"serendipity_top_n": "serendipity"}
+_METRIC_OWN = {"serendipity_top_n": "serendipity", "rbp_persistence": "rbp",
+               "tail_ratio": "tailpercentage"}
+# (short_head_share is shared by four metrics: it stays in the shared part of their prints)
 #: Entries that draw a replicate rather than define a metric (the seed of random tie-breaking).
 _NOT_DEFINING = ("source", "metrics", "ties_seed")
 

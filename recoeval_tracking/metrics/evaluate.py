@@ -16,7 +16,8 @@ from __future__ import annotations
 import dataclasses
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections import ChainMap
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -29,52 +30,22 @@ from ..engine.codes import N_AT_K, N_WHOLE, REASONS, Reason, Tie
 from ..engine.driver import EngineInput
 from ..options import EvalOptions
 from ..scores import BiasScores, DenseScores, FactorScores, RankedLists
-from .beyond import ListContext
-from .definitions import fingerprint, metric_fingerprints
+from . import protocol
+from .beyond import AUC_AVERAGE_TIES, ListContext
+from .definitions import (NAN_RULES, definitions_record, fingerprint, metric_fingerprints,
+                          options_definitions)
 from .inputs import Prepared, lists_without_train, prepare, score_source, user_reasons
 from .profiles import apply_profile
-from .registry import METRICS, MetricSpec, column_name, curve_name, resolve_metrics
+from .sampling import candidate_problem
+from .registry import (METRICS, MetricSpec, column_name, curve_name, resolve_metrics,
+                       spec_for_key)
 from .results import Results
 
 __all__ = ["evaluate", "compute", "plan", "plan_for_source", "run", "shape", "Plan", "RawResult", "TIE_POLICIES",
            "NAN_RULES", "definitions_record", "fingerprint", "metric_fingerprints"]
 
 #: Tie policies available to every rank-based metric.
-TIE_POLICIES = {t.name.lower(): int(t) for t in Tie}
-
-#: The NaN rules, in the order they are checked; recorded with every result.
-NAN_RULES = {
-    "no_test": "the user has no stored test entry",
-    "min_pos_test": "fewer test entries than min_pos_test",
-    "cold_start": "no train entry while consider_cold_start is False (only when train is given)",
-    "min_items_pool": "fewer items not in train than min_items_pool",
-    "nan_score": "a NaN score among the items not in train",
-    "all_equal": "every item not in train has the same score",
-    "only_positives": "every item not in train is a positive: only NDCG is computed",
-    "pool_le_k": "at most k items not in train: P, TP, R and Hit are NaN at that k",
-    "ndcg_no_gain": "NDCG is NaN when no test value (gain) is > 0",
-}
-
-
-def definitions_record(specs: Sequence[MetricSpec], *, k: int, cumulative: bool, ties: str,
-                       seed: int, min_pos_test: int, min_items_pool: int,
-                       consider_cold_start: bool, source: dict[str, Any]) -> dict[str, Any]:
-    """Everything that defines the numbers of a result (JSON-able)."""
-    return {
-        "metrics": {s.name: s.formula for s in specs},
-        "k": k,
-        "cumulative": cumulative,
-        "ties": ties,
-        "ties_seed": seed if ties == "noise" else None,
-        "min_pos_test": min_pos_test,
-        "min_items_pool": min_items_pool,
-        "consider_cold_start": consider_cold_start,
-        "nan_rules": NAN_RULES,
-        "pool": "items not in the user's train row",
-        "positives": "stored test entries (NDCG gains are their values)",
-        "source": source,
-    }
-
+TIE_POLICIES = {t.name.lower(): int(t) for t in Tie} | {"implicit": int(Tie.INDEX)}
 
 # ---------------------------------------------------------------------------------------------
 # 1. plan
@@ -90,6 +61,7 @@ class Plan:
     tie_mode: int
     topk_only: bool
     want_topk: bool
+    left_out: dict[str, str] = field(default_factory=dict)
 
     @property
     def topk_specs(self) -> list[MetricSpec]:
@@ -124,7 +96,8 @@ def plan(options: EvalOptions, prep: Prepared, func: str = "evaluate") -> Plan:
     """Check resolved ``options`` against the data and resolve the metrics.
 
     Metrics without an expectation under ``ties="average"`` are refused when named and left out
-    of ``"all"`` (as the definitions then record).
+    of ``"all"`` (as the definitions then record); under another tie policy ``"all"`` leaves
+    out the metrics that need a second engine pass (``gauc``), computed when named.
     """
     n = prep.n_items
     if options.k > n:
@@ -140,6 +113,8 @@ def plan(options: EvalOptions, prep: Prepared, func: str = "evaluate") -> Plan:
                               f"when '{refused[0]}' is asked (its expectation over tie orderings "
                               "is not implemented)", options.ties)
         specs = [s for s in specs if s.average_ties]
+    elif "all" in _named(options.metrics):  # a second engine pass only when named
+        specs = [s for s in specs if not s.extra_pass or s.name in _named(options.metrics)]
     want_topk = options.return_topk or any(
         s.kind == "list" or (s.kind == "aggregate" and not s.needs) for s in specs)
     return Plan(options, tuple(specs), tie_mode, False, want_topk)
@@ -183,6 +158,9 @@ class RawResult:
     prep: Prepared
     seconds: float
     source: Any = None
+    judged: sp.csr_array | None = None
+    aux: dict[str, np.ndarray] = field(default_factory=dict)
+    zero_users: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
 
     @property
     def specs(self) -> list[MetricSpec]:
@@ -217,8 +195,7 @@ def _engine_input(p: Plan, prep: Prepared, train: sp.csr_array, user_base: int) 
 
 def run(p: Plan, prep: Prepared, source: Any, *, progress: Callable[[int], None] | None = None,
         func: str = "evaluate", user_base: int = 0) -> RawResult:
-    """Run the engine backend of ``p.options.backend`` over the users the NaN rules leave
-    (``user_base``: the global row of row 0, for a shard of users; it seeds the tie keys)."""
+    """Run the engine backend of ``p.options.backend`` over the users the NaN rules leave."""
     t0 = time.perf_counter()
     opts = p.options
     m, n = prep.test.shape
@@ -240,7 +217,8 @@ def run(p: Plan, prep: Prepared, source: Any, *, progress: Callable[[int], None]
             if getattr(source, "n_users", None) not in (None, m):
                 raise InputError(f"The score source passed to {func} scores {source.n_users} "
                                  f"users, but the test matrix has {m} users (rows).")
-            safe = isinstance(source, (FactorScores, BiasScores, DenseScores))
+            safe = isinstance(getattr(source, "inner", source),
+                              (FactorScores, BiasScores, DenseScores))
             out, whole, topk, n_tied = backend.run_scores(
                 inp, source.block, source.dtype, rows, reason, block_rows=opts.block_rows,
                 progress=progress, thread_safe=safe)
@@ -255,12 +233,40 @@ def compute(train: Any, test: Any, options: EvalOptions, *, A: Any = None, B: An
     """Check the inputs, plan and run. Shared by :func:`evaluate` and ``calc_reco_metrics``."""
     t0 = time.perf_counter()
     prep = prepare(train, test, user_ids, func)
-    p = plan(apply_profile(options.checked(func), func), prep, func)
+    opts = apply_profile(options.checked(func), func)
+    positives, judged, no_positive = protocol.split_judgements(prep.test, opts.relevance_level)
+    prep = dataclasses.replace(prep, test=positives)
     source = score_source(prep, A, B, item_biases, scores, scorer, ranked, func)
+    full, cand = prep, None
+    if opts.negatives is not None:
+        prep, source, cand = candidate_problem(prep, source, opts.negatives, func)
+    p = plan(opts, prep, func)
+    source, flags = protocol.prepare_source(source, prep, opts)
+    if isinstance(source, RankedLists):
+        p = protocol.left_out_for_ranked(p, func)
+    if cand is not None:
+        p = protocol.left_out_for_candidates(p, func)
     raw = run(plan_for_source(p, source, func), prep, source, progress=progress, func=func,
               user_base=user_base)
+    raw.judged = judged
+    if cand is not None:
+        protocol.back_to_items(raw, full, cand)
+    protocol.apply_flags(raw, flags)
+    protocol.apply_no_positive(raw, no_positive, opts.no_positive)
+    if any(s.name == "gauc" for s in raw.specs) and opts.ties != "average":
+        raw.aux[AUC_AVERAGE_TIES] = _tie_averaged_auc(raw, source)
     raw.seconds = time.perf_counter() - t0
     return raw
+
+
+def _tie_averaged_auc(raw: RawResult, source: Any) -> np.ndarray:
+    """Per-user ROC-AUC with tied scores given their average rank (``gauc``'s AUC), from a
+    second pass of the engine over the same scores with ``ties="average"``."""
+    opts = dataclasses.replace(raw.plan.options, ties="average", metrics=["roc_auc"],
+                               cumulative=False)
+    p = Plan(opts, (METRICS["roc_auc"],), TIE_POLICIES["average"], False, False)
+    aux = run(p, raw.prep, source)
+    return np.where(raw.reason == Reason.OK, aux.whole[0], np.nan)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -298,8 +304,12 @@ def _list_metrics(raw: RawResult, columns: dict[str, Any], curves: dict[str, np.
     ctx = ListContext(
         topk=raw.topk, n_items=n, k=opts.k, ok=raw.reason == Reason.OK, n_test=raw.n_test,
         train=raw.prep.train if raw.prep.train is not None else sp.csr_array((m, n)),
-        test=raw.prep.test, columns=columns, vectors=_item_vectors(raw, item_features),
-        serendipity_top_n=opts.serendipity_top_n, popularity=popularity)
+        test=raw.prep.test, columns=ChainMap(columns, raw.aux),
+        vectors=_item_vectors(raw, item_features), serendipity_top_n=opts.serendipity_top_n,
+        popularity=popularity,
+        rbp_persistence=opts.rbp_persistence, tail_ratio=opts.tail_ratio,
+        short_head_share=opts.short_head_share, judged=raw.judged)
+    zero = raw.zero_users
     for s in specs:
         col = column_name(s, opts.k)
         if s.needs_item_vectors and ctx.vectors is None:
@@ -311,12 +321,16 @@ def _list_metrics(raw: RawResult, columns: dict[str, Any], curves: dict[str, np.
             if curves is not None:
                 curves[curve_name(s)] = np.stack(
                     [s.compute(ctx, ctx.topk[:, :j]) for j in range(1, opts.k + 1)], axis=1)
+            if s.name in protocol.RANK_LIST_METRICS and zero.size:  # no_positive="zero"
+                columns[col][zero] = 0.0
+                if curves is not None:
+                    curves[curve_name(s)][zero] = 0.0
     return aggregates, skipped
 
 
 def shape(raw: RawResult, *, item_features: Any = None, popularity: Any = None) -> Results:
     """The :class:`Results` of a run: per-user table, curves, list and aggregate metrics,
-    definitions and fingerprint (``popularity``: that of the whole train matrix, for a shard)."""
+    definitions and fingerprint."""
     opts = raw.plan.options
     k = opts.k
     columns: dict[str, Any] = {
@@ -340,14 +354,7 @@ def shape(raw: RawResult, *, item_features: Any = None, popularity: Any = None) 
     per_user["nan_reason"] = per_user["nan_reason"].astype(str)
     source = raw.source.describe() if hasattr(raw.source, "describe") else {}
     specs = [s for s in raw.specs if s.name not in skipped]
-    defs = definitions_record(specs, k=k, cumulative=opts.cumulative, ties=opts.ties,
-                              seed=opts.seed, min_pos_test=opts.min_pos_test,
-                              min_items_pool=opts.min_items_pool,
-                              consider_cold_start=opts.consider_cold_start, source=source)
-    if any(s.name == "serendipity" for s in specs):
-        defs["serendipity_top_n"] = opts.serendipity_top_n
-    if opts.profile is not None:
-        defs["profile"] = opts.profile
+    defs = options_definitions(opts, specs, source, raw.plan.left_out)
     return Results(per_user=per_user, k=k, curves_per_user=curves, definitions=defs,
                    fingerprint=fingerprint(defs), topk_only=raw.topk_only,
                    timings={"eval": raw.seconds},
@@ -366,7 +373,11 @@ def evaluate(train: Any, test: Any, *, A: Any = None, B: Any = None, item_biases
              user_ids: Any = None, nthreads: int = -1, block_rows: int | None = None,
              return_topk: bool = False, item_features: Any = None,
              serendipity_top_n: int = 100, profile: str | None = None,
-             backend: str = "cpu", options: EvalOptions | None = None,
+             backend: str = "cpu", relevance_level: float | None = None,
+             no_positive: str | None = None, inf_scores: str | None = None,
+             rbp_persistence: float = 0.8, tail_ratio: float = 0.1,
+             short_head_share: float = 0.8, negatives: dict[str, Any] | None = None,
+             options: EvalOptions | None = None,
              progress: Callable[[int], None] | None = None, client: Any = None) -> Results:
     r"""Evaluate a model's full-catalog ranking of every user's items not in train.
 
@@ -424,6 +435,17 @@ def evaluate(train: Any, test: Any, *, A: Any = None, B: Any = None, item_biases
         given explicitly take precedence.
     backend : {"cpu"}
         Where the engine runs (:data:`recoeval_tracking.options.BACKENDS`).
+    relevance_level, no_positive, inf_scores : optional
+        Test values below ``relevance_level`` are judged non-relevant; a user left without a
+        positive is NaN (``no_positive="nan"``) or 0 (``"zero"``, trec_eval); +-inf scores are
+        ranked (``inf_scores="rank"``) or make the user NaN (``"nan"``, recometrics). None
+        takes the profile's (:class:`~recoeval_tracking.options.EvalOptions`).
+    rbp_persistence, tail_ratio, short_head_share : float
+        Parameters of ``rbp``, ``tailpercentage`` and the long tail of ``aplt``, ``aclt``,
+        ``pop_rsp`` and ``pop_reo``.
+    negatives : dict, optional
+        A sampled-negative protocol ``{"n": 100, "by": "uniform" | "popularity", "seed": 0}``
+        (:mod:`~recoeval_tracking.metrics.sampling`); by default the full catalogue.
     options : EvalOptions, optional
         Every option above at once; keyword options given explicitly are applied on top of it.
     client : dask.distributed.Client or str, optional

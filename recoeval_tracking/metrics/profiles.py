@@ -5,26 +5,38 @@ the tie policy, so that ``evaluate(..., profile="recbole")`` reproduces that lib
 the same ranking. The table below is the one in the README ("Profiles").
 
 =============  ==================================================================================
-profile        metrics (library name -> registered metric) and ties
+profile        metrics (library name -> registered metric), ties and protocol
 =============  ==================================================================================
 recometrics    P@K p, TP@K tp, R@K r, AP@K ap (/|T|), TAP@K tap (/min(K,|T|)), NDCG@K ndcg
                (linear gains), Hit@K hit, RR@K rr, ROC-AUC roc_auc (catalog), PR-AUC pr_auc;
-               ties broken by seeded noise
-hivemall       precision p, recall r, MAP ap (/|T|), AUC auc_topk (inside the top-K list, 0.5
-               without pairs), MRR rr, NDCG ndcg_bin (binary responses) and ndcg_exp (graded
-               responses, 2^rel - 1); ties by list order (item index)
+               ties broken by seeded noise; a +-inf score makes the user NaN (inf_scores="nan")
+hivemall       precision p, recall r, MAP ap_hits (over the hits in the top k, as its code does
+               since 2017; its documentation still shows /|truth|), AUC auc_topk (inside the
+               top-K list, 0.5 without pairs), MRR rr, NDCG ndcg_bin (binary responses) and
+               ndcg_exp (graded, 2^rel - 1), hit; ties by list order (item index)
 recbole        Hit hit, MRR rr, NDCG ndcg_bin (binary relevance), Precision p, Recall r, MAP tap
-               (/min(K,|T|)), GAUC gauc (per-user AUC weighted by |T_u|); ties by item index
-               (torch.topk order)
-implicit       precision p_pooled (sum hits / sum min(K,|T_u|)), map tap, ndcg ndcg_bin;
-               ties by item index. implicit's auc counts train items as negatives inside its
-               top-K list and is not reproduced.
+               (/min(K,|T|)), GAUC gauc (per-user AUC with average ranks for ties, weighted by
+               |T_u|), AveragePopularity arp, TailPercentage tailpercentage, GiniIndex
+               gini_items, ShannonEntropy entropy_mean, ItemCoverage coverage; ties by item
+               index (RecBole's torch.topk tie order is not verified here: torch is not
+               installed)
+implicit       precision p_pooled (sum hits / sum min(K,|T_u|)), map tap, ndcg ndcg_bin; ties
+               "implicit": implicit's own heap selection (top-K metrics only). implicit's auc
+               counts train items as negatives inside its top-K list and is not reproduced.
 ranx           precision p, recall r, map ap (/|T|), ndcg ndcg (linear, Jarvelin), ndcg_burges
-               ndcg_exp, mrr rr, hit_rate hit, map without cutoff pr_auc; ties by item index
-trec_eval      P p, recall r, map_cut ap (/|T|), ndcg_cut ndcg (linear), recip_rank rr, map (no
-               cutoff) pr_auc; ties by item index descending (trec_eval orders tied documents by
-               docno descending: the same order when docnos are zero-padded item indices)
+               ndcg_exp, mrr rr, hit_rate hit, map without cutoff pr_auc, hits, f1,
+               r-precision rprec, dcg, dcg_burges dcg_exp, rbp, bpref; ties by item index
+trec_eval      P / set_P p, recall / set_recall r, map_cut ap (/|T|), ndcg_cut ndcg (linear),
+               recip_rank rr, map (no cutoff) pr_auc, Rprec rprec, bpref, gm_map, set_F f1,
+               set_relative_P tp, set_map, num_rel_ret hits, iprec_at_recall_*, 11pt_avg;
+               ties by item index descending (trec_eval orders tied documents by docno
+               descending: the same order when docnos are zero-padded item indices); relevance
+               level 1 and a user without a relevant item counted as 0 (no_positive="zero")
 =============  ==================================================================================
+
+With ranked top-K input a profile keeps its top-K metrics and leaves out (and records) the
+whole-ranking ones. A profile sets ``ties``, ``relevance_level``, ``no_positive`` and
+``inf_scores`` when they are left None.
 """
 
 from __future__ import annotations
@@ -41,39 +53,58 @@ PROFILES: dict[str, dict[str, Any]] = {
     "recometrics": {
         "metrics": ["p", "tp", "r", "ap", "tap", "ndcg", "hit", "rr", "roc_auc", "pr_auc"],
         "ties": "noise",
+        "inf_scores": "nan",
         "aliases": {"P": "p", "TP": "tp", "R": "r", "AP": "ap", "TAP": "tap", "NDCG": "ndcg",
                     "Hit": "hit", "RR": "rr", "ROC_AUC": "roc_auc", "PR_AUC": "pr_auc"},
     },
     "hivemall": {
-        "metrics": ["p", "r", "ap", "auc_topk", "rr", "ndcg_bin", "ndcg_exp"],
+        "metrics": ["p", "r", "ap_hits", "auc_topk", "rr", "ndcg_bin", "ndcg_exp", "hit"],
         "ties": "index",
-        "aliases": {"precision": "p", "recall": "r", "map": "ap", "auc": "auc_topk", "mrr": "rr",
-                    "ndcg": "ndcg_bin", "ndcg_graded": "ndcg_exp"},
+        "aliases": {"precision": "p", "recall": "r", "map": "ap_hits", "auc": "auc_topk",
+                    "mrr": "rr", "ndcg": "ndcg_bin", "ndcg_graded": "ndcg_exp", "hit": "hit"},
     },
     "recbole": {
-        "metrics": ["hit", "rr", "ndcg_bin", "p", "r", "tap", "gauc"],
+        "metrics": ["hit", "rr", "ndcg_bin", "p", "r", "tap", "gauc", "arp", "tailpercentage",
+                    "gini_items", "entropy_mean", "coverage"],
         "ties": "index",
         "aliases": {"hit": "hit", "mrr": "rr", "ndcg": "ndcg_bin", "precision": "p",
-                    "recall": "r", "map": "tap", "gauc": "gauc"},
+                    "recall": "r", "map": "tap", "gauc": "gauc", "averagepopularity": "arp",
+                    "tailpercentage": "tailpercentage", "giniindex": "gini_items",
+                    "shannonentropy": "entropy_mean", "itemcoverage": "coverage"},
     },
     "implicit": {
         "metrics": ["p_pooled", "tap", "ndcg_bin"],
-        "ties": "index",
+        "ties": "implicit",
         "aliases": {"precision": "p_pooled", "map": "tap", "ndcg": "ndcg_bin"},
     },
     "ranx": {
-        "metrics": ["p", "r", "ap", "ndcg", "ndcg_exp", "rr", "hit", "pr_auc"],
+        "metrics": ["p", "r", "ap", "ndcg", "ndcg_exp", "rr", "hit", "pr_auc", "hits", "f1",
+                    "rprec", "dcg", "dcg_exp", "rbp", "bpref"],
         "ties": "index",
         "aliases": {"precision": "p", "recall": "r", "map": "ap", "ndcg": "ndcg",
-                    "ndcg_burges": "ndcg_exp", "mrr": "rr", "hit_rate": "hit", "map_full": "pr_auc"},
+                    "ndcg_burges": "ndcg_exp", "mrr": "rr", "hit_rate": "hit", "map_full": "pr_auc",
+                    "hits": "hits", "f1": "f1", "r-precision": "rprec", "dcg": "dcg",
+                    "dcg_burges": "dcg_exp", "rbp": "rbp", "bpref": "bpref"},
     },
     "trec_eval": {
-        "metrics": ["p", "r", "ap", "ndcg", "rr", "pr_auc"],
+        "metrics": ["p", "r", "ap", "ndcg", "rr", "pr_auc", "rprec", "bpref", "gm_map", "f1",
+                    "tp", "set_map", "hits", "11pt_avg",
+                    *[f"iprec_at_recall_{j / 10:.2f}" for j in range(11)]],
         "ties": "index_desc",
+        "relevance_level": 1.0,
+        "no_positive": "zero",
         "aliases": {"P": "p", "recall": "r", "map_cut": "ap", "ndcg_cut": "ndcg",
-                    "recip_rank": "rr", "map": "pr_auc"},
+                    "recip_rank": "rr", "map": "pr_auc", "Rprec": "rprec", "bpref": "bpref",
+                    "gm_map": "gm_map", "set_P": "p", "set_recall": "r", "set_F": "f1",
+                    "set_relative_P": "tp", "set_map": "set_map", "num_rel_ret": "hits",
+                    "11pt_avg": "11pt_avg",
+                    **{f"iprec_at_recall_{j / 10:.2f}": f"iprec_at_recall_{j / 10:.2f}"
+                       for j in range(11)}},
     },
 }
+
+#: Options a profile sets when they are left None, and their value without a profile.
+_DEFAULTS = {"ties": "noise", "relevance_level": None, "no_positive": "nan", "inf_scores": "rank"}
 
 
 def get_profile(name: str, func: str = "evaluate") -> dict[str, Any]:
@@ -84,11 +115,13 @@ def get_profile(name: str, func: str = "evaluate") -> dict[str, Any]:
 
 
 def apply_profile(options: EvalOptions, func: str = "evaluate") -> EvalOptions:
-    """``options`` with its profile applied: ``metrics`` and ``ties`` left None take the
-    profile's, or P, AP, NDCG and ``noise`` without a profile."""
+    """``options`` with its profile applied: ``metrics``, ``ties``, ``relevance_level``,
+    ``no_positive`` and ``inf_scores`` left None take the profile's, or P, AP and NDCG,
+    ``noise``, no level, ``nan`` and ``rank`` without a profile."""
     prof = get_profile(options.profile, func) if options.profile is not None else {}
     metrics = options.metrics
     if metrics is None:
         metrics = prof.get("metrics", ("p", "ap", "ndcg"))
-    ties = options.ties if options.ties is not None else prof.get("ties", "noise")
-    return dataclasses.replace(options, metrics=metrics, ties=ties)
+    chosen = {name: getattr(options, name) if getattr(options, name) is not None
+              else prof.get(name, default) for name, default in _DEFAULTS.items()}
+    return dataclasses.replace(options, metrics=metrics, **chosen)

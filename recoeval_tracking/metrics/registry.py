@@ -23,7 +23,7 @@ from typing import Any
 
 from .._validation import InputError
 from ..engine.codes import AtK, Whole
-from . import beyond
+from . import beyond, listrank, popularity
 
 __all__ = ["MetricSpec", "METRICS", "resolve_metrics", "column_name", "curve_name",
            "spec_for_key", "greater_is_better"]
@@ -72,6 +72,9 @@ class MetricSpec:
     average_ties : bool
         Whether ``ties="average"`` has an implemented expectation for this metric; a metric
         without one is refused when named and left out of ``"all"``.
+    extra_pass : bool
+        The metric needs a second engine pass with ``ties="average"`` unless the run's tie
+        policy is ``average``; ``"all"`` leaves it out then (name it to get it).
     """
 
     name: str
@@ -88,6 +91,7 @@ class MetricSpec:
     compute: Callable[..., Any] | None = None
     needs_item_vectors: bool = False
     average_ties: bool = True
+    extra_pass: bool = False
 
     @property
     def kind(self) -> str:
@@ -145,6 +149,46 @@ _SPECS = [
                "gain v_i = test value), unnormalised (Jarvelin & Kekalainen 2002; ranx's dcg); "
                "defined for every evaluated user, also when the pool holds only positives",
                "dcg", (("gain", "linear"),)),
+    MetricSpec("ap_hits", AtK.AP_HITS, "AP_HITS", True, False,
+               "AP@k over the hits: (1/hits(k)) * sum_{i : r_i <= k} i / r_i, 0 when hits(k) = 0 "
+               "(Hivemall's AveragePrecision since 2017; its documentation still shows /|T|)",
+               "ap", (("denominator", "hits"),), average_ties=False),
+    MetricSpec("hits", AtK.HITS, "Hits", True, True,
+               "hits(k) = #{i : r_i <= k}, the number of positives in the top k (ranx's hits)"),
+    MetricSpec("f1", AtK.F1, "F1", True, True,
+               "F1@k = 2 P@k R@k / (P@k + R@k) = 2 hits(k) / (k + |T|), 0 without a hit (van "
+               "Rijsbergen 1979; ranx's f1, trec_eval's set_F on a run of k items)"),
+    MetricSpec("dcg_exp", AtK.DCG_EXP, "DCG_EXP", True, False,
+               "DCG@k with the exponential gain: sum_{i : r_i <= k} (2^v_i - 1) / log2(r_i + 1) "
+               "(Burges et al. 2005; ranx's dcg_burges); defined as dcg",
+               "dcg", (("gain", "exponential"),)),
+    MetricSpec("set_map", AtK.SET_MAP, "SET_MAP", True, True,
+               "hits(k)^2 / (k |T|) = P@k R@k: trec_eval's set_map on a run of k items",
+               average_ties=False),
+    MetricSpec("rprec", Whole.RPREC, "Rprec", False, False,
+               "R-precision: #{i : r_i <= |T|} / |T|, precision after |T| items (Buckley & "
+               "Voorhees 2000; trec_eval's Rprec, ranx's r-precision)"),
+    *[MetricSpec(f"iprec_at_recall_{j / 10:.2f}", Whole(Whole.IPREC_0 + j),
+                 f"IPREC@{j / 10:.2f}", False, False,
+                 f"interpolated precision at recall {j / 10:.2f}: max over i >= max(1, c) of "
+                 f"i / r_i, c = floor({j / 10:.2f} |T| + 0.9): the best precision from the "
+                 "c-th positive on (trec_eval 9's iprec_at_recall, over the whole ranking)",
+                 "iprec", (("recall", f"{j / 10:.2f}"),), average_ties=False)
+      for j in range(11)],
+    MetricSpec("11pt_avg", Whole.AVG_11PT, "11pt_avg", False, False,
+               "mean of the 11 interpolated precisions at recall 0, 0.1, ..., 1 (trec_eval's "
+               "11pt_avg, Salton & McGill 1983)", average_ties=False),
+    # rank metrics from the top-K lists (a real-valued parameter, or judged non-relevant items)
+    MetricSpec("rbp", -1, "RBP", True, False,
+               "RBP@k = (1 - p) sum_{j <= k} v_(j) p^(j - 1), v_(j) the test value of the j-th "
+               "listed item (0 if not a positive), p = rbp_persistence (Moffat & Zobel 2008; "
+               "ranx's rbp)", stage="list", compute=listrank.rbp_of, average_ties=False),
+    MetricSpec("bpref", -1, "bpref", True, False,
+               "bpref@k = (1/R) sum over listed positives of 1 - min(n, R) / min(N, R) (1 when "
+               "n = 0), n the judged non-relevant items listed above it, R = |T|, N the judged "
+               "non-relevant items (test entries below relevance_level); unjudged items skipped "
+               "(Buckley & Voorhees 2004; trec_eval's bpref on a run of k items)",
+               stage="list", compute=listrank.bpref_of, average_ties=False),
     # beyond accuracy: from the top-K lists of the same pass
     MetricSpec("novelty", -1, "Novelty", True, True,
                "mean over the list of -log2(max(n_i, 1) / |U_train|), n_i = train users of item i",
@@ -173,9 +217,49 @@ _SPECS = [
                "1 - mean over user pairs of |L_u & L_v| / K (exact)", stage="aggregate",
                compute=beyond.over_lists(beyond.personalisation)),
     MetricSpec("gauc", -1, "GAUC", False, False,
-               "sum_u |T_u| ROC-AUC_u / sum_u |T_u| over users with a defined ROC-AUC (RecBole)",
+               "sum_u |T_u| AUC_u / sum_u |T_u| over users with a defined ROC-AUC, with AUC_u the "
+               "ROC-AUC under tied scores given their average rank (a tied pair counts 1/2), "
+               "whatever the tie policy of the other metrics (RecBole's GAUC, "
+               "Collector._average_rank)",
                "auc", (("scope", "user_weighted"),), stage="aggregate", needs=("roc_auc",),
-               compute=beyond.gauc_of),
+               compute=beyond.gauc_of, extra_pass=True),
+    MetricSpec("gm_map", -1, "gm_map", False, False,
+               "exp(mean_u ln max(PR-AUC_u, 1e-5)) over users with a defined PR-AUC: the "
+               "geometric mean of AP over the whole ranking (Robertson 2006; trec_eval's gm_map)",
+               "pr_auc", (("average", "geometric"),), stage="aggregate", needs=("pr_auc",),
+               compute=listrank.gm_map_of),
+    MetricSpec("arp", -1, "ARP", True, True,
+               "mean over the list of pop_i, the train entries of item i (RecBole's "
+               "AveragePopularity; Abdollahpouri et al. 2019)", stage="list",
+               compute=popularity.arp_of, greater_is_better=False),
+    MetricSpec("tailpercentage", -1, "TailPercentage", True, True,
+               "share of the list in the tail: the max(1, floor(tail_ratio |I_train|)) least "
+               "popular items with a train entry, ties by index (RecBole's TailPercentage)",
+               stage="list", compute=popularity.tailpercentage_of),
+    MetricSpec("aplt", -1, "APLT", True, True,
+               "share of the list in the long tail: items outside the short head, the most "
+               "popular items holding short_head_share (0.8) of the train entries (Abdollahpouri "
+               "et al. 2019; Elliot's APLT)", stage="list", compute=popularity.aplt_of),
+    MetricSpec("aclt", -1, "ACLT", True, True,
+               "number of long-tail items in the list (as aplt; Elliot's ACLT)", stage="list",
+               compute=popularity.aclt_of),
+    MetricSpec("pop_rsp", -1, "PopRSP", True, True,
+               "std/mean over {short head, long tail} of sum_u |L_u & g| / sum_u |g - R_u| "
+               "(Zhu et al. 2020; Elliot's PopRSP); 0 = parity", stage="aggregate",
+               compute=popularity.pop_rsp_of, greater_is_better=False),
+    MetricSpec("pop_reo", -1, "PopREO", True, True,
+               "std/mean over {short head, long tail} of sum_u |L_u & g & T_u| / sum_u |g & T_u| "
+               "(Zhu et al. 2020; Elliot's PopREO); 0 = equal opportunity", stage="aggregate",
+               compute=popularity.pop_reo_of, greater_is_better=False),
+    MetricSpec("gini_items", -1, "GiniIndex", True, True,
+               "sum_j (2j - |I| - 1) c_(j) / (|I| sum c), c ascending (RecBole's GiniIndex: "
+               "gini divided by |I| instead of |I| - 1)", "gini", (("normalise", "items"),),
+               stage="aggregate", compute=beyond.over_lists(popularity.gini_items),
+               greater_is_better=False),
+    MetricSpec("entropy_mean", -1, "ShannonEntropy", True, True,
+               "entropy / #distinct recommended items (RecBole's ShannonEntropy)", "entropy",
+               (("normalise", "recommended_items"),), stage="aggregate",
+               compute=beyond.over_lists(popularity.entropy_mean)),
     MetricSpec("p_pooled", -1, "P_POOLED", True, True,
                "sum_u hits_u(k) / sum_u min(k, |T_u|) over defined users (implicit's precision)",
                "p", (("average", "pooled"),), stage="aggregate", needs=("tp",),

@@ -37,10 +37,12 @@ README_REASON_ORDER = ("no_test", "min_pos_test", "cold_start", "min_items_pool"
 #: Metrics the kernel computes per user from the ranks (all checked against the reference).
 KERNEL_METRICS = ALL_METRICS
 #: Per-user metrics computed from the top-K list.
-LIST_METRICS = ("novelty", "ils", "diversity", "serendipity")
+LIST_METRICS = ("novelty", "ils", "diversity", "serendipity", "rbp", "bpref", "arp",
+                "tailpercentage", "aplt", "aclt")
 #: One number over all users.
 AGGREGATE_METRICS = ("coverage", "aggregated_diversity", "entropy", "gini", "personalisation",
-                     "gauc", "p_pooled")
+                     "gauc", "p_pooled", "gm_map", "pop_rsp", "pop_reo", "gini_items",
+                     "entropy_mean")
 
 
 def rows_of(X: Any, m: int) -> list[dict[int, float]]:

@@ -43,6 +43,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import recoeval_tracking as rt
+import reference as ref
 from reference import TOPK_METRICS, metrics_at_k
 
 from . import _oracle as orc
@@ -67,8 +68,8 @@ def _topk_only_metrics(ties: str) -> list[str]:
     names = [n for n, s in rt.METRICS.items()
              if (s.stage == "kernel" and s.at_k) or s.stage == "list"
              or (s.stage == "aggregate" and all(rt.METRICS[x].at_k for x in s.needs))]
-    if ties == "average":  # its expectation over tie orderings is not implemented (refused)
-        names.remove("auc_topk")
+    if ties == "average":  # their expectation over tie orderings is not implemented (refused)
+        names = [n for n in names if rt.METRICS[n].average_ties]
     return names
 
 
@@ -245,6 +246,7 @@ def _check_list_metrics(res: rt.Results, case: Case, lists: list[list[int]], wha
         "diversity": lambda L, u: 1.0 - orc.ils(L, case.features),
         "serendipity": lambda L, u: orc.serendipity(L, test_rows[u], train_rows, n, case.top_n),
     }
+    per_user.update(_popularity_and_list_ranks(train_rows, test_rows, n, k))
     for name, fn in per_user.items():
         got = _column(res, name)
         if got is None:
@@ -266,6 +268,7 @@ def _check_list_metrics(res: rt.Results, case: Case, lists: list[list[int]], wha
                                        err_msg=f"{name} curve ({what}; {case.describe()})")
     defined = res.per_user["nan_reason"].to_numpy() == ""
     agg = orc.aggregates([lists[u] for u in range(m) if defined[u]], n, k)
+    agg.update(_recbole_elliot_aggregates(lists, defined, train_rows, test_rows, n))
     for name, value in agg.items():
         key = f"{name}_at_{k}"
         if key in res.aggregates:
@@ -273,12 +276,59 @@ def _check_list_metrics(res: rt.Results, case: Case, lists: list[list[int]], wha
                                        equal_nan=True, err_msg=f"{name} ({what})")
 
 
+def _popularity_and_list_ranks(train_rows, test_rows, n: int, k: int) -> dict[str, Any]:
+    """Oracles of the list metrics of reference.py (default parameters: rbp persistence 0.8,
+    RecBole tail_ratio 0.1, Elliot short head 0.8; no judged non-relevant item)."""
+    counts = ref.train_counts(train_rows, n)
+    tail = ref.recbole_tail(counts, 0.1)
+    long_tail = ref.elliot_long_tail(counts, 0.8)
+
+    def listed(L):
+        return [i for i in L if i >= 0]
+
+    return {
+        "rbp": lambda L, u: ref.rbp_at_k(listed(L), test_rows[u], k, 0.8) if listed(L)
+        else math.nan,
+        "bpref": lambda L, u: ref.bpref_at_k(listed(L), test_rows[u], [], k) if listed(L)
+        else math.nan,
+        "arp": lambda L, u: (sum(counts[i] for i in listed(L)) / len(listed(L)) if listed(L)
+                             else math.nan),
+        "tailpercentage": lambda L, u: ref.list_share(L, tail),
+        "aplt": lambda L, u: ref.list_share(L, long_tail),
+        "aclt": lambda L, u: (float(sum(1 for i in listed(L) if i in long_tail)) if listed(L)
+                              else math.nan),
+    }
+
+
+def _recbole_elliot_aggregates(lists, defined, train_rows, test_rows, n: int) -> dict:
+    users = [u for u in range(len(lists)) if defined[u]]
+    dl = [[i for i in lists[u] if i >= 0] for u in users]
+    if not any(dl):
+        return {}
+    long_tail = ref.elliot_long_tail(ref.train_counts(train_rows, n), 0.8)
+    trains = [train_rows[u] for u in users]
+    return {"gini_items": ref.recbole_gini(dl, n), "entropy_mean": ref.recbole_entropy(dl),
+            "pop_rsp": ref.pop_parity(dl, trains, None, long_tail, n),
+            "pop_reo": ref.pop_parity(dl, trains, [test_rows[u] for u in users], long_tail, n)}
+
+
 def _check_aggregates_of_metrics(res: rt.Results, case: Case) -> None:
     k = case.k
     n_test = np.diff(case.test.indptr)
     roc = _column(res, "roc_auc")
     if roc is not None and "gauc" in res.aggregates:
-        np.testing.assert_allclose(res.aggregates["gauc"], orc.gauc(roc, n_test), rtol=0,
+        # RecBole's per-user AUC gives tied items their average rank, whatever the tie policy
+        m, n = case.shape
+        test_rows = orc.rows_of(case.test, m)
+        train_rows = orc.rows_of(case.train, m)
+        avg = [ref.auc_average_ranks(case.S[u], [i for i in range(n) if i not in train_rows[u]],
+                                     test_rows[u]) if not np.isnan(roc[u]) else math.nan
+               for u in range(m)]
+        np.testing.assert_allclose(res.aggregates["gauc"], orc.gauc(avg, n_test), rtol=0,
+                                   atol=ATOL, equal_nan=True)
+    pr = _column(res, "pr_auc")
+    if pr is not None and "gm_map" in res.aggregates:
+        np.testing.assert_allclose(res.aggregates["gm_map"], ref.geometric_mean_ap(pr), rtol=0,
                                    atol=ATOL, equal_nan=True)
     p = _column(res, "p")
     tp = _column(res, "tp")

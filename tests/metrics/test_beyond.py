@@ -226,7 +226,11 @@ def test_hivemall_profile_reproduces_the_published_example():
     pu = res.per_user.iloc[0]
     assert pu["r_at_4"] == pytest.approx(0.6666666666666666)
     assert pu["p_at_4"] == pytest.approx(0.5)
-    assert pu["ap_at_4"] == pytest.approx(0.5555555555555555)
+    # MAP: Hivemall's code divides by the hits in the list (BinaryResponsesMeasuresTest.testAP:
+    # 1/2 (1/1 + 2/3)); the documentation page's 0.5556 divides by |truth| (our `ap`)
+    assert pu["ap_hits_at_4"] == pytest.approx(1.0 / 2.0 * (1.0 / 1.0 + 2.0 / 3.0))
+    doc = rt.evaluate(None, te, item_biases=scores, k=4, metrics=["ap"], ties="index")
+    assert doc.per_user["ap_at_4"][0] == pytest.approx(0.5555555555555555)
     assert pu["auc_topk_at_4"] == pytest.approx(0.75)
     assert pu["rr_at_4"] == pytest.approx(1.0)
     assert pu["ndcg_bin_at_4"] == pytest.approx(0.7039180890341349)

@@ -1,0 +1,95 @@
+r"""Rank metrics computed from each user's top-K list rather than in the engine's kernels: those
+with a real-valued parameter (``rbp``) or that need the judged non-relevant items (``bpref``),
+and the geometric-mean aggregate ``gm_map``. Each costs ``O(K log |T_u|)`` per user.
+
+With ``L_u = (i_1, ..., i_K)`` the user's list (train items left out), ``T_u`` the positives with
+test values ``v_i`` and ``J_u`` the judged non-relevant items (test entries below the relevance
+level):
+
+* ``rbp`` (rank-biased precision; Moffat & Zobel, ACM TOIS 27(1), 2008; ranx's ``rbp``, which
+  weighs each relevant item by its judgement):
+  :math:`RBP@K = (1 - p) \sum_{j \le K} v_{i_j} [i_j \in T_u] \, p^{j-1}`, ``p`` the persistence.
+* ``bpref`` (Buckley & Voorhees, SIGIR 2004; trec_eval's ``bpref`` on a run of the K listed
+  items): with :math:`R = |T_u|`, :math:`N = |J_u|` and :math:`n_j` the judged non-relevant
+  items above position ``j``,
+  :math:`bpref@K = \frac{1}{R}\sum_{j : i_j \in T_u} \left(1 - \frac{\min(n_j, R)}{\min(N, R)}
+  \right)` where a term with :math:`n_j = 0` counts 1 (unjudged items are skipped).
+* ``gm_map`` (trec_eval): :math:`\exp(\mathrm{mean}_u \ln \max(AP_u, 10^{-5}))` over the users
+  with a defined PR-AUC (AP over the whole ranking).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import scipy.sparse as sp
+
+from .beyond import ListContext
+
+__all__ = ["values_at", "rbp_of", "bpref_of", "gm_map_of", "MIN_GEO_MEAN"]
+
+#: trec_eval's floor of a value before its logarithm in geometric means.
+MIN_GEO_MEAN = 1e-5
+
+
+def values_at(X: sp.csr_array, rows: np.ndarray, items: np.ndarray) -> tuple[np.ndarray,
+                                                                           np.ndarray]:
+    """The stored value of each (row, item) of the CSR ``X`` (sorted indices) and whether it is
+    stored (0.0 where not), vectorised."""
+    key_x = np.repeat(np.arange(X.shape[0], dtype=np.int64), np.diff(X.indptr)) * X.shape[1] \
+        + X.indices
+    key_q = rows.astype(np.int64) * X.shape[1] + items
+    if key_x.shape[0] == 0:
+        return np.zeros(key_q.shape[0]), np.zeros(key_q.shape[0], dtype=bool)
+    pos = np.minimum(np.searchsorted(key_x, key_q), key_x.shape[0] - 1)
+    found = key_x[pos] == key_q
+    return np.where(found, np.asarray(X.data, dtype=np.float64)[pos], 0.0), found
+
+
+def _lookup(X: sp.csr_array, topk: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    m, K = topk.shape
+    rows = np.repeat(np.arange(m), K)
+    items = topk.ravel()
+    listed = items >= 0
+    vals = np.zeros(m * K)
+    found = np.zeros(m * K, dtype=bool)
+    vals[listed], found[listed] = values_at(X, rows[listed], items[listed])
+    return vals.reshape(m, K), found.reshape(m, K)
+
+
+def rbp_of(ctx: ListContext, topk: np.ndarray) -> np.ndarray:
+    """``rbp`` of each user's list (NaN without a list)."""
+    p = ctx.rbp_persistence
+    vals, found = _lookup(ctx.test, topk)
+    weights = p ** np.arange(topk.shape[1], dtype=np.float64)
+    out = (1.0 - p) * (np.where(found, vals, 0.0) * weights).sum(axis=1)
+    return np.where((topk >= 0).any(axis=1), out, np.nan)
+
+
+def bpref_of(ctx: ListContext, topk: np.ndarray) -> np.ndarray:
+    """``bpref`` of each user's list (NaN without a list)."""
+    m = topk.shape[0]
+    _, rel = _lookup(ctx.test, topk)
+    R = np.diff(ctx.test.indptr).astype(np.float64)
+    if ctx.judged is not None:
+        _, nonrel = _lookup(ctx.judged, topk)
+        N = np.diff(ctx.judged.indptr).astype(np.float64)
+    else:
+        nonrel = np.zeros_like(rel)
+        N = np.zeros(m)
+    above = np.cumsum(nonrel, axis=1) - nonrel           # judged non-relevant above position j
+    with np.errstate(invalid="ignore", divide="ignore"):
+        frac = np.minimum(above, R[:, None]) / np.minimum(N, R)[:, None]
+        term = np.where(above > 0, 1.0 - frac, 1.0)
+        out = np.where(rel, term, 0.0).sum(axis=1) / R
+    return np.where((topk >= 0).any(axis=1) & (R > 0), out, np.nan)
+
+
+def gm_map_of(ctx: ListContext) -> float:
+    """``gm_map`` from the per-user PR-AUC column."""
+    ap = np.asarray(ctx.columns["pr_auc"], dtype=np.float64)
+    ap = ap[~np.isnan(ap)]
+    if not ap.size:
+        return math.nan
+    return float(np.exp(np.mean(np.log(np.maximum(ap, MIN_GEO_MEAN)))))

@@ -1,0 +1,231 @@
+"""The values of peers' own unit tests, reproduced through the profiles and metrics that name them.
+
+Each case is transcribed from the peer's public test file (cited per test) and expressed as
+users, scores or ranked lists; the expected values are the peer's, not ours. Cases a peer tests
+that this project cannot express are named in the docstrings, with the reason.
+
+RecBole is not installed here; its values come from ``tests/metrics/test_topk_metrics.py`` and
+``tests/metrics/test_rank_metrics.py`` of RUCAIBox/RecBole (transcribed). ranx's from
+``tests/unit/ranx/metrics/{bpref,rank_biased_precision,f1}_test.py`` of AmenRa/ranx. Hivemall's
+``BinaryResponsesMeasuresTest`` values are in ``test_profile_formulas.py``.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+import recoeval_tracking as rt
+from recoeval_tracking.metrics.profiles import PROFILES
+
+# ------------------------------------------------------------------------------------ RecBole
+
+#: RecBole test_topk_metrics.py: hit flags of the top-3 lists of four users and |T| of each.
+POS_IDX = [[0, 0, 0], [1, 1, 1], [1, 0, 1], [0, 0, 1]]
+POS_LEN = [1, 3, 4, 2]
+L2 = np.log2
+
+
+def _recbole_users(n_items: int = 12):
+    """Users whose top-3 lists have the hit pattern of POS_IDX, the other positives ranked
+    right after the list, then the negatives (scores decrease with the position)."""
+    m = len(POS_IDX)
+    scores = np.zeros((m, n_items))
+    rows, cols = [], []
+    for u, (flags, n_pos) in enumerate(zip(POS_IDX, POS_LEN)):
+        order = list(range(n_items))            # item j at position j + 1
+        scores[u, order] = n_items - np.arange(n_items, dtype=float)
+        positives = [j for j, f in enumerate(flags) if f]
+        positives += list(range(3, 3 + n_pos - len(positives)))
+        rows += [u] * len(positives)
+        cols += positives
+    test = sp.csr_array((np.ones(len(rows)), (rows, cols)), shape=(m, n_items))
+    return test, scores
+
+
+@pytest.mark.parametrize("library_name, expected", [
+    ("hit", [[0, 0, 0], [1, 1, 1], [1, 1, 1], [0, 0, 1]]),
+    ("ndcg", [[0, 0, 0], [1, 1, 1],
+              [1, 1 / L2(2) / (1 / L2(2) + 1 / L2(3)),
+               (1 / L2(2) + 1 / L2(4)) / (1 / L2(2) + 1 / L2(3) + 1 / L2(4))],
+              [0, 0, 1 / L2(4) / (1 / L2(2) + 1 / L2(3))]]),
+    ("mrr", [[0, 0, 0], [1, 1, 1], [1, 1, 1], [0, 0, 1 / 3]]),
+    ("map", [[0, 0, 0], [1, 1, 1], [1, 1 / 2, 1 / 3 * (1 / 1 + 2 / 3)],
+             [0, 0, 1 / 3 * (1 / 2)]]),
+    ("recall", [[0, 0, 0], [1 / 3, 2 / 3, 3 / 3], [1 / 4, 1 / 4, 2 / 4], [0, 0, 1 / 2]]),
+    ("precision", [[0, 0, 0], [1, 1, 1], [1, 1 / 2, 2 / 3], [0, 0, 1 / 3]]),
+])
+def test_recbole_topk_metrics(library_name, expected):
+    """RecBole TestTopKMetrics.test_{hit,ndcg,mrr,map,recall,precision}: the @1..3 values."""
+    test, scores = _recbole_users()
+    name = PROFILES["recbole"]["aliases"][library_name]
+    res = rt.evaluate(None, test, scores=scores, k=3, cumulative=True, metrics=[name],
+                      profile="recbole", nthreads=1)
+    np.testing.assert_allclose(res.curves_per_user[f"{name}_at_k"], expected, rtol=0,
+                               atol=1e-12)
+
+
+#: RecBole test_topk_metrics.py: five top-3 lists over 8 items and the train counts.
+ITEM_MATRIX = [[5, 7, 3], [4, 5, 2], [2, 3, 5], [1, 4, 6], [5, 3, 7]]
+ITEM_COUNT = {1: 0, 2: 1, 3: 2, 4: 3, 5: 4, 6: 5}
+
+
+def _recbole_lists():
+    """The five lists as ranked input (users 0-4, no train entry, one test item each: item 0,
+    listed by none), and train-only users giving item i the count ITEM_COUNT[i] (users 5..)."""
+    n_items, n_lists = 8, len(ITEM_MATRIX)
+    n_train_users = max(ITEM_COUNT.values())
+    m = n_lists + n_train_users
+    tr_r, tr_c = [], []
+    for item, count in ITEM_COUNT.items():
+        tr_r += [n_lists + j for j in range(count)]
+        tr_c += [item] * count
+    train = sp.csr_array((np.ones(len(tr_r)), (tr_r, tr_c)), shape=(m, n_items))
+    test = sp.csr_array((np.ones(n_lists), (range(n_lists), [0] * n_lists)), shape=(m, n_items))
+    lists = np.full((m, 3), -1, dtype=np.int64)
+    lists[:n_lists] = ITEM_MATRIX
+    return train, test, lists
+
+
+def test_recbole_list_metrics():
+    """RecBole test_itemcoverage, test_averagepopularity (the @1..3 means of each user),
+    test_giniindex and test_shannonentropy on the five lists. Not expressible: the
+    test_tailpercentage case, whose count table holds an item with a count of 0 (item 1) as a
+    tail candidate; counts here come from train entries, and RecBole's own count table
+    (``data.count_items``, a Counter of the train interactions) never holds a 0 either."""
+    train, test, lists = _recbole_lists()
+    with pytest.warns(UserWarning, match="left out: \\['gauc', 'roc_auc'\\]"):
+        res = rt.evaluate(train, test, ranked=lists, k=3, cumulative=True, profile="recbole",
+                          nthreads=1)
+    assert res.aggregates["coverage_at_3"] == pytest.approx(7 / 8, abs=1e-12)
+    arp = [[4 / 1, 4 / 2, 6 / 3], [3 / 1, 7 / 2, 8 / 3], [1 / 1, 3 / 2, 7 / 3],
+           [0 / 1, 3 / 2, 8 / 3], [4 / 1, 6 / 2, 6 / 3]]
+    np.testing.assert_allclose(res.curves_per_user["arp_at_k"][:5], arp, rtol=0, atol=1e-12)
+    gini = ((-7) * 0 + (-5) * 1 + (-3) * 1 + (-1) * 2 + 1 * 2 + 3 * 2 + 5 * 3 + 7 * 4) \
+        / (8 * (3 * 5))
+    assert res.aggregates["gini_items_at_3"] == pytest.approx(gini, abs=1e-12)
+    p = np.array([1, 2, 3, 2, 4, 1, 2]) / 15
+    assert res.aggregates["entropy_mean_at_3"] == pytest.approx(-np.mean(p * np.log(p)),
+                                                                abs=1e-12)
+    # the profile's whole-ranking GAUC cannot come from ranked lists: left out and recorded
+    assert "gauc" in res.definitions["left_out"] and "gauc" not in res.aggregates
+
+
+@pytest.mark.parametrize("case, users, expected", [
+    # (pool size, positive ranks): pos_rank_sum0 = [1, 4, 9] over user_len0 = [2, 3, 5]
+    (0, [(2, [1]), (3, [1, 3]), (5, [1, 3, 5])],
+     (1 * ((2 - (1 - 1) / 2 - 1 / 1) / (2 - 1)) + 2 * ((3 - (2 - 1) / 2 - 4 / 2) / (3 - 2))
+      + 3 * ((5 - (3 - 1) / 2 - 9 / 3) / (5 - 3))) / (1 + 2 + 3)),
+    # case 1: a user without positives and one with only positives are left out
+    (1, [(3, [3]), (6, []), (4, [1, 2, 3, 4])], (3 - 0 - 3 / 1) / (3 - 1)),
+])
+def test_recbole_gauc(case, users, expected):
+    """RecBole TestRankMetrics.test_gauc: users given by their pool size and the ranks of their
+    positives."""
+    n = max(size for size, _ in users)
+    m = len(users)
+    scores = np.tile(n - np.arange(n, dtype=float), (m, 1))
+    tr_r, tr_c, te_r, te_c = [], [], [], []
+    for u, (size, ranks) in enumerate(users):
+        tr_r += [u] * (n - size)
+        tr_c += list(range(size, n))
+        te_r += [u] * len(ranks)
+        te_c += [r - 1 for r in ranks]
+    train = sp.csr_array((np.ones(len(tr_r)), (tr_r, tr_c)), shape=(m, n))
+    test = sp.csr_array((np.ones(len(te_r)), (te_r, te_c)), shape=(m, n))
+    res = rt.evaluate(train, test, scores=scores, k=1, metrics=["gauc"], profile="recbole",
+                      min_items_pool=1, nthreads=1)
+    assert res.aggregates["gauc"] == pytest.approx(expected, abs=1e-12)
+
+
+def test_recbole_gauc_average_rank_example():
+    """The issue's case: scores [2, 1, 1, 0] with positives 0 and 1: RecBole's average ranks
+    give 0.875 where ranking ties by index gives 1.0."""
+    test = sp.csr_array((np.ones(2), ([0, 0], [0, 1])), shape=(1, 4))
+    scores = np.array([[2.0, 1.0, 1.0, 0.0]])
+    res = rt.evaluate(None, test, scores=scores, k=1, profile="recbole", metrics=["gauc"],
+                      nthreads=1)
+    assert res.aggregates["gauc"] == pytest.approx(0.875, abs=1e-12)
+    assert res.per_user["roc_auc"][0] == 1.0  # the profile's index order
+
+
+# --------------------------------------------------------------------------------------- ranx
+
+#: ranx bpref_test.py / f1_test.py: judgements (1 relevant, 0 judged non-relevant) and runs.
+RANX_QRELS = {
+    "q1": {"d2": 1, "d5": 1, "d1": 0, "d4": 0},
+    "q2": {"d2": 1, "d5": 1, "d1": 0, "d6": 0},
+    "q3": {"d2": 1, "d5": 1, "d7": 1, "d1": 0, "d6": 0, "d8": 0},
+    "q4": {"d2": 1, "d4": 1, "d6": 1, "d9": 1, "d1": 0, "d3": 0, "d7": 0, "d8": 0},
+}
+RANX_RUN = {
+    "q1": {"d1": 10, "d2": 9, "d3": 8, "d4": 7},
+    "q2": {"d1": 10, "d2": 9, "d3": 8, "d4": 7, "d5": 6, "d6": 5},
+    "q3": {"d1": 10, "d2": 9, "d3": 8, "d4": 7, "d5": 6, "d6": 5, "d7": 4, "d8": 3},
+    "q4": {"d1": 10, "d2": 9, "d3": 8, "d4": 7, "d6": 5, "d7": 4, "d8": 3},
+}
+
+
+def _query(qrels: dict, run: dict, n_items: int = 20):
+    """One user: documents ``dN`` are item N; the run's documents keep their scores, every other
+    item scores below them; judgements are the test values."""
+    scores = np.full((1, n_items), -100.0)
+    for doc, s in run.items():
+        scores[0, int(doc[1:])] = s
+    items = [int(d[1:]) for d in qrels]
+    test = sp.csr_array((np.array(list(qrels.values()), dtype=float), ([0] * len(items), items)),
+                        shape=(1, n_items))
+    return test, scores
+
+
+@pytest.mark.parametrize("q, expected", [
+    ("q1", 1 / 2 * (1 - (1 / 2))),
+    ("q2", 1 / 2 * ((1 - (1 / 2)) + (1 - (1 / 2)))),
+    ("q3", 1 / 3 * ((1 - (1 / 3)) + (1 - (1 / 3)) + (1 - (2 / 3)))),
+    ("q4", 1 / 4 * ((1 - (1 / 4)) + (1 - (2 / 4)) + (1 - (2 / 4)))),
+])
+def test_ranx_bpref(q, expected):
+    """ranx bpref_test.py: bpref over the run, judgements below 1 judged non-relevant (the
+    ranx profile with relevance_level=1, K = the run's length)."""
+    test, scores = _query(RANX_QRELS[q], RANX_RUN[q])
+    res = rt.evaluate(None, test, scores=scores, k=len(RANX_RUN[q]), profile="ranx",
+                      metrics=["bpref"], relevance_level=1, nthreads=1)
+    assert res.per_user[f"bpref_at_{len(RANX_RUN[q])}"][0] == pytest.approx(expected,
+                                                                            abs=1e-12)
+
+
+@pytest.mark.parametrize("q", ["q1", "q2", "q3"])
+def test_ranx_f1(q):
+    """ranx f1_test.py: F1 = 2PR/(P+R) over the run (q4 of that test retrieves documents
+    outside the item range used here and is the zero case, checked on q4's judgements with a
+    run of non-relevant items)."""
+    test, scores = _query(RANX_QRELS[q], RANX_RUN[q])
+    k = len(RANX_RUN[q])
+    res = rt.evaluate(None, test, scores=scores, k=k, metrics=["p", "r", "f1"],
+                      relevance_level=1, ties="index", nthreads=1).per_user
+    p, r = res[f"p_at_{k}"][0], res[f"r_at_{k}"][0]
+    assert res[f"f1_at_{k}"][0] == pytest.approx(2 * p * r / (p + r), abs=1e-12)
+
+
+def test_ranx_f1_without_a_hit_is_zero():
+    run = {"d1": 10, "d12": 9, "d3": 8, "d14": 7, "d16": 5, "d7": 4, "d8": 3}
+    test, scores = _query(RANX_QRELS["q4"], run)
+    res = rt.evaluate(None, test, scores=scores, k=7, metrics=["f1"], relevance_level=1,
+                      ties="index", nthreads=1)
+    assert res.per_user["f1_at_7"][0] == 0.0
+
+
+@pytest.mark.parametrize("p, expected", [(0.5, 0.7661), (0.8, 0.4526), (0.95, 0.1881)])
+def test_ranx_rank_biased_precision(p, expected):
+    """ranx rank_biased_precision_test.py: relevant d1, d2, d6, d11, d17 in a run of d1..d20
+    scored 21 - i; ranx rounds to 4 decimals."""
+    qrels = {f"d{i}": 1 for i in (1, 2, 6, 11, 17)}
+    run = {f"d{i}": 21 - i for i in range(1, 21)}
+    test, scores = _query(qrels, run, n_items=21)
+    res = rt.evaluate(None, test, scores=scores, k=20, metrics=["rbp"], rbp_persistence=p,
+                      ties="index", nthreads=1)
+    assert round(res.per_user["rbp_at_20"][0], 4) == expected
+    assert res.definitions["rbp_persistence"] == p
