@@ -133,8 +133,10 @@ def _aggregates(outs: Sequence[ShardOutput], plan: Plan, n_items: int) -> dict[s
             users = sum(o.list_counts[col][1] for o in outs)
             result[col] = s.compute.from_counts(c, users, outs[0].list_counts[col][2], n_items)
         elif all(col in o.parts for o in outs):
-            result[col] = ratio((math.fsum(o.parts[col][0] for o in outs),
-                                 math.fsum(o.parts[col][1] for o in outs)))
+            parts = tuple(math.fsum(o.parts[col][i] for o in outs)
+                          for i in range(len(outs[0].parts[col])))
+            combine = getattr(s.compute, "from_parts", None)
+            result[col] = combine(*parts) if combine is not None else ratio(parts)
     return result
 
 

@@ -228,9 +228,13 @@ def _aggregate_stats(out: ShardOutput, raw: Any, per_user: pd.DataFrame, plan: P
     n = raw.prep.n_items
     k = plan.options.k
     counts = list_counts(raw.topk[ok], n) if raw.topk.shape[0] else None
+    opts = plan.options
     ctx = ListContext(topk=raw.topk, train=raw.prep.train, test=raw.prep.test, n_items=n, k=k,
                       ok=ok, n_test=raw.n_test, popularity=shared["popularity"],
-                      columns={c: per_user[c].to_numpy() for c in per_user.columns})
+                      columns={**{c: per_user[c].to_numpy() for c in per_user.columns},
+                               **raw.aux},  # raw.aux: gauc's ROC-AUC under average ties
+                      rbp_persistence=opts.rbp_persistence, tail_ratio=opts.tail_ratio,
+                      short_head_share=opts.short_head_share, judged=raw.judged)
     for s in specs:
         col = column_name(s, k)
         if getattr(s.compute, "from_counts", None) is not None and counts is not None:

@@ -88,8 +88,21 @@ def bpref_of(ctx: ListContext, topk: np.ndarray) -> np.ndarray:
 
 def gm_map_of(ctx: ListContext) -> float:
     """``gm_map`` from the per-user PR-AUC column."""
+    return gm_map_from_parts(*gm_map_parts_of(ctx))
+
+
+def gm_map_parts_of(ctx: ListContext) -> tuple[float, float]:
+    """The additive parts of ``gm_map``, ``(sum_u ln max(AP_u, 1e-5), #users)`` over the users
+    with a defined PR-AUC (shards of users add them up)."""
     ap = np.asarray(ctx.columns["pr_auc"], dtype=np.float64)
     ap = ap[~np.isnan(ap)]
-    if not ap.size:
-        return math.nan
-    return float(np.exp(np.mean(np.log(np.maximum(ap, MIN_GEO_MEAN)))))
+    return float(np.sum(np.log(np.maximum(ap, MIN_GEO_MEAN)))), float(ap.size)
+
+
+def gm_map_from_parts(log_sum: float, n: float) -> float:
+    """``exp(log_sum / n)``; NaN without users."""
+    return float(np.exp(log_sum / n)) if n > 0 else math.nan
+
+
+gm_map_of.parts = gm_map_parts_of  # type: ignore[attr-defined]
+gm_map_of.from_parts = gm_map_from_parts  # type: ignore[attr-defined]

@@ -40,7 +40,7 @@ import math
 import numpy as np
 import scipy.sparse as sp
 
-from .beyond import ListContext, _contains, _list_counts
+from .beyond import ListContext, _contains, _of_counts
 
 __all__ = ["item_popularity", "tail_items", "long_tail", "arp_of", "tailpercentage_of",
            "aplt_of", "aclt_of", "pop_rsp_of", "pop_reo_of", "gini_items", "entropy_mean"]
@@ -77,6 +77,14 @@ def long_tail(pop: np.ndarray, short_head_share: float) -> np.ndarray:
     return mask
 
 
+def _popularity(ctx: ListContext) -> np.ndarray:
+    """Train users of each item: of the whole train matrix when the context carries it (a shard
+    of users, :attr:`ListContext.popularity`), else of ``ctx.train``."""
+    if ctx.popularity is not None:
+        return np.asarray(ctx.popularity[0], dtype=np.float64)
+    return item_popularity(ctx.train, ctx.n_items)
+
+
 def _share(topk: np.ndarray, flag: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     listed = topk >= 0
     hit = np.where(listed, flag[np.where(listed, topk, 0)], False)
@@ -93,30 +101,31 @@ def _mean_over_list(topk: np.ndarray, values: np.ndarray) -> np.ndarray:
 
 def arp_of(ctx: ListContext, topk: np.ndarray) -> np.ndarray:
     """``arp``: mean train popularity of each user's list."""
-    return _mean_over_list(topk, item_popularity(ctx.train, ctx.n_items))
+    return _mean_over_list(topk, _popularity(ctx))
 
 
 def tailpercentage_of(ctx: ListContext, topk: np.ndarray) -> np.ndarray:
     """``tailpercentage``: share of each list in RecBole's tail."""
-    tail = tail_items(item_popularity(ctx.train, ctx.n_items), ctx.tail_ratio)
+    tail = tail_items(_popularity(ctx), ctx.tail_ratio)
     return _mean_over_list(topk, tail.astype(np.float64))
 
 
 def aplt_of(ctx: ListContext, topk: np.ndarray) -> np.ndarray:
     """``aplt``: share of each list in Elliot's long tail."""
-    tail = long_tail(item_popularity(ctx.train, ctx.n_items), ctx.short_head_share)
+    tail = long_tail(_popularity(ctx), ctx.short_head_share)
     return _mean_over_list(topk, tail.astype(np.float64))
 
 
 def aclt_of(ctx: ListContext, topk: np.ndarray) -> np.ndarray:
     """``aclt``: number of long-tail items in each list (NaN without a list)."""
-    tail = long_tail(item_popularity(ctx.train, ctx.n_items), ctx.short_head_share)
+    tail = long_tail(_popularity(ctx), ctx.short_head_share)
     hits, cnt = _share(topk, tail)
     return np.where(cnt > 0, hits, np.nan)
 
 
-def _group_rates(ctx: ListContext, relevant_only: bool) -> float:
-    pop = item_popularity(ctx.train, ctx.n_items)
+def _group_parts(ctx: ListContext, relevant_only: bool) -> tuple[float, ...]:
+    """The additive parts of the group rates: ``(num_head, num_tail, den_head, den_tail)``."""
+    pop = _popularity(ctx)
     tail = long_tail(pop, ctx.short_head_share)
     topk = ctx.topk[ctx.ok]
     users = np.flatnonzero(ctx.ok)
@@ -140,11 +149,23 @@ def _group_rates(ctx: ListContext, relevant_only: bool) -> float:
         den = np.array([(~tail).sum() * users.size - head_train,
                         tail.sum() * users.size - (n_train.sum() - head_train)],
                        dtype=np.float64)
+    return (float(num[0]), float(num[1]), float(den[0]), float(den[1]))
+
+
+def _rates_from_parts(num_head: float, num_tail: float, den_head: float,
+                      den_tail: float) -> float:
+    """std / mean of the two groups' rates ``num / den``; NaN when one is undefined or both 0."""
     with np.errstate(invalid="ignore", divide="ignore"):
-        p = num / den
-    if not users.size or not np.all(np.isfinite(p)) or p.mean() == 0:
+        p = np.array([num_head, num_tail]) / np.array([den_head, den_tail])
+    if not np.all(np.isfinite(p)) or p.mean() == 0:
         return math.nan
     return float(np.std(p) / np.mean(p))
+
+
+def _group_rates(ctx: ListContext, relevant_only: bool) -> float:
+    if not ctx.ok.any():
+        return math.nan
+    return _rates_from_parts(*_group_parts(ctx, relevant_only))
 
 
 def pop_rsp_of(ctx: ListContext) -> float:
@@ -157,9 +178,9 @@ def pop_reo_of(ctx: ListContext) -> float:
     return _group_rates(ctx, relevant_only=True)
 
 
-def gini_items(topk: np.ndarray, n_items: int) -> float:
+@_of_counts
+def gini_items(c: np.ndarray, users: int, N: int, n_items: int) -> float:
     """RecBole's Gini index: ``sum_j (2j - |I| - 1) c_(j) / (|I| sum c)``, c ascending."""
-    c, users, N = _list_counts(topk, n_items)
     if not users:
         return math.nan
     p = np.sort(c) / float(c.sum())
@@ -167,11 +188,17 @@ def gini_items(topk: np.ndarray, n_items: int) -> float:
     return float(((2 * j - n_items - 1) * p).sum() / n_items)
 
 
-def entropy_mean(topk: np.ndarray, n_items: int) -> float:
+@_of_counts
+def entropy_mean(c: np.ndarray, users: int, N: int, n_items: int) -> float:
     """RecBole's Shannon entropy: the entropy of the recommendations over the items, divided by
     the number of distinct recommended items."""
-    c, users, N = _list_counts(topk, n_items)
     if not users:
         return math.nan
     p = c[c > 0] / float(c.sum())
     return float(-(p * np.log(p)).sum() / p.shape[0])
+
+
+pop_rsp_of.parts = lambda ctx: _group_parts(ctx, relevant_only=False)  # type: ignore
+pop_rsp_of.from_parts = _rates_from_parts  # type: ignore[attr-defined]
+pop_reo_of.parts = lambda ctx: _group_parts(ctx, relevant_only=True)  # type: ignore
+pop_reo_of.from_parts = _rates_from_parts  # type: ignore[attr-defined]

@@ -90,11 +90,19 @@ def test_means_intervals_and_catalogue_metrics_are_merged_exactly(client, data, 
     assert local.nan_counts["no_test"] >= 5 and local.nan_counts["all_equal"] > 0
     assert got.n_users_evaluated == local.n_users_evaluated
     counted = ["coverage_at_5", "aggregated_diversity_at_5", "entropy_at_5", "gini_at_5",
-               "personalisation_at_5"]
+               "personalisation_at_5", "gini_items_at_5", "entropy_mean_at_5"]
     for name in counted:  # from summed integer counts: exactly the local value
         assert got.aggregates[name] == local.aggregates[name], name
-    for name in ("gauc", "p_pooled_at_5"):  # from summed numerators and denominators
-        assert got.aggregates[name] == pytest.approx(local.aggregates[name], rel=1e-13)
+    # from summed parts (numerators and denominators, sums of logarithms)
+    parted = [k for k in local.aggregates if k.startswith(("p_pooled", "gm_map", "pop_rsp",
+                                                               "pop_reo"))]
+    assert len(parted) == 4, sorted(local.aggregates)
+    for name in parted:
+        assert got.aggregates[name] == pytest.approx(local.aggregates[name], rel=1e-12,
+                                                     nan_ok=True), name
+    named = dict(ALL, metrics=["gauc"])  # left out of "all" (a second pass), named here
+    assert evaluate(train, test, A=A, B=B, client=client, **named).aggregates["gauc"] == \
+        pytest.approx(evaluate(train, test, A=A, B=B, **named).aggregates["gauc"], rel=1e-13)
     # coverage by its definition, from the lists of the evaluated users
     ok = (local.per_user["nan_reason"] == "").to_numpy()
     listed = np.unique(local.topk[ok][local.topk[ok] >= 0])
