@@ -455,8 +455,10 @@ def evaluate(train: Any, test: Any, *, A: Any = None, B: Any = None, item_biases
         A library profile (:data:`~recoeval_tracking.metrics.profiles.PROFILES`): selects the
         metrics and tie policy that reproduce that library's numbers; ``metrics`` or ``ties``
         given explicitly take precedence.
-    backend : {"cpu"}
-        Where the engine runs (:data:`recoeval_tracking.options.BACKENDS`).
+    backend : {"cpu", "cuda"}
+        Where the engine runs (:data:`recoeval_tracking.options.BACKENDS`): ``"cuda"`` scores
+        and ranks on an NVIDIA GPU (``pip install "recoeval_tracking[cuda]"``; README, "GPU
+        backend"), with the same per-user values.
     options : EvalOptions, optional
         Every option above at once; keyword options given explicitly are applied on top of it.
 
