@@ -102,3 +102,31 @@ def test_factors_scorer_and_biases_through_the_simulated_backend() -> None:
                                 cumulative=True, backend=backend, block_rows=8, nthreads=1)
                     for backend in ("cpu", "cuda")]
             _assert_same(*runs, f"{name}, ties={ties}")
+
+
+def test_app_runs_with_metrics_backend_cuda(tmp_path) -> None:
+    """``recoeval-track metrics.backend=cuda`` runs the job on the (simulated) GPU backend, and
+    its metrics equal those of the same job with ``metrics.backend=cpu``."""
+    import json
+    import subprocess
+    import sys
+
+    from commands import clean_env
+
+    args = ["model=popularity", "metrics.k=5", "plots=false", "progress=false", "nthreads=1",
+            "dataset.n_users=40", "dataset.n_items=30", "tracking=none"]
+    means = {}
+    for backend in ("cuda", "cpu"):
+        cwd = tmp_path / backend
+        cwd.mkdir()
+        proc = subprocess.run([sys.executable, "-m", "recoeval_tracking", *args,
+                               f"metrics.backend={backend}"], cwd=cwd, env=clean_env(),
+                              capture_output=True, text=True, timeout=300, check=False)
+        assert proc.returncode == 0, proc.stderr[-3000:]
+        [found] = list(cwd.rglob("metrics.json"))
+        config = (found.parent / "config.yaml").read_text()
+        assert f"backend: {backend}" in config
+        means[backend] = {k: v for k, v in json.loads(found.read_text()).items()
+                          if not k.endswith("_seconds")}
+    assert len(means["cuda"]) > 10
+    assert means["cuda"] == means["cpu"]
