@@ -116,8 +116,10 @@ class _Device:
     def records(self, train: Csr, test: Csr, plan: Plan) -> tuple[Csr, Csr, Plan]:
         """The kernel's records with their arrays copied to the device once."""
         def csr(c: Csr) -> Csr:
-            val = c.val if c.val.shape[0] else np.zeros(1)
-            return Csr(*(self.kernel_view(self.put(a)) for a in (c.ptr, c.idx, val)))
+            # an empty array (no train entry, no values) gets one unread entry: no zero-size
+            # device arrays
+            parts = (a if a.shape[0] else np.zeros(1, dtype=a.dtype) for a in c)
+            return Csr(*(self.kernel_view(self.put(a)) for a in parts))
 
         dplan = plan._replace(slots=self.kernel_view(self.put(plan.slots)),
                               wslots=self.kernel_view(self.put(plan.wslots)))
@@ -194,12 +196,16 @@ def _block(dev: _Device, S: Any, users: np.ndarray, off: np.ndarray, k: int) -> 
     nb = users.shape[0]
     npos = int(off[-1])
     i64 = np.int64
+    k = max(k, 1)  # without a top-K list: one unread column, no zero-size device arrays
     return Block(S=S, rows=dev.put(users), off=dev.put(off), pos=xp.empty(npos, dtype=S.dtype),
                  gt=xp.empty(npos, dtype=i64), eq=xp.empty(npos, dtype=i64),
                  rk=xp.empty(npos, dtype=i64), rv=xp.empty(npos, dtype=np.float64),
                  reason=xp.zeros(nb, dtype=i64), topk=xp.full((nb, k), -1, dtype=i64),
                  n_tied=xp.full(nb, -1, dtype=i64), hs=xp.empty((nb, k), dtype=S.dtype),
-                 hi=xp.empty((nb, k), dtype=i64), order=xp.empty((nb, k), dtype=i64))
+                 hi=xp.empty((nb, k), dtype=i64), order=xp.empty((nb, k), dtype=i64),
+                 sq=xp.empty(npos, dtype=S.dtype), so=xp.empty(npos, dtype=i64),
+                 sg=xp.empty(npos, dtype=i64), hist=xp.empty(npos + nb, dtype=i64),
+                 eqh=xp.empty(npos + nb, dtype=i64))
 
 
 def _evaluate_block(dev: _Device, blk: Any, users: np.ndarray, off: np.ndarray,

@@ -5,9 +5,9 @@ per-user evaluation (:func:`recoeval_tracking.engine.kernels._eval_user`) that r
 row, ``O(n_items)`` per positive:
 
 1. read the positives' scores, then mask the train items to ``-inf``;
-2. a NaN in the pool: ``NAN_SCORE``; the counts ``gt``/``eq`` of every positive
-   (:func:`~.ranks._counts_by_scan`, stopping past ``K`` as on the CPU); the whole pool tied:
-   ``ALL_EQUAL``;
+2. a NaN in the pool: ``NAN_SCORE``; the counts ``gt``/``eq`` of every positive (:func:`_count`:
+   a binary search for many positives, one read of the row for all positives, or, for top-K
+   metrics only, the CPU's scan that stops past ``K``); the whole pool tied: ``ALL_EQUAL``;
 3. the top-K list and its tie count (:func:`~.ranks.topk_into`);
 4. under a total tie order (``noise``, ``index``, ``index_desc``) the exact ranks
    (:func:`~.ranks._exact_ranks`, the seeded tie keys of :func:`~.ranks.tie_key`).
@@ -34,10 +34,12 @@ import numpy as np
 from numba import cuda, njit
 
 from .codes import Reason
-from .ranks import (TIE_INDEX, TIE_INDEX_DESC, TIE_NOISE, _counts_by_scan,
-                    _exact_ranks, count_nan, topk_into)
+from .ranks import (_BINARY_SEARCH_MIN_POS, _CHUNK, TIE_INDEX, TIE_INDEX_DESC, TIE_NOISE,
+                    _count_chunk, _counts_by_scan, _exact_ranks, count_nan, counts_by_search_into,
+                    topk_into)
 
-__all__ = ["Block", "THREADS", "user_pass", "user_pass_kernel"]
+__all__ = ["Block", "CHUNK", "THREADS", "counts_by_search", "counts_in_one_read", "user_pass",
+           "user_pass_kernel"]
 
 NAN_SCORE = int(Reason.NAN_SCORE)
 ALL_EQUAL = int(Reason.ALL_EQUAL)
@@ -54,9 +56,72 @@ THREADS = 128
 #:   exact ranks, in the order of the test row) and ``rv`` (float64 scratch of the exact ranks);
 #: * per user: ``reason`` (int64: 0, ``NAN_SCORE`` or ``ALL_EQUAL``), ``topk`` (int64,
 #:   ``(nb, K)``), ``n_tied`` (int64); the top-K scratch ``hs`` (scores' dtype), ``hi`` and
-#:   ``order`` (int64), ``(nb, K)`` each (``(nb, 0)`` ... when no top-K list is asked).
+#:   ``order`` (int64), ``(nb, K)`` each (``(nb, 1)``, unread, when no top-K list is asked);
+#: * the scratch of the binary-search count: per positive ``sq`` (scores' dtype), ``so`` and
+#:   ``sg`` (int64); ``hist`` and ``eqh`` (int64), ``off[-1] + nb`` (user ``b``: entries
+#:   ``off[b] + b`` to ``off[b + 1] + b``).
 Block = namedtuple("Block", ["S", "rows", "off", "pos", "gt", "eq", "rk", "rv", "reason", "topk",
-                             "n_tied", "hs", "hi", "order"])
+                             "n_tied", "hs", "hi", "order", "sq", "so", "sg", "hist", "eqh"])
+
+
+#: Items per chunk of an exact count: every positive is counted against a chunk while it is in
+#: the thread's cache lines (1 KB of float32), so the row is read from memory once.
+CHUNK = 256
+
+
+@njit(cache=True)
+def counts_in_one_read(s, pos, gt, eq):
+    """``gt[i]``, ``eq[i]``: the items of ``s`` above and equal to ``pos[i]``, exactly.
+
+    The same counts as :func:`~.ranks._counts_by_scan` without an early stop, with the loops
+    swapped: chunk by chunk of the row, every positive (the CPU scan reads the row once per
+    positive, from its cache; a GPU thread has no cache that holds a row)."""
+    for i in range(pos.shape[0]):
+        gt[i] = 0
+        eq[i] = 0
+    n = s.shape[0]
+    for start in range(0, n, CHUNK):
+        stop = min(start + CHUNK, n)
+        for i in range(pos.shape[0]):
+            g, e = _count_chunk(s, start, stop, pos[i])
+            gt[i] += g
+            eq[i] += e
+
+
+@njit(cache=True)
+def counts_by_search(s, pos, gt, eq, q, order, gts, hist, eqh):
+    """The binary-search count of :func:`~.ranks._counts_by_search` (``O(n log n_pos)``, for
+    many positives) on the caller's scratch: the positives sorted by an insertion sort (no
+    ``argsort`` on a GPU), then :func:`~.ranks.counts_by_search_into`."""
+    n = pos.shape[0]
+    for a in range(n):
+        x = pos[a]
+        b = a - 1
+        while b >= 0 and q[b] > x:
+            q[b + 1] = q[b]
+            order[b + 1] = order[b]
+            b -= 1
+        q[b + 1] = x
+        order[b + 1] = a
+    counts_by_search_into(s, q, order, hist, eqh, gts, gt, eq)
+
+
+@njit(cache=True)
+def _count(s, b, o0, o1, exact, plan, blk):
+    """The counts of row ``b``'s positives, by the CPU engine's rule: the binary search for many
+    positives (when exact, or when a scan per positive would read more than the row), else one
+    exact read of the row, else (top-K metrics only) the scan that stops past K."""
+    pos = blk.pos[o0:o1]
+    gt = blk.gt[o0:o1]
+    eq = blk.eq[o0:o1]
+    n_pos = o1 - o0
+    if n_pos >= _BINARY_SEARCH_MIN_POS and (exact or n_pos * _CHUNK > s.shape[0] * 4):
+        counts_by_search(s, pos, gt, eq, blk.sq[o0:o1], blk.so[o0:o1], blk.sg[o0:o1],
+                         blk.hist[o0 + b:o1 + b + 1], blk.eqh[o0 + b:o1 + b + 1])
+    elif exact:
+        counts_in_one_read(s, pos, gt, eq)
+    else:
+        _counts_by_scan(s, pos, plan.K, gt, eq)
 
 
 @njit(cache=True)
@@ -95,8 +160,7 @@ def user_pass(b, blk, train, test, plan):
     if count_nan(s) > 0:
         blk.reason[b] = NAN_SCORE
         return
-    exact = plan.full_ranks or any_neg_inf
-    _counts_by_scan(s, pos, 0 if exact else plan.K, gt, eq)
+    _count(s, b, o0, o1, plan.full_ranks or any_neg_inf, plan, blk)
     if any_neg_inf:
         for i in range(pos.shape[0]):
             if pos[i] == -np.inf:

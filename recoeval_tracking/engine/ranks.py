@@ -154,9 +154,20 @@ def _counts_by_search(s, pos_scores, gt, eq):
     """Same result as ``_counts_by_scan`` (no early stop) in O(n log n_pos), for many positives."""
     npos = pos_scores.shape[0]
     order = np.argsort(pos_scores)
-    q = pos_scores[order]  # ascending
-    hist = np.zeros(npos + 1, dtype=np.int64)
-    eqh = np.zeros(npos + 1, dtype=np.int64)
+    counts_by_search_into(s, pos_scores[order], order, np.empty(npos + 1, dtype=np.int64),
+                          np.empty(npos + 1, dtype=np.int64), np.empty(npos, dtype=np.int64),
+                          gt, eq)
+
+
+@njit(cache=True)
+def counts_by_search_into(s, q, order, hist, eqh, gts, gt, eq):
+    """:func:`_counts_by_search` given the positives' scores ascending ``q = pos_scores[order]``
+    and the caller's scratch (``hist`` and ``eqh``: ``n_pos + 1`` int64, ``gts``: ``n_pos``). It
+    allocates nothing, so a GPU kernel compiles it as a device function (:mod:`.cuda_kernels`)."""
+    npos = q.shape[0]
+    for t in range(npos + 1):
+        hist[t] = 0
+        eqh[t] = 0
     for j in range(s.shape[0]):
         x = s[j]
         lo = lower_bound(q, 0, npos, x)  # the number of positives strictly below x
@@ -165,7 +176,6 @@ def _counts_by_search(s, pos_scores, gt, eq):
             eqh[lo] += 1
     # gt for sorted position t = #items with c > t
     acc = 0
-    gts = np.empty(npos, dtype=np.int64)
     for t in range(npos - 1, -1, -1):
         acc += hist[t + 1]
         gts[t] = acc

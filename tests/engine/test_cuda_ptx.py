@@ -43,7 +43,8 @@ def _records(dtype, want_topk: bool):
     blk = Block(S=np.zeros((2, 5), dtype=dtype), rows=i64, off=i64, pos=np.zeros(3, dtype),
                 gt=i64, eq=i64, rk=i64, rv=f64, reason=i64, topk=np.zeros((2, k), np.int64),
                 n_tied=i64, hs=np.zeros((2, k), dtype), hi=np.zeros((2, k), np.int64),
-                order=np.zeros((2, k), np.int64))
+                order=np.zeros((2, k), np.int64), sq=np.zeros(3, dtype), so=i64, sg=i64,
+                hist=i64, eqh=i64)
     csr = Csr(i64, i64, f64)
     plan = Plan(n_items=5, K=4, cumulative=True, slots=i64, wslots=i64, full_ranks=False,
                 tie_mode=0, seed=0, want_topk=want_topk)
@@ -75,4 +76,5 @@ def test_user_pass_kernel_compiles_to_ptx(monkeypatch, cc, dtype) -> None:
     # the CPU engine's own functions, compiled as device functions (the first compilation of a
     # dtype, cc 8.0, compiles them; cc 9.0 reuses them)
     if cc == (8, 0):
-        assert {"user_pass", "_counts_by_scan", "topk_into", "_best_first"} <= set(compiled)
+        assert {"user_pass", "_counts_by_scan", "counts_by_search_into", "topk_into",
+                "_best_first"} <= set(compiled)
