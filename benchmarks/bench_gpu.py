@@ -147,8 +147,8 @@ def main() -> None:
     reason = cuda_driver.unavailable_reason()
     if reason is not None:
         sys.exit(reason)
-    print(f"backend=cuda (block of {cuda_driver.BLOCK_BYTES / 2**30:.0f} GiB of scores by "
-          f"default), k={args.k}, float32, metrics: {', '.join(ALL)}")
+    print(f"backend=cuda (blocks of at most {cuda_driver.BLOCK_BYTES / 2**30:.0f} GiB of scores "
+          f"by default), k={args.k}, float32, metrics: {', '.join(ALL)}")
     tr, te, A, B = make_data(300, 400, 8, dtype=np.float32)
     for backend in ("cuda", "cpu"):  # compile outside the timings
         rt.evaluate(tr, te, A=A, B=B, metrics=ALL, k=args.k, backend=backend, block_rows=100)

@@ -11,8 +11,8 @@ For each block of users the driver
 3. copies the block's per-user and per-positive results back once and fills every metric on the
    host with the CPU engine's writers (:mod:`.cuda_fill`).
 
-Device memory is the scores of one block (``block_rows x n_items``, :data:`BLOCK_BYTES` by
-default) plus per-block arrays of its users and their positives, and the train and test matrices
+Device memory is the scores of one block (``block_rows x n_items``, at most :data:`BLOCK_BYTES`
+by default) plus per-block arrays of its users and their positives, and the train and test matrices
 (and factors) copied once. Ranked top-K lists carry no scores: :func:`run_ranked` is the CPU
 driver's.
 
@@ -40,8 +40,10 @@ __all__ = ["EXTRA", "BLOCK_BYTES", "BackendUnavailable", "simulated", "unavailab
 
 #: How to install what the backend needs.
 EXTRA = 'pip install "recoeval_tracking[cuda]"'
-#: Target size of one block of scores on the device.
-BLOCK_BYTES = 1 << 30
+#: Most bytes of scores in one block on the device: a quarter of the free device memory, at
+#: most this (about 10,000 users a block at 100,000 float32 items, 40,000 at 27,000), so that
+#: one thread per user keeps every multiprocessor busy.
+BLOCK_BYTES = 4 << 30
 
 #: The host threads that fill the metrics, and BLAS for host-scored sources: as on the CPU.
 thread_limits = driver.thread_limits
@@ -127,8 +129,14 @@ class _Device:
 
 
 def default_block_rows(n_items: int, itemsize: int, n_rows: int) -> int:
-    """Users per block: :data:`BLOCK_BYTES` of scores, at most every user to evaluate."""
-    return int(max(1, min(BLOCK_BYTES // max(1, n_items * itemsize), n_rows)))
+    """Users per block: :data:`BLOCK_BYTES` of scores or a quarter of the free device memory,
+    whichever is less, and at most every user to evaluate."""
+    budget = BLOCK_BYTES
+    if not simulated():
+        import cupy
+
+        budget = min(budget, cupy.cuda.runtime.memGetInfo()[0] // 4)
+    return int(max(1, min(budget // max(1, n_items * itemsize), n_rows)))
 
 
 def _device_scores(got: Any, xp: Any) -> Any:

@@ -44,8 +44,9 @@ __all__ = ["Block", "CHUNK", "THREADS", "counts_by_search", "counts_in_one_read"
 NAN_SCORE = int(Reason.NAN_SCORE)
 ALL_EQUAL = int(Reason.ALL_EQUAL)
 
-#: CUDA threads per thread block (one user each).
-THREADS = 128
+#: CUDA threads per thread block (one user each): small, so that a block of ~10,000 users spreads
+#: over every multiprocessor.
+THREADS = 64
 
 #: One block of users on the device (row ``b`` of every per-user array is user ``rows[b]``):
 #:
