@@ -143,7 +143,7 @@ def _device_scores(got: Any, xp: Any) -> Any:
     """A scorer's result as a device array: GPU arrays without a copy, host arrays copied up."""
     if hasattr(got, "__dlpack_device__") and not isinstance(got, np.ndarray):
         kind = int(got.__dlpack_device__()[0])
-        if kind in (2, 3, 13):  # kDLCUDA, kDLCUDAHost, kDLCUDAManaged
+        if kind in (2, 13):  # kDLCUDA, kDLCUDAManaged
             detach = getattr(got, "detach", None)
             return xp.from_dlpack(detach() if callable(detach) else got)
     if hasattr(got, "__cuda_array_interface__"):
@@ -185,10 +185,7 @@ def _scorer(block: Callable[..., np.ndarray], dtype: np.dtype, n_items: int, bs:
     host = np.empty((bs, n_items), dtype=dtype)
 
     def on_host(users: np.ndarray, out: Any) -> None:
-        S = block(users, host[: users.shape[0]])
-        if dev.sim and S is out:
-            return
-        S = np.ascontiguousarray(S, dtype=dtype)
+        S = np.ascontiguousarray(block(users, host[: users.shape[0]]), dtype=dtype)
         if dev.sim:
             out[...] = S
         else:

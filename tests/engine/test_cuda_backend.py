@@ -30,6 +30,7 @@ no_gpu = pytest.mark.skipif(_simulating() or unavailable("cuda") is None,
                             reason="a CUDA GPU (or the simulator) is available here")
 
 
+@pytest.mark.slow  # ~30 s with a warm numba cache; the first run compiles the GPU kernels' logic
 @pytest.mark.skipif(_simulating(), reason="already in the simulator's process")
 def test_simulated_kernels_match_the_cpu_engine() -> None:
     """tests/engine/test_cuda_sim.py under NUMBA_ENABLE_CUDASIM=1, in a child process: every
