@@ -23,6 +23,7 @@ import numpy as np
 
 from ._validation import check_bool, check_float, check_in_range, check_int, param_error
 from .engine.backends import BACKENDS as _ENGINE_BACKENDS
+from .engine.backends import unavailable as _backend_unavailable
 
 __all__ = ["EvalOptions", "BACKENDS", "config_fields"]
 
@@ -130,6 +131,10 @@ class EvalOptions:
         """
         if not isinstance(self.backend, str) or self.backend not in BACKENDS:
             raise param_error("backend", func, f"one of {list(BACKENDS)}", self.backend)
+        missing = _backend_unavailable(self.backend)
+        if missing is not None:
+            raise param_error("backend", func, "a backend that can run on this machine",
+                              self.backend, fix=missing)
         for name in ("profile", "ties", "no_positive", "inf_scores"):
             value = getattr(self, name)
             if value is not None and not isinstance(value, str):

@@ -55,7 +55,7 @@ def test_profile_and_checks():
         EvalOptions(backend="tpu").checked()
     with pytest.raises(InputError, match="'block_rows'"):
         EvalOptions(block_rows=-3).checked()
-    assert BACKENDS == ("cpu",)
+    assert BACKENDS == ("cpu", "cuda")
 
 
 def test_options_object_and_keywords_agree():

@@ -154,9 +154,20 @@ def _counts_by_search(s, pos_scores, gt, eq):
     """Same result as ``_counts_by_scan`` (no early stop) in O(n log n_pos), for many positives."""
     npos = pos_scores.shape[0]
     order = np.argsort(pos_scores)
-    q = pos_scores[order]  # ascending
-    hist = np.zeros(npos + 1, dtype=np.int64)
-    eqh = np.zeros(npos + 1, dtype=np.int64)
+    counts_by_search_into(s, pos_scores[order], order, np.empty(npos + 1, dtype=np.int64),
+                          np.empty(npos + 1, dtype=np.int64), np.empty(npos, dtype=np.int64),
+                          gt, eq)
+
+
+@njit(cache=True)
+def counts_by_search_into(s, q, order, hist, eqh, gts, gt, eq):
+    """:func:`_counts_by_search` given the positives' scores ascending ``q = pos_scores[order]``
+    and the caller's scratch (``hist`` and ``eqh``: ``n_pos + 1`` int64, ``gts``: ``n_pos``). It
+    allocates nothing, so a GPU kernel compiles it as a device function (:mod:`.cuda_kernels`)."""
+    npos = q.shape[0]
+    for t in range(npos + 1):
+        hist[t] = 0
+        eqh[t] = 0
     for j in range(s.shape[0]):
         x = s[j]
         lo = lower_bound(q, 0, npos, x)  # the number of positives strictly below x
@@ -165,7 +176,6 @@ def _counts_by_search(s, pos_scores, gt, eq):
             eqh[lo] += 1
     # gt for sorted position t = #items with c > t
     acc = 0
-    gts = np.empty(npos, dtype=np.int64)
     for t in range(npos - 1, -1, -1):
         acc += hist[t + 1]
         gts[t] = acc
@@ -360,9 +370,11 @@ def user_ranks(s, u, pos_scores, vals, gt, eq, train, test, plan, ranks, rvals):
 # -- the top-K list -------------------------------------------------------------------------------
 
 @njit(cache=True)
-def _best_first(hs, hi, size, seed, u, mode):
-    """Positions of the heap's items in ranking order (insertion sort of at most K items)."""
-    order = np.arange(size)
+def _best_first(hs, hi, size, seed, u, mode, order):
+    """Write to ``order[:size]`` the positions of the heap's items in ranking order (insertion
+    sort of at most K items)."""
+    for a in range(size):
+        order[a] = a
     for a in range(1, size):
         o = order[a]
         b = a - 1
@@ -370,7 +382,6 @@ def _best_first(hs, hi, size, seed, u, mode):
             order[b + 1] = order[b]
             b -= 1
         order[b + 1] = o
-    return order
 
 
 @njit(cache=True)
@@ -410,8 +421,16 @@ def topk_items(s, seed, u, tie_mode, tr_idx, t0, t1, K, topk_row):
     The heap's sift steps stay in this loop and the arguments stay plain scalars: the scan over
     every item measured 4-15% slower with them factored into helpers or read from the records.
     """
-    hs = np.empty(K, dtype=s.dtype)
-    hi = np.empty(K, dtype=np.int64)
+    return topk_into(s, seed, u, tie_mode, tr_idx, t0, t1, K, topk_row,
+                     np.empty(K, dtype=s.dtype), np.empty(K, dtype=np.int64),
+                     np.empty(K, dtype=np.int64))
+
+
+@njit(cache=True)
+def topk_into(s, seed, u, tie_mode, tr_idx, t0, t1, K, topk_row, hs, hi, order):
+    """:func:`topk_items` with the caller's scratch: ``hs`` (the scores' dtype), ``hi`` and
+    ``order`` (int64), ``K`` entries each. It allocates nothing, so a GPU kernel compiles it as a
+    device function (:mod:`.cuda_kernels`)."""
     size = 0
     mode = tie_mode if tie_mode in (TIE_NOISE, TIE_INDEX_DESC) else TIE_INDEX
     for j in range(s.shape[0]):
@@ -456,7 +475,7 @@ def topk_items(s, seed, u, tie_mode, tr_idx, t0, t1, K, topk_row):
                     pos = parent
                 else:
                     break
-    order = _best_first(hs, hi, size, seed, u, mode)
+    _best_first(hs, hi, size, seed, u, mode, order)
     for r in range(K):
         topk_row[r] = hi[order[r]] if r < size else -1
     if size == 0:

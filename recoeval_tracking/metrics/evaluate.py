@@ -433,8 +433,10 @@ def evaluate(train: Any, test: Any, *, A: Any = None, B: Any = None, item_biases
         A library profile (:data:`~recoeval_tracking.metrics.profiles.PROFILES`): selects the
         metrics and tie policy that reproduce that library's numbers; ``metrics`` or ``ties``
         given explicitly take precedence.
-    backend : {"cpu"}
-        Where the engine runs (:data:`recoeval_tracking.options.BACKENDS`).
+    backend : {"cpu", "cuda"}
+        Where the engine runs (:data:`recoeval_tracking.options.BACKENDS`): ``"cuda"`` scores
+        and ranks on an NVIDIA GPU (``pip install "recoeval_tracking[cuda]"``; README, "GPU
+        backend"), with the same per-user values.
     relevance_level, no_positive, inf_scores : optional
         Test values below ``relevance_level`` are judged non-relevant; a user left without a
         positive is NaN (``no_positive="nan"``) or 0 (``"zero"``, trec_eval); +-inf scores are

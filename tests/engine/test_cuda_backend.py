@@ -1,0 +1,94 @@
+"""The ``cuda`` backend from this process: its simulator suite run in a process of its own, and
+the clear error a machine without a GPU gives, from the Python API and from the app.
+
+numba reads ``NUMBA_ENABLE_CUDASIM`` once, when it loads; this process runs the CPU engine, so
+the simulated kernels (``test_cuda_sim.py``) run in a child process with the variable set.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+import recoeval_tracking as rt
+from recoeval_tracking.options import EvalOptions
+from commands import REPO_ROOT, clean_env
+from recoeval_tracking.engine.backends import unavailable
+
+
+def _simulating() -> bool:
+    return os.environ.get("NUMBA_ENABLE_CUDASIM") == "1"
+
+
+no_gpu = pytest.mark.skipif(_simulating() or unavailable("cuda") is None,
+                            reason="a CUDA GPU (or the simulator) is available here")
+
+
+@pytest.mark.slow  # ~30 s with a warm numba cache; the first run compiles the GPU kernels' logic
+@pytest.mark.skipif(_simulating(), reason="already in the simulator's process")
+def test_simulated_kernels_match_the_cpu_engine() -> None:
+    """tests/engine/test_cuda_sim.py under NUMBA_ENABLE_CUDASIM=1, in a child process: every
+    test there runs and passes (none skipped)."""
+    env = clean_env()
+    env["NUMBA_ENABLE_CUDASIM"] = "1"
+    proc = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-x",
+         "tests/engine/test_cuda_sim.py"],
+        cwd=REPO_ROOT, env=env, capture_output=True, text=True, timeout=900, check=False)
+    tail = proc.stdout[-4000:] + proc.stderr[-2000:]
+    assert proc.returncode == 0, tail
+    summary = proc.stdout.strip().splitlines()[-1]
+    assert " passed" in summary and "skipped" not in summary and "failed" not in summary, tail
+
+
+def _tiny() -> tuple[sp.csr_array, sp.csr_array, np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(0)
+    train = sp.csr_array((rng.random((6, 9)) < 0.3).astype(np.float64))
+    test = sp.csr_array(((rng.random((6, 9)) > 0.7) & (train.toarray() == 0)).astype(np.float64))
+    return train, test, rng.random((6, 2)), rng.random((9, 2))
+
+
+@no_gpu
+def test_without_a_gpu_the_option_names_the_extra() -> None:
+    """No GPU, driver or CUDA library: EvalOptions and evaluate() refuse ``backend="cuda"``
+    before any work, with what is missing and the command that installs it."""
+    with pytest.raises(rt.InputError, match=r"The 'backend' parameter of evaluate must be a "
+                       r"backend that can run on this machine.*recoeval_tracking\[cuda\]"):
+        EvalOptions(backend="cuda").checked()
+    train, test, A, B = _tiny()
+    with pytest.raises(rt.InputError, match=r"pip install \"recoeval_tracking\[cuda\]\""):
+        rt.evaluate(train, test, A=A, B=B, k=3, backend="cuda")
+    # the CPU backend is untouched
+    assert rt.evaluate(train, test, A=A, B=B, k=3, backend="cpu").n_users_evaluated > 0
+
+
+@no_gpu
+def test_without_a_gpu_the_driver_raises_its_own_error() -> None:
+    """Called directly (below the options' check), the driver refuses with the same message."""
+    from recoeval_tracking.engine import cuda_driver
+
+    with pytest.raises(cuda_driver.BackendUnavailable, match=r"recoeval_tracking\[cuda\]"):
+        cuda_driver.run_scores(None, None, np.float32, np.arange(3), np.zeros(3, np.int8))
+
+
+@no_gpu
+def test_app_metrics_backend_cuda_without_a_gpu_is_a_usage_error(tmp_path: Path) -> None:
+    """``recoeval-track metrics.backend=cuda`` reaches the backend: exit 2 and one paragraph
+    naming the key and the extra, no traceback."""
+    args = ["model=popularity", "metrics.names=[p,ndcg]", "metrics.k=5", "plots=false",
+            "progress=false", "nthreads=1", "dataset.n_users=40", "dataset.n_items=30",
+            "tracking=none", "metrics.backend=cuda"]
+    proc = subprocess.run([sys.executable, "-m", "recoeval_tracking", *args], cwd=tmp_path,
+                          env=clean_env(), capture_output=True, text=True, timeout=300,
+                          check=False)
+    last = (proc.stderr.strip().splitlines() or [""])[-1]
+    assert proc.returncode == 2, proc.stderr[-3000:]
+    assert "Traceback" not in proc.stdout + proc.stderr
+    assert last.startswith("recoeval-track: metrics.backend: The 'backend' parameter"), last
+    assert 'pip install "recoeval_tracking[cuda]"' in last, last
