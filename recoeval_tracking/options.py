@@ -195,7 +195,8 @@ class EvalOptions:
             names = ["all"]
         if names is not None:
             names = list(names)
-            values["metrics"] = "all" if [str(n).lower() for n in names] == ["all"] else names
+            single = [str(n).lower() for n in names]
+            values["metrics"] = single[0] if single in (["all"], ["standard"]) else names
         return cls(**values, **runtime)
 
 

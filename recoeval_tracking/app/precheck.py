@@ -73,8 +73,8 @@ def _check_names(names: Any) -> None:
     if isinstance(names, str):
         names = [names]
     if not isinstance(names, (list, tuple)):
-        raise _error("metrics.names", "a list of metric names or 'all'", names)
-    if [str(n).lower() for n in names] == ["all"]:
+        raise _error("metrics.names", "a list of metric names, 'all' or 'standard'", names)
+    if [str(n).lower() for n in names] in (["all"], ["standard"]):
         return
     unknown = [n for n in names if n not in METRICS]
     if unknown:

@@ -37,8 +37,8 @@ from .definitions import (NAN_RULES, definitions_record, fingerprint, metric_fin
 from .inputs import Prepared, lists_without_train, prepare, score_source, user_reasons
 from .profiles import apply_profile
 from .sampling import candidate_problem
-from .registry import (METRICS, MetricSpec, column_name, curve_name, resolve_metrics,
-                       spec_for_key)
+from .registry import (METRIC_SETS, METRICS, MetricSpec, column_name, curve_name,
+                       resolve_metrics, spec_for_key)
 from .results import Results
 
 __all__ = ["evaluate", "compute", "plan", "plan_for_source", "run", "shape", "Plan", "RawResult", "TIE_POLICIES",
@@ -86,6 +86,12 @@ def _named(metrics: Any) -> list[str]:
     return [str(x).lower() for x in ([metrics] if isinstance(metrics, str) else metrics)]
 
 
+def _a_set(metrics: Any) -> bool:
+    """Whether the metrics were asked as a set (``"all"``, ``"standard"``), which leaves out what
+    cannot be computed here rather than refusing it."""
+    return any(name in METRIC_SETS for name in _named(metrics))
+
+
 def _tie_mode(ties: str, func: str) -> int:
     if ties not in TIE_POLICIES:
         raise param_error("ties", func, f"one of {list(TIE_POLICIES)}", ties)
@@ -113,7 +119,7 @@ def plan(options: EvalOptions, prep: Prepared, func: str = "evaluate") -> Plan:
                               f"when '{refused[0]}' is asked (its expectation over tie orderings "
                               "is not implemented)", options.ties)
         specs = [s for s in specs if s.average_ties]
-    elif "all" in _named(options.metrics):  # a second engine pass only when named
+    elif _a_set(options.metrics):  # a second engine pass only when named
         specs = [s for s in specs if not s.extra_pass or s.name in _named(options.metrics)]
     want_topk = options.return_topk or any(
         s.kind == "list" or (s.kind == "aggregate" and not s.needs) for s in specs)
@@ -127,7 +133,7 @@ def plan_for_source(p: Plan, source: Any, func: str = "evaluate") -> Plan:
         return p
     opts = p.options
     asked = [s.name for s in p.specs if s.kind == "whole"]
-    if asked and "all" not in _named(opts.metrics):
+    if asked and not _a_set(opts.metrics):
         raise param_error("metrics", func, "top-K metrics only when the input is ranked "
                           "top-K lists (whole-ranking metrics need a score for every item)",
                           f"{asked}", got_is_text=True)
@@ -397,7 +403,7 @@ def evaluate(train: Any, test: Any, *, A: Any = None, B: Any = None, item_biases
     ranked : ndarray or DataFrame, optional
         Top-K lists: an (m x L) array of item indices best first (-1 padded), or a DataFrame with
         columns user, item and rank or score. Gives the top-K metrics only.
-    metrics : list of str or "all", optional
+    metrics : list of str, "all" or "standard", optional
         Names from :data:`~recoeval_tracking.metrics.registry.METRICS`; by default the profile's
         metrics, or P, AP and NDCG without a profile.
     k : int

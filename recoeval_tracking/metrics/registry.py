@@ -17,6 +17,8 @@ References
 
 from __future__ import annotations
 
+import dataclasses
+
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -75,6 +77,11 @@ class MetricSpec:
     extra_pass : bool
         The metric needs a second engine pass with ``ties="average"`` unless the run's tie
         policy is ``average``; ``"all"`` leaves it out then (name it to get it).
+    standard : bool
+        Whether ``"standard"`` (the app's default set) includes it: every metric but the peers'
+        own variants of one it already has (``ap_hits``, ``set_map``, ``gini_items``,
+        ``entropy_mean``) and trec_eval's recall-precision table (``iprec_at_recall_*``,
+        ``11pt_avg``); ``"all"``, their profiles and a name give those too.
     """
 
     name: str
@@ -92,6 +99,7 @@ class MetricSpec:
     needs_item_vectors: bool = False
     average_ties: bool = True
     extra_pass: bool = False
+    standard: bool = True
 
     @property
     def kind(self) -> str:
@@ -267,6 +275,14 @@ _SPECS = [
 ]
 
 #: All registered metrics by name, in the canonical output order.
+#: Left out of ``"standard"`` (see :attr:`MetricSpec.standard`): 16 columns a user rarely wants
+#: by default; ``"all"``, a profile or a name gives them.
+_NOT_STANDARD = {"ap_hits", "set_map", "gini_items", "entropy_mean", "11pt_avg"}
+_SPECS = [dataclasses.replace(s, standard=False)
+          if s.name in _NOT_STANDARD or s.name.startswith("iprec_at_recall_") else s
+          for s in _SPECS]
+#: Names that stand for a set of metrics: every one, or the standard ones.
+METRIC_SETS = ("all", "standard")
 METRICS: dict[str, MetricSpec] = {s.name: s for s in _SPECS}
 
 
@@ -303,7 +319,8 @@ def greater_is_better(key: str) -> bool:
 
 def resolve_metrics(metrics: str | list[str] | tuple[str, ...], func: str = "evaluate"
                     ) -> list[MetricSpec]:
-    """Turn metric names (or ``"all"``) into specs in canonical order, with a clear error."""
+    """Turn metric names (or ``"all"``, ``"standard"``) into specs in canonical order, with a
+    clear error."""
     if isinstance(metrics, str):
         metrics = [metrics]
     names: list[str] = []
@@ -315,9 +332,12 @@ def resolve_metrics(metrics: str | list[str] | tuple[str, ...], func: str = "eva
         if key == "all":
             names.extend(METRICS)
             continue
+        if key == "standard":
+            names.extend(name for name, spec in METRICS.items() if spec.standard)
+            continue
         if key not in METRICS:
             raise InputError(f"The 'metrics' parameter of {func} must name registered metrics "
-                             f"({', '.join(METRICS)} or 'all'). Got {m!r} instead.")
+                             f"({', '.join(METRICS)}, 'all' or 'standard'). Got {m!r} instead.")
         names.append(key)
     if not names:
         raise InputError(f"The 'metrics' parameter of {func} must name at least one metric. "

@@ -50,7 +50,7 @@ def test_config_yaml_is_a_defaults_list_of_every_group():
     assert entries[0] == "recoeval_schema" and entries[-1] == "_self_"
     chosen = {k: v for e in entries if isinstance(e, dict) for k, v in e.items()}
     assert chosen == {"dataset": "synthetic", "split": "random", "model": "als",
-                      "metrics": "all", "tracking": "local", "backend": "cpu"}
+                      "metrics": "standard", "tracking": "local", "backend": "cpu"}
 
 
 def test_every_group_has_the_options_the_issue_names():
@@ -64,8 +64,8 @@ def test_every_group_has_the_options_the_issue_names():
     assert set(_options("model")) == set(MODELS)
     from recoeval_tracking.metrics.profiles import PROFILES
 
-    # default, all, and one option per library profile
-    assert set(_options("metrics")) == {"default", "all"} | set(PROFILES)
+    # default, standard, all, and one option per library profile
+    assert set(_options("metrics")) == {"default", "standard", "all"} | set(PROFILES)
     assert {"recometrics", "hivemall", "recbole", "implicit", "ranx"} <= set(PROFILES)
     assert set(_options("tracking")) == {"local", "server", "none"}
     for group in ("dataset", "split", "model"):
@@ -94,8 +94,8 @@ def test_every_option_composes_against_its_schema(hydra_compose, group, option):
         assert plain["model"]["name"] == option
 
 
-@pytest.mark.parametrize("option", [o for o in _options("metrics") if o not in ("default",
-                                                                              "all")])
+@pytest.mark.parametrize("option", [o for o in _options("metrics")
+                                    if o not in ("default", "standard", "all")])
 def test_profile_options_name_a_library_profile(hydra_compose, option):
     from recoeval_tracking.metrics.profiles import PROFILES
     from recoeval_tracking.options import EvalOptions
@@ -133,7 +133,7 @@ def test_embedded_default(hydra_compose):
     assert plain["dataset"]["kind"] == "synthetic"
     assert (plain["dataset"]["n_users"], plain["dataset"]["n_items"]) == (2000, 1000)
     assert plain["split"]["name"] == "random" and plain["model"]["name"] == "als"
-    assert plain["metrics"]["names"] == ["all"]
+    assert plain["metrics"]["names"] == ["standard"]
     assert (plain["metrics"]["k"], plain["metrics"]["cumulative"]) == (10, True)
     assert plain["tracking"] == {"enabled": True, "uri": None, "experiment": "recoeval"}
     assert plain["progress"] == "auto"

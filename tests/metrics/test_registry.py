@@ -43,3 +43,20 @@ def test_direction_of_keys():
     assert spec_for_key("ndcg_at_k") is METRICS["ndcg"]
     assert spec_for_key("coverage_at_10") is METRICS["coverage"]
     assert spec_for_key("ndcg_at_x") is None and spec_for_key("users_evaluated") is None
+
+
+def test_standard_is_every_metric_but_the_peer_variants_and_the_recall_precision_table():
+    """``"standard"`` (the app's default) leaves out exactly the metrics whose record says so:
+    the peers' own variants of a metric it has, and trec_eval's 11 interpolated precisions with
+    their mean; ``"all"`` has every registered metric."""
+    from recoeval_tracking.metrics.registry import METRICS, resolve_metrics
+
+    every = {s.name for s in resolve_metrics("all")}
+    standard = {s.name for s in resolve_metrics("standard")}
+    assert every == set(METRICS)
+    left_out = every - standard
+    assert left_out == {"ap_hits", "set_map", "gini_items", "entropy_mean", "11pt_avg"} | {
+        f"iprec_at_recall_{j / 10:.2f}" for j in range(11)}
+    assert all(not METRICS[n].standard for n in left_out)
+    # the base metrics these vary are in it
+    assert {"ap", "gini", "entropy", "ndcg", "coverage", "pr_auc"} <= standard
