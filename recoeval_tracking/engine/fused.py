@@ -1,0 +1,454 @@
+"""The fused pass for factor models: score a cache-sized tile, merge it while it is hot.
+
+For ``s_ui = <A_u, B_i>`` the driver need not write a block of scores to memory and stream it
+back (:mod:`.kernels`). Here a block of ``bu`` users is scored one item tile at a time
+(``bu x w`` scores, about 512 KB, kept in L2) by BLAS called from the compiled loop, and each
+user's row of the tile (a few KB, in L1) is merged into the user's running state before the next
+tile is scored, as FAISS's CPU brute-force search does:
+
+* train items of the tile are masked to ``-inf`` (they leave the pool); a NaN in the pool marks
+  the user undefined;
+* a bounded heap per user keeps the best ``K`` items seen so far (ties by the policy's key) and
+  ``c_root``, the number of items seen outside the heap that tie with its root. At the end the
+  heap is the top-K list, ``theta`` its lowest score and ``c_root`` plus the listed items at
+  ``theta`` the exact number of pool items tied at ``theta``;
+* with whole-ranking metrics, every positive's ``gt`` and ``eq`` (pool items above and tied with
+  it) and, under a total tie order, the tied items that beat it, accumulate over the tiles.
+
+Top-K metrics need no count: a positive of rank ``<= K`` is in the list, at its rank; under the
+optimistic, pessimistic and average policies ``gt`` and ``eq`` of a positive scoring
+``>= theta`` are counts of the list (plus ``c_root`` at ``theta``), and a positive below
+``theta`` has ``gt >= K`` (it is beyond K under every policy). Whole-ranking counts need the
+positives' scores before their tiles come: they are scored first by one more GEMM of the same
+shape, and each is checked against its tile's value; on any difference the block runs again
+with the tiles' values (a guard; BLAS's main kernel computes an element the same way wherever
+it sits, so it does not fire in practice).
+
+The same writers as the block path (:mod:`.fill`) turn ranks or counts into metrics, so every
+tie policy, NaN rule and cutoff keeps its meaning. Each user's state and results depend only on
+its own scores: never on the block, the tile or the thread.
+
+This module imports numpy and numba only (numba's ``np.dot`` calls SciPy's BLAS).
+"""
+
+from __future__ import annotations
+
+from collections import namedtuple
+
+import numpy as np
+from numba import njit, prange
+
+from .codes import Reason
+from .fill import fill_average, fill_metrics, fill_whole
+from .ranks import (
+    TIE_AVERAGE,
+    TIE_INDEX,
+    TIE_INDEX_DESC,
+    TIE_NOISE,
+    _beats,
+    _best_first,
+    _count_chunk,
+    _policy_ranks,
+    _worse,
+    count_nan,
+    in_sorted,
+    lower_bound,
+    sort_by_rank,
+)
+
+NAN_SCORE = int(Reason.NAN_SCORE)
+ALL_EQUAL = int(Reason.ALL_EQUAL)
+#: From this many positives a binary search per item beats one vectorised pass per positive.
+_SEARCH_MIN_POS = 48
+
+#: The running state of one block, one row (or one stretch of positives) per user:
+#:
+#: * ``hs``, ``hi`` (``(bu, K)``): each user's heap of scores and items; ``size``, ``c_root``;
+#: * ``nan`` (bool): a NaN met in the pool; ``trp`` / ``tep``: the next train / test entry;
+#: * ``poff``: the offset of the user's positives in ``pos`` (their scores read from the tiles),
+#:   ``pre`` (the scores counted against), ``gt``, ``eq`` and ``beat`` (tied items that beat
+#:   the positive under a total order).
+State = namedtuple("State", ["hs", "hi", "size", "c_root", "nan", "trp", "tep", "poff", "pos",
+                             "pre", "gt", "eq", "beat"])
+
+
+@njit(cache=True, inline="always")
+def _heap_mode(tie_mode):
+    return tie_mode if tie_mode in (TIE_NOISE, TIE_INDEX_DESC) else TIE_INDEX
+
+
+@njit(cache=True)
+def _sift_down(hs, hi, size, seed, u, mode):
+    pos = 0
+    while True:
+        left = 2 * pos + 1
+        if left >= size:
+            break
+        child = left
+        right = left + 1
+        if right < size and _worse(hs[right], hi[right], hs[left], hi[left], seed, u, mode):
+            child = right
+        if not _worse(hs[child], hi[child], hs[pos], hi[pos], seed, u, mode):
+            break
+        hs[pos], hs[child] = hs[child], hs[pos]
+        hi[pos], hi[child] = hi[child], hi[pos]
+        pos = child
+
+
+@njit(cache=True)
+def _heap_scan(row, i0, u, seed, mode, tr_idx, t0, t1, K, hs, hi, size, c_root):
+    """Merge the tile row ``row`` (items ``i0 ..``) into the heap (worst item at the root);
+    returns the new size and ``c_root``, the number of items seen outside the heap that tie with
+    the root's score (masked train items are never seen)."""
+    for jj in range(row.shape[0]):
+        x = row[jj]
+        if size == K and x < hs[0]:
+            continue
+        j = i0 + jj
+        if x == -np.inf and in_sorted(tr_idx, t0, t1, j):
+            continue
+        if size < K:
+            pos = size
+            hs[pos] = x
+            hi[pos] = j
+            size += 1
+            while pos > 0:
+                parent = (pos - 1) >> 1
+                if not _worse(hs[pos], hi[pos], hs[parent], hi[parent], seed, u, mode):
+                    break
+                hs[pos], hs[parent] = hs[parent], hs[pos]
+                hi[pos], hi[parent] = hi[parent], hi[pos]
+                pos = parent
+            continue
+        v = hs[0]
+        if x == v and not _beats(seed, u, mode, j, hi[0]):
+            c_root += 1
+            continue
+        # j replaces the root (score v), which leaves the heap
+        hs[0] = x
+        hi[0] = j
+        _sift_down(hs, hi, size, seed, u, mode)
+        c_root = c_root + 1 if hs[0] == v else 0
+    return size, c_root
+
+
+@njit(cache=True)
+def _tie_beats(row, i0, p, item, u, plan, train):
+    """The items of the tile row tied with score ``p`` that beat ``item`` (``item`` excluded;
+    masked train items only tie with ``p = -inf`` and are skipped)."""
+    t0 = train.ptr[u]
+    t1 = train.ptr[u + 1]
+    c = 0
+    for jj in range(row.shape[0]):
+        j = i0 + jj
+        if row[jj] == p and j != item and _beats(plan.seed, u, plan.tie_mode, j, item):
+            if p == -np.inf and in_sorted(train.idx, t0, t1, j):
+                continue
+            c += 1
+    return c
+
+
+@njit(cache=True)
+def _count_tile(row, i0, u, o, n_pos, test, train, plan, st, exact):
+    """Add the tile's counts to every positive of user ``u`` (positives at ``o ..`` in the
+    state): one vectorised pass per positive, or one binary search per item when many."""
+    i1 = i0 + row.shape[0]
+    p0 = test.ptr[u]
+    q_eq = np.empty(0, dtype=np.int64)
+    if n_pos >= _SEARCH_MIN_POS:
+        q_eq = _count_by_search(row, st.pre[o:o + n_pos], st.gt[o:o + n_pos], st.eq[o:o + n_pos])
+    for i in range(n_pos):
+        p = st.pre[o + i]
+        if n_pos >= _SEARCH_MIN_POS:
+            e = q_eq[i]
+        else:
+            g, e = _count_chunk(row, 0, row.shape[0], p)
+            st.gt[o + i] += g
+            st.eq[o + i] += e
+        item = test.idx[p0 + i]
+        own = 1 if i0 <= item < i1 else 0
+        if exact and e > own:
+            st.beat[o + i] += _tie_beats(row, i0, p, item, u, plan, train)
+
+
+@njit(cache=True)
+def _count_by_search(row, pre, gt, eq):
+    """Add ``#{j : row_j > pre_i}`` to ``gt`` and ``#{j : row_j = pre_i}`` to ``eq`` with a
+    binary search of each item among the sorted scores; returns the tile's ``eq`` part."""
+    npos = pre.shape[0]
+    order = np.argsort(pre)
+    q = pre[order]
+    hist = np.zeros(npos + 1, dtype=np.int64)
+    eqh = np.zeros(npos + 1, dtype=np.int64)
+    for j in range(row.shape[0]):
+        x = row[j]
+        lo = lower_bound(q, 0, npos, x)
+        hist[lo] += 1
+        if lo < npos and q[lo] == x:
+            eqh[lo] += 1
+    part = np.empty(npos, dtype=np.int64)
+    acc = 0
+    for t in range(npos - 1, -1, -1):
+        acc += hist[t + 1]
+        gt[order[t]] += acc
+    first = 0
+    for t in range(npos):
+        if t > 0 and q[t] != q[t - 1]:
+            first = t
+        eq[order[t]] += eqh[first]
+        part[order[t]] = eqh[first]
+    return part
+
+
+@njit(cache=True)
+def _merge_row(row, i0, u, b, train, test, plan, st, full):
+    """Merge user ``u``'s row of the tile (items ``i0 ..``) into its state ``b``."""
+    if st.nan[b]:
+        return
+    i1 = i0 + row.shape[0]
+    t = st.trp[b]
+    t_end = train.ptr[u + 1]
+    while t < t_end and train.idx[t] < i1:
+        row[train.idx[t] - i0] = -np.inf
+        t += 1
+    st.trp[b] = t
+    q = st.tep[b]
+    q_end = test.ptr[u + 1]
+    o = st.poff[b]
+    p0 = test.ptr[u]
+    while q < q_end and test.idx[q] < i1:
+        st.pos[o + q - p0] = row[test.idx[q] - i0]
+        q += 1
+    st.tep[b] = q
+    if count_nan(row) > 0:
+        st.nan[b] = True
+        return
+    size, c = _heap_scan(row, i0, u, plan.seed, _heap_mode(plan.tie_mode), train.idx,
+                         train.ptr[u], t_end, plan.K, st.hs[b], st.hi[b], st.size[b],
+                         st.c_root[b])
+    st.size[b] = size
+    st.c_root[b] = c
+    if full:
+        exact = plan.tie_mode in (TIE_NOISE, TIE_INDEX, TIE_INDEX_DESC)
+        _count_tile(row, i0, u, o, q_end - p0, test, train, plan, st, exact)
+
+
+# -- the end of a block: lists, ranks and metrics -------------------------------------------------
+
+@njit(cache=True)
+def _n_tied(hs, order, size, at_low):
+    """Pool items tied with the score of a listed item, counting every member of such a tie
+    (``at_low`` pool items tie at the lowest listed score)."""
+    low = hs[order[size - 1]]
+    tied = 0
+    r = 0
+    while r < size:
+        e = r
+        while e + 1 < size and hs[order[e + 1]] == hs[order[r]]:
+            e += 1
+        cnt = at_low if hs[order[r]] == low else e - r + 1
+        if cnt > 1:
+            tied += cnt
+        r = e + 1
+    return tied
+
+
+@njit(cache=True)
+def _counts_from_list(pos, hs, size, low, at_low, K, gt, eq):
+    """``gt`` and ``eq`` of each positive from the top-K list: exact at or above its lowest
+    score ``low``; below it ``gt = K`` (the positive is beyond K under every policy)."""
+    for i in range(pos.shape[0]):
+        p = pos[i]
+        if p < low:
+            gt[i] = K
+            eq[i] = 1
+            continue
+        g = 0
+        e = 0
+        for r in range(size):
+            g += hs[r] > p
+            e += hs[r] == p
+        gt[i] = g
+        eq[i] = at_low if p == low else e
+
+
+@njit(cache=True)
+def _ranks_from_list(test, p0, n_pos, hi, order, size, K, ranks):
+    """Rank ``r + 1`` for the positive listed at ``r``; ``K + 1`` for the others."""
+    for i in range(n_pos):
+        ranks[i] = K + 1
+    for r in range(size):
+        item = hi[order[r]]
+        at = lower_bound(test.idx, p0, p0 + n_pos, item)
+        if at < p0 + n_pos and test.idx[at] == item:
+            ranks[at - p0] = r + 1
+
+
+@njit(cache=True)
+def _finish_user(u, b, train, test, plan, st, outs, full):
+    """The user's reason, top-K list and metrics from its state ``b`` after the last tile."""
+    if st.nan[b]:
+        outs.reason[u] = NAN_SCORE
+        return
+    n_train = train.ptr[u + 1] - train.ptr[u]
+    pool = plan.n_items - n_train
+    p0 = test.ptr[u]
+    n_pos = test.ptr[u + 1] - p0
+    o = st.poff[b]
+    size = st.size[b]
+    hs = st.hs[b]
+    hi = st.hi[b]
+    order = _best_first(hs, hi, size, plan.seed, u, _heap_mode(plan.tie_mode))
+    low = hs[order[size - 1]]
+    at_low = st.c_root[b]
+    for r in range(size):
+        at_low += hs[r] == low
+    if hs[order[0]] == low and at_low == pool:
+        outs.reason[u] = ALL_EQUAL
+        return
+    if plan.want_topk:
+        for r in range(plan.K):
+            outs.topk[u, r] = hi[order[r]] if r < size else -1
+        outs.n_tied[u] = _n_tied(hs, order, size, at_low)
+    pos = st.pos[o:o + n_pos]
+    vals = test.val[p0:p0 + n_pos]
+    gt = np.empty(n_pos, dtype=np.int64)
+    eq = np.empty(n_pos, dtype=np.int64)
+    if full:
+        for i in range(n_pos):
+            gt[i] = st.gt[o + i]
+            # the masked train items tie with a -inf positive: they are not in the pool
+            eq[i] = st.eq[o + i] - (n_train if pos[i] == -np.inf else 0)
+    else:
+        _counts_from_list(pos, hs, size, low, at_low, plan.K, gt, eq)
+    if plan.tie_mode == TIE_AVERAGE:
+        fill_average(pos, vals, gt, eq, pool, plan, outs.out, outs.whole, u)
+        return
+    ranks = np.empty(n_pos, dtype=np.int64)
+    rvals = np.empty(n_pos, dtype=np.float64)
+    if plan.tie_mode in (TIE_NOISE, TIE_INDEX, TIE_INDEX_DESC):
+        if full:
+            for i in range(n_pos):
+                ranks[i] = gt[i] + 1 + st.beat[o + i]
+        else:
+            _ranks_from_list(test, p0, n_pos, hi, order, size, plan.K, ranks)
+        rvals[:] = vals
+    else:
+        _policy_ranks(pos, vals, gt, eq, plan.tie_mode, ranks, rvals)
+    sort_by_rank(ranks, rvals)
+    fill_metrics(ranks, rvals, pool, plan, outs.out, u)
+    if full:
+        fill_whole(ranks, rvals, pool, plan.wslots, outs.whole, u)
+
+
+# -- a block of users, tile by tile ---------------------------------------------------------------
+
+@njit(cache=True)
+def _score_positives(Ablk, Bp, users, test, poff, W, pre, tbuf):
+    """Score every positive of the block before the sweep, with GEMMs of the tiles' shape
+    (``W`` gathered item rows at a time): ``pre[poff[b] + i]`` = user ``b`` x its positive i."""
+    bu = Ablk.shape[0]
+    G = np.zeros((W, Bp.shape[1]), dtype=Bp.dtype)
+    T = tbuf.reshape((bu, W))
+    P = poff[users.shape[0]]
+    for c0 in range(0, P, W):
+        c1 = min(c0 + W, P)
+        for b in range(users.shape[0]):
+            p0 = test.ptr[users[b]]
+            for k in range(max(poff[b], c0), min(poff[b + 1], c1)):
+                G[k - c0] = Bp[test.idx[p0 + k - poff[b]]]
+        np.dot(Ablk, G.T, T)
+        for b in range(users.shape[0]):
+            for k in range(max(poff[b], c0), min(poff[b + 1], c1)):
+                pre[k] = T[b, k - c0]
+
+
+@njit(cache=True)
+def _sweep(Ablk, Bp, W, users, train, test, plan, st, tbuf, full):
+    """Score the block tile by tile and merge each user's row of the tile while it is hot."""
+    bu = Ablk.shape[0]
+    n = plan.n_items
+    T = tbuf.reshape((bu, W))
+    for i0 in range(0, n, W):
+        np.dot(Ablk, Bp[i0:i0 + W].T, T)
+        w = min(W, n - i0)
+        for b in range(users.shape[0]):
+            _merge_row(T[b, :w], i0, users[b], b, train, test, plan, st, full)
+
+
+@njit(cache=True)
+def _new_state(users, train, test, K, dtype_of):
+    nb = users.shape[0]
+    poff = np.zeros(nb + 1, dtype=np.int64)
+    for b in range(nb):
+        poff[b + 1] = poff[b] + test.ptr[users[b] + 1] - test.ptr[users[b]]
+    P = poff[nb]
+    trp = np.empty(nb, dtype=np.int64)
+    tep = np.empty(nb, dtype=np.int64)
+    for b in range(nb):
+        trp[b] = train.ptr[users[b]]
+        tep[b] = test.ptr[users[b]]
+    return State(np.empty((nb, K), dtype=dtype_of.dtype), np.empty((nb, K), dtype=np.int64),
+                 np.zeros(nb, dtype=np.int64), np.zeros(nb, dtype=np.int64),
+                 np.zeros(nb, dtype=np.bool_), trp, tep, poff,
+                 np.empty(P, dtype=dtype_of.dtype), np.empty(P, dtype=dtype_of.dtype),
+                 np.zeros(P, dtype=np.int64), np.zeros(P, dtype=np.int64),
+                 np.zeros(P, dtype=np.int64))
+
+
+@njit(cache=True)
+def _mismatch(st):
+    """Whether a positive's score read in its tile differs from the one counted against."""
+    for b in range(st.nan.shape[0]):
+        if st.nan[b]:
+            continue
+        for k in range(st.poff[b], st.poff[b + 1]):
+            if st.pre[k] != st.pos[k]:
+                return True
+    return False
+
+
+@njit(cache=True)
+def fused_block(A, Bp, W, users, train, test, plan, outs, tbuf, abuf):
+    """Evaluate the users ``users`` (at most ``len(abuf) // Bp.shape[1]``) of a factor model.
+
+    ``A`` (m x p) are the user factors, ``Bp`` the item factors (with the item biases as a last
+    column when ``Bp`` has one more column than ``A``; a column of ones then extends ``A``),
+    zero-padded to a multiple of ``W`` rows; ``tbuf`` and ``abuf`` are the tile and the gathered
+    user factors, reused from block to block.
+    """
+    p = A.shape[1]
+    pB = Bp.shape[1]
+    bu = abuf.shape[0] // pB
+    Ablk = abuf.reshape((bu, pB))
+    Ablk[:] = 0
+    for b in range(users.shape[0]):
+        Ablk[b, :p] = A[users[b]]
+        if pB > p:
+            Ablk[b, p] = 1
+    full = plan.full_ranks
+    st = _new_state(users, train, test, plan.K, tbuf)
+    if full:
+        _score_positives(Ablk, Bp, users, test, st.poff, W, st.pre, tbuf)
+    _sweep(Ablk, Bp, W, users, train, test, plan, st, tbuf, full)
+    if full and _mismatch(st):
+        pos = st.pos.copy()
+        st = _new_state(users, train, test, plan.K, tbuf)
+        st.pre[:] = pos
+        _sweep(Ablk, Bp, W, users, train, test, plan, st, tbuf, full)
+    for b in range(users.shape[0]):
+        _finish_user(users[b], b, train, test, plan, st, outs, full)
+
+
+@njit(parallel=True, cache=True)
+def fused_metrics(A, Bp, W, rows, train, test, plan, outs, bu, n_workers):
+    """Evaluate the users ``rows`` of a factor model in blocks of ``bu`` users, the blocks dealt
+    to ``n_workers`` threads (each keeps its own tile buffers). BLAS must run on one thread."""
+    nb = (rows.shape[0] + bu - 1) // bu
+    nw = max(1, min(n_workers, nb))
+    for w in prange(nw):
+        tbuf = np.empty(bu * W, dtype=Bp.dtype)
+        abuf = np.empty(bu * Bp.shape[1], dtype=Bp.dtype)
+        for blk in range(w, nb, nw):
+            users = rows[blk * bu:min((blk + 1) * bu, rows.shape[0])]
+            fused_block(A, Bp, W, users, train, test, plan, outs, tbuf, abuf)
