@@ -50,7 +50,6 @@ from .ranks import (
     _count_chunk,
     _policy_ranks,
     _worse,
-    count_nan,
     in_sorted,
     lower_bound,
     sort_by_rank,
@@ -60,6 +59,10 @@ NAN_SCORE = int(Reason.NAN_SCORE)
 ALL_EQUAL = int(Reason.ALL_EQUAL)
 #: From this many positives a binary search per item beats one vectorised pass per positive.
 _SEARCH_MIN_POS = 48
+#: Items checked at once against the heap's root by one vectorised count.
+_SPAN = 64
+#: The fewest columns of the GEMM that scores the positives.
+_MIN_POS_COLS = 256
 
 #: The running state of one block, one row (or one stretch of positives) per user:
 #:
@@ -95,40 +98,66 @@ def _sift_down(hs, hi, size, seed, u, mode):
         pos = child
 
 
+@njit(cache=True, inline="always")
+def _push(x, j, hs, hi, size, seed, u, mode):
+    """Add item ``j`` (score ``x``) to a heap that is not full."""
+    pos = size
+    hs[pos] = x
+    hi[pos] = j
+    while pos > 0:
+        parent = (pos - 1) >> 1
+        if not _worse(hs[pos], hi[pos], hs[parent], hi[parent], seed, u, mode):
+            break
+        hs[pos], hs[parent] = hs[parent], hs[pos]
+        hi[pos], hi[parent] = hi[parent], hi[pos]
+        pos = parent
+    return size + 1
+
+
 @njit(cache=True)
 def _heap_scan(row, i0, u, seed, mode, tr_idx, t0, t1, K, hs, hi, size, c_root):
     """Merge the tile row ``row`` (items ``i0 ..``) into the heap (worst item at the root);
     returns the new size and ``c_root``, the number of items seen outside the heap that tie with
-    the root's score (masked train items are never seen)."""
-    for jj in range(row.shape[0]):
-        x = row[jj]
-        if size == K and x < hs[0]:
-            continue
-        j = i0 + jj
-        if x == -np.inf and in_sorted(tr_idx, t0, t1, j):
-            continue
-        if size < K:
-            pos = size
-            hs[pos] = x
-            hi[pos] = j
-            size += 1
-            while pos > 0:
-                parent = (pos - 1) >> 1
-                if not _worse(hs[pos], hi[pos], hs[parent], hi[parent], seed, u, mode):
-                    break
-                hs[pos], hs[parent] = hs[parent], hs[pos]
-                hi[pos], hi[parent] = hi[parent], hi[pos]
-                pos = parent
-            continue
-        v = hs[0]
-        if x == v and not _beats(seed, u, mode, j, hi[0]):
-            c_root += 1
-            continue
-        # j replaces the root (score v), which leaves the heap
-        hs[0] = x
-        hi[0] = j
-        _sift_down(hs, hi, size, seed, u, mode)
-        c_root = c_root + 1 if hs[0] == v else 0
+    the root's score (masked train items are never seen), or -1 when the row holds a NaN.
+
+    Once the heap is full, a stretch of ``_SPAN`` items is skipped when none reaches the root's
+    score, known from one vectorised count (a NaN is counted in the same pass)."""
+    w = row.shape[0]
+    for c0 in range(0, w, _SPAN):
+        c1 = min(c0 + _SPAN, w)
+        if size == K:
+            root = hs[0]
+            reach = 0
+            nan = 0
+            for jj in range(c0, c1):
+                x = row[jj]
+                reach += x >= root
+                nan += x != x
+            if nan > 0:
+                return size, -1
+            if reach == 0:
+                continue
+        for jj in range(c0, c1):
+            x = row[jj]
+            if x != x:
+                return size, -1
+            if size == K and x < hs[0]:
+                continue
+            j = i0 + jj
+            if x == -np.inf and in_sorted(tr_idx, t0, t1, j):
+                continue
+            if size < K:
+                size = _push(x, j, hs, hi, size, seed, u, mode)
+                continue
+            v = hs[0]
+            if x == v and not _beats(seed, u, mode, j, hi[0]):
+                c_root += 1
+                continue
+            # j replaces the root (score v), which leaves the heap
+            hs[0] = x
+            hi[0] = j
+            _sift_down(hs, hi, size, seed, u, mode)
+            c_root = c_root + 1 if hs[0] == v else 0
     return size, c_root
 
 
@@ -149,26 +178,53 @@ def _tie_beats(row, i0, p, item, u, plan, train):
 
 
 @njit(cache=True)
+def _count4(row, p):
+    """``#{j : row_j > p_c}`` and ``#{j : row_j = p_c}`` for the four scores ``p``, in one
+    vectorised pass over the row."""
+    a, b, c, d = p[0], p[1], p[2], p[3]
+    ga = gb = gc = gd = 0
+    ea = eb = ec = ed = 0
+    for j in range(row.shape[0]):
+        x = row[j]
+        ga += x > a
+        gb += x > b
+        gc += x > c
+        gd += x > d
+        ea += x == a
+        eb += x == b
+        ec += x == c
+        ed += x == d
+    return (ga, gb, gc, gd), (ea, eb, ec, ed)
+
+
+@njit(cache=True)
 def _count_tile(row, i0, u, o, n_pos, test, train, plan, st, exact):
     """Add the tile's counts to every positive of user ``u`` (positives at ``o ..`` in the
-    state): one vectorised pass per positive, or one binary search per item when many."""
+    state): one vectorised pass per four positives, or one binary search per item when many."""
     i1 = i0 + row.shape[0]
     p0 = test.ptr[u]
     q_eq = np.empty(0, dtype=np.int64)
     if n_pos >= _SEARCH_MIN_POS:
         q_eq = _count_by_search(row, st.pre[o:o + n_pos], st.gt[o:o + n_pos], st.eq[o:o + n_pos])
-    for i in range(n_pos):
-        p = st.pre[o + i]
-        if n_pos >= _SEARCH_MIN_POS:
-            e = q_eq[i]
-        else:
-            g, e = _count_chunk(row, 0, row.shape[0], p)
-            st.gt[o + i] += g
-            st.eq[o + i] += e
-        item = test.idx[p0 + i]
-        own = 1 if i0 <= item < i1 else 0
-        if exact and e > own:
-            st.beat[o + i] += _tie_beats(row, i0, p, item, u, plan, train)
+    four = np.empty(4, dtype=st.pre.dtype)
+    for base in range(0, n_pos, 4):
+        m = min(4, n_pos - base)
+        if n_pos < _SEARCH_MIN_POS:
+            for c in range(4):
+                four[c] = st.pre[o + base + min(c, m - 1)]
+            g4, e4 = _count4(row, four)
+        for c in range(m):
+            i = base + c
+            if n_pos >= _SEARCH_MIN_POS:
+                e = q_eq[i]
+            else:
+                e = e4[c]
+                st.gt[o + i] += g4[c]
+                st.eq[o + i] += e
+            item = test.idx[p0 + i]
+            own = 1 if i0 <= item < i1 else 0
+            if exact and e > own:
+                st.beat[o + i] += _tie_beats(row, i0, st.pre[o + i], item, u, plan, train)
 
 
 @njit(cache=True)
@@ -220,12 +276,12 @@ def _merge_row(row, i0, u, b, train, test, plan, st, full):
         st.pos[o + q - p0] = row[test.idx[q] - i0]
         q += 1
     st.tep[b] = q
-    if count_nan(row) > 0:
-        st.nan[b] = True
-        return
     size, c = _heap_scan(row, i0, u, plan.seed, _heap_mode(plan.tie_mode), train.idx,
                          train.ptr[u], t_end, plan.K, st.hs[b], st.hi[b], st.size[b],
                          st.c_root[b])
+    if c < 0:
+        st.nan[b] = True
+        return
     st.size[b] = size
     st.c_root[b] = c
     if full:
@@ -348,11 +404,13 @@ def _score_positives(Ablk, Bp, users, test, poff, W, pre, tbuf):
     """Score every positive of the block before the sweep, with GEMMs of the tiles' shape
     (``W`` gathered item rows at a time): ``pre[poff[b] + i]`` = user ``b`` x its positive i."""
     bu = Ablk.shape[0]
-    G = np.zeros((W, Bp.shape[1]), dtype=Bp.dtype)
-    T = tbuf.reshape((bu, W))
     P = poff[users.shape[0]]
-    for c0 in range(0, P, W):
-        c1 = min(c0 + W, P)
+    # a multiple of 64 columns, and not so few that BLAS takes its small-matrix kernel
+    Wp = min(W, max(_MIN_POS_COLS, (P + 63) // 64 * 64))
+    G = np.zeros((Wp, Bp.shape[1]), dtype=Bp.dtype)
+    T = tbuf[:bu * Wp].reshape((bu, Wp))
+    for c0 in range(0, P, Wp):
+        c1 = min(c0 + Wp, P)
         for b in range(users.shape[0]):
             p0 = test.ptr[users[b]]
             for k in range(max(poff[b], c0), min(poff[b + 1], c1)):
