@@ -28,7 +28,7 @@ BLOCK_BYTES = 16 * 1024 * 1024
 
 #: Users scored together by the fused pass of a factor model, and the target size of one tile
 #: of their scores (it stays in a core's L2 cache while it is merged).
-FUSED_ROWS = 64
+FUSED_ROWS = 256
 TILE_BYTES = 512 * 1024
 
 #: The train matrix's values: the kernels only read which items a train row holds.

@@ -63,6 +63,8 @@ _SEARCH_MIN_POS = 48
 _SPAN = 64
 #: The fewest columns of the GEMM that scores the positives.
 _MIN_POS_COLS = 256
+#: Users scored together against their positives.
+_POS_ROWS = 64
 
 #: The running state of one block, one row (or one stretch of positives) per user:
 #:
@@ -115,49 +117,63 @@ def _push(x, j, hs, hi, size, seed, u, mode):
 
 
 @njit(cache=True)
+def _reaches(row, c0, root):
+    """Whether an item of ``row[c0:c0 + _SPAN]`` scores ``>= root`` or is NaN."""
+    reach = False
+    for t in range(_SPAN):
+        x = row[c0 + t]
+        reach |= (x >= root) | (x != x)
+    return reach
+
+
+@njit(cache=True)
 def _heap_scan(row, i0, u, seed, mode, tr_idx, t0, t1, K, hs, hi, size, c_root):
     """Merge the tile row ``row`` (items ``i0 ..``) into the heap (worst item at the root);
     returns the new size and ``c_root``, the number of items seen outside the heap that tie with
     the root's score (masked train items are never seen), or -1 when the row holds a NaN.
 
     Once the heap is full, a stretch of ``_SPAN`` items is skipped when none reaches the root's
-    score, known from one vectorised count (a NaN is counted in the same pass)."""
+    score, known from one vectorised count (a NaN counts as reaching, so it is always seen)."""
     w = row.shape[0]
-    for c0 in range(0, w, _SPAN):
-        c1 = min(c0 + _SPAN, w)
-        if size == K:
-            root = hs[0]
-            reach = 0
-            nan = 0
-            for jj in range(c0, c1):
-                x = row[jj]
-                reach += x >= root
-                nan += x != x
-            if nan > 0:
-                return size, -1
-            if reach == 0:
+    jj = 0
+    while size < K and jj < w:
+        x = row[jj]
+        if x != x:
+            return size, -1
+        if not (x == -np.inf and in_sorted(tr_idx, t0, t1, i0 + jj)):
+            size = _push(x, i0 + jj, hs, hi, size, seed, u, mode)
+        jj += 1
+    if size < K:
+        return size, c_root
+    root = hs[0]
+    c0 = jj
+    while c0 < w:
+        c1 = w
+        if c0 + _SPAN <= w:
+            # a constant trip count: LLVM vectorises it whole
+            c1 = c0 + _SPAN
+            if not _reaches(row, c0, root):
+                c0 = c1
                 continue
-        for jj in range(c0, c1):
-            x = row[jj]
+        for t in range(c0, c1):
+            x = row[t]
+            if x < root:
+                continue
             if x != x:
                 return size, -1
-            if size == K and x < hs[0]:
-                continue
-            j = i0 + jj
+            j = i0 + t
             if x == -np.inf and in_sorted(tr_idx, t0, t1, j):
                 continue
-            if size < K:
-                size = _push(x, j, hs, hi, size, seed, u, mode)
-                continue
-            v = hs[0]
-            if x == v and not _beats(seed, u, mode, j, hi[0]):
+            if x == root and not _beats(seed, u, mode, j, hi[0]):
                 c_root += 1
                 continue
-            # j replaces the root (score v), which leaves the heap
+            # j replaces the root (score ``root``), which leaves the heap
             hs[0] = x
             hi[0] = j
             _sift_down(hs, hi, size, seed, u, mode)
-            c_root = c_root + 1 if hs[0] == v else 0
+            c_root = c_root + 1 if hs[0] == root else 0
+            root = hs[0]
+        c0 = c1
     return size, c_root
 
 
@@ -401,24 +417,30 @@ def _finish_user(u, b, train, test, plan, st, outs, full):
 
 @njit(cache=True)
 def _score_positives(Ablk, Bp, users, test, poff, W, pre, tbuf):
-    """Score every positive of the block before the sweep, with GEMMs of the tiles' shape
-    (``W`` gathered item rows at a time): ``pre[poff[b] + i]`` = user ``b`` x its positive i."""
+    """Score every positive of the block before the sweep: ``pre[poff[b] + i]`` = user ``b`` x
+    its positive ``i``, by GEMMs of ``_POS_ROWS`` users against their gathered positives (64 x
+    fewer rows than the block wastes less on pairs of one user and another's positive)."""
     bu = Ablk.shape[0]
-    P = poff[users.shape[0]]
-    # a multiple of 64 columns, and not so few that BLAS takes its small-matrix kernel
-    Wp = min(W, max(_MIN_POS_COLS, (P + 63) // 64 * 64))
-    G = np.zeros((Wp, Bp.shape[1]), dtype=Bp.dtype)
-    T = tbuf[:bu * Wp].reshape((bu, Wp))
-    for c0 in range(0, P, Wp):
-        c1 = min(c0 + Wp, P)
-        for b in range(users.shape[0]):
-            p0 = test.ptr[users[b]]
-            for k in range(max(poff[b], c0), min(poff[b + 1], c1)):
-                G[k - c0] = Bp[test.idx[p0 + k - poff[b]]]
-        np.dot(Ablk, G.T, T)
-        for b in range(users.shape[0]):
-            for k in range(max(poff[b], c0), min(poff[b + 1], c1)):
-                pre[k] = T[b, k - c0]
+    nb = users.shape[0]
+    G = np.zeros((W, Bp.shape[1]), dtype=Bp.dtype)
+    for g0 in range(0, nb, _POS_ROWS):
+        g1 = min(g0 + _POS_ROWS, nb)
+        rows = min(_POS_ROWS, bu - g0)
+        P0 = poff[g0]
+        P = poff[g1] - P0
+        # a multiple of 64 columns, and not so few that BLAS takes its small-matrix kernel
+        Wp = min(W, max(_MIN_POS_COLS, (P + 63) // 64 * 64))
+        T = tbuf[:rows * Wp].reshape((rows, Wp))
+        for c0 in range(P0, P0 + P, Wp):
+            c1 = min(c0 + Wp, P0 + P)
+            for b in range(g0, g1):
+                p0 = test.ptr[users[b]]
+                for k in range(max(poff[b], c0), min(poff[b + 1], c1)):
+                    G[k - c0] = Bp[test.idx[p0 + k - poff[b]]]
+            np.dot(Ablk[g0:g0 + rows], G[:Wp].T, T)
+            for b in range(g0, g1):
+                for k in range(max(poff[b], c0), min(poff[b + 1], c1)):
+                    pre[k] = T[b - g0, k - c0]
 
 
 @njit(cache=True)
