@@ -15,8 +15,8 @@ from dataclasses import dataclass
 import numba
 import numpy as np
 
-from . import kernels as kn
 from . import fused as fz
+from . import kernels as kn
 from .records import Csr, Outputs, Plan
 
 __all__ = ["EngineInput", "thread_limits", "resolve_nthreads", "run_scores", "run_ranked",
