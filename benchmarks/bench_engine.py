@@ -30,6 +30,7 @@ if __name__ == "__main__" and "OPENBLAS_CORETYPE" in os.environ:
     os.execve(sys.executable, [sys.executable, *sys.argv], _env)
 
 import argparse  # noqa: E402
+import functools  # noqa: E402
 import subprocess  # noqa: E402
 import textwrap  # noqa: E402
 import threading  # noqa: E402
@@ -318,7 +319,22 @@ def engine_rows(tr, te, A, B, args) -> list[tuple[str, object]]:
         ('evaluate(metrics="all") (+ beyond)', ev(metrics="all")),
         ("evaluate, all 10, ties='noise'", ev(metrics=ALL10, ties="noise")),
         ("evaluate, all 10, ties='average'", ev(metrics=ALL10, ties="average")),
+        ("block path (fused=False), top-K (8)", block_path(crm(**TOPK8))),
+        ("block path (fused=False), all 10", block_path(crm(all_metrics=True))),
     ]
+
+
+def block_path(call):
+    """``call`` run on the engine's block path (a GEMM per block into a buffer, then the
+    kernels), the fused pass turned off: the engine before the fused pass, for comparison."""
+    def run():
+        original = driver.run_scores
+        driver.run_scores = functools.partial(original, fused=False)
+        try:
+            return call()
+        finally:
+            driver.run_scores = original
+    return run
 
 
 def library_rows(tr, te, A, B, args) -> list[tuple[str, object]]:
