@@ -107,12 +107,17 @@ class PeakRSS:
         self.extra = max(self.peak - self.base, traced)
 
 
+#: The clock of every timed row: wall time, or with ``--clock cpu`` the process's CPU time (all
+#: its threads), steadier on a shared machine where other processes take the cores.
+CLOCK = time.perf_counter
+
+
 def best_of(fn, repeat: int) -> float:
     best = float("inf")
     for _ in range(repeat):
-        t = time.perf_counter()
+        t = CLOCK()
         fn()
-        best = min(best, time.perf_counter() - t)
+        best = min(best, CLOCK() - t)
     return best
 
 
@@ -177,20 +182,20 @@ def kernel_seconds(call, repeat: int) -> tuple[float, float]:
     original = driver.run_scores
 
     def timed_run_scores(*a, **kw):
-        t = time.perf_counter()
+        t = CLOCK()
         try:
             return original(*a, **kw)
         finally:
-            inner.append(time.perf_counter() - t)
+            inner.append(CLOCK() - t)
 
     best = (float("inf"), 0.0)
     driver.run_scores = timed_run_scores
     try:
         for _ in range(repeat):
             inner.clear()
-            t = time.perf_counter()
+            t = CLOCK()
             call()
-            best = min(best, (time.perf_counter() - t, sum(inner)))
+            best = min(best, (CLOCK() - t, sum(inner)))
     finally:
         driver.run_scores = original
     return best
@@ -429,9 +434,15 @@ def main() -> None:
     ap.add_argument("--no-compare", dest="compare", action="store_false",
                     help="skip implicit and recometrics")
     ap.add_argument("--no-profile", dest="profile", action="store_false")
+    ap.add_argument("--clock", default="wall", choices=["wall", "cpu"],
+                    help="time rows by wall clock or by the process's CPU time (use with "
+                         "--threads 1 on a busy machine: BLAS threads that spin count as CPU)")
     ap.add_argument("--memory-users", type=int, default=0,
                     help="also measure peak memory at this many users x 20,000 items x 64")
     args = ap.parse_args()
+    global CLOCK
+    CLOCK = time.process_time if args.clock == "cpu" else time.perf_counter
+    print(f"clock: {args.clock}")
     print("timings on a shared machine are noisy: compare the ratios within one run")
     print(f"OPENBLAS_CORETYPE={os.environ.get('OPENBLAS_CORETYPE', '(unset)')}")
     for line in blas_info():

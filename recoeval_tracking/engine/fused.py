@@ -45,6 +45,7 @@ from .ranks import (
     TIE_NOISE,
     _beats,
     _worse,
+    count_nan,
     in_sorted,
     lower_bound,
 )
@@ -64,9 +65,9 @@ _POS_ROWS = 64
 #: * ``nan`` (bool): a NaN met in the pool; ``trp`` / ``tep``: the next train / test entry;
 #: * ``poff``: the offset of the user's positives in ``pos`` (their scores read from the tiles),
 #:   ``pre`` (the scores counted against), ``gt``, ``eq`` and ``beat`` (tied items that beat
-#:   the positive under a total order).
+#:   the positive under a total order); ``order`` (``(bu, K)``): the heap's ranking order.
 State = namedtuple("State", ["hs", "hi", "size", "c_root", "nan", "trp", "tep", "poff", "pos",
-                             "pre", "gt", "eq", "beat"])
+                             "pre", "gt", "eq", "beat", "order"])
 
 
 @njit(cache=True)
@@ -203,7 +204,10 @@ def _count4(row, p):
 @njit(cache=True)
 def _count_tile(row, i0, u, o, n_pos, test, train, plan, st, exact):
     """Add the tile's counts to every positive of user ``u`` (positives at ``o ..`` in the
-    state): one vectorised pass per four positives, or one binary search per item when many."""
+    state): one vectorised pass per four positives, or one binary search per item when many.
+    Without ``plan.full_ranks`` a group of four whose every ``gt`` has reached K is no longer
+    counted (its positives are beyond K; the block path stops its counts alike)."""
+    stop = 0 if plan.full_ranks else plan.K
     i1 = i0 + row.shape[0]
     p0 = test.ptr[u]
     q_eq = np.empty(0, dtype=np.int64)
@@ -212,6 +216,12 @@ def _count_tile(row, i0, u, o, n_pos, test, train, plan, st, exact):
     four = np.empty(4, dtype=st.pre.dtype)
     for base in range(0, n_pos, 4):
         m = min(4, n_pos - base)
+        if stop > 0 and n_pos < _SEARCH_MIN_POS:
+            active = False
+            for c in range(m):
+                active |= st.gt[o + base + c] < stop
+            if not active:
+                continue
         if n_pos < _SEARCH_MIN_POS:
             for c in range(4):
                 four[c] = st.pre[o + base + min(c, m - 1)]
@@ -260,8 +270,9 @@ def _count_by_search(row, pre, gt, eq):
 
 
 @njit(cache=True)
-def _merge_row(row, i0, u, b, train, test, plan, st, full):
-    """Merge user ``u``'s row of the tile (items ``i0 ..``) into its state ``b``."""
+def _merge_row(row, i0, u, b, train, test, plan, st, count):
+    """Merge user ``u``'s row of the tile (items ``i0 ..``) into its state ``b``: the heap when
+    the top-K list is wanted, the positives' counts when ``count``."""
     if st.nan[b]:
         return
     i1 = i0 + row.shape[0]
@@ -279,15 +290,19 @@ def _merge_row(row, i0, u, b, train, test, plan, st, full):
         st.pos[o + q - p0] = row[test.idx[q] - i0]
         q += 1
     st.tep[b] = q
-    size, c = _heap_scan(row, i0, u, plan.seed, _heap_mode(plan.tie_mode), train.idx,
-                         train.ptr[u], t_end, plan.K, st.hs[b], st.hi[b], st.size[b],
-                         st.c_root[b])
-    if c < 0:
+    if plan.want_topk:
+        size, c = _heap_scan(row, i0, u, plan.seed, _heap_mode(plan.tie_mode), train.idx,
+                             train.ptr[u], t_end, plan.K, st.hs[b], st.hi[b], st.size[b],
+                             st.c_root[b])
+        if c < 0:
+            st.nan[b] = True
+            return
+        st.size[b] = size
+        st.c_root[b] = c
+    elif count_nan(row) > 0:
         st.nan[b] = True
         return
-    st.size[b] = size
-    st.c_root[b] = c
-    if full:
+    if count:
         exact = plan.tie_mode in (TIE_NOISE, TIE_INDEX, TIE_INDEX_DESC)
         _count_tile(row, i0, u, o, q_end - p0, test, train, plan, st, exact)
 
@@ -323,7 +338,7 @@ def _score_positives(Ablk, Bp, users, test, poff, W, pre, tbuf):
 
 
 @njit(cache=True)
-def _sweep(Ablk, Bp, W, users, train, test, plan, st, tbuf, full):
+def _sweep(Ablk, Bp, W, users, train, test, plan, st, tbuf, count):
     """Score the block tile by tile and merge each user's row of the tile while it is hot."""
     bu = Ablk.shape[0]
     n = plan.n_items
@@ -332,7 +347,7 @@ def _sweep(Ablk, Bp, W, users, train, test, plan, st, tbuf, full):
         np.dot(Ablk, Bp[i0:i0 + W].T, T)
         w = min(W, n - i0)
         for b in range(users.shape[0]):
-            _merge_row(T[b, :w], i0, users[b], b, train, test, plan, st, full)
+            _merge_row(T[b, :w], i0, users[b], b, train, test, plan, st, count)
 
 
 @njit(cache=True)
@@ -352,7 +367,7 @@ def _new_state(users, train, test, K, dtype_of):
                  np.zeros(nb, dtype=np.bool_), trp, tep, poff,
                  np.empty(P, dtype=dtype_of.dtype), np.empty(P, dtype=dtype_of.dtype),
                  np.zeros(P, dtype=np.int64), np.zeros(P, dtype=np.int64),
-                 np.zeros(P, dtype=np.int64))
+                 np.zeros(P, dtype=np.int64), np.empty((nb, K), dtype=np.int64))
 
 
 @njit(cache=True)
@@ -385,18 +400,20 @@ def fused_block(A, Bp, W, users, train, test, plan, outs, tbuf, abuf):
         Ablk[b, :p] = A[users[b]]
         if pB > p:
             Ablk[b, p] = 1
-    full = plan.full_ranks
+    # counts per positive for whole-ranking metrics, and for top-K metrics unless the top-K
+    # list is built anyway (the ranks then come from the list)
+    count = plan.full_ranks or not plan.want_topk
     st = _new_state(users, train, test, plan.K, tbuf)
-    if full:
+    if count:
         _score_positives(Ablk, Bp, users, test, st.poff, W, st.pre, tbuf)
-    _sweep(Ablk, Bp, W, users, train, test, plan, st, tbuf, full)
-    if full and _mismatch(st):
+    _sweep(Ablk, Bp, W, users, train, test, plan, st, tbuf, count)
+    if count and _mismatch(st):
         pos = st.pos.copy()
         st = _new_state(users, train, test, plan.K, tbuf)
         st.pre[:] = pos
-        _sweep(Ablk, Bp, W, users, train, test, plan, st, tbuf, full)
+        _sweep(Ablk, Bp, W, users, train, test, plan, st, tbuf, count)
     for b in range(users.shape[0]):
-        finish_user(users[b], b, train, test, plan, st, outs, full)
+        finish_user(users[b], b, train, test, plan, st, outs)
 
 
 @njit(parallel=True, cache=True)

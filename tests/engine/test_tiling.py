@@ -83,6 +83,14 @@ def test_fused_equals_block_path_for_any_tile_block_and_threads(monkeypatch, tie
         _with_driver(monkeypatch, tile_items=tile)
         got = rt.evaluate(tr, te, nthreads=nthreads, block_rows=block_rows, **kw)
         _assert_same(got, expected, f"tile={tile} block_rows={block_rows} threads={nthreads}")
+    # without the top-K list the ranks come from counts that stop once beyond K
+    kw["return_topk"] = False
+    _with_driver(monkeypatch, fused=False)
+    expected = rt.evaluate(tr, te, nthreads=1, **kw)
+    for tile, block_rows, nthreads in ((64, 5, 2), (37, 16, 1)):
+        _with_driver(monkeypatch, tile_items=tile)
+        got = rt.evaluate(tr, te, nthreads=nthreads, block_rows=block_rows, **kw)
+        _assert_same(got, expected, f"no list: tile={tile} block_rows={block_rows}")
 
 
 def test_fused_single_cutoff_equals_block_path(monkeypatch):
@@ -90,12 +98,14 @@ def test_fused_single_cutoff_equals_block_path(monkeypatch):
     list), without item biases (a user with all-equal scores)."""
     tr, te, A, B, _ = _data(seed=9)
     for ties in ("noise", "pessimistic", "average"):
-        kw = dict(A=A, B=B, metrics=TOPK, k=4, ties=ties, return_topk=True)
-        _with_driver(monkeypatch, fused=False)
-        expected = rt.evaluate(tr, te, nthreads=1, **kw)
-        assert "all_equal" in set(expected.per_user["nan_reason"])
-        _with_driver(monkeypatch, tile_items=64)
-        _assert_same(rt.evaluate(tr, te, nthreads=2, block_rows=3, **kw), expected, ties)
+        for listed in (True, False):
+            kw = dict(A=A, B=B, metrics=TOPK, k=4, ties=ties, return_topk=listed)
+            _with_driver(monkeypatch, fused=False)
+            expected = rt.evaluate(tr, te, nthreads=1, **kw)
+            assert "all_equal" in set(expected.per_user["nan_reason"])
+            _with_driver(monkeypatch, tile_items=64)
+            _assert_same(rt.evaluate(tr, te, nthreads=2, block_rows=3, **kw), expected,
+                         f"{ties} list={listed}")
 
 
 def test_fused_pool_smaller_than_k(monkeypatch):
