@@ -293,14 +293,17 @@ def first_call_seconds(cold: bool = False) -> tuple[float, float]:
 
 
 def warm_up(k: int) -> None:
-    """Compile (or load from the cache) every kernel measured, for float32 and float64."""
+    """Compile (or load from the cache) every kernel measured, for float32 and float64, on the
+    block path and on the fused pass."""
     for dtype in (np.float32, np.float64):
         tr, te, A, B = make_data(300, 500, 8, dtype=dtype)
         for kw in (dict(metrics=["p"]), dict(metrics=ALL10), dict(metrics=ALL10, cumulative=True),
                    dict(metrics=ALL10, ties="average"), dict(metrics="all")):
-            for nthreads in (1, -1):
-                rt.evaluate(tr, te, A=A, B=B, k=k, nthreads=nthreads, block_rows=32, **kw)
-                rt.evaluate(tr, te, A=A, B=B, k=k, nthreads=nthreads, **kw)
+            for nthreads, fused in ((1, False), (-1, False), (1, True), (-1, True)):
+                path(lambda: rt.evaluate(tr, te, A=A, B=B, k=k, nthreads=nthreads,
+                                         block_rows=32, **kw), fused)()
+                path(lambda: rt.evaluate(tr, te, A=A, B=B, k=k, nthreads=nthreads, **kw),
+                     fused)()
         tiled_gemm_seconds(A, B, -1, 1)
 
 
@@ -324,17 +327,20 @@ def engine_rows(tr, te, A, B, args) -> list[tuple[str, object]]:
         ('evaluate(metrics="all") (+ beyond)', ev(metrics="all")),
         ("evaluate, all 10, ties='noise'", ev(metrics=ALL10, ties="noise")),
         ("evaluate, all 10, ties='average'", ev(metrics=ALL10, ties="average")),
-        ("block path (fused=False), top-K (8)", block_path(crm(**TOPK8))),
-        ("block path (fused=False), all 10", block_path(crm(all_metrics=True))),
+        ("block path (fused=False), top-K (8)", path(crm(**TOPK8), False)),
+        ("block path (fused=False), all 10", path(crm(all_metrics=True), False)),
+        ("fused pass (fused=True), top-K (8)", path(crm(**TOPK8), True)),
+        ("fused pass (fused=True), all 10", path(crm(all_metrics=True), True)),
+        ('fused pass, evaluate(metrics="all")', path(ev(metrics="all"), True)),
     ]
 
 
-def block_path(call):
-    """``call`` run on the engine's block path (a GEMM per block into a buffer, then the
-    kernels), the fused pass turned off: the engine before the fused pass, for comparison."""
+def path(call, fused: bool):
+    """``call`` run on the block path (a GEMM per block into a buffer, then the kernels) or on
+    the fused pass (cache-sized tiles merged while hot), whatever the engine's default."""
     def run():
         original = driver.run_scores
-        driver.run_scores = functools.partial(original, fused=False)
+        driver.run_scores = functools.partial(original, fused=fused)
         try:
             return call()
         finally:
@@ -376,6 +382,15 @@ def library_rows(tr, te, A, B, args) -> list[tuple[str, object]]:
 
 def profile(tr, te, A, B, args, floor: float) -> None:
     """Where the time of the fused pass goes: tiled GEMM alone, merge, Python around it."""
+    original = driver.run_scores
+    driver.run_scores = functools.partial(original, fused=True)
+    try:
+        _profile(tr, te, A, B, args, floor)
+    finally:
+        driver.run_scores = original
+
+
+def _profile(tr, te, A, B, args, floor: float) -> None:
     tiled = tiled_gemm_seconds(A, B, args.threads, args.repeat)
     print(f"  profile: tiled GEMM alone (same blocks/tiles/threads) {tiled:.3f} s "
           f"({tiled / floor:.2f}x floor)")

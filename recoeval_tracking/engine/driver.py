@@ -30,6 +30,10 @@ BLOCK_BYTES = 16 * 1024 * 1024
 #: of their scores (it stays in a core's L2 cache while it is merged).
 FUSED_ROWS = 256
 TILE_BYTES = 512 * 1024
+#: Whether factor models take the fused pass by default. Off: measured on a shared 2-core
+#: machine (benchmarks/bench_engine.py, CPU time, one thread) it cost 1.75x the GEMM floor for
+#: top-K metrics and 2.32x for all ten, against 1.58x and 1.95x for the block path.
+FUSED_DEFAULT = False
 
 #: The train matrix's values: the kernels only read which items a train row holds.
 _NO_VALUES = np.empty(0, dtype=np.float64)
@@ -165,7 +169,7 @@ class EngineInput:
 def run_scores(inp: EngineInput, block: Callable[[np.ndarray, np.ndarray | None], np.ndarray],
                dtype: np.dtype, rows: np.ndarray, reason: np.ndarray, *, block_rows: int | None = None,
                progress: Callable[[int], None] | None = None, thread_safe: bool = False,
-               fused: bool = True, tile_items: int | None = None
+               fused: bool | None = None, tile_items: int | None = None
                ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Evaluate ``rows`` (users whose metrics may be defined), one block of scores at a time.
 
@@ -181,8 +185,9 @@ def run_scores(inp: EngineInput, block: Callable[[np.ndarray, np.ndarray | None]
     in turn (multi-threaded BLAS) and evaluated in parallel over users. Each user's values are
     computed alone, so both paths give identical results.
 
-    A factor model (``block`` bound to a source with ``A`` and ``B``) takes the fused pass
-    instead (:func:`run_fused`; ``fused=False`` turns it off, ``tile_items`` sets its tile).
+    With ``fused`` (``FUSED_DEFAULT`` when None), a factor model (``block`` bound to a source
+    with ``A`` and ``B``) takes the fused pass instead (:func:`run_fused`; ``tile_items`` sets
+    its tile).
     """
     out, whole = inp.allocate()
     m = inp.n_users
@@ -190,7 +195,8 @@ def run_scores(inp: EngineInput, block: Callable[[np.ndarray, np.ndarray | None]
     n_tied = np.full(m if inp.want_topk else 0, -1, dtype=np.int64)
     if rows.shape[0] == 0:
         return out, whole, topk, n_tied
-    factors = _factors(block) if fused and thread_safe else None
+    use_fused = FUSED_DEFAULT if fused is None else fused
+    factors = _factors(block) if use_fused and thread_safe else None
     if factors is not None:
         run_fused(*factors, inp, rows, Outputs(out, whole, reason, topk, n_tied),
                   block_rows=block_rows, tile_items=tile_items, progress=progress)

@@ -80,7 +80,7 @@ def test_fused_equals_block_path_for_any_tile_block_and_threads(monkeypatch, tie
     assert {"nan_score", ""} <= reasons
     for tile, block_rows, nthreads in ((64, None, 1), (64, 5, 2), (128, 1, 2), (37, 16, 1),
                                        (None, 200, 2)):
-        _with_driver(monkeypatch, tile_items=tile)
+        _with_driver(monkeypatch, fused=True, tile_items=tile)
         got = rt.evaluate(tr, te, nthreads=nthreads, block_rows=block_rows, **kw)
         _assert_same(got, expected, f"tile={tile} block_rows={block_rows} threads={nthreads}")
     # without the top-K list the ranks come from counts that stop once beyond K
@@ -88,7 +88,7 @@ def test_fused_equals_block_path_for_any_tile_block_and_threads(monkeypatch, tie
     _with_driver(monkeypatch, fused=False)
     expected = rt.evaluate(tr, te, nthreads=1, **kw)
     for tile, block_rows, nthreads in ((64, 5, 2), (37, 16, 1)):
-        _with_driver(monkeypatch, tile_items=tile)
+        _with_driver(monkeypatch, fused=True, tile_items=tile)
         got = rt.evaluate(tr, te, nthreads=nthreads, block_rows=block_rows, **kw)
         _assert_same(got, expected, f"no list: tile={tile} block_rows={block_rows}")
 
@@ -103,7 +103,7 @@ def test_fused_single_cutoff_equals_block_path(monkeypatch):
             _with_driver(monkeypatch, fused=False)
             expected = rt.evaluate(tr, te, nthreads=1, **kw)
             assert "all_equal" in set(expected.per_user["nan_reason"])
-            _with_driver(monkeypatch, tile_items=64)
+            _with_driver(monkeypatch, fused=True, tile_items=64)
             _assert_same(rt.evaluate(tr, te, nthreads=2, block_rows=3, **kw), expected,
                          f"{ties} list={listed}")
 
@@ -114,7 +114,7 @@ def test_fused_pool_smaller_than_k(monkeypatch):
     kw = dict(A=A, B=B, metrics=ALL, k=10, ties="noise", return_topk=True, min_items_pool=1)
     _with_driver(monkeypatch, fused=False)
     expected = rt.evaluate(tr, te, nthreads=1, **kw)
-    _with_driver(monkeypatch, tile_items=64)
+    _with_driver(monkeypatch, fused=True, tile_items=64)
     _assert_same(rt.evaluate(tr, te, nthreads=1, **kw), expected, "pool < K")
 
 
@@ -133,10 +133,10 @@ def test_fused_float_factors_do_not_depend_on_blocks_or_threads(monkeypatch, dty
     tr = sp.csr_array(tr - tr.multiply(te > 0))
     tr.eliminate_zeros()
     kw = dict(A=A, B=B, metrics="all", k=10, return_topk=True, cumulative=True)
-    _with_driver(monkeypatch, tile_items=64)
+    _with_driver(monkeypatch, fused=True, tile_items=64)
     first = rt.evaluate(tr, te, nthreads=1, block_rows=16, **kw)
     assert np.isfinite(first.per_user["roc_auc"]).sum() > 200
     for tile, block_rows, nthreads in ((128, 64, 2), (320, 32, 2), (None, None, 1)):
-        _with_driver(monkeypatch, tile_items=tile)
+        _with_driver(monkeypatch, fused=True, tile_items=tile)
         got = rt.evaluate(tr, te, nthreads=nthreads, block_rows=block_rows, **kw)
         _assert_same(got, first, f"tile={tile} block_rows={block_rows} threads={nthreads}")
