@@ -1,34 +1,79 @@
-"""Benchmark of the metric engine against the blocked-GEMM floor.
+"""Benchmark of the metric engine against the fastest honest GEMM floor, in one run.
 
-Prints, for each size (users x items x factors), in one run: the time to score every
-(user, item) pair with BLAS in blocks (the floor, same block size and dtype as the engine), the
-engine with the default metrics, with all metrics, and with all metrics cumulative, the ratios to
-the floor, the peak extra memory of each call (RSS high-water mark above the level before the
-call, sampled every 2 ms), and, when installed, recometrics and implicit on the same input.
-The first-call compile time is measured in a fresh process (warm on-disk cache and cold).
+The floor is the fastest blocked ``A @ B.T`` into a preallocated output buffer over block sizes
+of 200, 400, 1000 and 2000 users, on the machine's real BLAS kernel: ``OPENBLAS_CORETYPE`` is
+removed from the environment (the script re-executes itself without it) and threadpoolctl's view
+of the BLAS libraries is printed. Every other row is a ratio to that floor, measured in the same
+process: ``calc_reco_metrics`` (P only, the default top-K set, cumulative, ROC-AUC only, all
+ten), ``evaluate(metrics="all")`` with the beyond-accuracy metrics, ``ties="average"`` beside
+``"noise"``, implicit's ``ranking_metrics_at_k`` and recometrics when installed; then
+``evaluate()``'s fixed overhead on a tiny input, a warm first call in a new process, a profile
+of the fused pass (tiled GEMM alone, merge, Python) and the peak extra memory with its formula.
+
+Timings on a shared machine are noisy: compare ratios within one run.
 
 Usage::
 
-    python benchmarks/bench_engine.py                 # all three sizes
-    python benchmarks/bench_engine.py --sizes 10000x5000x32 --threads 2
+    python benchmarks/bench_engine.py                          # 50000x20000x64, ~3 min
+    python benchmarks/bench_engine.py --sizes 138000x27000x128 10000x100000x64
+    python benchmarks/bench_engine.py --memory-users 1000000   # peak memory at 1M x 20k
 """
 
 from __future__ import annotations
 
-import argparse
 import os
-import subprocess
 import sys
-import textwrap
-import threading
-import time
-import tracemalloc
 
-import numpy as np
-import scipy.sparse as sp
+if __name__ == "__main__" and "OPENBLAS_CORETYPE" in os.environ:
+    # a forced older core type halves GEMM speed: run on the machine's own kernel
+    _env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_CORETYPE"}
+    os.execve(sys.executable, [sys.executable, *sys.argv], _env)
 
-import recoeval_tracking as rt
-from recoeval_tracking.engine.driver import default_block_rows, thread_limits
+import argparse  # noqa: E402
+import functools  # noqa: E402
+import subprocess  # noqa: E402
+import textwrap  # noqa: E402
+import threading  # noqa: E402
+import time  # noqa: E402
+import tracemalloc  # noqa: E402
+
+import numpy as np  # noqa: E402
+import scipy.sparse as sp  # noqa: E402
+from numba import njit, prange  # noqa: E402
+
+import recoeval_tracking as rt  # noqa: E402
+from recoeval_tracking.engine import driver  # noqa: E402
+from recoeval_tracking.engine.driver import thread_limits  # noqa: E402
+
+#: recometrics' ten metrics.
+ALL10 = ["p", "tp", "r", "ap", "tap", "ndcg", "hit", "rr", "roc_auc", "pr_auc"]
+TOPK8 = dict(precision=True, trunc_precision=True, recall=True, average_precision=True,
+             trunc_average_precision=True, ndcg=True, hit=True, rr=True)
+NONE = dict(precision=False, average_precision=False, ndcg=False)
+
+
+# -- data and measuring ---------------------------------------------------------------------------
+
+def make_data(m: int, n: int, p: int, seed: int = 0, mean_items: int = 40, dtype=np.float32):
+    """Power-law item popularity (Zipf, exponent 1), lognormal user activity, 80/20 split
+    (about 9 test items per user)."""
+    rng = np.random.default_rng(seed)
+    counts = np.clip(rng.lognormal(np.log(mean_items) - 0.5, 1.0, size=m).astype(np.int64), 2,
+                     n // 2)
+    pop = 1.0 / np.arange(1, n + 1)
+    pop /= pop.sum()
+    users = np.repeat(np.arange(m), counts)
+    items = rng.permutation(n)[rng.choice(n, size=users.shape[0], p=pop)]
+    X = sp.csr_array((np.ones(users.shape[0]), (users, items)), shape=(m, n))
+    X.sum_duplicates()
+    X.data[:] = rng.integers(1, 6, size=X.nnz).astype(np.float64)
+    is_test = rng.random(X.nnz) < 0.2
+    coo = X.tocoo()
+    tr = sp.csr_array((coo.data[~is_test], (coo.row[~is_test], coo.col[~is_test])), shape=(m, n))
+    te = sp.csr_array((coo.data[is_test], (coo.row[is_test], coo.col[is_test])), shape=(m, n))
+    A = rng.standard_normal((m, p)).astype(dtype)
+    B = rng.standard_normal((n, p)).astype(dtype)
+    return tr, te, A, B
 
 
 def rss_bytes() -> int:
@@ -42,8 +87,7 @@ class PeakRSS:
 
     def __enter__(self):
         tracemalloc.start()
-        self.base = rss_bytes()
-        self.peak = self.base
+        self.base = self.peak = rss_bytes()
         self._stop = False
         self._t = threading.Thread(target=self._run, daemon=True)
         self._t.start()
@@ -63,71 +107,180 @@ class PeakRSS:
         self.extra = max(self.peak - self.base, traced)
 
 
-def make_data(m: int, n: int, p: int, seed: int = 0, mean_items: int = 40,
-              dtype=np.float32):
-    """Power-law item popularity (Zipf-like, exponent 1), lognormal user activity, 80/20 split."""
-    rng = np.random.default_rng(seed)
-    counts = np.clip(rng.lognormal(np.log(mean_items) - 0.5, 1.0, size=m).astype(np.int64), 2,
-                     n // 2)
-    pop = 1.0 / np.arange(1, n + 1) ** 1.0
-    pop /= pop.sum()
-    perm = rng.permutation(n)
-    users = np.repeat(np.arange(m), counts)
-    items = perm[rng.choice(n, size=users.shape[0], p=pop)]
-    X = sp.csr_array((np.ones(users.shape[0]), (users, items)), shape=(m, n))
-    X.sum_duplicates()
-    X.data[:] = rng.integers(1, 6, size=X.nnz).astype(np.float64)
-    is_test = rng.random(X.nnz) < 0.2
-    coo = X.tocoo()
-    tr = sp.csr_array((coo.data[~is_test], (coo.row[~is_test], coo.col[~is_test])), shape=(m, n))
-    te = sp.csr_array((coo.data[is_test], (coo.row[is_test], coo.col[is_test])), shape=(m, n))
-    A = rng.standard_normal((m, p)).astype(dtype)
-    B = rng.standard_normal((n, p)).astype(dtype)
-    return tr, te, A, B
+#: The clock of every timed row: wall time, or with ``--clock cpu`` the process's CPU time (all
+#: its threads), steadier on a shared machine where other processes take the cores.
+CLOCK = time.perf_counter
 
 
-#: recometrics' ten metrics (the registry also holds variants and beyond-accuracy metrics).
-ALL = ["p", "tp", "r", "ap", "tap", "ndcg", "hit", "rr", "roc_auc", "pr_auc"]
-BEYOND = ["p", "ap", "ndcg", "novelty", "ils", "serendipity", "coverage", "gini", "entropy",
-          "personalisation"]
-
-
-def gemm_floor(A, B, block_rows, nthreads) -> float:
-    out = np.empty((block_rows, B.shape[0]), dtype=A.dtype)
-    with thread_limits(nthreads):
-        t = time.perf_counter()
-        for s in range(0, A.shape[0], block_rows):
-            a = A[s:s + block_rows]
-            np.matmul(a, B.T, out=out[: a.shape[0]])
-        return time.perf_counter() - t
-
-
-def timed(fn, repeat=1, memory=True):
-    """Best wall time over ``repeat`` plain runs, then one more run under the memory probe (the
-    probe's sampling thread and tracemalloc would distort the timing)."""
+def best_of(fn, repeat: int) -> float:
     best = float("inf")
-    res = None
     for _ in range(repeat):
+        t = CLOCK()
+        fn()
+        best = min(best, CLOCK() - t)
+    return best
+
+
+def blas_info() -> list[str]:
+    import scipy.linalg.cython_blas  # noqa: F401  (numba's np.dot uses SciPy's BLAS)
+    from threadpoolctl import threadpool_info
+
+    return [f"{d['internal_api']} {d.get('version')} architecture={d.get('architecture')} "
+            f"num_threads={d['num_threads']} ({os.path.basename(d['filepath'])})"
+            for d in threadpool_info() if d["user_api"] == "blas"]
+
+
+# -- the floor and the profile --------------------------------------------------------------------
+
+def gemm_floor(A, B, nthreads: int, repeat: int) -> tuple[float, int]:
+    """Fastest blocked ``A @ B.T`` into a preallocated buffer, over block sizes."""
+    best = (float("inf"), 0)
+    with thread_limits(nthreads):
+        for rows in (200, 400, 1000, 2000):
+            out = np.empty((rows, B.shape[0]), dtype=A.dtype)
+            out[:] = 0  # touch every page before timing
+
+            def run(rows=rows, out=out):
+                for s in range(0, A.shape[0], rows):
+                    a = A[s:s + rows]
+                    np.matmul(a, B.T, out=out[: a.shape[0]])
+
+            best = min(best, (best_of(run, repeat), rows))
+    return best
+
+
+@njit(parallel=True, cache=True)
+def tiled_gemm(A, Bp, W, bu, n_workers):
+    """The fused pass's GEMMs alone: the same blocks, tiles and threads, no merge."""
+    nb = (A.shape[0] + bu - 1) // bu
+    nw = max(1, min(n_workers, nb))
+    acc = np.zeros(nw)
+    for w in prange(nw):
+        T = np.empty((bu, W), dtype=Bp.dtype)
+        Ablk = np.zeros((bu, Bp.shape[1]), dtype=Bp.dtype)
+        for blk in range(w, nb, nw):
+            r1 = min((blk + 1) * bu, A.shape[0])
+            Ablk[: r1 - blk * bu] = A[blk * bu:r1]
+            for i0 in range(0, Bp.shape[0], W):
+                np.dot(Ablk, Bp[i0:i0 + W].T, T)
+                acc[w] += T[0, 0]
+    return acc.sum()
+
+
+def tiled_gemm_seconds(A, B, nthreads: int, repeat: int) -> float:
+    bu = driver.FUSED_ROWS
+    W = driver.tile_width(B.shape[0], A.dtype.itemsize, bu)
+    Bp = np.zeros((-(-B.shape[0] // W) * W, B.shape[1]), dtype=B.dtype)
+    Bp[: B.shape[0]] = B
+    with thread_limits(nthreads) as n, driver._controller().limit(limits=1, user_api="blas"):
+        return best_of(lambda: tiled_gemm(A, Bp, W, bu, n), repeat)
+
+
+def kernel_seconds(call, repeat: int) -> tuple[float, float]:
+    """Best total time of ``call`` and the time spent inside the engine's driver in that run."""
+    inner = []
+    original = driver.run_scores
+
+    def timed_run_scores(*a, **kw):
+        t = CLOCK()
+        try:
+            return original(*a, **kw)
+        finally:
+            inner.append(CLOCK() - t)
+
+    best = (float("inf"), 0.0)
+    driver.run_scores = timed_run_scores
+    try:
+        for _ in range(repeat):
+            inner.clear()
+            t = CLOCK()
+            call()
+            best = min(best, (CLOCK() - t, sum(inner)))
+    finally:
+        driver.run_scores = original
+    return best
+
+
+# -- memory ---------------------------------------------------------------------------------------
+
+def memory_formula(m: int, n: int, p: int, itemsize: int, nnz: int, K: int, threads: int,
+                   n_at_k: int, n_whole: int, cumulative: bool, topk: bool) -> int:
+    """Peak extra bytes of ``evaluate`` by the engine's allocations.
+
+    ``8 m (n_at_k (K or 1) + n_whole)`` outputs ``+ 16 m K`` (top-K items and their scores in
+    the results, when listed) ``+ 24 nnz`` (int64 CSR copies of train and test)
+    ``+ n_pad p' s`` (item factors padded to whole tiles) ``+ threads (bu W s + bu p' s
+    + bu K (s + 8))`` (per thread: the tile, the block's user factors and heaps) ``+ 64 m``
+    (per-user columns of the results table), with ``s`` the item size, ``p' = p`` (+1 with
+    biases), ``bu = FUSED_ROWS`` and ``W = tile_width(...)``; independent of the catalogue but for
+    the padded factors and one tile per thread.
+    """
+    bu = driver.FUSED_ROWS
+    W = driver.tile_width(n, itemsize, bu)
+    n_pad = -(-n // W) * W
+    out = 8 * m * (n_at_k * (K if cumulative else 1) + n_whole)
+    lists = 16 * m * K if topk else 0
+    per_thread = bu * W * itemsize + bu * p * itemsize + bu * K * (itemsize + 8)
+    return out + lists + 24 * nnz + n_pad * p * itemsize + threads * per_thread + 64 * m
+
+
+def peak_memory(m: int, n: int, p: int, args) -> None:
+    t = time.perf_counter()
+    tr, te, A, B = make_data(m, n, p)
+    print(f"\n== peak extra memory at {m:,} users x {n:,} items x {p} (data made in "
+          f"{time.perf_counter() - t:.0f} s)")
+    for label, kw, n_at_k, n_whole, topk in (
+            ("calc_reco_metrics, all 10", None, 8, 2, False),
+            ('evaluate(metrics="all")', dict(metrics="all"), 12, 3, True)):
         t = time.perf_counter()
-        res = fn()
-        best = min(best, time.perf_counter() - t)
-    mem = 0
-    if memory:
         with PeakRSS() as pk:
-            fn()
-        mem = pk.extra
-    return best, mem, res
+            if kw is None:
+                rt.calc_reco_metrics(tr, te, A, B, k=args.k, all_metrics=True,
+                                     nthreads=args.threads)
+            else:
+                rt.evaluate(tr, te, A=A, B=B, k=args.k, nthreads=args.threads, **kw)
+        sec = time.perf_counter() - t
+        with thread_limits(args.threads) as threads:
+            pass
+        est = memory_formula(m, n, p, A.dtype.itemsize, tr.nnz + te.nnz, args.k, threads,
+                             n_at_k, n_whole, False, topk)
+        print(f"  {label:<34} measured {pk.extra / 2**20:8.1f} MB   formula (engine) "
+              f"{est / 2**20:8.1f} MB   ({sec:.1f} s)")
 
 
-def first_call_seconds(cold: bool) -> float:
+# -- fixed costs ----------------------------------------------------------------------------------
+
+def fixed_overhead(repeat: int = 50) -> tuple[float, float]:
+    """Median time of ``evaluate`` (default metrics, then ``"all"``) on 50 users x 40 items."""
+    rng = np.random.default_rng(0)
+    te = sp.random_array((50, 40), density=0.2, format="csr", rng=rng)
+    A, B = rng.random((50, 4)), rng.random((40, 4))
+    res = []
+    for metrics in (None, "all"):
+        rt.evaluate(None, te, A=A, B=B, metrics=metrics, k=5)
+        ts = []
+        for _ in range(repeat):
+            t = time.perf_counter()
+            rt.evaluate(None, te, A=A, B=B, metrics=metrics, k=5)
+            ts.append(time.perf_counter() - t)
+        res.append(float(np.median(ts)))
+    return res[0], res[1]
+
+
+def first_call_seconds(cold: bool = False) -> tuple[float, float]:
+    """Import time and first ``evaluate(metrics="all")`` time in a new process."""
     code = textwrap.dedent("""
-        import time, numpy as np, scipy.sparse as sp
-        t = time.perf_counter()
+        import time
+        t0 = time.perf_counter()
+        import numpy as np, scipy.sparse as sp
         import recoeval_tracking as rt
+        t1 = time.perf_counter()
         rng = np.random.default_rng(0)
         te = sp.random_array((50, 40), density=0.2, format="csr", rng=rng)
-        rt.evaluate(None, te, A=rng.random((50, 4)), B=rng.random((40, 4)), metrics="all", k=5)
-        print(time.perf_counter() - t)
+        A = rng.random((50, 4)).astype(np.float32)
+        B = rng.random((40, 4)).astype(np.float32)
+        rt.evaluate(None, te, A=A, B=B, metrics="all", k=5)
+        print(t1 - t0, time.perf_counter() - t1)
     """)
     env = dict(os.environ)
     if cold:
@@ -135,87 +288,195 @@ def first_call_seconds(cold: bool) -> float:
         env["NUMBA_CACHE_DIR"] = tempfile.mkdtemp()
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
                          check=True)
-    return float(out.stdout.strip().splitlines()[-1])
+    imp, call = (float(x) for x in out.stdout.strip().splitlines()[-1].split())
+    return imp, call
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--sizes", nargs="*",
-                    default=["10000x5000x32", "50000x20000x64", "138000x27000x128"])
-    ap.add_argument("--threads", type=int, default=-1)
-    ap.add_argument("--k", type=int, default=10)
-    ap.add_argument("--dtype", default="float32", choices=["float32", "float64"])
-    ap.add_argument("--repeat", type=int, default=2)
-    ap.add_argument("--compare", action="store_true",
-                    help="also time recometrics and implicit when installed (slow)")
-    args = ap.parse_args()
-    dtype = np.dtype(args.dtype)
-    print(f"threads={args.threads} k={args.k} dtype={dtype}")
-    # compile outside the timings
-    tr, te, A, B = make_data(200, 300, 8, dtype=dtype)
-    # (small blocks, so that the multi-block threaded path compiles here too)
-    for metrics in (("p", "ap", "ndcg"), ALL, BEYOND):
-        rt.evaluate(tr, te, A=A, B=B, metrics=metrics, k=args.k, block_rows=50)
-    rt.evaluate(tr, te, A=A, B=B, metrics=ALL, k=args.k, cumulative=True, block_rows=50)
-    rt.evaluate(tr, te, A=A, B=B, metrics=ALL, k=args.k, ties="average", block_rows=50)
-    print(f"first call in a new process (warm cache): {first_call_seconds(False):.2f} s; "
-          f"cold cache (compile): {first_call_seconds(True):.2f} s")
-    for size in args.sizes:
-        m, n, p = (int(x) for x in size.split("x"))
-        t = time.perf_counter()
-        tr, te, A, B = make_data(m, n, p, dtype=dtype)
-        print(f"\n== {m} users x {n} items x {p} factors: train nnz {tr.nnz:,}, test nnz "
-              f"{te.nnz:,} (made in {time.perf_counter() - t:.1f} s)")
-        bs = default_block_rows(n, dtype.itemsize, m)
-        floor = min(gemm_floor(A, B, bs, args.threads) for _ in range(args.repeat))
-        print(f"  floor (blocked GEMM, {bs} users a block): {floor:8.3f} s")
-        rows = [
-            ("default metrics (P, AP, NDCG)", dict(metrics=("p", "ap", "ndcg"))),
-            ("all metrics", dict(metrics=ALL)),
-            ("all metrics, cumulative @1..K", dict(metrics=ALL, cumulative=True)),
-            ("all metrics, ties='average'", dict(metrics=ALL, ties="average")),
-            ("beyond accuracy (+ default)", dict(metrics=BEYOND)),
-        ]
-        for label, kw in rows:
-            sec, mem, res = timed(lambda: rt.evaluate(tr, te, A=A, B=B, k=args.k,
-                                                      nthreads=args.threads, **kw), args.repeat)
-            print(f"  {label:<32} {sec:8.3f} s  ratio {sec / floor:5.2f}x  peak extra "
-                  f"{mem / 2**20:7.1f} MB")
-        if args.compare:
-            compare_libraries(tr, te, A, B, args, floor)
+def warm_up(k: int) -> None:
+    """Compile (or load from the cache) every kernel measured, for float32 and float64, on the
+    block path and on the fused pass."""
+    for dtype in (np.float32, np.float64):
+        tr, te, A, B = make_data(300, 500, 8, dtype=dtype)
+        for kw in (dict(metrics=["p"]), dict(metrics=ALL10), dict(metrics=ALL10, cumulative=True),
+                   dict(metrics=ALL10, ties="average"), dict(metrics="all")):
+            for nthreads, fused in ((1, False), (-1, False), (1, True), (-1, True)):
+                path(lambda: rt.evaluate(tr, te, A=A, B=B, k=k, nthreads=nthreads,
+                                         block_rows=32, **kw), fused)()
+                path(lambda: rt.evaluate(tr, te, A=A, B=B, k=k, nthreads=nthreads, **kw),
+                     fused)()
+        tiled_gemm_seconds(A, B, -1, 1)
 
 
-def compare_libraries(tr, te, A, B, args, floor) -> None:
+# -- one size -------------------------------------------------------------------------------------
+
+def engine_rows(tr, te, A, B, args) -> list[tuple[str, object]]:
+    k, nt = args.k, args.threads
+
+    def crm(**kw):
+        return lambda: rt.calc_reco_metrics(tr, te, A, B, k=k, nthreads=nt, **kw)
+
+    def ev(**kw):
+        return lambda: rt.evaluate(tr, te, A=A, B=B, k=k, nthreads=nt, **kw)
+
+    return [
+        ("calc_reco_metrics, P only", crm(precision=True, average_precision=False, ndcg=False)),
+        ("calc_reco_metrics, default top-K (8)", crm(**TOPK8)),
+        ("same, cumulative @1..K", crm(cumulative=True, **TOPK8)),
+        ("calc_reco_metrics, ROC-AUC only", crm(roc_auc=True, **NONE)),
+        ("calc_reco_metrics, all 10", crm(all_metrics=True)),
+        ('evaluate(metrics="all") (+ beyond)', ev(metrics="all")),
+        ("evaluate, all 10, ties='noise'", ev(metrics=ALL10, ties="noise")),
+        ("evaluate, all 10, ties='average'", ev(metrics=ALL10, ties="average")),
+        ("block path (fused=False), top-K (8)", path(crm(**TOPK8), False)),
+        ("block path (fused=False), all 10", path(crm(all_metrics=True), False)),
+        ("fused pass (fused=True), top-K (8)", path(crm(**TOPK8), True)),
+        ("fused pass (fused=True), all 10", path(crm(all_metrics=True), True)),
+        ('fused pass, evaluate(metrics="all")', path(ev(metrics="all"), True)),
+    ]
+
+
+def path(call, fused: bool):
+    """``call`` run on the block path (a GEMM per block into a buffer, then the kernels) or on
+    the fused pass (cache-sized tiles merged while hot), whatever the engine's default."""
+    def run():
+        original = driver.run_scores
+        driver.run_scores = functools.partial(original, fused=fused)
+        try:
+            return call()
+        finally:
+            driver.run_scores = original
+    return run
+
+
+def library_rows(tr, te, A, B, args) -> list[tuple[str, object]]:
+    rows = []
+    try:
+        from implicit.cpu.als import AlternatingLeastSquares
+        from implicit.evaluation import ranking_metrics_at_k
+    except ImportError:
+        print("  implicit: not installed")
+    else:
+        model = AlternatingLeastSquares(factors=A.shape[1])
+        model.user_factors = A.astype(np.float32)
+        model.item_factors = B.astype(np.float32)
+
+        def csr32(X):  # implicit's Cython code takes int32 indices
+            X = sp.csr_matrix(X)
+            X.indices = X.indices.astype(np.int32)
+            X.indptr = X.indptr.astype(np.int32)
+            return X
+
+        Xtr, Xte = csr32(tr), csr32(te)
+        rows.append(("implicit ranking_metrics_at_k (4)", lambda: ranking_metrics_at_k(
+            model, Xtr, Xte, K=args.k, show_progress=False)))
     try:
         import recometrics
     except ImportError:
         print("  recometrics: not installed")
     else:
-        sec, _, _ = timed(lambda: recometrics.calc_reco_metrics(
-            sp.csr_matrix(tr), sp.csr_matrix(te), A, B, k=args.k, all_metrics=True,
-            nthreads=os.cpu_count()), memory=False)
-        print(f"  recometrics all metrics          {sec:8.3f} s  ratio {sec / floor:5.2f}x")
+        Ctr, Cte = sp.csr_matrix(tr), sp.csr_matrix(te)
+        rows.append(("recometrics, default metrics", lambda: recometrics.calc_reco_metrics(
+            Ctr, Cte, A, B, k=args.k, nthreads=os.cpu_count())))
+    return rows
+
+
+def profile(tr, te, A, B, args, floor: float) -> None:
+    """Where the time of the fused pass goes: tiled GEMM alone, merge, Python around it."""
+    original = driver.run_scores
+    driver.run_scores = functools.partial(original, fused=True)
     try:
-        from implicit.evaluation import ranking_metrics_at_k
-    except ImportError:
-        print("  implicit: not installed")
-        return
+        _profile(tr, te, A, B, args, floor)
+    finally:
+        driver.run_scores = original
 
-    from implicit.cpu.als import AlternatingLeastSquares
 
-    model = AlternatingLeastSquares(factors=A.shape[1])
-    model.user_factors = A.astype(np.float32)
-    model.item_factors = B.astype(np.float32)
-    def csr32(X):  # implicit's Cython code takes int32 indices
-        X = sp.csr_matrix(X)
-        X.indices = X.indices.astype(np.int32)
-        X.indptr = X.indptr.astype(np.int32)
-        return X
+def _profile(tr, te, A, B, args, floor: float) -> None:
+    tiled = tiled_gemm_seconds(A, B, args.threads, args.repeat)
+    print(f"  profile: tiled GEMM alone (same blocks/tiles/threads) {tiled:.3f} s "
+          f"({tiled / floor:.2f}x floor)")
+    for label, kw in (("top-K (P, AP, NDCG)", dict(metrics=["p", "ap", "ndcg"])),
+                      ("all 10", dict(metrics=ALL10)),
+                      ('"all" (+ beyond)', dict(metrics="all"))):
+        total, kernel = kernel_seconds(lambda: rt.evaluate(
+            tr, te, A=A, B=B, k=args.k, nthreads=args.threads, **kw), args.repeat)
+        print(f"    {label:<22} total {total:.3f} s = GEMM {tiled:.3f} + merge "
+              f"{kernel - tiled:.3f} + Python (checks, CSR, table, beyond) {total - kernel:.3f}")
 
-    Xtr, Xte = csr32(tr), csr32(te)
-    sec, _, _ = timed(lambda: ranking_metrics_at_k(model, Xtr, Xte, K=args.k,
-                                                   show_progress=False), memory=False)
-    print(f"  implicit ranking_metrics_at_k    {sec:8.3f} s  ratio {sec / floor:5.2f}x")
+
+def run_size(size: str, args) -> None:
+    m, n, p = (int(x) for x in size.split("x"))
+    dtype = np.dtype(args.dtype)
+    t = time.perf_counter()
+    tr, te, A, B = make_data(m, n, p, dtype=dtype)
+    print(f"\n== {m:,} users x {n:,} items x {p} factors, {dtype}, K={args.k}: train nnz "
+          f"{tr.nnz:,}, test nnz {te.nnz:,} ({te.nnz / m:.1f} per user; made in "
+          f"{time.perf_counter() - t:.0f} s)")
+    floor, rows_floor = gemm_floor(A, B, args.threads, args.repeat + 1)
+    print(f"  {'what':<40} {'seconds':>8} {'x floor':>8}")
+    print(f"  {f'floor: blocked A @ B.T, {rows_floor} rows, prealloc.':<40} {floor:8.3f} "
+          f"{1.0:8.2f}")
+    times = {}
+    rows = engine_rows(tr, te, A, B, args)
+    if args.compare:
+        rows += library_rows(tr, te, A, B, args)
+    for label, fn in rows:
+        repeat = 1 if label.startswith(("implicit", "recometrics")) else args.repeat
+        times[label] = sec = best_of(fn, repeat)
+        print(f"  {label:<40} {sec:8.3f} {sec / floor:8.2f}")
+    noise = times["evaluate, all 10, ties='noise'"]
+    avg = times["evaluate, all 10, ties='average'"]
+    print(f"  average - noise: {(avg - noise) / floor:+.2f}x floor (target <= +0.20x)")
+    if args.profile:
+        profile(tr, te, A, B, args, floor)
+    with PeakRSS() as pk:
+        rt.calc_reco_metrics(tr, te, A, B, k=args.k, nthreads=args.threads, all_metrics=True)
+    with thread_limits(args.threads) as threads:
+        pass
+    est = memory_formula(m, n, p, dtype.itemsize, tr.nnz + te.nnz, args.k, threads, 8, 2,
+                         False, False)
+    print(f"  peak extra memory, calc_reco_metrics all 10: {pk.extra / 2**20:.1f} MB "
+          f"(formula: {est / 2**20:.1f} MB)")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--sizes", nargs="*", default=["50000x20000x64"],
+                    help="users x items x factors (also 138000x27000x128, 10000x100000x64)")
+    ap.add_argument("--threads", type=int, default=-1)
+    ap.add_argument("--k", type=int, default=10)
+    ap.add_argument("--dtype", default="float32", choices=["float32", "float64"])
+    ap.add_argument("--repeat", type=int, default=2, help="best of this many runs per row")
+    ap.add_argument("--no-compare", dest="compare", action="store_false",
+                    help="skip implicit and recometrics")
+    ap.add_argument("--no-profile", dest="profile", action="store_false")
+    ap.add_argument("--clock", default="wall", choices=["wall", "cpu"],
+                    help="time rows by wall clock or by the process's CPU time (use with "
+                         "--threads 1 on a busy machine: BLAS threads that spin count as CPU)")
+    ap.add_argument("--memory-users", type=int, default=0,
+                    help="also measure peak memory at this many users x 20,000 items x 64")
+    args = ap.parse_args()
+    global CLOCK
+    CLOCK = time.process_time if args.clock == "cpu" else time.perf_counter
+    print(f"clock: {args.clock}")
+    print("timings on a shared machine are noisy: compare the ratios within one run")
+    print(f"OPENBLAS_CORETYPE={os.environ.get('OPENBLAS_CORETYPE', '(unset)')}")
+    for line in blas_info():
+        print(f"BLAS: {line}")
+    with thread_limits(args.threads) as threads:
+        print(f"threads={threads} k={args.k} dtype={args.dtype}")
+    t = time.perf_counter()
+    warm_up(args.k)
+    print(f"warm-up (compile or load float32 and float64 kernels): {time.perf_counter() - t:.1f} s")
+    imp, call = first_call_seconds()
+    print(f"warm first call in a new process: import {imp:.2f} s + first evaluate(all) "
+          f"{call:.2f} s = {imp + call:.2f} s (target <= 1.5 s)")
+    small, every = fixed_overhead()
+    print(f"evaluate() fixed overhead, 50 users x 40 items: default metrics {small * 1e3:.1f} ms, "
+          f'metrics="all" {every * 1e3:.1f} ms (median of 50)')
+    for size in args.sizes:
+        run_size(size, args)
+    if args.memory_users:
+        peak_memory(args.memory_users, 20000, 64, args)
 
 
 if __name__ == "__main__":
