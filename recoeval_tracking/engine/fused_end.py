@@ -143,8 +143,8 @@ def _list(u, b, plan, st, outs, pool, count, pos, gt, eq):
     size = st.size[b]
     hs = st.hs[b]
     hi = st.hi[b]
-    order = _best_first(hs, hi, size, plan.seed, u, _heap_mode(plan.tie_mode))
-    st.order[b][:size] = order
+    order = st.order[b]
+    _best_first(hs, hi, size, plan.seed, u, _heap_mode(plan.tie_mode), order)
     low = hs[order[size - 1]]
     at_low = st.c_root[b]
     for r in range(size):

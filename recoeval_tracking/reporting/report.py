@@ -355,6 +355,12 @@ def build_report(runs: Sequence[RunData], baseline: str | None = None, *,
     runs = [base] + [r for r in runs if r is not base]
     excluded = metric_exclusions(runs, metrics, base)
     aligned = _align(runs, metrics, user_features, excluded)
+    notes = _exclusion_notes(excluded, runs)
+    if replicate_key and slices:  # a row is a replicate's mean: there are no users to slice
+        notes.append(f"slices ({', '.join(str(dict(s).get('kind')) for s in slices)}) left out: "
+                     f"with replicates over {replicate_key} each row is one replicate's mean, "
+                     "not a user")
+        slices = []
     summary, comparisons, slice_tables = _all_tables(aligned, runs, metrics, slices, settings, func)
     summary, comparisons = _drop_excluded(summary, excluded), _drop_excluded(comparisons, excluded)
     for t in slice_tables:
@@ -365,7 +371,7 @@ def build_report(runs: Sequence[RunData], baseline: str | None = None, *,
                   coverage=_coverage(aligned, runs, metrics), inputs=_inputs(runs),
                   mismatches=mismatches, swept_params=swept,
                   settings=settings, config=dict(config or {}),
-                  notes=_exclusion_notes(excluded, runs))
+                  notes=notes)
 
 
 def _check_settings(func: str, correction: Any, test: Any, n_permutations: Any,

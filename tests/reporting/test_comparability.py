@@ -91,6 +91,17 @@ def test_seeds_are_replicates_aggregated_per_group():
         build_report(runs, **FAST)
 
 
+def test_replicate_reports_leave_the_user_slices_out_and_say_so():
+    """A row of a replicate report is one seed's mean, so the report config's default slices
+    (user activity, cold/warm) cannot apply: left out with a note, not an error (the seed sweep
+    of examples/sweep.sh)."""
+    slices = [{"kind": "activity", "q": 4}, {"kind": "cold_warm", "threshold": 5}]
+    rep = build_report(_seed_runs(), "pop", replicate_key="seed", slices=slices, **FAST)
+    assert rep.slices == []
+    assert any(n.startswith("slices (activity, cold_warm) left out") for n in rep.notes)
+    assert "left out: with replicates over seed" in render_markdown(rep)
+
+
 def test_old_job_folders_with_one_fingerprint_still_load(tmp_path):
     data = load_dataset("synthetic", n_users=120, n_items=60, seed=0)
     split = make_split("random", data, test_fraction=0.2, seed=0)
