@@ -222,7 +222,8 @@ def _area_of(module: str) -> str:
 
 
 def _slot_dir(slot: int) -> Path:
-    return Path(tempfile.gettempdir()) / "recoeval-mutants" / f"slot-{slot}"
+    # one folder per process too: two runs at once must not share a package copy
+    return Path(tempfile.gettempdir()) / "recoeval-mutants" / f"{os.getpid()}-slot-{slot}"
 
 
 def run_mutant(m: Mutant, *, slot: int, timeout: float, no_jit: bool, extra: list[str],
