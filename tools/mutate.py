@@ -67,6 +67,7 @@ AREAS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
                    "splitting/_recometrics.py"),
                   ("tests/splitting",)),
     "stats": (("reporting/stats.py",), ("tests/reporting/test_stats.py",
+                                        "tests/reporting/test_stats_contract.py",
                                         "tests/reporting/test_report_settings.py")),
     "report": (("reporting/report.py", "reporting/runs.py"),
                ("tests/reporting",)),
