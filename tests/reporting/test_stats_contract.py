@@ -57,6 +57,7 @@ def test_paired_comparison_defaults():
     a = rng.random(30)
     b = np.clip(a - 0.1 + 0.2 * rng.standard_normal(30), 0, 1)
     r = st.paired_comparison(a, b)
+    assert r.mean_diff == pytest.approx(np.mean(a - b), rel=1e-12)
     lo, hi = _slow_bootstrap(a - b, 1000, 0, 0.95)
     assert r.boot_low == pytest.approx(lo, rel=1e-5) and r.boot_high == pytest.approx(hi, rel=1e-5)
     assert r.p_randomization == st.randomization_test(a, b, 1000, 0)
