@@ -78,3 +78,17 @@ def test_infinite_values_are_refused_by_name():
                               "NaN (undefined). Got an array holding infinite values instead.")
     with pytest.raises(InputError, match="'values' parameter of t_interval must be a 1-d"):
         st.t_interval([[1.0, 2.0]])
+
+
+def test_two_values_are_enough():
+    """The t interval and Cohen's d_z need two defined values, not three."""
+    # mean 2, s = sqrt 2, n = 2: half-width t_{0.975,1} s / sqrt 2 with the Cauchy quantile
+    # t_{q,1} = tan(pi (q - 1/2))
+    mean, lo, hi, n = st.t_interval([1.0, 3.0])
+    half = math.tan(math.pi * 0.475)
+    assert (mean, n) == (2.0, 2)
+    assert lo == pytest.approx(2 - half, rel=1e-12) and hi == pytest.approx(2 + half, rel=1e-12)
+    # d = (1, 3): mean 2, sd sqrt 2
+    assert st.cohens_dz([2.0, 5.0], [1.0, 2.0]) == pytest.approx(math.sqrt(2), rel=1e-12)
+    assert math.isnan(st.cohens_dz([2.0], [1.0]))
+    assert math.isnan(st.t_interval([4.0])[1])
