@@ -71,7 +71,10 @@ AREAS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
                                         "tests/reporting/test_report_settings.py")),
     "report": (("reporting/report.py", "reporting/runs.py"),
                ("tests/reporting",)),
-    "sweeps": (("tracking/sweeps.py",), ("tests/tracking", "tests/reporting/test_report_settings.py")),
+    # the tracking tests that use sweeps (the rest start servers and browsers for other code)
+    "sweeps": (("tracking/sweeps.py",), ("tests/tracking/test_mlflow_log.py",
+                                         "tests/tracking/test_server.py",
+                                         "tests/reporting/test_report_settings.py")),
 }
 
 _CMP_SWAP = {ast.Lt: ast.LtE, ast.LtE: ast.Lt, ast.Gt: ast.GtE, ast.GtE: ast.Gt,
