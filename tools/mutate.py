@@ -74,6 +74,7 @@ AREAS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     # the tracking tests that use sweeps (the rest start servers and browsers for other code)
     "sweeps": (("tracking/sweeps.py",), ("tests/tracking/test_mlflow_log.py",
                                          "tests/tracking/test_server.py",
+                                         "tests/tracking/test_leaderboard_file.py",
                                          "tests/reporting/test_report_settings.py")),
 }
 
