@@ -69,8 +69,11 @@ AREAS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "stats": (("reporting/stats.py",), ("tests/reporting/test_stats.py",
                                         "tests/reporting/test_stats_contract.py",
                                         "tests/reporting/test_report_settings.py")),
+    # the report tests without the browser screenshot and the end-to-end sweep (minutes each)
     "report": (("reporting/report.py", "reporting/runs.py"),
-               ("tests/reporting",)),
+               ("tests/reporting/test_report.py", "tests/reporting/test_report_settings.py",
+                "tests/reporting/test_report_inputs.py", "tests/reporting/test_comparability.py",
+                "tests/reporting/test_summary.py")),
     # the tracking tests that use sweeps (the rest start servers and browsers for other code)
     "sweeps": (("tracking/sweeps.py",), ("tests/tracking/test_mlflow_log.py",
                                          "tests/tracking/test_server.py",
