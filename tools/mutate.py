@@ -78,6 +78,7 @@ AREAS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "sweeps": (("tracking/sweeps.py",), ("tests/tracking/test_mlflow_log.py",
                                          "tests/tracking/test_server.py",
                                          "tests/tracking/test_leaderboard_file.py",
+                                         "tests/tracking/test_sweep_record.py",
                                          "tests/reporting/test_report_settings.py")),
 }
 
