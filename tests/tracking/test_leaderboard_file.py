@@ -38,3 +38,23 @@ def test_closing_a_sweep_logs_the_leaderboard_file(store_uri, tmp_path, monkeypa
         history = client.get_metric_history(parent.run_id, key)
         assert [m.step for m in history] == [0], key
     assert client.get_run(board.loc[1, "run_id"]).info.status == "KILLED"
+
+
+def test_leaderboard_without_a_sort_column(store_uri, tmp_path, monkeypatch):
+    """No headline metric, or a sort_by the table does not hold: the rows as found, unsorted."""
+    from mlflow import MlflowClient
+
+    from recoeval_tracking.tracking import build_leaderboard, create_sweep_parent
+
+    monkeypatch.chdir(tmp_path)
+    parent = create_sweep_parent(tracking_uri=store_uri, experiment="board-plain")
+    client = MlflowClient(store_uri)
+    for name in ("x", "y"):
+        run = client.create_run(parent.experiment_id, run_name=name,
+                                tags={"mlflow.parentRunId": parent.run_id})
+        client.set_terminated(run.info.run_id)
+    plain = build_leaderboard(parent.run_id, tracking_uri=store_uri, metrics=[])
+    assert plain.columns.tolist() == ["run_name", "run_id", "status", "overrides"]
+    assert sorted(plain["run_name"]) == ["x", "y"] and plain.attrs["sort_by"] is None
+    other = build_leaderboard(parent.run_id, tracking_uri=store_uri, sort_by="absent")
+    assert sorted(other["run_name"]) == ["x", "y"]
