@@ -92,3 +92,24 @@ def test_top_k_list_of_a_short_pool():
     row = np.zeros(3, dtype=np.int64)
     assert ranks.topk_items(s, 7, 0, int(Tie.NOISE), tr_idx, 0, 3, 3, row) == 0
     assert row.tolist() == [1, -1, -1]
+
+
+def test_average_ties_without_a_positive_gain():
+    """ties="average" for a user whose test values give no positive gain: NDCG and its graded
+    variant are NaN (the documented rule), binary NDCG is defined; with distinct scores every tie
+    policy ranks alike, so it equals the value under ties="index"."""
+    import scipy.sparse as sp
+
+    import recoeval_tracking as rt
+
+    test = sp.csr_array((np.array([-1.0, 0.0]), (np.array([0, 1]), np.array([1, 3]))),
+                        shape=(2, 5))
+    S = np.array([[0.9, 0.5, 0.1, 0.3, 0.7], [0.2, 0.4, 0.6, 0.8, 0.1]])
+    names = ["ndcg", "ndcg_exp", "ndcg_bin"]
+    avg = rt.evaluate(None, test, scores=S, metrics=names, k=3, ties="average", nthreads=1)
+    idx = rt.evaluate(None, test, scores=S, metrics=names, k=3, ties="index", nthreads=1)
+    for col in ("ndcg_at_3", "ndcg_exp_at_3"):
+        assert np.isnan(avg.per_user[col]).all(), col
+    # user 0: its positive at rank 3 -> 1 / log2(4); user 1: at rank 1 -> 1
+    np.testing.assert_allclose(avg.per_user["ndcg_bin_at_3"], [0.5, 1.0], rtol=1e-12)
+    np.testing.assert_allclose(idx.per_user["ndcg_bin_at_3"], [0.5, 1.0], rtol=1e-12)
