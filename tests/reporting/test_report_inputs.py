@@ -31,3 +31,16 @@ def test_a_run_without_user_ids_is_named():
         build_report(runs, n_bootstrap=0, n_permutations=10)
     assert str(err.value) == ("The 'runs' parameter of build_report must be runs whose per_user "
                               "table has a 'user_id' column. Got run 'b' (b) without it instead.")
+
+
+def test_fingerprints_from_every_spelling():
+    """The data and split fingerprints under each key spelling a dataset.json has used."""
+    from recoeval_tracking.reporting.runs import fingerprints_from
+
+    want = {"data": "d", "split": "s", "definitions": "f"}
+    for ds in ({"data_fingerprint": "d", "split_fingerprint": "s"},
+               {"fingerprint": "d", "split": {"fingerprint": "s"}},
+               {"data": {"fingerprint": "d"}, "split": {"split_fingerprint": "s"}},
+               {"dataset": {"data_fingerprint": "d"}, "split": {"fingerprint": "s"}}):
+        assert fingerprints_from(ds, "f") == want, ds
+    assert fingerprints_from(None, None) == {}
