@@ -21,6 +21,14 @@ Usage::
     python tools/mutate.py --area engine --n 40 --seed 0       # 40 mutants of engine/
     python tools/mutate.py --area all --n 25 --jobs 2 --out mutants.json
     python tools/mutate.py --replay mutants.json --only survived   # re-run the survivors
+    python tools/mutate.py --set issue18 --out issue18.json    # a named set of hand mutations
+    python tools/mutate.py --replay mutants.json --only survived --tests tests  # whole suite
+
+A named set (``--set``, defined in tools/mutation_sets.py) holds hand-made mutations: concrete
+source replacements in a module or a shipped config file, each with the tests that must catch
+it. The package copy of every slot also holds the configs as ``recoeval_tracking.configs`` (so
+a mutated config is the one the app reads), and the tests that start processes put the copy
+first on their ``PYTHONPATH`` (tests/commands.py), so the processes run the mutant too.
 
 The summary lists every surviving mutant as ``file:line  original -> mutated``; the JSON file
 keeps every mutant with its outcome so survivors can be re-run after new tests are written.
@@ -59,10 +67,19 @@ AREAS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
                    "splitting/_recometrics.py"),
                   ("tests/splitting",)),
     "stats": (("reporting/stats.py",), ("tests/reporting/test_stats.py",
+                                        "tests/reporting/test_stats_contract.py",
                                         "tests/reporting/test_report_settings.py")),
+    # the report tests without the browser screenshot and the end-to-end sweep (minutes each)
     "report": (("reporting/report.py", "reporting/runs.py"),
-               ("tests/reporting",)),
-    "sweeps": (("tracking/sweeps.py",), ("tests/tracking", "tests/reporting/test_report_settings.py")),
+               ("tests/reporting/test_report.py", "tests/reporting/test_report_settings.py",
+                "tests/reporting/test_report_inputs.py", "tests/reporting/test_comparability.py",
+                "tests/reporting/test_summary.py")),
+    # the tracking tests that use sweeps (the rest start servers and browsers for other code)
+    "sweeps": (("tracking/sweeps.py",), ("tests/tracking/test_mlflow_log.py",
+                                         "tests/tracking/test_server.py",
+                                         "tests/tracking/test_leaderboard_file.py",
+                                         "tests/tracking/test_sweep_record.py",
+                                         "tests/reporting/test_report_settings.py")),
 }
 
 _CMP_SWAP = {ast.Lt: ast.LtE, ast.LtE: ast.Lt, ast.Gt: ast.GtE, ast.GtE: ast.Gt,
@@ -83,6 +100,8 @@ class Mutant:
     after: str
     outcome: str = ""      # killed | survived | timeout | error
     seconds: float = 0.0
+    name: str = ""         # hand mutations: "<set>:<name>"; ``module`` is then relative to ROOT
+    tests: list[str] | None = None  # hand mutations: the tests that must catch it
 
 
 def _docstring_nodes(tree: ast.AST) -> set[int]:
@@ -159,7 +178,41 @@ def enumerate_mutants(module: str) -> list[Mutant]:
     return mutants
 
 
+def _source_file(m: Mutant) -> Path:
+    """The unmutated file of ``m`` in this checkout."""
+    return ROOT / m.module if m.name else ROOT / PACKAGE / m.module
+
+
+def _slot_file(m: Mutant, work: Path) -> Path:
+    """Where the slot's copy of ``m``'s file lies (configs/ is the package's ``configs``)."""
+    if not m.name:
+        return work / PACKAGE / m.module
+    if m.module.startswith("configs/"):
+        return work / PACKAGE / m.module
+    return work / m.module
+
+
+def hand_mutants(set_name: str) -> list[Mutant]:
+    """The mutations of the named set (tools/mutation_sets.py), checked to apply."""
+    sys.path.insert(0, str(ROOT / "tools"))
+    import mutation_sets as ms
+
+    out = []
+    for name, (path, reps, tests, what) in ms.SETS[set_name].items():
+        ms.apply((ROOT / path).read_text(), reps, f"{set_name}:{name}")  # fails early if stale
+        out.append(Mutant(path, 0, 0, "hand", what, " / ".join(n for _, n in reps)[:90],
+                          name=f"{set_name}:{name}", tests=list(tests)))
+    return out
+
+
 def mutated_source(m: Mutant) -> str:
+    if m.name:
+        sys.path.insert(0, str(ROOT / "tools"))
+        import mutation_sets as ms
+
+        set_name, name = m.name.split(":", 1)
+        _, reps, _, _ = ms.SETS[set_name][name]
+        return ms.apply(_source_file(m).read_text(), reps, m.name)
     source = (ROOT / PACKAGE / m.module).read_text()
     tree = ast.parse(source)
     kind, idx = m.kind.split(":")
@@ -178,11 +231,12 @@ def _area_of(module: str) -> str:
 
 
 def _slot_dir(slot: int) -> Path:
-    return Path(tempfile.gettempdir()) / "recoeval-mutants" / f"slot-{slot}"
+    # one folder per process too: two runs at once must not share a package copy
+    return Path(tempfile.gettempdir()) / "recoeval-mutants" / f"{os.getpid()}-slot-{slot}"
 
 
-def run_mutant(m: Mutant, *, slot: int, timeout: float, no_jit: bool, extra: list[str]
-               ) -> Mutant:
+def run_mutant(m: Mutant, *, slot: int, timeout: float, no_jit: bool, extra: list[str],
+               tests: list[str] | None = None) -> Mutant:
     """Run the area's tests against the slot's copy of the package holding the mutant.
 
     Each slot keeps one copy of the package (file times preserved) and its own numba cache, so
@@ -193,9 +247,11 @@ def run_mutant(m: Mutant, *, slot: int, timeout: float, no_jit: bool, extra: lis
     cache = work / "numba-cache"
     shutil.copytree(ROOT / PACKAGE, work / PACKAGE, dirs_exist_ok=True,
                     ignore=shutil.ignore_patterns("__pycache__"))
-    target = work / PACKAGE / m.module
+    shutil.copytree(ROOT / "configs", work / PACKAGE / "configs", dirs_exist_ok=True,
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    target = _slot_file(m, work)
     try:
-        if m.module.startswith("engine/"):
+        if "engine/" in m.module:
             shutil.rmtree(cache, ignore_errors=True)
         target.write_text(mutated_source(m))
         env = dict(os.environ)
@@ -204,7 +260,7 @@ def run_mutant(m: Mutant, *, slot: int, timeout: float, no_jit: bool, extra: lis
         env["PYTHONDONTWRITEBYTECODE"] = "1"
         if no_jit:
             env["NUMBA_DISABLE_JIT"] = "1"
-        tests = list(AREAS[_area_of(m.module)][1])
+        tests = tests or m.tests or list(AREAS[_area_of(m.module)][1])
         # -P: the working directory (this checkout) must not shadow the mutated copy
         cmd = [sys.executable, "-P", "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider",
                "-m", "not slow", *extra, *tests]
@@ -222,7 +278,7 @@ def run_mutant(m: Mutant, *, slot: int, timeout: float, no_jit: bool, extra: lis
         m.seconds = time.perf_counter() - t0
         return m
     finally:
-        shutil.copy2(ROOT / PACKAGE / m.module, target)  # the original, with its file time
+        shutil.copy2(_source_file(m), target)  # the original, with its file time
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -236,6 +292,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", default=None, help="JSON file for every mutant and outcome")
     ap.add_argument("--replay", default=None, help="re-run mutants from a JSON file")
     ap.add_argument("--only", default=None, help="with --replay: only this outcome")
+    ap.add_argument("--set", default=None, help="run a named set of hand mutations (issue18)")
+    ap.add_argument("--tests", nargs="+", default=None,
+                    help="run these tests against every mutant (e.g. 'tests': the whole suite)")
     ap.add_argument("--list", action="store_true")
     args = ap.parse_args(argv)
     if args.list:
@@ -245,7 +304,9 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{area:10s} {n:5d} sites  modules: {', '.join(modules)}\n"
                   f"{'':17s}tests: {' '.join(tests)}")
         return 0
-    if args.replay:
+    if args.set:
+        mutants = hand_mutants(args.set)
+    elif args.replay:
         mutants = [Mutant(**d) for d in json.loads(Path(args.replay).read_text())]
         if args.only:
             mutants = [m for m in mutants if m.outcome == args.only]
@@ -267,12 +328,13 @@ def main(argv: list[str] | None = None) -> int:
         with lock:
             slot = free.pop()
         try:
-            r = run_mutant(m, slot=slot, timeout=args.timeout, no_jit=args.no_jit, extra=[])
+            r = run_mutant(m, slot=slot, timeout=args.timeout, no_jit=args.no_jit, extra=[],
+                           tests=args.tests)
         finally:
             with lock:
                 free.append(slot)
-        print(f"{r.outcome:8s} {r.seconds:6.1f}s  {r.module}:{r.line}  {r.before!r} -> "
-              f"{r.after!r}", flush=True)
+        print(f"{r.outcome:8s} {r.seconds:6.1f}s  {r.name or f'{r.module}:{r.line}'}  "
+              f"{r.before!r} -> {r.after!r}", flush=True)
         if args.out:  # one JSON line per mutant as it ends, so a cut-off run keeps its results
             with lock, open(args.out + "l", "a") as fh:
                 fh.write(json.dumps(asdict(r)) + "\n")
@@ -284,7 +346,8 @@ def main(argv: list[str] | None = None) -> int:
     print(f"\n{killed}/{len(done)} killed ({100.0 * killed / max(len(done), 1):.1f}%)")
     for m in done:
         if m.outcome not in ("killed", "timeout"):
-            print(f"  {m.outcome:8s} {m.module}:{m.line}  {m.before!r} -> {m.after!r}")
+            print(f"  {m.outcome:8s} {m.name or f'{m.module}:{m.line}'}  {m.before!r} -> "
+                  f"{m.after!r}")
     if args.out:
         Path(args.out).write_text(json.dumps([asdict(m) for m in done], indent=1))
     return 0

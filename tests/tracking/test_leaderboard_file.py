@@ -1,0 +1,60 @@
+"""What closing a sweep parent leaves in the store: the leaderboard file (the table itself, no
+index column, best first), the counts of jobs and failed jobs, and the best values logged once at
+step 0 (a summary of the sweep, not a series)."""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+
+
+def test_closing_a_sweep_logs_the_leaderboard_file(store_uri, tmp_path, monkeypatch):
+    from mlflow import MlflowClient
+
+    from recoeval_tracking.tracking import create_sweep_parent, finish_sweep_parent
+
+    monkeypatch.chdir(tmp_path)
+    parent = create_sweep_parent(tracking_uri=store_uri, experiment="board-file")
+    client = MlflowClient(store_uri)
+    values = {"a": 0.30, "b": 0.50, "c": 0.40}
+    for name, v in values.items():
+        run = client.create_run(parent.experiment_id, run_name=name, tags={
+            "mlflow.parentRunId": parent.run_id, "recoeval.metrics": "ndcg_at_4"})
+        client.log_metric(run.info.run_id, "ndcg_at_4", v)
+        if name != "c":  # c is still running when the sweep closes: it counts as failed
+            client.set_terminated(run.info.run_id)
+    board = finish_sweep_parent(parent.run_id, tracking_uri=store_uri)
+    assert board["run_name"].tolist() == ["b", "c", "a"]
+    path = client.download_artifacts(parent.run_id, "leaderboard.csv", str(tmp_path))
+    table = pd.read_csv(path)
+    assert table.columns.tolist() == ["run_name", "run_id", "status", "overrides", "ndcg_at_4",
+                                      "ndcg_at_4_ci95_low", "ndcg_at_4_ci95_high"]
+    assert table["run_name"].tolist() == ["b", "c", "a"]
+    assert table["ndcg_at_4"].tolist() == pytest.approx([0.50, 0.40, 0.30])
+    prun = client.get_run(parent.run_id)
+    assert prun.data.metrics["sweep_jobs"] == 3.0
+    assert prun.data.metrics["sweep_jobs_failed"] == 1.0
+    for key in ("sweep_jobs", "sweep_jobs_failed", "best_ndcg_at_4"):
+        history = client.get_metric_history(parent.run_id, key)
+        assert [m.step for m in history] == [0], key
+    assert client.get_run(board.loc[1, "run_id"]).info.status == "KILLED"
+
+
+def test_leaderboard_without_a_sort_column(store_uri, tmp_path, monkeypatch):
+    """No headline metric, or a sort_by the table does not hold: the rows as found, unsorted."""
+    from mlflow import MlflowClient
+
+    from recoeval_tracking.tracking import build_leaderboard, create_sweep_parent
+
+    monkeypatch.chdir(tmp_path)
+    parent = create_sweep_parent(tracking_uri=store_uri, experiment="board-plain")
+    client = MlflowClient(store_uri)
+    for name in ("x", "y"):
+        run = client.create_run(parent.experiment_id, run_name=name,
+                                tags={"mlflow.parentRunId": parent.run_id})
+        client.set_terminated(run.info.run_id)
+    plain = build_leaderboard(parent.run_id, tracking_uri=store_uri, metrics=[])
+    assert plain.columns.tolist() == ["run_name", "run_id", "status", "overrides"]
+    assert sorted(plain["run_name"]) == ["x", "y"] and plain.attrs["sort_by"] is None
+    other = build_leaderboard(parent.run_id, tracking_uri=store_uri, sort_by="absent")
+    assert sorted(other["run_name"]) == ["x", "y"]

@@ -1,0 +1,146 @@
+"""Named sets of hand-made mutations for tools/mutate.py (``--set NAME``).
+
+Each mutation is one plausible wrong edit of the package (or of a config file it ships): a list
+of ``(old, new)`` source replacements, each ``old`` found exactly once in the file. ``tests``
+names the test files that must catch it (run with ``-m "not slow"`` like the drawn mutants).
+
+``issue18``: the 21 wrong edits that an earlier suite let pass (one per kind of blind spot:
+engine paths small inputs never reach, profiles, splits, report statistics and settings, sweeps
+and the app's seeds). Every one of them must be killed by the current suite.
+"""
+
+from __future__ import annotations
+
+# Each mutation runs the test files written to catch that kind of fault (a whole area's tests
+# take an hour for this set on a busy 2-core machine); ``--tests tests`` runs the whole suite.
+PATHS = ("tests/engine/test_paths.py", "tests/engine/test_engine_edges.py")
+PROFILES = ("tests/metrics/test_profile_formulas.py",)
+SPLITS = ("tests/splitting/test_split_properties.py",)
+REPORT = ("tests/reporting/test_report_settings.py",)
+
+#: name -> (file relative to the repository root, [(old, new), ...], tests, what it breaks)
+ISSUE18: dict[str, tuple[str, list[tuple[str, str]], tuple[str, ...], str]] = {
+    "topk_rank_off_by_one": (
+        "recoeval_tracking/engine/ranks.py",
+        [("if eq[i] > 1 and (plan.full_ranks or gt[i] < plan.K):",
+          "if eq[i] > 1 and (plan.full_ranks or gt[i] < plan.K - 1):")],
+        PATHS, "top-K-only path: a positive tied at rank K skips its tie-breaking count"),
+    "early_stop_bound": (
+        "recoeval_tracking/engine/ranks.py",
+        [("while start < n and g < stop_at:", "while start < n and g < stop_at - 1:")],
+        PATHS, "the chunked scan stops one item early (gt may end at K - 1)"),
+    "binary_search_gt": (
+        "recoeval_tracking/engine/ranks.py",
+        [("acc += hist[t + 1]", "acc += hist[t]")],
+        PATHS, "binary-search counting path: gt counts the wrong bucket"),
+    "average_rr": (
+        "recoeval_tracking/engine/fill.py",
+        [("pj *= (t - j - c + 1) / (t - j)", "pj *= (t - j - c) / (t - j)")],
+        PATHS, "ties=average RR: wrong hypergeometric law of the first positive"),
+    "topk_list_ignores_noise": (
+        "recoeval_tracking/engine/ranks.py",
+        [("mode = tie_mode if tie_mode in (TIE_NOISE, TIE_INDEX_DESC) else TIE_INDEX",
+          "mode = tie_mode if tie_mode == TIE_INDEX_DESC else TIE_INDEX")],
+        PATHS,
+        "the beyond-accuracy top-K list orders ties by index under ties=noise"),
+    "nan_rule_order": (
+        "recoeval_tracking/metrics/inputs.py",
+        [("    reason[pool < min_items_pool] = Reason.MIN_ITEMS_POOL\n"
+          "    if prep.train is not None and not consider_cold_start:\n"
+          "        reason[n_train == 0] = Reason.COLD_START\n",
+          "    if prep.train is not None and not consider_cold_start:\n"
+          "        reason[n_train == 0] = Reason.COLD_START\n"
+          "    reason[pool < min_items_pool] = Reason.MIN_ITEMS_POOL\n")],
+        ("tests/metrics/test_nan_rule_order.py",), "min_items_pool takes precedence over cold_start"),
+    "recbole_map_over_T": (
+        "recoeval_tracking/metrics/profiles.py",
+        [('"metrics": ["hit", "rr", "ndcg_bin", "p", "r", "tap", "gauc"]',
+          '"metrics": ["hit", "rr", "ndcg_bin", "p", "r", "ap", "gauc"]'),
+         ('"recall": "r", "map": "tap", "gauc": "gauc"', '"recall": "r", "map": "ap", "gauc": "gauc"')],
+        PROFILES, "recbole MAP divided by |T| instead of min(K, |T|)"),
+    "recbole_ndcg_linear": (
+        "recoeval_tracking/metrics/profiles.py",
+        [('"metrics": ["hit", "rr", "ndcg_bin", "p", "r", "tap", "gauc"]',
+          '"metrics": ["hit", "rr", "ndcg", "p", "r", "tap", "gauc"]'),
+         ('"mrr": "rr", "ndcg": "ndcg_bin", "precision": "p",\n                    "recall": "r", "map": "tap"',
+          '"mrr": "rr", "ndcg": "ndcg", "precision": "p",\n                    "recall": "r", "map": "tap"')],
+        PROFILES, "recbole NDCG with linear instead of binary gains"),
+    "kfold_seed_ignored": (
+        "recoeval_tracking/splitting/_strategies.py",
+        [("    rng = np.random.default_rng(seed)\n    rank = random_row_rank(X, rng)\n"
+          "    offset = rng.integers(0, n_folds, X.n_users)",
+          "    rng = np.random.default_rng(0)\n    rank = random_row_rank(X, rng)\n"
+          "    offset = rng.integers(0, n_folds, X.n_users)")],
+        SPLITS, "kfold ignores its seed"),
+    "temporal_user_seed_ignored": (
+        "recoeval_tracking/splitting/_strategies.py",
+        [("    rng = np.random.default_rng(seed)\n"
+          "    rank = within_row_rank(X, -ts, random_ties=rng.random(X.nnz))\n"
+          "    n_test, capped",
+          "    rng = np.random.default_rng(0)\n"
+          "    rank = within_row_rank(X, -ts, random_ties=rng.random(X.nnz))\n"
+          "    n_test, capped")],
+        SPLITS, "per-user temporal split breaks boundary ties without its seed"),
+    "kfold_deals_from_fold0": (
+        "recoeval_tracking/splitting/_strategies.py",
+        [("offset = rng.integers(0, n_folds, X.n_users)",
+          "offset = 0 * rng.integers(0, n_folds, X.n_users)")],
+        SPLITS, "kfold deals every user's entries from fold 0 (fold 0 the largest)"),
+    "user_kfold_no_shuffle": (
+        "recoeval_tracking/splitting/_strategies.py",
+        [("group[rng.permutation(active)] = ", "group[active] = ")],
+        SPLITS, "user k-fold assigns users to groups in id order"),
+    "bh_no_step_up": (
+        "recoeval_tracking/reporting/stats.py",
+        [("stepped = np.minimum.accumulate(ranked[::-1])[::-1]", "stepped = ranked")],
+        ("tests/reporting/test_stats.py", "tests/reporting/test_report_settings.py"),
+        "Benjamini-Hochberg without its step-up minimum"),
+    "report_ignores_correction": (
+        "recoeval_tracking/reporting/report.py",
+        [("                                                  correction) if len(comp) else []",
+          '                                                  "holm") if len(comp) else []')],
+        REPORT, "the report adjusts p-values with holm whatever `correction` says"),
+    "mark_threshold": (
+        "recoeval_tracking/reporting/report.py",
+        [("or p >= alpha or diff == 0:", "or p >= 0.05 or diff == 0:")],
+        REPORT, "significance marks at 0.05 whatever alpha"),
+    "mark_ignores_lower": (
+        "recoeval_tracking/reporting/report.py",
+        [("better = (diff < 0) if lower_is_better else (diff > 0)", "better = diff > 0")],
+        REPORT, "significance marks ignore lower-is-better"),
+    "interval_wrong_column": (
+        "recoeval_tracking/reporting/report.py",
+        [('"boot_low": float(boot_low[offset + R + c])', '"boot_low": float(boot_low[offset + c])')],
+        REPORT, "the difference's bootstrap interval read from a run's column"),
+    "leaderboard_best_direction": (
+        "recoeval_tracking/tracking/sweeps.py",
+        [("idx = values.idxmin() if _lower_is_better(m, lower_is_better) else values.idxmax()",
+          "idx = values.idxmax()")],
+        ("tests/reporting/test_report_settings.py",),
+        "the sweep's best ignores lower-is-better"),
+    "metrics_seed_ignored": (
+        "recoeval_tracking/options.py",
+        [("values = {keys[k]: v for k, v in section.items()}",
+          'values = {keys[k]: v for k, v in section.items() if k != "seed"}')],
+        ("tests/test_options.py", "tests/app/test_config_seeds.py"), "metrics.seed from the config is ignored"),
+    "kfold_top_level_seed": (
+        "configs/split/kfold.yaml",
+        [("seed: ${seed}", "seed: 0")],
+        ("tests/app/test_config_seeds.py",), "the kfold split does not follow the top-level seed"),
+    "sweep_parent_name": (
+        "recoeval_tracking/app/callbacks.py",
+        [("run_name=name if swept else None,", "run_name=None,")],
+        ("tests/app/test_sweep_parent_name.py",), "the sweep parent is not named after the sweep"),
+}
+
+SETS = {"issue18": ISSUE18}
+
+
+def apply(source: str, replacements: list[tuple[str, str]], where: str) -> str:
+    """``source`` with each replacement made; each ``old`` must occur exactly once."""
+    for old, new in replacements:
+        n = source.count(old)
+        if n != 1:
+            raise LookupError(f"{where}: {old!r} occurs {n} times (expected once)")
+        source = source.replace(old, new)
+    return source
