@@ -22,8 +22,9 @@ What a run holds (logged from a job directory written by
 * **inputs**: the dataset, with ``digest`` = its data fingerprint (context ``evaluation``).
 * **artifacts**: the files of the job directory (``per_user.parquet``, ``metrics.json``,
   ``curves.csv``, ``definitions.json``, ``dataset.json``, ``config.yaml``, ``overrides.yaml``,
-  ``job.json``, ``plots/``). Hydra's own ``.hydra/`` folder is *not* uploaded: it holds the
-  unscrubbed config.
+  ``job.json``, ``plots/``), and ``per_user_head.csv``, the first 1,000 users of the per-user
+  table for MLflow's preview (it does not show Parquet). Hydra's own ``.hydra/`` folder is *not*
+  uploaded: it holds the unscrubbed config.
 
 Secrets: params and tags are cleaned by :mod:`.client`; the artifacts were already redacted when
 the job directory was written.
@@ -179,6 +180,28 @@ def _upload(client, run_id: str, job: JobDir, *, params: dict[str, str], tags: d
     if plots.is_dir() and any(plots.iterdir()):
         sub = f"{artifact_path}/plots" if artifact_path else "plots"
         client.log_artifacts(run_id, str(plots), sub)
+    _log_preview(client, run_id, job.path / FILES["per_user"], artifact_path)
+
+
+#: Rows of the per-user table in its preview (MLflow's UI shows CSV files, not Parquet).
+PREVIEW_ROWS = 1000
+
+
+def _log_preview(client: Any, run_id: str, per_user: Path, artifact_path: str | None) -> None:
+    """``per_user_head.csv``: the first :data:`PREVIEW_ROWS` users of ``per_user.parquet``, so
+    that the table can be looked at in the UI (the Parquet stays the full record)."""
+    if not per_user.is_file():
+        return
+    import pyarrow.parquet as pq
+
+    pf = pq.ParquetFile(per_user)
+    head = next(pf.iter_batches(batch_size=PREVIEW_ROWS), None)
+    if head is None:
+        return
+    with tempfile.TemporaryDirectory(prefix="recoeval-preview-") as tmp:
+        out = Path(tmp) / "per_user_head.csv"
+        head.to_pandas().to_csv(out, index=False, float_format="%.6g")
+        client.log_artifact(run_id, str(out), artifact_path)
 
 
 def _job_params(job: JobDir, params: Mapping[str, Any] | None) -> dict[str, str]:

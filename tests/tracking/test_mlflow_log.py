@@ -140,6 +140,12 @@ def test_run_holds_everything(tmp_path, store_uri):
     dl = Path(c.download_artifacts(run_id, "", str(tmp_path / "dl")))
     pd.testing.assert_frame_equal(pd.read_parquet(dl / "per_user.parquet"), res.per_user,
                                   check_dtype=False)
+    # the preview MLflow's UI can show: the first users of the same table, as CSV
+    head = pd.read_csv(dl / "per_user_head.csv", keep_default_na=False, na_values=[""])
+    assert list(head.columns) == list(res.per_user.columns)
+    assert len(head) == min(len(res.per_user), 1000)
+    np.testing.assert_allclose(head["ndcg_at_4"].to_numpy(dtype=float),
+                               res.per_user["ndcg_at_4"].to_numpy()[:len(head)], rtol=1e-5)
     for f in dl.rglob("*"):
         if f.is_file() and f.suffix in {".yaml", ".json", ".csv"}:
             assert SECRET not in f.read_text(), f
