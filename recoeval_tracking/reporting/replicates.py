@@ -63,11 +63,30 @@ def check_replicates(runs: Sequence[RunData], replicate_key: str) -> list[str]:
     return problems
 
 
-def _group_name(key: tuple[str, ...], group_by: list[str]) -> str:
+def _group_name(key: tuple[str, ...], group_by: list[str], shown: set[str]) -> str:
+    """The group's name from the ``shown`` keys of ``group_by``: the model and what varies
+    among the runs of one model (``als f=16``), not every setting one model has and another
+    lacks."""
     if not group_by:
         return "all runs"
     return " ".join(v if k == "model.name" else f"{k.rsplit('.', 1)[-1]}={v}"
-                    for k, v in zip(group_by, key) if v != "None") or "all runs"
+                    for k, v in zip(group_by, key) if v != "None" and k in shown) or "all runs"
+
+
+def _shown_keys(runs: Sequence[RunData], keys: list[str]) -> set[str]:
+    """``model.name`` and the keys of ``keys`` with two or more values among one model's runs
+    (all of ``keys`` when no run names its model)."""
+    if not any("model.name" in r.params for r in runs):
+        return set(keys)
+    shown = {"model.name"}
+    for k in keys:
+        per_model: dict[str, set[str]] = {}
+        for r in runs:
+            per_model.setdefault(str(r.params.get("model.name")), set()).add(
+                str(r.params.get(k)))
+        if any(len(v) > 1 for v in per_model.values()):
+            shown.add(k)
+    return shown
 
 
 def aggregate_replicates(runs: Sequence[RunData], replicate_key: str,
@@ -83,6 +102,7 @@ def aggregate_replicates(runs: Sequence[RunData], replicate_key: str,
     groups: dict[tuple[str, ...], list[RunData]] = {}
     for r in runs:
         groups.setdefault(tuple(str(r.params.get(k)) for k in keys), []).append(r)
+    shown = _shown_keys(runs, keys)
     out = []
     for key, members in groups.items():
         reps = [str(r.params[replicate_key]) for r in members]
@@ -90,12 +110,12 @@ def aggregate_replicates(runs: Sequence[RunData], replicate_key: str,
             raise param_error("group_by", func, "keys that leave one run per group and "
                               f"{replicate_key}", keys, f"Group {key} has {replicate_key} "
                               f"values {reps}; add the other swept keys to group_by.")
-        out.append(_group_run(members, reps, key, keys))
+        out.append(_group_run(members, reps, key, keys, shown))
     return out
 
 
 def _group_run(members: list[RunData], reps: list[str], key: tuple[str, ...],
-               keys: list[str]) -> RunData:
+               keys: list[str], shown: set[str]) -> RunData:
     rows: list[dict[str, Any]] = []
     for r, rep in zip(members, reps):
         row: dict[str, Any] = {"user_id": rep}
@@ -108,7 +128,7 @@ def _group_run(members: list[RunData], reps: list[str], key: tuple[str, ...],
     first = members[0]
     params = {k: v for k, v in zip(keys, key)}
     fps = {m: first.metric_fingerprint(m) for m in first.per_user.columns}
-    name = _group_name(key, keys)
+    name = _group_name(key, keys, shown)
     return RunData(run_id="group:" + (",".join(f"{k}={v}" for k, v in params.items()) or "all"),
                    name=name, per_user=pd.DataFrame(rows), params=params,
                    fingerprints={},

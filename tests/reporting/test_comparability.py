@@ -99,6 +99,9 @@ def test_replicate_reports_leave_the_user_slices_out_and_say_so():
     rep = build_report(_seed_runs(), "pop", replicate_key="seed", slices=slices, **FAST)
     assert rep.slices == []
     assert any(n.startswith("slices (activity, cold_warm) left out") for n in rep.notes)
+    # groups are named by the model: model.seed (set for als only) is a grouping key, yet it
+    # takes one value per model, so it is not part of the name
+    assert [r.name for r in rep.runs] == ["pop", "als"]
     assert "left out: with replicates over seed" in render_markdown(rep)
 
 
