@@ -68,8 +68,11 @@ def test_fixed_overrides_pass_through_and_the_command_line_wins_over_params():
     ("a=choice([1,2],[3])", "numbers, strings"),
 ])
 def test_unsearchable_overrides_are_named(override, message):
-    with pytest.raises(SearchSpaceError, match=message) as info:
+    # Matched by name: Hydra's plugin scan may execute the plugin's modules again during the
+    # run, after which the class raised is a fresh SearchSpaceError, not this module's import.
+    with pytest.raises(Exception, match=message) as info:
         search_space([override])
+    assert type(info.value).__name__ == SearchSpaceError.__name__
     assert str(info.value).startswith("a:")
 
 
