@@ -23,6 +23,7 @@ from .ranks import (
     _best_first,
     _policy_ranks,
     lower_bound,
+    n_tied_with_list,
     sort_by_rank,
 )
 
@@ -33,24 +34,6 @@ ALL_EQUAL = int(Reason.ALL_EQUAL)
 @njit(cache=True, inline="always")
 def _heap_mode(tie_mode):
     return tie_mode if tie_mode in (TIE_NOISE, TIE_INDEX_DESC) else TIE_INDEX
-
-
-@njit(cache=True)
-def _n_tied(hs, order, size, at_low):
-    """Pool items tied with the score of a listed item, counting every member of such a tie
-    (``at_low`` pool items tie at the lowest listed score)."""
-    low = hs[order[size - 1]]
-    tied = 0
-    r = 0
-    while r < size:
-        e = r
-        while e + 1 < size and hs[order[e + 1]] == hs[order[r]]:
-            e += 1
-        cnt = at_low if hs[order[r]] == low else e - r + 1
-        if cnt > 1:
-            tied += cnt
-        r = e + 1
-    return tied
 
 
 @njit(cache=True)
@@ -156,5 +139,5 @@ def _list(u, b, plan, st, outs, pool, count, pos, gt, eq):
         _counts_from_list(pos, hs, size, low, at_low, plan.K, gt, eq)
     for r in range(plan.K):
         outs.topk[u, r] = hi[order[r]] if r < size else -1
-    outs.n_tied[u] = _n_tied(hs, order, size, at_low)
+    outs.n_tied[u] = n_tied_with_list(hs, order, size, at_low)
     return False

@@ -385,9 +385,10 @@ def _best_first(hs, hi, size, seed, u, mode, order):
 
 
 @njit(cache=True)
-def _tied_with_list(s, hs, order, size, n_train):
+def n_tied_with_list(hs, order, size, at_low):
     """The number of pool items tied with the score of a listed item, counting every member of a
-    tie that includes a listed item (only the lowest listed score can reach outside the list)."""
+    tie that includes a listed item: ``at_low`` pool items tie at the lowest listed score (the
+    only tie that can reach outside the list), the others are counted in the list itself."""
     low = hs[order[size - 1]]
     tied = 0
     r = 0
@@ -395,17 +396,24 @@ def _tied_with_list(s, hs, order, size, n_train):
         e = r
         while e + 1 < size and hs[order[e + 1]] == hs[order[r]]:
             e += 1
-        cnt = e - r + 1
-        if hs[order[r]] == low:
-            cnt = 0
-            for j in range(s.shape[0]):
-                cnt += s[j] == low
-            if low == -np.inf:
-                cnt -= n_train
+        cnt = at_low if hs[order[r]] == low else e - r + 1
         if cnt > 1:
             tied += cnt
         r = e + 1
     return tied
+
+
+@njit(cache=True)
+def _tied_with_list(s, hs, order, size, n_train):
+    """:func:`n_tied_with_list` with the pool items at the lowest listed score counted in the
+    row ``s`` (the ``n_train`` train items sit at ``-inf`` there)."""
+    low = hs[order[size - 1]]
+    at_low = 0
+    for j in range(s.shape[0]):
+        at_low += s[j] == low
+    if low == -np.inf:
+        at_low -= n_train
+    return n_tied_with_list(hs, order, size, at_low)
 
 
 @njit(cache=True)
