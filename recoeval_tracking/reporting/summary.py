@@ -39,14 +39,18 @@ def _cell(row: pd.Series, mark: str) -> str:
     return f"{row['mean']:.4f}{ci}" + (f" {mark}" if mark else "")
 
 
+def _run_labels(report: Report) -> list[str]:
+    """Each run's name, the baseline's marked, in report order."""
+    return [r.name + (" (baseline)" if r.run_id == report.baseline else "") for r in report.runs]
+
+
 def summary_table(report: Report) -> pd.DataFrame:
     """One row per run (the baseline first), one column per headline metric; runs a metric is
     not compared over show ``n/a``."""
     metrics = headline_metrics(report.metrics)
     s = report.summary.set_index(["run_id", "metric"])
     c = report.comparisons.set_index(["run_id", "metric"])
-    table: dict[str, list[str]] = {"run": [
-        r.name + (" (baseline)" if r.run_id == report.baseline else "") for r in report.runs]}
+    table: dict[str, list[str]] = {"run": _run_labels(report)}
     for m in metrics:
         means = {r.run_id: s.loc[(r.run_id, m), "mean"] for r in report.runs
                  if (r.run_id, m) in s.index and math.isfinite(s.loc[(r.run_id, m), "mean"])}
@@ -78,8 +82,7 @@ def catalogue_table(report: Report) -> pd.DataFrame:
     keys = list(dict.fromkeys(k for r in report.runs for k in r.metrics if _is_catalogue(k)))
     if not keys:
         return pd.DataFrame()
-    table: dict[str, list[str]] = {"run": [
-        r.name + (" (baseline)" if r.run_id == report.baseline else "") for r in report.runs]}
+    table: dict[str, list[str]] = {"run": _run_labels(report)}
     for k in keys:
         values = [r.metrics.get(k) for r in report.runs]
         finite = [v for v in values if v is not None and math.isfinite(v)]
