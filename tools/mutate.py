@@ -56,13 +56,17 @@ PACKAGE = "recoeval_tracking"
 
 #: Area -> (module globs relative to the package, test paths run against its mutants).
 AREAS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
-    "engine": (("engine/ranks.py", "engine/fill.py", "engine/kernels.py", "engine/driver.py"),
+    "engine": (("engine/ranks.py", "engine/fill.py", "engine/kernels.py", "engine/driver.py",
+                "engine/fused.py", "engine/fused_end.py", "engine/records.py"),
                ("tests/engine", "tests/metrics/test_against_reference.py",
                 "tests/metrics/test_invariants.py", "tests/metrics/test_seed_examples.py")),
     "metrics": (("metrics/evaluate.py", "metrics/inputs.py", "metrics/beyond.py",
                  "metrics/registry.py", "metrics/profiles.py", "metrics/compat.py",
-                 "metrics/results.py", "metrics/rating.py"),
-                ("tests/metrics", "tests/engine", "tests/test_options.py")),
+                 "metrics/results.py", "metrics/rating.py", "metrics/protocol.py",
+                 "metrics/sampling.py", "metrics/definitions.py", "metrics/listrank.py",
+                 "metrics/popularity.py", "metrics/implicit_topk.py"),
+                # tests/engine checks the kernels, whose mutants are the engine area's
+                ("tests/metrics", "tests/test_options.py")),
     "splitting": (("splitting/_strategies.py", "splitting/_split.py", "splitting/_cv.py",
                    "splitting/_recometrics.py"),
                   ("tests/splitting",)),
