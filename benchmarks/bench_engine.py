@@ -203,25 +203,25 @@ def kernel_seconds(call, repeat: int) -> tuple[float, float]:
 
 # -- memory ---------------------------------------------------------------------------------------
 
-def memory_formula(m: int, n: int, p: int, itemsize: int, nnz: int, K: int, threads: int,
+def memory_formula(tr, te, n: int, p: int, itemsize: int, K: int, threads: int,
                    n_at_k: int, n_whole: int, cumulative: bool, topk: bool) -> int:
-    """Peak extra bytes of ``evaluate`` by the engine's allocations.
+    """Peak extra bytes of ``evaluate`` by the engine's allocations, on the default block path.
 
-    ``8 m (n_at_k (K or 1) + n_whole)`` outputs ``+ 16 m K`` (top-K items and their scores in
-    the results, when listed) ``+ 24 nnz`` (int64 CSR copies of train and test)
-    ``+ n_pad p' s`` (item factors padded to whole tiles) ``+ threads (bu W s + bu p' s
-    + bu K (s + 8))`` (per thread: the tile, the block's user factors and heaps) ``+ 64 m``
-    (per-user columns of the results table), with ``s`` the item size, ``p' = p`` (+1 with
-    biases), ``bu = FUSED_ROWS`` and ``W = tile_width(...)``; independent of the catalogue but for
-    the padded factors and one tile per thread.
+    ``16 m (n_at_k K' + n_whole)`` (the engine's per-user outputs, ``K' = K`` when cumulative
+    else 1, and the results' copy of them) ``+ 40 m`` (per-user reason, train and test counts,
+    the rows to score, the results' user column) ``+ 16 m K + 8 m`` (top-K items and scores, and
+    the tied counts, when the beyond-accuracy metrics ask for lists) ``+ threads b n s`` (one
+    block of scores per thread, ``b = default_block_rows(n, s, m)`` users, at most 128 MiB each)
+    ``+ 8 nnz`` for each CSR whose indices (or test values) are not already int64 (float64).
+    Independent of the catalogue but for the blocks.
     """
-    bu = driver.FUSED_ROWS
-    W = driver.tile_width(n, itemsize, bu)
-    n_pad = -(-n // W) * W
-    out = 8 * m * (n_at_k * (K if cumulative else 1) + n_whole)
-    lists = 16 * m * K if topk else 0
-    per_thread = bu * W * itemsize + bu * p * itemsize + bu * K * (itemsize + 8)
-    return out + lists + 24 * nnz + n_pad * p * itemsize + threads * per_thread + 64 * m
+    m = te.shape[0]
+    b = driver.default_block_rows(n, itemsize, m)
+    out = 16 * m * (n_at_k * (K if cumulative else 1) + n_whole) + 40 * m
+    lists = (16 * m * K + 8 * m) if topk else 0
+    copies = sum(8 * X.nnz for X in (tr, te) if X.indices.dtype != np.int64)
+    copies += 8 * te.nnz if te.data.dtype != np.float64 else 0
+    return out + lists + threads * b * n * itemsize + copies
 
 
 def peak_memory(m: int, n: int, p: int, args) -> None:
@@ -242,8 +242,8 @@ def peak_memory(m: int, n: int, p: int, args) -> None:
         sec = time.perf_counter() - t
         with thread_limits(args.threads) as threads:
             pass
-        est = memory_formula(m, n, p, A.dtype.itemsize, tr.nnz + te.nnz, args.k, threads,
-                             n_at_k, n_whole, False, topk)
+        est = memory_formula(tr, te, n, p, A.dtype.itemsize, args.k, threads, n_at_k, n_whole,
+                             False, topk)
         print(f"  {label:<34} measured {pk.extra / 2**20:8.1f} MB   formula (engine) "
               f"{est / 2**20:8.1f} MB   ({sec:.1f} s)")
 
@@ -432,8 +432,7 @@ def run_size(size: str, args) -> None:
         rt.calc_reco_metrics(tr, te, A, B, k=args.k, nthreads=args.threads, all_metrics=True)
     with thread_limits(args.threads) as threads:
         pass
-    est = memory_formula(m, n, p, dtype.itemsize, tr.nnz + te.nnz, args.k, threads, 8, 2,
-                         False, False)
+    est = memory_formula(tr, te, n, p, dtype.itemsize, args.k, threads, 8, 2, False, False)
     print(f"  peak extra memory, calc_reco_metrics all 10: {pk.extra / 2**20:.1f} MB "
           f"(formula: {est / 2**20:.1f} MB)")
 

@@ -22,9 +22,16 @@ from .records import Csr, Outputs, Plan
 __all__ = ["EngineInput", "thread_limits", "resolve_nthreads", "run_scores", "run_ranked",
            "default_block_rows"]
 
-#: Target size of one block of scores. Small enough to stay near the last-level cache and to
-#: bound memory at any catalogue size, large enough for an efficient GEMM.
+#: Smallest target size of one block of scores: on small catalogues a block holds at least this
+#: much, so the Python work per block stays small beside the GEMM.
 BLOCK_BYTES = 16 * 1024 * 1024
+#: Users a block holds when the catalogue allows it within ``MAX_BLOCK_BYTES``. BLAS packs the
+#: item factors (``n_items x factors``) once per GEMM call, so a block of few users pays that
+#: copy for little work: at 100,000 items a 40-user block (16 MB) cost 2.2x the GEMM floor for
+#: the top-K metrics, a 320-user block 1.2x (benchmarks/bench_engine.py's large catalogue).
+MIN_BLOCK_USERS = 512
+#: The most scores one block may hold (per thread scoring a block), whatever the catalogue.
+MAX_BLOCK_BYTES = 128 * 1024 * 1024
 
 #: Users scored together by the fused pass of a factor model, and the target size of one tile
 #: of their scores (it stays in a core's L2 cache while it is merged).
@@ -121,7 +128,14 @@ def run_fused(A: np.ndarray, B: np.ndarray, inp: EngineInput, rows: np.ndarray,
 
 
 def default_block_rows(n_items: int, itemsize: int, n_rows: int) -> int:
-    rows = max(8, BLOCK_BYTES // max(1, n_items * itemsize))
+    """Users per block of scores: ``MIN_BLOCK_USERS`` where at most ``MAX_BLOCK_BYTES`` allow
+    it, more on small catalogues (up to ``BLOCK_BYTES``), at least 8 and at most ``n_rows``.
+
+    A block's scores take ``rows * n_items * itemsize`` bytes, at most
+    ``max(BLOCK_BYTES, MAX_BLOCK_BYTES)`` (or 8 users' scores on a catalogue too large for that).
+    """
+    row = max(1, n_items * itemsize)
+    rows = max(8, BLOCK_BYTES // row, min(MIN_BLOCK_USERS, MAX_BLOCK_BYTES // row))
     return int(max(1, min(rows, n_rows)))
 
 
