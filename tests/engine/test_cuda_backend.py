@@ -33,13 +33,13 @@ no_gpu = pytest.mark.skipif(_simulating() or unavailable("cuda") is None,
 @pytest.mark.slow  # ~30 s with a warm numba cache; the first run compiles the GPU kernels' logic
 @pytest.mark.skipif(_simulating(), reason="already in the simulator's process")
 def test_simulated_kernels_match_the_cpu_engine() -> None:
-    """tests/engine/test_cuda_sim.py under NUMBA_ENABLE_CUDASIM=1, in a child process: every
-    test there runs and passes (none skipped)."""
+    """tests/engine/test_cuda_sim.py and test_cuda_sim_inputs.py under NUMBA_ENABLE_CUDASIM=1,
+    in a child process: every test there runs and passes (none skipped)."""
     env = clean_env()
     env["NUMBA_ENABLE_CUDASIM"] = "1"
     proc = subprocess.run(
         [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-x",
-         "tests/engine/test_cuda_sim.py"],
+         "tests/engine/test_cuda_sim.py", "tests/engine/test_cuda_sim_inputs.py"],
         cwd=REPO_ROOT, env=env, capture_output=True, text=True, timeout=900, check=False)
     tail = proc.stdout[-4000:] + proc.stderr[-2000:]
     assert proc.returncode == 0, tail
@@ -92,3 +92,22 @@ def test_app_metrics_backend_cuda_without_a_gpu_is_a_usage_error(tmp_path: Path)
     assert "Traceback" not in proc.stdout + proc.stderr
     assert last.startswith("recoeval-track: metrics.backend: The 'backend' parameter"), last
     assert 'pip install "recoeval_tracking[cuda]"' in last, last
+
+
+def test_gpu_arrays_with_backend_cpu_are_refused_without_a_copy() -> None:
+    """Factors on the GPU with ``backend="cpu"``: an error naming the argument, the array (from
+    its metadata) and ``backend="cuda"``; nothing converted to a host array. Runs anywhere (the
+    check reads the array's type only)."""
+    from ._device_fake import FakeDeviceArray
+
+    train, test, A, B = _tiny()
+    Ad = FakeDeviceArray(A.astype(np.float32))
+    with pytest.raises(rt.InputError, match=(
+            r"The 'A' parameter of evaluate must be a host \(numpy\) array with "
+            r"backend='cpu'\. Got a GPU array \(\w+\.FakeDeviceArray\) of shape \(6, 2\) and "
+            r"dtype float32 instead\. Pass backend=\"cuda\" to evaluate it on the GPU")):
+        rt.evaluate(train, test, A=Ad, B=B, k=3)
+    bd = FakeDeviceArray(np.ones(9))
+    with pytest.raises(rt.InputError, match=r"The 'item_biases' parameter .* backend='cpu'"):
+        rt.evaluate(train, test, item_biases=bd, k=3)
+    assert Ad.host_copies == 0 and bd.host_copies == 0
