@@ -111,3 +111,18 @@ def test_gpu_arrays_with_backend_cpu_are_refused_without_a_copy() -> None:
     with pytest.raises(rt.InputError, match=r"The 'item_biases' parameter .* backend='cpu'"):
         rt.evaluate(train, test, item_biases=bd, k=3)
     assert Ad.host_copies == 0 and bd.host_copies == 0
+
+
+def test_gpu_arrays_with_a_dask_client_are_refused() -> None:
+    """With a Dask client the factors travel to the workers: GPU arrays are refused (before any
+    cluster is reached) with what to give instead."""
+    from recoeval_tracking.distributed import evaluate_on_dask
+
+    from ._device_fake import FakeDeviceArray
+
+    train, test, A, B = _tiny()
+    Bd = FakeDeviceArray(B)
+    with pytest.raises(rt.InputError, match=r"The 'B' parameter of evaluate must be a host "
+                       r"\(numpy\) array when a Dask client is given"):
+        evaluate_on_dask("tcp://127.0.0.1:9", train, test, EvalOptions(), A=A, B=Bd)
+    assert Bd.host_copies == 0

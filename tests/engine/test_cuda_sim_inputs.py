@@ -1,5 +1,5 @@
-"""GPU arrays handed to the ``cuda`` backend, under numba's CUDA simulator (run in a process of
-its own by ``test_cuda_backend.py``, as ``test_cuda_sim.py``).
+"""GPU arrays handed to the ``cuda`` backend, and a shard's global user offset, under numba's CUDA
+simulator (run in a process of its own by ``test_cuda_backend.py``, as ``test_cuda_sim.py``).
 
 The GPU arrays are :class:`~._device_fake.FakeDeviceArray`: host memory behind the CUDA Array
 Interface, which the simulated backend views in place. Every test asserts that no conversion to a
@@ -9,6 +9,7 @@ values as numpy arrays; the GEMM is watched to see that it reads the given memor
 
 from __future__ import annotations
 
+import dataclasses
 import os
 
 import numpy as np
@@ -161,3 +162,60 @@ def test_a_device_score_matrix_is_refused() -> None:
                        r"array or a ScoreSource\..*scorer=lambda users: S\[users\]"):
         _run(train, test, "cuda", scores=S)
     assert S.host_copies == 0
+
+
+def _tied_shards():
+    """Factors in {-1, 0, 1}: most scores tie, so the seeded tie keys decide the top-K lists
+    and the noise ranks."""
+    rng = np.random.default_rng(11)
+    m, n = 40, 30
+    train = sp.csr_array((rng.random((m, n)) < 0.1).astype(np.float64))
+    test = sp.csr_array(((rng.random((m, n)) < 0.12) & (train.toarray() == 0))
+                        * rng.integers(1, 4, (m, n)).astype(np.float64))
+    A = rng.integers(-1, 2, (m, 3)).astype(np.float64)
+    B = rng.integers(-1, 2, (n, 3)).astype(np.float64)
+    return train, test, A, B
+
+
+def test_a_shard_on_the_gpu_draws_the_tie_keys_of_its_global_users() -> None:
+    """Rows [lo, hi) evaluated alone with ``user_base=lo`` (what a Dask shard runs) on the cuda
+    path: the values and top-K lists of those users in the whole run on the CPU, noise ties
+    included; with ``user_base=0`` they differ (the test sees the offset)."""
+    from recoeval_tracking.metrics.beyond import train_popularity
+    from recoeval_tracking.metrics.evaluate import compute, shape
+    from recoeval_tracking.options import EvalOptions
+
+    train, test, A, B = _tied_shards()
+    lo, hi = 13, 31
+    opts = EvalOptions(metrics="all", k=5, ties="noise", cumulative=True, return_topk=True,
+                       nthreads=1, block_rows=4)
+    whole = shape(compute(train, test, opts, A=A, B=B))
+
+    def shard(backend: str, base: int) -> rt.Results:
+        o = dataclasses.replace(opts, backend=backend)
+        raw = compute(train[lo:hi], test[lo:hi], o, A=A[lo:hi], B=B, user_base=base,
+                      user_ids=np.arange(lo, hi))
+        return shape(raw, popularity=train_popularity(train))  # the list metrics' popularity
+
+    gpu = shard("cuda", lo)
+    want = whole.per_user.iloc[lo:hi].reset_index(drop=True)
+    pd.testing.assert_frame_equal(gpu.per_user.reset_index(drop=True), want, check_exact=True)
+    np.testing.assert_array_equal(gpu.topk, whole.topk[lo:hi])
+    for name, curve in whole.curves_per_user.items():
+        np.testing.assert_array_equal(gpu.curves_per_user[name], curve[lo:hi], name)
+    _assert_same(shard("cpu", lo), gpu, "shard, cpu and cuda")
+    assert not np.array_equal(shard("cuda", 0).topk, whole.topk[lo:hi])
+
+
+def test_dask_runs_the_cuda_backend_on_its_shards() -> None:
+    """``evaluate(client=...)`` with ``backend="cuda"`` (workers in this process): the values of
+    a local CPU run."""
+    distributed = pytest.importorskip("distributed")
+    train, test, A, B = _tied_shards()
+    kw = dict(metrics=["p", "ndcg", "roc_auc"], k=5, ties="noise", nthreads=1)
+    local = rt.evaluate(train, test, A=A, B=B, **kw)
+    with distributed.Client(processes=False, n_workers=1, threads_per_worker=1,
+                            dashboard_address=":0") as client:
+        res = rt.evaluate(train, test, A=A, B=B, client=client, backend="cuda", **kw)
+    pd.testing.assert_frame_equal(res.per_user.reset_index(drop=True),
+                                  local.per_user.reset_index(drop=True), check_exact=True)
