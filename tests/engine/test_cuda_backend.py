@@ -79,18 +79,21 @@ def test_without_a_gpu_the_driver_raises_its_own_error() -> None:
 
 @no_gpu
 def test_app_metrics_backend_cuda_without_a_gpu_is_a_usage_error(tmp_path: Path) -> None:
-    """``recoeval-track metrics.backend=cuda`` reaches the backend: exit 2 and one paragraph
-    naming the key and the extra, no traceback."""
-    args = ["model=popularity", "metrics.names=[p,ndcg]", "metrics.k=5", "plots=false",
-            "progress=false", "nthreads=1", "dataset.n_users=40", "dataset.n_items=30",
-            "tracking=none", "metrics.backend=cuda"]
+    """``recoeval-track metrics.backend=cuda`` on this machine: exit 2 and one paragraph naming
+    the key and the extra, no traceback, before the data is read (the CSV file does not exist:
+    its error would come first otherwise)."""
+    args = ["dataset=csv", f"dataset.path={tmp_path / 'absent.csv'}", "model=popularity",
+            "metrics.names=[p,ndcg]", "metrics.k=5", "plots=false", "progress=false",
+            "nthreads=1", "tracking=none", "metrics.backend=cuda"]
     proc = subprocess.run([sys.executable, "-m", "recoeval_tracking", *args], cwd=tmp_path,
                           env=clean_env(), capture_output=True, text=True, timeout=300,
                           check=False)
     last = (proc.stderr.strip().splitlines() or [""])[-1]
     assert proc.returncode == 2, proc.stderr[-3000:]
     assert "Traceback" not in proc.stdout + proc.stderr
-    assert last.startswith("recoeval-track: metrics.backend: The 'backend' parameter"), last
+    assert "absent.csv" not in proc.stderr
+    assert last.startswith("recoeval-track: metrics.backend must be an engine backend that can "
+                           "run on this machine; got 'cuda'."), last
     assert 'pip install "recoeval_tracking[cuda]"' in last, last
 
 
