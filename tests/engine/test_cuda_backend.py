@@ -129,3 +129,18 @@ def test_gpu_arrays_with_a_dask_client_are_refused() -> None:
                        r"\(numpy\) array when a Dask client is given"):
         evaluate_on_dask("tcp://127.0.0.1:9", train, test, EvalOptions(), A=A, B=Bd)
     assert Bd.host_copies == 0
+
+
+@no_gpu
+def test_bench_gpu_without_a_gpu_says_what_is_missing() -> None:
+    """benchmarks/bench_gpu.py on a machine without a GPU: one line naming what is missing and
+    the extra, no traceback, nothing measured."""
+    proc = subprocess.run([sys.executable, "benchmarks/bench_gpu.py"], cwd=REPO_ROOT,
+                          env=clean_env(), capture_output=True, text=True, timeout=300,
+                          check=False)
+    assert proc.returncode == 1, proc.stderr[-3000:]
+    assert "Traceback" not in proc.stdout + proc.stderr
+    assert proc.stderr.startswith("bench_gpu: nothing measured. The 'cuda' engine backend "
+                                  "cannot run here:"), proc.stderr
+    assert 'pip install "recoeval_tracking[cuda]"' in proc.stderr
+    assert "floor" not in proc.stdout
