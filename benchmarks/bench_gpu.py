@@ -127,7 +127,7 @@ class DevicePeak:
         pool = xp.get_default_memory_pool()
         _sync(xp)
         pool.free_all_blocks()
-        base_free, total = xp.cuda.runtime.memGetInfo()
+        base_free = xp.cuda.runtime.memGetInfo()[0]
         low = [base_free]
         done = threading.Event()
 
