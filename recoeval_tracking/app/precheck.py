@@ -16,9 +16,9 @@ from typing import Any
 
 from .._validation import InputError
 
-__all__ = ["check_before_load", "check_engine_backend", "check_k_against_items", "check_tracking_uri", "URI_SCHEMES",
-           "kernel_cache_is_cold", "COMPILE_NOTICE", "check_objective", "check_launcher_store",
-           "REMOTE_LAUNCHERS"]
+__all__ = ["check_before_load", "check_engine_backend", "check_k_against_items",
+           "check_tracking_uri", "URI_SCHEMES", "kernel_cache_is_cold", "COMPILE_NOTICE",
+           "check_objective", "check_launcher_store", "REMOTE_LAUNCHERS"]
 
 #: Hydra launchers that run jobs on other machines (class names): they cannot share a local
 #: SQLite or file store.

@@ -42,7 +42,8 @@ from .._validation import InputError, param_error
 from ..engine import cuda_arrays
 from ..scores import FactorScores, ScoreSource, _float_array
 
-__all__ = ["DeviceFactorScores", "DeviceBiasScores", "device_factors", "any_on_device", "refuse_device_scores"]
+__all__ = ["DeviceFactorScores", "DeviceBiasScores", "device_factors", "any_on_device",
+           "refuse_device_scores"]
 
 _NUMERIC = "biuf"
 
