@@ -1,8 +1,9 @@
 """Config checks that run before any data is loaded, worded in config keys.
 
-A bad metric name, ``metrics.k`` below 1 or a malformed ``tracking.uri`` fail in a second with
-the key to change, instead of after load, split and fit (or, for the URI, never: a job that
-"succeeds" with a PENDING marker no sync can upload). ``metrics.k`` above the number of items is
+A bad metric name, ``metrics.k`` below 1, ``metrics.backend=cuda`` on a machine without a GPU
+or a malformed ``tracking.uri`` fail in a second with the key to change, instead of after load,
+split and fit (or, for the URI, never: a job that "succeeds" with a PENDING marker no sync can
+upload). ``metrics.k`` above the number of items is
 checked as soon as the data is loaded (:func:`check_k_against_items`).
 """
 
@@ -15,9 +16,9 @@ from typing import Any
 
 from .._validation import InputError
 
-__all__ = ["check_before_load", "check_k_against_items", "check_tracking_uri", "URI_SCHEMES",
-           "kernel_cache_is_cold", "COMPILE_NOTICE", "check_objective", "check_launcher_store",
-           "REMOTE_LAUNCHERS"]
+__all__ = ["check_before_load", "check_engine_backend", "check_k_against_items",
+           "check_tracking_uri", "URI_SCHEMES", "kernel_cache_is_cold", "COMPILE_NOTICE",
+           "check_objective", "check_launcher_store", "REMOTE_LAUNCHERS"]
 
 #: Hydra launchers that run jobs on other machines (class names): they cannot share a local
 #: SQLite or file store.
@@ -126,14 +127,31 @@ def check_launcher_store(launcher_target: Any, uri: str) -> None:
         "or keep results in the job folders with tracking=none.")
 
 
+def check_engine_backend(name: Any) -> None:
+    """``metrics.backend`` names an engine backend that can run on this machine: ``cuda``
+    without a GPU, its driver, numba-cuda or CuPy fails here, before the data is loaded and the
+    model fitted, naming what is missing and ``pip install "recoeval_tracking[cuda]"``."""
+    from ..engine.backends import BACKENDS, unavailable
+
+    if name is None:
+        return
+    if not isinstance(name, str) or name not in BACKENDS:
+        raise _error("metrics.backend", f"one of {', '.join(BACKENDS)}", name)
+    missing = unavailable(name)
+    if missing is not None:
+        raise _error("metrics.backend", "an engine backend that can run on this machine", name,
+                     f"{missing} Or run on the CPU: metrics.backend=cpu.")
+
+
 def check_before_load(cfg: Mapping[str, Any]) -> None:
-    """Every check that needs no data: ``metrics.k``, ``metrics.names``, ``tracking.uri``,
-    ``objective``."""
+    """Every check that needs no data: ``metrics.k``, ``metrics.names``, ``metrics.backend``,
+    ``tracking.uri``, ``objective``."""
     metrics = cfg.get("metrics") or {}
     if isinstance(metrics, Mapping):
         if "k" in metrics:
             _check_k(metrics["k"])
         _check_names(metrics.get("names"))
+        check_engine_backend(metrics.get("backend"))
         check_objective(cfg.get("objective"), metrics.get("k"))
     tracking = cfg.get("tracking") or {}
     if isinstance(tracking, Mapping) and tracking.get("enabled", False):

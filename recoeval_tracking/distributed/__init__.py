@@ -3,7 +3,8 @@
 The users are cut into contiguous shards holding about the same number of test entries
 (:func:`~recoeval_tracking.distributed.shards.shard_bounds`); the item side of the score source
 and the item features are scattered once to every worker; each shard is one task that runs the
-local CPU engine (:func:`~recoeval_tracking.distributed.shards.run_shard`), so every metric,
+local engine of ``options.backend`` (:func:`~recoeval_tracking.distributed.shards.run_shard`;
+``"cuda"``: every worker needs a GPU, and factors are given as host arrays), so every metric,
 profile and tie policy works as locally and the per-user values are bit-identical to a local
 run for any number of workers and shards. Means, intervals and catalogue-level metrics are
 merged from the shards' sufficient statistics (:mod:`~recoeval_tracking.distributed.merge`).
@@ -32,6 +33,7 @@ import scipy.sparse as sp
 
 from .._validation import InputError, param_error
 from ..metrics.beyond import train_popularity
+from ..metrics.device_inputs import any_on_device
 from ..metrics.evaluate import plan, plan_for_source
 from ..metrics.inputs import prepare, score_source
 from ..metrics.profiles import apply_profile
@@ -165,14 +167,17 @@ def evaluate_on_dask(client: Any, train: Any, test: Any, options: EvalOptions, *
     """
     t0 = time.perf_counter()
     opts = apply_profile(options.checked(func), func)
-    if opts.backend != "cpu":
-        raise param_error("backend", func, "'cpu' when a Dask client is given (each worker runs "
-                          "the CPU engine on its shard)", opts.backend)
     if shards is not None and (isinstance(shards, bool) or not isinstance(shards, int)
                                or shards < 1):
         raise param_error("shards", func, "an int >= 1 or None", shards)
     prep = prepare(train, test, user_ids, func)
-    source = score_source(prep, A, B, item_biases, scores, scorer, ranked, func)
+    if any_on_device(A, B, item_biases):
+        name = next(k for k, v in (("A", A), ("B", B), ("item_biases", item_biases))
+                    if any_on_device(v))
+        raise param_error(name, func, "a host (numpy) array when a Dask client is given (each "
+                          "worker copies its shard's factors to its own GPU with "
+                          "backend='cuda')", "an array on the GPU", got_is_text=True)
+    source = score_source(prep, A, B, item_biases, scores, scorer, ranked, func, opts.backend)
     p = plan_for_source(plan(opts, prep, func), source, func)
     _check_mergeable(p, func)
     m, n = prep.test.shape

@@ -1,4 +1,4 @@
-"""Shards of users and what one Dask task does with one: run the CPU engine on its rows and
+"""Shards of users and what one Dask task does with one: run the engine on its rows and
 return the per-user table (or write it as one Parquet part) with its sufficient statistics.
 
 A shard is a contiguous range of rows ``[lo, hi)`` of the test matrix, chosen so that every
@@ -13,7 +13,9 @@ Identical values: the shard is evaluated by :func:`recoeval_tracking.metrics.eva
 and :func:`~recoeval_tracking.metrics.evaluate.shape`, the local path, with ``user_base=lo``:
 the tie keys of user ``lo + r`` are drawn for the global row ``lo + r`` (they depend only on the
 seed, the global user and the item), and the list metrics read the popularity of the whole train
-matrix. So every per-user value is bit-identical to a local run, whatever the shards.
+matrix. So every per-user value is bit-identical to a local run, whatever the shards. The engine
+backend is the options' (``backend="cuda"``: each worker evaluates its shards on its GPU, with
+the same tie keys).
 """
 
 from __future__ import annotations
@@ -132,6 +134,9 @@ class _Shifted(ScoreSource):
     def __init__(self, base: ScoreSource, lo: int):
         self.base, self.lo = base, int(lo)
         self.n_items, self.dtype, self.n_users = base.n_items, base.dtype, None
+        if callable(getattr(base, "scorer", None)):
+            # the scorer itself, shifted: the cuda backend takes its GPU arrays as they are
+            self.scorer = lambda users: base.scorer(users + self.lo)
 
     def block(self, users: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
         return self.base.block(users + self.lo, out)

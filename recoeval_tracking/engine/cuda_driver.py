@@ -3,9 +3,11 @@
 For each block of users the driver
 
 1. scores the block on the device into one reused buffer: a cuBLAS GEMM through CuPy for user
-   and item factors (copied to the device once), the model's own ``scorer`` when it returns GPU
-   arrays (a CuPy array, a PyTorch CUDA tensor or any ``__cuda_array_interface__`` / DLPack
-   array, taken without a host copy), or the host scores of any other source copied up;
+   and item factors (numpy factors copied to the device once; factors given on the GPU, a
+   :class:`~recoeval_tracking.metrics.device_inputs.DeviceFactorScores`, read in place), the
+   model's own ``scorer`` when it returns GPU arrays (a CuPy array, a PyTorch CUDA tensor or any
+   ``__cuda_array_interface__`` / DLPack array, taken without a host copy), or the host scores
+   of any other source copied up;
 2. runs one CUDA thread per user (:mod:`.cuda_kernels`): train mask, NaN and tie checks, the
    counts of every positive, the top-K list, the exact ranks under a total tie order;
 3. copies the block's per-user and per-positive results back once and fills every metric on the
@@ -30,7 +32,7 @@ from typing import Any
 
 import numpy as np
 
-from . import driver
+from . import cuda_arrays, driver
 from .cuda_fill import fill_block
 from .driver import EngineInput
 from .records import Csr, Outputs, Plan
@@ -140,39 +142,49 @@ def default_block_rows(n_items: int, itemsize: int, n_rows: int) -> int:
 
 
 def _device_scores(got: Any, xp: Any) -> Any:
-    """A scorer's result as a device array: GPU arrays without a copy, host arrays copied up."""
-    if hasattr(got, "__dlpack_device__") and not isinstance(got, np.ndarray):
-        kind = int(got.__dlpack_device__()[0])
-        if kind in (2, 13):  # kDLCUDA, kDLCUDAManaged
-            detach = getattr(got, "detach", None)
-            return xp.from_dlpack(detach() if callable(detach) else got)
-    if hasattr(got, "__cuda_array_interface__"):
-        return xp.asarray(got)
+    """A scorer's result as a device array: GPU arrays viewed without a copy
+    (:func:`~.cuda_arrays.device_view`), host arrays copied up."""
+    if cuda_arrays.is_device_array(got):
+        return cuda_arrays.device_view(got)
     if hasattr(got, "toarray"):
         got = got.toarray()
     return xp.asarray(np.asarray(got))
+
+
+def _factors(src: Any, dtype: np.dtype, xp: Any) -> tuple[Any, Any, bool] | None:
+    """``(A, B, ones)`` on the device for a factor source, else None: the device arrays of a
+    source that holds them (``A_device``/``B_device``: factors given on a GPU, never copied),
+    or host factors ``A`` and ``B`` copied to the device once (``ones``: item biases appended to
+    ``B`` as its last column, a column of ones to each block of ``A``)."""
+    if hasattr(src, "A_device") and hasattr(src, "B_device"):
+        return src.A_device, src.B_device, bool(src._ones)
+    if hasattr(src, "A") and hasattr(src, "B"):
+        A = xp.asarray(src.A, dtype=dtype)
+        B = xp.asarray(src.B, dtype=dtype)
+        return A, B, bool(getattr(src, "_ones", B.shape[1] == A.shape[1] + 1))
+    return None
 
 
 def _scorer(block: Callable[..., np.ndarray], dtype: np.dtype, n_items: int, bs: int,
             dev: _Device) -> Callable[[np.ndarray, Any], None]:
     """``score(users, out)``: write the block's scores to the device array ``out``.
 
-    The score source is ``block``'s object: factors ``A`` and ``B`` (``B`` with one more column
-    when item biases were appended to it) are multiplied on the device; a ``scorer`` is called
-    and its result taken as it is on the device; anything else is scored on the host.
+    The score source is ``block``'s object: factors are multiplied on the device
+    (:func:`_factors`, :func:`~.cuda_arrays.gemm_block`); a ``scorer`` is called and its result
+    taken as it is on the device; anything else (a source that transforms scores on the host)
+    is scored on the host and copied up. Under the simulator the device is host memory and the
+    same code runs with numpy.
     """
     src = getattr(block, "__self__", None)
     xp = dev.xp
-    if not dev.sim and hasattr(src, "A") and hasattr(src, "B"):
-        A = xp.asarray(src.A, dtype=dtype)
-        B = xp.asarray(src.B, dtype=dtype)
-        if B.shape[1] == A.shape[1] + 1:
-            A = xp.hstack([A, xp.ones((A.shape[0], 1), dtype=dtype)])
+    factors = _factors(src, dtype, xp)
+    if factors is not None:
+        A, B, ones = factors
 
         def gemm(users: np.ndarray, out: Any) -> None:
-            xp.matmul(A[xp.asarray(users)], B.T, out=out)
+            cuda_arrays.gemm_block(xp, A, B, ones, dev.put(users), out)
         return gemm
-    if not dev.sim and callable(getattr(src, "scorer", None)):
+    if callable(getattr(src, "scorer", None)):
         def call(users: np.ndarray, out: Any) -> None:
             got = _device_scores(src.scorer(users), xp)
             if tuple(got.shape) != (len(users), n_items):

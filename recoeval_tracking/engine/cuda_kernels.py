@@ -10,7 +10,8 @@ row, ``O(n_items)`` per positive:
    metrics only, the CPU's scan that stops past ``K``); the whole pool tied: ``ALL_EQUAL``;
 3. the top-K list and its tie count (:func:`~.ranks.topk_into`);
 4. under a total tie order (``noise``, ``index``, ``index_desc``) the exact ranks
-   (:func:`~.ranks._exact_ranks`, the seeded tie keys of :func:`~.ranks.tie_key`).
+   (:func:`~.ranks._exact_ranks`, the seeded tie keys of :func:`~.ranks.tie_key`), drawn for
+   the global user ``u + plan.user_base`` as on the CPU (a Dask shard's rows start there).
 
 Every step calls the CPU engine's own ``@njit`` functions: numba compiles them as CUDA device
 functions when a kernel calls them, so the tie keys, the counts and the top-K heap are one
@@ -170,8 +171,10 @@ def user_pass(b, blk, train, test, plan):
         blk.reason[b] = ALL_EQUAL
         return
     if plan.want_topk:
-        blk.n_tied[b] = topk_into(s, plan.seed, u, plan.tie_mode, train.idx, t0, t1, plan.K,
-                                  blk.topk[b], blk.hs[b], blk.hi[b], blk.order[b])
+        # the tie keys of the global user (a shard's row 0 is user plan.user_base), as on the CPU
+        blk.n_tied[b] = topk_into(s, plan.seed, u + plan.user_base, plan.tie_mode, train.idx,
+                                  t0, t1, plan.K, blk.topk[b], blk.hs[b], blk.hi[b],
+                                  blk.order[b])
     mode = plan.tie_mode
     if mode == TIE_NOISE or mode == TIE_INDEX or mode == TIE_INDEX_DESC:
         _exact_ranks(s, u, pos, test.val[p0:p0 + pos.shape[0]], gt, eq, train, test, plan,

@@ -242,7 +242,7 @@ def compute(train: Any, test: Any, options: EvalOptions, *, A: Any = None, B: An
     opts = apply_profile(options.checked(func), func)
     positives, judged, no_positive = protocol.split_judgements(prep.test, opts.relevance_level)
     prep = dataclasses.replace(prep, test=positives)
-    source = score_source(prep, A, B, item_biases, scores, scorer, ranked, func)
+    source = score_source(prep, A, B, item_biases, scores, scorer, ranked, func, opts.backend)
     full, cand = prep, None
     if opts.negatives is not None:
         prep, source, cand = candidate_problem(prep, source, opts.negatives, func)
@@ -395,7 +395,9 @@ def evaluate(train: Any, test: Any, *, A: Any = None, B: Any = None, item_biases
     A, B, item_biases : array-like, optional
         User factors (m x p), item factors (n x p) and item biases:
         :math:`s_{ui} = \langle A_u, B_i \rangle + b_i`. ``item_biases`` alone is a
-        non-personalised model.
+        non-personalised model. GPU arrays (CuPy, PyTorch CUDA tensors, any
+        ``__cuda_array_interface__`` or CUDA DLPack array) are taken without a host copy with
+        ``backend="cuda"`` and refused with ``backend="cpu"`` (``metrics.device_inputs``).
     scores : ndarray or ScoreSource, optional
         A dense (m x n) score array, or any :class:`~recoeval_tracking.ScoreSource`.
     scorer : callable, optional

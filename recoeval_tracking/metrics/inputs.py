@@ -33,7 +33,7 @@ from ..scores import (
     RankedLists,
     ScoreSource,
 )
-from . import beyond
+from . import beyond, device_inputs
 
 __all__ = ["Prepared", "prepare", "score_source", "user_reasons", "lists_without_train"]
 
@@ -151,7 +151,12 @@ def _check_disjoint(X_train: sp.csr_array, X_test: sp.csr_array, func: str) -> N
 
 
 def score_source(prep: Prepared, A: Any, B: Any, item_biases: Any, scores: Any, scorer: Any,
-                  ranked: Any, func: str) -> ScoreSource | RankedLists:
+                  ranked: Any, func: str, backend: str = "cpu") -> ScoreSource | RankedLists:
+    """The checked score source of exactly one of the inputs.
+
+    Factors or item biases on a GPU (CuPy, PyTorch CUDA, ``__cuda_array_interface__`` or CUDA
+    DLPack arrays) are taken without a host copy with ``backend="cuda"`` and refused with
+    ``backend="cpu"`` (:mod:`.device_inputs`, which says what is checked on them)."""
     given = [name for name, v in (("A/B", A if A is not None else B), ("scores", scores),
                                   ("scorer", scorer), ("ranked", ranked)) if v is not None]
     if item_biases is not None and not given:
@@ -164,6 +169,11 @@ def score_source(prep: Prepared, A: Any, B: Any, item_biases: Any, scores: Any, 
         )
     m, n = prep.test.shape
     kind = given[0]
+    paired = kind == "item_biases" or (A is not None and B is not None)
+    if paired and device_inputs.any_on_device(A, B, item_biases):
+        return device_inputs.device_factors(A, B, item_biases, m, n, backend, func)
+    if kind == "scores":
+        device_inputs.refuse_device_scores(scores, func)
     if kind == "A/B":
         if A is None or B is None:
             raise InputError(f"The 'A' and 'B' parameters of {func} must be given together "

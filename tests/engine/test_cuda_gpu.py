@@ -90,3 +90,32 @@ def test_cupy_and_torch_scorers_are_taken_on_the_device() -> None:
         gpu = rt.evaluate(train, test, scorer=scorer, metrics="all", k=10, ties="index",
                           backend="cuda", block_rows=50)
         pd.testing.assert_frame_equal(gpu.per_user, cpu.per_user, check_exact=True, obj=name)
+
+
+def test_cupy_and_torch_factors_are_read_in_place() -> None:
+    """A and B (and item biases) as CuPy arrays and PyTorch CUDA tensors: the CPU engine's values
+    (scores on a grid of halves: exact), and the source's device arrays are the given memory."""
+    import cupy as cp
+
+    from recoeval_tracking.metrics.device_inputs import device_factors
+
+    train, test, A, B = _data(seed=3)
+    bias = np.ones(B.shape[0], np.float32)
+    cpu = rt.evaluate(train, test, A=A, B=B, item_biases=bias, metrics="all", k=10,
+                      ties="noise", return_topk=True)
+    given = {"cupy": (cp.asarray(A), cp.asarray(B), cp.asarray(bias))}
+    try:
+        import torch
+
+        if torch.cuda.is_available():
+            given["torch"] = tuple(torch.as_tensor(x, device="cuda") for x in (A, B, bias))
+    except ImportError:
+        pass
+    for name, (Ad, Bd, bd) in given.items():
+        gpu = rt.evaluate(train, test, A=Ad, B=Bd, item_biases=bd, metrics="all", k=10,
+                          ties="noise", return_topk=True, backend="cuda", block_rows=50)
+        pd.testing.assert_frame_equal(gpu.per_user, cpu.per_user, check_exact=True, obj=name)
+        np.testing.assert_array_equal(gpu.topk, cpu.topk, name)
+        src = device_factors(Ad, Bd, None, A.shape[0], B.shape[0], "cuda", "evaluate")
+        ptr = Ad.data.ptr if name == "cupy" else Ad.data_ptr()
+        assert src.A_device.data.ptr == ptr, name

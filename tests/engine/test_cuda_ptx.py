@@ -47,7 +47,7 @@ def _records(dtype, want_topk: bool):
                 hist=i64, eqh=i64)
     csr = Csr(i64, i64, f64)
     plan = Plan(n_items=5, K=4, cumulative=True, slots=i64, wslots=i64, full_ranks=False,
-                tie_mode=0, seed=0, want_topk=want_topk)
+                tie_mode=0, seed=0, want_topk=want_topk, user_base=0)
     return tuple(numba.typeof(x) for x in (blk, csr, csr, plan))
 
 

@@ -130,3 +130,23 @@ def test_app_runs_with_metrics_backend_cuda(tmp_path) -> None:
                           if not k.endswith("_seconds")}
     assert len(means["cuda"]) > 10
     assert means["cuda"] == means["cpu"]
+
+
+def test_bench_gpu_runs_under_the_simulator() -> None:
+    """benchmarks/bench_gpu.py runs end to end (tiny sizes, numpy in place of CuPy): a check of
+    the script, not of its timings. Every line it must print is there."""
+    import subprocess
+    import sys
+
+    from commands import REPO_ROOT
+
+    proc = subprocess.run([sys.executable, "benchmarks/bench_gpu.py", "--repeat", "1",
+                           "--cpu-sizes", "300x400x8"], cwd=REPO_ROOT, capture_output=True,
+                          text=True, timeout=600, check=False)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    out = proc.stdout
+    assert "SIMULATED" in out and "floor: GEMM + train mask + top-10" in out
+    for label in ("numpy factors", "CuPy factors", "CuPy scorer", "all metrics"):
+        assert "backend=cuda, " in out and label in out, label
+    assert out.count("ratio to floor") == 4 and out.count("peak device memory") == 4
+    assert "backend=cpu, 10 metrics" in out
