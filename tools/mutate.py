@@ -65,8 +65,9 @@ AREAS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
                  "metrics/results.py", "metrics/rating.py", "metrics/protocol.py",
                  "metrics/sampling.py", "metrics/definitions.py", "metrics/listrank.py",
                  "metrics/popularity.py", "metrics/implicit_topk.py"),
-                # tests/engine checks the kernels, whose mutants are the engine area's
-                ("tests/metrics", "tests/test_options.py")),
+                # the engine paths' reference checks of the list metrics and aggregates, not
+                # the engine's other tests (tiling, CUDA simulator), which run the kernels
+                ("tests/metrics", "tests/test_options.py", "tests/engine/test_paths.py")),
     "splitting": (("splitting/_strategies.py", "splitting/_split.py", "splitting/_cv.py",
                    "splitting/_recometrics.py"),
                   ("tests/splitting",)),

@@ -196,3 +196,28 @@ def test_unsorted_indices_are_sorted_on_a_copy(inputs):
     want_res = rt.evaluate(Str, Ste, A=A, B=B, metrics="all", k=4, ties="index")
     np.testing.assert_array_equal(res.per_user[res.metric_columns].to_numpy(),
                                   want_res.per_user[want_res.metric_columns].to_numpy())
+
+
+def test_repeated_user_ids_are_counted_and_shown():
+    te = sp.csr_array(np.eye(4))
+    ids = np.array(["a", "b", "a", "b"])
+    with pytest.raises(rt.InputError) as err:
+        rt.evaluate(None, te, scores=np.ones((4, 4)), user_ids=ids)
+    assert str(err.value).endswith("must be unique ids (one per test row). Got 2 repeated ids, "
+                                   "e.g. ['a', 'b'] instead."), str(err.value)
+
+
+def test_ranked_lists_with_repeated_items_count_each_item_once():
+    """A repeated item counts at its first (best) rank; the later copies are dropped and the rest
+    of the list moves up: the same values as the list written without them."""
+    te = sp.csr_array(np.array([[0, 1, 1, 0, 0, 1], [1, 0, 0, 1, 0, 0]], dtype=float))
+    repeated = np.array([[2, 0, 2, 1, 0, 5], [3, 3, 3, 4, 0, -1]])
+    by_hand = np.array([[2, 0, 1, 5, -1, -1], [3, 4, 0, -1, -1, -1]])
+    kw = dict(metrics=["p", "ap", "ndcg", "rr"], k=3)
+    with pytest.warns(UserWarning, match="repeat an item 4 times"):
+        got = rt.evaluate(None, te, ranked=repeated, **kw)
+    want = rt.evaluate(None, te, ranked=by_hand, **kw)
+    np.testing.assert_array_equal(got.per_user.to_numpy(), want.per_user.to_numpy())
+    # user 0: list (2, 0, 1), positives {1, 2, 5}: hits at ranks 1 and 3
+    assert got.per_user.loc[0, "p_at_3"] == pytest.approx(2 / 3)
+    assert got.per_user.loc[0, "ap_at_3"] == pytest.approx((1 + 2 / 3) / 3)

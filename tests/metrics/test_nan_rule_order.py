@@ -38,3 +38,20 @@ def test_nan_score_before_all_equal():
     test = np.array([[1, 0, 0]], dtype=float)
     assert _reasons(None, test, [[np.nan, np.nan, np.nan]]) == ["nan_score"]
     assert _reasons(None, test, [[1.0, 1.0, 1.0]]) == ["all_equal"]
+
+
+def test_implicit_ties_flag_nan_score_users_without_lists():
+    """``ties="implicit"`` selects the lists outside the engine and flags users with a NaN score
+    there; with only rank metrics (no list kept) they are NaN by the ``nan_score`` rule and the
+    others equal ``ties="index"`` (the scores have no ties)."""
+    rng = np.random.default_rng(0)
+    te = sp.csr_array((rng.random((6, 12)) < 0.3).astype(float))
+    S = rng.random((6, 12))
+    S[2, :] = np.nan
+    S[4, 3] = np.nan
+    got = rt.evaluate(None, te, scores=S, metrics=["p", "ndcg"], k=3, ties="implicit")
+    want = rt.evaluate(None, te, scores=S, metrics=["p", "ndcg"], k=3, ties="index")
+    assert list(got.per_user["nan_reason"]) == ["", "", "nan_score", "", "nan_score", ""]
+    assert got.per_user.loc[[2, 4], ["p_at_3", "ndcg_at_3"]].isna().all().all()
+    np.testing.assert_array_equal(got.per_user[["p_at_3", "ndcg_at_3"]].to_numpy(),
+                                  want.per_user[["p_at_3", "ndcg_at_3"]].to_numpy())

@@ -118,3 +118,19 @@ def test_users_without_a_positive_under_a_relevance_level():
     # user 0: item 0 (value 2) is the positive, item 2 (value 1) judged non-relevant
     assert zero["p_at_2"][0] == 0.5 and zero["bpref_at_2"][0] == 1.0
     assert zero.equals(rt.evaluate(None, test, profile="trec_eval", **kw).per_user)
+
+
+def test_a_profile_with_sampled_negatives_leaves_its_list_metrics_out():
+    """A profile's own metric set under sampled negatives: the metrics of the top-K lists are
+    left out and recorded (the user named none of them); naming one is refused."""
+    rng = np.random.default_rng(0)
+    tr = sp.csr_array((rng.random((30, 50)) < 0.2).astype(float))
+    te = sp.csr_array(((rng.random((30, 50)) < 0.1) & (tr.toarray() == 0)).astype(float))
+    A, B = rng.random((30, 4)), rng.random((50, 4))
+    neg = {"n": 10, "by": "uniform", "seed": 0}
+    res = rt.evaluate(tr, te, A=A, B=B, profile="recbole", k=5, negatives=neg)
+    assert {"arp", "tailpercentage", "coverage"} <= set(res.definitions["left_out"])
+    assert "hit_at_5" in res.per_user.columns and "arp_at_5" not in res.per_user.columns
+    with pytest.raises(rt.InputError, match=r"Got \['arp'\]"):
+        rt.evaluate(tr, te, A=A, B=B, profile="recbole", metrics=["hit", "arp"], k=5,
+                    negatives=neg)
