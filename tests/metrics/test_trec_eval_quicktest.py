@@ -192,7 +192,7 @@ def test_profile_matches_pytrec_eval_at_full_precision(quicktest):
 def test_engine_order_is_trec_eval_order(quicktest):
     """Our top-500 list of each topic is the run sorted as trec_eval sorts it (score
     descending, ties by docno descending); the run has ties (topic 301: FBIS3-3586 and
-    FBIS3-3622 at 2.785274, the larger docno first), and its rank column agrees."""
+    FBIS3-3622 at 2.785274: the larger docno first, as in the run's own rank column)."""
     topics, _, run, _, res = quicktest
     docnos = sorted({d for q in run for d in run[q]} | {d for q in res_qrels(quicktest)
                                                          for d in res_qrels(quicktest)[q]})
