@@ -4,9 +4,9 @@ gauc's per-user AUC gives tied items their average rank (RecBole's ``Collector._
 whatever the tie policy of the other metrics. The engine fills it in the same pass from the
 raw-score counts of each positive (items above, items tied), in ``O(|T|)`` per user: it is
 checked here per user against the slow reference (``reference.auc_average_ranks``, pair by
-pair) and against what the previous implementation computed, a second engine pass with
-``ties="average"`` (its ``roc_auc``), on tied scores, ``-inf`` scores and train items, for every
-tie policy and the serial, parallel and fused kernels.
+pair) and against a second engine pass with ``ties="average"`` (its ``roc_auc``), on tied
+scores, ``-inf`` scores and train items, for every tie policy and the serial, parallel and
+fused kernels.
 """
 
 from __future__ import annotations
