@@ -61,6 +61,9 @@ class Whole(IntEnum):
     IPREC_9 = 13
     IPREC_10 = 14
     AVG_11PT = 15
+    #: ROC-AUC with tied scores given their average rank, whatever the tie policy (the AUC of
+    #: ``gauc``); filled from the raw-score counts only when its output row is asked.
+    ROC_AUC_AVG = 16
 
 
 N_AT_K = len(AtK)

@@ -49,7 +49,7 @@ def _fill_user(b, u, off, pos, gt, eq, rk, train, test, plan, outs):
     sort_by_rank(ranks, rvals)
     fill_metrics(ranks, rvals, pool, plan, outs.out, u)
     if plan.full_ranks:
-        fill_whole(ranks, rvals, pool, plan.wslots, outs.whole, u)
+        fill_whole(ranks, rvals, pool, plan.wslots, outs.whole, u, gt[o0:o1], eq[o0:o1])
 
 
 @njit(parallel=True, cache=True)

@@ -49,6 +49,7 @@ ROC_AUC, PR_AUC, MPR, RPREC = (int(Whole.ROC_AUC), int(Whole.PR_AUC), int(Whole.
 #: Output codes of the 11 interpolated precisions (recall 0.0, 0.1, ..., 1.0) and their mean.
 IPREC_0 = int(Whole.IPREC_0)
 AVG_11PT = int(Whole.AVG_11PT)
+ROC_AUC_AVG = int(Whole.ROC_AUC_AVG)
 _NW = len(Whole)
 
 #: Gain kinds, the index of the three DCG sums: linear ``v``, exponential ``2^v - 1``, binary 1.
@@ -203,7 +204,7 @@ def _auc_in_list(ranks, hits, length):
 # -- whole-ranking metrics ------------------------------------------------------------------------
 
 @njit(cache=True)
-def fill_whole(ranks, vals, pool, wslots, whole_out, u):
+def fill_whole(ranks, vals, pool, wslots, whole_out, u, gt, eq):
     """ROC-AUC, PR-AUC, MPR, R-precision and the interpolated precisions of user ``u`` from the
     exact sorted ranks of all its positives.
 
@@ -220,7 +221,9 @@ def fill_whole(ranks, vals, pool, wslots, whole_out, u):
     it; PR-AUC is AP over the whole ranking; the interpolated precision at recall ``rho`` is the
     best precision from the ``floor(rho n + 0.9)``-th positive on, as trec_eval 9 counts it, for
     ``rho = 0, 0.1, ..., 1``, and ``11pt_avg`` their mean). All NaN when the pool holds only positives; MPR is NaN when
-    the values sum to ``<= 0``.
+    the values sum to ``<= 0``. ``gt`` and ``eq`` (the raw-score counts of pool items above and
+    tied with each positive) give the ROC-AUC under average ranks for ties when its row is
+    asked (:func:`auc_average_ties`).
     """
     n_pos = ranks.shape[0]
     n_neg = pool - n_pos
@@ -244,7 +247,34 @@ def fill_whole(ranks, vals, pool, wslots, whole_out, u):
             psum += vals[t] * (ranks[t] - 1.0) / (pool - 1.0)
         w[MPR] = psum / wsum if wsum > 0 else np.nan
         _iprec(ranks, w)
+        if wslots[ROC_AUC_AVG] >= 0:
+            w[ROC_AUC_AVG] = auc_average_ties(gt, eq, n_neg)
     _put_whole(w, wslots, whole_out, u)
+
+
+@njit(cache=True)
+def auc_average_ties(gt, eq, n_neg):
+    """ROC-AUC with every tie given its average rank, in ``O(n)`` from the counts alone.
+
+    With ``gt_i`` pool items strictly above positive ``i`` and ``eq_i`` pool items tied with it
+    (``i`` itself included), a negative above ``i`` counts 0, a tied negative 1/2, a negative
+    below 1 (RecBole's ``GAUC`` through ``Collector._average_rank``; Fawcett 2006). Of those
+    counts, ``H_i`` positives are strictly above ``i`` and ``c_i`` tie with it (``i`` included);
+    over all positives ``sum_i (H_i + c_i / 2) = n^2 / 2`` (each pair of positives counts once,
+    each positive half with itself), so
+
+    .. math::
+
+        AUC = \\frac{\\sum_i (n_{neg} - (gt_i - H_i) - (eq_i - c_i) / 2)}{n \\, n_{neg}}
+            = \\frac{n \\, n_{neg} + n^2 / 2 - \\sum_i gt_i - \\sum_i eq_i / 2}{n \\, n_{neg}}.
+    """
+    n = gt.shape[0]
+    s_gt = 0.0
+    s_eq = 0.0
+    for i in range(n):
+        s_gt += gt[i]
+        s_eq += eq[i]
+    return (n * float(n_neg) + 0.5 * n * n - s_gt - 0.5 * s_eq) / (n * float(n_neg))
 
 
 @njit(cache=True)
@@ -382,6 +412,7 @@ def _expected_whole(order, vals, ga, gt_, gc, gH, gG, ng, n_neg, pool):
             acc += c / t * (gH[g] + 1.0 + before) / (a + j)
     w = np.full(_NW, np.nan)
     w[ROC_AUC] = good / (n_pos * float(n_neg))
+    w[ROC_AUC_AVG] = w[ROC_AUC]  # the expectation over tied orders is the average-rank AUC
     w[PR_AUC] = acc / n_pos
     w[RPREC] = _expected_at(n_pos, ga, gt_, gc, gH, gG, ng)[0] / n_pos
     gi = 0

@@ -115,7 +115,7 @@ def finish_user(u, b, train, test, plan, st, outs):
     sort_by_rank(ranks, rvals)
     fill_metrics(ranks, rvals, pool, plan, outs.out, u)
     if plan.full_ranks:
-        fill_whole(ranks, rvals, pool, plan.wslots, outs.whole, u)
+        fill_whole(ranks, rvals, pool, plan.wslots, outs.whole, u, gt, eq)
 
 
 @njit(cache=True)

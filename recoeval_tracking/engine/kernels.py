@@ -108,7 +108,7 @@ def _eval_user(s, u, train, test, plan, outs):
     user_ranks(s, u, pos_scores, vals, gt, eq, train, test, plan, ranks, rvals)
     fill_metrics(ranks, rvals, pool, plan, outs.out, u)
     if plan.full_ranks:
-        fill_whole(ranks, rvals, pool, plan.wslots, outs.whole, u)
+        fill_whole(ranks, rvals, pool, plan.wslots, outs.whole, u, gt, eq)
 
 
 @njit(parallel=True, cache=True)

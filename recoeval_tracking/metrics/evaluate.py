@@ -26,7 +26,7 @@ import scipy.sparse as sp
 
 from .._validation import InputError, param_error
 from ..engine.backends import get_backend
-from ..engine.codes import N_AT_K, N_WHOLE, REASONS, Reason, Tie
+from ..engine.codes import N_AT_K, N_WHOLE, REASONS, Reason, Tie, Whole
 from ..engine.driver import EngineInput
 from ..options import EvalOptions
 from ..scores import BiasScores, DenseScores, FactorScores, RankedLists
@@ -79,7 +79,18 @@ class Plan:
         wslots = np.full(N_WHOLE, -1, dtype=np.int64)
         for row, s in enumerate(self.whole_specs):
             wslots[s.code] = row
+        if self.auc_average_ties_row is not None:
+            wslots[Whole.ROC_AUC_AVG] = self.auc_average_ties_row
         return slots, wslots
+
+    @property
+    def auc_average_ties_row(self) -> int | None:
+        """The extra whole-ranking output row of gauc's per-user ROC-AUC under average ranks
+        for ties (filled in the same pass from the raw-score counts), when gauc is asked under
+        another tie policy; None otherwise."""
+        if self.options.ties == "average" or not any(s.name == "gauc" for s in self.specs):
+            return None
+        return len(self.whole_specs)
 
 
 def _named(metrics: Any) -> list[str]:
@@ -103,7 +114,7 @@ def plan(options: EvalOptions, prep: Prepared, func: str = "evaluate") -> Plan:
 
     Metrics without an expectation under ``ties="average"`` are refused when named and left out
     of ``"all"`` (as the definitions then record); under another tie policy ``"all"`` leaves
-    out the metrics that need a second engine pass (``gauc``), computed when named.
+    out the metrics whose AUC gives ties their average rank (``gauc``), computed when named.
     """
     n = prep.n_items
     if options.k > n:
@@ -119,7 +130,7 @@ def plan(options: EvalOptions, prep: Prepared, func: str = "evaluate") -> Plan:
                               f"when '{refused[0]}' is asked (its expectation over tie orderings "
                               "is not implemented)", options.ties)
         specs = [s for s in specs if s.average_ties]
-    elif _a_set(options.metrics):  # a second engine pass only when named
+    elif _a_set(options.metrics):  # average-rank ties beside another policy: only when named
         specs = [s for s in specs if not s.extra_pass or s.name in _named(options.metrics)]
     want_topk = options.return_topk or any(
         s.kind == "list" or (s.kind == "aggregate" and not s.needs) for s in specs)
@@ -259,20 +270,11 @@ def compute(train: Any, test: Any, options: EvalOptions, *, A: Any = None, B: An
         protocol.back_to_items(raw, full, cand)
     protocol.apply_flags(raw, flags)
     protocol.apply_no_positive(raw, no_positive, opts.no_positive)
-    if any(s.name == "gauc" for s in raw.specs) and opts.ties != "average":
-        raw.aux[AUC_AVERAGE_TIES] = _tie_averaged_auc(raw, source)
+    row = raw.plan.auc_average_ties_row
+    if row is not None:  # gauc's AUC under average ranks, filled in the same engine pass
+        raw.aux[AUC_AVERAGE_TIES] = np.where(raw.reason == Reason.OK, raw.whole[row], np.nan)
     raw.seconds = time.perf_counter() - t0
     return raw
-
-
-def _tie_averaged_auc(raw: RawResult, source: Any) -> np.ndarray:
-    """Per-user ROC-AUC with tied scores given their average rank (``gauc``'s AUC), from a
-    second pass of the engine over the same scores with ``ties="average"``."""
-    opts = dataclasses.replace(raw.plan.options, ties="average", metrics=["roc_auc"],
-                               cumulative=False)
-    p = Plan(opts, (METRICS["roc_auc"],), TIE_POLICIES["average"], False, False)
-    aux = run(p, raw.prep, source)
-    return np.where(raw.reason == Reason.OK, aux.whole[0], np.nan)
 
 
 # ---------------------------------------------------------------------------------------------

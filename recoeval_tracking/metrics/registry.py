@@ -75,8 +75,10 @@ class MetricSpec:
         Whether ``ties="average"`` has an implemented expectation for this metric; a metric
         without one is refused when named and left out of ``"all"``.
     extra_pass : bool
-        The metric needs a second engine pass with ``ties="average"`` unless the run's tie
-        policy is ``average``; ``"all"`` leaves it out then (name it to get it).
+        The metric reads the engine's extra column of ROC-AUC under average ranks for ties
+        (:data:`~recoeval_tracking.engine.codes.Whole.ROC_AUC_AVG`, filled in the same pass
+        from the raw-score counts) unless the run's tie policy is ``average``; ``"all"`` leaves
+        it out then (its ties differ from the run's ``roc_auc``): name it to get it.
     standard : bool
         Whether ``"standard"`` (the app's default set) includes it: every metric but the peers'
         own variants of one it already has (``ap_hits``, ``set_map``, ``gini_items``,

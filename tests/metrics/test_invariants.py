@@ -71,7 +71,7 @@ def _evaluate(data, *, k=K, scores=None, **kw):
     else:
         kw["scores"] = scores
     kw.setdefault("nthreads", 1)
-    # "all" leaves out the metrics that need a second engine pass (gauc): name them too
+    # "all" leaves out gauc (average-rank ties beside the run's policy): name it too
     every = ["all"] + [n for n, s in rt.METRICS.items() if s.extra_pass]
     return rt.evaluate(data["Xtr"], data["Xte"], metrics=every, k=k, **kw)
 

@@ -26,9 +26,12 @@ def test_every_metric_is_fully_described(name):
 
 
 def test_kernel_codes_are_used_once_each():
+    """Every code has one registered metric, but ``Whole.ROC_AUC_AVG``: gauc's per-user AUC
+    under average ranks for ties, an engine column that gauc asks for, not a metric."""
     at_k = sorted(int(s.code) for s in METRICS.values() if s.kind == "at_k")
     whole = sorted(int(s.code) for s in METRICS.values() if s.kind == "whole")
-    assert at_k == list(range(N_AT_K)) and whole == list(range(N_WHOLE))
+    assert at_k == list(range(N_AT_K))
+    assert whole == [c for c in range(N_WHOLE) if c != Whole.ROC_AUC_AVG]
 
 
 def test_every_metric_is_in_the_readme():
