@@ -37,8 +37,7 @@ from .definitions import (NAN_RULES, definitions_record, fingerprint, metric_fin
 from .inputs import Prepared, lists_without_train, prepare, score_source, user_reasons
 from .profiles import apply_profile
 from .sampling import candidate_problem
-from .registry import (METRIC_SETS, METRICS, MetricSpec, column_name, curve_name,
-                       resolve_metrics, spec_for_key)
+from .registry import METRIC_SETS, METRICS, MetricSpec, column_name, curve_name, resolve_metrics
 from .results import Results
 
 __all__ = ["evaluate", "compute", "plan", "plan_for_source", "run", "shape", "Plan", "RawResult", "TIE_POLICIES",
