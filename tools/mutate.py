@@ -110,12 +110,16 @@ class Mutant:
 
 
 def _docstring_nodes(tree: ast.AST) -> set[int]:
+    """Nodes no mutant touches: docstrings, and every node of a decorator (``@njit(cache=True,
+    inline="always")``: compile options change speed and caching, never a value)."""
     ids = set()
     for node in ast.walk(tree):
         if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
             body = getattr(node, "body", [])
             if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
                 ids.add(id(body[0].value))
+            for deco in getattr(node, "decorator_list", []):
+                ids.update(id(sub) for sub in ast.walk(deco))
     return ids
 
 
@@ -124,6 +128,8 @@ def _sites(tree: ast.AST) -> list[tuple[ast.AST, str, int]]:
     skip = _docstring_nodes(tree)
     out = []
     for node in ast.walk(tree):
+        if id(node) in skip:
+            continue
         if isinstance(node, ast.Compare):
             out += [(node, "cmp", i) for i, op in enumerate(node.ops) if type(op) in _CMP_SWAP]
         elif isinstance(node, (ast.BinOp, ast.AugAssign)) and type(node.op) in _BIN_SWAP:
@@ -132,7 +138,7 @@ def _sites(tree: ast.AST) -> list[tuple[ast.AST, str, int]]:
             out.append((node, "boolop", 0))
         elif isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
             out.append((node, "not", 0))
-        elif isinstance(node, ast.Constant) and id(node) not in skip:
+        elif isinstance(node, ast.Constant):
             if isinstance(node.value, bool):
                 out.append((node, "bool", 0))
             elif isinstance(node.value, int) and abs(node.value) < 10**6:
