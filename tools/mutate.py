@@ -282,8 +282,10 @@ def run_mutant(m: Mutant, *, slot: int, timeout: float, no_jit: bool, extra: lis
             # pytest: 0 all passed; 1 a test failed; 2 collection failed (the mutant broke an
             # import); anything else (5: no test ran) is an error of the run itself
             # 3: pytest's internal error, also caused by the mutant
+            # a negative code: the tests' process died of a signal (a mutated kernel reading
+            # out of bounds segfaults), which the suite noticed too
             m.outcome = {0: "survived", 1: "killed", 2: "killed", 3: "killed"}.get(
-                proc.returncode, "error")
+                proc.returncode, "killed" if proc.returncode < 0 else "error")
         except subprocess.TimeoutExpired:
             m.outcome = "timeout"
         m.seconds = time.perf_counter() - t0
