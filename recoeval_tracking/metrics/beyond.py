@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import scipy.sparse as sp
@@ -80,6 +80,8 @@ class ListContext:
     tail_ratio: float = 0.1
     short_head_share: float = 0.8
     judged: sp.csr_array | None = None
+    #: values shared by several metrics of one list (``ils`` and ``diversity``), computed once
+    memo: dict = field(default_factory=dict, repr=False)
 
 
 def _listed(topk: np.ndarray) -> np.ndarray:
@@ -264,14 +266,23 @@ def novelty_of(ctx: ListContext, topk: np.ndarray) -> np.ndarray:
     return novelty(topk, ctx.train, ctx.popularity)
 
 
+def _ils(ctx: ListContext, topk: np.ndarray) -> np.ndarray:
+    """:func:`intra_list_similarity` of ``topk`` (the context's lists or their first columns),
+    once per list for ``ils`` and ``diversity`` together."""
+    key = ("ils", topk.__array_interface__["data"][0], topk.shape, topk.strides)
+    if key not in ctx.memo:
+        ctx.memo[key] = intra_list_similarity(topk, ctx.vectors)
+    return ctx.memo[key]
+
+
 def ils_of(ctx: ListContext, topk: np.ndarray) -> np.ndarray:
     """``ils`` of each user's list, from the item vectors."""
-    return intra_list_similarity(topk, ctx.vectors)
+    return _ils(ctx, topk).copy()
 
 
 def diversity_of(ctx: ListContext, topk: np.ndarray) -> np.ndarray:
     """``diversity = 1 - ils`` of each user's list."""
-    return 1.0 - intra_list_similarity(topk, ctx.vectors)
+    return 1.0 - _ils(ctx, topk)
 
 
 def serendipity_of(ctx: ListContext, topk: np.ndarray) -> np.ndarray:
