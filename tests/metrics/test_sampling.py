@@ -134,3 +134,24 @@ def test_a_profile_with_sampled_negatives_leaves_its_list_metrics_out():
     with pytest.raises(rt.InputError, match=r"Got \['arp'\]"):
         rt.evaluate(tr, te, A=A, B=B, profile="recbole", metrics=["hit", "arp"], k=5,
                     negatives=neg)
+
+
+def test_catalogue_scores_are_gathered_in_bounded_blocks():
+    """The candidates' scores are gathered from the catalogue's in blocks of at most
+    ``BLOCK_BYTES`` of catalogue scores, whatever the catalogue: memory stays bounded."""
+    from recoeval_tracking.engine.driver import BLOCK_BYTES
+
+    m, n = 20, 300_000
+    rng = np.random.default_rng(3)
+    te = sp.csr_array((np.ones(m), (np.arange(m), rng.choice(n, m, replace=False))),
+                      shape=(m, n))
+    asked = []
+
+    def scorer(users):
+        asked.append(len(users))
+        return np.random.default_rng(int(users[0])).random((len(users), n))
+
+    res = rt.evaluate(None, te, scorer=scorer, metrics=["hit", "ndcg"], k=5,
+                      negatives={"n": 50, "by": "uniform", "seed": 0})
+    assert res.per_user["hit_at_5"].notna().all()
+    assert sum(asked) >= m and max(asked) <= BLOCK_BYTES // (n * 8) == 6, asked
