@@ -247,7 +247,7 @@ def _slot_dir(slot: int) -> Path:
 
 
 def run_mutant(m: Mutant, *, slot: int, timeout: float, no_jit: bool, extra: list[str],
-               tests: list[str] | None = None) -> Mutant:
+               tests: list[str] | None = None, boundscheck: bool = False) -> Mutant:
     """Run the area's tests against the slot's copy of the package holding the mutant.
 
     Each slot keeps one copy of the package (file times preserved) and its own numba cache, so
@@ -271,6 +271,8 @@ def run_mutant(m: Mutant, *, slot: int, timeout: float, no_jit: bool, extra: lis
         env["PYTHONDONTWRITEBYTECODE"] = "1"
         if no_jit:
             env["NUMBA_DISABLE_JIT"] = "1"
+        if boundscheck:  # an index past a slice then raises instead of reading its neighbour
+            env["NUMBA_BOUNDSCHECK"] = "1"
         tests = tests or m.tests or list(AREAS[_area_of(m.module)][1])
         # -P: the working directory (this checkout) must not shadow the mutated copy
         cmd = [sys.executable, "-P", "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider",
@@ -302,6 +304,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--jobs", type=int, default=1)
     ap.add_argument("--timeout", type=float, default=600.0, help="seconds per mutant")
     ap.add_argument("--no-jit", action="store_true", help="run with NUMBA_DISABLE_JIT=1")
+    ap.add_argument("--boundscheck", action="store_true",
+                    help="run with NUMBA_BOUNDSCHECK=1 (compiled kernels check their indices)")
     ap.add_argument("--out", default=None, help="JSON file for every mutant and outcome")
     ap.add_argument("--replay", default=None, help="re-run mutants from a JSON file")
     ap.add_argument("--only", default=None, help="with --replay: only this outcome")
@@ -342,7 +346,7 @@ def main(argv: list[str] | None = None) -> int:
             slot = free.pop()
         try:
             r = run_mutant(m, slot=slot, timeout=args.timeout, no_jit=args.no_jit, extra=[],
-                           tests=args.tests)
+                           tests=args.tests, boundscheck=args.boundscheck)
         finally:
             with lock:
                 free.append(slot)
