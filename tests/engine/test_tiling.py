@@ -140,3 +140,20 @@ def test_fused_float_factors_do_not_depend_on_blocks_or_threads(monkeypatch, dty
         _with_driver(monkeypatch, fused=True, tile_items=tile)
         got = rt.evaluate(tr, te, nthreads=nthreads, block_rows=block_rows, **kw)
         _assert_same(got, first, f"tile={tile} block_rows={block_rows} threads={nthreads}")
+
+
+def test_fused_pass_only_for_factor_models_and_reports_progress(monkeypatch):
+    """A dense score source has no factors to tile: ``fused=True`` leaves it on the block path
+    (same values); a factor model on the fused pass reports every evaluated user's progress."""
+    tr, te, A, B, _ = _data(m=30, n=80, seed=2)
+    S = A @ B.T
+    _with_driver(monkeypatch, fused=False)
+    expected = rt.evaluate(tr, te, scores=S, metrics=TOPK, k=5, nthreads=1)
+    _with_driver(monkeypatch, fused=True, tile_items=64)
+    _assert_same(rt.evaluate(tr, te, scores=S, metrics=TOPK, k=5, nthreads=1), expected,
+                 "dense scores with fused=True")
+    seen = []
+    res = rt.evaluate(tr, te, A=A, B=B, metrics=TOPK, k=5, nthreads=1, progress=seen.append)
+    # the users the NaN rules leave to the engine (the kernel itself finds NaN scores)
+    ok = res.per_user["nan_reason"].isin(["", "nan_score", "all_equal"]).sum()
+    assert sum(seen) == ok and len(seen) >= 1
