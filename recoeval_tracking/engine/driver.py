@@ -37,9 +37,10 @@ MAX_BLOCK_BYTES = 128 * 1024 * 1024
 #: of their scores (it stays in a core's L2 cache while it is merged).
 FUSED_ROWS = 256
 TILE_BYTES = 512 * 1024
-#: Whether factor models take the fused pass by default. Off: measured on a shared 2-core
-#: machine (benchmarks/bench_engine.py, CPU time, one thread) it cost 1.75x the GEMM floor for
-#: top-K metrics and 2.32x for all ten, against 1.58x and 1.95x for the block path.
+#: Whether factor models take the fused pass by default. Off: on a quiet 2-core machine
+#: (benchmarks/bench_engine.py, 2 threads) it cost 1.33-1.52x the GEMM floor for the top-K
+#: metrics and 1.61-2.08x for all ten, against 1.06-1.22x and 1.26-1.58x for the block path
+#: (50k x 20k, 138k x 27k and 10k x 100k users x items).
 FUSED_DEFAULT = False
 
 #: The train matrix's values: the kernels only read which items a train row holds.
