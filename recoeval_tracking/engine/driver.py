@@ -38,8 +38,8 @@ MAX_BLOCK_BYTES = 128 * 1024 * 1024
 FUSED_ROWS = 256
 TILE_BYTES = 512 * 1024
 #: Whether factor models take the fused pass by default. Off: on a quiet 2-core machine
-#: (benchmarks/bench_engine.py, 2 threads) it cost 1.33-1.52x the GEMM floor for the top-K
-#: metrics and 1.61-2.08x for all ten, against 1.06-1.22x and 1.26-1.58x for the block path
+#: (benchmarks/bench_engine.py, 2 threads) it cost 1.40-1.76x the GEMM floor for the top-K
+#: metrics and 1.67-2.28x for all ten, against 1.14-1.39x and 1.35-1.74x for the block path
 #: (50k x 20k, 138k x 27k and 10k x 100k users x items).
 FUSED_DEFAULT = False
 
