@@ -100,7 +100,7 @@ def test_means_intervals_and_catalogue_metrics_are_merged_exactly(client, data, 
     for name in parted:
         assert got.aggregates[name] == pytest.approx(local.aggregates[name], rel=1e-12,
                                                      nan_ok=True), name
-    named = dict(ALL, metrics=["gauc"])  # left out of "all" (average-rank ties beside noise), named here
+    named = dict(ALL, metrics=["gauc"])  # out of "all" (average-rank ties), named here
     assert evaluate(train, test, A=A, B=B, client=client, **named).aggregates["gauc"] == \
         pytest.approx(evaluate(train, test, A=A, B=B, **named).aggregates["gauc"], rel=1e-13)
     # coverage by its definition, from the lists of the evaluated users
