@@ -253,13 +253,11 @@ def run_scores(inp: EngineInput, block: Callable[[np.ndarray, np.ndarray | None]
     dev = _Device()
     dtype = np.dtype(dtype)
     out, whole = inp.allocate()
-    m = inp.n_users
-    topk = np.full((m if inp.want_topk else 0, inp.K), -1, dtype=np.int64)
-    n_tied = np.full(m if inp.want_topk else 0, -1, dtype=np.int64)
+    topk, n_tied = inp.allocate_lists()
     if rows.shape[0] == 0:
         return out, whole, topk, n_tied
     bs = block_rows or default_block_rows(inp.n_items, dtype.itemsize, rows.shape[0])
-    host = inp.records(full_ranks=bool((inp.wslots >= 0).any()))
+    host = inp.records()
     records = dev.records(*host)
     outs = Outputs(out, whole, reason, topk, n_tied)
     score = _scorer(block, dtype, inp.n_items, bs, dev)

@@ -117,7 +117,7 @@ def run_fused(A: np.ndarray, B: np.ndarray, inp: EngineInput, rows: np.ndarray,
     Bp = np.zeros((n_pad, B.shape[1]), dtype=B.dtype)
     Bp[: inp.n_items] = B
     A = np.ascontiguousarray(A)
-    train, test, plan = inp.records(full_ranks=bool((inp.wslots >= 0).any()))
+    train, test, plan = inp.records()
     threads = max(1, numba.get_num_threads())
     step = bu * threads * 16
     with _controller().limit(limits=1, user_api="blas"):
@@ -163,13 +163,14 @@ class EngineInput:
     def n_users(self) -> int:
         return self.te_ptr.shape[0] - 1
 
-    def records(self, full_ranks: bool) -> tuple[Csr, Csr, Plan]:
-        """The kernels' train and test matrices and plan; ``full_ranks``: rank every positive
-        exactly (a whole-ranking metric is asked)."""
+    def records(self) -> tuple[Csr, Csr, Plan]:
+        """The kernels' train and test matrices and plan; the plan ranks every positive exactly
+        (``full_ranks``) when a whole-ranking metric is asked."""
         train = Csr(self.tr_ptr, self.tr_idx, _NO_VALUES)
         test = Csr(self.te_ptr, self.te_idx, self.te_val)
+        full_ranks = bool((self.wslots >= 0).any())
         plan = Plan(n_items=int(self.n_items), K=int(self.K), cumulative=bool(self.cumulative),
-                    slots=self.slots, wslots=self.wslots, full_ranks=bool(full_ranks),
+                    slots=self.slots, wslots=self.wslots, full_ranks=full_ranks,
                     tie_mode=int(self.tie_mode), seed=int(self.seed),
                     want_topk=bool(self.want_topk), user_base=int(self.user_base))
         return train, test, plan
@@ -180,6 +181,12 @@ class EngineInput:
         out = np.full((n_topk, self.n_users, self.K if self.cumulative else 1), np.nan)
         whole = np.full((n_whole, self.n_users), np.nan)
         return out, whole
+
+    def allocate_lists(self) -> tuple[np.ndarray, np.ndarray]:
+        """Each user's top-K items and count of pool items tied with the list (-1 where not
+        computed); ``(0, K)`` and ``(0,)`` unless ``want_topk``."""
+        m = self.n_users if self.want_topk else 0
+        return np.full((m, self.K), -1, dtype=np.int64), np.full(m, -1, dtype=np.int64)
 
 
 def run_scores(inp: EngineInput, block: Callable[[np.ndarray, np.ndarray | None], np.ndarray],
@@ -206,9 +213,7 @@ def run_scores(inp: EngineInput, block: Callable[[np.ndarray, np.ndarray | None]
     its tile).
     """
     out, whole = inp.allocate()
-    m = inp.n_users
-    topk = np.full((m if inp.want_topk else 0, inp.K), -1, dtype=np.int64)
-    n_tied = np.full(m if inp.want_topk else 0, -1, dtype=np.int64)
+    topk, n_tied = inp.allocate_lists()
     if rows.shape[0] == 0:
         return out, whole, topk, n_tied
     use_fused = FUSED_DEFAULT if fused is None else fused
@@ -219,7 +224,7 @@ def run_scores(inp: EngineInput, block: Callable[[np.ndarray, np.ndarray | None]
         return out, whole, topk, n_tied
     itemsize = np.dtype(dtype).itemsize
     bs = block_rows or default_block_rows(inp.n_items, itemsize, rows.shape[0])
-    train, test, plan = inp.records(full_ranks=bool((inp.wslots >= 0).any()))
+    train, test, plan = inp.records()
     outs = Outputs(out, whole, reason, topk, n_tied)
     threads = numba.get_num_threads()
     starts = range(0, rows.shape[0], bs)
@@ -256,7 +261,7 @@ def run_ranked(inp: EngineInput, lists: np.ndarray, rows: np.ndarray) -> np.ndar
     """Top-K metrics of ranked lists (``lists[u]``: item indices best first, -1 padded)."""
     out, _ = inp.allocate()
     if rows.shape[0]:
-        train, test, plan = inp.records(full_ranks=False)
+        train, test, plan = inp.records()
         kn.ranked_list_metrics(lists, np.ascontiguousarray(rows, dtype=np.int64), train, test,
                                plan, out)
     return out
