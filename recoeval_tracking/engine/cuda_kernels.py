@@ -37,7 +37,7 @@ from numba import cuda, njit
 from .codes import Reason
 from .ranks import (_BINARY_SEARCH_MIN_POS, _CHUNK, TIE_INDEX, TIE_INDEX_DESC, TIE_NOISE,
                     _count_chunk, _counts_by_scan, _exact_ranks, count_nan, counts_by_search_into,
-                    topk_into)
+                    insertion_sort_pairs, topk_into)
 
 __all__ = ["Block", "CHUNK", "THREADS", "counts_by_search", "counts_in_one_read", "user_pass",
            "user_pass_kernel"]
@@ -97,14 +97,9 @@ def counts_by_search(s, pos, gt, eq, q, order, gts, hist, eqh):
     ``argsort`` on a GPU), then :func:`~.ranks.counts_by_search_into`."""
     n = pos.shape[0]
     for a in range(n):
-        x = pos[a]
-        b = a - 1
-        while b >= 0 and q[b] > x:
-            q[b + 1] = q[b]
-            order[b + 1] = order[b]
-            b -= 1
-        q[b + 1] = x
-        order[b + 1] = a
+        q[a] = pos[a]
+        order[a] = a
+    insertion_sort_pairs(q, order, n)
     counts_by_search_into(s, q, order, hist, eqh, gts, gt, eq)
 
 

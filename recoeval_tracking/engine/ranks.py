@@ -252,15 +252,22 @@ def sort_by_rank(ranks, vals):
         ranks[:] = r2
         vals[:] = v2
         return
+    insertion_sort_pairs(ranks, vals, n)
+
+
+@njit(cache=True, inline="always")
+def insertion_sort_pairs(keys, vals, n):
+    """Sort ``keys[:n]`` ascending in place, stably, carrying ``vals[:n]`` along. It allocates
+    nothing, so a GPU kernel compiles it as a device function (:mod:`.cuda_kernels`)."""
     for a in range(1, n):
-        r = ranks[a]
+        r = keys[a]
         v = vals[a]
         b = a - 1
-        while b >= 0 and ranks[b] > r:
-            ranks[b + 1] = ranks[b]
+        while b >= 0 and keys[b] > r:
+            keys[b + 1] = keys[b]
             vals[b + 1] = vals[b]
             b -= 1
-        ranks[b + 1] = r
+        keys[b + 1] = r
         vals[b + 1] = v
 
 
