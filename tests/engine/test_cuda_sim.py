@@ -80,11 +80,9 @@ def test_cases_cover_the_paths() -> None:
     assert any((np.diff(c.test.indptr) >= 48).any() for c in cases)
 
 
-def test_factors_scorer_and_biases_through_the_simulated_backend() -> None:
-    """Factors with item biases, a scorer callable and biases alone: the sources the GPU driver
-    treats apart (on a GPU: a device GEMM, the scorer's own arrays) agree with the CPU engine."""
-    rng = np.random.default_rng(5)
-    m, n, p = 23, 70, 4
+def _data(m: int = 23, n: int = 70, p: int = 4, seed: int = 5):
+    """Integer factors in [-2, 2] (many tied scores, every product exact), biases in {0, 1}."""
+    rng = np.random.default_rng(seed)
     A = rng.integers(-2, 3, (m, p)).astype(np.float32)
     B = rng.integers(-2, 3, (n, p)).astype(np.float32)
     bias = rng.integers(0, 2, n).astype(np.float32)
@@ -93,6 +91,13 @@ def test_factors_scorer_and_biases_through_the_simulated_backend() -> None:
     te_r, te_c = np.nonzero(cells > 0.85)
     train = sp.csr_array((np.ones(tr_r.size), (tr_r, tr_c)), shape=(m, n))
     test = sp.csr_array((rng.choice(TEST_VALUES, te_r.size), (te_r, te_c)), shape=(m, n))
+    return train, test, A, B, bias
+
+
+def test_factors_scorer_and_biases_through_the_simulated_backend() -> None:
+    """Factors with item biases, a scorer callable and biases alone: the sources the GPU driver
+    treats apart (on a GPU: a device GEMM, the scorer's own arrays) agree with the CPU engine."""
+    train, test, A, B, bias = _data()
     sources = {"factors": dict(A=A, B=B, item_biases=bias),
                "scorer": dict(scorer=lambda users: A[users] @ B.T),
                "biases": dict(item_biases=bias)}

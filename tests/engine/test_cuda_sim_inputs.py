@@ -21,26 +21,11 @@ import recoeval_tracking as rt
 from recoeval_tracking.engine import cuda_arrays
 
 from ._device_fake import FakeDeviceArray
-from .test_cuda_sim import _assert_same
-from .test_paths import TEST_VALUES
+from .test_cuda_sim import _assert_same, _data
 
 pytestmark = pytest.mark.skipif(
     os.environ.get("NUMBA_ENABLE_CUDASIM") != "1",
     reason="runs in its own process under NUMBA_ENABLE_CUDASIM=1 (test_cuda_backend.py)")
-
-
-def _data(m: int = 23, n: int = 70, p: int = 4, seed: int = 5):
-    """Integer factors in [-2, 2] (many tied scores, every product exact), biases in {0, 1}."""
-    rng = np.random.default_rng(seed)
-    A = rng.integers(-2, 3, (m, p)).astype(np.float32)
-    B = rng.integers(-2, 3, (n, p)).astype(np.float32)
-    bias = rng.integers(0, 2, n).astype(np.float32)
-    cells = rng.random((m, n))
-    tr_r, tr_c = np.nonzero(cells < 0.15)
-    te_r, te_c = np.nonzero(cells > 0.85)
-    train = sp.csr_array((np.ones(tr_r.size), (tr_r, tr_c)), shape=(m, n))
-    test = sp.csr_array((rng.choice(TEST_VALUES, te_r.size), (te_r, te_c)), shape=(m, n))
-    return train, test, A, B, bias
 
 
 def _run(train, test, backend: str, **kw) -> rt.Results:
