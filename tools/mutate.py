@@ -109,7 +109,7 @@ class Mutant:
     tests: list[str] | None = None  # hand mutations: the tests that must catch it
 
 
-def _docstring_nodes(tree: ast.AST) -> set[int]:
+def _unmutated_nodes(tree: ast.AST) -> set[int]:
     """Nodes no mutant touches: docstrings, and every node of a decorator (``@njit(cache=True,
     inline="always")``: compile options change speed and caching, never a value)."""
     ids = set()
@@ -125,7 +125,7 @@ def _docstring_nodes(tree: ast.AST) -> set[int]:
 
 def _sites(tree: ast.AST) -> list[tuple[ast.AST, str, int]]:
     """Every mutable site: (node, kind, index within the node)."""
-    skip = _docstring_nodes(tree)
+    skip = _unmutated_nodes(tree)
     out = []
     for node in ast.walk(tree):
         if id(node) in skip:
