@@ -152,7 +152,9 @@ def plan_for_source(p: Plan, source: Any, func: str = "evaluate") -> Plan:
                           opts.k)
     specs = tuple(s for s in p.specs if s.kind != "whole"
                   and all(METRICS[x].kind == "at_k" for x in s.needs))
-    return dataclasses.replace(p, specs=specs, topk_only=True)
+    left = {s.name: "needs a score for every item (ranked top-K input)" for s in p.specs
+            if s not in specs}
+    return dataclasses.replace(p, specs=specs, topk_only=True, left_out={**p.left_out, **left})
 
 
 # ---------------------------------------------------------------------------------------------

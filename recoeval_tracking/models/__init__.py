@@ -1,4 +1,7 @@
-"""Baseline models: popularity, random, implicit ALS, item-KNN, precomputed factors, ``implicit``.
+"""Models: the user's own (:class:`UserModel` adapts any object with ``fit`` and one of
+``score_users``, ``factors`` or ``recommend``), recommendations made elsewhere
+(:class:`RankedFileModel`), and the baselines: popularity, random, implicit ALS, item-KNN,
+precomputed factors, ``implicit``.
 
 Every model has ``fit(train, *, user_ids=None, item_ids=None) -> self``,
 ``score_source() -> ScoreSource`` and ``params() -> dict``. :data:`MODELS` is the one registry
@@ -17,7 +20,15 @@ from ._base import Model, NotFittedError
 from ._factors_file import FactorsFileModel
 from ._implicit import ImplicitModel
 from ._knn import ItemKNNModel, cosine_topk
+from ._ranked_file import RankedFileModel, read_ranked_file
 from ._simple import PopularityModel, RandomModel
+from ._user import (
+    PROTOCOL_METHODS,
+    ModelCodeError,
+    ModelProtocolError,
+    UserModel,
+    check_protocol,
+)
 
 __all__ = [
     "MODELS",
@@ -31,13 +42,20 @@ __all__ = [
     "cosine_topk",
     "FactorsFileModel",
     "ImplicitModel",
+    "RankedFileModel",
+    "read_ranked_file",
+    "UserModel",
+    "ModelProtocolError",
+    "ModelCodeError",
+    "PROTOCOL_METHODS",
+    "check_protocol",
 ]
 
 #: Model name -> class; the single source of truth for the names :func:`make_model` accepts.
 MODELS: dict[str, type[Model]] = {
     cls.name: cls
     for cls in (PopularityModel, RandomModel, ALSModel, ItemKNNModel, FactorsFileModel,
-                ImplicitModel)
+                ImplicitModel, RankedFileModel)
 }
 
 

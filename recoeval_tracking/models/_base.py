@@ -1,6 +1,9 @@
 """The model protocol shared by every baseline, and the validation of its inputs.
 
-A model is a small object with three methods:
+(A model of the user's own needs none of this: any object with ``fit`` and one of
+``score_users``, ``factors`` or ``recommend`` is adapted by :class:`~._user.UserModel`.)
+
+A baseline is a small object with three methods:
 
 * ``fit(train, *, user_ids=None, item_ids=None) -> self`` learns from a users x items
   ``scipy.sparse.csr_array`` whose stored values are confidences (sorted indices, no duplicates);
@@ -82,6 +85,12 @@ class Model:
                 f"Call fit(train) first."
             )
         return self._score_source()
+
+    def eval_inputs(self, k: int, users: np.ndarray | None = None) -> dict[str, Any]:
+        """The keyword arguments of :func:`recoeval_tracking.evaluate` that carry this model's
+        scores at cutoff ``k`` for ``users`` (row indices; None for every user):
+        ``{"scores": self.score_source()}`` here; a model of ranked lists gives ``ranked``."""
+        return {"scores": self.score_source()}
 
     def params(self) -> dict[str, Any]:
         """JSON-able hyper-parameters; ``make_model(self.name, **self.params())`` rebuilds the model."""

@@ -1,0 +1,221 @@
+"""Recommendations made elsewhere: ranked top-K lists read from a file, matched to the dataset
+by id.
+
+Evaluates what another framework (RecBole, LensKit, implicit, a production ranker...) wrote,
+under this package's definitions, splits, tracking and reports. Only the top-K metrics are
+defined for lists; the whole-ranking metrics (ROC-AUC, PR-AUC...) are left out, and the run's
+``definitions.json`` says which and why.
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import scipy.sparse as sp
+
+from .._validation import InputError, check_file, param_error
+from ..scores import RankedLists
+from ._base import Model
+
+__all__ = ["RankedFileModel", "read_ranked_file", "FORMATS"]
+
+logger = logging.getLogger(__name__)
+
+_FUNC = "RankedFileModel"
+#: File formats read, and the suffixes ``format="auto"`` maps to them.
+FORMATS = {"csv": (".csv", ".tsv", ".txt"), "parquet": (".parquet", ".pq"),
+           "trec": (".trec", ".run")}
+_TREC_COLUMNS = ["user", "q0", "item", "rank", "score", "tag"]
+
+
+def _format_of(path: Path, fmt: str) -> str:
+    if fmt != "auto":
+        if fmt not in FORMATS:
+            raise param_error("format", _FUNC, f"one of {['auto', *FORMATS]}", fmt)
+        return fmt
+    suffix = path.suffix.lower()
+    for name, suffixes in FORMATS.items():
+        if suffix in suffixes:
+            return name
+    raise param_error("format", _FUNC, "given for a file whose suffix is not one of "
+                      f"{[s for v in FORMATS.values() for s in v]} (format=csv, parquet or "
+                      "trec)", f"the file {path.name!r} with format='auto'", got_is_text=True)
+
+
+def read_ranked_file(path: str | Path, *, format: str = "auto", user_col: str = "user",
+                     item_col: str = "item", rank_col: str | None = None,
+                     score_col: str | None = None, sep: str | None = None) -> pd.DataFrame:
+    """Read ranked recommendations as a DataFrame with columns ``user``, ``item`` and ``key``
+    (ascending: 1 is best).
+
+    Parameters
+    ----------
+    path : str or Path
+        A CSV/TSV file with a header, a Parquet file, or a TREC run file
+        (``qid Q0 docno rank score tag``, whitespace separated, no header).
+    format : {"auto", "csv", "parquet", "trec"}
+        ``auto`` picks by suffix (``.csv .tsv .txt``, ``.parquet .pq``, ``.trec .run``).
+    user_col, item_col : str
+        The columns holding the dataset's own user and item ids (CSV and Parquet).
+    rank_col, score_col : str, optional
+        The column that orders each list: a rank (1 = best) or a score (higher = better). By
+        default ``rank`` when the file has it, else ``score``. A TREC run is ordered as
+        trec_eval orders it: by score, descending, ties by docno descending (its rank column is
+        ignored).
+    sep : str, optional
+        CSV separator (default ``,``, or a tab for ``.tsv``).
+    """
+    p = Path(path)
+    fmt = _format_of(p, format)
+    try:
+        if fmt == "trec":
+            df = pd.read_csv(p, sep=r"\s+", header=None, names=_TREC_COLUMNS, dtype={
+                "user": str, "q0": str, "item": str, "tag": str}, engine="c")
+            df = df.sort_values(["user", "score", "item"], ascending=[True, False, False],
+                                kind="stable")
+            key = df.groupby("user", sort=False).cumcount().to_numpy() + 1.0
+            return pd.DataFrame({"user": df["user"].to_numpy(), "item": df["item"].to_numpy(),
+                                 "key": key})
+        if fmt == "parquet":
+            df = pd.read_parquet(p)
+        else:
+            df = pd.read_csv(p, sep=sep or ("\t" if p.suffix.lower() == ".tsv" else ","))
+    except (ValueError, pd.errors.ParserError, OSError) as err:
+        if isinstance(err, FileNotFoundError):
+            raise
+        raise InputError(f"The 'path' parameter of {_FUNC} must be a readable {fmt} file of "
+                         f"ranked recommendations. Reading {str(p)!r} failed: "
+                         f"{' '.join(str(err).split())}") from err
+    cols = list(df.columns)
+    for name, col in (("user_col", user_col), ("item_col", item_col)):
+        if col not in cols:
+            raise param_error(name, _FUNC, f"a column of the file (columns: {cols})", col)
+    order_col = rank_col or score_col or ("rank" if "rank" in cols else
+                                          "score" if "score" in cols else None)
+    if order_col is None or order_col not in cols:
+        raise param_error("rank_col" if rank_col or not score_col else "score_col", _FUNC,
+                          f"a column of the file that orders each list (a rank, 1 = best, or "
+                          f"a score, higher = better; columns: {cols})",
+                          order_col, got_is_text=order_col is None)
+    values = pd.to_numeric(df[order_col], errors="coerce").to_numpy(dtype=np.float64)
+    if np.isnan(values).any():
+        bad = df[order_col].to_numpy()[np.flatnonzero(np.isnan(values))[0]]
+        raise param_error("rank_col" if order_col != score_col else "score_col", _FUNC,
+                          f"a numeric column ({order_col!r})", f"the value {bad!r}",
+                          got_is_text=True)
+    is_score = order_col == score_col or (rank_col is None and score_col is None
+                                          and order_col == "score")
+    return pd.DataFrame({"user": df[user_col].to_numpy(), "item": df[item_col].to_numpy(),
+                         "key": -values if is_score else values})
+
+
+def _positions(ids: np.ndarray, values: np.ndarray) -> np.ndarray:
+    """Index of each of ``values`` in ``ids`` (-1 when absent); ids compared as text when the
+    file and the dataset store them with different types (``"42"`` in a file, 42 in the data)."""
+    index = pd.Index(ids)
+    pos = index.get_indexer(values)
+    if (pos < 0).all() and len(values) and pd.Index(values).dtype != index.dtype:
+        pos = pd.Index(ids.astype(str)).get_indexer(np.asarray(values).astype(str))
+    return pos
+
+
+class RankedFileModel(Model):
+    """Ranked recommendation lists made elsewhere, read from a file (CSV, Parquet or a TREC run).
+
+    ``fit`` reads the file and matches its users and items to the dataset's own ids (the id maps
+    ``fit`` is given; without them, ids are row and column indices). Users and items the dataset
+    does not know are counted and logged as a warning, never dropped silently; an item listed
+    twice for a user counts once, at its best rank; lists may be shorter than K (the missing
+    ranks hold no item); items the user has in train are skipped, as in every ranking here.
+    Dataset users the file has no list for get an empty list (their metrics are 0).
+
+    Parameters
+    ----------
+    path : str or Path
+        The file (relative paths are taken from the directory the command was started from).
+    format, user_col, item_col, rank_col, score_col, sep
+        As for :func:`read_ranked_file`.
+    """
+
+    name = "ranked_file"
+
+    def __init__(self, path: str | Path, *, format: str = "auto", user_col: str = "user",
+                 item_col: str = "item", rank_col: str | None = None,
+                 score_col: str | None = None, sep: str | None = None) -> None:
+        super().__init__()
+        if not isinstance(path, (str, Path)):
+            raise param_error("path", _FUNC, "a file path (str)", path)
+        check_file(path, "path", _FUNC, fix="Check the path (relative paths are read from the "
+                   "directory the command was started from).")
+        _format_of(Path(path), format)
+        if rank_col is not None and score_col is not None:
+            raise InputError(f"{_FUNC} takes 'rank_col' or 'score_col', not both. Got "
+                             f"rank_col={rank_col!r} and score_col={score_col!r}.")
+        self.path, self.format, self.sep = path, format, sep
+        self.user_col, self.item_col = user_col, item_col
+        self.rank_col, self.score_col = rank_col, score_col
+        self.counts: dict[str, int] = {}
+
+    def _fit(self, X: sp.csr_array, user_ids: np.ndarray | None,
+             item_ids: np.ndarray | None) -> None:
+        df = read_ranked_file(self.path, format=self.format, user_col=self.user_col,
+                              item_col=self.item_col, rank_col=self.rank_col,
+                              score_col=self.score_col, sep=self.sep)
+        m, n = X.shape
+        users = _positions(user_ids if user_ids is not None else np.arange(m),
+                           df["user"].to_numpy())
+        items = _positions(item_ids if item_ids is not None else np.arange(n),
+                           df["item"].to_numpy())
+        unknown_u, unknown_i = users < 0, items < 0
+        keep = ~unknown_u & ~unknown_i
+        key = df["key"].to_numpy()[keep]
+        users, items = users[keep], items[keep]
+        order = np.lexsort((key, users))
+        users, items = users[order], items[order]
+        pair = users.astype(np.int64) * n + items
+        _, first = np.unique(pair, return_index=True)
+        dup = np.ones(pair.shape[0], dtype=bool)
+        dup[first] = False
+        self._users, self._items = users[~dup], items[~dup]
+        self.counts = {
+            "rows": int(len(df)), "users_in_file": int(df["user"].nunique()),
+            "unknown_users": int(pd.unique(df["user"].to_numpy()[unknown_u]).shape[0]),
+            "unknown_items": int(pd.unique(df["item"].to_numpy()[unknown_i]).shape[0]),
+            "rows_dropped_unknown": int((~keep).sum()), "repeated_items": int(dup.sum()),
+            "users_with_lists": int(np.unique(self._users).shape[0]),
+        }
+        c = self.counts
+        if c["rows_dropped_unknown"]:
+            logger.warning(
+                "%s: %d of %d rows name a user or item the dataset does not have (%d unknown "
+                "users, %d unknown items); those rows are not evaluated. Check that the file "
+                "uses the dataset's own ids (user_col=%r, item_col=%r).", self.path,
+                c["rows_dropped_unknown"], c["rows"], c["unknown_users"], c["unknown_items"],
+                self.user_col, self.item_col)
+        if c["repeated_items"]:
+            logger.warning("%s: %d repeated (user, item) rows; each item counts once, at its "
+                           "best rank.", self.path, c["repeated_items"])
+
+    def eval_inputs(self, k: int, users: np.ndarray | None = None) -> dict[str, Any]:
+        """``{"ranked": RankedLists}``: every user's list, padded to at least ``k`` ranks."""
+        self.score_source()  # NotFittedError before fit
+        m = int(self.n_users_ or 0)
+        counts = np.bincount(self._users, minlength=m)
+        width = max(int(counts.max()) if counts.size else 0, int(k), 1)
+        lists = np.full((m, width), -1, dtype=np.int64)
+        starts = np.concatenate([[0], np.cumsum(counts)[:-1]]).astype(np.int64)
+        rank = np.arange(self._users.shape[0]) - starts[self._users]
+        lists[self._users, rank] = self._items
+        return {"ranked": RankedLists(lists, func=_FUNC)}
+
+    def _score_source(self) -> Any:
+        return None
+
+    def params(self) -> dict[str, Any]:
+        return {"path": str(self.path), "format": self.format, "user_col": self.user_col,
+                "item_col": self.item_col, "rank_col": self.rank_col,
+                "score_col": self.score_col, "sep": self.sep}

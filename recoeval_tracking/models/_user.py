@@ -1,0 +1,352 @@
+"""The user's own model: any object that keeps the small, duck-typed model protocol.
+
+The protocol, checked before any data is read (the methods) and right after ``fit`` (what they
+return), before any evaluation starts:
+
+* ``fit(train)`` learns from ``train``, a ``scipy.sparse.csr_array`` of shape
+  (n_users, n_items) in the split's index space (rows and columns are the dataset's users and
+  items in the order of its id maps; stored values are the interactions' values, sorted
+  indices, no duplicates), and returns the fitted model (returning ``None`` is taken as
+  "fitted in place"). When ``fit`` also accepts ``user_ids`` and ``item_ids`` (as keywords, or
+  ``**kwargs``), it gets the original id of every row and column too;
+* then any one of, looked for in this order:
+
+  - ``score_users(user_indices) -> (len(user_indices), n_items)`` array of scores (higher is
+    better; numpy, anything ``numpy.asarray`` reads, or a CuPy / PyTorch CUDA array on the GPU
+    backend), called one bounded block of users at a time;
+  - ``factors() -> (A, B)`` or ``(A, B, item_biases)``: user factors (n_users x p), item factors
+    (n_items x p), optional item biases (n_items,); scores are ``A @ B.T + item_biases``;
+  - ``recommend(user_indices, k) -> lists``: for each user, up to ``k`` item indices best first
+    (a list of lists, or a 2-d integer array padded with -1). Only the top-K metrics are defined
+    for such lists; the whole-ranking ones are left out and the run says so.
+
+:class:`UserModel` adapts such an object to what the evaluator takes, so the app and
+:func:`recoeval_tracking.evaluate` see the user's model exactly as they see the baselines.
+Errors are one paragraph naming the class, the method and what was expected:
+:class:`ModelProtocolError` when the class breaks the protocol (a usage error), and
+:class:`ModelCodeError` when the user's own code raised (with its message and the file and
+line where it was raised).
+"""
+
+from __future__ import annotations
+
+import inspect
+import traceback
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import scipy.sparse as sp
+
+from .._validation import InputError, describe
+from ..scores import CallableScores, RankedLists
+from ._base import Model
+
+#: Users per call of a model's ``recommend``.
+_RECOMMEND_BLOCK = 4096
+
+__all__ = ["UserModel", "ModelProtocolError", "ModelCodeError", "PROTOCOL_METHODS",
+           "protocol_method", "check_protocol", "raised_where"]
+
+#: The scoring methods of the protocol, in the order they are looked for.
+PROTOCOL_METHODS = ("score_users", "factors", "recommend")
+
+_EXPECTED = {
+    "score_users": "an array of shape (len(user_indices), n_items) = {shape}",
+    "factors": "a tuple (A, B) or (A, B, item_biases) with A of shape (n_users, p) = "
+               "({n_users}, p), B of shape (n_items, p) = ({n_items}, p) and item_biases of "
+               "shape (n_items,)",
+    "recommend": "one list of at most k = {k} item indices in [0, {n_items}) per user, best "
+                 "first (a list of lists, or a 2-d integer array padded with -1), for the "
+                 "{n} users asked",
+}
+
+
+class ModelProtocolError(InputError):
+    """The user's model class does not keep the model protocol (a method is missing, or returns
+    the wrong shape or type). The message names the class, the method and what was expected."""
+
+
+class ModelCodeError(RuntimeError):
+    """The user's own code raised while the model was built, fitted or asked for scores.
+
+    Attributes
+    ----------
+    where : str
+        ``file:line in function`` of the innermost frame of the user's code, or ``""``.
+    """
+
+    def __init__(self, message: str, where: str = "") -> None:
+        super().__init__(message)
+        self.where = where
+
+
+def qualified_name(obj: Any) -> str:
+    """``module.Class`` of an object's class (or of a class)."""
+    cls = obj if isinstance(obj, type) else type(obj)
+    module = getattr(cls, "__module__", "") or ""
+    return f"{module}.{cls.__qualname__}" if module and module != "builtins" else cls.__qualname__
+
+
+def raised_where(err: BaseException) -> str:
+    """Where ``err`` was raised: ``file:line in function`` of its innermost frame outside this
+    package (the user's code), or of the innermost frame when every frame is ours."""
+    frames = traceback.extract_tb(err.__traceback__)
+    if not frames:
+        return ""
+    ours = "recoeval_tracking"
+    outside = [f for f in frames if f"{ours}/" not in f.filename.replace("\\", "/")
+               and "/hydra/" not in f.filename.replace("\\", "/")]
+    frame = (outside or frames)[-1]
+    return f"{frame.filename}:{frame.lineno} in {frame.name}"
+
+
+def code_error(err: BaseException, what: str) -> ModelCodeError:
+    """A :class:`ModelCodeError` for an exception the user's code raised during ``what``
+    (e.g. ``EASE.fit``), with its type, message and place."""
+    where = raised_where(err)
+    at = f" (raised at {where})" if where else ""
+    text = " ".join(str(err).split()) or type(err).__name__
+    return ModelCodeError(f"{what} raised {type(err).__name__}: {text}{at}.", where)
+
+
+def protocol_method(obj: Any) -> str | None:
+    """The first scoring method of :data:`PROTOCOL_METHODS` that ``obj`` has, or None."""
+    for name in PROTOCOL_METHODS:
+        if callable(getattr(obj, name, None)):
+            return name
+    return None
+
+
+def check_protocol(obj: Any, where: str = "") -> str:
+    """Check that ``obj`` has ``fit`` and one scoring method; return that method's name.
+
+    Raises
+    ------
+    ModelProtocolError
+        Naming the class, what is missing and the protocol.
+    """
+    cls = qualified_name(obj)
+    ctx = f" ({where})" if where else ""
+    if isinstance(obj, type):
+        raise ModelProtocolError(
+            f"The model {cls}{ctx} must be an instance with fit(train); got the class itself. "
+            "A config's _target_ names the class and its other keys are the arguments of its "
+            "constructor.")
+    missing = [] if callable(getattr(obj, "fit", None)) else ["fit(train)"]
+    method = protocol_method(obj)
+    if method is None:
+        missing.append("one of score_users(user_indices), factors() or "
+                       "recommend(user_indices, k)")
+    if missing:
+        raise ModelProtocolError(
+            f"The model {cls}{ctx} must have {' and '.join(missing)}. It has none of them "
+            f"(its public methods: {_public_methods(obj) or 'none'}). The protocol: "
+            "fit(train) returns the fitted model; then score_users(user_indices) returns a "
+            "(len(user_indices), n_items) score array, or factors() returns (A, B[, "
+            "item_biases]), or recommend(user_indices, k) returns item index lists.")
+    return method
+
+
+def _public_methods(obj: Any) -> str:
+    names = [n for n in dir(obj) if not n.startswith("_") and callable(getattr(obj, n, None))]
+    return ", ".join(names[:12]) + (", ..." if len(names) > 12 else "")
+
+
+def _takes_ids(fit: Callable[..., Any]) -> bool:
+    try:
+        params = inspect.signature(fit).parameters.values()
+    except (TypeError, ValueError):
+        return False
+    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params):
+        return True
+    names = {p.name for p in params}
+    return {"user_ids", "item_ids"} <= names
+
+
+def _shape_of(x: Any) -> tuple[int, ...] | None:
+    shape = getattr(x, "shape", None)
+    try:
+        return tuple(int(s) for s in shape) if shape is not None else None
+    except TypeError:
+        return None
+
+
+def _is_float32(x: Any) -> bool:
+    return "float32" in str(getattr(x, "dtype", ""))
+
+
+class UserModel(Model):
+    """Adapter of a user's model object to the evaluator's inputs.
+
+    Parameters
+    ----------
+    model : object
+        An instance with ``fit(train)`` and one of ``score_users``, ``factors``,
+        ``recommend`` (see the module docstring).
+    label : str, optional
+        The model's name in records and run names (the config option, e.g. ``ease``); default
+        the class name.
+    where : str, optional
+        Where the model came from, for messages (``model=ease, _target_ my_package.EASE``).
+
+    Raises
+    ------
+    ModelProtocolError
+        When ``model`` lacks ``fit`` or every scoring method.
+    """
+
+    def __init__(self, model: Any, *, label: str | None = None, where: str = "") -> None:
+        super().__init__()
+        self.method = check_protocol(model, where)
+        self.model = model
+        self.name = label or type(model).__name__  # type: ignore[misc]
+        self.where = where
+        self.cls = type(model).__name__
+
+    @classmethod
+    def fitted(cls, model: Any, n_users: int, n_items: int, *, label: str | None = None,
+               where: str = "") -> UserModel:
+        """A model the user fitted already, on a (``n_users``, ``n_items``) train matrix."""
+        self = cls(model, label=label, where=where)
+        self.n_users_, self.n_items_ = int(n_users), int(n_items)
+        self._fitted = True
+        return self
+
+    # -- fit -----------------------------------------------------------------------------------
+    def _fit(self, X: sp.csr_array, user_ids: np.ndarray | None,
+             item_ids: np.ndarray | None) -> None:
+        fit = self.model.fit
+        kwargs = {}
+        if _takes_ids(fit) and user_ids is not None and item_ids is not None:
+            kwargs = {"user_ids": user_ids, "item_ids": item_ids}
+        try:
+            fitted = fit(X, **kwargs)
+        except Exception as err:  # noqa: BLE001 - the user's code: any exception, reported
+            raise code_error(err, f"{self.cls}.fit ({self._ctx()})") from err
+        if fitted is not None and fitted is not self.model:
+            method = protocol_method(fitted)
+            if method is None:
+                raise ModelProtocolError(
+                    f"{self.cls}.fit ({self._ctx()}) must return the fitted model (or "
+                    f"None when it fits in place). Got {describe(fitted)} instead, which has "
+                    "none of score_users, factors or recommend. End fit with 'return self'.")
+            self.model, self.method = fitted, method
+
+    def _ctx(self) -> str:
+        return self.where or f"model {qualified_name(self.model)}"
+
+    # -- what the evaluator takes -------------------------------------------------------------
+    def eval_inputs(self, k: int, users: np.ndarray | None = None) -> dict[str, Any]:
+        """The keyword arguments of :func:`recoeval_tracking.evaluate` that give this model's
+        scores: ``scorer`` (a :class:`~recoeval_tracking.scores.CallableScores`), ``A``/``B``/
+        ``item_biases``, or ``ranked`` (top-``k`` lists of ``users``; every user when None).
+
+        The outputs are checked on the first users before anything is evaluated.
+        """
+        if not self._fitted:
+            self.score_source()  # raises NotFittedError with the standard message
+        n_users, n_items = int(self.n_users_ or 0), int(self.n_items_ or 0)
+        probe = np.arange(min(2, n_users), dtype=np.int64)
+        if self.method == "score_users":
+            got = self._call("score_users", probe)
+            self._expect(_shape_of(got) == (len(probe), n_items), "score_users", got,
+                         shape=(len(probe), n_items))
+            scorer = self._scorer(n_items)
+            return {"scorer": CallableScores(scorer, n_items,
+                                             dtype=np.float32 if _is_float32(got) else np.float64,
+                                             func=f"{self.cls}.score_users")}
+        if self.method == "factors":
+            got = self._call("factors")
+            ok = isinstance(got, (tuple, list)) and len(got) in (2, 3)
+            shapes = [_shape_of(x) for x in got] if ok else []
+            ok = ok and shapes[0] is not None and shapes[1] is not None \
+                and len(shapes[0]) == 2 and len(shapes[1]) == 2 \
+                and shapes[0][0] == n_users and shapes[1][0] == n_items \
+                and shapes[0][1] == shapes[1][1] \
+                and (len(got) == 2 or got[2] is None or shapes[2] == (n_items,))
+            self._expect(ok, "factors", got, n_users=n_users, n_items=n_items)
+            return {"A": got[0], "B": got[1],
+                    "item_biases": got[2] if len(got) == 3 else None}
+        return {"ranked": self._ranked(k, n_users, n_items, users)}
+
+    def _score_source(self) -> Any:
+        if self.method == "recommend":
+            raise ModelProtocolError(
+                f"{self.cls} ({self._ctx()}) recommends lists: its lists depend on K, so "
+                "ask for them with eval_inputs(k) (the app and evaluate do).")
+        inputs = self.eval_inputs(1)
+        if "scorer" in inputs:
+            return inputs["scorer"]
+        from ..scores import FactorScores
+
+        return FactorScores(inputs["A"], inputs["B"], inputs["item_biases"],
+                            func=f"{self.cls}.factors")
+
+    def _call(self, method: str, *args: Any) -> Any:
+        try:
+            return getattr(self.model, method)(*args)
+        except Exception as err:  # noqa: BLE001 - the user's code: any exception, reported
+            raise code_error(err, f"{self.cls}.{method} ({self._ctx()})") from err
+
+    def _scorer(self, n_items: int) -> Callable[[np.ndarray], Any]:
+        def scorer(user_indices: np.ndarray) -> Any:
+            got = self._call("score_users", user_indices)
+            self._expect(_shape_of(got) == (len(user_indices), n_items), "score_users", got,
+                         shape=(len(user_indices), n_items))
+            return got
+        return scorer
+
+    def _expect(self, ok: bool, method: str, got: Any, **fmt: Any) -> None:
+        if ok:
+            return
+        expected = _EXPECTED[method].format(**{"shape": None, "n_users": self.n_users_,
+                                                "n_items": self.n_items_, "k": None, "n": None,
+                                                **fmt})
+        shown = (f"a tuple of {', '.join(_describe(x) for x in got)}"
+                 if isinstance(got, (tuple, list)) and method == "factors" else _describe(got))
+        raise ModelProtocolError(f"{self.cls}.{method} ({self._ctx()}) must return "
+                                 f"{expected}. Got {shown} instead.")
+
+    def _ranked(self, k: int, n_users: int, n_items: int, users: np.ndarray | None
+                ) -> RankedLists:
+        asked = np.arange(n_users, dtype=np.int64) if users is None \
+            else np.asarray(users, dtype=np.int64)
+        lists = np.full((n_users, k), -1, dtype=np.int64)
+        for start in range(0, asked.shape[0], _RECOMMEND_BLOCK):
+            block = asked[start:start + _RECOMMEND_BLOCK]
+            lists[block] = self._lists(self._call("recommend", block, k), block, k, n_items)
+        return RankedLists(lists, func=f"{self.cls}.recommend")
+
+    def _lists(self, got: Any, block: np.ndarray, k: int, n_items: int) -> np.ndarray:
+        fmt = {"k": k, "n_items": n_items, "n": len(block)}
+        try:
+            if len(got) != len(block):
+                raise ValueError
+            out = np.full((len(block), k), -1, dtype=np.int64)
+            for r, row in enumerate(got):
+                arr = np.asarray(row).ravel()
+                if arr.size and not np.issubdtype(arr.dtype, np.integer):
+                    raise ValueError
+                arr = arr[arr >= 0][:k]
+                if arr.size and arr.max() >= n_items:
+                    raise ValueError
+                out[r, :arr.size] = arr
+        except (TypeError, ValueError):
+            self._expect(False, "recommend", got, **fmt)
+        return out
+
+    def params(self) -> dict[str, Any]:
+        return {}
+
+    def __repr__(self) -> str:
+        text = repr(self.model)
+        plain = type(self.model).__repr__ is object.__repr__
+        return text if len(text) <= 120 and not plain else f"{qualified_name(self.model)}(...)"
+
+
+def _describe(x: Any) -> str:
+    shape = _shape_of(x)
+    if shape is not None and not isinstance(x, np.ndarray):
+        return f"a {type(x).__name__} of shape {shape}"
+    return describe(x)
