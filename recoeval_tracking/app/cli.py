@@ -153,7 +153,8 @@ def _task(cfg: Any) -> dict[str, Any] | None:
                 sweep_dir = Path(hc.runtime.cwd) / sweep_dir
             sweep = read_sweep_parent(sweep_dir)
         return run_job(plain, Path(hc.runtime.output_dir), overrides=list(hc.overrides.task),
-                       sweep=sweep, base_dir=Path(hc.runtime.cwd))
+                       sweep=sweep, base_dir=Path(hc.runtime.cwd),
+                       model_label=hc.runtime.choices.get("model"))
     except Exception as err:
         found = error_message(err)
         if found is None or multirun:

@@ -52,9 +52,11 @@ def _key_hint(key: str) -> str:
                     f"({group}={having[0]} {key}=...). {_SEE_CFG}")
         known = sorted(set().union(*fields_of.values()))
         close = difflib.get_close_matches(leaf, known, n=3)
+        own = (f" A model config of your own (with _target_) takes the keys its file lists; "
+               f"add a new one with +{key}=<value>." if group == "model" else "")
         if close:
-            return f"Did you mean {', '.join(f'{group}.{c}' for c in close)}? {_SEE_CFG}"
-        return f"Check the spelling. {_SEE_CFG}"
+            return f"Did you mean {', '.join(f'{group}.{c}' for c in close)}?{own} {_SEE_CFG}"
+        return f"Check the spelling.{own} {_SEE_CFG}"
     known = [f.name for f in dataclasses.fields(Config)]
     close = difflib.get_close_matches(key, known, n=3)
     if close:
@@ -93,9 +95,13 @@ def user_error_message(err: BaseException, prog: str = PROG,
 
     from .._validation import InputError
 
+    from ..models import ModelProtocolError
+
     prefix = f"{prog}: "
     see_cfg = _SEE_CFG.replace(_PROG, prog, 1)
     key_hint = key_hint or _key_hint
+    if isinstance(err, ModelProtocolError):  # the user's model class or its config
+        return prefix + _one_line(err)
     if isinstance(err, MissingConfigException):
         text = str(err)
         m = re.search(r"Could not find '([^']+)'", text)
@@ -218,7 +224,11 @@ def run_error_message(err: BaseException) -> str | None:
     from ..jobdir.markers import LockTimeout
     from ..jobdir.redact import scrub_text
 
+    from ..models import ModelCodeError
+
     prefix = f"{_PROG}: "
+    if isinstance(err, ModelCodeError):  # the user's own code raised: its message and place
+        return prefix + scrub_text(_one_line(err))
     if isinstance(err, (JobDirWriteError, LockTimeout, DistributedError)):
         return prefix + scrub_text(_one_line(err))
     if isinstance(err, MemoryError):

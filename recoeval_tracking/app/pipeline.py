@@ -39,6 +39,8 @@ from typing import Any
 from .._validation import InputError, check_int, param_error
 from ..options import EvalOptions
 from .precheck import check_before_load, check_k_against_items
+from .stages import absolute_path as _absolute
+from .stages import dataset_record, log_left_out
 
 __all__ = ["run_job", "tracking_uri_for", "progress_mode", "PROGRESS_MODES", "STAGES"]
 
@@ -72,12 +74,6 @@ def progress_mode(value: Any) -> bool | None:
     if text not in PROGRESS_MODES:
         raise param_error("progress", _FUNC, f"one of {list(PROGRESS_MODES)}", value)
     return {"auto": None, "true": False, "false": True}[text]
-
-
-def _absolute(path: Any, base_dir: Path | None) -> Any:
-    if isinstance(path, str) and path and base_dir is not None and not Path(path).is_absolute():
-        return str((base_dir / path).resolve())
-    return path
 
 
 @contextmanager
@@ -196,8 +192,11 @@ def split_data(X, split: Mapping[str, Any]):
     return out
 
 
-def build_model(model: Mapping[str, Any], progress: bool | None, base_dir: Path | None = None):
-    """Build the model of a ``model`` config section (:func:`recoeval_tracking.models.make_model`).
+def build_model(model: Mapping[str, Any], progress: bool | None, base_dir: Path | None = None,
+                label: str | None = None):
+    """Build the model of a ``model`` config section: the user's own class when the section
+    has ``_target_`` (:func:`~recoeval_tracking.app.user_model.instantiate_model`, ``label``
+    naming it), else a baseline (:func:`recoeval_tracking.models.make_model`).
 
     Every key except ``name`` is passed to the model's class; its file-path parameters are
     taken relative to ``base_dir``. ``progress`` is the tqdm ``disable`` flag; models with a
@@ -205,7 +204,10 @@ def build_model(model: Mapping[str, Any], progress: bool | None, base_dir: Path 
     """
     from ..models import MODELS, make_model
     from ._signatures import takes
+    from .user_model import instantiate_model, is_user_model_config
 
+    if is_user_model_config(model):
+        return instantiate_model(model, label, base_dir)
     name = model.get("name")
     if not isinstance(name, str):
         raise param_error("model.name", _FUNC, "a model name (str)", name)
@@ -232,7 +234,9 @@ def _eval_progress(total: int, disable: bool | None) -> tuple[Callable[[int], No
 
 def run_job(cfg: Mapping[str, Any], job_dir: str | Path, *, overrides: list[str] | None = None,
             sweep: Mapping[str, Any] | None = None, base_dir: str | Path | None = None,
-            tracking_uri: str | None = None, echo: bool = True) -> dict[str, Any]:
+            tracking_uri: str | None = None, echo: bool = True, model_label: str | None = None,
+            fitted: Any = None, data: Any = None, run_id: str | None = None
+            ) -> dict[str, Any]:
     """Run one evaluation job described by the plain config ``cfg`` and write it to ``job_dir``.
 
     Parameters
@@ -257,6 +261,13 @@ def run_job(cfg: Mapping[str, Any], job_dir: str | Path, *, overrides: list[str]
     echo : bool
         Log the summary table (through :mod:`logging`, which Hydra sends to the terminal and the
         job's log file).
+    model_label : str, optional
+        The model's name when ``model`` has none (the option of a ``_target_`` model: ``ease``).
+    fitted, data : optional
+        A model the caller fitted on ``data`` (a :class:`~recoeval_tracking.app.plugin.JobData`;
+        :func:`recoeval_tracking.app.evaluate_job`); ``model`` is then only logged.
+    run_id : str, optional
+        Log into this existing MLflow run (the one the caller has open) instead of a new one.
 
     Returns
     -------
@@ -286,14 +297,13 @@ def run_job(cfg: Mapping[str, Any], job_dir: str | Path, *, overrides: list[str]
     base = Path(base_dir) if base_dir is not None else Path.cwd()
     out = Path(job_dir)
     backend = _backend(cfg)
-    if backend["kind"] == "dask":
-        from ..jobdir import begin_job_dir
-        begin_job_dir(out)
+    from ..jobdir import begin_job_dir
+    begin_job_dir(out)  # a job that fails (the user's model raising...) stays INCOMPLETE
     t_start = time.perf_counter()
     X, split, model, results, timings = _run_stages(sections, options, disable, base,
-                                                    backend, out)
+                                                    backend, out, model_label, fitted, data)
     timings["total"] = time.perf_counter() - t_start
-    dataset_info = _dataset_record(X, split, sections["dataset"], base)
+    dataset_info = dataset_record(X, split, sections["dataset"], base)
     extra = {f"{stage}_seconds": seconds for stage, seconds in timings.items()
              if stage != "eval"}
     write_job_dir(results, out, config_yaml=dict(cfg), overrides=list(overrides or []),
@@ -303,7 +313,7 @@ def run_job(cfg: Mapping[str, Any], job_dir: str | Path, *, overrides: list[str]
                                 if s in timings)
         logger.info("results at K=%d (%s):\n%s\ntimings: %s\njob directory: %s", results.k,
                     model.name, results.summary(), timing_text, out)
-    run_id = _track(cfg, out, base, tracking_uri, sweep, overrides)
+    run_id = _track(cfg, out, base, tracking_uri, sweep, overrides, model.name, run_id)
     return {"job_dir": str(out), "metrics": dict(results.means), "timings": timings,
             "run_id": run_id, "dataset": dataset_info,
             "objective": _objective(cfg.get("objective"), {**results.means, **extra})}
@@ -335,9 +345,9 @@ def _evaluate(split: Any, model: Any, options: EvalOptions, progress: Callable[[
     """The ``eval`` stage, in this process or on the Dask cluster of ``backend``."""
     from ..metrics import evaluate
 
+    inputs = model.eval_inputs(options.k, split.test_users)
     if backend["kind"] == "cpu":
-        return evaluate(split.train, split.test, scores=model.score_source(), options=options,
-                        progress=progress)
+        return evaluate(split.train, split.test, **inputs, options=options, progress=progress)
     from ..distributed import cluster_client, evaluate_on_dask
     from ..jobdir import FILES
 
@@ -345,41 +355,49 @@ def _evaluate(split: Any, model: Any, options: EvalOptions, progress: Callable[[
     with cluster_client(backend.get("address"), n_workers=backend.get("n_workers", 2),
                         threads_per_worker=backend.get("threads_per_worker", 1),
                         timeout=float(backend.get("timeout", 30.0))) as client:
-        return evaluate_on_dask(client, split.train, split.test, options,
-                                scores=model.score_source(), shards=backend.get("shards"),
-                                per_user_dir=parts)
+        return evaluate_on_dask(client, split.train, split.test, options, **inputs,
+                                shards=backend.get("shards"), per_user_dir=parts)
 
 
 def _run_stages(sections: dict[str, dict[str, Any]], options: EvalOptions,
-                disable: bool | None, base: Path, backend: Mapping[str, Any], out: Path
+                disable: bool | None, base: Path, backend: Mapping[str, Any], out: Path,
+                label: str | None = None, fitted: Any = None, data: Any = None
                 ) -> tuple[Any, Any, Any, Any, dict[str, float]]:
-    """Load, prepare, split, fit and evaluate, each timed; returns the data, the split, the
-    fitted model, the results and the seconds per stage."""
+    """Build the model (before any data is read), load, prepare, split, fit and evaluate,
+    each timed; returns the data, the split, the fitted model, the results and the seconds per
+    stage. With ``fitted`` and ``data`` (the caller's), only ``eval`` runs."""
     from ..engine.driver import thread_limits
 
     timings: dict[str, float] = {}
     with thread_limits(options.nthreads):
-        with _timed(timings, "load"):
-            X = load_data(sections["dataset"], base)
-        with _timed(timings, "prepare"):
-            X = prepare_data(X, sections["dataset"])
-        logger.info("data: %s (%d users x %d items, %d interactions)", X.name or
-                    sections["dataset"].get("kind"), X.n_users, X.n_items, X.nnz)
-        check_k_against_items(options.k, X.n_items)
-        with _timed(timings, "split"):
-            split = split_data(X, sections["split"])
-        logger.info("split: %r", split)
-        with _timed(timings, "fit"):
-            model = build_model(sections["model"], disable, base)
-            model.fit(split.train.matrix, user_ids=split.train.user_ids,
-                      item_ids=split.train.item_ids)
-        logger.info("model: %r fitted in %.2f s", model, timings["fit"])
+        model = fitted if fitted is not None else \
+            build_model(sections["model"], disable, base, label)
+        if data is None:
+            with _timed(timings, "load"):
+                X = load_data(sections["dataset"], base)
+            with _timed(timings, "prepare"):
+                X = prepare_data(X, sections["dataset"])
+            logger.info("data: %s (%d users x %d items, %d interactions)", X.name or
+                        sections["dataset"].get("kind"), X.n_users, X.n_items, X.nnz)
+            check_k_against_items(options.k, X.n_items)
+            with _timed(timings, "split"):
+                split = split_data(X, sections["split"])
+            logger.info("split: %r", split)
+        else:
+            X, split = data.data, data.split
+            check_k_against_items(options.k, X.n_items)
+        if fitted is None:
+            with _timed(timings, "fit"):
+                model.fit(split.train.matrix, user_ids=split.train.user_ids,
+                          item_ids=split.train.item_ids)
+            logger.info("model: %r fitted in %.2f s", model, timings["fit"])
         _compile_notice()
         update, bar = _eval_progress(split.train.n_users, disable)
         try:
             results = _evaluate(split, model, options, update, backend, out)
         finally:
             bar.close()
+    log_left_out(results)
     timings["eval"] = float(results.timings.get("eval", 0.0))
     return X, split, model, results, timings
 
@@ -396,30 +414,12 @@ def _compile_notice() -> None:
         print(f"recoeval-track: {COMPILE_NOTICE}", file=sys.stderr, flush=True)
 
 
-def _dataset_record(X: Any, split: Any, dataset: Mapping[str, Any], base: Path
-                    ) -> dict[str, Any]:
-    """``dataset.json``: sizes, fingerprints of the data and the split, preparation steps."""
-    stats = X.stats()
-    info: dict[str, Any] = {
-        "name": dataset.get("name") or X.name or dataset.get("kind"),
-        "kind": dataset.get("kind"),
-        **{k: v for k, v in stats.items() if k != "fingerprint"},
-        "data_fingerprint": stats["fingerprint"],
-        "split_fingerprint": split.fingerprint,
-        "split": split.summary(),
-        "train_interactions": split.train.nnz,
-        "test_interactions": split.test.nnz,
-        "preparation": [str(r) for r in X.reports],
-    }
-    if dataset.get("path"):
-        info["source"] = _absolute(dataset["path"], base)
-    return info
-
-
 def _track(cfg: Mapping[str, Any], out: Path, base: Path, tracking_uri: str | None,
-           sweep: Mapping[str, Any] | None, overrides: list[str] | None = None) -> str | None:
-    """Log the job folder as one MLflow run unless tracking is off; None when it is off or the
-    store could not be reached (the folder is then marked pending)."""
+           sweep: Mapping[str, Any] | None, overrides: list[str] | None = None,
+           model_name: str | None = None, run_id: str | None = None) -> str | None:
+    """Log the job folder as one MLflow run (``run_id``: into that existing run) unless
+    tracking is off; None when it is off or the store could not be reached (the folder is then
+    marked pending)."""
     tracking = dict(cfg.get("tracking") or {"enabled": False})
     if not tracking.get("enabled", False):
         return None
@@ -428,9 +428,20 @@ def _track(cfg: Mapping[str, Any], out: Path, base: Path, tracking_uri: str | No
 
     uri = tracking_uri or tracking_uri_for(tracking, base)
     swept = (sweep or {}).get("swept_keys") if sweep else None
-    name = short_run_name(cfg, overrides, swept if sweep else None,
+    named = dict(cfg)
+    if model_name and not (named.get("model") or {}).get("name"):
+        named["model"] = {**dict(named.get("model") or {}), "name": model_name}
+    name = short_run_name(named, overrides, swept if sweep else None,
                           suffix=f"#{out.name}" if sweep else "")
     sweep = dict(sweep or {})
+    if run_id is not None:  # the caller's open run (the user's own app): add the job to it
+        from ..tracking.runs import log_job_dir_into_run
+
+        log_job_dir_into_run(out, run_id, tracking_uri=uri, sweep_id=sweep.get("sweep_id"),
+                             parent_run_id=sweep.get("parent_run_id"),
+                             params=_user_params(cfg))
+        logger.info("MLflow run %s in %s (the run open in this process)", run_id, _scrub(uri))
+        return run_id
     run_id = upload_or_mark_pending(
         out, tracking_uri=uri, experiment=tracking.get("experiment") or DEFAULT_EXPERIMENT,
         parent_run_id=sweep.get("parent_run_id"), sweep_id=sweep.get("sweep_id"),
@@ -440,11 +451,15 @@ def _track(cfg: Mapping[str, Any], out: Path, base: Path, tracking_uri: str | No
     return run_id
 
 
+#: Top-level settings that are not the experiment's (where and how the job ran).
+_RUNTIME_KEYS = ("tracking", "backend", "nthreads", "progress", "plots", "objective", "hydra")
+
+
 def _user_params(cfg: Mapping[str, Any]) -> dict[str, Any]:
-    """The config the user chose, as run params: data, split, model and metric options and the
-    top-level seed (tracking, output and runtime settings left out)."""
-    keep = ("dataset", "split", "model", "metrics", "seed")
-    return {k: v for k, v in cfg.items() if k in keep}
+    """The config the user chose, as run params: data, split, model and metric options, the
+    top-level seed, and the other sections of a user's own app (tracking, output and runtime
+    settings left out)."""
+    return {k: v for k, v in cfg.items() if k not in _RUNTIME_KEYS}
 
 
 def tracking_uri_for(tracking: Mapping[str, Any], base_dir: str | Path | None = None) -> str:

@@ -33,7 +33,10 @@ Groups and options (the files in ``configs/``):
     one option per strategy of :data:`recoeval_tracking.splitting.SPLITS`; k-fold strategies
     evaluate fold ``split.fold`` (sweep it: ``split.fold=0,1,2,3,4``).
 ``model``
-    one option per model of :data:`recoeval_tracking.models.MODELS`.
+    one option per model of :data:`recoeval_tracking.models.MODELS`, or a config of the
+    user's own (``--config-dir my_configs model=ease``) whose ``_target_`` names their class;
+    the ``model`` node is typed ``Any`` so that such a config is taken as written, while each
+    of our options keeps the checks of its own schema node.
 ``metrics``
     ``default``, ``all`` and one per library profile of
     :data:`recoeval_tracking.metrics.profiles.PROFILES` (``recometrics``, ``hivemall``,
@@ -313,7 +316,10 @@ class Config:
 
     dataset: DatasetConfig = MISSING
     split: SplitConfig = MISSING
-    model: ModelConfig = MISSING
+    # Any: an option of ours is checked against its own schema node (ModelConfig and the
+    # class's signature); a config of the user's own holds `_target_` and whatever keys their
+    # class takes (hydra.utils.instantiate builds it).
+    model: Any = MISSING
     metrics: MetricsConfig = MISSING
     tracking: TrackingConfig = MISSING
     backend: BackendConfig = field(default_factory=BackendConfig)

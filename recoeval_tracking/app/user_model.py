@@ -1,0 +1,159 @@
+"""The user's own model class from a config: ``_target_`` and its arguments, built with Hydra.
+
+``recoeval-track --config-dir my_configs model=ease`` with ``my_configs/model/ease.yaml``::
+
+    _target_: my_package.EASE     # the class (or any callable returning the model)
+    lam: 500.0                    # its arguments, any names (sweep them: -m model.lam=100,1000)
+
+:func:`instantiate_model` checks the target and its arguments, builds the object with
+:func:`hydra.utils.instantiate` and wraps it in :class:`~recoeval_tracking.models.UserModel`,
+which checks the model protocol (``fit`` and one of ``score_users``, ``factors``,
+``recommend``) before any data is read. ``_target_`` is imported from the installed packages,
+or from the directory the command was started from (added to ``sys.path`` last, as ``python
+-m`` and pytest do), so ``my_package/`` beside ``my_configs/`` needs no install.
+
+Errors are one paragraph: a target that does not exist, an argument the class does not take, or
+a class that breaks the protocol is a usage error
+(:class:`~recoeval_tracking.models.ModelProtocolError`, exit 2); an exception raised by the
+user's own code (importing its module, its constructor) is a
+:class:`~recoeval_tracking.models.ModelCodeError` (exit 1) with the exception's message and the
+file and line where it was raised.
+"""
+
+from __future__ import annotations
+
+import difflib
+import importlib
+import inspect
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from ..models import ModelProtocolError, UserModel
+from ..models._user import code_error, qualified_name
+
+__all__ = ["instantiate_model", "is_user_model_config", "HYDRA_KEYS"]
+
+#: The keys of a ``_target_`` node that are Hydra's, not arguments of the class.
+HYDRA_KEYS = ("_target_", "_convert_", "_recursive_", "_partial_", "_args_")
+
+
+def is_user_model_config(section: Mapping[str, Any]) -> bool:
+    """Whether a ``model`` config section names the user's own class (``_target_``)."""
+    return "_target_" in section
+
+
+def _where(label: str | None, target: str) -> str:
+    return f"model={label}, _target_ {target}" if label else f"model._target_ {target}"
+
+
+def locate(target: str, where: str) -> Any:
+    """The object ``target`` (``package.module.Class``) names.
+
+    Raises
+    ------
+    ModelProtocolError
+        When no module of the path exists or the module has no such attribute (a misspelt
+        target), with close names where there are some.
+    ModelCodeError
+        When importing the user's module raised (a missing dependency, a syntax error...).
+    """
+    parts = target.split(".")
+    if len(parts) < 2 or not all(parts):
+        raise ModelProtocolError(
+            f"model._target_ must be the dotted path of a class, 'package.module.Class'. Got "
+            f"{target!r} ({where}).")
+    for n in range(len(parts) - 1, 0, -1):
+        name = ".".join(parts[:n])
+        try:
+            module = importlib.import_module(name)
+        except ModuleNotFoundError as err:
+            if err.name and (name == err.name or name.startswith(err.name + ".")):
+                continue  # this prefix is not a module: try a shorter one
+            raise code_error(err, f"importing {name} ({where})") from err
+        except Exception as err:  # noqa: BLE001 - the user's module: any exception, reported
+            raise code_error(err, f"importing {name} ({where})") from err
+        obj: Any = module
+        for i, attr in enumerate(parts[n:], start=n):
+            if not hasattr(obj, attr):
+                owner = ".".join(parts[:i])
+                close = difflib.get_close_matches(attr, [a for a in dir(obj)
+                                                         if not a.startswith("_")], n=3)
+                hint = f" Did you mean {', '.join(f'{owner}.{c}' for c in close)}?" \
+                    if close else ""
+                raise ModelProtocolError(
+                    f"model._target_ names {target!r}, but {owner!r} has no attribute "
+                    f"{attr!r} ({where}).{hint} Check the spelling in the model's config.")
+            obj = getattr(obj, attr)
+        return obj
+    raise ModelProtocolError(
+        f"model._target_ names {target!r}, but no module {parts[0]!r} can be imported "
+        f"({where}). Install the package that holds the class, or run the command from the "
+        f"directory that holds {parts[0]}.py or {parts[0]}/ (it is on the import path).")
+
+
+def _check_arguments(obj: Any, kwargs: Mapping[str, Any], target: str, where: str) -> None:
+    """Refuse an argument the class does not take, naming the ones it does (before building)."""
+    try:
+        sig = inspect.signature(obj)
+    except (TypeError, ValueError):
+        return
+    try:
+        sig.bind(**kwargs)
+    except TypeError as err:
+        takes = [p for p, v in sig.parameters.items()
+                 if v.kind in (v.POSITIONAL_OR_KEYWORD, v.KEYWORD_ONLY)]
+        unknown = sorted(set(kwargs) - set(takes))
+        named = ", ".join(f"model.{k}" for k in unknown) if unknown else str(err)
+        raise ModelProtocolError(
+            f"{target} does not take the config's {named} ({where}): {err}. Its parameters: "
+            f"{', '.join(takes) or '(none)'}. Change the model's config or the override.") \
+            from None
+
+
+def instantiate_model(section: Mapping[str, Any], label: str | None = None,
+                      base_dir: str | Path | None = None) -> UserModel:
+    """Build the user's model of a ``model`` config section holding ``_target_``.
+
+    Parameters
+    ----------
+    section : mapping
+        ``_target_`` and the class's arguments (plain values; Hydra's ``_convert_`` defaults
+        to ``all`` here, so the class receives plain dicts and lists).
+    label : str, optional
+        The config option's name (``ease``), the model's name in run names and records.
+    base_dir : str or Path, optional
+        The directory the command was started from, put last on ``sys.path``.
+
+    Returns
+    -------
+    UserModel
+        The model, its protocol checked (not fitted).
+    """
+    from hydra.errors import InstantiationException
+    from hydra.utils import instantiate
+
+    target = section.get("_target_")
+    if not isinstance(target, str) or not target:
+        raise ModelProtocolError(f"model._target_ must be the dotted path of a class "
+                                 f"(package.module.Class). Got {target!r}.")
+    where = _where(label, target)
+    base = str(Path(base_dir) if base_dir is not None else Path.cwd())
+    if base not in sys.path:
+        sys.path.append(base)
+    obj = locate(target, where)
+    if not callable(obj):
+        raise ModelProtocolError(f"model._target_ names {target!r}, which is a "
+                                 f"{type(obj).__name__}, not a class ({where}).")
+    kwargs = {k: v for k, v in section.items() if k not in HYDRA_KEYS}
+    if not section.get("_partial_"):
+        _check_arguments(obj, kwargs, target, where)
+    node = {"_convert_": "all", **dict(section)}
+    try:
+        built = instantiate(node)
+    except InstantiationException as err:
+        cause = err.__cause__ or err
+        raise code_error(cause, f"{qualified_name(obj) if isinstance(obj, type) else target}"
+                         f"(...) ({where})") from cause
+    return UserModel(built, label=label or target.rsplit(".", 1)[-1], where=where)
