@@ -77,6 +77,8 @@ def test_every_option_composes_against_its_schema(hydra_compose, group, option):
     overrides = [f"{group}={option}"]
     if group == "dataset" and option != "synthetic":
         overrides.append("dataset.path=/data/interactions")  # required, checked at run time
+    if group == "model" and option == "ranked_file":
+        overrides.append("model.path=/data/recs.csv")  # required, checked at run time
     cfg = hydra_compose(overrides)
     plain = OmegaConf.to_container(cfg, resolve=True, throw_on_missing=True)
     assert set(plain) == {"dataset", "split", "model", "metrics", "tracking", "backend", "seed",

@@ -56,7 +56,8 @@ def test_random_is_reproducible_and_block_independent(tiny):
 
 
 def test_registry_names_and_round_trip():
-    assert set(MODELS) == {"popularity", "random", "als", "item_knn", "factors_file", "implicit"}
+    assert set(MODELS) == {"popularity", "random", "als", "item_knn", "factors_file", "implicit",
+                           "ranked_file"}
     for name, cls in MODELS.items():
         assert issubclass(cls, Model)
         assert cls.name == name

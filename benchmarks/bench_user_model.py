@@ -1,0 +1,111 @@
+"""What the model protocol costs a user's own model: the same scores given three ways, in one run.
+
+A model of the user's own hands its scores to the evaluator through ``score_users(user_indices)``
+(called one block of users at a time, its result copied into the engine's buffer), through
+``factors()`` (then scored by the engine's own blocked GEMM), or through ``recommend`` (lists).
+This script times, on the same data and the same scores (``A @ B.T``, float32, K=10, the
+default top-K metrics), with the same threads:
+
+* ``factors``: ``evaluate(A=..., B=...)`` directly (the baseline path);
+* ``UserModel(factors)``: the same factors through the protocol;
+* ``UserModel(score_users)``: a model whose ``score_users`` computes ``A[users] @ B.T`` itself;
+
+and prints each as a ratio to ``factors`` and to the GEMM floor (the fastest blocked ``A @ B.T``
+into preallocated buffers: benchmarks/bench_engine.py's floor). Timings are the best of
+``--repeat`` runs; compare ratios within one run.
+
+Usage::
+
+    python benchmarks/bench_user_model.py                  # 50000 x 20000 x 64, ~2 min
+    python benchmarks/bench_user_model.py --size 5000x2000x32 --repeat 2
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+if __name__ == "__main__" and "OPENBLAS_CORETYPE" in os.environ:
+    _env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_CORETYPE"}
+    os.execve(sys.executable, [sys.executable, *sys.argv], _env)
+
+import argparse  # noqa: E402
+import platform  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+import numpy as np  # noqa: E402
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_engine import best_of, blas_info, gemm_floor, make_data  # noqa: E402
+
+import recoeval_tracking as rt  # noqa: E402
+from recoeval_tracking.models import UserModel  # noqa: E402
+
+METRICS = ["p", "r", "ap", "ndcg", "hit", "rr"]
+
+
+class ScoreUsers:
+    """A user's model that scores blocks of users itself."""
+
+    def __init__(self, A, B):
+        self.A, self.B = A, B
+
+    def fit(self, train):
+        return self
+
+    def score_users(self, user_indices):
+        return self.A[user_indices] @ self.B.T
+
+
+class Factors(ScoreUsers):
+    """The same model handing over its factors."""
+
+    score_users = None  # type: ignore[assignment]
+
+    def factors(self):
+        return self.A, self.B
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--size", default="50000x20000x64", help="users x items x factors")
+    ap.add_argument("--threads", type=int, default=os.cpu_count() or 1)
+    ap.add_argument("--repeat", type=int, default=3)
+    args = ap.parse_args()
+    m, n, p = (int(x) for x in args.size.split("x"))
+    print(f"machine: {platform.machine()} {platform.processor() or ''}; "
+          f"OPENBLAS_CORETYPE={os.environ.get('OPENBLAS_CORETYPE', '(unset)')}")
+    for line in blas_info():
+        print(f"BLAS: {line}")
+    tr, te, A, B = make_data(m, n, p)
+    print(f"data: {m} users x {n} items x {p} factors, float32, {tr.nnz} train and {te.nnz} "
+          f"test entries; K=10, metrics {METRICS}, {args.threads} threads")
+
+    def ev(**inputs):
+        return rt.evaluate(tr, te, **inputs, k=10, metrics=METRICS, nthreads=args.threads)
+
+    def through(model):
+        um = UserModel(model)
+        um.fit(tr)
+        return lambda: ev(**um.eval_inputs(10))
+
+    calls = {"factors (evaluate(A=, B=))": lambda: ev(A=A, B=B),
+             "UserModel with factors()": through(Factors(A, B)),
+             "UserModel with score_users()": through(ScoreUsers(A, B))}
+    ref = None
+    for call in calls.values():  # warm: compile once, and check the values agree
+        got = call().per_user["ndcg_at_10"].to_numpy()
+        if ref is None:
+            ref = got
+        np.testing.assert_allclose(got, ref, rtol=1e-5, atol=1e-6, equal_nan=True)
+    floor, how = gemm_floor(A, B, args.threads, args.repeat)
+    print(f"GEMM floor: {floor:.3f} s ({how})")
+    base = None
+    for name, call in calls.items():
+        sec = best_of(call, args.repeat)
+        base = base or sec
+        print(f"{name:32s} {sec:7.3f} s  {sec / base:5.2f}x factors  {sec / floor:5.2f}x floor")
+
+
+if __name__ == "__main__":
+    main()
