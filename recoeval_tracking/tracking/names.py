@@ -36,11 +36,30 @@ def _pairs(overrides: Sequence[str] | None) -> list[tuple[str, str]]:
     return out
 
 
+def _top_level_comma(value: str) -> bool:
+    """Whether ``value`` has a comma outside brackets and quotes: ``a,b`` and ``[1,2],[3]``
+    are sweeps, ``[ndcg,p]`` and ``{a:1,b:2}`` are one value."""
+    depth, quote = 0, ""
+    for ch in value:
+        if quote:
+            quote = "" if ch == quote else quote
+        elif ch in "'\"":
+            quote = ch
+        elif ch in "[{(":
+            depth += 1
+        elif ch in "]})":
+            depth -= 1
+        elif ch == "," and depth == 0:
+            return True
+    return False
+
+
 def swept_keys(overrides: Sequence[str] | None) -> list[str]:
     """The keys a Hydra sweep varies: overrides with several values (``a,b``, ``range(...)``,
-    ``choice(...)``), paths and tracking keys left out."""
+    ``choice(...)``), paths and tracking keys left out; a list value (``[ndcg,p]``) is one
+    value."""
     return [k for k, v in _pairs(overrides)
-            if "," in v or v.startswith(("range(", "choice(", "interval(", "glob("))]
+            if _top_level_comma(v) or v.startswith(("range(", "choice(", "interval(", "glob("))]
 
 
 def _short(key: str, value: str) -> str:

@@ -165,3 +165,13 @@ def test_errors_of_a_users_model_are_one_paragraph(project):
     client = MlflowClient(f"sqlite:///{project / 'mlflow.db'}")
     exps = [e.experiment_id for e in client.search_experiments()]
     assert client.search_runs(exps) == []
+
+
+def test_a_model_of_another_framework_hands_over_its_factors(project):
+    """implicit's BPR behind the example's four-line wrapper (factors()), where installed."""
+    pytest.importorskip("implicit")
+    proc = _track(["--config-dir", "conf", "model=bpr", "model.factors=8", "model.iterations=5",
+                   "tracking=none", "hydra.run.dir=bpr", *SMALL], project)
+    _ok(proc)
+    per_user = pd.read_parquet(project / "bpr" / "per_user.parquet")
+    assert per_user["ndcg_at_10"].notna().any() and "roc_auc" in per_user

@@ -22,6 +22,12 @@ def test_sweep_names_hold_the_swept_keys_only():
         "als f=64 reg=0.1"
 
 
+def test_a_list_value_is_one_value_not_a_sweep():
+    sweep = ["model.lam=100,1000", "metrics.names=[ndcg,p,r]", "model.layers=[64,32],[128]",
+             "model.opts={a:1,b:2}", "model.tag='x,y'"]
+    assert swept_keys(sweep) == ["model.lam", "model.layers"]
+
+
 def test_plain_run_is_named_after_dataset_and_model():
     job = ["dataset=movielens_100k", "dataset.path=/data/u.data", "model=als",
            "tracking.password=secret"]
