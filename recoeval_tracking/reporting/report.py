@@ -35,8 +35,14 @@ import pandas as pd
 
 from .._validation import InputError, check_int, check_unit_open, param_error
 from . import stats as st
+from .multisystem import too_few_pairs
 from .stats import FAMILIES, permutations_for, significance_mark
-from .replicates import aggregate_replicates, check_replicates, default_group_by
+from .replicates import (
+    aggregate_replicates,
+    check_replicates,
+    default_group_by,
+    guess_replicate_key,
+)
 from .runs import (
     FINGERPRINT_KINDS,
     RunData,
@@ -52,6 +58,7 @@ from .runs import (
 from .slices import SLICE_KINDS, slice_groups, user_popularity_share
 
 __all__ = ["RunData", "Report", "SliceTable", "build_report", "user_popularity_share",
+           "detect_replicate_key", "small_n_mark", "SMALL_N_MARK",
            "FINGERPRINT_KINDS", "TESTS", "FAMILIES", "SLICE_KINDS", "check_comparable",
            "fingerprints_from", "significance_mark", "permutations_for"]
 
@@ -235,10 +242,31 @@ def _tables(values: dict[str, np.ndarray], present: np.ndarray, rows: np.ndarray
         for idx in groups:
             adj[idx] = st.adjust_pvalues(raw[idx], correction) if len(idx) else raw[idx]
         comp[f"p_{name}_adj"] = adj
-    comp["mark"] = [significance_mark(p, diff, _lower_better(m, lower), alpha)
-                    for p, diff, m in zip(comp[_P_COLUMN[test]], comp["mean_diff"],
-                                          comp["metric"])] if len(comp) else []
+    family_size = (comp.groupby("metric", sort=False)["run_id"].transform("size")
+                   if family == "metric" else pd.Series(len(comp), index=comp.index))
+    comp["small_n"] = [too_few_pairs(int(n), int(size), correction, alpha, n_permutations)
+                       for n, size in zip(comp["n_pairs"], family_size)] if len(comp) else []
+    comp["mark"] = [small_n_mark(significance_mark(p, diff, _lower_better(m, lower), alpha),
+                                 small)
+                    for p, diff, m, small in zip(comp[_P_COLUMN[test]], comp["mean_diff"],
+                                                 comp["metric"], comp["small_n"])
+                    ] if len(comp) else []
     return summary, comp
+
+
+#: Appended to a mark when the pairs are too few for a distribution-free test to reach alpha.
+SMALL_N_MARK = "†"
+
+
+def small_n_mark(mark: str, small: bool) -> str:
+    """The mark shown for a comparison: ``mark`` itself, or with too few pairs
+    (:func:`~recoeval_tracking.reporting.multisystem.too_few_pairs`) only its direction
+    (``▲``/``▼``, never stars) followed by :data:`SMALL_N_MARK`: with 3 seeds neither Wilcoxon
+    nor the randomisation test can go below p = 0.25, and stars from a t-test alone would rest
+    on its normality assumption."""
+    if not small:
+        return mark
+    return (mark[:1] if mark else "") + SMALL_N_MARK
 
 
 def _swept_params(runs: list[RunData]) -> list[str]:
@@ -311,8 +339,10 @@ def build_report(runs: Sequence[RunData], baseline: str | None = None, *,
     config : dict, optional
         The report's config, written into the page so that it can be regenerated.
     replicate_key : str, optional
-        A param whose values are replicates (``seed``): runs are aggregated per group, one row
-        per replicate holding its mean; the split must agree only within a replicate.
+        A param whose values are replicates (``seed``, ``split.fold``): runs are aggregated per
+        group, one row per replicate holding its mean; the split must agree only within a
+        replicate. ``"auto"``: :func:`detect_replicate_key` (seeds or folds that changed the
+        split), else none.
     group_by : list of str, optional
         The params that form the groups (default: every swept param but ``replicate_key``).
     family : {"metric", "table"}
@@ -339,16 +369,21 @@ def build_report(runs: Sequence[RunData], baseline: str | None = None, *,
         raise param_error("family", func, f"one of {list(FAMILIES)}", family)
     settings["family"] = family
     if replicate_key is not None and not isinstance(replicate_key, str):
-        raise param_error("replicate_key", func, "a param name (str) or None", replicate_key)
+        raise param_error("replicate_key", func, "a param name (str), 'auto' or None",
+                          replicate_key)
+    if replicate_key == "auto":
+        replicate_key = detect_replicate_key(runs)
     mismatches = (check_replicates(runs, replicate_key) if replicate_key
                   else check_comparable(runs))
     if mismatches and not allow_mismatch:
-        raise _not_comparable(mismatches)
+        raise _not_comparable(mismatches, runs)
     swept = _swept_params(runs)
+    settings["n_runs"] = len(runs)
     if replicate_key:
         runs_in, runs = runs, aggregate_replicates(runs, replicate_key, group_by, func)
         settings["replicate_key"] = replicate_key
         settings["group_by"] = list(group_by or default_group_by(runs_in, replicate_key))
+        _group_curves_and_catalogue(runs, runs_in)
         swept = _swept_params(runs)
     metrics = _resolve_metrics(metrics, runs, func)
     base = _resolve_baseline(baseline, runs, metrics, settings["lower_is_better"], func)
@@ -406,12 +441,77 @@ def _check_settings(func: str, correction: Any, test: Any, n_permutations: Any,
             "lower_is_better": list(lower_is_better)}
 
 
-def _not_comparable(mismatches: list[str]) -> InputError:
+def _not_comparable(mismatches: list[str], runs: Sequence[RunData] = ()) -> InputError:
+    candidates = [k for k in _swept_params(list(runs)) if _replicate_like(k)]
+    hint = (f" If {', '.join(candidates)} only draws replicates (seeds, folds), pass "
+            f"replicate_key={candidates[0]} (report config: replicate_key={candidates[0]})."
+            if candidates else "")
     return InputError(
         "The runs given to build_report are not comparable: " + "; ".join(mismatches)
         + ". Select runs evaluated on the same data, split and metric definitions, or pass "
         "allow_mismatch=True (report config: allow_mismatch=true) to compare them anyway; "
-        "the tables are then marked.")
+        "the tables are then marked." + hint)
+
+
+def _replicate_like(key: str) -> bool:
+    leaf = key.rsplit(".", 1)[-1]
+    return leaf in ("seed", "fold", "repeat", "replicate")
+
+
+def detect_replicate_key(runs: Sequence[RunData]) -> str | None:
+    """The param whose values are replicates of one experiment, or None.
+
+    A sweep over seeds (:func:`~recoeval_tracking.reporting.replicates.guess_replicate_key`)
+    or over the folds of a k-fold split (``split.fold``, any swept ``*.fold``): each value
+    draws another split of the same data, so the runs differ in their split fingerprint while
+    the runs of one value share theirs. Nothing is detected when the runs are comparable as
+    they are, or when the runs of one value do not share their data and split."""
+    runs = list(runs)
+    key = guess_replicate_key(runs)
+    if key:
+        return key
+    if not check_comparable(runs):
+        return None
+    folds = [k for k in _swept_params(runs) if k.rsplit(".", 1)[-1] == "fold"]
+    for k in sorted(folds, key=lambda k: (k.count("."), k)):
+        if not check_replicates(runs, k):
+            return k
+    return None
+
+
+def _group_curves_and_catalogue(groups: list[RunData], runs: list[RunData]) -> None:
+    """Give each replicate group the @1..K curves and catalogue-level metrics of its runs: the
+    mean over replicates at each k with its Student-t 95% interval over replicates (n =
+    replicates, like the tables), and the mean of each logged value."""
+    for g in groups:
+        members = [r for r in runs if all(str(r.params.get(k)) == str(v)
+                                          for k, v in g.params.items())]
+        if not members:
+            continue
+        logged: dict[str, list[float]] = {}
+        for r in members:
+            for k, v in r.metrics.items():
+                if v is not None and math.isfinite(float(v)):
+                    logged.setdefault(k, []).append(float(v))
+        g.metrics = {k: float(np.mean(v)) for k, v in logged.items() if len(v) == len(members)}
+        curves = [r.curves for r in members if r.curves is not None and len(r.curves)]
+        if len(curves) != len(members):
+            continue
+        names = [c for c in curves[0].columns if c != "k"
+                 and not c.endswith(("_ci95_low", "_ci95_high"))
+                 and all(c in other.columns for other in curves)]
+        ks = curves[0]["k"].to_numpy()
+        if not names or any(len(c) != len(ks) or not np.array_equal(c["k"].to_numpy(), ks)
+                            for c in curves):
+            continue
+        out = {"k": ks}
+        for name in names:
+            stack = np.column_stack([c[name].to_numpy(dtype=np.float64) for c in curves])
+            cols = [st.t_interval(row) for row in stack]
+            out[name] = np.array([c[0] for c in cols])
+            out[f"{name}_ci95_low"] = np.array([c[1] for c in cols])
+            out[f"{name}_ci95_high"] = np.array([c[2] for c in cols])
+        g.curves = pd.DataFrame(out)
 
 
 @dataclass
