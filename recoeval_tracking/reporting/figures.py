@@ -271,7 +271,7 @@ def cd_figure(mean_ranks, cd: float, title: str = ""):
     cliques = cd_cliques(ranks, cd)
     half = (k + 1) // 2
     rows = max(half, k - half)
-    height = 1.6 + 0.3 * rows + 0.15 * len(cliques)
+    height = 1.2 + 0.3 * rows + 0.15 * len(cliques)
     fig = new_figure(8.0, height)
     fig.subplots_adjust(left=0.02, right=0.98, top=0.86 if title else 0.98, bottom=0.02)
     ax = fig.add_subplot()
@@ -279,7 +279,7 @@ def cd_figure(mean_ranks, cd: float, title: str = ""):
     lo, hi = 1, max(k, 2)
     ax.set_xlim(lo - 0.9, hi + 0.9)
     top = 1.0
-    ax.set_ylim(-(0.45 + 0.3 * rows + 0.15 * len(cliques)), top + 0.6)
+    ax.set_ylim(top - 0.3 - 0.3 * rows - 0.15 * len(cliques), top + 0.6)
     ax.plot([lo, hi], [top, top], color="black", linewidth=1)
     for t in range(lo, hi + 1):
         ax.plot([t, t], [top, top + 0.08], color="black", linewidth=1)
