@@ -13,7 +13,7 @@ Examples
 The notebook workflow: evaluate two models, compare them, write the table for the paper.
 
 >>> import recoeval_tracking as rt
->>> data = rt.make_synthetic(n_users=120, n_items=60, density=0.1, seed=0)
+>>> data = rt.make_synthetic(n_users=120, n_items=60, seed=0)
 >>> split = rt.make_split("random", data, test_fraction=0.3, seed=0)
 >>> runs = {name: rt.evaluate(split.train, split.test,
 ...                           scores=rt.make_model(name).fit(split.train.matrix).score_source(),
@@ -582,6 +582,8 @@ class Comparison:
         for c in ("mean", "ci_low", "ci_high", "delta"):
             shown[c] = shown[c].map(lambda x: "–" if pd.isna(x) else f"{x:.4f}")
         shown["p_adj"] = shown["p_adj"].map(lambda x: "–" if pd.isna(x) else f"{x:.3g}")
+        for c in ("wins", "ties", "losses"):
+            shown[c] = shown[c].map(lambda x: "" if pd.isna(x) else str(int(x)))
         cols = (["dataset"] if "dataset" in shown.columns else []) + [
             "system", "metric", "mean", "ci_low", "ci_high", "delta", "p_adj", "mark", "wins",
             "ties", "losses"]

@@ -372,9 +372,9 @@ def _comparison_sections(comparison: Comparison, figure_names: list[str]) -> lis
     if comparison.multi_dataset:
         return _multi_sections(comparison, figure_names)
     items = _sections(comparison.report, figure_names, comparison=comparison)
-    items.insert(1 + next((i for i, it in enumerate(items) if it[0] == "table"), 0), (
-        "text", "", "One dataset: the rank statistics over datasets (Friedman, Nemenyi's "
-        "critical difference) do not apply; the paired tests over users above do."))
+    items.insert(next((i for i, it in enumerate(items) if it[0] == "fold"), len(items)), (
+        "text", "", "One dataset: the rank statistics over datasets (mean ranks, Friedman, "
+        "Nemenyi's critical difference) do not apply; the paired tests over users do."))
     return items
 
 

@@ -74,7 +74,7 @@ def test_report_from_sweep_id(job_dirs, store_uri, tmp_path):
            "correction": "holm", "test": "t", "n_bootstrap": 200, "n_permutations": 200,
            "seed": 0, "slices": [{"kind": "activity", "q": 4}, {"kind": "popularity"}],
            "output": {"dir": str(tmp_path / "out"), "html": "report.html",
-                      "markdown": "report.md", "log_to_mlflow": True,
+                      "markdown": "report.md", "latex": "report.tex", "log_to_mlflow": True,
                       "artifact_path": "report"}}
     result = run_report(cfg)
     rep = result["report"]
@@ -126,7 +126,14 @@ def test_report_from_sweep_id(job_dirs, store_uri, tmp_path):
     # The report is an artifact of the sweep's parent run.
     assert result["logged_run_id"] == parent.run_id
     listed = {a.path for a in client.list_artifacts(parent.run_id, "report")}
-    assert {"report/report.html", "report/report.md", "report/report_figures"} <= listed
+    assert {"report/report.html", "report/report.md", "report/report_figures",
+            "report/report.tex"} <= listed
+    # the page's numbers are the comparison's (rt.compare over the same runs)
+    assert result["comparison"].report is rep
+    s = result["comparison"].summary().set_index(["system", "metric"])
+    assert s.loc[("als", "ndcg_at_10"), "mean"] == summary.loc[(ids["als"], "ndcg_at_10"),
+                                                                "mean"]
+    assert "\\toprule" in result["paths"]["latex"].read_text()
 
 
 def test_command_refuses_different_split_fingerprints(job_dirs, store_uri, tmp_path):
