@@ -212,3 +212,20 @@ def test_command_refuses_a_bad_setting_before_reading_runs(tmp_path, override, e
     assert "Traceback" not in proc.stderr and "reading the selected runs" not in proc.stderr
     assert proc.stderr.startswith("recoeval-track-report: ")
     assert not (tmp_path / "nowhere.db").exists()
+
+
+def test_compare_reads_mlflow_run_ids(job_dirs, store_uri):
+    """rt.compare on run ids gives the numbers it gives on the job folders they were logged
+    from."""
+    import recoeval_tracking as rt
+
+    _, ids = _sweep(job_dirs, store_uri)
+    by_id = rt.compare({"pop": ids["popularity"], "als": ids["als"]}, tracking_uri=store_uri,
+                       n_bootstrap=50, n_permutations=100)
+    by_dir = rt.compare({"pop": str(job_dirs["popularity"]), "als": str(job_dirs["als"])},
+                        n_bootstrap=50, n_permutations=100)
+    a, b = by_id.summary(), by_dir.summary()
+    assert a[["system", "metric"]].equals(b[["system", "metric"]])
+    for col in ("mean", "ci_low", "ci_high", "delta", "p_adj"):
+        assert a[col].fillna(-1).tolist() == b[col].fillna(-1).tolist()
+    assert by_id.report.runs[1].source == f"mlflow run {ids['als']}"
