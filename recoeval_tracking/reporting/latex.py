@@ -51,7 +51,7 @@ def metric_label(metric: str) -> str:
     else the escaped key."""
     spec = spec_for_key(metric)
     if spec is not None:
-        head, sep, tail = metric.rpartition("_at_")
+        _, sep, tail = metric.rpartition("_at_")
         if spec.at_k and sep and tail.isdigit():
             return latex_escape(f"{spec.label}@{tail}")
         if metric == spec.name:
@@ -102,8 +102,10 @@ def _caption(comp: Comparison, caption: str, intervals: bool, underline_second: 
              small: bool, extra: str = "") -> str:
     s = comp.settings
     parts = [latex_escape(caption)] if caption else []
-    parts.append(("Mean over users" + (f" with its {s['confidence']:.0%} Student-t interval"
-                                       if intervals else "") + ".").replace("%", r"\%"))
+    key = s.get("replicate_key")
+    unit = f"Mean over the {latex_escape(key)} replicates" if key else "Mean over users"
+    parts.append((unit + (f" with its {s['confidence']:.0%} Student-t interval"
+                          if intervals else "") + ".").replace("%", r"\%"))
     parts.append(r"$^{\blacktriangle}$/$^{\blacktriangledown}$: significantly better/worse "
                  f"than the baseline ({latex_escape(comp.baseline)}), "
                  f"{_TEST_NAMES[s['test']]}, {_CORRECTION_NAMES[s['correction']]} correction "
@@ -212,7 +214,7 @@ def _dataset_table(comp: Comparison, metric: str, precision: int, underline_seco
         extra = (f"Mean rank over {f.n_datasets} datasets (1 = best); Friedman "
                  f"$\\chi^2_F = {f.statistic:.2f}$, $p = {f.pvalue:.3g}$; Nemenyi critical "
                  f"difference {cd:.2f} at $\\alpha = {comp.settings['alpha']:g}$.")
-    except Exception as err:  # noqa: BLE001 - a table without the test still helps
+    except Exception as err:
         extra = f"Friedman test not computed: {latex_escape(err)}."
     cap = _caption(comp, (caption + " " if caption else "") + f"{metric}.", False,
                    underline_second, small, extra)
@@ -244,7 +246,7 @@ def structure_problems(tex: str) -> list[str]:
                 depth = 0
     if depth:
         problems.append("unbalanced braces")
-    for block in re.findall(r"\\begin\{tabular\}\{([^}]*)\}(.*?)\\end\{tabular\}", tex, re.S):
+    for block in re.findall(r"\\begin\{tabular\}\{([^}]*)\}(.*?)\\end\{tabular\}", tex, re.DOTALL):
         spec, body = block
         n_cols = len(re.findall(r"[lrcp]", spec))
         order = [m for m in re.findall(r"\\(toprule|midrule|bottomrule)", body)]

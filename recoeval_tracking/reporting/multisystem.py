@@ -39,7 +39,8 @@ import pandas as pd
 from .._validation import InputError, param_error
 from .stats import CORRECTIONS, adjust_pvalues
 
-__all__ = ["win_tie_loss", "min_attainable_p", "too_few_pairs", "tukey_hsd", "rank_table",
+__all__ = ["win_tie_loss", "min_attainable_p", "too_few_pairs", "small_n_mark", "SMALL_N_MARK",
+           "tukey_hsd", "rank_table",
            "FriedmanResult", "friedman_test", "nemenyi_q", "critical_difference",
            "nemenyi_pvalues", "posthoc_vs_control", "cd_cliques"]
 
@@ -129,6 +130,21 @@ def too_few_pairs(n: int, m: int, correction: str, alpha: float,
         return True
     factor = max(1, m) if correction in ("holm", "bonferroni") else 1
     return min(1.0, factor * best) >= alpha
+
+
+#: Appended to a mark when the pairs are too few for a distribution-free test to reach alpha.
+SMALL_N_MARK = "†"
+
+
+def small_n_mark(mark: str, small: bool) -> str:
+    """The mark shown for a comparison: ``mark`` itself, or with too few pairs
+    (:func:`too_few_pairs`) only its direction (``▲``/``▼``, never stars) followed by
+    :data:`SMALL_N_MARK`: with 3 seeds neither Wilcoxon
+    nor the randomisation test can go below p = 0.25, and stars from a t-test alone would rest
+    on its normality assumption."""
+    if not small:
+        return mark
+    return (mark[:1] if mark else "") + SMALL_N_MARK
 
 
 # ---------------------------------------------------------------------------------------------

@@ -33,16 +33,16 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .._validation import InputError, check_int, check_unit_open, param_error
+from .._validation import check_int, check_unit_open, param_error
 from . import stats as st
-from .multisystem import too_few_pairs
-from .stats import FAMILIES, permutations_for, significance_mark
-from .replicates import (
-    aggregate_replicates,
-    check_replicates,
-    default_group_by,
-    guess_replicate_key,
+from .multisystem import SMALL_N_MARK, small_n_mark, too_few_pairs
+from .replicate_groups import (
+    detect_replicate_key,
+    group_curves_and_catalogue,
+    not_comparable,
 )
+from .replicate_groups import swept_params as _swept_params
+from .replicates import aggregate_replicates, check_replicates, default_group_by
 from .runs import (
     FINGERPRINT_KINDS,
     RunData,
@@ -56,6 +56,7 @@ from .runs import (
     metric_exclusions,
 )
 from .slices import SLICE_KINDS, slice_groups, user_popularity_share
+from .stats import FAMILIES, permutations_for, significance_mark
 
 __all__ = ["RunData", "Report", "SliceTable", "build_report", "user_popularity_share",
            "detect_replicate_key", "small_n_mark", "SMALL_N_MARK",
@@ -67,7 +68,6 @@ TESTS = ("t", "wilcoxon", "randomization")
 
 _ID_COLUMNS = ("user_id", "n_train", "n_test", "nan_reason", "n_tied_topk")
 _P_COLUMN = {"t": "p_t_adj", "wilcoxon": "p_wilcoxon_adj", "randomization": "p_randomization_adj"}
-_NOT_SWEPT_PREFIXES = ("tracking.", "hydra.", "definitions.", "output.", "mlflow.")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -254,36 +254,6 @@ def _tables(values: dict[str, np.ndarray], present: np.ndarray, rows: np.ndarray
     return summary, comp
 
 
-#: Appended to a mark when the pairs are too few for a distribution-free test to reach alpha.
-SMALL_N_MARK = "†"
-
-
-def small_n_mark(mark: str, small: bool) -> str:
-    """The mark shown for a comparison: ``mark`` itself, or with too few pairs
-    (:func:`~recoeval_tracking.reporting.multisystem.too_few_pairs`) only its direction
-    (``▲``/``▼``, never stars) followed by :data:`SMALL_N_MARK`: with 3 seeds neither Wilcoxon
-    nor the randomisation test can go below p = 0.25, and stars from a t-test alone would rest
-    on its normality assumption."""
-    if not small:
-        return mark
-    return (mark[:1] if mark else "") + SMALL_N_MARK
-
-
-def _swept_params(runs: list[RunData]) -> list[str]:
-    keys: dict[str, None] = {}
-    for r in runs:
-        for k in r.params:
-            keys.setdefault(str(k), None)
-    out = []
-    for k in keys:
-        if k.startswith(_NOT_SWEPT_PREFIXES):
-            continue
-        vals = {str(r.params.get(k)) for r in runs}
-        if len(vals) > 1:
-            out.append(k)
-    return out
-
-
 def build_report(runs: Sequence[RunData], baseline: str | None = None, *,
                  metrics: Sequence[str] | str | None = None,
                  slices: Sequence[Mapping[str, Any]] | None = None, correction: str = "holm",
@@ -376,14 +346,14 @@ def build_report(runs: Sequence[RunData], baseline: str | None = None, *,
     mismatches = (check_replicates(runs, replicate_key) if replicate_key
                   else check_comparable(runs))
     if mismatches and not allow_mismatch:
-        raise _not_comparable(mismatches, runs)
+        raise not_comparable(mismatches, runs)
     swept = _swept_params(runs)
     settings["n_runs"] = len(runs)
     if replicate_key:
         runs_in, runs = runs, aggregate_replicates(runs, replicate_key, group_by, func)
         settings["replicate_key"] = replicate_key
         settings["group_by"] = list(group_by or default_group_by(runs_in, replicate_key))
-        _group_curves_and_catalogue(runs, runs_in)
+        group_curves_and_catalogue(runs, runs_in)
         swept = _swept_params(runs)
     metrics = _resolve_metrics(metrics, runs, func)
     base = _resolve_baseline(baseline, runs, metrics, settings["lower_is_better"], func)
@@ -439,79 +409,6 @@ def _check_settings(func: str, correction: Any, test: Any, n_permutations: Any,
             "n_bootstrap": n_bootstrap, "seed": seed, "confidence": confidence,
             "alpha": alpha, "allow_mismatch": allow_mismatch,
             "lower_is_better": list(lower_is_better)}
-
-
-def _not_comparable(mismatches: list[str], runs: Sequence[RunData] = ()) -> InputError:
-    candidates = [k for k in _swept_params(list(runs)) if _replicate_like(k)]
-    hint = (f" If {', '.join(candidates)} only draws replicates (seeds, folds), pass "
-            f"replicate_key={candidates[0]} (report config: replicate_key={candidates[0]})."
-            if candidates else "")
-    return InputError(
-        "The runs given to build_report are not comparable: " + "; ".join(mismatches)
-        + ". Select runs evaluated on the same data, split and metric definitions, or pass "
-        "allow_mismatch=True (report config: allow_mismatch=true) to compare them anyway; "
-        "the tables are then marked." + hint)
-
-
-def _replicate_like(key: str) -> bool:
-    leaf = key.rsplit(".", 1)[-1]
-    return leaf in ("seed", "fold", "repeat", "replicate")
-
-
-def detect_replicate_key(runs: Sequence[RunData]) -> str | None:
-    """The param whose values are replicates of one experiment, or None.
-
-    A sweep over seeds (:func:`~recoeval_tracking.reporting.replicates.guess_replicate_key`)
-    or over the folds of a k-fold split (``split.fold``, any swept ``*.fold``): each value
-    draws another split of the same data, so the runs differ in their split fingerprint while
-    the runs of one value share theirs. Nothing is detected when the runs are comparable as
-    they are, or when the runs of one value do not share their data and split."""
-    runs = list(runs)
-    key = guess_replicate_key(runs)
-    if key:
-        return key
-    if not check_comparable(runs):
-        return None
-    folds = [k for k in _swept_params(runs) if k.rsplit(".", 1)[-1] == "fold"]
-    for k in sorted(folds, key=lambda k: (k.count("."), k)):
-        if not check_replicates(runs, k):
-            return k
-    return None
-
-
-def _group_curves_and_catalogue(groups: list[RunData], runs: list[RunData]) -> None:
-    """Give each replicate group the @1..K curves and catalogue-level metrics of its runs: the
-    mean over replicates at each k with its Student-t 95% interval over replicates (n =
-    replicates, like the tables), and the mean of each logged value."""
-    for g in groups:
-        members = [r for r in runs if all(str(r.params.get(k)) == str(v)
-                                          for k, v in g.params.items())]
-        if not members:
-            continue
-        logged: dict[str, list[float]] = {}
-        for r in members:
-            for k, v in r.metrics.items():
-                if v is not None and math.isfinite(float(v)):
-                    logged.setdefault(k, []).append(float(v))
-        g.metrics = {k: float(np.mean(v)) for k, v in logged.items() if len(v) == len(members)}
-        curves = [r.curves for r in members if r.curves is not None and len(r.curves)]
-        if len(curves) != len(members):
-            continue
-        names = [c for c in curves[0].columns if c != "k"
-                 and not c.endswith(("_ci95_low", "_ci95_high"))
-                 and all(c in other.columns for other in curves)]
-        ks = curves[0]["k"].to_numpy()
-        if not names or any(len(c) != len(ks) or not np.array_equal(c["k"].to_numpy(), ks)
-                            for c in curves):
-            continue
-        out = {"k": ks}
-        for name in names:
-            stack = np.column_stack([c[name].to_numpy(dtype=np.float64) for c in curves])
-            cols = [st.t_interval(row) for row in stack]
-            out[name] = np.array([c[0] for c in cols])
-            out[f"{name}_ci95_low"] = np.array([c[1] for c in cols])
-            out[f"{name}_ci95_high"] = np.array([c[2] for c in cols])
-        g.curves = pd.DataFrame(out)
 
 
 @dataclass

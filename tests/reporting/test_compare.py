@@ -37,7 +37,7 @@ def test_compare_two_results_summary_is_the_reports_numbers(two_results):
     y = two_results["random"].per_user["ndcg_at_5"].to_numpy()
     row = s.loc[("popularity", "ndcg_at_5")]
     assert row["mean"] == pytest.approx(np.nanmean(x), rel=1e-12)
-    mean, lo, hi, n = st.t_interval(x)
+    _, lo, hi, n = st.t_interval(x)
     assert (row["ci_low"], row["ci_high"], row["n"]) == (pytest.approx(lo), pytest.approx(hi), n)
     assert row["delta"] == pytest.approx(np.nanmean(x - y), rel=1e-12)
     d = (x - y)[~np.isnan(x - y)]
@@ -97,7 +97,8 @@ def _compile(tex: str, tmp_path) -> None:
            "\\begin{document}\n" + tex + "\n\\end{document}\n")
     (tmp_path / "t.tex").write_text(doc, encoding="utf-8")
     proc = subprocess.run(["pdflatex", "-interaction=nonstopmode", "-halt-on-error", "t.tex"],
-                          cwd=tmp_path, capture_output=True, text=True, timeout=120)
+                          cwd=tmp_path, capture_output=True, text=True, timeout=120,
+                          check=False)
     assert proc.returncode == 0, proc.stdout[-2000:]
     assert (tmp_path / "t.pdf").stat().st_size > 1000
 

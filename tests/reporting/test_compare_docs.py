@@ -13,7 +13,7 @@ GUIDE = Path(__file__).resolve().parents[2] / "docs" / "guides" / "compare.md"
 
 
 def _blocks() -> list[str]:
-    return re.findall(r"```python\n(.*?)```", GUIDE.read_text(encoding="utf-8"), re.S)
+    return re.findall(r"```python\n(.*?)```", GUIDE.read_text(encoding="utf-8"), re.DOTALL)
 
 
 def test_the_guide_has_blocks():
