@@ -241,3 +241,17 @@ def test_nested_mapping_names_the_datasets(two_results):
     cmp = rt.compare({"a": two_results, "b": two_results}, n_bootstrap=0, n_permutations=50)
     assert cmp.datasets == ["a", "b"] and cmp.systems == ["random", "popularity"]
     assert (cmp.dataset_table("p_at_5")["mean rank"].to_numpy() == [2.0, 1.0]).all()
+
+
+def test_datasets_with_seeds_inside_each():
+    runs = []
+    for d in range(3):
+        for r in _replicate_runs({"als": [0.40 + d / 50, 0.41, 0.42], "pop": [0.30, 0.31, 0.3]}):
+            r.fingerprints = {**r.fingerprints, "data": f"d{d}"}
+            r.params = {**r.params, "dataset.name": f"ds{d}"}
+            r.run_id = f"{r.run_id}@{d}"
+            runs.append(r)
+    cmp = rt.compare(runs, baseline="pop", n_bootstrap=0)
+    assert cmp.datasets == ["ds0", "ds1", "ds2"] and cmp.systems == ["pop", "als"]
+    assert all(rep.settings["replicate_key"] == "seed" for rep in cmp.reports.values())
+    assert (cmp.dataset_table("ndcg_at_10")["mean rank"] == [2.0, 1.0]).all()

@@ -152,3 +152,11 @@ def test_smallest_p_of_the_distribution_free_tests_is_reached():
     # three seeds: no distribution-free test reaches 0.05, even uncorrected
     assert ms.too_few_pairs(3, 1, "none", 0.05)
     assert not ms.too_few_pairs(20, 5, "holm", 0.05)
+
+
+def test_nemenyi_p_at_the_critical_difference_is_alpha():
+    # By definition the pair whose mean ranks differ by exactly CD has p = alpha.
+    for k, n, alpha in ((4, 14, 0.05), (5, 10, 0.10), (3, 8, 0.05)):
+        cd = ms.critical_difference(k, n, alpha)
+        ranks = pd.Series([1.0, 1.0 + cd] + [2.0] * (k - 2), index=[f"s{i}" for i in range(k)])
+        assert ms.nemenyi_pvalues(ranks, n).loc["s0", "s1"] == pytest.approx(alpha, rel=1e-6)
