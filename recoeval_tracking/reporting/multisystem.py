@@ -93,14 +93,14 @@ def min_attainable_p(n: int, test: str, n_permutations: int | None = None) -> fl
         return math.nan
     if test == "t":
         return 0.0
-    exact = 2.0 / 2.0 ** n if n < 1075 else 0.0
+    exact = math.ldexp(2.0, -n)  # 2 / 2^n, 0.0 (no overflow) for thousands of pairs
     if test == "wilcoxon":
         if n <= 50:
             return min(1.0, exact)
         z = (n * (n + 1) / 4.0) / math.sqrt(n * (n + 1) * (2 * n + 1) / 24.0)
         return float(2.0 * stats.norm.sf(z))
     if test == "randomization":
-        if n_permutations is not None and 2.0 ** min(n, 1074) > n_permutations:
+        if n_permutations is not None and n > math.log2(max(n_permutations, 1)):
             return max(exact, 1.0 / (n_permutations + 1.0))
         return min(1.0, exact)
     raise param_error("test", "min_attainable_p", "one of ['t', 'wilcoxon', 'randomization']",
@@ -249,7 +249,8 @@ class FriedmanResult:
     ``statistic`` is the chi-square statistic (tie-corrected unless asked otherwise),
     ``pvalue`` its p-value with ``k - 1`` degrees of freedom; ``iman_davenport`` is
     ``F_F = (N - 1) chi2 / (N (k - 1) - chi2)`` with its p-value from ``F(k-1, (k-1)(N-1))``
-    (Iman & Davenport 1980), which Demšar recommends as less conservative."""
+    (Iman & Davenport 1980), which Demšar recommends as less conservative; NaN when every
+    dataset ranks the systems alike (the denominator is 0)."""
 
     mean_ranks: pd.Series
     statistic: float
@@ -289,8 +290,10 @@ def friedman_test(table, lower_is_better: bool = False, tie_correction: bool = T
         chi2 = chi2 / c if c > 0 else math.nan
     p = float(stats.chi2.sf(chi2, k - 1)) if math.isfinite(chi2) else math.nan
     denom = N * (k - 1) - chi2
-    ff = (N - 1) * chi2 / denom if denom > 0 else math.inf
-    pf = float(stats.f.sf(ff, k - 1, (k - 1) * (N - 1))) if math.isfinite(ff) else 0.0
+    # every dataset ranking the systems alike makes the denominator 0: F is undefined there
+    # (its limit, p = 0, would claim more than N datasets can show)
+    ff = (N - 1) * chi2 / denom if denom > 1e-12 else math.nan
+    pf = float(stats.f.sf(ff, k - 1, (k - 1) * (N - 1))) if math.isfinite(ff) else math.nan
     return FriedmanResult(R, float(chi2), p, float(ff), pf, int(N), int(k))
 
 

@@ -68,10 +68,10 @@ def multi_sections(comparison: Comparison, figure_names: list[str]) -> list[Item
             continue
         items.append(("text", "", (
             f"Friedman test of {m} over {f.n_datasets} datasets and {f.n_systems} systems: "
-            f"χ² = {f.statistic:.3f}, p = {_p(f.pvalue)} (Iman-Davenport F = "
-            f"{f.iman_davenport:.3f}, p = {_p(f.pvalue_iman_davenport)}). Nemenyi critical "
-            f"difference at α = {s['alpha']:g}: CD = {cd:.3f}; systems whose mean ranks differ "
-            "by less are not significantly different (joined by a bar in the diagram).")))
+            f"χ² = {f.statistic:.3f}, p = {_p(f.pvalue)} ({_iman_davenport(f)}). Nemenyi "
+            f"critical difference at α = {s['alpha']:g}: CD = {cd:.3f}; systems whose mean "
+            "ranks differ by less are not significantly different (joined by a bar in the "
+            "diagram).")))
         name = f"cd_{safe_name(m)}.png"
         if name in figure_names:
             items.append(("figures", "", [name]))
@@ -89,3 +89,9 @@ def multi_sections(comparison: Comparison, figure_names: list[str]) -> list[Item
         items.append(("fold", f"Dataset {ds}: {_compared(rep)}",
                       _sections(rep, figure_names, _prefix(ds), comparison, ds)))
     return items
+
+
+def _iman_davenport(f: Any) -> str:
+    if not np.isfinite(f.iman_davenport):
+        return "Iman-Davenport F undefined: every dataset ranks the systems alike"
+    return f"Iman-Davenport F = {f.iman_davenport:.3f}, p = {_p(f.pvalue_iman_davenport)}"

@@ -149,9 +149,20 @@ def test_smallest_p_of_the_distribution_free_tests_is_reached():
     assert ms.min_attainable_p(3, "wilcoxon") == 0.25
     # randomisation with R random vectors cannot go below 1/(R+1)
     assert ms.min_attainable_p(40, "randomization", 999) == pytest.approx(1e-3)
+    # thousands of users: no overflow, and never too few
+    assert ms.min_attainable_p(5000, "randomization", 2000) == pytest.approx(1 / 2001)
+    assert ms.min_attainable_p(5000, "wilcoxon") == 0.0
+    assert not ms.too_few_pairs(5000, 3, "holm", 0.05, 2000)
     # three seeds: no distribution-free test reaches 0.05, even uncorrected
     assert ms.too_few_pairs(3, 1, "none", 0.05)
     assert not ms.too_few_pairs(20, 5, "holm", 0.05)
+
+
+def test_identical_rankings_leave_iman_davenport_undefined():
+    res = ms.friedman_test([[0.1, 0.2, 0.3], [0.2, 0.3, 0.4]])
+    ref = stats.friedmanchisquare([0.1, 0.2], [0.2, 0.3], [0.3, 0.4])
+    assert res.statistic == pytest.approx(ref.statistic) == 4.0
+    assert np.isnan(res.iman_davenport) and np.isnan(res.pvalue_iman_davenport)
 
 
 def test_nemenyi_p_at_the_critical_difference_is_alpha():
