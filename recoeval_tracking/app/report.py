@@ -74,6 +74,11 @@ def load_runs(cfg: Mapping[str, Any], workdir: str | Path, base_dir: str | Path 
         raise InputError(f"select: no run matches {given} in {uri}. A sweep's id is in its "
                          "folder's recoeval_sweep.json and on its runs as the tag "
                          "recoeval.sweep_id; tracking.uri must name the store it was logged to.")
+    # a report run (tag recoeval.report=true, written by this command) holds no job
+    found = [info for info in found if (info.get("tags") or {}).get("recoeval.report") != "true"]
+    if not found:
+        raise InputError(f"select: no run matches {sel} in {uri} but report runs; select the "
+                         "runs of a sweep or an experiment.")
     runs = []
     for info in found:
         folder = download_job_artifacts(info["run_id"], Path(workdir) / info["run_id"],
@@ -249,7 +254,7 @@ def _task(cfg: Any) -> None:
     Hydra would log its own "Error executing job" line first)."""
     try:
         _report_task(cfg)
-    except Exception as err:  # noqa: BLE001 - reported by main(), in one paragraph
+    except Exception as err:
         if os.environ.get("RECOEVAL_REPORT_FULL_ERROR") == "1":
             raise
         _failed.append(err)

@@ -49,14 +49,25 @@ def latex_escape(text: object) -> str:
 def metric_label(metric: str) -> str:
     """A column header: the registry's label with its cutoff (``ndcg_at_10`` -> ``NDCG@10``),
     else the escaped key."""
+    return latex_escape(_plain_label(metric))
+
+
+def _plain_label(metric: str) -> str:
     spec = spec_for_key(metric)
     if spec is not None:
         _, sep, tail = metric.rpartition("_at_")
         if spec.at_k and sep and tail.isdigit():
-            return latex_escape(f"{spec.label}@{tail}")
+            return f"{spec.label}@{tail}"
         if metric == spec.name:
-            return latex_escape(spec.label)
-    return latex_escape(metric)
+            return spec.label
+    return metric
+
+
+def _label(text: str) -> str:
+    """A ``\\label`` key: letters, digits and ``:-.`` kept, anything else a ``-`` (a key
+    cannot hold escaped characters)."""
+    return "".join(c if c.isascii() and (c.isalnum() or c in ":-.") else "-"
+                   for c in scrub_text(str(text)))
 
 
 def _fmt(x: float, precision: int) -> str:
@@ -127,7 +138,7 @@ def _table(columns: str, header: list[str], rows: list[list[str]], caption: str,
            ) -> str:
     lines = ["\\begin{table}[tbp]", "  \\centering", f"  \\caption{{{caption}}}"]
     if label:
-        lines.append(f"  \\label{{{latex_escape(label)}}}")
+        lines.append(f"  \\label{{{_label(label)}}}")
     lines += [f"  \\begin{{tabular}}{{{columns}}}", "    \\toprule",
               "    " + " & ".join(header) + r" \\", "    \\midrule"]
     lines += ["    " + " & ".join(r) + r" \\" for r in rows]
@@ -216,8 +227,8 @@ def _dataset_table(comp: Comparison, metric: str, precision: int, underline_seco
                  f"difference {cd:.2f} at $\\alpha = {comp.settings['alpha']:g}$.")
     except Exception as err:
         extra = f"Friedman test not computed: {latex_escape(err)}."
-    cap = _caption(comp, (caption + " " if caption else "") + f"{metric}.", False,
-                   underline_second, small, extra)
+    cap = _caption(comp, (caption + " " if caption else "") + f"{_plain_label(metric)} per "
+                   "dataset.", False, underline_second, small, extra)
     header = ["System"] + [latex_escape(d) for d in datasets] + ["Mean rank"]
     return _table("l" + "r" * (len(datasets) + 1), header, rows, cap, label)
 

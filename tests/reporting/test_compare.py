@@ -200,7 +200,7 @@ def _dataset_runs(n_datasets: int = 4):
     return runs
 
 
-def test_several_datasets_ranks_friedman_and_cd_diagram():
+def test_several_datasets_ranks_friedman_and_cd_diagram(tmp_path):
     runs = _dataset_runs()
     cmp = rt.compare(runs, baseline="pop", n_bootstrap=0, n_permutations=100)
     assert cmp.multi_dataset and cmp.dataset_key == "dataset.name"
@@ -230,6 +230,9 @@ def test_several_datasets_ranks_friedman_and_cd_diagram():
     tex = cmp.to_latex()
     assert structure_problems(tex) == [] and tex.count(r"\begin{table}") == 2
     assert "Friedman" in tex and "Mean rank" in tex
+    assert r"\label{tab:comparison-ndcg-at-10}" in tex and "NDCG@10 per dataset." in tex
+    if shutil.which("pdflatex"):
+        _compile(tex, tmp_path)
     md = cmp.to_markdown()
     assert "Friedman test of ndcg_at_10 over 4 datasets and 3 systems" in md
     assert "Dataset data2" in md
