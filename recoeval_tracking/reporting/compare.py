@@ -407,16 +407,17 @@ class Comparison:
 
     def to_latex(self, metrics: Sequence[str] | None = None, *, precision: int = 4,
                  intervals: bool = False, underline_second: bool = False,
-                 caption: str = "", label: str = "tab:comparison") -> str:
+                 caption: str = "", label: str = "tab:comparison",
+                 win_tie_loss: bool = False) -> str:
         """A booktabs table for a paper (see :func:`~recoeval_tracking.reporting.latex.
         comparison_latex`): one row per system, the best of each column bold, marks against
-        the baseline as superscripts explained in the caption; one table per metric over
-        datasets when there are several."""
+        the baseline as superscripts explained in the caption, ``W/T/L`` columns against the
+        baseline if asked; one table per metric over datasets when there are several."""
         from .latex import comparison_latex
 
         return comparison_latex(self, metrics, precision=precision, intervals=intervals,
                                 underline_second=underline_second, caption=caption,
-                                label=label)
+                                label=label, win_tie_loss=win_tie_loss)
 
     def to_markdown(self, *, title: str = "Run comparison") -> str:
         """The report page as Markdown (figures left out)."""

@@ -15,6 +15,8 @@ import math
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+import pandas as pd
+
 from .._validation import check_int, param_error
 from ..jobdir.redact import scrub_text
 from ..metrics.registry import spec_for_key
@@ -148,11 +150,14 @@ def _table(columns: str, header: list[str], rows: list[list[str]], caption: str,
 
 def comparison_latex(comp: Comparison, metrics: Sequence[str] | None = None, *,
                      precision: int = 4, intervals: bool = False, underline_second: bool = False,
-                     caption: str = "", label: str = "tab:comparison") -> str:
+                     caption: str = "", label: str = "tab:comparison",
+                     win_tie_loss: bool = False) -> str:
     """The LaTeX of :meth:`Comparison.to_latex`.
 
     One dataset: one table, systems x ``metrics`` (default the headline metrics), each cell
-    the mean (with ``[low, high]`` when ``intervals``) and its mark. Several datasets: one
+    the mean (with ``[low, high]`` when ``intervals``) and its mark; with ``win_tie_loss`` a
+    ``W/T/L`` column after each metric: the users where the system beats, ties, loses to the
+    baseline. Several datasets: one
     table per metric, systems x datasets plus the mean rank, the Friedman p-value and
     Nemenyi's critical difference in the caption.
     """
@@ -190,10 +195,16 @@ def comparison_latex(comp: Comparison, metrics: Sequence[str] | None = None, *,
             text += _mark_tex(str(r["mark"]))
             small = small or str(r["mark"]).endswith(SMALL_N_MARK)
             rows[name].append(text)
-    header = ["System"] + [metric_label(m) for m in chosen]
-    cap = _caption(comp, caption, intervals, underline_second, small)
-    return head + "\n" + _table("l" + "r" * len(chosen), header, list(rows.values()), cap,
-                                label) + "\n"
+            if win_tie_loss:
+                rows[name].append("--" if pd.isna(r["wins"]) else
+                                  f"{int(r['wins'])}/{int(r['ties'])}/{int(r['losses'])}")
+    header = ["System"] + [h for m in chosen for h in (
+        [metric_label(m), "W/T/L"] if win_tie_loss else [metric_label(m)])]
+    extra = ("W/T/L: users where the system is better than, equal to, worse than the baseline."
+             if win_tie_loss else "")
+    cap = _caption(comp, caption, intervals, underline_second, small, extra)
+    return head + "\n" + _table("l" + "r" * (len(header) - 1), header, list(rows.values()),
+                                cap, label) + "\n"
 
 
 def _dataset_table(comp: Comparison, metric: str, precision: int, underline_second: bool,

@@ -125,6 +125,11 @@ def test_latex_booktabs_bold_underline_marks_and_caption(two_results, tmp_path):
     assert r"\label{tab:x}" in tex and "Synthetic data." in tex
     if shutil.which("pdflatex"):
         _compile(tex, tmp_path)
+    wtl = cmp.to_latex(["p_at_5"], win_tie_loss=True)
+    assert structure_problems(wtl) == [] and r"System & P@5 & W/T/L \\" in wtl
+    s = cmp.summary().set_index(["system", "metric"]).loc[("popularity", "p_at_5")]
+    assert f"& {s['wins']}/{s['ties']}/{s['losses']} \\\\" in wtl
+    assert "random (baseline) & " in wtl and "& -- \\\\" in wtl
 
 
 def test_structure_check_finds_broken_tables():
