@@ -189,22 +189,32 @@ def _compared(report: Report) -> str:
     return f"{len(report.runs)} run{'s' if len(report.runs) != 1 else ''}"
 
 
+def _shown_id(report: Report, run: Any) -> str:
+    """A run's id, or for a replicate group the count of its runs (its id lists every param)."""
+    if report.settings.get("replicate_key") and run.run_id.startswith("group:"):
+        n = len([s for s in run.source.split(", ") if s])
+        return f"{n} {report.settings['replicate_key']} replicates"
+    return run.run_id
+
+
 def _head_items(report: Report, comparison: Comparison | None = None) -> list[Item]:
     """The first screen: intro, summary, notes, catalogue-level metrics."""
     base = report.run(report.baseline)
     items: list[Item] = [("text", "", (
         f"{_compared(report)} compared against the baseline **{md_escape(base.name)}** "
-        f"(`{scrub_text(base.run_id)}`) on {len(report.metrics)} metric(s): "
+        f"(`{scrub_text(_shown_id(report, base))}`) on {len(report.metrics)} metric(s): "
         f"{', '.join(report.metrics)}."))]
     if len(report.runs) > 1 or report.metrics:
         items.append(("table", "Summary: mean [95% t CI] and mark vs the baseline, best in bold",
                       summary_table(report)))
     rep = report.settings.get("replicate_key")
     if rep:
-        groups = ", ".join(report.settings.get("group_by") or []) or "none"
-        items.append(("text", "", f"Replicates over `{rep}`, grouped by {groups}: each row of "
-                      f"a group is one {rep}'s mean, n counts replicates, intervals show the "
-                      f"spread between them and comparisons are paired by {rep}."))
+        groups = ", ".join(md_escape(r.name) for r in report.runs)
+        items.append(("text", "", f"Replicates over `{rep}`: one group per system ({groups}); "
+                      f"each row of a group is one {rep}'s mean, n counts replicates, intervals "
+                      f"show the spread between them and comparisons are paired by {rep}. "
+                      f"The groups are formed by the params that differ: "
+                      f"{', '.join(report.settings.get('group_by') or []) or 'none'}."))
     for note in report.notes:
         items.append(("text", "", md_escape(note) + "."))
     if report.mismatches:
