@@ -144,6 +144,12 @@ def compare(runs: Any, baseline: str | None = None, *, metrics: Sequence[str] | 
             raise
         if len(groups) > 1:
             _check_unique_names(reports[ds], ds)
+    chosen = {ds: rep.run(rep.baseline).name for ds, rep in reports.items()}
+    if len(set(chosen.values())) > 1:
+        raise param_error("baseline", _FUNC, "one system, the same in every dataset",
+                          baseline, "It picks " + ", ".join(f"{n} in {ds}" for ds, n in
+                                                           chosen.items())
+                          + "; name the system instead.")
     return Comparison(reports=reports, dataset_key=key if len(groups) > 1 else None,
                       n_runs=len(read))
 
@@ -175,7 +181,8 @@ class Comparison:
     reports: dict[str, Report]
     dataset_key: str | None = None
     n_runs: int = 0
-    _values: dict[tuple[str, str], pd.DataFrame] = field(default_factory=dict, repr=False)
+    _values: dict[tuple[str, str], pd.DataFrame] = field(default_factory=dict, repr=False,
+                                                         init=False)
 
     # -- structure -----------------------------------------------------------------------------
 

@@ -9,7 +9,7 @@ import dataclasses
 import tempfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from .._validation import param_error
 from .replicate_groups import swept_params as _swept_params
@@ -106,8 +106,8 @@ def runs_from(runs: Any, tracking_uri: str | None = None, func: str = _FUNC
         for i, r in zip(mlflow_at, read):
             out[i] = r
     result: list[RunData] = []
-    for (name, _, ds), r in zip(pairs, out):
-        assert r is not None
+    for (_, _, ds), r in zip(pairs, out):
+        r = cast(RunData, r)  # every None was an MLflow run id, read just above
         if ds is not None:
             r = dataclasses.replace(r, run_id=f"{ds}/{r.run_id}")
             datasets[r.run_id] = ds  # type: ignore[index]

@@ -263,3 +263,10 @@ def test_datasets_with_seeds_inside_each():
     assert cmp.datasets == ["ds0", "ds1", "ds2"] and cmp.systems == ["pop", "als"]
     assert all(rep.settings["replicate_key"] == "seed" for rep in cmp.reports.values())
     assert (cmp.dataset_table("ndcg_at_10")["mean rank"] == [2.0, 1.0]).all()
+
+
+def test_a_baseline_that_picks_different_systems_per_dataset_is_refused():
+    runs = _dataset_runs()
+    with pytest.raises(InputError, match="baseline.*the same in every dataset"):
+        rt.compare(runs, baseline="best:ndcg_at_10", n_bootstrap=0, n_permutations=10)
+
