@@ -44,8 +44,9 @@ import pandas as pd
 from .._validation import InputError, param_error
 from . import multisystem as ms
 from .compare_inputs import _system_names, detect_dataset_key, runs_from
-from .report import Report, RunData, build_report, detect_replicate_key
+from .report import Report, RunData, _check_settings, build_report, detect_replicate_key
 from .runs import _lower_better
+from .stats import FAMILIES
 
 __all__ = ["compare", "Comparison", "detect_dataset_key", "runs_from"]
 
@@ -104,6 +105,10 @@ def compare(runs: Any, baseline: str | None = None, *, metrics: Sequence[str] | 
     -------
     Comparison
     """
+    _check_settings(_FUNC, correction, test, n_permutations, n_bootstrap, seed, confidence,
+                    alpha, allow_mismatch, user_features, slices, lower_is_better)
+    if family not in FAMILIES:
+        raise param_error("family", _FUNC, f"one of {list(FAMILIES)}", family)
     read, datasets = runs_from(runs, tracking_uri)
     key = None
     if datasets is None and dataset_key is not None:

@@ -79,6 +79,10 @@ def test_inputs_job_folders_and_errors(two_results, tmp_path):
     np.testing.assert_allclose(a["p_adj"].fillna(-1), b["p_adj"].fillna(-1), rtol=1e-12)
     with pytest.raises(InputError, match="runs"):
         rt.compare(42)
+    with pytest.raises(InputError, match="The 'test' parameter of compare must be one of"):
+        rt.compare(two_results, test="welch")
+    with pytest.raises(InputError, match="The 'correction' parameter of compare"):
+        rt.compare(two_results, correction="sidak")
     with pytest.raises(InputError, match="runs"):
         rt.compare({"a": 3.5})
     with pytest.raises(InputError, match="does not apply"):
