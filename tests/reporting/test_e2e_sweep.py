@@ -229,3 +229,23 @@ def test_compare_reads_mlflow_run_ids(job_dirs, store_uri):
     for col in ("mean", "ci_low", "ci_high", "delta", "p_adj"):
         assert a[col].fillna(-1).tolist() == b[col].fillna(-1).tolist()
     assert by_id.report.runs[1].source == f"mlflow run {ids['als']}"
+
+
+def test_a_report_run_is_not_selected_as_a_run_to_compare(job_dirs, store_uri, tmp_path):
+    """A report logged as its own run (tag recoeval.report=true) holds no job: selecting the
+    experiment again compares the jobs only."""
+    from recoeval_tracking.app.report import run_report
+    from recoeval_tracking.tracking.search import log_report_artifacts
+
+    _, ids = _sweep(job_dirs, store_uri)
+    page = tmp_path / "old.html"
+    page.write_text("<html></html>")
+    report_run = log_report_artifacts([page], tracking_uri=store_uri, experiment="e2e")
+    cfg = {"tracking": {"uri": store_uri}, "select": {"experiment": "e2e"},
+           "n_bootstrap": 20, "n_permutations": 20, "slices": [],
+           "metrics": ["ndcg_at_10"],
+           "output": {"dir": str(tmp_path / "out"), "html": None, "markdown": None,
+                      "latex": "r.tex", "log_to_mlflow": False}}
+    rep = run_report(cfg)["report"]
+    selected = {r.run_id for r in rep.runs}
+    assert report_run not in selected and set(ids.values()) <= selected
