@@ -46,6 +46,8 @@ __all__ = [
     "DenseScores",
     "CallableScores",
     "RankedLists",
+    "compare",
+    "Comparison",
 ]
 
 
@@ -56,4 +58,9 @@ def __getattr__(name: str):
         from .tracking import log_results
 
         return log_results
+    # compare pulls in the report's statistics and renderers: loaded when first asked for.
+    if name in ("compare", "Comparison"):
+        from .reporting import compare as _compare
+
+        return getattr(_compare, name)
     raise AttributeError(f"module 'recoeval_tracking' has no attribute {name!r}")

@@ -4,8 +4,10 @@
 The Hydra layer stops here: :func:`main` composes the config and hands a plain dict to
 :func:`run_report`, which selects the runs (from MLflow through
 :mod:`recoeval_tracking.tracking.search`, or from local job directories), builds the report with
-:func:`recoeval_tracking.reporting.report.build_report`, writes the HTML and Markdown and logs them
-as artifacts of the sweep's parent run (or of a new report run).
+:func:`recoeval_tracking.reporting.compare.compare` (the object behind ``rt.compare``), writes
+the HTML, the Markdown and the LaTeX table and logs them as artifacts of the sweep's parent run
+(or of a new report run). A selection that spans several datasets gets the rank statistics
+over datasets (Friedman, Nemenyi, a critical-difference diagram).
 """
 
 from __future__ import annotations
@@ -57,6 +59,13 @@ def load_runs(cfg: Mapping[str, Any], workdir: str | Path, base_dir: str | Path 
         raise param_error("select", _PROG, "one of select.sweep_id, select.experiment, "
                           "select.run_ids, select.filter or select.job_dirs", None,
                           "Say which runs to compare, e.g. select.sweep_id=<id>.")
+    db = _sqlite_file(uri, base)
+    if db is not None and not db.is_file():
+        given = {k: v for k, v in sel.items() if v}
+        raise InputError(f"select: no run matches {given}: there is no MLflow store at {db} "
+                         "(nothing was written). Run the command from the folder the sweep "
+                         "logged to, or name its store with tracking.uri=sqlite:///<path>/"
+                         "mlflow.db (or set MLFLOW_TRACKING_URI).")
     found = search_runs_for_report(tracking_uri=uri, experiment=sel["experiment"],
                                    sweep_id=sel["sweep_id"], run_ids=sel["run_ids"] or None,
                                    filter_string=sel["filter"])
@@ -65,6 +74,11 @@ def load_runs(cfg: Mapping[str, Any], workdir: str | Path, base_dir: str | Path 
         raise InputError(f"select: no run matches {given} in {uri}. A sweep's id is in its "
                          "folder's recoeval_sweep.json and on its runs as the tag "
                          "recoeval.sweep_id; tracking.uri must name the store it was logged to.")
+    # a report run (tag recoeval.report=true, written by this command) holds no job
+    found = [info for info in found if (info.get("tags") or {}).get("recoeval.report") != "true"]
+    if not found:
+        raise InputError(f"select: no run matches {sel} in {uri} but report runs; select the "
+                         "runs of a sweep or an experiment.")
     runs = []
     for info in found:
         folder = download_job_artifacts(info["run_id"], Path(workdir) / info["run_id"],
@@ -74,6 +88,18 @@ def load_runs(cfg: Mapping[str, Any], workdir: str | Path, base_dir: str | Path 
                                          params=info["params"], tags=info["tags"],
                                          source=f"mlflow run {info['run_id']}"))
     return runs, uri
+
+
+def _sqlite_file(uri: str, base: Path) -> Path | None:
+    """The database file of a ``sqlite:///`` URI (None for other stores): looked at before
+    searching, because opening a missing SQLite store creates an empty one."""
+    if not uri.startswith("sqlite:///"):
+        return None
+    path = uri[len("sqlite:///"):].split("?", 1)[0]
+    if not path or path == ":memory:":
+        return None
+    p = Path(path)
+    return p if p.is_absolute() else base / p
 
 
 def _popularity_features(runs: list, head: float):
@@ -101,14 +127,11 @@ def _popularity_features(runs: list, head: float):
     return user_popularity_share(split.train, split.test, head=head)
 
 
-def _replicates(cfg: Mapping[str, Any], runs: list) -> tuple[str | None, list[str] | None]:
-    """``replicate_key`` (``auto``: ``seed`` when a seed sweep changed the split, else none;
-    ``null``/empty: none) and ``group_by`` from the report config."""
-    from ..reporting.replicates import guess_replicate_key
-
+def _replicates(cfg: Mapping[str, Any]) -> tuple[str | None, list[str] | None]:
+    """``replicate_key`` (``auto``: seeds or folds that changed the split, detected per dataset
+    by :func:`~recoeval_tracking.reporting.report.detect_replicate_key`; ``null``/empty: none)
+    and ``group_by`` from the report config."""
     key = cfg.get("replicate_key", "auto")
-    if key == "auto":
-        key = guess_replicate_key(runs)
     if key is not None and not isinstance(key, str):
         raise param_error("replicate_key", _PROG, "a param name, 'auto' or null", key)
     group_by = [str(g) for g in (cfg.get("group_by") or [])] or None
@@ -155,11 +178,14 @@ def run_report(cfg: Mapping[str, Any], base_dir: str | Path | None = None,
     Returns
     -------
     dict
-        ``report`` (the :class:`~recoeval_tracking.reporting.report.Report`), ``paths`` (html,
-        markdown, figures), ``logged_run_id`` (None when not logged).
+        ``comparison`` (the :class:`~recoeval_tracking.reporting.compare.Comparison` the pages
+        are built from, as :func:`recoeval_tracking.compare` returns it), ``report`` (its
+        :class:`~recoeval_tracking.reporting.report.Report` over one dataset; the first
+        dataset's over several), ``paths`` (html, markdown, figures, latex),
+        ``logged_run_id`` (None when not logged).
     """
+    from ..reporting.compare import compare
     from ..reporting.render import write_report
-    from ..reporting.report import build_report
 
     if not isinstance(cfg, Mapping):
         raise param_error("cfg", "run_report", "a plain dict (the report config)", cfg)
@@ -174,8 +200,9 @@ def run_report(cfg: Mapping[str, Any], base_dir: str | Path | None = None,
         features = None
         if any(s.get("kind") == "popularity" for s in slices):
             features = _popularity_features(runs, float(cfg.get("popularity_head", 0.2)))
-        replicate_key, group_by = _replicates(cfg, runs)
-        report = build_report(
+        replicate_key, group_by = _replicates(cfg)
+        dataset_key = cfg.get("dataset_key", "auto")
+        comparison = compare(
             runs, cfg.get("baseline") or None, metrics=list(cfg.get("metrics") or []) or None,
             slices=slices, correction=str(cfg.get("correction", "holm")),
             test=str(cfg.get("test", "t")),
@@ -186,14 +213,18 @@ def run_report(cfg: Mapping[str, Any], base_dir: str | Path | None = None,
             allow_mismatch=bool(cfg.get("allow_mismatch", False)), user_features=features,
             lower_is_better=tuple(cfg.get("lower_is_better") or ()),
             config={k: v for k, v in cfg.items() if k != "hydra"},
-            replicate_key=replicate_key, group_by=group_by)
+            replicate_key=replicate_key, group_by=group_by,
+            dataset_key=str(dataset_key) if dataset_key else None)
+    report = next(iter(comparison.reports.values()))
     out_dir = Path(out_cfg.get("dir") or ".")
     out_dir = out_dir if out_dir.is_absolute() else base / out_dir
     html_name = out_cfg.get("html")
     md_name = out_cfg.get("markdown")
+    tex_name = out_cfg.get("latex")
     _say(progress, "drawing the figures and writing the pages...")
-    paths = write_report(report, out_dir / html_name if html_name else None,
+    paths = write_report(comparison, out_dir / html_name if html_name else None,
                          out_dir / md_name if md_name else None,
+                         latex_path=out_dir / tex_name if tex_name else None,
                          title=str(out_cfg.get("title") or "Run comparison"))
     logged = None
     if uri is not None and out_cfg.get("log_to_mlflow", True):
@@ -208,8 +239,11 @@ def run_report(cfg: Mapping[str, Any], base_dir: str | Path | None = None,
             run_name=f"report-{sweep_id}" if sweep_id else "report",
             artifact_path=out_cfg.get("artifact_path") or None,
             tags={"recoeval.report_baseline": report.baseline,
-                  "recoeval.report_runs": ",".join(r.run_id for r in report.runs)})
-    return {"report": report, "paths": paths, "logged_run_id": logged}
+                  "recoeval.report_runs": ",".join(r.run_id for rep in
+                                                   comparison.reports.values()
+                                                   for r in rep.runs)})
+    return {"comparison": comparison, "report": report, "paths": paths,
+            "logged_run_id": logged}
 
 
 _failed: list[BaseException] = []
@@ -220,7 +254,7 @@ def _task(cfg: Any) -> None:
     Hydra would log its own "Error executing job" line first)."""
     try:
         _report_task(cfg)
-    except Exception as err:  # noqa: BLE001 - reported by main(), in one paragraph
+    except Exception as err:
         if os.environ.get("RECOEVAL_REPORT_FULL_ERROR") == "1":
             raise
         _failed.append(err)
@@ -234,14 +268,15 @@ def _report_task(cfg: Any) -> None:
     base = Path(HydraConfig.get().runtime.cwd)
     result = run_report(plain, base, progress=lambda text: print(f"{_PROG}: {text}",
                                                                    file=sys.stderr, flush=True))
-    report = result["report"]
     for kind, path in result["paths"].items():
         print(f"{_PROG}: {kind}: {path}")
     if result["logged_run_id"]:
         print(f"{_PROG}: logged as artifacts of run {result['logged_run_id']}")
-    if report.mismatches:
-        print(f"{_PROG}: WARNING: runs not comparable: {'; '.join(report.mismatches)}",
-              file=sys.stderr)
+    for ds, report in result["comparison"].reports.items():
+        if report.mismatches:
+            where = f" (dataset {ds})" if ds else ""
+            print(f"{_PROG}: WARNING: runs not comparable{where}: "
+                  f"{'; '.join(report.mismatches)}", file=sys.stderr)
 
 
 def main() -> None:

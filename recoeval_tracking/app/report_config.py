@@ -45,6 +45,7 @@ class OutputSection:
     dir: str = MISSING
     html: Optional[str] = MISSING
     markdown: Optional[str] = MISSING
+    latex: Optional[str] = MISSING
     title: str = MISSING
     log_to_mlflow: bool = MISSING
     artifact_path: Optional[str] = MISSING
@@ -60,6 +61,7 @@ class ReportConfig:
     metrics: list[str] = MISSING
     replicate_key: Optional[str] = MISSING
     group_by: list[str] = MISSING
+    dataset_key: Optional[str] = MISSING
     correction: str = MISSING
     family: str = MISSING
     test: str = MISSING

@@ -25,11 +25,17 @@ from ..jobdir.plots import new_figure
 from ..jobdir.redact import scrub_text
 from .report import Report
 
-__all__ = ["render_figures", "curve_names", "sweep_params"]
+__all__ = ["render_figures", "curve_names", "sweep_params", "comparison_plot", "cd_figure",
+           "figure_png"]
 
 _MAX_SWEEP_FIGURES = 8
 #: The param that names the model: sweep figures are drawn within each of its values.
 MODEL_KEY = "model.name"
+
+
+def figure_png(fig) -> bytes:
+    """A figure as PNG bytes."""
+    return _png(fig)
 
 
 def _png(fig) -> bytes:
@@ -55,28 +61,8 @@ def curve_names(report: Report) -> list[str]:
 
 
 def _curve_figure(report: Report, name: str) -> bytes:
-    many = len(report.runs) > 12
     fig = new_figure(8.0, 5.0)
-    ax = fig.add_subplot()
-    colours = _colours(len(report.runs))
-    for i, r in enumerate(report.runs):
-        if r.curves is None or name not in r.curves.columns:
-            continue
-        k = r.curves["k"].to_numpy()
-        is_base = r.run_id == report.baseline
-        ax.plot(k, r.curves[name].to_numpy(dtype=float), color=colours[i],
-                linewidth=2.2 if is_base else 1.2,
-                label=scrub_text(f"{r.name} (baseline)" if is_base else r.name))
-        low, high = f"{name}_ci95_low", f"{name}_ci95_high"
-        if low in r.curves.columns and high in r.curves.columns:
-            ax.fill_between(k, r.curves[low].to_numpy(dtype=float),
-                            r.curves[high].to_numpy(dtype=float), color=colours[i],
-                            alpha=0.08 if many else 0.2, linewidth=0)
-    ax.set_xlabel("k (cutoff)")
-    ax.set_ylabel(f"mean {name} (95% CI band)")
-    ax.grid(True, alpha=0.3)
-    ax.set_title(f"{name} @1..K, every run")
-    ax.legend(loc="best", fontsize="x-small", ncols=3 if many else 1)
+    _draw_curves(fig.add_subplot(), report, name)
     return _png(fig)
 
 
@@ -210,3 +196,111 @@ def render_figures(report: Report) -> dict[str, bytes]:
     for param in sweep_params(report)[:_MAX_SWEEP_FIGURES]:
         figures[f"sweep_{safe_name(param)}.png"] = _sweep_figure(report, param)
     return figures
+
+
+def comparison_plot(report: Report, metric: str | None = None):
+    """The figure behind :meth:`~recoeval_tracking.reporting.compare.Comparison.plot`: the
+    @1..K curve of ``metric`` (a curve such as ``ndcg_at_k``, or a column such as
+    ``ndcg_at_10`` standing for its curve) for every system with its 95% band; without curves,
+    each system's mean of ``metric`` with its Student-t interval."""
+    curves = curve_names(report)
+    name = metric
+    if metric is not None and metric not in curves and "_at_" in metric:
+        name = metric.rsplit("_at_", 1)[0] + "_at_k"
+    if curves and (metric is None or name in curves):
+        fig = new_figure(8.0, 5.0)
+        _draw_curves(fig.add_subplot(), report, name or curves[0])
+        return fig
+    if metric is None:
+        metric = report.metrics[0]
+    if metric not in report.metrics:
+        raise param_error("metric", "Comparison.plot", f"a curve {curves} or a metric "
+                          f"{report.metrics}", metric)
+    s = report.summary[report.summary["metric"] == metric]
+    fig = new_figure(7.0, max(2.5, 0.35 * len(s) + 1.2))
+    longest = max((len(str(n)) for n in s["run"]), default=10)
+    fig.subplots_adjust(left=min(0.5, 0.08 + 0.0085 * longest))
+    ax = fig.add_subplot()
+    y = np.arange(len(s))
+    mean = s["mean"].to_numpy(dtype=float)
+    err = np.vstack([mean - s["t_low"].to_numpy(dtype=float),
+                     s["t_high"].to_numpy(dtype=float) - mean])
+    ax.errorbar(mean, y, xerr=np.where(np.isfinite(err), err, 0.0), fmt="o", capsize=3)
+    ax.set_yticks(y)
+    ax.set_yticklabels([scrub_text(str(n)) for n in s["run"]])
+    ax.invert_yaxis()
+    ax.set_xlabel(f"mean {metric} (95% t interval)")
+    ax.grid(True, axis="x", alpha=0.3)
+    return fig
+
+
+def _draw_curves(ax, report: Report, name: str) -> None:
+    many = len(report.runs) > 12
+    colours = _colours(len(report.runs))
+    for i, r in enumerate(report.runs):
+        if r.curves is None or name not in r.curves.columns:
+            continue
+        k = r.curves["k"].to_numpy()
+        is_base = r.run_id == report.baseline
+        ax.plot(k, r.curves[name].to_numpy(dtype=float), color=colours[i],
+                linewidth=2.2 if is_base else 1.2,
+                label=scrub_text(f"{r.name} (baseline)" if is_base else r.name))
+        low, high = f"{name}_ci95_low", f"{name}_ci95_high"
+        if low in r.curves.columns and high in r.curves.columns:
+            ax.fill_between(k, r.curves[low].to_numpy(dtype=float),
+                            r.curves[high].to_numpy(dtype=float), color=colours[i],
+                            alpha=0.08 if many else 0.2, linewidth=0)
+    ax.set_xlabel("k (cutoff)")
+    ax.set_ylabel(f"mean {name} (95% CI band)")
+    ax.grid(True, alpha=0.3)
+    ax.set_title(f"{name} @1..K, every run")
+    ax.legend(loc="best", fontsize="x-small", ncols=3 if many else 1)
+
+
+def cd_figure(mean_ranks, cd: float, title: str = ""):
+    """A critical-difference diagram (Demšar 2006, figure 1): the systems placed on an axis of
+    mean ranks (1, the best, on the left), labelled on either side, with the CD drawn above
+    the axis and a thick bar under each group of systems not significantly different
+    (:func:`~recoeval_tracking.reporting.multisystem.cd_cliques`)."""
+    import pandas as pd
+
+    from .multisystem import cd_cliques
+
+    ranks = pd.Series(mean_ranks, dtype=float).sort_values(kind="stable")
+    k = len(ranks)
+    cliques = cd_cliques(ranks, cd)
+    half = (k + 1) // 2
+    rows = max(half, k - half)
+    height = 1.2 + 0.3 * rows + 0.15 * len(cliques)
+    fig = new_figure(8.0, height)
+    fig.subplots_adjust(left=0.02, right=0.98, top=0.86 if title else 0.98, bottom=0.02)
+    ax = fig.add_subplot()
+    ax.set_axis_off()
+    lo, hi = 1, max(k, 2)
+    ax.set_xlim(lo - 0.9, hi + 0.9)
+    top = 1.0
+    ax.set_ylim(top - 0.3 - 0.3 * rows - 0.15 * len(cliques), top + 0.6)
+    ax.plot([lo, hi], [top, top], color="black", linewidth=1)
+    for t in range(lo, hi + 1):
+        ax.plot([t, t], [top, top + 0.08], color="black", linewidth=1)
+        ax.text(t, top + 0.12, str(t), ha="center", va="bottom", fontsize=9)
+    # the critical difference, above the axis at the left
+    ax.plot([lo, lo + cd], [top + 0.45, top + 0.45], color="black", linewidth=1.5)
+    ax.text(lo + cd / 2, top + 0.5, f"CD = {cd:.2f}", ha="center", va="bottom", fontsize=9)
+    base = top - 0.15 - 0.15 * len(cliques)
+    for i, (name, r) in enumerate(ranks.items()):
+        left = i < half
+        row = i if left else k - 1 - i
+        y = base - 0.3 * (row + 1)
+        x_text = lo - 0.8 if left else hi + 0.8
+        ax.plot([r, r, x_text], [top, y, y], color="black", linewidth=0.8)
+        ax.text(x_text + (-0.02 if left else 0.02), y + 0.03,
+                f"{scrub_text(str(name))} ({r:.2f})", ha="left" if left else "right",
+                va="bottom", fontsize=8)
+    for j, members in enumerate(cliques):
+        y = top - 0.1 - 0.15 * j
+        xs = ranks[members]
+        ax.plot([xs.min() - 0.03, xs.max() + 0.03], [y, y], color="black", linewidth=3)
+    if title:
+        fig.suptitle(scrub_text(title), fontsize=9)
+    return fig

@@ -29,13 +29,15 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .._validation import param_error
+from .._validation import InputError, param_error
 from ..jobdir.redact import scrub_mapping, scrub_text
-from .figures import render_figures
-from .report import Report
+from .compare import Comparison
+from .figures import figure_png, render_figures, safe_name
+from .report import SMALL_N_MARK, Report
 from .summary import Best, catalogue_table, headline_metrics, summary_table
 
-__all__ = ["render_figures", "render_html", "render_markdown", "write_report", "metric_table"]
+__all__ = ["render_figures", "comparison_figures", "render_html", "render_markdown",
+           "write_report", "metric_table"]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -146,7 +148,24 @@ def _settings_text(report: Report) -> str:
             f"({used} random sign vectors{auto}, or all 2^n when that is fewer: exact). "
             f"Seed {s['seed']}. p-values adjusted with {s['correction']} over {family}; marks "
             f"from the adjusted {s['test']}-test p-value: ▲/▼ better/worse than the baseline, "
-            f"`*` p < {s['alpha']:g}, `**` p < 0.01, `***` p < 0.001.")
+            f"`*` p < {s['alpha']:g}, `**` p < 0.01, `***` p < 0.001." + _small_n_text(report))
+
+
+def _small_n_text(report: Report) -> str:
+    """The legend of ``†``, when a comparison has too few pairs for its mark."""
+    c = report.comparisons
+    if not len(c) or "small_n" not in c.columns or not c["small_n"].any():
+        return ""
+    n = sorted({int(v) for v in c.loc[c["small_n"], "n_pairs"]})
+    from .multisystem import min_attainable_p
+
+    smallest = min_attainable_p(n[0], "wilcoxon") if n[0] >= 1 else float("nan")
+    return (f" {SMALL_N_MARK}: only {', '.join(map(str, n))} pairs, too few for a "
+            f"distribution-free test to reach p < {report.settings['alpha']:g} after the "
+            f"correction (the smallest possible Wilcoxon or randomisation p with {n[0]} pairs "
+            f"is {smallest:.3g}); no significance is claimed, the arrow gives the direction "
+            f"only. More {'replicates' if report.settings.get('replicate_key') else 'users'} "
+            "are needed to test.")
 
 
 def _config_text(report: Report) -> str:
@@ -161,22 +180,41 @@ def _config_text(report: Report) -> str:
 Item = tuple[str, str, Any]
 
 
-def _head_items(report: Report) -> list[Item]:
+def _compared(report: Report) -> str:
+    """What was compared: ``4 runs``, or ``2 groups (6 runs)`` with replicates."""
+    n_in = int(report.settings.get("n_runs", len(report.runs)))
+    if report.settings.get("replicate_key"):
+        return (f"{len(report.runs)} group{'s' if len(report.runs) != 1 else ''} "
+                f"({n_in} runs)")
+    return f"{len(report.runs)} run{'s' if len(report.runs) != 1 else ''}"
+
+
+def _shown_id(report: Report, run: Any) -> str:
+    """A run's id, or for a replicate group the count of its runs (its id lists every param)."""
+    if report.settings.get("replicate_key") and run.run_id.startswith("group:"):
+        n = len([s for s in run.source.split(", ") if s])
+        return f"{n} {report.settings['replicate_key']} replicates"
+    return run.run_id
+
+
+def _head_items(report: Report, comparison: Comparison | None = None) -> list[Item]:
     """The first screen: intro, summary, notes, catalogue-level metrics."""
     base = report.run(report.baseline)
     items: list[Item] = [("text", "", (
-        f"{len(report.runs)} runs compared against the baseline **{md_escape(base.name)}** "
-        f"(`{scrub_text(base.run_id)}`) on {len(report.metrics)} metric(s): "
+        f"{_compared(report)} compared against the baseline **{md_escape(base.name)}** "
+        f"(`{scrub_text(_shown_id(report, base))}`) on {len(report.metrics)} metric(s): "
         f"{', '.join(report.metrics)}."))]
     if len(report.runs) > 1 or report.metrics:
         items.append(("table", "Summary: mean [95% t CI] and mark vs the baseline, best in bold",
                       summary_table(report)))
     rep = report.settings.get("replicate_key")
     if rep:
-        groups = ", ".join(report.settings.get("group_by") or []) or "none"
-        items.append(("text", "", f"Replicates over `{rep}`, grouped by {groups}: each row of "
-                      f"a group is one {rep}'s mean, n counts replicates, intervals show the "
-                      f"spread between them and comparisons are paired by {rep}."))
+        groups = ", ".join(md_escape(r.name) for r in report.runs)
+        items.append(("text", "", f"Replicates over `{rep}`: one group per system ({groups}); "
+                      f"each row of a group is one {rep}'s mean, n counts replicates, intervals "
+                      f"show the spread between them and comparisons are paired by {rep}. "
+                      f"The groups are formed by the params that differ: "
+                      f"{', '.join(report.settings.get('group_by') or []) or 'none'}."))
     for note in report.notes:
         items.append(("text", "", md_escape(note) + "."))
     if report.mismatches:
@@ -190,20 +228,22 @@ def _head_items(report: Report) -> list[Item]:
     return items
 
 
-def _headline_curves(report: Report, curves: list[str]) -> list[str]:
+def _headline_curves(report: Report, curves: list[str], prefix: str = "") -> list[str]:
     """The curve figures of the summary's metrics (``ndcg_at_10`` -> ``curves_ndcg_at_k.png``)."""
-    wanted = {f"curves_{m.rsplit('_at_', 1)[0]}_at_k.png" for m in headline_metrics(
+    wanted = {f"{prefix}curves_{m.rsplit('_at_', 1)[0]}_at_k.png" for m in headline_metrics(
         report.metrics)}
     return [n for n in curves if n in wanted][:4]
 
 
-def _sections(report: Report, figure_names: list[str]) -> list[Item]:
+def _sections(report: Report, figure_names: list[str], prefix: str = "",
+              comparison: Comparison | None = None, dataset: str | None = None) -> list[Item]:
     """The page as (kind, title, payload) items shared by both renderers: ``text``, ``warning``,
     ``table`` (a DataFrame), ``figures`` (file names) and ``fold`` (a list of items shown folded).
-    """
-    items = _head_items(report)
-    curves = [n for n in figure_names if n.startswith("curves_")]
-    first = _headline_curves(report, curves)
+    ``prefix`` starts the names of this report's figures (one dataset of several)."""
+    comparison = comparison or Comparison.from_report(report)
+    items = _head_items(report, comparison)
+    curves = [n for n in figure_names if n.startswith(prefix + "curves_")]
+    first = _headline_curves(report, curves, prefix)
     if first:
         items.append(("figures", "@1..K curves of the headline metrics (95% CI bands)", first))
     if len(curves) > len(first):
@@ -214,15 +254,21 @@ def _sections(report: Report, figure_names: list[str]) -> list[Item]:
                   [("table", f"{m}: all users{mark}",
                     metric_table(report.summary, report.comparisons, m, report.baseline))
                    for m in report.metrics]))
+    if len(report.runs) > 1:
+        unit = "replicates" if report.settings.get("replicate_key") else "users"
+        items.append(("fold", f"Win/tie/loss: {unit} where each system is better, equal, worse",
+                      [("table", f"{m}: {unit} where system beats, ties, loses to other",
+                        _plain_wtl(comparison.win_tie_loss(m, dataset)))
+                       for m in headline_metrics(report.metrics)]))
     for name in dict.fromkeys(sl.slice for sl in report.slices):
         items.append(("fold", f"Slice {name}{mark}", [
             ("table", f"{m}: slice {sl.slice}, {sl.group} ({sl.n_users} users){mark}",
              metric_table(sl.summary, sl.comparisons, m, report.baseline))
             for sl in report.slices if sl.slice == name for m in report.metrics]))
-    per_user = [n for n in figure_names if n.startswith("per_user_")]
+    per_user = [n for n in figure_names if n.startswith(prefix + "per_user_")]
     if per_user:
         items.append(("fold", "Per-user distributions", [("figures", "", per_user)]))
-    sweeps = [n for n in figure_names if n.startswith("sweep_")]
+    sweeps = [n for n in figure_names if n.startswith(prefix + "sweep_")]
     if sweeps:
         items.append(("fold", "Metrics against the swept parameters", [("figures", "", sweeps)]))
     items.append(("fold", "Users per run, inputs and the report's config", [
@@ -230,6 +276,54 @@ def _sections(report: Report, figure_names: list[str]) -> list[Item]:
          "silently)", _plain(report.coverage)),
         ("table", "Inputs", report.inputs), ("config", "Report config", _config_text(report))]))
     return items
+
+
+def _plain_wtl(table: pd.DataFrame) -> pd.DataFrame:
+    return table.drop(columns="metric").astype({c: object for c in ("wins", "ties", "losses",
+                                                                      "n")})
+
+
+def _prefix(dataset: str) -> str:
+    return f"{safe_name(dataset)}__"
+
+
+def comparison_figures(comparison: Comparison) -> dict[str, bytes]:
+    """Every figure of a comparison's page: over one dataset :func:`render_figures`; over
+    several, a critical-difference diagram per headline metric (``cd_<metric>.png``) and each
+    dataset's figures named ``<dataset>__<figure>``."""
+    if not comparison.multi_dataset:
+        return render_figures(comparison.report)
+    figures: dict[str, bytes] = {}
+    for m in headline_metrics(comparison.metrics):
+        try:
+            figures[f"cd_{safe_name(m)}.png"] = figure_png(comparison.cd_diagram(m))
+        except InputError:
+            continue
+    for ds, rep in comparison.reports.items():
+        for name, data in render_figures(rep).items():
+            figures[_prefix(ds) + name] = data
+    return figures
+
+
+def _comparison_sections(comparison: Comparison, figure_names: list[str]) -> list[Item]:
+    if comparison.multi_dataset:
+        from .render_multi import multi_sections
+
+        return multi_sections(comparison, figure_names)
+    items = _sections(comparison.report, figure_names, comparison=comparison)
+    items.insert(next((i for i, it in enumerate(items) if it[0] == "fold"), len(items)), (
+        "text", "", "One dataset: the rank statistics over datasets (mean ranks, Friedman, "
+        "Nemenyi's critical difference) do not apply; the paired tests over users do."))
+    return items
+
+
+def _as_comparison(obj: Any, func: str) -> Comparison:
+    if isinstance(obj, Comparison):
+        return obj
+    if isinstance(obj, Report):
+        return Comparison.from_report(obj)
+    raise param_error("report", func, "a Comparison (from compare) or a Report (from "
+                      "build_report)", obj)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -296,17 +390,16 @@ def _html_items(items: list[Item], figures: dict[str, bytes], level: int = 2) ->
     return parts
 
 
-def render_html(report: Report, figures: dict[str, bytes] | None = None, *,
+def render_html(report: Report | Comparison, figures: dict[str, bytes] | None = None, *,
                 title: str = "Run comparison") -> str:
-    """The report as one self-contained HTML page (figures embedded as base64 PNG, no script;
-    the details are folded in ``<details>`` elements)."""
-    if not isinstance(report, Report):
-        raise param_error("report", "render_html", "a Report from build_report", report)
-    figures = render_figures(report) if figures is None else figures
+    """The report (a :class:`Comparison`, or a :class:`Report`) as one self-contained HTML page
+    (figures embedded as base64 PNG, no script; the details are folded in ``<details>``)."""
+    comparison = _as_comparison(report, "render_html")
+    figures = comparison_figures(comparison) if figures is None else figures
     parts = [(f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>"
               f"<title>{html.escape(title)}</title><style>{_CSS}</style></head><body>"),
              f"<h1>{html.escape(title)}</h1>"]
-    parts += _html_items(_sections(report, list(figures)), figures)
+    parts += _html_items(_comparison_sections(comparison, list(figures)), figures)
     parts.append("</body></html>")
     return "\n".join(parts)
 
@@ -335,29 +428,34 @@ def _md_items(items: list[Item], figures_dir: str | None, level: int = 2) -> lis
     return lines
 
 
-def render_markdown(report: Report, figures_dir: str | None = None,
+def render_markdown(report: Report | Comparison, figures_dir: str | None = None,
                     figure_names: list[str] | None = None, *,
                     title: str = "Run comparison") -> str:
-    """The report as Markdown; figures are linked as ``<figures_dir>/<name>``."""
-    if not isinstance(report, Report):
-        raise param_error("report", "render_markdown", "a Report from build_report", report)
+    """The report (a :class:`Comparison`, or a :class:`Report`) as Markdown; figures are
+    linked as ``<figures_dir>/<name>``."""
+    comparison = _as_comparison(report, "render_markdown")
     names = list(figure_names or [])
-    return "\n".join([f"# {title}", ""] + _md_items(_sections(report, names), figures_dir))
+    return "\n".join([f"# {title}", ""] + _md_items(_comparison_sections(comparison, names),
+                                                     figures_dir))
 
 
-def write_report(report: Report, html_path: str | Path | None = None,
+def write_report(report: Report | Comparison, html_path: str | Path | None = None,
                  markdown_path: str | Path | None = None, *,
+                 latex_path: str | Path | None = None,
                  title: str = "Run comparison") -> dict[str, Path]:
-    """Write the HTML page and/or the Markdown (with its figures in ``<stem>_figures/`` beside
-    it). Returns the paths written: ``html``, ``markdown``, ``figures`` (the folder)."""
-    if html_path is None and markdown_path is None:
-        raise param_error("html_path", "write_report", "a path (or markdown_path)", None)
-    figures = render_figures(report)
+    """Write the HTML page, the Markdown (with its figures in ``<stem>_figures/`` beside it)
+    and the LaTeX table (:meth:`Comparison.to_latex`), each when its path is given. Returns the
+    paths written: ``html``, ``markdown``, ``figures`` (the folder), ``latex``."""
+    if html_path is None and markdown_path is None and latex_path is None:
+        raise param_error("html_path", "write_report", "a path (or markdown_path, latex_path)",
+                          None)
+    comparison = _as_comparison(report, "write_report")
+    figures = comparison_figures(comparison) if (html_path or markdown_path) else {}
     out: dict[str, Path] = {}
     if html_path is not None:
         p = Path(html_path)
         p.parent.mkdir(parents=True, exist_ok=True)
-        p.write_text(render_html(report, figures, title=title), encoding="utf-8")
+        p.write_text(render_html(comparison, figures, title=title), encoding="utf-8")
         out["html"] = p
     if markdown_path is not None:
         p = Path(markdown_path)
@@ -366,8 +464,13 @@ def write_report(report: Report, html_path: str | Path | None = None,
         fig_dir.mkdir(exist_ok=True)
         for name, data in figures.items():
             (fig_dir / name).write_bytes(data)
-        p.write_text(render_markdown(report, fig_dir.name, list(figures), title=title),
+        p.write_text(render_markdown(comparison, fig_dir.name, list(figures), title=title),
                      encoding="utf-8")
         out["markdown"] = p
         out["figures"] = fig_dir
+    if latex_path is not None:
+        p = Path(latex_path)
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text(comparison.to_latex(caption=title + "."), encoding="utf-8")
+        out["latex"] = p
     return out

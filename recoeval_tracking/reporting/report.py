@@ -33,9 +33,15 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .._validation import InputError, check_int, check_unit_open, param_error
+from .._validation import check_int, check_unit_open, param_error
 from . import stats as st
-from .stats import FAMILIES, permutations_for, significance_mark
+from .multisystem import SMALL_N_MARK, small_n_mark, too_few_pairs
+from .replicate_groups import (
+    detect_replicate_key,
+    group_curves_and_catalogue,
+    not_comparable,
+)
+from .replicate_groups import swept_params as _swept_params
 from .replicates import aggregate_replicates, check_replicates, default_group_by
 from .runs import (
     FINGERPRINT_KINDS,
@@ -50,8 +56,10 @@ from .runs import (
     metric_exclusions,
 )
 from .slices import SLICE_KINDS, slice_groups, user_popularity_share
+from .stats import FAMILIES, permutations_for, significance_mark
 
 __all__ = ["RunData", "Report", "SliceTable", "build_report", "user_popularity_share",
+           "detect_replicate_key", "small_n_mark", "SMALL_N_MARK",
            "FINGERPRINT_KINDS", "TESTS", "FAMILIES", "SLICE_KINDS", "check_comparable",
            "fingerprints_from", "significance_mark", "permutations_for"]
 
@@ -60,7 +68,6 @@ TESTS = ("t", "wilcoxon", "randomization")
 
 _ID_COLUMNS = ("user_id", "n_train", "n_test", "nan_reason", "n_tied_topk")
 _P_COLUMN = {"t": "p_t_adj", "wilcoxon": "p_wilcoxon_adj", "randomization": "p_randomization_adj"}
-_NOT_SWEPT_PREFIXES = ("tracking.", "hydra.", "definitions.", "output.", "mlflow.")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -235,25 +242,16 @@ def _tables(values: dict[str, np.ndarray], present: np.ndarray, rows: np.ndarray
         for idx in groups:
             adj[idx] = st.adjust_pvalues(raw[idx], correction) if len(idx) else raw[idx]
         comp[f"p_{name}_adj"] = adj
-    comp["mark"] = [significance_mark(p, diff, _lower_better(m, lower), alpha)
-                    for p, diff, m in zip(comp[_P_COLUMN[test]], comp["mean_diff"],
-                                          comp["metric"])] if len(comp) else []
+    family_size = (comp.groupby("metric", sort=False)["run_id"].transform("size")
+                   if family == "metric" else pd.Series(len(comp), index=comp.index))
+    comp["small_n"] = [too_few_pairs(int(n), int(size), correction, alpha, n_permutations)
+                       for n, size in zip(comp["n_pairs"], family_size)] if len(comp) else []
+    comp["mark"] = [small_n_mark(significance_mark(p, diff, _lower_better(m, lower), alpha),
+                                 small)
+                    for p, diff, m, small in zip(comp[_P_COLUMN[test]], comp["mean_diff"],
+                                                 comp["metric"], comp["small_n"])
+                    ] if len(comp) else []
     return summary, comp
-
-
-def _swept_params(runs: list[RunData]) -> list[str]:
-    keys: dict[str, None] = {}
-    for r in runs:
-        for k in r.params:
-            keys.setdefault(str(k), None)
-    out = []
-    for k in keys:
-        if k.startswith(_NOT_SWEPT_PREFIXES):
-            continue
-        vals = {str(r.params.get(k)) for r in runs}
-        if len(vals) > 1:
-            out.append(k)
-    return out
 
 
 def build_report(runs: Sequence[RunData], baseline: str | None = None, *,
@@ -311,8 +309,10 @@ def build_report(runs: Sequence[RunData], baseline: str | None = None, *,
     config : dict, optional
         The report's config, written into the page so that it can be regenerated.
     replicate_key : str, optional
-        A param whose values are replicates (``seed``): runs are aggregated per group, one row
-        per replicate holding its mean; the split must agree only within a replicate.
+        A param whose values are replicates (``seed``, ``split.fold``): runs are aggregated per
+        group, one row per replicate holding its mean; the split must agree only within a
+        replicate. ``"auto"``: :func:`detect_replicate_key` (seeds or folds that changed the
+        split), else none.
     group_by : list of str, optional
         The params that form the groups (default: every swept param but ``replicate_key``).
     family : {"metric", "table"}
@@ -339,16 +339,21 @@ def build_report(runs: Sequence[RunData], baseline: str | None = None, *,
         raise param_error("family", func, f"one of {list(FAMILIES)}", family)
     settings["family"] = family
     if replicate_key is not None and not isinstance(replicate_key, str):
-        raise param_error("replicate_key", func, "a param name (str) or None", replicate_key)
+        raise param_error("replicate_key", func, "a param name (str), 'auto' or None",
+                          replicate_key)
+    if replicate_key == "auto":
+        replicate_key = detect_replicate_key(runs)
     mismatches = (check_replicates(runs, replicate_key) if replicate_key
                   else check_comparable(runs))
     if mismatches and not allow_mismatch:
-        raise _not_comparable(mismatches)
+        raise not_comparable(mismatches, runs)
     swept = _swept_params(runs)
+    settings["n_runs"] = len(runs)
     if replicate_key:
         runs_in, runs = runs, aggregate_replicates(runs, replicate_key, group_by, func)
         settings["replicate_key"] = replicate_key
         settings["group_by"] = list(group_by or default_group_by(runs_in, replicate_key))
+        group_curves_and_catalogue(runs, runs_in)
         swept = _swept_params(runs)
     metrics = _resolve_metrics(metrics, runs, func)
     base = _resolve_baseline(baseline, runs, metrics, settings["lower_is_better"], func)
@@ -404,14 +409,6 @@ def _check_settings(func: str, correction: Any, test: Any, n_permutations: Any,
             "n_bootstrap": n_bootstrap, "seed": seed, "confidence": confidence,
             "alpha": alpha, "allow_mismatch": allow_mismatch,
             "lower_is_better": list(lower_is_better)}
-
-
-def _not_comparable(mismatches: list[str]) -> InputError:
-    return InputError(
-        "The runs given to build_report are not comparable: " + "; ".join(mismatches)
-        + ". Select runs evaluated on the same data, split and metric definitions, or pass "
-        "allow_mismatch=True (report config: allow_mismatch=true) to compare them anyway; "
-        "the tables are then marked.")
 
 
 @dataclass

@@ -74,7 +74,7 @@ def test_report_from_sweep_id(job_dirs, store_uri, tmp_path):
            "correction": "holm", "test": "t", "n_bootstrap": 200, "n_permutations": 200,
            "seed": 0, "slices": [{"kind": "activity", "q": 4}, {"kind": "popularity"}],
            "output": {"dir": str(tmp_path / "out"), "html": "report.html",
-                      "markdown": "report.md", "log_to_mlflow": True,
+                      "markdown": "report.md", "latex": "report.tex", "log_to_mlflow": True,
                       "artifact_path": "report"}}
     result = run_report(cfg)
     rep = result["report"]
@@ -126,7 +126,14 @@ def test_report_from_sweep_id(job_dirs, store_uri, tmp_path):
     # The report is an artifact of the sweep's parent run.
     assert result["logged_run_id"] == parent.run_id
     listed = {a.path for a in client.list_artifacts(parent.run_id, "report")}
-    assert {"report/report.html", "report/report.md", "report/report_figures"} <= listed
+    assert {"report/report.html", "report/report.md", "report/report_figures",
+            "report/report.tex"} <= listed
+    # the page's numbers are the comparison's (rt.compare over the same runs)
+    assert result["comparison"].report is rep
+    s = result["comparison"].summary().set_index(["system", "metric"])
+    assert s.loc[("als", "ndcg_at_10"), "mean"] == summary.loc[(ids["als"], "ndcg_at_10"),
+                                                                "mean"]
+    assert "\\toprule" in result["paths"]["latex"].read_text()
 
 
 def test_command_refuses_different_split_fingerprints(job_dirs, store_uri, tmp_path):
@@ -205,3 +212,40 @@ def test_command_refuses_a_bad_setting_before_reading_runs(tmp_path, override, e
     assert "Traceback" not in proc.stderr and "reading the selected runs" not in proc.stderr
     assert proc.stderr.startswith("recoeval-track-report: ")
     assert not (tmp_path / "nowhere.db").exists()
+
+
+def test_compare_reads_mlflow_run_ids(job_dirs, store_uri):
+    """rt.compare on run ids gives the numbers it gives on the job folders they were logged
+    from."""
+    import recoeval_tracking as rt
+
+    _, ids = _sweep(job_dirs, store_uri)
+    by_id = rt.compare({"pop": ids["popularity"], "als": ids["als"]}, tracking_uri=store_uri,
+                       n_bootstrap=50, n_permutations=100)
+    by_dir = rt.compare({"pop": str(job_dirs["popularity"]), "als": str(job_dirs["als"])},
+                        n_bootstrap=50, n_permutations=100)
+    a, b = by_id.summary(), by_dir.summary()
+    assert a[["system", "metric"]].equals(b[["system", "metric"]])
+    for col in ("mean", "ci_low", "ci_high", "delta", "p_adj"):
+        assert a[col].fillna(-1).tolist() == b[col].fillna(-1).tolist()
+    assert by_id.report.runs[1].source == f"mlflow run {ids['als']}"
+
+
+def test_a_report_run_is_not_selected_as_a_run_to_compare(job_dirs, store_uri, tmp_path):
+    """A report logged as its own run (tag recoeval.report=true) holds no job: selecting the
+    experiment again compares the jobs only."""
+    from recoeval_tracking.app.report import run_report
+    from recoeval_tracking.tracking.search import log_report_artifacts
+
+    _, ids = _sweep(job_dirs, store_uri)
+    page = tmp_path / "old.html"
+    page.write_text("<html></html>")
+    report_run = log_report_artifacts([page], tracking_uri=store_uri, experiment="e2e")
+    cfg = {"tracking": {"uri": store_uri}, "select": {"experiment": "e2e"},
+           "n_bootstrap": 20, "n_permutations": 20, "slices": [],
+           "metrics": ["ndcg_at_10"],
+           "output": {"dir": str(tmp_path / "out"), "html": None, "markdown": None,
+                      "latex": "r.tex", "log_to_mlflow": False}}
+    rep = run_report(cfg)["report"]
+    selected = {r.run_id for r in rep.runs}
+    assert report_run not in selected and set(ids.values()) <= selected

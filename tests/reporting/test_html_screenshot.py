@@ -52,14 +52,15 @@ def test_report_page_in_headless_chromium(tmp_path):
                or "Uncaught" in line]
     assert console == []
     dom = dump.stdout
-    # The summary, one table per metric, users per run, inputs; figures: the ndcg curves, two
-    # per-user distributions, the metrics against model.factors.
-    assert dom.count("<table") == len(rep.metrics) + 3 and dom.count("<img") == 4
+    # The summary, one table per metric, the win/tie/loss table of each metric, users per run,
+    # inputs; figures: the ndcg curves, two per-user distributions, the metrics against
+    # model.factors.
+    assert dom.count("<table") == 2 * len(rep.metrics) + 3 and dom.count("<img") == 4
     # First the summary and the headline curve, then the folded details: every metric's table,
     # the distributions, the sweep figure, the inputs.
     first_fold = dom.index("<details")
     assert dom.index("Summary") < first_fold and dom.index("<img") < first_fold
-    assert dom.count("<details") == 4 and "<details open" not in dom
+    assert dom.count("<details") == 5 and "<details open" not in dom
 
     shot = tmp_path / "report.png"
     proc = _chromium(["--virtual-time-budget=10000", "--run-all-compositor-stages-before-draw",

@@ -1,0 +1,162 @@
+"""What :func:`~recoeval_tracking.reporting.compare.compare` accepts, read as
+:class:`~recoeval_tracking.reporting.runs.RunData`: ``Results`` objects, job folders, MLflow run
+ids (through :mod:`recoeval_tracking.tracking`), and how runs over several datasets are told
+apart and their systems named alike."""
+
+from __future__ import annotations
+
+import dataclasses
+import tempfile
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any, cast
+
+from .._validation import param_error
+from .replicate_groups import swept_params as _swept_params
+from .runs import RunData, check_comparable
+
+__all__ = ["runs_from", "detect_dataset_key"]
+
+_FUNC = "compare"
+#: Params that name a dataset, looked at first (then any other swept ``dataset.*`` param).
+_DATASET_KEYS = ("dataset.name", "dataset.kind", "dataset._target_", "dataset.path", "dataset")
+
+
+# ---------------------------------------------------------------------------------------------
+
+def _from_results(name: str, res: Any) -> RunData:
+    from ..jobdir.io import curves_table
+
+    curves = curves_table(res) if res.curves_per_user else None
+    fps = {"definitions": res.fingerprint} if res.fingerprint else {}
+    return RunData(run_id=name, name=name, per_user=res.per_user.copy(), curves=curves,
+                   fingerprints=fps, metrics=dict(res.means), source="Results object")
+
+
+def _from_mlflow(run_ids: list[str], names: list[str | None], tracking_uri: str | None
+                 ) -> list[RunData]:
+    from ..tracking.client import resolve_tracking_uri
+    from ..tracking.search import download_job_artifacts, search_runs_for_report
+
+    uri = resolve_tracking_uri(tracking_uri)
+    found = {r["run_id"]: r for r in search_runs_for_report(tracking_uri=uri, run_ids=run_ids)}
+    out = []
+    with tempfile.TemporaryDirectory(prefix="recoeval-compare-") as tmp:
+        for run_id, name in zip(run_ids, names):
+            info = found[run_id]
+            folder = download_job_artifacts(run_id, Path(tmp) / run_id, tracking_uri=uri)
+            out.append(RunData.from_job_dir(folder, run_id=run_id,
+                                            name=name or info["run_name"] or run_id,
+                                            params=info["params"], tags=info["tags"],
+                                            source=f"mlflow run {run_id}"))
+    return out
+
+
+def _is_results(obj: Any) -> bool:
+    from ..metrics.results import Results
+
+    return isinstance(obj, Results)
+
+
+def runs_from(runs: Any, tracking_uri: str | None = None, func: str = _FUNC
+              ) -> tuple[list[RunData], dict[str, str] | None]:
+    """The runs of :func:`compare` as :class:`RunData`, and the dataset of each run id when
+    the input named them (a nested mapping), else None.
+
+    ``runs`` is a mapping name -> item (or dataset -> {name -> item}) or a list of items; an
+    item is a :class:`~recoeval_tracking.metrics.results.Results`, a :class:`RunData`, a job
+    folder (a path) or an MLflow run id (a string that is not a folder).
+    """
+    datasets: dict[str, str] | None = None
+    pairs: list[tuple[str | None, Any, str | None]] = []
+    if isinstance(runs, Mapping):
+        if runs and all(isinstance(v, Mapping) for v in runs.values()):
+            datasets = {}
+            for ds, inner in runs.items():
+                for name, item in inner.items():
+                    pairs.append((str(name), item, str(ds)))
+        else:
+            pairs = [(str(name), item, None) for name, item in runs.items()]
+    elif isinstance(runs, Sequence) and not isinstance(runs, (str, bytes)):
+        pairs = [(None, item, None) for item in runs]
+    else:
+        raise param_error("runs", func, "a dict name -> Results (or job folder, MLflow run id, "
+                          "RunData), a dict dataset -> such a dict, or a list of them", runs)
+    if not pairs:
+        raise param_error("runs", func, "at least one run", "none", got_is_text=True)
+    out: list[RunData | None] = []
+    mlflow_at: list[int] = []
+    for i, (name, item, ds) in enumerate(pairs):
+        label = f"{name!r}" if name is not None else f"at position {i}"
+        if _is_results(item):
+            out.append(_from_results(name or f"run {i}", item))
+        elif isinstance(item, RunData):
+            out.append(dataclasses.replace(item, name=name) if name else item)
+        elif isinstance(item, (str, Path)) and Path(item).is_dir():
+            out.append(RunData.from_job_dir(item, name=name))
+        elif isinstance(item, str) and item and "/" not in item and "\\" not in item:
+            out.append(None)
+            mlflow_at.append(i)
+        else:
+            raise param_error("runs", func, "Results objects, RunData, job folders or MLflow "
+                              "run ids", f"{item!r} for {label}", got_is_text=True)
+    if mlflow_at:
+        read = _from_mlflow([pairs[i][1] for i in mlflow_at], [pairs[i][0] for i in mlflow_at],
+                            tracking_uri)
+        for i, r in zip(mlflow_at, read):
+            out[i] = r
+    result: list[RunData] = []
+    for (_, _, ds), r in zip(pairs, out):
+        r = cast(RunData, r)  # every None was an MLflow run id, read just above
+        if ds is not None:
+            r = dataclasses.replace(r, run_id=f"{ds}/{r.run_id}")
+            datasets[r.run_id] = ds  # type: ignore[index]
+        result.append(r)
+    ids = [r.run_id for r in result]
+    dup = [i for i in ids if ids.count(i) > 1]
+    if dup:
+        raise param_error("runs", func, "runs with distinct ids", f"{dup[0]!r} twice",
+                          got_is_text=True)
+    return result, datasets
+
+
+def detect_dataset_key(runs: Sequence[RunData]) -> str | None:
+    """The param that tells the datasets of ``runs`` apart, or None: only when the runs' data
+    fingerprints differ, the first of ``dataset.name``, ``dataset.kind``... (or another swept
+    ``dataset.*`` param) that every run has, that takes several values and whose runs of one
+    value share their data. A seed is never one (``dataset.seed`` of synthetic data drawn
+    per seed: those runs are replicates)."""
+    runs = list(runs)
+    if len(runs) < 2 or not check_comparable(runs, kinds=("data",)):
+        return None
+
+    def tells_apart(k: str) -> bool:
+        # a seed (synthetic data drawn per seed) makes replicates, not datasets; and the runs
+        # of one dataset must share their data
+        if k.rsplit(".", 1)[-1] in ("seed", "fold") or not all(k in r.params for r in runs):
+            return False
+        groups: dict[str, list[RunData]] = {}
+        for r in runs:
+            groups.setdefault(str(r.params[k]), []).append(r)
+        return len(groups) > 1 and not any(check_comparable(g, kinds=("data",))
+                                           for g in groups.values())
+
+    swept = [k for k in _swept_params(runs) if k.startswith("dataset.")]
+    for k in [*_DATASET_KEYS, *swept]:
+        if tells_apart(k):
+            return k
+    return None
+
+
+def _system_names(runs: list[RunData], dataset_key: str) -> list[str]:
+    """Names that identify a system across datasets: the model and the swept params that are
+    not the dataset's or the split's (``als factors=64``); the run's own name when nothing is
+    swept but the dataset."""
+    from .replicates import _group_name, _shown_keys
+
+    keys = [k for k in _swept_params(runs) if not k.startswith(("dataset.", "split."))
+            and k != dataset_key and k.rsplit(".", 1)[-1] not in ("seed", "fold")]
+    if not keys:
+        return [r.name for r in runs]
+    shown = _shown_keys(runs, keys)
+    return [_group_name(tuple(str(r.params.get(k)) for k in keys), keys, shown) for r in runs]

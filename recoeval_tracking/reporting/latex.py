@@ -1,0 +1,285 @@
+"""LaTeX tables of a :class:`~recoeval_tracking.reporting.compare.Comparison` that drop into a
+paper: booktabs rules, one row per system, the best of each column in bold (the second
+underlined if asked), significance marks against the baseline as superscripts, and a caption
+that states the test, the correction and alpha.
+
+The tables need ``\\usepackage{booktabs}`` and ``\\usepackage{amssymb}`` (for
+``\\blacktriangle``); the first line of the output says so in a comment. Every text that comes
+from the runs is redacted (:func:`recoeval_tracking.jobdir.redact.scrub_text`) and escaped for
+LaTeX (:func:`latex_escape`).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+import pandas as pd
+
+from .._validation import check_int, param_error
+from ..jobdir.redact import scrub_text
+from ..metrics.registry import spec_for_key
+from .report import SMALL_N_MARK
+from .summary import headline_metrics
+
+if TYPE_CHECKING:
+    from .compare import Comparison
+
+__all__ = ["latex_escape", "metric_label", "comparison_latex", "structure_problems", "PREAMBLE"]
+
+#: The packages the tables use.
+PREAMBLE = "\\usepackage{booktabs}\n\\usepackage{amssymb}"
+
+_ESCAPES = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#",
+            "_": r"\_", "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}",
+            "^": r"\textasciicircum{}", "<": r"\textless{}", ">": r"\textgreater{}",
+            "|": r"\textbar{}"}
+_TEST_NAMES = {"t": "paired t-test", "wilcoxon": "Wilcoxon signed-rank test",
+               "randomization": "paired randomisation test"}
+_CORRECTION_NAMES = {"holm": "Holm", "bonferroni": "Bonferroni", "bh": "Benjamini-Hochberg",
+                     "none": "no"}
+
+
+def latex_escape(text: object) -> str:
+    """``text`` redacted, on one line, with LaTeX's special characters escaped
+    (``a_b & 50%`` -> ``a\\_b \\& 50\\%``)."""
+    flat = " ".join(scrub_text(str(text)).split())
+    return "".join(_ESCAPES.get(ch, ch) for ch in flat)
+
+
+def metric_label(metric: str) -> str:
+    """A column header: the registry's label with its cutoff (``ndcg_at_10`` -> ``NDCG@10``),
+    else the escaped key."""
+    return latex_escape(_plain_label(metric))
+
+
+def _plain_label(metric: str) -> str:
+    spec = spec_for_key(metric)
+    if spec is not None:
+        _, sep, tail = metric.rpartition("_at_")
+        if spec.at_k and sep and tail.isdigit():
+            return f"{spec.label}@{tail}"
+        if metric == spec.name:
+            return spec.label
+    return metric
+
+
+def _label(text: str) -> str:
+    """A ``\\label`` key: letters, digits and ``:-.`` kept, anything else a ``-`` (a key
+    cannot hold escaped characters)."""
+    return "".join(c if c.isascii() and (c.isalnum() or c in ":-.") else "-"
+                   for c in scrub_text(str(text)))
+
+
+def _fmt(x: float, precision: int) -> str:
+    return "--" if x is None or not math.isfinite(x) else f"{x:.{precision}f}"
+
+
+def _mark_tex(mark: str) -> str:
+    if not mark:
+        return ""
+    parts = []
+    if mark.startswith("▲"):
+        parts.append(r"\blacktriangle")
+    elif mark.startswith("▼"):
+        parts.append(r"\blacktriangledown")
+    if mark.endswith(SMALL_N_MARK):
+        parts.append(r"\dagger")
+    return "$^{" + "".join(parts) + "}$" if parts else ""
+
+
+def _rank_styles(values: dict[str, float], lower: bool, underline_second: bool
+                 ) -> dict[str, str]:
+    """``bold`` for the best value of a column (every system tied with it too), ``underline``
+    for the second best value if asked; only when two systems or more have a value."""
+    finite = {k: v for k, v in values.items() if v is not None and math.isfinite(v)}
+    if len(finite) < 2:
+        return {}
+    distinct = sorted(set(finite.values()), reverse=not lower)
+    styles = {k: "bold" for k, v in finite.items() if v == distinct[0]}
+    if underline_second and len(distinct) > 1:
+        styles.update({k: "underline" for k, v in finite.items() if v == distinct[1]})
+    return styles
+
+
+def _styled(text: str, style: str | None) -> str:
+    if style == "bold":
+        return r"\textbf{" + text + "}"
+    if style == "underline":
+        return r"\underline{" + text + "}"
+    return text
+
+
+def _caption(comp: Comparison, caption: str, intervals: bool, underline_second: bool,
+             small: bool, extra: str = "") -> str:
+    s = comp.settings
+    parts = [latex_escape(caption)] if caption else []
+    key = s.get("replicate_key")
+    unit = f"Mean over the {latex_escape(key)} replicates" if key else "Mean over users"
+    parts.append((unit + (f" with its {s['confidence']:.0%} Student-t interval"
+                          if intervals else "") + ".").replace("%", r"\%"))
+    parts.append(r"$^{\blacktriangle}$/$^{\blacktriangledown}$: significantly better/worse "
+                 f"than the baseline ({latex_escape(comp.baseline)}), "
+                 f"{_TEST_NAMES[s['test']]}, {_CORRECTION_NAMES[s['correction']]} correction "
+                 + ("over each metric's comparisons" if s.get("family", "metric") == "metric"
+                    else "over the whole table")
+                 + f", $\\alpha = {s['alpha']:g}$.")
+    if small:
+        parts.append(r"$^{\dagger}$: too few pairs for a distribution-free test (Wilcoxon, "
+                     "randomisation) to reach $\\alpha$ after correction; no significance is "
+                     "claimed (the arrow gives the direction only).")
+    parts.append("Best per column in bold" + ("; second underlined." if underline_second
+                                               else "."))
+    if extra:
+        parts.append(extra)
+    return " ".join(parts)
+
+
+def _table(columns: str, header: list[str], rows: list[list[str]], caption: str, label: str
+           ) -> str:
+    lines = ["\\begin{table}[tbp]", "  \\centering", f"  \\caption{{{caption}}}"]
+    if label:
+        lines.append(f"  \\label{{{_label(label)}}}")
+    lines += [f"  \\begin{{tabular}}{{{columns}}}", "    \\toprule",
+              "    " + " & ".join(header) + r" \\", "    \\midrule"]
+    lines += ["    " + " & ".join(r) + r" \\" for r in rows]
+    lines += ["    \\bottomrule", "  \\end{tabular}", "\\end{table}"]
+    return "\n".join(lines)
+
+
+def comparison_latex(comp: Comparison, metrics: Sequence[str] | None = None, *,
+                     precision: int = 4, intervals: bool = False, underline_second: bool = False,
+                     caption: str = "", label: str = "tab:comparison",
+                     win_tie_loss: bool = False) -> str:
+    """The LaTeX of :meth:`Comparison.to_latex`.
+
+    One dataset: one table, systems x ``metrics`` (default the headline metrics), each cell
+    the mean (with ``[low, high]`` when ``intervals``) and its mark; with ``win_tie_loss`` a
+    ``W/T/L`` column after each metric: the users where the system beats, ties, loses to the
+    baseline. Several datasets: one
+    table per metric, systems x datasets plus the mean rank, the Friedman p-value and
+    Nemenyi's critical difference in the caption.
+    """
+    precision = check_int(precision, "precision", "to_latex", minimum=0)
+    if not isinstance(intervals, bool):
+        raise param_error("intervals", "to_latex", "a bool", intervals)
+    chosen = list(metrics) if metrics else headline_metrics(comp.metrics)
+    for m in chosen:
+        if m not in comp.metrics:
+            raise param_error("metrics", "to_latex", f"metrics of the comparison "
+                              f"{comp.metrics}", m)
+    head = f"% Requires: {PREAMBLE.replace(chr(10), ' ')}"
+    if comp.multi_dataset:
+        tables = [_dataset_table(comp, m, precision, underline_second, caption,
+                                 f"{label}-{m}" if label else "") for m in chosen]
+        return "\n\n".join([head] + tables) + "\n"
+    summary = comp.summary()
+    systems = comp.systems
+    rows = {name: [latex_escape(name + (" (baseline)" if name == comp.baseline else ""))]
+            for name in systems}
+    small = False
+    for m in chosen:
+        part = summary[summary["metric"] == m].set_index("system")
+        styles = _rank_styles({n: float(part.loc[n, "mean"]) for n in part.index},
+                              comp.lower_is_better(m), underline_second)
+        for name in systems:
+            if name not in part.index:
+                rows[name].append("n/a")
+                continue
+            r = part.loc[name]
+            text = _styled(_fmt(r["mean"], precision), styles.get(name))
+            if intervals and math.isfinite(r["ci_low"]):
+                text += (r"\,{\scriptsize[" + _fmt(r["ci_low"], precision) + ", "
+                         + _fmt(r["ci_high"], precision) + "]}")
+            text += _mark_tex(str(r["mark"]))
+            small = small or str(r["mark"]).endswith(SMALL_N_MARK)
+            rows[name].append(text)
+            if win_tie_loss:
+                rows[name].append("--" if pd.isna(r["wins"]) else
+                                  f"{int(r['wins'])}/{int(r['ties'])}/{int(r['losses'])}")
+    header = ["System"] + [h for m in chosen for h in (
+        [metric_label(m), "W/T/L"] if win_tie_loss else [metric_label(m)])]
+    extra = ("W/T/L: users where the system is better than, equal to, worse than the baseline."
+             if win_tie_loss else "")
+    cap = _caption(comp, caption, intervals, underline_second, small, extra)
+    return head + "\n" + _table("l" + "r" * (len(header) - 1), header, list(rows.values()),
+                                cap, label) + "\n"
+
+
+def _dataset_table(comp: Comparison, metric: str, precision: int, underline_second: bool,
+                   caption: str, label: str) -> str:
+    table = comp.dataset_table(metric)
+    datasets = [c for c in table.columns if c != "mean rank"]
+    lower = comp.lower_is_better(metric)
+    marks = {}
+    small = False
+    for ds in datasets:
+        s = comp.summary(ds)
+        part = s[s["metric"] == metric].set_index("system")["mark"]
+        marks[ds] = part.to_dict()
+        small = small or any(str(v).endswith(SMALL_N_MARK) for v in part)
+    rows = []
+    styles = {ds: _rank_styles(table[ds].to_dict(), lower, underline_second) for ds in datasets}
+    rank_styles = _rank_styles(table["mean rank"].to_dict(), True, underline_second)
+    for name in table.index:
+        row = [latex_escape(name + (" (baseline)" if name == comp.baseline else ""))]
+        for ds in datasets:
+            v = table.loc[name, ds]
+            row.append(_styled(_fmt(v, precision), styles[ds].get(name))
+                       + _mark_tex(str(marks[ds].get(name, ""))))
+        row.append(_styled(_fmt(table.loc[name, "mean rank"], 2), rank_styles.get(name)))
+        rows.append(row)
+    try:
+        f = comp.friedman(metric)
+        cd = comp.critical_difference(metric)
+        extra = (f"Mean rank over {f.n_datasets} datasets (1 = best); Friedman "
+                 f"$\\chi^2_F = {f.statistic:.2f}$, $p = {f.pvalue:.3g}$; Nemenyi critical "
+                 f"difference {cd:.2f} at $\\alpha = {comp.settings['alpha']:g}$.")
+    except Exception as err:
+        extra = f"Friedman test not computed: {latex_escape(err)}."
+    cap = _caption(comp, (caption + " " if caption else "") + f"{_plain_label(metric)} per "
+                   "dataset.", False, underline_second, small, extra)
+    header = ["System"] + [latex_escape(d) for d in datasets] + ["Mean rank"]
+    return _table("l" + "r" * (len(datasets) + 1), header, rows, cap, label)
+
+
+def structure_problems(tex: str) -> list[str]:
+    """What is wrong with the structure of a table from :func:`comparison_latex`, for when no
+    LaTeX engine is at hand: unbalanced ``\\begin``/``\\end`` or braces, booktabs rules
+    missing or out of order, a row whose cell count differs from the column spec."""
+    import re
+
+    problems = []
+    stack: list[str] = []
+    for kind, env in re.findall(r"\\(begin|end)\{(\w+)\}", tex):
+        if kind == "begin":
+            stack.append(env)
+        elif not stack or stack.pop() != env:
+            problems.append(f"\\end{{{env}}} does not close the open environment")
+    if stack:
+        problems.append(f"unclosed environments: {stack}")
+    depth = 0
+    for i, ch in enumerate(tex):
+        if ch in "{}" and (i == 0 or tex[i - 1] != "\\"):
+            depth += 1 if ch == "{" else -1
+            if depth < 0:
+                problems.append("a closing brace without its opening one")
+                depth = 0
+    if depth:
+        problems.append("unbalanced braces")
+    for block in re.findall(r"\\begin\{tabular\}\{([^}]*)\}(.*?)\\end\{tabular\}", tex, re.DOTALL):
+        spec, body = block
+        n_cols = len(re.findall(r"[lrcp]", spec))
+        order = [m for m in re.findall(r"\\(toprule|midrule|bottomrule)", body)]
+        if order != ["toprule", "midrule", "bottomrule"]:
+            problems.append(f"booktabs rules {order}, expected toprule, midrule, bottomrule")
+        for line in body.split("\\\\"):
+            line = re.sub(r"\\(toprule|midrule|bottomrule)", "", line).strip()
+            if not line:
+                continue
+            cells = len(re.findall(r"(?<!\\)&", line)) + 1
+            if cells != n_cols:
+                problems.append(f"a row with {cells} cells for {n_cols} columns: {line[:60]}")
+    return problems
+

@@ -1,0 +1,128 @@
+"""The report command over job folders: a k-fold sweep reports by default (folds are
+replicates), a sweep over two datasets gets the rank statistics, report.tex is written, and a
+folder without a store is left as it was."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import recoeval_tracking as rt
+from recoeval_tracking.jobdir import write_job_dir
+from recoeval_tracking.reporting.latex import structure_problems
+
+MODELS = ("popularity", "random", "item_knn")
+
+
+def _job(root: Path, name: str, data, split, dataset_name: str, model: str, split_cfg: dict
+         ) -> str:
+    res = rt.evaluate(split.train, split.test,
+                      scores=rt.make_model(model).fit(split.train.matrix).score_source(),
+                      metrics=["ndcg", "p"], k=5, cumulative=True)
+    config = {"dataset": {"name": dataset_name}, "split": split_cfg, "model": {"name": model}}
+    dataset = {"name": dataset_name, "data_fingerprint": data.fingerprint,
+               "split_fingerprint": split.fingerprint}
+    return str(write_job_dir(res, root / name, config_yaml=config, dataset=dataset,
+                             overrides=[f"model={model}"], plots=False))
+
+
+@pytest.fixture(scope="module")
+def kfold_dirs(tmp_path_factory):
+    root = tmp_path_factory.mktemp("kfold")
+    data = rt.make_synthetic(n_users=120, n_items=60, seed=3)
+    folds = rt.make_split("kfold", data, n_folds=3, seed=0)
+    return [_job(root, f"{m}-{f}", data, folds[f], "synthetic", m,
+                 {"name": "kfold", "n_folds": 3, "fold": f, "seed": 0})
+            for m in MODELS[:2] for f in range(3)]
+
+
+@pytest.fixture(scope="module")
+def dataset_dirs(tmp_path_factory):
+    root = tmp_path_factory.mktemp("datasets")
+    out = []
+    for d, seed in (("synth-a", 1), ("synth-b", 2), ("synth-c", 4)):
+        data = rt.make_synthetic(n_users=100, n_items=50, seed=seed)
+        split = rt.make_split("random", data, test_fraction=0.3, seed=0)
+        out += [_job(root, f"{d}-{m}", data, split, d, m,
+                     {"name": "random", "test_fraction": 0.3, "seed": 0}) for m in MODELS]
+    return out
+
+
+def _cmd(tmp_path: Path, dirs: list[str], *overrides: str) -> subprocess.CompletedProcess:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MLFLOW_")}
+    cmd = [sys.executable, "-m", "recoeval_tracking.app.report",
+           f"select.job_dirs=[{','.join(dirs)}]", f"output.dir={tmp_path / 'out'}",
+           "output.log_to_mlflow=false", "n_bootstrap=50", "slices=[]", *overrides]
+    return subprocess.run(cmd, check=False, capture_output=True, text=True, cwd=tmp_path,
+                          env=env, timeout=300)
+
+
+def test_kfold_sweep_reports_by_default_with_folds_as_replicates(kfold_dirs, tmp_path):
+    proc = _cmd(tmp_path, kfold_dirs, "baseline=random")
+    assert proc.returncode == 0, proc.stderr
+    md = (tmp_path / "out" / "report.md").read_text()
+    assert "2 groups (6 runs) compared" in md
+    assert "Replicates over `split.fold`" in md
+    assert "only 3 pairs, too few" in md  # three folds: no stars from a t-test alone
+    assert "curves_ndcg_at_k.png" in md  # the groups keep their curves
+    tex = (tmp_path / "out" / "report.tex").read_text()
+    assert structure_problems(tex) == []
+    assert r"\dagger" in tex
+    if shutil.which("pdflatex"):
+        doc = ("\\documentclass{article}\\usepackage{booktabs}\\usepackage{amssymb}"
+               "\\begin{document}" + tex + "\\end{document}")
+        (tmp_path / "doc.tex").write_text(doc)
+        done = subprocess.run(["pdflatex", "-interaction=nonstopmode", "-halt-on-error",
+                               "doc.tex"], cwd=tmp_path, capture_output=True, text=True,
+                              timeout=120, check=False)
+        assert done.returncode == 0, done.stdout[-2000:]
+
+
+def test_two_datasets_get_ranks_friedman_and_a_cd_diagram(dataset_dirs, tmp_path):
+    from recoeval_tracking.app.report import run_report
+
+    cfg = {"select": {"job_dirs": dataset_dirs}, "baseline": "random", "n_bootstrap": 50,
+           "slices": [], "output": {"dir": str(tmp_path), "html": "r.html",
+                                    "markdown": "r.md", "latex": "r.tex",
+                                    "log_to_mlflow": False}}
+    result = run_report(cfg)
+    cmp = result["comparison"]
+    assert cmp.multi_dataset and cmp.datasets == ["synth-a", "synth-b", "synth-c"]
+    assert sorted(cmp.systems) == sorted(MODELS)
+    # the page's numbers are the comparison's
+    f = cmp.friedman("ndcg_at_5")
+    md = result["paths"]["markdown"].read_text()
+    assert f"p = {f.pvalue:.4f}" in md or f"p = {f.pvalue:.2e}" in md
+    assert {"cd_ndcg_at_5.png", "cd_p_at_5.png"} <= {p.name for p in
+                                                     result["paths"]["figures"].iterdir()}
+    tex = result["paths"]["latex"].read_text()
+    assert structure_problems(tex) == [] and "Friedman" in tex
+    # the same selection through rt.compare gives the same table
+    again = rt.compare(dataset_dirs, baseline="random", n_bootstrap=50)
+    assert again.dataset_table("ndcg_at_5").equals(cmp.dataset_table("ndcg_at_5"))
+
+
+def test_no_store_leaves_the_folder_as_it_was(tmp_path):
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MLFLOW_")}
+    proc = subprocess.run([sys.executable, "-m", "recoeval_tracking.app.report",
+                           "select.sweep_id=abc"], check=False, capture_output=True, text=True,
+                          cwd=tmp_path, env=env, timeout=120)
+    assert proc.returncode == 2
+    assert "no run matches" in proc.stderr and "no MLflow store" in proc.stderr
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_help_lists_the_settings(tmp_path):
+    proc = subprocess.run([sys.executable, "-m", "recoeval_tracking.app.report", "--help"],
+                          check=False, capture_output=True, text=True, cwd=tmp_path,
+                          timeout=120)
+    assert proc.returncode == 0
+    for key in ("select.sweep_id", "replicate_key", "dataset_key", "correction", "test",
+                "output.latex"):
+        assert f"  {key}" in proc.stdout
+    assert list(tmp_path.iterdir()) == []
