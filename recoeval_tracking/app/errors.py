@@ -95,13 +95,9 @@ def user_error_message(err: BaseException, prog: str = PROG,
 
     from .._validation import InputError
 
-    from ..models import ModelProtocolError
-
     prefix = f"{prog}: "
     see_cfg = _SEE_CFG.replace(_PROG, prog, 1)
     key_hint = key_hint or _key_hint
-    if isinstance(err, ModelProtocolError):  # the user's model class or its config
-        return prefix + _one_line(err)
     if isinstance(err, MissingConfigException):
         text = str(err)
         m = re.search(r"Could not find '([^']+)'", text)
@@ -244,6 +240,10 @@ def run_error_message(err: BaseException) -> str | None:
 
 def error_message(err: BaseException) -> tuple[int, str] | None:
     """The exit status and message of an error with a known cause, or None."""
+    from ..models import ModelProtocolError
+
+    if isinstance(err, ModelProtocolError):  # the user's model class or its config
+        return EXIT_USAGE, f"{_PROG}: {_one_line(err)}"
     message = user_error_message(err)
     if message is not None:
         return EXIT_USAGE, message

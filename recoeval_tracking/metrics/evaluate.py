@@ -138,7 +138,7 @@ def plan(options: EvalOptions, prep: Prepared, func: str = "evaluate") -> Plan:
 
 def plan_for_source(p: Plan, source: Any, func: str = "evaluate") -> Plan:
     """The plan for this score source: with ranked top-K lists, the whole-ranking metrics (and
-    the aggregates built on them) are refused when named and left out of ``"all"``."""
+    their aggregates) are refused when named, left out of a set and recorded in ``left_out``."""
     if not isinstance(source, RankedLists):
         return p
     opts = p.options
@@ -148,13 +148,12 @@ def plan_for_source(p: Plan, source: Any, func: str = "evaluate") -> Plan:
                           "top-K lists (whole-ranking metrics need a score for every item)",
                           f"{asked}", got_is_text=True)
     if source.k < opts.k:
-        raise param_error("k", func, f"at most the length of the ranked lists ({source.k})",
-                          opts.k)
-    specs = tuple(s for s in p.specs if s.kind != "whole"
-                  and all(METRICS[x].kind == "at_k" for x in s.needs))
-    left = {s.name: "needs a score for every item (ranked top-K input)" for s in p.specs
-            if s not in specs}
-    return dataclasses.replace(p, specs=specs, topk_only=True, left_out={**p.left_out, **left})
+        raise param_error("k", func, f"at most the ranked lists' length ({source.k})", opts.k)
+    out = {s.name for s in p.specs if s.kind == "whole" or any(METRICS[x].kind != "at_k"
+                                                                 for x in s.needs)}
+    left = dict.fromkeys(sorted(out), "needs a score for every item (ranked top-K input)")
+    return dataclasses.replace(p, specs=tuple(s for s in p.specs if s.name not in out),
+                               topk_only=True, left_out={**p.left_out, **left})
 
 
 # ---------------------------------------------------------------------------------------------
@@ -492,8 +491,7 @@ _OPTION_DEFAULTS = {f.name: f.default for f in dataclasses.fields(EvalOptions)}
 
 
 def _merge_options(options: EvalOptions | None, given: dict[str, Any]) -> EvalOptions:
-    """``options`` (or the defaults) with the keyword options that differ from their defaults
-    applied on top."""
+    """``options`` (or the defaults) with the keyword options that differ from the defaults."""
     if options is None:
         return EvalOptions(**given)
     if not isinstance(options, EvalOptions):
