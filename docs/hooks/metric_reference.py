@@ -39,7 +39,6 @@ _CITATION = re.compile(
     r"\(([^()]*(?:\d{4}|recometrics|ranx|trec_eval|RecBole|Hivemall|"
     r"implicit|Elliot)[^()]*)\)"
 )
-_PEERS = ("recometrics", "ranx", "trec_eval", "RecBole", "Hivemall", "implicit", "Elliot")
 
 
 def anchor(name: str) -> str:
