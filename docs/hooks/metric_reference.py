@@ -172,7 +172,7 @@ def metric_details() -> str:
                 else f"a variant of `{spec.family}`"
             )
             rows.append(("Variant", f"{whose} ({params}); other variants: {others}"))
-        rows.append(("Source", "; ".join(citations(spec)) or "the formula above"))
+        rows.append(("Source", "; ".join(citations(spec)) or "none recorded in the registry"))
         rows.append(("NaN rule", "; ".join(nan_rule(spec))))
         sets = '`"all"`' + (', `"standard"`' if spec.standard else "")
         rows.append(("Metric sets", sets))
