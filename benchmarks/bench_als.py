@@ -49,7 +49,7 @@ def main() -> None:
     ap.add_argument("--iterations", type=int, default=3)
     ap.add_argument("--cg-steps", type=int, default=3)
     ap.add_argument("--threads", type=int, default=None,
-                    help="numba threads (default: all of numba's, %d here)" % numba.config.NUMBA_NUM_THREADS)
+                    help=f"numba threads (default: all of numba's, {numba.config.NUMBA_NUM_THREADS} here)")
     args = ap.parse_args()
     if args.threads:
         numba.set_num_threads(args.threads)

@@ -20,8 +20,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from recoeval_tracking.metrics.results import Results
 from recoeval_tracking.jobdir import write_job_dir
+from recoeval_tracking.metrics.results import Results
 
 NAMES = ["p", "tp", "r", "ap", "tap", "ndcg", "hit", "rr"]
 
@@ -70,9 +70,9 @@ def main() -> None:
         t_write = time.perf_counter() - t0
 
         t0 = time.perf_counter()
-        from recoeval_tracking.tracking.runs import log_job_dir
-
         import mlflow  # noqa: F401 - the one-off import cost
+
+        from recoeval_tracking.tracking.runs import log_job_dir
 
         t_import = time.perf_counter() - t0
         t0 = time.perf_counter()

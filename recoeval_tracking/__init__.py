@@ -11,7 +11,6 @@ from ._validation import InputError
 from .data import Interactions, from_dataframe, load_dataset, make_synthetic
 from .metrics import METRICS, Results, calc_reco_metrics, evaluate
 from .models import MODELS, make_model
-from .splitting import SPLITS, Split, cross_validate, make_split, split_reco_train_test
 from .scores import (
     BiasScores,
     CallableScores,
@@ -20,6 +19,7 @@ from .scores import (
     RankedLists,
     ScoreSource,
 )
+from .splitting import SPLITS, Split, cross_validate, make_split, split_reco_train_test
 
 __all__ = [
     "__version__",

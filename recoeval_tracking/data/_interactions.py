@@ -66,7 +66,7 @@ class PrepReport:
             text += f"; {self.details}"
         return text
 
-    def log(self) -> "PrepReport":
+    def log(self) -> PrepReport:
         """Log the report at INFO level and return it."""
         logger.info("%s", self)
         return self
@@ -157,7 +157,7 @@ class Interactions:
     name: str = ""
 
     @classmethod
-    def checked(cls, value: Any, func: str) -> "Interactions":
+    def checked(cls, value: Any, func: str) -> Interactions:
         """``value`` when it is an :class:`Interactions`, else the standard error."""
         return check_type(value, cls, "interactions", func, "an Interactions object",
                           "Build one with recoeval_tracking.data.load_dataset or "
@@ -309,7 +309,7 @@ class Interactions:
     # --------------------------------------------------------------- helpers
     def with_data(self, matrix: sp.csr_array, timestamps: sp.csr_array | None,
                   report: PrepReport | None = None, *, user_ids: np.ndarray | None = None,
-                  item_ids: np.ndarray | None = None) -> "Interactions":
+                  item_ids: np.ndarray | None = None) -> Interactions:
         """A new container sharing this one's id maps (unless given) and history."""
         reports = list(self.reports) + ([report] if report is not None else [])
         return Interactions(matrix=matrix,
@@ -317,7 +317,7 @@ class Interactions:
                             item_ids=self.item_ids if item_ids is None else item_ids,
                             timestamps=timestamps, reports=reports, name=self.name)
 
-    def subset(self, mask: np.ndarray) -> "Interactions":
+    def subset(self, mask: np.ndarray) -> Interactions:
         """Keep the stored entries where ``mask`` (one bool per entry, CSR order) is True.
 
         Shape and id maps are unchanged; values and timestamps follow their entries.

@@ -35,9 +35,20 @@ import numpy as np
 from numba import cuda, njit
 
 from .codes import Reason
-from .ranks import (_BINARY_SEARCH_MIN_POS, _CHUNK, TIE_INDEX, TIE_INDEX_DESC, TIE_NOISE,
-                    _count_chunk, _counts_by_scan, _exact_ranks, count_nan, counts_by_search_into,
-                    insertion_sort_pairs, topk_into)
+from .ranks import (
+    _BINARY_SEARCH_MIN_POS,
+    _CHUNK,
+    TIE_INDEX,
+    TIE_INDEX_DESC,
+    TIE_NOISE,
+    _count_chunk,
+    _counts_by_scan,
+    _exact_ranks,
+    count_nan,
+    counts_by_search_into,
+    insertion_sort_pairs,
+    topk_into,
+)
 
 __all__ = ["Block", "CHUNK", "THREADS", "counts_by_search", "counts_in_one_read", "user_pass",
            "user_pass_kernel"]

@@ -311,7 +311,7 @@ def _begin(out: Path, uid: str) -> None:
     job: ``job.json``, markers, temporary files of a writer that died."""
     write_json_atomic(out / INCOMPLETE, {
         "job_uid": uid, "pid": os.getpid(),
-        "started_at": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")})
+        "started_at": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds")})
     for name in (FILES["job"], PENDING, UPLOADING, SYNCED):
         (out / name).unlink(missing_ok=True)
     remove_stale_temporaries(out)
@@ -449,7 +449,7 @@ def _write_job_json(out: Path, uid: str) -> None:
     _write_json(out / FILES["job"], {
         "format_version": FORMAT_VERSION,
         "job_uid": uid,
-        "created_at": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+        "created_at": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
         "package_version": _package_version(),
         "git_commit": commit,
         "git_dirty": dirty,

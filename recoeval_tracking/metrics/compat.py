@@ -1,7 +1,8 @@
 """``calc_reco_metrics``: a drop-in for recometrics' Python function of the same name.
 
 Same signature, defaults and output layout; semantics follow the recometrics documentation
-(see "Differences from recometrics" in the README for where its code departs and we do not).
+(see "Differences from recometrics" in docs/guides/profiles.md for where its code departs and
+we do not).
 """
 
 from __future__ import annotations

@@ -445,8 +445,8 @@ def evaluate(train: Any, test: Any, *, A: Any = None, B: Any = None, item_biases
         given explicitly take precedence.
     backend : {"cpu", "cuda"}
         Where the engine runs (:data:`recoeval_tracking.options.BACKENDS`): ``"cuda"`` scores
-        and ranks on an NVIDIA GPU (``pip install "recoeval_tracking[cuda]"``; README, "GPU
-        backend"), with the same per-user values.
+        and ranks on an NVIDIA GPU (``pip install "recoeval_tracking[cuda]"``; docs/guides/gpu.md,
+        "GPU backend"), with the same per-user values.
     relevance_level, no_positive, inf_scores : optional
         Test values below ``relevance_level`` are judged non-relevant; a user left without a
         positive is NaN (``no_positive="nan"``) or 0 (``"zero"``, trec_eval); +-inf scores are
@@ -472,7 +472,7 @@ def evaluate(train: Any, test: Any, *, A: Any = None, B: Any = None, item_biases
     -----
     Definitions follow the recometrics ``calc.reco.metrics`` documentation; see
     :mod:`recoeval_tracking.metrics.registry` for every formula and the "differences from
-    recometrics" section of the README.
+    recometrics" section of docs/guides/profiles.md.
     """
     given = {name: value for name, value in locals().items() if name in _OPTION_NAMES}
     opts = _merge_options(options, given)

@@ -2,7 +2,7 @@
 
 A profile maps the metric names of a library to registered metrics (variants of ours) and fixes
 the tie policy, so that ``evaluate(..., profile="recbole")`` reproduces that library's numbers on
-the same ranking. The table below is the one in the README ("Profiles").
+the same ranking. The table below is the one in docs/guides/profiles.md.
 
 =============  ==================================================================================
 profile        metrics (library name -> registered metric), ties and protocol

@@ -40,9 +40,8 @@ import scipy.sparse as sp
 from numba import njit, prange
 from tqdm.auto import tqdm
 
-from .._validation import as_csr, check_int
+from .._validation import as_csr, check_bool, check_float, check_int
 from ..scores import FactorScores, ScoreSource
-from .._validation import check_bool, check_float
 from ._base import Model, check_nonnegative_values
 
 __all__ = ["ALSModel"]

@@ -164,8 +164,7 @@ def _match_rows(F: np.ndarray, file_ids: np.ndarray | None, data_ids: np.ndarray
     """Rows of ``F`` in the dataset's order, and the file row of each (-1 for missing)."""
     if file_ids is None or data_ids is None:
         if F.shape[0] != n:
-            hint = ("Store '{0}_ids' in the .npz and pass {0}_ids to fit to match rows by id."
-                    .format(kind))
+            hint = f"Store '{kind}_ids' in the .npz and pass {kind}_ids to fit to match rows by id."
             raise InputError(
                 f"The {kind} factors in {where} (read by {_FUNC}) must have one row per {kind} "
                 f"of the training data: expected {n} rows, got shape {F.shape} instead. {hint}"

@@ -10,9 +10,8 @@ import numpy as np
 import scipy.sparse as sp
 from threadpoolctl import threadpool_limits
 
-from .._validation import param_error
+from .._validation import check_bool, param_error
 from ..scores import FactorScores, ScoreSource
-from .._validation import check_bool
 from ._base import Model
 
 __all__ = ["ImplicitModel"]

@@ -33,9 +33,8 @@ import numpy as np
 import scipy.sparse as sp
 from numba import njit, prange
 
-from .._validation import as_csr, check_int
+from .._validation import as_csr, check_float, check_int
 from ..scores import CallableScores, ScoreSource
-from .._validation import check_float
 from ._base import Model
 
 __all__ = ["ItemKNNModel", "cosine_topk"]

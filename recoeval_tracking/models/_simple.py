@@ -7,9 +7,8 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
-from .._validation import check_int
+from .._validation import check_bool, check_int
 from ..scores import BiasScores, CallableScores, ScoreSource
-from .._validation import check_bool
 from ._base import Model
 
 __all__ = ["PopularityModel", "RandomModel"]

@@ -1,1 +1,86 @@
-"""Package."""
+"""Reports: compare runs user by user, with intervals and paired significance tests.
+
+:func:`build_report` aligns the per-user tables of several runs (:class:`RunData`), checks that
+they are comparable (:func:`check_comparable`: same data, split and metric definitions) and
+computes every interval and test into a :class:`Report`; :func:`write_report` renders it as a
+self-contained HTML page and Markdown. The statistics are functions of their own
+(:func:`paired_comparison`, :func:`mean_ci`, :func:`adjust_pvalues`, ...), usable on any paired
+per-user values.
+"""
+
+from __future__ import annotations
+
+from .compare import Comparison, compare
+from .render import metric_table, render_figures, render_html, render_markdown, write_report
+from .replicates import (
+    aggregate_replicates,
+    check_replicates,
+    default_group_by,
+    guess_replicate_key,
+)
+from .report import TESTS, Report, SliceTable, build_report
+from .runs import FINGERPRINT_KINDS, RunData, check_comparable, fingerprints_from
+from .slices import SLICE_KINDS, user_popularity_share
+from .stats import (
+    CORRECTIONS,
+    FAMILIES,
+    MeanCI,
+    PairedComparison,
+    adjust_pvalues,
+    bootstrap_ci,
+    cohens_dz,
+    mean_ci,
+    paired_comparison,
+    paired_t_test,
+    randomization_test,
+    significance_mark,
+    t_interval,
+    wilcoxon_test,
+)
+from .summary import catalogue_table, headline_metrics, summary_table
+
+__all__ = [
+    "compare",
+    "Comparison",
+    # runs and their comparability
+    "RunData",
+    "check_comparable",
+    "fingerprints_from",
+    "FINGERPRINT_KINDS",
+    # the report
+    "build_report",
+    "Report",
+    "SliceTable",
+    "TESTS",
+    "SLICE_KINDS",
+    "user_popularity_share",
+    # replicates (runs that differ only by a seed)
+    "guess_replicate_key",
+    "default_group_by",
+    "check_replicates",
+    "aggregate_replicates",
+    # statistics
+    "t_interval",
+    "bootstrap_ci",
+    "mean_ci",
+    "MeanCI",
+    "paired_t_test",
+    "wilcoxon_test",
+    "randomization_test",
+    "cohens_dz",
+    "paired_comparison",
+    "PairedComparison",
+    "adjust_pvalues",
+    "significance_mark",
+    "CORRECTIONS",
+    "FAMILIES",
+    # rendering
+    "summary_table",
+    "catalogue_table",
+    "headline_metrics",
+    "metric_table",
+    "render_figures",
+    "render_html",
+    "render_markdown",
+    "write_report",
+]

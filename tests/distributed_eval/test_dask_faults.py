@@ -15,8 +15,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-
 from commands import clean_env  # tests/ is on sys.path (tests/conftest.py)
+
 from recoeval_tracking import evaluate
 from recoeval_tracking._validation import InputError
 from recoeval_tracking.distributed import DistributedError, evaluate_on_dask

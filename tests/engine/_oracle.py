@@ -18,7 +18,6 @@ from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
-
 from reference import (
     ALL_METRICS,
     TOPK_METRICS,

@@ -15,11 +15,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from commands import REPO_ROOT, clean_env
 
 import recoeval_tracking as rt
-from recoeval_tracking.options import EvalOptions
-from commands import REPO_ROOT, clean_env
 from recoeval_tracking.engine.backends import unavailable
+from recoeval_tracking.options import EvalOptions
 
 
 def _simulating() -> bool:

@@ -55,11 +55,11 @@ def _records(dtype, want_topk: bool):
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_user_pass_kernel_compiles_to_ptx(monkeypatch, cc, dtype) -> None:
     cuda = _compiler()
-    from recoeval_tracking.engine.cuda_kernels import user_pass_kernel
-
     # the device functions compile for the "current device": stand one in (no GPU here), and
     # note which functions compile as device functions
     import numba.cuda.dispatcher as dispatcher
+
+    from recoeval_tracking.engine.cuda_kernels import user_pass_kernel
 
     compiled = []
     compile_cuda = dispatcher.compile_cuda

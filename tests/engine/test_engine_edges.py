@@ -11,9 +11,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from recoeval_tracking.engine import backends, driver
+from recoeval_tracking.engine import backends, driver, ranks
 from recoeval_tracking.engine import kernels as kn
-from recoeval_tracking.engine import ranks
 from recoeval_tracking.engine.codes import Tie
 
 

@@ -38,13 +38,13 @@ from typing import Any
 
 import numpy as np
 import pytest
+import reference as ref
 import scipy.sparse as sp
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from reference import TOPK_METRICS, metrics_at_k
 
 import recoeval_tracking as rt
-import reference as ref
-from reference import TOPK_METRICS, metrics_at_k
 
 from . import _oracle as orc
 
@@ -358,7 +358,7 @@ def _expected(case: Case) -> tuple[list[str], dict[str, np.ndarray]]:
     m, _ = case.shape
     reasons = []
     rows = []
-    for u, train_items, pool, test, _ in _users(case):
+    for u, train_items, _pool, test, _ in _users(case):
         reason, values = orc.user_expected(case.S[u].tolist(), train_items, test, case.k,
                                            ties=case.ties, cumulative=case.cumulative,
                                            **case.kw)

@@ -17,7 +17,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
 from commands import REPO_ROOT, clean_env  # tests/ is on sys.path (tests/conftest.py)
 from mlflow_server import served
 

@@ -16,8 +16,8 @@ import sqlite3
 from pathlib import Path
 
 import pytest
-
 from mlflow_server import dead_uri
+
 from recoeval_tracking.jobdir import (
     INCOMPLETE,
     PENDING,

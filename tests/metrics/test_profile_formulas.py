@@ -228,7 +228,7 @@ def test_the_data_separates_the_variants():
     lin = [ranx_user(asc[u], _rel(u), K)["ndcg"] for u in range(len(USERS))]
     binary = [recbole_user(asc[u], _rel(u), K)["ndcg"] for u in range(len(USERS))]
     assert not np.allclose(lin, binary)
-    for u, (train, test, _) in enumerate(USERS):  # every user defined at K
+    for _u, (train, test, _) in enumerate(USERS):  # every user defined at K
         pool = N_ITEMS - len(train)
         assert pool > K and 0 < len(test) < pool
 
@@ -454,7 +454,7 @@ def test_recometrics_profile_on_distinct_scores():
              ([], {1: 1.0, 2: 1.0, 4: 2.0, 6: 1.0, 10: 3.0}, [float(x) for x in range(N_ITEMS)]),
              ([5, 6], {0: 1.0}, [float(-x) for x in range(N_ITEMS)])]
     res = _evaluate("recometrics", users=users)
-    for u, (train, rel, scores) in enumerate(users):
+    for u, (_train, rel, _scores) in enumerate(users):
         ranking = _ranked(u, "asc", users)
         top = ranking[:K]
         hits = [1 if i in rel else 0 for i in top]

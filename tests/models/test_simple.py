@@ -7,8 +7,14 @@ import pytest
 import scipy.sparse as sp
 
 from recoeval_tracking import BiasScores, CallableScores, InputError
-from recoeval_tracking.models import (MODELS, Model, NotFittedError, PopularityModel, RandomModel,
-                                      make_model)
+from recoeval_tracking.models import (
+    MODELS,
+    Model,
+    NotFittedError,
+    PopularityModel,
+    RandomModel,
+    make_model,
+)
 
 
 @pytest.fixture
