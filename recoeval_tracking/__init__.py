@@ -60,7 +60,7 @@ def __getattr__(name: str):
         return log_results
     # compare pulls in the report's statistics and renderers: loaded when first asked for.
     if name in ("compare", "Comparison"):
-        from .reporting import compare as _compare
+        import importlib
 
-        return getattr(_compare, name)
+        return getattr(importlib.import_module(".reporting.compare", __name__), name)
     raise AttributeError(f"module 'recoeval_tracking' has no attribute {name!r}")

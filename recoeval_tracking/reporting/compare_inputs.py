@@ -27,10 +27,17 @@ _DATASET_KEYS = ("dataset.name", "dataset.kind", "dataset._target_", "dataset.pa
 def _from_results(name: str, res: Any) -> RunData:
     from ..jobdir.io import curves_table
 
+    from ..metrics.evaluate import metric_fingerprints
+
     curves = curves_table(res) if res.curves_per_user else None
     fps = {"definitions": res.fingerprint} if res.fingerprint else {}
+    # compared metric by metric, as job folders are: two models' Results differ in their score
+    # source (factors, biases...), which is part of the whole record but of no metric's definition
+    per_metric = metric_fingerprints(res.definitions, [*res.metric_columns, *res.aggregates]) \
+        if res.definitions else {}
     return RunData(run_id=name, name=name, per_user=res.per_user.copy(), curves=curves,
-                   fingerprints=fps, metrics=dict(res.means), source="Results object")
+                   fingerprints=fps, metrics=dict(res.means), source="Results object",
+                   metric_fingerprints=per_metric)
 
 
 def _from_mlflow(run_ids: list[str], names: list[str | None], tracking_uri: str | None

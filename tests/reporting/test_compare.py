@@ -274,3 +274,28 @@ def test_a_baseline_that_picks_different_systems_per_dataset_is_refused():
     with pytest.raises(InputError, match="baseline.*the same in every dataset"):
         rt.compare(runs, baseline="best:ndcg_at_10", n_bootstrap=0, n_permutations=10)
 
+
+
+def test_results_of_two_kinds_of_model_are_compared_metric_by_metric():
+    """Two models whose scores come from different sources (factors, item biases) define every
+    metric the same way: both are compared, their means are their own Results' means, and
+    wins + ties + losses count the users defined in both."""
+    import recoeval_tracking as rt
+
+    X = rt.make_synthetic(n_users=120, n_items=60, n_interactions=2000, seed=0)
+    split = rt.make_split("random", X, test_fraction=0.2, seed=1)
+    als = rt.make_model("als", factors=4, iterations=3, seed=1).fit(split.train.matrix)
+    pop = rt.make_model("popularity").fit(split.train.matrix)
+    res = {name: rt.evaluate(split.train, split.test, scores=m.score_source(), k=5,
+                             metrics=["ndcg", "r"])
+           for name, m in (("popularity", pop), ("als", als))}
+    table = rt.compare(res, baseline="popularity", test="wilcoxon").summary()
+    rows = table.set_index(["system", "metric"])
+    for name, r in res.items():
+        for metric in ("ndcg_at_5", "r_at_5"):
+            assert rows.loc[(name, metric), "mean"] == pytest.approx(r.means[metric])
+    als_ndcg = rows.loc[("als", "ndcg_at_5")]
+    both = (res["als"].per_user["ndcg_at_5"].notna()
+            & res["popularity"].per_user["ndcg_at_5"].notna()).sum()
+    assert als_ndcg["wins"] + als_ndcg["ties"] + als_ndcg["losses"] == both
+    assert 0 <= als_ndcg["p"] <= 1
