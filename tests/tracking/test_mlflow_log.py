@@ -56,7 +56,7 @@ def dead_uri():
 
 
 def test_run_holds_everything(tmp_path, store_uri):
-    res, path = job(tmp_path)
+    res, path = job(tmp_path, plots="all")  # a histogram of every metric, not only the first
     run_id = log_job_dir(path, tracking_uri=store_uri, experiment="exp",
                          tags={"team": "reco", "auth_token": SECRET}, params={"seed": 7})
     c = client(store_uri)
