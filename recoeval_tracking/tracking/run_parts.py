@@ -25,7 +25,7 @@ def _metrics_for(job: JobDir, timestamp: int) -> list:
     (:data:`CI_TAG` holds them)."""
     from mlflow.entities import Metric
 
-    out = [Metric(key, float(value), timestamp, 0)
+    out = [Metric(key, _rounded(key, value), timestamp, 0)
            for key, value in job.metrics.items() if not _is_bound(key)]
     curves = job.curves
     if len(curves):
@@ -34,6 +34,14 @@ def _metrics_for(job: JobDir, timestamp: int) -> list:
             values = curves[name].to_numpy(dtype=np.float64)
             out.extend(Metric(name, float(v), timestamp, int(k)) for k, v in zip(ks, values))
     return out
+
+
+def _rounded(key: str, value: float) -> float:
+    """Timings to the millisecond (their clock is no finer); metric values exactly as
+    computed (the report and the comparisons recompute from them; MLflow's runs table shows
+    three decimals itself)."""
+    value = float(value)
+    return round(value, 3) if key.endswith("_seconds") and np.isfinite(value) else value
 
 
 #: The tag holding every metric's 95% interval as JSON, ``{"ndcg_at_10": [low, high], ...}``

@@ -7,14 +7,16 @@ What a run holds (logged from a job directory written by
   model for a plain run); **start and end**: the job's real times (``job.json``).
 * **params**: the config the user chose flattened to dotted keys (``model.factors``,
   ``metrics.k``; tracking and Hydra settings left out) and the caller's ``params``; secret keys
-  dropped. The metric definitions are never params: ``definitions.json`` and fingerprint tags.
+  dropped, and settings left at None (a default that the code resolves) too: a param ``None``
+  says nothing and MLflow cannot change it later. The metric definitions are never params: ``definitions.json`` and fingerprint tags.
 * **metrics** (one :meth:`MlflowClient.log_batch`): the means of ``metrics.json`` (means at K,
   ``users_evaluated``, ``users_nan_<reason>``, ``<stage>_seconds``) at step 0, and each curve of
   ``curves.csv`` (``ndcg_at_k``...) with ``step = k`` for k = 1..K. The bounds
   ``_ci95_low``/``_ci95_high`` are not metrics (MLflow's chart view would list them first, in a
   section of their own): the tag ``recoeval.ci95`` holds them as JSON, as does ``metrics.json``.
 * **tags**: ``recoeval.ci95``, ``recoeval.job_uid``, ``recoeval.sweep_id``, ``recoeval.version``, ``recoeval.k``,
-  ``recoeval.metrics`` (the headline metric keys), ``recoeval.definitions_fingerprint``,
+  ``recoeval.metrics`` (every metric key at K), ``recoeval.headline`` (the few shown first:
+  :func:`recoeval_tracking.metrics.results.headline_metrics`), ``recoeval.definitions_fingerprint``,
   ``recoeval.data_fingerprint``, ``recoeval.split_fingerprint``, ``recoeval.overrides``,
   ``mlflow.source.git.commit`` and ``recoeval.git_commit`` when the job ran in a git checkout,
   MLflow's context tags (``mlflow.source.name``, ``mlflow.user``),
@@ -67,7 +69,7 @@ from ..jobdir.markers import (
     write_json_atomic,
 )
 from ..jobdir.redact import flatten_config, scrub_overrides
-from ..metrics.results import Results
+from ..metrics.results import Results, headline_metrics
 from .client import (
     _TAG_PREFIX,
     DEFAULT_EXPERIMENT,
@@ -108,6 +110,8 @@ def _run_tags(job: JobDir, sweep_id: str | None, extra: Mapping[str, Any] | None
         _TAG_PREFIX + "version": job.job.get("package_version"),
         _TAG_PREFIX + "k": job.k,
         _TAG_PREFIX + "metrics": ",".join(job.metric_columns),
+        _TAG_PREFIX + "headline": ",".join(headline_metrics(
+            [*job.metric_columns, *job.metrics], job.k)),
         _TAG_PREFIX + "topk_only": str(job.topk_only).lower(),
     }
     for name, value in _fingerprints(job).items():
@@ -209,11 +213,25 @@ def _job_params(job: JobDir, params: Mapping[str, Any] | None) -> dict[str, str]
     their fingerprints in tags, never params."""
     flat: dict[str, Any] = {}
     if job.config:
-        flat.update({k: v for k, v in flatten_config(job.config).items()
+        flat.update({k: v for k, v in flatten_config(_without_none(job.config)).items()
                      if not k.startswith(("tracking.", "hydra.", "definitions."))})
     if params:
-        flat.update(flatten_config(params))
+        flat.update(flatten_config(_without_none(params)))
     return _clean_params(flat)
+
+
+def _without_none(config: Mapping[str, Any]) -> dict[str, Any]:
+    """``config`` without the settings whose value is None, at every level (a section left
+    empty by that goes too)."""
+    out: dict[str, Any] = {}
+    for k, v in config.items():
+        if isinstance(v, Mapping) and v:
+            v = _without_none(v)
+            if not v:
+                continue
+        if v is not None:
+            out[k] = v
+    return out
 
 
 def _find_job_runs(client, experiment_id: str, job_uid: str) -> list:

@@ -47,7 +47,14 @@ from .run_parts import read_ci_tag
 __all__ = ["SweepParent", "create_sweep_parent", "build_leaderboard", "finish_sweep_parent",
            "SWEEP_FILE", "SWEEP_LOCK", "PARENT_LOCK", "write_sweep_record", "read_sweep_record",
            "find_sweep_record", "find_sweep_parent_run", "find_or_create_sweep_parent",
-           "adopt_sweep_runs", "record_sweep_best", "sweep_view_link", "sweep_view_hint"]
+           "adopt_sweep_runs", "record_sweep_best", "sweep_view_link", "sweep_view_hint",
+           "save_sweep_view", "ui_base", "leaderboard_text", "UI_WORKFLOW"]
+
+#: The MLflow UI's query parameter for its training-runs pages. MLflow 3.x's UI picks the
+#: experiment's landing page (GenAI overview or training runs) from a sidebar switch kept in the
+#: browser (default GenAI) or from this parameter, which every link inside the UI carries on:
+#: its ``mlflow.experimentKind`` tag is no longer read (3.17's bundle).
+UI_WORKFLOW = "workflowType=machine_learning"
 
 #: File in the sweep directory describing the sweep (JSON: ``sweep_id``, ``parent_run_id`` or
 #: null, ``tracking_uri``, ``experiment``).
@@ -265,7 +272,8 @@ def build_leaderboard(parent_run_id: str, *, tracking_uri: str | None = None,
     -------
     pandas.DataFrame
         Columns ``run_name, run_id, status, overrides, <metric>, <metric>_ci95_low,
-        <metric>_ci95_high, ...``; ``attrs["metrics"]`` lists the headline metrics.
+        <metric>_ci95_high, ...``; ``attrs["metrics"]`` lists the metrics, ``attrs["headline"]``
+        those the children tag ``recoeval.headline`` (all of them when no child does).
     """
     check_optional(parent_run_id, str, "parent_run_id", "build_leaderboard")
     uri = resolve_tracking_uri(tracking_uri)
@@ -274,6 +282,11 @@ def build_leaderboard(parent_run_id: str, *, tracking_uri: str | None = None,
     children = client.search_runs(
         [parent.info.experiment_id],
         filter_string=f"tags.`mlflow.parentRunId` = '{parent_run_id}'", max_results=5000)
+    headline: dict[str, None] = {}
+    for run in children:
+        for m in run.data.tags.get(_TAG_PREFIX + "headline", "").split(","):
+            if m:
+                headline[m] = None
     if metrics is None:
         seen: dict[str, None] = {}
         for run in children:
@@ -301,6 +314,7 @@ def build_leaderboard(parent_run_id: str, *, tracking_uri: str | None = None,
         table = table.sort_values(sort_by, ascending=_lower_is_better(sort_by, lower_is_better),
                                   na_position="last", kind="stable").reset_index(drop=True)
     table.attrs["metrics"] = list(metrics)
+    table.attrs["headline"] = [m for m in headline if m in metrics] or list(metrics)
     table.attrs["sort_by"] = sort_by
     return table
 
@@ -323,48 +337,186 @@ def _md_cell(value: Any) -> str:
     return "".join("\\" + ch if ch in "\\`*_{}[]<>()#+!|~" else ch for ch in text)
 
 
-def _markdown(table: pd.DataFrame, metrics: Sequence[str]) -> str:
-    cols = ["run_name", "status"] + list(metrics)
+def _markdown(table: pd.DataFrame, metrics: Sequence[str], sort_by: str | None = None) -> str:
+    """The leaderboard as a Markdown table, best first: run name, status, each metric, and the
+    95% interval of ``sort_by`` beside it."""
+    cols = ["run_name", "status"]
+    for m in metrics:
+        cols.append(m)
+        if m == sort_by and f"{m}_ci95_low" in table.columns:
+            cols.append("95% interval")
     lines = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
     for _, row in table.iterrows():
         cells = [_md_cell(row["run_name"]), _md_cell(row["status"])]
-        cells += ["" if pd.isna(row[m]) else f"{row[m]:.4f}" for m in metrics]
+        for m in metrics:
+            cells.append("" if pd.isna(row[m]) else f"{row[m]:.4f}")
+            if m == sort_by and f"{m}_ci95_low" in table.columns:
+                low, high = row[f"{m}_ci95_low"], row[f"{m}_ci95_high"]
+                cells.append("" if pd.isna(low) or pd.isna(high)
+                             else f"{low:.4f} to {high:.4f}")
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
+
+
+def _sweep_filter(sweep_id: str) -> str:
+    """The runs of a sweep without their parent (jobs carry a job uid, the parent none)."""
+    return (f"tags.`{_TAG_PREFIX}sweep_id` = '{sweep_id}' and "
+            f"tags.`{_TAG_PREFIX}job_uid` LIKE '%'")
 
 
 def sweep_view_link(experiment_id: str, sweep_id: str, sort_by: str | None = None) -> str:
     """The MLflow UI address (the part after the host, from ``#``) of a sweep's jobs without
     their parent, best first by ``sort_by``, in the chart view: the runs page otherwise shows the
-    parent collapsed, and its charts only the parent's ``best_*`` values."""
+    parent collapsed, and its charts only the parent's ``best_*`` values. It carries
+    :data:`UI_WORKFLOW`, so the UI stays on its training-runs pages."""
     from urllib.parse import quote
 
-    query = (f"tags.`{_TAG_PREFIX}sweep_id` = '{sweep_id}' and "
-             f"tags.`{_TAG_PREFIX}job_uid` LIKE '%'")
-    parts = [f"searchFilter={quote(query, safe='')}"]
+    parts = [f"searchFilter={quote(_sweep_filter(sweep_id), safe='')}"]
     if sort_by:
         asc = "true" if _lower_is_better(sort_by, None) else "false"
         parts += [f"orderByKey={quote(f'metrics.`{sort_by}`', safe='')}", f"orderByAsc={asc}"]
-    parts.append("compareRunsMode=CHART")
+    parts += ["compareRunsMode=CHART", UI_WORKFLOW]
     return f"#/experiments/{experiment_id}/runs?" + "&".join(parts)
 
 
+#: Prefix of the experiment tags that hold the MLflow UI's shared views (its "Share" button
+#: stores the page's state there and puts ``viewStateShareKey=<key>`` in the address).
+SHARED_VIEW_TAG = "mlflow.sharedViewState."
+
+
+def _view_state(sweep_id: str, metrics: Sequence[str], sort_by: str | None,
+                curve: str | None) -> dict[str, Any]:
+    """The state of the runs page that MLflow 3's shared views restore: the sweep's jobs, best
+    first, the headline metrics as the table's columns, and their charts first (one bar chart
+    per headline metric, then the headline curve over k)."""
+    charts = [{"uuid": f"recoeval-{m}", "type": "BAR", "runsCountToCompare": 10,
+               "metricSectionId": "recoeval-headline", "deleted": False, "isGenerated": False,
+               "metricKey": m} for m in metrics]
+    if curve:
+        charts.append({"uuid": f"recoeval-{curve}", "type": "LINE", "runsCountToCompare": 10,
+                       "metricSectionId": "recoeval-headline", "deleted": False,
+                       "isGenerated": False, "metricKey": curve, "selectedMetricKeys": [curve],
+                       "xAxisKey": "step", "scaleType": "linear", "lineSmoothness": 0,
+                       "selectedXAxisMetricKey": ""})
+    state: dict[str, Any] = {
+        "searchFilter": _sweep_filter(sweep_id),
+        "selectedColumns": [f"metrics.`{m}`" for m in metrics],
+        "runsHiddenMode": "SHOW_ALL",
+        "compareRunCharts": charts,
+        "compareRunSections": [{"uuid": "recoeval-headline", "name": "Headline metrics",
+                                "display": True, "isReordered": False, "deleted": False}],
+        "hideEmptyCharts": True,
+        "isAccordionReordered": False,
+    }
+    if sort_by:
+        state["orderByKey"] = f"metrics.`{sort_by}`"
+        state["orderByAsc"] = _lower_is_better(sort_by, None)
+    return state
+
+
+def save_sweep_view(client: Any, experiment_id: str, sweep_id: str, metrics: Sequence[str],
+                    sort_by: str | None = None, curve: str | None = None) -> str:
+    """Store a view of the sweep's jobs as an MLflow shared view (an experiment tag
+    ``mlflow.sharedViewState.<key>``, as the UI's "Share" button does) and return its address
+    (the part after the host, from ``#``): the runs table of the jobs, best first by
+    ``sort_by``, with the headline ``metrics`` as its columns and their charts first."""
+    key = f"recoeval-sweep-{sweep_id}"
+    state = _view_state(sweep_id, list(metrics), sort_by, curve)
+    client.set_experiment_tag(experiment_id, SHARED_VIEW_TAG + key,
+                              json.dumps(state, separators=(",", ":")))
+    return (f"#/experiments/{experiment_id}/runs?viewStateShareKey={key}"
+            f"&compareRunsMode=TABLE&{UI_WORKFLOW}")
+
+
+def _free_port(preferred: int = 5000) -> int:
+    """``preferred`` when nothing listens there on this machine, else a free port."""
+    import socket
+
+    for port in (preferred, 0):
+        with socket.socket() as sock:
+            try:
+                sock.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+            return int(sock.getsockname()[1])
+    return preferred
+
+
+def ui_base(tracking_uri: str) -> tuple[str, str | None]:
+    """Where the MLflow UI of ``tracking_uri`` is: the server itself for an HTTP store (and no
+    command), else ``http://127.0.0.1:<port>`` with the ``mlflow ui`` command that serves the
+    store there, on port 5000 when it is free on this machine, else on a free port."""
+    if tracking_uri.startswith(("http://", "https://")):
+        return scrub_text(tracking_uri.rstrip("/")), None
+    port = _free_port()
+    return (f"http://127.0.0.1:{port}",
+            f"mlflow ui --backend-store-uri {scrub_text(tracking_uri)} --port {port}")
+
+
 def sweep_view_hint(parent_run_id: str, tracking_uri: str | None = None) -> str:
-    """One line telling where to see a finished sweep: the address of :func:`sweep_view_link` on
-    the tracking server, or for a local store the ``mlflow ui`` command and the address it
-    serves."""
+    """Where to see a finished sweep: the ``mlflow ui`` command for a local store, then the
+    address of its jobs side by side (the shared view :func:`finish_sweep_parent` saved, else
+    :func:`sweep_view_link`) and of the parent run."""
     uri = resolve_tracking_uri(tracking_uri)
     run = _client(uri).get_run(parent_run_id)
-    sweep_id = run.data.tags.get(_TAG_PREFIX + "sweep_id", "")
-    sort_by = next((m for m in run.data.tags.get(_TAG_PREFIX + "metrics", "").split(",")
-                    if m.startswith("ndcg_at_")), None) or next(
-        (k[len("best_"):] for k in sorted(run.data.metrics) if k.startswith("best_ndcg_at_")),
-        None)
-    link = sweep_view_link(run.info.experiment_id, sweep_id, sort_by)
-    if uri.startswith(("http://", "https://")):
-        return f"the sweep's jobs side by side: {scrub_text(uri.rstrip('/'))}/{link}"
-    return (f"the sweep's jobs side by side: run `mlflow ui --backend-store-uri "
-            f"{scrub_text(uri)}` and open http://127.0.0.1:5000/{link}")
+    link = run.data.tags.get(_TAG_PREFIX + "view_link")
+    if not link:
+        sweep_id = run.data.tags.get(_TAG_PREFIX + "sweep_id", "")
+        sort_by = next((m for m in run.data.tags.get(_TAG_PREFIX + "metrics", "").split(",")
+                        if m.startswith("ndcg_at_")), None) or next(
+            (k[len("best_"):] for k in sorted(run.data.metrics)
+             if k.startswith("best_ndcg_at_")), None)
+        link = sweep_view_link(run.info.experiment_id, sweep_id, sort_by)
+    base, command = ui_base(uri)
+    lines = [f"start the MLflow UI: {command}"] if command else []
+    lines.append(f"the sweep's jobs, best first: {base}/{link}")
+    lines.append(f"the sweep's parent run: {base}/#/experiments/{run.info.experiment_id}/runs/"
+                 f"{parent_run_id}?{UI_WORKFLOW}")
+    return "\n".join(lines)
+
+
+def _fmt(value: Any, digits: int = 4) -> str:
+    try:
+        v = float(value)
+    except (TypeError, ValueError):
+        return ""
+    return "" if math.isnan(v) else f"{v:.{digits}f}"
+
+
+def leaderboard_text(leaderboard: pd.DataFrame, metrics: Sequence[str] | None = None, *,
+                     limit: int = 10) -> str:
+    """The leaderboard as a terminal table, best first: rank, run name, the sort metric with its
+    95% interval, then up to three more headline metrics."""
+    metrics = [m for m in (metrics if metrics is not None
+                           else leaderboard.attrs.get("headline")
+                           or leaderboard.attrs.get("metrics", [])) if m in leaderboard.columns]
+    sort_by = leaderboard.attrs.get("sort_by")
+    first = sort_by if sort_by in leaderboard.columns else (metrics[0] if metrics else None)
+    others = [m for m in metrics if m != first][:3]
+    names = [str(n) for n in leaderboard.get("run_name", pd.Series(dtype=str))]
+    width = max([8, *(len(n) for n in names[:limit])]) + 2
+    header = f"{'#':>3}  {'run':<{width}}"
+    if first:
+        header += f"{first:>12}  {'95% interval':<19}"
+    header += "".join(f"{m:>15}" for m in others)
+    lines = [header]
+    for i, (_, row) in enumerate(leaderboard.head(limit).iterrows()):
+        line = f"{i + 1:>3}  {str(row.get('run_name', '')):<{width}}"
+        if first:
+            low, high = row.get(f"{first}_ci95_low"), row.get(f"{first}_ci95_high")
+            interval = f"[{_fmt(low)}, {_fmt(high)}]" if _fmt(low) else ""
+            line += f"{_fmt(row[first]):>12}  {interval:<19}"
+        line += "".join(f"{_fmt(row[m]):>15}" for m in others)
+        if row.get("status", "FINISHED") != "FINISHED":
+            line += f"  ({row['status']})"
+        lines.append(line)
+    if len(leaderboard) > limit:
+        lines.append(f"     ... and {len(leaderboard) - limit} more (leaderboard.csv)")
+    return "\n".join(lines)
+
+
+#: Metrics in the parent run's description (the leaderboard.csv artifact holds them all).
+_NOTE_METRICS = 5
 
 
 def _summary(leaderboard: pd.DataFrame, headline: Sequence[str],
@@ -392,9 +544,23 @@ def _summary(leaderboard: pd.DataFrame, headline: Sequence[str],
         if "run_name" in leaderboard.columns:
             tags[f"{_TAG_PREFIX}best_run.{m}"] = str(leaderboard.loc[idx, "run_name"])
     if headline and "run_name" in leaderboard.columns:
-        tags["mlflow.note.content"] = _markdown(leaderboard, [m for m in headline
-                                                              if m in leaderboard.columns])
+        tags["mlflow.note.content"] = _markdown(
+            leaderboard, [m for m in headline if m in leaderboard.columns][:_NOTE_METRICS],
+            leaderboard.attrs.get("sort_by"))
     return batch_metrics, tags
+
+
+def _best_line(leaderboard: pd.DataFrame, sort_by: str | None) -> str:
+    """``als f=64: ndcg_at_10 = 0.3716 (95% interval 0.3601 to 0.3832)`` for the first row."""
+    if not sort_by or sort_by not in leaderboard.columns or not len(leaderboard) \
+            or pd.isna(leaderboard[sort_by].iloc[0]):
+        return ""
+    row = leaderboard.iloc[0]
+    text = f"{_md_cell(row.get('run_name', ''))}: {sort_by} = {row[sort_by]:.4f}"
+    low, high = row.get(f"{sort_by}_ci95_low"), row.get(f"{sort_by}_ci95_high")
+    if low is not None and high is not None and not (pd.isna(low) or pd.isna(high)):
+        text += f" (95% interval {low:.4f} to {high:.4f})"
+    return text
 
 
 def finish_sweep_parent(parent_run_id: str, status: str = "FINISHED",
@@ -447,20 +613,34 @@ def finish_sweep_parent(parent_run_id: str, status: str = "FINISHED",
         leaderboard = build_leaderboard(parent_run_id, tracking_uri=uri, metrics=metrics,
                                         lower_is_better=lower_is_better, sort_by=sort_by)
     leaderboard = _redacted(leaderboard)
-    headline = list(metrics if metrics is not None else leaderboard.attrs.get("metrics", []))
+    headline = list(metrics if metrics is not None else leaderboard.attrs.get("headline")
+                    or leaderboard.attrs.get("metrics", []))
     if close_running_children and "status" in leaderboard.columns:
         for _, row in leaderboard[leaderboard["status"] == "RUNNING"].iterrows():
             client.set_terminated(row["run_id"], "KILLED")
     batch_metrics, tags = _summary(leaderboard, headline, lower_is_better,
                                    parent.data.tags.get(_TAG_PREFIX + "best.objective"))
     if sweep_id:
-        link = sweep_view_link(parent.info.experiment_id, sweep_id,
-                               leaderboard.attrs.get("sort_by"))
+        sort_by = leaderboard.attrs.get("sort_by")
+        link = sweep_view_link(parent.info.experiment_id, sweep_id, sort_by)
         leaderboard.attrs["view_link"] = link
+        table_link = link
+        try:  # a view the UI restores; a store refusing the tag keeps the plain address
+            fam, sep, cut = (sort_by or "").rpartition("_at_")
+            table_link = save_sweep_view(client, parent.info.experiment_id, sweep_id,
+                                         [m for m in headline if m in leaderboard.columns],
+                                         sort_by, f"{fam}_at_k" if sep and cut.isdigit()
+                                         else None)
+        except Exception:  # noqa: BLE001 - the view is a convenience
+            pass
+        leaderboard.attrs["view_address"] = table_link
+        tags[_TAG_PREFIX + "view_link"] = table_link
+        best = _best_line(leaderboard, sort_by)
         tags["mlflow.note.content"] = (
-            f"[The jobs of this sweep side by side, best first]({link}) (chart view; the "
-            f"runs table shows them under this run, expanded with +).\n\n"
-            + tags.get("mlflow.note.content", ""))
+            (f"**Best: {best}**\n\n" if best else "")
+            + f"[The jobs of this sweep side by side, best first]({table_link}) "
+            f"([as charts]({link})).\n\n" + tags.get("mlflow.note.content", "")
+            + "\n\nEvery metric of every job: leaderboard.csv below.")
     client.log_batch(parent_run_id, metrics=batch_metrics,
                      tags=[RunTag(k, v) for k, v in _clean_tags(tags).items()])
     with tempfile.TemporaryDirectory(prefix="recoeval-leaderboard-") as tmp:

@@ -393,3 +393,17 @@ def test_log_job_dir_marks_the_folder_from_the_start(tmp_path, store_uri, monkey
     assert seen["marker"]["upload"]["experiment"] == "marks"
     assert not (path / UPLOADING).exists()
     assert json.loads((path / SYNCED).read_text())["run_id"] == run_id
+
+
+def test_no_none_params_and_a_headline_tag(tmp_path, store_uri):
+    config = {"model": {"name": "als", "factors": 8, "weighted": None},
+              "dataset": {"implicit": {"method": None, "threshold": None}, "name": "toy"},
+              "metrics": {"k": 4, "profile": None}}
+    _, path = job(tmp_path, config_yaml=config, plots=False)
+    run = client(store_uri).get_run(log_job_dir(path, tracking_uri=store_uri))
+    p = run.data.params
+    assert p["model.factors"] == "8" and p["dataset.name"] == "toy" and p["metrics.k"] == "4"
+    assert not [k for k, v in p.items() if v == "None"]
+    assert "model.weighted" not in p and "dataset.implicit" not in p
+    # the few metrics shown first, in the order NDCG, P, R (roc_auc is not one of them)
+    assert run.data.tags["recoeval.headline"] == "ndcg_at_4,p_at_4,r_at_4"
