@@ -349,6 +349,12 @@ def main() -> None:
     from . import schema  # noqa: F401 - registers the structured configs
     from .callbacks import SweepRefused, note_interrupted
 
+    if any(a in ("--version", "-V") for a in sys.argv[1:]):
+        from .. import __version__
+
+        # Hydra's own --version would print Hydra's version; --hydra-help lists Hydra's flags
+        print(f"{_PROG} (recoeval_tracking) {__version__}")
+        return
     full_error = os.environ.get("HYDRA_FULL_ERROR") == "1"
     # Let Hydra's errors reach this function (instead of Hydra printing them and exiting 1),
     # so that every error gets a one-paragraph message and its exit status.

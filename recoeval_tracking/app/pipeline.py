@@ -301,8 +301,9 @@ def run_job(cfg: Mapping[str, Any], job_dir: str | Path, *, overrides: list[str]
     if echo:
         timing_text = ", ".join(f"{s} {timings[s]:.2f} s" for s in (*STAGES, "total")
                                 if s in timings)
-        logger.info("results at K=%d (%s):\n%s\ntimings: %s\njob directory: %s", results.k,
-                    model.name, results.summary(), timing_text, out)
+        logger.info("%s at K=%d, mean over users [95%% interval]:\n%s\ntimings: %s\n"
+                    "job directory: %s", model.name, results.k, results.summary("headline"),
+                    timing_text, out)
     run_id = _track(cfg, out, base, tracking_uri, sweep, overrides)
     return {"job_dir": str(out), "metrics": dict(results.means), "timings": timings,
             "run_id": run_id, "dataset": dataset_info,
