@@ -48,7 +48,7 @@ __all__ = ["SweepParent", "create_sweep_parent", "build_leaderboard", "finish_sw
            "SWEEP_FILE", "SWEEP_LOCK", "PARENT_LOCK", "write_sweep_record", "read_sweep_record",
            "find_sweep_record", "find_sweep_parent_run", "find_or_create_sweep_parent",
            "adopt_sweep_runs", "record_sweep_best", "sweep_view_link", "sweep_view_hint",
-           "save_sweep_view", "ui_base", "leaderboard_text", "UI_WORKFLOW"]
+           "save_sweep_view", "ui_base", "leaderboard_text", "UI_WORKFLOW", "sweep_end_text"]
 
 #: The MLflow UI's query parameter for its training-runs pages. MLflow 3.x's UI picks the
 #: experiment's landing page (GenAI overview or training runs) from a sidebar switch kept in the
@@ -472,6 +472,25 @@ def sweep_view_hint(parent_run_id: str, tracking_uri: str | None = None) -> str:
     lines.append(f"the sweep's jobs, best first: {base}/{link}")
     lines.append(f"the sweep's parent run: {base}/#/experiments/{run.info.experiment_id}/runs/"
                  f"{parent_run_id}?{UI_WORKFLOW}")
+    return "\n".join(lines)
+
+
+def sweep_end_text(parent_run_id: str, tracking_uri: str | None = None) -> str:
+    """What a finished sweep prints last: its leaderboard (best first, with the interval of the
+    sort metric), the report command, and where to see it in the MLflow UI."""
+    uri = resolve_tracking_uri(tracking_uri)
+    board = build_leaderboard(parent_run_id, tracking_uri=uri)
+    run = _client(uri).get_run(parent_run_id)
+    sweep_id = run.data.tags.get(_TAG_PREFIX + "sweep_id", "")
+    lines = []
+    if len(board):
+        lines += [f"sweep {sweep_id}: {len(board)} jobs, best first by "
+                  f"{board.attrs.get('sort_by') or 'run name'}:", leaderboard_text(board)]
+    report = f"recoeval-track-report select.sweep_id={sweep_id}"
+    if uri != resolve_tracking_uri(None):
+        report += f" tracking.uri={scrub_text(uri)}"
+    lines.append(f"compare them with paired tests: {report}")
+    lines.append(sweep_view_hint(parent_run_id, uri))
     return "\n".join(lines)
 
 
