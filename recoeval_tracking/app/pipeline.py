@@ -52,7 +52,8 @@ STAGES = ("load", "prepare", "split", "fit", "eval")
 _FUNC = "run_job"
 _SECTIONS = ("dataset", "split", "model", "metrics")
 # Dataset keys that configure preparation, not the loader.
-_PREP_KEYS = ("implicit", "min_user_interactions", "min_item_interactions", "k_core")
+_PREP_KEYS = ("implicit", "min_user_interactions", "min_item_interactions", "k_core",
+              "relevance_level", "gains")
 # Dataset keys every option has (a label for the records), given to loaders that take them.
 _LABEL_KEYS = ("name",)
 
@@ -271,6 +272,7 @@ def run_job(cfg: Mapping[str, Any], job_dir: str | Path, *, overrides: list[str]
         A bad config value; the message names the setting and what to change.
     """
     from ..jobdir import write_job_dir
+    from ..metrics.results import relevance_text
 
     if not isinstance(cfg, Mapping):
         raise param_error("cfg", _FUNC, "a plain dict (the resolved config)", cfg)
@@ -281,7 +283,8 @@ def run_job(cfg: Mapping[str, Any], job_dir: str | Path, *, overrides: list[str]
     nthreads = check_int(cfg.get("nthreads", -1), "nthreads", _FUNC, minimum=-1)
     if nthreads == 0:
         raise param_error("nthreads", _FUNC, "an int >= 1, or -1 for every core", nthreads)
-    options = EvalOptions.from_config(sections["metrics"], nthreads=nthreads)
+    options = _with_data_relevance(
+        EvalOptions.from_config(sections["metrics"], nthreads=nthreads), sections["dataset"])
     disable = progress_mode(cfg.get("progress", "auto"))
     base = Path(base_dir) if base_dir is not None else Path.cwd()
     out = Path(job_dir)
@@ -301,13 +304,25 @@ def run_job(cfg: Mapping[str, Any], job_dir: str | Path, *, overrides: list[str]
     if echo:
         timing_text = ", ".join(f"{s} {timings[s]:.2f} s" for s in (*STAGES, "total")
                                 if s in timings)
-        logger.info("%s at K=%d, mean over users [95%% interval]:\n%s\ntimings: %s\n"
+        logger.info("%s at K=%d, mean over users [95%% interval]:\n%s\n%s\ntimings: %s\n"
                     "job directory: %s", model.name, results.k, results.summary("headline"),
-                    timing_text, out)
+                    relevance_text(results.definitions), timing_text, out)
     run_id = _track(cfg, out, base, tracking_uri, sweep, overrides)
     return {"job_dir": str(out), "metrics": dict(results.means), "timings": timings,
             "run_id": run_id, "dataset": dataset_info,
             "objective": _objective(cfg.get("objective"), {**results.means, **extra})}
+
+
+def _with_data_relevance(options: EvalOptions, dataset: Mapping[str, Any]) -> EvalOptions:
+    """``options`` with the dataset's ``relevance_level`` and ``gains`` where the metrics
+    section left them unset (explicit ratings: ratings >= 4 are the positives, gain 1)."""
+    import dataclasses
+
+    changes = {}
+    for key in ("relevance_level", "gains"):
+        if getattr(options, key) is None and dataset.get(key) is not None:
+            changes[key] = dataset[key]
+    return dataclasses.replace(options, **changes) if changes else options
 
 
 def _objective(name: Any, values: Mapping[str, float]) -> float | None:

@@ -106,6 +106,12 @@ class DatasetConfig:
     ``min_user_interactions`` / ``min_item_interactions`` run one filtering pass
     (:func:`~recoeval_tracking.data.filter_min_interactions`); ``k_core`` > 0 runs the iterated
     k-core (:func:`~recoeval_tracking.data.k_core`) with that threshold for users and items.
+
+    ``relevance_level`` and ``gains`` say how the data's values judge relevance, for the
+    evaluation (``metrics.relevance_level`` and ``metrics.gains``, when set, win): test entries
+    below the level are judged non-relevant, and a positive's gain is its value (``graded``)
+    or 1 (``binary``). Explicit ratings (the MovieLens options) default to 4 and ``binary``:
+    a 1-star rating is no positive, and NDCG, RBP... stay within [0, 1].
     """
 
     kind: str = MISSING
@@ -114,6 +120,8 @@ class DatasetConfig:
     min_user_interactions: int = 0
     min_item_interactions: int = 0
     k_core: int = 0
+    relevance_level: float | None = None
+    gains: str | None = None
 
 
 @dataclass

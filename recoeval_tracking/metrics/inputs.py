@@ -41,7 +41,7 @@ from ..scores import (
 from . import beyond, device_inputs
 
 __all__ = ["Prepared", "prepare", "score_source", "user_reasons", "lists_without_train",
-           "frames_to_interactions", "FRAME_COLUMNS"]
+           "frames_to_interactions", "FRAME_COLUMNS", "with_gains"]
 
 #: Column names looked for, in order, in a DataFrame given as ``train`` or ``test``: the user
 #: and item ids (required) and the value (optional; all ones without it).
@@ -100,11 +100,12 @@ def _positions(df: pd.DataFrame, shape: tuple[int, int] | None, name: str, other
                             ("item", cols, None if shape is None else shape[1])):
         if not np.issubdtype(ids.dtype, np.integer) or (len(ids) and ids.min() < 0) or \
                 (size is not None and len(ids) and ids.max() >= size):
+            top = f" up to {ids.max()}" if len(ids) and np.issubdtype(ids.dtype, np.integer) \
+                else ""
             raise InputError(
                 f"The '{name}' DataFrame passed to {func} goes with a bare matrix '{other}', so "
                 f"its {what} ids must be {what} positions (integers in [0, "
-                f"{'n' if size is None else size})). Got {ids.dtype} ids"
-                f"{f' up to {ids.max()}' if len(ids) and np.issubdtype(ids.dtype, np.integer) else ''}. "
+                f"{'n' if size is None else size})). Got {ids.dtype} ids{top}. "
                 f"Pass '{other}' as a DataFrame or an interactions container too.")
     if shape is None:
         shape = (int(rows.max()) + 1 if len(rows) else 0, int(cols.max()) + 1 if len(cols) else 0)
@@ -220,6 +221,15 @@ def _checked_user_ids(user_ids: Any, m: int, func: str) -> np.ndarray:
         raise param_error("user_ids", func, "unique ids (one per test row)",
                           f"{len(dup)} repeated ids, e.g. {list(dup[:3])}", got_is_text=True)
     return user_ids
+
+
+def with_gains(positives: sp.csr_array, gains: str | None) -> sp.csr_array:
+    """The positives with their gains: as stored (``graded``, None) or 1 each (``binary``)."""
+    if gains != "binary" or not positives.nnz:
+        return positives
+    out = positives.copy()
+    out.data = np.ones_like(out.data)
+    return out
 
 
 def prepare(train: Any, test: Any, user_ids: Any, func: str) -> Prepared:

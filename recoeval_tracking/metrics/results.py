@@ -13,7 +13,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-__all__ = ["Results", "mean_ci95", "ci95_half_width", "headline_metrics", "HEADLINE_FAMILIES"]
+__all__ = ["Results", "mean_ci95", "ci95_half_width", "headline_metrics", "HEADLINE_FAMILIES",
+           "relevance_text"]
 
 #: Columns of the per-user table that are not metrics.
 ID_COLUMNS = ("user_id", "n_train", "n_test", "nan_reason", "n_tied_topk")
@@ -50,6 +51,16 @@ def headline_metrics(names: Any, k: int | None = None, limit: int = 7) -> list[s
                 out.append(n)
                 break
     return (out or names)[:limit]
+
+
+def relevance_text(definitions: dict[str, Any]) -> str:
+    """One line saying what counted as relevant, from a result's definitions record."""
+    level = definitions.get("relevance_level")
+    gains = "gain 1" if definitions.get("gains") == "binary" else "their values as gains"
+    if level is None:
+        return f"relevance: every test entry is a positive, with {gains}"
+    return (f"relevance: test entries >= {level:g} are the positives, with {gains}; lower "
+            "ones are judged non-relevant")
 
 
 def mean_ci95(values: np.ndarray) -> tuple[float, float, float, int]:

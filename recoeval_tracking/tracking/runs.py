@@ -69,7 +69,7 @@ from ..jobdir.markers import (
     write_json_atomic,
 )
 from ..jobdir.redact import flatten_config, scrub_overrides
-from ..metrics.results import Results, headline_metrics
+from ..metrics.results import Results, headline_metrics, relevance_text
 from .client import (
     _TAG_PREFIX,
     DEFAULT_EXPERIMENT,
@@ -114,6 +114,9 @@ def _run_tags(job: JobDir, sweep_id: str | None, extra: Mapping[str, Any] | None
             [*job.metric_columns, *job.metrics], job.k)),
         _TAG_PREFIX + "topk_only": str(job.topk_only).lower(),
     }
+    defs = job.definitions.get("definitions", job.definitions) if job.definitions else {}
+    if isinstance(defs, dict) and defs:
+        tags[_TAG_PREFIX + "relevance"] = relevance_text(defs)
     for name, value in _fingerprints(job).items():
         tags[_TAG_PREFIX + name] = value
     tags[CI_TAG] = ci_tag_value(dict(job.metrics))
