@@ -358,12 +358,31 @@ def _evaluate(split: Any, model: Any, options: EvalOptions, progress: Callable[[
     from ..jobdir import FILES
 
     parts = out / FILES["per_user"] if backend.get("per_user_parts") else None
-    with cluster_client(backend.get("address"), n_workers=backend.get("n_workers", 2),
+    with _quiet("distributed"), cluster_client(backend.get("address"), n_workers=backend.get("n_workers", 2),
                         threads_per_worker=backend.get("threads_per_worker", 1),
                         timeout=float(backend.get("timeout", 30.0))) as client:
         return evaluate_on_dask(client, split.train, split.test, options,
                                 scores=model.score_source(), shards=backend.get("shards"),
                                 per_user_dir=parts)
+
+
+@contextmanager
+def _quiet(name: str) -> Iterator[None]:
+    """Records of the logger ``name`` (and its children) below WARNING dropped by the root
+    handlers meanwhile: Dask's cluster start and stop log some thirty INFO lines a job, which
+    Hydra's logging would print (its loggers set their own levels, so a filter it is)."""
+    def keep(record: logging.LogRecord) -> bool:
+        return record.levelno >= logging.WARNING or not (
+            record.name == name or record.name.startswith(name + "."))
+
+    handlers = list(logging.getLogger().handlers)
+    for handler in handlers:
+        handler.addFilter(keep)
+    try:
+        yield
+    finally:
+        for handler in handlers:
+            handler.removeFilter(keep)
 
 
 def _run_stages(sections: dict[str, dict[str, Any]], options: EvalOptions,
