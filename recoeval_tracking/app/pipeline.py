@@ -469,7 +469,7 @@ def _track(cfg: Mapping[str, Any], out: Path, base: Path, tracking_uri: str | No
     run_id = upload_or_mark_pending(
         out, tracking_uri=uri, experiment=tracking.get("experiment") or DEFAULT_EXPERIMENT,
         parent_run_id=sweep.get("parent_run_id"), sweep_id=sweep.get("sweep_id"),
-        params=_user_params(cfg), run_name=name)
+        params=_user_params(cfg), run_name=name, precision=tracking.get("precision") or "auto")
     if run_id is not None:
         logger.info("MLflow run %s in %s", run_id, _scrub(uri))
     return run_id

@@ -278,12 +278,15 @@ class TrackingConfig:
     """Where runs are logged. ``enabled=false`` keeps results in the job directory only.
 
     ``uri`` null means the local SQLite store ``mlflow.db`` in the directory the command was
-    started from; any other MLflow tracking URI (a server) may be given.
+    started from; any other MLflow tracking URI (a server) may be given. ``precision``: ``auto``
+    logs each mean rounded to its resolution (two significant digits of its 95% interval's
+    half-width), ``exact`` as computed; the job directory keeps exact values either way.
     """
 
     enabled: bool = True
     uri: str | None = None
     experiment: str = "recoeval"
+    precision: str = "auto"
 
 
 @dataclass

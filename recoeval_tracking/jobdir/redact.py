@@ -22,7 +22,8 @@ counts: ``secrets.path`` is not secret (its value is a path, not a secret).
 
 A few names say ``key`` for a sort or lookup column, never a credential, and are not secret:
 ``orderByKey`` (the MLflow UI's sort column in its addresses, ``orderByKey=metrics.`ndcg_at_10```),
-``sortKey`` and ``sortByKey`` (:data:`NOT_SECRET`, compared in compact form).
+``viewStateShareKey`` (the name of a view the MLflow UI saved in an experiment tag), ``sortKey``
+and ``sortByKey`` (:data:`NOT_SECRET`, compared in compact form).
 
 Besides keys, text anywhere is scrubbed by :func:`scrub_text`, whatever its key:
 
@@ -71,7 +72,7 @@ _SECRET_WORDS = frozenset({"password", "passwd", "pwd", "token", "secret", "key"
                            "credential", "credentials"})
 _SECRET_SUFFIXES = ("password", "passwd", "token", "secret", "apikey")
 #: Names (compact form: lower case, words joined) whose ``key`` names a column, not a credential.
-NOT_SECRET = frozenset({"orderbykey", "sortkey", "sortbykey"})
+NOT_SECRET = frozenset({"orderbykey", "sortkey", "sortbykey", "viewstatesharekey"})
 _WORD_SPLIT = re.compile(r"[_\-\s]+")
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 # scheme://user:password@ ; Hydra escapes ':' (and other specials) with a backslash in

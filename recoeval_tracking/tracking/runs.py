@@ -84,6 +84,7 @@ from .client import (
 from .names import short_run_name
 from .run_parts import (
     CI_TAG,
+    PRECISIONS,
     _context_tags,
     _dataset_input,
     _fingerprints,
@@ -151,7 +152,7 @@ def _missing_metrics(client, run, metrics: list) -> list:
 
 def _upload(client, run_id: str, job: JobDir, *, params: dict[str, str], tags: dict[str, str],
             artifact_path: str | None, existing_params: Mapping[str, str] | None = None,
-            resume=None) -> None:
+            resume=None, precision: str = "auto") -> None:
     """Metrics, params and tags in one batch, then the dataset input, then the artifacts.
 
     ``resume``: the run as the store holds it, when finishing an upload cut off midway; only
@@ -167,7 +168,7 @@ def _upload(client, run_id: str, job: JobDir, *, params: dict[str, str], tags: d
             print(f"recoeval: params already set with other values in run {run_id} were kept: "
                   f"{', '.join(sorted(clash))}", file=sys.stderr)
         params = {k: v for k, v in params.items() if k not in existing_params}
-    metrics = _metrics_for(job, _now_ms())
+    metrics = _metrics_for(job, _now_ms(), precision)
     if resume is not None:
         metrics = _missing_metrics(client, resume, metrics)
     client.log_batch(run_id, metrics=metrics,
@@ -272,8 +273,8 @@ def job_lock(root: Path, timeout: float | None = LOCK_WAIT_SECONDS):
 def upload_args(*, experiment: str = DEFAULT_EXPERIMENT, run_name: str | None = None,
                 parent_run_id: str | None = None, sweep_id: str | None = None,
                 tags: Mapping[str, Any] | None = None, params: Mapping[str, Any] | None = None,
-                artifact_location: str | None = None, func: str = "log_job_dir"
-                ) -> dict[str, Any]:
+                artifact_location: str | None = None, func: str = "log_job_dir",
+                precision: str = "auto") -> dict[str, Any]:
     """The upload arguments of :func:`log_job_dir`, checked and cleaned (secrets dropped), as
     recorded in the ``UPLOADING`` and ``PENDING`` markers."""
     for name, value in (("run_name", run_name), ("parent_run_id", parent_run_id),
@@ -283,10 +284,12 @@ def upload_args(*, experiment: str = DEFAULT_EXPERIMENT, run_name: str | None = 
         raise param_error("experiment", func, "a non-empty str", experiment)
     check_optional(tags, Mapping, "tags", func)
     check_optional(params, Mapping, "params", func)
+    if precision not in PRECISIONS:
+        raise param_error("precision", func, f"one of {list(PRECISIONS)}", precision)
     return {"experiment": experiment, "run_name": run_name, "parent_run_id": parent_run_id,
             "sweep_id": sweep_id, "tags": _clean_tags(tags) if tags else None,
             "params": params_from_config(None, params) if params else None,
-            "artifact_location": artifact_location}
+            "artifact_location": artifact_location, "precision": precision}
 
 
 def upload_job(root: Path, uri: str, upload: Mapping[str, Any]) -> str:
@@ -324,7 +327,8 @@ def upload_job(root: Path, uri: str, upload: Mapping[str, Any]) -> str:
     set_marker(root, UPLOADING, {**marker, "run_id": run_id})
     try:
         _upload(client, run_id, job, params=_job_params(job, upload.get("params")),
-                tags=run_tags, artifact_path=None, resume=resume)
+                tags=run_tags, artifact_path=None, resume=resume,
+                precision=upload.get("precision") or "auto")
     except BaseException:
         with contextlib.suppress(Exception):
             client.set_terminated(run_id, "FAILED")
@@ -347,7 +351,7 @@ def log_job_dir(path: str | Path, *, tracking_uri: str | None = None,
                 experiment: str = DEFAULT_EXPERIMENT, run_name: str | None = None,
                 parent_run_id: str | None = None, sweep_id: str | None = None,
                 tags: Mapping[str, Any] | None = None, params: Mapping[str, Any] | None = None,
-                artifact_location: str | None = None) -> str:
+                artifact_location: str | None = None, precision: str = "auto") -> str:
     """Log a job directory as one MLflow run and return its run id.
 
     Parameters
@@ -371,6 +375,11 @@ def log_job_dir(path: str | Path, *, tracking_uri: str | None = None,
     artifact_location : str, optional
         Artifact location for a new experiment (default: ``mlartifacts`` beside a SQLite
         database; the server's default for a server).
+    precision : {"auto", "exact"}
+        ``auto`` logs each mean rounded to its resolution (two significant digits of the
+        half-width of its 95% interval: ``0.3521``, not ``0.35213252844116653``; timings to the
+        ms; :func:`~.run_parts.logged_value`); ``exact`` logs the values as computed. The job
+        directory (``metrics.json``, ``per_user.parquet``) keeps them exact either way.
 
     Returns
     -------
@@ -388,7 +397,7 @@ def log_job_dir(path: str | Path, *, tracking_uri: str | None = None,
     check_optional(tracking_uri, str, "tracking_uri", "log_job_dir")
     upload = upload_args(experiment=experiment, run_name=run_name, parent_run_id=parent_run_id,
                          sweep_id=sweep_id, tags=tags, params=params,
-                         artifact_location=artifact_location)
+                         artifact_location=artifact_location, precision=precision)
     root = Path(path)
     read_job_dir(root, per_user=False)  # a bad path fails before any lock or store
     uri = resolve_tracking_uri(tracking_uri)
@@ -408,13 +417,14 @@ def _active_run() -> tuple[str | None, str | None]:
 
 def _log_into_run(path: Path, run_id: str, tracking_uri: str | None,
                   tags: Mapping[str, Any] | None, params: Mapping[str, Any] | None,
-                  artifact_path: str | None) -> str:
+                  artifact_path: str | None, precision: str = "auto") -> str:
     """Add the job directory ``path`` to the existing run ``run_id`` (left open)."""
     client = _client(resolve_tracking_uri(tracking_uri))
     run = client.get_run(run_id)
     job = read_job_dir(path, per_user=False)
     _upload(client, run_id, job, params=_job_params(job, params), tags=_run_tags(job, None, tags),
-            artifact_path=artifact_path, existing_params=run.data.params)
+            artifact_path=artifact_path, existing_params=run.data.params,
+            precision=precision)
     return run_id
 
 
@@ -425,7 +435,7 @@ def log_results(results, *, run_id: str | None = None, tracking_uri: str | None 
                 tags: Mapping[str, Any] | None = None, params: Mapping[str, Any] | None = None,
                 extra_metrics: Mapping[str, Any] | None = None,
                 artifact_path: str | None = None, job_dir: str | Path | None = None,
-                plots: bool = True) -> str:
+                plots: bool | str = True, precision: str = "auto") -> str:
     """Log a :class:`~recoeval_tracking.metrics.results.Results` to MLflow in one line.
 
     Into ``run_id`` if given, else into the active run (``mlflow.start_run()`` of a training
@@ -454,8 +464,10 @@ def log_results(results, *, run_id: str | None = None, tracking_uri: str | None 
         root). Params that the run already holds are kept as they are.
     job_dir : str or Path, optional
         Keep the job directory here instead of a temporary folder.
-    plots : bool
-        Write and log the plots.
+    plots : bool or "all"
+        Write and log the plots (see :func:`recoeval_tracking.jobdir.write_job_dir`).
+    precision : {"auto", "exact"}
+        As in :func:`log_job_dir`.
 
     Returns
     -------
@@ -489,5 +501,8 @@ def log_results(results, *, run_id: str | None = None, tracking_uri: str | None 
                              dataset=dataset, extra_metrics=extra_metrics, plots=plots)
         if run_id is None:
             return log_job_dir(path, tracking_uri=tracking_uri, experiment=experiment,
-                               run_name=run_name, tags=tags, params=params)
-        return _log_into_run(path, run_id, tracking_uri, tags, params, artifact_path)
+                               run_name=run_name, tags=tags, params=params,
+                               precision=precision)
+        if precision not in PRECISIONS:
+            raise param_error("precision", func, f"one of {list(PRECISIONS)}", precision)
+        return _log_into_run(path, run_id, tracking_uri, tags, params, artifact_path, precision)

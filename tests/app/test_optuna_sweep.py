@@ -19,7 +19,7 @@ from .conftest import QUIET, TINY_DATA, run_command  # noqa: E402
 
 SEARCH = ["-m", "hydra/sweeper=optuna", "model=als", "model.iterations=5",
           "model.factors=int(interval(2,16))", "model.regularization=tag(log,interval(0.001,1))",
-          *TINY_DATA, *QUIET]
+          *TINY_DATA, *QUIET, "tracking.precision=exact"]
 
 
 def _ok(proc) -> None:

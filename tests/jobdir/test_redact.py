@@ -116,6 +116,8 @@ def test_mlflow_sort_address_is_not_a_secret():
     link = ("#/experiments/1/runs?searchFilter=x&orderByKey=metrics.%60ndcg_at_10%60"
             "&orderByAsc=false&compareRunsMode=CHART")
     assert scrub_text(link) == link
+    view = "#/experiments/1/runs?viewStateShareKey=recoeval-sweep-5d7562a9154f&compareRunsMode=TABLE"
+    assert scrub_text(view) == view
     assert not is_secret_key("orderByKey") and not is_secret_key("order_by_key")
     assert not is_secret_key("sortKey")
 
