@@ -47,6 +47,7 @@ from .views import (
     _lower_is_better,
     leaderboard_text,
     save_sweep_view,
+    show_sweep_best,
     sweep_end_text,
     sweep_view_hint,
     sweep_view_link,
@@ -482,6 +483,9 @@ def finish_sweep_parent(parent_run_id: str, status: str = "FINISHED",
             + "\n\nEvery metric of every job: leaderboard.csv below.")
     client.log_batch(parent_run_id, metrics=batch_metrics,
                      tags=[RunTag(k, v) for k, v in _clean_tags(tags).items()])
+    if sweep_id and best:  # the UI's first screens: the runs table and the experiment's top
+        show_sweep_best(client, parent, best, str(leaderboard["run_name"].iloc[0]), sort_by,
+                        float(leaderboard[sort_by].iloc[0]), table_link)
     with tempfile.TemporaryDirectory(prefix="recoeval-leaderboard-") as tmp:
         p = Path(tmp) / "leaderboard.csv"
         leaderboard.to_csv(p, index=False)

@@ -16,7 +16,27 @@ from ..metrics.registry import greater_is_better
 from .client import _TAG_PREFIX, _client, resolve_tracking_uri
 
 __all__ = ["UI_WORKFLOW", "SHARED_VIEW_TAG", "sweep_view_link", "save_sweep_view", "ui_base",
-           "sweep_view_hint", "sweep_end_text", "leaderboard_text"]
+           "sweep_view_hint", "sweep_end_text", "leaderboard_text", "show_sweep_best"]
+
+_LATEST = "Latest sweep"
+
+
+def show_sweep_best(client: Any, parent: Any, best: str, best_name: str, metric: str,
+                    value: float, link: str) -> None:
+    """Put a closed sweep's best job where the MLflow UI shows it first: in the parent run's name
+    (the runs table lists the parent collapsed: ``sweep model (best: als ndcg_at_10 0.3521)``)
+    and atop the experiment's description (``Latest sweep: best ...``, with the address of its
+    jobs side by side), which the UI shows above the runs whatever page it opens."""
+    name = parent.info.run_name or ""
+    if "(best: " not in name:
+        client.update_run(parent.info.run_id,
+                          name=f"{name} (best: {best_name} {metric} {value:.4f})"[:250])
+    exp = client.get_experiment(parent.info.experiment_id)
+    old = exp.tags.get("mlflow.note.content", "")
+    rest = [p for p in old.split("\n\n") if p and not p.startswith(_LATEST)]
+    head = f"{_LATEST}: best {best}. [Its jobs side by side, best first]({link})."
+    client.set_experiment_tag(exp.experiment_id, "mlflow.note.content",
+                              "\n\n".join([head, *rest])[:5000])
 
 #: The MLflow UI's query parameter for its training-runs pages. MLflow 3.x's UI picks the
 #: experiment's landing page (GenAI overview or training runs) from a sidebar switch kept in the
@@ -74,6 +94,7 @@ def _view_state(sweep_id: str, metrics: Sequence[str], sort_by: str | None,
     state: dict[str, Any] = {
         "searchFilter": _sweep_filter(sweep_id),
         "selectedColumns": [f"metrics.`{m}`" for m in metrics],
+        "columnOrder": [f"metrics.`{m}`" for m in metrics],
         "runsHiddenMode": "SHOW_ALL",
         "compareRunCharts": charts,
         "compareRunSections": [{"uuid": "recoeval-headline", "name": "Headline metrics",
