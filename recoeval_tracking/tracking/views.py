@@ -24,13 +24,12 @@ _LATEST = "Latest sweep"
 def show_sweep_best(client: Any, parent: Any, best: str, best_name: str, metric: str,
                     value: float, link: str) -> None:
     """Put a closed sweep's best job where the MLflow UI shows it first: in the parent run's name
-    (the runs table lists the parent collapsed: ``sweep model (best: als ndcg_at_10 0.3521)``)
+    (the runs table lists the parent collapsed: ``best als 0.3521 · sweep model``)
     and atop the experiment's description (``Latest sweep: best ...``, with the address of its
     jobs side by side), which the UI shows above the runs whatever page it opens."""
     name = parent.info.run_name or ""
-    if "(best: " not in name:
-        client.update_run(parent.info.run_id,
-                          name=f"{name} (best: {best_name} {metric} {value:.4f})"[:250])
+    if not name.startswith("best "):  # the answer first: the table's column is narrow
+        client.update_run(parent.info.run_id, name=f"best {best_name} {value:.4f} · {name}"[:250])
     exp = client.get_experiment(parent.info.experiment_id)
     old = exp.tags.get("mlflow.note.content", "")
     rest = [p for p in old.split("\n\n") if p and not p.startswith(_LATEST)]

@@ -83,7 +83,7 @@ def test_closing_a_sweep_shows_its_best_on_the_uis_first_screens(store_uri, tmp_
             client.log_metric(run.info.run_id, "ndcg_at_4", v)
             client.set_terminated(run.info.run_id)
         board = finish_sweep_parent(parent.run_id, tracking_uri=store_uri)
-    assert client.get_run(parent.run_id).info.run_name == "sweep model (best: c ndcg_at_4 0.2000)"
+    assert client.get_run(parent.run_id).info.run_name == "best c 0.2000 · sweep model"
     exp = client.get_experiment(parent.experiment_id)
     note = exp.tags["mlflow.note.content"]
     assert note.startswith("Latest sweep: best c: ndcg_at_4 = 0.2000. [Its jobs side by side")
