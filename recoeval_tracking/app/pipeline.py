@@ -33,6 +33,7 @@ import sys
 import time
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -316,13 +317,11 @@ def run_job(cfg: Mapping[str, Any], job_dir: str | Path, *, overrides: list[str]
 def _with_data_relevance(options: EvalOptions, dataset: Mapping[str, Any]) -> EvalOptions:
     """``options`` with the dataset's ``relevance_level`` and ``gains`` where the metrics
     section left them unset (explicit ratings: ratings >= 4 are the positives, gain 1)."""
-    import dataclasses
-
     changes = {}
     for key in ("relevance_level", "gains"):
         if getattr(options, key) is None and dataset.get(key) is not None:
             changes[key] = dataset[key]
-    return dataclasses.replace(options, **changes) if changes else options
+    return replace(options, **changes) if changes else options
 
 
 def _objective(name: Any, values: Mapping[str, float]) -> float | None:
@@ -369,8 +368,7 @@ def _evaluate(split: Any, model: Any, options: EvalOptions, progress: Callable[[
 @contextmanager
 def _quiet(name: str) -> Iterator[None]:
     """Records of the logger ``name`` (and its children) below WARNING dropped by the root
-    handlers meanwhile: Dask's cluster start and stop log some thirty INFO lines a job, which
-    Hydra's logging would print (its loggers set their own levels, so a filter it is)."""
+    handlers meanwhile: Dask logs some thirty INFO lines a job (its loggers set their levels)."""
     def keep(record: logging.LogRecord) -> bool:
         return record.levelno >= logging.WARNING or not (
             record.name == name or record.name.startswith(name + "."))
