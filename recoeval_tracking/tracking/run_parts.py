@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import json
+from collections.abc import Mapping
 
 import numpy as np
 
@@ -103,6 +104,20 @@ def read_ci_tag(tags: dict) -> dict[str, tuple[float, float]]:
         return {}
     return {k: tuple(float("nan") if v is None else float(v) for v in pair)
             for k, pair in raw.items() if isinstance(pair, list) and len(pair) == 2}
+
+
+def _without_none(config: Mapping) -> dict:
+    """``config`` without the settings whose value is None, at every level (a section left
+    empty by that goes too)."""
+    out: dict = {}
+    for k, v in config.items():
+        if isinstance(v, Mapping) and v:
+            v = _without_none(v)
+            if not v:
+                continue
+        if v is not None:
+            out[k] = v
+    return out
 
 
 def _job_times(job: JobDir) -> tuple[int | None, int | None]:

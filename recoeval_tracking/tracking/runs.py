@@ -90,6 +90,7 @@ from .run_parts import (
     _fingerprints,
     _job_times,
     _metrics_for,
+    _without_none,
     ci_tag_value,
 )
 
@@ -222,20 +223,6 @@ def _job_params(job: JobDir, params: Mapping[str, Any] | None) -> dict[str, str]
     if params:
         flat.update(flatten_config(_without_none(params)))
     return _clean_params(flat)
-
-
-def _without_none(config: Mapping[str, Any]) -> dict[str, Any]:
-    """``config`` without the settings whose value is None, at every level (a section left
-    empty by that goes too)."""
-    out: dict[str, Any] = {}
-    for k, v in config.items():
-        if isinstance(v, Mapping) and v:
-            v = _without_none(v)
-            if not v:
-                continue
-        if v is not None:
-            out[k] = v
-    return out
 
 
 def _find_job_runs(client, experiment_id: str, job_uid: str) -> list:
