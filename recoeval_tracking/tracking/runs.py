@@ -275,7 +275,7 @@ def upload_args(*, experiment: str = DEFAULT_EXPERIMENT, run_name: str | None = 
         raise param_error("precision", func, f"one of {list(PRECISIONS)}", precision)
     return {"experiment": experiment, "run_name": run_name, "parent_run_id": parent_run_id,
             "sweep_id": sweep_id, "tags": _clean_tags(tags) if tags else None,
-            "params": params_from_config(None, params) if params else None,
+            "params": params_from_config(None, _without_none(params)) if params else None,
             "artifact_location": artifact_location, "precision": precision}
 
 

@@ -402,7 +402,8 @@ def test_no_none_params_and_a_headline_tag(tmp_path, store_uri):
               "dataset": {"implicit": {"method": None, "threshold": None}, "name": "toy"},
               "metrics": {"k": 4, "profile": None}}
     _, path = job(tmp_path, config_yaml=config, plots=False)
-    run = client(store_uri).get_run(log_job_dir(path, tracking_uri=store_uri))
+    # the app passes the config the user chose as params too (upload_or_mark_pending)
+    run = client(store_uri).get_run(log_job_dir(path, tracking_uri=store_uri, params=config))
     p = run.data.params
     assert p["model.factors"] == "8" and p["dataset.name"] == "toy" and p["metrics.k"] == "4"
     assert not [k for k, v in p.items() if v == "None"]
