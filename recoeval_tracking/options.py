@@ -68,6 +68,10 @@ class EvalOptions:
         Test entries with a value below it are judged non-relevant (negatives, and bpref's
         judged non-relevant items) rather than positives; None: every stored entry is a
         positive. None takes the profile's (trec_eval: 1, its ``-l`` default).
+    gains : {"graded", "binary"} or None
+        The gain of a positive in NDCG, DCG, RBP...: its stored value (``graded``: a rating of 5
+        weighs five times a 1), or 1 for every positive (``binary``); None: ``graded``. With
+        ``binary`` every metric sees the positives' values as 1.
     no_positive : {"nan", "zero"} or None
         A user with test entries but no positive: NaN (reason ``no_positive``) or 0 for every
         rank metric (trec_eval); None takes the profile's, or ``nan``.
@@ -109,6 +113,7 @@ class EvalOptions:
     serendipity_top_n: int = 100
     backend: str = "cpu"
     relevance_level: float | None = None
+    gains: str | None = None
     no_positive: str | None = None
     inf_scores: str | None = None
     rbp_persistence: float = 0.8
@@ -142,6 +147,7 @@ class EvalOptions:
         _check_metric_names(self.metrics, func)
         _check_choice(self.no_positive, "no_positive", ("nan", "zero"), func)
         _check_choice(self.inf_scores, "inf_scores", ("rank", "nan"), func)
+        _check_choice(self.gains, "gains", ("graded", "binary"), func)
         level = self.relevance_level
         if level is not None:
             level = check_float(level, "relevance_level", func)

@@ -159,7 +159,22 @@ class OptunaSweeper(Sweeper):
                 raise failure
         _write_results(self.sweep_dir / "optimization_results.yaml", study, trials, objective,
                        direction)
+        _log_best(study, objective)
         return returns
+
+
+def _log_best(study: Any, objective: str) -> None:
+    """The best trial's value and parameters, as Hydra's own Optuna sweeper logs them."""
+    try:
+        best = study.best_trial
+    except ValueError:
+        log.info("Optuna study %r: no trial completed", study.study_name)
+        return
+    params = ", ".join(f"{k}={v:.6g}" if isinstance(v, float) else f"{k}={v}"
+                       for k, v in best.params.items())
+    log.info("Best trial %d of %d: %s = %.4f", best.number, len(study.trials), objective,
+             best.value)
+    log.info("Best parameters: %s", params)
 
 
 def _tell(study: Any, batch: list, results: list) -> BaseException | None:

@@ -207,12 +207,11 @@ class MlflowSweepCallback(Callback):
                 sweep_id=self._parent["sweep_id"], experiment=self._parent["experiment"],
                 tracking_uri=self._parent["tracking_uri"])
             if closed and self._parent.get("parent_run_id"):
-                from ..tracking.sweeps import sweep_view_hint
+                from ..tracking.sweeps import sweep_end_text
 
-                # printed, not logged: the log filter would take orderByKey=... for a secret
-                hint = sweep_view_hint(self._parent["parent_run_id"],
-                                       self._parent["tracking_uri"])
-                print(f"recoeval: {hint}", flush=True)
+                # the leaderboard, the report command and the UI's addresses, last on screen
+                print(sweep_end_text(self._parent["parent_run_id"],
+                                     self._parent["tracking_uri"]), flush=True)
             return closed
         except Exception as err:  # noqa: BLE001 - never mask the sweep's own outcome
             from ..jobdir.redact import scrub_text

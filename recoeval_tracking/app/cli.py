@@ -143,6 +143,7 @@ def _task(cfg: Any) -> dict[str, Any] | None:
     hc = HydraConfig.get()
     multirun = hc.mode == RunMode.MULTIRUN
     try:
+        _expand_group_choices(cfg)
         plain = OmegaConf.to_container(cfg, resolve=True, throw_on_missing=True)
         _check_int_range(plain)
         _pin_paths(cfg, plain, Path(hc.runtime.cwd), hc)
@@ -161,6 +162,62 @@ def _task(cfg: Any) -> dict[str, Any] | None:
             raise  # a sweep job must fail (Hydra marks it FAILED); main() prints the message
         _single_run_error.append(found)
         return None
+
+
+def option_node(group: str, option: str) -> Any:
+    """The config node of ``option`` in ``group`` as Hydra composes it (the structured schema its
+    YAML extends, then the YAML's own keys), or None when there is no such option. Every option
+    YAML has the form ``defaults: [/schema/<group>/<schema>@_here_, _self_]`` then its keys."""
+    import yaml
+    from omegaconf import OmegaConf
+
+    from .schema import SCHEMAS
+
+    try:
+        if config_path().startswith("pkg://"):
+            from importlib.resources import files
+
+            text = (files(CONFIG_PACKAGE) / group / f"{option}.yaml").read_text(encoding="utf-8")
+        else:
+            text = (Path(config_path()) / group / f"{option}.yaml").read_text(encoding="utf-8")
+    except (OSError, ValueError):
+        return None
+    body = yaml.safe_load(text) or {}
+    schema = None
+    for entry in body.pop("defaults", []) or []:
+        name = str(entry).split("@", 1)[0].strip("/").split("/")
+        if len(name) == 3 and name[0] == "schema" and name[1] == group:
+            schema = SCHEMAS.get(group, {}).get(name[2])
+    base = OmegaConf.structured(schema) if schema is not None else OmegaConf.create({})
+    return OmegaConf.merge(base, body)
+
+
+def _expand_group_choices(cfg: Any) -> None:
+    """A group option named on the command line of a re-run (``tracking=none`` with
+    ``--config-path <job>/.hydra``) replaced by that option's config node.
+
+    The saved config of a job is fully composed, with no defaults list: Hydra then takes
+    ``tracking=none`` for a plain value and the section becomes the text ``"none"``. Every
+    section of a config group is a mapping, so a text there is an option's name: it is
+    composed here as Hydra would have composed it. An unknown name fails naming the setting.
+    """
+    from omegaconf import OmegaConf, open_dict
+
+    from .._validation import InputError
+    from .schema import SCHEMAS
+
+    for group in SCHEMAS:
+        if group not in cfg:
+            continue
+        value = OmegaConf.select(cfg, group, throw_on_missing=False)
+        if not isinstance(value, str):
+            continue
+        node = option_node(group, value)
+        if node is None:
+            raise InputError(f"{group}: no option {value!r} in the config group {group!r}. "
+                             f"Run {_PROG} --help for the options of each group.")
+        with open_dict(cfg):
+            cfg[group] = node
 
 
 def _pin_paths(cfg: Any, plain: dict[str, Any], base: Path, hc: Any) -> None:
@@ -293,6 +350,12 @@ def main() -> None:
     from . import schema  # noqa: F401 - registers the structured configs
     from .callbacks import SweepRefused, note_interrupted
 
+    if any(a in ("--version", "-V") for a in sys.argv[1:]):
+        from .. import __version__
+
+        # Hydra's own --version would print Hydra's version; --hydra-help lists Hydra's flags
+        print(f"{_PROG} (recoeval_tracking) {__version__}")
+        return
     full_error = os.environ.get("HYDRA_FULL_ERROR") == "1"
     # Let Hydra's errors reach this function (instead of Hydra printing them and exiting 1),
     # so that every error gets a one-paragraph message and its exit status.

@@ -33,11 +33,13 @@ import sys
 import time
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from .._validation import InputError, check_int, param_error
 from ..options import EvalOptions
+from .job_tracking import track_job, tracking_uri_for
 from .precheck import check_before_load, check_k_against_items
 from .stages import absolute_path as _absolute
 from .stages import dataset_record, log_left_out
@@ -54,7 +56,8 @@ STAGES = ("load", "prepare", "split", "fit", "eval")
 _FUNC = "run_job"
 _SECTIONS = ("dataset", "split", "model", "metrics")
 # Dataset keys that configure preparation, not the loader.
-_PREP_KEYS = ("implicit", "min_user_interactions", "min_item_interactions", "k_core")
+_PREP_KEYS = ("implicit", "min_user_interactions", "min_item_interactions", "k_core",
+              "relevance_level", "gains")
 # Dataset keys every option has (a label for the records), given to loaders that take them.
 _LABEL_KEYS = ("name",)
 
@@ -282,6 +285,7 @@ def run_job(cfg: Mapping[str, Any], job_dir: str | Path, *, overrides: list[str]
         A bad config value; the message names the setting and what to change.
     """
     from ..jobdir import write_job_dir
+    from ..metrics.results import relevance_text
 
     if not isinstance(cfg, Mapping):
         raise param_error("cfg", _FUNC, "a plain dict (the resolved config)", cfg)
@@ -292,7 +296,8 @@ def run_job(cfg: Mapping[str, Any], job_dir: str | Path, *, overrides: list[str]
     nthreads = check_int(cfg.get("nthreads", -1), "nthreads", _FUNC, minimum=-1)
     if nthreads == 0:
         raise param_error("nthreads", _FUNC, "an int >= 1, or -1 for every core", nthreads)
-    options = EvalOptions.from_config(sections["metrics"], nthreads=nthreads)
+    options = _with_data_relevance(
+        EvalOptions.from_config(sections["metrics"], nthreads=nthreads), sections["dataset"])
     disable = progress_mode(cfg.get("progress", "auto"))
     base = Path(base_dir) if base_dir is not None else Path.cwd()
     out = Path(job_dir)
@@ -311,12 +316,23 @@ def run_job(cfg: Mapping[str, Any], job_dir: str | Path, *, overrides: list[str]
     if echo:
         timing_text = ", ".join(f"{s} {timings[s]:.2f} s" for s in (*STAGES, "total")
                                 if s in timings)
-        logger.info("results at K=%d (%s):\n%s\ntimings: %s\njob directory: %s", results.k,
-                    model.name, results.summary(), timing_text, out)
-    run_id = _track(cfg, out, base, tracking_uri, sweep, overrides, model.name, run_id)
+        logger.info("%s at K=%d, mean over users [95%% interval]:\n%s\n%s\ntimings: %s\n"
+                    "job directory: %s", model.name, results.k, results.summary("headline"),
+                    relevance_text(results.definitions), timing_text, out)
+    run_id = track_job(cfg, out, base, tracking_uri, sweep, overrides, model.name, run_id)
     return {"job_dir": str(out), "metrics": dict(results.means), "timings": timings,
             "run_id": run_id, "dataset": dataset_info,
             "objective": _objective(cfg.get("objective"), {**results.means, **extra})}
+
+
+def _with_data_relevance(options: EvalOptions, dataset: Mapping[str, Any]) -> EvalOptions:
+    """``options`` with the dataset's ``relevance_level`` and ``gains`` where the metrics
+    section left them unset (explicit ratings: ratings >= 4 are the positives, gain 1)."""
+    changes = {}
+    for key in ("relevance_level", "gains"):
+        if getattr(options, key) is None and dataset.get(key) is not None:
+            changes[key] = dataset[key]
+    return replace(options, **changes) if changes else options
 
 
 def _objective(name: Any, values: Mapping[str, float]) -> float | None:
@@ -352,11 +368,30 @@ def _evaluate(split: Any, model: Any, options: EvalOptions, progress: Callable[[
     from ..jobdir import FILES
 
     parts = out / FILES["per_user"] if backend.get("per_user_parts") else None
-    with cluster_client(backend.get("address"), n_workers=backend.get("n_workers", 2),
-                        threads_per_worker=backend.get("threads_per_worker", 1),
-                        timeout=float(backend.get("timeout", 30.0))) as client:
+    with _quiet("distributed"), cluster_client(
+            backend.get("address"), n_workers=backend.get("n_workers", 2),
+            threads_per_worker=backend.get("threads_per_worker", 1),
+            timeout=float(backend.get("timeout", 30.0))) as client:
         return evaluate_on_dask(client, split.train, split.test, options, **inputs,
                                 shards=backend.get("shards"), per_user_dir=parts)
+
+
+@contextmanager
+def _quiet(name: str) -> Iterator[None]:
+    """Records of the logger ``name`` (and its children) below WARNING dropped by the root
+    handlers meanwhile: Dask logs some thirty INFO lines a job (its loggers set their levels)."""
+    def keep(record: logging.LogRecord) -> bool:
+        return record.levelno >= logging.WARNING or not (
+            record.name == name or record.name.startswith(name + "."))
+
+    handlers = list(logging.getLogger().handlers)
+    for handler in handlers:
+        handler.addFilter(keep)
+    try:
+        yield
+    finally:
+        for handler in handlers:
+            handler.removeFilter(keep)
 
 
 def _run_stages(sections: dict[str, dict[str, Any]], options: EvalOptions,
@@ -412,70 +447,3 @@ def _compile_notice() -> None:
     if not _NOTICE_GIVEN and kernel_cache_is_cold():
         _NOTICE_GIVEN.append(True)
         print(f"recoeval-track: {COMPILE_NOTICE}", file=sys.stderr, flush=True)
-
-
-def _track(cfg: Mapping[str, Any], out: Path, base: Path, tracking_uri: str | None,
-           sweep: Mapping[str, Any] | None, overrides: list[str] | None = None,
-           model_name: str | None = None, run_id: str | None = None) -> str | None:
-    """Log the job folder as one MLflow run (``run_id``: into that existing run) unless
-    tracking is off; None when it is off or the store could not be reached (the folder is then
-    marked pending)."""
-    tracking = dict(cfg.get("tracking") or {"enabled": False})
-    if not tracking.get("enabled", False):
-        return None
-    from ..tracking import DEFAULT_EXPERIMENT, upload_or_mark_pending
-    from ..tracking.names import short_run_name
-
-    uri = tracking_uri or tracking_uri_for(tracking, base)
-    swept = (sweep or {}).get("swept_keys") if sweep else None
-    named = dict(cfg)
-    if model_name and not (named.get("model") or {}).get("name"):
-        named["model"] = {**dict(named.get("model") or {}), "name": model_name}
-    name = short_run_name(named, overrides, swept if sweep else None,
-                          suffix=f"#{out.name}" if sweep else "")
-    sweep = dict(sweep or {})
-    if run_id is not None:  # the caller's open run (the user's own app): add the job to it
-        from ..tracking.runs import log_job_dir_into_run
-
-        log_job_dir_into_run(out, run_id, tracking_uri=uri, sweep_id=sweep.get("sweep_id"),
-                             parent_run_id=sweep.get("parent_run_id"),
-                             params=_user_params(cfg))
-        logger.info("MLflow run %s in %s (the run open in this process)", run_id, _scrub(uri))
-        return run_id
-    run_id = upload_or_mark_pending(
-        out, tracking_uri=uri, experiment=tracking.get("experiment") or DEFAULT_EXPERIMENT,
-        parent_run_id=sweep.get("parent_run_id"), sweep_id=sweep.get("sweep_id"),
-        params=_user_params(cfg), run_name=name)
-    if run_id is not None:
-        logger.info("MLflow run %s in %s", run_id, _scrub(uri))
-    return run_id
-
-
-#: Top-level settings that are not the experiment's (where and how the job ran).
-_RUNTIME_KEYS = ("tracking", "backend", "nthreads", "progress", "plots", "objective", "hydra")
-
-
-def _user_params(cfg: Mapping[str, Any]) -> dict[str, Any]:
-    """The config the user chose, as run params: data, split, model and metric options, the
-    top-level seed, and the other sections of a user's own app (tracking, output and runtime
-    settings left out)."""
-    return {k: v for k, v in cfg.items() if k not in _RUNTIME_KEYS}
-
-
-def tracking_uri_for(tracking: Mapping[str, Any], base_dir: str | Path | None = None) -> str:
-    """The MLflow store of a ``tracking`` config section: ``tracking.uri`` when set, else the
-    local SQLite store ``sqlite:///<base_dir>/mlflow.db`` (``base_dir``: the directory the command
-    was started from; default the current directory)."""
-    uri = tracking.get("uri")
-    if uri is not None and not isinstance(uri, str):
-        raise param_error("tracking.uri", _FUNC, "an MLflow tracking URI (str) or null", uri)
-    if uri:
-        return uri
-    base = Path(base_dir) if base_dir is not None else Path.cwd()
-    return f"sqlite:///{(base / 'mlflow.db').resolve()}"
-
-
-def _scrub(uri: str) -> str:
-    from ..jobdir.redact import scrub_url
-
-    return scrub_url(uri)

@@ -109,6 +109,12 @@ class DatasetConfig:
     ``min_user_interactions`` / ``min_item_interactions`` run one filtering pass
     (:func:`~recoeval_tracking.data.filter_min_interactions`); ``k_core`` > 0 runs the iterated
     k-core (:func:`~recoeval_tracking.data.k_core`) with that threshold for users and items.
+
+    ``relevance_level`` and ``gains`` say how the data's values judge relevance, for the
+    evaluation (``metrics.relevance_level`` and ``metrics.gains``, when set, win): test entries
+    below the level are judged non-relevant, and a positive's gain is its value (``graded``)
+    or 1 (``binary``). Explicit ratings (the MovieLens options) default to 4 and ``binary``:
+    a 1-star rating is no positive, and NDCG, RBP... stay within [0, 1].
     """
 
     kind: str = MISSING
@@ -117,6 +123,8 @@ class DatasetConfig:
     min_user_interactions: int = 0
     min_item_interactions: int = 0
     k_core: int = 0
+    relevance_level: float | None = None
+    gains: str | None = None
 
 
 @dataclass
@@ -273,12 +281,15 @@ class TrackingConfig:
     """Where runs are logged. ``enabled=false`` keeps results in the job directory only.
 
     ``uri`` null means the local SQLite store ``mlflow.db`` in the directory the command was
-    started from; any other MLflow tracking URI (a server) may be given.
+    started from; any other MLflow tracking URI (a server) may be given. ``precision``: ``auto``
+    logs each mean rounded to its resolution (two significant digits of its 95% interval's
+    half-width), ``exact`` as computed; the job directory keeps exact values either way.
     """
 
     enabled: bool = True
     uri: str | None = None
     experiment: str = "recoeval"
+    precision: str = "auto"
 
 
 @dataclass

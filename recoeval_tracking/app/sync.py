@@ -30,10 +30,22 @@ __all__ = ["main"]
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``recoeval-track-sync``; returns the exit status."""
+    from .. import __version__
+
     parser = argparse.ArgumentParser(
         prog="recoeval-track-sync",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
         description="Upload job directories marked PENDING (the tracking store was unreachable) "
-                    "to MLflow, exactly once.")
+                    "to MLflow, exactly once,\nthen close the sweep parents left open.",
+        epilog="settings:\n"
+               "  the store    --tracking-uri, else the URI each job was configured with\n"
+               "               (recorded in its marker when its upload failed)\n"
+               "  the runs     each job keeps its experiment, parent and tags from its upload\n"
+               "               markers (PENDING, UPLOADING); nothing is uploaded twice\n"
+               "exit status: 0 all uploaded, 1 some still pending or skipped, 2 bad arguments\n"
+               "example: recoeval-track-sync multirun/ --dry-run")
+    parser.add_argument("--version", action="version",
+                        version=f"recoeval-track-sync (recoeval_tracking) {__version__}")
     parser.add_argument("paths", nargs="+", metavar="PATH",
                         help="job directories or folders above them (searched recursively)")
     parser.add_argument("--tracking-uri", default=None,

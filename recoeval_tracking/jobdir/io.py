@@ -28,7 +28,8 @@ Layout of a job directory
 ``config.yaml``, ``overrides.yaml``
     The resolved config and the Hydra overrides, secrets redacted. Only when given.
 ``plots/curves.png``, ``plots/per_user_<metric>.png``
-    See :mod:`recoeval_tracking.jobdir.plots`.
+    See :mod:`recoeval_tracking.jobdir.plots`; one histogram (the first headline metric) unless
+    ``plots="all"``.
 ``job.json``
     ``{"job_uid", "created_at", "package_version", "git_commit", "git_dirty"}``: the uid is a new
     uuid4 at every :func:`write_job_dir` call; the tracking layer tags the run with it, which is
@@ -66,7 +67,7 @@ import pandas as pd
 
 from .._validation import param_error
 from ..metrics.evaluate import metric_fingerprints
-from ..metrics.results import Results
+from ..metrics.results import Results, headline_metrics
 from .markers import (
     FILES,
     INCOMPLETE,
@@ -228,7 +229,8 @@ def _json_safe(obj: Any) -> Any:
 
 def write_job_dir(results: Results, path: str | Path, *, config_yaml: str | Mapping | None = None,
                   overrides: list[str] | None = None, dataset: Mapping[str, Any] | None = None,
-                  extra_metrics: Mapping[str, Any] | None = None, plots: bool = True) -> Path:
+                  extra_metrics: Mapping[str, Any] | None = None, plots: bool | str = True
+                  ) -> Path:
     """Write ``results`` and their context to the job directory ``path`` (created if needed).
 
     Parameters
@@ -247,8 +249,11 @@ def write_job_dir(results: Results, path: str | Path, *, config_yaml: str | Mapp
         ``density``, ``data_fingerprint``, ``split_fingerprint``, ``source``...).
     extra_metrics : mapping of str to number, optional
         More metrics for ``metrics.json`` (e.g. ``fit_seconds`` measured by the caller).
-    plots : bool
-        Write ``plots/`` (default True).
+    plots : bool or "all"
+        Write ``plots/``: True (default) writes ``curves.png`` and the per-user histogram of the
+        first headline metric (``per_user_ndcg_at_10.png``:
+        :func:`recoeval_tracking.metrics.results.headline_metrics`); ``"all"`` a histogram of
+        every metric (one PNG each, about 0.08 s apiece); False nothing.
 
     Returns
     -------
@@ -267,6 +272,8 @@ def write_job_dir(results: Results, path: str | Path, *, config_yaml: str | Mapp
     tracking store. The folder is locked meanwhile (an upload of the old job waits).
     """
     _check_write_args(results, path, config_yaml, overrides, dataset, extra_metrics)
+    if not isinstance(plots, bool) and plots != "all":
+        raise param_error("plots", "write_job_dir", "True, False or 'all'", plots)
     out = Path(path)
     writer = _Writer(out)
     writer.step("the folder", lambda: out.mkdir(parents=True, exist_ok=True), keep=False)
@@ -279,6 +286,8 @@ def write_job_dir(results: Results, path: str | Path, *, config_yaml: str | Mapp
             per_user = results.per_user.rename(columns=dict(zip(results.metric_columns,
                                                                 metric_columns)))
             shown = metric_columns if len(per_user) else []  # a table left on the workers
+            if plots != "all":
+                shown = headline_metrics(shown, results.k, limit=1) if shown else []
             writer.step(FILES["plots"], lambda: write_job_plots(
                 per_user, shown, curves if len(curves) else None, out / FILES["plots"]))
         writer.step(FILES["job"], lambda: _write_job_json(out, uid))

@@ -20,6 +20,11 @@ So ``tracking.password``, ``db.api_key``, ``aws.secretAccessKey``, ``auth.token`
 ``model.tokenizer``, ``split.keys_per_user`` and ``sort.monkey`` are not. Only the last component
 counts: ``secrets.path`` is not secret (its value is a path, not a secret).
 
+A few names say ``key`` for a sort or lookup column, never a credential, and are not secret:
+``orderByKey`` (the MLflow UI's sort column in its addresses, ``orderByKey=metrics.`ndcg_at_10```),
+``viewStateShareKey`` (the name of a view the MLflow UI saved in an experiment tag), ``sortKey``
+and ``sortByKey`` (:data:`NOT_SECRET`, compared in compact form).
+
 Besides keys, text anywhere is scrubbed by :func:`scrub_text`, whatever its key:
 
 * the password of a URL (``http://user:pw@host`` -> ``http://user:<redacted>@host``), also as
@@ -48,6 +53,7 @@ from typing import Any
 
 __all__ = [
     "REDACTED",
+    "NOT_SECRET",
     "is_secret_key",
     "scrub_url",
     "scrub_text",
@@ -65,6 +71,8 @@ REDACTED = "<redacted>"
 _SECRET_WORDS = frozenset({"password", "passwd", "pwd", "token", "secret", "key", "apikey",
                            "credential", "credentials"})
 _SECRET_SUFFIXES = ("password", "passwd", "token", "secret", "apikey")
+#: Names (compact form: lower case, words joined) whose ``key`` names a column, not a credential.
+NOT_SECRET = frozenset({"orderbykey", "sortkey", "sortbykey", "viewstatesharekey"})
 _WORD_SPLIT = re.compile(r"[_\-\s]+")
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 # scheme://user:password@ ; Hydra escapes ':' (and other specials) with a backslash in
@@ -92,9 +100,11 @@ def is_secret_key(key: str) -> bool:
     """
     last = str(key).rsplit(".", 1)[-1]
     words = [w.lower() for w in _WORD_SPLIT.split(_CAMEL.sub("_", last)) if w]
+    compact = "".join(words)
+    if compact in NOT_SECRET:
+        return False
     if any(w in _SECRET_WORDS for w in words):
         return True
-    compact = "".join(words)
     return compact.endswith(_SECRET_SUFFIXES)
 
 

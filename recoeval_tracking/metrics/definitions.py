@@ -57,12 +57,18 @@ def definitions_record(specs: Sequence[MetricSpec], *, k: int, cumulative: bool,
                        consider_cold_start: bool, source: dict[str, Any],
                        relevance_level: float | None = None, no_positive: str = "nan",
                        inf_scores: str = "rank",
-                       negatives: dict[str, Any] | None = None) -> dict[str, Any]:
-    """Everything that defines the numbers of a result (JSON-able)."""
+                       negatives: dict[str, Any] | None = None,
+                       gains: str | None = None) -> dict[str, Any]:
+    """Everything that defines the numbers of a result (JSON-able). ``gains="binary"`` is
+    recorded (key ``gains``); graded gains, the default, leave the record as it always was."""
     positives = ("stored test entries (NDCG gains are their values)" if relevance_level is None
                  else f"stored test entries with a value >= {relevance_level!r}; those below "
                       "are judged non-relevant (negatives; bpref's judged non-relevant items)")
-    return {
+    binary = gains == "binary"
+    if binary:
+        positives = positives.replace(" (NDCG gains are their values)", "") + \
+            "; every positive has gain 1 (binary relevance)"
+    record = {
         "metrics": {s.name: s.formula for s in specs},
         "k": k,
         "cumulative": cumulative,
@@ -80,6 +86,9 @@ def definitions_record(specs: Sequence[MetricSpec], *, k: int, cumulative: bool,
         "negatives": describe_negatives(negatives),
         "source": source,
     }
+    if binary:
+        record["gains"] = "binary"
+    return record
 
 
 #: Options recorded only when a metric that reads them is evaluated: option -> metrics.
@@ -99,7 +108,7 @@ def options_definitions(opts: Any, specs: Sequence[MetricSpec], source: dict[str
                               consider_cold_start=opts.consider_cold_start, source=source,
                               relevance_level=opts.relevance_level,
                               no_positive=opts.no_positive, inf_scores=opts.inf_scores,
-                              negatives=opts.negatives)
+                              negatives=opts.negatives, gains=getattr(opts, "gains", None))
     names = {s.name for s in specs}
     for option, metrics in _PARAMETERS.items():
         if names.intersection(metrics):

@@ -34,7 +34,7 @@ from . import protocol
 from .beyond import AUC_AVERAGE_TIES, ListContext
 from .definitions import (NAN_RULES, definitions_record, fingerprint, metric_fingerprints,
                           options_definitions)
-from .inputs import Prepared, lists_without_train, prepare, score_source, user_reasons
+from .inputs import Prepared, lists_without_train, prepare, score_source, user_reasons, with_gains
 from .profiles import apply_profile
 from .sampling import candidate_problem
 from .registry import METRIC_SETS, METRICS, MetricSpec, column_name, curve_name, resolve_metrics
@@ -252,7 +252,7 @@ def compute(train: Any, test: Any, options: EvalOptions, *, A: Any = None, B: An
     prep = prepare(train, test, user_ids, func)
     opts = apply_profile(options.checked(func), func)
     positives, judged, no_positive = protocol.split_judgements(prep.test, opts.relevance_level)
-    prep = dataclasses.replace(prep, test=positives)
+    prep = dataclasses.replace(prep, test=with_gains(positives, opts.gains))
     source = score_source(prep, A, B, item_biases, scores, scorer, ranked, func, opts.backend)
     full, cand = prep, None
     if opts.negatives is not None:
@@ -385,7 +385,7 @@ def evaluate(train: Any, test: Any, *, A: Any = None, B: Any = None, item_biases
              no_positive: str | None = None, inf_scores: str | None = None,
              rbp_persistence: float = 0.8, tail_ratio: float = 0.1,
              short_head_share: float = 0.8, negatives: dict[str, Any] | None = None,
-             options: EvalOptions | None = None,
+             options: EvalOptions | None = None, gains: str | None = None,
              progress: Callable[[int], None] | None = None, client: Any = None) -> Results:
     r"""Evaluate a model's full-catalog ranking of every user's items not in train.
 
@@ -445,13 +445,13 @@ def evaluate(train: Any, test: Any, *, A: Any = None, B: Any = None, item_biases
         given explicitly take precedence.
     backend : {"cpu", "cuda"}
         Where the engine runs (:data:`recoeval_tracking.options.BACKENDS`): ``"cuda"`` scores
-        and ranks on an NVIDIA GPU (``pip install "recoeval_tracking[cuda]"``; docs/guides/gpu.md,
-        "GPU backend"), with the same per-user values.
-    relevance_level, no_positive, inf_scores : optional
-        Test values below ``relevance_level`` are judged non-relevant; a user left without a
-        positive is NaN (``no_positive="nan"``) or 0 (``"zero"``, trec_eval); +-inf scores are
-        ranked (``inf_scores="rank"``) or make the user NaN (``"nan"``, recometrics). None
-        takes the profile's (:class:`~recoeval_tracking.options.EvalOptions`).
+        and ranks on an NVIDIA GPU (``pip install "recoeval_tracking[cuda]"``; the GPU
+        guide), with the same per-user values.
+    relevance_level, gains, no_positive, inf_scores : optional
+        Test values below ``relevance_level`` are judged non-relevant; a positive's gain is its
+        value (``gains="graded"``) or 1 (``"binary"``); a user without a positive is NaN
+        (``no_positive="nan"``) or 0 (``"zero"``); +-inf scores are ranked (``"rank"``) or make
+        the user NaN (``"nan"``). None: the profile's (:class:`~.options.EvalOptions`).
     rbp_persistence, tail_ratio, short_head_share : float
         Parameters of ``rbp``, ``tailpercentage`` and the long tail of ``aplt``, ``aclt``,
         ``pop_rsp`` and ``pop_reo``.

@@ -10,7 +10,12 @@ Policies, each stated in the warning or error it raises:
 * duplicate (user, item) entries in a matrix are one entry whose value is their sum (scipy's
   rule, so the NDCG gain of a twice-listed test item doubles): a warning gives their count;
 * an item listed twice in a user's ranked list counts once, at its best rank; the later copies
-  are dropped (the list moves up) with a warning giving their count.
+  are dropped (the list moves up) with a warning giving their count;
+* a pandas DataFrame of interactions (one row per (user, item[, value]), as ranx and LensKit
+  take them) is accepted for ``train`` and ``test`` (:func:`frames_to_interactions`): its id
+  columns are found by name (:data:`FRAME_COLUMNS`), and the two sides are put on shared id
+  maps (:func:`recoeval_tracking.data.align` when both are frames; the other side's maps when
+  one side is an interactions container; positions when it is a bare matrix).
 """
 
 from __future__ import annotations
@@ -35,7 +40,112 @@ from ..scores import (
 )
 from . import beyond, device_inputs
 
-__all__ = ["Prepared", "prepare", "score_source", "user_reasons", "lists_without_train"]
+__all__ = ["Prepared", "prepare", "score_source", "user_reasons", "lists_without_train",
+           "frames_to_interactions", "FRAME_COLUMNS", "with_gains"]
+
+#: Column names looked for, in order, in a DataFrame given as ``train`` or ``test``: the user
+#: and item ids (required) and the value (optional; all ones without it).
+FRAME_COLUMNS = {
+    "user": ("user", "user_id", "userId", "userid", "uid"),
+    "item": ("item", "item_id", "itemId", "itemid", "iid", "movieId", "movie_id"),
+    "value": ("value", "rating", "relevance", "weight"),
+}
+
+
+def _frame_roles(df: pd.DataFrame, name: str, func: str) -> dict[str, str]:
+    """The column of each role in ``df`` (:data:`FRAME_COLUMNS`)."""
+    roles = {}
+    for role, candidates in FRAME_COLUMNS.items():
+        found = next((c for c in candidates if c in df.columns), None)
+        if found is None and role != "value":
+            raise param_error(
+                name, func, f"a DataFrame with a {role} id column named one of "
+                f"{list(candidates)}", f"a DataFrame with columns {list(df.columns)}",
+                got_is_text=True,
+                fix=f"Rename the column, e.g. df.rename(columns={{'my_{role}': '{role}'}}).")
+        if found is not None:
+            roles[role] = found
+    return roles
+
+
+def _frame(df: pd.DataFrame, name: str, func: str):
+    from ..data import from_dataframe
+
+    return from_dataframe(df, _frame_roles(df, name, func), name=name)
+
+
+def _onto(X: Any, user_ids: np.ndarray, item_ids: np.ndarray, name: str, other: str,
+          func: str) -> Any:
+    """The interactions ``X`` on the id maps of the other side; every id must be known there."""
+    from ..data._prepare import _reindexed
+
+    for what, ids, known in (("user", X.user_ids, user_ids), ("item", X.item_ids, item_ids)):
+        missing = pd.Index(ids).difference(pd.Index(known))
+        if len(missing):
+            raise InputError(
+                f"{len(missing)} {what} ids of the '{name}' DataFrame passed to {func} are not "
+                f"in the id map of '{other}' (e.g. {list(missing[:3])}). Pass both '{name}' and "
+                f"'{other}' as DataFrames (their ids are then merged), or align the containers "
+                "with recoeval_tracking.data.align(train, test).")
+    return _reindexed(X, np.asarray(user_ids), np.asarray(item_ids))
+
+
+def _positions(df: pd.DataFrame, shape: tuple[int, int] | None, name: str, other: str,
+               func: str) -> sp.csr_array:
+    """A DataFrame whose ids are row and column positions of the bare matrix ``other``."""
+    roles = _frame_roles(df, name, func)
+    rows = df[roles["user"]].to_numpy()
+    cols = df[roles["item"]].to_numpy()
+    for what, ids, size in (("user", rows, None if shape is None else shape[0]),
+                            ("item", cols, None if shape is None else shape[1])):
+        if not np.issubdtype(ids.dtype, np.integer) or (len(ids) and ids.min() < 0) or \
+                (size is not None and len(ids) and ids.max() >= size):
+            top = f" up to {ids.max()}" if len(ids) and np.issubdtype(ids.dtype, np.integer) \
+                else ""
+            raise InputError(
+                f"The '{name}' DataFrame passed to {func} goes with a bare matrix '{other}', so "
+                f"its {what} ids must be {what} positions (integers in [0, "
+                f"{'n' if size is None else size})). Got {ids.dtype} ids{top}. "
+                f"Pass '{other}' as a DataFrame or an interactions container too.")
+    if shape is None:
+        shape = (int(rows.max()) + 1 if len(rows) else 0, int(cols.max()) + 1 if len(cols) else 0)
+    values = df[roles["value"]].to_numpy(dtype=np.float64) if "value" in roles \
+        else np.ones(len(df))
+    return sp.csr_array(sp.coo_array((values, (rows, cols)), shape=shape))
+
+
+def frames_to_interactions(train: Any, test: Any, func: str = "evaluate") -> tuple[Any, Any]:
+    """``train`` and ``test`` with every pandas DataFrame turned into interactions on shared
+    id maps; other inputs are returned as they are.
+
+    * both DataFrames: each through :func:`recoeval_tracking.data.from_dataframe`, then
+      :func:`recoeval_tracking.data.align` (the sorted union of the ids): score rows follow
+      ``Results.per_user["user_id"]``;
+    * one DataFrame, the other an interactions container: the frame is put on the container's
+      id maps (an unknown id is an error);
+    * one DataFrame, the other a bare matrix (or ``train=None``): the frame's ids are row and
+      column positions.
+
+    Columns are found by name (:data:`FRAME_COLUMNS`: ``user``/``user_id``/``userId``,
+    ``item``/``item_id``/``itemId``/``movieId``, ``value``/``rating``); without a value column
+    every row has value 1. Repeated (user, item) rows are an error (merge them first).
+    """
+    from ..data import align
+
+    train_df, test_df = isinstance(train, pd.DataFrame), isinstance(test, pd.DataFrame)
+    if not train_df and not test_df:
+        return train, test
+    if train_df and test_df:
+        return align(_frame(train, "train", func), _frame(test, "test", func))
+    frame, other, fname, oname = (train, test, "train", "test") if train_df else \
+        (test, train, "test", "train")
+    if other is not None and hasattr(other, "matrix") and not sp.issparse(other):
+        converted = _onto(_frame(frame, fname, func), other.user_ids, other.item_ids, fname,
+                          oname, func)
+    else:
+        shape = None if other is None else getattr(other, "shape", None)
+        converted = _positions(frame, shape, fname, oname, func)
+    return (converted, test) if train_df else (train, converted)
 
 
 @dataclass
@@ -113,7 +223,17 @@ def _checked_user_ids(user_ids: Any, m: int, func: str) -> np.ndarray:
     return user_ids
 
 
+def with_gains(positives: sp.csr_array, gains: str | None) -> sp.csr_array:
+    """The positives with their gains: as stored (``graded``, None) or 1 each (``binary``)."""
+    if gains != "binary" or not positives.nnz:
+        return positives
+    out = positives.copy()
+    out.data = np.ones_like(out.data)
+    return out
+
+
 def prepare(train: Any, test: Any, user_ids: Any, func: str) -> Prepared:
+    train, test = frames_to_interactions(train, test, func)
     _check_id_maps(train, test, func)
     test_m, test_uids, test_iids = _unwrap(test)
     train_m, train_uids, _ = _unwrap(train)

@@ -13,10 +13,54 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-__all__ = ["Results", "mean_ci95", "ci95_half_width"]
+__all__ = ["Results", "mean_ci95", "ci95_half_width", "headline_metrics", "HEADLINE_FAMILIES",
+           "relevance_text"]
 
 #: Columns of the per-user table that are not metrics.
 ID_COLUMNS = ("user_id", "n_train", "n_test", "nan_reason", "n_tied_topk")
+
+#: The metrics shown first (terminal table, MLflow columns, leaderboards), in this order, at K:
+#: NDCG, precision, recall, MAP, hit rate, MRR, catalogue coverage.
+HEADLINE_FAMILIES = ("ndcg", "p", "r", "ap", "hit", "rr", "coverage")
+
+
+def headline_metrics(names: Any, k: int | None = None, limit: int = 7) -> list[str]:
+    """The headline metrics among ``names`` (metric keys such as ``ndcg_at_10``), in the order
+    of :data:`HEADLINE_FAMILIES`; when none is there, the first ``limit`` names.
+
+    Parameters
+    ----------
+    names : iterable of str
+    k : int, optional
+        The cutoff; default: any (the first key of each family).
+    limit : int
+        At most this many.
+
+    Examples
+    --------
+    >>> headline_metrics(["aclt_at_10", "r_at_10", "ndcg_at_10", "roc_auc"])
+    ['ndcg_at_10', 'r_at_10']
+    """
+    names = [str(n) for n in names]
+    out = []
+    for family in HEADLINE_FAMILIES:
+        wanted = f"{family}_at_{k}" if k is not None else None
+        for n in names:
+            fam, sep, cut = n.rpartition("_at_")
+            if sep and fam == family and cut.isdigit() and (wanted is None or n == wanted):
+                out.append(n)
+                break
+    return (out or names)[:limit]
+
+
+def relevance_text(definitions: dict[str, Any]) -> str:
+    """One line saying what counted as relevant, from a result's definitions record."""
+    level = definitions.get("relevance_level")
+    gains = "gain 1" if definitions.get("gains") == "binary" else "their values as gains"
+    if level is None:
+        return f"relevance: every test entry is a positive, with {gains}"
+    return (f"relevance: test entries >= {level:g} are the positives, with {gains}; lower "
+            "ones are judged non-relevant")
 
 
 def mean_ci95(values: np.ndarray) -> tuple[float, float, float, int]:
@@ -141,19 +185,101 @@ class Results:
         """Users with no NaN reason (their metrics are defined, possibly except a few by rule)."""
         return int((self.per_user["nan_reason"] == "").sum())
 
-    def summary(self) -> str:
-        """A plain-text table of means with 95% intervals, for terminals and logs."""
+    @property
+    def headline(self) -> list[str]:
+        """The headline metrics of these results (:func:`headline_metrics`)."""
+        return headline_metrics([*self.metric_columns, *self.aggregates], self.k)
+
+    def summary(self, metrics: Any = None) -> str:
+        """A plain-text table of means with 95% intervals, for terminals and logs.
+
+        Parameters
+        ----------
+        metrics : list of str or "headline", optional
+            Only these rows (``"headline"``: :attr:`headline`), and a line counting the others;
+            default: every metric.
+        """
         table = self.mean_ci()
+        aggregates = dict(self.aggregates)
+        hidden = 0
+        if metrics is not None:
+            keep = self.headline if isinstance(metrics, str) and metrics == "headline" \
+                else [str(m) for m in metrics]
+            hidden = len(table) + len(aggregates)
+            table = table.loc[[m for m in keep if m in table.index]]
+            aggregates = {m: aggregates[m] for m in keep if m in aggregates}
+            hidden -= len(table) + len(aggregates)
         width = max([16, *(len(str(n)) + 2 for n in table.index),
                      *(len(n) + 2 for n in self.aggregates)])
         lines = [f"{'metric':<{width}}{'mean':>10}{'ci95_low':>10}{'ci95_high':>10}{'users':>8}"]
         for name, row in table.iterrows():
             lines.append(f"{name:<{width}}{row['mean']:>10.4f}{row['ci95_low']:>10.4f}"
                          f"{row['ci95_high']:>10.4f}{int(row['n']):>8d}")
-        for name, value in self.aggregates.items():  # one number over the whole set of users
+        for name, value in aggregates.items():  # one number over the whole set of users
             lines.append(f"{name:<{width}}{value:>10.4f}{'':>10}{'':>10}"
                          f"{self.n_users_evaluated:>8d}")
+        if hidden:
+            lines.append(f"(and {hidden} more metrics: Results.summary(), metrics.json)")
         lines.append(f"users evaluated: {self.n_users_evaluated}; NaN by reason: {self.nan_counts}")
         if self.topk_only:
             lines.append("input was ranked top-K lists: whole-ranking metrics are not available")
         return "\n".join(lines)
+
+    def plot(self, metrics: Any = None, *, ax: Any = None):
+        """Draw the results with matplotlib: the mean @1..K curves with their 95% bands when the
+        evaluation was cumulative, else one bar per metric with its 95% interval.
+
+        Parameters
+        ----------
+        metrics : list of str, optional
+            Metrics at K (``ndcg_at_10``) or curves (``ndcg_at_k``); default: the headline
+            metrics that lie in [0, 1] (:attr:`headline`).
+        ax : matplotlib Axes, optional
+            Draw there; default: a new figure.
+
+        Returns
+        -------
+        matplotlib.axes.Axes
+        """
+        if ax is None:
+            from matplotlib.figure import Figure
+
+            ax = Figure(figsize=(7.0, 4.5), dpi=100).add_subplot()
+        means = self.means
+        if metrics is None:
+            metrics = [m for m in self.headline
+                       if m in means and np.isfinite(means[m]) and 0.0 <= means[m] <= 1.0]
+        names = [str(m) for m in metrics]
+        unknown = [m for m in names if m not in means and m not in self.curves_per_user
+                   and f"{m.rpartition('_at_')[0]}_at_k" not in self.curves_per_user]
+        if unknown:
+            from .._validation import param_error
+
+            raise param_error("metrics", "Results.plot", f"metrics of these results "
+                              f"({', '.join(self.metric_columns[:8])}, ...)", unknown)
+        curves = [n if n.endswith("_at_k") else f"{n.rpartition('_at_')[0]}_at_k" for n in names]
+        if self.curves_per_user and all(c in self.curves_per_user for c in curves):
+            ks = np.arange(1, self.k + 1)
+            ci = self.curves_ci()
+            for name in dict.fromkeys(curves):
+                part = ci[ci["curve"] == name]
+                line, = ax.plot(ks, part["mean"], marker="o", markersize=3, label=name)
+                ax.fill_between(ks, part["ci95_low"], part["ci95_high"], alpha=0.2,
+                                color=line.get_color())
+            ax.set_xlabel("k")
+            ax.set_ylabel("mean over users")
+            ax.legend(loc="best", fontsize="small")
+        else:
+            table = self.mean_ci()
+            values = [means[m] for m in names]
+            low = [table.loc[m, "ci95_low"] if m in table.index else np.nan for m in names]
+            high = [table.loc[m, "ci95_high"] if m in table.index else np.nan for m in names]
+            err = np.array([[v - lo if np.isfinite(lo) else 0.0 for v, lo in zip(values, low)],
+                            [hi - v if np.isfinite(hi) else 0.0 for v, hi in zip(values, high)]])
+            y = np.arange(len(names))
+            ax.barh(y, values, xerr=err, color="#4C72B0", alpha=0.85, capsize=3)
+            ax.set_yticks(y, names)
+            ax.invert_yaxis()
+            ax.set_xlabel(f"mean over users (95% interval), K={self.k}")
+        ax.grid(True, alpha=0.3)
+        return ax

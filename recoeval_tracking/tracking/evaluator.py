@@ -300,9 +300,10 @@ def _log(results: Any, run_id: str, cfg: EvaluatorConfig, dataset: Any,
 
     uri = mlflow.get_tracking_uri()
     with tempfile.TemporaryDirectory(prefix="recoeval-eval-") as tmp:
+        # exact: MLflow logs the returned metrics into the same run again, as computed
         log_results(results, run_id=run_id, tracking_uri=uri,
                     config=_config_record(cfg, dataset, inputs), dataset=inputs.record,
-                    job_dir=tmp, plots=cfg.plots)
+                    job_dir=tmp, plots=cfg.plots, precision="exact")
         job = read_job_dir(tmp, per_user=False)
         artifact_uri = _client(uri).get_run(run_id).info.artifact_uri
         artifacts = _artifacts(Path(tmp), artifact_uri)

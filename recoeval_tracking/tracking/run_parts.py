@@ -6,33 +6,78 @@ from __future__ import annotations
 
 import datetime as _dt
 import json
+from collections.abc import Mapping
 
 import numpy as np
 
 from ..jobdir import FILES, JobDir
 from ..jobdir.redact import scrub_text
 
-__all__ = ["CI_TAG", "ci_tag_value", "read_ci_tag"]
+__all__ = ["CI_TAG", "ci_tag_value", "read_ci_tag", "PRECISIONS", "logged_value"]
 
 
 def _is_bound(key: str) -> bool:
     return key.endswith(("_ci95_low", "_ci95_high"))
 
 
-def _metrics_for(job: JobDir, timestamp: int) -> list:
+#: Values of ``precision``: ``auto`` rounds each logged mean to its own resolution
+#: (:func:`logged_value`), ``exact`` logs every value as computed.
+PRECISIONS = ("auto", "exact")
+
+
+def _decimals(job: JobDir) -> dict[str, int]:
+    """Decimals kept per metric under ``precision="auto"``: two significant digits of the
+    half-width of its 95% interval (0.3521 for a half-width of 0.015: the dropped digits are a
+    hundredth of the uncertainty), for the metrics that have one."""
+    out = {}
+    for key, low in job.metrics.items():
+        if not key.endswith("_ci95_low"):
+            continue
+        base = key[:-len("_ci95_low")]
+        high = job.metrics.get(base + "_ci95_high")
+        if low is None or high is None or not np.isfinite(low) or not np.isfinite(high) \
+                or high <= low:
+            continue
+        out[base] = max(0, 1 - int(np.floor(np.log10((high - low) / 2)))) + 1
+    return out
+
+
+def logged_value(key: str, value: float, decimals: dict[str, int] | None = None) -> float:
+    """The value logged for ``key`` under ``precision="auto"``: rounded to the decimals of
+    :func:`_decimals` (means with an interval), timings to the millisecond, whole numbers kept,
+    other values to 4 significant digits. The job directory keeps the exact values."""
+    value = float(value)
+    if not np.isfinite(value) or value == 0.0 or value.is_integer():
+        return value
+    if decimals and key in decimals:
+        return round(value, decimals[key])
+    if key.endswith("_seconds"):
+        return round(value, 3)
+    return round(value, 3 - int(np.floor(np.log10(abs(value)))))
+
+
+def _metrics_for(job: JobDir, timestamp: int, precision: str = "auto") -> list:
     """The means (step 0) and the @1..K curves (step k); the confidence bounds are not metrics:
     MLflow's chart view would give them a section of their own, listed before the metrics
-    (:data:`CI_TAG` holds them)."""
+    (:data:`CI_TAG` holds them). ``precision``: see :data:`PRECISIONS`."""
     from mlflow.entities import Metric
 
-    out = [Metric(key, float(value), timestamp, 0)
+    exact = precision == "exact"
+    decimals = {} if exact else _decimals(job)
+
+    def shown(key: str, value: float) -> float:
+        return float(value) if exact else logged_value(key, value, decimals)
+
+    out = [Metric(key, shown(key, value), timestamp, 0)
            for key, value in job.metrics.items() if not _is_bound(key)]
     curves = job.curves
     if len(curves):
         ks = curves["k"].to_numpy(dtype=np.int64)
         for name in job.curve_names:
+            at_k = f"{name[:-len('_at_k')]}_at_{job.k}" if name.endswith("_at_k") else name
             values = curves[name].to_numpy(dtype=np.float64)
-            out.extend(Metric(name, float(v), timestamp, int(k)) for k, v in zip(ks, values))
+            out.extend(Metric(name, shown(at_k, v), timestamp, int(k))
+                       for k, v in zip(ks, values))
     return out
 
 
@@ -59,6 +104,20 @@ def read_ci_tag(tags: dict) -> dict[str, tuple[float, float]]:
         return {}
     return {k: tuple(float("nan") if v is None else float(v) for v in pair)
             for k, pair in raw.items() if isinstance(pair, list) and len(pair) == 2}
+
+
+def _without_none(config: Mapping) -> dict:
+    """``config`` without the settings whose value is None, at every level (a section left
+    empty by that goes too)."""
+    out: dict = {}
+    for k, v in config.items():
+        if isinstance(v, Mapping) and v:
+            v = _without_none(v)
+            if not v:
+                continue
+        if v is not None:
+            out[k] = v
+    return out
 
 
 def _job_times(job: JobDir) -> tuple[int | None, int | None]:

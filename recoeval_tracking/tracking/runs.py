@@ -7,14 +7,16 @@ What a run holds (logged from a job directory written by
   model for a plain run); **start and end**: the job's real times (``job.json``).
 * **params**: the config the user chose flattened to dotted keys (``model.factors``,
   ``metrics.k``; tracking and Hydra settings left out) and the caller's ``params``; secret keys
-  dropped. The metric definitions are never params: ``definitions.json`` and fingerprint tags.
+  dropped, and settings left at None (a default that the code resolves) too: a param ``None``
+  says nothing and MLflow cannot change it later. The metric definitions are never params: ``definitions.json`` and fingerprint tags.
 * **metrics** (one :meth:`MlflowClient.log_batch`): the means of ``metrics.json`` (means at K,
   ``users_evaluated``, ``users_nan_<reason>``, ``<stage>_seconds``) at step 0, and each curve of
   ``curves.csv`` (``ndcg_at_k``...) with ``step = k`` for k = 1..K. The bounds
   ``_ci95_low``/``_ci95_high`` are not metrics (MLflow's chart view would list them first, in a
   section of their own): the tag ``recoeval.ci95`` holds them as JSON, as does ``metrics.json``.
 * **tags**: ``recoeval.ci95``, ``recoeval.job_uid``, ``recoeval.sweep_id``, ``recoeval.version``, ``recoeval.k``,
-  ``recoeval.metrics`` (the headline metric keys), ``recoeval.definitions_fingerprint``,
+  ``recoeval.metrics`` (every metric key at K), ``recoeval.headline`` (the few shown first:
+  :func:`recoeval_tracking.metrics.results.headline_metrics`), ``recoeval.definitions_fingerprint``,
   ``recoeval.data_fingerprint``, ``recoeval.split_fingerprint``, ``recoeval.overrides``,
   ``mlflow.source.git.commit`` and ``recoeval.git_commit`` when the job ran in a git checkout,
   MLflow's context tags (``mlflow.source.name``, ``mlflow.user``),
@@ -67,7 +69,7 @@ from ..jobdir.markers import (
     write_json_atomic,
 )
 from ..jobdir.redact import flatten_config, scrub_overrides
-from ..metrics.results import Results
+from ..metrics.results import Results, headline_metrics, relevance_text
 from .client import (
     _TAG_PREFIX,
     DEFAULT_EXPERIMENT,
@@ -82,11 +84,13 @@ from .client import (
 from .names import short_run_name
 from .run_parts import (
     CI_TAG,
+    PRECISIONS,
     _context_tags,
     _dataset_input,
     _fingerprints,
     _job_times,
     _metrics_for,
+    _without_none,
     ci_tag_value,
 )
 
@@ -108,8 +112,13 @@ def _run_tags(job: JobDir, sweep_id: str | None, extra: Mapping[str, Any] | None
         _TAG_PREFIX + "version": job.job.get("package_version"),
         _TAG_PREFIX + "k": job.k,
         _TAG_PREFIX + "metrics": ",".join(job.metric_columns),
+        _TAG_PREFIX + "headline": ",".join(headline_metrics(
+            [*job.metric_columns, *job.metrics], job.k)),
         _TAG_PREFIX + "topk_only": str(job.topk_only).lower(),
     }
+    defs = job.definitions.get("definitions", job.definitions) if job.definitions else {}
+    if isinstance(defs, dict) and defs:
+        tags[_TAG_PREFIX + "relevance"] = relevance_text(defs)
     for name, value in _fingerprints(job).items():
         tags[_TAG_PREFIX + name] = value
     tags[CI_TAG] = ci_tag_value(dict(job.metrics))
@@ -144,7 +153,7 @@ def _missing_metrics(client, run, metrics: list) -> list:
 
 def _upload(client, run_id: str, job: JobDir, *, params: dict[str, str], tags: dict[str, str],
             artifact_path: str | None, existing_params: Mapping[str, str] | None = None,
-            resume=None) -> None:
+            resume=None, precision: str = "auto") -> None:
     """Metrics, params and tags in one batch, then the dataset input, then the artifacts.
 
     ``resume``: the run as the store holds it, when finishing an upload cut off midway; only
@@ -160,7 +169,7 @@ def _upload(client, run_id: str, job: JobDir, *, params: dict[str, str], tags: d
             print(f"recoeval: params already set with other values in run {run_id} were kept: "
                   f"{', '.join(sorted(clash))}", file=sys.stderr)
         params = {k: v for k, v in params.items() if k not in existing_params}
-    metrics = _metrics_for(job, _now_ms())
+    metrics = _metrics_for(job, _now_ms(), precision)
     if resume is not None:
         metrics = _missing_metrics(client, resume, metrics)
     client.log_batch(run_id, metrics=metrics,
@@ -209,10 +218,10 @@ def _job_params(job: JobDir, params: Mapping[str, Any] | None) -> dict[str, str]
     their fingerprints in tags, never params."""
     flat: dict[str, Any] = {}
     if job.config:
-        flat.update({k: v for k, v in flatten_config(job.config).items()
+        flat.update({k: v for k, v in flatten_config(_without_none(job.config)).items()
                      if not k.startswith(("tracking.", "hydra.", "definitions."))})
     if params:
-        flat.update(flatten_config(params))
+        flat.update(flatten_config(_without_none(params)))
     return _clean_params(flat)
 
 
@@ -251,8 +260,8 @@ def job_lock(root: Path, timeout: float | None = LOCK_WAIT_SECONDS):
 def upload_args(*, experiment: str = DEFAULT_EXPERIMENT, run_name: str | None = None,
                 parent_run_id: str | None = None, sweep_id: str | None = None,
                 tags: Mapping[str, Any] | None = None, params: Mapping[str, Any] | None = None,
-                artifact_location: str | None = None, func: str = "log_job_dir"
-                ) -> dict[str, Any]:
+                artifact_location: str | None = None, func: str = "log_job_dir",
+                precision: str = "auto") -> dict[str, Any]:
     """The upload arguments of :func:`log_job_dir`, checked and cleaned (secrets dropped), as
     recorded in the ``UPLOADING`` and ``PENDING`` markers."""
     for name, value in (("run_name", run_name), ("parent_run_id", parent_run_id),
@@ -262,10 +271,12 @@ def upload_args(*, experiment: str = DEFAULT_EXPERIMENT, run_name: str | None = 
         raise param_error("experiment", func, "a non-empty str", experiment)
     check_optional(tags, Mapping, "tags", func)
     check_optional(params, Mapping, "params", func)
+    if precision not in PRECISIONS:
+        raise param_error("precision", func, f"one of {list(PRECISIONS)}", precision)
     return {"experiment": experiment, "run_name": run_name, "parent_run_id": parent_run_id,
             "sweep_id": sweep_id, "tags": _clean_tags(tags) if tags else None,
-            "params": params_from_config(None, params) if params else None,
-            "artifact_location": artifact_location}
+            "params": params_from_config(None, _without_none(params)) if params else None,
+            "artifact_location": artifact_location, "precision": precision}
 
 
 def upload_job(root: Path, uri: str, upload: Mapping[str, Any]) -> str:
@@ -303,7 +314,8 @@ def upload_job(root: Path, uri: str, upload: Mapping[str, Any]) -> str:
     set_marker(root, UPLOADING, {**marker, "run_id": run_id})
     try:
         _upload(client, run_id, job, params=_job_params(job, upload.get("params")),
-                tags=run_tags, artifact_path=None, resume=resume)
+                tags=run_tags, artifact_path=None, resume=resume,
+                precision=upload.get("precision") or "auto")
     except BaseException:
         with contextlib.suppress(Exception):
             client.set_terminated(run_id, "FAILED")
@@ -326,7 +338,7 @@ def log_job_dir(path: str | Path, *, tracking_uri: str | None = None,
                 experiment: str = DEFAULT_EXPERIMENT, run_name: str | None = None,
                 parent_run_id: str | None = None, sweep_id: str | None = None,
                 tags: Mapping[str, Any] | None = None, params: Mapping[str, Any] | None = None,
-                artifact_location: str | None = None) -> str:
+                artifact_location: str | None = None, precision: str = "auto") -> str:
     """Log a job directory as one MLflow run and return its run id.
 
     Parameters
@@ -350,6 +362,11 @@ def log_job_dir(path: str | Path, *, tracking_uri: str | None = None,
     artifact_location : str, optional
         Artifact location for a new experiment (default: ``mlartifacts`` beside a SQLite
         database; the server's default for a server).
+    precision : {"auto", "exact"}
+        ``auto`` logs each mean rounded to its resolution (two significant digits of the
+        half-width of its 95% interval: ``0.3521``, not ``0.35213252844116653``; timings to the
+        ms; :func:`~.run_parts.logged_value`); ``exact`` logs the values as computed. The job
+        directory (``metrics.json``, ``per_user.parquet``) keeps them exact either way.
 
     Returns
     -------
@@ -367,7 +384,7 @@ def log_job_dir(path: str | Path, *, tracking_uri: str | None = None,
     check_optional(tracking_uri, str, "tracking_uri", "log_job_dir")
     upload = upload_args(experiment=experiment, run_name=run_name, parent_run_id=parent_run_id,
                          sweep_id=sweep_id, tags=tags, params=params,
-                         artifact_location=artifact_location)
+                         artifact_location=artifact_location, precision=precision)
     root = Path(path)
     read_job_dir(root, per_user=False)  # a bad path fails before any lock or store
     uri = resolve_tracking_uri(tracking_uri)
@@ -387,13 +404,14 @@ def _active_run() -> tuple[str | None, str | None]:
 
 def _log_into_run(path: Path, run_id: str, tracking_uri: str | None,
                   tags: Mapping[str, Any] | None, params: Mapping[str, Any] | None,
-                  artifact_path: str | None) -> str:
+                  artifact_path: str | None, precision: str = "auto") -> str:
     """Add the job directory ``path`` to the existing run ``run_id`` (left open)."""
     client = _client(resolve_tracking_uri(tracking_uri))
     run = client.get_run(run_id)
     job = read_job_dir(path, per_user=False)
     _upload(client, run_id, job, params=_job_params(job, params), tags=_run_tags(job, None, tags),
-            artifact_path=artifact_path, existing_params=run.data.params)
+            artifact_path=artifact_path, existing_params=run.data.params,
+            precision=precision)
     return run_id
 
 
@@ -424,7 +442,7 @@ def log_results(results, *, run_id: str | None = None, tracking_uri: str | None 
                 tags: Mapping[str, Any] | None = None, params: Mapping[str, Any] | None = None,
                 extra_metrics: Mapping[str, Any] | None = None,
                 artifact_path: str | None = None, job_dir: str | Path | None = None,
-                plots: bool = True) -> str:
+                plots: bool | str = True, precision: str = "auto") -> str:
     """Log a :class:`~recoeval_tracking.metrics.results.Results` to MLflow in one line.
 
     Into ``run_id`` if given, else into the active run (``mlflow.start_run()`` of a training
@@ -453,8 +471,10 @@ def log_results(results, *, run_id: str | None = None, tracking_uri: str | None 
         root). Params that the run already holds are kept as they are.
     job_dir : str or Path, optional
         Keep the job directory here instead of a temporary folder.
-    plots : bool
-        Write and log the plots.
+    plots : bool or "all"
+        Write and log the plots (see :func:`recoeval_tracking.jobdir.write_job_dir`).
+    precision : {"auto", "exact"}
+        As in :func:`log_job_dir`.
 
     Returns
     -------
@@ -488,5 +508,8 @@ def log_results(results, *, run_id: str | None = None, tracking_uri: str | None 
                              dataset=dataset, extra_metrics=extra_metrics, plots=plots)
         if run_id is None:
             return log_job_dir(path, tracking_uri=tracking_uri, experiment=experiment,
-                               run_name=run_name, tags=tags, params=params)
-        return _log_into_run(path, run_id, tracking_uri, tags, params, artifact_path)
+                               run_name=run_name, tags=tags, params=params,
+                               precision=precision)
+        if precision not in PRECISIONS:
+            raise param_error("precision", func, f"one of {list(PRECISIONS)}", precision)
+        return _log_into_run(path, run_id, tracking_uri, tags, params, artifact_path, precision)

@@ -30,7 +30,6 @@ import pandas as pd
 from .._validation import check_optional, param_error
 from ..jobdir.markers import write_json_atomic
 from ..jobdir.redact import sanitize_key, scrub_text
-from ..metrics.registry import greater_is_better
 from .client import (
     _TAG_PREFIX,
     _TERMINAL,
@@ -43,11 +42,23 @@ from .client import (
     resolve_tracking_uri,
 )
 from .run_parts import read_ci_tag
+from .views import (
+    UI_WORKFLOW,
+    _lower_is_better,
+    leaderboard_text,
+    save_sweep_view,
+    show_sweep_best,
+    sweep_end_text,
+    sweep_view_hint,
+    sweep_view_link,
+    ui_base,
+)
 
 __all__ = ["SweepParent", "create_sweep_parent", "build_leaderboard", "finish_sweep_parent",
            "SWEEP_FILE", "SWEEP_LOCK", "PARENT_LOCK", "write_sweep_record", "read_sweep_record",
            "find_sweep_record", "find_sweep_parent_run", "find_or_create_sweep_parent",
-           "adopt_sweep_runs", "record_sweep_best", "sweep_view_link", "sweep_view_hint"]
+           "adopt_sweep_runs", "record_sweep_best", "sweep_view_link", "sweep_view_hint",
+           "save_sweep_view", "ui_base", "leaderboard_text", "UI_WORKFLOW", "sweep_end_text"]
 
 #: File in the sweep directory describing the sweep (JSON: ``sweep_id``, ``parent_run_id`` or
 #: null, ``tracking_uri``, ``experiment``).
@@ -235,13 +246,6 @@ def create_sweep_parent(*, tracking_uri: str | None = None, experiment: str = DE
     return SweepParent(run.info.run_id, sweep_id, exp_id, uri)
 
 
-def _lower_is_better(metric: str, lower: Sequence[str] | None) -> bool:
-    """The registry's direction of ``metric``, unless the caller lists it as lower-is-better."""
-    if lower is not None and metric in lower:
-        return True
-    return not greater_is_better(metric)
-
-
 def build_leaderboard(parent_run_id: str, *, tracking_uri: str | None = None,
                       metrics: Sequence[str] | None = None,
                       lower_is_better: Sequence[str] | None = None,
@@ -265,7 +269,8 @@ def build_leaderboard(parent_run_id: str, *, tracking_uri: str | None = None,
     -------
     pandas.DataFrame
         Columns ``run_name, run_id, status, overrides, <metric>, <metric>_ci95_low,
-        <metric>_ci95_high, ...``; ``attrs["metrics"]`` lists the headline metrics.
+        <metric>_ci95_high, ...``; ``attrs["metrics"]`` lists the metrics, ``attrs["headline"]``
+        those the children tag ``recoeval.headline`` (all of them when no child does).
     """
     check_optional(parent_run_id, str, "parent_run_id", "build_leaderboard")
     uri = resolve_tracking_uri(tracking_uri)
@@ -274,6 +279,11 @@ def build_leaderboard(parent_run_id: str, *, tracking_uri: str | None = None,
     children = client.search_runs(
         [parent.info.experiment_id],
         filter_string=f"tags.`mlflow.parentRunId` = '{parent_run_id}'", max_results=5000)
+    headline: dict[str, None] = {}
+    for run in children:
+        for m in run.data.tags.get(_TAG_PREFIX + "headline", "").split(","):
+            if m:
+                headline[m] = None
     if metrics is None:
         seen: dict[str, None] = {}
         for run in children:
@@ -301,6 +311,7 @@ def build_leaderboard(parent_run_id: str, *, tracking_uri: str | None = None,
         table = table.sort_values(sort_by, ascending=_lower_is_better(sort_by, lower_is_better),
                                   na_position="last", kind="stable").reset_index(drop=True)
     table.attrs["metrics"] = list(metrics)
+    table.attrs["headline"] = [m for m in headline if m in metrics] or list(metrics)
     table.attrs["sort_by"] = sort_by
     return table
 
@@ -323,48 +334,29 @@ def _md_cell(value: Any) -> str:
     return "".join("\\" + ch if ch in "\\`*_{}[]<>()#+!|~" else ch for ch in text)
 
 
-def _markdown(table: pd.DataFrame, metrics: Sequence[str]) -> str:
-    cols = ["run_name", "status"] + list(metrics)
+def _markdown(table: pd.DataFrame, metrics: Sequence[str], sort_by: str | None = None) -> str:
+    """The leaderboard as a Markdown table, best first: run name, status, each metric, and the
+    95% interval of ``sort_by`` beside it."""
+    cols = ["run_name", "status"]
+    for m in metrics:
+        cols.append(m)
+        if m == sort_by and f"{m}_ci95_low" in table.columns:
+            cols.append("95% interval")
     lines = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
     for _, row in table.iterrows():
         cells = [_md_cell(row["run_name"]), _md_cell(row["status"])]
-        cells += ["" if pd.isna(row[m]) else f"{row[m]:.4f}" for m in metrics]
+        for m in metrics:
+            cells.append("" if pd.isna(row[m]) else f"{row[m]:.4f}")
+            if m == sort_by and f"{m}_ci95_low" in table.columns:
+                low, high = row[f"{m}_ci95_low"], row[f"{m}_ci95_high"]
+                cells.append("" if pd.isna(low) or pd.isna(high)
+                             else f"{low:.4f} to {high:.4f}")
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
 
-def sweep_view_link(experiment_id: str, sweep_id: str, sort_by: str | None = None) -> str:
-    """The MLflow UI address (the part after the host, from ``#``) of a sweep's jobs without
-    their parent, best first by ``sort_by``, in the chart view: the runs page otherwise shows the
-    parent collapsed, and its charts only the parent's ``best_*`` values."""
-    from urllib.parse import quote
-
-    query = (f"tags.`{_TAG_PREFIX}sweep_id` = '{sweep_id}' and "
-             f"tags.`{_TAG_PREFIX}job_uid` LIKE '%'")
-    parts = [f"searchFilter={quote(query, safe='')}"]
-    if sort_by:
-        asc = "true" if _lower_is_better(sort_by, None) else "false"
-        parts += [f"orderByKey={quote(f'metrics.`{sort_by}`', safe='')}", f"orderByAsc={asc}"]
-    parts.append("compareRunsMode=CHART")
-    return f"#/experiments/{experiment_id}/runs?" + "&".join(parts)
-
-
-def sweep_view_hint(parent_run_id: str, tracking_uri: str | None = None) -> str:
-    """One line telling where to see a finished sweep: the address of :func:`sweep_view_link` on
-    the tracking server, or for a local store the ``mlflow ui`` command and the address it
-    serves."""
-    uri = resolve_tracking_uri(tracking_uri)
-    run = _client(uri).get_run(parent_run_id)
-    sweep_id = run.data.tags.get(_TAG_PREFIX + "sweep_id", "")
-    sort_by = next((m for m in run.data.tags.get(_TAG_PREFIX + "metrics", "").split(",")
-                    if m.startswith("ndcg_at_")), None) or next(
-        (k[len("best_"):] for k in sorted(run.data.metrics) if k.startswith("best_ndcg_at_")),
-        None)
-    link = sweep_view_link(run.info.experiment_id, sweep_id, sort_by)
-    if uri.startswith(("http://", "https://")):
-        return f"the sweep's jobs side by side: {scrub_text(uri.rstrip('/'))}/{link}"
-    return (f"the sweep's jobs side by side: run `mlflow ui --backend-store-uri "
-            f"{scrub_text(uri)}` and open http://127.0.0.1:5000/{link}")
+#: Metrics in the parent run's description (the leaderboard.csv artifact holds them all).
+_NOTE_METRICS = 5
 
 
 def _summary(leaderboard: pd.DataFrame, headline: Sequence[str],
@@ -392,9 +384,23 @@ def _summary(leaderboard: pd.DataFrame, headline: Sequence[str],
         if "run_name" in leaderboard.columns:
             tags[f"{_TAG_PREFIX}best_run.{m}"] = str(leaderboard.loc[idx, "run_name"])
     if headline and "run_name" in leaderboard.columns:
-        tags["mlflow.note.content"] = _markdown(leaderboard, [m for m in headline
-                                                              if m in leaderboard.columns])
+        tags["mlflow.note.content"] = _markdown(
+            leaderboard, [m for m in headline if m in leaderboard.columns][:_NOTE_METRICS],
+            leaderboard.attrs.get("sort_by"))
     return batch_metrics, tags
+
+
+def _best_line(leaderboard: pd.DataFrame, sort_by: str | None) -> str:
+    """``als f=64: ndcg_at_10 = 0.3716 (95% interval 0.3601 to 0.3832)`` for the first row."""
+    if not sort_by or sort_by not in leaderboard.columns or not len(leaderboard) \
+            or pd.isna(leaderboard[sort_by].iloc[0]):
+        return ""
+    row = leaderboard.iloc[0]
+    text = f"{_md_cell(row.get('run_name', ''))}: {sort_by} = {row[sort_by]:.4f}"
+    low, high = row.get(f"{sort_by}_ci95_low"), row.get(f"{sort_by}_ci95_high")
+    if low is not None and high is not None and not (pd.isna(low) or pd.isna(high)):
+        text += f" (95% interval {low:.4f} to {high:.4f})"
+    return text
 
 
 def finish_sweep_parent(parent_run_id: str, status: str = "FINISHED",
@@ -447,22 +453,39 @@ def finish_sweep_parent(parent_run_id: str, status: str = "FINISHED",
         leaderboard = build_leaderboard(parent_run_id, tracking_uri=uri, metrics=metrics,
                                         lower_is_better=lower_is_better, sort_by=sort_by)
     leaderboard = _redacted(leaderboard)
-    headline = list(metrics if metrics is not None else leaderboard.attrs.get("metrics", []))
+    headline = list(metrics if metrics is not None else leaderboard.attrs.get("headline")
+                    or leaderboard.attrs.get("metrics", []))
     if close_running_children and "status" in leaderboard.columns:
         for _, row in leaderboard[leaderboard["status"] == "RUNNING"].iterrows():
             client.set_terminated(row["run_id"], "KILLED")
     batch_metrics, tags = _summary(leaderboard, headline, lower_is_better,
                                    parent.data.tags.get(_TAG_PREFIX + "best.objective"))
     if sweep_id:
-        link = sweep_view_link(parent.info.experiment_id, sweep_id,
-                               leaderboard.attrs.get("sort_by"))
+        sort_by = leaderboard.attrs.get("sort_by")
+        link = sweep_view_link(parent.info.experiment_id, sweep_id, sort_by)
         leaderboard.attrs["view_link"] = link
+        table_link = link
+        try:  # a view the UI restores; a store refusing the tag keeps the plain address
+            fam, sep, cut = (sort_by or "").rpartition("_at_")
+            table_link = save_sweep_view(client, parent.info.experiment_id, sweep_id,
+                                         [m for m in headline if m in leaderboard.columns],
+                                         sort_by, f"{fam}_at_k" if sep and cut.isdigit()
+                                         else None)
+        except Exception:  # noqa: BLE001 - the view is a convenience
+            pass
+        leaderboard.attrs["view_address"] = table_link
+        tags[_TAG_PREFIX + "view_link"] = table_link
+        best = _best_line(leaderboard, sort_by)
         tags["mlflow.note.content"] = (
-            f"[The jobs of this sweep side by side, best first]({link}) (chart view; the "
-            f"runs table shows them under this run, expanded with +).\n\n"
-            + tags.get("mlflow.note.content", ""))
+            (f"**Best: {best}**\n\n" if best else "")
+            + f"[The jobs of this sweep side by side, best first]({table_link}) "
+            f"([as charts]({link})).\n\n" + tags.get("mlflow.note.content", "")
+            + "\n\nEvery metric of every job: leaderboard.csv below.")
     client.log_batch(parent_run_id, metrics=batch_metrics,
                      tags=[RunTag(k, v) for k, v in _clean_tags(tags).items()])
+    if sweep_id and best:  # the UI's first screens: the runs table and the experiment's top
+        show_sweep_best(client, parent, best, str(leaderboard["run_name"].iloc[0]), sort_by,
+                        float(leaderboard[sort_by].iloc[0]), table_link)
     with tempfile.TemporaryDirectory(prefix="recoeval-leaderboard-") as tmp:
         p = Path(tmp) / "leaderboard.csv"
         leaderboard.to_csv(p, index=False)

@@ -77,7 +77,7 @@ __all__ = ["SyncOutcome", "Found", "scan", "find_pending", "sync_job_dir", "sync
 SYNC_LOCK_WAIT_SECONDS = 300.0
 _SKIP_DIRS = frozenset({"mlartifacts", "mlruns", ".hydra", "__pycache__", ".git"})
 _UPLOAD_KEYS = ("experiment", "run_name", "parent_run_id", "sweep_id", "tags", "params",
-                "artifact_location")
+                "artifact_location", "precision")
 
 
 @dataclass
@@ -204,7 +204,7 @@ def _plan(root: Path, tracking_uri: str | None) -> tuple[str, dict[str, Any]]:
         tracking = _tracking_section(root)
         upload = {"experiment": tracking.get("experiment") or record.get("experiment")
                   or DEFAULT_EXPERIMENT, "parent_run_id": record.get("parent_run_id"),
-                  "sweep_id": record.get("sweep_id")}
+                  "sweep_id": record.get("sweep_id"), "precision": tracking.get("precision")}
         uri = _pick_uri(tracking_uri, tracking.get("uri"), record.get("tracking_uri"))
     if not uri:
         raise _Skip("its store is not recorded (no readable marker, no tracking.uri in its "

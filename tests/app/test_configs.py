@@ -137,7 +137,8 @@ def test_embedded_default(hydra_compose):
     assert plain["split"]["name"] == "random" and plain["model"]["name"] == "als"
     assert plain["metrics"]["names"] == ["standard"]
     assert (plain["metrics"]["k"], plain["metrics"]["cumulative"]) == (10, True)
-    assert plain["tracking"] == {"enabled": True, "uri": None, "experiment": "recoeval"}
+    assert plain["tracking"] == {"enabled": True, "uri": None, "experiment": "recoeval",
+                                 "precision": "auto"}
     assert plain["progress"] == "auto"
 
 

@@ -19,7 +19,7 @@ from .conftest import QUIET, TINY_DATA, run_command  # noqa: E402
 
 SEARCH = ["-m", "hydra/sweeper=optuna", "model=als", "model.iterations=5",
           "model.factors=int(interval(2,16))", "model.regularization=tag(log,interval(0.001,1))",
-          *TINY_DATA, *QUIET]
+          *TINY_DATA, *QUIET, "tracking.precision=exact"]
 
 
 def _ok(proc) -> None:
@@ -54,6 +54,11 @@ def test_search_of_six_trials_logs_children_and_the_best_on_the_parent(tmp_path,
         assert 2 <= int(child.data.params["model.factors"]) <= 16
         assert 0.001 <= float(child.data.params["model.regularization"]) <= 1
     best = max(children, key=lambda r: r.data.metrics["ndcg_at_10"])
+    # the terminal names the best trial, its value and parameters, then the leaderboard
+    out = proc.stdout + proc.stderr
+    assert f"ndcg_at_10 = {best.data.metrics['ndcg_at_10']:.4f}" in out
+    assert f"model.factors={best.data.params['model.factors']}" in out
+    assert "Best parameters:" in out and "recoeval-track-report select.sweep_id=" in out
     assert parent.data.metrics["best_ndcg_at_10"] == pytest.approx(
         best.data.metrics["ndcg_at_10"], rel=1e-12)
     assert parent.data.tags["recoeval.best.run_id"] == best.info.run_id

@@ -141,12 +141,21 @@ def test_new_uid_and_markers_cleared_on_rewrite(tmp_path, results):
 
 def test_plots_written(tmp_path):
     res = make_results(n_users=30, k=3, seed=2)
-    path = write_job_dir(res, tmp_path / "job")
+    path = write_job_dir(res, tmp_path / "job", plots="all")
     names = sorted(p.name for p in (path / "plots").iterdir())
     assert names == ["curves.png", "per_user_ndcg_at_3.png", "per_user_p_at_3.png",
                      "per_user_r_at_3.png", "per_user_roc_auc.png"]
     for p in (path / "plots").iterdir():
         assert p.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_default_plots_are_the_curves_and_one_histogram(tmp_path):
+    res = make_results(n_users=30, k=3, seed=2)
+    path = write_job_dir(res, tmp_path / "job")
+    names = sorted(p.name for p in (path / "plots").iterdir())
+    assert names == ["curves.png", "per_user_ndcg_at_3.png"]  # NDCG heads the headline list
+    with pytest.raises(InputError, match="'plots'"):
+        write_job_dir(res, tmp_path / "job2", plots="some")
 
 
 def test_no_curves_means_no_curves_csv(tmp_path):

@@ -12,6 +12,7 @@ from recoeval_tracking.jobdir.redact import (
     sanitize_key,
     scrub_mapping,
     scrub_overrides,
+    scrub_text,
     scrub_url,
 )
 
@@ -107,3 +108,30 @@ def test_redact_is_the_one_entry_point():
         "db": {"password": REDACTED, "url": f"http://u:{REDACTED}@h"},
         "n": [1, f"token={REDACTED}"]}
     assert redact(3) == 3
+
+
+def test_mlflow_sort_address_is_not_a_secret():
+    """The MLflow UI's sort column (``orderByKey``) in a printed address names a metric, not a
+    credential: the address must reach the user whole, or the UI rejects ``<redacted> DESC``."""
+    link = ("#/experiments/1/runs?searchFilter=x&orderByKey=metrics.%60ndcg_at_10%60"
+            "&orderByAsc=false&compareRunsMode=CHART")
+    assert scrub_text(link) == link
+    view = "#/experiments/1/runs?viewStateShareKey=recoeval-sweep-5d7562a9154f&compareRunsMode=TABLE"
+    assert scrub_text(view) == view
+    assert not is_secret_key("orderByKey") and not is_secret_key("order_by_key")
+    assert not is_secret_key("sortKey")
+
+
+@pytest.mark.parametrize("text, secret", [
+    ("https://h/x?orderByKey=metrics.a&api_key=abc", "abc"),
+    ("https://h/x?apiKey=abc&orderByKey=metrics.a", "abc"),
+    ("+db.key=abc orderByKey=metrics.a", "abc"),
+    ("http://bob:pw@h/#/experiments/1/runs?orderByKey=metrics.a", "pw"),
+    ("x.orderByKeyToken=abc", "abc"),
+])
+def test_real_secrets_next_to_a_sort_key_stay_redacted(text, secret):
+    out = scrub_text(text)
+    assert secret not in out.replace("orderByKey", "")
+    assert REDACTED in out
+    if "orderByKey=metrics.a" in text:
+        assert "orderByKey=metrics.a" in out

@@ -58,7 +58,8 @@ def _sweep(job_dirs, uri):
     ids = {}
     for name, path in job_dirs.items():
         ids[name] = log_job_dir(path, tracking_uri=uri, experiment="e2e", run_name=name,
-                                parent_run_id=parent.run_id, sweep_id=parent.sweep_id)
+                                parent_run_id=parent.run_id, sweep_id=parent.sweep_id,
+                                precision="exact")  # compared with the report's means exactly
     finish_sweep_parent(parent.run_id, tracking_uri=uri)
     return parent, ids
 

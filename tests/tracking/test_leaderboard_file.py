@@ -58,3 +58,38 @@ def test_leaderboard_without_a_sort_column(store_uri, tmp_path, monkeypatch):
     assert sorted(plain["run_name"]) == ["x", "y"] and plain.attrs["sort_by"] is None
     other = build_leaderboard(parent.run_id, tracking_uri=store_uri, sort_by="absent")
     assert sorted(other["run_name"]) == ["x", "y"]
+
+
+def test_closing_a_sweep_shows_its_best_on_the_uis_first_screens(store_uri, tmp_path,
+                                                                   monkeypatch):
+    """The runs table lists a sweep as its collapsed parent, and every experiment page starts
+    with the description: the best job and its value go into both; a second sweep replaces the
+    first one's line; the view the address opens is stored as MLflow's shared view."""
+    import json
+
+    from mlflow import MlflowClient
+
+    from recoeval_tracking.tracking import create_sweep_parent, finish_sweep_parent
+
+    monkeypatch.chdir(tmp_path)
+    client = MlflowClient(store_uri)
+    for values in ({"a": 0.30, "b": 0.50}, {"c": 0.20, "d": 0.10}):
+        parent = create_sweep_parent(tracking_uri=store_uri, experiment="best",
+                                     run_name="sweep model")
+        for name, v in values.items():
+            run = client.create_run(parent.experiment_id, run_name=name, tags={
+                "mlflow.parentRunId": parent.run_id, "recoeval.metrics": "ndcg_at_4",
+                "recoeval.sweep_id": parent.sweep_id, "recoeval.job_uid": name})
+            client.log_metric(run.info.run_id, "ndcg_at_4", v)
+            client.set_terminated(run.info.run_id)
+        board = finish_sweep_parent(parent.run_id, tracking_uri=store_uri)
+    assert client.get_run(parent.run_id).info.run_name == "best c 0.2000 · sweep model"
+    exp = client.get_experiment(parent.experiment_id)
+    note = exp.tags["mlflow.note.content"]
+    assert note.startswith("Latest sweep: best c: ndcg_at_4 = 0.2000. [Its jobs side by side")
+    assert note.count("Latest sweep") == 1 and "recoeval-track" in note
+    key = board.attrs["view_address"].split("viewStateShareKey=")[1].split("&")[0]
+    state = json.loads(exp.tags[f"mlflow.sharedViewState.{key}"])
+    assert state["orderByKey"] == "metrics.`ndcg_at_4`" and state["orderByAsc"] is False
+    assert state["selectedColumns"] == ["metrics.`ndcg_at_4`"]
+    assert parent.sweep_id in state["searchFilter"]

@@ -56,9 +56,10 @@ def dead_uri():
 
 
 def test_run_holds_everything(tmp_path, store_uri):
-    res, path = job(tmp_path)
+    res, path = job(tmp_path, plots="all")  # a histogram of every metric, not only the first
     run_id = log_job_dir(path, tracking_uri=store_uri, experiment="exp",
-                         tags={"team": "reco", "auth_token": SECRET}, params={"seed": 7})
+                         tags={"team": "reco", "auth_token": SECRET}, params={"seed": 7},
+                         precision="exact")  # the values as computed, not rounded
     c = client(store_uri)
     run = c.get_run(run_id)
     assert run.info.status == "FINISHED"
@@ -194,7 +195,7 @@ def test_log_results_into_active_run_and_new_run(tmp_path, store_uri):
             mlflow.log_param("factors", 16)
             mlflow.log_metric("train_loss", 0.5)
             got = log_results(res, artifact_path="evaluation", params={"factors": 99},
-                              plots=False)
+                              plots=False, precision="exact")
         assert got == active.info.run_id
     finally:
         mlflow.set_tracking_uri(None)
@@ -228,7 +229,8 @@ def test_sweep_parent_children_leaderboard_and_failed_job(tmp_path, store_uri):
         values[f"als f={f} reg={reg}"] = float(
             np.nanmean(res.per_user["ndcg_at_4"].to_numpy()))
         children[i] = log_job_dir(path, tracking_uri=store_uri, experiment="sweep",
-                                  parent_run_id=parent.run_id, sweep_id=parent.sweep_id)
+                                  parent_run_id=parent.run_id, sweep_id=parent.sweep_id,
+                                  precision="exact")
     # a fifth job fails before logging: its run is left RUNNING, the parent still closes
     c = client(store_uri)
     broken = c.create_run(parent.experiment_id, run_name="broken",
@@ -393,3 +395,37 @@ def test_log_job_dir_marks_the_folder_from_the_start(tmp_path, store_uri, monkey
     assert seen["marker"]["upload"]["experiment"] == "marks"
     assert not (path / UPLOADING).exists()
     assert json.loads((path / SYNCED).read_text())["run_id"] == run_id
+
+
+def test_no_none_params_and_a_headline_tag(tmp_path, store_uri):
+    config = {"model": {"name": "als", "factors": 8, "weighted": None},
+              "dataset": {"implicit": {"method": None, "threshold": None}, "name": "toy"},
+              "metrics": {"k": 4, "profile": None}}
+    _, path = job(tmp_path, config_yaml=config, plots=False)
+    # the app passes the config the user chose as params too (upload_or_mark_pending)
+    run = client(store_uri).get_run(log_job_dir(path, tracking_uri=store_uri, params=config))
+    p = run.data.params
+    assert p["model.factors"] == "8" and p["dataset.name"] == "toy" and p["metrics.k"] == "4"
+    assert not [k for k, v in p.items() if v == "None"]
+    assert "model.weighted" not in p and "dataset.implicit" not in p
+    # the few metrics shown first, in the order NDCG, P, R (roc_auc is not one of them)
+    assert run.data.tags["recoeval.headline"] == "ndcg_at_4,p_at_4,r_at_4"
+
+
+def test_logged_means_are_rounded_to_their_resolution(tmp_path, store_uri):
+    """precision="auto" (the default): each mean to two significant digits of the half-width
+    of its 95% interval, an aggregate to 4 significant digits, timings to the ms; the job
+    directory keeps the exact values."""
+    import math
+
+    res, path = job(tmp_path, plots=False, extra_metrics={"fit_seconds": 1.23456789})
+    run = client(store_uri).get_run(log_job_dir(path, tracking_uri=store_uri))
+    exact = json.loads((path / "metrics.json").read_text())
+    half = (exact["ndcg_at_4_ci95_high"] - exact["ndcg_at_4_ci95_low"]) / 2
+    decimals = 2 - math.floor(math.log10(half))  # e.g. half-width 0.05 -> 0.xxx (3 decimals)
+    assert run.data.metrics["ndcg_at_4"] == round(exact["ndcg_at_4"], decimals)
+    assert abs(run.data.metrics["ndcg_at_4"] - exact["ndcg_at_4"]) <= half / 100
+    assert run.data.metrics["fit_seconds"] == 1.235
+    assert run.data.metrics["users_evaluated"] == exact["users_evaluated"]
+    with pytest.raises(InputError, match="'precision'"):
+        log_job_dir(path, tracking_uri=store_uri, precision="some")

@@ -1,0 +1,229 @@
+"""What a user is shown of a sweep: MLflow UI addresses (with the state the UI restores) and the
+terminal's leaderboard. Nothing here changes a run; :mod:`.sweeps` closes the parent and calls
+:func:`save_sweep_view`."""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import pandas as pd
+
+from ..jobdir.redact import scrub_text
+from ..metrics.registry import greater_is_better
+from .client import _TAG_PREFIX, _client, resolve_tracking_uri
+
+__all__ = ["UI_WORKFLOW", "SHARED_VIEW_TAG", "sweep_view_link", "save_sweep_view", "ui_base",
+           "sweep_view_hint", "sweep_end_text", "leaderboard_text", "show_sweep_best"]
+
+_LATEST = "Latest sweep"
+
+
+def show_sweep_best(client: Any, parent: Any, best: str, best_name: str, metric: str,
+                    value: float, link: str) -> None:
+    """Put a closed sweep's best job where the MLflow UI shows it first: in the parent run's name
+    (the runs table lists the parent collapsed: ``best als 0.3521 · sweep model``)
+    and atop the experiment's description (``Latest sweep: best ...``, with the address of its
+    jobs side by side), which the UI shows above the runs whatever page it opens."""
+    name = parent.info.run_name or ""
+    if not name.startswith("best "):  # the answer first: the table's column is narrow
+        client.update_run(parent.info.run_id, name=f"best {best_name} {value:.4f} · {name}"[:250])
+    exp = client.get_experiment(parent.info.experiment_id)
+    old = exp.tags.get("mlflow.note.content", "")
+    rest = [p for p in old.split("\n\n") if p and not p.startswith(_LATEST)]
+    head = f"{_LATEST}: best {best}. [Its jobs side by side, best first]({link})."
+    client.set_experiment_tag(exp.experiment_id, "mlflow.note.content",
+                              "\n\n".join([head, *rest])[:5000])
+
+#: The MLflow UI's query parameter for its training-runs pages. MLflow 3.x's UI picks the
+#: experiment's landing page (GenAI overview or training runs) from a sidebar switch kept in the
+#: browser (default GenAI) or from this parameter, which every link inside the UI carries on:
+#: its ``mlflow.experimentKind`` tag is no longer read (3.17's bundle).
+UI_WORKFLOW = "workflowType=machine_learning"
+
+def _lower_is_better(metric: str, lower: Sequence[str] | None) -> bool:
+    """The registry's direction of ``metric``, unless the caller lists it as lower-is-better."""
+    if lower is not None and metric in lower:
+        return True
+    return not greater_is_better(metric)
+
+
+def _sweep_filter(sweep_id: str) -> str:
+    """The runs of a sweep without their parent (jobs carry a job uid, the parent none)."""
+    return (f"tags.`{_TAG_PREFIX}sweep_id` = '{sweep_id}' and "
+            f"tags.`{_TAG_PREFIX}job_uid` LIKE '%'")
+
+
+def sweep_view_link(experiment_id: str, sweep_id: str, sort_by: str | None = None) -> str:
+    """The MLflow UI address (the part after the host, from ``#``) of a sweep's jobs without
+    their parent, best first by ``sort_by``, in the chart view: the runs page otherwise shows the
+    parent collapsed, and its charts only the parent's ``best_*`` values. It carries
+    :data:`UI_WORKFLOW`, so the UI stays on its training-runs pages."""
+    from urllib.parse import quote
+
+    parts = [f"searchFilter={quote(_sweep_filter(sweep_id), safe='')}"]
+    if sort_by:
+        asc = "true" if _lower_is_better(sort_by, None) else "false"
+        parts += [f"orderByKey={quote(f'metrics.`{sort_by}`', safe='')}", f"orderByAsc={asc}"]
+    parts += ["compareRunsMode=CHART", UI_WORKFLOW]
+    return f"#/experiments/{experiment_id}/runs?" + "&".join(parts)
+
+
+#: Prefix of the experiment tags that hold the MLflow UI's shared views (its "Share" button
+#: stores the page's state there and puts ``viewStateShareKey=<key>`` in the address).
+SHARED_VIEW_TAG = "mlflow.sharedViewState."
+
+
+def _view_state(sweep_id: str, metrics: Sequence[str], sort_by: str | None,
+                curve: str | None) -> dict[str, Any]:
+    """The state of the runs page that MLflow 3's shared views restore: the sweep's jobs, best
+    first, the headline metrics as the table's columns, and their charts first (one bar chart
+    per headline metric, then the headline curve over k)."""
+    charts = [{"uuid": f"recoeval-{m}", "type": "BAR", "runsCountToCompare": 10,
+               "metricSectionId": "recoeval-headline", "deleted": False, "isGenerated": False,
+               "metricKey": m} for m in metrics]
+    if curve:
+        charts.append({"uuid": f"recoeval-{curve}", "type": "LINE", "runsCountToCompare": 10,
+                       "metricSectionId": "recoeval-headline", "deleted": False,
+                       "isGenerated": False, "metricKey": curve, "selectedMetricKeys": [curve],
+                       "xAxisKey": "step", "scaleType": "linear", "lineSmoothness": 0,
+                       "selectedXAxisMetricKey": ""})
+    state: dict[str, Any] = {
+        "searchFilter": _sweep_filter(sweep_id),
+        "selectedColumns": [f"metrics.`{m}`" for m in metrics],
+        "columnOrder": [f"metrics.`{m}`" for m in metrics],
+        "runsHiddenMode": "SHOW_ALL",
+        "compareRunCharts": charts,
+        "compareRunSections": [{"uuid": "recoeval-headline", "name": "Headline metrics",
+                                "display": True, "isReordered": False, "deleted": False}],
+        "hideEmptyCharts": True,
+        "isAccordionReordered": False,
+    }
+    if sort_by:
+        state["orderByKey"] = f"metrics.`{sort_by}`"
+        state["orderByAsc"] = _lower_is_better(sort_by, None)
+    return state
+
+
+def save_sweep_view(client: Any, experiment_id: str, sweep_id: str, metrics: Sequence[str],
+                    sort_by: str | None = None, curve: str | None = None) -> str:
+    """Store a view of the sweep's jobs as an MLflow shared view (an experiment tag
+    ``mlflow.sharedViewState.<key>``, as the UI's "Share" button does) and return its address
+    (the part after the host, from ``#``): the runs table of the jobs, best first by
+    ``sort_by``, with the headline ``metrics`` as its columns and their charts first."""
+    key = f"recoeval-sweep-{sweep_id}"
+    state = _view_state(sweep_id, list(metrics), sort_by, curve)
+    client.set_experiment_tag(experiment_id, SHARED_VIEW_TAG + key,
+                              json.dumps(state, separators=(",", ":")))
+    return (f"#/experiments/{experiment_id}/runs?viewStateShareKey={key}"
+            f"&compareRunsMode=TABLE&{UI_WORKFLOW}")
+
+
+def _free_port(preferred: int = 5000) -> int:
+    """``preferred`` when nothing listens there on this machine, else a free port."""
+    import socket
+
+    for port in (preferred, 0):
+        with socket.socket() as sock:
+            try:
+                sock.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+            return int(sock.getsockname()[1])
+    return preferred
+
+
+def ui_base(tracking_uri: str) -> tuple[str, str | None]:
+    """Where the MLflow UI of ``tracking_uri`` is: the server itself for an HTTP store (and no
+    command), else ``http://127.0.0.1:<port>`` with the ``mlflow ui`` command that serves the
+    store there, on port 5000 when it is free on this machine, else on a free port."""
+    if tracking_uri.startswith(("http://", "https://")):
+        return scrub_text(tracking_uri.rstrip("/")), None
+    port = _free_port()
+    return (f"http://127.0.0.1:{port}",
+            f"mlflow ui --backend-store-uri {scrub_text(tracking_uri)} --port {port}")
+
+
+def sweep_view_hint(parent_run_id: str, tracking_uri: str | None = None) -> str:
+    """Where to see a finished sweep: the ``mlflow ui`` command for a local store, then the
+    address of its jobs side by side (the shared view :func:`finish_sweep_parent` saved, else
+    :func:`sweep_view_link`) and of the parent run."""
+    uri = resolve_tracking_uri(tracking_uri)
+    run = _client(uri).get_run(parent_run_id)
+    link = run.data.tags.get(_TAG_PREFIX + "view_link")
+    if not link:
+        sweep_id = run.data.tags.get(_TAG_PREFIX + "sweep_id", "")
+        sort_by = next((m for m in run.data.tags.get(_TAG_PREFIX + "metrics", "").split(",")
+                        if m.startswith("ndcg_at_")), None) or next(
+            (k[len("best_"):] for k in sorted(run.data.metrics)
+             if k.startswith("best_ndcg_at_")), None)
+        link = sweep_view_link(run.info.experiment_id, sweep_id, sort_by)
+    base, command = ui_base(uri)
+    lines = [f"start the MLflow UI: {command}"] if command else []
+    lines.append(f"the sweep's jobs, best first: {base}/{link}")
+    lines.append(f"the sweep's parent run: {base}/#/experiments/{run.info.experiment_id}/runs/"
+                 f"{parent_run_id}?{UI_WORKFLOW}")
+    return "\n".join(lines)
+
+
+def sweep_end_text(parent_run_id: str, tracking_uri: str | None = None) -> str:
+    """What a finished sweep prints last: its leaderboard (best first, with the interval of the
+    sort metric), the report command, and where to see it in the MLflow UI."""
+    from .sweeps import build_leaderboard
+
+    uri = resolve_tracking_uri(tracking_uri)
+    board = build_leaderboard(parent_run_id, tracking_uri=uri)
+    run = _client(uri).get_run(parent_run_id)
+    sweep_id = run.data.tags.get(_TAG_PREFIX + "sweep_id", "")
+    lines = []
+    if len(board):
+        lines += [f"sweep {sweep_id}: {len(board)} jobs, best first by "
+                  f"{board.attrs.get('sort_by') or 'run name'}:", leaderboard_text(board)]
+    report = f"recoeval-track-report select.sweep_id={sweep_id}"
+    if uri != resolve_tracking_uri(None):
+        report += f" tracking.uri={scrub_text(uri)}"
+    lines.append(f"compare them with paired tests: {report}")
+    lines.append(sweep_view_hint(parent_run_id, uri))
+    return "\n".join(lines)
+
+
+def _fmt(value: Any, digits: int = 4) -> str:
+    try:
+        v = float(value)
+    except (TypeError, ValueError):
+        return ""
+    return "" if math.isnan(v) else f"{v:.{digits}f}"
+
+
+def leaderboard_text(leaderboard: pd.DataFrame, metrics: Sequence[str] | None = None, *,
+                     limit: int = 10) -> str:
+    """The leaderboard as a terminal table, best first: rank, run name, the sort metric with its
+    95% interval, then up to three more headline metrics."""
+    metrics = [m for m in (metrics if metrics is not None
+                           else leaderboard.attrs.get("headline")
+                           or leaderboard.attrs.get("metrics", [])) if m in leaderboard.columns]
+    sort_by = leaderboard.attrs.get("sort_by")
+    first = sort_by if sort_by in leaderboard.columns else (metrics[0] if metrics else None)
+    others = [m for m in metrics if m != first][:3]
+    names = [str(n) for n in leaderboard.get("run_name", pd.Series(dtype=str))]
+    width = max([8, *(len(n) for n in names[:limit])]) + 2
+    header = f"{'#':>3}  {'run':<{width}}"
+    if first:
+        header += f"{first:>12}  {'95% interval':<19}"
+    header += "".join(f"{m:>15}" for m in others)
+    lines = [header]
+    for i, (_, row) in enumerate(leaderboard.head(limit).iterrows()):
+        line = f"{i + 1:>3}  {str(row.get('run_name', '')):<{width}}"
+        if first:
+            low, high = row.get(f"{first}_ci95_low"), row.get(f"{first}_ci95_high")
+            interval = f"[{_fmt(low)}, {_fmt(high)}]" if _fmt(low) else ""
+            line += f"{_fmt(row[first]):>12}  {interval:<19}"
+        line += "".join(f"{_fmt(row[m]):>15}" for m in others)
+        if row.get("status", "FINISHED") != "FINISHED":
+            line += f"  ({row['status']})"
+        lines.append(line)
+    if len(leaderboard) > limit:
+        lines.append(f"     ... and {len(leaderboard) - limit} more (leaderboard.csv)")
+    return "\n".join(lines)
