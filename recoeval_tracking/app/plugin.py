@@ -89,12 +89,9 @@ class JobData:
 def _plain(cfg: Any) -> dict[str, Any]:
     from omegaconf import DictConfig, OmegaConf
 
-    if isinstance(cfg, DictConfig):
-        out = OmegaConf.to_container(cfg, resolve=True, throw_on_missing=True)
-    else:
-        out = dict(cfg)
-    out.pop("hydra", None)
-    return out  # type: ignore[return-value]
+    plain = OmegaConf.to_container(cfg, resolve=True, throw_on_missing=True) \
+        if isinstance(cfg, DictConfig) else cfg
+    return {str(k): v for k, v in dict(plain).items() if k != "hydra"}
 
 
 def _hydra_context() -> Any:

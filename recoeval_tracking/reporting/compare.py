@@ -477,4 +477,4 @@ class Comparison:
         return head + "\n" + shown[cols].to_string(index=False)
 
     def _repr_html_(self) -> str:
-        return self.summary()._repr_html_()  # type: ignore[operator]
+        return self.summary()._repr_html_()

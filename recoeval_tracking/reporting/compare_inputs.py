@@ -9,7 +9,7 @@ import dataclasses
 import tempfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
 from .._validation import param_error
 from .replicate_groups import swept_params as _swept_params
@@ -26,7 +26,6 @@ _DATASET_KEYS = ("dataset.name", "dataset.kind", "dataset._target_", "dataset.pa
 
 def _from_results(name: str, res: Any) -> RunData:
     from ..jobdir.io import curves_table
-
     from ..metrics.evaluate import metric_fingerprints
 
     curves = curves_table(res) if res.curves_per_user else None
@@ -93,7 +92,7 @@ def runs_from(runs: Any, tracking_uri: str | None = None, func: str = _FUNC
         raise param_error("runs", func, "at least one run", "none", got_is_text=True)
     out: list[RunData | None] = []
     mlflow_at: list[int] = []
-    for i, (name, item, ds) in enumerate(pairs):
+    for i, (name, item, _ds) in enumerate(pairs):
         label = f"{name!r}" if name is not None else f"at position {i}"
         if _is_results(item):
             out.append(_from_results(name or f"run {i}", item))
@@ -114,10 +113,9 @@ def runs_from(runs: Any, tracking_uri: str | None = None, func: str = _FUNC
             out[i] = r
     result: list[RunData] = []
     for (_, _, ds), r in zip(pairs, out):
-        r = cast(RunData, r)  # every None was an MLflow run id, read just above
         if ds is not None:
             r = dataclasses.replace(r, run_id=f"{ds}/{r.run_id}")
-            datasets[r.run_id] = ds  # type: ignore[index]
+            datasets[r.run_id] = ds
         result.append(r)
     ids = [r.run_id for r in result]
     dup = [i for i in ids if ids.count(i) > 1]
