@@ -19,6 +19,12 @@ from ._loaders import (
     load_movielens_latest,
     load_parquet,
 )
+from ._partitioned import (
+    FactorRows,
+    PartitionedDataset,
+    open_partitioned,
+    write_partitioned,
+)
 from ._prepare import (
     IMPLICIT_METHODS,
     align,
@@ -42,6 +48,10 @@ __all__ = [
     "load_parquet",
     "from_dataframe",
     "make_synthetic",
+    "write_partitioned",
+    "open_partitioned",
+    "PartitionedDataset",
+    "FactorRows",
     "load_dataset",
     "DATASETS",
     "filter_min_interactions",

@@ -1,0 +1,146 @@
+"""Users read from storage by the workers: a split written as a partitioned dataset and factor
+files evaluated on a 2-worker LocalCluster give, bit for bit, the per-user values of the local
+engine and of the in-memory Dask path on the same split; a missing or corrupt part ends the
+run with one paragraph naming the file; a worker killed mid-run costs only its shards."""
+
+from __future__ import annotations
+
+import os
+import signal
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from recoeval_tracking import evaluate
+from recoeval_tracking._validation import InputError
+from recoeval_tracking.data import write_partitioned
+from recoeval_tracking.distributed import evaluate_from_storage, evaluate_on_dask
+from recoeval_tracking.jobdir import begin_job_dir, read_job_dir, write_job_dir
+from recoeval_tracking.options import EvalOptions
+
+from .test_dask import ALL, assert_same_per_user
+from .test_dask_faults import _in_thread, _wait, slow_scorer
+
+
+@pytest.fixture(scope="module")
+def stored(data, tmp_path_factory):
+    """The tied split written in parts of 40 users, its factors as .npy files."""
+    train, test, A, B = data
+    root = tmp_path_factory.mktemp("stored")
+    ds = write_partitioned(root / "split", train, test, users_per_part=40)
+    np.save(root / "A.npy", A)
+    np.save(root / "B.npy", B)
+    return root, ds
+
+
+@pytest.fixture(scope="module")
+def local(data):
+    train, test, A, B = data
+    return evaluate(train, test, A=A, B=B, **ALL)
+
+
+@pytest.mark.parametrize("shards", [1, 3, None])
+def test_values_read_from_storage_are_those_of_the_local_and_in_memory_runs(
+        client, data, stored, local, shards, tmp_path):
+    train, test, A, B = data
+    root, ds = stored
+    opts = EvalOptions(**ALL)
+    memory = evaluate_on_dask(client, train, test, opts, A=A, B=B, shards=shards)
+    job = begin_job_dir(tmp_path / "job")
+    got = evaluate_from_storage(client, (root / "split").as_uri(), opts,
+                                user_factors=root / "A.npy", item_factors=root / "B.npy",
+                                shards=shards, per_user_dir=job / "per_user.parquet")
+    assert got.n_shards == (shards or 4)            # 2 per worker thread, of 8 parts
+    assert len(got.per_user) == 0                   # the table stayed on the workers' disk
+    back = pd.read_parquet(job / "per_user.parquet")
+    assert_same_per_user(local.per_user, back)
+    assert_same_per_user(memory.per_user, back)
+    pd.testing.assert_frame_equal(local.mean_ci(), got.mean_ci(), rtol=1e-12, atol=1e-15)
+    assert got.nan_counts == local.nan_counts
+    for name in ("coverage_at_5", "gini_at_5", "personalisation_at_5", "novelty_at_5"):
+        if name in local.aggregates:     # integer counts: exactly the local value
+            assert got.aggregates[name] == local.aggregates[name], name
+    assert got.aggregates.keys() == local.aggregates.keys()
+    write_job_dir(got, job, plots=False)   # the job folder reads the parts as one table
+    assert_same_per_user(local.per_user, read_job_dir(job).per_user)
+
+
+def test_item_biases_and_a_scorer_read_only_the_rows(client, data, stored):
+    train, test, A, B = data
+    root, ds = stored
+    for kwargs, want_kwargs in (
+            (dict(user_factors=root / "A.npy", item_factors=B, item_biases=B[:, 0]),
+             dict(A=A, B=B, item_biases=B[:, 0])),
+            (dict(item_biases=B[:, 1]), dict(item_biases=B[:, 1])),
+            (dict(scorer=lambda users: A[users] @ B.T), dict(scorer=lambda u: A[u] @ B.T))):
+        want = evaluate(train, test, k=5, ties="index", **want_kwargs)
+        got = evaluate_from_storage(client, ds, EvalOptions(k=5, ties="index"), shards=3,
+                                    **kwargs)
+        assert_same_per_user(want.per_user, got.per_user)
+
+
+def test_a_missing_part_is_named_before_any_task_runs(client, data, stored, tmp_path):
+    train, test, A, B = data
+    ds = write_partitioned(tmp_path / "ds", train, test, users_per_part=100)
+    (tmp_path / "ds" / "users" / "part-000002.parquet").unlink()
+    with pytest.raises(InputError) as err:
+        evaluate_from_storage(client, tmp_path / "ds", EvalOptions(k=5), scorer=lambda u: A[u]
+                              @ B.T)
+    text = str(err.value)
+    assert "part-000002.parquet" in text and "is missing" in text and "\n" not in text
+
+
+def test_a_corrupt_part_read_by_a_worker_is_named(client, data, tmp_path):
+    train, test, A, B = data
+    write_partitioned(tmp_path / "ds", train, test, users_per_part=100)
+    path = tmp_path / "ds" / "users" / "part-000001.parquet"
+    path.write_bytes(b"PAR1" + os.urandom(200) + b"PAR1")
+    np.save(tmp_path / "A.npy", A)
+    with pytest.raises(InputError) as err:
+        evaluate_from_storage(client, tmp_path / "ds", EvalOptions(k=5),
+                              user_factors=tmp_path / "A.npy", item_factors=B, shards=3)
+    text = str(err.value)
+    assert str(path) in text and "corrupt or truncated" in text and "\n" not in text
+
+
+def test_bad_references_name_the_argument(client, data, stored, tmp_path):
+    train, test, A, B = data
+    root, ds = stored
+    np.save(tmp_path / "short.npy", A[:10])
+    with pytest.raises(InputError, match="'user_factors'.*one row per user of the dataset "
+                                         r"\(300"):
+        evaluate_from_storage(client, ds, EvalOptions(k=5), user_factors=tmp_path / "short.npy",
+                              item_factors=B)
+    with pytest.raises(InputError, match="'item_factors'"):
+        evaluate_from_storage(client, ds, EvalOptions(k=5), user_factors=root / "A.npy")
+    with pytest.raises(InputError, match="'item_factors'.*does not exist"):
+        evaluate_from_storage(client, ds, EvalOptions(k=5), user_factors=root / "A.npy",
+                              item_factors=tmp_path / "none.npy")
+    with pytest.raises(InputError, match="not a partitioned dataset"):
+        evaluate_from_storage(client, tmp_path, EvalOptions(k=5), item_biases=B[:, 0])
+
+
+def test_a_worker_killed_mid_run_costs_only_its_shards(client, data, stored):
+    train, test, A, B = data
+    root, ds = stored
+    want = evaluate(train, test, scorer=slow_scorer(A, B, 0.0), metrics="all", k=5)
+    pids = client.run(os.getpid)
+    thread, box = _in_thread(lambda: evaluate_from_storage(
+        client, ds, EvalOptions(metrics="all", k=5, block_rows=10),
+        scorer=slow_scorer(A, B, 0.15), shards=4))
+    busy: list[str] = []
+
+    def running() -> bool:
+        busy[:] = [w for w, keys in client.processing().items()
+                   if any("recoeval-shard" in str(k) for k in keys)]
+        return bool(busy)
+
+    assert _wait(running, 60), "no shard started"
+    os.kill(pids[busy[0]], signal.SIGKILL)
+    thread.join(120)
+    assert "error" not in box, box.get("error")
+    got = box["value"]
+    assert pids[busy[0]] not in got.workers
+    assert_same_per_user(want.per_user, got.per_user)
+    assert _wait(lambda: len(client.scheduler_info()["workers"]) == 2, 60)
