@@ -179,6 +179,7 @@ def write_partitioned(path: str | os.PathLike, train: Any, test: Any, *,
     manifest = {"format": LAYOUT_FORMAT, "version": _VERSION, "name": str(name or ""),
                 "n_users": int(m), "n_items": int(n),
                 "train_users": int((np.diff(A.indptr) > 0).sum()),
+                "test_users": int((np.diff(T.indptr) > 0).sum()),
                 "train_interactions": int(A.nnz), "test_interactions": int(T.nnz),
                 "fingerprint": digest.hexdigest()[:16], "parts": parts}
     with fs.open(_join(root, LAYOUT_FILE), "w") as fh:  # last: a finished dataset has it
@@ -468,8 +469,8 @@ class FactorRows:
         return np.frombuffer(buf, dtype=dtype).reshape(hi - lo, self.shape[1]).copy()
 
 
-def load_parquet_partitioned(path: str | os.PathLike, *, name: str | None = None
-                             ) -> Any:
+def load_parquet_partitioned(path: str | os.PathLike, *, duplicates: str = "error",
+                             name: str | None = None) -> Any:
     """The ``parquet_partitioned`` dataset kind loaded whole: train and test together as one
     :class:`Interactions` (the union of the stored split).
 

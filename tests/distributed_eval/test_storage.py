@@ -144,3 +144,76 @@ def test_a_worker_killed_mid_run_costs_only_its_shards(client, data, stored):
     assert pids[busy[0]] not in got.workers
     assert_same_per_user(want.per_user, got.per_user)
     assert _wait(lambda: len(client.scheduler_info()["workers"]) == 2, 60)
+
+
+# ---------------------------------------------------------------------------------------------
+# the app: dataset=parquet_partitioned
+# ---------------------------------------------------------------------------------------------
+
+def _cfg(root, backend, model=None, **dataset):
+    return {"dataset": {"kind": "parquet_partitioned", "path": str(root / "split"), **dataset},
+            "split": {"name": "random", "seed": 0},
+            "model": model or {"name": "factors_file", "user_factors": str(root / "A.npy"),
+                               "item_factors": str(root / "B.npy")},
+            "metrics": {"names": ["ndcg", "ap", "coverage"], "k": 5, "ties": "noise",
+                        "seed": 3},
+            "tracking": {"enabled": False}, "backend": backend, "plots": False,
+            "progress": "false", "nthreads": 1}
+
+
+def test_the_app_reads_a_stored_split_by_reference_on_dask_and_whole_on_cpu(
+        client, data, stored, tmp_path, monkeypatch):
+    from recoeval_tracking.app.pipeline import run_job
+    from recoeval_tracking.data import PartitionedDataset
+
+    train, test, A, B = data
+    root, ds = stored
+    want = evaluate(train, test, A=A, B=B, metrics=["ndcg", "ap", "coverage"], k=5,
+                    ties="noise", seed=3)
+    loaded: list[str] = []
+    real_load = PartitionedDataset.load
+    monkeypatch.setattr(PartitionedDataset, "load",
+                        lambda self: loaded.append(self.url) or real_load(self))
+    dask = {"kind": "dask", "address": client.scheduler.address, "shards": 3}
+    out = run_job(_cfg(root, dask), tmp_path / "dask", echo=False)
+    assert loaded == []                          # never the user side in this process
+    assert (tmp_path / "dask" / "per_user.parquet").is_dir()
+    job = read_job_dir(tmp_path / "dask")
+    assert_same_per_user(want.per_user, job.per_user)
+    assert out["dataset"]["split"]["strategy"] == "stored"
+    assert out["dataset"]["n_users"] == 300 and out["dataset"]["parts"] == 8
+    assert out["metrics"]["coverage_at_5"] == want.aggregates["coverage_at_5"]
+    run_job(_cfg(root, {"kind": "cpu"}), tmp_path / "cpu", echo=False)
+    assert len(loaded) == 1                      # backend=cpu loads the stored split whole
+    assert_same_per_user(want.per_user, read_job_dir(tmp_path / "cpu").per_user)
+
+
+def test_the_app_refuses_preparation_of_a_stored_split(stored, tmp_path):
+    from recoeval_tracking.app.pipeline import run_job
+
+    root, _ = stored
+    with pytest.raises(InputError, match="dataset.k_core cannot be applied to "
+                                         "dataset=parquet_partitioned"):
+        run_job(_cfg(root, {"kind": "cpu"}, k_core=3), tmp_path / "job", echo=False)
+
+
+def test_the_command_names_a_missing_part_in_one_paragraph(client, data, tmp_path):
+    import subprocess
+    import sys
+
+    from commands import clean_env
+
+    train, test, A, B = data
+    write_partitioned(tmp_path / "split", train, test, users_per_part=100)
+    np.save(tmp_path / "A.npy", A)
+    np.save(tmp_path / "B.npy", B)
+    (tmp_path / "split" / "users" / "part-000001.parquet").unlink()
+    args = ["dataset=parquet_partitioned", "dataset.path=split", "model=factors_file",
+            "model.user_factors=A.npy", "model.item_factors=B.npy", "backend=dask",
+            f"backend.address={client.scheduler.address}", "tracking=none", "metrics.k=5",
+            "plots=false", "progress=false", "hydra.run.dir=job"]
+    proc = subprocess.run([sys.executable, "-m", "recoeval_tracking", *args], cwd=tmp_path,
+                          env=clean_env(), capture_output=True, text=True, timeout=300)
+    assert proc.returncode != 0, proc.stderr
+    assert "part-000001.parquet" in proc.stderr and "is missing" in proc.stderr, proc.stderr
+    assert "Traceback" not in proc.stderr
