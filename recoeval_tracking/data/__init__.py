@@ -22,6 +22,7 @@ from ._loaders import (
 from ._partitioned import (
     FactorRows,
     PartitionedDataset,
+    PartitionedWriter,
     open_partitioned,
     write_partitioned,
 )
@@ -51,6 +52,7 @@ __all__ = [
     "write_partitioned",
     "open_partitioned",
     "PartitionedDataset",
+    "PartitionedWriter",
     "FactorRows",
     "load_dataset",
     "DATASETS",

@@ -39,7 +39,7 @@ import scipy.sparse as sp
 
 from .._validation import InputError, param_error
 
-__all__ = ["write_partitioned", "open_partitioned", "PartitionedDataset", "PartInfo",
+__all__ = ["write_partitioned", "PartitionedWriter", "open_partitioned", "PartitionedDataset", "PartInfo",
            "FactorRows", "load_parquet_partitioned", "LAYOUT_FILE", "ITEMS_FILE",
            "LAYOUT_FORMAT"]
 
@@ -125,10 +125,11 @@ def write_partitioned(path: str | os.PathLike, train: Any, test: Any, *,
     -------
     PartitionedDataset
         The dataset, opened.
-    """
-    import pyarrow as pa
-    import pyarrow.parquet as pq
 
+    See Also
+    --------
+    PartitionedWriter : the same layout written one part at a time (data bigger than memory).
+    """
     func = "write_partitioned"
     A, a_users, a_items = _unwrap(train, "train")
     T, t_users, t_items = _unwrap(test, "test")
@@ -144,47 +145,105 @@ def write_partitioned(path: str | os.PathLike, train: Any, test: Any, *,
                                                else np.arange(n, dtype=np.int64)))
     if users.shape != (m,):
         raise param_error("user_ids", func, f"one id per row ({m})", users)
-    if items.shape != (n,):
-        raise param_error("item_ids", func, f"one id per column ({n})", items)
     if isinstance(users_per_part, bool) or not isinstance(users_per_part, int) \
             or users_per_part < 1:
         raise param_error("users_per_part", func, "an int >= 1", users_per_part)
-    fs, root = _fs(os.fspath(path), storage_options)
-    fs.makedirs(_join(root, "users"), exist_ok=True)
-    digest = hashlib.sha256()
-    parts = []
-    for j, lo in enumerate(range(0, max(m, 1), users_per_part)):
+    writer = PartitionedWriter(path, items, name=name, row_group_users=row_group_users,
+                               storage_options=storage_options, func=func)
+    for lo in range(0, max(m, 1), users_per_part):
         hi = min(lo + users_per_part, m)
-        tr_items, tr_values = _csr_part(A, lo, hi, items)
-        te_items, te_values = _csr_part(T, lo, hi, items)
-        table = pa.table({"user": pa.array(users[lo:hi]), "train_items": tr_items,
+        writer.write_part(A[lo:hi], T[lo:hi], users[lo:hi])
+    return writer.close()
+
+
+class PartitionedWriter:
+    """Write a partitioned dataset one part at a time, users in row order: for a split bigger
+    than memory (each part is a CSR block of consecutive users, columns in the order of
+    ``item_ids``). :meth:`close` writes the item side and the manifest, and opens the dataset;
+    a writer not closed leaves no manifest, so the folder is never read as a dataset.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The dataset's folder or fsspec URL.
+    item_ids : array-like
+        The dataset's own item ids, one per column.
+    name, row_group_users, storage_options
+        As for :func:`write_partitioned`.
+    """
+
+    def __init__(self, path: str | os.PathLike, item_ids: Any, *, name: str = "",
+                 row_group_users: int | None = None,
+                 storage_options: dict[str, Any] | None = None,
+                 func: str = "PartitionedWriter") -> None:
+        self.path, self.func = path, func
+        self.items = np.asarray(item_ids)
+        if self.items.ndim != 1:
+            raise param_error("item_ids", func, "a 1-d array of item ids", self.items)
+        self.name, self.row_group_users = str(name or ""), row_group_users
+        self.storage_options = dict(storage_options or {})
+        self.fs, self.root = _fs(os.fspath(path), storage_options)
+        self.fs.makedirs(_join(self.root, "users"), exist_ok=True)
+        self.digest = hashlib.sha256()
+        self.parts: list[dict[str, Any]] = []
+        self.counts = np.zeros(self.items.shape[0], dtype=np.int64)
+        self.sizes = {"n_users": 0, "train_users": 0, "test_users": 0,
+                      "train_interactions": 0, "test_interactions": 0}
+
+    def write_part(self, train: Any, test: Any, user_ids: Any) -> None:
+        """Append the next part: ``train`` and ``test`` (CSR, users x items) of the users
+        ``user_ids`` (the dataset's own ids, following the previous part's)."""
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        A, _, _ = _unwrap(train, "train")
+        T, _, _ = _unwrap(test, "test")
+        users = np.asarray(user_ids)
+        n = self.items.shape[0]
+        if A.shape != T.shape or A.shape[1] != n or users.shape != (A.shape[0],):
+            raise InputError(f"{self.func}: a part needs train and test of shape (users, {n}) "
+                             f"and one user id per row. Got train {A.shape}, test {T.shape} and "
+                             f"{users.shape[0] if users.ndim == 1 else users.shape} user ids "
+                             "instead.")
+        m = A.shape[0]
+        tr_items, tr_values = _csr_part(A, 0, m, self.items)
+        te_items, te_values = _csr_part(T, 0, m, self.items)
+        table = pa.table({"user": pa.array(users), "train_items": tr_items,
                           "train_values": tr_values, "test_items": te_items,
                           "test_values": te_values})
-        rel = f"users/part-{j:06d}.parquet"
-        with fs.open(_join(root, rel), "wb") as fh:
-            pq.write_table(table, fh, row_group_size=row_group_users or max(hi - lo, 1))
-        parts.append({"file": rel, "users": hi - lo,
-                      "train": int(A.indptr[hi] - A.indptr[lo]),
-                      "test": int(T.indptr[hi] - T.indptr[lo])})
-        for arr in (A.indptr[lo:hi + 1] - A.indptr[lo], A.indices[A.indptr[lo]:A.indptr[hi]],
-                    T.indptr[lo:hi + 1] - T.indptr[lo], T.indices[T.indptr[lo]:T.indptr[hi]]):
-            digest.update(np.asarray(arr, dtype=np.int64).tobytes())
-        digest.update(np.asarray(A.data[A.indptr[lo]:A.indptr[hi]], np.float64).tobytes())
-        digest.update(np.asarray(T.data[T.indptr[lo]:T.indptr[hi]], np.float64).tobytes())
-    counts = np.bincount(A.indices, minlength=n).astype(np.int64)
-    with fs.open(_join(root, ITEMS_FILE), "wb") as fh:
-        pq.write_table(pa.table({"item": pa.array(items), "train_users": pa.array(counts)}), fh)
-    digest.update(np.asarray(items).astype(str).tobytes() if items.dtype.kind in "OUS"
-                  else np.asarray(items, dtype=np.int64).tobytes())
-    manifest = {"format": LAYOUT_FORMAT, "version": _VERSION, "name": str(name or ""),
-                "n_users": int(m), "n_items": int(n),
-                "train_users": int((np.diff(A.indptr) > 0).sum()),
-                "test_users": int((np.diff(T.indptr) > 0).sum()),
-                "train_interactions": int(A.nnz), "test_interactions": int(T.nnz),
-                "fingerprint": digest.hexdigest()[:16], "parts": parts}
-    with fs.open(_join(root, LAYOUT_FILE), "w") as fh:  # last: a finished dataset has it
-        fh.write(json.dumps(manifest, indent=1))
-    return open_partitioned(path, storage_options=storage_options)
+        rel = f"users/part-{len(self.parts):06d}.parquet"
+        with self.fs.open(_join(self.root, rel), "wb") as fh:
+            pq.write_table(table, fh, row_group_size=self.row_group_users or max(m, 1))
+        self.parts.append({"file": rel, "users": m, "train": int(A.nnz), "test": int(T.nnz)})
+        for arr in (A.indptr, A.indices, T.indptr, T.indices):
+            self.digest.update(np.asarray(arr, dtype=np.int64).tobytes())
+        self.digest.update(np.asarray(A.data, np.float64).tobytes())
+        self.digest.update(np.asarray(T.data, np.float64).tobytes())
+        self.counts += np.bincount(A.indices, minlength=n).astype(np.int64)
+        sizes = self.sizes
+        sizes["n_users"] += m
+        sizes["train_users"] += int((np.diff(A.indptr) > 0).sum())
+        sizes["test_users"] += int((np.diff(T.indptr) > 0).sum())
+        sizes["train_interactions"] += int(A.nnz)
+        sizes["test_interactions"] += int(T.nnz)
+
+    def close(self) -> PartitionedDataset:
+        """Write the item side and, last, the manifest; return the dataset opened."""
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        items = self.items
+        with self.fs.open(_join(self.root, ITEMS_FILE), "wb") as fh:
+            pq.write_table(pa.table({"item": pa.array(items),
+                                     "train_users": pa.array(self.counts)}), fh)
+        self.digest.update(items.astype(str).tobytes() if items.dtype.kind in "OUS"
+                           else np.asarray(items, dtype=np.int64).tobytes())
+        manifest = {"format": LAYOUT_FORMAT, "version": _VERSION, "name": self.name,
+                    **self.sizes, "n_items": int(items.shape[0]),
+                    "fingerprint": self.digest.hexdigest()[:16], "parts": self.parts}
+        with self.fs.open(_join(self.root, LAYOUT_FILE), "w") as fh:  # last: marks it done
+            fh.write(json.dumps(manifest, indent=1))
+        return open_partitioned(self.path, storage_options=self.storage_options)
 
 
 @dataclass(frozen=True)

@@ -156,3 +156,19 @@ def test_bad_arguments_name_the_parameter(tmp_path):
         write_partitioned(tmp_path / "x", train, test, user_ids=np.arange(3))
     with pytest.raises(InputError, match="'train'"):
         write_partitioned(tmp_path / "x", train.toarray(), test)
+
+
+def test_a_split_written_part_by_part_is_the_one_written_whole(tmp_path):
+    from recoeval_tracking.data import PartitionedWriter
+
+    train, test = _split()
+    whole = write_partitioned(tmp_path / "whole", train, test, users_per_part=7)
+    writer = PartitionedWriter(tmp_path / "parts", np.arange(11))
+    assert not (tmp_path / "parts" / LAYOUT_FILE).exists()
+    for lo in range(0, 23, 7):                 # as a stream of user blocks would come
+        writer.write_part(train[lo:lo + 7], test[lo:lo + 7], np.arange(lo, min(lo + 7, 23)))
+    parts = writer.close()
+    assert parts.manifest == whole.manifest
+    np.testing.assert_array_equal(parts.item_train_users, whole.item_train_users)
+    with pytest.raises(InputError, match="a part needs train and test of shape"):
+        writer.write_part(train[:3], test[:3, :4], np.arange(3))
