@@ -112,8 +112,9 @@ def evaluate_from_storage(client: Any, dataset: str | os.PathLike | PartitionedD
     item_features : optional
         As for :func:`recoeval_tracking.evaluate` (the diversity metrics).
     shards : int, optional
-        Number of shards (default: two per worker thread); a shard is one or more whole parts,
-        so there are at most as many shards as parts.
+        Number of shards (default: one per part, so a worker holds one part's users at a
+        time); a shard is one or more whole parts, so there are at most as many shards as
+        parts.
     per_user_dir : str or Path, optional
         Let the workers write the per-user table there as Parquet parts (a folder every worker
         can write); without it the per-user table comes back to the client.
@@ -137,7 +138,7 @@ def evaluate_from_storage(client: Any, dataset: str | os.PathLike | PartitionedD
     DistributedError
         The scheduler could not be reached or was lost.
     """
-    from . import SHARDS_PER_THREAD, _check_mergeable, _client_for, _gather, _n_threads
+    from . import _check_mergeable, _client_for, _gather
 
     t0 = time.perf_counter()
     opts = apply_profile(options.checked(func), func)
@@ -174,7 +175,7 @@ def evaluate_from_storage(client: Any, dataset: str | os.PathLike | PartitionedD
     folder = None if per_user_dir is None else Path(per_user_dir)
     with _client_for(client, func, timeout) as c:
         tests = np.array([part.test for part in ds.parts], dtype=np.int64)
-        bounds = shard_bounds(tests, shards or SHARDS_PER_THREAD * _n_threads(c))
+        bounds = shard_bounds(tests, shards or len(ds.parts))
         shared = dict(zip(("source", "item_features", "popularity", "dataset"), c.scatter(
             [shared_source, item_features, ds.popularity, ds], broadcast=True, hash=False)))
         token = uuid.uuid4().hex[:8]

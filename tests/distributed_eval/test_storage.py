@@ -51,7 +51,7 @@ def test_values_read_from_storage_are_those_of_the_local_and_in_memory_runs(
     got = evaluate_from_storage(client, (root / "split").as_uri(), opts,
                                 user_factors=root / "A.npy", item_factors=root / "B.npy",
                                 shards=shards, per_user_dir=job / "per_user.parquet")
-    assert got.n_shards == (shards or 4)            # 2 per worker thread, of 8 parts
+    assert got.n_shards == (shards or 8)            # by default one per part
     assert len(got.per_user) == 0                   # the table stayed on the workers' disk
     back = pd.read_parquet(job / "per_user.parquet")
     assert_same_per_user(local.per_user, back)
