@@ -247,7 +247,8 @@ def storage(args) -> None:
         seconds = time.perf_counter() - t
         client_peak = _peak_rss()
         peaks = client.run(_peak_rss)
-    print(f"storage run (after a warm-up on 2,000 users): {args.users} users x {args.items} items x {args.factors}, "
+    print(f"storage run (after a warm-up on 2,000 users): {args.users} users x {args.items} "
+          f"items x {args.factors}, "
           f"{res.n_shards} shards on {args.workers} workers x {args.threads_per_worker} threads: "
           f"{seconds:.2f} s (shard compute {res.timings['eval_shards']:.2f} s summed)")
     print(f"client: RSS {_mib(before)} before the evaluation (imports, cluster started, "

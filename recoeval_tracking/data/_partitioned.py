@@ -39,8 +39,8 @@ import scipy.sparse as sp
 
 from .._validation import InputError, param_error
 
-__all__ = ["write_partitioned", "PartitionedWriter", "open_partitioned", "PartitionedDataset", "PartInfo",
-           "FactorRows", "load_parquet_partitioned", "LAYOUT_FILE", "ITEMS_FILE",
+__all__ = ["write_partitioned", "PartitionedWriter", "open_partitioned", "PartitionedDataset",
+           "PartInfo", "FactorRows", "load_parquet_partitioned", "LAYOUT_FILE", "ITEMS_FILE",
            "LAYOUT_FORMAT"]
 
 #: The manifest's file name inside a partitioned dataset.
