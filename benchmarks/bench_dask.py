@@ -294,7 +294,10 @@ def main() -> None:
     args = ap.parse_args()
     if args.write_only:
         write_synthetic(Path(args.write_only), args.users, args.items, args.factors)
-        return
+        sys.stdout.flush()
+        # the files are complete and closed; skip the interpreter's teardown, where a native
+        # thread pool once aborted the child ("terminate called without an active exception")
+        os._exit(0)
     threads = args.workers * args.threads_per_worker
     print(f"size {args.users} x {args.items} x {args.factors}, metrics {args.metrics} @ "
           f"{args.k}; {threads} threads; cores here: {os.cpu_count()}; load average "
