@@ -175,7 +175,8 @@ def evaluate_from_storage(client: Any, dataset: str | os.PathLike | PartitionedD
     folder = None if per_user_dir is None else Path(per_user_dir)
     with _client_for(client, func, timeout) as c:
         tests = np.array([part.test for part in ds.parts], dtype=np.int64)
-        bounds = shard_bounds(tests, shards or len(ds.parts))
+        bounds = np.arange(len(ds.parts) + 1) if shards is None else \
+            shard_bounds(tests, shards)
         shared = dict(zip(("source", "item_features", "popularity", "dataset"), c.scatter(
             [shared_source, item_features, ds.popularity, ds], broadcast=True, hash=False)))
         token = uuid.uuid4().hex[:8]
