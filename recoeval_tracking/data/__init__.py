@@ -19,8 +19,8 @@ from ._loaders import (
     load_movielens_latest,
     load_parquet,
 )
+from ._factor_rows import FactorRows
 from ._partitioned import (
-    FactorRows,
     PartitionedDataset,
     PartitionedWriter,
     open_partitioned,

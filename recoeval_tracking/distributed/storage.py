@@ -29,7 +29,8 @@ import numpy as np
 import scipy.sparse as sp
 
 from .._validation import param_error
-from ..data._partitioned import FactorRows, PartitionedDataset, _fs, open_partitioned
+from ..data._factor_rows import FactorRows
+from ..data._partitioned import PartitionedDataset, _fs, open_partitioned
 from ..metrics.evaluate import plan, plan_for_source
 from ..metrics.inputs import Prepared, score_source
 from ..metrics.profiles import apply_profile
