@@ -407,6 +407,14 @@ def _run_stages(sections: dict[str, dict[str, Any]], options: EvalOptions,
     with thread_limits(options.nthreads):
         model = fitted if fitted is not None else \
             build_model(sections["model"], disable, base, label)
+        if data is None and fitted is None and \
+                sections["dataset"].get("kind") == "parquet_partitioned":  # a stored split
+            from .stored import run_stored_stages
+            X, split, results, stored_times = run_stored_stages(
+                sections["dataset"], model, options, dict(backend), out, base,
+                lambda s, m: _evaluate(s, m, options, lambda n: None, backend, out))
+            log_left_out(results)
+            return X, split, model, results, {**timings, **stored_times}
         if data is None:
             with _timed(timings, "load"):
                 X = load_data(sections["dataset"], base)

@@ -25,8 +25,10 @@ Groups and options (the files in ``configs/``):
 ``dataset``
     one option per kind of :data:`recoeval_tracking.data.DATASETS` that a config can describe:
     ``synthetic`` (seeded generator, no file), ``movielens_100k``, ``movielens_1m``,
-    ``movielens_latest``, ``csv``, ``parquet`` (these need ``dataset.path``); not
-    ``dataframe``, which needs a DataFrame in memory. Every option also takes the preparation
+    ``movielens_latest``, ``csv``, ``parquet``, ``parquet_partitioned`` (these need
+    ``dataset.path``; the last is a stored split, read by reference on the workers with
+    ``backend=dask``: :mod:`recoeval_tracking.app.stored`); not ``dataframe``, which needs a
+    DataFrame in memory. Every option also takes the preparation
     steps ``implicit`` (value conversion), ``min_user_interactions``,
     ``min_item_interactions`` and ``k_core``.
 ``split``

@@ -19,6 +19,13 @@ from ._loaders import (
     load_movielens_latest,
     load_parquet,
 )
+from ._factor_rows import FactorRows
+from ._partitioned import (
+    PartitionedDataset,
+    PartitionedWriter,
+    open_partitioned,
+    write_partitioned,
+)
 from ._prepare import (
     IMPLICIT_METHODS,
     align,
@@ -42,6 +49,11 @@ __all__ = [
     "load_parquet",
     "from_dataframe",
     "make_synthetic",
+    "write_partitioned",
+    "open_partitioned",
+    "PartitionedDataset",
+    "PartitionedWriter",
+    "FactorRows",
     "load_dataset",
     "DATASETS",
     "filter_min_interactions",

@@ -20,6 +20,7 @@ import pandas as pd
 from .._validation import InputError, check_file, param_error
 from ._build import build_interactions
 from ._interactions import Interactions
+from ._partitioned import load_parquet_partitioned
 from ._synthetic import make_synthetic
 
 __all__ = [
@@ -357,6 +358,7 @@ DATASETS: dict[str, Callable[..., Interactions]] = {
     "movielens_latest": load_movielens_latest,
     "csv": load_csv,
     "parquet": load_parquet,
+    "parquet_partitioned": load_parquet_partitioned,
     "dataframe": from_dataframe,
 }
 

@@ -14,6 +14,10 @@ task; the shared inputs on every worker), with the same result. A lost scheduler
 :class:`DistributedError` naming the address; callers writing a job folder mark it
 ``INCOMPLETE`` first, so it is never read as a result.
 
+Users read from storage: :func:`~recoeval_tracking.distributed.storage.evaluate_from_storage`
+evaluates a partitioned dataset (:func:`recoeval_tracking.data.write_partitioned`) whose tasks
+read their own users' rows and factors on the workers; the client holds only the item side.
+
 This package is the only one that imports ``dask``/``distributed`` (the ``dask`` extra).
 """
 
@@ -41,7 +45,7 @@ from ..options import EvalOptions
 from .merge import ShardedResults, merge_shards
 from .shards import ShardInput, run_shard, shard_bounds, split_source
 
-__all__ = ["evaluate_on_dask", "cluster_client", "DistributedError", "ShardedResults",
+__all__ = ["evaluate_on_dask", "evaluate_from_storage", "cluster_client", "DistributedError", "ShardedResults",
            "shard_bounds", "SHARDS_PER_THREAD"]
 
 #: Shards per worker thread by default: a few, so a slow or lost worker delays little.
@@ -214,3 +218,6 @@ def _check_mergeable(p: Any, func: str) -> None:
             raise param_error("metrics", func, "metrics whose distributed merge is exact "
                               f"('{s.name}' has neither per-item counts nor additive parts; "
                               "evaluate it without a Dask client)", s.name)
+
+
+from .storage import evaluate_from_storage  # noqa: E402 - it uses the helpers above

@@ -114,7 +114,7 @@ def test_parquet_and_dataframe_agree(tmp_path):
 
 def test_load_dataset_registry(tmp_path):
     assert set(DATASETS) == {"synthetic", "movielens_100k", "movielens_1m", "movielens_latest",
-                             "csv", "parquet", "dataframe"}
+                             "csv", "parquet", "parquet_partitioned", "dataframe"}
     X = load_dataset("synthetic", n_users=50, n_items=40, seed=3)
     assert isinstance(X, Interactions) and X.n_users == 50
     with pytest.raises(InputError, match="'kind' parameter of load_dataset"):
