@@ -302,8 +302,9 @@ def run_job(cfg: Mapping[str, Any], job_dir: str | Path, *, overrides: list[str]
     base = Path(base_dir) if base_dir is not None else Path.cwd()
     out = Path(job_dir)
     backend = _backend(cfg)
-    from ..jobdir import begin_job_dir
-    begin_job_dir(out)  # a job that fails (the user's model raising...) stays INCOMPLETE
+    if backend["kind"] == "dask":
+        from ..jobdir import begin_job_dir
+        begin_job_dir(out)
     t_start = time.perf_counter()
     X, split, model, results, timings = _run_stages(sections, options, disable, base,
                                                     backend, out, model_label, fitted, data)
@@ -429,6 +430,9 @@ def _run_stages(sections: dict[str, dict[str, Any]], options: EvalOptions,
         else:
             X, split = data.data, data.split
             check_k_against_items(options.k, X.n_items)
+        if backend["kind"] != "dask":  # from here a failure (the model's fit...) is marked
+            from ..jobdir import begin_job_dir
+            begin_job_dir(out)
         if fitted is None:
             with _timed(timings, "fit"):
                 model.fit(split.train.matrix, user_ids=split.train.user_ids,
