@@ -293,3 +293,56 @@ def test_ranx_profile_two_query_fixture_of_the_audit():
     assert res["p_at_2"].mean() == pytest.approx(0.25, abs=1e-12)
     assert res["rr_at_2"].mean() == pytest.approx(0.5, abs=1e-12)
     assert res["ndcg_at_2"].mean() == pytest.approx(0.5, abs=1e-12)
+
+
+# -------------------------------------------------------------------------------- recometrics
+
+def _invalid_case_b(kind: str) -> np.ndarray:
+    """recometrics tests/testthat/test-ndcg.R, "Invalid cases": the item factors (items x 5
+    here; R's B is 5 x items) of each ``check.na.result`` call."""
+    if kind == "zeros":
+        return np.zeros((10, 5))
+    if kind == "ones":
+        return np.ones((10, 5))
+    if kind == "nan":
+        return np.full((10, 5), np.nan)
+    if kind == "inf":
+        return np.full((10, 5), np.inf)
+    B = np.random.default_rng(1).standard_normal((10, 5))
+    if kind == "two_nan":        # R: B[1,1] <- NA; B[3,3] <- NA
+        B[0, 0], B[2, 2] = np.nan, np.nan
+    elif kind == "minus_and_plus_inf":  # R: B[1,1] <- -Inf; B[3,3] <- Inf
+        B[0, 0], B[2, 2] = -np.inf, np.inf
+    return B
+
+
+@pytest.mark.parametrize("kind", ["zeros", "ones", "nan", "inf", "two_nan",
+                                  "minus_and_plus_inf"])
+def test_recometrics_invalid_cases_are_na(kind):
+    """recometrics test-ndcg.R "Invalid cases": one user with no train entry, four test
+    entries (R draws them with ``rsparsematrix(1, 10, .4)``; any four positive values give the
+    same NA), ``A`` of ones; every case expects ``is.na(res$ndcg_at_5)``, the "-Inf and +Inf"
+    one included (recometrics 0.1.6's Python ``calc_reco_metrics`` on this fixture, run once,
+    gives NaN in each case; the drop-in ranked the infinite scores before, 0.455 here)."""
+    X_train = sp.csr_array((1, 10))
+    X_test = sp.csr_array((np.array([0.5, 1.2, 2.0, 0.7]), ([0, 0, 0, 0], [1, 3, 6, 8])),
+                          shape=(1, 10))
+    res = rt.calc_reco_metrics(X_train, X_test, np.ones((1, 5)), _invalid_case_b(kind), k=5,
+                               precision=False, average_precision=False, ndcg=True,
+                               nthreads=1)
+    assert np.isnan(res["NDCG@5"][0])
+
+
+def test_calc_reco_metrics_ranks_infinite_scores_when_asked():
+    """``inf_scores="rank"``: the +inf item (item 2, not a positive) is listed first, the -inf
+    one (item 0) last; positives 1 and 3 with scores 2 > 1 follow: DCG@3 = 1/log2(3) +
+    1/log2(4), ideal 1/log2(2) + 1/log2(3)."""
+    X_test = sp.csr_array((np.ones(2), ([0, 0], [1, 3])), shape=(1, 5))
+    B = np.array([[-np.inf], [2.0], [np.inf], [1.0], [0.0]])
+    res = rt.calc_reco_metrics(None, X_test, np.ones((1, 1)), B, k=3, precision=False,
+                               average_precision=False, inf_scores="rank", nthreads=1)
+    want = (1 / math.log2(3) + 1 / math.log2(4)) / (1 + 1 / math.log2(3))
+    assert res["NDCG@3"][0] == pytest.approx(want, abs=1e-12)
+    default = rt.calc_reco_metrics(None, X_test, np.ones((1, 1)), B, k=3, precision=False,
+                                   average_precision=False, nthreads=1)
+    assert np.isnan(default["NDCG@3"][0])
