@@ -172,3 +172,85 @@ def test_gm_map_floors_each_average_precision_at_1e5():
     res = rt.evaluate(None, test, scores=scores, k=2, metrics=["pr_auc", "gm_map"],
                       ties="index", nthreads=1)
     assert res.aggregates["gm_map"] == pytest.approx(math.sqrt(0.5 * 0.25), rel=1e-12)
+
+
+# ------------------------------------------------------------------------------ list metrics
+#
+# Fixture: 6 items. Four train-only users (rows 2-5) hold items {0, 1, 2, 3}, {0, 1, 2},
+# {0, 1} and {0}: train popularity pop = n = (4, 3, 2, 1, 0, 0), 10 entries, |U_train| = 4.
+# Two evaluated users without train entries, top-2 lists as ranked input:
+# user 0 lists [1, 4] (positive 4), user 1 lists [3, 5] (positive 1).
+# Elliot's short head: items by decreasing popularity until 0.8 * 10 = 8 entries: 4 + 3 + 2
+# -> {0, 1, 2}; long tail {3, 4, 5}. RecBole's tail (tail_ratio 0.1): max(1, floor(0.1 * 4))
+# = 1 least popular item with a train entry: {3}.
+# Item features (for ils): items 0, 1, 2 = (1, 0), item 3 = (0, 1), 4 = (1, 1), 5 = (0, 1).
+
+def _lists_fixture():
+    train_rows = {2: [0, 1, 2, 3], 3: [0, 1, 2], 4: [0, 1], 5: [0]}
+    r = [u for u, items in train_rows.items() for _ in items]
+    c = [i for items in train_rows.values() for i in items]
+    train = sp.csr_array((np.ones(len(r)), (r, c)), shape=(6, 6))
+    test = sp.csr_array((np.ones(2), ([0, 1], [4, 1])), shape=(6, 6))
+    lists = np.full((6, 2), -1, dtype=np.int64)
+    lists[0], lists[1] = [1, 4], [3, 5]
+    features = np.array([[1, 0], [1, 0], [1, 0], [0, 1], [1, 1], [0, 1]], dtype=float)
+    return train, test, lists, features
+
+
+@pytest.fixture(scope="module")
+def listed():
+    train, test, lists, features = _lists_fixture()
+    names = ["arp", "tailpercentage", "aplt", "aclt", "novelty", "ils", "diversity",
+             "serendipity", "pop_rsp", "pop_reo", "coverage", "aggregated_diversity",
+             "entropy", "gini", "gini_items", "entropy_mean", "personalisation", "p_pooled"]
+    return rt.evaluate(train, test, ranked=lists, k=2, metrics=names, item_features=features,
+                       serendipity_top_n=1, nthreads=1)
+
+
+def test_per_user_list_metrics(listed):
+    pu = listed.per_user
+    want = {
+        # RecBole AveragePopularity: mean pop over the list: (3 + 0)/2, (1 + 0)/2
+        "arp": [1.5, 0.5],
+        # RecBole TailPercentage: share of the list in the tail {3}
+        "tailpercentage": [0.0, 0.5],
+        # Elliot APLT / ACLT: share / number of long-tail items {3, 4, 5} in the list
+        "aplt": [0.5, 1.0],
+        "aclt": [1.0, 2.0],
+        # novelty: mean -log2(max(n_i, 1) / 4): item 1 n = 3, items 3 n = 1, 4 and 5 n = 0 -> 1
+        "novelty": [(-L2(3 / 4) + 2) / 2, 2.0],
+        # ILS: cosine of the one pair: (1, 0).(1, 1) / sqrt(2); (0, 1).(0, 1) = 1
+        "ils": [1 / math.sqrt(2), 1.0],
+        "diversity": [1 - 1 / math.sqrt(2), 0.0],
+        # serendipity with N = 1 (item 0 the most popular): listed positives outside {0}
+        # over the list: user 0 lists its positive 4, user 1 lists none of {1}
+        "serendipity": [0.5, 0.0],
+    }
+    for name, values in want.items():
+        np.testing.assert_allclose(pu[f"{name}_at_2"].to_numpy()[:2], values, rtol=0,
+                                   atol=1e-12, err_msg=name)
+        assert pu[f"{name}_at_2"].iloc[2:].isna().all()  # users not evaluated
+
+
+def test_aggregate_list_metrics(listed):
+    agg = listed.aggregates
+    # lists {1, 4} and {3, 5}: 4 distinct items of 6, each in one list (p_i = 1/4)
+    assert agg["aggregated_diversity_at_2"] == 4
+    assert agg["coverage_at_2"] == pytest.approx(4 / 6, abs=1e-12)
+    assert agg["entropy_at_2"] == pytest.approx(math.log(4), abs=1e-12)
+    assert agg["entropy_mean_at_2"] == pytest.approx(math.log(4) / 4, abs=1e-12)
+    # Gini over the 6 items, shares ascending (0, 0, 1/4, 1/4, 1/4, 1/4):
+    # sum_j (2j - 7) p_(j) = (-1 + 1 + 3 + 5) / 4 = 2, over |I| - 1 = 5
+    assert agg["gini_at_2"] == pytest.approx(2 / 5, abs=1e-12)
+    # RecBole GiniIndex: counts (0, 0, 1, 1, 1, 1): (-1 + 1 + 3 + 5) / (6 * 4)
+    assert agg["gini_items_at_2"] == pytest.approx(8 / 24, abs=1e-12)
+    # no item shared between the two lists
+    assert agg["personalisation_at_2"] == pytest.approx(1.0, abs=1e-12)
+    # implicit's precision: (1 + 0) hits over min(2, 1) + min(2, 1)
+    assert agg["p_pooled_at_2"] == pytest.approx(1 / 2, abs=1e-12)
+    # PopRSP: p_head = (1 + 0) / (3 + 3), p_tail = (1 + 2) / (3 + 3); population std over
+    # mean = (1/6) / (1/3)
+    assert agg["pop_rsp_at_2"] == pytest.approx(1 / 2, abs=1e-12)
+    # PopREO: head: user 1's positive 1 is in the head but not listed -> 0 / 1; tail: user
+    # 0's positive 4 is listed -> 1 / 1; std / mean = 0.5 / 0.5
+    assert agg["pop_reo_at_2"] == pytest.approx(1.0, abs=1e-12)
