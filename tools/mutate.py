@@ -79,6 +79,10 @@ AREAS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
                ("tests/reporting/test_report.py", "tests/reporting/test_report_settings.py",
                 "tests/reporting/test_report_inputs.py", "tests/reporting/test_comparability.py",
                 "tests/reporting/test_summary.py")),
+    "data": (("data/_build.py", "data/_interactions.py", "data/_loaders.py",
+              "data/_prepare.py", "data/_synthetic.py"), ("tests/data",)),
+    "jobdir": (("jobdir/io.py", "jobdir/markers.py", "jobdir/redact.py", "jobdir/read.py"),
+               ("tests/jobdir",)),
     # the tracking tests that use sweeps (the rest start servers and browsers for other code)
     "sweeps": (("tracking/sweeps.py",), ("tests/tracking/test_mlflow_log.py",
                                          "tests/tracking/test_server.py",

@@ -133,7 +133,76 @@ ISSUE18: dict[str, tuple[str, list[tuple[str, str]], tuple[str, ...], str]] = {
         ("tests/app/test_sweep_parent_name.py",), "the sweep parent is not named after the sweep"),
 }
 
-SETS = {"issue18": ISSUE18}
+#: ``audit``: the wrong edits an independent audit found the suite letting through, and the
+#: three departures from peers' numbers it found, undone. Each must fail the tests named, which
+#: need only the ``dev`` extra (no peer library).
+DEFS = ("tests/metrics/test_definitions_by_hand.py",)
+AUDIT: dict[str, tuple[str, list[tuple[str, str]], tuple[str, ...], str]] = {
+    "split_fingerprint_ignores_data": (
+        "recoeval_tracking/splitting/_split.py",
+        [("    h.update(X.fingerprint().encode())\n", "")],
+        ("tests/splitting/test_split_sizes.py",),
+        "two datasets split with the same settings share a split fingerprint"),
+    "validation_cap_ignores_test": (
+        "recoeval_tracking/splitting/_strategies.py",
+        [("allowed = np.maximum(n - n_test - min_train, 0)",
+          "allowed = np.maximum(n - min_train, 0)")],
+        ("tests/splitting/test_split_sizes.py",),
+        "random_holdout's validation part can eat the min_train entries"),
+    "duplicates_keep_first_time": (
+        "recoeval_tracking/data/_build.py",
+        [('ts = ts[ends - 1] if duplicates == "last" else np.maximum.reduceat(ts, starts)',
+          'ts = ts[ends - 1] if duplicates == "last" else ts[starts]')],
+        ("tests/data/test_duplicates.py",),
+        "pairs merged by sum or max keep the first timestamp, not the latest"),
+    "replicate_mean_nan": (
+        "recoeval_tracking/reporting/replicates.py",
+        [("row[c] = float(np.nanmean(v)) if", "row[c] = float(np.mean(v)) if")],
+        ("tests/reporting/test_replicates.py",), "one NaN user makes a replicate's mean NaN"),
+    "pending_keeps_uploading": (
+        "recoeval_tracking/tracking/pending.py",
+        [("    set_marker(root, UPLOADING, None)\n    return record", "    return record")],
+        ("tests/tracking/test_pending_markers.py",), "UPLOADING left beside PENDING"),
+    "numeric_secret_kept": (
+        "recoeval_tracking/jobdir/redact.py",
+        [("REDACTED if is_secret_key(str(k)) and v is not None else",
+          "REDACTED if is_secret_key(str(k)) and isinstance(v, str) else")],
+        ("tests/jobdir/test_redact.py",), "a numeric value of a secret key is kept"),
+    "precheck_k_boundary": (
+        "recoeval_tracking/app/precheck.py",
+        [("    if k > n_items:", "    if k >= n_items:")],
+        ("tests/app/test_precheck.py",), "metrics.k equal to the number of items refused"),
+    "bpref_denominator_R": (
+        "recoeval_tracking/metrics/listrank.py",
+        [("/ np.minimum(N, R)[:, None]", "/ R[:, None]")],
+        DEFS, "bpref divides by R instead of min(N, R)"),
+    "gm_map_without_floor": (
+        "recoeval_tracking/metrics/listrank.py",
+        [("np.log(np.maximum(ap, MIN_GEO_MEAN))", "np.log(ap)")],
+        DEFS, "gm_map without trec_eval's 1e-5 floor"),
+    "ranx_profile_takes_zero_as_relevant": (
+        "recoeval_tracking/metrics/profiles.py",
+        [('        "relevance_level": 1.0,\n        "no_positive": "zero",\n'
+          '        "aliases": {"precision": "p", "recall": "r", "map": "ap", "ndcg": "ndcg",',
+          '        "aliases": {"precision": "p", "recall": "r", "map": "ap", "ndcg": "ndcg",')],
+        ("tests/metrics/test_peer_unit_values.py",),
+        "ranx profile: every judgement a positive, a query without one NaN"),
+    "bpref_rbp_nan_on_empty_list": (
+        "recoeval_tracking/metrics/listrank.py",
+        [("    return np.where(ctx.ok & (R > 0), out, np.nan)",
+          "    return np.where((topk >= 0).any(axis=1) & (R > 0), out, np.nan)"),
+         ("    return np.where(ctx.ok, out, np.nan)",
+          "    return np.where((topk >= 0).any(axis=1), out, np.nan)")],
+        ("tests/metrics/test_trec_eval_empty_run.py",),
+        "bpref and rbp NaN (no reason) for an evaluated user with an empty list"),
+    "calc_reco_metrics_ranks_inf": (
+        "recoeval_tracking/metrics/compat.py",
+        [('    inf_scores: str = "nan",', '    inf_scores: str = "rank",')],
+        ("tests/metrics/test_peer_unit_values.py",),
+        "the drop-in ranks +-inf scores where recometrics makes the user NA"),
+}
+
+SETS = {"issue18": ISSUE18, "audit": AUDIT}
 
 
 def apply(source: str, replacements: list[tuple[str, str]], where: str) -> str:

@@ -26,6 +26,11 @@ Over the whole set of users (one number each):
   exactly as :math:`\sum_{u<v} |L_u \cap L_v| = \sum_i \binom{c_i}{2}`.
 * ``gauc``: RecBole's GAUC, the per-user ROC-AUC weighted by the user's number of test items.
 * ``p_pooled``: implicit's precision, :math:`\sum_u hits_u(K) / \sum_u \min(K, |T_u|)`.
+
+An evaluated user whose list is empty (ranked input that lists nothing for it) has no mean over
+its list: ``novelty``, ``ils``, ``diversity`` and ``serendipity`` are NaN for it (its rank
+metrics, ``rbp`` and ``bpref`` included, are 0); users not evaluated are NaN with their
+``nan_reason``.
 """
 
 from __future__ import annotations

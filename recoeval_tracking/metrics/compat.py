@@ -60,6 +60,7 @@ def calc_reco_metrics(
     cumulative: bool = False,
     nthreads: int = -1,
     seed: int = 1,
+    inf_scores: str = "nan",
 ) -> pd.DataFrame | dict[str, Any]:
     """Per-user ranking metrics with recometrics' signature, defaults and output.
 
@@ -95,6 +96,11 @@ rr, roc_auc, pr_auc, all_metrics : bool
         Threads (numba and BLAS); -1 for all.
     seed : int
         Seed of the tie-breaking noise.
+    inf_scores : {"nan", "rank"}
+        recometrics' rule by default: a +-inf score among a user's items not in train makes
+        the user NaN, as a NaN score does (recometrics' test-ndcg.R, "Invalid cases": a -Inf
+        and a +Inf factor give NA). ``"rank"`` ranks them as ordinary scores (+inf first,
+        -inf last). Not a parameter of recometrics: an addition at the end of its signature.
 
     Returns
     -------
@@ -115,7 +121,8 @@ rr, roc_auc, pr_auc, all_metrics : bool
     options = EvalOptions(metrics=names, k=k, cumulative=cumulative,
                           ties="noise" if break_ties_with_noise else "index", seed=seed,
                           min_pos_test=min_pos_test, min_items_pool=min_items_pool,
-                          consider_cold_start=consider_cold_start, nthreads=nthreads)
+                          consider_cold_start=consider_cold_start, nthreads=nthreads,
+                          inf_scores=inf_scores)
     raw = compute(X_train, X_test, options, A=A, B=B, item_biases=item_biases, func=func)
     k = int(k)
     result: dict[str, Any] = {}

@@ -38,9 +38,10 @@ NAN_RULES = {
 
 #: What a user with test entries but no positive (every value below ``relevance_level``) gets.
 NO_POSITIVE_RULES = {
-    "nan": "every metric NaN, nan_reason 'no_positive' (recometrics, ranx)",
+    "nan": "every metric NaN, nan_reason 'no_positive' (recometrics)",
     "zero": "every rank metric 0 (mpr, where lower is better, NaN), averaged in (trec_eval: "
-            "a topic with judgements but no relevant document)",
+            "a topic with judgements but no relevant document; ranx: a query whose "
+            "judgements are all below rel_lvl)",
 }
 
 #: How +-inf scores are treated (NaN is always undefined).

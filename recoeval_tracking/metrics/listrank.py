@@ -14,6 +14,11 @@ level):
   items above position ``j``,
   :math:`bpref@K = \frac{1}{R}\sum_{j : i_j \in T_u} \left(1 - \frac{\min(n_j, R)}{\min(N, R)}
   \right)` where a term with :math:`n_j = 0` counts 1 (unjudged items are skipped).
+
+Both are 0 for an evaluated user whose list is empty (ranked input with nothing listed), the rule
+P, R, AP and F1 follow and trec_eval's (a topic in the qrels with no document retrieved scores
+0 under ``-c``); they are NaN only for users that are not evaluated, whose ``nan_reason`` names
+the rule.
 * ``gm_map`` (trec_eval): :math:`\exp(\mathrm{mean}_u \ln \max(AP_u, 10^{-5}))` over the users
   with a defined PR-AUC (AP over the whole ranking).
 """
@@ -59,16 +64,22 @@ def _lookup(X: sp.csr_array, topk: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def rbp_of(ctx: ListContext, topk: np.ndarray) -> np.ndarray:
-    """``rbp`` of each user's list (NaN without a list)."""
+    """``rbp`` of each user's list: 0 for an evaluated user whose list is empty (nothing
+    relevant retrieved, as P, R and AP give; ranx and trec_eval give 0 too), NaN only for the
+    users not evaluated (``ctx.ok`` False: their ``nan_reason`` says why)."""
     p = ctx.rbp_persistence
     vals, found = _lookup(ctx.test, topk)
     weights = p ** np.arange(topk.shape[1], dtype=np.float64)
     out = (1.0 - p) * (np.where(found, vals, 0.0) * weights).sum(axis=1)
-    return np.where((topk >= 0).any(axis=1), out, np.nan)
+    return np.where(ctx.ok, out, np.nan)
 
 
 def bpref_of(ctx: ListContext, topk: np.ndarray) -> np.ndarray:
-    """``bpref`` of each user's list (NaN without a list)."""
+    """``bpref`` of each user's list: 0 for an evaluated user whose list is empty (no positive
+    retrieved: the sum is empty, as in trec_eval, whose ``-c`` test files give 0, and ranx);
+    NaN only for the users not evaluated (``ctx.ok`` False: their ``nan_reason`` says why) and
+    for a user without a positive (R = 0: reason ``no_positive``, or 0 under
+    ``no_positive="zero"``, set by the caller)."""
     m = topk.shape[0]
     _, rel = _lookup(ctx.test, topk)
     R = np.diff(ctx.test.indptr).astype(np.float64)
@@ -83,7 +94,7 @@ def bpref_of(ctx: ListContext, topk: np.ndarray) -> np.ndarray:
         frac = np.minimum(above, R[:, None]) / np.minimum(N, R)[:, None]
         term = np.where(above > 0, 1.0 - frac, 1.0)
         out = np.where(rel, term, 0.0).sum(axis=1) / R
-    return np.where((topk >= 0).any(axis=1) & (R > 0), out, np.nan)
+    return np.where(ctx.ok & (R > 0), out, np.nan)
 
 
 def gm_map_of(ctx: ListContext) -> float:

@@ -25,7 +25,11 @@ implicit       precision p_pooled (sum hits / sum min(K,|T_u|)), map tap, ndcg n
                counts train items as negatives inside its top-K list and is not reproduced.
 ranx           precision p, recall r, map ap (/|T|), ndcg ndcg (linear, Jarvelin), ndcg_burges
                ndcg_exp, mrr rr, hit_rate hit, map without cutoff pr_auc, hits, f1,
-               r-precision rprec, dcg, dcg_burges dcg_exp, rbp, bpref; ties by item index
+               r-precision rprec, dcg, dcg_burges dcg_exp, rbp, bpref; ties by item index;
+               relevance level 1 (ranx's ``rel_lvl=1``: a judgement of 0 is a judged
+               non-relevant document, never a relevant one) and a query without a relevant
+               document scored 0 and averaged in (no_positive="zero": ranx's ``clean_qrels``
+               leaves it no relevant document and every metric returns 0.0 then)
 trec_eval      P / set_P p, recall / set_recall r, map_cut ap (/|T|), ndcg_cut ndcg (linear),
                recip_rank rr, map (no cutoff) pr_auc, Rprec rprec, bpref, gm_map, set_F f1,
                set_relative_P tp, set_map, num_rel_ret hits, iprec_at_recall_*, 11pt_avg;
@@ -81,6 +85,8 @@ PROFILES: dict[str, dict[str, Any]] = {
         "metrics": ["p", "r", "ap", "ndcg", "ndcg_exp", "rr", "hit", "pr_auc", "hits", "f1",
                     "rprec", "dcg", "dcg_exp", "rbp", "bpref"],
         "ties": "index",
+        "relevance_level": 1.0,
+        "no_positive": "zero",
         "aliases": {"precision": "p", "recall": "r", "map": "ap", "ndcg": "ndcg",
                     "ndcg_burges": "ndcg_exp", "mrr": "rr", "hit_rate": "hit", "map_full": "pr_auc",
                     "hits": "hits", "f1": "f1", "r-precision": "rprec", "dcg": "dcg",

@@ -191,13 +191,15 @@ _SPECS = [
     # rank metrics from the top-K lists (a real-valued parameter, or judged non-relevant items)
     MetricSpec("rbp", -1, "RBP", True, False,
                "RBP@k = (1 - p) sum_{j <= k} v_(j) p^(j - 1), v_(j) the test value of the j-th "
-               "listed item (0 if not a positive), p = rbp_persistence (Moffat & Zobel 2008; "
-               "ranx's rbp)", stage="list", compute=listrank.rbp_of, average_ties=False),
+               "listed item (0 if not a positive), p = rbp_persistence; 0 for an empty list "
+               "(Moffat & Zobel 2008; ranx's rbp)", stage="list", compute=listrank.rbp_of,
+               average_ties=False),
     MetricSpec("bpref", -1, "bpref", True, False,
                "bpref@k = (1/R) sum over listed positives of 1 - min(n, R) / min(N, R) (1 when "
                "n = 0), n the judged non-relevant items listed above it, R = |T|, N the judged "
-               "non-relevant items (test entries below relevance_level); unjudged items skipped "
-               "(Buckley & Voorhees 2004; trec_eval's bpref on a run of k items)",
+               "non-relevant items (test entries below relevance_level); unjudged items skipped; "
+               "0 for an empty list (Buckley & Voorhees 2004; trec_eval's bpref on a run of k "
+               "items)",
                stage="list", compute=listrank.bpref_of, average_ties=False),
     # beyond accuracy: from the top-K lists of the same pass
     MetricSpec("novelty", -1, "Novelty", True, True,

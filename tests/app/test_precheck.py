@@ -90,3 +90,13 @@ def test_cold_kernel_cache_is_detected_from_the_index_files(tmp_path, monkeypatc
     assert precheck.kernel_cache_is_cold()
     (cache / "kernels.fill_average-10.py311.nbi").write_bytes(b"")
     assert not precheck.kernel_cache_is_cold()
+
+
+def test_k_equal_to_the_number_of_items_is_accepted():
+    """The boundary: K may be the whole catalogue (every item ranked); one more is refused with
+    the key, the number of items and the value."""
+    precheck.check_k_against_items(60, 60)
+    precheck.check_k_against_items(1, 1)
+    with pytest.raises(InputError, match=r"metrics.k must be at most the number of items of "
+                                         r"the data \(60 after dataset preparation\); got 61"):
+        precheck.check_k_against_items(61, 60)

@@ -96,3 +96,24 @@ def test_a_lock_held_elsewhere_times_out_and_is_freed_by_sigkill(tmp_path):
         holder.wait()
     with file_lock(lock, timeout=5):
         pass
+
+
+def test_lock_if_writable_skips_the_lock_only_where_it_cannot_be_written(tmp_path):
+    """A read-only folder is used without a lock (False); any other failure to create the lock
+    file (a folder that does not exist) is raised, not taken for read-only."""
+    from recoeval_tracking.jobdir.markers import lock_if_writable
+
+    with lock_if_writable(tmp_path / ".recoeval.lock", timeout=1) as held:
+        assert held is True
+    with pytest.raises(FileNotFoundError):
+        with lock_if_writable(tmp_path / "missing" / ".recoeval.lock", timeout=1):
+            pass
+    if os.geteuid() != 0:  # root writes into read-only folders
+        ro = tmp_path / "ro"
+        ro.mkdir()
+        ro.chmod(0o555)
+        try:
+            with lock_if_writable(ro / ".recoeval.lock", timeout=1) as held:
+                assert held is False
+        finally:
+            ro.chmod(0o755)

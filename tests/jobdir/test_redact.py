@@ -135,3 +135,47 @@ def test_real_secrets_next_to_a_sort_key_stay_redacted(text, secret):
     assert REDACTED in out
     if "orderByKey=metrics.a" in text:
         assert "orderByKey=metrics.a" in out
+
+
+#: A config whose secrets are numbers (YAML reads ``password: 1234`` as an int), beside ordinary
+#: numbers that must stay.
+NUMERIC_SECRETS_YAML = """\
+db:
+  password: 1234
+  port: 5432
+auth:
+  token: 0.5
+  apiKey: 987654321
+metrics:
+  k: 10
+"""
+
+
+def test_numeric_secret_values_are_redacted():
+    """A secret key's value is redacted whatever its type: 1234 is as secret as "1234"."""
+    import yaml
+
+    cfg = yaml.safe_load(NUMERIC_SECRETS_YAML)
+    assert cfg["db"]["password"] == 1234 and isinstance(cfg["auth"]["apiKey"], int)
+    want = {"db": {"password": REDACTED, "port": 5432},
+            "auth": {"token": REDACTED, "apiKey": REDACTED}, "metrics": {"k": 10}}
+    assert scrub_mapping(cfg) == want
+    from recoeval_tracking.jobdir.redact import redact
+
+    assert redact(cfg) == want
+
+
+def test_numeric_secrets_leave_neither_artifacts_nor_params():
+    """The job directory's config.yaml (from YAML text or a mapping) and the run's params."""
+    import yaml
+
+    from recoeval_tracking.jobdir.io import _scrubbed_yaml
+    from recoeval_tracking.tracking.client import params_from_config
+
+    for given in (NUMERIC_SECRETS_YAML, yaml.safe_load(NUMERIC_SECRETS_YAML)):
+        text = _scrubbed_yaml(given)
+        for secret in ("1234", "0.5", "987654321"):
+            assert secret not in text, (secret, text)
+        assert "5432" in text
+    params = params_from_config(yaml.safe_load(NUMERIC_SECRETS_YAML))
+    assert params == {"db.port": "5432", "metrics.k": "10"}

@@ -175,9 +175,10 @@ def test_ranx_new_measures_per_user(ml100k):
     """ranx at relevance level 4 (``-l4``; judgements below it are judged non-relevant) on
     the untied scores: ``hits``, ``f1``, ``dcg_burges``, ``rbp.8`` and ``bpref`` on a run of
     each user's top-10 list, ``r-precision`` on a run of its pool. Users with judgements but no
-    rating >= 4 are left out (ranx gives 0 or NaN by measure; the ranx profile's rule is NaN).
-    bpref also differs for a user without a judged non-relevant item: ranx divides 0 by 0
-    (NaN) where trec_eval, and this project, count each listed positive as 1."""
+    rating >= 4 get 0 under the profile (ranx's ``clean_qrels`` leaves them nothing and its
+    measures return 0.0; its ``_bpref`` raises ZeroDivisionError on them, so they are compared
+    apart, without ranx). bpref also differs for a user without a judged non-relevant item: ranx
+    divides 0 by 0 (NaN) where trec_eval, and this project, count each listed positive as 1."""
     ranx = pytest.importorskip("ranx")
     tr, te, sources = ml100k
     A, B = (x.astype(np.float64) for x in sources["untied"])
@@ -185,7 +186,14 @@ def test_ranx_new_measures_per_user(ml100k):
     res = rt.evaluate(tr, te, scores=S, k=K, profile="ranx", relevance_level=4,
                       return_topk=True, nthreads=1)
     pu = res.per_user
-    users = [u for u in range(N_USERS) if pu["nan_reason"][u] == ""]
+    has_pos = np.array([(te.data[te.indptr[u]:te.indptr[u + 1]] >= 4).any()
+                        for u in range(N_USERS)])
+    users = [u for u in range(N_USERS) if pu["nan_reason"][u] == "" and has_pos[u]]
+    without = [u for u in range(N_USERS) if pu["nan_reason"][u] == "" and not has_pos[u]]
+    assert without  # judged users without a rating >= 4: 0 for every measure, averaged in
+    for col in (f"hits_at_{K}", f"f1_at_{K}", f"dcg_exp_at_{K}", f"rbp_at_{K}",
+                f"bpref_at_{K}", "rprec"):
+        assert (pu[col].to_numpy()[without] == 0.0).all(), col
     judged = {u for u in users if (te.data[te.indptr[u]:te.indptr[u + 1]] < 4).any()}
     qrels, top = _trec_inputs(tr, te, S, lists=res.topk)
     _, full = _trec_inputs(tr, te, S)

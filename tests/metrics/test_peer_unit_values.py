@@ -229,3 +229,120 @@ def test_ranx_rank_biased_precision(p, expected):
                       ties="index", nthreads=1)
     assert round(res.per_user["rbp_at_20"][0], 4) == expected
     assert res.definitions["rbp_persistence"] == p
+
+
+#: Two queries with judged non-relevant documents (relevance 0): ``q0`` judges d0 relevant at
+#: level 2, d1 non-relevant (0) and d3 relevant at level 1; ``q1`` judges only d2, non-relevant.
+#: Both runs rank d0 > d1 > d2 > d3 > d4.
+RANX_ZERO_QRELS = {"q0": {"d0": 2, "d1": 0, "d3": 1}, "q1": {"d2": 0}}
+
+
+def _ranx_zero_queries():
+    rows, cols, vals = [], [], []
+    for u, q in enumerate(RANX_ZERO_QRELS.values()):
+        for doc, rel in q.items():
+            rows.append(u)
+            cols.append(int(doc[1:]))
+            vals.append(float(rel))
+    test = sp.csr_array((np.array(vals), (rows, cols)), shape=(2, 5))
+    scores = np.tile(np.array([5.0, 4.0, 3.0, 2.0, 1.0]), (2, 1))
+    return test, scores
+
+
+def test_ranx_profile_judged_non_relevant_and_query_without_relevant():
+    """ranx's code (AmenRa/ranx 0.3.20, ranx/metrics/): ``clean_qrels`` keeps the judgements
+    ``>= rel_lvl`` (default ``rel_lvl=1``), so a judgement of 0 is never relevant; ``_hits``,
+    ``_reciprocal_rank``, ``_dcg``, ``_rank_biased_precision`` return 0.0 when nothing is left,
+    ``_ndcg`` divides by an IDCG of 0 replaced by 1 (0.0), ``_bpref`` of a run with no
+    judged relevant listed sums nothing; ``Report``/``evaluate`` average over every query of the
+    qrels. Values by hand from those functions at k=3:
+
+    * q0: hits in d0 d1 d2 = {d0}: precision 1/3, recall 1/2, mrr 1, ndcg (Jarvelin, gains
+      are the judgements) 2/log2(2) / (2/log2(2) + 1/log2(3)); q1: 0 for every metric.
+    * the means over the two queries: half of q0's values.
+
+    ranx 0.3.21's ``evaluate(..., return_mean=False)`` on these qrels and runs, run once and
+    recorded here, printed the same per-query values (ndcg@3 of q0 0.76018753).
+
+    The project before the profile set relevance level 1 and the zero rule took every stored
+    entry as a positive (q0 precision 2/3, q1 NaN or computed on d2)."""
+    test, scores = _ranx_zero_queries()
+    res = rt.evaluate(None, test, scores=scores, k=3, profile="ranx",
+                      metrics=["p", "r", "rr", "ndcg", "hits", "hit"], nthreads=1)
+    pu = res.per_user
+    ndcg_q0 = 2.0 / (2.0 + 1.0 / math.log2(3))
+    expected = {"p_at_3": [1 / 3, 0.0], "r_at_3": [1 / 2, 0.0], "rr_at_3": [1.0, 0.0],
+                "ndcg_at_3": [ndcg_q0, 0.0], "hits_at_3": [1.0, 0.0], "hit_at_3": [1.0, 0.0]}
+    for col, values in expected.items():
+        np.testing.assert_allclose(pu[col].to_numpy(), values, rtol=0, atol=1e-12,
+                                   err_msg=col)
+        assert pu[col].mean() == pytest.approx(sum(values) / 2, abs=1e-12)
+    assert list(pu["nan_reason"]) == ["", ""]
+    assert res.definitions["relevance_level"] == 1.0
+    assert "zero" in res.definitions["no_positive"]
+
+
+def test_ranx_profile_two_query_fixture_of_the_audit():
+    """Two queries: q0 with d0 relevant at the top, q1 judging only d0, as non-relevant (0).
+    ranx (the code cited above): q0 precision@2 1/2, mrr@2 1, ndcg@2 1; q1 0 for each; the
+    means 0.25, 0.5 and 0.5."""
+    test = sp.csr_array((np.array([1.0, 0.0]), ([0, 1], [0, 0])), shape=(2, 4))
+    scores = np.tile(np.array([4.0, 3.0, 2.0, 1.0]), (2, 1))
+    res = rt.evaluate(None, test, scores=scores, k=2, profile="ranx",
+                      metrics=["p", "rr", "ndcg"], nthreads=1).per_user
+    assert res["p_at_2"].mean() == pytest.approx(0.25, abs=1e-12)
+    assert res["rr_at_2"].mean() == pytest.approx(0.5, abs=1e-12)
+    assert res["ndcg_at_2"].mean() == pytest.approx(0.5, abs=1e-12)
+
+
+# -------------------------------------------------------------------------------- recometrics
+
+def _invalid_case_b(kind: str) -> np.ndarray:
+    """recometrics tests/testthat/test-ndcg.R, "Invalid cases": the item factors (items x 5
+    here; R's B is 5 x items) of each ``check.na.result`` call."""
+    if kind == "zeros":
+        return np.zeros((10, 5))
+    if kind == "ones":
+        return np.ones((10, 5))
+    if kind == "nan":
+        return np.full((10, 5), np.nan)
+    if kind == "inf":
+        return np.full((10, 5), np.inf)
+    B = np.random.default_rng(1).standard_normal((10, 5))
+    if kind == "two_nan":        # R: B[1,1] <- NA; B[3,3] <- NA
+        B[0, 0], B[2, 2] = np.nan, np.nan
+    elif kind == "minus_and_plus_inf":  # R: B[1,1] <- -Inf; B[3,3] <- Inf
+        B[0, 0], B[2, 2] = -np.inf, np.inf
+    return B
+
+
+@pytest.mark.parametrize("kind", ["zeros", "ones", "nan", "inf", "two_nan",
+                                  "minus_and_plus_inf"])
+def test_recometrics_invalid_cases_are_na(kind):
+    """recometrics test-ndcg.R "Invalid cases": one user with no train entry, four test
+    entries (R draws them with ``rsparsematrix(1, 10, .4)``; any four positive values give the
+    same NA), ``A`` of ones; every case expects ``is.na(res$ndcg_at_5)``, the "-Inf and +Inf"
+    one included (recometrics 0.1.6's Python ``calc_reco_metrics`` on this fixture, run once,
+    gives NaN in each case; the drop-in ranked the infinite scores before, 0.455 here)."""
+    X_train = sp.csr_array((1, 10))
+    X_test = sp.csr_array((np.array([0.5, 1.2, 2.0, 0.7]), ([0, 0, 0, 0], [1, 3, 6, 8])),
+                          shape=(1, 10))
+    res = rt.calc_reco_metrics(X_train, X_test, np.ones((1, 5)), _invalid_case_b(kind), k=5,
+                               precision=False, average_precision=False, ndcg=True,
+                               nthreads=1)
+    assert np.isnan(res["NDCG@5"][0])
+
+
+def test_calc_reco_metrics_ranks_infinite_scores_when_asked():
+    """``inf_scores="rank"``: the +inf item (item 2, not a positive) is listed first, the -inf
+    one (item 0) last; positives 1 and 3 with scores 2 > 1 follow: DCG@3 = 1/log2(3) +
+    1/log2(4), ideal 1/log2(2) + 1/log2(3)."""
+    X_test = sp.csr_array((np.ones(2), ([0, 0], [1, 3])), shape=(1, 5))
+    B = np.array([[-np.inf], [2.0], [np.inf], [1.0], [0.0]])
+    res = rt.calc_reco_metrics(None, X_test, np.ones((1, 1)), B, k=3, precision=False,
+                               average_precision=False, inf_scores="rank", nthreads=1)
+    want = (1 / math.log2(3) + 1 / math.log2(4)) / (1 + 1 / math.log2(3))
+    assert res["NDCG@3"][0] == pytest.approx(want, abs=1e-12)
+    default = rt.calc_reco_metrics(None, X_test, np.ones((1, 1)), B, k=3, precision=False,
+                                   average_precision=False, nthreads=1)
+    assert np.isnan(default["NDCG@3"][0])
