@@ -38,7 +38,7 @@ def track_job(cfg: Mapping[str, Any], out: Path, base: Path, tracking_uri: str |
                           suffix=f"#{out.name}" if sweep else "")
     sweep = dict(sweep or {})
     if run_id is not None:  # the caller's open run (the user's own app): add the job to it
-        from ..tracking.runs import log_job_dir_into_run
+        from ..tracking.open_run import log_job_dir_into_run
 
         log_job_dir_into_run(out, run_id, tracking_uri=uri, sweep_id=sweep.get("sweep_id"),
                              parent_run_id=sweep.get("parent_run_id"),

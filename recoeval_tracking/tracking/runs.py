@@ -57,7 +57,6 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-
 from .._validation import check_optional, param_error
 from ..jobdir import FILES, JobDir, read_job_dir, write_job_dir
 from ..jobdir.markers import (
@@ -234,7 +233,7 @@ def _find_job_runs(client, experiment_id: str, job_uid: str) -> list:
 
 
 def _now_iso() -> str:
-    return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
+    return _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds")
 
 
 def set_marker(root: Path, name: str, record: Mapping[str, Any] | None) -> None:
@@ -413,26 +412,6 @@ def _log_into_run(path: Path, run_id: str, tracking_uri: str | None,
             artifact_path=artifact_path, existing_params=run.data.params,
             precision=precision)
     return run_id
-
-
-def log_job_dir_into_run(path: str | Path, run_id: str, *, tracking_uri: str | None = None,
-                         sweep_id: str | None = None, parent_run_id: str | None = None,
-                         params: Mapping[str, Any] | None = None) -> str:
-    """Add the job directory ``path`` to the existing run ``run_id`` (a run the caller has open,
-    e.g. the training run of the user's own Hydra app; it is left open). In a sweep,
-    ``sweep_id`` and ``parent_run_id`` make it a child of the sweep's parent, as a run of
-    ``recoeval-track`` is. Params the run already holds are kept as they are."""
-    for name, value in (("run_id", run_id), ("tracking_uri", tracking_uri),
-                        ("sweep_id", sweep_id), ("parent_run_id", parent_run_id)):
-        check_optional(value, str, name, "log_job_dir_into_run")
-    tags = {_TAG_PREFIX + "sweep_id": sweep_id, "mlflow.parentRunId": parent_run_id}
-    return _log_into_run(Path(path), run_id, tracking_uri,
-                         {k: v for k, v in tags.items() if v}, params, None)
-
-
-def active_run() -> tuple[str | None, str | None]:
-    """The id and store of the run open in this process (``mlflow.start_run()``), or Nones."""
-    return _active_run()
 
 
 def log_results(results, *, run_id: str | None = None, tracking_uri: str | None = None,
