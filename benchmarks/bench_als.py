@@ -48,29 +48,38 @@ def main() -> None:
     ap.add_argument("--factors", type=int, default=64)
     ap.add_argument("--iterations", type=int, default=3)
     ap.add_argument("--cg-steps", type=int, default=3)
-    ap.add_argument("--threads", type=int, default=None,
-                    help=f"numba threads (default: all of numba's, {numba.config.NUMBA_NUM_THREADS} here)")
+    ap.add_argument(
+        "--threads",
+        type=int,
+        default=None,
+        help=f"numba threads (default: all of numba's, {numba.config.NUMBA_NUM_THREADS} here)",
+    )
     args = ap.parse_args()
     if args.threads:
         numba.set_num_threads(args.threads)
 
     t0 = time.perf_counter()
     X = synthetic(args.users, args.items, args.nnz)
-    print(f"data: {X.shape[0]} x {X.shape[1]}, {X.nnz} interactions "
-          f"({time.perf_counter() - t0:.1f} s to build)")
+    print(
+        f"data: {X.shape[0]} x {X.shape[1]}, {X.nnz} interactions "
+        f"({time.perf_counter() - t0:.1f} s to build)"
+    )
 
     t0 = time.perf_counter()
     ALSModel(factors=4, iterations=1, progress=False).fit(synthetic(50, 40, 300))
     print(f"compile / cache load: {time.perf_counter() - t0:.2f} s")
 
-    model = ALSModel(factors=args.factors, iterations=args.iterations, cg_steps=args.cg_steps,
-                     progress=False)
+    model = ALSModel(
+        factors=args.factors, iterations=args.iterations, cg_steps=args.cg_steps, progress=False
+    )
     t0 = time.perf_counter()
     model.fit(X)
     elapsed = time.perf_counter() - t0
-    print(f"threads={numba.get_num_threads()} (cpus={os.cpu_count()}) factors={args.factors} "
-          f"cg_steps={args.cg_steps}: {elapsed:.2f} s for {args.iterations} iterations, "
-          f"{elapsed / max(args.iterations, 1):.3f} s per iteration")
+    print(
+        f"threads={numba.get_num_threads()} (cpus={os.cpu_count()}) factors={args.factors} "
+        f"cg_steps={args.cg_steps}: {elapsed:.2f} s for {args.iterations} iterations, "
+        f"{elapsed / max(args.iterations, 1):.3f} s per iteration"
+    )
 
 
 if __name__ == "__main__":

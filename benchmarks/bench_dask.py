@@ -61,9 +61,14 @@ USERS_PER_PART = 50_000
 def _blas() -> str:
     from threadpoolctl import threadpool_info
 
-    return "; ".join(f"{i.get('internal_api')} {i.get('architecture', '?')} "
-                     f"({i.get('num_threads')} threads)" for i in threadpool_info()
-                     if i.get("user_api") == "blas") or "no BLAS found"
+    return (
+        "; ".join(
+            f"{i.get('internal_api')} {i.get('architecture', '?')} ({i.get('num_threads')} threads)"
+            for i in threadpool_info()
+            if i.get("user_api") == "blas"
+        )
+        or "no BLAS found"
+    )
 
 
 def _peak_rss() -> int:
@@ -87,8 +92,11 @@ def _same(a, b) -> bool:
         x, y = a[c].to_numpy(), b[c].to_numpy()
         if x.dtype != y.dtype:
             return False
-        if not (np.array_equal(x.view(np.int64), y.view(np.int64)) if x.dtype == np.float64
-                else np.array_equal(x, y)):
+        if not (
+            np.array_equal(x.view(np.int64), y.view(np.int64))
+            if x.dtype == np.float64
+            else np.array_equal(x, y)
+        ):
             return False
     return True
 
@@ -104,6 +112,7 @@ def _options(args) -> dict:
 # ---------------------------------------------------------------------------------------------
 # overhead mode
 # ---------------------------------------------------------------------------------------------
+
 
 def overhead(args) -> None:
     from distributed import Client, LocalCluster
@@ -122,37 +131,55 @@ def overhead(args) -> None:
         local = rt.evaluate(train, test, A=A, B=B, **opts)  # alone: no sampler beside it
         local_times.append(time.perf_counter() - t)
     t_local = min(local_times)
-    print(f"local engine ({threads} threads): {t_local:.2f} s (best of "
-          f"{', '.join(f'{x:.2f}' for x in local_times)})")
+    print(
+        f"local engine ({threads} threads): {t_local:.2f} s (best of "
+        f"{', '.join(f'{x:.2f}' for x in local_times)})"
+    )
 
-    with LocalCluster(n_workers=args.workers, threads_per_worker=args.threads_per_worker,
-                      processes=True, dashboard_address=":0", memory_limit=0) as cluster, \
-            Client(cluster) as client:
+    with (
+        LocalCluster(
+            n_workers=args.workers,
+            threads_per_worker=args.threads_per_worker,
+            processes=True,
+            dashboard_address=":0",
+            memory_limit=0,
+        ) as cluster,
+        Client(cluster) as client,
+    ):
         rt.evaluate(train[:2000], test[:2000], A=A[:2000], B=B, client=client, **opts)  # warm
         base = client.run(_rss)
         dask_times = []
         for _ in range(args.repeat):
             t = time.perf_counter()
-            dist = evaluate_on_dask(client, train, test, EvalOptions(**opts), A=A, B=B,
-                                    shards=args.shards)
+            dist = evaluate_on_dask(
+                client, train, test, EvalOptions(**opts), A=A, B=B, shards=args.shards
+            )
             dask_times.append(time.perf_counter() - t)
         t_dask = min(dask_times)
         peaks = client.run(_peak_rss)
-    print(f"dask LocalCluster ({args.workers} workers x {args.threads_per_worker} threads, "
-          f"{dist.n_shards} shards): {t_dask:.2f} s (best of "
-          f"{', '.join(f'{x:.2f}' for x in dask_times)}); shard compute "
-          f"{dist.timings['eval_shards']:.2f} s summed over shards")
-    print(f"overhead ratio dask / local: {t_dask / t_local:.3f} "
-          f"({100 * (t_dask / t_local - 1):+.1f}%; target <= +15% on a quiet machine)")
+    print(
+        f"dask LocalCluster ({args.workers} workers x {args.threads_per_worker} threads, "
+        f"{dist.n_shards} shards): {t_dask:.2f} s (best of "
+        f"{', '.join(f'{x:.2f}' for x in dask_times)}); shard compute "
+        f"{dist.timings['eval_shards']:.2f} s summed over shards"
+    )
+    print(
+        f"overhead ratio dask / local: {t_dask / t_local:.3f} "
+        f"({100 * (t_dask / t_local - 1):+.1f}%; target <= +15% on a quiet machine)"
+    )
     for addr, peak in peaks.items():
         print(f"  worker {addr}: peak RSS {_mib(peak)} (after warm-up {_mib(base[addr])})")
     sent = A.nbytes + _csr_bytes(train) + _csr_bytes(test)
     shared = (B.nbytes + 8 * args.items) * args.workers
     back = int(dist.per_user.memory_usage(deep=True).sum())
-    print(f"network: user side {_mib(sent)} in the tasks, item side {shared / 2**20:.1f} MiB "
-          f"scattered ({args.workers} copies), per-user results {_mib(back)} back")
-    print(f"per-user values bit-identical (dask in memory vs local): "
-          f"{_same(local.per_user, dist.per_user)}")
+    print(
+        f"network: user side {_mib(sent)} in the tasks, item side {shared / 2**20:.1f} MiB "
+        f"scattered ({args.workers} copies), per-user results {_mib(back)} back"
+    )
+    print(
+        f"per-user values bit-identical (dask in memory vs local): "
+        f"{_same(local.per_user, dist.per_user)}"
+    )
     if args.local_memory:
         with PeakRSS() as mem:
             rt.evaluate(train, test, A=A, B=B, **opts)
@@ -163,12 +190,20 @@ def overhead(args) -> None:
 # storage mode
 # ---------------------------------------------------------------------------------------------
 
-def _block(rng: np.random.Generator, m: int, n: int, perm: np.ndarray, pop: np.ndarray,
-           mean_items: int = 40) -> tuple[sp.csr_array, sp.csr_array]:
+
+def _block(
+    rng: np.random.Generator,
+    m: int,
+    n: int,
+    perm: np.ndarray,
+    pop: np.ndarray,
+    mean_items: int = 40,
+) -> tuple[sp.csr_array, sp.csr_array]:
     """One block of users of bench_engine.make_data's distribution (power-law items with one
     item order for every block, lognormal activity, values 1..5, 80/20 split)."""
-    counts = np.clip(rng.lognormal(np.log(mean_items) - 0.5, 1.0, size=m).astype(np.int64), 2,
-                     n // 2)
+    counts = np.clip(
+        rng.lognormal(np.log(mean_items) - 0.5, 1.0, size=m).astype(np.int64), 2, n // 2
+    )
     users = np.repeat(np.arange(m), counts)
     items = perm[rng.choice(n, size=users.shape[0], p=pop)]
     X = sp.csr_array((np.ones(users.shape[0]), (users, items)), shape=(m, n))
@@ -196,10 +231,12 @@ def write_synthetic(folder: Path, m: int, n: int, p: int, seed: int = 0) -> None
     pop = 1.0 / np.arange(1, n + 1)
     pop /= pop.sum()
     np.save(folder / "item_factors.npy", rng.standard_normal((n, p)).astype(np.float32))
-    A = np.lib.format.open_memmap(folder / "user_factors.npy", mode="w+", dtype=np.float32,
-                                  shape=(m, p))
-    writer = PartitionedWriter(folder / "split", np.arange(n, dtype=np.int64),
-                               name=f"synthetic {m}x{n}")
+    A = np.lib.format.open_memmap(
+        folder / "user_factors.npy", mode="w+", dtype=np.float32, shape=(m, p)
+    )
+    writer = PartitionedWriter(
+        folder / "split", np.arange(n, dtype=np.int64), name=f"synthetic {m}x{n}"
+    )
     for j, lo in enumerate(range(0, m, USERS_PER_PART)):
         hi = min(lo + USERS_PER_PART, m)
         block_rng = np.random.default_rng([seed, j])
@@ -209,11 +246,15 @@ def write_synthetic(folder: Path, m: int, n: int, p: int, seed: int = 0) -> None
     A.flush()
     del A
     ds = writer.close()
-    (folder / "written.json").write_text(json.dumps({"users": m, "items": n, "factors": p,
-                                                     "seed": seed}))
-    print(f"wrote {ds!r}: {ds.manifest['train_interactions']} train and "
-          f"{ds.manifest['test_interactions']} test entries in {time.perf_counter() - t:.1f} s "
-          f"(writer process peak RSS {_mib(_peak_rss())})", flush=True)
+    (folder / "written.json").write_text(
+        json.dumps({"users": m, "items": n, "factors": p, "seed": seed})
+    )
+    print(
+        f"wrote {ds!r}: {ds.manifest['train_interactions']} train and "
+        f"{ds.manifest['test_interactions']} test entries in {time.perf_counter() - t:.1f} s "
+        f"(writer process peak RSS {_mib(_peak_rss())})",
+        flush=True,
+    )
 
 
 def storage(args) -> None:
@@ -225,39 +266,73 @@ def storage(args) -> None:
     want = {"users": args.users, "items": args.items, "factors": args.factors, "seed": 0}
     stamp = folder / "written.json"
     if not stamp.is_file() or json.loads(stamp.read_text()) != want:
-        subprocess.run([sys.executable, __file__, "--write-only", str(folder), "--users",
-                        str(args.users), "--items", str(args.items), "--factors",
-                        str(args.factors)], check=True)
+        subprocess.run(
+            [
+                sys.executable,
+                __file__,
+                "--write-only",
+                str(folder),
+                "--users",
+                str(args.users),
+                "--items",
+                str(args.items),
+                "--factors",
+                str(args.factors),
+            ],
+            check=True,
+        )
     else:
         print(f"reusing the dataset written in {folder}")
     threads = args.workers * args.threads_per_worker
     opts = EvalOptions(**_options(args), nthreads=threads)
-    with LocalCluster(n_workers=args.workers, threads_per_worker=args.threads_per_worker,
-                      processes=True, dashboard_address=":0", memory_limit=0) as cluster, \
-            Client(cluster) as client:
-        evaluate_from_storage(client, folder / "warm" / "split", opts,  # compile / load
-                              user_factors=folder / "warm" / "user_factors.npy",
-                              item_factors=folder / "item_factors.npy")
+    with (
+        LocalCluster(
+            n_workers=args.workers,
+            threads_per_worker=args.threads_per_worker,
+            processes=True,
+            dashboard_address=":0",
+            memory_limit=0,
+        ) as cluster,
+        Client(cluster) as client,
+    ):
+        evaluate_from_storage(
+            client,
+            folder / "warm" / "split",
+            opts,  # compile / load
+            user_factors=folder / "warm" / "user_factors.npy",
+            item_factors=folder / "item_factors.npy",
+        )
         before = _rss()
         t = time.perf_counter()
-        res = evaluate_from_storage(client, folder / "split", opts,
-                                    user_factors=folder / "user_factors.npy",
-                                    item_factors=folder / "item_factors.npy",
-                                    shards=args.shards, per_user_dir=folder / "per_user")
+        res = evaluate_from_storage(
+            client,
+            folder / "split",
+            opts,
+            user_factors=folder / "user_factors.npy",
+            item_factors=folder / "item_factors.npy",
+            shards=args.shards,
+            per_user_dir=folder / "per_user",
+        )
         seconds = time.perf_counter() - t
         client_peak = _peak_rss()
         peaks = client.run(_peak_rss)
-    print(f"storage run (after a warm-up on 2,000 users): {args.users} users x {args.items} "
-          f"items x {args.factors}, "
-          f"{res.n_shards} shards on {args.workers} workers x {args.threads_per_worker} threads: "
-          f"{seconds:.2f} s (shard compute {res.timings['eval_shards']:.2f} s summed)")
-    print(f"client: RSS {_mib(before)} before the evaluation (imports, cluster started, "
-          "warm-up run), "
-          f"peak RSS {_mib(client_peak)}")
+    print(
+        f"storage run (after a warm-up on 2,000 users): {args.users} users x {args.items} "
+        f"items x {args.factors}, "
+        f"{res.n_shards} shards on {args.workers} workers x {args.threads_per_worker} threads: "
+        f"{seconds:.2f} s (shard compute {res.timings['eval_shards']:.2f} s summed)"
+    )
+    print(
+        f"client: RSS {_mib(before)} before the evaluation (imports, cluster started, "
+        "warm-up run), "
+        f"peak RSS {_mib(client_peak)}"
+    )
     for addr, peak in peaks.items():
         print(f"  worker {addr}: peak RSS {_mib(peak)}")
-    print(f"ndcg_at_{args.k} = {res.means[f'ndcg_at_{args.k}']:.6f} over "
-          f"{res.n_users_evaluated} users")
+    print(
+        f"ndcg_at_{args.k} = {res.means[f'ndcg_at_{args.k}']:.6f} over "
+        f"{res.n_users_evaluated} users"
+    )
     if args.check:
         import pandas as pd
 
@@ -268,8 +343,10 @@ def storage(args) -> None:
         B = np.load(folder / "item_factors.npy")
         local = rt.evaluate(train, test, A=A, B=B, **_options(args), nthreads=threads)
         back = pd.read_parquet(folder / "per_user")
-        print(f"per-user values bit-identical (read from storage vs local engine): "
-              f"{_same(local.per_user, back)}")
+        print(
+            f"per-user values bit-identical (read from storage vs local engine): "
+            f"{_same(local.per_user, back)}"
+        )
 
 
 def main() -> None:
@@ -282,14 +359,28 @@ def main() -> None:
     ap.add_argument("--shards", type=int, default=None, help="default: 2 per worker thread")
     ap.add_argument("--metrics", default="p,ap,ndcg")
     ap.add_argument("--k", type=int, default=10)
-    ap.add_argument("--repeat", type=int, default=1,
-                    help="overhead mode: timed runs of each path (the best is compared)")
-    ap.add_argument("--local-memory", action="store_true",
-                    help="overhead mode: also the local run's peak memory (a separate run)")
-    ap.add_argument("--storage", metavar="DIR", default=None,
-                    help="storage mode: write the split to DIR, evaluate it from there")
-    ap.add_argument("--check", action="store_true",
-                    help="storage mode: compare with the local engine (loads the split whole)")
+    ap.add_argument(
+        "--repeat",
+        type=int,
+        default=1,
+        help="overhead mode: timed runs of each path (the best is compared)",
+    )
+    ap.add_argument(
+        "--local-memory",
+        action="store_true",
+        help="overhead mode: also the local run's peak memory (a separate run)",
+    )
+    ap.add_argument(
+        "--storage",
+        metavar="DIR",
+        default=None,
+        help="storage mode: write the split to DIR, evaluate it from there",
+    )
+    ap.add_argument(
+        "--check",
+        action="store_true",
+        help="storage mode: compare with the local engine (loads the split whole)",
+    )
     ap.add_argument("--write-only", metavar="DIR", default=None, help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.write_only:
@@ -299,9 +390,11 @@ def main() -> None:
         # thread pool once aborted the child ("terminate called without an active exception")
         os._exit(0)
     threads = args.workers * args.threads_per_worker
-    print(f"size {args.users} x {args.items} x {args.factors}, metrics {args.metrics} @ "
-          f"{args.k}; {threads} threads; cores here: {os.cpu_count()}; load average "
-          f"{' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    print(
+        f"size {args.users} x {args.items} x {args.factors}, metrics {args.metrics} @ "
+        f"{args.k}; {threads} threads; cores here: {os.cpu_count()}; load average "
+        f"{' '.join(f'{x:.2f}' for x in os.getloadavg())}"
+    )
     if "OPENBLAS_CORETYPE" in os.environ:
         print("warning: OPENBLAS_CORETYPE is set; run under env -u OPENBLAS_CORETYPE")
     print(f"BLAS: {_blas()}")

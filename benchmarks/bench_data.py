@@ -47,9 +47,11 @@ def main() -> int:
         split_reco_train_test(X.matrix, "separated", seed=1)
         t_rec = time.perf_counter() - t2
         total = t_load + t_split
-        print(f"ml-1m subset: {X.nnz:,} interactions; load {t_load:.2f} s + random split "
-              f"{t_split:.2f} s = {total:.2f} s ({'OK' if total < 2 else 'OVER'} vs 2 s); "
-              f"split_reco_train_test {t_rec:.2f} s; test {s.test.nnz:,}")
+        print(
+            f"ml-1m subset: {X.nnz:,} interactions; load {t_load:.2f} s + random split "
+            f"{t_split:.2f} s = {total:.2f} s ({'OK' if total < 2 else 'OVER'} vs 2 s); "
+            f"split_reco_train_test {t_rec:.2f} s; test {s.test.nnz:,}"
+        )
     else:
         print(f"ml-1m subset missing at {path}; skipped")
 
@@ -61,9 +63,11 @@ def main() -> int:
     s = random_holdout(S, 0.2, seed=1)
     t_split = time.perf_counter() - t - t_gen
     total = t_gen + t_split
-    print(f"synthetic {n_users:,} x {n_items:,}, {S.nnz:,} interactions: generate {t_gen:.2f} s"
-          f" + random split (with fingerprints) {t_split:.2f} s = {total:.2f} s "
-          f"({'OK' if total < 30 else 'OVER'} vs 30 s); test {s.test.nnz:,}")
+    print(
+        f"synthetic {n_users:,} x {n_items:,}, {S.nnz:,} interactions: generate {t_gen:.2f} s"
+        f" + random split (with fingerprints) {t_split:.2f} s = {total:.2f} s "
+        f"({'OK' if total < 30 else 'OVER'} vs 30 s); test {s.test.nnz:,}"
+    )
     return 0
 
 

@@ -48,19 +48,29 @@ from recoeval_tracking.engine.driver import thread_limits  # noqa: E402
 
 #: recometrics' ten metrics.
 ALL10 = ["p", "tp", "r", "ap", "tap", "ndcg", "hit", "rr", "roc_auc", "pr_auc"]
-TOPK8 = dict(precision=True, trunc_precision=True, recall=True, average_precision=True,
-             trunc_average_precision=True, ndcg=True, hit=True, rr=True)
+TOPK8 = dict(
+    precision=True,
+    trunc_precision=True,
+    recall=True,
+    average_precision=True,
+    trunc_average_precision=True,
+    ndcg=True,
+    hit=True,
+    rr=True,
+)
 NONE = dict(precision=False, average_precision=False, ndcg=False)
 
 
 # -- data and measuring ---------------------------------------------------------------------------
 
+
 def make_data(m: int, n: int, p: int, seed: int = 0, mean_items: int = 40, dtype=np.float32):
     """Power-law item popularity (Zipf, exponent 1), lognormal user activity, 80/20 split
     (about 9 test items per user)."""
     rng = np.random.default_rng(seed)
-    counts = np.clip(rng.lognormal(np.log(mean_items) - 0.5, 1.0, size=m).astype(np.int64), 2,
-                     n // 2)
+    counts = np.clip(
+        rng.lognormal(np.log(mean_items) - 0.5, 1.0, size=m).astype(np.int64), 2, n // 2
+    )
     pop = 1.0 / np.arange(1, n + 1)
     pop /= pop.sum()
     users = np.repeat(np.arange(m), counts)
@@ -126,12 +136,16 @@ def blas_info() -> list[str]:
     import scipy.linalg.cython_blas  # noqa: F401  (numba's np.dot uses SciPy's BLAS)
     from threadpoolctl import threadpool_info
 
-    return [f"{d['internal_api']} {d.get('version')} architecture={d.get('architecture')} "
-            f"num_threads={d['num_threads']} ({os.path.basename(d['filepath'])})"
-            for d in threadpool_info() if d["user_api"] == "blas"]
+    return [
+        f"{d['internal_api']} {d.get('version')} architecture={d.get('architecture')} "
+        f"num_threads={d['num_threads']} ({os.path.basename(d['filepath'])})"
+        for d in threadpool_info()
+        if d["user_api"] == "blas"
+    ]
 
 
 # -- the floor and the profile --------------------------------------------------------------------
+
 
 def gemm_floor(A, B, nthreads: int, repeat: int) -> tuple[float, str]:
     """Fastest blocked ``A @ B.T`` into preallocated buffers, over block sizes and over two
@@ -145,7 +159,7 @@ def gemm_floor(A, B, nthreads: int, repeat: int) -> tuple[float, str]:
 
             def run(rows=rows, out=out):
                 for s in range(0, A.shape[0], rows):
-                    a = A[s:s + rows]
+                    a = A[s : s + rows]
                     np.matmul(a, B.T, out=out[: a.shape[0]])
 
             best = min(best, (best_of(run, repeat), f"{rows} rows, threaded BLAS"))
@@ -166,9 +180,9 @@ def tiled_gemm(A, Bp, W, bu, n_workers):
         Ablk = np.zeros((bu, Bp.shape[1]), dtype=Bp.dtype)
         for blk in range(w, nb, nw):
             r1 = min((blk + 1) * bu, A.shape[0])
-            Ablk[: r1 - blk * bu] = A[blk * bu:r1]
+            Ablk[: r1 - blk * bu] = A[blk * bu : r1]
             for i0 in range(0, Bp.shape[0], W):
-                np.dot(Ablk, Bp[i0:i0 + W].T, T)
+                np.dot(Ablk, Bp[i0 : i0 + W].T, T)
                 acc[w] += T[0, 0]
     return acc.sum()
 
@@ -209,8 +223,20 @@ def kernel_seconds(call, repeat: int) -> tuple[float, float]:
 
 # -- memory ---------------------------------------------------------------------------------------
 
-def memory_formula(tr, te, n: int, p: int, itemsize: int, K: int, threads: int,
-                   n_at_k: int, n_whole: int, cumulative: bool, topk: bool) -> int:
+
+def memory_formula(
+    tr,
+    te,
+    n: int,
+    p: int,
+    itemsize: int,
+    K: int,
+    threads: int,
+    n_at_k: int,
+    n_whole: int,
+    cumulative: bool,
+    topk: bool,
+) -> int:
     """Peak extra bytes of ``evaluate`` by the engine's allocations, on the default block path.
 
     ``16 m (n_at_k K' + n_whole)`` (the engine's per-user outputs, ``K' = K`` when cumulative
@@ -233,28 +259,36 @@ def memory_formula(tr, te, n: int, p: int, itemsize: int, K: int, threads: int,
 def peak_memory(m: int, n: int, p: int, args) -> None:
     t = time.perf_counter()
     tr, te, A, B = make_data(m, n, p)
-    print(f"\n== peak extra memory at {m:,} users x {n:,} items x {p} (data made in "
-          f"{time.perf_counter() - t:.0f} s)")
+    print(
+        f"\n== peak extra memory at {m:,} users x {n:,} items x {p} (data made in "
+        f"{time.perf_counter() - t:.0f} s)"
+    )
     for label, kw, n_at_k, n_whole, topk in (
-            ("calc_reco_metrics, all 10", None, 8, 2, False),
-            ('evaluate(metrics="all")', dict(metrics="all"), 12, 3, True)):
+        ("calc_reco_metrics, all 10", None, 8, 2, False),
+        ('evaluate(metrics="all")', dict(metrics="all"), 12, 3, True),
+    ):
         t = time.perf_counter()
         with PeakRSS() as pk:
             if kw is None:
-                rt.calc_reco_metrics(tr, te, A, B, k=args.k, all_metrics=True,
-                                     nthreads=args.threads)
+                rt.calc_reco_metrics(
+                    tr, te, A, B, k=args.k, all_metrics=True, nthreads=args.threads
+                )
             else:
                 rt.evaluate(tr, te, A=A, B=B, k=args.k, nthreads=args.threads, **kw)
         sec = time.perf_counter() - t
         with thread_limits(args.threads) as threads:
             pass
-        est = memory_formula(tr, te, n, p, A.dtype.itemsize, args.k, threads, n_at_k, n_whole,
-                             False, topk)
-        print(f"  {label:<34} measured {pk.extra / 2**20:8.1f} MB   formula (engine) "
-              f"{est / 2**20:8.1f} MB   ({sec:.1f} s)")
+        est = memory_formula(
+            tr, te, n, p, A.dtype.itemsize, args.k, threads, n_at_k, n_whole, False, topk
+        )
+        print(
+            f"  {label:<34} measured {pk.extra / 2**20:8.1f} MB   formula (engine) "
+            f"{est / 2**20:8.1f} MB   ({sec:.1f} s)"
+        )
 
 
 # -- fixed costs ----------------------------------------------------------------------------------
+
 
 def fixed_overhead(repeat: int = 50) -> tuple[float, float]:
     """Median time of ``evaluate`` (default metrics, then ``"all"``) on 50 users x 40 items."""
@@ -291,9 +325,11 @@ def first_call_seconds(cold: bool = False) -> tuple[float, float]:
     env = dict(os.environ)
     if cold:
         import tempfile
+
         env["NUMBA_CACHE_DIR"] = tempfile.mkdtemp()
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
-                         check=True)
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True
+    )
     imp, call = (float(x) for x in out.stdout.strip().splitlines()[-1].split())
     return imp, call
 
@@ -303,17 +339,26 @@ def warm_up(k: int) -> None:
     block path and on the fused pass."""
     for dtype in (np.float32, np.float64):
         tr, te, A, B = make_data(300, 500, 8, dtype=dtype)
-        for kw in (dict(metrics=["p"]), dict(metrics=ALL10), dict(metrics=ALL10, cumulative=True),
-                   dict(metrics=ALL10, ties="average"), dict(metrics="all")):
+        for kw in (
+            dict(metrics=["p"]),
+            dict(metrics=ALL10),
+            dict(metrics=ALL10, cumulative=True),
+            dict(metrics=ALL10, ties="average"),
+            dict(metrics="all"),
+        ):
             for nthreads, fused in ((1, False), (-1, False), (1, True), (-1, True)):
-                path(lambda: rt.evaluate(tr, te, A=A, B=B, k=k, nthreads=nthreads,
-                                         block_rows=32, **kw), fused)()
-                path(lambda: rt.evaluate(tr, te, A=A, B=B, k=k, nthreads=nthreads, **kw),
-                     fused)()
+                path(
+                    lambda: rt.evaluate(
+                        tr, te, A=A, B=B, k=k, nthreads=nthreads, block_rows=32, **kw
+                    ),
+                    fused,
+                )()
+                path(lambda: rt.evaluate(tr, te, A=A, B=B, k=k, nthreads=nthreads, **kw), fused)()
         tiled_gemm_seconds(A, B, -1, 1)
 
 
 # -- one size -------------------------------------------------------------------------------------
+
 
 def engine_rows(tr, te, A, B, args) -> list[tuple[str, object]]:
     k, nt = args.k, args.threads
@@ -344,6 +389,7 @@ def engine_rows(tr, te, A, B, args) -> list[tuple[str, object]]:
 def path(call, fused: bool):
     """``call`` run on the block path (a GEMM per block into a buffer, then the kernels) or on
     the fused pass (cache-sized tiles merged while hot), whatever the engine's default."""
+
     def run():
         original = driver.run_scores
         driver.run_scores = functools.partial(original, fused=fused)
@@ -351,6 +397,7 @@ def path(call, fused: bool):
             return call()
         finally:
             driver.run_scores = original
+
     return run
 
 
@@ -373,21 +420,32 @@ def library_rows(tr, te, A, B, args) -> list[tuple[str, object]]:
             return X
 
         Xtr, Xte = csr32(tr), csr32(te)
-        rows.append(("implicit ranking_metrics_at_k (4)", lambda: ranking_metrics_at_k(
-            model, Xtr, Xte, K=args.k, show_progress=False)))
+        rows.append(
+            (
+                "implicit ranking_metrics_at_k (4)",
+                lambda: ranking_metrics_at_k(model, Xtr, Xte, K=args.k, show_progress=False),
+            )
+        )
     try:
         import recometrics
     except ImportError:
         print("  recometrics: not installed")
     else:
         Ctr, Cte = sp.csr_matrix(tr), sp.csr_matrix(te)
-        rows.append(("recometrics, default metrics", lambda: recometrics.calc_reco_metrics(
-            Ctr, Cte, A, B, k=args.k, nthreads=os.cpu_count())))
+        rows.append(
+            (
+                "recometrics, default metrics",
+                lambda: recometrics.calc_reco_metrics(
+                    Ctr, Cte, A, B, k=args.k, nthreads=os.cpu_count()
+                ),
+            )
+        )
     return rows
 
 
-def block_gemm_seconds(A, B, nthreads: int, repeat: int,
-                       rows: int | None = None) -> tuple[float, int]:
+def block_gemm_seconds(
+    A, B, nthreads: int, repeat: int, rows: int | None = None
+) -> tuple[float, int]:
     """The default block path's GEMMs alone, arranged as the engine arranges them: blocks of
     ``rows`` users (``default_block_rows`` by default), each thread scoring whole blocks into
     its own preallocated buffer with single-threaded BLAS."""
@@ -400,7 +458,7 @@ def block_gemm_seconds(A, B, nthreads: int, repeat: int,
 
         def worker(w):
             for s in starts[w::n]:
-                a = A[s:s + rows]
+                a = A[s : s + rows]
                 np.matmul(a, B.T, out=bufs[w][: a.shape[0]])
 
         with ThreadPoolExecutor(n) as pool:
@@ -413,8 +471,10 @@ def profile(tr, te, A, B, args, floor: float) -> None:
     blocks, tiles and threads), the merge (ranks and metrics), Python around the engine (checks,
     CSR, results table, beyond-accuracy metrics)."""
     gemm, rows = block_gemm_seconds(A, B, args.threads, args.repeat)
-    print(f"  profile, block path: GEMM alone ({rows}-user blocks) {gemm:.3f} s "
-          f"({gemm / floor:.2f}x floor)")
+    print(
+        f"  profile, block path: GEMM alone ({rows}-user blocks) {gemm:.3f} s "
+        f"({gemm / floor:.2f}x floor)"
+    )
     _split(tr, te, A, B, args, gemm)
     original = driver.run_scores
     driver.run_scores = functools.partial(original, fused=True)
@@ -426,19 +486,27 @@ def profile(tr, te, A, B, args, floor: float) -> None:
 
 def _profile(tr, te, A, B, args, floor: float) -> None:
     tiled = tiled_gemm_seconds(A, B, args.threads, args.repeat)
-    print(f"  profile, fused pass: tiled GEMM alone (same blocks/tiles/threads) {tiled:.3f} s "
-          f"({tiled / floor:.2f}x floor)")
+    print(
+        f"  profile, fused pass: tiled GEMM alone (same blocks/tiles/threads) {tiled:.3f} s "
+        f"({tiled / floor:.2f}x floor)"
+    )
     _split(tr, te, A, B, args, tiled)
 
 
 def _split(tr, te, A, B, args, gemm: float) -> None:
-    for label, kw in (("top-K (P, AP, NDCG)", dict(metrics=["p", "ap", "ndcg"])),
-                      ("all 10", dict(metrics=ALL10)),
-                      ('"all" (+ beyond)', dict(metrics="all"))):
-        total, kernel = kernel_seconds(lambda: rt.evaluate(
-            tr, te, A=A, B=B, k=args.k, nthreads=args.threads, **kw), args.repeat)
-        print(f"    {label:<22} total {total:.3f} s = GEMM {gemm:.3f} + merge "
-              f"{kernel - gemm:.3f} + Python (checks, CSR, table, beyond) {total - kernel:.3f}")
+    for label, kw in (
+        ("top-K (P, AP, NDCG)", dict(metrics=["p", "ap", "ndcg"])),
+        ("all 10", dict(metrics=ALL10)),
+        ('"all" (+ beyond)', dict(metrics="all")),
+    ):
+        total, kernel = kernel_seconds(
+            lambda: rt.evaluate(tr, te, A=A, B=B, k=args.k, nthreads=args.threads, **kw),
+            args.repeat,
+        )
+        print(
+            f"    {label:<22} total {total:.3f} s = GEMM {gemm:.3f} + merge "
+            f"{kernel - gemm:.3f} + Python (checks, CSR, table, beyond) {total - kernel:.3f}"
+        )
 
 
 def run_size(size: str, args) -> None:
@@ -446,13 +514,14 @@ def run_size(size: str, args) -> None:
     dtype = np.dtype(args.dtype)
     t = time.perf_counter()
     tr, te, A, B = make_data(m, n, p, dtype=dtype)
-    print(f"\n== {m:,} users x {n:,} items x {p} factors, {dtype}, K={args.k}: train nnz "
-          f"{tr.nnz:,}, test nnz {te.nnz:,} ({te.nnz / m:.1f} per user; made in "
-          f"{time.perf_counter() - t:.0f} s)")
+    print(
+        f"\n== {m:,} users x {n:,} items x {p} factors, {dtype}, K={args.k}: train nnz "
+        f"{tr.nnz:,}, test nnz {te.nnz:,} ({te.nnz / m:.1f} per user; made in "
+        f"{time.perf_counter() - t:.0f} s)"
+    )
     floor, rows_floor = gemm_floor(A, B, args.threads, args.repeat + 1)
     print(f"  {'what':<40} {'seconds':>8} {'x floor':>8}")
-    print(f"  {f'floor: blocked A @ B.T, prealloc. ({rows_floor})':<40} {floor:8.3f} "
-          f"{1.0:8.2f}")
+    print(f"  {f'floor: blocked A @ B.T, prealloc. ({rows_floor})':<40} {floor:8.3f} {1.0:8.2f}")
     times = {}
     rows = engine_rows(tr, te, A, B, args)
     if args.compare:
@@ -471,26 +540,41 @@ def run_size(size: str, args) -> None:
     with thread_limits(args.threads) as threads:
         pass
     est = memory_formula(tr, te, n, p, dtype.itemsize, args.k, threads, 8, 2, False, False)
-    print(f"  peak extra memory, calc_reco_metrics all 10: {pk.extra / 2**20:.1f} MB "
-          f"(formula: {est / 2**20:.1f} MB)")
+    print(
+        f"  peak extra memory, calc_reco_metrics all 10: {pk.extra / 2**20:.1f} MB "
+        f"(formula: {est / 2**20:.1f} MB)"
+    )
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--sizes", nargs="*", default=["50000x20000x64"],
-                    help="users x items x factors (also 138000x27000x128, 10000x100000x64)")
+    ap.add_argument(
+        "--sizes",
+        nargs="*",
+        default=["50000x20000x64"],
+        help="users x items x factors (also 138000x27000x128, 10000x100000x64)",
+    )
     ap.add_argument("--threads", type=int, default=-1)
     ap.add_argument("--k", type=int, default=10)
     ap.add_argument("--dtype", default="float32", choices=["float32", "float64"])
     ap.add_argument("--repeat", type=int, default=2, help="best of this many runs per row")
-    ap.add_argument("--no-compare", dest="compare", action="store_false",
-                    help="skip implicit and recometrics")
+    ap.add_argument(
+        "--no-compare", dest="compare", action="store_false", help="skip implicit and recometrics"
+    )
     ap.add_argument("--no-profile", dest="profile", action="store_false")
-    ap.add_argument("--clock", default="wall", choices=["wall", "cpu"],
-                    help="time rows by wall clock or by the process's CPU time (use with "
-                         "--threads 1 on a busy machine: BLAS threads that spin count as CPU)")
-    ap.add_argument("--memory-users", type=int, default=0,
-                    help="also measure peak memory at this many users x 20,000 items x 64")
+    ap.add_argument(
+        "--clock",
+        default="wall",
+        choices=["wall", "cpu"],
+        help="time rows by wall clock or by the process's CPU time (use with "
+        "--threads 1 on a busy machine: BLAS threads that spin count as CPU)",
+    )
+    ap.add_argument(
+        "--memory-users",
+        type=int,
+        default=0,
+        help="also measure peak memory at this many users x 20,000 items x 64",
+    )
     args = ap.parse_args()
     global CLOCK
     CLOCK = time.process_time if args.clock == "cpu" else time.perf_counter
@@ -505,11 +589,15 @@ def main() -> None:
     warm_up(args.k)
     print(f"warm-up (compile or load float32 and float64 kernels): {time.perf_counter() - t:.1f} s")
     imp, call = first_call_seconds()
-    print(f"warm first call in a new process: import {imp:.2f} s + first evaluate(all) "
-          f"{call:.2f} s = {imp + call:.2f} s (target <= 1.5 s)")
+    print(
+        f"warm first call in a new process: import {imp:.2f} s + first evaluate(all) "
+        f"{call:.2f} s = {imp + call:.2f} s (target <= 1.5 s)"
+    )
     small, every = fixed_overhead()
-    print(f"evaluate() fixed overhead, 50 users x 40 items: default metrics {small * 1e3:.1f} ms, "
-          f'metrics="all" {every * 1e3:.1f} ms (median of 50)')
+    print(
+        f"evaluate() fixed overhead, 50 users x 40 items: default metrics {small * 1e3:.1f} ms, "
+        f'metrics="all" {every * 1e3:.1f} ms (median of 50)'
+    )
     for size in args.sizes:
         run_size(size, args)
     if args.memory_users:

@@ -151,8 +151,11 @@ def describe_machine(xp) -> None:
     import numba
     from threadpoolctl import threadpool_info
 
-    blas = [f"{i.get('internal_api')} {i.get('architecture', '?')} x{i.get('num_threads')}"
-            for i in threadpool_info() if i.get("user_api") == "blas"]
+    blas = [
+        f"{i.get('internal_api')} {i.get('architecture', '?')} x{i.get('num_threads')}"
+        for i in threadpool_info()
+        if i.get("user_api") == "blas"
+    ]
     print(f"numpy {np.__version__}, numba {numba.__version__}, host BLAS: {', '.join(blas)}")
     if xp is np:
         print("SIMULATED (NUMBA_ENABLE_CUDASIM=1): numpy in place of CuPy, timings meaningless")
@@ -161,54 +164,81 @@ def describe_machine(xp) -> None:
 
     props = cupy.cuda.runtime.getDeviceProperties(cupy.cuda.Device().id)
     name = props["name"].decode() if isinstance(props["name"], bytes) else props["name"]
-    print(f"GPU: {name}, {props['totalGlobalMem'] / 2**30:.1f} GiB, compute capability "
-          f"{props['major']}.{props['minor']}; CUDA driver {cupy.cuda.runtime.driverGetVersion()}"
-          f", runtime {cupy.cuda.runtime.runtimeGetVersion()}; CuPy {cupy.__version__}")
+    print(
+        f"GPU: {name}, {props['totalGlobalMem'] / 2**30:.1f} GiB, compute capability "
+        f"{props['major']}.{props['minor']}; CUDA driver {cupy.cuda.runtime.driverGetVersion()}"
+        f", runtime {cupy.cuda.runtime.runtimeGetVersion()}; CuPy {cupy.__version__}"
+    )
 
 
 def run_size(xp, size: str, args, on_cpu: bool) -> None:
     m, n, p = (int(x) for x in size.split("x"))
     t = time.perf_counter()
     tr, te, A, B = make_data(m, n, p, dtype=np.float32)
-    print(f"\n== {m:,} users x {n:,} items x {p} factors, float32: train nnz {tr.nnz:,}, test "
-          f"nnz {te.nnz:,} (made in {time.perf_counter() - t:.1f} s)")
+    print(
+        f"\n== {m:,} users x {n:,} items x {p} factors, float32: train nnz {tr.nnz:,}, test "
+        f"nnz {te.nnz:,} (made in {time.perf_counter() - t:.1f} s)"
+    )
     bs = args.block_rows or cuda_driver.default_block_rows(n, 4, m)
     floors = [floor_seconds(xp, A, B, tr, args.k, bs) for _ in range(args.repeat)]
     gemm, mask, floor = (min(f[i] for f in floors) for i in range(3))
-    for label, sec in ((f"GEMM alone ({bs:,} users a block)", gemm),
-                       ("GEMM + train mask", mask),
-                       (f"floor: GEMM + train mask + top-{args.k}", floor)):
+    for label, sec in (
+        (f"GEMM alone ({bs:,} users a block)", gemm),
+        ("GEMM + train mask", mask),
+        (f"floor: GEMM + train mask + top-{args.k}", floor),
+    ):
         print(f"  {label:41} {sec:8.3f} s")
     common = dict(k=args.k, block_rows=bs, ties="noise")
     Ad, Bd = xp.asarray(A), xp.asarray(B)
     scorer = CallableScores(lambda users: Ad[xp.asarray(users)] @ Bd.T, n, dtype=np.float32)
-    runs = [("10 metrics, numpy factors", dict(A=A, B=B, metrics=TEN), args.repeat),
-            ("10 metrics, CuPy factors", dict(A=Ad, B=Bd, metrics=TEN), args.repeat),
-            ("10 metrics, CuPy scorer", dict(scores=scorer, metrics=TEN), args.repeat),
-            ("all metrics, CuPy factors", dict(A=Ad, B=Bd, metrics="all"), 1)]
+    runs = [
+        ("10 metrics, numpy factors", dict(A=A, B=B, metrics=TEN), args.repeat),
+        ("10 metrics, CuPy factors", dict(A=Ad, B=Bd, metrics=TEN), args.repeat),
+        ("10 metrics, CuPy scorer", dict(scores=scorer, metrics=TEN), args.repeat),
+        ("all metrics, CuPy factors", dict(A=Ad, B=Bd, metrics="all"), 1),
+    ]
     peak = DevicePeak(xp)
     seconds = None
     for label, kw, repeat in runs:
         sec = best_of(lambda: rt.evaluate(tr, te, backend="cuda", **common, **kw), repeat)
         pool, device = peak.run(lambda: rt.evaluate(tr, te, backend="cuda", **common, **kw))
-        memory = "n/a (simulated)" if xp is np else \
-            f"{pool:6.2f} GiB (pool), {device:6.2f} GiB (device-wide)"
-        print(f"  backend=cuda, {label:27} {sec:8.3f} s  ratio to floor {sec / floor:5.2f}x  "
-              f"peak device memory {memory}")
+        memory = (
+            "n/a (simulated)"
+            if xp is np
+            else f"{pool:6.2f} GiB (pool), {device:6.2f} GiB (device-wide)"
+        )
+        print(
+            f"  backend=cuda, {label:27} {sec:8.3f} s  ratio to floor {sec / floor:5.2f}x  "
+            f"peak device memory {memory}"
+        )
         seconds = sec if seconds is None else seconds
     if on_cpu:
-        cpu = best_of(lambda: rt.evaluate(tr, te, A=A, B=B, metrics=TEN, k=args.k,
-                                          ties="noise", nthreads=args.threads), 1)
-        print(f"  backend=cpu, 10 metrics, numpy factors, {args.threads} threads "
-              f"{cpu:8.3f} s  (cpu / cuda with numpy factors {cpu / seconds:5.1f}x)")
+        cpu = best_of(
+            lambda: rt.evaluate(
+                tr, te, A=A, B=B, metrics=TEN, k=args.k, ties="noise", nthreads=args.threads
+            ),
+            1,
+        )
+        print(
+            f"  backend=cpu, 10 metrics, numpy factors, {args.threads} threads "
+            f"{cpu:8.3f} s  (cpu / cuda with numpy factors {cpu / seconds:5.1f}x)"
+        )
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--sizes", nargs="*", default=None,
-                    help="users x items x factors (default 138000x27000x128 1000000x100000x128)")
-    ap.add_argument("--cpu-sizes", nargs="*", default=["138000x27000x128"],
-                    help="sizes also run with backend='cpu' (none: give the flag alone)")
+    ap.add_argument(
+        "--sizes",
+        nargs="*",
+        default=None,
+        help="users x items x factors (default 138000x27000x128 1000000x100000x128)",
+    )
+    ap.add_argument(
+        "--cpu-sizes",
+        nargs="*",
+        default=["138000x27000x128"],
+        help="sizes also run with backend='cpu' (none: give the flag alone)",
+    )
     ap.add_argument("--k", type=int, default=10)
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--block-rows", type=int, default=None)
@@ -221,8 +251,10 @@ def main() -> None:
     if args.sizes is None:
         args.sizes = SIM_SIZES if xp is np else ["138000x27000x128", "1000000x100000x128"]
     describe_machine(xp)
-    print(f"backend=cuda (blocks of at most {cuda_driver.BLOCK_BYTES / 2**30:.0f} GiB of scores "
-          f"or a quarter of the free device memory), k={args.k}, ties=noise, float32")
+    print(
+        f"backend=cuda (blocks of at most {cuda_driver.BLOCK_BYTES / 2**30:.0f} GiB of scores "
+        f"or a quarter of the free device memory), k={args.k}, ties=noise, float32"
+    )
     tr, te, A, B = make_data(300, 400, 8, dtype=np.float32)
     for backend in ("cuda", "cpu"):  # compile outside the timings
         rt.evaluate(tr, te, A=A, B=B, metrics="all", k=args.k, backend=backend, block_rows=100)

@@ -32,10 +32,14 @@ def build_results(n_users: int, n_metrics: int, k: int, seed: int = 0) -> Result
     rng = np.random.default_rng(seed)
     reasons = np.where(rng.random(n_users) < 0.1, "no_test", "")
     nan_rows = reasons != ""
-    per_user = pd.DataFrame({"user_id": np.arange(n_users) * 7 + 3,
-                             "n_train": rng.integers(1, 200, n_users),
-                             "n_test": rng.integers(0, 20, n_users),
-                             "nan_reason": reasons})
+    per_user = pd.DataFrame(
+        {
+            "user_id": np.arange(n_users) * 7 + 3,
+            "n_train": rng.integers(1, 200, n_users),
+            "n_test": rng.integers(0, 20, n_users),
+            "nan_reason": reasons,
+        }
+    )
     curves = {}
     top_names = NAMES[: max(0, n_metrics - 2)]
     for name in top_names:
@@ -47,9 +51,14 @@ def build_results(n_users: int, n_metrics: int, k: int, seed: int = 0) -> Result
         v = rng.random(n_users)
         v[nan_rows] = np.nan
         per_user[name] = v
-    return Results(per_user=per_user, k=k, curves_per_user=curves,
-                   definitions={"profile": "recometrics", "ndcg_gain": "linear"},
-                   fingerprint="bench0001", timings={"eval": 1.0})
+    return Results(
+        per_user=per_user,
+        k=k,
+        curves_per_user=curves,
+        definitions={"profile": "recometrics", "ndcg_gain": "linear"},
+        fingerprint="bench0001",
+        timings={"eval": 1.0},
+    )
 
 
 def main() -> None:
@@ -59,14 +68,20 @@ def main() -> None:
     parser.add_argument("--k", type=int, default=20)
     args = parser.parse_args()
     results = build_results(args.users, args.metrics, args.k)
-    config = {"model": {"name": "als", "factors": 64, "regularization": 0.01},
-              "metrics": {"k": args.k, "names": NAMES}, "split": {"kind": "leave_n_out", "n": 5}}
+    config = {
+        "model": {"name": "als", "factors": 64, "regularization": 0.01},
+        "metrics": {"k": args.k, "names": NAMES},
+        "split": {"kind": "leave_n_out", "n": 5},
+    }
     with tempfile.TemporaryDirectory() as tmp:
         uri = f"sqlite:///{tmp}/mlflow.db"
         t0 = time.perf_counter()
-        job = write_job_dir(results, Path(tmp) / "job0", config_yaml=config,
-                            dataset={"name": "bench", "n_users": args.users,
-                                     "data_fingerprint": "d" * 16})
+        job = write_job_dir(
+            results,
+            Path(tmp) / "job0",
+            config_yaml=config,
+            dataset={"name": "bench", "n_users": args.users, "data_fingerprint": "d" * 16},
+        )
         t_write = time.perf_counter() - t0
 
         t0 = time.perf_counter()
@@ -91,11 +106,15 @@ def main() -> None:
         t_log2 = time.perf_counter() - t0
 
         run = MlflowClient(uri).get_run(run_id)
-        n_curve_points = sum(len(MlflowClient(uri).get_metric_history(run_id, name))
-                             for name in results.curves_per_user)
-    print(f"users={args.users} metrics={args.metrics} K={args.k} "
-          f"curves={len(results.curves_per_user)} ({n_curve_points} curve points logged), "
-          f"{len(run.data.metrics)} metric keys, {len(run.data.params)} params")
+        n_curve_points = sum(
+            len(MlflowClient(uri).get_metric_history(run_id, name))
+            for name in results.curves_per_user
+        )
+    print(
+        f"users={args.users} metrics={args.metrics} K={args.k} "
+        f"curves={len(results.curves_per_user)} ({n_curve_points} curve points logged), "
+        f"{len(run.data.metrics)} metric keys, {len(run.data.params)} params"
+    )
     print(f"write job dir (parquet, json, csv, plots): {t_write:7.2f} s")
     print(f"one-off: import mlflow                    {t_import:7.2f} s")
     print(f"one-off: create the SQLite store          {t_store:7.2f} s")

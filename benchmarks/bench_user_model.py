@@ -73,13 +73,17 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=3)
     args = ap.parse_args()
     m, n, p = (int(x) for x in args.size.split("x"))
-    print(f"machine: {platform.machine()} {platform.processor() or ''}; "
-          f"OPENBLAS_CORETYPE={os.environ.get('OPENBLAS_CORETYPE', '(unset)')}")
+    print(
+        f"machine: {platform.machine()} {platform.processor() or ''}; "
+        f"OPENBLAS_CORETYPE={os.environ.get('OPENBLAS_CORETYPE', '(unset)')}"
+    )
     for line in blas_info():
         print(f"BLAS: {line}")
     tr, te, A, B = make_data(m, n, p)
-    print(f"data: {m} users x {n} items x {p} factors, float32, {tr.nnz} train and {te.nnz} "
-          f"test entries; K=10, metrics {METRICS}, {args.threads} threads")
+    print(
+        f"data: {m} users x {n} items x {p} factors, float32, {tr.nnz} train and {te.nnz} "
+        f"test entries; K=10, metrics {METRICS}, {args.threads} threads"
+    )
 
     def ev(**inputs):
         return rt.evaluate(tr, te, **inputs, k=10, metrics=METRICS, nthreads=args.threads)
@@ -89,9 +93,11 @@ def main() -> None:
         um.fit(tr)
         return lambda: ev(**um.eval_inputs(10))
 
-    calls = {"factors (evaluate(A=, B=))": lambda: ev(A=A, B=B),
-             "UserModel with factors()": through(Factors(A, B)),
-             "UserModel with score_users()": through(ScoreUsers(A, B))}
+    calls = {
+        "factors (evaluate(A=, B=))": lambda: ev(A=A, B=B),
+        "UserModel with factors()": through(Factors(A, B)),
+        "UserModel with score_users()": through(ScoreUsers(A, B)),
+    }
     ref = None
     for call in calls.values():  # warm: compile once, and check the values agree
         got = call().per_user["ndcg_at_10"].to_numpy()

@@ -18,8 +18,13 @@ PACKAGE_ROOT = Path(recoeval_tracking.__file__).resolve().parents[1]
 def clean_env() -> dict[str, str]:
     """``os.environ`` without MLflow's and Hydra's settings, with the tests' package importable."""
     env = dict(os.environ)
-    for var in ("MLFLOW_TRACKING_URI", "MLFLOW_RUN_ID", "MLFLOW_EXPERIMENT_NAME",
-                "MLFLOW_EXPERIMENT_ID", "HYDRA_FULL_ERROR"):
+    for var in (
+        "MLFLOW_TRACKING_URI",
+        "MLFLOW_RUN_ID",
+        "MLFLOW_EXPERIMENT_NAME",
+        "MLFLOW_EXPERIMENT_ID",
+        "HYDRA_FULL_ERROR",
+    ):
         env.pop(var, None)
     env["PYTHONPATH"] = str(PACKAGE_ROOT) + os.pathsep + env.get("PYTHONPATH", "")
     return env

@@ -68,8 +68,12 @@ def seed_examples(seed_examples_file: Path) -> dict[str, Any]:
 @pytest.fixture(autouse=True)
 def _no_ambient_tracking(monkeypatch):
     """Tests never fall back on the user's MLflow store or environment."""
-    for var in ("MLFLOW_TRACKING_URI", "MLFLOW_RUN_ID", "MLFLOW_EXPERIMENT_NAME",
-                "MLFLOW_EXPERIMENT_ID"):
+    for var in (
+        "MLFLOW_TRACKING_URI",
+        "MLFLOW_RUN_ID",
+        "MLFLOW_EXPERIMENT_NAME",
+        "MLFLOW_EXPERIMENT_ID",
+    ):
         monkeypatch.delenv(var, raising=False)
 
 

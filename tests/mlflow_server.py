@@ -49,14 +49,32 @@ class MlflowServer:
         return None if self.proc is None else self.proc.pid
 
     def start(self, timeout: float = 60.0) -> None:
-        cmd = [sys.executable, "-m", "mlflow", "server",
-               "--backend-store-uri", f"sqlite:///{self.db}",
-               "--artifacts-destination", str(self.root / "mlartifacts"),
-               "--host", "127.0.0.1", "--port", str(self.port), "--workers", "1"]
+        cmd = [
+            sys.executable,
+            "-m",
+            "mlflow",
+            "server",
+            "--backend-store-uri",
+            f"sqlite:///{self.db}",
+            "--artifacts-destination",
+            str(self.root / "mlartifacts"),
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(self.port),
+            "--workers",
+            "1",
+        ]
         env = {k: v for k, v in os.environ.items() if not k.startswith("MLFLOW_")}
         with open(self.log, "ab") as log:
-            self.proc = subprocess.Popen(cmd, cwd=self.root, stdout=log, stderr=subprocess.STDOUT,
-                                         env=env, start_new_session=True)
+            self.proc = subprocess.Popen(
+                cmd,
+                cwd=self.root,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                env=env,
+                start_new_session=True,
+            )
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
@@ -69,8 +87,9 @@ class MlflowServer:
                 pass
             time.sleep(0.5)
         self.stop()
-        raise RuntimeError(f"mlflow server not healthy after {timeout} s: "
-                           f"{self.log.read_text()[-2000:]}")
+        raise RuntimeError(
+            f"mlflow server not healthy after {timeout} s: {self.log.read_text()[-2000:]}"
+        )
 
     def _signal_group(self, sig: int) -> None:
         try:

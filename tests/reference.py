@@ -125,26 +125,57 @@ METRICS: tuple[str, ...] = ("p", "tp", "r", "ap", "tap", "ndcg", "hit", "rr", "r
 #: Further definition variants: NDCG with exponential (2^v - 1) and binary (1 per test item) gains,
 #: ROC-AUC inside the top-k list (Hivemall), the mean percentile rank (Hu, Koren & Volinsky 2008)
 #: and the unnormalised DCG with linear gains (Järvelin & Kekäläinen 2002).
-EXTRA_METRICS: tuple[str, ...] = ("ndcg_exp", "ndcg_bin", "auc_topk", "mpr", "dcg", "ap_hits",
-                                   "hits", "f1", "dcg_exp", "set_map", "rprec",
-                                   *[f"iprec_at_recall_{j / 10:.2f}" for j in range(11)],
-                                   "11pt_avg")
+EXTRA_METRICS: tuple[str, ...] = (
+    "ndcg_exp",
+    "ndcg_bin",
+    "auc_topk",
+    "mpr",
+    "dcg",
+    "ap_hits",
+    "hits",
+    "f1",
+    "dcg_exp",
+    "set_map",
+    "rprec",
+    *[f"iprec_at_recall_{j / 10:.2f}" for j in range(11)],
+    "11pt_avg",
+)
 #: Every metric the reference computes.
 ALL_METRICS: tuple[str, ...] = METRICS + EXTRA_METRICS
 #: Metrics with a cutoff k.
-TOPK_METRICS: tuple[str, ...] = METRICS[:8] + ("ndcg_exp", "ndcg_bin", "auc_topk", "dcg",
-                                                "ap_hits", "hits", "f1", "dcg_exp", "set_map")
+TOPK_METRICS: tuple[str, ...] = METRICS[:8] + (
+    "ndcg_exp",
+    "ndcg_bin",
+    "auc_topk",
+    "dcg",
+    "ap_hits",
+    "hits",
+    "f1",
+    "dcg_exp",
+    "set_map",
+)
 #: Metrics over the whole ranked pool, independent of k.
-WHOLE_RANKING_METRICS: tuple[str, ...] = ("roc_auc", "pr_auc", "mpr", "rprec",
-                                          *[f"iprec_at_recall_{j / 10:.2f}" for j in range(11)],
-                                          "11pt_avg")
+WHOLE_RANKING_METRICS: tuple[str, ...] = (
+    "roc_auc",
+    "pr_auc",
+    "mpr",
+    "rprec",
+    *[f"iprec_at_recall_{j / 10:.2f}" for j in range(11)],
+    "11pt_avg",
+)
 #: Metrics that are NaN when the pool holds at most k items (their value would not depend on order).
 ORDER_FREE_METRICS: tuple[str, ...] = ("p", "tp", "r", "hit", "hits", "f1", "set_map")
 #: Tie policies the reference implements.
 TIES: tuple[str, ...] = ("index", "optimistic", "pessimistic", "average")
 #: NaN reasons, in the order they are checked.
-NAN_REASONS: tuple[str, ...] = ("no_test", "min_pos_test", "cold_start", "min_items_pool",
-                                "nan_score", "all_equal")
+NAN_REASONS: tuple[str, ...] = (
+    "no_test",
+    "min_pos_test",
+    "cold_start",
+    "min_items_pool",
+    "nan_score",
+    "all_equal",
+)
 NDCG_GAINS: tuple[str, ...] = ("linear", "exponential", "binary")
 
 _NAN = float("nan")
@@ -164,8 +195,12 @@ def _discount(position: int) -> float:
     return 1.0 / math.log2(position + 1)
 
 
-def rank_pool(pool: Sequence[int], scores: Mapping[int, float] | Sequence[float],
-              test: Mapping[int, float], ties: str = "index") -> list[int]:
+def rank_pool(
+    pool: Sequence[int],
+    scores: Mapping[int, float] | Sequence[float],
+    test: Mapping[int, float],
+    ties: str = "index",
+) -> list[int]:
     """Sort ``pool`` by score (highest first) and resolve ties by ``ties``.
 
     Parameters
@@ -185,6 +220,7 @@ def rank_pool(pool: Sequence[int], scores: Mapping[int, float] | Sequence[float]
     list of int
         The pool, best first.
     """
+
     def key(item: int) -> tuple:
         s = -float(scores[item])
         if ties == "index":
@@ -195,14 +231,16 @@ def rank_pool(pool: Sequence[int], scores: Mapping[int, float] | Sequence[float]
             return (s, 0 if is_pos else 1, -value, item)
         if ties == "pessimistic":
             return (s, 1 if is_pos else 0, value, item)
-        raise ValueError(f"unknown tie policy {ties!r} for rank_pool; expected index, optimistic "
-                         "or pessimistic")
+        raise ValueError(
+            f"unknown tie policy {ties!r} for rank_pool; expected index, optimistic or pessimistic"
+        )
 
     return sorted(pool, key=key)
 
 
-def orderings(pool: Sequence[int], scores: Mapping[int, float] | Sequence[float],
-              max_orderings: int = 50_000) -> list[list[int]]:
+def orderings(
+    pool: Sequence[int], scores: Mapping[int, float] | Sequence[float], max_orderings: int = 50_000
+) -> list[list[int]]:
     """Every ranking of ``pool`` consistent with the scores: each group of tied items in every order.
 
     Raises ``ValueError`` when there would be more than ``max_orderings`` of them.
@@ -216,16 +254,19 @@ def orderings(pool: Sequence[int], scores: Mapping[int, float] | Sequence[float]
             groups.append([item])
     count = math.prod(math.factorial(len(g)) for g in groups)
     if count > max_orderings:
-        raise ValueError(f"ties='average' would need {count} orderings (limit {max_orderings}); "
-                         "use it on small cases only")
+        raise ValueError(
+            f"ties='average' would need {count} orderings (limit {max_orderings}); "
+            "use it on small cases only"
+        )
     out = []
     for combo in itertools.product(*(itertools.permutations(g) for g in groups)):
         out.append([i for grp in combo for i in grp])
     return out
 
 
-def dcg_at_k(order: Sequence[int], test: Mapping[int, float], k: int,
-             ndcg_gain: str = "linear") -> float:
+def dcg_at_k(
+    order: Sequence[int], test: Mapping[int, float], k: int, ndcg_gain: str = "linear"
+) -> float:
     """Discounted cumulative gain of the first ``k`` items of ``order``.
 
     :math:`DCG@k = \\sum_{j \\le k} g(r_{i_j}) / \\log_2(j + 1)` with :math:`r_i` the test value of
@@ -251,8 +292,9 @@ def ideal_dcg_at_k(values: Any, k: int, ndcg_gain: str = "linear") -> float:
     return sum(_gain(v, ndcg_gain) * _discount(j) for j, v in enumerate(best[:k], start=1))
 
 
-def metrics_at_k(order: Sequence[int], test: Mapping[int, float], k: int,
-                 ndcg_gain: str = "linear") -> dict[str, float]:
+def metrics_at_k(
+    order: Sequence[int], test: Mapping[int, float], k: int, ndcg_gain: str = "linear"
+) -> dict[str, float]:
     """All metrics for one ranked pool at cutoff ``k``, literally from their definitions.
 
     ``order`` is the whole pool, best first; ``test`` maps each positive item (all of which must be
@@ -361,13 +403,16 @@ def metrics_at_k(order: Sequence[int], test: Mapping[int, float], k: int,
     if weight <= 0:
         out["mpr"] = _NAN
     else:
-        out["mpr"] = sum(float(test[i]) * j / (n_pool - 1) for j, i in enumerate(order)
-                         if i in test) / weight
+        out["mpr"] = (
+            sum(float(test[i]) * j / (n_pool - 1) for j, i in enumerate(order) if i in test)
+            / weight
+        )
     return {name: out[name] for name in ALL_METRICS}
 
 
-def _metrics_over_orderings(ranks: list[list[int]], test: Mapping[int, float], k: int,
-                            ndcg_gain: str) -> dict[str, float]:
+def _metrics_over_orderings(
+    ranks: list[list[int]], test: Mapping[int, float], k: int, ndcg_gain: str
+) -> dict[str, float]:
     rows = [metrics_at_k(o, test, k, ndcg_gain) for o in ranks]
     out = {}
     for name in ALL_METRICS:
@@ -376,9 +421,15 @@ def _metrics_over_orderings(ranks: list[list[int]], test: Mapping[int, float], k
     return out
 
 
-def applicable_reasons(scores: Sequence[float], train_items: Sequence[int] | None,
-                       test: Mapping[int, float], *, min_pos_test: int = 1,
-                       min_items_pool: int = 2, consider_cold_start: bool = True) -> list[str]:
+def applicable_reasons(
+    scores: Sequence[float],
+    train_items: Sequence[int] | None,
+    test: Mapping[int, float],
+    *,
+    min_pos_test: int = 1,
+    min_items_pool: int = 2,
+    consider_cold_start: bool = True,
+) -> list[str]:
     """Every NaN rule that applies to one user, in the order of :data:`NAN_REASONS`.
 
     The first one is the user's reason; an empty list means the metrics are defined. Arguments as
@@ -399,11 +450,19 @@ def applicable_reasons(scores: Sequence[float], train_items: Sequence[int] | Non
     return [r for r in NAN_REASONS if rules[r]]
 
 
-def user_metrics(scores: Sequence[float], train_items: Sequence[int] | None,
-                 test: Mapping[int, float], k: int, *, ties: str = "index",
-                 ndcg_gain: str = "linear", cumulative: bool = False, min_pos_test: int = 1,
-                 min_items_pool: int = 2, consider_cold_start: bool = True
-                 ) -> tuple[str, dict[str, Any]]:
+def user_metrics(
+    scores: Sequence[float],
+    train_items: Sequence[int] | None,
+    test: Mapping[int, float],
+    k: int,
+    *,
+    ties: str = "index",
+    ndcg_gain: str = "linear",
+    cumulative: bool = False,
+    min_pos_test: int = 1,
+    min_items_pool: int = 2,
+    consider_cold_start: bool = True,
+) -> tuple[str, dict[str, Any]]:
     """Metrics of one user.
 
     Parameters
@@ -437,9 +496,14 @@ def user_metrics(scores: Sequence[float], train_items: Sequence[int] | None,
     pool = [i for i in range(n_items) if i not in train]
     test = {int(i): float(v) for i, v in test.items()}
 
-    reasons = applicable_reasons(scores, train_items, test, min_pos_test=min_pos_test,
-                                 min_items_pool=min_items_pool,
-                                 consider_cold_start=consider_cold_start)
+    reasons = applicable_reasons(
+        scores,
+        train_items,
+        test,
+        min_pos_test=min_pos_test,
+        min_items_pool=min_items_pool,
+        consider_cold_start=consider_cold_start,
+    )
     reason = reasons[0] if reasons else ""
 
     cutoffs = list(range(1, k + 1)) if cumulative else [k]
@@ -510,10 +574,19 @@ def _rows(X: Any, m: int, n: int, name: str) -> list[dict[int, float]]:
     return out
 
 
-def reference_metrics(X_train: Any, X_test: Any, scores: np.ndarray, k: int, *,
-                      ties: str = "index", ndcg_gain: str = "linear", cumulative: bool = False,
-                      min_pos_test: int = 1, min_items_pool: int = 2,
-                      consider_cold_start: bool = True) -> ReferenceResult:
+def reference_metrics(
+    X_train: Any,
+    X_test: Any,
+    scores: np.ndarray,
+    k: int,
+    *,
+    ties: str = "index",
+    ndcg_gain: str = "linear",
+    cumulative: bool = False,
+    min_pos_test: int = 1,
+    min_items_pool: int = 2,
+    consider_cold_start: bool = True,
+) -> ReferenceResult:
     """Per-user metrics of a dense score matrix, computed literally (slow).
 
     Parameters
@@ -547,14 +620,23 @@ def reference_metrics(X_train: Any, X_test: Any, scores: np.ndarray, k: int, *,
     test_rows = _rows(X_test, m, n, "X_test")
     train_rows = None if X_train is None else _rows(X_train, m, n, "X_train")
     shape = (m, k) if cumulative else (m,)
-    values = {name: np.full(shape if name in TOPK_METRICS else (m,), np.nan)
-              for name in ALL_METRICS}
+    values = {
+        name: np.full(shape if name in TOPK_METRICS else (m,), np.nan) for name in ALL_METRICS
+    }
     reasons = []
     for u in range(m):
         reason, vals = user_metrics(
-            scores[u].tolist(), None if train_rows is None else list(train_rows[u]), test_rows[u],
-            k, ties=ties, ndcg_gain=ndcg_gain, cumulative=cumulative, min_pos_test=min_pos_test,
-            min_items_pool=min_items_pool, consider_cold_start=consider_cold_start)
+            scores[u].tolist(),
+            None if train_rows is None else list(train_rows[u]),
+            test_rows[u],
+            k,
+            ties=ties,
+            ndcg_gain=ndcg_gain,
+            cumulative=cumulative,
+            min_pos_test=min_pos_test,
+            min_items_pool=min_items_pool,
+            consider_cold_start=consider_cold_start,
+        )
         reasons.append(reason)
         for name in ALL_METRICS:
             values[name][u] = vals[name]
@@ -562,14 +644,22 @@ def reference_metrics(X_train: Any, X_test: Any, scores: np.ndarray, k: int, *,
         n_train = np.zeros(m, dtype=np.int64)
     else:
         n_train = np.array([len(r) for r in train_rows], dtype=np.int64)
-    return ReferenceResult(values=values, nan_reason=np.array(reasons, dtype=object),
-                           n_train=n_train, n_test=np.array([len(r) for r in test_rows], dtype=np.int64), k=k,
-                           cumulative=cumulative)
+    return ReferenceResult(
+        values=values,
+        nan_reason=np.array(reasons, dtype=object),
+        n_train=n_train,
+        n_test=np.array([len(r) for r in test_rows], dtype=np.int64),
+        k=k,
+        cumulative=cumulative,
+    )
 
 
-def scores_from_factors(A: np.ndarray | None, B: np.ndarray | None,
-                        item_biases: np.ndarray | None = None,
-                        n_users: int | None = None) -> np.ndarray:
+def scores_from_factors(
+    A: np.ndarray | None,
+    B: np.ndarray | None,
+    item_biases: np.ndarray | None = None,
+    n_users: int | None = None,
+) -> np.ndarray:
     """Dense scores ``<A[u], B[i]> + item_biases[i]`` in float64, each a correctly rounded sum.
 
     With ``A = B = None`` the scores are ``item_biases`` for each of ``n_users`` users (a
@@ -599,11 +689,12 @@ def scores_from_factors(A: np.ndarray | None, B: np.ndarray | None,
 def rbp_at_k(order: Sequence[int], test: Mapping[int, float], k: int, p: float) -> float:
     """Rank-biased precision of the first ``k`` items: ``(1 - p) sum_j v_(j) p^(j-1)`` with
     ``v`` the test value (0 for items not in ``test``; Moffat & Zobel 2008, ranx's weights)."""
-    return (1 - p) * sum(float(test.get(i, 0.0)) * p ** j for j, i in enumerate(order[:k]))
+    return (1 - p) * sum(float(test.get(i, 0.0)) * p**j for j, i in enumerate(order[:k]))
 
 
-def bpref_at_k(order: Sequence[int], test: Mapping[int, float], judged: Sequence[int],
-               k: int) -> float:
+def bpref_at_k(
+    order: Sequence[int], test: Mapping[int, float], judged: Sequence[int], k: int
+) -> float:
     """bpref of a run of the first ``k`` items (Buckley & Voorhees 2004): each listed
     positive adds ``1 - min(n, R) / min(N, R)`` (1 when n = 0), n the judged non-relevant
     items listed above it; over R = |test|. Items neither positive nor judged are skipped."""
@@ -617,16 +708,20 @@ def bpref_at_k(order: Sequence[int], test: Mapping[int, float], judged: Sequence
     return total / R
 
 
-def auc_average_ranks(scores: Sequence[float], pool: Sequence[int], test: Mapping[int, float]
-                      ) -> float:
+def auc_average_ranks(
+    scores: Sequence[float], pool: Sequence[int], test: Mapping[int, float]
+) -> float:
     """ROC-AUC with tied items given their average rank (RecBole's per-user AUC of GAUC):
     pairs (positive, negative) ordered right count 1, tied pairs 1/2."""
     pos = [i for i in pool if i in test]
     neg = [i for i in pool if i not in test]
     if not pos or not neg:
         return _NAN
-    good = sum(1.0 if scores[a] > scores[b] else 0.5 if scores[a] == scores[b] else 0.0
-               for a in pos for b in neg)
+    good = sum(
+        1.0 if scores[a] > scores[b] else 0.5 if scores[a] == scores[b] else 0.0
+        for a in pos
+        for b in neg
+    )
     return good / (len(pos) * len(neg))
 
 
@@ -643,7 +738,7 @@ def recbole_tail(counts: Sequence[int], tail_ratio: float) -> set[int]:
     """RecBole's TailPercentage tail (ratio <= 1): ``count_items`` (items with a train entry)
     sorted by (count, item), the first ``max(int(len * ratio), 1)``."""
     seen = sorted(((c, i) for i, c in enumerate(counts) if c > 0))
-    return {i for _, i in seen[:max(int(len(seen) * tail_ratio), 1)]} if seen else set()
+    return {i for _, i in seen[: max(int(len(seen) * tail_ratio), 1)]} if seen else set()
 
 
 def elliot_long_tail(counts: Sequence[int], pop_ratio: float = 0.8) -> set[int]:
@@ -667,9 +762,13 @@ def list_share(listed: Sequence[int], group: set[int]) -> float:
     return sum(1 for i in items if i in group) / len(items) if items else _NAN
 
 
-def pop_parity(lists: Sequence[Sequence[int]], train_rows: Sequence[Mapping[int, float]],
-               test_rows: Sequence[Mapping[int, float]] | None, tail: set[int],
-               n_items: int) -> float:
+def pop_parity(
+    lists: Sequence[Sequence[int]],
+    train_rows: Sequence[Mapping[int, float]],
+    test_rows: Sequence[Mapping[int, float]] | None,
+    tail: set[int],
+    n_items: int,
+) -> float:
     """Elliot's PopRSP (``test_rows`` None) or PopREO: per group g in (short head, long tail),
     p_g = sum_u |L_u & g (& T_u)| / sum_u |(g (& T_u)) - R_u|; std(p) / mean(p)."""
     head = set(range(n_items)) - tail
@@ -807,8 +906,9 @@ def seed_checks(case: Mapping[str, Any], default_tol: float = 1e-9) -> list[Seed
     n_users = int(case.get("users", 1))
     checks: list[SeedCheck] = []
 
-    def realise(ranked_ids: Sequence[int], all_ids: Sequence[int],
-                given: Mapping[int, float] | None = None):
+    def realise(
+        ranked_ids: Sequence[int], all_ids: Sequence[int], given: Mapping[int, float] | None = None
+    ):
         ids = sorted(set(all_ids) | set(ranked_ids))
         lo = min(ids)
         n_items = max(ids) - lo + 1
@@ -824,15 +924,34 @@ def seed_checks(case: Mapping[str, Any], default_tol: float = 1e-9) -> list[Seed
         ranking = [int(c) for c in sorted(range(n_items), key=lambda c: (-scores[c], c))]
         return lo, n_items, scores, ranking
 
-    def add(label: str, expected: float, k: int | None, lo: int, n_items: int,
-            scores: np.ndarray, ranking: list[int], test_ids: Mapping[int, float]) -> None:
+    def add(
+        label: str,
+        expected: float,
+        k: int | None,
+        lo: int,
+        n_items: int,
+        scores: np.ndarray,
+        ranking: list[int],
+        test_ids: Mapping[int, float],
+    ) -> None:
         base, k_arg = _parse_key(label)
         metric, gain = SEED_KEYS[base]
-        checks.append(SeedCheck(
-            case=name, label=label, metric=metric, ndcg_gain=gain,
-            k=k_arg if k_arg is not None else k, expected=float(expected), tol=tol,
-            n_items=n_items, n_users=n_users, scores=scores, ranking=ranking,
-            test={int(i) - lo: float(v) for i, v in test_ids.items()}))
+        checks.append(
+            SeedCheck(
+                case=name,
+                label=label,
+                metric=metric,
+                ndcg_gain=gain,
+                k=k_arg if k_arg is not None else k,
+                expected=float(expected),
+                tol=tol,
+                n_items=n_items,
+                n_users=n_users,
+                scores=scores,
+                ranking=ranking,
+                test={int(i) - lo: float(v) for i, v in test_ids.items()},
+            )
+        )
 
     def k_of(block_key: str) -> int:
         if not block_key.startswith("k="):
@@ -884,11 +1003,13 @@ def reference_value(check: SeedCheck) -> float:
     if check.metric == "auc_topk_list":
         return auc_topk_list(check.ranking, list(check.test), check.k)
     if check.metric == "dcg":
-        return dcg_at_k(check.ranking, check.test, check.k if check.k else check.n_items,
-                        check.ndcg_gain)
+        return dcg_at_k(
+            check.ranking, check.test, check.k if check.k else check.n_items, check.ndcg_gain
+        )
     k = check.k if check.k is not None else check.n_items
-    reason, values = user_metrics(check.scores.tolist(), None, check.test, k,
-                                  ties="index", ndcg_gain=check.ndcg_gain)
+    reason, values = user_metrics(
+        check.scores.tolist(), None, check.test, k, ties="index", ndcg_gain=check.ndcg_gain
+    )
     if reason:
         raise ValueError(f"{check.case} {check.label}: user is NaN ({reason})")
     return float(values[check.metric])

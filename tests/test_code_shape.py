@@ -19,8 +19,9 @@ FUNCTION_EXCEPTIONS: dict[str, str] = {}
 
 
 def _modules() -> list[Path]:
-    return sorted(p for base in (ROOT, PLUGINS) for p in base.rglob("*.py")
-                  if "__pycache__" not in p.parts)
+    return sorted(
+        p for base in (ROOT, PLUGINS) for p in base.rglob("*.py") if "__pycache__" not in p.parts
+    )
 
 
 def _name(path: Path) -> str:
@@ -32,8 +33,12 @@ def _code_lines(node: ast.AST) -> int:
     """Lines of a function without its docstring."""
     body = node.body
     doc = 0
-    if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) \
-            and isinstance(body[0].value.value, str):
+    if (
+        body
+        and isinstance(body[0], ast.Expr)
+        and isinstance(body[0].value, ast.Constant)
+        and isinstance(body[0].value.value, str)
+    ):
         doc = body[0].end_lineno - body[0].lineno + 1
     return node.end_lineno - node.lineno + 1 - doc
 

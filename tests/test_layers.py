@@ -49,7 +49,7 @@ def _imports(path: Path) -> Iterator[tuple[int, str]]:
         elif isinstance(node, ast.ImportFrom):
             if node.level:
                 base_parts = package.split(".")
-                base_parts = base_parts[:len(base_parts) - (node.level - 1)]
+                base_parts = base_parts[: len(base_parts) - (node.level - 1)]
                 base = ".".join(base_parts + ([node.module] if node.module else []))
             else:
                 base = node.module or ""
@@ -89,8 +89,11 @@ def _top(target: str) -> str:
 
 
 def _violations(importers: set[str], forbidden) -> list[str]:
-    return [f"{module} (line {line}) imports {target}" for module, line, target in EDGES
-            if _layer(module) in importers and forbidden(target)]
+    return [
+        f"{module} (line {line}) imports {target}"
+        for module, line, target in EDGES
+        if _layer(module) in importers and forbidden(target)
+    ]
 
 
 def _fail_on(bad: list[str], rule: str) -> None:
@@ -100,45 +103,67 @@ def _fail_on(bad: list[str], rule: str) -> None:
 
 def test_the_graph_is_read():
     modules = {m for m, _, _ in EDGES}
-    assert {"recoeval_tracking.engine.driver", "recoeval_tracking.jobdir.io",
-            "recoeval_tracking.tracking.runs", "recoeval_tracking.app.cli"} <= modules
+    assert {
+        "recoeval_tracking.engine.driver",
+        "recoeval_tracking.jobdir.io",
+        "recoeval_tracking.tracking.runs",
+        "recoeval_tracking.app.cli",
+    } <= modules
     # a lazy import inside a function is seen, resolved from its relative form
-    assert any(m == "recoeval_tracking.app.pipeline" and t == "recoeval_tracking.jobdir"
-               for m, _, t in EDGES)
+    assert any(
+        m == "recoeval_tracking.app.pipeline" and t == "recoeval_tracking.jobdir"
+        for m, _, t in EDGES
+    )
 
 
 def test_engine_imports_nothing_else_of_the_package():
-    _fail_on(_violations({"engine"}, lambda t: _ours(t) and _layer(t) != "engine"),
-             "engine/ imports only numpy, numba, threadpoolctl and itself")
+    _fail_on(
+        _violations({"engine"}, lambda t: _ours(t) and _layer(t) != "engine"),
+        "engine/ imports only numpy, numba, threadpoolctl and itself",
+    )
 
 
 def test_jobdir_knows_nothing_of_tracking_reports_or_the_app():
-    _fail_on(_violations({"jobdir"}, lambda t: _ours(t) and _layer(t) in {
-        "tracking", "reporting", "app"}), "jobdir/ imports tracking/, reporting/ or app/")
+    _fail_on(
+        _violations(
+            {"jobdir"}, lambda t: _ours(t) and _layer(t) in {"tracking", "reporting", "app"}
+        ),
+        "jobdir/ imports tracking/, reporting/ or app/",
+    )
 
 
 def test_tracking_and_reporting_do_not_import_the_app():
-    _fail_on(_violations({"tracking", "reporting"}, lambda t: _ours(t) and _layer(t) == "app"),
-             "tracking/ or reporting/ import app/")
+    _fail_on(
+        _violations({"tracking", "reporting"}, lambda t: _ours(t) and _layer(t) == "app"),
+        "tracking/ or reporting/ import app/",
+    )
 
 
 def test_core_layers_do_not_import_upper_layers():
     core = {"metrics", "data", "splitting", "models", "scores", "_validation"}
     upper = {"jobdir", "tracking", "reporting", "app"}
-    _fail_on(_violations(core, lambda t: _ours(t) and _layer(t) in upper),
-             "metrics/, data/, splitting/, models/, scores.py or _validation.py import "
-             "jobdir/, tracking/, reporting/ or app/")
+    _fail_on(
+        _violations(core, lambda t: _ours(t) and _layer(t) in upper),
+        "metrics/, data/, splitting/, models/, scores.py or _validation.py import "
+        "jobdir/, tracking/, reporting/ or app/",
+    )
 
 
 def test_only_tracking_imports_mlflow():
-    bad = [f"{m} (line {line}) imports {t}" for m, line, t in EDGES
-           if _top(t) == "mlflow" and _layer(m) != "tracking"]
+    bad = [
+        f"{m} (line {line}) imports {t}"
+        for m, line, t in EDGES
+        if _top(t) == "mlflow" and _layer(m) != "tracking"
+    ]
     _fail_on(bad, "only tracking/ imports mlflow")
 
 
 def test_only_the_app_imports_hydra_and_omegaconf():
-    bad = [f"{m} (line {line}) imports {t}" for m, line, t in EDGES
-           if _top(t) in {"hydra", "omegaconf"} and _layer(m) != "app"]
+    bad = [
+        f"{m} (line {line}) imports {t}"
+        for m, line, t in EDGES
+        if _top(t) in {"hydra", "omegaconf"} and _layer(m) != "app"
+    ]
     _fail_on(bad, "only app/ imports hydra and omegaconf")
 
 
@@ -146,8 +171,10 @@ def test_options_and_validation_sit_below_the_metrics():
     # EvalOptions is read by metrics/ and app/; it may use the engine's vocabulary and the
     # validation helpers, nothing above them (the profile is applied in metrics/)
     allowed = {"engine", "_validation", "options"}
-    _fail_on(_violations({"options", "_validation"}, lambda t: _ours(t) and _layer(t) not in
-                         allowed), "options.py or _validation.py import above the engine")
+    _fail_on(
+        _violations({"options", "_validation"}, lambda t: _ours(t) and _layer(t) not in allowed),
+        "options.py or _validation.py import above the engine",
+    )
 
 
 PLUGIN_ROOT = ROOT.parent / "hydra_plugins"
@@ -161,15 +188,20 @@ def test_the_hydra_plugins_sit_beside_the_app():
     mlflow (the tracking layer does), and they use the package only through the layers above."""
     paths = sorted(p for p in PLUGIN_ROOT.rglob("*.py") if "__pycache__" not in p.parts)
     assert paths, "hydra_plugins/ holds no plugin"
-    assert not (PLUGIN_ROOT / "__init__.py").exists(), \
+    assert not (PLUGIN_ROOT / "__init__.py").exists(), (
         "hydra_plugins is a namespace package shared with other plugins: no __init__.py"
+    )
     bad = []
     for path in paths:
         tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
         for node in ast.walk(tree):
-            names = [a.name for a in node.names] if isinstance(node, ast.Import) else \
-                [node.module or ""] if isinstance(node, ast.ImportFrom) and not node.level \
+            names = (
+                [a.name for a in node.names]
+                if isinstance(node, ast.Import)
+                else [node.module or ""]
+                if isinstance(node, ast.ImportFrom) and not node.level
                 else []
+            )
             for name in names:
                 where = f"{path.relative_to(ROOT.parent)} (line {node.lineno}) imports {name}"
                 if _top(name) == "mlflow":
@@ -180,15 +212,27 @@ def test_the_hydra_plugins_sit_beside_the_app():
 
 
 def test_distributed_sits_on_the_metrics_and_alone_imports_dask():
-    _fail_on(_violations({"distributed"}, lambda t: _ours(t) and _layer(t) in {
-        "jobdir", "tracking", "reporting", "app"}),
-        "distributed/ imports jobdir/, tracking/, reporting/ or app/")
-    bad = [f"{m} (line {line}) imports {t}" for m, line, t in EDGES
-           if _top(t) in {"dask", "distributed"} and _layer(m) != "distributed"]
+    _fail_on(
+        _violations(
+            {"distributed"},
+            lambda t: _ours(t) and _layer(t) in {"jobdir", "tracking", "reporting", "app"},
+        ),
+        "distributed/ imports jobdir/, tracking/, reporting/ or app/",
+    )
+    bad = [
+        f"{m} (line {line}) imports {t}"
+        for m, line, t in EDGES
+        if _top(t) in {"dask", "distributed"} and _layer(m) != "distributed"
+    ]
     _fail_on(bad, "only distributed/ imports dask")
     # the one edge up from the core: evaluate(client=...) hands over to distributed/
-    up = [f"{m} (line {line}) imports {t}" for m, line, t in EDGES
-          if _layer(m) in {"metrics", "data", "splitting", "models", "scores", "_validation",
-                           "engine", "options"} and _ours(t) and _layer(t) == "distributed"
-          and m != "recoeval_tracking.metrics.evaluate"]
+    up = [
+        f"{m} (line {line}) imports {t}"
+        for m, line, t in EDGES
+        if _layer(m)
+        in {"metrics", "data", "splitting", "models", "scores", "_validation", "engine", "options"}
+        and _ours(t)
+        and _layer(t) == "distributed"
+        and m != "recoeval_tracking.metrics.evaluate"
+    ]
     _fail_on(up, "only metrics/evaluate.py (the client hook) imports distributed/")

@@ -56,45 +56,114 @@ PACKAGE = "recoeval_tracking"
 
 #: Area -> (module globs relative to the package, test paths run against its mutants).
 AREAS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
-    "engine": (("engine/ranks.py", "engine/fill.py", "engine/kernels.py", "engine/driver.py",
-                "engine/fused.py", "engine/fused_end.py", "engine/records.py"),
-               ("tests/engine", "tests/metrics/test_against_reference.py",
-                "tests/metrics/test_invariants.py", "tests/metrics/test_seed_examples.py")),
-    "metrics": (("metrics/evaluate.py", "metrics/inputs.py", "metrics/beyond.py",
-                 "metrics/registry.py", "metrics/profiles.py", "metrics/compat.py",
-                 "metrics/results.py", "metrics/rating.py", "metrics/protocol.py",
-                 "metrics/sampling.py", "metrics/definitions.py", "metrics/listrank.py",
-                 "metrics/popularity.py", "metrics/implicit_topk.py"),
-                # the engine paths' reference checks of the list metrics and aggregates, not
-                # the engine's other tests (tiling, CUDA simulator), which run the kernels
-                ("tests/metrics", "tests/test_options.py", "tests/engine/test_paths.py")),
-    "splitting": (("splitting/_strategies.py", "splitting/_split.py", "splitting/_cv.py",
-                   "splitting/_recometrics.py"),
-                  ("tests/splitting",)),
-    "stats": (("reporting/stats.py",), ("tests/reporting/test_stats.py",
-                                        "tests/reporting/test_stats_contract.py",
-                                        "tests/reporting/test_report_settings.py")),
+    "engine": (
+        (
+            "engine/ranks.py",
+            "engine/fill.py",
+            "engine/kernels.py",
+            "engine/driver.py",
+            "engine/fused.py",
+            "engine/fused_end.py",
+            "engine/records.py",
+        ),
+        (
+            "tests/engine",
+            "tests/metrics/test_against_reference.py",
+            "tests/metrics/test_invariants.py",
+            "tests/metrics/test_seed_examples.py",
+        ),
+    ),
+    "metrics": (
+        (
+            "metrics/evaluate.py",
+            "metrics/inputs.py",
+            "metrics/beyond.py",
+            "metrics/registry.py",
+            "metrics/profiles.py",
+            "metrics/compat.py",
+            "metrics/results.py",
+            "metrics/rating.py",
+            "metrics/protocol.py",
+            "metrics/sampling.py",
+            "metrics/definitions.py",
+            "metrics/listrank.py",
+            "metrics/popularity.py",
+            "metrics/implicit_topk.py",
+        ),
+        # the engine paths' reference checks of the list metrics and aggregates, not
+        # the engine's other tests (tiling, CUDA simulator), which run the kernels
+        ("tests/metrics", "tests/test_options.py", "tests/engine/test_paths.py"),
+    ),
+    "splitting": (
+        (
+            "splitting/_strategies.py",
+            "splitting/_split.py",
+            "splitting/_cv.py",
+            "splitting/_recometrics.py",
+        ),
+        ("tests/splitting",),
+    ),
+    "stats": (
+        ("reporting/stats.py",),
+        (
+            "tests/reporting/test_stats.py",
+            "tests/reporting/test_stats_contract.py",
+            "tests/reporting/test_report_settings.py",
+        ),
+    ),
     # the report tests without the browser screenshot and the end-to-end sweep (minutes each)
-    "report": (("reporting/report.py", "reporting/runs.py"),
-               ("tests/reporting/test_report.py", "tests/reporting/test_report_settings.py",
-                "tests/reporting/test_report_inputs.py", "tests/reporting/test_comparability.py",
-                "tests/reporting/test_summary.py")),
-    "data": (("data/_build.py", "data/_interactions.py", "data/_loaders.py",
-              "data/_prepare.py", "data/_synthetic.py"), ("tests/data",)),
-    "jobdir": (("jobdir/io.py", "jobdir/markers.py", "jobdir/redact.py", "jobdir/read.py"),
-               ("tests/jobdir",)),
+    "report": (
+        ("reporting/report.py", "reporting/runs.py"),
+        (
+            "tests/reporting/test_report.py",
+            "tests/reporting/test_report_settings.py",
+            "tests/reporting/test_report_inputs.py",
+            "tests/reporting/test_comparability.py",
+            "tests/reporting/test_summary.py",
+        ),
+    ),
+    "data": (
+        (
+            "data/_build.py",
+            "data/_interactions.py",
+            "data/_loaders.py",
+            "data/_prepare.py",
+            "data/_synthetic.py",
+        ),
+        ("tests/data",),
+    ),
+    "jobdir": (
+        ("jobdir/io.py", "jobdir/markers.py", "jobdir/redact.py", "jobdir/read.py"),
+        ("tests/jobdir",),
+    ),
     # the tracking tests that use sweeps (the rest start servers and browsers for other code)
-    "sweeps": (("tracking/sweeps.py",), ("tests/tracking/test_mlflow_log.py",
-                                         "tests/tracking/test_server.py",
-                                         "tests/tracking/test_leaderboard_file.py",
-                                         "tests/tracking/test_sweep_record.py",
-                                         "tests/reporting/test_report_settings.py")),
+    "sweeps": (
+        ("tracking/sweeps.py",),
+        (
+            "tests/tracking/test_mlflow_log.py",
+            "tests/tracking/test_server.py",
+            "tests/tracking/test_leaderboard_file.py",
+            "tests/tracking/test_sweep_record.py",
+            "tests/reporting/test_report_settings.py",
+        ),
+    ),
 }
 
-_CMP_SWAP = {ast.Lt: ast.LtE, ast.LtE: ast.Lt, ast.Gt: ast.GtE, ast.GtE: ast.Gt,
-             ast.Eq: ast.NotEq, ast.NotEq: ast.Eq}
-_BIN_SWAP = {ast.Add: ast.Sub, ast.Sub: ast.Add, ast.Mult: ast.Div, ast.Div: ast.Mult,
-             ast.FloorDiv: ast.Mult}
+_CMP_SWAP = {
+    ast.Lt: ast.LtE,
+    ast.LtE: ast.Lt,
+    ast.Gt: ast.GtE,
+    ast.GtE: ast.Gt,
+    ast.Eq: ast.NotEq,
+    ast.NotEq: ast.Eq,
+}
+_BIN_SWAP = {
+    ast.Add: ast.Sub,
+    ast.Sub: ast.Add,
+    ast.Mult: ast.Div,
+    ast.Div: ast.Mult,
+    ast.FloorDiv: ast.Mult,
+}
 
 
 @dataclass
@@ -107,9 +176,9 @@ class Mutant:
     kind: str
     before: str
     after: str
-    outcome: str = ""      # killed | survived | timeout | error
+    outcome: str = ""  # killed | survived | timeout | error
     seconds: float = 0.0
-    name: str = ""         # hand mutations: "<set>:<name>"; ``module`` is then relative to ROOT
+    name: str = ""  # hand mutations: "<set>:<name>"; ``module`` is then relative to ROOT
     tests: list[str] | None = None  # hand mutations: the tests that must catch it
 
 
@@ -147,8 +216,11 @@ def _sites(tree: ast.AST) -> list[tuple[ast.AST, str, int]]:
                 out.append((node, "bool", 0))
             elif isinstance(node.value, int) and abs(node.value) < 10**6:
                 out.append((node, "int", 0))
-        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) \
-                and node.func.id in ("min", "max"):
+        elif (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Name)
+            and node.func.id in ("min", "max")
+        ):
             out.append((node, "minmax", 0))
     return out
 
@@ -182,14 +254,17 @@ def enumerate_mutants(module: str) -> list[Mutant]:
     for node, kind, idx in _sites(tree):
         before = _segment(source, node)
         tree2 = ast.parse(source)
-        match = [s for s in _sites(tree2) if (s[0].lineno, s[0].col_offset, s[1], s[2])
-                 == (node.lineno, node.col_offset, kind, idx)]
+        match = [
+            s
+            for s in _sites(tree2)
+            if (s[0].lineno, s[0].col_offset, s[1], s[2])
+            == (node.lineno, node.col_offset, kind, idx)
+        ]
         if not match:
             continue
         _apply(*match[0])
         after = ast.unparse(match[0][0]).splitlines()[0][:90]
-        mutants.append(Mutant(module, node.lineno, node.col_offset, f"{kind}:{idx}", before,
-                              after))
+        mutants.append(Mutant(module, node.lineno, node.col_offset, f"{kind}:{idx}", before, after))
     return mutants
 
 
@@ -215,8 +290,18 @@ def hand_mutants(set_name: str) -> list[Mutant]:
     out = []
     for name, (path, reps, tests, what) in ms.SETS[set_name].items():
         ms.apply((ROOT / path).read_text(), reps, f"{set_name}:{name}")  # fails early if stale
-        out.append(Mutant(path, 0, 0, "hand", what, " / ".join(n for _, n in reps)[:90],
-                          name=f"{set_name}:{name}", tests=list(tests)))
+        out.append(
+            Mutant(
+                path,
+                0,
+                0,
+                "hand",
+                what,
+                " / ".join(n for _, n in reps)[:90],
+                name=f"{set_name}:{name}",
+                tests=list(tests),
+            )
+        )
     return out
 
 
@@ -250,8 +335,16 @@ def _slot_dir(slot: int) -> Path:
     return Path(tempfile.gettempdir()) / "recoeval-mutants" / f"{os.getpid()}-slot-{slot}"
 
 
-def run_mutant(m: Mutant, *, slot: int, timeout: float, no_jit: bool, extra: list[str],
-               tests: list[str] | None = None, boundscheck: bool = False) -> Mutant:
+def run_mutant(
+    m: Mutant,
+    *,
+    slot: int,
+    timeout: float,
+    no_jit: bool,
+    extra: list[str],
+    tests: list[str] | None = None,
+    boundscheck: bool = False,
+) -> Mutant:
     """Run the area's tests against the slot's copy of the package holding the mutant.
 
     Each slot keeps one copy of the package (file times preserved) and its own numba cache, so
@@ -260,10 +353,18 @@ def run_mutant(m: Mutant, *, slot: int, timeout: float, no_jit: bool, extra: lis
     """
     work = _slot_dir(slot)
     cache = work / "numba-cache"
-    shutil.copytree(ROOT / PACKAGE, work / PACKAGE, dirs_exist_ok=True,
-                    ignore=shutil.ignore_patterns("__pycache__"))
-    shutil.copytree(ROOT / "configs", work / PACKAGE / "configs", dirs_exist_ok=True,
-                    ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(
+        ROOT / PACKAGE,
+        work / PACKAGE,
+        dirs_exist_ok=True,
+        ignore=shutil.ignore_patterns("__pycache__"),
+    )
+    shutil.copytree(
+        ROOT / "configs",
+        work / PACKAGE / "configs",
+        dirs_exist_ok=True,
+        ignore=shutil.ignore_patterns("__pycache__"),
+    )
     target = _slot_file(m, work)
     try:
         if "engine/" in m.module:
@@ -279,19 +380,33 @@ def run_mutant(m: Mutant, *, slot: int, timeout: float, no_jit: bool, extra: lis
             env["NUMBA_BOUNDSCHECK"] = "1"
         tests = tests or m.tests or list(AREAS[_area_of(m.module)][1])
         # -P: the working directory (this checkout) must not shadow the mutated copy
-        cmd = [sys.executable, "-P", "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider",
-               "-m", "not slow", *extra, *tests]
+        cmd = [
+            sys.executable,
+            "-P",
+            "-m",
+            "pytest",
+            "-x",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            "-m",
+            "not slow",
+            *extra,
+            *tests,
+        ]
         t0 = time.perf_counter()
         try:
-            proc = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True,
-                                  timeout=timeout, check=False)
+            proc = subprocess.run(
+                cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=timeout, check=False
+            )
             # pytest: 0 all passed; 1 a test failed; 2 collection failed (the mutant broke an
             # import); anything else (5: no test ran) is an error of the run itself
             # 3: pytest's internal error, also caused by the mutant
             # a negative code: the tests' process died of a signal (a mutated kernel reading
             # out of bounds segfaults), which the suite noticed too
             m.outcome = {0: "survived", 1: "killed", 2: "killed", 3: "killed"}.get(
-                proc.returncode, "killed" if proc.returncode < 0 else "error")
+                proc.returncode, "killed" if proc.returncode < 0 else "error"
+            )
         except subprocess.TimeoutExpired:
             m.outcome = "timeout"
         m.seconds = time.perf_counter() - t0
@@ -308,22 +423,32 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--jobs", type=int, default=1)
     ap.add_argument("--timeout", type=float, default=600.0, help="seconds per mutant")
     ap.add_argument("--no-jit", action="store_true", help="run with NUMBA_DISABLE_JIT=1")
-    ap.add_argument("--boundscheck", action="store_true",
-                    help="run with NUMBA_BOUNDSCHECK=1 (compiled kernels check their indices)")
+    ap.add_argument(
+        "--boundscheck",
+        action="store_true",
+        help="run with NUMBA_BOUNDSCHECK=1 (compiled kernels check their indices)",
+    )
     ap.add_argument("--out", default=None, help="JSON file for every mutant and outcome")
     ap.add_argument("--replay", default=None, help="re-run mutants from a JSON file")
     ap.add_argument("--only", default=None, help="with --replay: only this outcome")
     ap.add_argument("--set", default=None, help="run a named set of hand mutations (issue18)")
-    ap.add_argument("--tests", nargs="+", default=None,
-                    help="run these tests against every mutant (e.g. 'tests': the whole suite)")
+    ap.add_argument(
+        "--tests",
+        nargs="+",
+        default=None,
+        help="run these tests against every mutant (e.g. 'tests': the whole suite)",
+    )
     ap.add_argument("--list", action="store_true")
     args = ap.parse_args(argv)
     if args.list:
         for area, (modules, tests) in AREAS.items():
-            n = sum(len(enumerate_mutants(mod)) for mod in modules
-                    if (ROOT / PACKAGE / mod).exists())
-            print(f"{area:10s} {n:5d} sites  modules: {', '.join(modules)}\n"
-                  f"{'':17s}tests: {' '.join(tests)}")
+            n = sum(
+                len(enumerate_mutants(mod)) for mod in modules if (ROOT / PACKAGE / mod).exists()
+            )
+            print(
+                f"{area:10s} {n:5d} sites  modules: {', '.join(modules)}\n"
+                f"{'':17s}tests: {' '.join(tests)}"
+            )
         return 0
     if args.set:
         mutants = hand_mutants(args.set)
@@ -336,8 +461,12 @@ def main(argv: list[str] | None = None) -> int:
         rng = random.Random(args.seed)
         mutants = []
         for area in areas:
-            pool = [m for mod in AREAS[area][0] if (ROOT / PACKAGE / mod).exists()
-                    for m in enumerate_mutants(mod)]
+            pool = [
+                m
+                for mod in AREAS[area][0]
+                if (ROOT / PACKAGE / mod).exists()
+                for m in enumerate_mutants(mod)
+            ]
             mutants += rng.sample(pool, min(args.n, len(pool)))
     print(f"{len(mutants)} mutants, {args.jobs} at a time", flush=True)
     done: list[Mutant] = []
@@ -349,13 +478,23 @@ def main(argv: list[str] | None = None) -> int:
         with lock:
             slot = free.pop()
         try:
-            r = run_mutant(m, slot=slot, timeout=args.timeout, no_jit=args.no_jit, extra=[],
-                           tests=args.tests, boundscheck=args.boundscheck)
+            r = run_mutant(
+                m,
+                slot=slot,
+                timeout=args.timeout,
+                no_jit=args.no_jit,
+                extra=[],
+                tests=args.tests,
+                boundscheck=args.boundscheck,
+            )
         finally:
             with lock:
                 free.append(slot)
-        print(f"{r.outcome:8s} {r.seconds:6.1f}s  {r.name or f'{r.module}:{r.line}'}  "
-              f"{r.before!r} -> {r.after!r}", flush=True)
+        print(
+            f"{r.outcome:8s} {r.seconds:6.1f}s  {r.name or f'{r.module}:{r.line}'}  "
+            f"{r.before!r} -> {r.after!r}",
+            flush=True,
+        )
         if args.out:  # one JSON line per mutant as it ends, so a cut-off run keeps its results
             with lock, open(args.out + "l", "a") as fh:
                 fh.write(json.dumps(asdict(r)) + "\n")
@@ -367,8 +506,9 @@ def main(argv: list[str] | None = None) -> int:
     print(f"\n{killed}/{len(done)} killed ({100.0 * killed / max(len(done), 1):.1f}%)")
     for m in done:
         if m.outcome not in ("killed", "timeout"):
-            print(f"  {m.outcome:8s} {m.name or f'{m.module}:{m.line}'}  {m.before!r} -> "
-                  f"{m.after!r}")
+            print(
+                f"  {m.outcome:8s} {m.name or f'{m.module}:{m.line}'}  {m.before!r} -> {m.after!r}"
+            )
     if args.out:
         Path(args.out).write_text(json.dumps([asdict(m) for m in done], indent=1))
     return 0

@@ -22,115 +22,208 @@ REPORT = ("tests/reporting/test_report_settings.py",)
 ISSUE18: dict[str, tuple[str, list[tuple[str, str]], tuple[str, ...], str]] = {
     "topk_rank_off_by_one": (
         "recoeval_tracking/engine/ranks.py",
-        [("if eq[i] > 1 and (plan.full_ranks or gt[i] < plan.K):",
-          "if eq[i] > 1 and (plan.full_ranks or gt[i] < plan.K - 1):")],
-        PATHS, "top-K-only path: a positive tied at rank K skips its tie-breaking count"),
+        [
+            (
+                "if eq[i] > 1 and (plan.full_ranks or gt[i] < plan.K):",
+                "if eq[i] > 1 and (plan.full_ranks or gt[i] < plan.K - 1):",
+            )
+        ],
+        PATHS,
+        "top-K-only path: a positive tied at rank K skips its tie-breaking count",
+    ),
     "early_stop_bound": (
         "recoeval_tracking/engine/ranks.py",
         [("while start < n and g < stop_at:", "while start < n and g < stop_at - 1:")],
-        PATHS, "the chunked scan stops one item early (gt may end at K - 1)"),
+        PATHS,
+        "the chunked scan stops one item early (gt may end at K - 1)",
+    ),
     "binary_search_gt": (
         "recoeval_tracking/engine/ranks.py",
         [("acc += hist[t + 1]", "acc += hist[t]")],
-        PATHS, "binary-search counting path: gt counts the wrong bucket"),
+        PATHS,
+        "binary-search counting path: gt counts the wrong bucket",
+    ),
     "average_rr": (
         "recoeval_tracking/engine/fill.py",
         [("pj *= (t - j - c + 1) / (t - j)", "pj *= (t - j - c) / (t - j)")],
-        PATHS, "ties=average RR: wrong hypergeometric law of the first positive"),
+        PATHS,
+        "ties=average RR: wrong hypergeometric law of the first positive",
+    ),
     "topk_list_ignores_noise": (
         "recoeval_tracking/engine/ranks.py",
-        [("mode = tie_mode if tie_mode in (TIE_NOISE, TIE_INDEX_DESC) else TIE_INDEX",
-          "mode = tie_mode if tie_mode == TIE_INDEX_DESC else TIE_INDEX")],
+        [
+            (
+                "mode = tie_mode if tie_mode in (TIE_NOISE, TIE_INDEX_DESC) else TIE_INDEX",
+                "mode = tie_mode if tie_mode == TIE_INDEX_DESC else TIE_INDEX",
+            )
+        ],
         PATHS,
-        "the beyond-accuracy top-K list orders ties by index under ties=noise"),
+        "the beyond-accuracy top-K list orders ties by index under ties=noise",
+    ),
     "nan_rule_order": (
         "recoeval_tracking/metrics/inputs.py",
-        [("    reason[pool < min_items_pool] = Reason.MIN_ITEMS_POOL\n"
-          "    if prep.train is not None and not consider_cold_start:\n"
-          "        reason[n_train == 0] = Reason.COLD_START\n",
-          "    if prep.train is not None and not consider_cold_start:\n"
-          "        reason[n_train == 0] = Reason.COLD_START\n"
-          "    reason[pool < min_items_pool] = Reason.MIN_ITEMS_POOL\n")],
-        ("tests/metrics/test_nan_rule_order.py",), "min_items_pool takes precedence over cold_start"),
+        [
+            (
+                "    reason[pool < min_items_pool] = Reason.MIN_ITEMS_POOL\n"
+                "    if prep.train is not None and not consider_cold_start:\n"
+                "        reason[n_train == 0] = Reason.COLD_START\n",
+                "    if prep.train is not None and not consider_cold_start:\n"
+                "        reason[n_train == 0] = Reason.COLD_START\n"
+                "    reason[pool < min_items_pool] = Reason.MIN_ITEMS_POOL\n",
+            )
+        ],
+        ("tests/metrics/test_nan_rule_order.py",),
+        "min_items_pool takes precedence over cold_start",
+    ),
     "recbole_map_over_T": (
         "recoeval_tracking/metrics/profiles.py",
-        [('"metrics": ["hit", "rr", "ndcg_bin", "p", "r", "tap", "gauc"]',
-          '"metrics": ["hit", "rr", "ndcg_bin", "p", "r", "ap", "gauc"]'),
-         ('"recall": "r", "map": "tap", "gauc": "gauc"', '"recall": "r", "map": "ap", "gauc": "gauc"')],
-        PROFILES, "recbole MAP divided by |T| instead of min(K, |T|)"),
+        [
+            (
+                '"metrics": ["hit", "rr", "ndcg_bin", "p", "r", "tap", "gauc"]',
+                '"metrics": ["hit", "rr", "ndcg_bin", "p", "r", "ap", "gauc"]',
+            ),
+            (
+                '"recall": "r", "map": "tap", "gauc": "gauc"',
+                '"recall": "r", "map": "ap", "gauc": "gauc"',
+            ),
+        ],
+        PROFILES,
+        "recbole MAP divided by |T| instead of min(K, |T|)",
+    ),
     "recbole_ndcg_linear": (
         "recoeval_tracking/metrics/profiles.py",
-        [('"metrics": ["hit", "rr", "ndcg_bin", "p", "r", "tap", "gauc"]',
-          '"metrics": ["hit", "rr", "ndcg", "p", "r", "tap", "gauc"]'),
-         ('"mrr": "rr", "ndcg": "ndcg_bin", "precision": "p",\n                    "recall": "r", "map": "tap"',
-          '"mrr": "rr", "ndcg": "ndcg", "precision": "p",\n                    "recall": "r", "map": "tap"')],
-        PROFILES, "recbole NDCG with linear instead of binary gains"),
+        [
+            (
+                '"metrics": ["hit", "rr", "ndcg_bin", "p", "r", "tap", "gauc"]',
+                '"metrics": ["hit", "rr", "ndcg", "p", "r", "tap", "gauc"]',
+            ),
+            (
+                '"mrr": "rr", "ndcg": "ndcg_bin", "precision": "p",\n                    "recall": "r", "map": "tap"',
+                '"mrr": "rr", "ndcg": "ndcg", "precision": "p",\n                    "recall": "r", "map": "tap"',
+            ),
+        ],
+        PROFILES,
+        "recbole NDCG with linear instead of binary gains",
+    ),
     "kfold_seed_ignored": (
         "recoeval_tracking/splitting/_strategies.py",
-        [("    rng = np.random.default_rng(seed)\n    rank = random_row_rank(X, rng)\n"
-          "    offset = rng.integers(0, n_folds, X.n_users)",
-          "    rng = np.random.default_rng(0)\n    rank = random_row_rank(X, rng)\n"
-          "    offset = rng.integers(0, n_folds, X.n_users)")],
-        SPLITS, "kfold ignores its seed"),
+        [
+            (
+                "    rng = np.random.default_rng(seed)\n    rank = random_row_rank(X, rng)\n"
+                "    offset = rng.integers(0, n_folds, X.n_users)",
+                "    rng = np.random.default_rng(0)\n    rank = random_row_rank(X, rng)\n"
+                "    offset = rng.integers(0, n_folds, X.n_users)",
+            )
+        ],
+        SPLITS,
+        "kfold ignores its seed",
+    ),
     "temporal_user_seed_ignored": (
         "recoeval_tracking/splitting/_strategies.py",
-        [("    rng = np.random.default_rng(seed)\n"
-          "    rank = within_row_rank(X, -ts, random_ties=rng.random(X.nnz))\n"
-          "    n_test, capped",
-          "    rng = np.random.default_rng(0)\n"
-          "    rank = within_row_rank(X, -ts, random_ties=rng.random(X.nnz))\n"
-          "    n_test, capped")],
-        SPLITS, "per-user temporal split breaks boundary ties without its seed"),
+        [
+            (
+                "    rng = np.random.default_rng(seed)\n"
+                "    rank = within_row_rank(X, -ts, random_ties=rng.random(X.nnz))\n"
+                "    n_test, capped",
+                "    rng = np.random.default_rng(0)\n"
+                "    rank = within_row_rank(X, -ts, random_ties=rng.random(X.nnz))\n"
+                "    n_test, capped",
+            )
+        ],
+        SPLITS,
+        "per-user temporal split breaks boundary ties without its seed",
+    ),
     "kfold_deals_from_fold0": (
         "recoeval_tracking/splitting/_strategies.py",
-        [("offset = rng.integers(0, n_folds, X.n_users)",
-          "offset = 0 * rng.integers(0, n_folds, X.n_users)")],
-        SPLITS, "kfold deals every user's entries from fold 0 (fold 0 the largest)"),
+        [
+            (
+                "offset = rng.integers(0, n_folds, X.n_users)",
+                "offset = 0 * rng.integers(0, n_folds, X.n_users)",
+            )
+        ],
+        SPLITS,
+        "kfold deals every user's entries from fold 0 (fold 0 the largest)",
+    ),
     "user_kfold_no_shuffle": (
         "recoeval_tracking/splitting/_strategies.py",
         [("group[rng.permutation(active)] = ", "group[active] = ")],
-        SPLITS, "user k-fold assigns users to groups in id order"),
+        SPLITS,
+        "user k-fold assigns users to groups in id order",
+    ),
     "bh_no_step_up": (
         "recoeval_tracking/reporting/stats.py",
         [("stepped = np.minimum.accumulate(ranked[::-1])[::-1]", "stepped = ranked")],
         ("tests/reporting/test_stats.py", "tests/reporting/test_report_settings.py"),
-        "Benjamini-Hochberg without its step-up minimum"),
+        "Benjamini-Hochberg without its step-up minimum",
+    ),
     "report_ignores_correction": (
         "recoeval_tracking/reporting/report.py",
-        [("                                                  correction) if len(comp) else []",
-          '                                                  "holm") if len(comp) else []')],
-        REPORT, "the report adjusts p-values with holm whatever `correction` says"),
+        [
+            (
+                "                                                  correction) if len(comp) else []",
+                '                                                  "holm") if len(comp) else []',
+            )
+        ],
+        REPORT,
+        "the report adjusts p-values with holm whatever `correction` says",
+    ),
     "mark_threshold": (
         "recoeval_tracking/reporting/report.py",
         [("or p >= alpha or diff == 0:", "or p >= 0.05 or diff == 0:")],
-        REPORT, "significance marks at 0.05 whatever alpha"),
+        REPORT,
+        "significance marks at 0.05 whatever alpha",
+    ),
     "mark_ignores_lower": (
         "recoeval_tracking/reporting/report.py",
         [("better = (diff < 0) if lower_is_better else (diff > 0)", "better = diff > 0")],
-        REPORT, "significance marks ignore lower-is-better"),
+        REPORT,
+        "significance marks ignore lower-is-better",
+    ),
     "interval_wrong_column": (
         "recoeval_tracking/reporting/report.py",
-        [('"boot_low": float(boot_low[offset + R + c])', '"boot_low": float(boot_low[offset + c])')],
-        REPORT, "the difference's bootstrap interval read from a run's column"),
+        [
+            (
+                '"boot_low": float(boot_low[offset + R + c])',
+                '"boot_low": float(boot_low[offset + c])',
+            )
+        ],
+        REPORT,
+        "the difference's bootstrap interval read from a run's column",
+    ),
     "leaderboard_best_direction": (
         "recoeval_tracking/tracking/sweeps.py",
-        [("idx = values.idxmin() if _lower_is_better(m, lower_is_better) else values.idxmax()",
-          "idx = values.idxmax()")],
+        [
+            (
+                "idx = values.idxmin() if _lower_is_better(m, lower_is_better) else values.idxmax()",
+                "idx = values.idxmax()",
+            )
+        ],
         ("tests/reporting/test_report_settings.py",),
-        "the sweep's best ignores lower-is-better"),
+        "the sweep's best ignores lower-is-better",
+    ),
     "metrics_seed_ignored": (
         "recoeval_tracking/options.py",
-        [("values = {keys[k]: v for k, v in section.items()}",
-          'values = {keys[k]: v for k, v in section.items() if k != "seed"}')],
-        ("tests/test_options.py", "tests/app/test_config_seeds.py"), "metrics.seed from the config is ignored"),
+        [
+            (
+                "values = {keys[k]: v for k, v in section.items()}",
+                'values = {keys[k]: v for k, v in section.items() if k != "seed"}',
+            )
+        ],
+        ("tests/test_options.py", "tests/app/test_config_seeds.py"),
+        "metrics.seed from the config is ignored",
+    ),
     "kfold_top_level_seed": (
         "configs/split/kfold.yaml",
         [("seed: ${seed}", "seed: 0")],
-        ("tests/app/test_config_seeds.py",), "the kfold split does not follow the top-level seed"),
+        ("tests/app/test_config_seeds.py",),
+        "the kfold split does not follow the top-level seed",
+    ),
     "sweep_parent_name": (
         "recoeval_tracking/app/callbacks.py",
         [("run_name=name if swept else None,", "run_name=None,")],
-        ("tests/app/test_sweep_parent_name.py",), "the sweep parent is not named after the sweep"),
+        ("tests/app/test_sweep_parent_name.py",),
+        "the sweep parent is not named after the sweep",
+    ),
 }
 
 #: ``audit``: the wrong edits an independent audit found the suite letting through, and the
@@ -142,64 +235,104 @@ AUDIT: dict[str, tuple[str, list[tuple[str, str]], tuple[str, ...], str]] = {
         "recoeval_tracking/splitting/_split.py",
         [("    h.update(X.fingerprint().encode())\n", "")],
         ("tests/splitting/test_split_sizes.py",),
-        "two datasets split with the same settings share a split fingerprint"),
+        "two datasets split with the same settings share a split fingerprint",
+    ),
     "validation_cap_ignores_test": (
         "recoeval_tracking/splitting/_strategies.py",
-        [("allowed = np.maximum(n - n_test - min_train, 0)",
-          "allowed = np.maximum(n - min_train, 0)")],
+        [
+            (
+                "allowed = np.maximum(n - n_test - min_train, 0)",
+                "allowed = np.maximum(n - min_train, 0)",
+            )
+        ],
         ("tests/splitting/test_split_sizes.py",),
-        "random_holdout's validation part can eat the min_train entries"),
+        "random_holdout's validation part can eat the min_train entries",
+    ),
     "duplicates_keep_first_time": (
         "recoeval_tracking/data/_build.py",
-        [('ts = ts[ends - 1] if duplicates == "last" else np.maximum.reduceat(ts, starts)',
-          'ts = ts[ends - 1] if duplicates == "last" else ts[starts]')],
+        [
+            (
+                'ts = ts[ends - 1] if duplicates == "last" else np.maximum.reduceat(ts, starts)',
+                'ts = ts[ends - 1] if duplicates == "last" else ts[starts]',
+            )
+        ],
         ("tests/data/test_duplicates.py",),
-        "pairs merged by sum or max keep the first timestamp, not the latest"),
+        "pairs merged by sum or max keep the first timestamp, not the latest",
+    ),
     "replicate_mean_nan": (
         "recoeval_tracking/reporting/replicates.py",
         [("row[c] = float(np.nanmean(v)) if", "row[c] = float(np.mean(v)) if")],
-        ("tests/reporting/test_replicates.py",), "one NaN user makes a replicate's mean NaN"),
+        ("tests/reporting/test_replicates.py",),
+        "one NaN user makes a replicate's mean NaN",
+    ),
     "pending_keeps_uploading": (
         "recoeval_tracking/tracking/pending.py",
         [("    set_marker(root, UPLOADING, None)\n    return record", "    return record")],
-        ("tests/tracking/test_pending_markers.py",), "UPLOADING left beside PENDING"),
+        ("tests/tracking/test_pending_markers.py",),
+        "UPLOADING left beside PENDING",
+    ),
     "numeric_secret_kept": (
         "recoeval_tracking/jobdir/redact.py",
-        [("REDACTED if is_secret_key(str(k)) and v is not None else",
-          "REDACTED if is_secret_key(str(k)) and isinstance(v, str) else")],
-        ("tests/jobdir/test_redact.py",), "a numeric value of a secret key is kept"),
+        [
+            (
+                "REDACTED if is_secret_key(str(k)) and v is not None else",
+                "REDACTED if is_secret_key(str(k)) and isinstance(v, str) else",
+            )
+        ],
+        ("tests/jobdir/test_redact.py",),
+        "a numeric value of a secret key is kept",
+    ),
     "precheck_k_boundary": (
         "recoeval_tracking/app/precheck.py",
         [("    if k > n_items:", "    if k >= n_items:")],
-        ("tests/app/test_precheck.py",), "metrics.k equal to the number of items refused"),
+        ("tests/app/test_precheck.py",),
+        "metrics.k equal to the number of items refused",
+    ),
     "bpref_denominator_R": (
         "recoeval_tracking/metrics/listrank.py",
         [("/ np.minimum(N, R)[:, None]", "/ R[:, None]")],
-        DEFS, "bpref divides by R instead of min(N, R)"),
+        DEFS,
+        "bpref divides by R instead of min(N, R)",
+    ),
     "gm_map_without_floor": (
         "recoeval_tracking/metrics/listrank.py",
         [("np.log(np.maximum(ap, MIN_GEO_MEAN))", "np.log(ap)")],
-        DEFS, "gm_map without trec_eval's 1e-5 floor"),
+        DEFS,
+        "gm_map without trec_eval's 1e-5 floor",
+    ),
     "ranx_profile_takes_zero_as_relevant": (
         "recoeval_tracking/metrics/profiles.py",
-        [('        "relevance_level": 1.0,\n        "no_positive": "zero",\n'
-          '        "aliases": {"precision": "p", "recall": "r", "map": "ap", "ndcg": "ndcg",',
-          '        "aliases": {"precision": "p", "recall": "r", "map": "ap", "ndcg": "ndcg",')],
+        [
+            (
+                '        "relevance_level": 1.0,\n        "no_positive": "zero",\n'
+                '        "aliases": {"precision": "p", "recall": "r", "map": "ap", "ndcg": "ndcg",',
+                '        "aliases": {"precision": "p", "recall": "r", "map": "ap", "ndcg": "ndcg",',
+            )
+        ],
         ("tests/metrics/test_peer_unit_values.py",),
-        "ranx profile: every judgement a positive, a query without one NaN"),
+        "ranx profile: every judgement a positive, a query without one NaN",
+    ),
     "bpref_rbp_nan_on_empty_list": (
         "recoeval_tracking/metrics/listrank.py",
-        [("    return np.where(ctx.ok & (R > 0), out, np.nan)",
-          "    return np.where((topk >= 0).any(axis=1) & (R > 0), out, np.nan)"),
-         ("    return np.where(ctx.ok, out, np.nan)",
-          "    return np.where((topk >= 0).any(axis=1), out, np.nan)")],
+        [
+            (
+                "    return np.where(ctx.ok & (R > 0), out, np.nan)",
+                "    return np.where((topk >= 0).any(axis=1) & (R > 0), out, np.nan)",
+            ),
+            (
+                "    return np.where(ctx.ok, out, np.nan)",
+                "    return np.where((topk >= 0).any(axis=1), out, np.nan)",
+            ),
+        ],
         ("tests/metrics/test_trec_eval_empty_run.py",),
-        "bpref and rbp NaN (no reason) for an evaluated user with an empty list"),
+        "bpref and rbp NaN (no reason) for an evaluated user with an empty list",
+    ),
     "calc_reco_metrics_ranks_inf": (
         "recoeval_tracking/metrics/compat.py",
         [('    inf_scores: str = "nan",', '    inf_scores: str = "rank",')],
         ("tests/metrics/test_peer_unit_values.py",),
-        "the drop-in ranks +-inf scores where recometrics makes the user NA"),
+        "the drop-in ranks +-inf scores where recometrics makes the user NA",
+    ),
 }
 
 SETS = {"issue18": ISSUE18, "audit": AUDIT}

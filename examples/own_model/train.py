@@ -16,9 +16,9 @@ from recoeval_tracking.app import evaluate_job, load_split
 
 @hydra.main(version_base="1.3", config_path="conf", config_name="config")
 def main(cfg: DictConfig) -> dict:
-    data = load_split(cfg)                         # recoeval_tracking's dataset and split groups
+    data = load_split(cfg)  # recoeval_tracking's dataset and split groups
     model = instantiate(cfg.model).fit(data.train)  # the user's own training
-    return evaluate_job(cfg, model, data)           # metrics, job folder, MLflow run, objective
+    return evaluate_job(cfg, model, data)  # metrics, job folder, MLflow run, objective
 
 
 if __name__ == "__main__":

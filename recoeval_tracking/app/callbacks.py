@@ -159,7 +159,6 @@ class MlflowSweepCallback(Callback):
         from ..jobdir.markers import try_lock
         from ..tracking.client import DEFAULT_EXPERIMENT
         from ..tracking.sweeps import SWEEP_LOCK, write_sweep_record
-
         from .precheck import check_launcher_store
 
         base_dir = Path(config.hydra.runtime.cwd)

@@ -219,7 +219,6 @@ def run_error_message(err: BaseException) -> str | None:
     from ..jobdir import JobDirWriteError
     from ..jobdir.markers import LockTimeout
     from ..jobdir.redact import scrub_text
-
     from ..models import ModelCodeError
 
     prefix = f"{_PROG}: "

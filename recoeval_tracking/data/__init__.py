@@ -8,6 +8,7 @@ the maps between original ids and row/column indices.
 from __future__ import annotations
 
 from ._build import build_interactions, factorize_sorted
+from ._factor_rows import FactorRows
 from ._interactions import DUPLICATE_POLICIES, Interactions, PrepReport, gini
 from ._loaders import (
     DATASETS,
@@ -19,7 +20,6 @@ from ._loaders import (
     load_movielens_latest,
     load_parquet,
 )
-from ._factor_rows import FactorRows
 from ._partitioned import (
     PartitionedDataset,
     PartitionedWriter,

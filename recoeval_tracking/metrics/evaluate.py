@@ -15,8 +15,8 @@ from __future__ import annotations
 
 import dataclasses
 import time
-from collections.abc import Callable, Sequence
 from collections import ChainMap
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -32,13 +32,18 @@ from ..options import EvalOptions
 from ..scores import BiasScores, DenseScores, FactorScores, RankedLists
 from . import protocol
 from .beyond import AUC_AVERAGE_TIES, ListContext
-from .definitions import (NAN_RULES, definitions_record, fingerprint, metric_fingerprints,
-                          options_definitions)
+from .definitions import (
+    NAN_RULES,
+    definitions_record,
+    fingerprint,
+    metric_fingerprints,
+    options_definitions,
+)
 from .inputs import Prepared, lists_without_train, prepare, score_source, user_reasons, with_gains
 from .profiles import apply_profile
-from .sampling import candidate_problem
 from .registry import METRIC_SETS, METRICS, MetricSpec, column_name, curve_name, resolve_metrics
 from .results import Results
+from .sampling import candidate_problem
 
 __all__ = ["evaluate", "compute", "plan", "plan_for_source", "run", "shape", "Plan", "RawResult", "TIE_POLICIES",
            "NAN_RULES", "definitions_record", "fingerprint", "metric_fingerprints"]
@@ -46,9 +51,7 @@ __all__ = ["evaluate", "compute", "plan", "plan_for_source", "run", "shape", "Pl
 #: Tie policies available to every rank-based metric.
 TIE_POLICIES = {t.name.lower(): int(t) for t in Tie} | {"implicit": int(Tie.INDEX)}
 
-# ---------------------------------------------------------------------------------------------
-# 1. plan
-# ---------------------------------------------------------------------------------------------
+# -- 1. plan --------------------------------------------------------------------------------
 
 @dataclass(frozen=True)
 class Plan:
@@ -156,9 +159,7 @@ def plan_for_source(p: Plan, source: Any, func: str = "evaluate") -> Plan:
                                topk_only=True, left_out={**p.left_out, **left})
 
 
-# ---------------------------------------------------------------------------------------------
-# 2. run
-# ---------------------------------------------------------------------------------------------
+# -- 2. run ---------------------------------------------------------------------------------
 
 @dataclass
 class RawResult:
@@ -277,9 +278,7 @@ def compute(train: Any, test: Any, options: EvalOptions, *, A: Any = None, B: An
     return raw
 
 
-# ---------------------------------------------------------------------------------------------
-# 3. shape
-# ---------------------------------------------------------------------------------------------
+# -- 3. shape -------------------------------------------------------------------------------
 
 def _item_vectors(raw: RawResult, item_features: Any) -> np.ndarray | None:
     n = raw.prep.n_items
@@ -369,9 +368,7 @@ def shape(raw: RawResult, *, item_features: Any = None, popularity: Any = None) 
                    topk=raw.topk if raw.topk.shape[0] else None, aggregates=aggregates)
 
 
-# ---------------------------------------------------------------------------------------------
-# the public function
-# ---------------------------------------------------------------------------------------------
+# -- the public function --------------------------------------------------------------------
 
 def evaluate(train: Any, test: Any, *, A: Any = None, B: Any = None, item_biases: Any = None,
              scores: Any = None, scorer: Any = None, ranked: Any = None,

@@ -18,7 +18,6 @@ References
 from __future__ import annotations
 
 import dataclasses
-
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any

@@ -70,7 +70,7 @@ def __getattr__(name: str) -> Any:
 
 
 def _now_iso() -> str:
-    return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
+    return _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds")
 
 
 def _warn(text: str) -> None:

@@ -20,14 +20,25 @@ import yaml
 
 from .conftest import QUIET, TINY_ALS, TINY_DATA, clean_env, run_command
 
-JOB_FILES = ("per_user.parquet", "metrics.json", "curves.csv", "definitions.json",
-             "dataset.json", "config.yaml", "overrides.yaml", "job.json",
-             ".hydra/config.yaml", ".hydra/overrides.yaml", "recoeval.log")
+JOB_FILES = (
+    "per_user.parquet",
+    "metrics.json",
+    "curves.csv",
+    "definitions.json",
+    "dataset.json",
+    "config.yaml",
+    "overrides.yaml",
+    "job.json",
+    ".hydra/config.yaml",
+    ".hydra/overrides.yaml",
+    "recoeval.log",
+)
 
 
 def _ok(proc) -> None:
-    assert proc.returncode == 0, f"exit {proc.returncode}\n{proc.stdout[-3000:]}\n" \
-                                 f"{proc.stderr[-3000:]}"
+    assert proc.returncode == 0, (
+        f"exit {proc.returncode}\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}"
+    )
 
 
 def _single_job_dir(root: Path) -> Path:
@@ -65,8 +76,19 @@ def _check_job_files(job: Path, *, plots: bool = False) -> dict:
 
 
 def test_single_run_end_to_end_and_rerun_from_the_job_config(tmp_path, local_store):
-    proc = run_command([*TINY_DATA, *TINY_ALS, *QUIET, "plots=true", "metrics=default",
-                        "progress=auto", "tracking.precision=exact"], tmp_path, module=False)
+    proc = run_command(
+        [
+            *TINY_DATA,
+            *TINY_ALS,
+            *QUIET,
+            "plots=true",
+            "metrics=default",
+            "progress=auto",
+            "tracking.precision=exact",
+        ],
+        tmp_path,
+        module=False,
+    )
     _ok(proc)
     # progress=auto: no bars when stderr is not a terminal
     assert "ALS:" not in proc.stderr and "eval:" not in proc.stderr
@@ -83,8 +105,9 @@ def test_single_run_end_to_end_and_rerun_from_the_job_config(tmp_path, local_sto
     assert run.info.status == "FINISHED"
     assert run.data.metrics["ndcg_at_10"] == pytest.approx(metrics["ndcg_at_10"], rel=1e-12)
     assert run.data.params["model.name"] == "als" and run.data.params["model.factors"] == "8"
-    assert run.data.tags["recoeval.sweep_id"] == json.loads((job / "job.json").read_text())[
-        "job_uid"]
+    assert (
+        run.data.tags["recoeval.sweep_id"] == json.loads((job / "job.json").read_text())["job_uid"]
+    )
     assert "mlflow.parentRunId" not in run.data.tags
     assert json.loads((job / "SYNCED").read_text())["run_id"] == run.info.run_id
     # a plain run is named after its dataset and model, with its real times and context
@@ -95,12 +118,17 @@ def test_single_run_end_to_end_and_rerun_from_the_job_config(tmp_path, local_sto
     # the documented re-run command gives the same per-user metrics
     again = tmp_path / "again"
     again.mkdir()
-    proc = run_command(["--config-path", str(job / ".hydra"), "--config-name", "config",
-                        "tracking.enabled=false"], again)
+    proc = run_command(
+        ["--config-path", str(job / ".hydra"), "--config-name", "config", "tracking.enabled=false"],
+        again,
+    )
     _ok(proc)
     rerun = _single_job_dir(again)
-    pd.testing.assert_frame_equal(pd.read_parquet(rerun / "per_user.parquet"),
-                                  pd.read_parquet(job / "per_user.parquet"), check_exact=True)
+    pd.testing.assert_frame_equal(
+        pd.read_parquet(rerun / "per_user.parquet"),
+        pd.read_parquet(job / "per_user.parquet"),
+        check_exact=True,
+    )
 
 
 def _check_sweep(tmp_path: Path, uri: str, launcher: str) -> None:
@@ -135,16 +163,16 @@ def _check_sweep(tmp_path: Path, uri: str, launcher: str) -> None:
         seen.add((cfg["model"]["name"], cfg["seed"]))
         assert child.data.params["model.name"] == cfg["model"]["name"]
         assert child.data.params["seed"] == str(cfg["seed"])
-        assert not any(k.startswith(("definitions.", "tracking.", "hydra."))
-                       for k in child.data.params)
+        assert not any(
+            k.startswith(("definitions.", "tracking.", "hydra.")) for k in child.data.params
+        )
         # the bounds are a tag, not metrics (no chart section of their own in the UI)
         assert not any("_ci95_" in k for k in child.data.metrics)
         assert "ndcg_at_10" in json.loads(child.data.tags["recoeval.ci95"])
         assert "coverage_at_10" in child.data.metrics  # catalogue-level aggregates too
         assert child.data.tags["recoeval.overrides"] == " ".join(overrides)
         metrics = json.loads((job / "metrics.json").read_text())
-        assert child.data.metrics["ndcg_at_10"] == pytest.approx(metrics["ndcg_at_10"],
-                                                                 rel=1e-12)
+        assert child.data.metrics["ndcg_at_10"] == pytest.approx(metrics["ndcg_at_10"], rel=1e-12)
     assert seen == {("als", 0), ("als", 1), ("popularity", 0), ("popularity", 1)}
     # the leaderboard's best value is the best child's
     best = max(c.data.metrics["ndcg_at_10"] for c in children)
@@ -152,24 +180,37 @@ def _check_sweep(tmp_path: Path, uri: str, launcher: str) -> None:
 
 
 def test_sweep_2x2_joblib_launcher(tmp_path, local_store):
-    proc = run_command(["-m", "model=als,popularity", "seed=0,1", *TINY_DATA, *QUIET,
-                        "hydra/launcher=joblib", "hydra.launcher.n_jobs=2",
-                        "tracking.precision=exact"], tmp_path)
+    proc = run_command(
+        [
+            "-m",
+            "model=als,popularity",
+            "seed=0,1",
+            *TINY_DATA,
+            *QUIET,
+            "hydra/launcher=joblib",
+            "hydra.launcher.n_jobs=2",
+            "tracking.precision=exact",
+        ],
+        tmp_path,
+    )
     _ok(proc)
     _check_sweep(tmp_path, local_store, "JoblibLauncher")
 
 
 def test_sweep_2x2_basic_launcher(tmp_path, local_store):
-    proc = run_command(["-m", "model=als,popularity", "seed=0,1", *TINY_DATA, *QUIET,
-                        "tracking.precision=exact"], tmp_path)
+    proc = run_command(
+        ["-m", "model=als,popularity", "seed=0,1", *TINY_DATA, *QUIET, "tracking.precision=exact"],
+        tmp_path,
+    )
     _ok(proc)
     _check_sweep(tmp_path, local_store, "BasicLauncher")
 
 
 def test_failing_job_closes_the_parent(tmp_path, local_store):
     # the second job asks for an empty dataset and fails; on_multirun_end never runs
-    proc = run_command(["-m", "dataset.n_users=100,0", "dataset.n_items=50", "model=popularity",
-                        *QUIET], tmp_path)
+    proc = run_command(
+        ["-m", "dataset.n_users=100,0", "dataset.n_items=50", "model=popularity", *QUIET], tmp_path
+    )
     assert proc.returncode == 2
     assert "'n_users' parameter of make_synthetic" in proc.stderr
     _, runs = _runs(local_store)
@@ -181,11 +222,14 @@ def test_failing_job_closes_the_parent(tmp_path, local_store):
     assert parents[0].data.metrics["sweep_jobs"] == 1.0
 
 
-@pytest.mark.parametrize("args,expected", [
-    (["dataset=movielens_10m"], "no option 'movielens_10m' in the config group 'dataset'"),
-    (["model.factors=many"], "the value given to 'model.factors' has the wrong type"),
-    (["dataset=movielens_100k"], "'dataset.path' is required"),
-])
+@pytest.mark.parametrize(
+    "args,expected",
+    [
+        (["dataset=movielens_10m"], "no option 'movielens_10m' in the config group 'dataset'"),
+        (["model.factors=many"], "the value given to 'model.factors' has the wrong type"),
+        (["dataset=movielens_100k"], "'dataset.path' is required"),
+    ],
+)
 def test_bad_override_exits_2_with_one_paragraph(tmp_path, args, expected):
     proc = run_command([*args, "tracking=none"], tmp_path)
     assert proc.returncode == 2
@@ -203,10 +247,22 @@ def test_als_beats_popularity_on_movielens_100k(tmp_path, shared_data):
     u_data = shared_data / "ml-100k" / "u.data"
     if not u_data.is_file():
         pytest.skip(f"{u_data} not found")
-    proc = run_command(["-m", "dataset=movielens_100k", f"dataset.path={u_data}",
-                        "model=als,popularity", "metrics=default", "tracking=none",
-                        "dataset.relevance_level=null", "dataset.gains=graded",
-                        "plots=false", "progress=false", "nthreads=2"], tmp_path)
+    proc = run_command(
+        [
+            "-m",
+            "dataset=movielens_100k",
+            f"dataset.path={u_data}",
+            "model=als,popularity",
+            "metrics=default",
+            "tracking=none",
+            "dataset.relevance_level=null",
+            "dataset.gains=graded",
+            "plots=false",
+            "progress=false",
+            "nthreads=2",
+        ],
+        tmp_path,
+    )
     _ok(proc)
     ndcg = {}
     for job in (p for p in _sweep_dir(tmp_path).iterdir() if p.is_dir()):
@@ -227,9 +283,17 @@ def test_als_beats_popularity_on_movielens_100k(tmp_path, shared_data):
 # cases fail while the job runs. {data} is a folder of bad data files made by the fixture.
 # ---------------------------------------------------------------------------------------------
 
-TINY_RUN = ["model=popularity", "metrics.names=[p,ndcg]", "metrics.k=5", "plots=false",
-            "progress=false", "nthreads=1", "dataset.n_users=40", "dataset.n_items=30",
-            "tracking=none"]
+TINY_RUN = [
+    "model=popularity",
+    "metrics.names=[p,ndcg]",
+    "metrics.k=5",
+    "plots=false",
+    "progress=false",
+    "nthreads=1",
+    "dataset.n_users=40",
+    "dataset.n_items=30",
+    "tracking=none",
+]
 FILE_RUN = TINY_RUN[:6] + ["tracking=none"]
 
 BAD_INVOCATIONS = [
@@ -298,24 +362,52 @@ BAD_INVOCATIONS = [
     ("file", ["dataset=csv", "dataset.path={data}/empty.csv"], 2, "empty"),
     ("file", ["dataset=csv", "dataset.path={data}/binary.csv"], 2, "load_csv"),
     ("file", ["dataset=csv", "dataset.path={data}/noheader.csv"], 2, "not found in the header"),
-    ("file", ["dataset=csv", "dataset.path={data}/short_rows.csv"], 2,
-     "as many fields as the header"),
-    ("file", ["dataset=csv", "dataset.path={data}/ok.csv", "dataset.columns={user:x,item:y}"],
-     2, "column(s) ['x', 'y'] not found"),
+    (
+        "file",
+        ["dataset=csv", "dataset.path={data}/short_rows.csv"],
+        2,
+        "as many fields as the header",
+    ),
+    (
+        "file",
+        ["dataset=csv", "dataset.path={data}/ok.csv", "dataset.columns={user:x,item:y}"],
+        2,
+        "column(s) ['x', 'y'] not found",
+    ),
     ("file", ["dataset=csv", "dataset.path={data}/dup.csv"], 2, "duplicate (user, item) pair"),
-    ("file", ["dataset=csv", "dataset.path={data}/ok.csv", "dataset.duplicates=bogus"], 2,
-     "dataset.duplicates"),
-    ("file", ["dataset=csv", "dataset.path={data}/big.csv"], 2,
-     "out of the 64-bit integer range"),
+    (
+        "file",
+        ["dataset=csv", "dataset.path={data}/ok.csv", "dataset.duplicates=bogus"],
+        2,
+        "dataset.duplicates",
+    ),
+    ("file", ["dataset=csv", "dataset.path={data}/big.csv"], 2, "out of the 64-bit integer range"),
     ("file", ["dataset=csv", "dataset.path={data}/fraction.csv"], 2, "not an integer"),
     ("file", ["dataset=csv", "dataset.path={data}/text_value.csv"], 2, "non-numeric value"),
     ("file", ["dataset=csv", "dataset.path={data}/ok.csv", "dataset.sep=x"], 2, "single field"),
-    ("file", ["dataset=csv", "dataset.path={data}/ok.csv", "dataset.encoding=bogus-8"], 2,
-     "dataset.encoding"),
-    ("file", ["dataset=csv", "dataset.path={data}/ok.csv", "dataset.header=false",
-              "dataset.columns={user:user,item:item}"], 2, "column positions"),
-    ("file", ["dataset=csv", "dataset.path={data}/no_time.csv", "split=temporal_global"], 2,
-     "timestamp"),
+    (
+        "file",
+        ["dataset=csv", "dataset.path={data}/ok.csv", "dataset.encoding=bogus-8"],
+        2,
+        "dataset.encoding",
+    ),
+    (
+        "file",
+        [
+            "dataset=csv",
+            "dataset.path={data}/ok.csv",
+            "dataset.header=false",
+            "dataset.columns={user:user,item:item}",
+        ],
+        2,
+        "column positions",
+    ),
+    (
+        "file",
+        ["dataset=csv", "dataset.path={data}/no_time.csv", "split=temporal_global"],
+        2,
+        "timestamp",
+    ),
     ("file", ["dataset=parquet", "dataset.path={data}/ok.csv"], 2, "could not be read as"),
     ("file", ["dataset=movielens_100k", "dataset.path={data}/binary.csv"], 2, "load_csv"),
     ("file", ["model=factors_file", "model.path=/nonexistent.npz"], 2, "model.path"),
@@ -327,17 +419,19 @@ BAD_INVOCATIONS = [
 @pytest.fixture(scope="module")
 def bad_data(tmp_path_factory):
     data = tmp_path_factory.mktemp("bad-data")
-    rows = [f"{u},{i},{1 + (u + i) % 5},{1000 + u * 10 + i}" for u in range(1, 9)
-            for i in range(1, 7)]
+    rows = [
+        f"{u},{i},{1 + (u + i) % 5},{1000 + u * 10 + i}" for u in range(1, 9) for i in range(1, 7)
+    ]
     (data / "ok.csv").write_text("user,item,value,timestamp\n" + "\n".join(rows) + "\n")
-    (data / "no_time.csv").write_text("user,item,value\n" + "\n".join(
-        r.rsplit(",", 1)[0] for r in rows) + "\n")
+    (data / "no_time.csv").write_text(
+        "user,item,value\n" + "\n".join(r.rsplit(",", 1)[0] for r in rows) + "\n"
+    )
     (data / "short_rows.csv").write_text("user,item,value,timestamp\n1,2\n3,4\n")
     (data / "empty.csv").write_text("")
     (data / "binary.csv").write_bytes(bytes(range(256)) * 4)
     (data / "noheader.csv").write_text("a,b,c\n1,2,3\n")
     (data / "dup.csv").write_text("user,item\n1,2\n1,2\n2,3\n")
-    (data / "big.csv").write_text("user,item\n" + f"{10 ** 30},1\n" + "2,1\n3,2\n")
+    (data / "big.csv").write_text("user,item\n" + f"{10**30},1\n" + "2,1\n3,2\n")
     (data / "fraction.csv").write_text("user,item\n1.5,1\n2,1\n")
     (data / "text_value.csv").write_text("user,item,value\n1,1,high\n2,1,3\n")
     return data
@@ -367,9 +461,15 @@ def test_bad_invocations_never_end_in_a_traceback(tmp_path, bad_data):
         i, case = i_case
         cwd = tmp_path / f"c{i}"
         cwd.mkdir()
-        proc = subprocess.run([str(script), *_invocation(case, bad_data)], cwd=cwd,
-                              env=clean_env(), capture_output=True, text=True, timeout=300,
-                              check=False)
+        proc = subprocess.run(
+            [str(script), *_invocation(case, bad_data)],
+            cwd=cwd,
+            env=clean_env(),
+            capture_output=True,
+            text=True,
+            timeout=300,
+            check=False,
+        )
         return case, proc
 
     with ThreadPoolExecutor(max_workers=4) as pool:
@@ -381,8 +481,13 @@ def test_bad_invocations_never_end_in_a_traceback(tmp_path, bad_data):
         lines = proc.stderr.strip().splitlines()
         last = lines[-1] if lines else ""
         expected = expected.replace("{data}", str(bad_data))
-        if proc.returncode != status or "Traceback" in text or "internal error" in text \
-                or not last.startswith("recoeval-track: ") or expected not in last:
+        if (
+            proc.returncode != status
+            or "Traceback" in text
+            or "internal error" in text
+            or not last.startswith("recoeval-track: ")
+            or expected not in last
+        ):
             problems.append(f"{mode} {args}: exit {proc.returncode}, last line {last[:300]!r}")
     print(f"{len(BAD_INVOCATIONS)} bad invocations, {tracebacks} ending in a traceback")
     assert tracebacks == 0

@@ -42,8 +42,9 @@ SEEDED = {
 def composed():
     register_configs()  # the schemas the configs' defaults lists name
     with initialize_config_dir(version_base="1.3", config_dir=str(CONFIGS)):
-        yield lambda overrides: OmegaConf.to_container(compose("config", overrides=overrides),
-                                                       resolve=True)
+        yield lambda overrides: OmegaConf.to_container(
+            compose("config", overrides=overrides), resolve=True
+        )
 
 
 def _find(node, key):
@@ -65,8 +66,9 @@ def test_every_seeded_option_is_listed():
             assert ("${seed}" in text) == (p.stem in SEEDED[group]), p
 
 
-@pytest.mark.parametrize("group,option", [(g, o) for g, opts in SEEDED.items()
-                                          for o in sorted(opts)])
+@pytest.mark.parametrize(
+    "group,option", [(g, o) for g, opts in SEEDED.items() for o in sorted(opts)]
+)
 def test_top_level_seed_reaches_each_option(composed, group, option):
     key = SEEDED[group][option]
     for seed in (7, 12345):

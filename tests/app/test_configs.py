@@ -49,8 +49,14 @@ def test_config_yaml_is_a_defaults_list_of_every_group():
     entries = OmegaConf.to_container(raw.defaults)
     assert entries[0] == "recoeval_schema" and entries[-1] == "_self_"
     chosen = {k: v for e in entries if isinstance(e, dict) for k, v in e.items()}
-    assert chosen == {"dataset": "synthetic", "split": "random", "model": "als",
-                      "metrics": "standard", "tracking": "local", "backend": "cpu"}
+    assert chosen == {
+        "dataset": "synthetic",
+        "split": "random",
+        "model": "als",
+        "metrics": "standard",
+        "tracking": "local",
+        "backend": "cpu",
+    }
 
 
 def test_every_group_has_the_options_the_issue_names():
@@ -81,8 +87,19 @@ def test_every_option_composes_against_its_schema(hydra_compose, group, option):
         overrides.append("model.path=/data/recs.csv")  # required, checked at run time
     cfg = hydra_compose(overrides)
     plain = OmegaConf.to_container(cfg, resolve=True, throw_on_missing=True)
-    assert set(plain) == {"dataset", "split", "model", "metrics", "tracking", "backend", "seed",
-                          "nthreads", "progress", "plots", "objective"}
+    assert set(plain) == {
+        "dataset",
+        "split",
+        "model",
+        "metrics",
+        "tracking",
+        "backend",
+        "seed",
+        "nthreads",
+        "progress",
+        "plots",
+        "objective",
+    }
     node = cfg[group]
     expected = schema.SCHEMAS[group].get(option) or next(iter(schema.SCHEMAS[group].values()))
     assert OmegaConf.get_type(node) is expected
@@ -96,12 +113,13 @@ def test_every_option_composes_against_its_schema(hydra_compose, group, option):
         assert plain["model"]["name"] == option
 
 
-@pytest.mark.parametrize("option", [o for o in _options("metrics")
-                                    if o not in ("default", "standard", "all")])
+@pytest.mark.parametrize(
+    "option", [o for o in _options("metrics") if o not in ("default", "standard", "all")]
+)
 def test_profile_options_name_a_library_profile(hydra_compose, option):
     from recoeval_tracking.metrics.profiles import PROFILES
-    from recoeval_tracking.options import EvalOptions
     from recoeval_tracking.metrics.registry import resolve_metrics
+    from recoeval_tracking.options import EvalOptions
 
     plain = OmegaConf.to_container(hydra_compose([f"metrics={option}"]), resolve=True)
     assert plain["metrics"]["profile"] == option
@@ -137,8 +155,12 @@ def test_embedded_default(hydra_compose):
     assert plain["split"]["name"] == "random" and plain["model"]["name"] == "als"
     assert plain["metrics"]["names"] == ["standard"]
     assert (plain["metrics"]["k"], plain["metrics"]["cumulative"]) == (10, True)
-    assert plain["tracking"] == {"enabled": True, "uri": None, "experiment": "recoeval",
-                                 "precision": "auto"}
+    assert plain["tracking"] == {
+        "enabled": True,
+        "uri": None,
+        "experiment": "recoeval",
+        "precision": "auto",
+    }
     assert plain["progress"] == "auto"
 
 
@@ -174,8 +196,13 @@ def test_missing_dataset_path_is_reported(hydra_compose):
 
 
 def test_messages_are_one_paragraph(hydra_compose):
-    for overrides in (["model=alss"], ["metrics.k=ten"], ["model.factor=32"],
-                      ["dataset=csv"], ["split.fold=1"]):
+    for overrides in (
+        ["model=alss"],
+        ["metrics.k=ten"],
+        ["model.factor=32"],
+        ["dataset=csv"],
+        ["split.fold=1"],
+    ):
         msg = user_error_message(_error(hydra_compose, overrides))
         assert msg is not None and "\n" not in msg and "Traceback" not in msg
 
@@ -200,9 +227,22 @@ def _build_lib(tmp_path: Path) -> Path:
     if (REPO_ROOT / "hydra_plugins").is_dir():  # the package's Hydra plugins
         shutil.copytree(REPO_ROOT / "hydra_plugins", src / "hydra_plugins", ignore=ignore)
     lib = tmp_path / "lib"
-    proc = subprocess.run([sys.executable, "-c", "from setuptools import setup; setup()", "-q",
-                           "build_py", "--build-lib", str(lib)], cwd=src, capture_output=True,
-                          text=True, timeout=120, check=False)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "from setuptools import setup; setup()",
+            "-q",
+            "build_py",
+            "--build-lib",
+            str(lib),
+        ],
+        cwd=src,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
     assert proc.returncode == 0, proc.stderr[-2000:]
     return lib
 
@@ -211,8 +251,10 @@ def test_configs_ship_inside_the_package(tmp_path):
     """What a non-editable install puts in site-packages holds every yaml of configs/ as the
     package recoeval_tracking.configs, and the command finds them there (pkg://)."""
     lib = _build_lib(tmp_path)
-    shipped = sorted(p.relative_to(lib / "recoeval_tracking" / "configs").as_posix()
-                     for p in (lib / "recoeval_tracking" / "configs").rglob("*.yaml"))
+    shipped = sorted(
+        p.relative_to(lib / "recoeval_tracking" / "configs").as_posix()
+        for p in (lib / "recoeval_tracking" / "configs").rglob("*.yaml")
+    )
     expected = sorted(p.relative_to(CONFIGS).as_posix() for p in CONFIGS.rglob("*.yaml"))
     assert shipped == expected
     env = clean_env()
@@ -220,15 +262,33 @@ def test_configs_ship_inside_the_package(tmp_path):
     run = tmp_path / "run"
     run.mkdir()
     probe = subprocess.run(
-        [sys.executable, "-c", ("import recoeval_tracking, recoeval_tracking.app.cli as c; "
-                                "print(recoeval_tracking.__file__); print(c.config_path())")],
-        cwd=run, env=env, capture_output=True, text=True, timeout=60, check=False)
+        [
+            sys.executable,
+            "-c",
+            (
+                "import recoeval_tracking, recoeval_tracking.app.cli as c; "
+                "print(recoeval_tracking.__file__); print(c.config_path())"
+            ),
+        ],
+        cwd=run,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
     assert probe.returncode == 0, probe.stderr
     where, source = probe.stdout.split()
     assert Path(where).is_relative_to(lib) and source == "pkg://recoeval_tracking.configs"
-    shown = subprocess.run([sys.executable, "-m", "recoeval_tracking", "--cfg", "job",
-                            "model=item_knn"], cwd=run, env=env, capture_output=True, text=True,
-                           timeout=120, check=False)
+    shown = subprocess.run(
+        [sys.executable, "-m", "recoeval_tracking", "--cfg", "job", "model=item_knn"],
+        cwd=run,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
     assert shown.returncode == 0, shown.stderr
     job = OmegaConf.create(shown.stdout)
     assert job.model.name == "item_knn" and job.dataset.kind == "synthetic"
@@ -239,8 +299,11 @@ def _registry(group: str):
     from recoeval_tracking.models import MODELS
     from recoeval_tracking.splitting import SPLITS
 
-    return {"dataset": (DATASETS, 0, "kind"), "split": (SPLITS, 1, "name"),
-            "model": (MODELS, 0, "name")}[group]
+    return {
+        "dataset": (DATASETS, 0, "kind"),
+        "split": (SPLITS, 1, "name"),
+        "model": (MODELS, 0, "name"),
+    }[group]
 
 
 @pytest.mark.parametrize("group", ["dataset", "split", "model"])
@@ -257,8 +320,11 @@ def test_option_schemas_are_derived_from_the_registered_signatures(group):
         params = list(inspect.signature(registry[option]).parameters.values())[inputs:]
         for p in params:
             if p.name not in fields:  # left out by rule: **kwargs, runtime flags, non-config types
-                assert (p.kind in (p.VAR_KEYWORD, p.VAR_POSITIONAL) or p.name in RUNTIME_PARAMS
-                        or p.default is not p.empty)
+                assert (
+                    p.kind in (p.VAR_KEYWORD, p.VAR_POSITIONAL)
+                    or p.name in RUNTIME_PARAMS
+                    or p.default is not p.empty
+                )
                 continue
             f = fields[p.name]
             default = f.default_factory() if f.default is dataclasses.MISSING else f.default
@@ -279,8 +345,9 @@ def test_every_configurable_registry_entry_has_a_schema_node():
         assert {f"{o}.yaml" for o in schema.SCHEMAS[group]} == set(stored[group])
 
 
-@pytest.mark.parametrize("group,option", [(g, o) for g in ("dataset", "split", "model")
-                                          for o in _options(g)])
+@pytest.mark.parametrize(
+    "group,option", [(g, o) for g in ("dataset", "split", "model") for o in _options(g)]
+)
 def test_option_yaml_keeps_only_deliberate_overrides(group, option):
     raw = OmegaConf.to_container(OmegaConf.load(CONFIGS / group / f"{option}.yaml"))
     assert raw.pop("defaults") == [f"/schema/{group}/{option}@_here_", "_self_"]

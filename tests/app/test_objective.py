@@ -14,21 +14,33 @@ from recoeval_tracking.app.precheck import check_objective
 from .test_pipeline import tiny_config
 
 
-@pytest.mark.parametrize("objective,k", [
-    (None, 10), ("ndcg_at_10", 10), ("r_at_5", 5), ("mpr", 10), ("roc_auc", 10),
-    ("fit_seconds", 10), ("coverage_at_10", 10), ("ndcg_at_10", None),
-])
+@pytest.mark.parametrize(
+    "objective,k",
+    [
+        (None, 10),
+        ("ndcg_at_10", 10),
+        ("r_at_5", 5),
+        ("mpr", 10),
+        ("roc_auc", 10),
+        ("fit_seconds", 10),
+        ("coverage_at_10", 10),
+        ("ndcg_at_10", None),
+    ],
+)
 def test_objectives_a_job_reports_are_accepted(objective, k):
     check_objective(objective, k)
 
 
-@pytest.mark.parametrize("objective,k,message", [
-    ("ndcg10", 10, "objective must be the key of a metric the job reports"),
-    ("ndcg_at_k", 10, "objective must be the key of a metric"),  # a curve, not one value
-    ("ndcg_at_20", 10, "Set metrics.k=20 or objective=ndcg_at_10"),
-    (3, 10, "objective must be the key of a metric the job reports (str) or null"),
-    ("", 10, "objective must be"),
-])
+@pytest.mark.parametrize(
+    "objective,k,message",
+    [
+        ("ndcg10", 10, "objective must be the key of a metric the job reports"),
+        ("ndcg_at_k", 10, "objective must be the key of a metric"),  # a curve, not one value
+        ("ndcg_at_20", 10, "Set metrics.k=20 or objective=ndcg_at_10"),
+        (3, 10, "objective must be the key of a metric the job reports (str) or null"),
+        ("", 10, "objective must be"),
+    ],
+)
 def test_other_objectives_are_refused_with_the_key_to_change(objective, k, message):
     with pytest.raises(InputError) as info:
         check_objective(objective, k)

@@ -26,19 +26,22 @@ from hydra_plugins.recoeval_optuna_sweeper.search_space import (  # noqa: E402
 )
 
 
-@pytest.mark.parametrize("override,expected", [
-    ("a=interval(0.5,2)", FloatDistribution(0.5, 2.0)),
-    ("a=interval(1,5)", FloatDistribution(1.0, 5.0)),  # interval bounds are floats
-    ("a=int(interval(8,64))", IntDistribution(8, 64)),
-    ("a=tag(log,interval(0.001,1))", FloatDistribution(0.001, 1.0, log=True)),
-    ("a=int(tag(log,interval(8,64)))", IntDistribution(8, 64, log=True)),
-    ("a=range(1,10,3)", IntDistribution(1, 7, step=3)),  # 1, 4, 7 (10 excluded)
-    ("a=range(2,10,2)", IntDistribution(2, 8, step=2)),  # 2, 4, 6, 8
-    ("a=range(5)", IntDistribution(0, 4)),
-    ("a=choice(1,2,x)", CategoricalDistribution([1, 2, "x"])),
-    ("a=16,64", CategoricalDistribution([16, 64])),
-    ("model=als,popularity", CategoricalDistribution(["als", "popularity"])),
-])
+@pytest.mark.parametrize(
+    "override,expected",
+    [
+        ("a=interval(0.5,2)", FloatDistribution(0.5, 2.0)),
+        ("a=interval(1,5)", FloatDistribution(1.0, 5.0)),  # interval bounds are floats
+        ("a=int(interval(8,64))", IntDistribution(8, 64)),
+        ("a=tag(log,interval(0.001,1))", FloatDistribution(0.001, 1.0, log=True)),
+        ("a=int(tag(log,interval(8,64)))", IntDistribution(8, 64, log=True)),
+        ("a=range(1,10,3)", IntDistribution(1, 7, step=3)),  # 1, 4, 7 (10 excluded)
+        ("a=range(2,10,2)", IntDistribution(2, 8, step=2)),  # 2, 4, 6, 8
+        ("a=range(5)", IntDistribution(0, 4)),
+        ("a=choice(1,2,x)", CategoricalDistribution([1, 2, "x"])),
+        ("a=16,64", CategoricalDistribution([16, 64])),
+        ("model=als,popularity", CategoricalDistribution(["als", "popularity"])),
+    ],
+)
 def test_sweep_overrides_become_distributions(override, expected):
     space, fixed = search_space([override])
     key = override.split("=", 1)[0]
@@ -51,22 +54,31 @@ def test_float_range_is_the_list_of_its_values():
 
 
 def test_fixed_overrides_pass_through_and_the_command_line_wins_over_params():
-    space, fixed = search_space(["model=als", "model.factors=int(interval(8,64))", "seed=3"],
-                                {"model.factors": "int(interval(2,4))",
-                                 "model.regularization": "tag(log,interval(0.01,1))"})
+    space, fixed = search_space(
+        ["model=als", "model.factors=int(interval(8,64))", "seed=3"],
+        {
+            "model.factors": "int(interval(2,4))",
+            "model.regularization": "tag(log,interval(0.01,1))",
+        },
+    )
     assert fixed == ["model=als", "seed=3"]
-    assert space == {"model.factors": IntDistribution(8, 64),
-                     "model.regularization": FloatDistribution(0.01, 1.0, log=True)}
+    assert space == {
+        "model.factors": IntDistribution(8, 64),
+        "model.regularization": FloatDistribution(0.01, 1.0, log=True),
+    }
 
 
-@pytest.mark.parametrize("override,message", [
-    ("a=tag(log,interval(0,1))", "needs low > 0"),
-    ("a=interval(3,1)", "needs low < high"),
-    ("a=tag(log,range(1,5))", "not range"),
-    ("a=range(5,1)", "is empty"),
-    ("a=shuffle(1,2)", "shuffle"),
-    ("a=choice([1,2],[3])", "numbers, strings"),
-])
+@pytest.mark.parametrize(
+    "override,message",
+    [
+        ("a=tag(log,interval(0,1))", "needs low > 0"),
+        ("a=interval(3,1)", "needs low < high"),
+        ("a=tag(log,range(1,5))", "not range"),
+        ("a=range(5,1)", "is empty"),
+        ("a=shuffle(1,2)", "shuffle"),
+        ("a=choice([1,2],[3])", "numbers, strings"),
+    ],
+)
 def test_unsearchable_overrides_are_named(override, message):
     # Matched by name: Hydra's plugin scan may execute the plugin's modules again during the
     # run, after which the class raised is a fresh SearchSpaceError, not this module's import.
@@ -76,8 +88,26 @@ def test_unsearchable_overrides_are_named(override, message):
     assert str(info.value).startswith("a:")
 
 
-@pytest.mark.parametrize("value", [3, -2, 0.001, 1e-12, 12.5, True, False, None, "als",
-                                   "item_knn", "two words", "it's", "null", "a,b", "x=1"])
+@pytest.mark.parametrize(
+    "value",
+    [
+        3,
+        -2,
+        0.001,
+        1e-12,
+        12.5,
+        True,
+        False,
+        None,
+        "als",
+        "item_knn",
+        "two words",
+        "it's",
+        "null",
+        "a,b",
+        "x=1",
+    ],
+)
 def test_format_override_reads_back_through_hydras_parser(value):
     from hydra.core.override_parser.overrides_parser import OverridesParser
 

@@ -17,28 +17,47 @@ optuna = pytest.importorskip("optuna", reason="optuna is not installed (extra 's
 
 from .conftest import QUIET, TINY_DATA, run_command  # noqa: E402
 
-SEARCH = ["-m", "hydra/sweeper=optuna", "model=als", "model.iterations=5",
-          "model.factors=int(interval(2,16))", "model.regularization=tag(log,interval(0.001,1))",
-          *TINY_DATA, *QUIET, "tracking.precision=exact"]
+SEARCH = [
+    "-m",
+    "hydra/sweeper=optuna",
+    "model=als",
+    "model.iterations=5",
+    "model.factors=int(interval(2,16))",
+    "model.regularization=tag(log,interval(0.001,1))",
+    *TINY_DATA,
+    *QUIET,
+    "tracking.precision=exact",
+]
 
 
 def _ok(proc) -> None:
-    assert proc.returncode == 0, f"exit {proc.returncode}\n{proc.stdout[-3000:]}\n" \
-                                 f"{proc.stderr[-3000:]}"
+    assert proc.returncode == 0, (
+        f"exit {proc.returncode}\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}"
+    )
 
 
 def _results(root: Path) -> list[dict]:
     """``optimization_results.yaml`` of every sweep under ``root``, oldest first."""
-    return [yaml.safe_load(p.read_text())
-            for p in sorted((root / "multirun").rglob("optimization_results.yaml"))]
+    return [
+        yaml.safe_load(p.read_text())
+        for p in sorted((root / "multirun").rglob("optimization_results.yaml"))
+    ]
 
 
 def test_search_of_six_trials_logs_children_and_the_best_on_the_parent(tmp_path, local_store):
     from mlflow import MlflowClient
 
     # batches of 2 trials (n_jobs), each launched by the configured launcher (basic here)
-    proc = run_command([*SEARCH, "hydra.sweeper.n_trials=6", "hydra.sweeper.seed=0",
-                        "hydra.sweeper.n_jobs=2", "objective=ndcg_at_10"], tmp_path)
+    proc = run_command(
+        [
+            *SEARCH,
+            "hydra.sweeper.n_trials=6",
+            "hydra.sweeper.seed=0",
+            "hydra.sweeper.n_jobs=2",
+            "objective=ndcg_at_10",
+        ],
+        tmp_path,
+    )
     _ok(proc)
     client = MlflowClient(local_store)
     exp = client.get_experiment_by_name("recoeval")
@@ -60,16 +79,19 @@ def test_search_of_six_trials_logs_children_and_the_best_on_the_parent(tmp_path,
     assert f"model.factors={best.data.params['model.factors']}" in out
     assert "Best parameters:" in out and "recoeval-track-report select.sweep_id=" in out
     assert parent.data.metrics["best_ndcg_at_10"] == pytest.approx(
-        best.data.metrics["ndcg_at_10"], rel=1e-12)
+        best.data.metrics["ndcg_at_10"], rel=1e-12
+    )
     assert parent.data.tags["recoeval.best.run_id"] == best.info.run_id
     best_params = json.loads(parent.data.tags["recoeval.best.params"])
     assert str(best_params["model.factors"]) == best.data.params["model.factors"]
     assert float(best_params["model.regularization"]) == pytest.approx(
-        float(best.data.params["model.regularization"]), rel=1e-12)
+        float(best.data.params["model.regularization"]), rel=1e-12
+    )
     # the best value is recorded as it improves: a non-decreasing curve over trial numbers
     # the best value is recorded as it improves (step = trial number); the close keeps it
-    history = sorted(client.get_metric_history(parent.info.run_id, "best_ndcg_at_10"),
-                     key=lambda m: m.timestamp)
+    history = sorted(
+        client.get_metric_history(parent.info.run_id, "best_ndcg_at_10"), key=lambda m: m.timestamp
+    )
     assert history and [m.step for m in history] == sorted({m.step for m in history})
     assert [m.value for m in history] == sorted(m.value for m in history)
     assert history[-1].value == pytest.approx(best.data.metrics["ndcg_at_10"], rel=1e-12)
@@ -80,8 +102,14 @@ def test_search_of_six_trials_logs_children_and_the_best_on_the_parent(tmp_path,
 
 def test_stored_study_resumes_and_a_seeded_search_repeats(tmp_path):
     storage = f"sqlite:///{tmp_path / 'optuna.db'}"
-    args = [*SEARCH, "hydra.sweeper.seed=7", "objective=mpr", "tracking=none",
-            f"hydra.sweeper.storage={storage}", "hydra.sweeper.study_name=resume"]
+    args = [
+        *SEARCH,
+        "hydra.sweeper.seed=7",
+        "objective=mpr",
+        "tracking=none",
+        f"hydra.sweeper.storage={storage}",
+        "hydra.sweeper.study_name=resume",
+    ]
     _ok(run_command([*args, "hydra.sweeper.n_trials=2"], tmp_path))
     _ok(run_command([*args, "hydra.sweeper.n_trials=1"], tmp_path))  # one more trial
     first, second = _results(tmp_path)
@@ -93,21 +121,33 @@ def test_stored_study_resumes_and_a_seeded_search_repeats(tmp_path):
     values = [t.value for t in study.trials]
     assert len(values) == 3 and second["best_value"] == pytest.approx(min(values), rel=1e-12)
     # a fresh study with the same seed asks the same parameters in the same order
-    _ok(run_command([*SEARCH, "hydra.sweeper.n_trials=2", "hydra.sweeper.seed=7",
-                     "objective=mpr", "tracking=none"], tmp_path))
+    _ok(
+        run_command(
+            [
+                *SEARCH,
+                "hydra.sweeper.n_trials=2",
+                "hydra.sweeper.seed=7",
+                "objective=mpr",
+                "tracking=none",
+            ],
+            tmp_path,
+        )
+    )
     again = _results(tmp_path)[2]
     assert [t["params"] for t in again["trials"]] == [t["params"] for t in first["trials"]]
     assert [t["value"] for t in again["trials"]] == [t["value"] for t in first["trials"]]
 
 
-@pytest.mark.parametrize("objective,message", [
-    ("objective=ndcg10", "objective must be the key of a metric the job reports"),
-    ("objective=ndcg_at_20", "Set metrics.k=20 or objective=ndcg_at_10"),
-    (None, "objective must be set for hydra/sweeper=optuna"),
-])
+@pytest.mark.parametrize(
+    "objective,message",
+    [
+        ("objective=ndcg10", "objective must be the key of a metric the job reports"),
+        ("objective=ndcg_at_20", "Set metrics.k=20 or objective=ndcg_at_10"),
+        (None, "objective must be set for hydra/sweeper=optuna"),
+    ],
+)
 def test_a_bad_objective_is_refused_before_any_trial(tmp_path, objective, message):
-    proc = run_command([*SEARCH, "tracking=none", *([objective] if objective else [])],
-                       tmp_path)
+    proc = run_command([*SEARCH, "tracking=none", *([objective] if objective else [])], tmp_path)
     assert proc.returncode == 2, proc.stderr[-2000:]
     err = proc.stderr.strip()
     assert message in err and "Traceback" not in err and len(err.splitlines()) == 1
@@ -115,14 +155,18 @@ def test_a_bad_objective_is_refused_before_any_trial(tmp_path, objective, messag
 
 
 def test_a_search_space_is_required(tmp_path):
-    proc = run_command(["-m", "hydra/sweeper=optuna", "objective=ndcg_at_10", "tracking=none",
-                        *TINY_DATA, *QUIET], tmp_path)
+    proc = run_command(
+        ["-m", "hydra/sweeper=optuna", "objective=ndcg_at_10", "tracking=none", *TINY_DATA, *QUIET],
+        tmp_path,
+    )
     assert proc.returncode == 2
     assert "needs a search space" in proc.stderr
 
 
-_DISCOVER = ("from hydra.core.plugins import Plugins; from hydra.plugins.sweeper import Sweeper; "
-             "print(sorted(p.__name__ for p in Plugins.instance().discover(Sweeper)))")
+_DISCOVER = (
+    "from hydra.core.plugins import Plugins; from hydra.plugins.sweeper import Sweeper; "
+    "print(sorted(p.__name__ for p in Plugins.instance().discover(Sweeper)))"
+)
 
 
 def test_a_regular_install_ships_the_plugin_where_hydra_scans(tmp_path):
@@ -142,8 +186,15 @@ def test_a_regular_install_ships_the_plugin_where_hydra_scans(tmp_path):
     env["PYTHONPATH"] = str(lib)
     run = tmp_path / "run"
     run.mkdir()
-    probe = subprocess.run([sys.executable, "-c", _DISCOVER], cwd=run, env=env,
-                           capture_output=True, text=True, timeout=120, check=False)
+    probe = subprocess.run(
+        [sys.executable, "-c", _DISCOVER],
+        cwd=run,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
     assert probe.returncode == 0, probe.stderr[-2000:]
     assert "OptunaSweeper" in probe.stdout
 
@@ -158,9 +209,18 @@ def test_the_command_registers_the_plugin_in_any_install(tmp_path):
 
     env = clean_env()
     env.pop("PYTHONPATH", None)
-    code = ("from recoeval_tracking.app.cli import register_search_plugin as r; "
-            "assert r(); " + _DISCOVER)
-    probe = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, env=env,
-                           capture_output=True, text=True, timeout=120, check=False)
+    code = (
+        "from recoeval_tracking.app.cli import register_search_plugin as r; "
+        "assert r(); " + _DISCOVER
+    )
+    probe = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
     assert probe.returncode == 0, probe.stderr[-2000:]
     assert "OptunaSweeper" in probe.stdout

@@ -16,22 +16,27 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-
 from commands import REPO_ROOT, clean_env
 
 pytestmark = pytest.mark.slow
 
 EXAMPLE = REPO_ROOT / "examples" / "own_model"
-SMALL = ["dataset.n_users=150", "dataset.n_items=80", "plots=false", "progress=false",
-         "nthreads=1", "metrics.cumulative=false"]
+SMALL = [
+    "dataset.n_users=150",
+    "dataset.n_items=80",
+    "plots=false",
+    "progress=false",
+    "nthreads=1",
+    "metrics.cumulative=false",
+]
 # The user's app has no plots/progress/nthreads settings of ours (optional there): added with +.
-SMALL_APP = [f"+{o}" if o.split("=")[0] in ("plots", "progress", "nthreads") else o
-             for o in SMALL]
+SMALL_APP = [f"+{o}" if o.split("=")[0] in ("plots", "progress", "nthreads") else o for o in SMALL]
 
 
 def _run(cmd: list[str], cwd: Path, timeout: float = 600) -> subprocess.CompletedProcess:
-    return subprocess.run(cmd, cwd=cwd, env=clean_env(), capture_output=True, text=True,
-                          timeout=timeout, check=False)
+    return subprocess.run(
+        cmd, cwd=cwd, env=clean_env(), capture_output=True, text=True, timeout=timeout, check=False
+    )
 
 
 def _track(args: list[str], cwd: Path) -> subprocess.CompletedProcess:
@@ -46,8 +51,11 @@ def _report(args: list[str], cwd: Path) -> subprocess.CompletedProcess:
 def project(tmp_path_factory, store_uri) -> Path:
     """A copy of the example project, with a migrated ``mlflow.db`` beside it."""
     root = tmp_path_factory.mktemp("user") / "own_model"
-    shutil.copytree(EXAMPLE, root, ignore=shutil.ignore_patterns("__pycache__", "outputs",
-                                                                  "multirun", "mlflow.db"))
+    shutil.copytree(
+        EXAMPLE,
+        root,
+        ignore=shutil.ignore_patterns("__pycache__", "outputs", "multirun", "mlflow.db"),
+    )
     shutil.copyfile(store_uri.removeprefix("sqlite:///"), root / "mlflow.db")
     return root
 
@@ -71,8 +79,18 @@ def _ok(proc: subprocess.CompletedProcess) -> None:
 def test_own_class_from_a_config_folder_sweep_and_report(project):
     """Door 1: recoeval-track --config-dir conf model=ease, swept over the class's own
     parameter, logged as written, then reported."""
-    proc = _track(["-m", "--config-dir", "conf", "model=ease", "model.lam=50,800",
-                   "hydra.sweep.dir=multirun/door1", *SMALL], project)
+    proc = _track(
+        [
+            "-m",
+            "--config-dir",
+            "conf",
+            "model=ease",
+            "model.lam=50,800",
+            "hydra.sweep.dir=multirun/door1",
+            *SMALL,
+        ],
+        project,
+    )
     _ok(proc)
     sweep_id = _sweep_id(project / "multirun" / "door1")
     runs = _runs(project, sweep_id)
@@ -90,8 +108,19 @@ def test_own_class_from_a_config_folder_sweep_and_report(project):
 def test_user_app_sweep_search_and_report(project):
     """Door 3: the example's own Hydra app (train.py) with our groups, a -m sweep, an Optuna
     search over its parameter, and the report over the sweep."""
-    _ok(_run([sys.executable, "train.py", "-m", "model.lam=100,1000",
-              "hydra.sweep.dir=multirun/grid", *SMALL_APP], project))
+    _ok(
+        _run(
+            [
+                sys.executable,
+                "train.py",
+                "-m",
+                "model.lam=100,1000",
+                "hydra.sweep.dir=multirun/grid",
+                *SMALL_APP,
+            ],
+            project,
+        )
+    )
     sweep_id = _sweep_id(project / "multirun" / "grid")
     runs = _runs(project, sweep_id)
     parent = [r for r in runs if "mlflow.parentRunId" not in r.data.tags]
@@ -104,10 +133,20 @@ def test_user_app_sweep_search_and_report(project):
     _ok(_report([f"select.sweep_id={sweep_id}"], project))
     assert (project / "report" / "report.html").is_file()
 
-    proc = _run([sys.executable, "train.py", "-m", "hydra/sweeper=optuna",
-                 "hydra.sweeper.n_trials=2", "hydra.sweeper.seed=0",
-                 "model.lam=tag(log,interval(10,5000))", "hydra.sweep.dir=multirun/search",
-                 *SMALL_APP], project)
+    proc = _run(
+        [
+            sys.executable,
+            "train.py",
+            "-m",
+            "hydra/sweeper=optuna",
+            "hydra.sweeper.n_trials=2",
+            "hydra.sweeper.seed=0",
+            "model.lam=tag(log,interval(10,5000))",
+            "hydra.sweep.dir=multirun/search",
+            *SMALL_APP,
+        ],
+        project,
+    )
     _ok(proc)
     runs = _runs(project, _sweep_id(project / "multirun" / "search"))
     parent = [r for r in runs if "mlflow.parentRunId" not in r.data.tags]
@@ -117,13 +156,17 @@ def test_user_app_sweep_search_and_report(project):
 def test_recommendations_made_elsewhere_from_a_csv(project):
     """Door 2: top-10 lists written by another program, in the dataset's own ids."""
     rng = np.random.default_rng(0)
-    rows = [(u, int(i), r + 1) for u in range(150)
-            for r, i in enumerate(rng.choice(80, size=10, replace=False))]
+    rows = [
+        (u, int(i), r + 1)
+        for u in range(150)
+        for r, i in enumerate(rng.choice(80, size=10, replace=False))
+    ]
     rows.append((10_000, 1, 1))  # a user the dataset does not have
-    pd.DataFrame(rows, columns=["user", "item", "rank"]).to_csv(project / "recs.csv",
-                                                                index=False)
-    proc = _track(["model=ranked_file", "model.path=recs.csv", "tracking=none",
-                   "hydra.run.dir=job", *SMALL], project)
+    pd.DataFrame(rows, columns=["user", "item", "rank"]).to_csv(project / "recs.csv", index=False)
+    proc = _track(
+        ["model=ranked_file", "model.path=recs.csv", "tracking=none", "hydra.run.dir=job", *SMALL],
+        project,
+    )
     _ok(proc)
     assert "1 unknown users" in proc.stdout + proc.stderr
     assert "left out" in proc.stdout + proc.stderr
@@ -145,17 +188,19 @@ def test_errors_of_a_users_model_are_one_paragraph(project):
     (project / "broken_fit.py").write_text(
         "class Model:\n    def fit(self, train):\n"
         "        raise RuntimeError('singular matrix')\n"
-        "    def score_users(self, users):\n        return None\n")
+        "    def score_users(self, users):\n        return None\n"
+    )
     proc = _track(["--config-dir", "conf", "model=typo", "hydra.run.dir=typo", *SMALL], project)
     assert proc.returncode == 2
-    assert "my_models.ease.EAZE" in proc.stderr and "Did you mean my_models.ease.EASE" \
-        in proc.stderr and "Traceback" not in proc.stderr
-    proc = _track(["--config-dir", "conf", "model=broken", "hydra.run.dir=broken", *SMALL],
-                  project)
+    assert (
+        "my_models.ease.EAZE" in proc.stderr
+        and "Did you mean my_models.ease.EASE" in proc.stderr
+        and "Traceback" not in proc.stderr
+    )
+    proc = _track(["--config-dir", "conf", "model=broken", "hydra.run.dir=broken", *SMALL], project)
     assert proc.returncode == 1 and "a_missing_dependency_of_theirs" in proc.stderr
     assert "broken_models.py:1" in proc.stderr and "Traceback" not in proc.stderr
-    proc = _track(["--config-dir", "conf", "model=fails", "hydra.run.dir=fails", *SMALL],
-                  project)
+    proc = _track(["--config-dir", "conf", "model=fails", "hydra.run.dir=fails", *SMALL], project)
     assert proc.returncode == 1, proc.stderr
     assert "Model.fit" in proc.stderr and "RuntimeError: singular matrix" in proc.stderr
     assert "broken_fit.py:3" in proc.stderr and len(proc.stderr.strip().splitlines()) == 1
@@ -170,8 +215,19 @@ def test_errors_of_a_users_model_are_one_paragraph(project):
 def test_a_model_of_another_framework_hands_over_its_factors(project):
     """implicit's BPR behind the example's four-line wrapper (factors()), where installed."""
     pytest.importorskip("implicit")
-    proc = _track(["--config-dir", "conf", "model=bpr", "model.factors=8", "model.iterations=5",
-                   "tracking=none", "hydra.run.dir=bpr", *SMALL], project)
+    proc = _track(
+        [
+            "--config-dir",
+            "conf",
+            "model=bpr",
+            "model.factors=8",
+            "model.iterations=5",
+            "tracking=none",
+            "hydra.run.dir=bpr",
+            *SMALL,
+        ],
+        project,
+    )
     _ok(proc)
     per_user = pd.read_parquet(project / "bpr" / "per_user.parquet")
     assert per_user["ndcg_at_10"].notna().any() and "roc_auc" in per_user

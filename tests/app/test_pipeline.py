@@ -24,17 +24,37 @@ from recoeval_tracking.data import make_synthetic
 
 def tiny_config(**changes) -> dict:
     cfg = {
-        "dataset": {"kind": "synthetic", "n_users": 150, "n_items": 80, "seed": 0,
-                    "implicit": {"method": None, "threshold": None, "alpha": 1.0,
-                                 "epsilon": 1.0},
-                    "min_user_interactions": 0, "min_item_interactions": 0, "k_core": 0},
-        "split": {"name": "random", "seed": 0, "test_fraction": None, "test_count": None,
-                  "min_train": 1},
+        "dataset": {
+            "kind": "synthetic",
+            "n_users": 150,
+            "n_items": 80,
+            "seed": 0,
+            "implicit": {"method": None, "threshold": None, "alpha": 1.0, "epsilon": 1.0},
+            "min_user_interactions": 0,
+            "min_item_interactions": 0,
+            "k_core": 0,
+        },
+        "split": {
+            "name": "random",
+            "seed": 0,
+            "test_fraction": None,
+            "test_count": None,
+            "min_train": 1,
+        },
         "model": {"name": "als", "factors": 8, "iterations": 4, "seed": 0},
-        "metrics": {"names": ["all"], "profile": None, "k": 10, "cumulative": True,
-                    "ties": "noise", "seed": 0},
+        "metrics": {
+            "names": ["all"],
+            "profile": None,
+            "k": 10,
+            "cumulative": True,
+            "ties": "noise",
+            "seed": 0,
+        },
         "tracking": {"enabled": False, "uri": None, "experiment": "recoeval"},
-        "seed": 0, "nthreads": 1, "progress": "false", "plots": False,
+        "seed": 0,
+        "nthreads": 1,
+        "progress": "false",
+        "plots": False,
     }
     for key, value in changes.items():
         section, _, leaf = key.partition("__")
@@ -54,8 +74,16 @@ def tiny_job(tmp_path_factory):
 
 def test_job_directory_holds_every_file(tiny_job):
     out, result = tiny_job
-    for name in ("per_user.parquet", "metrics.json", "curves.csv", "definitions.json",
-                 "dataset.json", "config.yaml", "overrides.yaml", "job.json"):
+    for name in (
+        "per_user.parquet",
+        "metrics.json",
+        "curves.csv",
+        "definitions.json",
+        "dataset.json",
+        "config.yaml",
+        "overrides.yaml",
+        "job.json",
+    ):
         assert (out / name).is_file(), name
     assert (out / "plots" / "curves.png").is_file()
     assert (out / "plots" / "per_user_ndcg_at_10.png").is_file()
@@ -84,8 +112,7 @@ def test_curves_end_at_the_means_at_k(tiny_job):
     assert curves["k"].tolist() == list(range(1, 11))
     # the cumulative curve at k = K is the metric at K (same users, same definition)
     for name in ("ndcg", "p", "r", "hit"):
-        assert curves[f"{name}_at_k"].iloc[-1] == pytest.approx(metrics[f"{name}_at_10"],
-                                                               rel=1e-12)
+        assert curves[f"{name}_at_k"].iloc[-1] == pytest.approx(metrics[f"{name}_at_10"], rel=1e-12)
     # P@1 is the fraction of evaluated users whose first item is a hit: equal to Hit@1
     assert curves["p_at_k"].iloc[0] == pytest.approx(curves["hit_at_k"].iloc[0], rel=1e-12)
 
@@ -111,14 +138,18 @@ def _per_user(cfg, path) -> pd.DataFrame:
 def test_same_config_same_per_user_metrics(tmp_path, tiny_job):
     out, _ = tiny_job
     again = _per_user(tiny_config(plots=True), tmp_path / "again")
-    pd.testing.assert_frame_equal(again, pd.read_parquet(out / "per_user.parquet"),
-                                  check_exact=True)
+    pd.testing.assert_frame_equal(
+        again, pd.read_parquet(out / "per_user.parquet"), check_exact=True
+    )
 
 
-@pytest.mark.parametrize("model", [
-    {"name": "als", "factors": 8, "iterations": 4, "seed": 0},
-    {"name": "item_knn", "neighbours": 20},
-])
+@pytest.mark.parametrize(
+    "model",
+    [
+        {"name": "als", "factors": 8, "iterations": 4, "seed": 0},
+        {"name": "item_knn", "neighbours": 20},
+    ],
+)
 def test_thread_count_does_not_change_per_user_metrics(tmp_path, model):
     one = _per_user(tiny_config(model=model, nthreads=1), tmp_path / "one")
     two = _per_user(tiny_config(model=model, nthreads=2), tmp_path / "two")
@@ -126,10 +157,18 @@ def test_thread_count_does_not_change_per_user_metrics(tmp_path, model):
 
 
 def test_seed_changes_the_split(tmp_path):
-    a = json.loads((Path(run_job(tiny_config(split__seed=0), tmp_path / "a", echo=False)
-                         ["job_dir"]) / "dataset.json").read_text())
-    b = json.loads((Path(run_job(tiny_config(split__seed=1), tmp_path / "b", echo=False)
-                         ["job_dir"]) / "dataset.json").read_text())
+    a = json.loads(
+        (
+            Path(run_job(tiny_config(split__seed=0), tmp_path / "a", echo=False)["job_dir"])
+            / "dataset.json"
+        ).read_text()
+    )
+    b = json.loads(
+        (
+            Path(run_job(tiny_config(split__seed=1), tmp_path / "b", echo=False)["job_dir"])
+            / "dataset.json"
+        ).read_text()
+    )
     assert a["data_fingerprint"] == b["data_fingerprint"]
     assert a["split_fingerprint"] != b["split_fingerprint"]
 
@@ -137,9 +176,11 @@ def test_seed_changes_the_split(tmp_path):
 def test_csv_dataset_with_a_relative_path(tmp_path):
     X = make_synthetic(60, 40, seed=3)
     X.to_dataframe().to_csv(tmp_path / "ratings.csv", index=False)
-    cfg = tiny_config(dataset={"kind": "csv", "path": "ratings.csv", "sep": ",",
-                               "header": True, "columns": None},
-                      model={"name": "popularity"}, metrics={"names": ["ndcg"], "k": 5})
+    cfg = tiny_config(
+        dataset={"kind": "csv", "path": "ratings.csv", "sep": ",", "header": True, "columns": None},
+        model={"name": "popularity"},
+        metrics={"names": ["ndcg"], "k": 5},
+    )
     result = run_job(cfg, tmp_path / "job", base_dir=tmp_path, echo=False)
     assert result["dataset"]["interactions"] == X.nnz
     assert result["dataset"]["source"] == str((tmp_path / "ratings.csv").resolve())
@@ -148,8 +189,9 @@ def test_csv_dataset_with_a_relative_path(tmp_path):
 
 def test_kfold_folds_partition_the_interactions():
     X = make_synthetic(80, 50, seed=1)
-    tests = [split_data(X, {"name": "kfold", "n_folds": 3, "fold": f, "seed": 0}).test
-             for f in range(3)]
+    tests = [
+        split_data(X, {"name": "kfold", "n_folds": 3, "fold": f, "seed": 0}).test for f in range(3)
+    ]
     # every stored entry is in exactly one fold's test part: the parts add up to the data
     assert sum(t.nnz for t in tests) == X.nnz
     total = sum(t.matrix for t in tests)
@@ -192,8 +234,7 @@ def test_progress_modes():
 
 def test_local_store_is_in_the_base_directory(tmp_path):
     assert tracking_uri_for({"uri": None}, tmp_path) == f"sqlite:///{tmp_path.resolve()}/mlflow.db"
-    assert tracking_uri_for({"uri": "http://127.0.0.1:5000"}, tmp_path) == \
-        "http://127.0.0.1:5000"
+    assert tracking_uri_for({"uri": "http://127.0.0.1:5000"}, tmp_path) == "http://127.0.0.1:5000"
 
 
 def test_bad_config_names_the_setting(tmp_path):
@@ -208,8 +249,13 @@ def test_default_als_beats_popularity_on_the_default_synthetic_data(tmp_path, hy
     ALS and popularity. Measured: ALS ndcg_at_10 = 0.2529, popularity 0.1458."""
     ndcg = {}
     for model in ("als", "popularity"):
-        cfg = {**hydra_defaults(model), "tracking": {"enabled": False}, "plots": False,
-               "progress": "false", "nthreads": 2}
+        cfg = {
+            **hydra_defaults(model),
+            "tracking": {"enabled": False},
+            "plots": False,
+            "progress": "false",
+            "nthreads": 2,
+        }
         cfg["metrics"] = {**cfg["metrics"], "names": ["ndcg"]}
         ndcg[model] = run_job(cfg, tmp_path / model, echo=False)["metrics"]["ndcg_at_10"]
     assert ndcg["als"] > 0.22 and ndcg["popularity"] < 0.18
@@ -228,24 +274,43 @@ def hydra_defaults():
 
     def _compose(model: str) -> dict:
         with initialize_config_dir(version_base="1.3", config_dir=str(configs)):
-            return OmegaConf.to_container(compose("config", overrides=[f"model={model}"]),
-                                          resolve=True)
+            return OmegaConf.to_container(
+                compose("config", overrides=[f"model={model}"]), resolve=True
+            )
 
     return _compose
 
 
 def test_model_file_paths_are_taken_from_the_base_directory(tmp_path):
     rng = np.random.default_rng(0)
-    np.savez(tmp_path / "factors.npz", user_factors=rng.random((5, 2)),
-             item_factors=rng.random((4, 2)))
-    model = build_model({"name": "factors_file", "path": "factors.npz", "user_factors": None,
-                         "item_factors": None, "item_biases": None}, None, tmp_path)
+    np.savez(
+        tmp_path / "factors.npz", user_factors=rng.random((5, 2)), item_factors=rng.random((4, 2))
+    )
+    model = build_model(
+        {
+            "name": "factors_file",
+            "path": "factors.npz",
+            "user_factors": None,
+            "item_factors": None,
+            "item_biases": None,
+        },
+        None,
+        tmp_path,
+    )
     assert model.path == str((tmp_path / "factors.npz").resolve())
     np.save(tmp_path / "U.npy", rng.random((5, 2)))
     np.save(tmp_path / "V.npy", rng.random((4, 2)))
-    model = build_model({"name": "factors_file", "path": None, "user_factors": "U.npy",
-                         "item_factors": str(tmp_path / "V.npy"), "item_biases": None}, None,
-                        tmp_path)
+    model = build_model(
+        {
+            "name": "factors_file",
+            "path": None,
+            "user_factors": "U.npy",
+            "item_factors": str(tmp_path / "V.npy"),
+            "item_biases": None,
+        },
+        None,
+        tmp_path,
+    )
     assert (model.path, model.item_biases) == (None, None)
     assert model.user_factors == str((tmp_path / "U.npy").resolve())
     assert model.item_factors == str(tmp_path / "V.npy")
@@ -254,26 +319,47 @@ def test_model_file_paths_are_taken_from_the_base_directory(tmp_path):
 @pytest.mark.parametrize("disable, shown", [(None, True), (False, True), (True, False)])
 def test_models_with_a_progress_parameter_get_the_progress_flag(disable, shown):
     assert build_model({"name": "als", "factors": 2}, disable).progress is shown
-    assert build_model({"name": "popularity", "weighted": True}, disable).params() == \
-        {"weighted": True}
+    assert build_model({"name": "popularity", "weighted": True}, disable).params() == {
+        "weighted": True
+    }
 
 
 def test_implicit_model_takes_its_params_mapping():
     pytest.importorskip("implicit")
-    model = build_model({"name": "implicit", "model_name": "bpr",
-                         "params": {"factors": 4, "iterations": 2, "random_state": 3}}, True)
-    assert model.params() == {"model_name": "bpr", "progress": False, "factors": 4,
-                              "iterations": 2, "random_state": 3}
+    model = build_model(
+        {
+            "name": "implicit",
+            "model_name": "bpr",
+            "params": {"factors": 4, "iterations": 2, "random_state": 3},
+        },
+        True,
+    )
+    assert model.params() == {
+        "model_name": "bpr",
+        "progress": False,
+        "factors": 4,
+        "iterations": 2,
+        "random_state": 3,
+    }
 
 
 def test_dataset_label_reaches_only_the_loaders_that_take_one(tmp_path):
-    X = load_data({"kind": "synthetic", "name": "mine", "n_users": 40, "n_items": 30,
-                   "n_interactions": None, "seed": 2, "implicit": {}, "k_core": 0})
+    X = load_data(
+        {
+            "kind": "synthetic",
+            "name": "mine",
+            "n_users": 40,
+            "n_items": 30,
+            "n_interactions": None,
+            "seed": 2,
+            "implicit": {},
+            "k_core": 0,
+        }
+    )
     assert X.fingerprint() == make_synthetic(40, 30, seed=2).fingerprint()
     X.to_dataframe().to_csv(tmp_path / "data.csv", index=False)
     for name, expected in (("mine", "mine"), (None, "data.csv")):
-        Y = load_data({"kind": "csv", "name": name, "path": "data.csv", "columns": None},
-                      tmp_path)
+        Y = load_data({"kind": "csv", "name": name, "path": "data.csv", "columns": None}, tmp_path)
         assert Y.name == expected and Y.nnz == X.nnz
 
 
@@ -282,12 +368,12 @@ def test_none_reaches_the_split_strategy_as_its_signature_means_it():
 
     X = make_synthetic(60, 40, seed=4)
     # recometrics: users_test_fraction=None means "max_test_users users", not the default 0.1
-    split = split_data(X, {"name": "recometrics", "seed": 1, "users_test_fraction": None,
-                           "max_test_users": 7})
+    split = split_data(
+        X, {"name": "recometrics", "seed": 1, "users_test_fraction": None, "max_test_users": 7}
+    )
     direct = recometrics_split(X, users_test_fraction=None, max_test_users=7, seed=1)
     assert split.details["selected_test_users"] == 7
     assert split.fingerprint == direct.fingerprint
     # random: test_fraction=None is the strategy's own default (0.2)
-    split = split_data(X, {"name": "random", "seed": 0, "test_fraction": None,
-                           "test_count": None})
+    split = split_data(X, {"name": "random", "seed": 0, "test_fraction": None, "test_count": None})
     assert split.fingerprint == random_holdout(X, test_fraction=0.2, seed=0).fingerprint

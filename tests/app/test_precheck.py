@@ -11,47 +11,67 @@ from recoeval_tracking.app.precheck import check_before_load, check_tracking_uri
 from .conftest import QUIET, TINY_DATA, run_command
 
 
-@pytest.mark.parametrize("uri", ["sqlite:///x.db", "http://127.0.0.1:5000",
-                                 "postgresql+psycopg2://u@h/db", "databricks", None, ""])
+@pytest.mark.parametrize(
+    "uri",
+    [
+        "sqlite:///x.db",
+        "http://127.0.0.1:5000",
+        "postgresql+psycopg2://u@h/db",
+        "databricks",
+        None,
+        "",
+    ],
+)
 def test_good_tracking_uris_pass(uri):
     check_tracking_uri(uri)
 
 
-@pytest.mark.parametrize(("uri", "says"), [
-    ("sqlit:///x.db", "scheme is one of sqlite"),
-    ("mlflow.db", "tracking.uri=sqlite:///"),
-    ("runs/mlflow.db", "A bare path is not a tracking store"),
-])
+@pytest.mark.parametrize(
+    ("uri", "says"),
+    [
+        ("sqlit:///x.db", "scheme is one of sqlite"),
+        ("mlflow.db", "tracking.uri=sqlite:///"),
+        ("runs/mlflow.db", "A bare path is not a tracking store"),
+    ],
+)
 def test_malformed_tracking_uris_name_the_key(uri, says):
     with pytest.raises(InputError, match="^tracking.uri must be") as err:
         check_tracking_uri(uri)
     assert says in str(err.value)
 
 
-@pytest.mark.parametrize(("metrics", "says"), [
-    ({"k": 0}, "metrics.k must be an int >= 1"),
-    ({"k": True}, "metrics.k must be an int >= 1"),
-    ({"k": 10, "names": ["ndcgg"]}, "metrics.names must be names of registered metrics"),
-])
+@pytest.mark.parametrize(
+    ("metrics", "says"),
+    [
+        ({"k": 0}, "metrics.k must be an int >= 1"),
+        ({"k": True}, "metrics.k must be an int >= 1"),
+        ({"k": 10, "names": ["ndcgg"]}, "metrics.names must be names of registered metrics"),
+    ],
+)
 def test_metric_settings_name_the_key(metrics, says):
     with pytest.raises(InputError, match=says):
         check_before_load({"metrics": metrics})
 
 
-@pytest.mark.parametrize(("arg", "says"), [
-    ("metrics.k=0", "metrics.k must be an int >= 1"),
-    ("metrics.names=[ndcgg]", "metrics.names must be"),
-    ("tracking.uri=sqlit:///x.db", "tracking.uri must be"),
-    ("tracking.uri=mlflow.db", "tracking.uri must be"),
-])
+@pytest.mark.parametrize(
+    ("arg", "says"),
+    [
+        ("metrics.k=0", "metrics.k must be an int >= 1"),
+        ("metrics.names=[ndcgg]", "metrics.names must be"),
+        ("tracking.uri=sqlit:///x.db", "tracking.uri must be"),
+        ("tracking.uri=mlflow.db", "tracking.uri must be"),
+    ],
+)
 def test_bad_values_fail_before_the_data_is_read(tmp_path, arg, says):
     # the data file does not exist: the config error must come first
-    proc = run_command(["dataset=csv", f"dataset.path={tmp_path / 'absent.csv'}", arg, *QUIET],
-                       tmp_path)
+    proc = run_command(
+        ["dataset=csv", f"dataset.path={tmp_path / 'absent.csv'}", arg, *QUIET], tmp_path
+    )
     assert proc.returncode == 2, proc.stderr
     assert says in proc.stderr and "absent.csv" not in proc.stderr
-    assert not (tmp_path / "outputs").exists() or not list((tmp_path / "outputs").rglob(
-        "per_user.parquet"))
+    assert not (tmp_path / "outputs").exists() or not list(
+        (tmp_path / "outputs").rglob("per_user.parquet")
+    )
 
 
 def test_k_above_the_number_of_items_names_metrics_k(tmp_path):
@@ -64,11 +84,18 @@ def test_saved_config_reruns_from_another_directory(tmp_path):
     start, other = tmp_path / "start", tmp_path / "other"
     start.mkdir()
     other.mkdir()
-    lines = ["user,item,rating"] + [f"{u},{(u * 7 + j) % 30},1" for u in range(40)
-                                    for j in range(6)]
+    lines = ["user,item,rating"] + [
+        f"{u},{(u * 7 + j) % 30},1" for u in range(40) for j in range(6)
+    ]
     (start / "d.csv").write_text("\n".join(lines) + "\n")
-    args = ["dataset=csv", "dataset.path=d.csv", "model=popularity", "metrics.k=5",
-            "tracking=none", *QUIET]
+    args = [
+        "dataset=csv",
+        "dataset.path=d.csv",
+        "model=popularity",
+        "metrics.k=5",
+        "tracking=none",
+        *QUIET,
+    ]
     proc = run_command(args, start)
     assert proc.returncode == 0, proc.stderr
     (job,) = [p.parent for p in (start / "outputs").rglob("per_user.parquet")]
@@ -97,6 +124,9 @@ def test_k_equal_to_the_number_of_items_is_accepted():
     the key, the number of items and the value."""
     precheck.check_k_against_items(60, 60)
     precheck.check_k_against_items(1, 1)
-    with pytest.raises(InputError, match=r"metrics.k must be at most the number of items of "
-                                         r"the data \(60 after dataset preparation\); got 61"):
+    with pytest.raises(
+        InputError,
+        match=r"metrics.k must be at most the number of items of "
+        r"the data \(60 after dataset preparation\); got 61",
+    ):
         precheck.check_k_against_items(61, 60)

@@ -11,17 +11,21 @@ from recoeval_tracking.app import pipeline
 from recoeval_tracking.app.precheck import check_before_load
 from recoeval_tracking.engine import backends, cuda_driver
 
-MISSING = ("The 'cuda' engine backend cannot run here: no CUDA GPU was found (or its driver, or "
-           f"numba-cuda, is missing). It needs an NVIDIA GPU with its driver, numba-cuda and "
-           f"CuPy: {cuda_driver.EXTRA}.")
+MISSING = (
+    "The 'cuda' engine backend cannot run here: no CUDA GPU was found (or its driver, or "
+    f"numba-cuda, is missing). It needs an NVIDIA GPU with its driver, numba-cuda and "
+    f"CuPy: {cuda_driver.EXTRA}."
+)
 
 
 @pytest.fixture
 def probe(monkeypatch):
     """Set what the cuda backend's availability probe answers (None: it can run)."""
+
     def set_answer(answer: str | None) -> None:
         monkeypatch.setattr(cuda_driver, "unavailable_reason", lambda: answer)
         monkeypatch.setattr(backends, "_UNAVAILABLE", {})  # the probe is asked once a process
+
     return set_answer
 
 
@@ -30,9 +34,11 @@ def test_cuda_without_a_gpu_names_the_key_and_the_extra(probe) -> None:
     with pytest.raises(InputError) as err:
         check_before_load({"metrics": {"k": 10, "backend": "cuda"}})
     text = str(err.value)
-    assert text.startswith("metrics.backend must be an engine backend that can run on this "
-                           "machine; got 'cuda'. The 'cuda' engine backend cannot run here: no "
-                           "CUDA GPU was found"), text
+    assert text.startswith(
+        "metrics.backend must be an engine backend that can run on this "
+        "machine; got 'cuda'. The 'cuda' engine backend cannot run here: no "
+        "CUDA GPU was found"
+    ), text
     assert 'pip install "recoeval_tracking[cuda]"' in text
     assert text.endswith("Or run on the CPU: metrics.backend=cpu.")
 
@@ -60,9 +66,12 @@ def test_the_backend_is_checked_before_the_data_is_loaded(probe, monkeypatch, tm
 
     monkeypatch.setattr(pipeline, "load_data", must_not_run)
     monkeypatch.setattr(pipeline, "build_model", must_not_run)
-    cfg = {"dataset": {"name": "csv", "path": str(tmp_path / "absent.csv")},
-           "model": {"name": "popularity"}, "metrics": {"k": 5, "backend": "cuda"},
-           "tracking": {"enabled": False}}
+    cfg = {
+        "dataset": {"name": "csv", "path": str(tmp_path / "absent.csv")},
+        "model": {"name": "popularity"},
+        "metrics": {"k": 5, "backend": "cuda"},
+        "tracking": {"enabled": False},
+    }
     with pytest.raises(InputError, match=r"^metrics.backend must be .*recoeval_tracking\[cuda\]"):
         pipeline.run_job(cfg, tmp_path / "job")
     assert not (tmp_path / "job").exists()

@@ -28,14 +28,18 @@ def _config(tmp_path, **dataset) -> dict:
         "split": {"name": "temporal_global", "cut": 100},
         "model": {"name": "popularity"},
         "metrics": {"names": ["rbp", "bpref"], "k": 2, "ties": "index"},
-        "tracking": {"enabled": False}, "seed": 0, "nthreads": 1, "progress": "false",
+        "tracking": {"enabled": False},
+        "seed": 0,
+        "nthreads": 1,
+        "progress": "false",
         "plots": False,
     }
 
 
 def test_binary_relevance_at_a_level(tmp_path):
-    out = run_job(_config(tmp_path, relevance_level=4, gains="binary"), tmp_path / "job",
-                  echo=False)
+    out = run_job(
+        _config(tmp_path, relevance_level=4, gains="binary"), tmp_path / "job", echo=False
+    )
     m = out["metrics"]
     # top 2 of user 0: items 2 (rated 5: the positive, gain 1), then 3 (rated 1: judged
     # non-relevant) -> RBP = 0.2 * 1; bpref: no judged non-relevant above item 2 -> 1
@@ -43,8 +47,10 @@ def test_binary_relevance_at_a_level(tmp_path):
     assert m["bpref_at_2"] == pytest.approx(1.0)
     defs = json.loads((tmp_path / "job" / "definitions.json").read_text())["definitions"]
     assert defs["gains"] == "binary" and defs["relevance_level"] == 4
-    assert relevance_text(defs) == ("relevance: test entries >= 4 are the positives, with "
-                                    "gain 1; lower ones are judged non-relevant")
+    assert relevance_text(defs) == (
+        "relevance: test entries >= 4 are the positives, with "
+        "gain 1; lower ones are judged non-relevant"
+    )
 
 
 def test_ratings_as_gains_when_asked(tmp_path):

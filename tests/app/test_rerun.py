@@ -7,7 +7,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import pandas as pd
-import pytest
 
 from recoeval_tracking.app.cli import option_node
 
@@ -15,8 +14,9 @@ from .conftest import QUIET, run_command
 
 
 def _data(folder: Path) -> Path:
-    lines = ["user,item,rating"] + [f"{u},{(u * 7 + j) % 30},1" for u in range(40)
-                                    for j in range(6)]
+    lines = ["user,item,rating"] + [
+        f"{u},{(u * 7 + j) % 30},1" for u in range(40) for j in range(6)
+    ]
     path = folder / "d.csv"
     path.write_text("\n".join(lines) + "\n")
     return path
@@ -35,33 +35,63 @@ def test_rerun_with_group_overrides(tmp_path):
     start.mkdir()
     other.mkdir()
     _data(start)
-    proc = run_command(["dataset=csv", "dataset.path=d.csv", "model=popularity", "metrics.k=5",
-                        "tracking=none", *QUIET], start)
+    proc = run_command(
+        [
+            "dataset=csv",
+            "dataset.path=d.csv",
+            "model=popularity",
+            "metrics.k=5",
+            "tracking=none",
+            *QUIET,
+        ],
+        start,
+    )
     assert proc.returncode == 0, proc.stderr
     (job,) = [p.parent for p in (start / "outputs").rglob("per_user.parquet")]
 
     # tracking=local in the saved config, then tracking=none on the re-run's command line
     saved = job / ".hydra" / "config.yaml"
     saved.write_text(saved.read_text().replace("enabled: false", "enabled: true"))
-    proc = run_command(["--config-path", str(job / ".hydra"), "--config-name", "config",
-                        "tracking=none", "model=random"], other)
+    proc = run_command(
+        [
+            "--config-path",
+            str(job / ".hydra"),
+            "--config-name",
+            "config",
+            "tracking=none",
+            "model=random",
+        ],
+        other,
+    )
     assert proc.returncode == 0, proc.stderr
     assert "internal error" not in proc.stderr
     (rerun,) = [p.parent for p in (other / "outputs").rglob("per_user.parquet")]
     assert not (other / "mlflow.db").exists()  # tracking=none was applied
     config = (rerun / "config.yaml").read_text()
     assert "name: random" in config  # model=random replaced the popularity section whole
-    assert len(pd.read_parquet(rerun / "per_user.parquet")) == \
-        len(pd.read_parquet(job / "per_user.parquet"))
+    assert len(pd.read_parquet(rerun / "per_user.parquet")) == len(
+        pd.read_parquet(job / "per_user.parquet")
+    )
 
 
 def test_rerun_with_an_unknown_option_names_the_setting(tmp_path):
     _data(tmp_path)
-    proc = run_command(["dataset=csv", "dataset.path=d.csv", "model=popularity", "metrics.k=5",
-                        "tracking=none", *QUIET], tmp_path)
+    proc = run_command(
+        [
+            "dataset=csv",
+            "dataset.path=d.csv",
+            "model=popularity",
+            "metrics.k=5",
+            "tracking=none",
+            *QUIET,
+        ],
+        tmp_path,
+    )
     assert proc.returncode == 0, proc.stderr
     (job,) = [p.parent for p in (tmp_path / "outputs").rglob("per_user.parquet")]
-    proc = run_command(["--config-path", str(job / ".hydra"), "--config-name", "config",
-                        "tracking=nowhere"], tmp_path)
+    proc = run_command(
+        ["--config-path", str(job / ".hydra"), "--config-name", "config", "tracking=nowhere"],
+        tmp_path,
+    )
     assert proc.returncode == 2, proc.stderr
     assert "tracking: no option 'nowhere'" in proc.stderr

@@ -11,23 +11,35 @@ from pathlib import Path
 
 import pytest
 
-from recoeval_tracking.app.precheck import check_launcher_store
 from recoeval_tracking import InputError
+from recoeval_tracking.app.precheck import check_launcher_store
 
 from .conftest import QUIET, REPO_ROOT, TINY_ALS, TINY_DATA, clean_env, run_command
 
-pytest.importorskip("hydra_plugins.hydra_submitit_launcher",
-                    reason="hydra-submitit-launcher is not installed (extra 'cluster')")
+pytest.importorskip(
+    "hydra_plugins.hydra_submitit_launcher",
+    reason="hydra-submitit-launcher is not installed (extra 'cluster')",
+)
 
 SLURM = "hydra_plugins.hydra_submitit_launcher.submitit_launcher.SlurmLauncher"
 LOCAL = "hydra_plugins.hydra_submitit_launcher.submitit_launcher.LocalLauncher"
-ARGS = ["-m", "hydra/launcher=submitit_local", "hydra.launcher.timeout_min=10", "model=als",
-        "model.factors=4,8", *TINY_DATA, *TINY_ALS[1:], *QUIET, "tracking.precision=exact"]
+ARGS = [
+    "-m",
+    "hydra/launcher=submitit_local",
+    "hydra.launcher.timeout_min=10",
+    "model=als",
+    "model.factors=4,8",
+    *TINY_DATA,
+    *TINY_ALS[1:],
+    *QUIET,
+    "tracking.precision=exact",
+]
 
 
 def _ok(proc) -> None:
-    assert proc.returncode == 0, f"exit {proc.returncode}\n{proc.stdout[-3000:]}\n" \
-                                 f"{proc.stderr[-3000:]}"
+    assert proc.returncode == 0, (
+        f"exit {proc.returncode}\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}"
+    )
 
 
 def _sweep(tmp_path: Path, uri: str):
@@ -70,8 +82,10 @@ def test_submitit_local_sweep_logs_a_parent_and_its_children(tmp_path, local_sto
     parent = parents[0]
     assert parent.info.status == "FINISHED"
     assert parent.data.tags["recoeval.launcher"] == "LocalLauncher"
-    assert json.loads((sweep / "recoeval_sweep.json").read_text())["parent_run_id"] \
+    assert (
+        json.loads((sweep / "recoeval_sweep.json").read_text())["parent_run_id"]
         == parent.info.run_id
+    )
     _check_children(sweep, client, parent, children)
 
 
@@ -82,9 +96,15 @@ def test_submitit_jobs_create_one_parent_when_the_sweep_start_could_not(tmp_path
     inject = REPO_ROOT / "tests" / "faults" / "inject.py"
     import subprocess
 
-    proc = subprocess.run([sys.executable, str(inject), "parent-fails-once", "track", *ARGS],
-                          cwd=tmp_path, env=clean_env(), capture_output=True, text=True,
-                          timeout=300, check=False)
+    proc = subprocess.run(
+        [sys.executable, str(inject), "parent-fails-once", "track", *ARGS],
+        cwd=tmp_path,
+        env=clean_env(),
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
     _ok(proc)
     assert "could not create the sweep's parent run" in proc.stderr
     sweep, client, parents, children = _sweep(tmp_path, local_store)
@@ -95,8 +115,16 @@ def test_submitit_jobs_create_one_parent_when_the_sweep_start_could_not(tmp_path
 
 
 def test_slurm_launcher_with_a_local_store_is_refused_before_submitting(tmp_path):
-    proc = run_command(["-m", "hydra/launcher=submitit_slurm", "hydra.launcher.partition=gpu",
-                        "model.factors=4,8", *QUIET], tmp_path)
+    proc = run_command(
+        [
+            "-m",
+            "hydra/launcher=submitit_slurm",
+            "hydra.launcher.partition=gpu",
+            "model.factors=4,8",
+            *QUIET,
+        ],
+        tmp_path,
+    )
     assert proc.returncode == 2, proc.stderr[-2000:]
     err = proc.stderr.strip()
     assert "SlurmLauncher" in err and "tracking=server" in err and "sqlite:///" in err
@@ -104,17 +132,23 @@ def test_slurm_launcher_with_a_local_store_is_refused_before_submitting(tmp_path
     assert not list(tmp_path.rglob(".submitit")) and not (tmp_path / "mlflow.db").exists()
 
 
-@pytest.mark.parametrize("launcher,uri,refused", [
-    (SLURM, "sqlite:////shared/mlflow.db", True),
-    (SLURM, "file:///shared/mlruns", True),
-    (SLURM, "/shared/mlruns", True),
-    (SLURM, "http://tracking.example:5000", False),
-    (SLURM, "postgresql://db.example/mlflow", False),
-    (LOCAL, "sqlite:////tmp/mlflow.db", False),
-    ("hydra_plugins.hydra_joblib_launcher.joblib_launcher.JoblibLauncher",
-     "sqlite:////tmp/mlflow.db", False),
-    (None, "sqlite:////tmp/mlflow.db", False),
-])
+@pytest.mark.parametrize(
+    "launcher,uri,refused",
+    [
+        (SLURM, "sqlite:////shared/mlflow.db", True),
+        (SLURM, "file:///shared/mlruns", True),
+        (SLURM, "/shared/mlruns", True),
+        (SLURM, "http://tracking.example:5000", False),
+        (SLURM, "postgresql://db.example/mlflow", False),
+        (LOCAL, "sqlite:////tmp/mlflow.db", False),
+        (
+            "hydra_plugins.hydra_joblib_launcher.joblib_launcher.JoblibLauncher",
+            "sqlite:////tmp/mlflow.db",
+            False,
+        ),
+        (None, "sqlite:////tmp/mlflow.db", False),
+    ],
+)
 def test_check_launcher_store(launcher, uri, refused):
     if refused:
         with pytest.raises(InputError, match="tracking=server"):

@@ -13,8 +13,14 @@ from recoeval_tracking.tracking import sweeps
 
 
 def _config(task: list[str]):
-    return OmegaConf.create({"hydra": {"overrides": {"task": task},
-                                       "launcher": {"_target_": "hydra._internal.BasicLauncher"}}})
+    return OmegaConf.create(
+        {
+            "hydra": {
+                "overrides": {"task": task},
+                "launcher": {"_target_": "hydra._internal.BasicLauncher"},
+            }
+        }
+    )
 
 
 def _created_with(monkeypatch, tmp_path, task):
@@ -31,8 +37,9 @@ def _created_with(monkeypatch, tmp_path, task):
 
 
 def test_parent_is_named_after_the_swept_keys(monkeypatch, tmp_path):
-    seen = _created_with(monkeypatch, tmp_path, ["model=als,popularity", "seed=0,1",
-                                                  "dataset.n_users=50"])
+    seen = _created_with(
+        monkeypatch, tmp_path, ["model=als,popularity", "seed=0,1", "dataset.n_users=50"]
+    )
     name = seen["run_name"]
     assert name.startswith("sweep") and "model" in name and "seed" in name, name
     assert "n_users" not in name  # a key with one value is not swept

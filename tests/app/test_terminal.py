@@ -33,15 +33,25 @@ def test_dask_info_records_are_held_back_and_others_kept():
     finally:
         root.removeHandler(handler)
         root.setLevel(old)
-    assert seen == [("distributed.nanny", logging.WARNING), ("distributedx", logging.INFO),
-                    ("recoeval_tracking.app", logging.INFO),
-                    ("distributed.scheduler", logging.INFO)]
+    assert seen == [
+        ("distributed.nanny", logging.WARNING),
+        ("distributedx", logging.INFO),
+        ("recoeval_tracking.app", logging.INFO),
+        ("distributed.scheduler", logging.INFO),
+    ]
 
 
 def test_leaderboard_text_best_first_with_interval():
-    board = pd.DataFrame({"run_name": ["als", "popularity"], "status": ["FINISHED", "FAILED"],
-                          "ndcg_at_10": [0.3716, 0.1978], "ndcg_at_10_ci95_low": [0.36, 0.18],
-                          "ndcg_at_10_ci95_high": [0.38, 0.21], "p_at_10": [0.3, 0.1]})
+    board = pd.DataFrame(
+        {
+            "run_name": ["als", "popularity"],
+            "status": ["FINISHED", "FAILED"],
+            "ndcg_at_10": [0.3716, 0.1978],
+            "ndcg_at_10_ci95_low": [0.36, 0.18],
+            "ndcg_at_10_ci95_high": [0.38, 0.21],
+            "p_at_10": [0.3, 0.1],
+        }
+    )
     board.attrs.update(sort_by="ndcg_at_10", headline=["ndcg_at_10", "p_at_10"])
     lines = leaderboard_text(board).splitlines()
     assert lines[0].split() == ["#", "run", "ndcg_at_10", "95%", "interval", "p_at_10"]

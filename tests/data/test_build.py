@@ -14,9 +14,13 @@ def test_non_finite_values_name_the_first_row_and_the_count():
     users = np.array([1, 1, 2, 2, 3])
     items = np.array([1, 2, 1, 2, 1])
     values = np.array([1.0, np.nan, 2.0, np.inf, 1.0])
-    with pytest.raises(InputError, match=r"non-finite value nan at row 1 \(2 rows with NaN or "
-                                         r"infinite values\)"):
+    with pytest.raises(
+        InputError,
+        match=r"non-finite value nan at row 1 \(2 rows with NaN or "
+        r"infinite values\)",
+    ):
         build_interactions(users, items, values)
     with pytest.raises(InputError, match=r"non-finite value -inf at line 12 of r\.csv \(1 rows"):
-        build_interactions(users, items, np.array([1.0, 1.0, -np.inf, 1.0, 1.0]),
-                           source="r.csv", line_offset=10)
+        build_interactions(
+            users, items, np.array([1.0, 1.0, -np.inf, 1.0, 1.0]), source="r.csv", line_offset=10
+        )

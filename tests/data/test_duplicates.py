@@ -11,12 +11,17 @@ import recoeval_tracking as rt
 from recoeval_tracking.data import from_dataframe
 
 #: user 1 met item 1 three times; its first row is not its latest (times 3, 5, 4).
-ROWS = pd.DataFrame({"user": [1, 1, 1, 1, 2], "item": [1, 1, 1, 2, 1],
-                     "value": [2.0, 4.0, 1.0, 1.0, 3.0], "timestamp": [3, 5, 4, 1, 2]})
+ROWS = pd.DataFrame(
+    {
+        "user": [1, 1, 1, 1, 2],
+        "item": [1, 1, 1, 2, 1],
+        "value": [2.0, 4.0, 1.0, 1.0, 3.0],
+        "timestamp": [3, 5, 4, 1, 2],
+    }
+)
 
 
-@pytest.mark.parametrize("policy, value, ts", [("sum", 7.0, 5), ("max", 4.0, 5),
-                                               ("last", 1.0, 4)])
+@pytest.mark.parametrize("policy, value, ts", [("sum", 7.0, 5), ("max", 4.0, 5), ("last", 1.0, 4)])
 def test_merged_pair_keeps_the_latest_timestamp(policy, value, ts):
     X = from_dataframe(ROWS, duplicates=policy)
     assert X.nnz == 3

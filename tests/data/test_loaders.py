@@ -74,8 +74,11 @@ def test_csv_ids_sorted_and_mapped(tmp_path):
     assert X.matrix.toarray().tolist() == [[2.0, 0.0], [3.0, 1.0]]
     assert X.timestamps.toarray().tolist() == [[20, 0], [30, 10]]
     df = X.to_dataframe()
-    assert sorted(zip(df.user, df.item, df.value)) == [("amy", "a", 2.0), ("zed", "a", 3.0),
-                                                       ("zed", "b", 1.0)]
+    assert sorted(zip(df.user, df.item, df.value)) == [
+        ("amy", "a", 2.0),
+        ("zed", "a", 3.0),
+        ("zed", "b", 1.0),
+    ]
     assert X.user_index(["zed", "amy"]).tolist() == [1, 0]
     with pytest.raises(InputError, match="unknown ids"):
         X.user_index(["bob"])
@@ -113,8 +116,16 @@ def test_parquet_and_dataframe_agree(tmp_path):
 
 
 def test_load_dataset_registry(tmp_path):
-    assert set(DATASETS) == {"synthetic", "movielens_100k", "movielens_1m", "movielens_latest",
-                             "csv", "parquet", "parquet_partitioned", "dataframe"}
+    assert set(DATASETS) == {
+        "synthetic",
+        "movielens_100k",
+        "movielens_1m",
+        "movielens_latest",
+        "csv",
+        "parquet",
+        "parquet_partitioned",
+        "dataframe",
+    }
     X = load_dataset("synthetic", n_users=50, n_items=40, seed=3)
     assert isinstance(X, Interactions) and X.n_users == 50
     with pytest.raises(InputError, match="'kind' parameter of load_dataset"):

@@ -27,7 +27,7 @@ def _split(m: int = 23, n: int = 11, seed: int = 0):
     train = (rng.random((m, n)) < 0.3) * rng.integers(1, 5, (m, n)).astype(np.float64)
     test = ((rng.random((m, n)) < 0.2) & (train == 0)) * 2.5
     train[4] = 0
-    test[4] = 0                    # a user with no row at all stays a user
+    test[4] = 0  # a user with no row at all stays a user
     test[9] = 0
     return sp.csr_array(train), sp.csr_array(test)
 
@@ -36,17 +36,18 @@ def test_parts_read_back_the_rows_ids_and_counts_written(tmp_path):
     train, test = _split()
     users = np.array([f"u{i:03d}" for i in range(23)], dtype=object)
     items = np.arange(100, 111) * 7
-    ds = write_partitioned(tmp_path / "ds", train, test, user_ids=users, item_ids=items,
-                           users_per_part=5, name="tiny")
+    ds = write_partitioned(
+        tmp_path / "ds", train, test, user_ids=users, item_ids=items, users_per_part=5, name="tiny"
+    )
     assert [p.users for p in ds.parts] == [5, 5, 5, 5, 3]
     assert [p.lo for p in ds.parts] == [0, 5, 10, 15, 20]
-    assert [p.test for p in ds.parts] == [int(test[lo:lo + 5].nnz) for lo in range(0, 23, 5)]
+    assert [p.test for p in ds.parts] == [int(test[lo : lo + 5].nnz) for lo in range(0, 23, 5)]
     assert ds.n_users == 23 and ds.n_items == 11 and ds.name == "tiny"
     np.testing.assert_array_equal(ds.item_ids, items)
     # the popularity the list metrics read: train users per item, users with a train entry
     np.testing.assert_array_equal(ds.popularity[0], (train.toarray() > 0).sum(axis=0))
     assert ds.popularity[1] == int(((train.toarray() > 0).sum(axis=1) > 0).sum())
-    tr, te, u = ds.read_parts(1, 3)                   # users 5..14
+    tr, te, u = ds.read_parts(1, 3)  # users 5..14
     assert tr.shape == (10, 11) and tr.has_sorted_indices
     np.testing.assert_array_equal(tr.toarray(), train[5:15].toarray())
     np.testing.assert_array_equal(te.toarray(), test[5:15].toarray())
@@ -62,18 +63,26 @@ def test_parts_read_back_the_rows_ids_and_counts_written(tmp_path):
 
 
 def test_an_interactions_split_keeps_its_id_maps_through_a_file_url(tmp_path):
-    df = pd.DataFrame({"user": [30, 10, 10, 20, 30, 30], "item": ["b", "a", "c", "b", "a", "c"],
-                       "value": [1.0, 2.0, 3.0, 4.0, 5.0, 6.0]})
+    df = pd.DataFrame(
+        {
+            "user": [30, 10, 10, 20, 30, 30],
+            "item": ["b", "a", "c", "b", "a", "c"],
+            "value": [1.0, 2.0, 3.0, 4.0, 5.0, 6.0],
+        }
+    )
     X = from_dataframe(df)
     test_mask = np.zeros(X.nnz, dtype=bool)
     test_mask[[1, 4]] = True
     train, test = X.subset(~test_mask), X.subset(test_mask)
-    url = (tmp_path / "by url").as_uri()               # file://..., a space in the path
+    url = (tmp_path / "by url").as_uri()  # file://..., a space in the path
     ds = write_partitioned(url, train, test, users_per_part=2)
     assert ds.url.startswith("file://") and len(ds.parts) == 2
     back_train, back_test = open_partitioned(url).load()
-    assert list(back_train.user_ids) == [10, 20, 30] and list(back_train.item_ids) == ["a", "b",
-                                                                                      "c"]
+    assert list(back_train.user_ids) == [10, 20, 30] and list(back_train.item_ids) == [
+        "a",
+        "b",
+        "c",
+    ]
     np.testing.assert_array_equal(back_train.matrix.toarray(), train.matrix.toarray())
     np.testing.assert_array_equal(back_test.matrix.toarray(), test.matrix.toarray())
     union = load_parquet_partitioned(url)
@@ -86,8 +95,9 @@ def test_factor_rows_are_read_by_range(tmp_path):
     rows = FactorRows.open(tmp_path / "a.npy")
     assert rows.shape == (10, 4) and np.dtype(rows.dtype) == np.float32
     np.testing.assert_array_equal(rows.read(3, 7), A[3:7])
-    np.testing.assert_array_equal(FactorRows.open((tmp_path / "a.npy").as_uri()).read(9, 10),
-                                  A[9:10])
+    np.testing.assert_array_equal(
+        FactorRows.open((tmp_path / "a.npy").as_uri()).read(9, 10), A[9:10]
+    )
     np.save(tmp_path / "f.npy", np.asfortranarray(A))
     with pytest.raises(InputError, match="'user_factors'.*C-order.*Fortran"):
         FactorRows.open(tmp_path / "f.npy")
@@ -104,30 +114,45 @@ def test_missing_and_broken_files_are_named(tmp_path):
     ds = write_partitioned(tmp_path / "ds", train, test, users_per_part=10)
     part1 = tmp_path / "ds" / "users" / "part-000001.parquet"
     data = part1.read_bytes()
-    part1.write_bytes(data[: len(data) // 2])            # truncated
-    with pytest.raises(InputError, match=r"part-000001\.parquet .*could not be read as "
-                                         r"Parquet.*corrupt or truncated"):
+    part1.write_bytes(data[: len(data) // 2])  # truncated
+    with pytest.raises(
+        InputError,
+        match=r"part-000001\.parquet .*could not be read as "
+        r"Parquet.*corrupt or truncated",
+    ):
         ds.read_parts(0, 3)
     part1.unlink()
-    with pytest.raises(InputError, match=r"part-000001\.parquet of the partitioned dataset .* "
-                                         r"is missing .*users 10\.\.19"):
+    with pytest.raises(
+        InputError,
+        match=r"part-000001\.parquet of the partitioned dataset .* "
+        r"is missing .*users 10\.\.19",
+    ):
         ds.check_files()
     with pytest.raises(InputError, match=r"part-000001\.parquet .* is missing"):
         ds.read_parts(1, 2)
     # a part replaced by another one of a different size
     (tmp_path / "ds" / "users" / "part-000000.parquet").rename(part1)
-    with pytest.raises(InputError, match=r"part-000001\.parquet .* holds 10 users where the "
-                                         r"manifest .* says 3"):
+    with pytest.raises(
+        InputError,
+        match=r"part-000001\.parquet .* holds 10 users where the "
+        r"manifest .* says 3",
+    ):
         _read_as(ds, 2, "part-000001")
     (tmp_path / "ds" / ITEMS_FILE).unlink()
-    with pytest.raises(InputError, match=r"items\.parquet of the partitioned dataset .* is "
-                                         r"missing"):
+    with pytest.raises(
+        InputError,
+        match=r"items\.parquet of the partitioned dataset .* is "
+        r"missing",
+    ):
         open_partitioned(tmp_path / "ds")
     (tmp_path / "ds" / LAYOUT_FILE).write_text("{not json")
     with pytest.raises(InputError, match=r"_recoeval_layout\.json .* not valid JSON"):
         open_partitioned(tmp_path / "ds")
-    with pytest.raises(InputError, match=r"is not a partitioned dataset: its manifest .* is "
-                                         r"missing"):
+    with pytest.raises(
+        InputError,
+        match=r"is not a partitioned dataset: its manifest .* is "
+        r"missing",
+    ):
         open_partitioned(tmp_path / "elsewhere")
 
 
@@ -165,8 +190,8 @@ def test_a_split_written_part_by_part_is_the_one_written_whole(tmp_path):
     whole = write_partitioned(tmp_path / "whole", train, test, users_per_part=7)
     writer = PartitionedWriter(tmp_path / "parts", np.arange(11))
     assert not (tmp_path / "parts" / LAYOUT_FILE).exists()
-    for lo in range(0, 23, 7):                 # as a stream of user blocks would come
-        writer.write_part(train[lo:lo + 7], test[lo:lo + 7], np.arange(lo, min(lo + 7, 23)))
+    for lo in range(0, 23, 7):  # as a stream of user blocks would come
+        writer.write_part(train[lo : lo + 7], test[lo : lo + 7], np.arange(lo, min(lo + 7, 23)))
     parts = writer.close()
     assert parts.manifest == whole.manifest
     np.testing.assert_array_equal(parts.item_train_users, whole.item_train_users)

@@ -41,8 +41,9 @@ def _naive_k_core(pairs, k_user, k_item):
 
 def test_k_core_matches_naive_fixed_point():
     rng = np.random.default_rng(5)
-    pairs = sorted({(int(u), int(i)) for u, i in zip(rng.integers(0, 60, 500),
-                                                      rng.integers(0, 40, 500))})
+    pairs = sorted(
+        {(int(u), int(i)) for u, i in zip(rng.integers(0, 60, 500), rng.integers(0, 40, 500))}
+    )
     X = _df(pairs)
     Y = k_core(X, 6, 8)
     got = set(zip(Y.to_dataframe().user, Y.to_dataframe().item))
@@ -125,7 +126,7 @@ def test_synthetic_has_learnable_structure():
 
     def explained(M):
         s = np.linalg.svd(M, compute_uv=False)
-        return (s[:8] ** 2).sum() / (s ** 2).sum()
+        return (s[:8] ** 2).sum() / (s**2).sum()
 
     assert explained(A) > explained(R) + 0.1
 

@@ -20,8 +20,8 @@ def tied_data(m: int = 300, n: int = 90, p: int = 4, seed: int = 0):
     rng = np.random.default_rng(seed)
     train = (rng.random((m, n)) < 0.08).astype(np.float64)
     test = ((rng.random((m, n)) < 0.06) & (train == 0)) * rng.integers(1, 4, (m, n))
-    test[:5] = 0                      # no test entry: NaN by rule
-    train[7] = 0                      # cold start (evaluated: consider_cold_start is True)
+    test[:5] = 0  # no test entry: NaN by rule
+    train[7] = 0  # cold start (evaluated: consider_cold_start is True)
     A = rng.integers(-1, 2, (m, p)).astype(np.float64)
     B = rng.integers(-1, 2, (n, p)).astype(np.float64)
     return sp.csr_array(train), sp.csr_array(test.astype(np.float64)), A, B
@@ -31,8 +31,12 @@ def tied_data(m: int = 300, n: int = 90, p: int = 4, seed: int = 0):
 def client():
     from distributed import Client, LocalCluster
 
-    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                      dashboard_address=":0") as cluster, Client(cluster) as c:
+    with (
+        LocalCluster(
+            n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0"
+        ) as cluster,
+        Client(cluster) as c,
+    ):
         yield c
 
 

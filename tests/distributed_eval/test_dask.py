@@ -66,8 +66,7 @@ def test_a_shard_draws_the_tie_keys_of_its_global_rows(data):
 
 
 @pytest.mark.parametrize("shards", [1, 2, 3, 7])
-def test_per_user_values_are_bit_identical_for_any_number_of_shards(client, data, local,
-                                                                     shards):
+def test_per_user_values_are_bit_identical_for_any_number_of_shards(client, data, local, shards):
     train, test, A, B = data
     got = evaluate_on_dask(client, train, test, EvalOptions(**ALL), A=A, B=B, shards=shards)
     assert isinstance(got, ShardedResults) and got.n_shards == shards
@@ -89,27 +88,38 @@ def test_means_intervals_and_catalogue_metrics_are_merged_exactly(client, data, 
     assert got.nan_counts == local.nan_counts
     assert local.nan_counts["no_test"] >= 5 and local.nan_counts["all_equal"] > 0
     assert got.n_users_evaluated == local.n_users_evaluated
-    counted = ["coverage_at_5", "aggregated_diversity_at_5", "entropy_at_5", "gini_at_5",
-               "personalisation_at_5", "gini_items_at_5", "entropy_mean_at_5"]
+    counted = [
+        "coverage_at_5",
+        "aggregated_diversity_at_5",
+        "entropy_at_5",
+        "gini_at_5",
+        "personalisation_at_5",
+        "gini_items_at_5",
+        "entropy_mean_at_5",
+    ]
     for name in counted:  # from summed integer counts: exactly the local value
         assert got.aggregates[name] == local.aggregates[name], name
     # from summed parts (numerators and denominators, sums of logarithms)
-    parted = [k for k in local.aggregates if k.startswith(("p_pooled", "gm_map", "pop_rsp",
-                                                               "pop_reo"))]
+    parted = [
+        k for k in local.aggregates if k.startswith(("p_pooled", "gm_map", "pop_rsp", "pop_reo"))
+    ]
     assert len(parted) == 4, sorted(local.aggregates)
     for name in parted:
-        assert got.aggregates[name] == pytest.approx(local.aggregates[name], rel=1e-12,
-                                                     nan_ok=True), name
+        assert got.aggregates[name] == pytest.approx(
+            local.aggregates[name], rel=1e-12, nan_ok=True
+        ), name
     named = dict(ALL, metrics=["gauc"])  # out of "all" (average-rank ties), named here
-    assert evaluate(train, test, A=A, B=B, client=client, **named).aggregates["gauc"] == \
-        pytest.approx(evaluate(train, test, A=A, B=B, **named).aggregates["gauc"], rel=1e-13)
+    assert evaluate(train, test, A=A, B=B, client=client, **named).aggregates[
+        "gauc"
+    ] == pytest.approx(evaluate(train, test, A=A, B=B, **named).aggregates["gauc"], rel=1e-13)
     # coverage by its definition, from the lists of the evaluated users
     ok = (local.per_user["nan_reason"] == "").to_numpy()
     listed = np.unique(local.topk[ok][local.topk[ok] >= 0])
     assert got.aggregates["coverage_at_5"] == len(listed) / B.shape[0]
     # the means are not an average of shard means: shards of unequal sizes would bias that
-    assert got.means["ndcg_at_5"] == pytest.approx(np.nanmean(local.per_user["ndcg_at_5"]),
-                                                   rel=1e-13)
+    assert got.means["ndcg_at_5"] == pytest.approx(
+        np.nanmean(local.per_user["ndcg_at_5"]), rel=1e-13
+    )
 
 
 def test_any_score_source_and_tie_policy(client, data):
@@ -117,7 +127,7 @@ def test_any_score_source_and_tie_policy(client, data):
     dense = A @ B.T
     ranked = np.argsort(-dense, axis=1, kind="stable")[:, :8]
     cases = [
-        dict(scorer=lambda users: A[users] @ B.T, ties="index"),   # shipped with cloudpickle
+        dict(scorer=lambda users: A[users] @ B.T, ties="index"),  # shipped with cloudpickle
         dict(scores=dense, ties="pessimistic"),
         dict(ranked=ranked),
         dict(item_biases=B[:, 0], ties="average"),
@@ -135,11 +145,20 @@ def test_the_per_user_parts_read_back_through_the_job_folder(client, data, local
     train, test, A, B = data
     job = begin_job_dir(tmp_path / "job")
     assert job_dir_state(job) == "incomplete"
-    got = evaluate_on_dask(client.scheduler.address, train, test, EvalOptions(**ALL), A=A,
-                           B=B, shards=4, per_user_dir=job / "per_user.parquet")
+    got = evaluate_on_dask(
+        client.scheduler.address,
+        train,
+        test,
+        EvalOptions(**ALL),
+        A=A,
+        B=B,
+        shards=4,
+        per_user_dir=job / "per_user.parquet",
+    )
     assert len(got.per_user) == 0 and list(got.per_user.columns) == list(local.per_user.columns)
     assert sorted(p.name for p in (job / "per_user.parquet").iterdir()) == [
-        f"part-{j:06d}.parquet" for j in range(4)]
+        f"part-{j:06d}.parquet" for j in range(4)
+    ]
     assert got.means.keys() == local.means.keys()
     for key, value in local.means.items():
         assert got.means[key] == pytest.approx(value, rel=1e-12, nan_ok=True), key
@@ -164,20 +183,30 @@ def test_bad_clients_and_options_are_refused_with_the_argument_named(client, dat
         evaluate_on_dask(client, train, test, EvalOptions(), A=A, B=B, shards=0)
 
 
-def test_a_job_folder_with_per_user_parts_goes_to_mlflow_and_back(client, data, local, tmp_path,
-                                                                    store_uri):
+def test_a_job_folder_with_per_user_parts_goes_to_mlflow_and_back(
+    client, data, local, tmp_path, store_uri
+):
     from recoeval_tracking.tracking.runs import log_job_dir
     from recoeval_tracking.tracking.search import download_job_artifacts
 
     train, test, A, B = data
     job = begin_job_dir(tmp_path / "job")
-    got = evaluate_on_dask(client, train, test, EvalOptions(**ALL), A=A, B=B, shards=3,
-                           per_user_dir=job / "per_user.parquet")
+    got = evaluate_on_dask(
+        client,
+        train,
+        test,
+        EvalOptions(**ALL),
+        A=A,
+        B=B,
+        shards=3,
+        per_user_dir=job / "per_user.parquet",
+    )
     write_job_dir(got, job, plots=False)
     run_id = log_job_dir(job, tracking_uri=store_uri)
     back = read_job_dir(download_job_artifacts(run_id, tmp_path / "down", tracking_uri=store_uri))
     assert sorted(p.name for p in (tmp_path / "down" / "per_user.parquet").iterdir()) == [
-        f"part-{j:06d}.parquet" for j in range(3)]
+        f"part-{j:06d}.parquet" for j in range(3)
+    ]
     assert_same_per_user(local.per_user, back.per_user)
 
 
@@ -187,7 +216,7 @@ def test_moments_of_disjoint_parts_merge_into_those_of_the_whole():
     rng = np.random.default_rng(5)
     values = rng.normal(3.0, 2.0, 1001)
     values[rng.random(1001) < 0.1] = np.nan
-    cuts = [0, 1, 200, 201, 650, 1001]          # an empty part and parts of one value included
+    cuts = [0, 1, 200, 201, 650, 1001]  # an empty part and parts of one value included
     merged = Moments.of(values[:0])
     for lo, hi in zip(cuts[:-1], cuts[1:]):
         merged = merged.merge(Moments.of(values[lo:hi]))

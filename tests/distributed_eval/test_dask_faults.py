@@ -28,9 +28,11 @@ from .test_dask import assert_same_per_user
 
 def slow_scorer(A, B, pause):
     """A scorer that takes ``pause`` seconds per block (shipped to the workers by value)."""
+
     def score(users):
         time.sleep(pause)
         return A[users] @ B.T
+
     return score
 
 
@@ -42,6 +44,7 @@ def _in_thread(fn):
             box["value"] = fn()
         except BaseException as err:  # noqa: BLE001 - handed to the test
             box["error"] = err
+
     thread = threading.Thread(target=target, daemon=True)
     thread.start()
     return thread, box
@@ -61,24 +64,34 @@ def test_a_worker_killed_mid_evaluation_is_survived_with_identical_values(client
     want = evaluate(train, test, scorer=slow_scorer(A, B, 0.0), metrics="all", k=5)
     pids = client.run(os.getpid)
     score = slow_scorer(A, B, 0.15)
-    thread, box = _in_thread(lambda: evaluate_on_dask(
-        client, train, test, EvalOptions(metrics="all", k=5, block_rows=10), scorer=score,
-        shards=4))
+    thread, box = _in_thread(
+        lambda: evaluate_on_dask(
+            client,
+            train,
+            test,
+            EvalOptions(metrics="all", k=5, block_rows=10),
+            scorer=score,
+            shards=4,
+        )
+    )
     busy: list[str] = []
 
     def running() -> bool:
-        busy[:] = [w for w, keys in client.processing().items()
-                   if any("recoeval-shard" in str(k) for k in keys)]
+        busy[:] = [
+            w
+            for w, keys in client.processing().items()
+            if any("recoeval-shard" in str(k) for k in keys)
+        ]
         return bool(busy)
 
     assert _wait(running, 60), "no shard started"
-    time.sleep(0.5)                     # the shard is mid-way (about 30 blocks of 0.15 s)
+    time.sleep(0.5)  # the shard is mid-way (about 30 blocks of 0.15 s)
     victim = pids[busy[0]]
     os.kill(victim, signal.SIGKILL)
     thread.join(120)
     assert "error" not in box, box.get("error")
     got = box["value"]
-    assert victim not in got.workers    # its shards ran again elsewhere
+    assert victim not in got.workers  # its shards ran again elsewhere
     assert_same_per_user(want.per_user, got.per_user)
     assert got.aggregates == pytest.approx(want.aggregates, rel=1e-13)
     assert _wait(lambda: len(client.scheduler_info()["workers"]) == 2, 60)  # nanny restarted it
@@ -89,15 +102,39 @@ def scheduler(tmp_path):
     """A scheduler and one worker in their own processes (so the scheduler can be killed)."""
     file = tmp_path / "scheduler.json"
     env = clean_env()
-    sched = subprocess.Popen([sys.executable, "-m", "distributed.cli.dask_scheduler",
-                              "--scheduler-file", str(file), "--port", "0", "--no-dashboard"],
-                             env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    sched = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "distributed.cli.dask_scheduler",
+            "--scheduler-file",
+            str(file),
+            "--port",
+            "0",
+            "--no-dashboard",
+        ],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     assert _wait(lambda: file.is_file() and file.stat().st_size > 0, 60)
     time.sleep(0.3)
     address = json.loads(file.read_text())["address"]
-    worker = subprocess.Popen([sys.executable, "-m", "distributed.cli.dask_worker", address,
-                               "--nthreads", "1", "--no-nanny", "--no-dashboard"],
-                              env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    worker = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "distributed.cli.dask_worker",
+            address,
+            "--nthreads",
+            "1",
+            "--no-nanny",
+            "--no-dashboard",
+        ],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     try:
         yield sched, address
     finally:
@@ -107,12 +144,16 @@ def scheduler(tmp_path):
 
 
 def test_a_lost_scheduler_is_a_clear_error_and_the_job_folder_stays_incomplete(
-        scheduler, data, tmp_path):
+    scheduler, data, tmp_path
+):
     sched, address = scheduler
     train, test, A, B = data
     job = begin_job_dir(tmp_path / "job")
-    thread, box = _in_thread(lambda: evaluate(
-        train, test, scorer=slow_scorer(A, B, 0.2), k=5, block_rows=10, client=address))
+    thread, box = _in_thread(
+        lambda: evaluate(
+            train, test, scorer=slow_scorer(A, B, 0.2), k=5, block_rows=10, client=address
+        )
+    )
     from distributed import Client
 
     with Client(address, timeout=30) as watcher:
@@ -131,14 +172,21 @@ def test_a_lost_scheduler_is_a_clear_error_and_the_job_folder_stays_incomplete(
 def test_an_unreachable_scheduler_fails_the_job_and_leaves_its_folder_incomplete(tmp_path):
     from recoeval_tracking.app.pipeline import run_job
 
-    cfg = {"dataset": {"kind": "synthetic", "n_users": 40, "n_items": 30, "seed": 0},
-           "split": {"name": "random", "seed": 0}, "model": {"name": "popularity"},
-           "metrics": {"names": ["ndcg"], "k": 5}, "tracking": {"enabled": False},
-           "backend": {"kind": "dask", "address": "tcp://127.0.0.1:9", "timeout": 2.0},
-           "plots": False, "progress": "false", "nthreads": 1}
+    cfg = {
+        "dataset": {"kind": "synthetic", "n_users": 40, "n_items": 30, "seed": 0},
+        "split": {"name": "random", "seed": 0},
+        "model": {"name": "popularity"},
+        "metrics": {"names": ["ndcg"], "k": 5},
+        "tracking": {"enabled": False},
+        "backend": {"kind": "dask", "address": "tcp://127.0.0.1:9", "timeout": 2.0},
+        "plots": False,
+        "progress": "false",
+        "nthreads": 1,
+    }
     out = tmp_path / "job"
-    with pytest.raises(DistributedError, match="could not reach the Dask scheduler at "
-                                               "tcp://127.0.0.1:9"):
+    with pytest.raises(
+        DistributedError, match="could not reach the Dask scheduler at tcp://127.0.0.1:9"
+    ):
         run_job(cfg, out, echo=False)
     assert job_dir_state(out) == "incomplete"
     assert not (out / "metrics.json").exists()
@@ -154,21 +202,35 @@ def test_hydra_backend_dask_gives_the_values_of_backend_cpu(client, tmp_path):
     register_configs()
 
     configs = Path(__file__).resolve().parents[2] / "configs"
-    common = ["dataset.n_users=150", "dataset.n_items=50", "model=popularity", "tracking=none",
-              "metrics.k=5", "plots=false", "progress=false", "nthreads=1"]
+    common = [
+        "dataset.n_users=150",
+        "dataset.n_items=50",
+        "model=popularity",
+        "tracking=none",
+        "metrics.k=5",
+        "plots=false",
+        "progress=false",
+        "nthreads=1",
+    ]
 
     with initialize_config_dir(version_base="1.3", config_dir=str(configs)):
         cpu = compose("config", overrides=common)
-        dask = compose("config", overrides=[*common, "backend=dask",
-                                            f"backend.address={client.scheduler.address}",
-                                            "backend.shards=3", "backend.per_user_parts=true"])
+        dask = compose(
+            "config",
+            overrides=[
+                *common,
+                "backend=dask",
+                f"backend.address={client.scheduler.address}",
+                "backend.shards=3",
+                "backend.per_user_parts=true",
+            ],
+        )
         local = compose("config", overrides=[*common, "backend=dask", "backend.n_workers=1"])
     assert cpu.backend.kind == "cpu" and dask.backend.kind == "dask"
     assert local.backend.address is None and dask.backend.threads_per_worker == 1
     jobs = {}
     for name, cfg in (("cpu", cpu), ("dask", dask), ("local", local)):
-        jobs[name] = run_job(OmegaConf.to_container(cfg, resolve=True), tmp_path / name,
-                             echo=False)
+        jobs[name] = run_job(OmegaConf.to_container(cfg, resolve=True), tmp_path / name, echo=False)
     want = read_job_dir(tmp_path / "cpu")
     for name in ("dask", "local"):
         got = read_job_dir(tmp_path / name)
@@ -181,11 +243,27 @@ def test_hydra_backend_dask_gives_the_values_of_backend_cpu(client, tmp_path):
 
 
 def test_the_command_reports_an_unreachable_scheduler_in_one_paragraph(tmp_path):
-    args = ["backend=dask", "backend.address=tcp://127.0.0.1:9", "backend.timeout=2",
-            "model=popularity", "tracking=none", "dataset.n_users=40", "dataset.n_items=30",
-            "metrics.k=5", "plots=false", "progress=false", "hydra.run.dir=job"]
-    proc = subprocess.run([sys.executable, "-m", "recoeval_tracking", *args], cwd=tmp_path,
-                          env=clean_env(), capture_output=True, text=True, timeout=300)
+    args = [
+        "backend=dask",
+        "backend.address=tcp://127.0.0.1:9",
+        "backend.timeout=2",
+        "model=popularity",
+        "tracking=none",
+        "dataset.n_users=40",
+        "dataset.n_items=30",
+        "metrics.k=5",
+        "plots=false",
+        "progress=false",
+        "hydra.run.dir=job",
+    ]
+    proc = subprocess.run(
+        [sys.executable, "-m", "recoeval_tracking", *args],
+        cwd=tmp_path,
+        env=clean_env(),
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert proc.returncode != 0
     assert "could not reach the Dask scheduler at tcp://127.0.0.1:9" in proc.stderr
     assert "internal error" not in proc.stderr and "Traceback" not in proc.stderr

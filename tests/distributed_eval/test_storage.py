@@ -42,27 +42,34 @@ def local(data):
 
 @pytest.mark.parametrize("shards", [1, 3, None])
 def test_values_read_from_storage_are_those_of_the_local_and_in_memory_runs(
-        client, data, stored, local, shards, tmp_path):
+    client, data, stored, local, shards, tmp_path
+):
     train, test, A, B = data
     root, ds = stored
     opts = EvalOptions(**ALL)
     memory = evaluate_on_dask(client, train, test, opts, A=A, B=B, shards=shards)
     job = begin_job_dir(tmp_path / "job")
-    got = evaluate_from_storage(client, (root / "split").as_uri(), opts,
-                                user_factors=root / "A.npy", item_factors=root / "B.npy",
-                                shards=shards, per_user_dir=job / "per_user.parquet")
-    assert got.n_shards == (shards or 8)            # by default one per part
-    assert len(got.per_user) == 0                   # the table stayed on the workers' disk
+    got = evaluate_from_storage(
+        client,
+        (root / "split").as_uri(),
+        opts,
+        user_factors=root / "A.npy",
+        item_factors=root / "B.npy",
+        shards=shards,
+        per_user_dir=job / "per_user.parquet",
+    )
+    assert got.n_shards == (shards or 8)  # by default one per part
+    assert len(got.per_user) == 0  # the table stayed on the workers' disk
     back = pd.read_parquet(job / "per_user.parquet")
     assert_same_per_user(local.per_user, back)
     assert_same_per_user(memory.per_user, back)
     pd.testing.assert_frame_equal(local.mean_ci(), got.mean_ci(), rtol=1e-12, atol=1e-15)
     assert got.nan_counts == local.nan_counts
     for name in ("coverage_at_5", "gini_at_5", "personalisation_at_5", "novelty_at_5"):
-        if name in local.aggregates:     # integer counts: exactly the local value
+        if name in local.aggregates:  # integer counts: exactly the local value
             assert got.aggregates[name] == local.aggregates[name], name
     assert got.aggregates.keys() == local.aggregates.keys()
-    write_job_dir(got, job, plots=False)   # the job folder reads the parts as one table
+    write_job_dir(got, job, plots=False)  # the job folder reads the parts as one table
     assert_same_per_user(local.per_user, read_job_dir(job).per_user)
 
 
@@ -70,23 +77,26 @@ def test_item_biases_and_a_scorer_read_only_the_rows(client, data, stored):
     train, test, A, B = data
     root, ds = stored
     for kwargs, want_kwargs in (
-            (dict(user_factors=root / "A.npy", item_factors=B, item_biases=B[:, 0]),
-             dict(A=A, B=B, item_biases=B[:, 0])),
-            (dict(item_biases=B[:, 1]), dict(item_biases=B[:, 1])),
-            (dict(scorer=lambda users: A[users] @ B.T), dict(scorer=lambda u: A[u] @ B.T))):
+        (
+            dict(user_factors=root / "A.npy", item_factors=B, item_biases=B[:, 0]),
+            dict(A=A, B=B, item_biases=B[:, 0]),
+        ),
+        (dict(item_biases=B[:, 1]), dict(item_biases=B[:, 1])),
+        (dict(scorer=lambda users: A[users] @ B.T), dict(scorer=lambda u: A[u] @ B.T)),
+    ):
         want = evaluate(train, test, k=5, ties="index", **want_kwargs)
-        got = evaluate_from_storage(client, ds, EvalOptions(k=5, ties="index"), shards=3,
-                                    **kwargs)
+        got = evaluate_from_storage(client, ds, EvalOptions(k=5, ties="index"), shards=3, **kwargs)
         assert_same_per_user(want.per_user, got.per_user)
 
 
 def test_a_missing_part_is_named_before_any_task_runs(client, data, stored, tmp_path):
     train, test, A, B = data
-    ds = write_partitioned(tmp_path / "ds", train, test, users_per_part=100)
+    write_partitioned(tmp_path / "ds", train, test, users_per_part=100)
     (tmp_path / "ds" / "users" / "part-000002.parquet").unlink()
     with pytest.raises(InputError) as err:
-        evaluate_from_storage(client, tmp_path / "ds", EvalOptions(k=5), scorer=lambda u: A[u]
-                              @ B.T)
+        evaluate_from_storage(
+            client, tmp_path / "ds", EvalOptions(k=5), scorer=lambda u: A[u] @ B.T
+        )
     text = str(err.value)
     assert "part-000002.parquet" in text and "is missing" in text and "\n" not in text
 
@@ -98,8 +108,14 @@ def test_a_corrupt_part_read_by_a_worker_is_named(client, data, tmp_path):
     path.write_bytes(b"PAR1" + os.urandom(200) + b"PAR1")
     np.save(tmp_path / "A.npy", A)
     with pytest.raises(InputError) as err:
-        evaluate_from_storage(client, tmp_path / "ds", EvalOptions(k=5),
-                              user_factors=tmp_path / "A.npy", item_factors=B, shards=3)
+        evaluate_from_storage(
+            client,
+            tmp_path / "ds",
+            EvalOptions(k=5),
+            user_factors=tmp_path / "A.npy",
+            item_factors=B,
+            shards=3,
+        )
     text = str(err.value)
     assert str(path) in text and "corrupt or truncated" in text and "\n" not in text
 
@@ -108,15 +124,24 @@ def test_bad_references_name_the_argument(client, data, stored, tmp_path):
     train, test, A, B = data
     root, ds = stored
     np.save(tmp_path / "short.npy", A[:10])
-    with pytest.raises(InputError, match="'user_factors'.*one row per user of the dataset "
-                                         r"\(300"):
-        evaluate_from_storage(client, ds, EvalOptions(k=5), user_factors=tmp_path / "short.npy",
-                              item_factors=B)
+    with pytest.raises(
+        InputError,
+        match="'user_factors'.*one row per user of the dataset "
+        r"\(300",
+    ):
+        evaluate_from_storage(
+            client, ds, EvalOptions(k=5), user_factors=tmp_path / "short.npy", item_factors=B
+        )
     with pytest.raises(InputError, match="'item_factors'"):
         evaluate_from_storage(client, ds, EvalOptions(k=5), user_factors=root / "A.npy")
     with pytest.raises(InputError, match="'item_factors'.*does not exist"):
-        evaluate_from_storage(client, ds, EvalOptions(k=5), user_factors=root / "A.npy",
-                              item_factors=tmp_path / "none.npy")
+        evaluate_from_storage(
+            client,
+            ds,
+            EvalOptions(k=5),
+            user_factors=root / "A.npy",
+            item_factors=tmp_path / "none.npy",
+        )
     with pytest.raises(InputError, match="not a partitioned dataset"):
         evaluate_from_storage(client, tmp_path, EvalOptions(k=5), item_biases=B[:, 0])
 
@@ -126,14 +151,23 @@ def test_a_worker_killed_mid_run_costs_only_its_shards(client, data, stored):
     root, ds = stored
     want = evaluate(train, test, scorer=slow_scorer(A, B, 0.0), metrics="all", k=5)
     pids = client.run(os.getpid)
-    thread, box = _in_thread(lambda: evaluate_from_storage(
-        client, ds, EvalOptions(metrics="all", k=5, block_rows=10),
-        scorer=slow_scorer(A, B, 0.15), shards=4))
+    thread, box = _in_thread(
+        lambda: evaluate_from_storage(
+            client,
+            ds,
+            EvalOptions(metrics="all", k=5, block_rows=10),
+            scorer=slow_scorer(A, B, 0.15),
+            shards=4,
+        )
+    )
     busy: list[str] = []
 
     def running() -> bool:
-        busy[:] = [w for w, keys in client.processing().items()
-                   if any("recoeval-shard" in str(k) for k in keys)]
+        busy[:] = [
+            w
+            for w, keys in client.processing().items()
+            if any("recoeval-shard" in str(k) for k in keys)
+        ]
         return bool(busy)
 
     assert _wait(running, 60), "no shard started"
@@ -150,33 +184,45 @@ def test_a_worker_killed_mid_run_costs_only_its_shards(client, data, stored):
 # the app: dataset=parquet_partitioned
 # ---------------------------------------------------------------------------------------------
 
+
 def _cfg(root, backend, model=None, **dataset):
-    return {"dataset": {"kind": "parquet_partitioned", "path": str(root / "split"), **dataset},
-            "split": {"name": "random", "seed": 0},
-            "model": model or {"name": "factors_file", "user_factors": str(root / "A.npy"),
-                               "item_factors": str(root / "B.npy")},
-            "metrics": {"names": ["ndcg", "ap", "coverage"], "k": 5, "ties": "noise",
-                        "seed": 3},
-            "tracking": {"enabled": False}, "backend": backend, "plots": False,
-            "progress": "false", "nthreads": 1}
+    return {
+        "dataset": {"kind": "parquet_partitioned", "path": str(root / "split"), **dataset},
+        "split": {"name": "random", "seed": 0},
+        "model": model
+        or {
+            "name": "factors_file",
+            "user_factors": str(root / "A.npy"),
+            "item_factors": str(root / "B.npy"),
+        },
+        "metrics": {"names": ["ndcg", "ap", "coverage"], "k": 5, "ties": "noise", "seed": 3},
+        "tracking": {"enabled": False},
+        "backend": backend,
+        "plots": False,
+        "progress": "false",
+        "nthreads": 1,
+    }
 
 
 def test_the_app_reads_a_stored_split_by_reference_on_dask_and_whole_on_cpu(
-        client, data, stored, tmp_path, monkeypatch):
+    client, data, stored, tmp_path, monkeypatch
+):
     from recoeval_tracking.app.pipeline import run_job
     from recoeval_tracking.data import PartitionedDataset
 
     train, test, A, B = data
     root, ds = stored
-    want = evaluate(train, test, A=A, B=B, metrics=["ndcg", "ap", "coverage"], k=5,
-                    ties="noise", seed=3)
+    want = evaluate(
+        train, test, A=A, B=B, metrics=["ndcg", "ap", "coverage"], k=5, ties="noise", seed=3
+    )
     loaded: list[str] = []
     real_load = PartitionedDataset.load
-    monkeypatch.setattr(PartitionedDataset, "load",
-                        lambda self: loaded.append(self.url) or real_load(self))
+    monkeypatch.setattr(
+        PartitionedDataset, "load", lambda self: loaded.append(self.url) or real_load(self)
+    )
     dask = {"kind": "dask", "address": client.scheduler.address, "shards": 3}
     out = run_job(_cfg(root, dask), tmp_path / "dask", echo=False)
-    assert loaded == []                          # never the user side in this process
+    assert loaded == []  # never the user side in this process
     assert (tmp_path / "dask" / "per_user.parquet").is_dir()
     job = read_job_dir(tmp_path / "dask")
     assert_same_per_user(want.per_user, job.per_user)
@@ -184,7 +230,7 @@ def test_the_app_reads_a_stored_split_by_reference_on_dask_and_whole_on_cpu(
     assert out["dataset"]["n_users"] == 300 and out["dataset"]["parts"] == 8
     assert out["metrics"]["coverage_at_5"] == want.aggregates["coverage_at_5"]
     run_job(_cfg(root, {"kind": "cpu"}), tmp_path / "cpu", echo=False)
-    assert len(loaded) == 1                      # backend=cpu loads the stored split whole
+    assert len(loaded) == 1  # backend=cpu loads the stored split whole
     assert_same_per_user(want.per_user, read_job_dir(tmp_path / "cpu").per_user)
 
 
@@ -192,8 +238,9 @@ def test_the_app_refuses_preparation_of_a_stored_split(stored, tmp_path):
     from recoeval_tracking.app.pipeline import run_job
 
     root, _ = stored
-    with pytest.raises(InputError, match="dataset.k_core cannot be applied to "
-                                         "dataset=parquet_partitioned"):
+    with pytest.raises(
+        InputError, match="dataset.k_core cannot be applied to dataset=parquet_partitioned"
+    ):
         run_job(_cfg(root, {"kind": "cpu"}, k_core=3), tmp_path / "job", echo=False)
 
 
@@ -208,12 +255,28 @@ def test_the_command_names_a_missing_part_in_one_paragraph(client, data, tmp_pat
     np.save(tmp_path / "A.npy", A)
     np.save(tmp_path / "B.npy", B)
     (tmp_path / "split" / "users" / "part-000001.parquet").unlink()
-    args = ["dataset=parquet_partitioned", "dataset.path=split", "model=factors_file",
-            "model.user_factors=A.npy", "model.item_factors=B.npy", "backend=dask",
-            f"backend.address={client.scheduler.address}", "tracking=none", "metrics.k=5",
-            "plots=false", "progress=false", "hydra.run.dir=job"]
-    proc = subprocess.run([sys.executable, "-m", "recoeval_tracking", *args], cwd=tmp_path,
-                          env=clean_env(), capture_output=True, text=True, timeout=300)
+    args = [
+        "dataset=parquet_partitioned",
+        "dataset.path=split",
+        "model=factors_file",
+        "model.user_factors=A.npy",
+        "model.item_factors=B.npy",
+        "backend=dask",
+        f"backend.address={client.scheduler.address}",
+        "tracking=none",
+        "metrics.k=5",
+        "plots=false",
+        "progress=false",
+        "hydra.run.dir=job",
+    ]
+    proc = subprocess.run(
+        [sys.executable, "-m", "recoeval_tracking", *args],
+        cwd=tmp_path,
+        env=clean_env(),
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert proc.returncode != 0, proc.stderr
     assert "part-000001.parquet" in proc.stderr and "is missing" in proc.stderr, proc.stderr
     assert "Traceback" not in proc.stderr

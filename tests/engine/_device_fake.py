@@ -19,10 +19,13 @@ class FakeDeviceArray:
 
     @property
     def __cuda_array_interface__(self) -> dict[str, Any]:
-        return {"shape": self.data.shape, "typestr": self.data.dtype.str,
-                "data": (self.data.__array_interface__["data"][0], False),
-                "strides": None if self.data.flags.c_contiguous else self.data.strides,
-                "version": 3}
+        return {
+            "shape": self.data.shape,
+            "typestr": self.data.dtype.str,
+            "data": (self.data.__array_interface__["data"][0], False),
+            "strides": None if self.data.flags.c_contiguous else self.data.strides,
+            "version": 3,
+        }
 
     def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
         self.host_copies += 1

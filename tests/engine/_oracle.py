@@ -30,18 +30,45 @@ from reference import (
 
 #: The NaN rules in the order the README ("Definitions", NaN rules) states they are checked:
 #: the first rule that applies is the user's reason.
-README_REASON_ORDER = ("no_test", "min_pos_test", "cold_start", "min_items_pool", "nan_score",
-                       "all_equal")
+README_REASON_ORDER = (
+    "no_test",
+    "min_pos_test",
+    "cold_start",
+    "min_items_pool",
+    "nan_score",
+    "all_equal",
+)
 
 #: Metrics the kernel computes per user from the ranks (all checked against the reference).
 KERNEL_METRICS = ALL_METRICS
 #: Per-user metrics computed from the top-K list.
-LIST_METRICS = ("novelty", "ils", "diversity", "serendipity", "rbp", "bpref", "arp",
-                "tailpercentage", "aplt", "aclt")
+LIST_METRICS = (
+    "novelty",
+    "ils",
+    "diversity",
+    "serendipity",
+    "rbp",
+    "bpref",
+    "arp",
+    "tailpercentage",
+    "aplt",
+    "aclt",
+)
 #: One number over all users.
-AGGREGATE_METRICS = ("coverage", "aggregated_diversity", "entropy", "gini", "personalisation",
-                     "gauc", "p_pooled", "gm_map", "pop_rsp", "pop_reo", "gini_items",
-                     "entropy_mean")
+AGGREGATE_METRICS = (
+    "coverage",
+    "aggregated_diversity",
+    "entropy",
+    "gini",
+    "personalisation",
+    "gauc",
+    "p_pooled",
+    "gm_map",
+    "pop_rsp",
+    "pop_reo",
+    "gini_items",
+    "entropy_mean",
+)
 
 
 def rows_of(X: Any, m: int) -> list[dict[int, float]]:
@@ -56,18 +83,32 @@ def rows_of(X: Any, m: int) -> list[dict[int, float]]:
     return out
 
 
-def reason_of(scores: Sequence[float], train_items: Sequence[int] | None,
-              test: Mapping[int, float], *, min_pos_test: int = 1, min_items_pool: int = 2,
-              consider_cold_start: bool = True) -> str:
+def reason_of(
+    scores: Sequence[float],
+    train_items: Sequence[int] | None,
+    test: Mapping[int, float],
+    *,
+    min_pos_test: int = 1,
+    min_items_pool: int = 2,
+    consider_cold_start: bool = True,
+) -> str:
     """The user's NaN reason: the first rule, in the README's order, that applies."""
-    rules = set(applicable_reasons(scores, train_items, test, min_pos_test=min_pos_test,
-                                   min_items_pool=min_items_pool,
-                                   consider_cold_start=consider_cold_start))
+    rules = set(
+        applicable_reasons(
+            scores,
+            train_items,
+            test,
+            min_pos_test=min_pos_test,
+            min_items_pool=min_items_pool,
+            consider_cold_start=consider_cold_start,
+        )
+    )
     return next((r for r in README_REASON_ORDER if r in rules), "")
 
 
-def ranking(pool: Sequence[int], scores: Sequence[float], test: Mapping[int, float],
-            ties: str) -> list[int]:
+def ranking(
+    pool: Sequence[int], scores: Sequence[float], test: Mapping[int, float], ties: str
+) -> list[int]:
     """The pool ranked by score under a deterministic tie policy."""
     if ties == "index_desc":  # trec_eval: tied items by decreasing index
         return sorted(pool, key=lambda i: (-float(scores[i]), -i))
@@ -84,8 +125,9 @@ def list_ranking(pool: Sequence[int], scores: Sequence[float], ties: str) -> lis
     return sorted(pool, key=lambda i: (-float(scores[i]), i))
 
 
-def at_cutoffs(order: Sequence[int], test: Mapping[int, float], cutoffs: Sequence[int]
-               ) -> list[dict[str, float]]:
+def at_cutoffs(
+    order: Sequence[int], test: Mapping[int, float], cutoffs: Sequence[int]
+) -> list[dict[str, float]]:
     """:func:`reference.metrics_at_k` at every cutoff, without paying its whole-pool pair count
     once per cutoff.
 
@@ -108,22 +150,36 @@ def at_cutoffs(order: Sequence[int], test: Mapping[int, float], cutoffs: Sequenc
     return out
 
 
-def user_expected(scores: Sequence[float], train_items: Sequence[int] | None,
-                  test: Mapping[int, float], k: int, *, ties: str, cumulative: bool,
-                  min_pos_test: int = 1, min_items_pool: int = 2,
-                  consider_cold_start: bool = True) -> tuple[str, dict[str, Any]]:
+def user_expected(
+    scores: Sequence[float],
+    train_items: Sequence[int] | None,
+    test: Mapping[int, float],
+    k: int,
+    *,
+    ties: str,
+    cumulative: bool,
+    min_pos_test: int = 1,
+    min_items_pool: int = 2,
+    consider_cold_start: bool = True,
+) -> tuple[str, dict[str, Any]]:
     """(reason, values) of one user: values of every metric of :data:`KERNEL_METRICS`, a list of
     ``k`` values for the top-K ones when ``cumulative``."""
-    kw = dict(min_pos_test=min_pos_test, min_items_pool=min_items_pool,
-              consider_cold_start=consider_cold_start)
+    kw = dict(
+        min_pos_test=min_pos_test,
+        min_items_pool=min_items_pool,
+        consider_cold_start=consider_cold_start,
+    )
     reason = reason_of(scores, train_items, test, **kw)
     cutoffs = list(range(1, k + 1)) if cumulative else [k]
     if reason:
-        return reason, {m: ([math.nan] * k if cumulative and m in TOPK_METRICS else math.nan)
-                        for m in KERNEL_METRICS}
+        return reason, {
+            m: ([math.nan] * k if cumulative and m in TOPK_METRICS else math.nan)
+            for m in KERNEL_METRICS
+        }
     if ties == "average":
-        ref_reason, values = user_metrics(list(scores), train_items, test, k, ties="average",
-                                          cumulative=cumulative, **kw)
+        ref_reason, values = user_metrics(
+            list(scores), train_items, test, k, ties="average", cumulative=cumulative, **kw
+        )
         assert not ref_reason, ref_reason
         return "", values
     train = set() if train_items is None else set(train_items)
@@ -158,6 +214,7 @@ def n_tied_with_list(pool: Sequence[int], scores: Sequence[float], listed: Seque
 # Beyond accuracy, from the lists (README "Beyond accuracy" and the registry's formulas)
 # --------------------------------------------------------------------------------------------
 
+
 def train_popularity(train_rows: Sequence[Mapping[int, float]], n_items: int) -> np.ndarray:
     """Number of train users of each item."""
     n = np.zeros(n_items)
@@ -167,8 +224,9 @@ def train_popularity(train_rows: Sequence[Mapping[int, float]], n_items: int) ->
     return n
 
 
-def novelty(listed: Sequence[int], train_rows: Sequence[Mapping[int, float]],
-            n_items: int) -> float:
+def novelty(
+    listed: Sequence[int], train_rows: Sequence[Mapping[int, float]], n_items: int
+) -> float:
     """Mean of -log2(max(n_i, 1) / |U_train|) over the listed items; |U_train| counts the users
     with a train entry (at least 1)."""
     items = [i for i in listed if i >= 0]
@@ -192,7 +250,7 @@ def ils_prefixes(listed: Sequence[int], vectors: np.ndarray) -> list[float]:
     for j in range(1, len(listed) + 1):
         h = min(j, len(items))
         if j <= len(items):
-            total += float(cos[j - 1, :j - 1].sum())
+            total += float(cos[j - 1, : j - 1].sum())
         pairs = h * (h - 1) // 2
         out.append(total / pairs if pairs else math.nan)
     return out
@@ -203,8 +261,13 @@ def ils(listed: Sequence[int], vectors: np.ndarray) -> float:
     return ils_prefixes(listed, vectors)[-1] if len(listed) else math.nan
 
 
-def serendipity(listed: Sequence[int], test: Mapping[int, float],
-                train_rows: Sequence[Mapping[int, float]], n_items: int, top_n: int) -> float:
+def serendipity(
+    listed: Sequence[int],
+    test: Mapping[int, float],
+    train_rows: Sequence[Mapping[int, float]],
+    n_items: int,
+    top_n: int,
+) -> float:
     """Share of the list that is a test item outside the ``top_n`` most popular train items
     (popularity ties by lower index)."""
     items = [i for i in listed if i >= 0]
@@ -221,8 +284,10 @@ def aggregates(lists: Sequence[Sequence[int]], n_items: int, k: int) -> dict[str
     lists = [[i for i in row if i >= 0] for row in lists]
     lists = [row for row in lists if row]
     if not lists:
-        return {name: math.nan for name in ("coverage", "aggregated_diversity", "entropy",
-                                            "gini", "personalisation")}
+        return {
+            name: math.nan
+            for name in ("coverage", "aggregated_diversity", "entropy", "gini", "personalisation")
+        }
     counts = np.zeros(n_items)
     for row in lists:
         for i in row:
@@ -231,16 +296,23 @@ def aggregates(lists: Sequence[Sequence[int]], n_items: int, k: int) -> dict[str
     share = counts / (k * len(lists))
     entropy = -sum(p * math.log(p) for p in share if p > 0)
     srt = sorted(share)
-    gini = (sum((2 * j - n_items - 1) * p for j, p in enumerate(srt, start=1)) / (n_items - 1)
-            if n_items > 1 else math.nan)
+    gini = (
+        sum((2 * j - n_items - 1) * p for j, p in enumerate(srt, start=1)) / (n_items - 1)
+        if n_items > 1
+        else math.nan
+    )
     if len(lists) > 1:
-        overlaps = [len(set(a) & set(b)) / k for x, a in enumerate(lists)
-                    for b in lists[x + 1:]]
+        overlaps = [len(set(a) & set(b)) / k for x, a in enumerate(lists) for b in lists[x + 1 :]]
         personal = 1.0 - sum(overlaps) / len(overlaps)
     else:
         personal = math.nan
-    return {"coverage": union / n_items, "aggregated_diversity": float(union),
-            "entropy": entropy, "gini": gini, "personalisation": personal}
+    return {
+        "coverage": union / n_items,
+        "aggregated_diversity": float(union),
+        "entropy": entropy,
+        "gini": gini,
+        "personalisation": personal,
+    }
 
 
 def gauc(roc: Sequence[float], n_test: Sequence[int]) -> float:
@@ -250,8 +322,9 @@ def gauc(roc: Sequence[float], n_test: Sequence[int]) -> float:
     return sum(a * t for a, t in pairs) / w if w else math.nan
 
 
-def p_pooled(hits: Sequence[float], n_test: Sequence[int], k: int,
-             defined: Sequence[bool]) -> float:
+def p_pooled(
+    hits: Sequence[float], n_test: Sequence[int], k: int, defined: Sequence[bool]
+) -> float:
     """implicit's precision: sum_u hits_u / sum_u min(k, |T_u|) over users with defined P."""
     num = sum(h for h, d in zip(hits, defined) if d)
     den = sum(min(k, t) for t, d in zip(n_test, defined) if d)
@@ -259,9 +332,25 @@ def p_pooled(hits: Sequence[float], n_test: Sequence[int], k: int,
 
 
 __all__ = [
-    "README_REASON_ORDER", "KERNEL_METRICS", "LIST_METRICS", "AGGREGATE_METRICS", "TOPK_METRICS",
-    "WHOLE_RANKING_METRICS", "rows_of", "reason_of", "ranking", "list_ranking", "at_cutoffs",
-    "user_expected", "topk_list", "n_tied_with_list", "novelty", "ils", "ils_prefixes",
+    "README_REASON_ORDER",
+    "KERNEL_METRICS",
+    "LIST_METRICS",
+    "AGGREGATE_METRICS",
+    "TOPK_METRICS",
+    "WHOLE_RANKING_METRICS",
+    "rows_of",
+    "reason_of",
+    "ranking",
+    "list_ranking",
+    "at_cutoffs",
+    "user_expected",
+    "topk_list",
+    "n_tied_with_list",
+    "novelty",
+    "ils",
+    "ils_prefixes",
     "serendipity",
-    "aggregates", "gauc", "p_pooled",
+    "aggregates",
+    "gauc",
+    "p_pooled",
 ]

@@ -26,8 +26,10 @@ def _simulating() -> bool:
     return os.environ.get("NUMBA_ENABLE_CUDASIM") == "1"
 
 
-no_gpu = pytest.mark.skipif(_simulating() or unavailable("cuda") is None,
-                            reason="a CUDA GPU (or the simulator) is available here")
+no_gpu = pytest.mark.skipif(
+    _simulating() or unavailable("cuda") is None,
+    reason="a CUDA GPU (or the simulator) is available here",
+)
 
 
 @pytest.mark.slow  # ~30 s with a warm numba cache; the first run compiles the GPU kernels' logic
@@ -38,9 +40,24 @@ def test_simulated_kernels_match_the_cpu_engine() -> None:
     env = clean_env()
     env["NUMBA_ENABLE_CUDASIM"] = "1"
     proc = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-x",
-         "tests/engine/test_cuda_sim.py", "tests/engine/test_cuda_sim_inputs.py"],
-        cwd=REPO_ROOT, env=env, capture_output=True, text=True, timeout=900, check=False)
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            "-x",
+            "tests/engine/test_cuda_sim.py",
+            "tests/engine/test_cuda_sim_inputs.py",
+        ],
+        cwd=REPO_ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=900,
+        check=False,
+    )
     tail = proc.stdout[-4000:] + proc.stderr[-2000:]
     assert proc.returncode == 0, tail
     summary = proc.stdout.strip().splitlines()[-1]
@@ -58,8 +75,11 @@ def _tiny() -> tuple[sp.csr_array, sp.csr_array, np.ndarray, np.ndarray]:
 def test_without_a_gpu_the_option_names_the_extra() -> None:
     """No GPU, driver or CUDA library: EvalOptions and evaluate() refuse ``backend="cuda"``
     before any work, with what is missing and the command that installs it."""
-    with pytest.raises(rt.InputError, match=r"The 'backend' parameter of evaluate must be a "
-                       r"backend that can run on this machine.*recoeval_tracking\[cuda\]"):
+    with pytest.raises(
+        rt.InputError,
+        match=r"The 'backend' parameter of evaluate must be a "
+        r"backend that can run on this machine.*recoeval_tracking\[cuda\]",
+    ):
         EvalOptions(backend="cuda").checked()
     train, test, A, B = _tiny()
     with pytest.raises(rt.InputError, match=r"pip install \"recoeval_tracking\[cuda\]\""):
@@ -82,18 +102,35 @@ def test_app_metrics_backend_cuda_without_a_gpu_is_a_usage_error(tmp_path: Path)
     """``recoeval-track metrics.backend=cuda`` on this machine: exit 2 and one paragraph naming
     the key and the extra, no traceback, before the data is read (the CSV file does not exist:
     its error would come first otherwise)."""
-    args = ["dataset=csv", f"dataset.path={tmp_path / 'absent.csv'}", "model=popularity",
-            "metrics.names=[p,ndcg]", "metrics.k=5", "plots=false", "progress=false",
-            "nthreads=1", "tracking=none", "metrics.backend=cuda"]
-    proc = subprocess.run([sys.executable, "-m", "recoeval_tracking", *args], cwd=tmp_path,
-                          env=clean_env(), capture_output=True, text=True, timeout=300,
-                          check=False)
+    args = [
+        "dataset=csv",
+        f"dataset.path={tmp_path / 'absent.csv'}",
+        "model=popularity",
+        "metrics.names=[p,ndcg]",
+        "metrics.k=5",
+        "plots=false",
+        "progress=false",
+        "nthreads=1",
+        "tracking=none",
+        "metrics.backend=cuda",
+    ]
+    proc = subprocess.run(
+        [sys.executable, "-m", "recoeval_tracking", *args],
+        cwd=tmp_path,
+        env=clean_env(),
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
     last = (proc.stderr.strip().splitlines() or [""])[-1]
     assert proc.returncode == 2, proc.stderr[-3000:]
     assert "Traceback" not in proc.stdout + proc.stderr
     assert "absent.csv" not in proc.stderr
-    assert last.startswith("recoeval-track: metrics.backend must be an engine backend that can "
-                           "run on this machine; got 'cuda'."), last
+    assert last.startswith(
+        "recoeval-track: metrics.backend must be an engine backend that can "
+        "run on this machine; got 'cuda'."
+    ), last
     assert 'pip install "recoeval_tracking[cuda]"' in last, last
 
 
@@ -105,10 +142,14 @@ def test_gpu_arrays_with_backend_cpu_are_refused_without_a_copy() -> None:
 
     train, test, A, B = _tiny()
     Ad = FakeDeviceArray(A.astype(np.float32))
-    with pytest.raises(rt.InputError, match=(
+    with pytest.raises(
+        rt.InputError,
+        match=(
             r"The 'A' parameter of evaluate must be a host \(numpy\) array with "
             r"backend='cpu'\. Got a GPU array \(\w+\.FakeDeviceArray\) of shape \(6, 2\) and "
-            r"dtype float32 instead\. Pass backend=\"cuda\" to evaluate it on the GPU")):
+            r"dtype float32 instead\. Pass backend=\"cuda\" to evaluate it on the GPU"
+        ),
+    ):
         rt.evaluate(train, test, A=Ad, B=B, k=3)
     bd = FakeDeviceArray(np.ones(9))
     with pytest.raises(rt.InputError, match=r"The 'item_biases' parameter .* backend='cpu'"):
@@ -125,8 +166,11 @@ def test_gpu_arrays_with_a_dask_client_are_refused() -> None:
 
     train, test, A, B = _tiny()
     Bd = FakeDeviceArray(B)
-    with pytest.raises(rt.InputError, match=r"The 'B' parameter of evaluate must be a host "
-                       r"\(numpy\) array when a Dask client is given"):
+    with pytest.raises(
+        rt.InputError,
+        match=r"The 'B' parameter of evaluate must be a host "
+        r"\(numpy\) array when a Dask client is given",
+    ):
         evaluate_on_dask("tcp://127.0.0.1:9", train, test, EvalOptions(), A=A, B=Bd)
     assert Bd.host_copies == 0
 
@@ -135,12 +179,19 @@ def test_gpu_arrays_with_a_dask_client_are_refused() -> None:
 def test_bench_gpu_without_a_gpu_says_what_is_missing() -> None:
     """benchmarks/bench_gpu.py on a machine without a GPU: one line naming what is missing and
     the extra, no traceback, nothing measured."""
-    proc = subprocess.run([sys.executable, "benchmarks/bench_gpu.py"], cwd=REPO_ROOT,
-                          env=clean_env(), capture_output=True, text=True, timeout=300,
-                          check=False)
+    proc = subprocess.run(
+        [sys.executable, "benchmarks/bench_gpu.py"],
+        cwd=REPO_ROOT,
+        env=clean_env(),
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
     assert proc.returncode == 1, proc.stderr[-3000:]
     assert "Traceback" not in proc.stdout + proc.stderr
-    assert proc.stderr.startswith("bench_gpu: nothing measured. The 'cuda' engine backend "
-                                  "cannot run here:"), proc.stderr
+    assert proc.stderr.startswith(
+        "bench_gpu: nothing measured. The 'cuda' engine backend cannot run here:"
+    ), proc.stderr
     assert 'pip install "recoeval_tracking[cuda]"' in proc.stderr
     assert "floor" not in proc.stdout

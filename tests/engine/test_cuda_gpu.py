@@ -21,7 +21,8 @@ from recoeval_tracking.engine.backends import unavailable
 
 pytestmark = pytest.mark.skipif(
     os.environ.get("NUMBA_ENABLE_CUDASIM") == "1" or unavailable("cuda") is not None,
-    reason="needs a CUDA GPU with numba-cuda and CuPy (pip install \"recoeval_tracking[cuda]\")")
+    reason='needs a CUDA GPU with numba-cuda and CuPy (pip install "recoeval_tracking[cuda]")',
+)
 
 TIES = ["noise", "index", "optimistic", "pessimistic", "average", "index_desc"]
 
@@ -32,23 +33,35 @@ def _data(m: int = 300, n: int = 500, p: int = 8, seed: int = 0):
     tr_r, tr_c = np.nonzero(cells < 0.05)
     te_r, te_c = np.nonzero(cells > 0.97)
     train = sp.csr_array((np.ones(tr_r.size), (tr_r, tr_c)), shape=(m, n))
-    test = sp.csr_array((rng.integers(1, 4, te_r.size).astype(np.float64), (te_r, te_c)),
-                        shape=(m, n))
+    test = sp.csr_array(
+        (rng.integers(1, 4, te_r.size).astype(np.float64), (te_r, te_c)), shape=(m, n)
+    )
     A = (rng.integers(-3, 4, (m, p)) * 0.5).astype(np.float32)
     B = rng.integers(-3, 4, (n, p)).astype(np.float32)
     return train, test, A, B
 
 
 def _both(train, test, **kw) -> tuple[rt.Results, rt.Results]:
-    return tuple(rt.evaluate(train, test, metrics="all", k=10, cumulative=True, backend=b,
-                             block_rows=64, return_topk=True, **kw) for b in ("cpu", "cuda"))
+    return tuple(
+        rt.evaluate(
+            train,
+            test,
+            metrics="all",
+            k=10,
+            cumulative=True,
+            backend=b,
+            block_rows=64,
+            return_topk=True,
+            **kw,
+        )
+        for b in ("cpu", "cuda")
+    )
 
 
 @pytest.mark.parametrize("ties", TIES)
 def test_exact_scores_give_identical_values(ties: str) -> None:
     train, test, A, B = _data()
-    cpu, gpu = _both(train, test, A=A, B=B, item_biases=np.ones(B.shape[0], np.float32),
-                     ties=ties)
+    cpu, gpu = _both(train, test, A=A, B=B, item_biases=np.ones(B.shape[0], np.float32), ties=ties)
     pd.testing.assert_frame_equal(gpu.per_user, cpu.per_user, check_exact=True)
     for name, curve in cpu.curves_per_user.items():
         np.testing.assert_array_equal(gpu.curves_per_user[name], curve, name)
@@ -66,8 +79,11 @@ def test_continuous_scores_agree_within_1e6() -> None:
     cpu, gpu = _both(train, test, A=A, B=B, ties="index")
     near = (np.diff(S, axis=1) < 1e-4).any(axis=1)
     cols = cpu.metric_columns
-    np.testing.assert_allclose(gpu.per_user.loc[~near, cols].to_numpy(dtype=float),
-                               cpu.per_user.loc[~near, cols].to_numpy(dtype=float), atol=1e-6)
+    np.testing.assert_allclose(
+        gpu.per_user.loc[~near, cols].to_numpy(dtype=float),
+        cpu.per_user.loc[~near, cols].to_numpy(dtype=float),
+        atol=1e-6,
+    )
 
 
 def test_cupy_and_torch_scorers_are_taken_on_the_device() -> None:
@@ -87,8 +103,16 @@ def test_cupy_and_torch_scorers_are_taken_on_the_device() -> None:
     except ImportError:
         pass
     for name, scorer in scorers.items():
-        gpu = rt.evaluate(train, test, scorer=scorer, metrics="all", k=10, ties="index",
-                          backend="cuda", block_rows=50)
+        gpu = rt.evaluate(
+            train,
+            test,
+            scorer=scorer,
+            metrics="all",
+            k=10,
+            ties="index",
+            backend="cuda",
+            block_rows=50,
+        )
         pd.testing.assert_frame_equal(gpu.per_user, cpu.per_user, check_exact=True, obj=name)
 
 
@@ -101,8 +125,9 @@ def test_cupy_and_torch_factors_are_read_in_place() -> None:
 
     train, test, A, B = _data(seed=3)
     bias = np.ones(B.shape[0], np.float32)
-    cpu = rt.evaluate(train, test, A=A, B=B, item_biases=bias, metrics="all", k=10,
-                      ties="noise", return_topk=True)
+    cpu = rt.evaluate(
+        train, test, A=A, B=B, item_biases=bias, metrics="all", k=10, ties="noise", return_topk=True
+    )
     given = {"cupy": (cp.asarray(A), cp.asarray(B), cp.asarray(bias))}
     try:
         import torch
@@ -112,8 +137,19 @@ def test_cupy_and_torch_factors_are_read_in_place() -> None:
     except ImportError:
         pass
     for name, (Ad, Bd, bd) in given.items():
-        gpu = rt.evaluate(train, test, A=Ad, B=Bd, item_biases=bd, metrics="all", k=10,
-                          ties="noise", return_topk=True, backend="cuda", block_rows=50)
+        gpu = rt.evaluate(
+            train,
+            test,
+            A=Ad,
+            B=Bd,
+            item_biases=bd,
+            metrics="all",
+            k=10,
+            ties="noise",
+            return_topk=True,
+            backend="cuda",
+            block_rows=50,
+        )
         pd.testing.assert_frame_equal(gpu.per_user, cpu.per_user, check_exact=True, obj=name)
         np.testing.assert_array_equal(gpu.topk, cpu.topk, name)
         src = device_factors(Ad, Bd, None, A.shape[0], B.shape[0], "cuda", "evaluate")

@@ -28,7 +28,8 @@ from .test_paths import CHUNK, TEST_VALUES, Case, _topk_only_metrics, make_case
 
 pytestmark = pytest.mark.skipif(
     os.environ.get("NUMBA_ENABLE_CUDASIM") != "1",
-    reason="runs in its own process under NUMBA_ENABLE_CUDASIM=1 (test_cuda_backend.py)")
+    reason="runs in its own process under NUMBA_ENABLE_CUDASIM=1 (test_cuda_backend.py)",
+)
 
 TIES = ["noise", "index", "optimistic", "pessimistic", "average", "index_desc"]
 #: Seeds of test_paths.make_case: with the seeds below every tie policy, both dtypes, cumulative
@@ -37,11 +38,22 @@ SEEDS = list(range(48))
 
 
 def _evaluate(case: Case, backend: str, metrics, block_rows: int) -> rt.Results:
-    return rt.evaluate(case.train, case.test, scores=case.S.astype(case.dtype), metrics=metrics,
-                       k=case.k, cumulative=case.cumulative, ties=case.ties, nthreads=1,
-                       return_topk=True, item_features=case.features,
-                       serendipity_top_n=case.top_n, backend=backend, block_rows=block_rows,
-                       **case.kw)
+    return rt.evaluate(
+        case.train,
+        case.test,
+        scores=case.S.astype(case.dtype),
+        metrics=metrics,
+        k=case.k,
+        cumulative=case.cumulative,
+        ties=case.ties,
+        nthreads=1,
+        return_topk=True,
+        item_features=case.features,
+        serendipity_top_n=case.top_n,
+        backend=backend,
+        block_rows=block_rows,
+        **case.kw,
+    )
 
 
 def _assert_same(cpu: rt.Results, gpu: rt.Results, what: str) -> None:
@@ -98,14 +110,28 @@ def test_factors_scorer_and_biases_through_the_simulated_backend() -> None:
     """Factors with item biases, a scorer callable and biases alone: the sources the GPU driver
     treats apart (on a GPU: a device GEMM, the scorer's own arrays) agree with the CPU engine."""
     train, test, A, B, bias = _data()
-    sources = {"factors": dict(A=A, B=B, item_biases=bias),
-               "scorer": dict(scorer=lambda users: A[users] @ B.T),
-               "biases": dict(item_biases=bias)}
+    sources = {
+        "factors": dict(A=A, B=B, item_biases=bias),
+        "scorer": dict(scorer=lambda users: A[users] @ B.T),
+        "biases": dict(item_biases=bias),
+    }
     for name, source in sources.items():
         for ties in ("noise", "pessimistic", "average"):
-            runs = [rt.evaluate(train, test, **source, metrics="all", k=6, ties=ties,
-                                cumulative=True, backend=backend, block_rows=8, nthreads=1)
-                    for backend in ("cpu", "cuda")]
+            runs = [
+                rt.evaluate(
+                    train,
+                    test,
+                    **source,
+                    metrics="all",
+                    k=6,
+                    ties=ties,
+                    cumulative=True,
+                    backend=backend,
+                    block_rows=8,
+                    nthreads=1,
+                )
+                for backend in ("cpu", "cuda")
+            ]
             _assert_same(*runs, f"{name}, ties={ties}")
 
 
@@ -118,21 +144,36 @@ def test_app_runs_with_metrics_backend_cuda(tmp_path) -> None:
 
     from commands import clean_env
 
-    args = ["model=popularity", "metrics.k=5", "plots=false", "progress=false", "nthreads=1",
-            "dataset.n_users=40", "dataset.n_items=30", "tracking=none"]
+    args = [
+        "model=popularity",
+        "metrics.k=5",
+        "plots=false",
+        "progress=false",
+        "nthreads=1",
+        "dataset.n_users=40",
+        "dataset.n_items=30",
+        "tracking=none",
+    ]
     means = {}
     for backend in ("cuda", "cpu"):
         cwd = tmp_path / backend
         cwd.mkdir()
-        proc = subprocess.run([sys.executable, "-m", "recoeval_tracking", *args,
-                               f"metrics.backend={backend}"], cwd=cwd, env=clean_env(),
-                              capture_output=True, text=True, timeout=300, check=False)
+        proc = subprocess.run(
+            [sys.executable, "-m", "recoeval_tracking", *args, f"metrics.backend={backend}"],
+            cwd=cwd,
+            env=clean_env(),
+            capture_output=True,
+            text=True,
+            timeout=300,
+            check=False,
+        )
         assert proc.returncode == 0, proc.stderr[-3000:]
         [found] = list(cwd.rglob("metrics.json"))
         config = (found.parent / "config.yaml").read_text()
         assert f"backend: {backend}" in config
-        means[backend] = {k: v for k, v in json.loads(found.read_text()).items()
-                          if not k.endswith("_seconds")}
+        means[backend] = {
+            k: v for k, v in json.loads(found.read_text()).items() if not k.endswith("_seconds")
+        }
     assert len(means["cuda"]) > 10
     assert means["cuda"] == means["cpu"]
 
@@ -145,9 +186,14 @@ def test_bench_gpu_runs_under_the_simulator() -> None:
 
     from commands import REPO_ROOT
 
-    proc = subprocess.run([sys.executable, "benchmarks/bench_gpu.py", "--repeat", "1",
-                           "--cpu-sizes", "300x400x8"], cwd=REPO_ROOT, capture_output=True,
-                          text=True, timeout=600, check=False)
+    proc = subprocess.run(
+        [sys.executable, "benchmarks/bench_gpu.py", "--repeat", "1", "--cpu-sizes", "300x400x8"],
+        cwd=REPO_ROOT,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     out = proc.stdout
     assert "SIMULATED" in out and "floor: GEMM + train mask + top-10" in out

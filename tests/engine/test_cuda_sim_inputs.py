@@ -25,12 +25,20 @@ from .test_cuda_sim import _assert_same, _data
 
 pytestmark = pytest.mark.skipif(
     os.environ.get("NUMBA_ENABLE_CUDASIM") != "1",
-    reason="runs in its own process under NUMBA_ENABLE_CUDASIM=1 (test_cuda_backend.py)")
+    reason="runs in its own process under NUMBA_ENABLE_CUDASIM=1 (test_cuda_backend.py)",
+)
 
 
 def _run(train, test, backend: str, **kw) -> rt.Results:
-    args = dict(metrics="all", k=6, ties="noise", cumulative=True, return_topk=True,
-                block_rows=8, nthreads=1)
+    args = dict(
+        metrics="all",
+        k=6,
+        ties="noise",
+        cumulative=True,
+        return_topk=True,
+        block_rows=8,
+        nthreads=1,
+    )
     return rt.evaluate(train, test, backend=backend, **(args | kw))
 
 
@@ -58,8 +66,9 @@ def test_device_factors_are_multiplied_in_place(gemm_reads, ties) -> None:
     cpu = _run(train, test, "cpu", A=A, B=B, ties=ties)
     _assert_same(cpu, gpu, f"device factors, ties={ties}")
     assert Ad.host_copies == 0 and Bd.host_copies == 0
-    assert gemm_reads and all(np.shares_memory(a, A) and np.shares_memory(b, B)
-                              for a, b in gemm_reads)
+    assert gemm_reads and all(
+        np.shares_memory(a, A) and np.shares_memory(b, B) for a, b in gemm_reads
+    )
 
 
 def test_device_factors_with_biases_and_a_host_factor(gemm_reads) -> None:
@@ -110,25 +119,40 @@ def test_a_scorer_returning_device_arrays() -> None:
     assert returned and all(r.host_copies == 0 for r in returned)
 
 
-@pytest.mark.parametrize(("kw", "says"), [
-    ({"A": np.ones((22, 4), np.float32)},
-     r"The 'A' parameter of evaluate must be an array with one row per user \(23 rows, as "
-     r"X_test\)\. Got an array of shape \(22, 4\) instead"),
-    ({"B": np.ones(70, np.float32)},
-     r"The 'B' parameter of evaluate must be a 2-d array\. Got a GPU array "
-     r"\(\w+\.FakeDeviceArray\) of shape \(70,\) and dtype float32 instead"),
-    ({"B": np.ones((70, 3), np.float32)},
-     r"must have the same number of factors \(columns\)\. Got A with shape \(23, 4\) and B "
-     r"with shape \(70, 3\)"),
-    ({"B": np.ones((69, 4), np.float32)},
-     r"The 'B' parameter of evaluate must be an array with one row per item \(70 rows"),
-    ({"A": np.ones((23, 4), np.complex64)},
-     r"The 'A' parameter of evaluate must be a numeric \(float32 or float64\) array\. Got a "
-     r"GPU array \(\w+\.FakeDeviceArray\) of shape \(23, 4\) and dtype complex64"),
-    ({"item_biases": np.ones(71, np.float32)},
-     r"The 'item_biases' parameter of evaluate must be a 1-d array with one value per item "
-     r"\(70\)\. Got an array of shape \(71,\)"),
-])
+@pytest.mark.parametrize(
+    ("kw", "says"),
+    [
+        (
+            {"A": np.ones((22, 4), np.float32)},
+            r"The 'A' parameter of evaluate must be an array with one row per user \(23 rows, as "
+            r"X_test\)\. Got an array of shape \(22, 4\) instead",
+        ),
+        (
+            {"B": np.ones(70, np.float32)},
+            r"The 'B' parameter of evaluate must be a 2-d array\. Got a GPU array "
+            r"\(\w+\.FakeDeviceArray\) of shape \(70,\) and dtype float32 instead",
+        ),
+        (
+            {"B": np.ones((70, 3), np.float32)},
+            r"must have the same number of factors \(columns\)\. Got A with shape \(23, 4\) and B "
+            r"with shape \(70, 3\)",
+        ),
+        (
+            {"B": np.ones((69, 4), np.float32)},
+            r"The 'B' parameter of evaluate must be an array with one row per item \(70 rows",
+        ),
+        (
+            {"A": np.ones((23, 4), np.complex64)},
+            r"The 'A' parameter of evaluate must be a numeric \(float32 or float64\) array\. Got a "
+            r"GPU array \(\w+\.FakeDeviceArray\) of shape \(23, 4\) and dtype complex64",
+        ),
+        (
+            {"item_biases": np.ones(71, np.float32)},
+            r"The 'item_biases' parameter of evaluate must be a 1-d array with one value per item "
+            r"\(70\)\. Got an array of shape \(71,\)",
+        ),
+    ],
+)
 def test_bad_device_arrays_name_the_argument(kw, says) -> None:
     """Shape and dtype errors name the argument, what was expected and what was got, read from
     the arrays' metadata: no host copy."""
@@ -143,8 +167,11 @@ def test_bad_device_arrays_name_the_argument(kw, says) -> None:
 def test_a_device_score_matrix_is_refused() -> None:
     train, test, A, B, _ = _data()
     S = FakeDeviceArray(A @ B.T)
-    with pytest.raises(rt.InputError, match=r"The 'scores' parameter of evaluate must be a host "
-                       r"array or a ScoreSource\..*scorer=lambda users: S\[users\]"):
+    with pytest.raises(
+        rt.InputError,
+        match=r"The 'scores' parameter of evaluate must be a host "
+        r"array or a ScoreSource\..*scorer=lambda users: S\[users\]",
+    ):
         _run(train, test, "cuda", scores=S)
     assert S.host_copies == 0
 
@@ -155,8 +182,10 @@ def _tied_shards():
     rng = np.random.default_rng(11)
     m, n = 40, 30
     train = sp.csr_array((rng.random((m, n)) < 0.1).astype(np.float64))
-    test = sp.csr_array(((rng.random((m, n)) < 0.12) & (train.toarray() == 0))
-                        * rng.integers(1, 4, (m, n)).astype(np.float64))
+    test = sp.csr_array(
+        ((rng.random((m, n)) < 0.12) & (train.toarray() == 0))
+        * rng.integers(1, 4, (m, n)).astype(np.float64)
+    )
     A = rng.integers(-1, 2, (m, 3)).astype(np.float64)
     B = rng.integers(-1, 2, (n, 3)).astype(np.float64)
     return train, test, A, B
@@ -172,14 +201,28 @@ def test_a_shard_on_the_gpu_draws_the_tie_keys_of_its_global_users() -> None:
 
     train, test, A, B = _tied_shards()
     lo, hi = 13, 31
-    opts = EvalOptions(metrics="all", k=5, ties="noise", cumulative=True, return_topk=True,
-                       nthreads=1, block_rows=4)
+    opts = EvalOptions(
+        metrics="all",
+        k=5,
+        ties="noise",
+        cumulative=True,
+        return_topk=True,
+        nthreads=1,
+        block_rows=4,
+    )
     whole = shape(compute(train, test, opts, A=A, B=B))
 
     def shard(backend: str, base: int) -> rt.Results:
         o = dataclasses.replace(opts, backend=backend)
-        raw = compute(train[lo:hi], test[lo:hi], o, A=A[lo:hi], B=B, user_base=base,
-                      user_ids=np.arange(lo, hi))
+        raw = compute(
+            train[lo:hi],
+            test[lo:hi],
+            o,
+            A=A[lo:hi],
+            B=B,
+            user_base=base,
+            user_ids=np.arange(lo, hi),
+        )
         return shape(raw, popularity=train_popularity(train))  # the list metrics' popularity
 
     gpu = shard("cuda", lo)
@@ -199,8 +242,10 @@ def test_dask_runs_the_cuda_backend_on_its_shards() -> None:
     train, test, A, B = _tied_shards()
     kw = dict(metrics=["p", "ndcg", "roc_auc"], k=5, ties="noise", nthreads=1)
     local = rt.evaluate(train, test, A=A, B=B, **kw)
-    with distributed.Client(processes=False, n_workers=1, threads_per_worker=1,
-                            dashboard_address=":0") as client:
+    with distributed.Client(
+        processes=False, n_workers=1, threads_per_worker=1, dashboard_address=":0"
+    ) as client:
         res = rt.evaluate(train, test, A=A, B=B, client=client, backend="cuda", **kw)
-    pd.testing.assert_frame_equal(res.per_user.reset_index(drop=True),
-                                  local.per_user.reset_index(drop=True), check_exact=True)
+    pd.testing.assert_frame_equal(
+        res.per_user.reset_index(drop=True), local.per_user.reset_index(drop=True), check_exact=True
+    )

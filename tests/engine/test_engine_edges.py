@@ -48,10 +48,15 @@ def test_stale_cache_index_files_are_dropped_once(tmp_path, monkeypatch):
     index files written since."""
     monkeypatch.setattr(kn, "block_metrics", _FakeKernel(tmp_path))
     (tmp_path / "engine-sources.sha256").write_text("an older digest")
-    stale = [tmp_path / "ranks.topk_items-1.py311.nbi", tmp_path / "fill.fill_metrics-2.nbi",
-             tmp_path / "kernels._eval_user-3.py311.nbi"]
-    other = [tmp_path / "ranks.topk_items-1.py311.1.nbc",  # data files stay (no index: unused)
-             tmp_path / "someone_else.f-1.nbi"]
+    stale = [
+        tmp_path / "ranks.topk_items-1.py311.nbi",
+        tmp_path / "fill.fill_metrics-2.nbi",
+        tmp_path / "kernels._eval_user-3.py311.nbi",
+    ]
+    other = [
+        tmp_path / "ranks.topk_items-1.py311.1.nbc",  # data files stay (no index: unused)
+        tmp_path / "someone_else.f-1.nbi",
+    ]
     for p in stale + other:
         p.write_text("x")
     kn._drop_stale_caches()
@@ -102,8 +107,7 @@ def test_average_ties_without_a_positive_gain():
 
     import recoeval_tracking as rt
 
-    test = sp.csr_array((np.array([-1.0, 0.0]), (np.array([0, 1]), np.array([1, 3]))),
-                        shape=(2, 5))
+    test = sp.csr_array((np.array([-1.0, 0.0]), (np.array([0, 1]), np.array([1, 3]))), shape=(2, 5))
     S = np.array([[0.9, 0.5, 0.1, 0.3, 0.7], [0.2, 0.4, 0.6, 0.8, 0.1]])
     names = ["ndcg", "ndcg_exp", "ndcg_bin"]
     avg = rt.evaluate(None, test, scores=S, metrics=names, k=3, ties="average", nthreads=1)
@@ -115,14 +119,17 @@ def test_average_ties_without_a_positive_gain():
     np.testing.assert_allclose(idx.per_user["ndcg_bin_at_3"], [0.5, 1.0], rtol=1e-12)
 
 
-@pytest.mark.parametrize("n_items,itemsize,n_rows,expected", [
-    (20_000, 4, 10**6, 512),         # 512 users' scores (41 MB) fit in 128 MiB
-    (100_000, 4, 10**6, 335),        # 128 MiB // 400,000 bytes a user
-    (100_000, 8, 10**6, 167),        # float64: half as many
-    (1_682, 4, 10**6, 2_493),        # small catalogue: 16 MiB // 6,728 bytes, more than 512
-    (10_000_000, 4, 10**6, 8),       # 128 MiB holds 3 users: never fewer than 8
-    (20_000, 4, 100, 100),           # never more than the users to score
-])
+@pytest.mark.parametrize(
+    "n_items,itemsize,n_rows,expected",
+    [
+        (20_000, 4, 10**6, 512),  # 512 users' scores (41 MB) fit in 128 MiB
+        (100_000, 4, 10**6, 335),  # 128 MiB // 400,000 bytes a user
+        (100_000, 8, 10**6, 167),  # float64: half as many
+        (1_682, 4, 10**6, 2_493),  # small catalogue: 16 MiB // 6,728 bytes, more than 512
+        (10_000_000, 4, 10**6, 8),  # 128 MiB holds 3 users: never fewer than 8
+        (20_000, 4, 100, 100),  # never more than the users to score
+    ],
+)
 def test_block_rows_bound_the_scores_and_amortise_the_gemm(n_items, itemsize, n_rows, expected):
     """A block holds 512 users where 128 MiB of scores allow it (BLAS packs the item factors once
     per call), more on a catalogue where 16 MiB hold more, at least 8 and at most the users."""

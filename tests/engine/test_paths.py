@@ -57,6 +57,7 @@ SEARCH_MIN_POS = 48
 ATOL = 1e-9
 TEST_VALUES = np.array([-1.0, 0.0, 0.5, 1.0, 1.0, 2.0, 3.0, 1.0, 1.0])
 
+
 def _registry_names(stage: str) -> list[str]:
     return [n for n, s in rt.METRICS.items() if s.stage == stage]
 
@@ -65,9 +66,13 @@ def _topk_only_metrics(ties: str) -> list[str]:
     """The @k metrics the kernel computes, the list metrics and the aggregates built on them:
     everything that needs no whole-ranking metric. Asking only these lets the kernel stop
     counting early and keeps the binary search for catalogues under 256 items per positive."""
-    names = [n for n, s in rt.METRICS.items()
-             if (s.stage == "kernel" and s.at_k) or s.stage == "list"
-             or (s.stage == "aggregate" and all(rt.METRICS[x].at_k for x in s.needs))]
+    names = [
+        n
+        for n, s in rt.METRICS.items()
+        if (s.stage == "kernel" and s.at_k)
+        or s.stage == "list"
+        or (s.stage == "aggregate" and all(rt.METRICS[x].at_k for x in s.needs))
+    ]
     if ties == "average":  # their expectation over tie orderings is not implemented (refused)
         names = [n for n in names if rt.METRICS[n].average_ties]
     return names
@@ -87,11 +92,12 @@ def test_registry_is_what_this_file_checks():
 # Cases
 # --------------------------------------------------------------------------------------------
 
+
 @dataclass
 class Case:
     train: sp.csr_array | None
     test: sp.csr_array
-    S: np.ndarray            # float64 holding exactly the values the engine sees
+    S: np.ndarray  # float64 holding exactly the values the engine sees
     dtype: type
     k: int
     cumulative: bool
@@ -108,8 +114,10 @@ class Case:
         m, n = self.shape
         npos = np.diff(self.test.indptr).tolist()
         ntr = [0] * m if self.train is None else np.diff(self.train.indptr).tolist()
-        return (f"m={m} n={n} k={self.k} cumulative={self.cumulative} ties={self.ties} "
-                f"dtype={self.dtype.__name__} n_pos={npos} n_train={ntr} {self.kw}")
+        return (
+            f"m={m} n={n} k={self.k} cumulative={self.cumulative} ties={self.ties} "
+            f"dtype={self.dtype.__name__} n_pos={npos} n_train={ntr} {self.kw}"
+        )
 
 
 def _n_orderings(values: np.ndarray) -> int:
@@ -128,8 +136,12 @@ def make_case(seed: int, ties: list[str]) -> Case:
         size = "tiny"
     else:
         size = rng.choice(["tiny", "small", "medium", "large"], p=[0.25, 0.2, 0.25, 0.3])
-    lo, hi = {"tiny": (1, 8), "small": (9, 60), "medium": (61, 400),
-              "large": (CHUNK + 1, 2 * CHUNK + 600)}[size]
+    lo, hi = {
+        "tiny": (1, 8),
+        "small": (9, 60),
+        "medium": (61, 400),
+        "large": (CHUNK + 1, 2 * CHUNK + 600),
+    }[size]
     n = int(rng.integers(lo, hi + 1))
     m = int(rng.integers(1, (2 if size == "large" else 4) + 1))
     train_mode = rng.choice(["none", "some", "most", "mixed"])
@@ -180,25 +192,24 @@ def make_case(seed: int, ties: list[str]) -> Case:
             row[:] = 2.0  # every score equal
         if rng.random() < 0.07:
             row[rng.integers(0, n)] = np.nan  # NaN in the pool (nan_score) or in train (ignored)
-        if tie == "average" and not np.isnan(row[pool]).any() \
-                and _n_orderings(row[pool]) > 720:
+        if tie == "average" and not np.isnan(row[pool]).any() and _n_orderings(row[pool]) > 720:
             row = rng.permutation(n) * 0.5 - 3.0
             row[rng.choice(n, size=min(n, 3), replace=False)] = 0.25  # one tie of three
         S[u] = row
     with_train = train_mode != "none" or rng.random() < 0.5
     test = sp.csr_array((np.array(te_v, dtype=np.float64), (te_r, te_c)), shape=(m, n))
-    train = (sp.csr_array((np.ones(len(tr_r)), (tr_r, tr_c)), shape=(m, n))
-             if with_train else None)
+    train = sp.csr_array((np.ones(len(tr_r)), (tr_r, tr_c)), shape=(m, n)) if with_train else None
     dtype = np.float32 if rng.random() < 0.5 else np.float64
     S = S.astype(dtype).astype(np.float64)
     k = int(rng.integers(1, min(n, 12) + 1)) if rng.random() < 0.6 else int(rng.integers(1, n + 1))
     cumulative = bool(rng.random() < 0.5) and k <= 64
-    kw = dict(min_pos_test=int(rng.choice([1, 1, 1, 2])),
-              min_items_pool=int(rng.choice([1, 2, 2, 3])),
-              consider_cold_start=bool(rng.random() < 0.7))
+    kw = dict(
+        min_pos_test=int(rng.choice([1, 1, 1, 2])),
+        min_items_pool=int(rng.choice([1, 2, 2, 3])),
+        consider_cold_start=bool(rng.random() < 0.7),
+    )
     features = rng.integers(-2, 3, size=(n, 3)).astype(np.float64)
-    return Case(train, test, S, dtype, k, cumulative, tie, kw, features,
-                int(rng.choice([0, 1, 3])))
+    return Case(train, test, S, dtype, k, cumulative, tie, kw, features, int(rng.choice([0, 1, 3])))
 
 
 def cases(ties: list[str]) -> st.SearchStrategy[Case]:
@@ -209,11 +220,23 @@ def cases(ties: list[str]) -> st.SearchStrategy[Case]:
 # Running the engine and the oracle
 # --------------------------------------------------------------------------------------------
 
+
 def _run(case: Case, metrics: Any, **extra: Any) -> rt.Results:
-    return rt.evaluate(case.train, case.test, scores=case.S.astype(case.dtype), metrics=metrics,
-                       k=case.k, cumulative=case.cumulative, ties=case.ties, nthreads=1,
-                       return_topk=True, item_features=case.features,
-                       serendipity_top_n=case.top_n, **case.kw, **extra)
+    return rt.evaluate(
+        case.train,
+        case.test,
+        scores=case.S.astype(case.dtype),
+        metrics=metrics,
+        k=case.k,
+        cumulative=case.cumulative,
+        ties=case.ties,
+        nthreads=1,
+        return_topk=True,
+        item_features=case.features,
+        serendipity_top_n=case.top_n,
+        **case.kw,
+        **extra,
+    )
 
 
 def _column(res: rt.Results, name: str) -> np.ndarray | None:
@@ -252,28 +275,48 @@ def _check_list_metrics(res: rt.Results, case: Case, lists: list[list[int]], wha
         if got is None:
             continue
         want = np.array([fn(lists[u], u) for u in range(m)])
-        np.testing.assert_allclose(got, want, rtol=0, atol=ATOL, equal_nan=True,
-                                   err_msg=f"{name} ({what}; {case.describe()})")
+        np.testing.assert_allclose(
+            got,
+            want,
+            rtol=0,
+            atol=ATOL,
+            equal_nan=True,
+            err_msg=f"{name} ({what}; {case.describe()})",
+        )
         if case.cumulative:
             curve = res.curves_per_user[f"{name}_at_k"]
             if name in ("ils", "diversity"):
                 sign, shift = (1.0, 0.0) if name == "ils" else (-1.0, 1.0)
-                want = np.array([shift + sign * np.array(orc.ils_prefixes(lists[u],
-                                                                          case.features))
-                                 for u in range(m)])
+                want = np.array(
+                    [
+                        shift + sign * np.array(orc.ils_prefixes(lists[u], case.features))
+                        for u in range(m)
+                    ]
+                )
             else:
-                want = np.array([[fn(lists[u][:j], u) for j in range(1, k + 1)]
-                                 for u in range(m)])
-            np.testing.assert_allclose(curve, want, rtol=0, atol=ATOL, equal_nan=True,
-                                       err_msg=f"{name} curve ({what}; {case.describe()})")
+                want = np.array([[fn(lists[u][:j], u) for j in range(1, k + 1)] for u in range(m)])
+            np.testing.assert_allclose(
+                curve,
+                want,
+                rtol=0,
+                atol=ATOL,
+                equal_nan=True,
+                err_msg=f"{name} curve ({what}; {case.describe()})",
+            )
     defined = res.per_user["nan_reason"].to_numpy() == ""
     agg = orc.aggregates([lists[u] for u in range(m) if defined[u]], n, k)
     agg.update(_recbole_elliot_aggregates(lists, defined, train_rows, test_rows, n))
     for name, value in agg.items():
         key = f"{name}_at_{k}"
         if key in res.aggregates:
-            np.testing.assert_allclose(res.aggregates[key], value, rtol=0, atol=ATOL,
-                                       equal_nan=True, err_msg=f"{name} ({what})")
+            np.testing.assert_allclose(
+                res.aggregates[key],
+                value,
+                rtol=0,
+                atol=ATOL,
+                equal_nan=True,
+                err_msg=f"{name} ({what})",
+            )
 
 
 def _popularity_and_list_ranks(train_rows, test_rows, n: int, k: int) -> dict[str, Any]:
@@ -287,16 +330,20 @@ def _popularity_and_list_ranks(train_rows, test_rows, n: int, k: int) -> dict[st
         return [i for i in L if i >= 0]
 
     return {
-        "rbp": lambda L, u: ref.rbp_at_k(listed(L), test_rows[u], k, 0.8) if listed(L)
-        else math.nan,
-        "bpref": lambda L, u: ref.bpref_at_k(listed(L), test_rows[u], [], k) if listed(L)
-        else math.nan,
-        "arp": lambda L, u: (sum(counts[i] for i in listed(L)) / len(listed(L)) if listed(L)
-                             else math.nan),
+        "rbp": lambda L, u: (
+            ref.rbp_at_k(listed(L), test_rows[u], k, 0.8) if listed(L) else math.nan
+        ),
+        "bpref": lambda L, u: (
+            ref.bpref_at_k(listed(L), test_rows[u], [], k) if listed(L) else math.nan
+        ),
+        "arp": lambda L, u: (
+            sum(counts[i] for i in listed(L)) / len(listed(L)) if listed(L) else math.nan
+        ),
         "tailpercentage": lambda L, u: ref.list_share(L, tail),
         "aplt": lambda L, u: ref.list_share(L, long_tail),
-        "aclt": lambda L, u: (float(sum(1 for i in listed(L) if i in long_tail)) if listed(L)
-                              else math.nan),
+        "aclt": lambda L, u: (
+            float(sum(1 for i in listed(L) if i in long_tail)) if listed(L) else math.nan
+        ),
     }
 
 
@@ -307,9 +354,12 @@ def _recbole_elliot_aggregates(lists, defined, train_rows, test_rows, n: int) ->
         return {}
     long_tail = ref.elliot_long_tail(ref.train_counts(train_rows, n), 0.8)
     trains = [train_rows[u] for u in users]
-    return {"gini_items": ref.recbole_gini(dl, n), "entropy_mean": ref.recbole_entropy(dl),
-            "pop_rsp": ref.pop_parity(dl, trains, None, long_tail, n),
-            "pop_reo": ref.pop_parity(dl, trains, [test_rows[u] for u in users], long_tail, n)}
+    return {
+        "gini_items": ref.recbole_gini(dl, n),
+        "entropy_mean": ref.recbole_entropy(dl),
+        "pop_rsp": ref.pop_parity(dl, trains, None, long_tail, n),
+        "pop_reo": ref.pop_parity(dl, trains, [test_rows[u] for u in users], long_tail, n),
+    }
 
 
 def _check_aggregates_of_metrics(res: rt.Results, case: Case) -> None:
@@ -321,25 +371,34 @@ def _check_aggregates_of_metrics(res: rt.Results, case: Case) -> None:
         m, n = case.shape
         test_rows = orc.rows_of(case.test, m)
         train_rows = orc.rows_of(case.train, m)
-        avg = [ref.auc_average_ranks(case.S[u], [i for i in range(n) if i not in train_rows[u]],
-                                     test_rows[u]) if not np.isnan(roc[u]) else math.nan
-               for u in range(m)]
-        np.testing.assert_allclose(res.aggregates["gauc"], orc.gauc(avg, n_test), rtol=0,
-                                   atol=ATOL, equal_nan=True)
+        avg = [
+            ref.auc_average_ranks(
+                case.S[u], [i for i in range(n) if i not in train_rows[u]], test_rows[u]
+            )
+            if not np.isnan(roc[u])
+            else math.nan
+            for u in range(m)
+        ]
+        np.testing.assert_allclose(
+            res.aggregates["gauc"], orc.gauc(avg, n_test), rtol=0, atol=ATOL, equal_nan=True
+        )
     pr = _column(res, "pr_auc")
     if pr is not None and "gm_map" in res.aggregates:
-        np.testing.assert_allclose(res.aggregates["gm_map"], ref.geometric_mean_ap(pr), rtol=0,
-                                   atol=ATOL, equal_nan=True)
+        np.testing.assert_allclose(
+            res.aggregates["gm_map"], ref.geometric_mean_ap(pr), rtol=0, atol=ATOL, equal_nan=True
+        )
     p = _column(res, "p")
     tp = _column(res, "tp")
     if f"p_pooled_at_{k}" in res.aggregates and p is not None and tp is not None:
         want = orc.p_pooled(np.nan_to_num(p) * k, n_test, k, ~np.isnan(tp))
-        np.testing.assert_allclose(res.aggregates[f"p_pooled_at_{k}"], want, rtol=0, atol=ATOL,
-                                   equal_nan=True)
+        np.testing.assert_allclose(
+            res.aggregates[f"p_pooled_at_{k}"], want, rtol=0, atol=ATOL, equal_nan=True
+        )
 
 
-def _compare_kernel(res: rt.Results, expected: dict[str, np.ndarray], case: Case,
-                    what: str) -> None:
+def _compare_kernel(
+    res: rt.Results, expected: dict[str, np.ndarray], case: Case, what: str
+) -> None:
     for name in orc.KERNEL_METRICS:
         got = _column(res, name)
         if got is None:
@@ -347,11 +406,23 @@ def _compare_kernel(res: rt.Results, expected: dict[str, np.ndarray], case: Case
         want = expected[name]
         if case.cumulative and name in TOPK_METRICS:
             curve = res.curves_per_user[f"{name}_at_k"]
-            np.testing.assert_allclose(curve, want, rtol=0, atol=ATOL, equal_nan=True,
-                                       err_msg=f"{name} curve ({what}; {case.describe()})")
+            np.testing.assert_allclose(
+                curve,
+                want,
+                rtol=0,
+                atol=ATOL,
+                equal_nan=True,
+                err_msg=f"{name} curve ({what}; {case.describe()})",
+            )
             want = want[:, -1]
-        np.testing.assert_allclose(got, want, rtol=0, atol=ATOL, equal_nan=True,
-                                   err_msg=f"{name} ({what}; {case.describe()})")
+        np.testing.assert_allclose(
+            got,
+            want,
+            rtol=0,
+            atol=ATOL,
+            equal_nan=True,
+            err_msg=f"{name} ({what}; {case.describe()})",
+        )
 
 
 def _expected(case: Case) -> tuple[list[str], dict[str, np.ndarray]]:
@@ -359,13 +430,20 @@ def _expected(case: Case) -> tuple[list[str], dict[str, np.ndarray]]:
     reasons = []
     rows = []
     for u, train_items, _pool, test, _ in _users(case):
-        reason, values = orc.user_expected(case.S[u].tolist(), train_items, test, case.k,
-                                           ties=case.ties, cumulative=case.cumulative,
-                                           **case.kw)
+        reason, values = orc.user_expected(
+            case.S[u].tolist(),
+            train_items,
+            test,
+            case.k,
+            ties=case.ties,
+            cumulative=case.cumulative,
+            **case.kw,
+        )
         reasons.append(reason)
         rows.append(values)
-    expected = {name: np.array([r[name] for r in rows], dtype=np.float64)
-                for name in orc.KERNEL_METRICS}
+    expected = {
+        name: np.array([r[name] for r in rows], dtype=np.float64) for name in orc.KERNEL_METRICS
+    }
     return reasons, expected
 
 
@@ -375,8 +453,13 @@ def _expected(case: Case) -> tuple[list[str], dict[str, np.ndarray]]:
 
 DETERMINISTIC_TIES = ["index", "index_desc", "optimistic", "pessimistic", "average"]
 
-SETTINGS = settings(max_examples=120, deadline=None, derandomize=True, database=None,
-                    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+SETTINGS = settings(
+    max_examples=120,
+    deadline=None,
+    derandomize=True,
+    database=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
 
 
 @SETTINGS
@@ -399,10 +482,12 @@ def test_engine_matches_reference_on_every_path(case: Case) -> None:
                 assert n_tied[u] == -1
             else:
                 want = orc.topk_list(pool, case.S[u], case.k, case.ties)
-                assert n_tied[u] == orc.n_tied_with_list(pool, case.S[u], want), \
+                assert n_tied[u] == orc.n_tied_with_list(pool, case.S[u], want), (
                     f"n_tied_topk of user {u} ({what}; {case.describe()})"
-            assert res.topk[u].tolist() == want, f"top-K list of user {u} ({what}; " \
-                                                 f"{case.describe()})"
+                )
+            assert res.topk[u].tolist() == want, (
+                f"top-K list of user {u} ({what}; {case.describe()})"
+            )
             lists.append(want)
         _check_list_metrics(res, case, lists, what)
         _check_aggregates_of_metrics(res, case)
@@ -414,10 +499,11 @@ def _noise_order(L: list[int], pool: list[int], scores: np.ndarray) -> list[int]
     return listed + rest
 
 
-def _check_is_ranking_prefix(L: list[int], pool: list[int], scores: np.ndarray, k: int,
-                             msg: str) -> None:
+def _check_is_ranking_prefix(
+    L: list[int], pool: list[int], scores: np.ndarray, k: int, msg: str
+) -> None:
     listed = [i for i in L if i >= 0]
-    assert L[len(listed):] == [-1] * (k - len(listed)), msg  # padding only at the end
+    assert L[len(listed) :] == [-1] * (k - len(listed)), msg  # padding only at the end
     assert len(listed) == min(k, len(pool)), msg
     assert len(set(listed)) == len(listed) and set(listed) <= set(pool), msg
     s = [scores[i] for i in listed]
@@ -426,8 +512,13 @@ def _check_is_ranking_prefix(L: list[int], pool: list[int], scores: np.ndarray, 
     assert all(scores[i] <= s[-1] for i in rest), msg
 
 
-@settings(max_examples=80, deadline=None, derandomize=True, database=None,
-          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@settings(
+    max_examples=80,
+    deadline=None,
+    derandomize=True,
+    database=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
 @given(case=cases(["noise"]), seed=st.integers(0, 2**31 - 1))
 def test_noise_ties_agree_with_the_top_k_list(case: Case, seed: int) -> None:
     """Under noise, the list is a ranking of the pool by score, and every @k metric is the
@@ -459,19 +550,36 @@ def test_noise_ties_agree_with_the_top_k_list(case: Case, seed: int) -> None:
                     continue
                 if case.cumulative:
                     got_row = res.curves_per_user[f"{name}_at_k"][u]
-                    np.testing.assert_allclose(got_row, [r[name] for r in rows], rtol=0,
-                                               atol=ATOL, equal_nan=True, err_msg=f"{name} {msg}")
-                np.testing.assert_allclose(got[u], rows[-1][name], rtol=0, atol=ATOL,
-                                           equal_nan=True, err_msg=f"{name} {msg}")
+                    np.testing.assert_allclose(
+                        got_row,
+                        [r[name] for r in rows],
+                        rtol=0,
+                        atol=ATOL,
+                        equal_nan=True,
+                        err_msg=f"{name} {msg}",
+                    )
+                np.testing.assert_allclose(
+                    got[u],
+                    rows[-1][name],
+                    rtol=0,
+                    atol=ATOL,
+                    equal_nan=True,
+                    err_msg=f"{name} {msg}",
+                )
             roc, pr = _column(res, "roc_auc"), _column(res, "pr_auc")
             if roc is None:
                 continue
             if len(pool) <= k:  # the list is the whole ranking: every metric follows from it
                 full = metrics_at_k(order, test, k)
                 for name in orc.WHOLE_RANKING_METRICS:
-                    np.testing.assert_allclose(_column(res, name)[u], full[name], rtol=0,
-                                               atol=ATOL, equal_nan=True,
-                                               err_msg=f"{name} {msg}")
+                    np.testing.assert_allclose(
+                        _column(res, name)[u],
+                        full[name],
+                        rtol=0,
+                        atol=ATOL,
+                        equal_nan=True,
+                        err_msg=f"{name} {msg}",
+                    )
             else:  # any ordering of the ties lies between the pessimistic and optimistic ones
                 lo = metrics_at_k(orc.ranking(pool, case.S[u], test, "pessimistic"), test, k)
                 hi = metrics_at_k(orc.ranking(pool, case.S[u], test, "optimistic"), test, k)
@@ -484,10 +592,21 @@ def test_noise_ties_agree_with_the_top_k_list(case: Case, seed: int) -> None:
         _check_aggregates_of_metrics(res, case)
 
 
-@settings(max_examples=40, deadline=None, derandomize=True, database=None,
-          suppress_health_check=[HealthCheck.too_slow])
-@given(n=st.integers(1, 40), m=st.integers(1, 4), seed=st.integers(0, 2**32 - 1),
-       k=st.integers(1, 40), cumulative=st.booleans(), pad=st.integers(0, 3))
+@settings(
+    max_examples=40,
+    deadline=None,
+    derandomize=True,
+    database=None,
+    suppress_health_check=[HealthCheck.too_slow],
+)
+@given(
+    n=st.integers(1, 40),
+    m=st.integers(1, 4),
+    seed=st.integers(0, 2**32 - 1),
+    k=st.integers(1, 40),
+    cumulative=st.booleans(),
+    pad=st.integers(0, 3),
+)
 def test_ranked_lists_match_reference(n, m, seed, k, cumulative, pad):
     """Top-K lists as input (``ranked=``): train items are dropped from a list, the rest keep
     their order, and the @k metrics are the reference's on that order."""
@@ -503,8 +622,16 @@ def test_ranked_lists_match_reference(n, m, seed, k, cumulative, pad):
     for u in range(m):
         order = rng.permutation(n)  # train items stay in the list: the engine drops them
         lists[u, :n] = order
-    res = rt.evaluate(train, test, ranked=lists, metrics=_topk_only_metrics("index"), k=k,
-                      cumulative=cumulative, nthreads=1, return_topk=True)
+    res = rt.evaluate(
+        train,
+        test,
+        ranked=lists,
+        metrics=_topk_only_metrics("index"),
+        k=k,
+        cumulative=cumulative,
+        nthreads=1,
+        return_topk=True,
+    )
     cutoffs = list(range(1, k + 1)) if cumulative else [k]
     train_rows, test_rows = orc.rows_of(train, m), orc.rows_of(test, m)
     for u in range(m):
@@ -523,19 +650,30 @@ def test_ranked_lists_match_reference(n, m, seed, k, cumulative, pad):
             if got is None:
                 continue
             if cumulative:
-                np.testing.assert_allclose(res.curves_per_user[f"{name}_at_k"][u],
-                                           [x[name] for x in rows], rtol=0, atol=ATOL,
-                                           equal_nan=True, err_msg=name)
-            np.testing.assert_allclose(got[u], rows[-1][name], rtol=0, atol=ATOL,
-                                       equal_nan=True, err_msg=name)
+                np.testing.assert_allclose(
+                    res.curves_per_user[f"{name}_at_k"][u],
+                    [x[name] for x in rows],
+                    rtol=0,
+                    atol=ATOL,
+                    equal_nan=True,
+                    err_msg=name,
+                )
+            np.testing.assert_allclose(
+                got[u], rows[-1][name], rtol=0, atol=ATOL, equal_nan=True, err_msg=name
+            )
 
 
 def test_strategy_reaches_every_path():
     """The generated cases reach the paths the properties are meant to cover."""
     seen: set[str] = set()
 
-    @settings(max_examples=100, deadline=None, derandomize=True, database=None,
-              suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+    @settings(
+        max_examples=100,
+        deadline=None,
+        derandomize=True,
+        database=None,
+        suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+    )
     @given(case=cases(DETERMINISTIC_TIES + ["noise"]))
     def collect(case: Case) -> None:
         m, n = case.shape
@@ -577,11 +715,28 @@ def test_strategy_reaches_every_path():
 
     collect()
     expected = {f"ties={t}" for t in DETERMINISTIC_TIES + ["noise"]} | {
-        "dtype=float32", "dtype=float64", "cumulative", "reason=", "reason=no_test",
-        "reason=min_pos_test", "reason=cold_start", "reason=min_items_pool", "reason=nan_score",
-        "reason=all_equal", "two chunks", "more than two chunks", "search (all metrics)",
-        "search (@k only)", "over 32 positives", "pool <= k", "only positives",
-        "-inf positive beside train", "-inf listed beside train", "ties", "early stop"}
+        "dtype=float32",
+        "dtype=float64",
+        "cumulative",
+        "reason=",
+        "reason=no_test",
+        "reason=min_pos_test",
+        "reason=cold_start",
+        "reason=min_items_pool",
+        "reason=nan_score",
+        "reason=all_equal",
+        "two chunks",
+        "more than two chunks",
+        "search (all metrics)",
+        "search (@k only)",
+        "over 32 positives",
+        "pool <= k",
+        "only positives",
+        "-inf positive beside train",
+        "-inf listed beside train",
+        "ties",
+        "early stop",
+    }
     assert expected <= seen, f"never generated: {sorted(expected - seen)}"
 
 
@@ -589,21 +744,28 @@ def test_strategy_reaches_every_path():
 # One deterministic test per path
 # --------------------------------------------------------------------------------------------
 
+
 def _one_user(scores, test: dict[int, float], train: list[int] | None = None):
     n = len(scores)
     S = np.asarray(scores, dtype=np.float64)[None, :]
-    te = sp.csr_array((np.array(list(test.values()), dtype=np.float64),
-                       ([0] * len(test), list(test))), shape=(1, n))
-    tr = None if train is None else sp.csr_array(
-        (np.ones(len(train)), ([0] * len(train), train)), shape=(1, n))
+    te = sp.csr_array(
+        (np.array(list(test.values()), dtype=np.float64), ([0] * len(test), list(test))),
+        shape=(1, n),
+    )
+    tr = (
+        None
+        if train is None
+        else sp.csr_array((np.ones(len(train)), ([0] * len(train), train)), shape=(1, n))
+    )
     return tr, te, S
 
 
 def _assert_matches(tr, te, S, k, ties, metrics, cumulative=False, **kw):
     case = Case(tr, te, S, np.float64, k, cumulative, ties, {}, np.ones((S.shape[1], 2)), 1)
     _, expected = _expected(case)
-    res = rt.evaluate(tr, te, scores=S, metrics=metrics, k=k, ties=ties, cumulative=cumulative,
-                      nthreads=1, **kw)
+    res = rt.evaluate(
+        tr, te, scores=S, metrics=metrics, k=k, ties=ties, cumulative=cumulative, nthreads=1, **kw
+    )
     _compare_kernel(res, expected, case, f"metrics={metrics}")
     return res
 
@@ -622,12 +784,14 @@ def test_topk_only_rank_of_a_tied_positive_near_k(ties, k):
     tr, te, S = _one_user(scores, {4: 1.0, 7: 2.0, 10: 1.0})
     for metrics in (AT_K, ["p"], ["rr"], ["ndcg"], "all"):
         if ties == "noise":
-            res = rt.evaluate(tr, te, scores=S, metrics=metrics, k=k, ties="noise", nthreads=1,
-                              return_topk=True)
+            res = rt.evaluate(
+                tr, te, scores=S, metrics=metrics, k=k, ties="noise", nthreads=1, return_topk=True
+            )
             listed = res.topk[0].tolist()
-            rows = orc.at_cutoffs(_noise_order(listed, list(range(n)), S[0]),
-                                  {4: 1.0, 7: 2.0, 10: 1.0}, [k])
-            for name in (metrics if isinstance(metrics, list) else AT_K):
+            rows = orc.at_cutoffs(
+                _noise_order(listed, list(range(n)), S[0]), {4: 1.0, 7: 2.0, 10: 1.0}, [k]
+            )
+            for name in metrics if isinstance(metrics, list) else AT_K:
                 assert _column(res, name)[0] == pytest.approx(rows[0][name], abs=ATOL), name
         else:
             _assert_matches(tr, te, S, k, ties, metrics)
@@ -646,9 +810,11 @@ def test_chunked_scan_early_stop(ties, layout, k):
     positives = {5: 1.0, CHUNK - 1: 2.0, CHUNK: 1.0, CHUNK + 3: 3.0, 2 * CHUNK + 10: 1.0}
     for i in positives:
         scores[i] = 10.0
-    better = {"first_chunk": np.arange(100, 100 + k + 2),
-              "across_boundary": np.arange(CHUNK - k // 2 - 2, CHUNK + k // 2 + 8),
-              "later_chunks": np.arange(2 * CHUNK + 20, 2 * CHUNK + 20 + k + 3)}[layout]
+    better = {
+        "first_chunk": np.arange(100, 100 + k + 2),
+        "across_boundary": np.arange(CHUNK - k // 2 - 2, CHUNK + k // 2 + 8),
+        "later_chunks": np.arange(2 * CHUNK + 20, 2 * CHUNK + 20 + k + 3),
+    }[layout]
     better = [i for i in better if i not in positives]
     scores[better] = 20.0
     scores[rng.choice(n, 30, replace=False)] = 10.0  # ties with the positives, everywhere
@@ -658,8 +824,9 @@ def test_chunked_scan_early_stop(ties, layout, k):
     train = [i for i in rng.choice(n, 200, replace=False).tolist() if i not in positives]
     tr, te, S = _one_user(scores, positives, train)
     if ties == "average":  # too many ties for the brute-force reference: hit/rr by hand below
-        res = rt.evaluate(tr, te, scores=S, metrics=["hit", "rr", "p"], k=k, ties="average",
-                          nthreads=1)
+        res = rt.evaluate(
+            tr, te, scores=S, metrics=["hit", "rr", "p"], k=k, ties="average", nthreads=1
+        )
         full = rt.evaluate(tr, te, scores=S, metrics="all", k=k, ties="average", nthreads=1)
         for name in ("hit", "rr", "p"):
             assert _column(res, name)[0] == pytest.approx(_column(full, name)[0], abs=ATOL)
@@ -676,10 +843,10 @@ def test_early_stop_bound_at_every_count_of_the_first_chunk(k):
     n = 2 * CHUNK + 300
     for j in range(0, k + 2):
         scores = np.linspace(0.0, 1.0, n)[::-1].copy() * 0.5  # distinct, all below 1
-        scores[1:1 + j] = 3.0                      # j better items in the first chunk
-        scores[CHUNK + 5:CHUNK + 7] = 3.0          # two more in the second chunk
-        scores[2 * CHUNK + 50] = 3.0               # and one in the third
-        scores[0] = 2.0                            # the positive, then ties with it
+        scores[1 : 1 + j] = 3.0  # j better items in the first chunk
+        scores[CHUNK + 5 : CHUNK + 7] = 3.0  # two more in the second chunk
+        scores[2 * CHUNK + 50] = 3.0  # and one in the third
+        scores[0] = 2.0  # the positive, then ties with it
         scores[[CHUNK + 100, 2 * CHUNK + 100]] = 2.0
         positives = {0: 1.0, 2 * CHUNK + 200: 2.0}
         tr, te, S = _one_user(scores, positives)
@@ -699,8 +866,9 @@ def test_counting_paths_with_many_positives(n_pos, ties):
     scores[rng.choice(n, 25, replace=False)] = -np.inf
     pool = rng.permutation(n)
     train = pool[:100].tolist()
-    positives = {int(i): float(v) for i, v in zip(pool[100:100 + n_pos],
-                                                   rng.choice(TEST_VALUES, n_pos))}
+    positives = {
+        int(i): float(v) for i, v in zip(pool[100 : 100 + n_pos], rng.choice(TEST_VALUES, n_pos))
+    }
     tr, te, S = _one_user(scores, positives, train)
     for metrics in (AT_K, "all", ["p", "ap"]):
         _assert_matches(tr, te, S, 7, ties, metrics, cumulative=True)
@@ -731,8 +899,9 @@ def _expected_by_positions(a: int, t: int, c: int, k: int) -> dict[str, float]:
     return {"hit": hit / len(combos), "rr": rr / len(combos)}
 
 
-@pytest.mark.parametrize("a, t, c", [(0, 6, 2), (2, 9, 3), (0, 12, 5), (3, 10, 1), (1, 14, 9),
-                                     (0, 7, 7)])
+@pytest.mark.parametrize(
+    "a, t, c", [(0, 6, 2), (2, 9, 3), (0, 12, 5), (3, 10, 1), (1, 14, 9), (0, 7, 7)]
+)
 @pytest.mark.parametrize("k", [1, 2, 4, 7, 12])
 def test_average_ties_rr_and_hit_follow_the_law_of_the_first_positive(a, t, c, k):
     """ties='average' takes RR and Hit from the distribution of the first positive's position
@@ -742,13 +911,13 @@ def test_average_ties_rr_and_hit_follow_the_law_of_the_first_positive(a, t, c, k
     test = {a + j: 1.0 for j in range(c)}  # positives inside the tie (their indices are irrelevant)
     tr, te, S = _one_user(scores, test)
     k = min(k, n - 1)  # Hit is NaN once the list holds the whole pool
-    res = rt.evaluate(tr, te, scores=S, metrics=["hit", "rr"], k=k, ties="average",
-                      nthreads=1, cumulative=True)
+    res = rt.evaluate(
+        tr, te, scores=S, metrics=["hit", "rr"], k=k, ties="average", nthreads=1, cumulative=True
+    )
     for kc in range(1, k + 1):
         want = _expected_by_positions(a, t, c, kc)
         assert res.curves_per_user["rr_at_k"][0, kc - 1] == pytest.approx(want["rr"], abs=1e-12)
-        assert res.curves_per_user["hit_at_k"][0, kc - 1] == pytest.approx(want["hit"],
-                                                                           abs=1e-12)
+        assert res.curves_per_user["hit_at_k"][0, kc - 1] == pytest.approx(want["hit"], abs=1e-12)
     # and the other metrics against the brute-force reference where it is affordable
     if _n_orderings(np.array(scores)) <= 720:
         _assert_matches(tr, te, S, k, "average", "all", cumulative=True)
@@ -778,9 +947,14 @@ def test_top_k_list_and_novelty_follow_the_noise_ties():
     te_r, te_c = np.nonzero(cells > 0.75)
     train = sp.csr_array((np.ones(tr_r.size), (tr_r, tr_c)), shape=(m, n))
     test = sp.csr_array((np.ones(te_r.size), (te_r, te_c)), shape=(m, n))
-    kw = dict(scores=S, k=k, ties="noise", nthreads=1,
-              metrics=["p", "ap", "ndcg", "rr", "novelty", "serendipity", "coverage"],
-              serendipity_top_n=2)
+    kw = dict(
+        scores=S,
+        k=k,
+        ties="noise",
+        nthreads=1,
+        metrics=["p", "ap", "ndcg", "rr", "novelty", "serendipity", "coverage"],
+        serendipity_top_n=2,
+    )
     one = rt.evaluate(train, test, seed=1, **kw)
     again = rt.evaluate(train, test, seed=1, **kw)
     other = rt.evaluate(train, test, seed=2, **kw)
@@ -799,10 +973,12 @@ def test_top_k_list_and_novelty_follow_the_noise_ties():
             row = orc.at_cutoffs(_noise_order(L, pool, S[u]), test_rows[u], [k])[0]
             for name in ("p", "ap", "ndcg", "rr"):
                 assert _column(res, name)[u] == pytest.approx(row[name], abs=ATOL), (u, name)
-            assert _column(res, "novelty")[u] == pytest.approx(orc.novelty(L, train_rows, n),
-                                                               abs=ATOL)
+            assert _column(res, "novelty")[u] == pytest.approx(
+                orc.novelty(L, train_rows, n), abs=ATOL
+            )
             assert _column(res, "serendipity")[u] == pytest.approx(
-                orc.serendipity(L, test_rows[u], train_rows, n, 2), abs=ATOL)
+                orc.serendipity(L, test_rows[u], train_rows, n, 2), abs=ATOL
+            )
     assert not_index > m  # most lists break their ties otherwise than by index
 
 
@@ -815,8 +991,15 @@ def test_neg_inf_positive_beside_train_items():
     tr, te, S = _one_user(scores, test, train)
     for ties in ("index", "index_desc", "optimistic", "pessimistic", "average"):
         for k in (1, 3, 6):
-            res = _assert_matches(tr, te, S, k, ties, "all" if ties == "average" else AT_K +
-                                  ["roc_auc", "pr_auc", "mpr"], return_topk=True)
+            res = _assert_matches(
+                tr,
+                te,
+                S,
+                k,
+                ties,
+                "all" if ties == "average" else AT_K + ["roc_auc", "pr_auc", "mpr"],
+                return_topk=True,
+            )
             pool = [i for i in range(8) if i not in train]
             want = orc.topk_list(pool, S[0], k, ties)
             assert res.topk[0].tolist() == want, (ties, k)
@@ -845,8 +1028,17 @@ def test_nan_rules_in_the_readme_order():
     m = len(users)
     tr = sp.csr_array((np.ones(len(tr_r)), (tr_r, tr_c)), shape=(m, n))
     te = sp.csr_array((np.ones(len(te_r)), (te_r, te_c)), shape=(m, n))
-    res = rt.evaluate(tr, te, scores=np.array(S), metrics="all", k=1, nthreads=1,
-                      min_pos_test=2, min_items_pool=4, consider_cold_start=False)
+    res = rt.evaluate(
+        tr,
+        te,
+        scores=np.array(S),
+        metrics="all",
+        k=1,
+        nthreads=1,
+        min_pos_test=2,
+        min_items_pool=4,
+        consider_cold_start=False,
+    )
     assert res.per_user["nan_reason"].tolist() == list(users)
     # nan_score before all_equal: a NaN among equal pool scores
     tr2, te2, S2 = _one_user([1.0, 1.0, np.nan, 1.0], {0: 1.0})
@@ -860,11 +1052,11 @@ def test_pessimistic_ties_with_early_stopped_counts():
     n = 2 * CHUNK + 600
     k = 3
     scores = np.zeros(n)
-    scores[10:10 + k] = 5.0                 # k items above the tie, in the first chunk
+    scores[10 : 10 + k] = 5.0  # k items above the tie, in the first chunk
     positives = {0: 1.0, CHUNK + 400: 1.0, 2 * CHUNK + 500: 1.0}  # tied, in three chunks
     for i in positives:
         scores[i] = 1.0
-    scores[700] = 1.0                       # a tied negative
+    scores[700] = 1.0  # a tied negative
     tr, te, S = _one_user(scores, positives)
     # every positive is ranked after the k better items: no hit at k
     _assert_matches(tr, te, S, k, "pessimistic", AT_K)
@@ -886,8 +1078,18 @@ def test_serial_kernel_with_threads_and_blocks_matches_reference():
     case = Case(tr, te, S, np.float64, 4, True, "index", {}, B, 1)
     _, expected = _expected(case)
     for nthreads, block_rows in ((2, 4), (2, 1), (1, 7)):
-        res = rt.evaluate(tr, te, A=A, B=B, metrics="all", k=4, ties="index", cumulative=True,
-                          nthreads=nthreads, block_rows=block_rows)
+        res = rt.evaluate(
+            tr,
+            te,
+            A=A,
+            B=B,
+            metrics="all",
+            k=4,
+            ties="index",
+            cumulative=True,
+            nthreads=nthreads,
+            block_rows=block_rows,
+        )
         _compare_kernel(res, expected, case, f"nthreads={nthreads} block_rows={block_rows}")
 
 
@@ -905,18 +1107,24 @@ def test_each_metric_alone_equals_its_value_among_all():
     te = sp.csr_array((rng.choice(TEST_VALUES, te_r.size), (te_r, te_c)), shape=(m, n))
     case = Case(tr, te, S, np.float64, 6, True, "index", {}, np.ones((n, 2)), 1)
     _, expected = _expected(case)
-    everything = rt.evaluate(tr, te, scores=S, metrics="all", k=6, ties="index",
-                             cumulative=True, nthreads=1)
+    everything = rt.evaluate(
+        tr, te, scores=S, metrics="all", k=6, ties="index", cumulative=True, nthreads=1
+    )
     _compare_kernel(everything, expected, case, "all")
     for name in orc.KERNEL_METRICS:
-        alone = rt.evaluate(tr, te, scores=S, metrics=[name], k=6, ties="index",
-                            cumulative=True, nthreads=1)
-        assert [c for c in alone.metric_columns] == [f"{name}_at_6" if rt.METRICS[name].at_k
-                                                     else name]
+        alone = rt.evaluate(
+            tr, te, scores=S, metrics=[name], k=6, ties="index", cumulative=True, nthreads=1
+        )
+        assert [c for c in alone.metric_columns] == [
+            f"{name}_at_6" if rt.METRICS[name].at_k else name
+        ]
         np.testing.assert_array_equal(_column(alone, name), _column(everything, name), name)
         if rt.METRICS[name].at_k:
-            np.testing.assert_array_equal(alone.curves_per_user[f"{name}_at_k"],
-                                          everything.curves_per_user[f"{name}_at_k"], name)
+            np.testing.assert_array_equal(
+                alone.curves_per_user[f"{name}_at_k"],
+                everything.curves_per_user[f"{name}_at_k"],
+                name,
+            )
 
 
 def test_driver_copies_odd_score_blocks_and_reports_progress():
@@ -951,22 +1159,46 @@ def test_driver_copies_odd_score_blocks_and_reports_progress():
 
     for kind in ("float32", "fortran", "read-only"):
         seen = []
-        res = rt.evaluate(tr, te, scores=OddBlocks(kind), metrics="all", k=5, ties="index",
-                          nthreads=1, block_rows=4, progress=seen.append)
+        res = rt.evaluate(
+            tr,
+            te,
+            scores=OddBlocks(kind),
+            metrics="all",
+            k=5,
+            ties="index",
+            nthreads=1,
+            block_rows=4,
+            progress=seen.append,
+        )
         _compare_kernel(res, expected, case, f"blocks {kind}")
         # the users the kernel sees: those no threshold rule excludes beforehand
         assert sum(seen) == sum(1 for r in reasons if r in ("", "nan_score", "all_equal")), kind
         assert max(seen) <= 4
     seen = []
-    res = rt.evaluate(tr, te, scorer=lambda users: S[users], metrics="all", k=5, ties="index",
-                      nthreads=1, block_rows=3, progress=seen.append)
+    res = rt.evaluate(
+        tr,
+        te,
+        scorer=lambda users: S[users],
+        metrics="all",
+        k=5,
+        ties="index",
+        nthreads=1,
+        block_rows=3,
+        progress=seen.append,
+    )
     _compare_kernel(res, expected, case, "scorer")
     assert sum(seen) == sum(1 for r in reasons if r in ("", "nan_score", "all_equal"))
     # no user with a test entry: nothing to score
     calls = []
     empty = sp.csr_array((m, n))
-    res = rt.evaluate(tr, empty, scorer=lambda users: calls.append(users) or S[users],
-                      metrics="all", k=5, nthreads=1)
+    res = rt.evaluate(
+        tr,
+        empty,
+        scorer=lambda users: calls.append(users) or S[users],
+        metrics="all",
+        k=5,
+        nthreads=1,
+    )
     assert calls == [] and set(res.per_user["nan_reason"]) == {"no_test"}
     # nthreads=-1 takes every thread numba may use, with the same results
     res = rt.evaluate(tr, te, scores=S, metrics="all", k=5, ties="index", nthreads=-1)

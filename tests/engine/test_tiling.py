@@ -29,10 +29,12 @@ def _data(m=90, n=300, p=3, seed=5):
     rng = np.random.default_rng(seed)
     A = rng.integers(-2, 3, (m, p)).astype(np.float64)
     B = rng.integers(-2, 3, (n, p)).astype(np.float64)  # integer scores: many ties
-    A[3] = np.nan                                      # a user with NaN scores
-    A[4] = 0.0                                         # a user whose scores are all equal
+    A[3] = np.nan  # a user with NaN scores
+    A[4] = 0.0  # a user whose scores are all equal
     bias = rng.integers(0, 2, n).astype(np.float64)
-    bias[rng.choice(n, min(12, n // 4), replace=False)] = -np.inf   # -inf scores tie with masked train items
+    bias[
+        rng.choice(n, min(12, n // 4), replace=False)
+    ] = -np.inf  # -inf scores tie with masked train items
     cells = rng.random((m, n))
     tr_r, tr_c = np.nonzero(cells < 0.15)
     te_r, te_c = np.nonzero(cells > 0.93)
@@ -40,8 +42,9 @@ def _data(m=90, n=300, p=3, seed=5):
     many = min(80, n // 2)
     te_r = np.concatenate([te_r, np.full(many, 7)])
     te_c = np.concatenate([te_c, rng.choice(n, many, replace=False)])
-    te = sp.csr_array((rng.integers(1, 6, te_r.size).astype(np.float64), (te_r, te_c)),
-                      shape=(m, n))
+    te = sp.csr_array(
+        (rng.integers(1, 6, te_r.size).astype(np.float64), (te_r, te_c)), shape=(m, n)
+    )
     te.sum_duplicates()
     tr = sp.csr_array((np.ones(tr_r.size), (tr_r, tr_c)), shape=(m, n))
     tr = tr - tr.multiply(te > 0)  # train and test are disjoint
@@ -55,8 +58,9 @@ def _assert_same(a, b, label):
         np.testing.assert_array_equal(a.topk, b.topk, err_msg=label)
     assert a.curves_per_user.keys() == b.curves_per_user.keys()
     for key in a.curves_per_user:
-        np.testing.assert_array_equal(a.curves_per_user[key], b.curves_per_user[key],
-                                      err_msg=f"{label} {key}")
+        np.testing.assert_array_equal(
+            a.curves_per_user[key], b.curves_per_user[key], err_msg=f"{label} {key}"
+        )
 
 
 def _with_driver(monkeypatch, **kw):
@@ -66,20 +70,35 @@ def _with_driver(monkeypatch, **kw):
 _ORIGINAL = driver.run_scores
 
 
-@pytest.mark.parametrize("ties", ["noise", "index", "index_desc", "optimistic", "pessimistic",
-                                  "average"])
+@pytest.mark.parametrize(
+    "ties", ["noise", "index", "index_desc", "optimistic", "pessimistic", "average"]
+)
 @pytest.mark.parametrize("metrics", ["topk", "all"])
 def test_fused_equals_block_path_for_any_tile_block_and_threads(monkeypatch, ties, metrics):
     tr, te, A, B, bias = _data()
     names = TOPK if metrics == "topk" else ALL
-    kw = dict(A=A, B=B, item_biases=bias, metrics=names, k=7, ties=ties, seed=3,
-              cumulative=True, return_topk=True)
+    kw = dict(
+        A=A,
+        B=B,
+        item_biases=bias,
+        metrics=names,
+        k=7,
+        ties=ties,
+        seed=3,
+        cumulative=True,
+        return_topk=True,
+    )
     _with_driver(monkeypatch, fused=False)
     expected = rt.evaluate(tr, te, nthreads=1, **kw)
     reasons = set(expected.per_user["nan_reason"])
     assert {"nan_score", ""} <= reasons
-    for tile, block_rows, nthreads in ((64, None, 1), (64, 5, 2), (128, 1, 2), (37, 16, 1),
-                                       (None, 200, 2)):
+    for tile, block_rows, nthreads in (
+        (64, None, 1),
+        (64, 5, 2),
+        (128, 1, 2),
+        (37, 16, 1),
+        (None, 200, 2),
+    ):
         _with_driver(monkeypatch, fused=True, tile_items=tile)
         got = rt.evaluate(tr, te, nthreads=nthreads, block_rows=block_rows, **kw)
         _assert_same(got, expected, f"tile={tile} block_rows={block_rows} threads={nthreads}")
@@ -104,8 +123,11 @@ def test_fused_single_cutoff_equals_block_path(monkeypatch):
             expected = rt.evaluate(tr, te, nthreads=1, **kw)
             assert "all_equal" in set(expected.per_user["nan_reason"])
             _with_driver(monkeypatch, fused=True, tile_items=64)
-            _assert_same(rt.evaluate(tr, te, nthreads=2, block_rows=3, **kw), expected,
-                         f"{ties} list={listed}")
+            _assert_same(
+                rt.evaluate(tr, te, nthreads=2, block_rows=3, **kw),
+                expected,
+                f"{ties} list={listed}",
+            )
 
 
 def test_fused_pool_smaller_than_k(monkeypatch):
@@ -150,8 +172,11 @@ def test_fused_pass_only_for_factor_models_and_reports_progress(monkeypatch):
     _with_driver(monkeypatch, fused=False)
     expected = rt.evaluate(tr, te, scores=S, metrics=TOPK, k=5, nthreads=1)
     _with_driver(monkeypatch, fused=True, tile_items=64)
-    _assert_same(rt.evaluate(tr, te, scores=S, metrics=TOPK, k=5, nthreads=1), expected,
-                 "dense scores with fused=True")
+    _assert_same(
+        rt.evaluate(tr, te, scores=S, metrics=TOPK, k=5, nthreads=1),
+        expected,
+        "dense scores with fused=True",
+    )
     seen = []
     res = rt.evaluate(tr, te, A=A, B=B, metrics=TOPK, k=5, nthreads=1, progress=seen.append)
     # the users the NaN rules leave to the engine (the kernel itself finds NaN scores)

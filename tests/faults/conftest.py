@@ -23,8 +23,16 @@ from mlflow_server import served
 HERE = Path(__file__).resolve().parent
 INJECT = HERE / "inject.py"
 #: A job that runs in about a second: small synthetic data, popularity, two metrics, no plots.
-TINY = ["model=popularity", "metrics.names=[p,ndcg]", "metrics.k=5", "plots=false",
-        "progress=false", "nthreads=1", "dataset.n_users=60", "dataset.n_items=40"]
+TINY = [
+    "model=popularity",
+    "metrics.names=[p,ndcg]",
+    "metrics.k=5",
+    "plots=false",
+    "progress=false",
+    "nthreads=1",
+    "dataset.n_users=60",
+    "dataset.n_items=40",
+]
 
 _ROWS: list[dict[str, Any]] = []
 
@@ -33,8 +41,9 @@ def start(fault: str, command: str, args: list[str], cwd: Path) -> subprocess.Po
     """Start ``recoeval-track`` (``command="track"``) or ``recoeval-track-sync`` (``"sync"``)
     with ``fault`` injected (see ``inject.py``)."""
     cmd = [sys.executable, str(INJECT), fault, command, *[str(a) for a in args]]
-    return subprocess.Popen(cmd, cwd=cwd, env=clean_env(), stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
+    return subprocess.Popen(
+        cmd, cwd=cwd, env=clean_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
 
 
 def finish(proc: subprocess.Popen, timeout: float = 180) -> subprocess.CompletedProcess:
@@ -42,8 +51,9 @@ def finish(proc: subprocess.Popen, timeout: float = 180) -> subprocess.Completed
     return subprocess.CompletedProcess(proc.args, proc.returncode, out, err)
 
 
-def run(fault: str, command: str, args: list[str], cwd: Path,
-        timeout: float = 180) -> subprocess.CompletedProcess:
+def run(
+    fault: str, command: str, args: list[str], cwd: Path, timeout: float = 180
+) -> subprocess.CompletedProcess:
     return finish(start(fault, command, args, cwd), timeout)
 
 
@@ -55,7 +65,8 @@ def run_all(specs: list[tuple[str, str, list[str], Path]]) -> list[subprocess.Co
 
 def load_results_factory():
     spec = importlib.util.spec_from_file_location(
-        "results_factory", REPO_ROOT / "tests" / "tracking" / "results_factory.py")
+        "results_factory", REPO_ROOT / "tests" / "tracking" / "results_factory.py"
+    )
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module.make_results
@@ -65,11 +76,16 @@ def load_results_factory():
 # counting
 # ---------------------------------------------------------------------------------------------
 
+
 def job_dirs(root: Path) -> list[Path]:
     """Every job directory under ``root``: folders holding results or a marker of one."""
     names = ("job.json", "INCOMPLETE", "PENDING", "UPLOADING", "metrics.json")
-    found = {p.parent for n in names for p in root.rglob(n)
-             if "mlartifacts" not in p.parts and "downloaded" not in p.parts}
+    found = {
+        p.parent
+        for n in names
+        for p in root.rglob(n)
+        if "mlartifacts" not in p.parts and "downloaded" not in p.parts
+    }
     return sorted(found)
 
 
@@ -83,13 +99,19 @@ def counts(uri: str, experiment: str, root: Path) -> dict[str, Any]:
     client = MlflowClient(uri)
     exp = client.get_experiment_by_name(experiment)
     runs = client.search_runs([exp.experiment_id], max_results=1000) if exp else []
-    deleted = client.search_runs([exp.experiment_id], run_view_type=ViewType.DELETED_ONLY,
-                                 max_results=1000) if exp else []
+    deleted = (
+        client.search_runs(
+            [exp.experiment_id], run_view_type=ViewType.DELETED_ONLY, max_results=1000
+        )
+        if exp
+        else []
+    )
     parents = [r for r in runs if r.data.tags.get("recoeval.sweep_parent") == "true"]
     children = [r for r in runs if r.data.tags.get("recoeval.sweep_parent") != "true"]
     per_uid = Counter(r.data.tags.get("recoeval.job_uid") for r in children)
-    finished = {r.data.tags.get("recoeval.job_uid") for r in children
-                if r.info.status == "FINISHED"}
+    finished = {
+        r.data.tags.get("recoeval.job_uid") for r in children if r.info.status == "FINISHED"
+    }
     complete = [d for d in job_dirs(root) if job_dir_state(d) == "complete"]
     uids = [read_job_dir(d, per_user=False).job_uid for d in complete]
     return {
@@ -99,8 +121,9 @@ def counts(uri: str, experiment: str, root: Path) -> dict[str, Any]:
         "duplicates": sum(n - 1 for n in per_uid.values()),
         "deleted": len(deleted),
         "running": sum(r.info.status == "RUNNING" for r in runs),
-        "pending": sum((d / "PENDING").exists() or (d / "UPLOADING").exists()
-                       for d in job_dirs(root)),
+        "pending": sum(
+            (d / "PENDING").exists() or (d / "UPLOADING").exists() for d in job_dirs(root)
+        ),
         "lost": sum(uid not in finished for uid in uids),
         "sweep_ids": len({r.data.tags.get("recoeval.sweep_id") for r in children}),
     }
@@ -115,14 +138,22 @@ def record(scenario: str, numbers: dict[str, Any], **extra: Any) -> dict[str, An
 def pytest_terminal_summary(terminalreporter, exitstatus, config):
     if not _ROWS:
         return
-    cols = ["scenario", "jobs", "runs", "parents", "duplicates", "deleted", "running",
-            "pending", "lost"]
+    cols = [
+        "scenario",
+        "jobs",
+        "runs",
+        "parents",
+        "duplicates",
+        "deleted",
+        "running",
+        "pending",
+        "lost",
+    ]
     terminalreporter.section("fault scenarios: counts")
     widths = {c: max(len(c), *(len(str(r.get(c, ""))) for r in _ROWS)) for c in cols}
     terminalreporter.write_line("  ".join(c.ljust(widths[c]) for c in cols))
     for row in _ROWS:
-        terminalreporter.write_line("  ".join(str(row.get(c, "")).ljust(widths[c])
-                                              for c in cols))
+        terminalreporter.write_line("  ".join(str(row.get(c, "")).ljust(widths[c]) for c in cols))
     out = os.environ.get("RECOEVAL_FAULT_TABLE")
     if out:
         Path(out).write_text(json.dumps(_ROWS, indent=2) + "\n", encoding="utf-8")
@@ -131,6 +162,7 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
 # ---------------------------------------------------------------------------------------------
 # the server
 # ---------------------------------------------------------------------------------------------
+
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory, migrated_db):

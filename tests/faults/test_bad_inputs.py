@@ -25,11 +25,15 @@ def _frame(users, items):
 # id maps
 # ---------------------------------------------------------------------------------------------
 
+
 def test_train_and_test_with_different_id_maps_are_refused():
     train = _frame([1, 2, 3, 3], [1, 2, 3, 1])
     test = _frame([1, 2, 4], [2, 3, 1])  # user 4 is cold; users 1, 2 keep their ids
-    with pytest.raises(InputError, match=r"different user id maps .*1 test ids are not in "
-                                         r"train \(e.g. \[4\]\).*align"):
+    with pytest.raises(
+        InputError,
+        match=r"different user id maps .*1 test ids are not in "
+        r"train \(e.g. \[4\]\).*align",
+    ):
         evaluate(train, test, item_biases=np.arange(3.0))
     same_users = _frame([1, 2, 3], [5, 6, 7])
     with pytest.raises(InputError, match="different item id maps"):
@@ -56,17 +60,18 @@ def test_repeated_user_ids_are_refused():
 # duplicates
 # ---------------------------------------------------------------------------------------------
 
+
 def test_duplicate_test_entries_are_summed_with_a_warning():
     rows, cols = [0, 0, 0, 1], [1, 1, 2, 2]
     dup = sp.coo_array((np.ones(4), (rows, cols)), shape=(2, 4))
     merged = sp.csr_array(dup)  # scipy's rule: one entry, value 2
     with pytest.warns(UserWarning, match=r"'test' matrix .* 1 duplicate \(user, item\) entries"):
-        got = evaluate(None, dup, item_biases=np.arange(4.0)[::-1].copy(), k=2,
-                       metrics=["ndcg"])
+        got = evaluate(None, dup, item_biases=np.arange(4.0)[::-1].copy(), k=2, metrics=["ndcg"])
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        want = evaluate(None, merged, item_biases=np.arange(4.0)[::-1].copy(), k=2,
-                        metrics=["ndcg"])
+        want = evaluate(
+            None, merged, item_biases=np.arange(4.0)[::-1].copy(), k=2, metrics=["ndcg"]
+        )
     pd.testing.assert_frame_equal(got.per_user, want.per_user)
 
 
@@ -85,12 +90,16 @@ def test_repeated_items_in_ranked_lists_count_once_with_a_warning():
 # ids at load
 # ---------------------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("users,match", [
-    ([10 ** 30, 1], "out of the 64-bit integer range"),
-    ([1.5, 2.0], "not an integer in the 64-bit range"),
-    ([1, "a"], "mix types"),
-    ([True, False], "of type bool"),
-])
+
+@pytest.mark.parametrize(
+    "users,match",
+    [
+        ([10**30, 1], "out of the 64-bit integer range"),
+        ([1.5, 2.0], "not an integer in the 64-bit range"),
+        ([1, "a"], "mix types"),
+        ([True, False], "of type bool"),
+    ],
+)
 def test_bad_ids_are_refused_at_load(users, match):
     with pytest.raises(InputError, match=match):
         from_dataframe(pd.DataFrame({"user": users, "item": [1, 2]}))
@@ -99,12 +108,12 @@ def test_bad_ids_are_refused_at_load(users, match):
 def test_good_ids_load():
     assert list(_frame(["b", "a"], [1, 2]).user_ids) == ["a", "b"]
     assert list(_frame([2.0, 1.0], [1, 2]).user_ids) == [1.0, 2.0]
-    assert list(_frame([-3, 2 ** 62], [1, 2]).user_ids) == [-3, 2 ** 62]
+    assert list(_frame([-3, 2**62], [1, 2]).user_ids) == [-3, 2**62]
 
 
 def test_csv_ids_beyond_64_bits_name_the_line(tmp_path):
     p = tmp_path / "x.csv"
-    p.write_text(f"user,item\n1,1\n{10 ** 30},2\n")
+    p.write_text(f"user,item\n1,1\n{10**30},2\n")
     with pytest.raises(InputError, match=r"user id 10{30} in column 'user' at line 3 of"):
         load_csv(p)
     p.write_text("user,item,value,timestamp\n1,2\n")
@@ -119,25 +128,29 @@ def test_csv_ids_beyond_64_bits_name_the_line(tmp_path):
 # options
 # ---------------------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("options,match", [
-    ({"seed": 2 ** 64}, "'seed' parameter of evaluate must be an int between 0 and"),
-    ({"seed": -1}, "'seed' parameter"),
-    ({"block_rows": -1.0}, "'block_rows' parameter"),
-    ({"block_rows": 2.5}, "'block_rows' parameter"),
-    ({"block_rows": 2 ** 65}, "'block_rows' parameter"),
-    ({"profile": ["a"]}, "'profile' parameter of evaluate must be a name"),
-    ({"profile": {"a": 1}}, "'profile' parameter"),
-    ({"ties": ["a"]}, "'ties' parameter of evaluate must be a name"),
-    ({"metrics": 5}, "'metrics' parameter of evaluate must be a metric name"),
-    ({"cumulative": "yes"}, "'cumulative' parameter of evaluate must be a bool"),
-    ({"consider_cold_start": "no"}, "'consider_cold_start' parameter"),
-    ({"nthreads": 0}, "'nthreads' parameter"),
-    ({"nthreads": -5}, "'nthreads' parameter"),
-    ({"nthreads": 2 ** 70}, "'nthreads' parameter"),
-    ({"serendipity_top_n": 2 ** 70}, "'serendipity_top_n' parameter"),
-    ({"min_pos_test": 2 ** 65}, "'min_pos_test' parameter"),
-    ({"backend": None}, "'backend' parameter"),
-])
+
+@pytest.mark.parametrize(
+    "options,match",
+    [
+        ({"seed": 2**64}, "'seed' parameter of evaluate must be an int between 0 and"),
+        ({"seed": -1}, "'seed' parameter"),
+        ({"block_rows": -1.0}, "'block_rows' parameter"),
+        ({"block_rows": 2.5}, "'block_rows' parameter"),
+        ({"block_rows": 2**65}, "'block_rows' parameter"),
+        ({"profile": ["a"]}, "'profile' parameter of evaluate must be a name"),
+        ({"profile": {"a": 1}}, "'profile' parameter"),
+        ({"ties": ["a"]}, "'ties' parameter of evaluate must be a name"),
+        ({"metrics": 5}, "'metrics' parameter of evaluate must be a metric name"),
+        ({"cumulative": "yes"}, "'cumulative' parameter of evaluate must be a bool"),
+        ({"consider_cold_start": "no"}, "'consider_cold_start' parameter"),
+        ({"nthreads": 0}, "'nthreads' parameter"),
+        ({"nthreads": -5}, "'nthreads' parameter"),
+        ({"nthreads": 2**70}, "'nthreads' parameter"),
+        ({"serendipity_top_n": 2**70}, "'serendipity_top_n' parameter"),
+        ({"min_pos_test": 2**65}, "'min_pos_test' parameter"),
+        ({"backend": None}, "'backend' parameter"),
+    ],
+)
 def test_bad_options_name_the_argument(options, match):
     test = sp.csr_array(np.eye(4))
     with pytest.raises(InputError, match=match):

@@ -42,8 +42,9 @@ ZERO = {"duplicates": 0, "deleted": 0, "running": 0, "pending": 0, "lost": 0}
 
 
 def _ok(proc) -> None:
-    assert proc.returncode == 0, f"exit {proc.returncode}\n{proc.stdout[-2000:]}\n" \
-                                 f"{proc.stderr[-3000:]}"
+    assert proc.returncode == 0, (
+        f"exit {proc.returncode}\n{proc.stdout[-2000:]}\n{proc.stderr[-3000:]}"
+    )
 
 
 def _one_paragraph(proc) -> str:
@@ -68,17 +69,26 @@ def _track(server, experiment: str, *extra: str) -> list[str]:
 # secrets
 # ---------------------------------------------------------------------------------------------
 
+
 def _texts_in_store(uri: str, experiment: str, dest: Path) -> list[str]:
     """Every name, tag, param and artifact text of the experiment's runs."""
     c = _client(uri)
     exp = c.get_experiment_by_name(experiment)
     texts = []
     for r in c.search_runs([exp.experiment_id], max_results=100):
-        texts += [r.info.run_name or ""] + list(r.data.tags.values()) + list(r.data.tags) + \
-            list(r.data.params.values()) + list(r.data.params)
+        texts += (
+            [r.info.run_name or ""]
+            + list(r.data.tags.values())
+            + list(r.data.tags)
+            + list(r.data.params.values())
+            + list(r.data.params)
+        )
         local = Path(c.download_artifacts(r.info.run_id, "", str(dest / r.info.run_id)))
-        texts += [p.read_text(errors="replace") for p in local.rglob("*")
-                  if p.is_file() and p.suffix in (".csv", ".json", ".yaml", ".txt", ".md")]
+        texts += [
+            p.read_text(errors="replace")
+            for p in local.rglob("*")
+            if p.is_file() and p.suffix in (".csv", ".json", ".yaml", ".txt", ".md")
+        ]
     return texts
 
 
@@ -87,22 +97,40 @@ def test_secrets_in_overrides_leak_nowhere(tmp_path, server):
     reach no run name, tag, param, artifact, leaderboard or description, nor the job folders
     (Hydra's own ``.hydra/`` copies aside)."""
     uri_with_password = server.uri.replace("http://", f"http://bob:{SECRET}@")
-    proc = run("none", "track", ["-m", *TINY, f"tracking.uri={uri_with_password}",
-                                 "tracking.experiment=secrets", f"+db.password={SECRET}",
-                                 "seed=0,1", "hydra.sweep.dir=multirun"], tmp_path)
+    proc = run(
+        "none",
+        "track",
+        [
+            "-m",
+            *TINY,
+            f"tracking.uri={uri_with_password}",
+            "tracking.experiment=secrets",
+            f"+db.password={SECRET}",
+            "seed=0,1",
+            "hydra.sweep.dir=multirun",
+        ],
+        tmp_path,
+    )
     _ok(proc)
     texts = _texts_in_store(server.uri, "secrets", tmp_path / "downloaded")
     leaks = [t for t in [*texts, proc.stdout, proc.stderr] if SECRET in t]  # the terminal too
-    local = [p for p in (tmp_path / "multirun").rglob("*") if p.is_file()
-             and ".hydra" not in p.parts and p.name not in ("multirun.yaml",
-                                                             "recoeval_sweep.json")
-             and SECRET in p.read_text(errors="replace")]
+    local = [
+        p
+        for p in (tmp_path / "multirun").rglob("*")
+        if p.is_file()
+        and ".hydra" not in p.parts
+        and p.name not in ("multirun.yaml", "recoeval_sweep.json")
+        and SECRET in p.read_text(errors="replace")
+    ]
     c = _client(server.uri)
     exp = c.get_experiment_by_name("secrets")
     parent = c.search_runs([exp.experiment_id], "tags.`recoeval.sweep_parent` = 'true'")[0]
     assert "<redacted>" in parent.data.tags["recoeval.overrides"]
-    numbers = record("secrets in overrides (URL password, +db.password)",
-                     counts(server.uri, "secrets", tmp_path), leaks=len(leaks) + len(local))
+    numbers = record(
+        "secrets in overrides (URL password, +db.password)",
+        counts(server.uri, "secrets", tmp_path),
+        leaks=len(leaks) + len(local),
+    )
     assert leaks == [] and local == []
     assert numbers["jobs"] == numbers["runs"] == 2 and numbers["parents"] == 1
     assert {k: numbers[k] for k in ZERO} == ZERO
@@ -112,24 +140,44 @@ def test_secrets_in_overrides_leak_nowhere(tmp_path, server):
 # concurrency
 # ---------------------------------------------------------------------------------------------
 
+
 def _sweep_folders(root: Path, experiment: str, server_uri: str, n: int = 8) -> str:
     """A sweep whose store was down from its start: ``n`` jobs in every state a sync meets
     (PENDING, UPLOADING with a half-made run on the server, complete but never marked)."""
     dead = dead_uri()
     sweep_id = "sw" + experiment[-6:]
-    write_sweep_record(root, {"sweep_id": sweep_id, "parent_run_id": None,
-                              "tracking_uri": dead, "experiment": experiment})
-    set_marker(root, PENDING_SWEEP, {"sweep_id": sweep_id, "parent_run_id": None,
-                                     "status": "FINISHED", "experiment": experiment,
-                                     "tracking_uri": dead})
+    write_sweep_record(
+        root,
+        {
+            "sweep_id": sweep_id,
+            "parent_run_id": None,
+            "tracking_uri": dead,
+            "experiment": experiment,
+        },
+    )
+    set_marker(
+        root,
+        PENDING_SWEEP,
+        {
+            "sweep_id": sweep_id,
+            "parent_run_id": None,
+            "status": "FINISHED",
+            "experiment": experiment,
+            "tracking_uri": dead,
+        },
+    )
     upload = upload_args(experiment=experiment, sweep_id=sweep_id)
     c = _client(server_uri)
     exp_id = c.create_experiment(experiment)
     for i in range(n):
-        config = {"tracking": {"enabled": True, "uri": None, "experiment": experiment},
-                  "seed": i}
-        path = write_job_dir(make_results(n_users=30, k=3, seed=i), root / str(i), plots=False,
-                             config_yaml=config, overrides=[f"seed={i}"])
+        config = {"tracking": {"enabled": True, "uri": None, "experiment": experiment}, "seed": i}
+        path = write_job_dir(
+            make_results(n_users=30, k=3, seed=i),
+            root / str(i),
+            plots=False,
+            config_yaml=config,
+            overrides=[f"seed={i}"],
+        )
         (path / ".hydra").mkdir()
         if i % 4 in (0, 1):
             mark_pending(path, dead, ConnectionError("refused"), upload)
@@ -137,8 +185,9 @@ def _sweep_folders(root: Path, experiment: str, server_uri: str, n: int = 8) -> 
             uid = read_job_dir(path, per_user=False).job_uid
             run_id = c.create_run(exp_id, tags={"recoeval.job_uid": uid}).info.run_id
             c.log_metric(run_id, "p_at_3", 0.5)
-            set_marker(path, UPLOADING, {"tracking_uri": server_uri, "run_id": run_id,
-                                         "upload": upload})
+            set_marker(
+                path, UPLOADING, {"tracking_uri": server_uri, "run_id": run_id, "upload": upload}
+            )
         # i % 4 == 3: complete, never marked (killed between writing and uploading)
     return sweep_id
 
@@ -151,8 +200,9 @@ def test_concurrent_syncs_on_one_sweep_folder(tmp_path, server):
     procs = run_all([("none", "sync", [sweep, "--tracking-uri", server.uri], tmp_path)] * 3)
     for proc in procs:
         _ok(proc)
-    numbers = record("3 concurrent syncs on one sweep folder",
-                     counts(server.uri, "concurrent-syncs", sweep))
+    numbers = record(
+        "3 concurrent syncs on one sweep folder", counts(server.uri, "concurrent-syncs", sweep)
+    )
     assert numbers["jobs"] == numbers["runs"] == 8 and numbers["parents"] == 1
     assert numbers["sweep_ids"] == 1
     assert {k: numbers[k] for k in ZERO} == ZERO
@@ -161,8 +211,7 @@ def test_concurrent_syncs_on_one_sweep_folder(tmp_path, server):
     exp = c.get_experiment_by_name("concurrent-syncs")
     parent = c.search_runs([exp.experiment_id], "tags.`recoeval.sweep_parent` = 'true'")[0]
     assert parent.info.status == "FINISHED"
-    kids = c.search_runs([exp.experiment_id],
-                         f"tags.`mlflow.parentRunId` = '{parent.info.run_id}'")
+    kids = c.search_runs([exp.experiment_id], f"tags.`mlflow.parentRunId` = '{parent.info.run_id}'")
     assert len(kids) == 8
 
 
@@ -172,9 +221,17 @@ def test_syncs_running_while_the_sweep_runs(tmp_path, server):
     exp = "syncs-during-sweep"
     sweep = tmp_path / "multirun"
     sweep.mkdir()
-    procs = run_all([("none", "track", ["-m", *_track(server, exp), "seed=0,1,2,3",
-                                        "hydra.sweep.dir=multirun"], tmp_path)]
-                    + [("none", "sync", [sweep], tmp_path)] * 2)
+    procs = run_all(
+        [
+            (
+                "none",
+                "track",
+                ["-m", *_track(server, exp), "seed=0,1,2,3", "hydra.sweep.dir=multirun"],
+                tmp_path,
+            )
+        ]
+        + [("none", "sync", [sweep], tmp_path)] * 2
+    )
     for proc in procs:
         _ok(proc)
     numbers = record("2 syncs while the sweep runs", counts(server.uri, exp, sweep))
@@ -190,13 +247,19 @@ def test_concurrent_first_runs_share_one_new_sqlite_store(tmp_path):
     """Two sweeps started together in a folder with no ``mlflow.db`` yet: the schema is created
     once (under the lock beside the database) and every job lands in it."""
     common = [*TINY, "tracking=local", "tracking.experiment=first-runs", "seed=0,1"]
-    procs = run_all([("none", "track", ["-m", *common, f"hydra.sweep.dir=multirun/{name}"],
-                      tmp_path) for name in ("a", "b")])
+    procs = run_all(
+        [
+            ("none", "track", ["-m", *common, f"hydra.sweep.dir=multirun/{name}"], tmp_path)
+            for name in ("a", "b")
+        ]
+    )
     for proc in procs:
         _ok(proc)
     uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
-    numbers = record("2 first runs at once on a new SQLite store",
-                     counts(uri, "first-runs", tmp_path / "multirun"))
+    numbers = record(
+        "2 first runs at once on a new SQLite store",
+        counts(uri, "first-runs", tmp_path / "multirun"),
+    )
     assert numbers["jobs"] == numbers["runs"] == 4 and numbers["parents"] == 2
     assert {k: numbers[k] for k in ZERO} == ZERO
     with sqlite3.connect(tmp_path / "mlflow.db") as db:
@@ -216,8 +279,12 @@ def test_sigkill_at_each_stage_of_a_job_then_sync(tmp_path, server):
     ``log_job_dir`` refuses it, however often it is called); a job killed before, during or
     after its upload is found and finished by sync: one run each, none deleted."""
     exp = "sigkill-job"
-    procs = run_all([(fault, "track", [*_track(server, exp), f"hydra.run.dir=jobs/{fault}"],
-                      tmp_path) for fault in STAGES])
+    procs = run_all(
+        [
+            (fault, "track", [*_track(server, exp), f"hydra.run.dir=jobs/{fault}"], tmp_path)
+            for fault in STAGES
+        ]
+    )
     for proc in procs:
         assert proc.returncode == -9, proc.stderr[-2000:]
     jobs = tmp_path / "jobs"
@@ -262,8 +329,7 @@ def test_full_disk_while_writing_the_job_folder(tmp_path, server):
     exit 1, no traceback; the folder stays INCOMPLETE (no truncated file under a final name)
     and nothing is uploaded, by the job or by sync."""
     exp = "full-disk"
-    proc = run("enospc-per-user", "track", [*_track(server, exp), "hydra.run.dir=job"],
-               tmp_path)
+    proc = run("enospc-per-user", "track", [*_track(server, exp), "hydra.run.dir=job"], tmp_path)
     assert proc.returncode == 1
     message = _one_paragraph(proc)
     job = tmp_path / "job"
@@ -285,18 +351,22 @@ def test_full_disk_while_writing_the_job_folder(tmp_path, server):
 # sweeps
 # ---------------------------------------------------------------------------------------------
 
+
 def test_sigkill_of_a_sweep_then_sync_closes_its_parent(tmp_path, server):
     """A sweep killed outright (SIGKILL, no exit handler) leaves its parent RUNNING; sync sees
     the sweep's lock is free and closes it as KILLED."""
     exp = "sigkill-sweep"
-    proc = run("kill-third-job", "track", ["-m", *_track(server, exp), "seed=0,1,2,3",
-                                          "hydra.sweep.dir=multirun"], tmp_path)
+    proc = run(
+        "kill-third-job",
+        "track",
+        ["-m", *_track(server, exp), "seed=0,1,2,3", "hydra.sweep.dir=multirun"],
+        tmp_path,
+    )
     assert proc.returncode == -9
     sweep = tmp_path / "multirun"
     assert counts(server.uri, exp, sweep)["running"] == 1  # the parent
     _ok(run("none", "sync", [sweep], tmp_path))
-    numbers = record("SIGKILL of a sweep at its 3rd job, then sync",
-                     counts(server.uri, exp, sweep))
+    numbers = record("SIGKILL of a sweep at its 3rd job, then sync", counts(server.uri, exp, sweep))
     assert numbers["jobs"] == numbers["runs"] == 2 and numbers["parents"] == 1
     assert {k: numbers[k] for k in ZERO} == ZERO
     c = _client(server.uri)
@@ -309,9 +379,19 @@ def test_store_down_for_a_whole_sweep_then_sync(tmp_path, server):
     """The store is down from the sweep's start to its end: every job is PENDING, the sweep
     records its id; sync creates one parent for that sweep id and links every job to it."""
     exp = "down-whole-sweep"
-    proc = run("none", "track", ["-m", *TINY, f"tracking.uri={dead_uri()}",
-                                 f"tracking.experiment={exp}", "seed=0,1,2,3",
-                                 "hydra.sweep.dir=multirun"], tmp_path)
+    proc = run(
+        "none",
+        "track",
+        [
+            "-m",
+            *TINY,
+            f"tracking.uri={dead_uri()}",
+            f"tracking.experiment={exp}",
+            "seed=0,1,2,3",
+            "hydra.sweep.dir=multirun",
+        ],
+        tmp_path,
+    )
     _ok(proc)
     sweep = tmp_path / "multirun"
     assert len(list(sweep.glob("*/PENDING"))) == 4 and (sweep / PENDING_SWEEP).is_file()
@@ -326,8 +406,12 @@ def test_store_down_only_at_sweep_start(tmp_path, server):
     """The parent cannot be created at the sweep's start; the jobs create it once by sweep id
     (under the sweep's parent lock) and the sweep's end closes it: no sync needed."""
     exp = "down-at-start"
-    proc = run("parent-fails-once", "track", ["-m", *_track(server, exp), "seed=0,1,2,3",
-                                              "hydra.sweep.dir=multirun"], tmp_path)
+    proc = run(
+        "parent-fails-once",
+        "track",
+        ["-m", *_track(server, exp), "seed=0,1,2,3", "hydra.sweep.dir=multirun"],
+        tmp_path,
+    )
     _ok(proc)
     assert "could not create the sweep's parent run" in proc.stderr
     sweep = tmp_path / "multirun"
@@ -345,6 +429,7 @@ def test_store_down_only_at_sweep_start(tmp_path, server):
 # bad folders
 # ---------------------------------------------------------------------------------------------
 
+
 def test_bad_folders_are_reported_and_skipped(tmp_path, server):
     """Among pending folders, one without results and one whose marker is not JSON (and whose
     store is recorded nowhere) are named and skipped; the good ones are uploaded; nothing is
@@ -354,19 +439,24 @@ def test_bad_folders_are_reported_and_skipped(tmp_path, server):
     dead = dead_uri()
     upload = upload_args(experiment=exp)
     for i in range(3):  # their store was down; it is back
-        path = write_job_dir(make_results(n_users=30, k=3, seed=i), root / f"good{i}",
-                             plots=False)
+        path = write_job_dir(make_results(n_users=30, k=3, seed=i), root / f"good{i}", plots=False)
         mark_pending(path, server.uri, ConnectionError("refused"), upload)
     empty = root / "no-results"
     empty.mkdir()
     (empty / PENDING).write_text(json.dumps({"tracking_uri": dead, "upload": upload}))
-    broken = write_job_dir(make_results(n_users=30, k=3, seed=9), root / "broken-marker",
-                           plots=False, config_yaml={"tracking": {
-                               "enabled": True, "uri": None, "experiment": exp}})
+    broken = write_job_dir(
+        make_results(n_users=30, k=3, seed=9),
+        root / "broken-marker",
+        plots=False,
+        config_yaml={"tracking": {"enabled": True, "uri": None, "experiment": exp}},
+    )
     (broken / PENDING).write_text("{not json")
-    recorded = write_job_dir(make_results(n_users=30, k=3, seed=8), root / "marker-not-json",
-                             plots=False, config_yaml={"tracking": {
-                                 "enabled": True, "uri": server.uri, "experiment": exp}})
+    recorded = write_job_dir(
+        make_results(n_users=30, k=3, seed=8),
+        root / "marker-not-json",
+        plots=False,
+        config_yaml={"tracking": {"enabled": True, "uri": server.uri, "experiment": exp}},
+    )
     (recorded / PENDING).write_text("{not json")
     cwd = tmp_path / "elsewhere"
     cwd.mkdir()
@@ -380,27 +470,43 @@ def test_bad_folders_are_reported_and_skipped(tmp_path, server):
     # folders keep their markers; the broken marker's job waits for a store to be given
     assert first["runs"] == 4 and first["pending"] == 2 and first["lost"] == 1
     _ok(run("none", "sync", [broken, "--tracking-uri", server.uri], cwd))
-    numbers = record("bad folders among pending ones (no results, marker not JSON)",
-                     counts(server.uri, exp, root))
+    numbers = record(
+        "bad folders among pending ones (no results, marker not JSON)",
+        counts(server.uri, exp, root),
+    )
     assert numbers["jobs"] == numbers["runs"] == 5
     assert numbers["pending"] == 1  # the folder without results, named by every sync
-    assert {k: numbers[k] for k in ZERO if k != "pending"} == {
-        k: 0 for k in ZERO if k != "pending"}
+    assert {k: numbers[k] for k in ZERO if k != "pending"} == {k: 0 for k in ZERO if k != "pending"}
 
 
 def test_ids_beyond_64_bits_are_refused_at_load(tmp_path):
     """Ids of 10^30 used to pass the whole job and then fail writing ``per_user.parquet``:
     they are refused at load, before any work, with the column and line named."""
     data = tmp_path / "big.csv"
-    rows = ["user,item,value", f"{10 ** 30},1,1"] + [f"{u},{i},1" for u in range(1, 8)
-                                                      for i in range(1, 6)]
+    rows = ["user,item,value", f"{10**30},1,1"] + [
+        f"{u},{i},1" for u in range(1, 8) for i in range(1, 6)
+    ]
     data.write_text("\n".join(rows) + "\n")
-    proc = run("none", "track", [*TINY[:6], "dataset=csv", f"dataset.path={data}",
-                                 "tracking=none", "hydra.run.dir=job"], tmp_path)
+    proc = run(
+        "none",
+        "track",
+        [*TINY[:6], "dataset=csv", f"dataset.path={data}", "tracking=none", "hydra.run.dir=job"],
+        tmp_path,
+    )
     assert proc.returncode == 2
     message = _one_paragraph(proc)
     assert "out of the 64-bit integer range" in message and "line 2" in message
     assert not job_dirs(tmp_path / "job")
-    record("ids of 10^30 (refused at load)", {"jobs": 0, "runs": 0, "parents": 0,
-                                              "duplicates": 0, "deleted": 0, "running": 0,
-                                              "pending": 0, "lost": 0})
+    record(
+        "ids of 10^30 (refused at load)",
+        {
+            "jobs": 0,
+            "runs": 0,
+            "parents": 0,
+            "duplicates": 0,
+            "deleted": 0,
+            "running": 0,
+            "pending": 0,
+            "lost": 0,
+        },
+    )

@@ -20,7 +20,8 @@ from recoeval_tracking import InputError
 from recoeval_tracking.jobdir import PENDING, SYNCED, read_job_dir, write_job_dir
 
 _spec = importlib.util.spec_from_file_location(
-    "results_factory", Path(__file__).resolve().parents[1] / "tracking" / "results_factory.py")
+    "results_factory", Path(__file__).resolve().parents[1] / "tracking" / "results_factory.py"
+)
 _factory = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(_factory)
 make_results = _factory.make_results
@@ -42,8 +43,9 @@ def results():
 
 
 def test_metrics_json_means_cis_counts_timings(tmp_path, results):
-    path = write_job_dir(results, tmp_path / "job", extra_metrics={"fit_time_total": 2.5},
-                         plots=False)
+    path = write_job_dir(
+        results, tmp_path / "job", extra_metrics={"fit_time_total": 2.5}, plots=False
+    )
     metrics = json.loads((path / "metrics.json").read_text())
     pu = results.per_user
     for col in ("ndcg_at_4", "p_at_4", "r_at_4", "roc_auc"):
@@ -90,10 +92,21 @@ def test_curves_csv_is_mean_over_defined_users(tmp_path, results):
 
 def test_round_trip(tmp_path, results):
     config = "model:\n  name: als\n  factors: 8\nmetrics:\n  k: 4\n"
-    dataset = {"name": "toy", "n_users": 40, "data_fingerprint": "abc123",
-               "split_fingerprint": "def456", "density": 0.1}
-    path = write_job_dir(results, tmp_path / "job", config_yaml=config,
-                         overrides=["model.factors=8"], dataset=dataset, plots=False)
+    dataset = {
+        "name": "toy",
+        "n_users": 40,
+        "data_fingerprint": "abc123",
+        "split_fingerprint": "def456",
+        "density": 0.1,
+    }
+    path = write_job_dir(
+        results,
+        tmp_path / "job",
+        config_yaml=config,
+        overrides=["model.factors=8"],
+        dataset=dataset,
+        plots=False,
+    )
     job = read_job_dir(path)
     pd.testing.assert_frame_equal(job.per_user, results.per_user, check_dtype=False)
     assert job.k == 4 and job.fingerprint == "def00003abc" and not job.topk_only
@@ -117,11 +130,19 @@ def test_all_nan_metric_round_trips_as_nan(tmp_path):
 
 
 def test_secrets_redacted_on_disk(tmp_path, results):
-    config = {"tracking": {"uri": "http://bob:hunter2@host", "password": "hunter2"},
-              "db": {"apiKey": "hunter2"}, "metrics": {"k": 4}}
-    path = write_job_dir(results, tmp_path / "job", config_yaml=config,
-                         overrides=["tracking.password=hunter2", "metrics.k=4"],
-                         dataset={"name": "x", "token": "hunter2"}, plots=False)
+    config = {
+        "tracking": {"uri": "http://bob:hunter2@host", "password": "hunter2"},
+        "db": {"apiKey": "hunter2"},
+        "metrics": {"k": 4},
+    }
+    path = write_job_dir(
+        results,
+        tmp_path / "job",
+        config_yaml=config,
+        overrides=["tracking.password=hunter2", "metrics.k=4"],
+        dataset={"name": "x", "token": "hunter2"},
+        plots=False,
+    )
     for name in ("config.yaml", "overrides.yaml", "dataset.json"):
         assert "hunter2" not in (path / name).read_text()
     job = read_job_dir(path)
@@ -143,8 +164,13 @@ def test_plots_written(tmp_path):
     res = make_results(n_users=30, k=3, seed=2)
     path = write_job_dir(res, tmp_path / "job", plots="all")
     names = sorted(p.name for p in (path / "plots").iterdir())
-    assert names == ["curves.png", "per_user_ndcg_at_3.png", "per_user_p_at_3.png",
-                     "per_user_r_at_3.png", "per_user_roc_auc.png"]
+    assert names == [
+        "curves.png",
+        "per_user_ndcg_at_3.png",
+        "per_user_p_at_3.png",
+        "per_user_r_at_3.png",
+        "per_user_roc_auc.png",
+    ]
     for p in (path / "plots").iterdir():
         assert p.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
@@ -166,15 +192,17 @@ def test_no_curves_means_no_curves_csv(tmp_path):
 
 
 def test_validation_messages(tmp_path, results):
-    with pytest.raises(InputError, match="'results' parameter of write_job_dir must be a "
-                                         "recoeval_tracking Results"):
+    with pytest.raises(
+        InputError, match="'results' parameter of write_job_dir must be a recoeval_tracking Results"
+    ):
         write_job_dir({"ndcg": 1}, tmp_path)
     with pytest.raises(InputError, match="'extra_metrics' parameter of write_job_dir"):
         write_job_dir(results, tmp_path, extra_metrics={"x": "fast"})
     with pytest.raises(InputError, match="'overrides' parameter"):
         write_job_dir(results, tmp_path, overrides="model=als")
-    with pytest.raises(InputError, match="'path' parameter of read_job_dir must be a job "
-                                         "directory"):
+    with pytest.raises(
+        InputError, match="'path' parameter of read_job_dir must be a job directory"
+    ):
         read_job_dir(tmp_path / "nothing-here")
 
 
@@ -243,5 +271,10 @@ def test_rewrite_clears_every_marker(tmp_path, results):
     (path / ".per_user.parquet.1.ab.recoeval-tmp").write_bytes(b"PAR1")
     write_job_dir(results, path, plots=False)
     assert sorted(p.name for p in path.iterdir()) == [
-        ".recoeval.lock", "curves.csv", "definitions.json", "job.json", "metrics.json",
-        "per_user.parquet"]
+        ".recoeval.lock",
+        "curves.csv",
+        "definitions.json",
+        "job.json",
+        "metrics.json",
+        "per_user.parquet",
+    ]

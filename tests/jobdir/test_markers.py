@@ -30,8 +30,9 @@ time.sleep(float(sys.argv[2]))
 
 
 def _holder(path, seconds):
-    proc = subprocess.Popen([sys.executable, "-c", HOLD, str(path), str(seconds)],
-                            stdout=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-c", HOLD, str(path), str(seconds)], stdout=subprocess.PIPE, text=True
+    )
     assert proc.stdout.readline().strip() == "held"
     return proc
 
@@ -73,8 +74,9 @@ def test_lock_is_reentrant_in_a_thread_and_exclusive_across_processes(tmp_path):
         with file_lock(lock):  # the same thread again: no deadlock
             pass
         fd = None
-        out = subprocess.run([sys.executable, "-c", HOLD, str(lock), "0"], capture_output=True,
-                             text=True, check=True)
+        out = subprocess.run(
+            [sys.executable, "-c", HOLD, str(lock), "0"], capture_output=True, text=True, check=True
+        )
         assert out.stdout.strip() == "busy"
         assert fd is None
     fd = try_lock(lock)

@@ -17,19 +17,44 @@ from recoeval_tracking.jobdir.redact import (
 )
 
 
-@pytest.mark.parametrize("key", [
-    "tracking.password", "password", "db.passwd", "db.pwd", "auth.token", "api_key", "db.apiKey",
-    "aws.secretAccessKey", "service.accessToken", "client_secret", "dbPassword", "x.key",
-    "credentials", "s3.ACCESS_KEY",
-])
+@pytest.mark.parametrize(
+    "key",
+    [
+        "tracking.password",
+        "password",
+        "db.passwd",
+        "db.pwd",
+        "auth.token",
+        "api_key",
+        "db.apiKey",
+        "aws.secretAccessKey",
+        "service.accessToken",
+        "client_secret",
+        "dbPassword",
+        "x.key",
+        "credentials",
+        "s3.ACCESS_KEY",
+    ],
+)
 def test_secret_keys(key):
     assert is_secret_key(key)
 
 
-@pytest.mark.parametrize("key", [
-    "metrics.k", "k", "metrics.max_tokens", "model.tokenizer", "split.keys_per_user",
-    "sort.monkey", "secrets.path", "keyword", "model.factors", "tracking.uri",
-])
+@pytest.mark.parametrize(
+    "key",
+    [
+        "metrics.k",
+        "k",
+        "metrics.max_tokens",
+        "model.tokenizer",
+        "split.keys_per_user",
+        "sort.monkey",
+        "secrets.path",
+        "keyword",
+        "model.factors",
+        "tracking.uri",
+    ],
+)
 def test_not_secret_keys(key):
     assert not is_secret_key(key)
 
@@ -41,28 +66,51 @@ def test_scrub_url_removes_password_only():
 
 
 def test_scrub_mapping_nested():
-    cfg = {"tracking": {"uri": "http://u:pw@h", "token": "abc"}, "metrics": {"k": 10},
-           "jobs": [{"api_key": "zz", "n": 1}]}
+    cfg = {
+        "tracking": {"uri": "http://u:pw@h", "token": "abc"},
+        "metrics": {"k": 10},
+        "jobs": [{"api_key": "zz", "n": 1}],
+    }
     out = scrub_mapping(cfg)
-    assert out == {"tracking": {"uri": f"http://u:{REDACTED}@h", "token": REDACTED},
-                   "metrics": {"k": 10}, "jobs": [{"api_key": REDACTED, "n": 1}]}
+    assert out == {
+        "tracking": {"uri": f"http://u:{REDACTED}@h", "token": REDACTED},
+        "metrics": {"k": 10},
+        "jobs": [{"api_key": REDACTED, "n": 1}],
+    }
     assert cfg["tracking"]["token"] == "abc"  # input untouched
 
 
 def test_scrub_overrides():
-    got = scrub_overrides(["model.factors=64", "+tracking.password=abc", "~db.token",
-                           "tracking.uri=http://u:pw@h"])
-    assert got == ["model.factors=64", f"+tracking.password={REDACTED}", "~db.token",
-                   f"tracking.uri=http://u:{REDACTED}@h"]
+    got = scrub_overrides(
+        ["model.factors=64", "+tracking.password=abc", "~db.token", "tracking.uri=http://u:pw@h"]
+    )
+    assert got == [
+        "model.factors=64",
+        f"+tracking.password={REDACTED}",
+        "~db.token",
+        f"tracking.uri=http://u:{REDACTED}@h",
+    ]
 
 
 def test_flatten_config():
-    cfg = {"model": {"name": "als", "factors": 64, "opt": {"lr": 0.1}}, "metrics": {"k": 10},
-           "names": ["ndcg", "p"], "empty": {}, "none": None, "flag": True}
-    assert flatten_config(cfg) == {"model.name": "als", "model.factors": "64",
-                                   "model.opt.lr": "0.1", "metrics.k": "10",
-                                   "names": '["ndcg", "p"]', "empty": "{}", "none": "None",
-                                   "flag": "True"}
+    cfg = {
+        "model": {"name": "als", "factors": 64, "opt": {"lr": 0.1}},
+        "metrics": {"k": 10},
+        "names": ["ndcg", "p"],
+        "empty": {},
+        "none": None,
+        "flag": True,
+    }
+    assert flatten_config(cfg) == {
+        "model.name": "als",
+        "model.factors": "64",
+        "model.opt.lr": "0.1",
+        "metrics.k": "10",
+        "names": '["ndcg", "p"]',
+        "empty": "{}",
+        "none": "None",
+        "flag": "True",
+    }
     assert flatten_config({"a": 1}, prefix="cfg") == {"cfg.a": "1"}
     with pytest.raises(InputError, match="'config' parameter of flatten_config"):
         flatten_config(["not", "a", "dict"])
@@ -74,18 +122,27 @@ def test_sanitize_key():
     assert len(sanitize_key("x" * 300)) == 250
 
 
-@pytest.mark.parametrize("text,expected", [
-    # Hydra escapes ':' in overrides: the escaped form is matched too
-    (r"tracking.uri=http\://bob\:PW@host\:5000", r"tracking.uri=http\://bob\:<redacted>@host\:5000"),
-    ("http://bob:PW@host:5000/x", "http://bob:<redacted>@host:5000/x"),
-    ("https://:tok@h/x", "https://:<redacted>@h/x"),
-    ("+db.password=abc model=als", "+db.password=<redacted> model=als"),
-    ("+db.password=a,b model=als", "+db.password=<redacted> model=als"),
-    ("model=als,auth.token=abc,k=3", "model=als,auth.token=<redacted>,k=3"),
-    ("https://h/x?api_key=abc&n=1", "https://h/x?api_key=<redacted>&n=1"),
-    ("metrics.k=10 sort.monkey=3 model.tokenizer=x", "metrics.k=10 sort.monkey=3 model.tokenizer=x"),
-    ("http://host:5000/x", "http://host:5000/x"),
-])
+@pytest.mark.parametrize(
+    "text,expected",
+    [
+        # Hydra escapes ':' in overrides: the escaped form is matched too
+        (
+            r"tracking.uri=http\://bob\:PW@host\:5000",
+            r"tracking.uri=http\://bob\:<redacted>@host\:5000",
+        ),
+        ("http://bob:PW@host:5000/x", "http://bob:<redacted>@host:5000/x"),
+        ("https://:tok@h/x", "https://:<redacted>@h/x"),
+        ("+db.password=abc model=als", "+db.password=<redacted> model=als"),
+        ("+db.password=a,b model=als", "+db.password=<redacted> model=als"),
+        ("model=als,auth.token=abc,k=3", "model=als,auth.token=<redacted>,k=3"),
+        ("https://h/x?api_key=abc&n=1", "https://h/x?api_key=<redacted>&n=1"),
+        (
+            "metrics.k=10 sort.monkey=3 model.tokenizer=x",
+            "metrics.k=10 sort.monkey=3 model.tokenizer=x",
+        ),
+        ("http://host:5000/x", "http://host:5000/x"),
+    ],
+)
 def test_scrub_text(text, expected):
     from recoeval_tracking.jobdir.redact import scrub_text
 
@@ -93,10 +150,14 @@ def test_scrub_text(text, expected):
 
 
 def test_scrub_overrides_as_hydra_writes_them():
-    got = scrub_overrides([r"tracking.uri=http\://bob\:PW@h\:5000", "+db.password=PW",
-                           "hydra.sweeper.params.x=1,2"])
-    assert got == [rf"tracking.uri=http\://bob\:{REDACTED}@h\:5000", f"+db.password={REDACTED}",
-                   "hydra.sweeper.params.x=1,2"]
+    got = scrub_overrides(
+        [r"tracking.uri=http\://bob\:PW@h\:5000", "+db.password=PW", "hydra.sweeper.params.x=1,2"]
+    )
+    assert got == [
+        rf"tracking.uri=http\://bob\:{REDACTED}@h\:5000",
+        f"+db.password={REDACTED}",
+        "hydra.sweeper.params.x=1,2",
+    ]
     assert not any("PW" in g for g in got)
 
 
@@ -106,29 +167,37 @@ def test_redact_is_the_one_entry_point():
     assert redact(r"x=http\://u\:pw@h") == rf"x=http\://u\:{REDACTED}@h"
     assert redact({"db": {"password": "pw", "url": "http://u:pw@h"}, "n": [1, "token=pw"]}) == {
         "db": {"password": REDACTED, "url": f"http://u:{REDACTED}@h"},
-        "n": [1, f"token={REDACTED}"]}
+        "n": [1, f"token={REDACTED}"],
+    }
     assert redact(3) == 3
 
 
 def test_mlflow_sort_address_is_not_a_secret():
     """The MLflow UI's sort column (``orderByKey``) in a printed address names a metric, not a
     credential: the address must reach the user whole, or the UI rejects ``<redacted> DESC``."""
-    link = ("#/experiments/1/runs?searchFilter=x&orderByKey=metrics.%60ndcg_at_10%60"
-            "&orderByAsc=false&compareRunsMode=CHART")
+    link = (
+        "#/experiments/1/runs?searchFilter=x&orderByKey=metrics.%60ndcg_at_10%60"
+        "&orderByAsc=false&compareRunsMode=CHART"
+    )
     assert scrub_text(link) == link
-    view = "#/experiments/1/runs?viewStateShareKey=recoeval-sweep-5d7562a9154f&compareRunsMode=TABLE"
+    view = (
+        "#/experiments/1/runs?viewStateShareKey=recoeval-sweep-5d7562a9154f&compareRunsMode=TABLE"
+    )
     assert scrub_text(view) == view
     assert not is_secret_key("orderByKey") and not is_secret_key("order_by_key")
     assert not is_secret_key("sortKey")
 
 
-@pytest.mark.parametrize("text, secret", [
-    ("https://h/x?orderByKey=metrics.a&api_key=abc", "abc"),
-    ("https://h/x?apiKey=abc&orderByKey=metrics.a", "abc"),
-    ("+db.key=abc orderByKey=metrics.a", "abc"),
-    ("http://bob:pw@h/#/experiments/1/runs?orderByKey=metrics.a", "pw"),
-    ("x.orderByKeyToken=abc", "abc"),
-])
+@pytest.mark.parametrize(
+    "text, secret",
+    [
+        ("https://h/x?orderByKey=metrics.a&api_key=abc", "abc"),
+        ("https://h/x?apiKey=abc&orderByKey=metrics.a", "abc"),
+        ("+db.key=abc orderByKey=metrics.a", "abc"),
+        ("http://bob:pw@h/#/experiments/1/runs?orderByKey=metrics.a", "pw"),
+        ("x.orderByKeyToken=abc", "abc"),
+    ],
+)
 def test_real_secrets_next_to_a_sort_key_stay_redacted(text, secret):
     out = scrub_text(text)
     assert secret not in out.replace("orderByKey", "")
@@ -157,8 +226,11 @@ def test_numeric_secret_values_are_redacted():
 
     cfg = yaml.safe_load(NUMERIC_SECRETS_YAML)
     assert cfg["db"]["password"] == 1234 and isinstance(cfg["auth"]["apiKey"], int)
-    want = {"db": {"password": REDACTED, "port": 5432},
-            "auth": {"token": REDACTED, "apiKey": REDACTED}, "metrics": {"k": 10}}
+    want = {
+        "db": {"password": REDACTED, "port": 5432},
+        "auth": {"token": REDACTED, "apiKey": REDACTED},
+        "metrics": {"k": 10},
+    }
     assert scrub_mapping(cfg) == want
     from recoeval_tracking.jobdir.redact import redact
 

@@ -19,7 +19,6 @@ import pytest
 import scipy.sparse as sp
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-
 from reference import (
     METRICS,
     applicable_reasons,
@@ -29,8 +28,7 @@ from reference import (
 
 from ._engine_adapter import calc, run_evaluate
 
-SETTINGS = settings(max_examples=60, deadline=None,
-                    suppress_health_check=[HealthCheck.too_slow])
+SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 TEST_VALUES = np.array([-1.0, 0.0, 0.5, 1.0, 1.0, 2.0, 3.0, 1.0])
 TRAIN_VALUES = np.array([1.0, 2.0, 5.0])
@@ -51,8 +49,11 @@ class Case:
 
     @property
     def kw(self) -> dict[str, Any]:
-        return dict(min_pos_test=self.min_pos_test, min_items_pool=self.min_items_pool,
-                    consider_cold_start=self.consider_cold_start)
+        return dict(
+            min_pos_test=self.min_pos_test,
+            min_items_pool=self.min_items_pool,
+            consider_cold_start=self.consider_cold_start,
+        )
 
 
 @st.composite
@@ -75,8 +76,11 @@ def cases(draw, *, max_users: int = 6, max_items: int = 9, allow_ties: bool = Tr
     r_tr, c_tr = np.nonzero(cell == 1)
     r_te, c_te = np.nonzero(cell == 2)
     X_test = sp.csr_array((rng.choice(TEST_VALUES, r_te.size), (r_te, c_te)), shape=(m, n))
-    X_train = (sp.csr_array((rng.choice(TRAIN_VALUES, r_tr.size), (r_tr, c_tr)), shape=(m, n))
-               if with_train else None)
+    X_train = (
+        sp.csr_array((rng.choice(TRAIN_VALUES, r_tr.size), (r_tr, c_tr)), shape=(m, n))
+        if with_train
+        else None
+    )
 
     tied = allow_ties and draw(st.booleans())
     if tied:
@@ -90,11 +94,17 @@ def cases(draw, *, max_users: int = 6, max_items: int = 9, allow_ties: bool = Tr
         rows = np.nonzero(rng.random(m) < 0.3)[0]
         S[rows, rng.integers(0, n, rows.size)] = np.nan
     return Case(
-        X_train=X_train, X_test=X_test, S=S, k=draw(st.integers(1, n)),
-        cumulative=draw(st.booleans()), min_pos_test=draw(st.sampled_from([1, 1, 1, 1, 2, 3])),
+        X_train=X_train,
+        X_test=X_test,
+        S=S,
+        k=draw(st.integers(1, n)),
+        cumulative=draw(st.booleans()),
+        min_pos_test=draw(st.sampled_from([1, 1, 1, 1, 2, 3])),
         min_items_pool=draw(st.sampled_from([1, 2, 2, 2, 2, 3, n, n + 1])),
-        consider_cold_start=draw(st.booleans()), tied=tied,
-        dtype=draw(st.sampled_from([np.float64, np.float32])))
+        consider_cold_start=draw(st.booleans()),
+        tied=tied,
+        dtype=draw(st.sampled_from([np.float64, np.float32])),
+    )
 
 
 def _tol(case: Case) -> float:
@@ -105,18 +115,28 @@ def _compare(got: dict[str, np.ndarray], ref, case: Case, what: str) -> None:
     assert set(METRICS) <= set(got), f"{what} lacks {set(METRICS) - set(got)}"
     for name in got:  # the core metrics and every further variant the engine offers
         np.testing.assert_allclose(
-            got[name], ref[name], rtol=0, atol=_tol(case), equal_nan=True,
+            got[name],
+            ref[name],
+            rtol=0,
+            atol=_tol(case),
+            equal_nan=True,
             err_msg=f"{name} via {what} (k={case.k}, cumulative={case.cumulative}, "
-                    f"{case.kw}, dtype={case.dtype.__name__})")
+            f"{case.kw}, dtype={case.dtype.__name__})",
+        )
 
 
 def _check_reasons(reasons: np.ndarray, case: Case, scores: np.ndarray) -> None:
     Xte = case.X_test
     Xtr = case.X_train
     for u in range(case.S.shape[0]):
-        test = {int(j): float(v) for j, v in zip(Xte.indices[Xte.indptr[u]:Xte.indptr[u + 1]],
-                                                 Xte.data[Xte.indptr[u]:Xte.indptr[u + 1]])}
-        train = None if Xtr is None else Xtr.indices[Xtr.indptr[u]:Xtr.indptr[u + 1]].tolist()
+        test = {
+            int(j): float(v)
+            for j, v in zip(
+                Xte.indices[Xte.indptr[u] : Xte.indptr[u + 1]],
+                Xte.data[Xte.indptr[u] : Xte.indptr[u + 1]],
+            )
+        }
+        train = None if Xtr is None else Xtr.indices[Xtr.indptr[u] : Xtr.indptr[u + 1]].tolist()
         rules = applicable_reasons(scores[u].tolist(), train, test, **case.kw)
         if not rules:
             assert reasons[u] == "", f"user {u}: engine says {reasons[u]!r}, no rule applies"
@@ -133,14 +153,30 @@ def test_calc_reco_metrics_matches_reference(case: Case) -> None:
     A = case.S.astype(case.dtype)
     B = np.eye(n, dtype=case.dtype)  # A @ B.T == S exactly, NaN rows included
     scores = scores_from_factors(A, B)
-    ref = reference_metrics(case.X_train, case.X_test, scores, case.k, ties="index",
-                            cumulative=case.cumulative, **case.kw)
-    got = calc(case.X_train, case.X_test, A, B, case.k, noise=False, cumulative=case.cumulative,
-               **case.kw)
+    ref = reference_metrics(
+        case.X_train,
+        case.X_test,
+        scores,
+        case.k,
+        ties="index",
+        cumulative=case.cumulative,
+        **case.kw,
+    )
+    got = calc(
+        case.X_train, case.X_test, A, B, case.k, noise=False, cumulative=case.cumulative, **case.kw
+    )
     _compare(got, ref, case, "calc_reco_metrics(noise=False)")
     if not case.tied:
-        got = calc(case.X_train, case.X_test, A, B, case.k, noise=True,
-                   cumulative=case.cumulative, **case.kw)
+        got = calc(
+            case.X_train,
+            case.X_test,
+            A,
+            B,
+            case.k,
+            noise=True,
+            cumulative=case.cumulative,
+            **case.kw,
+        )
         _compare(got, ref, case, "calc_reco_metrics(noise=True)")
 
 
@@ -153,10 +189,25 @@ def test_calc_reco_metrics_with_item_biases(case: Case, bias_seed: int, bias_shi
     A = case.S.astype(case.dtype)
     B = np.eye(n, dtype=case.dtype)
     scores = scores_from_factors(A, B, bias)
-    ref = reference_metrics(case.X_train, case.X_test, scores, case.k, ties="index",
-                            cumulative=case.cumulative, **case.kw)
-    got = calc(case.X_train, case.X_test, A, B, case.k, item_biases=bias,
-               cumulative=case.cumulative, **case.kw)
+    ref = reference_metrics(
+        case.X_train,
+        case.X_test,
+        scores,
+        case.k,
+        ties="index",
+        cumulative=case.cumulative,
+        **case.kw,
+    )
+    got = calc(
+        case.X_train,
+        case.X_test,
+        A,
+        B,
+        case.k,
+        item_biases=bias,
+        cumulative=case.cumulative,
+        **case.kw,
+    )
     _compare(got, ref, case, "calc_reco_metrics(item_biases)")
 
 
@@ -166,11 +217,19 @@ def test_evaluate_matches_reference(case: Case) -> None:
     # metrics="all": the linear, exponential and binary NDCG gains are compared as ndcg,
     # ndcg_exp and ndcg_bin, with auc_topk and mpr
     S = case.S.astype(case.dtype)
-    ref = reference_metrics(case.X_train, case.X_test, S, case.k, ties="index",
-                            cumulative=case.cumulative, **case.kw)
+    ref = reference_metrics(
+        case.X_train, case.X_test, S, case.k, ties="index", cumulative=case.cumulative, **case.kw
+    )
     for ties in ("index",) if case.tied else ("index", "noise"):
-        got, reasons, res = run_evaluate(case.X_train, case.X_test, case.k, scores=S, ties=ties,
-                                         cumulative=case.cumulative, **case.kw)
+        got, reasons, res = run_evaluate(
+            case.X_train,
+            case.X_test,
+            case.k,
+            scores=S,
+            ties=ties,
+            cumulative=case.cumulative,
+            **case.kw,
+        )
         assert {"ndcg_exp", "ndcg_bin", "auc_topk", "mpr"} <= set(got)
         _compare(got, ref, case, f"evaluate(ties={ties})")
         _check_reasons(reasons, case, S.astype(np.float64))
@@ -187,10 +246,18 @@ def test_evaluate_matches_reference(case: Case) -> None:
 @given(case=cases())
 def test_evaluate_scorer_matches_reference(case: Case) -> None:
     S = case.S.astype(case.dtype)
-    ref = reference_metrics(case.X_train, case.X_test, S, case.k, ties="index",
-                            cumulative=case.cumulative, **case.kw)
-    got, _, _ = run_evaluate(case.X_train, case.X_test, case.k, scorer=lambda users: S[users],
-                             ties="index", cumulative=case.cumulative, **case.kw)
+    ref = reference_metrics(
+        case.X_train, case.X_test, S, case.k, ties="index", cumulative=case.cumulative, **case.kw
+    )
+    got, _, _ = run_evaluate(
+        case.X_train,
+        case.X_test,
+        case.k,
+        scorer=lambda users: S[users],
+        ties="index",
+        cumulative=case.cumulative,
+        **case.kw,
+    )
     _compare(got, ref, case, "evaluate(scorer)")
 
 
@@ -200,10 +267,18 @@ def test_evaluate_other_tie_policies(ties: str) -> None:
     @given(case=cases(max_users=4, max_items=6))
     def run(case: Case) -> None:
         S = case.S
-        ref = reference_metrics(case.X_train, case.X_test, S, case.k, ties=ties,
-                                cumulative=case.cumulative, **case.kw)
-        got, _, _ = run_evaluate(case.X_train, case.X_test, case.k, scores=S, ties=ties,
-                                 cumulative=case.cumulative, **case.kw)
+        ref = reference_metrics(
+            case.X_train, case.X_test, S, case.k, ties=ties, cumulative=case.cumulative, **case.kw
+        )
+        got, _, _ = run_evaluate(
+            case.X_train,
+            case.X_test,
+            case.k,
+            scores=S,
+            ties=ties,
+            cumulative=case.cumulative,
+            **case.kw,
+        )
         _compare(got, ref, case, f"evaluate(ties={ties})")
 
     run()
@@ -213,12 +288,16 @@ def test_reference_cases_cover_the_rules() -> None:
     """The strategy reaches every NaN rule, ties, cold start and pool <= k (so the properties bite)."""
     seen: set[str] = set()
 
-    @settings(max_examples=150, deadline=None, database=None, derandomize=True,
-              suppress_health_check=[HealthCheck.too_slow])
+    @settings(
+        max_examples=150,
+        deadline=None,
+        database=None,
+        derandomize=True,
+        suppress_health_check=[HealthCheck.too_slow],
+    )
     @given(case=cases())
     def collect(case: Case) -> None:
-        ref = reference_metrics(case.X_train, case.X_test, case.S, case.k, ties="index",
-                                **case.kw)
+        ref = reference_metrics(case.X_train, case.X_test, case.S, case.k, ties="index", **case.kw)
         seen.update(str(r) for r in ref.nan_reason if r)
         p = ref["p"]
         if np.any(np.isnan(p) & ~np.isnan(ref["ap"])):
@@ -229,6 +308,15 @@ def test_reference_cases_cover_the_rules() -> None:
             seen.add("tied")
 
     collect()
-    expected = {"no_test", "min_pos_test", "min_items_pool", "cold_start", "nan_score",
-                "all_equal", "pool<=k", "only_positives", "tied"}
+    expected = {
+        "no_test",
+        "min_pos_test",
+        "min_items_pool",
+        "cold_start",
+        "nan_score",
+        "all_equal",
+        "pool<=k",
+        "only_positives",
+        "tied",
+    }
     assert expected <= seen, f"never generated: {expected - seen}"

@@ -54,35 +54,50 @@ def test_personalisation_matches_pairwise_brute_force():
 
 def test_novelty_serendipity_ils_by_hand():
     # train: item 0 seen by 3 users, item 1 by 2, item 2 by 1, items 3-4 by nobody; 4 users
-    train = sp.csr_array(np.array([
-        [1, 1, 0, 0, 0],
-        [1, 1, 0, 0, 0],
-        [1, 0, 1, 0, 0],
-        [0, 0, 0, 0, 0],
-    ], dtype=float))
+    train = sp.csr_array(
+        np.array(
+            [
+                [1, 1, 0, 0, 0],
+                [1, 1, 0, 0, 0],
+                [1, 0, 1, 0, 0],
+                [0, 0, 0, 0, 0],
+            ],
+            dtype=float,
+        )
+    )
     # user 3 has no train entry: |U_train| = 3 users with an interaction
     lists = np.array([[0, 1], [2, 3], [3, 4], [-1, -1]])
     got = beyond.novelty(lists, train)
-    info = {0: -math.log2(3 / 3), 1: -math.log2(2 / 3), 2: -math.log2(1 / 3),
-            3: -math.log2(1 / 3), 4: -math.log2(1 / 3)}
+    info = {
+        0: -math.log2(3 / 3),
+        1: -math.log2(2 / 3),
+        2: -math.log2(1 / 3),
+        3: -math.log2(1 / 3),
+        4: -math.log2(1 / 3),
+    }
     assert got[0] == pytest.approx((info[0] + info[1]) / 2)
     assert got[1] == pytest.approx((info[2] + info[3]) / 2)
     assert got[2] == pytest.approx((info[3] + info[4]) / 2)
     assert math.isnan(got[3])
-    test = sp.csr_array(np.array([
-        [0, 0, 0, 1, 0],
-        [0, 0, 1, 1, 0],
-        [0, 0, 0, 0, 1],
-        [0, 0, 0, 0, 0],
-    ], dtype=float))
+    test = sp.csr_array(
+        np.array(
+            [
+                [0, 0, 0, 1, 0],
+                [0, 0, 1, 1, 0],
+                [0, 0, 0, 0, 1],
+                [0, 0, 0, 0, 0],
+            ],
+            dtype=float,
+        )
+    )
     # top-1 popular item is item 0: relevant and unexpected = in test and not item 0
     ser = beyond.serendipity(lists, test, train, top_n_popular=1)
     np.testing.assert_allclose(ser[:3], [0 / 2, 2 / 2, 1 / 2])
     vectors = np.array([[1.0, 0], [0, 1.0], [1, 1.0], [-1, 0.0], [2, 0.0]])
     ils = beyond.intra_list_similarity(lists, vectors)
-    assert ils[0] == pytest.approx(0.0)                       # orthogonal
-    assert ils[1] == pytest.approx(-1 / math.sqrt(2))         # (1,1) vs (-1,0)
-    assert ils[2] == pytest.approx(-1.0)                      # opposite directions
+    assert ils[0] == pytest.approx(0.0)  # orthogonal
+    assert ils[1] == pytest.approx(-1 / math.sqrt(2))  # (1,1) vs (-1,0)
+    assert ils[2] == pytest.approx(-1.0)  # opposite directions
     assert math.isnan(ils[3])
 
 
@@ -95,8 +110,15 @@ def test_evaluate_fills_beyond_metrics_consistently():
     te = sp.csr_array(te - te.multiply(tr > 0))
     te.eliminate_zeros()
     A, B = rng.standard_normal((m, 4)), rng.standard_normal((n, 4))
-    res = rt.evaluate(tr, te, A=A, B=B, k=k, metrics=["novelty", "ils", "coverage", "gini",
-                                                      "personalisation", "entropy"], nthreads=1)
+    res = rt.evaluate(
+        tr,
+        te,
+        A=A,
+        B=B,
+        k=k,
+        metrics=["novelty", "ils", "coverage", "gini", "personalisation", "entropy"],
+        nthreads=1,
+    )
     # the lists are the top-k of the scores among items not in train
     S = A @ B.T
     for u in range(m):
@@ -108,15 +130,16 @@ def test_evaluate_fills_beyond_metrics_consistently():
     ok = (res.per_user.nan_reason == "").to_numpy()
     assert res.aggregates[f"coverage_at_{k}"] == pytest.approx(beyond.coverage(res.topk[ok], n))
     assert res.means[f"gini_at_{k}"] == res.aggregates[f"gini_at_{k}"]
-    np.testing.assert_allclose(res.per_user[f"ils_at_{k}"][ok],
-                               beyond.intra_list_similarity(res.topk[ok], B))
+    np.testing.assert_allclose(
+        res.per_user[f"ils_at_{k}"][ok], beyond.intra_list_similarity(res.topk[ok], B)
+    )
 
 
 def test_gauc_and_pooled_precision_by_hand():
     auc = np.array([1.0, 0.5, np.nan])
     n_test = np.array([3, 1, 5])
     assert beyond.gauc(auc, n_test) == pytest.approx((3 * 1.0 + 1 * 0.5) / 4)
-    tp = np.array([2 / 3, 1.0, np.nan])   # hits 2 of min(5, 3), 1 of min(5, 1)
+    tp = np.array([2 / 3, 1.0, np.nan])  # hits 2 of min(5, 3), 1 of min(5, 1)
     assert beyond.pooled_precision(tp, n_test, 5) == pytest.approx(3 / 4)
 
 
@@ -142,17 +165,33 @@ def tied_case():
     return tr, te, S
 
 
-ORDERED = ["p", "tp", "r", "ap", "tap", "ndcg", "ndcg_exp", "ndcg_bin", "hit", "rr", "roc_auc",
-           "pr_auc", "dcg"]
+ORDERED = [
+    "p",
+    "tp",
+    "r",
+    "ap",
+    "tap",
+    "ndcg",
+    "ndcg_exp",
+    "ndcg_bin",
+    "hit",
+    "rr",
+    "roc_auc",
+    "pr_auc",
+    "dcg",
+]
 
 
 def test_optimistic_ge_average_ge_pessimistic(tied_case):
     tr, te, S = tied_case
-    out = {t: rt.evaluate(tr, te, scores=S, metrics=ORDERED, k=4, ties=t, cumulative=True)
-           for t in ("optimistic", "average", "pessimistic")}
+    out = {
+        t: rt.evaluate(tr, te, scores=S, metrics=ORDERED, k=4, ties=t, cumulative=True)
+        for t in ("optimistic", "average", "pessimistic")
+    }
     for col in out["average"].metric_columns:
-        o, a, p = (out[t].per_user[col].to_numpy() for t in ("optimistic", "average",
-                                                               "pessimistic"))
+        o, a, p = (
+            out[t].per_user[col].to_numpy() for t in ("optimistic", "average", "pessimistic")
+        )
         ok = ~np.isnan(a)
         assert np.all(o[ok] >= a[ok] - 1e-12), col
         assert np.all(a[ok] >= p[ok] - 1e-12), col
@@ -175,8 +214,9 @@ def test_average_is_the_mean_over_every_ordering():
         v = r.per_user[r.metric_columns].to_numpy()[0]
         total = v if total is None else total + v
         count += 1
-    np.testing.assert_allclose(avg.per_user[avg.metric_columns].to_numpy()[0], total / count,
-                               atol=1e-9)
+    np.testing.assert_allclose(
+        avg.per_user[avg.metric_columns].to_numpy()[0], total / count, atol=1e-9
+    )
 
 
 def test_without_ties_every_policy_agrees():
@@ -187,9 +227,12 @@ def test_without_ties_every_policy_agrees():
     base = rt.evaluate(None, te, scores=S, metrics=ORDERED, k=5, ties="index")
     for t in ("noise", "optimistic", "pessimistic", "average"):
         other = rt.evaluate(None, te, scores=S, metrics=ORDERED, k=5, ties=t)
-        np.testing.assert_allclose(other.per_user[base.metric_columns].to_numpy(),
-                                   base.per_user[base.metric_columns].to_numpy(), atol=1e-12,
-                                   err_msg=t)
+        np.testing.assert_allclose(
+            other.per_user[base.metric_columns].to_numpy(),
+            base.per_user[base.metric_columns].to_numpy(),
+            atol=1e-12,
+            err_msg=t,
+        )
 
 
 def test_tied_items_are_counted_per_user():

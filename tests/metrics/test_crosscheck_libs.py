@@ -30,17 +30,16 @@ import warnings
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from reference import METRICS, TOPK_METRICS
 
 import recoeval_tracking as rt
-from reference import METRICS, TOPK_METRICS
 
 from ._engine_adapter import CALC_KEYS, calc
 
 K = 5
 
 
-def _data(seed: int, m: int = 60, n: int = 30, p: int = 4, graded: bool = True,
-          dtype=np.float64):
+def _data(seed: int, m: int = 60, n: int = 30, p: int = 4, graded: bool = True, dtype=np.float64):
     rng = np.random.default_rng(seed)
     cell = rng.choice(3, size=(m, n), p=[0.55, 0.25, 0.2])
     cell[:4] = np.where(cell[:4] == 1, 0, cell[:4])  # a few cold-start users
@@ -54,26 +53,43 @@ def _data(seed: int, m: int = 60, n: int = 30, p: int = 4, graded: bool = True,
 
 # ----------------------------------------------------------------------------- recometrics
 
+
 @pytest.mark.parametrize("k", [1, 3, K])
 @pytest.mark.parametrize("noise", [False, True])
 def test_recometrics_single_k(k, noise):
     recometrics = pytest.importorskip("recometrics")
     Xtr, Xte, A, B = _data(1)
-    theirs = recometrics.calc_reco_metrics(Xtr, Xte, A, B, k=k, all_metrics=True, as_df=False,
-                                           break_ties_with_noise=noise, nthreads=1)
+    theirs = recometrics.calc_reco_metrics(
+        Xtr, Xte, A, B, k=k, all_metrics=True, as_df=False, break_ties_with_noise=noise, nthreads=1
+    )
     ours = calc(Xtr, Xte, A, B, k, noise=noise)
     assert np.sum(~np.isnan(ours["p"])) >= 30  # the comparison covers many defined users
     for name in METRICS:
-        np.testing.assert_allclose(ours[name], np.asarray(theirs[CALC_KEYS[name]], dtype=float),
-                                   rtol=0, atol=1e-9, equal_nan=True, err_msg=name)
+        np.testing.assert_allclose(
+            ours[name],
+            np.asarray(theirs[CALC_KEYS[name]], dtype=float),
+            rtol=0,
+            atol=1e-9,
+            equal_nan=True,
+            err_msg=name,
+        )
 
 
 def test_recometrics_cumulative():
     recometrics = pytest.importorskip("recometrics")
     Xtr, Xte, A, B = _data(2)
-    theirs = recometrics.calc_reco_metrics(Xtr, Xte, A, B, k=K, all_metrics=True, as_df=False,
-                                           break_ties_with_noise=False, nthreads=1,
-                                           cumulative=True)
+    theirs = recometrics.calc_reco_metrics(
+        Xtr,
+        Xte,
+        A,
+        B,
+        k=K,
+        all_metrics=True,
+        as_df=False,
+        break_ties_with_noise=False,
+        nthreads=1,
+        cumulative=True,
+    )
     ours = calc(Xtr, Xte, A, B, K, cumulative=True)
     n_test = np.diff(Xte.indptr)
     for name in METRICS:
@@ -82,19 +98,25 @@ def test_recometrics_cumulative():
         if name == "ndcg":  # agree up to the number of test items only
             upto = np.arange(1, K + 1)[None, :] <= n_test[:, None]
             mine, other = np.where(upto, mine, 0.0), np.where(upto, other, 0.0)
-        np.testing.assert_allclose(mine, other, rtol=0, atol=1e-9, equal_nan=True,
-                                   err_msg=name)
+        np.testing.assert_allclose(mine, other, rtol=0, atol=1e-9, equal_nan=True, err_msg=name)
 
 
 def test_recometrics_float32():
     recometrics = pytest.importorskip("recometrics")
     Xtr, Xte, A, B = _data(3, dtype=np.float32)
-    theirs = recometrics.calc_reco_metrics(Xtr, Xte, A, B, k=K, all_metrics=True, as_df=False,
-                                           break_ties_with_noise=False, nthreads=1)
+    theirs = recometrics.calc_reco_metrics(
+        Xtr, Xte, A, B, k=K, all_metrics=True, as_df=False, break_ties_with_noise=False, nthreads=1
+    )
     ours = calc(Xtr, Xte, A, B, K)
     for name in METRICS:
-        np.testing.assert_allclose(ours[name], np.asarray(theirs[CALC_KEYS[name]], dtype=float),
-                                   rtol=0, atol=1e-5, equal_nan=True, err_msg=name)
+        np.testing.assert_allclose(
+            ours[name],
+            np.asarray(theirs[CALC_KEYS[name]], dtype=float),
+            rtol=0,
+            atol=1e-5,
+            equal_nan=True,
+            err_msg=name,
+        )
 
 
 def test_recometrics_thresholds_where_it_honours_them():
@@ -102,16 +124,33 @@ def test_recometrics_thresholds_where_it_honours_them():
     recometrics = pytest.importorskip("recometrics")
     Xtr, Xte, A, B = _data(4)
     kw = dict(min_items_pool=24, consider_cold_start=False)
-    theirs = recometrics.calc_reco_metrics(Xtr, Xte, A, B, k=K, all_metrics=True, as_df=False,
-                                           break_ties_with_noise=False, nthreads=1, **kw)
+    theirs = recometrics.calc_reco_metrics(
+        Xtr,
+        Xte,
+        A,
+        B,
+        k=K,
+        all_metrics=True,
+        as_df=False,
+        break_ties_with_noise=False,
+        nthreads=1,
+        **kw,
+    )
     ours = calc(Xtr, Xte, A, B, K, **kw)
     assert 5 <= np.sum(np.isnan(ours["ap"])) <= 55
     for name in METRICS:
-        np.testing.assert_allclose(ours[name], np.asarray(theirs[CALC_KEYS[name]], dtype=float),
-                                   rtol=0, atol=1e-9, equal_nan=True, err_msg=name)
+        np.testing.assert_allclose(
+            ours[name],
+            np.asarray(theirs[CALC_KEYS[name]], dtype=float),
+            rtol=0,
+            atol=1e-9,
+            equal_nan=True,
+            err_msg=name,
+        )
 
 
 # -------------------------------------------------------------------------------- implicit
+
 
 @pytest.mark.parametrize("tied", [False, True])
 def test_implicit_profile_reproduces_ranking_metrics_at_k(tied):
@@ -135,22 +174,29 @@ def test_implicit_profile_reproduces_ranking_metrics_at_k(tied):
     if tied:
         # implicit orders tied items by where its top-K heap happens to keep them (neither item
         # index nor its reverse), so only the bounds over all tie orderings can be checked
-        lo = rt.evaluate(Xtr, Xte, A=A, B=B, k=K, nthreads=1, profile="implicit",
-                         ties="pessimistic").means
-        hi = rt.evaluate(Xtr, Xte, A=A, B=B, k=K, nthreads=1, profile="implicit",
-                         ties="optimistic").means
-        for theirs_key, ours_key in (("precision", f"p_pooled_at_{K}"), ("map", f"tap_at_{K}"),
-                                     ("ndcg", f"ndcg_bin_at_{K}")):
+        lo = rt.evaluate(
+            Xtr, Xte, A=A, B=B, k=K, nthreads=1, profile="implicit", ties="pessimistic"
+        ).means
+        hi = rt.evaluate(
+            Xtr, Xte, A=A, B=B, k=K, nthreads=1, profile="implicit", ties="optimistic"
+        ).means
+        for theirs_key, ours_key in (
+            ("precision", f"p_pooled_at_{K}"),
+            ("map", f"tap_at_{K}"),
+            ("ndcg", f"ndcg_bin_at_{K}"),
+        ):
             assert lo[ours_key] - 1e-9 <= theirs[theirs_key] <= hi[ours_key] + 1e-9, theirs_key
         assert lo[f"p_pooled_at_{K}"] < hi[f"p_pooled_at_{K}"]  # the ties do matter here
         return
     assert res.means[f"p_pooled_at_{K}"] == pytest.approx(theirs["precision"], abs=1e-9)
     assert np.mean(pu[f"tap_at_{K}"].to_numpy()[has]) == pytest.approx(theirs["map"], abs=1e-9)
-    assert np.mean(pu[f"ndcg_bin_at_{K}"].to_numpy()[has]) == pytest.approx(theirs["ndcg"],
-                                                                           abs=1e-9)
+    assert np.mean(pu[f"ndcg_bin_at_{K}"].to_numpy()[has]) == pytest.approx(
+        theirs["ndcg"], abs=1e-9
+    )
 
 
 # ------------------------------------------------------------------------------------ ranx
+
 
 @pytest.mark.slow  # importing ranx and building its typed dicts takes ~10 s
 @pytest.mark.parametrize("tied", [False, True])
@@ -166,13 +212,21 @@ def test_ranx_profile_per_user(tied):
         lo, hi = Xte.indptr[u], Xte.indptr[u + 1]
         if lo == hi:
             continue
-        train = set(Xtr.indices[Xtr.indptr[u]:Xtr.indptr[u + 1]].tolist())
+        train = set(Xtr.indices[Xtr.indptr[u] : Xtr.indptr[u + 1]].tolist())
         qid = f"u{u:05d}"  # zero-padded: ranx orders queries by id
         qrels[qid] = {f"i{j:05d}": int(v) for j, v in zip(Xte.indices[lo:hi], Xte.data[lo:hi])}
         run[qid] = {f"i{j:05d}": float(S[u, j]) for j in range(Xte.shape[1]) if j not in train}
-    names = {f"precision@{K}": "p", f"recall@{K}": "r", f"map@{K}": "ap", f"ndcg@{K}": "ndcg",
-             f"ndcg_burges@{K}": "ndcg_exp", f"mrr@{K}": "rr", f"hit_rate@{K}": "hit",
-             "map": "pr_auc", f"dcg@{K}": "dcg"}
+    names = {
+        f"precision@{K}": "p",
+        f"recall@{K}": "r",
+        f"map@{K}": "ap",
+        f"ndcg@{K}": "ndcg",
+        f"ndcg_burges@{K}": "ndcg_exp",
+        f"mrr@{K}": "rr",
+        f"hit_rate@{K}": "hit",
+        "map": "pr_auc",
+        f"dcg@{K}": "dcg",
+    }
     kw = dict(k=K, nthreads=1, profile="ranx", metrics=list(names.values()))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # numba type-safety warnings inside ranx
@@ -180,7 +234,7 @@ def test_ranx_profile_per_user(tied):
     users = np.array([int(q[1:]) for q in ranx.Qrels(qrels).keys()])
     ours = rt.evaluate(Xtr, Xte, A=A, B=B, **kw).per_user
     # users whose pool scores are all equal are NaN by our rule; ranx scores them anyway
-    defined = (ours["nan_reason"].to_numpy()[users] == "")
+    defined = ours["nan_reason"].to_numpy()[users] == ""
     assert set(ours["nan_reason"].to_numpy()[users][~defined]) <= {"all_equal"}
     assert defined.sum() >= 0.8 * len(users)
     if tied:
@@ -203,6 +257,7 @@ def test_ranx_profile_per_user(tied):
 
 # ------------------------------------------------------------------------------- trec_eval
 
+
 @pytest.mark.parametrize("tied", [False, True])
 def test_trec_eval_profile_per_user(tied):
     """trec_eval itself (through pytrec_eval): ties go by docno descending, which the profile's
@@ -219,16 +274,22 @@ def test_trec_eval_profile_per_user(tied):
         lo, hi = Xte.indptr[u], Xte.indptr[u + 1]
         if lo == hi:
             continue
-        train = set(Xtr.indices[Xtr.indptr[u]:Xtr.indptr[u + 1]].tolist())
+        train = set(Xtr.indices[Xtr.indptr[u] : Xtr.indptr[u + 1]].tolist())
         qrels[f"u{u}"] = {f"i{j:05d}": int(v) for j, v in zip(Xte.indices[lo:hi], Xte.data[lo:hi])}
         run[f"u{u}"] = {f"i{j:05d}": float(S[u, j]) for j in range(n) if j not in train}
-    measures = {f"P_{K}": "p", f"recall_{K}": "r", f"map_cut_{K}": "ap", f"ndcg_cut_{K}": "ndcg",
-                "map": "pr_auc"}
+    measures = {
+        f"P_{K}": "p",
+        f"recall_{K}": "r",
+        f"map_cut_{K}": "ap",
+        f"ndcg_cut_{K}": "ndcg",
+        "map": "pr_auc",
+    }
     theirs = pytrec_eval.RelevanceEvaluator(qrels, set(measures) | {"recip_rank"}).evaluate(run)
     ours = rt.evaluate(Xtr, Xte, A=A, B=B, k=K, nthreads=1, profile="trec_eval").per_user
     # trec_eval's recip_rank has no cutoff: our RR at k = the number of items
-    rr_full = rt.evaluate(Xtr, Xte, A=A, B=B, k=n, nthreads=1, metrics=["rr"],
-                          ties="index_desc").per_user[f"rr_at_{n}"]
+    rr_full = rt.evaluate(
+        Xtr, Xte, A=A, B=B, k=n, nthreads=1, metrics=["rr"], ties="index_desc"
+    ).per_user[f"rr_at_{n}"]
     checked = 0
     for q, vals in theirs.items():
         u = int(q[1:])

@@ -27,9 +27,9 @@ import warnings
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from shared_paths import shared_file
 
 import recoeval_tracking as rt
-from shared_paths import shared_file
 
 K = 10
 N_USERS = 200
@@ -46,10 +46,11 @@ def ml100k():
     n = tr.shape[1]
     pop = np.bincount(tr.indices, minlength=n).astype(np.float32)
     rng = np.random.default_rng(0)
-    factors = (rng.standard_normal((N_USERS, 8)).astype(np.float32),
-               rng.standard_normal((n, 8)).astype(np.float32))
-    sources = {"tied": (np.ones((N_USERS, 1), np.float32), pop[:, None].copy()),
-               "untied": factors}
+    factors = (
+        rng.standard_normal((N_USERS, 8)).astype(np.float32),
+        rng.standard_normal((n, 8)).astype(np.float32),
+    )
+    sources = {"tied": (np.ones((N_USERS, 1), np.float32), pop[:, None].copy()), "untied": factors}
     return tr, te, sources
 
 
@@ -72,19 +73,20 @@ def test_implicit_lists_and_means(ml100k, scores):
         warnings.simplefilter("ignore")  # implicit warns about the BLAS thread pool
         model = AlternatingLeastSquares(factors=A.shape[1])
     model.user_factors, model.item_factors = A, B
-    theirs = ranking_metrics_at_k(model, _int32(tr), _int32(te), K=K, show_progress=False,
-                                  num_threads=1)
+    theirs = ranking_metrics_at_k(
+        model, _int32(tr), _int32(te), K=K, show_progress=False, num_threads=1
+    )
     ids, _ = model.recommend(np.arange(N_USERS), _int32(tr), N=K)
     res = rt.evaluate(tr, te, A=A, B=B, k=K, profile="implicit", return_topk=True, nthreads=1)
     np.testing.assert_array_equal(res.topk, ids)  # every user's list, item for item
     has = np.diff(te.indptr) > 0
     assert res.aggregates[f"p_pooled_at_{K}"] == pytest.approx(theirs["precision"], abs=1e-12)
     for ours, name in ((f"tap_at_{K}", "map"), (f"ndcg_bin_at_{K}", "ndcg")):
-        assert np.mean(res.per_user[ours].to_numpy()[has]) == pytest.approx(theirs[name],
-                                                                            abs=1e-12)
+        assert np.mean(res.per_user[ours].to_numpy()[has]) == pytest.approx(theirs[name], abs=1e-12)
     if scores == "tied":  # the index order gives other lists on these ties
-        idx = rt.evaluate(tr, te, A=A, B=B, k=K, profile="implicit", ties="index",
-                          return_topk=True, nthreads=1)
+        idx = rt.evaluate(
+            tr, te, A=A, B=B, k=K, profile="implicit", ties="index", return_topk=True, nthreads=1
+        )
         assert not np.array_equal(idx.topk, ids)
 
 
@@ -95,21 +97,35 @@ def _trec_inputs(tr, te, S, lists=None):
         lo, hi = te.indptr[u], te.indptr[u + 1]
         if lo == hi:
             continue
-        train = set(tr.indices[tr.indptr[u]:tr.indptr[u + 1]].tolist())
+        train = set(tr.indices[tr.indptr[u] : tr.indptr[u + 1]].tolist())
         qrels[f"u{u}"] = {f"i{j:05d}": int(v) for j, v in zip(te.indices[lo:hi], te.data[lo:hi])}
-        items = [j for j in range(n) if j not in train] if lists is None else \
-            [j for j in lists[u] if j >= 0]
+        items = (
+            [j for j in range(n) if j not in train]
+            if lists is None
+            else [j for j in lists[u] if j >= 0]
+        )
         run[f"u{u}"] = {f"i{j:05d}": float(S[u, j]) for j in items}
     return qrels, run
 
 
-FULL_RUN = {"map": "pr_auc", "Rprec": "rprec", "11pt_avg": "11pt_avg",
-            **{f"iprec_at_recall_{j / 10:.2f}": f"iprec_at_recall_{j / 10:.2f}"
-               for j in range(11)},
-            f"P_{K}": f"p_at_{K}", f"recall_{K}": f"r_at_{K}", f"map_cut_{K}": f"ap_at_{K}"}
-LIST_RUN = {"bpref": f"bpref_at_{K}", "set_P": f"p_at_{K}", "set_recall": f"r_at_{K}",
-            "set_F": f"f1_at_{K}", "set_relative_P": f"tp_at_{K}", "set_map": f"set_map_at_{K}",
-            "num_rel_ret": f"hits_at_{K}"}
+FULL_RUN = {
+    "map": "pr_auc",
+    "Rprec": "rprec",
+    "11pt_avg": "11pt_avg",
+    **{f"iprec_at_recall_{j / 10:.2f}": f"iprec_at_recall_{j / 10:.2f}" for j in range(11)},
+    f"P_{K}": f"p_at_{K}",
+    f"recall_{K}": f"r_at_{K}",
+    f"map_cut_{K}": f"ap_at_{K}",
+}
+LIST_RUN = {
+    "bpref": f"bpref_at_{K}",
+    "set_P": f"p_at_{K}",
+    "set_recall": f"r_at_{K}",
+    "set_F": f"f1_at_{K}",
+    "set_relative_P": f"tp_at_{K}",
+    "set_map": f"set_map_at_{K}",
+    "num_rel_ret": f"hits_at_{K}",
+}
 
 
 @pytest.mark.parametrize("scores", ["tied", "untied"])
@@ -122,16 +138,29 @@ def test_trec_eval_profile_new_measures(ml100k, scores):
     res = rt.evaluate(tr, te, scores=S, return_topk=True, **kw)
     pu = res.per_user
     assert res.definitions["relevance_level"] == 4.0 and "zero" in res.definitions["no_positive"]
-    rr_full = rt.evaluate(tr, te, scores=S, metrics=["rr"], **{**kw, "k": S.shape[1]}
-                          ).per_user[f"rr_at_{S.shape[1]}"]
+    rr_full = rt.evaluate(tr, te, scores=S, metrics=["rr"], **{**kw, "k": S.shape[1]}).per_user[
+        f"rr_at_{S.shape[1]}"
+    ]
     qrels, run = _trec_inputs(tr, te, S)
     full = pytrec_eval.RelevanceEvaluator(
-        qrels, {"map", "gm_map", "Rprec", "iprec_at_recall", "11pt_avg", "recip_rank",
-                f"P.{K}", f"recall.{K}", f"map_cut.{K}"},
-        relevance_level=4).evaluate(run)
+        qrels,
+        {
+            "map",
+            "gm_map",
+            "Rprec",
+            "iprec_at_recall",
+            "11pt_avg",
+            "recip_rank",
+            f"P.{K}",
+            f"recall.{K}",
+            f"map_cut.{K}",
+        },
+        relevance_level=4,
+    ).evaluate(run)
     _, top = _trec_inputs(tr, te, S, lists=res.topk)
-    listed = pytrec_eval.RelevanceEvaluator(qrels, {"bpref", "set", "num_rel_ret"},
-                                            relevance_level=4).evaluate(top)
+    listed = pytrec_eval.RelevanceEvaluator(
+        qrels, {"bpref", "set", "num_rel_ret"}, relevance_level=4
+    ).evaluate(top)
     zero_users = 0
     for q in full:
         u = int(q[1:])
@@ -157,16 +186,19 @@ def test_recometrics_profile_makes_infinite_scores_nan(ml100k):
     B = B.copy()
     B[0] = 0.0
     B[0, 0] = np.inf
-    theirs = recometrics.calc_reco_metrics(sp.csr_matrix(tr), sp.csr_matrix(te), A, B, k=K,
-                                           as_df=False, nthreads=1)
+    theirs = recometrics.calc_reco_metrics(
+        sp.csr_matrix(tr), sp.csr_matrix(te), A, B, k=K, as_df=False, nthreads=1
+    )
     ours = rt.evaluate(tr, te, A=A, B=B, k=K, profile="recometrics", nthreads=1).per_user
-    outside = np.array([0 not in tr.indices[tr.indptr[u]:tr.indptr[u + 1]]
-                        for u in range(N_USERS)])
+    outside = np.array(
+        [0 not in tr.indices[tr.indptr[u] : tr.indptr[u + 1]] for u in range(N_USERS)]
+    )
     assert outside.sum() > 100
     assert np.isnan(np.asarray(theirs["P@K"], dtype=float)[outside]).all()
     assert (ours["nan_reason"][outside] == "nan_score").all()
-    ranked = rt.evaluate(tr, te, A=A, B=B, k=K, profile="recometrics", inf_scores="rank",
-                         nthreads=1).per_user
+    ranked = rt.evaluate(
+        tr, te, A=A, B=B, k=K, profile="recometrics", inf_scores="rank", nthreads=1
+    ).per_user
     assert (ranked["nan_reason"][outside] == "").all()
 
 
@@ -183,31 +215,45 @@ def test_ranx_new_measures_per_user(ml100k):
     tr, te, sources = ml100k
     A, B = (x.astype(np.float64) for x in sources["untied"])
     S = A @ B.T
-    res = rt.evaluate(tr, te, scores=S, k=K, profile="ranx", relevance_level=4,
-                      return_topk=True, nthreads=1)
+    res = rt.evaluate(
+        tr, te, scores=S, k=K, profile="ranx", relevance_level=4, return_topk=True, nthreads=1
+    )
     pu = res.per_user
-    has_pos = np.array([(te.data[te.indptr[u]:te.indptr[u + 1]] >= 4).any()
-                        for u in range(N_USERS)])
+    has_pos = np.array(
+        [(te.data[te.indptr[u] : te.indptr[u + 1]] >= 4).any() for u in range(N_USERS)]
+    )
     users = [u for u in range(N_USERS) if pu["nan_reason"][u] == "" and has_pos[u]]
     without = [u for u in range(N_USERS) if pu["nan_reason"][u] == "" and not has_pos[u]]
     assert without  # judged users without a rating >= 4: 0 for every measure, averaged in
-    for col in (f"hits_at_{K}", f"f1_at_{K}", f"dcg_exp_at_{K}", f"rbp_at_{K}",
-                f"bpref_at_{K}", "rprec"):
+    for col in (
+        f"hits_at_{K}",
+        f"f1_at_{K}",
+        f"dcg_exp_at_{K}",
+        f"rbp_at_{K}",
+        f"bpref_at_{K}",
+        "rprec",
+    ):
         assert (pu[col].to_numpy()[without] == 0.0).all(), col
-    judged = {u for u in users if (te.data[te.indptr[u]:te.indptr[u + 1]] < 4).any()}
+    judged = {u for u in users if (te.data[te.indptr[u] : te.indptr[u + 1]] < 4).any()}
     qrels, top = _trec_inputs(tr, te, S, lists=res.topk)
     _, full = _trec_inputs(tr, te, S)
     keep = [f"u{u}" for u in users]
     q = ranx.Qrels({k: qrels[k] for k in keep})
-    names = {f"hits@{K}-l4": f"hits_at_{K}", f"f1@{K}-l4": f"f1_at_{K}",
-             f"dcg_burges@{K}-l4": f"dcg_exp_at_{K}", "rbp.8-l4": f"rbp_at_{K}",
-             "bpref-l4": f"bpref_at_{K}"}
+    names = {
+        f"hits@{K}-l4": f"hits_at_{K}",
+        f"f1@{K}-l4": f"f1_at_{K}",
+        f"dcg_burges@{K}-l4": f"dcg_exp_at_{K}",
+        "rbp.8-l4": f"rbp_at_{K}",
+        "bpref-l4": f"bpref_at_{K}",
+    }
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        on_top = ranx.evaluate(q, ranx.Run({k: top[k] for k in keep}), list(names),
-                               return_mean=False)
-        on_full = ranx.evaluate(q, ranx.Run({k: full[k] for k in keep}), ["r-precision-l4"],
-                                return_mean=False)
+        on_top = ranx.evaluate(
+            q, ranx.Run({k: top[k] for k in keep}), list(names), return_mean=False
+        )
+        on_full = ranx.evaluate(
+            q, ranx.Run({k: full[k] for k in keep}), ["r-precision-l4"], return_mean=False
+        )
     order = [int(x[1:]) for x in q.keys()]
     assert len(order) >= 150
     for metric, col in names.items():
@@ -218,5 +264,6 @@ def test_ranx_new_measures_per_user(ml100k):
             got, mine = got[has], mine[has]
         np.testing.assert_allclose(mine, got, rtol=0, atol=1e-12, err_msg=metric)
     rprec = on_full["r-precision-l4"] if isinstance(on_full, dict) else on_full  # one metric
-    np.testing.assert_allclose(pu["rprec"].to_numpy()[order], np.asarray(rprec, dtype=float),
-                               rtol=0, atol=1e-12)
+    np.testing.assert_allclose(
+        pu["rprec"].to_numpy()[order], np.asarray(rprec, dtype=float), rtol=0, atol=1e-12
+    )

@@ -58,7 +58,7 @@ AT_K = {
     # Hivemall's AP over the hits: (1/hits(k)) sum
     "ap_hits": [s / h for s, h in zip(SUM_PREC, HITS)],
     "hit": [1.0] * K,
-    "rr": [1.0] * K,                      # the first positive is ranked 1
+    "rr": [1.0] * K,  # the first positive is ranked 1
     "hits": [float(h) for h in HITS],
     # F1@k = 2 hits / (k + |T|)
     "f1": [2 * h / (k + 3) for k, h in enumerate(HITS, 1)],
@@ -67,20 +67,25 @@ AT_K = {
     # DCG with the linear gain (the test value), Jarvelin & Kekalainen 2002
     "dcg": [_dcg(VALUES, k) for k in range(1, K + 1)],
     # DCG with the exponential gain 2^v - 1 (Burges et al. 2005)
-    "dcg_exp": [_dcg({r: 2 ** v - 1 for r, v in VALUES.items()}, k) for k in range(1, K + 1)],
+    "dcg_exp": [_dcg({r: 2**v - 1 for r, v in VALUES.items()}, k) for k in range(1, K + 1)],
     # NDCG: DCG / the DCG of the gains sorted descending over min(k, |T|) ranks
     "ndcg": [_dcg(VALUES, k) / _ideal([1, 3, 2], k) for k in range(1, K + 1)],
-    "ndcg_exp": [_dcg({r: 2 ** v - 1 for r, v in VALUES.items()}, k) / _ideal([1, 7, 3], k)
-                 for k in range(1, K + 1)],
-    "ndcg_bin": [_dcg(dict.fromkeys(VALUES, 1.0), k) / _ideal([1, 1, 1], k)
-                 for k in range(1, K + 1)],
+    "ndcg_exp": [
+        _dcg({r: 2**v - 1 for r, v in VALUES.items()}, k) / _ideal([1, 7, 3], k)
+        for k in range(1, K + 1)
+    ],
+    "ndcg_bin": [
+        _dcg(dict.fromkeys(VALUES, 1.0), k) / _ideal([1, 1, 1], k) for k in range(1, K + 1)
+    ],
     # Hivemall's AUC inside the top-k list: (positive, negative) pairs of the list in order,
     # over h (L - h); 0.5 without pairs. Lists: k=1 [p] no pair; k=2 [p n] 1/1; k=3 [p n p]
     # 1/2; k=4 [p n p n] 3/4; k=5 [p n p n n] 5/6; k=6 [p n p n n p] (3 + 2 + 0)/9
     "auc_topk": [0.5, 1.0, 1 / 2, 3 / 4, 5 / 6, 5 / 9],
     # RBP (Moffat & Zobel 2008), p = 0.8, weighted by the test value: (1 - p) sum v_j p^(j-1)
-    "rbp": [0.2 * (1 + (3 * 0.8 ** 2 if k >= 3 else 0) + (2 * 0.8 ** 5 if k >= 6 else 0))
-            for k in range(1, K + 1)],
+    "rbp": [
+        0.2 * (1 + (3 * 0.8**2 if k >= 3 else 0) + (2 * 0.8**5 if k >= 6 else 0))
+        for k in range(1, K + 1)
+    ],
     # bpref without judged non-relevant items: every listed positive counts 1, over R
     "bpref": [h / 3 for h in HITS],
 }
@@ -89,16 +94,25 @@ AT_K = {
 @pytest.fixture(scope="module")
 def one_user():
     test, scores = _one_user()
-    names = [*AT_K, "roc_auc", "pr_auc", "mpr", "rprec", "11pt_avg",
-             *[f"iprec_at_recall_{j / 10:.2f}" for j in range(11)]]
-    return rt.evaluate(None, test, scores=scores, k=K, cumulative=True, metrics=names,
-                       ties="index", nthreads=1)
+    names = [
+        *AT_K,
+        "roc_auc",
+        "pr_auc",
+        "mpr",
+        "rprec",
+        "11pt_avg",
+        *[f"iprec_at_recall_{j / 10:.2f}" for j in range(11)],
+    ]
+    return rt.evaluate(
+        None, test, scores=scores, k=K, cumulative=True, metrics=names, ties="index", nthreads=1
+    )
 
 
 @pytest.mark.parametrize("name", list(AT_K))
 def test_rank_metric_at_every_k(one_user, name):
-    np.testing.assert_allclose(one_user.curves_per_user[f"{name}_at_k"][0], AT_K[name],
-                               rtol=0, atol=1e-12, err_msg=name)
+    np.testing.assert_allclose(
+        one_user.curves_per_user[f"{name}_at_k"][0], AT_K[name], rtol=0, atol=1e-12, err_msg=name
+    )
     assert one_user.per_user[f"{name}_at_{K}"][0] == pytest.approx(AT_K[name][-1], abs=1e-12)
 
 
@@ -126,12 +140,11 @@ def test_interpolated_precision_and_11pt_average(one_user):
     levels = [j / 10 for j in range(11)]
     cuts = [max(1, int(x * 3 + 0.9)) for x in levels]
     assert cuts == [1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3]
-    want = [max(at_pos[c - 1:]) for c in cuts]
+    want = [max(at_pos[c - 1 :]) for c in cuts]
     got = [one_user.per_user[f"iprec_at_recall_{x:.2f}"][0] for x in levels]
     np.testing.assert_allclose(got, want, rtol=0, atol=1e-12)
     # 11pt_avg: their mean, (4 * 1 + 4 * 2/3 + 3 * 1/2) / 11
-    assert one_user.per_user["11pt_avg"][0] == pytest.approx((4 + 8 / 3 + 3 / 2) / 11,
-                                                             abs=1e-12)
+    assert one_user.per_user["11pt_avg"][0] == pytest.approx((4 + 8 / 3 + 3 / 2) / 11, abs=1e-12)
 
 
 def test_bpref_denominator_is_min_of_judged_non_relevant_and_relevant():
@@ -147,12 +160,28 @@ def test_bpref_denominator_is_min_of_judged_non_relevant_and_relevant():
     values = [0.0, 1.0, 0.0, 1.0, 1.0, 1.0]
     test = sp.csr_array((np.array(values), ([0] * 6, items)), shape=(1, 9))
     scores = (9.0 - np.arange(9.0))[None, :]
-    res = rt.evaluate(None, test, scores=scores, k=8, metrics=["bpref"], relevance_level=1,
-                      ties="index", nthreads=1)
+    res = rt.evaluate(
+        None,
+        test,
+        scores=scores,
+        k=8,
+        metrics=["bpref"],
+        relevance_level=1,
+        ties="index",
+        nthreads=1,
+    )
     assert res.per_user["bpref_at_8"][0] == pytest.approx(1 / 8, abs=1e-12)
     # at k = 2 only item 1 is listed among the positives: (1 - 1/2) / 4
-    res = rt.evaluate(None, test, scores=scores, k=2, metrics=["bpref"], relevance_level=1,
-                      ties="index", nthreads=1)
+    res = rt.evaluate(
+        None,
+        test,
+        scores=scores,
+        k=2,
+        metrics=["bpref"],
+        relevance_level=1,
+        ties="index",
+        nthreads=1,
+    )
     assert res.per_user["bpref_at_2"][0] == pytest.approx(1 / 8, abs=1e-12)
 
 
@@ -163,14 +192,24 @@ def test_gm_map_floors_each_average_precision_at_1e5():
     gm_map = exp((ln 0.5 + ln 1e-5) / 2) = sqrt(5e-6). Without the floor it would be 0."""
     test = sp.csr_array((np.array([1.0, 0.0]), ([0, 1], [1, 2])), shape=(2, 5))
     scores = np.tile(5.0 - np.arange(5.0), (2, 1))
-    res = rt.evaluate(None, test, scores=scores, k=2, metrics=["pr_auc", "gm_map"],
-                      relevance_level=1, no_positive="zero", ties="index", nthreads=1)
+    res = rt.evaluate(
+        None,
+        test,
+        scores=scores,
+        k=2,
+        metrics=["pr_auc", "gm_map"],
+        relevance_level=1,
+        no_positive="zero",
+        ties="index",
+        nthreads=1,
+    )
     np.testing.assert_allclose(res.per_user["pr_auc"], [0.5, 0.0], rtol=0, atol=1e-12)
     assert res.aggregates["gm_map"] == pytest.approx(math.sqrt(0.5 * 1e-5), rel=1e-12)
     # above the floor it is the plain geometric mean: APs 1/2 and 1/4 (ranks 2 and 4)
     test = sp.csr_array((np.ones(2), ([0, 1], [1, 3])), shape=(2, 5))
-    res = rt.evaluate(None, test, scores=scores, k=2, metrics=["pr_auc", "gm_map"],
-                      ties="index", nthreads=1)
+    res = rt.evaluate(
+        None, test, scores=scores, k=2, metrics=["pr_auc", "gm_map"], ties="index", nthreads=1
+    )
     assert res.aggregates["gm_map"] == pytest.approx(math.sqrt(0.5 * 0.25), rel=1e-12)
 
 
@@ -184,6 +223,7 @@ def test_gm_map_floors_each_average_precision_at_1e5():
 # -> {0, 1, 2}; long tail {3, 4, 5}. RecBole's tail (tail_ratio 0.1): max(1, floor(0.1 * 4))
 # = 1 least popular item with a train entry: {3}.
 # Item features (for ils): items 0, 1, 2 = (1, 0), item 3 = (0, 1), 4 = (1, 1), 5 = (0, 1).
+
 
 def _lists_fixture():
     train_rows = {2: [0, 1, 2, 3], 3: [0, 1, 2], 4: [0, 1], 5: [0]}
@@ -200,11 +240,36 @@ def _lists_fixture():
 @pytest.fixture(scope="module")
 def listed():
     train, test, lists, features = _lists_fixture()
-    names = ["arp", "tailpercentage", "aplt", "aclt", "novelty", "ils", "diversity",
-             "serendipity", "pop_rsp", "pop_reo", "coverage", "aggregated_diversity",
-             "entropy", "gini", "gini_items", "entropy_mean", "personalisation", "p_pooled"]
-    return rt.evaluate(train, test, ranked=lists, k=2, metrics=names, item_features=features,
-                       serendipity_top_n=1, nthreads=1)
+    names = [
+        "arp",
+        "tailpercentage",
+        "aplt",
+        "aclt",
+        "novelty",
+        "ils",
+        "diversity",
+        "serendipity",
+        "pop_rsp",
+        "pop_reo",
+        "coverage",
+        "aggregated_diversity",
+        "entropy",
+        "gini",
+        "gini_items",
+        "entropy_mean",
+        "personalisation",
+        "p_pooled",
+    ]
+    return rt.evaluate(
+        train,
+        test,
+        ranked=lists,
+        k=2,
+        metrics=names,
+        item_features=features,
+        serendipity_top_n=1,
+        nthreads=1,
+    )
 
 
 def test_per_user_list_metrics(listed):
@@ -227,8 +292,9 @@ def test_per_user_list_metrics(listed):
         "serendipity": [0.5, 0.0],
     }
     for name, values in want.items():
-        np.testing.assert_allclose(pu[f"{name}_at_2"].to_numpy()[:2], values, rtol=0,
-                                   atol=1e-12, err_msg=name)
+        np.testing.assert_allclose(
+            pu[f"{name}_at_2"].to_numpy()[:2], values, rtol=0, atol=1e-12, err_msg=name
+        )
         assert pu[f"{name}_at_2"].iloc[2:].isna().all()  # users not evaluated
 
 

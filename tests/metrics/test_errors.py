@@ -39,8 +39,9 @@ def _raises(fn, *names: str, got: str | None = None) -> str:
         fn()
     msg = str(info.value)
     assert isinstance(info.value, ValueError)
-    assert any(re.search(rf"(?<![\w]){re.escape(n)}(?![\w])", msg) for n in names), \
+    assert any(re.search(rf"(?<![\w]){re.escape(n)}(?![\w])", msg) for n in names), (
         f"message names none of the parameters {names}: {msg}"
+    )
     if got is not None:
         assert got in msg, f"message does not say what was got ({got!r}): {msg}"
     return msg
@@ -62,32 +63,39 @@ def test_factor_shapes_must_match(inputs):
 def test_train_and_test_shapes_must_match(inputs):
     Xtr, Xte, A, B = inputs
     # a relation between two arguments: naming the train matrix in words is enough
-    _raises(lambda: rt.calc_reco_metrics(Xtr[:, :-1], Xte, A, B), "X_train", "train",
-            got="(9, 12)")
+    _raises(lambda: rt.calc_reco_metrics(Xtr[:, :-1], Xte, A, B), "X_train", "train", got="(9, 12)")
     _raises(lambda: rt.evaluate(Xtr[:-1], Xte, A=A, B=B), "train", got="(8, 13)")
 
 
 def test_item_biases_shape(inputs):
     Xtr, Xte, A, B = inputs
-    _raises(lambda: rt.calc_reco_metrics(Xtr, Xte, A, B, item_biases=np.zeros(N + 1)),
-            "item_biases", got="(14,)")
-    _raises(lambda: rt.calc_reco_metrics(Xtr, Xte, None, None, item_biases=np.zeros(N - 1)),
-            "item_biases", "X_test", got="(12,)")
+    _raises(
+        lambda: rt.calc_reco_metrics(Xtr, Xte, A, B, item_biases=np.zeros(N + 1)),
+        "item_biases",
+        got="(14,)",
+    )
+    _raises(
+        lambda: rt.calc_reco_metrics(Xtr, Xte, None, None, item_biases=np.zeros(N - 1)),
+        "item_biases",
+        "X_test",
+        got="(12,)",
+    )
 
 
 def test_scores_shape_and_scorer_output(inputs):
     Xtr, Xte, _, _ = inputs
-    _raises(lambda: rt.evaluate(Xtr, Xte, scores=np.zeros((M, N + 1))), "scores",
-            got="(9, 14)")
-    _raises(lambda: rt.evaluate(Xtr, Xte, scorer=lambda users: np.zeros((len(users), N - 1))),
-            "scorer", got="13)")
+    _raises(lambda: rt.evaluate(Xtr, Xte, scores=np.zeros((M, N + 1))), "scores", got="(9, 14)")
+    _raises(
+        lambda: rt.evaluate(Xtr, Xte, scorer=lambda users: np.zeros((len(users), N - 1))),
+        "scorer",
+        got="13)",
+    )
 
 
 def test_dense_matrices_are_refused(inputs):
     Xtr, Xte, A, B = inputs
     _raises(lambda: rt.calc_reco_metrics(Xtr, Xte.toarray(), A, B), "X_test", got="numpy array")
-    _raises(lambda: rt.calc_reco_metrics(Xtr.toarray(), Xte, A, B), "X_train",
-            got="numpy array")
+    _raises(lambda: rt.calc_reco_metrics(Xtr.toarray(), Xte, A, B), "X_train", got="numpy array")
     _raises(lambda: rt.evaluate(Xtr, Xte.toarray(), A=A, B=B), "test", got="numpy array")
 
 
@@ -96,8 +104,10 @@ def test_string_dtypes_are_refused(inputs):
     strA = A.astype(str)
     _raises(lambda: rt.calc_reco_metrics(Xtr, Xte, strA, B), "A", got="<U")
     _raises(lambda: rt.calc_reco_metrics(Xtr, Xte, A, B.astype(str)), "B", got="<U")
-    _raises(lambda: rt.calc_reco_metrics(Xtr, Xte, None, None, item_biases=np.array(["x"] * N)),
-            "item_biases")
+    _raises(
+        lambda: rt.calc_reco_metrics(Xtr, Xte, None, None, item_biases=np.array(["x"] * N)),
+        "item_biases",
+    )
     _raises(lambda: rt.evaluate(Xtr, Xte, scores=np.full((M, N), "a")), "scores")
     _raises(lambda: rt.calc_reco_metrics(Xtr, Xte, A, B, k="3"), "k", got="'3'")
 
@@ -123,8 +133,10 @@ def test_train_test_overlap_names_a_user_and_an_item(inputs):
     test_dense[7, 11] = 1.0
     overlapping = sp.csr_array(dense)
     test_overlap = sp.csr_array(test_dense)
-    for fn in (lambda: rt.calc_reco_metrics(overlapping, test_overlap, A, B),
-               lambda: rt.evaluate(overlapping, test_overlap, A=A, B=B)):
+    for fn in (
+        lambda: rt.calc_reco_metrics(overlapping, test_overlap, A, B),
+        lambda: rt.evaluate(overlapping, test_overlap, A=A, B=B),
+    ):
         msg = _raises(fn, "X_train", "X_test", "train", "test")
         numbers = set(re.findall(r"\d+", msg))
         assert "7" in numbers and "11" in numbers, msg
@@ -133,8 +145,10 @@ def test_train_test_overlap_names_a_user_and_an_item(inputs):
 @pytest.mark.parametrize("bad", [N, N + 5, -1])
 def test_out_of_range_indices(inputs, bad):
     Xtr, Xte, A, B = inputs
-    broken = sp.csr_array((np.array([1.0, 1.0]), np.array([2, bad]), np.array([0, 1, 2] + [2] * (M - 2))),
-                          shape=(M, N))
+    broken = sp.csr_array(
+        (np.array([1.0, 1.0]), np.array([2, bad]), np.array([0, 1, 2] + [2] * (M - 2))),
+        shape=(M, N),
+    )
     _raises(lambda: rt.calc_reco_metrics(None, broken, A, B), "X_test", got=str(bad))
     _raises(lambda: rt.calc_reco_metrics(broken, Xte, A, B), "X_train", got=str(bad))
     _raises(lambda: rt.evaluate(None, broken, A=A, B=B), "test", got=str(bad))
@@ -150,8 +164,11 @@ def test_ranked_lists_out_of_range(inputs, bad):
 
 def test_unknown_names(inputs):
     Xtr, Xte, A, B = inputs
-    _raises(lambda: rt.evaluate(Xtr, Xte, A=A, B=B, metrics=["p", "precision_at"]), "metrics",
-            got="precision_at")
+    _raises(
+        lambda: rt.evaluate(Xtr, Xte, A=A, B=B, metrics=["p", "precision_at"]),
+        "metrics",
+        got="precision_at",
+    )
     _raises(lambda: rt.evaluate(Xtr, Xte, A=A, B=B, ties="random"), "ties", got="random")
     _raises(lambda: rt.evaluate(Xtr, Xte, A=A, B=B, profile="cubic"), "profile", got="cubic")
 
@@ -181,8 +198,10 @@ def test_unsorted_indices_are_sorted_on_a_copy(inputs):
     res = rt.evaluate(Xtr, Xte, A=A, B=B, metrics="all", k=4, ties="index")
 
     # the caller's matrices are untouched
-    for X, (data, indices, indptr) in ((Xtr, (tr_data, tr_indices, tr_indptr)),
-                                       (Xte, (te_data, te_indices, te_indptr))):
+    for X, (data, indices, indptr) in (
+        (Xtr, (tr_data, tr_indices, tr_indptr)),
+        (Xte, (te_data, te_indices, te_indptr)),
+    ):
         np.testing.assert_array_equal(X.indices, indices)
         np.testing.assert_array_equal(X.data, data)
         np.testing.assert_array_equal(X.indptr, indptr)
@@ -194,8 +213,10 @@ def test_unsorted_indices_are_sorted_on_a_copy(inputs):
     for name in got:
         np.testing.assert_array_equal(got[name], want[name], err_msg=name)
     want_res = rt.evaluate(Str, Ste, A=A, B=B, metrics="all", k=4, ties="index")
-    np.testing.assert_array_equal(res.per_user[res.metric_columns].to_numpy(),
-                                  want_res.per_user[want_res.metric_columns].to_numpy())
+    np.testing.assert_array_equal(
+        res.per_user[res.metric_columns].to_numpy(),
+        want_res.per_user[want_res.metric_columns].to_numpy(),
+    )
 
 
 def test_repeated_user_ids_are_counted_and_shown():
@@ -203,8 +224,9 @@ def test_repeated_user_ids_are_counted_and_shown():
     ids = np.array(["a", "b", "a", "b"])
     with pytest.raises(rt.InputError) as err:
         rt.evaluate(None, te, scores=np.ones((4, 4)), user_ids=ids)
-    assert str(err.value).endswith("must be unique ids (one per test row). Got 2 repeated ids, "
-                                   "e.g. ['a', 'b'] instead."), str(err.value)
+    assert str(err.value).endswith(
+        "must be unique ids (one per test row). Got 2 repeated ids, e.g. ['a', 'b'] instead."
+    ), str(err.value)
 
 
 def test_ranked_lists_with_repeated_items_count_each_item_once():

@@ -46,11 +46,24 @@ def runs(case):
     def run(S, k):
         # serendipity's "popular" set is the 5 most popular items, so it can vary; test
         # entries of value 1 are judged non-relevant (relevance level 2), so bpref can vary
-        return rt.evaluate(Xtr, Xte, scores=S, metrics=_every(), k=k, item_features=feats,
-                           serendipity_top_n=5, relevance_level=2, nthreads=1)
+        return rt.evaluate(
+            Xtr,
+            Xte,
+            scores=S,
+            metrics=_every(),
+            k=k,
+            item_features=feats,
+            serendipity_top_n=5,
+            relevance_level=2,
+            nthreads=1,
+        )
 
-    return {"k3": run(S, 3), "k8": run(S, 8), "base": run(S, K),
-            "flipped": run(_reversed_top_k(case, K), K)}
+    return {
+        "k3": run(S, 3),
+        "k8": run(S, 8),
+        "base": run(S, K),
+        "flipped": run(_reversed_top_k(case, K), K),
+    }
 
 
 def _values(res, name: str, k: int) -> np.ndarray:

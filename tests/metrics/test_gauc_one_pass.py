@@ -15,6 +15,7 @@ import math
 
 import numpy as np
 import pytest
+import reference as ref
 import scipy.sparse as sp
 
 import recoeval_tracking as rt
@@ -22,8 +23,6 @@ from recoeval_tracking.engine import driver
 from recoeval_tracking.metrics.beyond import AUC_AVERAGE_TIES
 from recoeval_tracking.metrics.evaluate import compute
 from recoeval_tracking.options import EvalOptions
-
-import reference as ref
 
 TIES = ["noise", "index", "index_desc", "optimistic", "pessimistic", "average"]
 
@@ -45,7 +44,7 @@ def _reference(train, test, S) -> np.ndarray:
     m, n = S.shape
     out = np.full(m, np.nan)
     for u in range(m):
-        tr = set(train.indices[train.indptr[u]:train.indptr[u + 1]].tolist())
+        tr = set(train.indices[train.indptr[u] : train.indptr[u + 1]].tolist())
         lo, hi = test.indptr[u], test.indptr[u + 1]
         pos = dict(zip(test.indices[lo:hi].tolist(), test.data[lo:hi].tolist()))
         out[u] = ref.auc_average_ranks(S[u], [i for i in range(n) if i not in tr], pos)
@@ -73,8 +72,11 @@ def test_one_pass_auc_per_user_equals_reference_and_second_pass(ties, seed):
     want = _reference(train, test, S)
     defined = raw.reason == 0
     np.testing.assert_allclose(mine[defined], want[defined], rtol=0, atol=1e-12)
-    second = rt.evaluate(train, test, scores=S, metrics=["roc_auc"], k=5, ties="average",
-                         nthreads=1).per_user["roc_auc"].to_numpy()
+    second = (
+        rt.evaluate(train, test, scores=S, metrics=["roc_auc"], k=5, ties="average", nthreads=1)
+        .per_user["roc_auc"]
+        .to_numpy()
+    )
     np.testing.assert_allclose(mine[defined], second[defined], rtol=0, atol=1e-12)
     assert np.isnan(mine[~defined]).all()
     res = rt.evaluate(train, test, scores=S, metrics=["gauc", "p"], k=5, ties=ties, nthreads=1)

@@ -66,10 +66,15 @@ def test_test_frame_with_an_interactions_train_uses_its_id_maps():
     res = rt.evaluate(train, test, item_biases=np.array([3.0, 2.0, 1.0]), k=1, metrics=["p"])
     pu = _by_user(res)
     assert pu.loc[10, "p_at_1"] == 0.0  # top 1 of user 10 is b
-    with pytest.raises(InputError, match="1 item ids of the 'test' DataFrame .* not in the id "
-                                         "map of 'train'"):
-        rt.evaluate(train, pd.DataFrame({"user": [10], "item": ["c"]}),
-                    item_biases=np.array([3.0, 2.0, 1.0]), k=1)
+    with pytest.raises(
+        InputError, match="1 item ids of the 'test' DataFrame .* not in the id map of 'train'"
+    ):
+        rt.evaluate(
+            train,
+            pd.DataFrame({"user": [10], "item": ["c"]}),
+            item_biases=np.array([3.0, 2.0, 1.0]),
+            k=1,
+        )
 
 
 def test_test_frame_with_a_bare_matrix_takes_positions():
@@ -82,8 +87,10 @@ def test_test_frame_with_a_bare_matrix_takes_positions():
 
 
 def test_a_frame_without_id_columns_names_the_argument():
-    with pytest.raises(InputError, match="The 'test' parameter of evaluate must be a DataFrame "
-                                         "with a user id column"):
+    with pytest.raises(
+        InputError,
+        match="The 'test' parameter of evaluate must be a DataFrame with a user id column",
+    ):
         rt.evaluate(TRAIN, pd.DataFrame({"who": [10], "item": ["a"]}), item_biases=SCORES)
 
 
@@ -95,8 +102,9 @@ def test_headline_metrics_order_and_fallback():
 
 
 def test_headline_summary_and_plot():
-    res = rt.evaluate(TRAIN, TEST, item_biases=SCORES, k=2, metrics=["p", "ndcg", "roc_auc"],
-                      cumulative=True)
+    res = rt.evaluate(
+        TRAIN, TEST, item_biases=SCORES, k=2, metrics=["p", "ndcg", "roc_auc"], cumulative=True
+    )
     text = res.summary("headline")
     assert "ndcg_at_2" in text and "p_at_2" in text and "roc_auc" not in text
     assert "(and 1 more metrics" in text
@@ -108,6 +116,7 @@ def test_headline_summary_and_plot():
     flat = rt.evaluate(TRAIN, TEST, item_biases=SCORES, k=2, metrics=["p", "ndcg"])
     bars = flat.plot().patches
     assert [b.get_width() for b in bars] == pytest.approx(
-        [flat.means["ndcg_at_2"], flat.means["p_at_2"]])
+        [flat.means["ndcg_at_2"], flat.means["p_at_2"]]
+    )
     with pytest.raises(InputError, match="'metrics'"):
         flat.plot(["nope_at_2"])

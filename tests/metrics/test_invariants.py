@@ -28,8 +28,11 @@ def _registry(with_vectors: bool = True) -> list[str]:
 
     Intra-list similarity needs item vectors, which a dense score array does not carry.
     """
-    return [name for name, spec in rt.METRICS.items() if spec.stage != "aggregate"
-            and (with_vectors or name not in ("ils", "diversity"))]
+    return [
+        name
+        for name, spec in rt.METRICS.items()
+        if spec.stage != "aggregate" and (with_vectors or name not in ("ils", "diversity"))
+    ]
 
 
 def _aggregates() -> list[str]:
@@ -92,11 +95,18 @@ def test_cumulative_column_equals_single_k(data, ties, tied):
             got_single = single.per_user[col].to_numpy()
             curve = cum.curves_per_user.get(f"{name}_at_k")
             if curve is not None:
-                np.testing.assert_allclose(curve[:, j - 1], got_single, rtol=0, atol=1e-12,
-                                           equal_nan=True, err_msg=f"{name}@{j} ({ties})")
+                np.testing.assert_allclose(
+                    curve[:, j - 1],
+                    got_single,
+                    rtol=0,
+                    atol=1e-12,
+                    equal_nan=True,
+                    err_msg=f"{name}@{j} ({ties})",
+                )
             else:  # whole-ranking metric: the same in every run
-                np.testing.assert_array_equal(cum.per_user[_column(name, K, cum.per_user)],
-                                              got_single, err_msg=name)
+                np.testing.assert_array_equal(
+                    cum.per_user[_column(name, K, cum.per_user)], got_single, err_msg=name
+                )
     # at least one top-K curve per cumulative run, and they have K columns
     assert cum.curves_per_user and all(v.shape == (120, K) for v in cum.curves_per_user.values())
 
@@ -109,8 +119,14 @@ def test_calc_reco_metrics_cumulative_column_equals_single_k(data):
         single = calc(data["Xtr"], data["Xte"], S, eye, j, noise=True)
         for name, arr in cum.items():
             if arr.ndim == 2:
-                np.testing.assert_allclose(arr[:, j - 1], single[name], rtol=0, atol=1e-12,
-                                           equal_nan=True, err_msg=f"{name}@{j}")
+                np.testing.assert_allclose(
+                    arr[:, j - 1],
+                    single[name],
+                    rtol=0,
+                    atol=1e-12,
+                    equal_nan=True,
+                    err_msg=f"{name}@{j}",
+                )
             else:
                 np.testing.assert_array_equal(arr, single[name], err_msg=name)
 
@@ -123,12 +139,16 @@ def test_threads_and_blocks_do_not_change_results(data, tied):
         other = _evaluate(data, scores=scores, ties="noise", cumulative=True, **kw)
         for name in _registry(with_vectors=scores is None):
             col = _column(name, K, base.per_user)
-            np.testing.assert_array_equal(base.per_user[col].to_numpy(),
-                                          other.per_user[col].to_numpy(), err_msg=f"{name} {kw}")
+            np.testing.assert_array_equal(
+                base.per_user[col].to_numpy(),
+                other.per_user[col].to_numpy(),
+                err_msg=f"{name} {kw}",
+            )
         for key, curve in base.curves_per_user.items():
             np.testing.assert_array_equal(curve, other.curves_per_user[key], err_msg=key)
-        assert set(base.aggregates) == {f"{a}_at_{K}" if rt.METRICS[a].at_k else a
-                                        for a in _aggregates()}
+        assert set(base.aggregates) == {
+            f"{a}_at_{K}" if rt.METRICS[a].at_k else a for a in _aggregates()
+        }
         assert base.aggregates == other.aggregates, kw
     # calc_reco_metrics too, with noise on tied scores
     S = data["tied"]
@@ -144,18 +164,25 @@ def test_permuting_users_permutes_results(data, ties, tied):
     perm = np.random.default_rng(3).permutation(data["Xte"].shape[0])
     scores = data["tied"] if tied else None
     base = _evaluate(data, scores=scores, ties=ties, cumulative=True)
-    permuted_data = {"Xtr": data["Xtr"][perm], "Xte": data["Xte"][perm], "A": data["A"][perm],
-                     "B": data["B"]}
-    other = _evaluate(permuted_data, scores=None if scores is None else scores[perm], ties=ties,
-                      cumulative=True)
+    permuted_data = {
+        "Xtr": data["Xtr"][perm],
+        "Xte": data["Xte"][perm],
+        "A": data["A"][perm],
+        "B": data["B"],
+    }
+    other = _evaluate(
+        permuted_data, scores=None if scores is None else scores[perm], ties=ties, cumulative=True
+    )
     for name in _registry(with_vectors=scores is None):
         col = _column(name, K, base.per_user)
-        np.testing.assert_array_equal(base.per_user[col].to_numpy()[perm],
-                                      other.per_user[col].to_numpy(), err_msg=name)
+        np.testing.assert_array_equal(
+            base.per_user[col].to_numpy()[perm], other.per_user[col].to_numpy(), err_msg=name
+        )
     for key, curve in base.curves_per_user.items():
         np.testing.assert_array_equal(curve[perm], other.curves_per_user[key], err_msg=key)
-    np.testing.assert_array_equal(base.per_user["nan_reason"].to_numpy()[perm],
-                                  other.per_user["nan_reason"].to_numpy())
+    np.testing.assert_array_equal(
+        base.per_user["nan_reason"].to_numpy()[perm], other.per_user["nan_reason"].to_numpy()
+    )
 
 
 def test_float32_agrees_with_float64(data):
@@ -167,13 +194,15 @@ def test_float32_agrees_with_float64(data):
         col = _column(name, K, r32.per_user)
         v32 = r32.per_user[col].to_numpy()
         assert v32.dtype == np.float64
-        np.testing.assert_allclose(v32, r64.per_user[col].to_numpy(), rtol=0, atol=1e-5,
-                                   equal_nan=True, err_msg=name)
+        np.testing.assert_allclose(
+            v32, r64.per_user[col].to_numpy(), rtol=0, atol=1e-5, equal_nan=True, err_msg=name
+        )
     c32 = calc(data["Xtr"], data["Xte"], A32, B32, K, noise=True)
     c64 = calc(data["Xtr"], data["Xte"], A32.astype(float), B32.astype(float), K, noise=True)
     for name in c32:
-        np.testing.assert_allclose(c32[name], c64[name], rtol=0, atol=1e-5, equal_nan=True,
-                                   err_msg=name)
+        np.testing.assert_allclose(
+            c32[name], c64[name], rtol=0, atol=1e-5, equal_nan=True, err_msg=name
+        )
 
 
 def test_perfect_ranking_scores_one():
@@ -192,20 +221,30 @@ def test_perfect_ranking_scores_one():
     big = ok & (pool > k)
     assert ok.sum() >= 15 and big.sum() >= 15
     ones = {
-        "p": big & (n_test >= k), "tp": big, "r": big & (n_test <= k), "hit": big,
-        "ap": ok & (n_test <= k), "tap": ok, "ndcg": ok, "rr": ok, "roc_auc": ok, "pr_auc": ok,
+        "p": big & (n_test >= k),
+        "tp": big,
+        "r": big & (n_test <= k),
+        "hit": big,
+        "ap": ok & (n_test <= k),
+        "tap": ok,
+        "ndcg": ok,
+        "rr": ok,
+        "roc_auc": ok,
+        "pr_auc": ok,
     }
     for name, mask in ones.items():
         col = _column(name, k, pu)
-        np.testing.assert_allclose(pu[col].to_numpy()[mask], 1.0, rtol=0, atol=1e-12,
-                                   err_msg=name)
+        np.testing.assert_allclose(pu[col].to_numpy()[mask], 1.0, rtol=0, atol=1e-12, err_msg=name)
     # below 1 exactly where the definition caps it
-    np.testing.assert_allclose(pu[f"p_at_{k}"].to_numpy()[big & (n_test < k)],
-                               (n_test / k)[big & (n_test < k)])
-    np.testing.assert_allclose(pu[f"r_at_{k}"].to_numpy()[big & (n_test > k)],
-                               (k / n_test)[big & (n_test > k)])
-    np.testing.assert_allclose(pu[f"ap_at_{k}"].to_numpy()[ok & (n_test > k)],
-                               (k / n_test)[ok & (n_test > k)])
+    np.testing.assert_allclose(
+        pu[f"p_at_{k}"].to_numpy()[big & (n_test < k)], (n_test / k)[big & (n_test < k)]
+    )
+    np.testing.assert_allclose(
+        pu[f"r_at_{k}"].to_numpy()[big & (n_test > k)], (k / n_test)[big & (n_test > k)]
+    )
+    np.testing.assert_allclose(
+        pu[f"ap_at_{k}"].to_numpy()[ok & (n_test > k)], (k / n_test)[ok & (n_test > k)]
+    )
 
 
 def _nan_rule_cases():
@@ -263,8 +302,9 @@ def test_each_nan_rule_alone():
         # the DCG and NDCG families (any gain) are defined, every other accuracy metric is NaN;
         # the beyond-accuracy metrics describe the list itself and stay defined
         accuracy = {_column(n, k, pu) for n, spec in rt.METRICS.items() if spec.stage == "kernel"}
-        gains = {_column(n, k, pu) for n, spec in rt.METRICS.items()
-                 if spec.family in ("ndcg", "dcg")}
+        gains = {
+            _column(n, k, pu) for n, spec in rt.METRICS.items() if spec.family in ("ndcg", "dcg")
+        }
         assert all(math.isnan(only[c]) for c in metric_cols if c in accuracy and c not in gains)
         assert all(not math.isnan(only[c]) for c in gains if c in metric_cols)
         assert all(not math.isnan(only[c]) for c in metric_cols if c not in accuracy)
@@ -274,14 +314,32 @@ def test_each_nan_rule_alone():
         assert small[f"ap_at_{k}"] == 1.0 and small[f"tap_at_{k}"] == 1.0
         assert small[f"rr_at_{k}"] == 1.0
         assert small[f"ndcg_at_{k}"] == pytest.approx(
-            (1 + 2 / math.log2(3)) / (2 + 1 / math.log2(3)), abs=1e-12)
+            (1 + 2 / math.log2(3)) / (2 + 1 / math.log2(3)), abs=1e-12
+        )
         assert small["roc_auc"] == 1.0 and small["pr_auc"] == 1.0
         counts = res.nan_counts
-        assert counts == {r: 1 for r in ("no_test", "min_pos_test", "min_items_pool",
-                                         "cold_start", "nan_score", "all_equal")}
+        assert counts == {
+            r: 1
+            for r in (
+                "no_test",
+                "min_pos_test",
+                "min_items_pool",
+                "cold_start",
+                "nan_score",
+                "all_equal",
+            )
+        }
     # consider_cold_start only applies with a train matrix; with X_train=None it is ignored.
-    res = rt.evaluate(None, Xte, scores=np.nan_to_num(S, nan=-5.0), metrics="all", k=k,
-                      ties="index", consider_cold_start=False, nthreads=1)
+    res = rt.evaluate(
+        None,
+        Xte,
+        scores=np.nan_to_num(S, nan=-5.0),
+        metrics="all",
+        k=k,
+        ties="index",
+        consider_cold_start=False,
+        nthreads=1,
+    )
     assert "cold_start" not in set(res.per_user["nan_reason"])
     # calc_reco_metrics applies the same rules
     out = calc(Xtr, Xte, S, np.eye(n), k, **kw)

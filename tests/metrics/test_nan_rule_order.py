@@ -11,15 +11,27 @@ from recoeval_tracking.metrics.evaluate import NAN_RULES
 
 
 def _reasons(train, test, scores, **kw):
-    res = rt.evaluate(sp.csr_array(train) if train is not None else None, sp.csr_array(test),
-                      scores=np.asarray(scores, dtype=np.float64), metrics=["p"], k=1,
-                      nthreads=1, **kw)
+    res = rt.evaluate(
+        sp.csr_array(train) if train is not None else None,
+        sp.csr_array(test),
+        scores=np.asarray(scores, dtype=np.float64),
+        metrics=["p"],
+        k=1,
+        nthreads=1,
+        **kw,
+    )
     return res.per_user["nan_reason"].tolist()
 
 
 def test_documented_order():
-    assert list(NAN_RULES)[:6] == ["no_test", "min_pos_test", "cold_start", "min_items_pool",
-                                   "nan_score", "all_equal"]
+    assert list(NAN_RULES)[:6] == [
+        "no_test",
+        "min_pos_test",
+        "cold_start",
+        "min_items_pool",
+        "nan_score",
+        "all_equal",
+    ]
 
 
 def test_each_rule_wins_over_the_later_ones():
@@ -29,8 +41,7 @@ def test_each_rule_wins_over_the_later_ones():
     test = np.array([[0, 0, 0], [1, 0, 0], [1, 1, 0], [0, 1, 1]], dtype=float)
     train = np.array([[0, 0, 0], [0, 0, 0], [0, 0, 0], [1, 0, 0]], dtype=float)
     scores = [[0.1, 0.2, 0.3], [0.1, 0.2, 0.3], [0.3, 0.2, 0.1], [0.1, np.nan, 0.2]]
-    got = _reasons(train, test, scores, min_pos_test=2, min_items_pool=4,
-                   consider_cold_start=False)
+    got = _reasons(train, test, scores, min_pos_test=2, min_items_pool=4, consider_cold_start=False)
     assert got == ["no_test", "min_pos_test", "cold_start", "min_items_pool"]
 
 
@@ -53,5 +64,7 @@ def test_implicit_ties_flag_nan_score_users_without_lists():
     want = rt.evaluate(None, te, scores=S, metrics=["p", "ndcg"], k=3, ties="index")
     assert list(got.per_user["nan_reason"]) == ["", "", "nan_score", "", "nan_score", ""]
     assert got.per_user.loc[[2, 4], ["p_at_3", "ndcg_at_3"]].isna().all().all()
-    np.testing.assert_array_equal(got.per_user[["p_at_3", "ndcg_at_3"]].to_numpy(),
-                                  want.per_user[["p_at_3", "ndcg_at_3"]].to_numpy())
+    np.testing.assert_array_equal(
+        got.per_user[["p_at_3", "ndcg_at_3"]].to_numpy(),
+        want.per_user[["p_at_3", "ndcg_at_3"]].to_numpy(),
+    )

@@ -36,7 +36,7 @@ def _recbole_users(n_items: int = 12):
     scores = np.zeros((m, n_items))
     rows, cols = [], []
     for u, (flags, n_pos) in enumerate(zip(POS_IDX, POS_LEN)):
-        order = list(range(n_items))            # item j at position j + 1
+        order = list(range(n_items))  # item j at position j + 1
         scores[u, order] = n_items - np.arange(n_items, dtype=float)
         positives = [j for j, f in enumerate(flags) if f]
         positives += list(range(3, 3 + n_pos - len(positives)))
@@ -46,26 +46,47 @@ def _recbole_users(n_items: int = 12):
     return test, scores
 
 
-@pytest.mark.parametrize("library_name, expected", [
-    ("hit", [[0, 0, 0], [1, 1, 1], [1, 1, 1], [0, 0, 1]]),
-    ("ndcg", [[0, 0, 0], [1, 1, 1],
-              [1, 1 / L2(2) / (1 / L2(2) + 1 / L2(3)),
-               (1 / L2(2) + 1 / L2(4)) / (1 / L2(2) + 1 / L2(3) + 1 / L2(4))],
-              [0, 0, 1 / L2(4) / (1 / L2(2) + 1 / L2(3))]]),
-    ("mrr", [[0, 0, 0], [1, 1, 1], [1, 1, 1], [0, 0, 1 / 3]]),
-    ("map", [[0, 0, 0], [1, 1, 1], [1, 1 / 2, 1 / 3 * (1 / 1 + 2 / 3)],
-             [0, 0, 1 / 3 * (1 / 2)]]),
-    ("recall", [[0, 0, 0], [1 / 3, 2 / 3, 3 / 3], [1 / 4, 1 / 4, 2 / 4], [0, 0, 1 / 2]]),
-    ("precision", [[0, 0, 0], [1, 1, 1], [1, 1 / 2, 2 / 3], [0, 0, 1 / 3]]),
-])
+@pytest.mark.parametrize(
+    "library_name, expected",
+    [
+        ("hit", [[0, 0, 0], [1, 1, 1], [1, 1, 1], [0, 0, 1]]),
+        (
+            "ndcg",
+            [
+                [0, 0, 0],
+                [1, 1, 1],
+                [
+                    1,
+                    1 / L2(2) / (1 / L2(2) + 1 / L2(3)),
+                    (1 / L2(2) + 1 / L2(4)) / (1 / L2(2) + 1 / L2(3) + 1 / L2(4)),
+                ],
+                [0, 0, 1 / L2(4) / (1 / L2(2) + 1 / L2(3))],
+            ],
+        ),
+        ("mrr", [[0, 0, 0], [1, 1, 1], [1, 1, 1], [0, 0, 1 / 3]]),
+        (
+            "map",
+            [[0, 0, 0], [1, 1, 1], [1, 1 / 2, 1 / 3 * (1 / 1 + 2 / 3)], [0, 0, 1 / 3 * (1 / 2)]],
+        ),
+        ("recall", [[0, 0, 0], [1 / 3, 2 / 3, 3 / 3], [1 / 4, 1 / 4, 2 / 4], [0, 0, 1 / 2]]),
+        ("precision", [[0, 0, 0], [1, 1, 1], [1, 1 / 2, 2 / 3], [0, 0, 1 / 3]]),
+    ],
+)
 def test_recbole_topk_metrics(library_name, expected):
     """RecBole TestTopKMetrics.test_{hit,ndcg,mrr,map,recall,precision}: the @1..3 values."""
     test, scores = _recbole_users()
     name = PROFILES["recbole"]["aliases"][library_name]
-    res = rt.evaluate(None, test, scores=scores, k=3, cumulative=True, metrics=[name],
-                      profile="recbole", nthreads=1)
-    np.testing.assert_allclose(res.curves_per_user[f"{name}_at_k"], expected, rtol=0,
-                               atol=1e-12)
+    res = rt.evaluate(
+        None,
+        test,
+        scores=scores,
+        k=3,
+        cumulative=True,
+        metrics=[name],
+        profile="recbole",
+        nthreads=1,
+    )
+    np.testing.assert_allclose(res.curves_per_user[f"{name}_at_k"], expected, rtol=0, atol=1e-12)
 
 
 #: RecBole test_topk_metrics.py: five top-3 lists over 8 items and the train counts.
@@ -98,30 +119,46 @@ def test_recbole_list_metrics():
     (``data.count_items``, a Counter of the train interactions) never holds a 0 either."""
     train, test, lists = _recbole_lists()
     with pytest.warns(UserWarning, match="left out: \\['gauc', 'roc_auc'\\]"):
-        res = rt.evaluate(train, test, ranked=lists, k=3, cumulative=True, profile="recbole",
-                          nthreads=1)
+        res = rt.evaluate(
+            train, test, ranked=lists, k=3, cumulative=True, profile="recbole", nthreads=1
+        )
     assert res.aggregates["coverage_at_3"] == pytest.approx(7 / 8, abs=1e-12)
-    arp = [[4 / 1, 4 / 2, 6 / 3], [3 / 1, 7 / 2, 8 / 3], [1 / 1, 3 / 2, 7 / 3],
-           [0 / 1, 3 / 2, 8 / 3], [4 / 1, 6 / 2, 6 / 3]]
+    arp = [
+        [4 / 1, 4 / 2, 6 / 3],
+        [3 / 1, 7 / 2, 8 / 3],
+        [1 / 1, 3 / 2, 7 / 3],
+        [0 / 1, 3 / 2, 8 / 3],
+        [4 / 1, 6 / 2, 6 / 3],
+    ]
     np.testing.assert_allclose(res.curves_per_user["arp_at_k"][:5], arp, rtol=0, atol=1e-12)
-    gini = ((-7) * 0 + (-5) * 1 + (-3) * 1 + (-1) * 2 + 1 * 2 + 3 * 2 + 5 * 3 + 7 * 4) \
-        / (8 * (3 * 5))
+    gini = ((-7) * 0 + (-5) * 1 + (-3) * 1 + (-1) * 2 + 1 * 2 + 3 * 2 + 5 * 3 + 7 * 4) / (
+        8 * (3 * 5)
+    )
     assert res.aggregates["gini_items_at_3"] == pytest.approx(gini, abs=1e-12)
     p = np.array([1, 2, 3, 2, 4, 1, 2]) / 15
-    assert res.aggregates["entropy_mean_at_3"] == pytest.approx(-np.mean(p * np.log(p)),
-                                                                abs=1e-12)
+    assert res.aggregates["entropy_mean_at_3"] == pytest.approx(-np.mean(p * np.log(p)), abs=1e-12)
     # the profile's whole-ranking GAUC cannot come from ranked lists: left out and recorded
     assert "gauc" in res.definitions["left_out"] and "gauc" not in res.aggregates
 
 
-@pytest.mark.parametrize("case, users, expected", [
-    # (pool size, positive ranks): pos_rank_sum0 = [1, 4, 9] over user_len0 = [2, 3, 5]
-    (0, [(2, [1]), (3, [1, 3]), (5, [1, 3, 5])],
-     (1 * ((2 - (1 - 1) / 2 - 1 / 1) / (2 - 1)) + 2 * ((3 - (2 - 1) / 2 - 4 / 2) / (3 - 2))
-      + 3 * ((5 - (3 - 1) / 2 - 9 / 3) / (5 - 3))) / (1 + 2 + 3)),
-    # case 1: a user without positives and one with only positives are left out
-    (1, [(3, [3]), (6, []), (4, [1, 2, 3, 4])], (3 - 0 - 3 / 1) / (3 - 1)),
-])
+@pytest.mark.parametrize(
+    "case, users, expected",
+    [
+        # (pool size, positive ranks): pos_rank_sum0 = [1, 4, 9] over user_len0 = [2, 3, 5]
+        (
+            0,
+            [(2, [1]), (3, [1, 3]), (5, [1, 3, 5])],
+            (
+                1 * ((2 - (1 - 1) / 2 - 1 / 1) / (2 - 1))
+                + 2 * ((3 - (2 - 1) / 2 - 4 / 2) / (3 - 2))
+                + 3 * ((5 - (3 - 1) / 2 - 9 / 3) / (5 - 3))
+            )
+            / (1 + 2 + 3),
+        ),
+        # case 1: a user without positives and one with only positives are left out
+        (1, [(3, [3]), (6, []), (4, [1, 2, 3, 4])], (3 - 0 - 3 / 1) / (3 - 1)),
+    ],
+)
 def test_recbole_gauc(case, users, expected):
     """RecBole TestRankMetrics.test_gauc: users given by their pool size and the ranks of their
     positives."""
@@ -136,8 +173,16 @@ def test_recbole_gauc(case, users, expected):
         te_c += [r - 1 for r in ranks]
     train = sp.csr_array((np.ones(len(tr_r)), (tr_r, tr_c)), shape=(m, n))
     test = sp.csr_array((np.ones(len(te_r)), (te_r, te_c)), shape=(m, n))
-    res = rt.evaluate(train, test, scores=scores, k=1, metrics=["gauc"], profile="recbole",
-                      min_items_pool=1, nthreads=1)
+    res = rt.evaluate(
+        train,
+        test,
+        scores=scores,
+        k=1,
+        metrics=["gauc"],
+        profile="recbole",
+        min_items_pool=1,
+        nthreads=1,
+    )
     assert res.aggregates["gauc"] == pytest.approx(expected, abs=1e-12)
 
 
@@ -146,8 +191,9 @@ def test_recbole_gauc_average_rank_example():
     give 0.875 where ranking ties by index gives 1.0."""
     test = sp.csr_array((np.ones(2), ([0, 0], [0, 1])), shape=(1, 4))
     scores = np.array([[2.0, 1.0, 1.0, 0.0]])
-    res = rt.evaluate(None, test, scores=scores, k=1, profile="recbole", metrics=["gauc"],
-                      nthreads=1)
+    res = rt.evaluate(
+        None, test, scores=scores, k=1, profile="recbole", metrics=["gauc"], nthreads=1
+    )
     assert res.aggregates["gauc"] == pytest.approx(0.875, abs=1e-12)
     assert res.per_user["roc_auc"][0] == 1.0  # the profile's index order
 
@@ -176,25 +222,36 @@ def _query(qrels: dict, run: dict, n_items: int = 20):
     for doc, s in run.items():
         scores[0, int(doc[1:])] = s
     items = [int(d[1:]) for d in qrels]
-    test = sp.csr_array((np.array(list(qrels.values()), dtype=float), ([0] * len(items), items)),
-                        shape=(1, n_items))
+    test = sp.csr_array(
+        (np.array(list(qrels.values()), dtype=float), ([0] * len(items), items)), shape=(1, n_items)
+    )
     return test, scores
 
 
-@pytest.mark.parametrize("q, expected", [
-    ("q1", 1 / 2 * (1 - (1 / 2))),
-    ("q2", 1 / 2 * ((1 - (1 / 2)) + (1 - (1 / 2)))),
-    ("q3", 1 / 3 * ((1 - (1 / 3)) + (1 - (1 / 3)) + (1 - (2 / 3)))),
-    ("q4", 1 / 4 * ((1 - (1 / 4)) + (1 - (2 / 4)) + (1 - (2 / 4)))),
-])
+@pytest.mark.parametrize(
+    "q, expected",
+    [
+        ("q1", 1 / 2 * (1 - (1 / 2))),
+        ("q2", 1 / 2 * ((1 - (1 / 2)) + (1 - (1 / 2)))),
+        ("q3", 1 / 3 * ((1 - (1 / 3)) + (1 - (1 / 3)) + (1 - (2 / 3)))),
+        ("q4", 1 / 4 * ((1 - (1 / 4)) + (1 - (2 / 4)) + (1 - (2 / 4)))),
+    ],
+)
 def test_ranx_bpref(q, expected):
     """ranx bpref_test.py: bpref over the run, judgements below 1 judged non-relevant (the
     ranx profile with relevance_level=1, K = the run's length)."""
     test, scores = _query(RANX_QRELS[q], RANX_RUN[q])
-    res = rt.evaluate(None, test, scores=scores, k=len(RANX_RUN[q]), profile="ranx",
-                      metrics=["bpref"], relevance_level=1, nthreads=1)
-    assert res.per_user[f"bpref_at_{len(RANX_RUN[q])}"][0] == pytest.approx(expected,
-                                                                            abs=1e-12)
+    res = rt.evaluate(
+        None,
+        test,
+        scores=scores,
+        k=len(RANX_RUN[q]),
+        profile="ranx",
+        metrics=["bpref"],
+        relevance_level=1,
+        nthreads=1,
+    )
+    assert res.per_user[f"bpref_at_{len(RANX_RUN[q])}"][0] == pytest.approx(expected, abs=1e-12)
 
 
 @pytest.mark.parametrize("q", ["q1", "q2", "q3"])
@@ -204,8 +261,16 @@ def test_ranx_f1(q):
     run of non-relevant items)."""
     test, scores = _query(RANX_QRELS[q], RANX_RUN[q])
     k = len(RANX_RUN[q])
-    res = rt.evaluate(None, test, scores=scores, k=k, metrics=["p", "r", "f1"],
-                      relevance_level=1, ties="index", nthreads=1).per_user
+    res = rt.evaluate(
+        None,
+        test,
+        scores=scores,
+        k=k,
+        metrics=["p", "r", "f1"],
+        relevance_level=1,
+        ties="index",
+        nthreads=1,
+    ).per_user
     p, r = res[f"p_at_{k}"][0], res[f"r_at_{k}"][0]
     assert res[f"f1_at_{k}"][0] == pytest.approx(2 * p * r / (p + r), abs=1e-12)
 
@@ -213,8 +278,9 @@ def test_ranx_f1(q):
 def test_ranx_f1_without_a_hit_is_zero():
     run = {"d1": 10, "d12": 9, "d3": 8, "d14": 7, "d16": 5, "d7": 4, "d8": 3}
     test, scores = _query(RANX_QRELS["q4"], run)
-    res = rt.evaluate(None, test, scores=scores, k=7, metrics=["f1"], relevance_level=1,
-                      ties="index", nthreads=1)
+    res = rt.evaluate(
+        None, test, scores=scores, k=7, metrics=["f1"], relevance_level=1, ties="index", nthreads=1
+    )
     assert res.per_user["f1_at_7"][0] == 0.0
 
 
@@ -225,8 +291,16 @@ def test_ranx_rank_biased_precision(p, expected):
     qrels = {f"d{i}": 1 for i in (1, 2, 6, 11, 17)}
     run = {f"d{i}": 21 - i for i in range(1, 21)}
     test, scores = _query(qrels, run, n_items=21)
-    res = rt.evaluate(None, test, scores=scores, k=20, metrics=["rbp"], rbp_persistence=p,
-                      ties="index", nthreads=1)
+    res = rt.evaluate(
+        None,
+        test,
+        scores=scores,
+        k=20,
+        metrics=["rbp"],
+        rbp_persistence=p,
+        ties="index",
+        nthreads=1,
+    )
     assert round(res.per_user["rbp_at_20"][0], 4) == expected
     assert res.definitions["rbp_persistence"] == p
 
@@ -267,15 +341,27 @@ def test_ranx_profile_judged_non_relevant_and_query_without_relevant():
     The project before the profile set relevance level 1 and the zero rule took every stored
     entry as a positive (q0 precision 2/3, q1 NaN or computed on d2)."""
     test, scores = _ranx_zero_queries()
-    res = rt.evaluate(None, test, scores=scores, k=3, profile="ranx",
-                      metrics=["p", "r", "rr", "ndcg", "hits", "hit"], nthreads=1)
+    res = rt.evaluate(
+        None,
+        test,
+        scores=scores,
+        k=3,
+        profile="ranx",
+        metrics=["p", "r", "rr", "ndcg", "hits", "hit"],
+        nthreads=1,
+    )
     pu = res.per_user
     ndcg_q0 = 2.0 / (2.0 + 1.0 / math.log2(3))
-    expected = {"p_at_3": [1 / 3, 0.0], "r_at_3": [1 / 2, 0.0], "rr_at_3": [1.0, 0.0],
-                "ndcg_at_3": [ndcg_q0, 0.0], "hits_at_3": [1.0, 0.0], "hit_at_3": [1.0, 0.0]}
+    expected = {
+        "p_at_3": [1 / 3, 0.0],
+        "r_at_3": [1 / 2, 0.0],
+        "rr_at_3": [1.0, 0.0],
+        "ndcg_at_3": [ndcg_q0, 0.0],
+        "hits_at_3": [1.0, 0.0],
+        "hit_at_3": [1.0, 0.0],
+    }
     for col, values in expected.items():
-        np.testing.assert_allclose(pu[col].to_numpy(), values, rtol=0, atol=1e-12,
-                                   err_msg=col)
+        np.testing.assert_allclose(pu[col].to_numpy(), values, rtol=0, atol=1e-12, err_msg=col)
         assert pu[col].mean() == pytest.approx(sum(values) / 2, abs=1e-12)
     assert list(pu["nan_reason"]) == ["", ""]
     assert res.definitions["relevance_level"] == 1.0
@@ -288,14 +374,16 @@ def test_ranx_profile_two_query_fixture_of_the_audit():
     means 0.25, 0.5 and 0.5."""
     test = sp.csr_array((np.array([1.0, 0.0]), ([0, 1], [0, 0])), shape=(2, 4))
     scores = np.tile(np.array([4.0, 3.0, 2.0, 1.0]), (2, 1))
-    res = rt.evaluate(None, test, scores=scores, k=2, profile="ranx",
-                      metrics=["p", "rr", "ndcg"], nthreads=1).per_user
+    res = rt.evaluate(
+        None, test, scores=scores, k=2, profile="ranx", metrics=["p", "rr", "ndcg"], nthreads=1
+    ).per_user
     assert res["p_at_2"].mean() == pytest.approx(0.25, abs=1e-12)
     assert res["rr_at_2"].mean() == pytest.approx(0.5, abs=1e-12)
     assert res["ndcg_at_2"].mean() == pytest.approx(0.5, abs=1e-12)
 
 
 # -------------------------------------------------------------------------------- recometrics
+
 
 def _invalid_case_b(kind: str) -> np.ndarray:
     """recometrics tests/testthat/test-ndcg.R, "Invalid cases": the item factors (items x 5
@@ -309,15 +397,14 @@ def _invalid_case_b(kind: str) -> np.ndarray:
     if kind == "inf":
         return np.full((10, 5), np.inf)
     B = np.random.default_rng(1).standard_normal((10, 5))
-    if kind == "two_nan":        # R: B[1,1] <- NA; B[3,3] <- NA
+    if kind == "two_nan":  # R: B[1,1] <- NA; B[3,3] <- NA
         B[0, 0], B[2, 2] = np.nan, np.nan
     elif kind == "minus_and_plus_inf":  # R: B[1,1] <- -Inf; B[3,3] <- Inf
         B[0, 0], B[2, 2] = -np.inf, np.inf
     return B
 
 
-@pytest.mark.parametrize("kind", ["zeros", "ones", "nan", "inf", "two_nan",
-                                  "minus_and_plus_inf"])
+@pytest.mark.parametrize("kind", ["zeros", "ones", "nan", "inf", "two_nan", "minus_and_plus_inf"])
 def test_recometrics_invalid_cases_are_na(kind):
     """recometrics test-ndcg.R "Invalid cases": one user with no train entry, four test
     entries (R draws them with ``rsparsematrix(1, 10, .4)``; any four positive values give the
@@ -325,11 +412,20 @@ def test_recometrics_invalid_cases_are_na(kind):
     one included (recometrics 0.1.6's Python ``calc_reco_metrics`` on this fixture, run once,
     gives NaN in each case; the drop-in ranked the infinite scores before, 0.455 here)."""
     X_train = sp.csr_array((1, 10))
-    X_test = sp.csr_array((np.array([0.5, 1.2, 2.0, 0.7]), ([0, 0, 0, 0], [1, 3, 6, 8])),
-                          shape=(1, 10))
-    res = rt.calc_reco_metrics(X_train, X_test, np.ones((1, 5)), _invalid_case_b(kind), k=5,
-                               precision=False, average_precision=False, ndcg=True,
-                               nthreads=1)
+    X_test = sp.csr_array(
+        (np.array([0.5, 1.2, 2.0, 0.7]), ([0, 0, 0, 0], [1, 3, 6, 8])), shape=(1, 10)
+    )
+    res = rt.calc_reco_metrics(
+        X_train,
+        X_test,
+        np.ones((1, 5)),
+        _invalid_case_b(kind),
+        k=5,
+        precision=False,
+        average_precision=False,
+        ndcg=True,
+        nthreads=1,
+    )
     assert np.isnan(res["NDCG@5"][0])
 
 
@@ -339,10 +435,20 @@ def test_calc_reco_metrics_ranks_infinite_scores_when_asked():
     1/log2(4), ideal 1/log2(2) + 1/log2(3)."""
     X_test = sp.csr_array((np.ones(2), ([0, 0], [1, 3])), shape=(1, 5))
     B = np.array([[-np.inf], [2.0], [np.inf], [1.0], [0.0]])
-    res = rt.calc_reco_metrics(None, X_test, np.ones((1, 1)), B, k=3, precision=False,
-                               average_precision=False, inf_scores="rank", nthreads=1)
+    res = rt.calc_reco_metrics(
+        None,
+        X_test,
+        np.ones((1, 1)),
+        B,
+        k=3,
+        precision=False,
+        average_precision=False,
+        inf_scores="rank",
+        nthreads=1,
+    )
     want = (1 / math.log2(3) + 1 / math.log2(4)) / (1 + 1 / math.log2(3))
     assert res["NDCG@3"][0] == pytest.approx(want, abs=1e-12)
-    default = rt.calc_reco_metrics(None, X_test, np.ones((1, 1)), B, k=3, precision=False,
-                                   average_precision=False, nthreads=1)
+    default = rt.calc_reco_metrics(
+        None, X_test, np.ones((1, 1)), B, k=3, precision=False, average_precision=False, nthreads=1
+    )
     assert np.isnan(default["NDCG@3"][0])

@@ -32,20 +32,27 @@ N_ITEMS = 12
 # user: (train items, {test item: value}, scores)
 USERS = [
     # a tie of five items (3..7) across the cutoff holds positives 3 and 6
-    ([11], {3: 1.0, 6: 3.0, 9: 2.0},
-     [9.0, 8.0, 1.0, 5.0, 5.0, 5.0, 5.0, 5.0, 0.5, 4.0, 0.0, 7.0]),
+    ([11], {3: 1.0, 6: 3.0, 9: 2.0}, [9.0, 8.0, 1.0, 5.0, 5.0, 5.0, 5.0, 5.0, 0.5, 4.0, 0.0, 7.0]),
     # distinct scores, graded values
-    ([0, 1], {2: 3.0, 5: 1.0, 8: 2.0, 10: 1.0},
-     [0.0, 0.0, 6.0, 9.0, 8.0, 2.5, 7.0, 1.0, 5.0, 3.0, 4.0, 2.0]),
+    (
+        [0, 1],
+        {2: 3.0, 5: 1.0, 8: 2.0, 10: 1.0},
+        [0.0, 0.0, 6.0, 9.0, 8.0, 2.5, 7.0, 1.0, 5.0, 3.0, 4.0, 2.0],
+    ),
     # six positives > K, heavy ties
-    ([], {0: 2.0, 1: 1.0, 4: 1.0, 7: 3.0, 8: 1.0, 11: 2.0},
-     [2.0, 3.0, 3.0, 2.0, 3.0, 1.0, 1.0, 2.0, 3.0, 1.0, 1.0, 2.0]),
+    (
+        [],
+        {0: 2.0, 1: 1.0, 4: 1.0, 7: 3.0, 8: 1.0, 11: 2.0},
+        [2.0, 3.0, 3.0, 2.0, 3.0, 1.0, 1.0, 2.0, 3.0, 1.0, 1.0, 2.0],
+    ),
     # one positive, tied with negatives of lower and higher index
-    ([2, 3, 4], {6: 2.0},
-     [1.0, 6.0, 0.0, 0.0, 0.0, 6.0, 6.0, 6.0, 2.0, 1.5, 3.0, 0.5]),
+    ([2, 3, 4], {6: 2.0}, [1.0, 6.0, 0.0, 0.0, 0.0, 6.0, 6.0, 6.0, 2.0, 1.5, 3.0, 0.5]),
     # five positives in a tie with four negatives at the top
-    ([10], {1: 1.0, 3: 2.0, 5: 1.0, 7: 1.0, 9: 3.0},
-     [4.0, 4.0, 4.0, 4.0, 4.0, 4.0, 4.0, 4.0, 4.0, 1.0, 0.0, 2.0]),
+    (
+        [10],
+        {1: 1.0, 3: 2.0, 5: 1.0, 7: 1.0, 9: 3.0},
+        [4.0, 4.0, 4.0, 4.0, 4.0, 4.0, 4.0, 4.0, 4.0, 1.0, 0.0, 2.0],
+    ),
 ]
 
 
@@ -101,6 +108,7 @@ def _dcg(gains: list[float]) -> float:
 # Library formulas (per user, on the library's ranking of the pool)
 # --------------------------------------------------------------------------------------------
 
+
 def recbole_user(ranking: list[int], rel: dict[int, float], k: int) -> dict[str, float]:
     """RecBole: pos_index = [item in truth] over the top-k; metrics from recbole.evaluator."""
     pos = [1 if i in rel else 0 for i in ranking[:k]]
@@ -110,8 +118,14 @@ def recbole_user(ranking: list[int], rel: dict[int, float], k: int) -> dict[str,
     ap = sum(sum(pos[:r]) / r for r in range(1, k + 1) if pos[r - 1]) / min(k, len(rel))
     # NDCG@k: binary relevance, IDCG over min(|T|, k) ones
     ndcg = _dcg([float(p) for p in pos]) / _dcg([1.0] * min(len(rel), k))
-    return {"hit": float(hits > 0), "mrr": 0.0 if first is None else 1.0 / first,
-            "ndcg": ndcg, "precision": hits / k, "recall": hits / len(rel), "map": ap}
+    return {
+        "hit": float(hits > 0),
+        "mrr": 0.0 if first is None else 1.0 / first,
+        "ndcg": ndcg,
+        "precision": hits / k,
+        "recall": hits / len(rel),
+        "map": ap,
+    }
 
 
 def recbole_user_auc(scores: list[float], pool: list[int], rel: dict[int, float]) -> float:
@@ -144,8 +158,12 @@ def implicit_user(ranking: list[int], rel: dict[int, float], k: int) -> dict[str
             ap += hit / (i + 1.0)
             dcg += 1.0 / math.log2(i + 2)
     idcg = sum(1.0 / math.log2(i + 2) for i in range(min(k, len(rel))))
-    return {"hits": hit, "denominator": min(k, len(rel)), "map": ap / min(k, len(rel)),
-            "ndcg": dcg / idcg}
+    return {
+        "hits": hit,
+        "denominator": min(k, len(rel)),
+        "map": ap / min(k, len(rel)),
+        "ndcg": dcg / idcg,
+    }
 
 
 def ranx_user(ranking: list[int], rel: dict[int, float], k: int) -> dict[str, float]:
@@ -166,11 +184,14 @@ def ranx_user(ranking: list[int], rel: dict[int, float], k: int) -> dict[str, fl
     ideal = sorted(rel.values(), reverse=True)[:k]
     first = next((j for j, h in enumerate(hits, start=1) if h), None)
     return {
-        "precision": sum(hits) / k, "recall": sum(hits) / len(rel), "map": ap(top),
+        "precision": sum(hits) / k,
+        "recall": sum(hits) / len(rel),
+        "map": ap(top),
         "ndcg": _dcg([rel.get(i, 0.0) for i in top]) / _dcg(ideal),
         "ndcg_burges": _dcg([2 ** rel[i] - 1 if i in rel else 0.0 for i in top])
-        / _dcg([2 ** v - 1 for v in ideal]),
-        "mrr": 0.0 if first is None else 1.0 / first, "hit_rate": float(sum(hits) > 0),
+        / _dcg([2**v - 1 for v in ideal]),
+        "mrr": 0.0 if first is None else 1.0 / first,
+        "hit_rate": float(sum(hits) > 0),
         "map_full": ap(ranking),
     }
 
@@ -180,8 +201,14 @@ def trec_eval_user(ranking: list[int], rel: dict[int, float], k: int) -> dict[st
     ranking (``map``): P_k, recall_k, map_cut_k (over the number of relevant), ndcg_cut_k (gains
     are the judgement values), recip_rank, map."""
     r = ranx_user(ranking, rel, k)
-    return {"P": r["precision"], "recall": r["recall"], "map_cut": r["map"],
-            "ndcg_cut": r["ndcg"], "recip_rank": r["mrr"], "map": r["map_full"]}
+    return {
+        "P": r["precision"],
+        "recall": r["recall"],
+        "map_cut": r["map"],
+        "ndcg_cut": r["ndcg"],
+        "recip_rank": r["mrr"],
+        "map": r["map_full"],
+    }
 
 
 def hivemall_user(ranking: list[int], rel: dict[int, float], k: int) -> dict[str, float]:
@@ -198,32 +225,52 @@ def hivemall_user(ranking: list[int], rel: dict[int, float], k: int) -> dict[str
     auc = sum(1 for p in pos for q in neg if p < q) / pairs if pairs else 0.5
     first = next((j for j, h in enumerate(hits, start=1) if h), None)
     ideal = sorted(rel.values(), reverse=True)[:k]
-    return {"precision": sum(hits) / k, "recall": sum(hits) / len(rel), "map": ap, "auc": auc,
-            "mrr": 0.0 if first is None else 1.0 / first,
-            "ndcg": _dcg([float(h) for h in hits]) / _dcg([1.0] * min(len(rel), k)),
-            "ndcg_graded": _dcg([2 ** rel[i] - 1 if i in rel else 0.0 for i in top])
-            / _dcg([2 ** v - 1 for v in ideal])}
+    return {
+        "precision": sum(hits) / k,
+        "recall": sum(hits) / len(rel),
+        "map": ap,
+        "auc": auc,
+        "mrr": 0.0 if first is None else 1.0 / first,
+        "ndcg": _dcg([float(h) for h in hits]) / _dcg([1.0] * min(len(rel), k)),
+        "ndcg_graded": _dcg([2 ** rel[i] - 1 if i in rel else 0.0 for i in top])
+        / _dcg([2**v - 1 for v in ideal]),
+    }
 
 
-LIBRARY_TIES = {"recbole": "asc", "implicit": "asc", "ranx": "asc", "hivemall": "asc",
-                "trec_eval": "desc"}
-PROFILE_TIES = {"recometrics": "noise", "recbole": "index", "implicit": "implicit", "ranx": "index",
-                "hivemall": "index", "trec_eval": "index_desc"}
+LIBRARY_TIES = {
+    "recbole": "asc",
+    "implicit": "asc",
+    "ranx": "asc",
+    "hivemall": "asc",
+    "trec_eval": "desc",
+}
+PROFILE_TIES = {
+    "recometrics": "noise",
+    "recbole": "index",
+    "implicit": "implicit",
+    "ranx": "index",
+    "hivemall": "index",
+    "trec_eval": "index_desc",
+}
 
 
 # --------------------------------------------------------------------------------------------
 # Tests
 # --------------------------------------------------------------------------------------------
 
+
 def test_the_data_separates_the_variants():
     """The hand-built users make the confusable definitions differ (else the tests below could
     not tell them apart)."""
     asc = [_ranked(u, "asc") for u in range(len(USERS))]
     desc = [_ranked(u, "desc") for u in range(len(USERS))]
-    assert any(a[:K] != d[:K] and set(a[:K]) & set(_rel(u)) != set(d[:K]) & set(_rel(u))
-               for u, (a, d) in enumerate(zip(asc, desc)))
-    assert any(len(_rel(u)) > K and any(i in _rel(u) for i in asc[u][:K])
-               for u in range(len(USERS)))
+    assert any(
+        a[:K] != d[:K] and set(a[:K]) & set(_rel(u)) != set(d[:K]) & set(_rel(u))
+        for u, (a, d) in enumerate(zip(asc, desc))
+    )
+    assert any(
+        len(_rel(u)) > K and any(i in _rel(u) for i in asc[u][:K]) for u in range(len(USERS))
+    )
     # linear and binary gains give different NDCG for some user
     lin = [ranx_user(asc[u], _rel(u), K)["ndcg"] for u in range(len(USERS))]
     binary = [recbole_user(asc[u], _rel(u), K)["ndcg"] for u in range(len(USERS))]
@@ -245,8 +292,7 @@ def test_profile_selects_its_metrics_and_tie_policy(profile):
 @pytest.mark.parametrize("library_name", ["hit", "mrr", "ndcg", "precision", "recall", "map"])
 def test_recbole_profile(library_name):
     res = _evaluate("recbole")
-    want = [recbole_user(_ranked(u, "asc"), _rel(u), K)[library_name]
-            for u in range(len(USERS))]
+    want = [recbole_user(_ranked(u, "asc"), _rel(u), K)[library_name] for u in range(len(USERS))]
     np.testing.assert_allclose(_column(res, "recbole", library_name), want, rtol=0, atol=1e-12)
 
 
@@ -267,6 +313,7 @@ def test_recbole_map_is_over_min_k_and_t_and_ndcg_is_binary():
 def test_recbole_gauc_weights_users_by_positives():
     """GAUC = sum_u |T_u| AUC_u / sum_u |T_u|, on tie-free users (RecBole's average ranks then
     coincide with any order)."""
+
     def tie_free(user) -> bool:
         train, _, scores = user
         pool = [scores[i] for i in range(N_ITEMS) if i not in train]
@@ -274,7 +321,8 @@ def test_recbole_gauc_weights_users_by_positives():
 
     users = [u for u in USERS if tie_free(u)] + [
         ([], {0: 1.0, 5: 2.0}, [float(x) for x in range(N_ITEMS)]),
-        ([3], {11: 1.0, 1: 1.0, 7: 2.0}, [float((7 * x) % N_ITEMS) for x in range(N_ITEMS)])]
+        ([3], {11: 1.0, 1: 1.0, 7: 2.0}, [float((7 * x) % N_ITEMS) for x in range(N_ITEMS)]),
+    ]
     res = _evaluate("recbole", users=users)
     aucs = []
     for train, test, scores in users:
@@ -318,8 +366,9 @@ def implicit_select(scores: list[float], train: list[int], k: int) -> list[int]:
 
 def test_implicit_profile():
     res = _evaluate("implicit")
-    per_user = [implicit_user(implicit_select(s, tr, K), _rel(u), K)
-                for u, (tr, _, s) in enumerate(USERS)]
+    per_user = [
+        implicit_user(implicit_select(s, tr, K), _rel(u), K) for u, (tr, _, s) in enumerate(USERS)
+    ]
     # implicit's selection is neither index order: here it changes a user's map
     asc = [implicit_user(_ranked(u, "asc"), _rel(u), K)["map"] for u in range(len(USERS))]
     assert not np.allclose([r["map"] for r in per_user], asc)
@@ -328,30 +377,37 @@ def test_implicit_profile():
     assert _aggregate(res, "implicit", "precision") == pytest.approx(want, abs=1e-12)
     assert want != pytest.approx(np.mean([r["hits"] / r["denominator"] for r in per_user]))
     for name in ("map", "ndcg"):
-        np.testing.assert_allclose(_column(res, "implicit", name), [r[name] for r in per_user],
-                                   rtol=0, atol=1e-12, err_msg=name)
+        np.testing.assert_allclose(
+            _column(res, "implicit", name),
+            [r[name] for r in per_user],
+            rtol=0,
+            atol=1e-12,
+            err_msg=name,
+        )
     # the means implicit reports: every user has a like, so each counts once
     for name in ("map", "ndcg"):
         assert res.means[f"{PROFILES['implicit']['aliases'][name]}_at_{K}"] == pytest.approx(
-            np.mean([r[name] for r in per_user]))
+            np.mean([r[name] for r in per_user])
+        )
 
 
-@pytest.mark.parametrize("library_name", ["precision", "recall", "map", "ndcg", "ndcg_burges",
-                                          "mrr", "hit_rate", "map_full"])
+@pytest.mark.parametrize(
+    "library_name",
+    ["precision", "recall", "map", "ndcg", "ndcg_burges", "mrr", "hit_rate", "map_full"],
+)
 def test_ranx_profile(library_name):
     res = _evaluate("ranx")
     want = [ranx_user(_ranked(u, "asc"), _rel(u), K)[library_name] for u in range(len(USERS))]
     np.testing.assert_allclose(_column(res, "ranx", library_name), want, rtol=0, atol=1e-12)
 
 
-@pytest.mark.parametrize("library_name", ["P", "recall", "map_cut", "ndcg_cut", "recip_rank",
-                                          "map"])
+@pytest.mark.parametrize(
+    "library_name", ["P", "recall", "map_cut", "ndcg_cut", "recip_rank", "map"]
+)
 def test_trec_eval_profile(library_name):
     res = _evaluate("trec_eval")
-    want = [trec_eval_user(_ranked(u, "desc"), _rel(u), K)[library_name]
-            for u in range(len(USERS))]
-    np.testing.assert_allclose(_column(res, "trec_eval", library_name), want, rtol=0,
-                               atol=1e-12)
+    want = [trec_eval_user(_ranked(u, "desc"), _rel(u), K)[library_name] for u in range(len(USERS))]
+    np.testing.assert_allclose(_column(res, "trec_eval", library_name), want, rtol=0, atol=1e-12)
 
 
 def test_trec_eval_orders_ties_by_decreasing_docno():
@@ -363,14 +419,13 @@ def test_trec_eval_orders_ties_by_decreasing_docno():
     assert _column(_evaluate("ranx"), "ranx", "mrr")[3] == pytest.approx(1 / 3)
 
 
-@pytest.mark.parametrize("library_name", ["precision", "recall", "map", "auc", "mrr", "ndcg",
-                                          "ndcg_graded"])
+@pytest.mark.parametrize(
+    "library_name", ["precision", "recall", "map", "auc", "mrr", "ndcg", "ndcg_graded"]
+)
 def test_hivemall_profile(library_name):
     res = _evaluate("hivemall")
-    want = [hivemall_user(_ranked(u, "asc"), _rel(u), K)[library_name]
-            for u in range(len(USERS))]
-    np.testing.assert_allclose(_column(res, "hivemall", library_name), want, rtol=0,
-                               atol=1e-12)
+    want = [hivemall_user(_ranked(u, "asc"), _rel(u), K)[library_name] for u in range(len(USERS))]
+    np.testing.assert_allclose(_column(res, "hivemall", library_name), want, rtol=0, atol=1e-12)
 
 
 def _hivemall_case(ranked: list, truth: list, k: int, profile_metric: str) -> float:
@@ -383,26 +438,31 @@ def _hivemall_case(ranked: list, truth: list, k: int, profile_metric: str) -> fl
     for r, x in enumerate(ranked):
         scores[0, index[x]] = float(len(ranked) - r)
     truth = list(dict.fromkeys(truth))
-    test = sp.csr_array((np.ones(len(truth)), ([0] * len(truth), [index[x] for x in truth])),
-                        shape=(1, n))
-    res = rt.evaluate(None, test, scores=scores, k=k, metrics=[profile_metric], ties="index",
-                      nthreads=1)
+    test = sp.csr_array(
+        (np.ones(len(truth)), ([0] * len(truth), [index[x] for x in truth])), shape=(1, n)
+    )
+    res = rt.evaluate(
+        None, test, scores=scores, k=k, metrics=[profile_metric], ties="index", nthreads=1
+    )
     return float(res.per_user[f"{profile_metric}_at_{k}"][0])
 
 
-@pytest.mark.parametrize("ranked, truth, k, expected", [
-    # hivemall BinaryResponsesMeasuresTest.testAP
-    ([1, 3, 2, 6], [1, 2, 4], 4, 1.0 / 2.0 * (1.0 / 1.0 + 2.0 / 3.0)),
-    ([1, 3, 2, 6], [1, 2, 4], 3, 1.0 / 2.0 * (1.0 / 1.0 + 2.0 / 3.0)),
-    ([1, 3, 2, 6], [1, 2, 4], 2, 1.0),
-    ([3, 1, 2, 6], [1, 2, 4], 2, 1.0 / 2.0),
-    ([3, 1, 2, 6], [1, 2, 3], 2, 1.0 / 2.0 * (1.0 / 1.0 + 2.0 / 2.0)),
-    ([3, 1], [1, 2], 2, 1.0 / 2.0),
-    # testAPString, testAPString10 (repeated "x" truth entries are one item)
-    (list("abcdefg"), list("axxdxx"), 6, 0.75),
-    (list("abcdefghij"), list("axcxef"), 10, 1 / 4 * (1 + 2 / 3 + 3 / 5 + 4 / 6)),
-    (list("abcdefghij"), list("axcxef"), 5, 1 / 3 * (1 + 2 / 3 + 3 / 5)),
-])
+@pytest.mark.parametrize(
+    "ranked, truth, k, expected",
+    [
+        # hivemall BinaryResponsesMeasuresTest.testAP
+        ([1, 3, 2, 6], [1, 2, 4], 4, 1.0 / 2.0 * (1.0 / 1.0 + 2.0 / 3.0)),
+        ([1, 3, 2, 6], [1, 2, 4], 3, 1.0 / 2.0 * (1.0 / 1.0 + 2.0 / 3.0)),
+        ([1, 3, 2, 6], [1, 2, 4], 2, 1.0),
+        ([3, 1, 2, 6], [1, 2, 4], 2, 1.0 / 2.0),
+        ([3, 1, 2, 6], [1, 2, 3], 2, 1.0 / 2.0 * (1.0 / 1.0 + 2.0 / 2.0)),
+        ([3, 1], [1, 2], 2, 1.0 / 2.0),
+        # testAPString, testAPString10 (repeated "x" truth entries are one item)
+        (list("abcdefg"), list("axxdxx"), 6, 0.75),
+        (list("abcdefghij"), list("axcxef"), 10, 1 / 4 * (1 + 2 / 3 + 3 / 5 + 4 / 6)),
+        (list("abcdefghij"), list("axcxef"), 5, 1 / 3 * (1 + 2 / 3 + 3 / 5)),
+    ],
+)
 def test_hivemall_average_precision_unit_tests(ranked, truth, k, expected):
     """Hivemall's BinaryResponsesMeasuresTest.testAP* values (AveragePrecision over the hits)
     through the hivemall profile's MAP (``ap_hits``)."""
@@ -410,25 +470,28 @@ def test_hivemall_average_precision_unit_tests(ranked, truth, k, expected):
     assert _hivemall_case(ranked, truth, k, name) == pytest.approx(expected, abs=1e-12)
 
 
-@pytest.mark.parametrize("library_name, ranked, truth, k, expected", [
-    ("ndcg", [1, 3, 2, 6], [1, 2, 4], 4, 0.7039180890341348),
-    ("ndcg", [1, 3, 2, 6], [1, 2, 4], 2, 0.6131471927654585),
-    ("ndcg", [3, 2, 1, 6], [1], 2, 0.0),
-    ("ndcg", [3, 2, 1, 6], [1], 3, 0.5),
-    ("recall", [1, 3, 2, 6], [1, 2, 4], 4, 0.6666666666666666),
-    ("recall", [1, 3, 2, 6], [1, 2, 4], 2, 0.3333333333333333),
-    ("precision", [1, 3, 2, 6], [1, 2, 4], 4, 0.5),
-    ("precision", [1, 3, 2, 6], [1, 2, 4], 2, 0.5),
-    ("mrr", [1, 3, 2, 6], [1, 2, 4], 4, 1.0),
-    ("mrr", [6, 2, 3, 1], [1, 2, 4], 4, 0.5),
-    ("mrr", [6, 2, 3, 1], [1, 2, 4], 1, 0.0),
-    ("hit", [1, 3, 2, 6], [1, 2, 4], 4, 1.0),
-    ("hit", [1, 3, 2, 6], [1, 2, 4], 2, 1.0),
-    ("hit", [5, 6], [1, 2, 4], 2, 0.0),
-    ("auc", [1, 3, 2, 6], [1, 2, 4], 4, 0.75),
-    ("auc", [1, 3, 2, 6], [1, 2, 4], 2, 1.0),
-    ("auc", [1, 3, 2, 6], [7, 8, 9, 10], 4, 0.5),
-])
+@pytest.mark.parametrize(
+    "library_name, ranked, truth, k, expected",
+    [
+        ("ndcg", [1, 3, 2, 6], [1, 2, 4], 4, 0.7039180890341348),
+        ("ndcg", [1, 3, 2, 6], [1, 2, 4], 2, 0.6131471927654585),
+        ("ndcg", [3, 2, 1, 6], [1], 2, 0.0),
+        ("ndcg", [3, 2, 1, 6], [1], 3, 0.5),
+        ("recall", [1, 3, 2, 6], [1, 2, 4], 4, 0.6666666666666666),
+        ("recall", [1, 3, 2, 6], [1, 2, 4], 2, 0.3333333333333333),
+        ("precision", [1, 3, 2, 6], [1, 2, 4], 4, 0.5),
+        ("precision", [1, 3, 2, 6], [1, 2, 4], 2, 0.5),
+        ("mrr", [1, 3, 2, 6], [1, 2, 4], 4, 1.0),
+        ("mrr", [6, 2, 3, 1], [1, 2, 4], 4, 0.5),
+        ("mrr", [6, 2, 3, 1], [1, 2, 4], 1, 0.0),
+        ("hit", [1, 3, 2, 6], [1, 2, 4], 4, 1.0),
+        ("hit", [1, 3, 2, 6], [1, 2, 4], 2, 1.0),
+        ("hit", [5, 6], [1, 2, 4], 2, 0.0),
+        ("auc", [1, 3, 2, 6], [1, 2, 4], 4, 0.75),
+        ("auc", [1, 3, 2, 6], [1, 2, 4], 2, 1.0),
+        ("auc", [1, 3, 2, 6], [7, 8, 9, 10], 4, 0.5),
+    ],
+)
 def test_hivemall_binary_responses_unit_tests(library_name, ranked, truth, k, expected):
     """Hivemall's BinaryResponsesMeasuresTest values through the hivemall profile (Hivemall's
     tests assert them to 1e-4; here they hold to 1e-12). Not expressible: the empty-list cases
@@ -450,9 +513,11 @@ def test_hivemall_auc_without_a_pair_is_one_half():
 def test_recometrics_profile_on_distinct_scores():
     """recometrics: linear NDCG, AP over |T|, TAP over min(K, |T|), catalog ROC-AUC and PR-AUC;
     with distinct scores the noise tie-breaking cannot change the ranking."""
-    users = [([0], {3: 2.0, 7: 1.0, 9: 3.0}, [float((5 * x) % N_ITEMS) for x in range(N_ITEMS)]),
-             ([], {1: 1.0, 2: 1.0, 4: 2.0, 6: 1.0, 10: 3.0}, [float(x) for x in range(N_ITEMS)]),
-             ([5, 6], {0: 1.0}, [float(-x) for x in range(N_ITEMS)])]
+    users = [
+        ([0], {3: 2.0, 7: 1.0, 9: 3.0}, [float((5 * x) % N_ITEMS) for x in range(N_ITEMS)]),
+        ([], {1: 1.0, 2: 1.0, 4: 2.0, 6: 1.0, 10: 3.0}, [float(x) for x in range(N_ITEMS)]),
+        ([5, 6], {0: 1.0}, [float(-x) for x in range(N_ITEMS)]),
+    ]
     res = _evaluate("recometrics", users=users)
     for u, (_train, rel, _scores) in enumerate(users):
         ranking = _ranked(u, "asc", users)
@@ -462,12 +527,15 @@ def test_recometrics_profile_on_distinct_scores():
         pos_ranks = [j for j, i in enumerate(ranking, start=1) if i in rel]
         n_neg = len(ranking) - len(rel)
         want = {
-            "P": sum(hits) / K, "TP": sum(hits) / min(K, len(rel)), "R": sum(hits) / len(rel),
-            "AP": psum / len(rel), "TAP": psum / min(K, len(rel)),
+            "P": sum(hits) / K,
+            "TP": sum(hits) / min(K, len(rel)),
+            "R": sum(hits) / len(rel),
+            "AP": psum / len(rel),
+            "TAP": psum / min(K, len(rel)),
             "NDCG": _dcg([rel.get(i, 0.0) for i in top])
             / _dcg(sorted(rel.values(), reverse=True)[:K]),
-            "Hit": float(sum(hits) > 0), "RR": next((1 / j for j, h in
-                                                     enumerate(hits, start=1) if h), 0.0),
+            "Hit": float(sum(hits) > 0),
+            "RR": next((1 / j for j, h in enumerate(hits, start=1) if h), 0.0),
             "ROC_AUC": sum(n_neg - (r - 1 - t) for t, r in enumerate(pos_ranks))
             / (len(rel) * n_neg),
             "PR_AUC": sum((t + 1) / r for t, r in enumerate(pos_ranks)) / len(rel),
@@ -502,11 +570,20 @@ def test_profiles_take_ranked_lists(profile):
         warnings.simplefilter("always")
         ranked = rt.evaluate(train, test, ranked=lists, k=K, profile=profile, nthreads=1)
     full = _evaluate(profile)
-    whole = {s for s in PROFILES[profile]["metrics"] if rt.METRICS[s].kind == "whole"
-             or any(rt.METRICS[x].kind == "whole" for x in rt.METRICS[s].needs)}
-    assert whole == (set(ranked.definitions.get("left_out", {})) & set(PROFILES[profile][
-        "metrics"]))
+    whole = {
+        s
+        for s in PROFILES[profile]["metrics"]
+        if rt.METRICS[s].kind == "whole"
+        or any(rt.METRICS[x].kind == "whole" for x in rt.METRICS[s].needs)
+    }
+    assert whole == (
+        set(ranked.definitions.get("left_out", {})) & set(PROFILES[profile]["metrics"])
+    )
     assert not whole or any("left out" in str(w.message) for w in caught)
     at_k = [f"{s}_at_{K}" for s in PROFILES[profile]["metrics"] if rt.METRICS[s].kind == "at_k"]
-    np.testing.assert_allclose(ranked.per_user[at_k].to_numpy(dtype=float),
-                               full.per_user[at_k].to_numpy(dtype=float), rtol=0, atol=1e-12)
+    np.testing.assert_allclose(
+        ranked.per_user[at_k].to_numpy(dtype=float),
+        full.per_user[at_k].to_numpy(dtype=float),
+        rtol=0,
+        atol=1e-12,
+    )

@@ -14,7 +14,7 @@ from recoeval_tracking.metrics.rating import global_auc, log_loss, mae, predicti
 
 def test_rmse_mae_by_hand():
     truth = [4.0, 3.0, 5.0, 1.0]
-    pred = [3.5, 3.0, 4.0, 2.0]          # errors 0.5, 0, 1, 1
+    pred = [3.5, 3.0, 4.0, 2.0]  # errors 0.5, 0, 1, 1
     assert rmse(truth, pred) == pytest.approx(math.sqrt((0.25 + 0 + 1 + 1) / 4))
     assert mae(truth, pred) == pytest.approx((0.5 + 0 + 1 + 1) / 4)
 
@@ -43,7 +43,7 @@ def test_predictions_at_reads_the_scores_of_test_entries():
     test = sp.csr_array((np.array([5.0, 1.0, 4.0]), [0, 2, 1], [0, 2, 3]), shape=(2, 3))
     truth, pred = predictions_at(test, rt.FactorScores(A, B).block)
     np.testing.assert_array_equal(truth, [5.0, 1.0, 4.0])
-    np.testing.assert_array_equal(pred, [1.0, 0.0, 0.0])   # (u0,i0)=1, (u0,i2)=0, (u1,i1)=0
+    np.testing.assert_array_equal(pred, [1.0, 0.0, 0.0])  # (u0,i0)=1, (u0,i2)=0, (u1,i1)=0
 
 
 def test_global_auc_counts_ordered_pairs_with_half_for_ties():

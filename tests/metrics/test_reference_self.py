@@ -12,7 +12,6 @@ import math
 import numpy as np
 import pytest
 import scipy.sparse as sp
-
 from reference import (
     METRICS,
     TOPK_METRICS,
@@ -49,10 +48,13 @@ def test_every_seed_value_is_reproduced(seed_examples):
     assert not failures, "\n".join(failures)
 
 
-@pytest.mark.parametrize("label, gain, expected", [
-    ("ndcg_exponential(k=4)", "exponential", 0.7497534568197889),
-    ("ndcg_linear(k=4)", "linear", 0.8288615669472547),
-])
+@pytest.mark.parametrize(
+    "label, gain, expected",
+    [
+        ("ndcg_exponential(k=4)", "exponential", 0.7497534568197889),
+        ("ndcg_linear(k=4)", "linear", 0.8288615669472547),
+    ],
+)
 def test_blog_ndcg_gains(seed_examples, label, gain, expected):
     case = seed_examples["by_name"]["blog_dcg"]
     (check,) = [c for c in seed_checks(case) if c.label == label]
@@ -103,8 +105,10 @@ def test_tie_policies_by_hand():
     assert rank_pool([0, 1, 2], scores, test, "optimistic") == [0, 2, 1]
     assert rank_pool([0, 1, 2], scores, test, "pessimistic") == [0, 1, 2]
     assert orderings([0, 1, 2], scores) == [[0, 1, 2], [0, 2, 1]]
-    vals = {t: user_metrics(scores, None, test, 2, ties=t)[1]
-            for t in ("index", "optimistic", "pessimistic", "average")}
+    vals = {
+        t: user_metrics(scores, None, test, 2, ties=t)[1]
+        for t in ("index", "optimistic", "pessimistic", "average")
+    }
     assert vals["index"]["roc_auc"] == 0.0
     assert vals["optimistic"]["roc_auc"] == 0.5
     assert vals["average"]["roc_auc"] == 0.25  # a tied pair counts one half
@@ -191,7 +195,9 @@ def test_scores_from_factors_exact():
     A = np.array([[1.0, 2.0], [0.5, -1.0]], dtype=np.float32)
     B = np.array([[3.0, 1.0], [0.0, 2.0], [1.0, 1.0]], dtype=np.float32)
     b = np.array([0.25, 0.0, -1.0])
-    np.testing.assert_array_equal(scores_from_factors(A, B, b), A.astype(float) @ B.T.astype(float) + b)
+    np.testing.assert_array_equal(
+        scores_from_factors(A, B, b), A.astype(float) @ B.T.astype(float) + b
+    )
     np.testing.assert_array_equal(scores_from_factors(None, None, b, n_users=2), np.vstack([b, b]))
 
 

@@ -40,16 +40,19 @@ def test_candidates_are_positives_and_fresh_negatives(data, by, per_positive):
     pop = np.bincount(tr.indices, minlength=tr.shape[1])
     for u in range(te.shape[0]):
         c = cand[u][cand[u] >= 0]
-        pos = set(te.indices[te.indptr[u]:te.indptr[u + 1]].tolist())
-        train = set(tr.indices[tr.indptr[u]:tr.indptr[u + 1]].tolist())
+        pos = set(te.indices[te.indptr[u] : te.indptr[u + 1]].tolist())
+        train = set(tr.indices[tr.indptr[u] : tr.indptr[u + 1]].tolist())
         if not pos:
             assert c.size == 0
             continue
         negs = set(c.tolist()) - pos
         assert pos <= set(c.tolist()) and not negs & train and list(c) == sorted(set(c))
         want = NEG["n"] * (len(pos) if per_positive else 1)
-        allowed = [i for i in range(tr.shape[1]) if i not in pos | train
-                   and (by == "uniform" or pop[i] > 0)]
+        allowed = [
+            i
+            for i in range(tr.shape[1])
+            if i not in pos | train and (by == "uniform" or pop[i] > 0)
+        ]
         assert len(negs) == min(want, len(allowed))
         if by == "popularity":
             assert all(pop[i] > 0 for i in negs)  # probability proportional to train count
@@ -84,8 +87,9 @@ def test_metrics_are_those_of_the_candidates(data):
 def test_identical_at_any_thread_count_and_block_size(data):
     tr, te, scores = data
     one = rt.evaluate(tr, te, scores=scores, k=5, metrics="all", negatives=NEG, nthreads=1)
-    two = rt.evaluate(tr, te, scores=scores, k=5, metrics="all", negatives=NEG, nthreads=2,
-                      block_rows=3)
+    two = rt.evaluate(
+        tr, te, scores=scores, k=5, metrics="all", negatives=NEG, nthreads=2, block_rows=3
+    )
     pd.testing.assert_frame_equal(one.per_user, two.per_user)
 
 
@@ -107,8 +111,13 @@ def test_users_without_a_positive_under_a_relevance_level():
     trec_eval's tests is such a topic) against recometrics' (NaN, reason no_positive)."""
     test = sp.csr_array(np.array([[2.0, 0, 1.0, 0, 0], [1.0, 0, 1.0, 0, 0]]))
     scores = np.array([[3.0, 2.0, 1.0, 0.5, 0.0], [3.0, 2.0, 1.0, 0.5, 0.0]])
-    kw = dict(scores=scores, k=2, metrics=["p", "ndcg", "rprec", "mpr", "bpref"],
-              relevance_level=2, nthreads=1)
+    kw = dict(
+        scores=scores,
+        k=2,
+        metrics=["p", "ndcg", "rprec", "mpr", "bpref"],
+        relevance_level=2,
+        nthreads=1,
+    )
     zero = rt.evaluate(None, test, no_positive="zero", ties="index", **kw).per_user
     nan = rt.evaluate(None, test, no_positive="nan", ties="index", **kw).per_user
     assert zero["nan_reason"].tolist() == ["", ""] and nan["nan_reason"][1] == "no_positive"
@@ -132,8 +141,7 @@ def test_a_profile_with_sampled_negatives_leaves_its_list_metrics_out():
     assert {"arp", "tailpercentage", "coverage"} <= set(res.definitions["left_out"])
     assert "hit_at_5" in res.per_user.columns and "arp_at_5" not in res.per_user.columns
     with pytest.raises(rt.InputError, match=r"Got \['arp'\]"):
-        rt.evaluate(tr, te, A=A, B=B, profile="recbole", metrics=["hit", "arp"], k=5,
-                    negatives=neg)
+        rt.evaluate(tr, te, A=A, B=B, profile="recbole", metrics=["hit", "arp"], k=5, negatives=neg)
 
 
 def test_catalogue_scores_are_gathered_in_bounded_blocks():
@@ -143,15 +151,20 @@ def test_catalogue_scores_are_gathered_in_bounded_blocks():
 
     m, n = 20, 300_000
     rng = np.random.default_rng(3)
-    te = sp.csr_array((np.ones(m), (np.arange(m), rng.choice(n, m, replace=False))),
-                      shape=(m, n))
+    te = sp.csr_array((np.ones(m), (np.arange(m), rng.choice(n, m, replace=False))), shape=(m, n))
     asked = []
 
     def scorer(users):
         asked.append(len(users))
         return np.random.default_rng(int(users[0])).random((len(users), n))
 
-    res = rt.evaluate(None, te, scorer=scorer, metrics=["hit", "ndcg"], k=5,
-                      negatives={"n": 50, "by": "uniform", "seed": 0})
+    res = rt.evaluate(
+        None,
+        te,
+        scorer=scorer,
+        metrics=["hit", "ndcg"],
+        k=5,
+        negatives={"n": 50, "by": "uniform", "seed": 0},
+    )
     assert res.per_user["hit_at_5"].notna().all()
     assert sum(asked) >= m and max(asked) <= BLOCK_BYTES // (n * 8) == 6, asked

@@ -13,7 +13,6 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import scipy.sparse as sp
-
 from reference import METRICS, TOPK_METRICS, seed_checks
 
 from ._engine_adapter import calc, run_evaluate
@@ -43,8 +42,9 @@ def _test_matrix(check):
     for u in range(check.n_users):
         for j, v in sorted(check.test.items()):
             rows.append(u), cols.append(j), vals.append(v)
-    return sp.csr_array((np.array(vals), (np.array(rows), np.array(cols))),
-                        shape=(check.n_users, check.n_items))
+    return sp.csr_array(
+        (np.array(vals), (np.array(rows), np.array(cols))), shape=(check.n_users, check.n_items)
+    )
 
 
 def _k(check):
@@ -53,8 +53,13 @@ def _k(check):
 
 def _assert_all_users(got, check, what):
     assert got.shape == (check.n_users,), what
-    np.testing.assert_allclose(got, np.full(check.n_users, check.expected), rtol=0,
-                               atol=check.tol, err_msg=f"{check.case} {check.label} via {what}")
+    np.testing.assert_allclose(
+        got,
+        np.full(check.n_users, check.expected),
+        rtol=0,
+        atol=check.tol,
+        err_msg=f"{check.case} {check.label} via {what}",
+    )
 
 
 def test_seed_checks_cover_the_engine_metrics(seed_examples):
@@ -62,8 +67,7 @@ def test_seed_checks_cover_the_engine_metrics(seed_examples):
     linear = [c for c in checks if c.ndcg_gain == "linear"]
     assert len(linear) == 24
     assert len(checks) - len(linear) == 3  # Hivemall's two and the blog's exponential NDCG
-    assert {c.metric for c in checks} == {"p", "r", "ap", "tap", "rr", "ndcg", "roc_auc",
-                                          "pr_auc"}
+    assert {c.metric for c in checks} == {"p", "r", "ap", "tap", "rr", "ndcg", "roc_auc", "pr_auc"}
 
 
 def test_calc_reco_metrics_factors(seed_examples):
@@ -77,8 +81,9 @@ def test_calc_reco_metrics_factors(seed_examples):
             got = calc(None, X, A, B, _k(c), noise=noise)[c.metric]
             _assert_all_users(got, c, f"calc_reco_metrics(A, B, noise={noise})")
         got = calc(None, X, A.astype(np.float32), B.astype(np.float32), _k(c))[c.metric]
-        np.testing.assert_allclose(got, c.expected, rtol=0, atol=1e-6,
-                                   err_msg=f"{c.case} {c.label} via float32 factors")
+        np.testing.assert_allclose(
+            got, c.expected, rtol=0, atol=1e-6, err_msg=f"{c.case} {c.label} via float32 factors"
+        )
 
 
 def test_calc_reco_metrics_item_biases_only(seed_examples):
@@ -93,8 +98,15 @@ def test_calc_reco_metrics_dataframe_columns(seed_examples):
     c = seed_examples["by_name"]["hivemall_binary"]
     (check,) = [x for x in seed_checks(c) if x.label == "ap_at_k" and x.k == 4]
     df = __import__("recoeval_tracking").calc_reco_metrics(
-        None, _test_matrix(check), np.ones((3, 1)), check.scores[:, None].copy(), k=4,
-        recall=True, break_ties_with_noise=False, nthreads=1)
+        None,
+        _test_matrix(check),
+        np.ones((3, 1)),
+        check.scores[:, None].copy(),
+        k=4,
+        recall=True,
+        break_ties_with_noise=False,
+        nthreads=1,
+    )
     assert list(df.columns) == ["P@4", "R@4", "AP@4", "NDCG@4"]
     np.testing.assert_allclose(df["P@4"], 0.5, atol=1e-12)
     np.testing.assert_allclose(df["R@4"], 2 / 3, atol=1e-12)
@@ -131,12 +143,12 @@ def test_evaluate_dcg(seed_examples):
             assert c.ndcg_gain == "linear" and c.k is not None
             S = np.tile(c.scores, (c.n_users, 1))
             for ties in ("index", "noise", "average"):
-                values, _, _ = run_evaluate(None, _test_matrix(c), c.k, scores=S, ties=ties,
-                                            metrics=["dcg"])
+                values, _, _ = run_evaluate(
+                    None, _test_matrix(c), c.k, scores=S, ties=ties, metrics=["dcg"]
+                )
                 _assert_all_users(values["dcg"], c, f"evaluate(metrics=['dcg'], ties={ties})")
-            ranked = np.tile(np.array(c.ranking[:c.k], dtype=np.int64), (c.n_users, 1))
-            values, _, _ = run_evaluate(None, _test_matrix(c), c.k, ranked=ranked,
-                                        metrics=["dcg"])
+            ranked = np.tile(np.array(c.ranking[: c.k], dtype=np.int64), (c.n_users, 1))
+            values, _, _ = run_evaluate(None, _test_matrix(c), c.k, ranked=ranked, metrics=["dcg"])
             _assert_all_users(values["dcg"], c, "evaluate(ranked, metrics=['dcg'])")
             done += 1
     assert done >= 1
@@ -159,15 +171,18 @@ def test_evaluate_cumulative_column(seed_examples):
         k_max = c.n_items
         S = np.tile(c.scores, (c.n_users, 1))
         values, _, _ = run_evaluate(None, _test_matrix(c), k_max, scores=S, cumulative=True)
-        _assert_all_users(values[_engine_name(c)][:, c.k - 1], c, f"evaluate(cumulative, k={k_max})")
+        _assert_all_users(
+            values[_engine_name(c)][:, c.k - 1], c, f"evaluate(cumulative, k={k_max})"
+        )
 
 
 def test_evaluate_ranked_lists(seed_examples):
     for c in _checks(seed_examples):
         if c.metric not in TOPK_METRICS or c.k is None or c.k >= c.n_items:
             continue
-        ranked = np.tile(np.array(c.ranking[:c.k], dtype=np.int64), (c.n_users, 1))
-        values, _, res = run_evaluate(None, _test_matrix(c), c.k, ranked=ranked,
-                                      metrics=[_engine_name(c)])
+        ranked = np.tile(np.array(c.ranking[: c.k], dtype=np.int64), (c.n_users, 1))
+        values, _, res = run_evaluate(
+            None, _test_matrix(c), c.k, ranked=ranked, metrics=[_engine_name(c)]
+        )
         assert res.topk_only
         _assert_all_users(values[_engine_name(c)], c, "evaluate(ranked)")

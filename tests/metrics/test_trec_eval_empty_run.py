@@ -51,11 +51,19 @@ def truncated():
             rows.append(u), cols.append(col[d]), vals.append(float(rel))
         docs = run.get(q, {})
         ranked = sorted(sorted(docs, reverse=True), key=lambda d: -docs[d])
-        lists[u, :len(ranked)] = [col[d] for d in ranked]
+        lists[u, : len(ranked)] = [col[d] for d in ranked]
     test = sp.csr_array((vals, (rows, cols)), shape=(len(topics), len(docnos)))
-    res = rt.evaluate(None, test, ranked=lists, k=K, profile="trec_eval", nthreads=1,
-                      metrics=["p", "r", "ap", "f1", "bpref", "rbp"], rbp_persistence=0.9,
-                      cumulative=True)
+    res = rt.evaluate(
+        None,
+        test,
+        ranked=lists,
+        k=K,
+        profile="trec_eval",
+        nthreads=1,
+        metrics=["p", "r", "ap", "f1", "bpref", "rbp"],
+        rbp_persistence=0.9,
+        cumulative=True,
+    )
     return topics, run, expected, res
 
 
@@ -66,9 +74,17 @@ def test_the_empty_topic_is_evaluated(truncated):
     assert list(res.per_user["nan_reason"]) == ["", "", ""]
 
 
-@pytest.mark.parametrize("measure, column", [
-    ("bpref", f"bpref_at_{K}"), ("rbp", f"rbp_at_{K}"), ("map", f"ap_at_{K}"),
-    ("P_5", "p@5"), ("recall_5", "r@5"), ("set_recall", f"r_at_{K}")])
+@pytest.mark.parametrize(
+    "measure, column",
+    [
+        ("bpref", f"bpref_at_{K}"),
+        ("rbp", f"rbp_at_{K}"),
+        ("map", f"ap_at_{K}"),
+        ("P_5", "p@5"),
+        ("recall_5", "r@5"),
+        ("set_recall", f"r_at_{K}"),
+    ],
+)
 def test_trec_eval_dash_c_values(truncated, measure, column):
     """Per topic and the ``all`` line of out.test.aqc: topic 302 scores 0 and is averaged in
     (bpref all 0.1510, where leaving 302 out gives (0.1230 + 0.3300) / 2 = 0.2265; rbp with
@@ -93,13 +109,26 @@ def test_empty_list_by_hand():
     in. User 0: bpref 1 (no judged non-relevant above its only positive), rbp (1 - 0.8) * 1."""
     test = sp.csr_array((np.array([1.0, 1.0, 0.0]), ([0, 1, 1], [0, 2, 3])), shape=(2, 5))
     lists = np.array([[0, 1], [-1, -1]])
-    res = rt.evaluate(None, test, ranked=lists, k=2, relevance_level=1, nthreads=1,
-                      metrics=["p", "r", "ap", "f1", "bpref", "rbp"], rbp_persistence=0.8)
+    res = rt.evaluate(
+        None,
+        test,
+        ranked=lists,
+        k=2,
+        relevance_level=1,
+        nthreads=1,
+        metrics=["p", "r", "ap", "f1", "bpref", "rbp"],
+        rbp_persistence=0.8,
+    )
     pu = res.per_user
     assert list(pu["nan_reason"]) == ["", ""]
-    for col, want in {"p_at_2": [0.5, 0.0], "r_at_2": [1.0, 0.0], "ap_at_2": [1.0, 0.0],
-                      "f1_at_2": [2 / 3, 0.0], "bpref_at_2": [1.0, 0.0],
-                      "rbp_at_2": [0.2, 0.0]}.items():
+    for col, want in {
+        "p_at_2": [0.5, 0.0],
+        "r_at_2": [1.0, 0.0],
+        "ap_at_2": [1.0, 0.0],
+        "f1_at_2": [2 / 3, 0.0],
+        "bpref_at_2": [1.0, 0.0],
+        "rbp_at_2": [0.2, 0.0],
+    }.items():
         np.testing.assert_allclose(pu[col].to_numpy(), want, rtol=0, atol=1e-12, err_msg=col)
     assert "0 for an empty list" in res.definitions["metrics"]["bpref"]
     assert "0 for an empty list" in res.definitions["metrics"]["rbp"]
@@ -110,8 +139,16 @@ def test_every_nan_of_bpref_and_rbp_has_a_reason():
     NaN of bpref and rbp, each with its reason."""
     test = sp.csr_array((np.array([1.0, 0.0]), ([0, 1], [0, 1])), shape=(3, 4))
     lists = np.array([[-1, -1], [0, 1], [1, 2]])
-    res = rt.evaluate(None, test, ranked=lists, k=2, relevance_level=1, no_positive="nan",
-                      metrics=["p", "bpref", "rbp"], nthreads=1).per_user
+    res = rt.evaluate(
+        None,
+        test,
+        ranked=lists,
+        k=2,
+        relevance_level=1,
+        no_positive="nan",
+        metrics=["p", "bpref", "rbp"],
+        nthreads=1,
+    ).per_user
     assert list(res["nan_reason"]) == ["", "no_positive", "no_test"]
     for col in ("bpref_at_2", "rbp_at_2"):
         v = res[col].to_numpy()

@@ -91,33 +91,73 @@ def quicktest():
         for d, s in run[q].items():
             scores[u, col[d]] = s
     test = sp.csr_array((vals, (rows, cols)), shape=scores.shape)
-    metrics = ["p", "r", "ap", "ndcg", "tp", "hit", "hits", "f1", "set_map", "rr", "rprec",
-               "bpref", "11pt_avg", *IPREC]
-    res = rt.evaluate(None, test, scores=scores, k=RUN_LENGTH, metrics=metrics,
-                      cumulative=True, profile="trec_eval", return_topk=True, nthreads=1)
+    metrics = [
+        "p",
+        "r",
+        "ap",
+        "ndcg",
+        "tp",
+        "hit",
+        "hits",
+        "f1",
+        "set_map",
+        "rr",
+        "rprec",
+        "bpref",
+        "11pt_avg",
+        *IPREC,
+    ]
+    res = rt.evaluate(
+        None,
+        test,
+        scores=scores,
+        k=RUN_LENGTH,
+        metrics=metrics,
+        cumulative=True,
+        profile="trec_eval",
+        return_topk=True,
+        nthreads=1,
+    )
     return topics, qrels, run, expected, res
 
 
 def ours_by_measure(res, topics) -> dict[str, dict[str, float]]:
     """Our value of each trec_eval measure we express, per topic."""
     pu, curves, K = res.per_user, res.curves_per_user, RUN_LENGTH
-    at = {name: lambda k, name=name: curves[f"{name}_at_k"][:, k - 1]
-          for name in ("p", "r", "ap", "ndcg", "tp", "hit")}
+    at = {
+        name: lambda k, name=name: curves[f"{name}_at_k"][:, k - 1]
+        for name in ("p", "r", "ap", "ndcg", "tp", "hit")
+    }
     table = {}
     for k in CUTOFFS:
-        table.update({f"P_{k}": at["p"](k), f"recall_{k}": at["r"](k),
-                      f"map_cut_{k}": at["ap"](k), f"ndcg_cut_{k}": at["ndcg"](k),
-                      f"relative_P_{k}": at["tp"](k)})
+        table.update(
+            {
+                f"P_{k}": at["p"](k),
+                f"recall_{k}": at["r"](k),
+                f"map_cut_{k}": at["ap"](k),
+                f"ndcg_cut_{k}": at["ndcg"](k),
+                f"relative_P_{k}": at["tp"](k),
+            }
+        )
     for k in (1, 5, 10):
         table[f"success_{k}"] = at["hit"](k)
-    table.update({
-        "map": pu[f"ap_at_{K}"], "ndcg": pu[f"ndcg_at_{K}"], "recip_rank": pu[f"rr_at_{K}"],
-        "set_P": pu[f"p_at_{K}"], "set_recall": pu[f"r_at_{K}"],
-        "set_relative_P": pu[f"tp_at_{K}"], "set_map": pu[f"set_map_at_{K}"],
-        "set_F": pu[f"f1_at_{K}"], "num_rel_ret": pu[f"hits_at_{K}"],
-        "num_rel": pu["n_test"], "Rprec": pu["rprec"], "bpref": pu[f"bpref_at_{K}"]})
-    out = {m: {q: float(np.asarray(v)[u]) for u, q in enumerate(topics)}
-           for m, v in table.items()}
+    table.update(
+        {
+            "map": pu[f"ap_at_{K}"],
+            "ndcg": pu[f"ndcg_at_{K}"],
+            "recip_rank": pu[f"rr_at_{K}"],
+            "set_P": pu[f"p_at_{K}"],
+            "set_recall": pu[f"r_at_{K}"],
+            "set_relative_P": pu[f"tp_at_{K}"],
+            "set_map": pu[f"set_map_at_{K}"],
+            "set_F": pu[f"f1_at_{K}"],
+            "num_rel_ret": pu[f"hits_at_{K}"],
+            "num_rel": pu["n_test"],
+            "Rprec": pu["rprec"],
+            "bpref": pu[f"bpref_at_{K}"],
+        }
+    )
+    out = {m: {q: float(np.asarray(v)[u]) for u, q in enumerate(topics)} for m, v in table.items()}
     complete = "303"  # every relevant document of topic 303 is retrieved
     u = topics.index(complete)
     for m in [*IPREC, "11pt_avg"]:
@@ -138,8 +178,10 @@ def test_fixture_counts_match_trec_eval_output(quicktest):
         assert str(sum(r > 0 for r in qrels[q].values())) == expected[("num_rel", q)]
         assert str(sum(r > 0 for r in rel)) == expected[("num_rel_ret", q)]
         assert str(sum(r == 0 for r in rel)) == expected[("num_nonrel_judged_ret", q)]
-        assert "'" + "".join("1" if r > 0 else "0" for r in rel[:10]) + "'" == \
-            expected[("relstring", q)]
+        assert (
+            "'" + "".join("1" if r > 0 else "0" for r in rel[:10]) + "'"
+            == expected[("relstring", q)]
+        )
 
 
 def test_profile_reproduces_trec_eval_out_file(quicktest):
@@ -194,8 +236,10 @@ def test_engine_order_is_trec_eval_order(quicktest):
     descending, ties by docno descending); the run has ties (topic 301: FBIS3-3586 and
     FBIS3-3622 at 2.785274: the larger docno first, as in the run's own rank column)."""
     topics, _, run, _, res = quicktest
-    docnos = sorted({d for q in run for d in run[q]} | {d for q in res_qrels(quicktest)
-                                                         for d in res_qrels(quicktest)[q]})
+    docnos = sorted(
+        {d for q in run for d in run[q]}
+        | {d for q in res_qrels(quicktest) for d in res_qrels(quicktest)[q]}
+    )
     assert run["301"]["FBIS3-3586"] == run["301"]["FBIS3-3622"]
     for u, q in enumerate(topics):
         by_docno = sorted(run[q], reverse=True)

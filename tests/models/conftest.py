@@ -7,8 +7,14 @@ import pytest
 import scipy.sparse as sp
 
 
-def low_rank_split(n_users: int = 500, n_items: int = 300, rank: int = 4, per_user: int = 30,
-                   test_fraction: float = 0.25, seed: int = 0) -> tuple[sp.csr_array, sp.csr_array]:
+def low_rank_split(
+    n_users: int = 500,
+    n_items: int = 300,
+    rank: int = 4,
+    per_user: int = 30,
+    test_fraction: float = 0.25,
+    seed: int = 0,
+) -> tuple[sp.csr_array, sp.csr_array]:
     """Interactions drawn from a low-rank taste model plus item popularity, split per user.
 
     User ``u`` picks ``per_user`` distinct items with probability proportional to
@@ -28,17 +34,18 @@ def low_rank_split(n_users: int = 500, n_items: int = 300, rank: int = 4, per_us
         test_cols += list(items[:n_test])
         train_rows += [u] * (per_user - n_test)
         train_cols += list(items[n_test:])
-    train = sp.csr_array((np.ones(len(train_rows)), (train_rows, train_cols)),
-                         shape=(n_users, n_items))
-    test = sp.csr_array((np.ones(len(test_rows)), (test_rows, test_cols)),
-                        shape=(n_users, n_items))
+    train = sp.csr_array(
+        (np.ones(len(train_rows)), (train_rows, train_cols)), shape=(n_users, n_items)
+    )
+    test = sp.csr_array((np.ones(len(test_rows)), (test_rows, test_cols)), shape=(n_users, n_items))
     train.sort_indices()
     test.sort_indices()
     return train, test
 
 
-def brute_force_recall(scores: np.ndarray, train: sp.csr_array, test: sp.csr_array,
-                       k: int = 10) -> float:
+def brute_force_recall(
+    scores: np.ndarray, train: sp.csr_array, test: sp.csr_array, k: int = 10
+) -> float:
     """Mean recall@k: rank every non-train item by score (ties by item index), count test hits."""
     S = np.array(scores, dtype=np.float64)
     S[train.toarray() != 0] = -np.inf

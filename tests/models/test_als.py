@@ -24,14 +24,23 @@ def _dense_loss(X: sp.csr_array, U: np.ndarray, V: np.ndarray, alpha: float, reg
     P = (R > 0).astype(float)
     C = 1.0 + alpha * R
     S = U.astype(np.float64) @ V.astype(np.float64).T
-    return float(np.sum(C * (P - S) ** 2)
-                 + reg * (np.sum(U.astype(np.float64) ** 2) + np.sum(V.astype(np.float64) ** 2)))
+    return float(
+        np.sum(C * (P - S) ** 2)
+        + reg * (np.sum(U.astype(np.float64) ** 2) + np.sum(V.astype(np.float64) ** 2))
+    )
 
 
 def test_loss_matches_definition_and_decreases():
     X = _small()
-    model = ALSModel(factors=6, regularization=0.1, alpha=2.0, iterations=8, seed=1,
-                     progress=False, compute_loss=True).fit(X)
+    model = ALSModel(
+        factors=6,
+        regularization=0.1,
+        alpha=2.0,
+        iterations=8,
+        seed=1,
+        progress=False,
+        compute_loss=True,
+    ).fit(X)
     loss = np.array(model.loss_history_)
     assert loss.shape == (8,)
     ref = _dense_loss(X, model.user_factors_, model.item_factors_, 2.0, 0.1)
@@ -91,28 +100,31 @@ def test_seeded_and_float32():
     assert isinstance(src, FactorScores) and src.dtype == np.float32
     assert a.user_factors_.shape == (60, 4) and a.item_factors_.shape == (40, 4)
     users = np.array([3, 0, 59])
-    np.testing.assert_allclose(src.block(users), a.user_factors_[users] @ a.item_factors_.T,
-                               rtol=1e-6)
+    np.testing.assert_allclose(
+        src.block(users), a.user_factors_[users] @ a.item_factors_.T, rtol=1e-6
+    )
 
 
 def test_zero_iterations_keep_the_seeded_initialisation():
     X = _small(4)
     model = ALSModel(factors=3, iterations=0, seed=2, progress=False).fit(X)
     rng = np.random.default_rng(2)
-    np.testing.assert_array_equal(model.user_factors_,
-                                  (rng.standard_normal((60, 3)) * 0.01).astype(np.float32))
-    np.testing.assert_array_equal(model.item_factors_,
-                                  (rng.standard_normal((40, 3)) * 0.01).astype(np.float32))
+    np.testing.assert_array_equal(
+        model.user_factors_, (rng.standard_normal((60, 3)) * 0.01).astype(np.float32)
+    )
+    np.testing.assert_array_equal(
+        model.item_factors_, (rng.standard_normal((40, 3)) * 0.01).astype(np.float32)
+    )
 
 
 def test_als_beats_popularity_on_low_rank_data(low_rank, recall_at_10):
     train, test = low_rank
-    als = ALSModel(factors=8, regularization=0.1, alpha=5.0, iterations=10, seed=0,
-                   progress=False).fit(train)
+    als = ALSModel(
+        factors=8, regularization=0.1, alpha=5.0, iterations=10, seed=0, progress=False
+    ).fit(train)
     users = np.arange(train.shape[0])
     r_als = recall_at_10(als.score_source().block(users), train, test)
-    r_pop = recall_at_10(PopularityModel().fit(train).score_source().block(users), train,
-                               test)
+    r_pop = recall_at_10(PopularityModel().fit(train).score_source().block(users), train, test)
     assert r_als > 1.5 * r_pop
     assert r_als > r_pop + 0.05
 
@@ -123,14 +135,17 @@ def test_no_progress_output_when_not_a_terminal(capsys):
     assert captured.err == "" and captured.out == ""
 
 
-@pytest.mark.parametrize("params, bad", [
-    ({"factors": 0}, "factors"),
-    ({"regularization": -1.0}, "regularization"),
-    ({"alpha": float("nan")}, "alpha"),
-    ({"iterations": 2.0}, "iterations"),
-    ({"cg_steps": 0}, "cg_steps"),
-    ({"progress": 1}, "progress"),
-])
+@pytest.mark.parametrize(
+    "params, bad",
+    [
+        ({"factors": 0}, "factors"),
+        ({"regularization": -1.0}, "regularization"),
+        ({"alpha": float("nan")}, "alpha"),
+        ({"iterations": 2.0}, "iterations"),
+        ({"cg_steps": 0}, "cg_steps"),
+        ({"progress": 1}, "progress"),
+    ],
+)
 def test_bad_parameters(params, bad):
     with pytest.raises(InputError, match=f"'{bad}' parameter of ALSModel"):
         ALSModel(**params)

@@ -30,8 +30,9 @@ def test_npz_round_trip_without_ids(tmp_path):
 def test_npy_pair_round_trip(tmp_path):
     np.save(tmp_path / "u.npy", A)
     np.save(tmp_path / "i.npy", B)
-    model = FactorsFileModel(user_factors=str(tmp_path / "u.npy"),
-                             item_factors=str(tmp_path / "i.npy")).fit(TRAIN)
+    model = FactorsFileModel(
+        user_factors=str(tmp_path / "u.npy"), item_factors=str(tmp_path / "i.npy")
+    ).fit(TRAIN)
     np.testing.assert_array_equal(model.user_factors_, A)
     np.testing.assert_array_equal(model.item_factors_, B)
     np.testing.assert_allclose(model.score_source().block(np.arange(4)), A @ B.T, rtol=1e-6)
@@ -40,16 +41,25 @@ def test_npy_pair_round_trip(tmp_path):
 def test_ids_are_matched_and_missing_rows_get_zeros(tmp_path, caplog):
     # file rows in another order, one extra user ("zz") and item 50 missing from the file
     path = tmp_path / "f.npz"
-    np.savez(path, user_factors=A, item_factors=B[:4], item_biases=BIAS[:4],
-             user_ids=np.array(["c", "a", "zz", "b"]), item_ids=np.array([40, 10, 30, 20]))
+    np.savez(
+        path,
+        user_factors=A,
+        item_factors=B[:4],
+        item_biases=BIAS[:4],
+        user_ids=np.array(["c", "a", "zz", "b"]),
+        item_ids=np.array([40, 10, 30, 20]),
+    )
     dataset_users = np.array(["a", "b", "c"])
     dataset_items = np.array([10, 20, 30, 40, 50])
     train = sp.csr_array((3, 5))
     with caplog.at_level(logging.WARNING, logger="recoeval_tracking.models._factors_file"):
-        model = FactorsFileModel(str(path)).fit(train, user_ids=dataset_users,
-                                                item_ids=dataset_items)
+        model = FactorsFileModel(str(path)).fit(
+            train, user_ids=dataset_users, item_ids=dataset_items
+        )
     np.testing.assert_array_equal(model.user_factors_, A[[1, 3, 0]])
-    np.testing.assert_array_equal(model.item_factors_, np.vstack([B[[1, 3, 2, 0]], np.zeros((1, 3))]))
+    np.testing.assert_array_equal(
+        model.item_factors_, np.vstack([B[[1, 3, 2, 0]], np.zeros((1, 3))])
+    )
     np.testing.assert_array_equal(model.item_biases_, [BIAS[1], BIAS[3], BIAS[2], BIAS[0], 0.0])
     warnings = [r.getMessage() for r in caplog.records]
     assert any("1 of 5 items" in w and "zero factors" in w for w in warnings)

@@ -25,8 +25,9 @@ def test_missing_library_gives_install_command(monkeypatch):
         return real_import(name, *args, **kwargs)
 
     monkeypatch.setattr(builtins, "__import__", fake_import)
-    monkeypatch.setattr(importlib, "import_module",
-                        lambda name, package=None: fake_import(name), raising=True)
+    monkeypatch.setattr(
+        importlib, "import_module", lambda name, package=None: fake_import(name), raising=True
+    )
     with pytest.raises(ImportError, match="pip install implicit"):
         ImplicitModel("als")
 
@@ -40,8 +41,9 @@ def test_unknown_model_name():
 @pytest.mark.parametrize("model_name", ["als", "bpr", "lmf"])
 def test_scores_are_the_fitted_factors(model_name):
     X = sp.random_array((40, 30), density=0.2, random_state=0, format="csr")
-    model = make_model("implicit", model_name=model_name, factors=4, iterations=3,
-                       random_state=1).fit(X)
+    model = make_model(
+        "implicit", model_name=model_name, factors=4, iterations=3, random_state=1
+    ).fit(X)
     src = model.score_source()
     assert isinstance(src, FactorScores)
     A = np.asarray(model.model_.user_factors)
@@ -49,8 +51,13 @@ def test_scores_are_the_fitted_factors(model_name):
     assert A.shape[0] == 40 and B.shape[0] == 30
     users = np.array([0, 39, 7])
     np.testing.assert_allclose(src.block(users), A[users] @ B.T, rtol=1e-5, atol=1e-6)
-    assert model.params() == {"model_name": model_name, "progress": False, "factors": 4,
-                              "iterations": 3, "random_state": 1}
+    assert model.params() == {
+        "model_name": model_name,
+        "progress": False,
+        "factors": 4,
+        "iterations": 3,
+        "random_state": 1,
+    }
 
 
 @needs_implicit

@@ -32,16 +32,15 @@ def test_similarity_equals_brute_force_cosine(k, shrinkage):
     X = sp.random_array((25, 9), density=0.3, random_state=4, format="csr")
     S = cosine_topk(X, k, shrinkage)
     assert S.shape == (9, 9) and S.format == "csr"
-    np.testing.assert_allclose(S.toarray(), _brute_force_similarity(X.toarray(), k, shrinkage),
-                               rtol=1e-12, atol=0)
+    np.testing.assert_allclose(
+        S.toarray(), _brute_force_similarity(X.toarray(), k, shrinkage), rtol=1e-12, atol=0
+    )
     assert np.all(np.diff(S.indptr) <= k)
 
 
 def test_ties_keep_the_lower_item_index():
     # items 0-3 are identical columns (cosine 1 with each other); item 4 is orthogonal to them
-    R = np.array([[1, 1, 1, 1, 0],
-                  [1, 1, 1, 1, 0],
-                  [0, 0, 0, 0, 1]], dtype=float)
+    R = np.array([[1, 1, 1, 1, 0], [1, 1, 1, 1, 0], [0, 0, 0, 0, 1]], dtype=float)
     S = cosine_topk(sp.csr_array(R), 2).toarray()
     np.testing.assert_allclose(S[0], [0, 1, 1, 0, 0], rtol=1e-15)
     np.testing.assert_allclose(S[3], [1, 1, 0, 0, 0], rtol=1e-15)
@@ -70,14 +69,16 @@ def test_scores_are_history_times_similarity():
 def test_knn_beats_popularity_on_low_rank_data(low_rank, recall_at_10):
     train, test = low_rank
     users = np.arange(train.shape[0])
-    r_knn = recall_at_10(ItemKNNModel(neighbours=50).fit(train).score_source().block(users),
-                         train, test)
+    r_knn = recall_at_10(
+        ItemKNNModel(neighbours=50).fit(train).score_source().block(users), train, test
+    )
     r_pop = recall_at_10(PopularityModel().fit(train).score_source().block(users), train, test)
     assert r_knn > 1.5 * r_pop
 
 
-@pytest.mark.parametrize("params, bad", [({"neighbours": 0}, "neighbours"),
-                                         ({"shrinkage": -0.5}, "shrinkage")])
+@pytest.mark.parametrize(
+    "params, bad", [({"neighbours": 0}, "neighbours"), ({"shrinkage": -0.5}, "shrinkage")]
+)
 def test_bad_parameters(params, bad):
     with pytest.raises(InputError, match=f"'{bad}' parameter of ItemKNNModel"):
         ItemKNNModel(**params)

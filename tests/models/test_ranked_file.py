@@ -26,12 +26,23 @@ from recoeval_tracking.models import RankedFileModel, read_ranked_file
 
 USERS = np.array(["u1", "u2", "u3"])
 ITEMS = np.array([10, 20, 30, 40, 50])
-ROWS = [("u1", 10, 1, 0.9), ("u1", 30, 2, 0.8), ("u1", 40, 3, 0.7), ("u1", 20, 4, 0.6),
-        ("u1", 30, 5, 0.5), ("u2", 40, 1, 0.9), ("u2", 10, 2, 0.8), ("u9", 10, 1, 0.9),
-        ("u2", 99, 3, 0.1)]
-EXPECTED = {"p_at_2": [0.5, 0.5, 0.0], "r_at_2": [0.5, 1.0, 0.0],
-            "ndcg_at_2": [1 / (1 + 1 / math.log2(3)), 1 / math.log2(3), 0.0],
-            "hit_at_2": [1.0, 1.0, 0.0]}
+ROWS = [
+    ("u1", 10, 1, 0.9),
+    ("u1", 30, 2, 0.8),
+    ("u1", 40, 3, 0.7),
+    ("u1", 20, 4, 0.6),
+    ("u1", 30, 5, 0.5),
+    ("u2", 40, 1, 0.9),
+    ("u2", 10, 2, 0.8),
+    ("u9", 10, 1, 0.9),
+    ("u2", 99, 3, 0.1),
+]
+EXPECTED = {
+    "p_at_2": [0.5, 0.5, 0.0],
+    "r_at_2": [0.5, 1.0, 0.0],
+    "ndcg_at_2": [1 / (1 + 1 / math.log2(3)), 1 / math.log2(3), 0.0],
+    "hit_at_2": [1.0, 1.0, 0.0],
+}
 
 
 def _split():
@@ -54,14 +65,20 @@ def _check(res):
 
 def test_csv_with_ranks(tmp_path, caplog):
     path = tmp_path / "recs.csv"
-    pd.DataFrame(ROWS, columns=["user", "item", "rank", "score"]).drop(columns="score") \
-        .to_csv(path, index=False)
+    pd.DataFrame(ROWS, columns=["user", "item", "rank", "score"]).drop(columns="score").to_csv(
+        path, index=False
+    )
     with caplog.at_level(logging.WARNING):
         model, res = _evaluate(path)
     _check(res)
     c = model.counts
-    assert (c["unknown_users"], c["unknown_items"], c["rows_dropped_unknown"],
-            c["repeated_items"], c["users_with_lists"]) == (1, 1, 2, 1, 2)
+    assert (
+        c["unknown_users"],
+        c["unknown_items"],
+        c["rows_dropped_unknown"],
+        c["repeated_items"],
+        c["users_with_lists"],
+    ) == (1, 1, 2, 1, 2)
     text = caplog.text
     assert "2 of 9 rows" in text and "1 unknown users, 1 unknown items" in text
     assert "1 repeated (user, item) rows" in text

@@ -20,9 +20,7 @@ from recoeval_tracking.models import (
 @pytest.fixture
 def tiny() -> sp.csr_array:
     # users x items; item 0: users 0, 2; item 1: user 1; item 2: none; item 3: users 0, 1, 2
-    dense = np.array([[1.0, 0.0, 0.0, 2.0],
-                      [0.0, 5.0, 0.0, 1.0],
-                      [3.0, 0.0, 0.0, 1.0]])
+    dense = np.array([[1.0, 0.0, 0.0, 2.0], [0.0, 5.0, 0.0, 1.0], [3.0, 0.0, 0.0, 1.0]])
     return sp.csr_array(dense)
 
 
@@ -62,14 +60,24 @@ def test_random_is_reproducible_and_block_independent(tiny):
 
 
 def test_registry_names_and_round_trip():
-    assert set(MODELS) == {"popularity", "random", "als", "item_knn", "factors_file", "implicit",
-                           "ranked_file"}
+    assert set(MODELS) == {
+        "popularity",
+        "random",
+        "als",
+        "item_knn",
+        "factors_file",
+        "implicit",
+        "ranked_file",
+    }
     for name, cls in MODELS.items():
         assert issubclass(cls, Model)
         assert cls.name == name
-    for name, params in [("popularity", {"weighted": True}), ("random", {"seed": 3}),
-                         ("als", {"factors": 8, "iterations": 2}),
-                         ("item_knn", {"neighbours": 5, "shrinkage": 1.5})]:
+    for name, params in [
+        ("popularity", {"weighted": True}),
+        ("random", {"seed": 3}),
+        ("als", {"factors": 8, "iterations": 2}),
+        ("item_knn", {"neighbours": 5, "shrinkage": 1.5}),
+    ]:
         model = make_model(name, **params)
         assert isinstance(model, MODELS[name])
         rebuilt = make_model(name, **model.params())
@@ -93,11 +101,14 @@ def test_make_model_unknown_parameter_lists_accepted():
     assert "regularization" in str(info.value)
 
 
-@pytest.mark.parametrize("name, params, bad", [
-    ("popularity", {"weighted": "yes"}, "weighted"),
-    ("random", {"seed": -1}, "seed"),
-    ("random", {"seed": 1.5}, "seed"),
-])
+@pytest.mark.parametrize(
+    "name, params, bad",
+    [
+        ("popularity", {"weighted": "yes"}, "weighted"),
+        ("random", {"seed": -1}, "seed"),
+        ("random", {"seed": 1.5}, "seed"),
+    ],
+)
 def test_bad_parameters_name_the_argument(name, params, bad):
     with pytest.raises(InputError, match=f"'{bad}' parameter"):
         make_model(name, **params)

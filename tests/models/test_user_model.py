@@ -10,20 +10,22 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from reference import reference_metrics
 
 from recoeval_tracking import evaluate
 from recoeval_tracking.models import ModelCodeError, ModelProtocolError, UserModel
-from reference import reference_metrics
 
 K = 5
 
 
 def _data(seed: int = 0, m: int = 40, n: int = 30):
     rng = np.random.default_rng(seed)
-    train = sp.random(m, n, density=0.15, random_state=rng, format="csr",
-                      data_rvs=lambda s: np.ones(s))
-    test = sp.random(m, n, density=0.1, random_state=rng, format="csr",
-                     data_rvs=lambda s: np.ones(s))
+    train = sp.random(
+        m, n, density=0.15, random_state=rng, format="csr", data_rvs=lambda s: np.ones(s)
+    )
+    test = sp.random(
+        m, n, density=0.1, random_state=rng, format="csr", data_rvs=lambda s: np.ones(s)
+    )
     test = sp.csr_array(test - test.multiply(train > 0))
     test.eliminate_zeros()
     A = rng.standard_normal((m, 4))
@@ -74,8 +76,9 @@ class Recommender:
 def _eval(model, train, test, **kw):
     um = UserModel(model, label="mine")
     um.fit(train)
-    return evaluate(train, test, **um.eval_inputs(K), k=K, ties="index",
-                    metrics=["p", "r", "ndcg", "ap"], **kw)
+    return evaluate(
+        train, test, **um.eval_inputs(K), k=K, ties="index", metrics=["p", "r", "ndcg", "ap"], **kw
+    )
 
 
 @pytest.mark.parametrize("with_bias", [False, True])
@@ -85,15 +88,21 @@ def test_score_users_and_factors_match_the_reference(with_bias):
     ref = reference_metrics(train, test, S, K, ties="index")
     models = [Factors(A, B, bias if with_bias else None)]
     if with_bias:
-        models.append(Scorer(np.hstack([A, np.ones((A.shape[0], 1))]),
-                             np.hstack([B, bias[:, None]])))
+        models.append(
+            Scorer(np.hstack([A, np.ones((A.shape[0], 1))]), np.hstack([B, bias[:, None]]))
+        )
     else:
         models.append(Scorer(A, B))
     for model in models:
         res = _eval(model, train, test)
         for name in ("p", "r", "ndcg", "ap"):
-            np.testing.assert_allclose(res.per_user[f"{name}_at_{K}"].to_numpy(),
-                                       ref.values[name], rtol=1e-9, atol=1e-12, equal_nan=True)
+            np.testing.assert_allclose(
+                res.per_user[f"{name}_at_{K}"].to_numpy(),
+                ref.values[name],
+                rtol=1e-9,
+                atol=1e-12,
+                equal_nan=True,
+            )
 
 
 def test_recommend_lists_match_the_reference_on_the_users_pool():
@@ -132,21 +141,39 @@ def test_a_class_without_the_protocol_is_refused_at_once_naming_it():
     with pytest.raises(ModelProtocolError) as err:
         UserModel(NoScores())
     text = str(err.value)
-    assert "NoScores" in text and "score_users" in text and "factors" in text \
-        and "recommend" in text and "predict" in text
+    assert (
+        "NoScores" in text
+        and "score_users" in text
+        and "factors" in text
+        and "recommend" in text
+        and "predict" in text
+    )
 
 
-@pytest.mark.parametrize("bad, method, expected", [
-    (lambda A, B: type("W", (), {"fit": lambda s, t: s,
-                                 "score_users": lambda s, u: np.zeros((len(u), 29))})(),
-     "score_users", "(2, 30)"),
-    (lambda A, B: type("F", (), {"fit": lambda s, t: s,
-                                 "factors": lambda s: (A[:-1], B)})(),
-     "factors", "(40, p)"),
-    (lambda A, B: type("R", (), {"fit": lambda s, t: s,
-                                 "recommend": lambda s, u, k: [[99]] * len(u)})(),
-     "recommend", "[0, 30)"),
-])
+@pytest.mark.parametrize(
+    "bad, method, expected",
+    [
+        (
+            lambda A, B: type(
+                "W", (), {"fit": lambda s, t: s, "score_users": lambda s, u: np.zeros((len(u), 29))}
+            )(),
+            "score_users",
+            "(2, 30)",
+        ),
+        (
+            lambda A, B: type("F", (), {"fit": lambda s, t: s, "factors": lambda s: (A[:-1], B)})(),
+            "factors",
+            "(40, p)",
+        ),
+        (
+            lambda A, B: type(
+                "R", (), {"fit": lambda s, t: s, "recommend": lambda s, u, k: [[99]] * len(u)}
+            )(),
+            "recommend",
+            "[0, 30)",
+        ),
+    ],
+)
 def test_wrong_outputs_name_the_method_and_what_was_expected(bad, method, expected):
     train, test, A, B, _ = _data()
     um = UserModel(bad(A, B), label="bad")

@@ -31,9 +31,11 @@ FAST = {"n_bootstrap": 20, "n_permutations": 20}
 
 
 def test_a_metric_missing_from_some_runs_is_compared_over_the_others():
-    runs = [synthetic_run("als", {"ndcg_at_10": 0.3, "ils_at_10": 0.4}, seed=1),
-            synthetic_run("pop", {"ndcg_at_10": 0.2}, seed=2),
-            synthetic_run("rnd", {"ndcg_at_10": 0.1}, seed=3)]
+    runs = [
+        synthetic_run("als", {"ndcg_at_10": 0.3, "ils_at_10": 0.4}, seed=1),
+        synthetic_run("pop", {"ndcg_at_10": 0.2}, seed=2),
+        synthetic_run("rnd", {"ndcg_at_10": 0.1}, seed=3),
+    ]
     rep = build_report(runs, "pop", **FAST)
     assert rep.comparable and rep.metrics == ["ndcg_at_10", "ils_at_10"]
     assert set(rep.summary.loc[rep.summary["metric"] == "ils_at_10", "run_id"]) == {"als"}
@@ -44,8 +46,9 @@ def test_a_metric_missing_from_some_runs_is_compared_over_the_others():
 
 
 def test_a_metric_defined_differently_is_left_out_for_that_run_only():
-    runs = [synthetic_run(n, {"ndcg_at_10": 0.3, "p_at_10": 0.2}, seed=i)
-            for i, n in enumerate("abc")]
+    runs = [
+        synthetic_run(n, {"ndcg_at_10": 0.3, "p_at_10": 0.2}, seed=i) for i, n in enumerate("abc")
+    ]
     for r in runs:
         r.metric_fingerprints = {"ndcg_at_10": "n1", "p_at_10": "p1"}
     runs[2].metric_fingerprints["p_at_10"] = "p2"
@@ -55,20 +58,25 @@ def test_a_metric_defined_differently_is_left_out_for_that_run_only():
     p = rep.summary[rep.summary["metric"] == "p_at_10"]
     assert list(p["run_id"]) == ["a", "b"]
     assert list(rep.summary.loc[rep.summary["metric"] == "ndcg_at_10", "run_id"]) == list("abc")
-    assert rep.notes == ["p_at_10 is compared over the other runs only (defined differently "
-                         "in c)"]
+    assert rep.notes == ["p_at_10 is compared over the other runs only (defined differently in c)"]
 
 
 def _seed_runs():
     runs = []
     for model, mu in (("als", 0.4), ("pop", 0.2)):
         for seed in (0, 1, 2):
-            r = synthetic_run(f"{model}{seed}", {"ndcg_at_10": mu + 0.01 * seed}, seed=seed,
-                              fingerprints={"data": "d1", "split": f"s{seed}",
-                                            "definitions": "f1"},
-                              params={"model.name": model, "seed": seed,
-                                      "split.seed": seed, "model.seed": seed
-                                      if model == "als" else None})
+            r = synthetic_run(
+                f"{model}{seed}",
+                {"ndcg_at_10": mu + 0.01 * seed},
+                seed=seed,
+                fingerprints={"data": "d1", "split": f"s{seed}", "definitions": "f1"},
+                params={
+                    "model.name": model,
+                    "seed": seed,
+                    "split.seed": seed,
+                    "model.seed": seed if model == "als" else None,
+                },
+            )
             runs.append(r)
     return runs
 
@@ -109,8 +117,9 @@ def test_old_job_folders_with_one_fingerprint_still_load(tmp_path):
     data = load_dataset("synthetic", n_users=120, n_items=60, seed=0)
     split = make_split("random", data, test_fraction=0.2, seed=0)
     model = make_model("popularity").fit(split.train.matrix)
-    res = evaluate(split.train, split.test, scores=model.score_source(),
-                   metrics=["ndcg", "p"], k=5, nthreads=1)
+    res = evaluate(
+        split.train, split.test, scores=model.score_source(), metrics=["ndcg", "p"], k=5, nthreads=1
+    )
     job = write_job_dir(res, tmp_path / "job", plots=False)
     defs = json.loads((job / "definitions.json").read_text())
     recorded = defs["metric_fingerprints"]
@@ -129,25 +138,54 @@ def test_old_job_folders_with_one_fingerprint_still_load(tmp_path):
 
 
 def _command(args: list[str], cwd: Path) -> subprocess.CompletedProcess:
-    env = {k: v for k, v in os.environ.items()
-           if not k.startswith(("MLFLOW_", "HYDRA_FULL_ERROR"))}
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("MLFLOW_", "HYDRA_FULL_ERROR"))}
     env["PYTHONPATH"] = str(REPO) + os.pathsep + env.get("PYTHONPATH", "")
-    return subprocess.run([sys.executable, *args], cwd=cwd, env=env, capture_output=True,
-                          text=True, timeout=600, check=False)
+    return subprocess.run(
+        [sys.executable, *args],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
 
 
 def _report(dirs: list[Path], out: Path, cwd: Path) -> subprocess.CompletedProcess:
-    return _command(["-m", "recoeval_tracking.app.report",
-                     f"select.job_dirs=[{','.join(str(d) for d in dirs)}]", f"output.dir={out}",
-                     "output.log_to_mlflow=false", "n_bootstrap=20", "n_permutations=20",
-                     "slices=[]"], cwd)
+    return _command(
+        [
+            "-m",
+            "recoeval_tracking.app.report",
+            f"select.job_dirs=[{','.join(str(d) for d in dirs)}]",
+            f"output.dir={out}",
+            "output.log_to_mlflow=false",
+            "n_bootstrap=20",
+            "n_permutations=20",
+            "slices=[]",
+        ],
+        cwd,
+    )
 
 
 def test_sweeps_over_models_and_over_seeds_report_with_exit_0(tmp_path):
-    proc = _command(["-m", "recoeval_tracking", "-m", "dataset.n_users=120",
-                     "dataset.n_items=60", "model=als,popularity", "seed=0,1", "tracking=none",
-                     "metrics.k=5", "plots=false", "progress=false", "nthreads=1",
-                     "hydra.sweep.dir=sweep"], tmp_path)
+    proc = _command(
+        [
+            "-m",
+            "recoeval_tracking",
+            "-m",
+            "dataset.n_users=120",
+            "dataset.n_items=60",
+            "model=als,popularity",
+            "seed=0,1",
+            "tracking=none",
+            "metrics.k=5",
+            "plots=false",
+            "progress=false",
+            "nthreads=1",
+            "hydra.sweep.dir=sweep",
+        ],
+        tmp_path,
+    )
     assert proc.returncode == 0, proc.stderr
     jobs = sorted((tmp_path / "sweep").glob("[0-9]*"), key=lambda p: int(p.name))
     assert len(jobs) == 4  # als s0, als s1, popularity s0, popularity s1 (Hydra's order)
@@ -156,7 +194,8 @@ def test_sweeps_over_models_and_over_seeds_report_with_exit_0(tmp_path):
     page = (tmp_path / "models" / "report.md").read_text()
     assert "not comparable" not in (models.stderr + page).lower()
     assert "ils\\_at\\_5 is compared over the other runs only (missing in" in page.replace(
-        "\\(", "(").replace("\\)", ")")
+        "\\(", "("
+    ).replace("\\)", ")")
     seeds = _report(jobs, tmp_path / "seeds", tmp_path)
     assert seeds.returncode == 0, seeds.stderr
     page = (tmp_path / "seeds" / "report.md").read_text()

@@ -23,10 +23,17 @@ from recoeval_tracking.reporting.report import build_report
 def two_results():
     data = rt.make_synthetic(n_users=150, n_items=80, seed=0)
     split = rt.make_split("random", data, test_fraction=0.3, seed=0)
-    return {name: rt.evaluate(split.train, split.test,
-                              scores=rt.make_model(name).fit(split.train.matrix).score_source(),
-                              metrics=["ndcg", "p"], k=5, cumulative=True)
-            for name in ("random", "popularity")}
+    return {
+        name: rt.evaluate(
+            split.train,
+            split.test,
+            scores=rt.make_model(name).fit(split.train.matrix).score_source(),
+            metrics=["ndcg", "p"],
+            k=5,
+            cumulative=True,
+        )
+        for name in ("random", "popularity")
+    }
 
 
 def test_compare_two_results_summary_is_the_reports_numbers(two_results):
@@ -45,13 +52,17 @@ def test_compare_two_results_summary_is_the_reports_numbers(two_results):
     assert row["p_adj"] == row["p"]  # one comparison per metric: Holm changes nothing
     keep = ~(np.isnan(x) | np.isnan(y))
     assert (row["wins"], row["ties"], row["losses"]) == (
-        (x[keep] > y[keep]).sum(), (x[keep] == y[keep]).sum(), (x[keep] < y[keep]).sum())
+        (x[keep] > y[keep]).sum(),
+        (x[keep] == y[keep]).sum(),
+        (x[keep] < y[keep]).sum(),
+    )
     assert row["mark"] == "▲***"
     # the same number as the page's report
-    rep = build_report([cmp.report.runs[0], cmp.report.runs[1]], test="wilcoxon",
-                       n_bootstrap=100)
-    assert rep.comparisons["p_wilcoxon_adj"].tolist() == \
-        cmp.report.comparisons["p_wilcoxon_adj"].tolist()
+    rep = build_report([cmp.report.runs[0], cmp.report.runs[1]], test="wilcoxon", n_bootstrap=100)
+    assert (
+        rep.comparisons["p_wilcoxon_adj"].tolist()
+        == cmp.report.comparisons["p_wilcoxon_adj"].tolist()
+    )
     assert "popularity" in str(cmp) and "▲***" in str(cmp)
 
 
@@ -69,10 +80,12 @@ def test_win_tie_loss_every_pair_and_tukey(two_results):
 def test_inputs_job_folders_and_errors(two_results, tmp_path):
     from recoeval_tracking.jobdir import write_job_dir
 
-    folders = {name: write_job_dir(res, tmp_path / name, plots=False)
-               for name, res in two_results.items()}
-    from_dirs = rt.compare({n: str(p) for n, p in folders.items()}, n_bootstrap=0,
-                           n_permutations=100)
+    folders = {
+        name: write_job_dir(res, tmp_path / name, plots=False) for name, res in two_results.items()
+    }
+    from_dirs = rt.compare(
+        {n: str(p) for n, p in folders.items()}, n_bootstrap=0, n_permutations=100
+    )
     from_res = rt.compare(two_results, n_bootstrap=0, n_permutations=100)
     a, b = from_dirs.summary(), from_res.summary()
     np.testing.assert_allclose(a["mean"], b["mean"], rtol=1e-12)
@@ -97,22 +110,41 @@ def test_plot_gives_curves_with_bands(two_results):
 
 
 def _compile(tex: str, tmp_path) -> None:
-    doc = ("\\documentclass{article}\n\\usepackage{booktabs}\n\\usepackage{amssymb}\n"
-           "\\begin{document}\n" + tex + "\n\\end{document}\n")
+    doc = (
+        "\\documentclass{article}\n\\usepackage{booktabs}\n\\usepackage{amssymb}\n"
+        "\\begin{document}\n" + tex + "\n\\end{document}\n"
+    )
     (tmp_path / "t.tex").write_text(doc, encoding="utf-8")
-    proc = subprocess.run(["pdflatex", "-interaction=nonstopmode", "-halt-on-error", "t.tex"],
-                          cwd=tmp_path, capture_output=True, text=True, timeout=120,
-                          check=False)
+    proc = subprocess.run(
+        ["pdflatex", "-interaction=nonstopmode", "-halt-on-error", "t.tex"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
     assert proc.returncode == 0, proc.stdout[-2000:]
     assert (tmp_path / "t.pdf").stat().st_size > 1000
 
 
 def test_latex_booktabs_bold_underline_marks_and_caption(two_results, tmp_path):
     runs = {**two_results, "pop_2 & co": two_results["popularity"]}
-    cmp = rt.compare(runs, baseline="random", correction="bonferroni", alpha=0.01,
-                     n_bootstrap=0, n_permutations=100)
-    tex = cmp.to_latex(["ndcg_at_5", "p_at_5"], precision=3, intervals=True,
-                       underline_second=True, caption="Synthetic data.", label="tab:x")
+    cmp = rt.compare(
+        runs,
+        baseline="random",
+        correction="bonferroni",
+        alpha=0.01,
+        n_bootstrap=0,
+        n_permutations=100,
+    )
+    tex = cmp.to_latex(
+        ["ndcg_at_5", "p_at_5"],
+        precision=3,
+        intervals=True,
+        underline_second=True,
+        caption="Synthetic data.",
+        label="tab:x",
+    )
     assert structure_problems(tex) == []
     lines = [ln.strip() for ln in tex.splitlines()]
     header = next(ln for ln in lines if ln.startswith("System &"))
@@ -137,8 +169,10 @@ def test_latex_booktabs_bold_underline_marks_and_caption(two_results, tmp_path):
 
 
 def test_structure_check_finds_broken_tables():
-    good = ("\\begin{table}\\begin{tabular}{lr}\n\\toprule\nA & B \\\\\n\\midrule\n"
-            "x & 1 \\\\\n\\bottomrule\n\\end{tabular}\\end{table}")
+    good = (
+        "\\begin{table}\\begin{tabular}{lr}\n\\toprule\nA & B \\\\\n\\midrule\n"
+        "x & 1 \\\\\n\\bottomrule\n\\end{tabular}\\end{table}"
+    )
     assert structure_problems(good) == []
     assert structure_problems(good.replace("x & 1", "x & 1 & 2"))
     assert structure_problems(good.replace("\\midrule\n", ""))
@@ -151,13 +185,22 @@ def _replicate_runs(values: dict[str, list[float]], key: str = "seed"):
     runs = []
     for model, means in values.items():
         for rep, mu in enumerate(means):
-            r = synthetic_run(f"{model}-{rep}", {"ndcg_at_10": mu}, n_users=200, seed=rep,
-                              fingerprints={"data": "d", "split": f"s{rep}",
-                                            "definitions": "f"},
-                              params={"model.name": model, key: rep, "model.weighted": None})
-            r.curves = pd.DataFrame({"k": [1, 2], "ndcg_at_k": [mu / 2 + rep / 100, mu],
-                                     "ndcg_at_k_ci95_low": [0, 0],
-                                     "ndcg_at_k_ci95_high": [1, 1]})
+            r = synthetic_run(
+                f"{model}-{rep}",
+                {"ndcg_at_10": mu},
+                n_users=200,
+                seed=rep,
+                fingerprints={"data": "d", "split": f"s{rep}", "definitions": "f"},
+                params={"model.name": model, key: rep, "model.weighted": None},
+            )
+            r.curves = pd.DataFrame(
+                {
+                    "k": [1, 2],
+                    "ndcg_at_k": [mu / 2 + rep / 100, mu],
+                    "ndcg_at_k_ci95_low": [0, 0],
+                    "ndcg_at_k_ci95_high": [1, 1],
+                }
+            )
             r.metrics = {"coverage_at_10": 0.1 * (rep + 1)}
             runs.append(r)
     return runs
@@ -188,7 +231,9 @@ def test_seeds_and_folds_are_replicates_and_three_are_too_few_for_stars(key):
     assert ks.loc[1, "ndcg_at_k"] == pytest.approx(np.mean([0.20, 0.215, 0.23]))
     _, lo, hi, _ = st.t_interval([0.20, 0.215, 0.23])
     assert (ks.loc[1, "ndcg_at_k_ci95_low"], ks.loc[1, "ndcg_at_k_ci95_high"]) == (
-        pytest.approx(lo), pytest.approx(hi))
+        pytest.approx(lo),
+        pytest.approx(hi),
+    )
     assert r"$^{\blacktriangle\dagger}$" in cmp.to_latex()
 
 
@@ -200,12 +245,16 @@ def _dataset_runs(n_datasets: int = 4):
         base = rng.uniform(0.2, 0.4)
         for j, model in enumerate(("pop", "als", "knn")):
             mu = base + 0.05 * j * (1 if d % 3 else -0.3)
-            runs.append(synthetic_run(f"{model}@{d}", {"ndcg_at_10": mu, "p_at_10": mu / 2},
-                                      n_users=80, seed=10 * d + j,
-                                      fingerprints={"data": f"d{d}", "split": f"s{d}",
-                                                    "definitions": "f"},
-                                      params={"model.name": model,
-                                              "dataset.name": f"data{d}"}))
+            runs.append(
+                synthetic_run(
+                    f"{model}@{d}",
+                    {"ndcg_at_10": mu, "p_at_10": mu / 2},
+                    n_users=80,
+                    seed=10 * d + j,
+                    fingerprints={"data": f"d{d}", "split": f"s{d}", "definitions": "f"},
+                    params={"model.name": model, "dataset.name": f"data{d}"},
+                )
+            )
     return runs
 
 
@@ -227,7 +276,8 @@ def test_several_datasets_ranks_friedman_and_cd_diagram(tmp_path):
     ref = stats.friedmanchisquare(*means.to_numpy())
     assert f.statistic == pytest.approx(ref.statistic) and f.pvalue == pytest.approx(ref.pvalue)
     assert cmp.critical_difference("ndcg_at_10") == pytest.approx(
-        2.343 * np.sqrt(3 * 4 / (6 * 4)), abs=1e-3)
+        2.343 * np.sqrt(3 * 4 / (6 * 4)), abs=1e-3
+    )
     holm = cmp.posthoc("ndcg_at_10", "holm")
     assert set(holm.index) == {"als", "knn"}
     fig = cmp.cd_diagram("ndcg_at_10")
@@ -275,7 +325,6 @@ def test_a_baseline_that_picks_different_systems_per_dataset_is_refused():
         rt.compare(runs, baseline="best:ndcg_at_10", n_bootstrap=0, n_permutations=10)
 
 
-
 def test_results_of_two_kinds_of_model_are_compared_metric_by_metric():
     """Two models whose scores come from different sources (factors, item biases) define every
     metric the same way: both are compared, their means are their own Results' means, and
@@ -286,16 +335,20 @@ def test_results_of_two_kinds_of_model_are_compared_metric_by_metric():
     split = rt.make_split("random", X, test_fraction=0.2, seed=1)
     als = rt.make_model("als", factors=4, iterations=3, seed=1).fit(split.train.matrix)
     pop = rt.make_model("popularity").fit(split.train.matrix)
-    res = {name: rt.evaluate(split.train, split.test, scores=m.score_source(), k=5,
-                             metrics=["ndcg", "r"])
-           for name, m in (("popularity", pop), ("als", als))}
+    res = {
+        name: rt.evaluate(
+            split.train, split.test, scores=m.score_source(), k=5, metrics=["ndcg", "r"]
+        )
+        for name, m in (("popularity", pop), ("als", als))
+    }
     table = rt.compare(res, baseline="popularity", test="wilcoxon").summary()
     rows = table.set_index(["system", "metric"])
     for name, r in res.items():
         for metric in ("ndcg_at_5", "r_at_5"):
             assert rows.loc[(name, metric), "mean"] == pytest.approx(r.means[metric])
     als_ndcg = rows.loc[("als", "ndcg_at_5")]
-    both = (res["als"].per_user["ndcg_at_5"].notna()
-            & res["popularity"].per_user["ndcg_at_5"].notna()).sum()
+    both = (
+        res["als"].per_user["ndcg_at_5"].notna() & res["popularity"].per_user["ndcg_at_5"].notna()
+    ).sum()
     assert als_ndcg["wins"] + als_ndcg["ties"] + als_ndcg["losses"] == both
     assert 0 <= als_ndcg["p"] <= 1

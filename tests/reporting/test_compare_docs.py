@@ -25,8 +25,9 @@ def test_guide_block_runs(index, capsys):
     exec(compile(_blocks()[index], f"{GUIDE.name}[{index}]", "exec"), {})
 
 
-@pytest.mark.parametrize("module", ["recoeval_tracking.reporting.compare",
-                                    "recoeval_tracking.reporting.multisystem"])
+@pytest.mark.parametrize(
+    "module", ["recoeval_tracking.reporting.compare", "recoeval_tracking.reporting.multisystem"]
+)
 def test_doctests(module):
     import importlib
 

@@ -28,8 +28,11 @@ def _u_data() -> Path:
     return path
 
 
-MODELS = (("popularity", {}), ("random", {"seed": 0}),
-          ("als", {"factors": 32, "iterations": 10, "progress": False}))
+MODELS = (
+    ("popularity", {}),
+    ("random", {"seed": 0}),
+    ("als", {"factors": 32, "iterations": 10, "progress": False}),
+)
 
 
 @pytest.fixture(scope="module")
@@ -38,18 +41,36 @@ def job_dirs(tmp_path_factory):
     data = load_dataset("movielens_100k", path=str(_u_data()))
     split = make_split("random", data, test_fraction=0.2, seed=1)
     root = tmp_path_factory.mktemp("jobs")
-    dataset = {"name": "ml-100k", "data_fingerprint": data.fingerprint,
-               "split_fingerprint": split.fingerprint}
+    dataset = {
+        "name": "ml-100k",
+        "data_fingerprint": data.fingerprint,
+        "split_fingerprint": split.fingerprint,
+    }
     dirs = {}
     for name, params in MODELS:
         model = make_model(name, **params).fit(split.train.matrix)
-        res = evaluate(split.train, split.test, scores=model.score_source(),
-                       metrics=["ndcg", "p", "r"], k=10, cumulative=True, nthreads=2)
-        config = {"dataset": {"kind": "movielens_100k", "path": str(_u_data())},
-                  "split": {"name": "random", "test_fraction": 0.2, "seed": 1},
-                  "model": {"name": name, **params}}
-        dirs[name] = write_job_dir(res, root / name, config_yaml=config,
-                                   overrides=[f"model={name}"], dataset=dataset, plots=False)
+        res = evaluate(
+            split.train,
+            split.test,
+            scores=model.score_source(),
+            metrics=["ndcg", "p", "r"],
+            k=10,
+            cumulative=True,
+            nthreads=2,
+        )
+        config = {
+            "dataset": {"kind": "movielens_100k", "path": str(_u_data())},
+            "split": {"name": "random", "test_fraction": 0.2, "seed": 1},
+            "model": {"name": name, **params},
+        }
+        dirs[name] = write_job_dir(
+            res,
+            root / name,
+            config_yaml=config,
+            overrides=[f"model={name}"],
+            dataset=dataset,
+            plots=False,
+        )
     return dirs
 
 
@@ -57,9 +78,15 @@ def _sweep(job_dirs, uri):
     parent = create_sweep_parent(tracking_uri=uri, experiment="e2e")
     ids = {}
     for name, path in job_dirs.items():
-        ids[name] = log_job_dir(path, tracking_uri=uri, experiment="e2e", run_name=name,
-                                parent_run_id=parent.run_id, sweep_id=parent.sweep_id,
-                                precision="exact")  # compared with the report's means exactly
+        ids[name] = log_job_dir(
+            path,
+            tracking_uri=uri,
+            experiment="e2e",
+            run_name=name,
+            parent_run_id=parent.run_id,
+            sweep_id=parent.sweep_id,
+            precision="exact",
+        )  # compared with the report's means exactly
     finish_sweep_parent(parent.run_id, tracking_uri=uri)
     return parent, ids
 
@@ -70,13 +97,25 @@ def test_report_from_sweep_id(job_dirs, store_uri, tmp_path):
     from recoeval_tracking.app.report import run_report
 
     parent, ids = _sweep(job_dirs, store_uri)
-    cfg = {"tracking": {"uri": store_uri, "experiment": "e2e"},
-           "select": {"sweep_id": parent.sweep_id}, "baseline": "random",
-           "correction": "holm", "test": "t", "n_bootstrap": 200, "n_permutations": 200,
-           "seed": 0, "slices": [{"kind": "activity", "q": 4}, {"kind": "popularity"}],
-           "output": {"dir": str(tmp_path / "out"), "html": "report.html",
-                      "markdown": "report.md", "latex": "report.tex", "log_to_mlflow": True,
-                      "artifact_path": "report"}}
+    cfg = {
+        "tracking": {"uri": store_uri, "experiment": "e2e"},
+        "select": {"sweep_id": parent.sweep_id},
+        "baseline": "random",
+        "correction": "holm",
+        "test": "t",
+        "n_bootstrap": 200,
+        "n_permutations": 200,
+        "seed": 0,
+        "slices": [{"kind": "activity", "q": 4}, {"kind": "popularity"}],
+        "output": {
+            "dir": str(tmp_path / "out"),
+            "html": "report.html",
+            "markdown": "report.md",
+            "latex": "report.tex",
+            "log_to_mlflow": True,
+            "artifact_path": "report",
+        },
+    }
     result = run_report(cfg)
     rep = result["report"]
     client = MlflowClient(store_uri)
@@ -127,13 +166,16 @@ def test_report_from_sweep_id(job_dirs, store_uri, tmp_path):
     # The report is an artifact of the sweep's parent run.
     assert result["logged_run_id"] == parent.run_id
     listed = {a.path for a in client.list_artifacts(parent.run_id, "report")}
-    assert {"report/report.html", "report/report.md", "report/report_figures",
-            "report/report.tex"} <= listed
+    assert {
+        "report/report.html",
+        "report/report.md",
+        "report/report_figures",
+        "report/report.tex",
+    } <= listed
     # the page's numbers are the comparison's (rt.compare over the same runs)
     assert result["comparison"].report is rep
     s = result["comparison"].summary().set_index(["system", "metric"])
-    assert s.loc[("als", "ndcg_at_10"), "mean"] == summary.loc[(ids["als"], "ndcg_at_10"),
-                                                                "mean"]
+    assert s.loc[("als", "ndcg_at_10"), "mean"] == summary.loc[(ids["als"], "ndcg_at_10"), "mean"]
     assert "\\toprule" in result["paths"]["latex"].read_text()
 
 
@@ -148,18 +190,33 @@ def test_command_refuses_different_split_fingerprints(job_dirs, store_uri, tmp_p
     (changed / "dataset.json").write_text(json.dumps(info))
     dirs = [str(job_dirs["popularity"]), str(changed)]
     env = {k: v for k, v in os.environ.items() if not k.startswith("MLFLOW_")}
-    cmd = [sys.executable, "-m", "recoeval_tracking.app.report",
-           f"select.job_dirs=[{','.join(dirs)}]", f"output.dir={tmp_path / 'out'}",
-           "output.log_to_mlflow=false", "n_bootstrap=50", "n_permutations=50"]
-    proc = subprocess.run(cmd, check=False, capture_output=True, text=True, cwd=tmp_path, env=env,
-                          timeout=300)
+    cmd = [
+        sys.executable,
+        "-m",
+        "recoeval_tracking.app.report",
+        f"select.job_dirs=[{','.join(dirs)}]",
+        f"output.dir={tmp_path / 'out'}",
+        "output.log_to_mlflow=false",
+        "n_bootstrap=50",
+        "n_permutations=50",
+    ]
+    proc = subprocess.run(
+        cmd, check=False, capture_output=True, text=True, cwd=tmp_path, env=env, timeout=300
+    )
     assert proc.returncode == 2, proc.stderr
     assert "not comparable: the split fingerprint differs" in proc.stderr
     assert "0123456789abcdef" in proc.stderr and "allow_mismatch=true" in proc.stderr
     assert not (tmp_path / "out" / "report.html").exists()
 
-    proc = subprocess.run(cmd + ["allow_mismatch=true", "slices=[]"], check=False,
-                          capture_output=True, text=True, cwd=tmp_path, env=env, timeout=300)
+    proc = subprocess.run(
+        cmd + ["allow_mismatch=true", "slices=[]"],
+        check=False,
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        env=env,
+        timeout=300,
+    )
     assert proc.returncode == 0, proc.stderr
     assert "NOT COMPARABLE" in (tmp_path / "out" / "report.html").read_text()
 
@@ -182,11 +239,22 @@ def test_command_takes_a_metric_list_and_says_what_it_does(job_dirs, tmp_path):
     command says what it is doing while it runs."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("MLFLOW_")}
     dirs = ",".join(str(job_dirs[m]) for m in ("popularity", "als"))
-    proc = subprocess.run(_report_cmd(f"select.job_dirs=[{dirs}]", f"output.dir={tmp_path}",
-                                      "output.log_to_mlflow=false", "n_bootstrap=20",
-                                      "metrics=[ndcg_at_10,p_at_10]", "slices=[]"),
-                          check=False, capture_output=True, text=True, cwd=tmp_path, env=env,
-                          timeout=300)
+    proc = subprocess.run(
+        _report_cmd(
+            f"select.job_dirs=[{dirs}]",
+            f"output.dir={tmp_path}",
+            "output.log_to_mlflow=false",
+            "n_bootstrap=20",
+            "metrics=[ndcg_at_10,p_at_10]",
+            "slices=[]",
+        ),
+        check=False,
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        env=env,
+        timeout=300,
+    )
     assert proc.returncode == 0, proc.stderr
     assert "2 runs read; computing intervals and paired tests" in proc.stderr
     page = (tmp_path / "report.md").read_text()
@@ -194,20 +262,32 @@ def test_command_takes_a_metric_list_and_says_what_it_does(job_dirs, tmp_path):
     assert "r_at_10: all users" not in page  # only the metrics asked for
 
 
-@pytest.mark.parametrize(("override", "expected"), [
-    ("corection=bh", "'corection' is not a setting of the chosen config. Did you mean correction?"),
-    ("select.sweep_idd=x", "Did you mean select.sweep_id"),
-    ("alpha=abc", "the value given to 'alpha' has the wrong type"),
-    ("family=per_run", "family: expected one of metric, table; got 'per_run'"),
-    ("n_permutations=0", "n_permutations: expected 'auto' or an integer >= 1; got 0"),
-])
+@pytest.mark.parametrize(
+    ("override", "expected"),
+    [
+        (
+            "corection=bh",
+            "'corection' is not a setting of the chosen config. Did you mean correction?",
+        ),
+        ("select.sweep_idd=x", "Did you mean select.sweep_id"),
+        ("alpha=abc", "the value given to 'alpha' has the wrong type"),
+        ("family=per_run", "family: expected one of metric, table; got 'per_run'"),
+        ("n_permutations=0", "n_permutations: expected 'auto' or an integer >= 1; got 0"),
+    ],
+)
 def test_command_refuses_a_bad_setting_before_reading_runs(tmp_path, override, expected):
     """A misspelt key, a wrong type or a bad value: one paragraph naming the setting, exit 2,
     before any run is read (the selection names a store that does not exist)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("MLFLOW_")}
-    proc = subprocess.run(_report_cmd("select.sweep_id=abc", "tracking.uri=sqlite:///nowhere.db",
-                                      override), check=False, capture_output=True, text=True,
-                          cwd=tmp_path, env=env, timeout=120)
+    proc = subprocess.run(
+        _report_cmd("select.sweep_id=abc", "tracking.uri=sqlite:///nowhere.db", override),
+        check=False,
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        env=env,
+        timeout=120,
+    )
     assert proc.returncode == 2, proc.stderr
     assert expected in proc.stderr
     assert "Traceback" not in proc.stderr and "reading the selected runs" not in proc.stderr
@@ -221,10 +301,17 @@ def test_compare_reads_mlflow_run_ids(job_dirs, store_uri):
     import recoeval_tracking as rt
 
     _, ids = _sweep(job_dirs, store_uri)
-    by_id = rt.compare({"pop": ids["popularity"], "als": ids["als"]}, tracking_uri=store_uri,
-                       n_bootstrap=50, n_permutations=100)
-    by_dir = rt.compare({"pop": str(job_dirs["popularity"]), "als": str(job_dirs["als"])},
-                        n_bootstrap=50, n_permutations=100)
+    by_id = rt.compare(
+        {"pop": ids["popularity"], "als": ids["als"]},
+        tracking_uri=store_uri,
+        n_bootstrap=50,
+        n_permutations=100,
+    )
+    by_dir = rt.compare(
+        {"pop": str(job_dirs["popularity"]), "als": str(job_dirs["als"])},
+        n_bootstrap=50,
+        n_permutations=100,
+    )
     a, b = by_id.summary(), by_dir.summary()
     assert a[["system", "metric"]].equals(b[["system", "metric"]])
     for col in ("mean", "ci_low", "ci_high", "delta", "p_adj"):
@@ -242,11 +329,21 @@ def test_a_report_run_is_not_selected_as_a_run_to_compare(job_dirs, store_uri, t
     page = tmp_path / "old.html"
     page.write_text("<html></html>")
     report_run = log_report_artifacts([page], tracking_uri=store_uri, experiment="e2e")
-    cfg = {"tracking": {"uri": store_uri}, "select": {"experiment": "e2e"},
-           "n_bootstrap": 20, "n_permutations": 20, "slices": [],
-           "metrics": ["ndcg_at_10"],
-           "output": {"dir": str(tmp_path / "out"), "html": None, "markdown": None,
-                      "latex": "r.tex", "log_to_mlflow": False}}
+    cfg = {
+        "tracking": {"uri": store_uri},
+        "select": {"experiment": "e2e"},
+        "n_bootstrap": 20,
+        "n_permutations": 20,
+        "slices": [],
+        "metrics": ["ndcg_at_10"],
+        "output": {
+            "dir": str(tmp_path / "out"),
+            "html": None,
+            "markdown": None,
+            "latex": "r.tex",
+            "log_to_mlflow": False,
+        },
+    }
     rep = run_report(cfg)["report"]
     selected = {r.run_id for r in rep.runs}
     assert report_run not in selected and set(ids.values()) <= selected

@@ -21,25 +21,49 @@ CHROMIUM = "/usr/bin/chromium"
 
 def _chromium(args, tmp_path, height=900):
     return subprocess.run(
-        [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
-         "--no-first-run", "--disable-background-networking", "--disable-component-update",
-         "--disable-sync", f"--user-data-dir={tmp_path / 'chrome-profile'}",
-         f"--window-size=1400,{height}", *args], check=False, capture_output=True, text=True,
-        timeout=180)
+        [
+            CHROMIUM,
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-quic",
+            "--no-first-run",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            f"--user-data-dir={tmp_path / 'chrome-profile'}",
+            f"--window-size=1400,{height}",
+            *args,
+        ],
+        check=False,
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(not os.path.exists(CHROMIUM), reason="Chromium is not installed "
-                    "(apt-get install chromium)")
+@pytest.mark.skipif(
+    not os.path.exists(CHROMIUM), reason="Chromium is not installed (apt-get install chromium)"
+)
 def test_report_page_in_headless_chromium(tmp_path):
     runs = []
     for i, mu in enumerate((0.3, 0.45, 0.32)):
-        r = synthetic_run(f"run{i}", {"ndcg_at_10": mu, "p_at_10": mu / 2}, seed=i,
-                          params={"model.factors": str(16 * (i + 1))})
+        r = synthetic_run(
+            f"run{i}",
+            {"ndcg_at_10": mu, "p_at_10": mu / 2},
+            seed=i,
+            params={"model.factors": str(16 * (i + 1))},
+        )
         k = np.arange(1, 11)
-        r.curves = pd.DataFrame({"k": k, "ndcg_at_k": mu * (1 - np.exp(-k / 3)),
-                                 "ndcg_at_k_ci95_low": mu * (1 - np.exp(-k / 3)) - 0.02,
-                                 "ndcg_at_k_ci95_high": mu * (1 - np.exp(-k / 3)) + 0.02})
+        r.curves = pd.DataFrame(
+            {
+                "k": k,
+                "ndcg_at_k": mu * (1 - np.exp(-k / 3)),
+                "ndcg_at_k_ci95_low": mu * (1 - np.exp(-k / 3)) - 0.02,
+                "ndcg_at_k_ci95_high": mu * (1 - np.exp(-k / 3)) + 0.02,
+            }
+        )
         runs.append(r)
     rep = build_report(runs, n_bootstrap=100, n_permutations=100)
     page = write_report(rep, tmp_path / "report.html")["html"]
@@ -48,8 +72,7 @@ def test_report_page_in_headless_chromium(tmp_path):
     # Console messages go to stderr with --enable-logging; the page has no script, so none.
     dump = _chromium(["--enable-logging=stderr", "--v=0", "--dump-dom", url], tmp_path)
     assert dump.returncode == 0, dump.stderr[-2000:]
-    console = [line for line in dump.stderr.splitlines() if "CONSOLE" in line
-               or "Uncaught" in line]
+    console = [line for line in dump.stderr.splitlines() if "CONSOLE" in line or "Uncaught" in line]
     assert console == []
     dom = dump.stdout
     # The summary, one table per metric, the win/tie/loss table of each metric, users per run,
@@ -63,8 +86,15 @@ def test_report_page_in_headless_chromium(tmp_path):
     assert dom.count("<details") == 5 and "<details open" not in dom
 
     shot = tmp_path / "report.png"
-    proc = _chromium(["--virtual-time-budget=10000", "--run-all-compositor-stages-before-draw",
-                      f"--screenshot={shot}", url], tmp_path)
+    proc = _chromium(
+        [
+            "--virtual-time-budget=10000",
+            "--run-all-compositor-stages-before-draw",
+            f"--screenshot={shot}",
+            url,
+        ],
+        tmp_path,
+    )
     assert proc.returncode == 0, proc.stderr[-2000:]
     keep = os.environ.get("RECOEVAL_SCREENSHOT_DIR")
     if keep:

@@ -19,22 +19,46 @@ from recoeval_tracking.reporting.resampling import randomization_pvalues
 # On "voting" both cf columns print 0.975, yet the paper ranks C4.5+cf 2nd and C4.5+m+cf 3rd
 # (their values differ beyond the three decimals printed): 0.97501 keeps the paper's ranks.
 DEMSAR_TABLE6 = pd.DataFrame(
-    [[0.763, 0.768, 0.771, 0.798], [0.599, 0.591, 0.590, 0.569], [0.954, 0.971, 0.968, 0.967],
-     [0.628, 0.661, 0.654, 0.657], [0.882, 0.888, 0.886, 0.898], [0.936, 0.931, 0.916, 0.931],
-     [0.661, 0.668, 0.609, 0.685], [0.583, 0.583, 0.563, 0.625], [0.775, 0.838, 0.866, 0.875],
-     [1.000, 1.000, 1.000, 1.000], [0.940, 0.962, 0.965, 0.962], [0.619, 0.666, 0.614, 0.669],
-     [0.972, 0.981, 0.97501, 0.975], [0.957, 0.978, 0.946, 0.970]],
-    index=["adult (sample)", "breast cancer", "breast cancer wisconsin", "cmc", "ionosphere",
-           "iris", "liver disorders", "lung cancer", "lymphography", "mushroom",
-           "primary tumor", "rheum", "voting", "wine"],
-    columns=["C4.5", "C4.5+m", "C4.5+cf", "C4.5+m+cf"])
+    [
+        [0.763, 0.768, 0.771, 0.798],
+        [0.599, 0.591, 0.590, 0.569],
+        [0.954, 0.971, 0.968, 0.967],
+        [0.628, 0.661, 0.654, 0.657],
+        [0.882, 0.888, 0.886, 0.898],
+        [0.936, 0.931, 0.916, 0.931],
+        [0.661, 0.668, 0.609, 0.685],
+        [0.583, 0.583, 0.563, 0.625],
+        [0.775, 0.838, 0.866, 0.875],
+        [1.000, 1.000, 1.000, 1.000],
+        [0.940, 0.962, 0.965, 0.962],
+        [0.619, 0.666, 0.614, 0.669],
+        [0.972, 0.981, 0.97501, 0.975],
+        [0.957, 0.978, 0.946, 0.970],
+    ],
+    index=[
+        "adult (sample)",
+        "breast cancer",
+        "breast cancer wisconsin",
+        "cmc",
+        "ionosphere",
+        "iris",
+        "liver disorders",
+        "lung cancer",
+        "lymphography",
+        "mushroom",
+        "primary tumor",
+        "rheum",
+        "voting",
+        "wine",
+    ],
+    columns=["C4.5", "C4.5+m", "C4.5+cf", "C4.5+m+cf"],
+)
 
 
 def test_demsar_worked_example_ranks_friedman_and_iman_davenport():
     # Published: average ranks 3.143, 2.000, 2.893, 1.964; chi2_F = 9.28; F_F = 3.69.
     res = ms.friedman_test(DEMSAR_TABLE6, tie_correction=False)
-    np.testing.assert_allclose(res.mean_ranks.to_numpy(), [3.143, 2.000, 2.893, 1.964],
-                               atol=5e-4)
+    np.testing.assert_allclose(res.mean_ranks.to_numpy(), [3.143, 2.000, 2.893, 1.964], atol=5e-4)
     assert res.statistic == pytest.approx(9.28, abs=0.005)
     assert res.iman_davenport == pytest.approx(3.69, abs=0.005)
     # "the critical value of F(3, 39) for alpha = 0.05 is 2.85, so we reject the null hypothesis"
@@ -52,8 +76,17 @@ def test_friedman_matches_scipy_with_and_without_ties():
 
 
 def test_nemenyi_q_values_of_demsar_table_5a():
-    published = {2: 1.960, 3: 2.343, 4: 2.569, 5: 2.728, 6: 2.850, 7: 2.949, 8: 3.031,
-                 9: 3.102, 10: 3.164}
+    published = {
+        2: 1.960,
+        3: 2.343,
+        4: 2.569,
+        5: 2.728,
+        6: 2.850,
+        7: 2.949,
+        8: 3.031,
+        9: 3.102,
+        10: 3.164,
+    }
     for k, q in published.items():
         assert ms.nemenyi_q(k, 0.05) == pytest.approx(q, abs=1e-3)  # printed to 3 decimals
     published_10 = {2: 1.645, 3: 2.052, 4: 2.291, 5: 2.459, 10: 2.920}
@@ -81,10 +114,12 @@ def test_holm_against_a_control_matches_the_worked_example():
     # Holm rejects only C4.5 (0.016 < 0.05/3), then stops (0.057 > 0.05/2).
     ranks = pd.Series([3.143, 2.000, 2.893, 1.964], index=DEMSAR_TABLE6.columns)
     res = ms.posthoc_vs_control(ranks, 14, "C4.5+m+cf")
-    np.testing.assert_allclose(res.loc[["C4.5", "C4.5+cf", "C4.5+m"], "z"],
-                               [2.416, 1.904, 0.074], atol=2e-3)
-    np.testing.assert_allclose(res.loc[["C4.5", "C4.5+cf", "C4.5+m"], "p"],
-                               [0.016, 0.057, 0.941], atol=1e-3)
+    np.testing.assert_allclose(
+        res.loc[["C4.5", "C4.5+cf", "C4.5+m"], "z"], [2.416, 1.904, 0.074], atol=2e-3
+    )
+    np.testing.assert_allclose(
+        res.loc[["C4.5", "C4.5+cf", "C4.5+m"], "p"], [0.016, 0.057, 0.941], atol=1e-3
+    )
     assert (res["p_adj"] < 0.05).tolist() == [True, False, False]
 
 
@@ -113,8 +148,11 @@ def test_tukey_paired_against_a_two_way_anova_fitted_by_least_squares():
     y = X.ravel()
     rows = np.repeat(np.arange(n), k)
     cols = np.tile(np.arange(k), n)
-    D = np.column_stack([np.ones(n * k)] + [(rows == i).astype(float) for i in range(1, n)]
-                        + [(cols == j).astype(float) for j in range(1, k)])
+    D = np.column_stack(
+        [np.ones(n * k)]
+        + [(rows == i).astype(float) for i in range(1, n)]
+        + [(cols == j).astype(float) for j in range(1, k)]
+    )
     beta, *_ = np.linalg.lstsq(D, y, rcond=None)
     df = (n - 1) * (k - 1)
     mse = float(((y - D @ beta) ** 2).sum()) / df
@@ -127,8 +165,10 @@ def test_tukey_paired_against_a_two_way_anova_fitted_by_least_squares():
     p = res.set_index(["a", "b"])["p"]
     assert p[("a", "c")] < 0.001 and p[("a", "d")] > 0.05
     # the user effect is removed: unpaired, the same data shows far less
-    assert ms.tukey_hsd(X, list("abcd"), paired=False).set_index(["a", "b"])["p"][
-        ("a", "b")] > p[("a", "b")]
+    assert (
+        ms.tukey_hsd(X, list("abcd"), paired=False).set_index(["a", "b"])["p"][("a", "b")]
+        > p[("a", "b")]
+    )
 
 
 def test_win_tie_loss_counts_users():
@@ -142,9 +182,11 @@ def test_smallest_p_of_the_distribution_free_tests_is_reached():
     for n in (3, 4, 6):
         d = np.arange(1.0, n + 1)  # every difference positive: the most extreme outcome
         assert ms.min_attainable_p(n, "wilcoxon") == pytest.approx(
-            stats.wilcoxon(d).pvalue, rel=1e-12)
+            stats.wilcoxon(d).pvalue, rel=1e-12
+        )
         assert ms.min_attainable_p(n, "randomization") == pytest.approx(
-            randomization_pvalues(d, 1000, 0)[0], rel=1e-12)
+            randomization_pvalues(d, 1000, 0)[0], rel=1e-12
+        )
         assert ms.min_attainable_p(n, "wilcoxon") == pytest.approx(st.wilcoxon_test(d, 0 * d)[1])
     assert ms.min_attainable_p(3, "wilcoxon") == 0.25
     # randomisation with R random vectors cannot go below 1/(R+1)

@@ -15,9 +15,11 @@ from recoeval_tracking.reporting.report import build_report, check_comparable
 
 
 def _runs():
-    return [synthetic_run("a", {"ndcg_at_10": 0.3, "p_at_10": 0.2}, seed=1),
-            synthetic_run("b", {"ndcg_at_10": 0.5, "p_at_10": 0.2}, seed=2),
-            synthetic_run("c", {"ndcg_at_10": 0.31, "p_at_10": 0.21}, seed=3)]
+    return [
+        synthetic_run("a", {"ndcg_at_10": 0.3, "p_at_10": 0.2}, seed=1),
+        synthetic_run("b", {"ndcg_at_10": 0.5, "p_at_10": 0.2}, seed=2),
+        synthetic_run("c", {"ndcg_at_10": 0.31, "p_at_10": 0.21}, seed=3),
+    ]
 
 
 def test_different_split_fingerprints_are_refused_with_the_difference_named():
@@ -58,8 +60,9 @@ def test_means_counts_and_paired_statistics():
     for m in ("ndcg_at_10", "p_at_10"):
         part = rep.comparisons[rep.comparisons["metric"] == m]
         assert len(part) == 2
-        np.testing.assert_allclose(part["p_t_adj"],
-                                   st.adjust_pvalues(part["p_t"].to_numpy(), "holm"))
+        np.testing.assert_allclose(
+            part["p_t_adj"], st.adjust_pvalues(part["p_t"].to_numpy(), "holm")
+        )
     # b is far better on ndcg, equal on p: the marks say so.
     assert c.loc[("b", "ndcg_at_10"), "mark"] == "▲***"
     assert c.loc[("b", "p_at_10"), "mark"] == ""
@@ -74,12 +77,11 @@ def test_same_seed_same_report():
 def test_baseline_selection():
     runs = _runs()
     runs[1].tags = {"role": "reference"}
-    assert build_report(runs, "best:ndcg_at_10", n_permutations=10,
-                        n_bootstrap=0).baseline == "b"
-    assert build_report(runs, "worst:ndcg_at_10", n_permutations=10,
-                        n_bootstrap=0).baseline == "a"
-    assert build_report(runs, "tag:role=reference", n_permutations=10,
-                        n_bootstrap=0).baseline == "b"
+    assert build_report(runs, "best:ndcg_at_10", n_permutations=10, n_bootstrap=0).baseline == "b"
+    assert build_report(runs, "worst:ndcg_at_10", n_permutations=10, n_bootstrap=0).baseline == "a"
+    assert (
+        build_report(runs, "tag:role=reference", n_permutations=10, n_bootstrap=0).baseline == "b"
+    )
     rep = build_report(runs, "c", n_permutations=10, n_bootstrap=0)
     assert rep.baseline == "c" and rep.runs[0].run_id == "c"
     with pytest.raises(InputError, match="'baseline' parameter of build_report"):
@@ -90,9 +92,12 @@ def test_baseline_selection():
 
 def test_slices_partition_the_users():
     runs = _runs()
-    rep = build_report(runs, slices=[{"kind": "activity", "q": 4},
-                                     {"kind": "cold_warm", "threshold": 10}],
-                       n_bootstrap=20, n_permutations=20)
+    rep = build_report(
+        runs,
+        slices=[{"kind": "activity", "q": 4}, {"kind": "cold_warm", "threshold": 10}],
+        n_bootstrap=20,
+        n_permutations=20,
+    )
     activity = [t for t in rep.slices if t.slice == "activity"]
     cold = [t for t in rep.slices if t.slice == "cold_warm"]
     assert sum(t.n_users for t in activity) == 300 and len(activity) == 4
@@ -118,9 +123,12 @@ def test_pages_hold_tables_figures_and_inputs(tmp_path):
     page = paths["html"].read_text()
     assert page.count("data:image/png;base64,") == len(list(paths["figures"].iterdir()))
     assert {p.name for p in paths["figures"].iterdir()} == {
-        "per_user_ndcg_at_10.png", "per_user_p_at_10.png", "sweep_model.factors.png"}
+        "per_user_ndcg_at_10.png",
+        "per_user_p_at_10.png",
+        "sweep_model.factors.png",
+    }
     start = page.index("base64,") + 7
-    png = base64.b64decode(page[start:page.index("'", start)])
+    png = base64.b64decode(page[start : page.index("'", start)])
     assert png[:8] == b"\x89PNG\r\n\x1a\n"
     for r in runs:
         assert r.run_id in page

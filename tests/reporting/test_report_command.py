@@ -19,16 +19,31 @@ from recoeval_tracking.reporting.latex import structure_problems
 MODELS = ("popularity", "random", "item_knn")
 
 
-def _job(root: Path, name: str, data, split, dataset_name: str, model: str, split_cfg: dict
-         ) -> str:
-    res = rt.evaluate(split.train, split.test,
-                      scores=rt.make_model(model).fit(split.train.matrix).score_source(),
-                      metrics=["ndcg", "p"], k=5, cumulative=True)
+def _job(root: Path, name: str, data, split, dataset_name: str, model: str, split_cfg: dict) -> str:
+    res = rt.evaluate(
+        split.train,
+        split.test,
+        scores=rt.make_model(model).fit(split.train.matrix).score_source(),
+        metrics=["ndcg", "p"],
+        k=5,
+        cumulative=True,
+    )
     config = {"dataset": {"name": dataset_name}, "split": split_cfg, "model": {"name": model}}
-    dataset = {"name": dataset_name, "data_fingerprint": data.fingerprint,
-               "split_fingerprint": split.fingerprint}
-    return str(write_job_dir(res, root / name, config_yaml=config, dataset=dataset,
-                             overrides=[f"model={model}"], plots=False))
+    dataset = {
+        "name": dataset_name,
+        "data_fingerprint": data.fingerprint,
+        "split_fingerprint": split.fingerprint,
+    }
+    return str(
+        write_job_dir(
+            res,
+            root / name,
+            config_yaml=config,
+            dataset=dataset,
+            overrides=[f"model={model}"],
+            plots=False,
+        )
+    )
 
 
 @pytest.fixture(scope="module")
@@ -36,9 +51,19 @@ def kfold_dirs(tmp_path_factory):
     root = tmp_path_factory.mktemp("kfold")
     data = rt.make_synthetic(n_users=120, n_items=60, seed=3)
     folds = rt.make_split("kfold", data, n_folds=3, seed=0)
-    return [_job(root, f"{m}-{f}", data, folds[f], "synthetic", m,
-                 {"name": "kfold", "n_folds": 3, "fold": f, "seed": 0})
-            for m in MODELS[:2] for f in range(3)]
+    return [
+        _job(
+            root,
+            f"{m}-{f}",
+            data,
+            folds[f],
+            "synthetic",
+            m,
+            {"name": "kfold", "n_folds": 3, "fold": f, "seed": 0},
+        )
+        for m in MODELS[:2]
+        for f in range(3)
+    ]
 
 
 @pytest.fixture(scope="module")
@@ -48,18 +73,37 @@ def dataset_dirs(tmp_path_factory):
     for d, seed in (("synth-a", 1), ("synth-b", 2), ("synth-c", 4)):
         data = rt.make_synthetic(n_users=100, n_items=50, seed=seed)
         split = rt.make_split("random", data, test_fraction=0.3, seed=0)
-        out += [_job(root, f"{d}-{m}", data, split, d, m,
-                     {"name": "random", "test_fraction": 0.3, "seed": 0}) for m in MODELS]
+        out += [
+            _job(
+                root,
+                f"{d}-{m}",
+                data,
+                split,
+                d,
+                m,
+                {"name": "random", "test_fraction": 0.3, "seed": 0},
+            )
+            for m in MODELS
+        ]
     return out
 
 
 def _cmd(tmp_path: Path, dirs: list[str], *overrides: str) -> subprocess.CompletedProcess:
     env = {k: v for k, v in os.environ.items() if not k.startswith("MLFLOW_")}
-    cmd = [sys.executable, "-m", "recoeval_tracking.app.report",
-           f"select.job_dirs=[{','.join(dirs)}]", f"output.dir={tmp_path / 'out'}",
-           "output.log_to_mlflow=false", "n_bootstrap=50", "slices=[]", *overrides]
-    return subprocess.run(cmd, check=False, capture_output=True, text=True, cwd=tmp_path,
-                          env=env, timeout=300)
+    cmd = [
+        sys.executable,
+        "-m",
+        "recoeval_tracking.app.report",
+        f"select.job_dirs=[{','.join(dirs)}]",
+        f"output.dir={tmp_path / 'out'}",
+        "output.log_to_mlflow=false",
+        "n_bootstrap=50",
+        "slices=[]",
+        *overrides,
+    ]
+    return subprocess.run(
+        cmd, check=False, capture_output=True, text=True, cwd=tmp_path, env=env, timeout=300
+    )
 
 
 def test_kfold_sweep_reports_by_default_with_folds_as_replicates(kfold_dirs, tmp_path):
@@ -74,22 +118,38 @@ def test_kfold_sweep_reports_by_default_with_folds_as_replicates(kfold_dirs, tmp
     assert structure_problems(tex) == []
     assert r"\dagger" in tex
     if shutil.which("pdflatex"):
-        doc = ("\\documentclass{article}\\usepackage{booktabs}\\usepackage{amssymb}"
-               "\\begin{document}" + tex + "\\end{document}")
+        doc = (
+            "\\documentclass{article}\\usepackage{booktabs}\\usepackage{amssymb}"
+            "\\begin{document}" + tex + "\\end{document}"
+        )
         (tmp_path / "doc.tex").write_text(doc)
-        done = subprocess.run(["pdflatex", "-interaction=nonstopmode", "-halt-on-error",
-                               "doc.tex"], cwd=tmp_path, capture_output=True, text=True,
-                              timeout=120, check=False)
+        done = subprocess.run(
+            ["pdflatex", "-interaction=nonstopmode", "-halt-on-error", "doc.tex"],
+            cwd=tmp_path,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
         assert done.returncode == 0, done.stdout[-2000:]
 
 
 def test_two_datasets_get_ranks_friedman_and_a_cd_diagram(dataset_dirs, tmp_path):
     from recoeval_tracking.app.report import run_report
 
-    cfg = {"select": {"job_dirs": dataset_dirs}, "baseline": "random", "n_bootstrap": 50,
-           "slices": [], "output": {"dir": str(tmp_path), "html": "r.html",
-                                    "markdown": "r.md", "latex": "r.tex",
-                                    "log_to_mlflow": False}}
+    cfg = {
+        "select": {"job_dirs": dataset_dirs},
+        "baseline": "random",
+        "n_bootstrap": 50,
+        "slices": [],
+        "output": {
+            "dir": str(tmp_path),
+            "html": "r.html",
+            "markdown": "r.md",
+            "latex": "r.tex",
+            "log_to_mlflow": False,
+        },
+    }
     result = run_report(cfg)
     cmp = result["comparison"]
     assert cmp.multi_dataset and cmp.datasets == ["synth-a", "synth-b", "synth-c"]
@@ -98,8 +158,9 @@ def test_two_datasets_get_ranks_friedman_and_a_cd_diagram(dataset_dirs, tmp_path
     f = cmp.friedman("ndcg_at_5")
     md = result["paths"]["markdown"].read_text()
     assert f"p = {f.pvalue:.4f}" in md or f"p = {f.pvalue:.2e}" in md
-    assert {"cd_ndcg_at_5.png", "cd_p_at_5.png"} <= {p.name for p in
-                                                     result["paths"]["figures"].iterdir()}
+    assert {"cd_ndcg_at_5.png", "cd_p_at_5.png"} <= {
+        p.name for p in result["paths"]["figures"].iterdir()
+    }
     tex = result["paths"]["latex"].read_text()
     assert structure_problems(tex) == [] and "Friedman" in tex
     # the same selection through rt.compare gives the same table
@@ -109,20 +170,37 @@ def test_two_datasets_get_ranks_friedman_and_a_cd_diagram(dataset_dirs, tmp_path
 
 def test_no_store_leaves_the_folder_as_it_was(tmp_path):
     env = {k: v for k, v in os.environ.items() if not k.startswith("MLFLOW_")}
-    proc = subprocess.run([sys.executable, "-m", "recoeval_tracking.app.report",
-                           "select.sweep_id=abc"], check=False, capture_output=True, text=True,
-                          cwd=tmp_path, env=env, timeout=120)
+    proc = subprocess.run(
+        [sys.executable, "-m", "recoeval_tracking.app.report", "select.sweep_id=abc"],
+        check=False,
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        env=env,
+        timeout=120,
+    )
     assert proc.returncode == 2
     assert "no run matches" in proc.stderr and "no MLflow store" in proc.stderr
     assert list(tmp_path.iterdir()) == []
 
 
 def test_help_lists_the_settings(tmp_path):
-    proc = subprocess.run([sys.executable, "-m", "recoeval_tracking.app.report", "--help"],
-                          check=False, capture_output=True, text=True, cwd=tmp_path,
-                          timeout=120)
+    proc = subprocess.run(
+        [sys.executable, "-m", "recoeval_tracking.app.report", "--help"],
+        check=False,
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        timeout=120,
+    )
     assert proc.returncode == 0
-    for key in ("select.sweep_id", "replicate_key", "dataset_key", "correction", "test",
-                "output.latex"):
+    for key in (
+        "select.sweep_id",
+        "replicate_key",
+        "dataset_key",
+        "correction",
+        "test",
+        "output.latex",
+    ):
         assert f"  {key}" in proc.stdout
     assert list(tmp_path.iterdir()) == []

@@ -31,6 +31,7 @@ FPS = {"data": "d", "split": "s", "definitions": "f"}
 # adjust_pvalues
 # --------------------------------------------------------------------------------------------
 
+
 def test_benjamini_hochberg_step_up_minimum():
     # sorted 0.01, 0.04, 0.045 (m = 3): m p / rank = 0.03, 0.06, 0.045; the step-up minimum
     # from the largest p down turns 0.06 into 0.045
@@ -38,9 +39,16 @@ def test_benjamini_hochberg_step_up_minimum():
     np.testing.assert_allclose(st_.adjust_pvalues(p, "bh"), [0.045, 0.03, 0.045], rtol=1e-12)
     # a longer one: sorted 0.001, 0.008, 0.039, 0.041, 0.042, 0.06, 0.074, 0.205 (m = 8)
     p = [0.041, 0.001, 0.074, 0.008, 0.205, 0.039, 0.06, 0.042]
-    raw = {0.001: 8 * 0.001 / 1, 0.008: 8 * 0.008 / 2, 0.039: 8 * 0.039 / 3,
-           0.041: 8 * 0.041 / 4, 0.042: 8 * 0.042 / 5, 0.06: 8 * 0.06 / 6,
-           0.074: 8 * 0.074 / 7, 0.205: 8 * 0.205 / 8}
+    raw = {
+        0.001: 8 * 0.001 / 1,
+        0.008: 8 * 0.008 / 2,
+        0.039: 8 * 0.039 / 3,
+        0.041: 8 * 0.041 / 4,
+        0.042: 8 * 0.042 / 5,
+        0.06: 8 * 0.06 / 6,
+        0.074: 8 * 0.074 / 7,
+        0.205: 8 * 0.205 / 8,
+    }
     ranked = sorted(raw)
     want = {}
     running = 1.0
@@ -56,21 +64,24 @@ def test_holm_step_down_maximum_and_bonferroni():
     # 0.06: the largest p is raised to 0.06
     p = [0.04, 0.01, 0.03]
     np.testing.assert_allclose(st_.adjust_pvalues(p, "holm"), [0.06, 0.03, 0.06], rtol=1e-12)
-    np.testing.assert_allclose(st_.adjust_pvalues(p, "bonferroni"), [0.12, 0.03, 0.09],
-                               rtol=1e-12)
+    np.testing.assert_allclose(st_.adjust_pvalues(p, "bonferroni"), [0.12, 0.03, 0.09], rtol=1e-12)
     # capped at 1, NaN kept and left out of m
     out = st_.adjust_pvalues([0.3, np.nan, 0.6, 0.5], "holm")
     np.testing.assert_allclose(out, [0.9, np.nan, 1.0, 1.0], rtol=1e-12)
 
 
 @settings(max_examples=60, deadline=None, derandomize=True, database=None)
-@given(p=st.lists(st.one_of(st.floats(0, 1), st.sampled_from([0.0, 0.01, 0.05, 1.0])),
-                  min_size=1, max_size=30))
+@given(
+    p=st.lists(
+        st.one_of(st.floats(0, 1), st.sampled_from([0.0, 0.01, 0.05, 1.0])), min_size=1, max_size=30
+    )
+)
 def test_corrections_agree_with_scipy_and_their_definitions(p):
     p = np.array(p)
     bh = st_.adjust_pvalues(p, "bh")
-    np.testing.assert_allclose(bh, sps.false_discovery_control(p, method="bh"), rtol=1e-10,
-                               atol=1e-15)
+    np.testing.assert_allclose(
+        bh, sps.false_discovery_control(p, method="bh"), rtol=1e-10, atol=1e-15
+    )
     m = p.size
     order = np.argsort(p, kind="stable")
     holm = np.empty(m)
@@ -79,8 +90,9 @@ def test_corrections_agree_with_scipy_and_their_definitions(p):
         running = max(running, min(1.0, (m - j) * p[i]))
         holm[i] = running
     np.testing.assert_allclose(st_.adjust_pvalues(p, "holm"), holm, rtol=1e-12, atol=1e-15)
-    np.testing.assert_allclose(st_.adjust_pvalues(p, "bonferroni"), np.minimum(1, m * p),
-                               rtol=1e-12)
+    np.testing.assert_allclose(
+        st_.adjust_pvalues(p, "bonferroni"), np.minimum(1, m * p), rtol=1e-12
+    )
     assert np.all(bh <= st_.adjust_pvalues(p, "holm") + 1e-15)
 
 
@@ -88,10 +100,17 @@ def test_corrections_agree_with_scipy_and_their_definitions(p):
 # Report settings
 # --------------------------------------------------------------------------------------------
 
+
 def _run(run_id: str, columns: dict[str, np.ndarray], user_ids=None) -> RunData:
     n = len(next(iter(columns.values())))
-    df = pd.DataFrame({"user_id": np.arange(n) if user_ids is None else user_ids,
-                       "n_train": 3, "n_test": 2, **columns})
+    df = pd.DataFrame(
+        {
+            "user_id": np.arange(n) if user_ids is None else user_ids,
+            "n_train": 3,
+            "n_test": 2,
+            **columns,
+        }
+    )
     return RunData(run_id=run_id, name=run_id, per_user=df, fingerprints=dict(FPS))
 
 
@@ -124,8 +143,11 @@ def test_report_applies_the_chosen_correction(runs, correction, family):
     assert rep.settings["correction"] == correction and rep.settings["family"] == family
     assert len(comp) == 18  # 3 runs x 6 metrics
     # the families: the whole table, or each metric's 3 comparisons
-    families = ([np.arange(18)] if family == "table"
-                else [np.flatnonzero(comp["metric"] == m) for m in comp["metric"].unique()])
+    families = (
+        [np.arange(18)]
+        if family == "table"
+        else [np.flatnonzero(comp["metric"] == m) for m in comp["metric"].unique()]
+    )
     assert sum(len(f) for f in families) == 18
     for test in ("t", "wilcoxon", "randomization"):
         for idx in families:
@@ -134,8 +156,9 @@ def test_report_applies_the_chosen_correction(runs, correction, family):
             if correction == "none":
                 np.testing.assert_array_equal(adj, raw)
             elif correction == "bh":
-                np.testing.assert_allclose(adj, sps.false_discovery_control(raw, method="bh"),
-                                           rtol=1e-10)
+                np.testing.assert_allclose(
+                    adj, sps.false_discovery_control(raw, method="bh"), rtol=1e-10
+                )
             else:
                 np.testing.assert_allclose(adj, st_.adjust_pvalues(raw, correction), rtol=1e-12)
     if correction == "bonferroni":
@@ -161,8 +184,10 @@ def test_auto_permutations_follow_the_family(runs):
 def test_corrections_give_different_tables(runs):
     """On this data every correction gives other adjusted p-values (so a report that ignores the
     setting cannot pass the test above by accident)."""
-    tables = {c: build_report(runs, "base", correction=c, **_kw()).comparisons["p_t_adj"]
-              for c in ("holm", "bonferroni", "bh", "none")}
+    tables = {
+        c: build_report(runs, "base", correction=c, **_kw()).comparisons["p_t_adj"]
+        for c in ("holm", "bonferroni", "bh", "none")
+    }
     for a in tables:
         for b in tables:
             if a < b:
@@ -191,9 +216,9 @@ def test_marks_come_from_the_chosen_test(test):
 
 
 def test_significance_mark_thresholds():
-    assert significance_mark(0.05, 0.1) == ""              # p == alpha: not significant
+    assert significance_mark(0.05, 0.1) == ""  # p == alpha: not significant
     assert significance_mark(np.nextafter(0.05, 0), 0.1) == "▲*"
-    assert significance_mark(0.01, 0.1) == "▲*"            # "**" needs p < 0.01
+    assert significance_mark(0.01, 0.1) == "▲*"  # "**" needs p < 0.01
     assert significance_mark(np.nextafter(0.01, 0), 0.1) == "▲**"
     assert significance_mark(0.001, -0.1) == "▼**"
     assert significance_mark(np.nextafter(0.001, 0), -0.1) == "▼***"
@@ -218,8 +243,9 @@ def test_report_marks_exactly_at_alpha(runs):
     assert above["mark"].iloc[pick] != "" and above["mark"].iloc[pick].endswith("*")
     for table, a in ((at, alpha), (above, float(np.nextafter(alpha, 1)))):
         for _, row in table.iterrows():
-            want = significance_mark(row["p_t_adj"], row["mean_diff"],
-                                     row["metric"].startswith("mpr"), a)
+            want = significance_mark(
+                row["p_t_adj"], row["mean_diff"], row["metric"].startswith("mpr"), a
+            )
             assert row["mark"] == want, row["metric"]
 
 
@@ -228,12 +254,15 @@ def test_lower_is_better_metric_gets_the_mark_the_other_way():
     rng = np.random.default_rng(1)
     mpr = rng.random(n) * 0.4
     ndcg = rng.random(n)
+
     def jitter() -> np.ndarray:
         return rng.normal(0, 0.01, n)
 
-    runs = [_run("base", {"mpr": mpr, "ndcg_at_5": ndcg}),
-            _run("better", {"mpr": mpr - 0.1 + jitter(), "ndcg_at_5": ndcg + 0.1 + jitter()}),
-            _run("worse", {"mpr": mpr + 0.1 + jitter(), "ndcg_at_5": ndcg - 0.1 + jitter()})]
+    runs = [
+        _run("base", {"mpr": mpr, "ndcg_at_5": ndcg}),
+        _run("better", {"mpr": mpr - 0.1 + jitter(), "ndcg_at_5": ndcg + 0.1 + jitter()}),
+        _run("worse", {"mpr": mpr + 0.1 + jitter(), "ndcg_at_5": ndcg - 0.1 + jitter()}),
+    ]
     rep = build_report(runs, "base", **_kw())
     marks = rep.comparisons.set_index(["run_id", "metric"])["mark"]
     assert marks[("better", "mpr")] == "▲***" and marks[("better", "ndcg_at_5")] == "▲***"
@@ -276,10 +305,12 @@ def test_intervals_match_hand_computed_t_and_bootstrap(runs, confidence):
     # run1 misses users 0..5 (aligned as missing), run0 has NaN for users 0..4 in m1_at_5
     runs = list(runs)
     r = runs[2]
-    runs[2] = RunData(run_id=r.run_id, name=r.name, per_user=r.per_user.iloc[6:].copy(),
-                      fingerprints=dict(FPS))
-    rep = build_report(runs, "base", confidence=confidence, n_bootstrap=300, n_permutations=50,
-                       seed=9)
+    runs[2] = RunData(
+        run_id=r.run_id, name=r.name, per_user=r.per_user.iloc[6:].copy(), fingerprints=dict(FPS)
+    )
+    rep = build_report(
+        runs, "base", confidence=confidence, n_bootstrap=300, n_permutations=50, seed=9
+    )
     assert rep.settings["confidence"] == confidence
     n_all = 60
     values = {}
@@ -295,8 +326,9 @@ def test_intervals_match_hand_computed_t_and_bootstrap(runs, confidence):
             mean, lo, hi, n = _t_interval(x, confidence)
             row = summary.loc[(run.run_id, metric)]
             assert row["n"] == n
-            assert row[["mean", "t_low", "t_high"]].tolist() == pytest.approx([mean, lo, hi],
-                                                                             rel=1e-12)
+            assert row[["mean", "t_low", "t_high"]].tolist() == pytest.approx(
+                [mean, lo, hi], rel=1e-12
+            )
             blo, bhi = _bootstrap(x, 300, 9, confidence)
             assert [row["boot_low"], row["boot_high"]] == pytest.approx([blo, bhi], abs=2e-6)
             if run.run_id == "base":
@@ -306,19 +338,24 @@ def test_intervals_match_hand_computed_t_and_bootstrap(runs, confidence):
             row = comp.loc[(run.run_id, metric)]
             assert row["n_pairs"] == n
             assert row[["mean_diff", "t_low", "t_high"]].tolist() == pytest.approx(
-                [mean, lo, hi], rel=1e-12, abs=1e-15)
+                [mean, lo, hi], rel=1e-12, abs=1e-15
+            )
             blo, bhi = _bootstrap(d, 300, 9, confidence)
-            assert [row["boot_low"], row["boot_high"]] == pytest.approx([blo, bhi], abs=2e-6), \
-                (run.run_id, metric)
+            assert [row["boot_low"], row["boot_high"]] == pytest.approx([blo, bhi], abs=2e-6), (
+                run.run_id,
+                metric,
+            )
             dd = d[~np.isnan(d)]
-            assert row["p_t"] == pytest.approx(sps.ttest_rel(dd, np.zeros_like(dd)).pvalue,
-                                               rel=1e-10)
+            assert row["p_t"] == pytest.approx(
+                sps.ttest_rel(dd, np.zeros_like(dd)).pvalue, rel=1e-10
+            )
             assert row["cohens_dz"] == pytest.approx(dd.mean() / dd.std(ddof=1), rel=1e-12)
 
 
 # --------------------------------------------------------------------------------------------
 # Leaderboard
 # --------------------------------------------------------------------------------------------
+
 
 def test_leaderboard_best_honours_lower_is_better(store_uri):
     from mlflow import MlflowClient
@@ -331,12 +368,17 @@ def test_leaderboard_best_honours_lower_is_better(store_uri):
 
     parent = create_sweep_parent(tracking_uri=store_uri, experiment="board")
     client = MlflowClient(store_uri)
-    values = {"a": {"ndcg_at_4": 0.30, "mpr": 0.20, "rmse": 0.9},
-              "b": {"ndcg_at_4": 0.50, "mpr": 0.35, "rmse": 0.7},
-              "c": {"ndcg_at_4": 0.40, "mpr": 0.10, "rmse": 1.1}}
+    values = {
+        "a": {"ndcg_at_4": 0.30, "mpr": 0.20, "rmse": 0.9},
+        "b": {"ndcg_at_4": 0.50, "mpr": 0.35, "rmse": 0.7},
+        "c": {"ndcg_at_4": 0.40, "mpr": 0.10, "rmse": 1.1},
+    }
     for name, metrics in values.items():
-        run = client.create_run(parent.experiment_id, run_name=name, tags={
-            "mlflow.parentRunId": parent.run_id, "recoeval.metrics": "ndcg_at_4,mpr,rmse"})
+        run = client.create_run(
+            parent.experiment_id,
+            run_name=name,
+            tags={"mlflow.parentRunId": parent.run_id, "recoeval.metrics": "ndcg_at_4,mpr,rmse"},
+        )
         for key, v in metrics.items():
             client.log_metric(run.info.run_id, key, v)
         client.set_terminated(run.info.run_id)
@@ -345,8 +387,9 @@ def test_leaderboard_best_honours_lower_is_better(store_uri):
     assert board["run_name"].tolist() == ["b", "c", "a"]
     by_mpr = build_leaderboard(parent.run_id, tracking_uri=store_uri, sort_by="mpr")
     assert by_mpr["run_name"].tolist() == ["c", "a", "b"]  # lower is better
-    by_rmse = build_leaderboard(parent.run_id, tracking_uri=store_uri, sort_by="rmse",
-                                lower_is_better=["rmse"])
+    by_rmse = build_leaderboard(
+        parent.run_id, tracking_uri=store_uri, sort_by="rmse", lower_is_better=["rmse"]
+    )
     assert by_rmse["run_name"].tolist() == ["b", "a", "c"]
     finish_sweep_parent(parent.run_id, tracking_uri=store_uri, lower_is_better=["rmse"])
     prun = client.get_run(parent.run_id)

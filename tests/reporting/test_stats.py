@@ -37,8 +37,9 @@ def test_paired_t_hand_computed():
     assert p == pytest.approx(2 * sps.t.sf(2 * math.sqrt(3), 2))
 
 
-@pytest.mark.parametrize("n,seed,decimals", [(12, 0, None), (40, 1, 1), (80, 2, None),
-                                             (3000, 3, 2), (20000, 4, 1)])
+@pytest.mark.parametrize(
+    "n,seed,decimals", [(12, 0, None), (40, 1, 1), (80, 2, None), (3000, 3, 2), (20000, 4, 1)]
+)
 def test_wilcoxon_matches_scipy(n, seed, decimals):
     # Exact distribution (n <= 50) and the normal approximation with tie correction
     # (rounded values make ties and zero differences).
@@ -126,7 +127,7 @@ def _slow_randomization(d, n_permutations, seed):
     for r in range(n_permutations):
         # Replicate r: row r % 1024 of the stream of block r // 1024 (1024 rows of n_bytes).
         block = np.random.default_rng([seed, n, r // 1024]).bytes(1024 * n_bytes)
-        row = block[(r % 1024) * n_bytes:(r % 1024 + 1) * n_bytes]
+        row = block[(r % 1024) * n_bytes : (r % 1024 + 1) * n_bytes]
         s = 1 - 2 * np.unpackbits(np.frombuffer(row, np.uint8))[:n].astype(float)
         count += abs((s * d).sum()) >= obs - 1e-6 * np.abs(d).sum()
     return (1 + count) / (1 + n_permutations)
@@ -138,8 +139,9 @@ def test_randomization_equals_slow_reference_and_is_reproducible():
     assert p == _slow_randomization(a - b, 2500, 3)
     assert st.randomization_test(a, b, n_permutations=2500, seed=3) == p
     # Any slice of the series is the same draws as the whole.
-    np.testing.assert_array_equal(st.sign_flips(150, 1000, 2100, 3),
-                                  st.sign_flips(150, 0, 2500, 3)[1000:2100])
+    np.testing.assert_array_equal(
+        st.sign_flips(150, 1000, 2100, 3), st.sign_flips(150, 0, 2500, 3)[1000:2100]
+    )
     assert st.randomization_test(a, b, n_permutations=500, seed=4) != p
 
 
@@ -150,8 +152,9 @@ def test_randomization_is_exact_when_every_sign_vector_fits():
 
     d = np.array([0.3, -0.1, 0.25, 0.4, 0.05, -0.2, 0.15, 0.35])
     obs = abs(d.sum())
-    count = sum(abs(np.dot(s, d)) >= obs - 1e-9
-                for s in itertools.product((1.0, -1.0), repeat=d.size))
+    count = sum(
+        abs(np.dot(s, d)) >= obs - 1e-9 for s in itertools.product((1.0, -1.0), repeat=d.size)
+    )
     assert st.randomization_pvalues(d, 256, 0)[0] == pytest.approx(count / 256, abs=1e-12)
     assert st.randomization_pvalues(d, 5000, 7)[0] == pytest.approx(count / 256, abs=1e-12)
     # Every difference positive: only the identity and its mirror reach the sum -> 2 / 2^n.

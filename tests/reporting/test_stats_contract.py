@@ -74,8 +74,10 @@ def test_randomization_test_defaults():
 def test_infinite_values_are_refused_by_name():
     with pytest.raises(InputError) as err:
         st.t_interval([1.0, math.inf])
-    assert str(err.value) == ("The 'values' parameter of t_interval must be finite numbers or "
-                              "NaN (undefined). Got an array holding infinite values instead.")
+    assert str(err.value) == (
+        "The 'values' parameter of t_interval must be finite numbers or "
+        "NaN (undefined). Got an array holding infinite values instead."
+    )
     with pytest.raises(InputError, match="'values' parameter of t_interval must be a 1-d"):
         st.t_interval([[1.0, 2.0]])
 

@@ -10,15 +10,18 @@ from recoeval_tracking.reporting.summary import Best, headline_metrics, summary_
 
 
 def test_headline_metrics_put_the_usual_ones_first():
-    got = headline_metrics(["mpr", "novelty_at_10", "r_at_10", "ndcg_at_10", "p_at_10",
-                            "gini_at_10", "roc_auc"])
+    got = headline_metrics(
+        ["mpr", "novelty_at_10", "r_at_10", "ndcg_at_10", "p_at_10", "gini_at_10", "roc_auc"]
+    )
     assert got == ["ndcg_at_10", "p_at_10", "r_at_10", "roc_auc", "mpr"]
 
 
 def test_summary_comes_first_with_marks_and_the_best_in_bold():
-    runs = [synthetic_run("base", {"ndcg_at_10": 0.3, "mpr": 0.4}, seed=1),
-            synthetic_run("good", {"ndcg_at_10": 0.6, "mpr": 0.2, "ils_at_10": 0.5}, seed=2),
-            synthetic_run("same", {"ndcg_at_10": 0.3, "mpr": 0.4}, seed=3)]
+    runs = [
+        synthetic_run("base", {"ndcg_at_10": 0.3, "mpr": 0.4}, seed=1),
+        synthetic_run("good", {"ndcg_at_10": 0.6, "mpr": 0.2, "ils_at_10": 0.5}, seed=2),
+        synthetic_run("same", {"ndcg_at_10": 0.3, "mpr": 0.4}, seed=3),
+    ]
     rep = build_report(runs, "base", n_bootstrap=20, n_permutations=20)
     table = summary_table(rep)
     assert list(table["run"]) == ["base (baseline)", "good", "same"]

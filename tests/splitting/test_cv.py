@@ -15,8 +15,10 @@ def _evaluate(train, test):
     popular train items (a tiny model supplied by the caller, as the runner expects)."""
     top = np.argsort(-train.item_counts(), kind="stable")[:5]
     users = np.flatnonzero(test.user_counts() > 0)
-    hits = [np.isin(test.matrix.indices[test.matrix.indptr[u]:test.matrix.indptr[u + 1]],
-                    top).any() for u in users]
+    hits = [
+        np.isin(test.matrix.indices[test.matrix.indptr[u] : test.matrix.indptr[u + 1]], top).any()
+        for u in users
+    ]
     return {"hit_at_5": float(np.mean(hits)), "n_test": float(test.nnz)}
 
 

@@ -22,18 +22,28 @@ def test_mt19937_matches_the_standard():
 def _same(a, b):
     if isinstance(a, np.ndarray):
         return np.array_equal(a, b)
-    return (a.shape == b.shape and np.array_equal(a.indptr, b.indptr)
-            and np.array_equal(a.indices, b.indices) and np.array_equal(a.data, b.data))
+    return (
+        a.shape == b.shape
+        and np.array_equal(a.indptr, b.indptr)
+        and np.array_equal(a.indices, b.indices)
+        and np.array_equal(a.data, b.data)
+    )
 
 
 CASES = [
     ("all", {}),
     ("separated", {}),
     ("joined", {}),
-    ("separated", {"users_test_fraction": 0.3, "items_test_fraction": 0.5, "seed": 7,
-                   "consider_cold_start": True}),
-    ("joined", {"users_test_fraction": None, "max_test_users": 900, "min_pos_test": 5,
-                "seed": 3}),
+    (
+        "separated",
+        {
+            "users_test_fraction": 0.3,
+            "items_test_fraction": 0.5,
+            "seed": 7,
+            "consider_cold_start": True,
+        },
+    ),
+    ("joined", {"users_test_fraction": None, "max_test_users": 900, "min_pos_test": 5, "seed": 3}),
     ("all", {"items_test_fraction": 0.25, "seed": 123}),
 ]
 
@@ -53,8 +63,9 @@ def test_matches_recometrics_on_float32_synthetic():
     X = make_synthetic(3000, 400, 40_000, seed=3).matrix.astype(np.float32)
     for st in ("all", "separated", "joined"):
         ours = split_reco_train_test(X, st, users_test_fraction=0.2, seed=11)
-        theirs = recometrics.split_reco_train_test(sp.csr_matrix(X), st,
-                                                   users_test_fraction=0.2, seed=11)
+        theirs = recometrics.split_reco_train_test(
+            sp.csr_matrix(X), st, users_test_fraction=0.2, seed=11
+        )
         assert all(_same(a, b) for a, b in zip(ours, theirs))
         assert ours[0].dtype == np.float32
 
@@ -83,8 +94,9 @@ def test_documented_properties():
 def test_registry_split_keeps_shape_and_matches():
     Xi = make_synthetic(300, 150, 5000, seed=8)
     s = make_split("recometrics", Xi, users_test_fraction=0.2, seed=4)
-    _, _, X_test, users = split_reco_train_test(Xi.matrix, "separated",
-                                                users_test_fraction=0.2, seed=4)
+    _, _, X_test, users = split_reco_train_test(
+        Xi.matrix, "separated", users_test_fraction=0.2, seed=4
+    )
     assert s.train.shape == s.test.shape == Xi.shape
     assert np.array_equal(s.test_users, users)
     assert _same(sp.csr_array(s.test.matrix[users]), X_test)
@@ -100,6 +112,8 @@ def test_bad_input():
     with pytest.raises(InputError, match="'X' parameter"):
         split_reco_train_test(np.eye(4))
     # one entry per user and a 0.3 fraction: round(0.3) = 0 test items < min_pos_test
-    with pytest.raises(InputError, match="no user satisfies"), \
-            pytest.warns(UserWarning, match="implies <1"):
+    with (
+        pytest.raises(InputError, match="no user satisfies"),
+        pytest.warns(UserWarning, match="implies <1"),
+    ):
         split_reco_train_test(X, "separated")

@@ -39,8 +39,12 @@ PARAMS: dict[str, dict] = {
     "temporal_user": {"test_fraction": 0.4},
     "kfold": {"n_folds": N_FOLDS},
     "user_kfold": {"n_folds": N_FOLDS, "test_count": 1, "min_train": 0},
-    "recometrics": {"users_test_fraction": 0.5, "items_test_fraction": 0.4, "max_test_users": None,
-                    "min_items_pool": 1},
+    "recometrics": {
+        "users_test_fraction": 0.5,
+        "items_test_fraction": 0.4,
+        "max_test_users": None,
+        "min_items_pool": 1,
+    },
 }
 #: More parameter sets for the parts the first ones leave out (validation, latest order).
 EXTRA: list[tuple[str, dict]] = [
@@ -69,8 +73,9 @@ def make_data(seed: int, n_users: int = 150, n_items: int = 40) -> rt.Interactio
         n_u = int(rng.choice([1, 1, 2, 3, 5, 8, 14]))
         items = rng.choice(n_items, size=n_u, replace=False)
         ts = rng.integers(0, 6, n_u) * 100
-        rows += [(f"u{u:03d}", int(i), float(rng.integers(1, 6)), int(t))
-                 for i, t in zip(items, ts)]
+        rows += [
+            (f"u{u:03d}", int(i), float(rng.integers(1, 6)), int(t)) for i, t in zip(items, ts)
+        ]
     df = pd.DataFrame(rows, columns=["user", "item", "value", "timestamp"])
     return from_dataframe(df)
 
@@ -79,8 +84,7 @@ def _entries(X: rt.Interactions) -> list[tuple]:
     """(row, col, value, timestamp) of every stored entry."""
     rows = X.row_of_entries()
     ts = X.timestamps.data if X.timestamps is not None else np.zeros(X.nnz, np.int64)
-    return list(zip(rows.tolist(), X.matrix.indices.tolist(), X.matrix.data.tolist(),
-                    ts.tolist()))
+    return list(zip(rows.tolist(), X.matrix.indices.tolist(), X.matrix.data.tolist(), ts.tolist()))
 
 
 def _splits(name: str, X, seed: int, params: dict) -> list:
@@ -89,8 +93,7 @@ def _splits(name: str, X, seed: int, params: dict) -> list:
 
 
 def _parts(split) -> list:
-    return [split.train, split.test] + ([split.validation] if split.validation is not None
-                                        else [])
+    return [split.train, split.test] + ([split.validation] if split.validation is not None else [])
 
 
 def _labels(split, X) -> dict[tuple, int]:
@@ -103,8 +106,12 @@ def _labels(split, X) -> dict[tuple, int]:
 
 
 def _expects_validation(params: dict) -> bool:
-    return bool(params.get("validation") or params.get("validation_n")
-                or params.get("validation_fraction") or params.get("validation_quantile"))
+    return bool(
+        params.get("validation")
+        or params.get("validation_n")
+        or params.get("validation_fraction")
+        or params.get("validation_quantile")
+    )
 
 
 @pytest.fixture(scope="module")
@@ -112,8 +119,9 @@ def data() -> rt.Interactions:
     return make_data(7)
 
 
-@pytest.mark.parametrize("name, params", ALL_PARAMS,
-                         ids=[f"{n}-{i}" for i, (n, _) in enumerate(ALL_PARAMS)])
+@pytest.mark.parametrize(
+    "name, params", ALL_PARAMS, ids=[f"{n}-{i}" for i, (n, _) in enumerate(ALL_PARAMS)]
+)
 def test_parts_are_disjoint_and_cover_the_input(name, params, data):
     everything = Counter(_entries(data))
     for split in _splits(name, data, 3, params):
@@ -132,8 +140,9 @@ def test_parts_are_disjoint_and_cover_the_input(name, params, data):
             assert split.validation is None, name
 
 
-@pytest.mark.parametrize("name, params", ALL_PARAMS,
-                         ids=[f"{n}-{i}" for i, (n, _) in enumerate(ALL_PARAMS)])
+@pytest.mark.parametrize(
+    "name, params", ALL_PARAMS, ids=[f"{n}-{i}" for i, (n, _) in enumerate(ALL_PARAMS)]
+)
 def test_same_seed_same_split_other_seed_other_split(name, params, data):
     one = _splits(name, data, 11, params)
     again = _splits(name, data, 11, params)
@@ -143,23 +152,31 @@ def test_same_seed_same_split_other_seed_other_split(name, params, data):
     if name in SEEDLESS:
         assert [_labels(s, data) for s in one] == [_labels(s, data) for s in other]
     else:
-        assert [_labels(s, data) for s in one] != [_labels(s, data) for s in other], \
+        assert [_labels(s, data) for s in one] != [_labels(s, data) for s in other], (
             f"{name} {params} ignores its seed"
+        )
         assert [s.fingerprint for s in one] != [s.fingerprint for s in other]
 
 
-@settings(max_examples=15, deadline=None, derandomize=True, database=None,
-          suppress_health_check=[HealthCheck.too_slow])
-@given(data_seed=st.integers(0, 2**32 - 1), seed=st.integers(0, 2**31 - 1),
-       n_folds=st.integers(2, 6))
+@settings(
+    max_examples=15,
+    deadline=None,
+    derandomize=True,
+    database=None,
+    suppress_health_check=[HealthCheck.too_slow],
+)
+@given(
+    data_seed=st.integers(0, 2**32 - 1), seed=st.integers(0, 2**31 - 1), n_folds=st.integers(2, 6)
+)
 def test_kfold_partitions_every_user_evenly(data_seed, seed, n_folds):
     X = make_data(data_seed, n_users=80)
     folds = rt.make_split("kfold", X, n_folds=n_folds, seed=seed)
     assert len(folds) == n_folds and [f.fold for f in folds] == list(range(n_folds))
     test_fold: dict[tuple, int] = {}
     for f, split in enumerate(folds):
-        assert Counter(_entries(split.train)) + Counter(_entries(split.test)) == \
-            Counter(_entries(X))
+        assert Counter(_entries(split.train)) + Counter(_entries(split.test)) == Counter(
+            _entries(X)
+        )
         for e in _entries(split.test):
             assert e[:2] not in test_fold, "an entry is in two test folds"
             test_fold[e[:2]] = f
@@ -221,26 +238,28 @@ def test_user_kfold_groups_are_random_balanced_and_seeded(n_folds, data):
     for split in rt.make_split("user_kfold", data, seed=1, **params):
         tested = split.test.user_counts() > 0
         assert np.all(split.test.user_counts()[tested] == 1)
-        np.testing.assert_array_equal(split.train.user_counts() + split.test.user_counts(),
-                                      data.user_counts())
+        np.testing.assert_array_equal(
+            split.train.user_counts() + split.test.user_counts(), data.user_counts()
+        )
 
 
 def _times_by_user(X) -> list[np.ndarray]:
     ts = X.timestamps
-    return [ts.data[ts.indptr[u]:ts.indptr[u + 1]] for u in range(X.n_users)]
+    return [ts.data[ts.indptr[u] : ts.indptr[u + 1]] for u in range(X.n_users)]
 
 
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_temporal_splits_respect_time_order(seed, data):
     g = rt.make_split("temporal_global", data, seed=seed, **PARAMS["temporal_global"])
-    tr, va, te = (g.train.timestamps.data, g.validation.timestamps.data,
-                  g.test.timestamps.data)
+    tr, va, te = (g.train.timestamps.data, g.validation.timestamps.data, g.test.timestamps.data)
     assert tr.max() < va.min() and va.max() < te.min()  # train < validation cut <= ... < test cut
     assert te.min() == g.params["cut"] and va.min() >= g.params["validation_cut"]
-    for name, params in (("temporal_user", PARAMS["temporal_user"]),
-                         ("temporal_user", {"test_count": 2, "min_train": 0}),
-                         ("leave_n_out", PARAMS["leave_n_out"]),
-                         ("leave_one_out", {"order": "latest", "validation": True})):
+    for name, params in (
+        ("temporal_user", PARAMS["temporal_user"]),
+        ("temporal_user", {"test_count": 2, "min_train": 0}),
+        ("leave_n_out", PARAMS["leave_n_out"]),
+        ("leave_one_out", {"order": "latest", "validation": True}),
+    ):
         s = rt.make_split(name, data, seed=seed, **params)
         train = _times_by_user(s.train)
         test = _times_by_user(s.test)
@@ -258,14 +277,19 @@ def test_temporal_splits_respect_time_order(seed, data):
 def test_per_user_temporal_ties_are_broken_by_the_seed():
     """All of one user's entries share a timestamp: which of them are the latest is the seed's
     choice, and the choice changes with it."""
-    df = pd.DataFrame({"user": ["a"] * 12, "item": list(range(12)), "value": 1.0,
-                       "timestamp": 500})
+    df = pd.DataFrame({"user": ["a"] * 12, "item": list(range(12)), "value": 1.0, "timestamp": 500})
     X = from_dataframe(df)
-    picks = {frozenset(e[1] for e in _entries(rt.make_split("temporal_user", X, seed=s,
-                                                              test_count=3).test))
-             for s in range(6)}
+    picks = {
+        frozenset(
+            e[1] for e in _entries(rt.make_split("temporal_user", X, seed=s, test_count=3).test)
+        )
+        for s in range(6)
+    }
     assert len(picks) > 1
-    picks = {frozenset(e[1] for e in _entries(rt.make_split("leave_one_out", X, seed=s,
-                                                              order="latest").test))
-             for s in range(6)}
+    picks = {
+        frozenset(
+            e[1] for e in _entries(rt.make_split("leave_one_out", X, seed=s, order="latest").test)
+        )
+        for s in range(6)
+    }
     assert len(picks) > 1

@@ -23,16 +23,14 @@ from recoeval_tracking.splitting import (
     user_kfold,
 )
 
-SETTINGS = settings(max_examples=15, deadline=None,
-                    suppress_health_check=[HealthCheck.too_slow])
+SETTINGS = settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
 def _pairs(X):
     """Set of (row, col, value, timestamp) of the stored entries."""
     rows = X.row_of_entries()
     ts = X.timestamps.data if X.timestamps is not None else np.zeros(X.nnz, np.int64)
-    return set(zip(rows.tolist(), X.matrix.indices.tolist(), X.matrix.data.tolist(),
-                   ts.tolist()))
+    return set(zip(rows.tolist(), X.matrix.indices.tolist(), X.matrix.data.tolist(), ts.tolist()))
 
 
 def _check_partition(X, s):
@@ -49,9 +47,9 @@ def _check_partition(X, s):
             assert not (sets[a] & sets[b])
     n = s.per_user
     assert n["user_id"].tolist() == X.user_ids.tolist()
-    assert (n["n_train"] + n["n_test"] + n.get("n_validation", 0)).tolist() == \
-        X.user_counts().tolist()
-
+    assert (
+        n["n_train"] + n["n_test"] + n.get("n_validation", 0)
+    ).tolist() == X.user_counts().tolist()
 
 
 @st.composite
@@ -64,8 +62,11 @@ def small_data(draw):
     dense[rng.integers(0, n_users), :] = True  # at least one active user
     u, i = np.nonzero(dense)
     ts = rng.integers(0, 20, u.shape[0])  # few values: plenty of ties
-    return from_dataframe(pd.DataFrame({"user": u * 7, "item": i, "value": rng.random(u.shape[0]) + 1,
-                                        "timestamp": ts}))
+    return from_dataframe(
+        pd.DataFrame(
+            {"user": u * 7, "item": i, "value": rng.random(u.shape[0]) + 1, "timestamp": ts}
+        )
+    )
 
 
 @SETTINGS
@@ -89,8 +90,11 @@ def _any_test(X, frac):
 @SETTINGS
 @given(X=small_data(), seed=st.integers(0, 2**31))
 def test_seed_reproducible_and_sensitive(X, seed):
-    for name, params in [("random", {"test_fraction": 0.5}), ("leave_one_out", {}),
-                         ("temporal_user", {"test_fraction": 0.5})]:
+    for name, params in [
+        ("random", {"test_fraction": 0.5}),
+        ("leave_one_out", {}),
+        ("temporal_user", {"test_fraction": 0.5}),
+    ]:
         try:
             a = make_split(name, X, seed=seed, **params)
         except InputError:
@@ -124,8 +128,8 @@ def test_leave_n_out_latest_is_temporal(X, seed, n):
 def _check_user_temporal(s):
     tr, te = s.train, s.test
     for u in range(tr.n_users):
-        a = tr.timestamps.data[tr.matrix.indptr[u]:tr.matrix.indptr[u + 1]]
-        b = te.timestamps.data[te.matrix.indptr[u]:te.matrix.indptr[u + 1]]
+        a = tr.timestamps.data[tr.matrix.indptr[u] : tr.matrix.indptr[u + 1]]
+        b = te.timestamps.data[te.matrix.indptr[u] : te.matrix.indptr[u + 1]]
         if a.size and b.size:
             assert b.min() >= a.max()
 
@@ -159,8 +163,11 @@ def test_temporal_global_with_validation_on_movielens():
     s = temporal_global(X, quantile=0.9, validation_quantile=0.8)
     _check_partition(X, s)
     ts = X.timestamps.data
-    assert s.train.timestamps.data.max() < s.params["validation_cut"] \
+    assert (
+        s.train.timestamps.data.max()
+        < s.params["validation_cut"]
         <= s.validation.timestamps.data.min()
+    )
     assert s.validation.timestamps.data.max() < s.params["cut"] <= s.test.timestamps.data.min()
     assert s.test.nnz == np.count_nonzero(ts >= np.quantile(ts, 0.9, method="higher"))
 
@@ -199,8 +206,16 @@ def test_random_holdout_validation_and_counts_on_movielens():
 
 
 def test_registry_and_errors():
-    assert set(SPLITS) == {"random", "leave_one_out", "leave_n_out", "temporal_global",
-                           "temporal_user", "kfold", "user_kfold", "recometrics"}
+    assert set(SPLITS) == {
+        "random",
+        "leave_one_out",
+        "leave_n_out",
+        "temporal_global",
+        "temporal_user",
+        "kfold",
+        "user_kfold",
+        "recometrics",
+    }
     X = make_synthetic(30, 20, 200, seed=0)
     with pytest.raises(InputError, match="'name' parameter of make_split"):
         make_split("bogus", X)

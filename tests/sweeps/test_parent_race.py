@@ -29,16 +29,18 @@ def _job(uri: str, sweep_id: str, barrier, out) -> None:
     parent = find_or_create_sweep_parent(sweep_id, tracking_uri=uri, experiment="race")
     client = MlflowClient(uri)
     exp = client.get_experiment_by_name("race")
-    child = client.create_run(exp.experiment_id, tags={
-        "mlflow.parentRunId": parent, "recoeval.sweep_id": sweep_id})
+    child = client.create_run(
+        exp.experiment_id, tags={"mlflow.parentRunId": parent, "recoeval.sweep_id": sweep_id}
+    )
     client.log_metric(child.info.run_id, "ndcg_at_10", 0.1 + len(child.info.run_id) % 7 / 10)
     client.set_terminated(child.info.run_id, "FINISHED")
     out.put((parent, child.info.run_id))
 
 
 def _active(client, exp_id: str, sweep_id: str):
-    runs = client.search_runs([exp_id], filter_string=f"tags.`recoeval.sweep_id` = '{sweep_id}'",
-                              max_results=100)
+    runs = client.search_runs(
+        [exp_id], filter_string=f"tags.`recoeval.sweep_id` = '{sweep_id}'", max_results=100
+    )
     parents = [r for r in runs if r.data.tags.get("recoeval.sweep_parent") == "true"]
     children = [r for r in runs if r.data.tags.get("recoeval.sweep_parent") != "true"]
     return parents, children
@@ -50,8 +52,10 @@ def test_racing_jobs_end_with_one_parent(store_uri):
     create_sweep_parent(tracking_uri=store_uri, experiment="race", sweep_id="warmup")
     ctx = mp.get_context("spawn")
     barrier, out = ctx.Barrier(N_JOBS), ctx.Queue()
-    procs = [ctx.Process(target=_job, args=(store_uri, "racing0001", barrier, out))
-             for _ in range(N_JOBS)]
+    procs = [
+        ctx.Process(target=_job, args=(store_uri, "racing0001", barrier, out))
+        for _ in range(N_JOBS)
+    ]
     for p in procs:
         p.start()
     got = [out.get(timeout=240) for _ in procs]
@@ -63,8 +67,9 @@ def test_racing_jobs_end_with_one_parent(store_uri):
     first = find_sweep_parent_run(client, exp_id, "racing0001")
     assert first is not None
     # every job linked to a parent that was the first one it saw; losers deleted their own
-    assert {p for p, _ in got} <= {r.info.run_id for r in client.search_runs(
-        [exp_id], run_view_type=3, max_results=100)}
+    assert {p for p, _ in got} <= {
+        r.info.run_id for r in client.search_runs([exp_id], run_view_type=3, max_results=100)
+    }
     finish_sweep_parent(first.info.run_id, tracking_uri=store_uri, metrics=["ndcg_at_10"])
     parents, children = _active(client, exp_id, "racing0001")
     assert [p.info.run_id for p in parents] == [first.info.run_id]
@@ -85,13 +90,20 @@ def test_a_found_parent_is_reused_and_duplicates_are_adopted(store_uri):
     a = create_sweep_parent(tracking_uri=store_uri, experiment="race", sweep_id="dup0000001")
     b = create_sweep_parent(tracking_uri=store_uri, experiment="race", sweep_id="dup0000001")
     client = MlflowClient(store_uri)
-    first = min((client.get_run(a.run_id), client.get_run(b.run_id)),
-                key=lambda r: (r.info.start_time, r.info.run_id))
-    assert find_or_create_sweep_parent("dup0000001", tracking_uri=store_uri,
-                                       experiment="race") == first.info.run_id
-    kids = [client.create_run(a.experiment_id, tags={"mlflow.parentRunId": p,
-                                                     "recoeval.sweep_id": "dup0000001"})
-            for p in (a.run_id, b.run_id)]
+    first = min(
+        (client.get_run(a.run_id), client.get_run(b.run_id)),
+        key=lambda r: (r.info.start_time, r.info.run_id),
+    )
+    assert (
+        find_or_create_sweep_parent("dup0000001", tracking_uri=store_uri, experiment="race")
+        == first.info.run_id
+    )
+    kids = [
+        client.create_run(
+            a.experiment_id, tags={"mlflow.parentRunId": p, "recoeval.sweep_id": "dup0000001"}
+        )
+        for p in (a.run_id, b.run_id)
+    ]
     other = b.run_id if first.info.run_id == a.run_id else a.run_id
     finish_sweep_parent(other, tracking_uri=store_uri)  # whichever the launcher knew
     parents, children = _active(client, a.experiment_id, "dup0000001")

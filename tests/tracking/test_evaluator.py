@@ -27,14 +27,17 @@ from recoeval_tracking.jobdir import curves_table, job_metrics
 from recoeval_tracking.tracking.evaluator import RecoevalEvaluator, metric_threshold
 
 K = 10
-OPTIONS = {"k": K, "cumulative": True,
-           "metrics": ["p", "r", "ap", "ndcg", "hit", "rr", "roc_auc", "mpr", "coverage"]}
+OPTIONS = {
+    "k": K,
+    "cumulative": True,
+    "metrics": ["p", "r", "ap", "ndcg", "hit", "rr", "roc_auc", "mpr", "coverage"],
+}
 
 
 @dataclass
 class Evaluated:
-    result: object          # what mlflow.models.evaluate returned
-    expected: object        # rt.evaluate on the same input
+    result: object  # what mlflow.models.evaluate returned
+    expected: object  # rt.evaluate on the same input
 
 
 class FactorScorer(mlflow.pyfunc.PythonModel):
@@ -83,13 +86,24 @@ def static_eval(split, store):
     pop = split.train.item_counts().astype(np.float64)
     dense = np.tile(pop, (split.train.n_users, 1))
     u, i = np.nonzero(split.train.matrix.toarray() == 0)
-    data = pd.DataFrame({"user": split.train.user_ids[u], "item": split.train.item_ids[i],
-                         "rating": split.test.matrix.toarray()[u, i], "score": dense[u, i]})
+    data = pd.DataFrame(
+        {
+            "user": split.train.user_ids[u],
+            "item": split.train.item_ids[i],
+            "rating": split.test.matrix.toarray()[u, i],
+            "score": dense[u, i],
+        }
+    )
     train, _ = _frames(split)
     with mlflow.start_run(run_name="popularity"):
-        result = mlflow.models.evaluate(data=data, predictions="score", targets="rating",
-                                        model_type="recommender", evaluators="recoeval",
-                                        evaluator_config={"train": train, **OPTIONS})
+        result = mlflow.models.evaluate(
+            data=data,
+            predictions="score",
+            targets="rating",
+            model_type="recommender",
+            evaluators="recoeval",
+            evaluator_config={"train": train, **OPTIONS},
+        )
     return Evaluated(result, rt.evaluate(split.train, split.test, scores=dense, **OPTIONS))
 
 
@@ -104,9 +118,14 @@ def model_eval(split, store, tmp_path_factory):
     train.to_parquet(path)
     model = FactorScorer(A, B, split.train.user_ids, split.train.item_ids)
     info = mlflow.pyfunc.log_model(name="als", python_model=model, pip_requirements=[])
-    result = mlflow.models.evaluate(info.model_uri, test, targets="rating",
-                                    model_type="recommender", evaluators="recoeval",
-                                    evaluator_config={"train": str(path), **OPTIONS})
+    result = mlflow.models.evaluate(
+        info.model_uri,
+        test,
+        targets="rating",
+        model_type="recommender",
+        evaluators="recoeval",
+        evaluator_config={"train": str(path), **OPTIONS},
+    )
     expected = rt.evaluate(split.train, split.test, scorer=lambda rows: A[rows] @ B.T, **OPTIONS)
     return Evaluated(result, expected)
 
@@ -119,8 +138,11 @@ def _check_run(ev: Evaluated, uri: str) -> None:
     """Metrics equal the independent ones, the run holds them, the curves and the artifacts."""
     got, res = ev.result.metrics, ev.expected
     # the means as logged; the bounds are in the recoeval.ci95 tag, not metrics
-    expected = {k: v for k, v in _without_timings(job_metrics(res)).items()
-                if not k.endswith(("_ci95_low", "_ci95_high"))}
+    expected = {
+        k: v
+        for k, v in _without_timings(job_metrics(res)).items()
+        if not k.endswith(("_ci95_low", "_ci95_high"))
+    }
     assert set(_without_timings(got)) == set(expected)
     assert "coverage_at_10" in got and "mpr" in got and "eval_seconds" in got
     for key, value in expected.items():
@@ -141,8 +163,16 @@ def _check_run(ev: Evaluated, uri: str) -> None:
     assert run.data.params["metrics.k"] == str(K)
 
     listed = {a.path for a in client.list_artifacts(run.info.run_id)}
-    assert {"per_user.parquet", "metrics.json", "curves.csv", "definitions.json",
-            "dataset.json", "config.yaml", "job.json", "plots"} <= listed
+    assert {
+        "per_user.parquet",
+        "metrics.json",
+        "curves.csv",
+        "definitions.json",
+        "dataset.json",
+        "config.yaml",
+        "job.json",
+        "plots",
+    } <= listed
     plots = {a.path for a in client.list_artifacts(run.info.run_id, "plots")}
     assert "plots/curves.png" in plots
     arts = ev.result.artifacts
@@ -191,32 +221,66 @@ def test_thresholds_and_baseline(model_eval, static_eval):
     assert "ndcg_at_10" in str(info.value) and "mpr" in str(info.value)
 
 
-SMALL = pd.DataFrame({"user": [1, 1, 2, 2], "item": [10, 11, 10, 11],
-                      "rating": [1.0, 0.0, 0.0, 1.0], "score": [0.9, 0.1, 0.2, 0.8]})
+SMALL = pd.DataFrame(
+    {
+        "user": [1, 1, 2, 2],
+        "item": [10, 11, 10, 11],
+        "rating": [1.0, 0.0, 0.0, 1.0],
+        "score": [0.9, 0.1, 0.2, 0.8],
+    }
+)
 
 
 def _evaluate_small(config, **kw):
     kw.setdefault("predictions", "score")
     with mlflow.start_run():
-        return mlflow.models.evaluate(data=SMALL, targets="rating", model_type="recommender",
-                                      evaluators="recoeval", evaluator_config=config, **kw)
+        return mlflow.models.evaluate(
+            data=SMALL,
+            targets="rating",
+            model_type="recommender",
+            evaluators="recoeval",
+            evaluator_config=config,
+            **kw,
+        )
 
 
-@pytest.mark.parametrize(("config", "kw", "words"), [
-    ({"k": 1, "kk": 2}, {}, ["unknown keys ['kk']", "'k'", "'metrics'", "'train'",
-                             "'user_col'"]),
-    ({"k": 0}, {}, ["evaluator_config['k'] must be an int >= 1", "Got 0"]),
-    ({"k": 5}, {}, [("evaluator_config['k'] must be an int between 1 and the number of items "
-                     "(2)"), "Got 5"]),
-    ({"metrics": ["ndcg", "nope"]}, {}, ["evaluator_config['metrics']", "'nope'"]),
-    ({"user_col": "uid"}, {}, ["evaluator_config['user_col'] must be a column of data",
-                               "'uid'"]),
-    ({"train": 3}, {}, ["evaluator_config['train'] must be a pandas DataFrame", "3 (type int)"]),
-    ({"prediction_type": "prob"}, {}, ["evaluator_config['prediction_type']", "'rank'",
-                                       "'prob'"]),
-    ({}, {"predictions": None}, ["a model, or predictions=", "Got neither"]),
-    ({"train": SMALL[["user", "item"]]}, {}, ["not in evaluator_config['train']", "(1, 10)"]),
-])
+@pytest.mark.parametrize(
+    ("config", "kw", "words"),
+    [
+        (
+            {"k": 1, "kk": 2},
+            {},
+            ["unknown keys ['kk']", "'k'", "'metrics'", "'train'", "'user_col'"],
+        ),
+        ({"k": 0}, {}, ["evaluator_config['k'] must be an int >= 1", "Got 0"]),
+        (
+            {"k": 5},
+            {},
+            [
+                ("evaluator_config['k'] must be an int between 1 and the number of items (2)"),
+                "Got 5",
+            ],
+        ),
+        ({"metrics": ["ndcg", "nope"]}, {}, ["evaluator_config['metrics']", "'nope'"]),
+        (
+            {"user_col": "uid"},
+            {},
+            ["evaluator_config['user_col'] must be a column of data", "'uid'"],
+        ),
+        (
+            {"train": 3},
+            {},
+            ["evaluator_config['train'] must be a pandas DataFrame", "3 (type int)"],
+        ),
+        (
+            {"prediction_type": "prob"},
+            {},
+            ["evaluator_config['prediction_type']", "'rank'", "'prob'"],
+        ),
+        ({}, {"predictions": None}, ["a model, or predictions=", "Got neither"]),
+        ({"train": SMALL[["user", "item"]]}, {}, ["not in evaluator_config['train']", "(1, 10)"]),
+    ],
+)
 def test_errors_name_the_key(store, config, kw, words):
     with pytest.raises(MlflowException) as info:
         _evaluate_small(config, **kw)
@@ -228,9 +292,14 @@ def test_errors_name_the_key(store, config, kw, words):
 def test_small_static_ranking_by_rank(store):
     ranks = SMALL.assign(score=[1, 2, 2, 1])  # the same order as the scores
     with mlflow.start_run():
-        result = mlflow.models.evaluate(data=ranks, predictions="score", targets="rating",
-                                        model_type="recommender", evaluators="recoeval",
-                                        evaluator_config={"k": 1, "prediction_type": "rank"})
+        result = mlflow.models.evaluate(
+            data=ranks,
+            predictions="score",
+            targets="rating",
+            model_type="recommender",
+            evaluators="recoeval",
+            evaluator_config={"k": 1, "prediction_type": "rank"},
+        )
     assert result.metrics["p_at_1"] == 1.0 and result.metrics["users_evaluated"] == 2
     assert not math.isnan(result.metrics["ndcg_at_1"])
 
@@ -240,9 +309,14 @@ def test_unlisted_pairs_give_top_k_lists(store):
     partial = SMALL.iloc[[0, 1, 3]]
     warning = "1 \\(user, item\\) pairs .* ranked top-K lists"
     with pytest.warns(UserWarning, match=warning), mlflow.start_run():
-        result = mlflow.models.evaluate(data=partial, predictions="score", targets="rating",
-                                        model_type="recommender", evaluators="recoeval",
-                                        evaluator_config={"k": 1, "metrics": "all"})
+        result = mlflow.models.evaluate(
+            data=partial,
+            predictions="score",
+            targets="rating",
+            model_type="recommender",
+            evaluators="recoeval",
+            evaluator_config={"k": 1, "metrics": "all"},
+        )
     assert result.metrics["p_at_1"] == 1.0 and "roc_auc" not in result.metrics
     assert result.artifacts["dataset"].content["whole_ranking"] is False
 
@@ -255,13 +329,21 @@ def test_callable_model_on_an_mlflow_dataset(store):
         assert list(frame.columns) == ["uid"]
         return np.array([scores[u] for u in frame["uid"]])
 
-    data = mlflow.data.from_pandas(SMALL.rename(columns={"user": "uid"}).drop(columns="score"),
-                                   targets="rating", name="small")
+    data = mlflow.data.from_pandas(
+        SMALL.rename(columns={"user": "uid"}).drop(columns="score"), targets="rating", name="small"
+    )
     with mlflow.start_run():
-        result = mlflow.models.evaluate(predict, data, model_type="recommender",
-                                        evaluators="recoeval",
-                                        evaluator_config={"k": 1, "user_col": "uid",
-                                                          "metrics": ["p", "roc_auc"],
-                                                          "item_ids": [11, 10]})
+        result = mlflow.models.evaluate(
+            predict,
+            data,
+            model_type="recommender",
+            evaluators="recoeval",
+            evaluator_config={
+                "k": 1,
+                "user_col": "uid",
+                "metrics": ["p", "roc_auc"],
+                "item_ids": [11, 10],
+            },
+        )
     assert result.metrics["p_at_1"] == 1.0 and result.metrics["roc_auc"] == 1.0
     assert result.artifacts["per_user"].content["user_id"].tolist() == [1, 2]

@@ -18,8 +18,11 @@ def test_closing_a_sweep_logs_the_leaderboard_file(store_uri, tmp_path, monkeypa
     client = MlflowClient(store_uri)
     values = {"a": 0.30, "b": 0.50, "c": 0.40}
     for name, v in values.items():
-        run = client.create_run(parent.experiment_id, run_name=name, tags={
-            "mlflow.parentRunId": parent.run_id, "recoeval.metrics": "ndcg_at_4"})
+        run = client.create_run(
+            parent.experiment_id,
+            run_name=name,
+            tags={"mlflow.parentRunId": parent.run_id, "recoeval.metrics": "ndcg_at_4"},
+        )
         client.log_metric(run.info.run_id, "ndcg_at_4", v)
         if name != "c":  # c is still running when the sweep closes: it counts as failed
             client.set_terminated(run.info.run_id)
@@ -27,8 +30,15 @@ def test_closing_a_sweep_logs_the_leaderboard_file(store_uri, tmp_path, monkeypa
     assert board["run_name"].tolist() == ["b", "c", "a"]
     path = client.download_artifacts(parent.run_id, "leaderboard.csv", str(tmp_path))
     table = pd.read_csv(path)
-    assert table.columns.tolist() == ["run_name", "run_id", "status", "overrides", "ndcg_at_4",
-                                      "ndcg_at_4_ci95_low", "ndcg_at_4_ci95_high"]
+    assert table.columns.tolist() == [
+        "run_name",
+        "run_id",
+        "status",
+        "overrides",
+        "ndcg_at_4",
+        "ndcg_at_4_ci95_low",
+        "ndcg_at_4_ci95_high",
+    ]
     assert table["run_name"].tolist() == ["b", "c", "a"]
     assert table["ndcg_at_4"].tolist() == pytest.approx([0.50, 0.40, 0.30])
     prun = client.get_run(parent.run_id)
@@ -50,8 +60,9 @@ def test_leaderboard_without_a_sort_column(store_uri, tmp_path, monkeypatch):
     parent = create_sweep_parent(tracking_uri=store_uri, experiment="board-plain")
     client = MlflowClient(store_uri)
     for name in ("x", "y"):
-        run = client.create_run(parent.experiment_id, run_name=name,
-                                tags={"mlflow.parentRunId": parent.run_id})
+        run = client.create_run(
+            parent.experiment_id, run_name=name, tags={"mlflow.parentRunId": parent.run_id}
+        )
         client.set_terminated(run.info.run_id)
     plain = build_leaderboard(parent.run_id, tracking_uri=store_uri, metrics=[])
     assert plain.columns.tolist() == ["run_name", "run_id", "status", "overrides"]
@@ -60,8 +71,7 @@ def test_leaderboard_without_a_sort_column(store_uri, tmp_path, monkeypatch):
     assert sorted(other["run_name"]) == ["x", "y"]
 
 
-def test_closing_a_sweep_shows_its_best_on_the_uis_first_screens(store_uri, tmp_path,
-                                                                   monkeypatch):
+def test_closing_a_sweep_shows_its_best_on_the_uis_first_screens(store_uri, tmp_path, monkeypatch):
     """The runs table lists a sweep as its collapsed parent, and every experiment page starts
     with the description: the best job and its value go into both; a second sweep replaces the
     first one's line; the view the address opens is stored as MLflow's shared view."""
@@ -74,12 +84,20 @@ def test_closing_a_sweep_shows_its_best_on_the_uis_first_screens(store_uri, tmp_
     monkeypatch.chdir(tmp_path)
     client = MlflowClient(store_uri)
     for values in ({"a": 0.30, "b": 0.50}, {"c": 0.20, "d": 0.10}):
-        parent = create_sweep_parent(tracking_uri=store_uri, experiment="best",
-                                     run_name="sweep model")
+        parent = create_sweep_parent(
+            tracking_uri=store_uri, experiment="best", run_name="sweep model"
+        )
         for name, v in values.items():
-            run = client.create_run(parent.experiment_id, run_name=name, tags={
-                "mlflow.parentRunId": parent.run_id, "recoeval.metrics": "ndcg_at_4",
-                "recoeval.sweep_id": parent.sweep_id, "recoeval.job_uid": name})
+            run = client.create_run(
+                parent.experiment_id,
+                run_name=name,
+                tags={
+                    "mlflow.parentRunId": parent.run_id,
+                    "recoeval.metrics": "ndcg_at_4",
+                    "recoeval.sweep_id": parent.sweep_id,
+                    "recoeval.job_uid": name,
+                },
+            )
             client.log_metric(run.info.run_id, "ndcg_at_4", v)
             client.set_terminated(run.info.run_id)
         board = finish_sweep_parent(parent.run_id, tracking_uri=store_uri)

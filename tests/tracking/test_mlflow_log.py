@@ -25,12 +25,19 @@ from recoeval_tracking.tracking.runs import log_job_dir, log_results
 from recoeval_tracking.tracking.sweeps import create_sweep_parent, finish_sweep_parent
 
 SECRET = "hunter2-do-not-log"
-CONFIG = {"model": {"name": "als", "factors": 8}, "metrics": {"k": 4, "names": ["ndcg", "p"]},
-          "tracking": {"uri": f"http://bob:{SECRET}@example", "password": SECRET,
-                       "experiment": "t"},
-          "db": {"api_key": SECRET}}
-DATASET = {"name": "toy", "n_users": 40, "n_items": 100, "data_fingerprint": "fp-data-0001",
-           "split_fingerprint": "fp-split-0001"}
+CONFIG = {
+    "model": {"name": "als", "factors": 8},
+    "metrics": {"k": 4, "names": ["ndcg", "p"]},
+    "tracking": {"uri": f"http://bob:{SECRET}@example", "password": SECRET, "experiment": "t"},
+    "db": {"api_key": SECRET},
+}
+DATASET = {
+    "name": "toy",
+    "n_users": 40,
+    "n_items": 100,
+    "data_fingerprint": "fp-data-0001",
+    "split_fingerprint": "fp-split-0001",
+}
 
 
 def client(uri):
@@ -57,9 +64,14 @@ def dead_uri():
 
 def test_run_holds_everything(tmp_path, store_uri):
     res, path = job(tmp_path, plots="all")  # a histogram of every metric, not only the first
-    run_id = log_job_dir(path, tracking_uri=store_uri, experiment="exp",
-                         tags={"team": "reco", "auth_token": SECRET}, params={"seed": 7},
-                         precision="exact")  # the values as computed, not rounded
+    run_id = log_job_dir(
+        path,
+        tracking_uri=store_uri,
+        experiment="exp",
+        tags={"team": "reco", "auth_token": SECRET},
+        params={"seed": 7},
+        precision="exact",
+    )  # the values as computed, not rounded
     c = client(store_uri)
     run = c.get_run(run_id)
     assert run.info.status == "FINISHED"
@@ -87,6 +99,7 @@ def test_run_holds_everything(tmp_path, store_uri):
         assert low < m[col] < high
         # Student-t interval over the users, computed here
         from scipy import stats as sps
+
         d = v[~np.isnan(v)]
         half = sps.t.ppf(0.975, d.size - 1) * d.std(ddof=1) / np.sqrt(d.size)
         assert (low, high) == pytest.approx((d.mean() - half, d.mean() + half), rel=1e-9)
@@ -123,6 +136,7 @@ def test_run_holds_everything(tmp_path, store_uri):
     # start and end are the job's: it ended when job.json was written, and took total_seconds
     job_end = read_job_dir(path, per_user=False).job["created_at"]
     import datetime as dt
+
     end_ms = int(dt.datetime.fromisoformat(job_end).timestamp() * 1000)
     assert run.info.end_time == end_ms and run.info.start_time <= end_ms
     assert not any(SECRET in v for v in list(t.values()) + list(p.values()))
@@ -133,20 +147,35 @@ def test_run_holds_everything(tmp_path, store_uri):
 
     # artifacts: per-user table equal to the in-memory one, plots, files; no secrets
     names = {a.path for a in c.list_artifacts(run_id)}
-    assert {"per_user.parquet", "curves.csv", "metrics.json", "definitions.json", "dataset.json",
-            "config.yaml", "overrides.yaml", "plots"} <= names
+    assert {
+        "per_user.parquet",
+        "curves.csv",
+        "metrics.json",
+        "definitions.json",
+        "dataset.json",
+        "config.yaml",
+        "overrides.yaml",
+        "plots",
+    } <= names
     plots = {a.path for a in c.list_artifacts(run_id, "plots")}
-    assert {"plots/curves.png", "plots/per_user_ndcg_at_4.png",
-            "plots/per_user_roc_auc.png"} <= plots
+    assert {
+        "plots/curves.png",
+        "plots/per_user_ndcg_at_4.png",
+        "plots/per_user_roc_auc.png",
+    } <= plots
     dl = Path(c.download_artifacts(run_id, "", str(tmp_path / "dl")))
-    pd.testing.assert_frame_equal(pd.read_parquet(dl / "per_user.parquet"), res.per_user,
-                                  check_dtype=False)
+    pd.testing.assert_frame_equal(
+        pd.read_parquet(dl / "per_user.parquet"), res.per_user, check_dtype=False
+    )
     # the preview MLflow's UI can show: the first users of the same table, as CSV
     head = pd.read_csv(dl / "per_user_head.csv", keep_default_na=False, na_values=[""])
     assert list(head.columns) == list(res.per_user.columns)
     assert len(head) == min(len(res.per_user), 1000)
-    np.testing.assert_allclose(head["ndcg_at_4"].to_numpy(dtype=float),
-                               res.per_user["ndcg_at_4"].to_numpy()[:len(head)], rtol=1e-5)
+    np.testing.assert_allclose(
+        head["ndcg_at_4"].to_numpy(dtype=float),
+        res.per_user["ndcg_at_4"].to_numpy()[: len(head)],
+        rtol=1e-5,
+    )
     for f in dl.rglob("*"):
         if f.is_file() and f.suffix in {".yaml", ".json", ".csv"}:
             assert SECRET not in f.read_text(), f
@@ -186,16 +215,20 @@ def test_log_results_into_active_run_and_new_run(tmp_path, store_uri):
 
     res = make_results(n_users=30, k=4, seed=5)
     # artifacts inside tmp_path (the fluent API would put them in ./mlruns of the cwd)
-    client(store_uri).create_experiment("training",
-                                        artifact_location=(tmp_path / "art").as_uri())
+    client(store_uri).create_experiment("training", artifact_location=(tmp_path / "art").as_uri())
     mlflow.set_tracking_uri(store_uri)
     try:
         mlflow.set_experiment("training")
         with mlflow.start_run() as active:
             mlflow.log_param("factors", 16)
             mlflow.log_metric("train_loss", 0.5)
-            got = log_results(res, artifact_path="evaluation", params={"factors": 99},
-                              plots=False, precision="exact")
+            got = log_results(
+                res,
+                artifact_path="evaluation",
+                params={"factors": 99},
+                plots=False,
+                precision="exact",
+            )
         assert got == active.info.run_id
     finally:
         mlflow.set_tracking_uri(None)
@@ -207,34 +240,51 @@ def test_log_results_into_active_run_and_new_run(tmp_path, store_uri):
     v = res.per_user["ndcg_at_4"].to_numpy()
     assert run.data.metrics["ndcg_at_4"] == pytest.approx(np.nanmean(v), rel=1e-12)
     assert [h.step for h in c.get_metric_history(got, "ndcg_at_k")] == [1, 2, 3, 4]
-    assert "evaluation/per_user.parquet" in {a.path for a in
-                                             c.list_artifacts(got, "evaluation")}
+    assert "evaluation/per_user.parquet" in {a.path for a in c.list_artifacts(got, "evaluation")}
 
-    new = log_results(res, tracking_uri=store_uri, experiment="plain", run_name="eval-only",
-                      config={"model": {"name": "pop"}}, plots=False)
+    new = log_results(
+        res,
+        tracking_uri=store_uri,
+        experiment="plain",
+        run_name="eval-only",
+        config={"model": {"name": "pop"}},
+        plots=False,
+    )
     run = c.get_run(new)
     assert run.info.run_name == "eval-only" and run.data.params["model.name"] == "pop"
     assert run.info.status == "FINISHED"
 
 
 def test_sweep_parent_children_leaderboard_and_failed_job(tmp_path, store_uri):
-    parent = create_sweep_parent(tracking_uri=store_uri, experiment="sweep",
-                                 params={"sweep": {"grid": "factors=4,8 x reg=0.1,1"}})
+    parent = create_sweep_parent(
+        tracking_uri=store_uri,
+        experiment="sweep",
+        params={"sweep": {"grid": "factors=4,8 x reg=0.1,1"}},
+    )
     children = {}
     values = {}
     for i, (f, reg) in enumerate([(4, 0.1), (4, 1), (8, 0.1), (8, 1)]):
-        res, path = job(tmp_path, name=f"j{i}", seed=10 + i, plots=False,
-                        overrides=[f"model.factors={f}", f"model.reg={reg}",
-                                   "tracking.uri=http://x"])
-        values[f"als f={f} reg={reg}"] = float(
-            np.nanmean(res.per_user["ndcg_at_4"].to_numpy()))
-        children[i] = log_job_dir(path, tracking_uri=store_uri, experiment="sweep",
-                                  parent_run_id=parent.run_id, sweep_id=parent.sweep_id,
-                                  precision="exact")
+        res, path = job(
+            tmp_path,
+            name=f"j{i}",
+            seed=10 + i,
+            plots=False,
+            overrides=[f"model.factors={f}", f"model.reg={reg}", "tracking.uri=http://x"],
+        )
+        values[f"als f={f} reg={reg}"] = float(np.nanmean(res.per_user["ndcg_at_4"].to_numpy()))
+        children[i] = log_job_dir(
+            path,
+            tracking_uri=store_uri,
+            experiment="sweep",
+            parent_run_id=parent.run_id,
+            sweep_id=parent.sweep_id,
+            precision="exact",
+        )
     # a fifth job fails before logging: its run is left RUNNING, the parent still closes
     c = client(store_uri)
-    broken = c.create_run(parent.experiment_id, run_name="broken",
-                          tags={"mlflow.parentRunId": parent.run_id}).info.run_id
+    broken = c.create_run(
+        parent.experiment_id, run_name="broken", tags={"mlflow.parentRunId": parent.run_id}
+    ).info.run_id
     board = finish_sweep_parent(parent.run_id, "FAILED", tracking_uri=store_uri)
 
     prun = c.get_run(parent.run_id)
@@ -262,8 +312,10 @@ def test_unreachable_store_marks_pending_then_sync_uploads_once(tmp_path, store_
     res, path = job(tmp_path, plots=False)
     bad = dead_uri()
     t0 = time.monotonic()
-    assert upload_or_mark_pending(path, tracking_uri=bad, experiment="late",
-                                  tags={"team": "reco"}) is None
+    assert (
+        upload_or_mark_pending(path, tracking_uri=bad, experiment="late", tags={"team": "reco"})
+        is None
+    )
     assert time.monotonic() - t0 < 30
     err = capsys.readouterr().err
     assert "could not log to the tracking store" in err and str(path) in err
@@ -281,8 +333,7 @@ def test_unreachable_store_marks_pending_then_sync_uploads_once(tmp_path, store_
     run = c.get_run(run_id)
     assert run.data.tags["team"] == "reco"
     # pretend the upload is pending again (e.g. SYNCED could not be written): still one run
-    (path / PENDING).write_text(json.dumps({"tracking_uri": bad, "upload": {"experiment":
-                                                                                "late"}}))
+    (path / PENDING).write_text(json.dumps({"tracking_uri": bad, "upload": {"experiment": "late"}}))
     assert sync_main([str(path), "--tracking-uri", store_uri]) == 0
     exp = c.get_experiment_by_name("late")
     assert [r.info.run_id for r in c.search_runs([exp.experiment_id])] == [run_id]
@@ -302,14 +353,27 @@ def test_pending_sweep_parent_closed_by_sync(tmp_path, store_uri):
     parent = create_sweep_parent(tracking_uri=store_uri, experiment="sw")
     _, ok = job(tmp_path / "multirun", name="0", seed=1, plots=False)
     _, late = job(tmp_path / "multirun", name="1", seed=2, plots=False)
-    upload_or_mark_pending(ok, tracking_uri=store_uri, experiment="sw",
-                           parent_run_id=parent.run_id, sweep_id=parent.sweep_id)
+    upload_or_mark_pending(
+        ok,
+        tracking_uri=store_uri,
+        experiment="sw",
+        parent_run_id=parent.run_id,
+        sweep_id=parent.sweep_id,
+    )
     bad = dead_uri()
-    assert upload_or_mark_pending(late, tracking_uri=bad, experiment="sw",
-                                  parent_run_id=parent.run_id,
-                                  sweep_id=parent.sweep_id) is None
-    assert not finish_sweep_parent_or_mark_pending(tmp_path / "multirun", parent.run_id,
-                                                   "FINISHED", tracking_uri=bad)
+    assert (
+        upload_or_mark_pending(
+            late,
+            tracking_uri=bad,
+            experiment="sw",
+            parent_run_id=parent.run_id,
+            sweep_id=parent.sweep_id,
+        )
+        is None
+    )
+    assert not finish_sweep_parent_or_mark_pending(
+        tmp_path / "multirun", parent.run_id, "FINISHED", tracking_uri=bad
+    )
     assert (tmp_path / "multirun" / PENDING_SWEEP).exists()
     assert client(store_uri).get_run(parent.run_id).info.status == "RUNNING"
 
@@ -317,8 +381,7 @@ def test_pending_sweep_parent_closed_by_sync(tmp_path, store_uri):
     c = client(store_uri)
     prun = c.get_run(parent.run_id)
     assert prun.info.status == "FINISHED" and prun.data.metrics["sweep_jobs"] == 2
-    kids = c.search_runs([parent.experiment_id],
-                         f"tags.`mlflow.parentRunId` = '{parent.run_id}'")
+    kids = c.search_runs([parent.experiment_id], f"tags.`mlflow.parentRunId` = '{parent.run_id}'")
     assert len(kids) == 2
     assert not (tmp_path / "multirun" / PENDING_SWEEP).exists()
 
@@ -335,8 +398,9 @@ def test_missing_parent_is_created_at_sync(tmp_path, store_uri):
     parents = c.search_runs([exp.experiment_id], "tags.`recoeval.sweep_parent` = 'true'")
     assert len(parents) == 1 and parents[0].data.tags["recoeval.sweep_id"] == "swp1"
     assert parents[0].info.status == "FINISHED"
-    kids = c.search_runs([exp.experiment_id],
-                         f"tags.`mlflow.parentRunId` = '{parents[0].info.run_id}'")
+    kids = c.search_runs(
+        [exp.experiment_id], f"tags.`mlflow.parentRunId` = '{parents[0].info.run_id}'"
+    )
     assert len(kids) == 2
 
 
@@ -367,8 +431,14 @@ def test_validation(tmp_path, store_uri):
 def test_leaderboard_and_description_are_redacted_and_escaped(tmp_path, store_uri):
     parent = create_sweep_parent(tracking_uri=store_uri, experiment="esc")
     _, path = job(tmp_path, plots=False, overrides=["x=1"])
-    log_job_dir(path, tracking_uri=store_uri, experiment="esc", parent_run_id=parent.run_id,
-                sweep_id=parent.sweep_id, run_name=f"a|b *c* <i>http://u:{SECRET}@h</i>")
+    log_job_dir(
+        path,
+        tracking_uri=store_uri,
+        experiment="esc",
+        parent_run_id=parent.run_id,
+        sweep_id=parent.sweep_id,
+        run_name=f"a|b *c* <i>http://u:{SECRET}@h</i>",
+    )
     finish_sweep_parent(parent.run_id, tracking_uri=store_uri)
     c = client(store_uri)
     note = c.get_run(parent.run_id).data.tags["mlflow.note.content"]
@@ -398,9 +468,11 @@ def test_log_job_dir_marks_the_folder_from_the_start(tmp_path, store_uri, monkey
 
 
 def test_no_none_params_and_a_headline_tag(tmp_path, store_uri):
-    config = {"model": {"name": "als", "factors": 8, "weighted": None},
-              "dataset": {"implicit": {"method": None, "threshold": None}, "name": "toy"},
-              "metrics": {"k": 4, "profile": None}}
+    config = {
+        "model": {"name": "als", "factors": 8, "weighted": None},
+        "dataset": {"implicit": {"method": None, "threshold": None}, "name": "toy"},
+        "metrics": {"k": 4, "profile": None},
+    }
     _, path = job(tmp_path, config_yaml=config, plots=False)
     # the app passes the config the user chose as params too (upload_or_mark_pending)
     run = client(store_uri).get_run(log_job_dir(path, tracking_uri=store_uri, params=config))

@@ -13,8 +13,12 @@ def test_mark_pending_replaces_uploading(tmp_path):
     root = tmp_path / "job"
     root.mkdir()
     write_json_atomic(root / UPLOADING, {"started": "2026-01-01T00:00:00+00:00"})
-    err = mark_pending(root, "http://alice:s3cret@store.example:5000", ConnectionError("refused"),
-                       upload_args(experiment="exp"))
+    err = mark_pending(
+        root,
+        "http://alice:s3cret@store.example:5000",
+        ConnectionError("refused"),
+        upload_args(experiment="exp"),
+    )
     assert not (root / UPLOADING).exists()
     record = read_marker(root / PENDING)
     assert record is not None

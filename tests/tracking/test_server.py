@@ -22,9 +22,15 @@ def _jobs(root, sweep, n):
     out = []
     for i in range(n):
         res = make_results(n_users=30, k=3, seed=100 * sweep + i)
-        out.append(write_job_dir(res, root / f"sweep{sweep}" / str(i), plots=False,
-                                 overrides=[f"model.factors={4 * (i + 1)}"],
-                                 dataset={"name": "toy", "data_fingerprint": f"d{sweep}"}))
+        out.append(
+            write_job_dir(
+                res,
+                root / f"sweep{sweep}" / str(i),
+                plots=False,
+                overrides=[f"model.factors={4 * (i + 1)}"],
+                dataset={"name": "toy", "data_fingerprint": f"d{sweep}"},
+            )
+        )
     return out
 
 
@@ -36,24 +42,33 @@ def test_server_down_mid_sweep_then_sync_exactly_once(tmp_path, mlflow_server):
     # sweep 1: all jobs reach the server
     p1 = create_sweep_parent(tracking_uri=uri, experiment="srv")
     for path in _jobs(tmp_path, 1, 2):
-        assert upload_or_mark_pending(path, tracking_uri=uri, experiment="srv",
-                                      parent_run_id=p1.run_id, sweep_id=p1.sweep_id)
+        assert upload_or_mark_pending(
+            path, tracking_uri=uri, experiment="srv", parent_run_id=p1.run_id, sweep_id=p1.sweep_id
+        )
     finish_sweep_parent(p1.run_id, tracking_uri=uri)
 
     # sweep 2: the server goes away after the first job
     p2 = create_sweep_parent(tracking_uri=uri, experiment="srv")
     jobs2 = _jobs(tmp_path, 2, 3)
-    first = upload_or_mark_pending(jobs2[0], tracking_uri=uri, experiment="srv",
-                                   parent_run_id=p2.run_id, sweep_id=p2.sweep_id)
+    first = upload_or_mark_pending(
+        jobs2[0], tracking_uri=uri, experiment="srv", parent_run_id=p2.run_id, sweep_id=p2.sweep_id
+    )
     assert first
     mlflow_server.stop()
     for path in jobs2[1:]:
-        assert upload_or_mark_pending(path, tracking_uri=uri, experiment="srv",
-                                      parent_run_id=p2.run_id, sweep_id=p2.sweep_id) is None
+        assert (
+            upload_or_mark_pending(
+                path,
+                tracking_uri=uri,
+                experiment="srv",
+                parent_run_id=p2.run_id,
+                sweep_id=p2.sweep_id,
+            )
+            is None
+        )
         assert (path / PENDING).exists()
         assert read_job_dir(path).per_user.shape[0] == 30  # everything is on disk
-    assert not finish_sweep_parent_or_mark_pending(tmp_path / "sweep2", p2.run_id,
-                                                   tracking_uri=uri)
+    assert not finish_sweep_parent_or_mark_pending(tmp_path / "sweep2", p2.run_id, tracking_uri=uri)
 
     # the server comes back on the same store; sync with the URI recorded in the markers
     mlflow_server.start()

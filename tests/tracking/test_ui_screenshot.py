@@ -21,16 +21,28 @@ from recoeval_tracking.tracking.sweeps import (
     sweep_view_link,
 )
 
-CHROMIUM = next((shutil.which(n) for n in ("chromium", "chromium-browser", "google-chrome")
-                 if shutil.which(n)), None)
+CHROMIUM = next(
+    (shutil.which(n) for n in ("chromium", "chromium-browser", "google-chrome") if shutil.which(n)),
+    None,
+)
 
 
 def _browse(url, tmp_path, *, shot=None, dom=False) -> str:
-    args = [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
-            "--no-first-run", "--disable-background-networking", "--disable-component-update",
-            "--disable-sync", f"--user-data-dir={tmp_path / 'chrome-profile'}",
-            "--window-size=1400,900", "--virtual-time-budget=60000",
-            "--run-all-compositor-stages-before-draw"]
+    args = [
+        CHROMIUM,
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-quic",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        f"--user-data-dir={tmp_path / 'chrome-profile'}",
+        "--window-size=1400,900",
+        "--virtual-time-budget=60000",
+        "--run-all-compositor-stages-before-draw",
+    ]
     args += ["--dump-dom"] if dom else [f"--screenshot={shot}"]
     proc = subprocess.run(args + [url], check=True, timeout=180, capture_output=True, text=True)
     return proc.stdout
@@ -52,15 +64,30 @@ def test_runs_table_and_sweep_chart_view(tmp_path, mlflow_server):
     parent = create_sweep_parent(tracking_uri=uri, experiment="ui", run_name="sweep model")
     X = rt.make_synthetic(600, 300, seed=0)
     split = rt.make_split("random", X, test_fraction=0.2, seed=0)
-    models = {"random": {}, "popularity": {}, "als": {"factors": 16, "iterations": 8,
-                                                       "regularization": 0.1, "progress": False}}
+    models = {
+        "random": {},
+        "popularity": {},
+        "als": {"factors": 16, "iterations": 8, "regularization": 0.1, "progress": False},
+    }
     for model, params in models.items():
         fitted = rt.make_model(model, **params).fit(split.train.matrix)
-        res = rt.evaluate(split.train, split.test, scores=fitted.score_source(),
-                          metrics=["p", "ndcg"], k=10, cumulative=True)
+        res = rt.evaluate(
+            split.train,
+            split.test,
+            scores=fitted.score_source(),
+            metrics=["p", "ndcg"],
+            k=10,
+            cumulative=True,
+        )
         path = write_job_dir(res, tmp_path / model, overrides=[f"model={model}"], plots=False)
-        log_job_dir(path, tracking_uri=uri, experiment="ui", run_name=model,
-                    parent_run_id=parent.run_id, sweep_id=parent.sweep_id)
+        log_job_dir(
+            path,
+            tracking_uri=uri,
+            experiment="ui",
+            run_name=model,
+            parent_run_id=parent.run_id,
+            sweep_id=parent.sweep_id,
+        )
     board = finish_sweep_parent(parent.run_id, tracking_uri=uri)
     assert list(board["run_name"])[0] == "als"  # best ndcg_at_10 first
     exp_id = MlflowClient(uri).get_experiment_by_name("ui").experiment_id

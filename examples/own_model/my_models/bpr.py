@@ -10,13 +10,23 @@ class ImplicitBPR:
     """``implicit.bpr.BayesianPersonalizedRanking``; its scores are ``user_factors @
     item_factors.T`` (implicit keeps the item bias as one more factor)."""
 
-    def __init__(self, factors: int = 64, learning_rate: float = 0.01,
-                 regularization: float = 0.01, iterations: int = 100, seed: int = 0) -> None:
+    def __init__(
+        self,
+        factors: int = 64,
+        learning_rate: float = 0.01,
+        regularization: float = 0.01,
+        iterations: int = 100,
+        seed: int = 0,
+    ) -> None:
         from implicit.cpu.bpr import BayesianPersonalizedRanking
 
         self.model = BayesianPersonalizedRanking(
-            factors=factors, learning_rate=learning_rate, regularization=regularization,
-            iterations=iterations, random_state=seed)
+            factors=factors,
+            learning_rate=learning_rate,
+            regularization=regularization,
+            iterations=iterations,
+            random_state=seed,
+        )
 
     def fit(self, train: Any) -> ImplicitBPR:
         self.model.fit(train.tocsr(), show_progress=False)
