@@ -90,6 +90,21 @@ def test_baseline_selection():
         build_report(runs, metrics=["roc_auc"])
 
 
+def test_slice_tables_compare_against_the_reports_baseline():
+    """Every slice table tests the other runs against the report's baseline (``a`` here), never
+    a run against itself."""
+    rep = build_report(
+        _runs(),
+        baseline="a",
+        slices=[{"kind": "activity", "q": 2}],
+        n_bootstrap=20,
+        n_permutations=20,
+    )
+    assert len(rep.slices) == 2
+    for table in rep.slices:
+        assert sorted(set(table.comparisons["run_id"])) == ["b", "c"]
+
+
 def test_slices_partition_the_users():
     runs = _runs()
     rep = build_report(

@@ -38,3 +38,19 @@ def test_found_up_to_four_levels_above_the_job(tmp_path):
     deeper = job / "d"
     deeper.mkdir()
     assert find_sweep_record(deeper) is None  # 5 levels up
+
+
+def test_record_sweep_best_refuses_a_run_id_that_is_not_text(tmp_path):
+    """A bad parent run id is refused at the boundary, naming the argument, before any store
+    is touched (no store file is created)."""
+    import pytest
+
+    from recoeval_tracking import InputError
+    from recoeval_tracking.tracking.sweeps import record_sweep_best
+
+    db = tmp_path / "mlflow.db"
+    with pytest.raises(InputError, match="parent_run_id"):
+        record_sweep_best(
+            123, "ndcg_at_10", 0.5, {"model.factors": 8}, step=0, tracking_uri=f"sqlite:///{db}"
+        )
+    assert not db.exists()
