@@ -136,6 +136,16 @@ def _n_threads(client: Any) -> int:
         return 1
 
 
+def _checked_options(options: EvalOptions, shards: Any, func: str) -> EvalOptions:
+    """The options checked with their profile applied, and ``shards`` checked (int >= 1 or
+    None): the boundary of every distributed entry point."""
+    opts = apply_profile(options.checked(func), func)
+    if shards is not None and (isinstance(shards, bool) or not isinstance(shards, int)
+                               or shards < 1):
+        raise param_error("shards", func, "an int >= 1 or None", shards)
+    return opts
+
+
 def evaluate_on_dask(client: Any, train: Any, test: Any, options: EvalOptions, *, A: Any = None,
                      B: Any = None, item_biases: Any = None, scores: Any = None,
                      scorer: Any = None, ranked: Any = None, user_ids: Any = None,
@@ -170,10 +180,7 @@ def evaluate_on_dask(client: Any, train: Any, test: Any, options: EvalOptions, *
         The scheduler could not be reached or was lost.
     """
     t0 = time.perf_counter()
-    opts = apply_profile(options.checked(func), func)
-    if shards is not None and (isinstance(shards, bool) or not isinstance(shards, int)
-                               or shards < 1):
-        raise param_error("shards", func, "an int >= 1 or None", shards)
+    opts = _checked_options(options, shards, func)
     prep = prepare(train, test, user_ids, func)
     if any_on_device(A, B, item_biases):
         name = next(k for k, v in (("A", A), ("B", B), ("item_biases", item_biases))

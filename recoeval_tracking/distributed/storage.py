@@ -33,7 +33,6 @@ from ..data._factor_rows import FactorRows
 from ..data._partitioned import PartitionedDataset, _fs, open_partitioned
 from ..metrics.evaluate import plan, plan_for_source
 from ..metrics.inputs import Prepared, score_source
-from ..metrics.profiles import apply_profile
 from ..options import EvalOptions
 from .merge import ShardedResults, merge_shards
 from .shards import ShardInput, ShardOutput, run_shard, shard_bounds, split_source
@@ -139,13 +138,10 @@ def evaluate_from_storage(client: Any, dataset: str | os.PathLike | PartitionedD
     DistributedError
         The scheduler could not be reached or was lost.
     """
-    from . import _check_mergeable, _client_for, _gather
+    from . import _check_mergeable, _checked_options, _client_for, _gather
 
     t0 = time.perf_counter()
-    opts = apply_profile(options.checked(func), func)
-    if shards is not None and (isinstance(shards, bool) or not isinstance(shards, int)
-                               or shards < 1):
-        raise param_error("shards", func, "an int >= 1 or None", shards)
+    opts = _checked_options(options, shards, func)
     ds = dataset if isinstance(dataset, PartitionedDataset) else \
         open_partitioned(dataset, storage_options=storage_options)
     n = ds.n_items
