@@ -56,7 +56,8 @@ from omegaconf import DictConfig, OmegaConf
 
 from .pipeline import tracking_uri_for
 
-__all__ = ["MlflowSweepCallback", "SWEEP_FILE", "read_sweep_parent", "note_interrupted",
+__all__ = ["MlflowSweepCallback", "SWEEP_FILE", "read_sweep_parent", "job_sweep_record",
+           "note_interrupted",
            "SweepRefused"]
 
 logger = logging.getLogger(__name__)
@@ -91,6 +92,19 @@ def read_sweep_parent(sweep_dir: str | Path) -> dict[str, Any] | None:
     from ..tracking.sweeps import read_sweep_record
 
     return read_sweep_record(sweep_dir)
+
+
+def job_sweep_record(hc: Any) -> dict[str, Any] | None:
+    """The sweep record of the job running under ``hc`` (Hydra's runtime config): the record of
+    its sweep directory (relative to the start directory) in a multirun, else None."""
+    from hydra.types import RunMode
+
+    if hc.mode != RunMode.MULTIRUN:
+        return None
+    sweep_dir = Path(str(hc.sweep.dir))
+    if not sweep_dir.is_absolute():
+        sweep_dir = Path(hc.runtime.cwd) / sweep_dir
+    return read_sweep_parent(sweep_dir)
 
 
 def _sweep_overrides(config: DictConfig) -> list[str]:

@@ -136,7 +136,7 @@ def _task(cfg: Any) -> dict[str, Any] | None:
     from hydra.types import RunMode
     from omegaconf import OmegaConf
 
-    from .callbacks import read_sweep_parent
+    from .callbacks import job_sweep_record
     from .pipeline import run_job
 
     redact_logs()  # in a joblib worker too
@@ -147,12 +147,7 @@ def _task(cfg: Any) -> dict[str, Any] | None:
         plain = OmegaConf.to_container(cfg, resolve=True, throw_on_missing=True)
         _check_int_range(plain)
         _pin_paths(cfg, plain, Path(hc.runtime.cwd), hc)
-        sweep = None
-        if multirun:
-            sweep_dir = Path(str(hc.sweep.dir))
-            if not sweep_dir.is_absolute():
-                sweep_dir = Path(hc.runtime.cwd) / sweep_dir
-            sweep = read_sweep_parent(sweep_dir)
+        sweep = job_sweep_record(hc)
         return run_job(plain, Path(hc.runtime.output_dir), overrides=list(hc.overrides.task),
                        sweep=sweep, base_dir=Path(hc.runtime.cwd),
                        model_label=hc.runtime.choices.get("model"))

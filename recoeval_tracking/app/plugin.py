@@ -154,7 +154,7 @@ def evaluate_job(cfg: Any, model: Any, data: JobData, *, job_dir: str | Path | N
         Optuna sweeper reads its ``objective``.
     """
     from ..models import Model, UserModel
-    from .callbacks import read_sweep_parent
+    from .callbacks import job_sweep_record
     from .pipeline import run_job
 
     hc = _hydra_context()
@@ -166,15 +166,8 @@ def evaluate_job(cfg: Any, model: Any, data: JobData, *, job_dir: str | Path | N
         model = UserModel.fitted(model, data.train.shape[0], data.train.shape[1], label=label,
                                  where=f"model={label}")
     plain.setdefault("model", {"name": label})
-    overrides: list[str] = []
-    sweep = None
-    if hc is not None:
-        overrides = list(hc.overrides.task)
-        from hydra.types import RunMode
-
-        if hc.mode == RunMode.MULTIRUN:
-            sweep_dir = Path(str(hc.sweep.dir))
-            sweep = read_sweep_parent(sweep_dir if sweep_dir.is_absolute() else base / sweep_dir)
+    overrides = list(hc.overrides.task) if hc is not None else []
+    sweep = job_sweep_record(hc) if hc is not None else None
     if job_dir is None:
         job_dir = Path(hc.runtime.output_dir) if hc is not None else Path.cwd() / "recoeval-job"
     run_id, uri = _open_run(plain)
