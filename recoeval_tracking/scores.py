@@ -221,6 +221,22 @@ class RankedLists:
         self.items = np.ascontiguousarray(items, dtype=np.int64)
         self.n_users, self.k = self.items.shape
 
+    @classmethod
+    def from_pairs(cls, users: np.ndarray, items: np.ndarray, key: np.ndarray, n_users: int,
+                   min_width: int = 1, func: str = "evaluate") -> RankedLists:
+        """Lists from (user row, item index, key) triples: each user's items in ascending
+        ``key`` (a rank, or a negated score; ties keep the given order), padded with -1 to the
+        longest list and at least ``min_width`` ranks."""
+        users = np.asarray(users, dtype=np.int64)
+        order = np.lexsort((np.asarray(key), users))
+        users, items = users[order], np.asarray(items, dtype=np.int64)[order]
+        counts = np.bincount(users, minlength=n_users)
+        width = max(int(counts.max()) if counts.size else 0, int(min_width), 1)
+        lists = np.full((n_users, width), -1, dtype=np.int64)
+        starts = np.concatenate([[0], np.cumsum(counts)[:-1]]).astype(np.int64)
+        lists[users, np.arange(users.shape[0]) - starts[users]] = items
+        return cls(lists, func=func)
+
     def describe(self) -> dict[str, Any]:
         """A JSON-able description of the input, for the definitions record."""
         return {"kind": "ranked_lists", "list_length": int(self.k)}

@@ -154,7 +154,7 @@ def plan_for_source(p: Plan, source: Any, func: str = "evaluate") -> Plan:
         raise param_error("k", func, f"at most the ranked lists' length ({source.k})", opts.k)
     out = {s.name for s in p.specs if s.kind == "whole" or any(METRICS[x].kind != "at_k"
                                                                  for x in s.needs)}
-    left = dict.fromkeys(sorted(out), "needs a score for every item (ranked top-K input)")
+    left = dict.fromkeys(sorted(out), protocol.RANKED_REASON)
     return dataclasses.replace(p, specs=tuple(s for s in p.specs if s.name not in out),
                                topk_only=True, left_out={**p.left_out, **left})
 

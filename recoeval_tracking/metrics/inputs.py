@@ -360,14 +360,7 @@ def _ranked_lists(ranked: Any, prep: Prepared, func: str) -> RankedLists:
                               f"an unknown user id {bad!r}", got_is_text=True)
         key = -df["score"].to_numpy(dtype=np.float64) if "rank" not in cols \
             else df["rank"].to_numpy(dtype=np.float64)
-        order = np.lexsort((key, upos))
-        upos, items = upos[order], np.asarray(items)[order]
-        counts = np.bincount(upos, minlength=m)
-        L = int(counts.max()) if counts.size else 1
-        lists = np.full((m, max(L, 1)), -1, dtype=np.int64)
-        starts = np.concatenate([[0], np.cumsum(counts)[:-1]])
-        lists[upos, np.arange(upos.shape[0]) - starts[upos]] = items
-        ranked = lists
+        ranked = RankedLists.from_pairs(upos, items, key, m, func=func)
     rl = ranked if isinstance(ranked, RankedLists) else RankedLists(ranked, func=func)
     items, n_dup = _dedupe_lists(rl.items)
     if n_dup:

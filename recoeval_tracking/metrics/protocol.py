@@ -100,6 +100,10 @@ class InfAsNaN(ScoreSource):
         return {**self.inner.describe(), "inf_scores": "nan"}
 
 
+#: Why a whole-ranking metric is left out of an evaluation of ranked top-K lists.
+RANKED_REASON = "needs a score for every item (ranked top-K input)"
+
+
 def left_out_for_ranked(plan: Any, func: str) -> Any:
     """The plan for ranked top-K input when its metrics came from a profile: the whole-ranking
     metrics and the aggregates built on them are left out (with a warning), and recorded in
@@ -110,7 +114,7 @@ def left_out_for_ranked(plan: Any, func: str) -> Any:
         return plan
     from .registry import METRICS
 
-    out = {s.name: "needs a score for every item (ranked top-K input)" for s in plan.specs
+    out = {s.name: RANKED_REASON for s in plan.specs
            if s.kind == "whole" or any(METRICS[x].kind == "whole" for x in s.needs)}
     if out:
         warnings.warn(f"The '{opts.profile}' profile with ranked top-K lists (in {func}) takes "

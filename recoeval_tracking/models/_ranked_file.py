@@ -203,14 +203,9 @@ class RankedFileModel(Model):
     def eval_inputs(self, k: int, users: np.ndarray | None = None) -> dict[str, Any]:
         """``{"ranked": RankedLists}``: every user's list, padded to at least ``k`` ranks."""
         self.score_source()  # NotFittedError before fit
-        m = int(self.n_users_ or 0)
-        counts = np.bincount(self._users, minlength=m)
-        width = max(int(counts.max()) if counts.size else 0, int(k), 1)
-        lists = np.full((m, width), -1, dtype=np.int64)
-        starts = np.concatenate([[0], np.cumsum(counts)[:-1]]).astype(np.int64)
-        rank = np.arange(self._users.shape[0]) - starts[self._users]
-        lists[self._users, rank] = self._items
-        return {"ranked": RankedLists(lists, func=_FUNC)}
+        ranks = np.arange(self._users.shape[0])  # already in each user's list order
+        return {"ranked": RankedLists.from_pairs(self._users, self._items, ranks,
+                                                 int(self.n_users_ or 0), int(k), func=_FUNC)}
 
     def _score_source(self) -> Any:
         return None
