@@ -5,7 +5,11 @@ tests'): no ambient MLflow or Hydra settings, and the package the tests import f
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 from pathlib import Path
+
+import pytest
 
 import recoeval_tracking
 
@@ -28,3 +32,30 @@ def clean_env() -> dict[str, str]:
         env.pop(var, None)
     env["PYTHONPATH"] = str(PACKAGE_ROOT) + os.pathsep + env.get("PYTHONPATH", "")
     return env
+
+
+def run_command(
+    args: list[str],
+    cwd: Path,
+    *,
+    module: bool = True,
+    timeout: float = 300,
+    env: dict[str, str] | None = None,
+) -> subprocess.CompletedProcess:
+    """Run ``python -m recoeval_tracking ARGS`` (or the ``recoeval-track`` script) in ``cwd``."""
+    if module:
+        cmd = [sys.executable, "-m", "recoeval_tracking", *args]
+    else:
+        script = Path(sys.executable).with_name("recoeval-track")
+        if not script.is_file():
+            pytest.skip("the recoeval-track console script is not installed in this environment")
+        cmd = [str(script), *args]
+    return subprocess.run(
+        cmd,
+        cwd=cwd,
+        env=env or clean_env(),
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )

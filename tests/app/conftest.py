@@ -8,12 +8,8 @@ migrated database is made per session and copied where a test needs a store.
 
 from __future__ import annotations
 
-import subprocess
-import sys
-from pathlib import Path
-
 import pytest
-from commands import REPO_ROOT, clean_env  # noqa: F401 - re-exported to the app tests
+from commands import REPO_ROOT, clean_env, run_command  # noqa: F401 - re-exported to the app tests
 
 #: A dataset small enough that a job runs in about a second once numba's cache is warm.
 TINY_DATA = ["dataset.n_users=120", "dataset.n_items=60"]
@@ -21,33 +17,6 @@ TINY_DATA = ["dataset.n_users=120", "dataset.n_items=60"]
 TINY_ALS = ["model.factors=8", "model.iterations=5"]
 #: No plots, no progress bars, one thread.
 QUIET = ["plots=false", "progress=false", "nthreads=1"]
-
-
-def run_command(
-    args: list[str],
-    cwd: Path,
-    *,
-    module: bool = True,
-    timeout: float = 300,
-    env: dict[str, str] | None = None,
-) -> subprocess.CompletedProcess:
-    """Run ``python -m recoeval_tracking ARGS`` (or the ``recoeval-track`` script) in ``cwd``."""
-    if module:
-        cmd = [sys.executable, "-m", "recoeval_tracking", *args]
-    else:
-        script = Path(sys.executable).with_name("recoeval-track")
-        if not script.is_file():
-            pytest.skip("the recoeval-track console script is not installed in this environment")
-        cmd = [str(script), *args]
-    return subprocess.run(
-        cmd,
-        cwd=cwd,
-        env=env or clean_env(),
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        check=False,
-    )
 
 
 @pytest.fixture

@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from commands import REPO_ROOT, clean_env
+from commands import REPO_ROOT, clean_env, run_command
 
 pytestmark = pytest.mark.slow
 
@@ -40,7 +40,7 @@ def _run(cmd: list[str], cwd: Path, timeout: float = 600) -> subprocess.Complete
 
 
 def _track(args: list[str], cwd: Path) -> subprocess.CompletedProcess:
-    return _run([sys.executable, "-m", "recoeval_tracking", *args], cwd)
+    return run_command(args, cwd, timeout=600)
 
 
 def _report(args: list[str], cwd: Path) -> subprocess.CompletedProcess:

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from commands import clean_env  # tests/ is on sys.path (tests/conftest.py)
+from commands import clean_env, run_command  # tests/ is on sys.path (tests/conftest.py)
 
 from recoeval_tracking import evaluate
 from recoeval_tracking._validation import InputError
@@ -256,14 +256,7 @@ def test_the_command_reports_an_unreachable_scheduler_in_one_paragraph(tmp_path)
         "progress=false",
         "hydra.run.dir=job",
     ]
-    proc = subprocess.run(
-        [sys.executable, "-m", "recoeval_tracking", *args],
-        cwd=tmp_path,
-        env=clean_env(),
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+    proc = run_command(args, tmp_path)
     assert proc.returncode != 0
     assert "could not reach the Dask scheduler at tcp://127.0.0.1:9" in proc.stderr
     assert "internal error" not in proc.stderr and "Traceback" not in proc.stderr

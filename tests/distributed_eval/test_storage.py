@@ -245,10 +245,8 @@ def test_the_app_refuses_preparation_of_a_stored_split(stored, tmp_path):
 
 
 def test_the_command_names_a_missing_part_in_one_paragraph(client, data, tmp_path):
-    import subprocess
-    import sys
 
-    from commands import clean_env
+    from commands import run_command
 
     train, test, A, B = data
     write_partitioned(tmp_path / "split", train, test, users_per_part=100)
@@ -269,14 +267,7 @@ def test_the_command_names_a_missing_part_in_one_paragraph(client, data, tmp_pat
         "progress=false",
         "hydra.run.dir=job",
     ]
-    proc = subprocess.run(
-        [sys.executable, "-m", "recoeval_tracking", *args],
-        cwd=tmp_path,
-        env=clean_env(),
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+    proc = run_command(args, tmp_path)
     assert proc.returncode != 0, proc.stderr
     assert "part-000001.parquet" in proc.stderr and "is missing" in proc.stderr, proc.stderr
     assert "Traceback" not in proc.stderr

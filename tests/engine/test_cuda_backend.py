@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import scipy.sparse as sp
-from commands import REPO_ROOT, clean_env
+from commands import REPO_ROOT, clean_env, run_command
 
 import recoeval_tracking as rt
 from recoeval_tracking.engine.backends import unavailable
@@ -114,15 +114,7 @@ def test_app_metrics_backend_cuda_without_a_gpu_is_a_usage_error(tmp_path: Path)
         "tracking=none",
         "metrics.backend=cuda",
     ]
-    proc = subprocess.run(
-        [sys.executable, "-m", "recoeval_tracking", *args],
-        cwd=tmp_path,
-        env=clean_env(),
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
+    proc = run_command(args, tmp_path)
     last = (proc.stderr.strip().splitlines() or [""])[-1]
     assert proc.returncode == 2, proc.stderr[-3000:]
     assert "Traceback" not in proc.stdout + proc.stderr
