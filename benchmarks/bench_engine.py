@@ -9,7 +9,7 @@ process: ``calc_reco_metrics`` (P only, the default top-K set, cumulative, ROC-A
 ten), ``evaluate(metrics="all")`` with the beyond-accuracy metrics, ``ties="average"`` beside
 ``"noise"``, implicit's ``ranking_metrics_at_k`` and recometrics when installed; then
 ``evaluate()``'s fixed overhead on a tiny input, a warm first call in a new process, a profile
-of the fused pass (tiled GEMM alone, merge, Python) and the peak extra memory with its formula.
+(GEMM alone, merge, Python) and the peak extra memory with its formula.
 
 Timings on a shared machine are noisy: compare ratios within one run.
 
@@ -31,7 +31,6 @@ if __name__ == "__main__" and "OPENBLAS_CORETYPE" in os.environ:
     os.execve(sys.executable, [sys.executable, *sys.argv], _env)
 
 import argparse  # noqa: E402
-import functools  # noqa: E402
 import subprocess  # noqa: E402
 import textwrap  # noqa: E402
 import threading  # noqa: E402
@@ -40,7 +39,6 @@ import tracemalloc  # noqa: E402
 
 import numpy as np  # noqa: E402
 import scipy.sparse as sp  # noqa: E402
-from numba import njit, prange  # noqa: E402
 
 import recoeval_tracking as rt  # noqa: E402
 from recoeval_tracking.engine import driver  # noqa: E402
@@ -167,33 +165,6 @@ def gemm_floor(A, B, nthreads: int, repeat: int) -> tuple[float, str]:
         sec, _ = block_gemm_seconds(A, B, nthreads, repeat, rows=rows)
         best = min(best, (sec, f"{rows} rows per thread"))
     return best
-
-
-@njit(parallel=True, cache=True)
-def tiled_gemm(A, Bp, W, bu, n_workers):
-    """The fused pass's GEMMs alone: the same blocks, tiles and threads, no merge."""
-    nb = (A.shape[0] + bu - 1) // bu
-    nw = max(1, min(n_workers, nb))
-    acc = np.zeros(nw)
-    for w in prange(nw):
-        T = np.empty((bu, W), dtype=Bp.dtype)
-        Ablk = np.zeros((bu, Bp.shape[1]), dtype=Bp.dtype)
-        for blk in range(w, nb, nw):
-            r1 = min((blk + 1) * bu, A.shape[0])
-            Ablk[: r1 - blk * bu] = A[blk * bu : r1]
-            for i0 in range(0, Bp.shape[0], W):
-                np.dot(Ablk, Bp[i0 : i0 + W].T, T)
-                acc[w] += T[0, 0]
-    return acc.sum()
-
-
-def tiled_gemm_seconds(A, B, nthreads: int, repeat: int) -> float:
-    bu = driver.FUSED_ROWS
-    W = driver.tile_width(B.shape[0], A.dtype.itemsize, bu)
-    Bp = np.zeros((-(-B.shape[0] // W) * W, B.shape[1]), dtype=B.dtype)
-    Bp[: B.shape[0]] = B
-    with thread_limits(nthreads) as n, driver._controller().limit(limits=1, user_api="blas"):
-        return best_of(lambda: tiled_gemm(A, Bp, W, bu, n), repeat)
 
 
 def kernel_seconds(call, repeat: int) -> tuple[float, float]:
@@ -335,8 +306,7 @@ def first_call_seconds(cold: bool = False) -> tuple[float, float]:
 
 
 def warm_up(k: int) -> None:
-    """Compile (or load from the cache) every kernel measured, for float32 and float64, on the
-    block path and on the fused pass."""
+    """Compile (or load from the cache) every kernel measured, for float32 and float64."""
     for dtype in (np.float32, np.float64):
         tr, te, A, B = make_data(300, 500, 8, dtype=dtype)
         for kw in (
@@ -346,15 +316,9 @@ def warm_up(k: int) -> None:
             dict(metrics=ALL10, ties="average"),
             dict(metrics="all"),
         ):
-            for nthreads, fused in ((1, False), (-1, False), (1, True), (-1, True)):
-                path(
-                    lambda: rt.evaluate(
-                        tr, te, A=A, B=B, k=k, nthreads=nthreads, block_rows=32, **kw
-                    ),
-                    fused,
-                )()
-                path(lambda: rt.evaluate(tr, te, A=A, B=B, k=k, nthreads=nthreads, **kw), fused)()
-        tiled_gemm_seconds(A, B, -1, 1)
+            for nthreads in (1, -1):
+                rt.evaluate(tr, te, A=A, B=B, k=k, nthreads=nthreads, block_rows=32, **kw)
+                rt.evaluate(tr, te, A=A, B=B, k=k, nthreads=nthreads, **kw)
 
 
 # -- one size -------------------------------------------------------------------------------------
@@ -378,27 +342,7 @@ def engine_rows(tr, te, A, B, args) -> list[tuple[str, object]]:
         ('evaluate(metrics="all") (+ beyond)', ev(metrics="all")),
         ("evaluate, all 10, ties='noise'", ev(metrics=ALL10, ties="noise")),
         ("evaluate, all 10, ties='average'", ev(metrics=ALL10, ties="average")),
-        ("block path (fused=False), top-K (8)", path(crm(**TOPK8), False)),
-        ("block path (fused=False), all 10", path(crm(all_metrics=True), False)),
-        ("fused pass (fused=True), top-K (8)", path(crm(**TOPK8), True)),
-        ("fused pass (fused=True), all 10", path(crm(all_metrics=True), True)),
-        ('fused pass, evaluate(metrics="all")', path(ev(metrics="all"), True)),
     ]
-
-
-def path(call, fused: bool):
-    """``call`` run on the block path (a GEMM per block into a buffer, then the kernels) or on
-    the fused pass (cache-sized tiles merged while hot), whatever the engine's default."""
-
-    def run():
-        original = driver.run_scores
-        driver.run_scores = functools.partial(original, fused=fused)
-        try:
-            return call()
-        finally:
-            driver.run_scores = original
-
-    return run
 
 
 def library_rows(tr, te, A, B, args) -> list[tuple[str, object]]:
@@ -467,30 +411,15 @@ def block_gemm_seconds(
 
 
 def profile(tr, te, A, B, args, floor: float) -> None:
-    """Where the time goes, on the default block path and on the fused pass: GEMM alone (same
-    blocks, tiles and threads), the merge (ranks and metrics), Python around the engine (checks,
-    CSR, results table, beyond-accuracy metrics)."""
+    """Where the time goes: GEMM alone (same blocks and threads as the engine), the merge (ranks
+    and metrics), Python around the engine (checks, CSR, results table, beyond-accuracy
+    metrics)."""
     gemm, rows = block_gemm_seconds(A, B, args.threads, args.repeat)
     print(
         f"  profile, block path: GEMM alone ({rows}-user blocks) {gemm:.3f} s "
         f"({gemm / floor:.2f}x floor)"
     )
     _split(tr, te, A, B, args, gemm)
-    original = driver.run_scores
-    driver.run_scores = functools.partial(original, fused=True)
-    try:
-        _profile(tr, te, A, B, args, floor)
-    finally:
-        driver.run_scores = original
-
-
-def _profile(tr, te, A, B, args, floor: float) -> None:
-    tiled = tiled_gemm_seconds(A, B, args.threads, args.repeat)
-    print(
-        f"  profile, fused pass: tiled GEMM alone (same blocks/tiles/threads) {tiled:.3f} s "
-        f"({tiled / floor:.2f}x floor)"
-    )
-    _split(tr, te, A, B, args, tiled)
 
 
 def _split(tr, te, A, B, args, gemm: float) -> None:

@@ -62,8 +62,6 @@ AREAS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
             "engine/fill.py",
             "engine/kernels.py",
             "engine/driver.py",
-            "engine/fused.py",
-            "engine/fused_end.py",
             "engine/records.py",
         ),
         (

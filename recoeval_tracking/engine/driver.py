@@ -15,7 +15,6 @@ from dataclasses import dataclass
 import numba
 import numpy as np
 
-from . import fused as fz
 from . import kernels as kn
 from .records import Csr, Outputs, Plan
 
@@ -32,16 +31,6 @@ BLOCK_BYTES = 16 * 1024 * 1024
 MIN_BLOCK_USERS = 512
 #: The most scores one block may hold (per thread scoring a block), whatever the catalogue.
 MAX_BLOCK_BYTES = 128 * 1024 * 1024
-
-#: Users scored together by the fused pass of a factor model, and the target size of one tile
-#: of their scores (it stays in a core's L2 cache while it is merged).
-FUSED_ROWS = 256
-TILE_BYTES = 512 * 1024
-#: Whether factor models take the fused pass by default. Off: on a quiet 2-core machine
-#: (benchmarks/bench_engine.py, 2 threads) it cost 1.40-1.76x the GEMM floor for the top-K
-#: metrics and 1.67-2.28x for all ten, against 1.14-1.39x and 1.35-1.74x for the block path
-#: (50k x 20k, 138k x 27k and 10k x 100k users x items).
-FUSED_DEFAULT = False
 
 #: The train matrix's values: the kernels only read which items a train row holds.
 _NO_VALUES = np.empty(0, dtype=np.float64)
@@ -62,8 +51,6 @@ def _controller():
     """threadpoolctl's view of the loaded BLAS libraries, inspected once (it costs ~10 ms)."""
     global _CONTROLLER
     if _CONTROLLER is None:
-        # numba's np.dot calls SciPy's BLAS (the fused pass): load it first, so it is seen
-        import scipy.linalg.cython_blas  # noqa: F401
         from threadpoolctl import ThreadpoolController
 
         _CONTROLLER = ThreadpoolController()
@@ -81,51 +68,6 @@ def thread_limits(nthreads: int) -> Iterator[int]:
             yield n
     finally:
         numba.set_num_threads(previous)
-
-
-def tile_width(n_items: int, itemsize: int, rows: int) -> int:
-    """Items per tile of the fused pass: about ``TILE_BYTES`` of scores for ``rows`` users, a
-    multiple of 64 (BLAS then computes every score with its main kernel), the tiles near-equal."""
-    target = max(64, TILE_BYTES // max(1, rows * itemsize) // 64 * 64)
-    n_tiles = -(-n_items // target)
-    width = -(-n_items // n_tiles)
-    return int(-(-width // 64) * 64)
-
-
-def _factors(block: Callable[..., np.ndarray]) -> tuple[np.ndarray, np.ndarray] | None:
-    """``(A, B)`` when ``block`` is the bound method of a factor model ``A @ B.T`` (``B`` may
-    hold the item biases as one more column), else None."""
-    src = getattr(block, "__self__", None)
-    A = getattr(src, "A", None)
-    B = getattr(src, "B", None)
-    if (isinstance(A, np.ndarray) and isinstance(B, np.ndarray) and A.ndim == 2 and B.ndim == 2
-            and A.dtype == B.dtype and A.dtype in (np.float32, np.float64)
-            and B.shape[1] - A.shape[1] in (0, 1)):
-        return A, B
-    return None
-
-
-def run_fused(A: np.ndarray, B: np.ndarray, inp: EngineInput, rows: np.ndarray,
-              outs: Outputs, *, block_rows: int | None = None, tile_items: int | None = None,
-              progress: Callable[[int], None] | None = None) -> None:
-    """Evaluate ``rows`` of the factor model ``A @ B.T`` with the fused pass (:mod:`.fused`):
-    blocks of ``block_rows`` users (``FUSED_ROWS`` by default) scored ``tile_items`` items at a
-    time (:func:`tile_width` by default), BLAS on one thread inside numba's."""
-    bu = int(block_rows or FUSED_ROWS)
-    W = int(tile_items or tile_width(inp.n_items, A.dtype.itemsize, bu))
-    n_pad = -(-inp.n_items // W) * W
-    Bp = np.zeros((n_pad, B.shape[1]), dtype=B.dtype)
-    Bp[: inp.n_items] = B
-    A = np.ascontiguousarray(A)
-    train, test, plan = inp.records()
-    threads = max(1, numba.get_num_threads())
-    step = bu * threads * 16
-    with _controller().limit(limits=1, user_api="blas"):
-        for start in range(0, rows.shape[0], step):
-            chunk = np.ascontiguousarray(rows[start:start + step], dtype=np.int64)
-            fz.fused_metrics(A, Bp, W, chunk, train, test, plan, outs, bu, threads)
-            if progress is not None:
-                progress(chunk.shape[0])
 
 
 def default_block_rows(n_items: int, itemsize: int, n_rows: int) -> int:
@@ -191,8 +133,7 @@ class EngineInput:
 
 def run_scores(inp: EngineInput, block: Callable[[np.ndarray, np.ndarray | None], np.ndarray],
                dtype: np.dtype, rows: np.ndarray, reason: np.ndarray, *, block_rows: int | None = None,
-               progress: Callable[[int], None] | None = None, thread_safe: bool = False,
-               fused: bool | None = None, tile_items: int | None = None
+               progress: Callable[[int], None] | None = None, thread_safe: bool = False
                ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Evaluate ``rows`` (users whose metrics may be defined), one block of scores at a time.
 
@@ -207,20 +148,10 @@ def run_scores(inp: EngineInput, block: Callable[[np.ndarray, np.ndarray | None]
     with the serial kernel, so BLAS threads never spin beside numba's. Otherwise blocks are scored
     in turn (multi-threaded BLAS) and evaluated in parallel over users. Each user's values are
     computed alone, so both paths give identical results.
-
-    With ``fused`` (``FUSED_DEFAULT`` when None), a factor model (``block`` bound to a source
-    with ``A`` and ``B``) takes the fused pass instead (:func:`run_fused`; ``tile_items`` sets
-    its tile).
     """
     out, whole = inp.allocate()
     topk, n_tied = inp.allocate_lists()
     if rows.shape[0] == 0:
-        return out, whole, topk, n_tied
-    use_fused = FUSED_DEFAULT if fused is None else fused
-    factors = _factors(block) if use_fused and thread_safe else None
-    if factors is not None:
-        run_fused(*factors, inp, rows, Outputs(out, whole, reason, topk, n_tied),
-                  block_rows=block_rows, tile_items=tile_items, progress=progress)
         return out, whole, topk, n_tied
     itemsize = np.dtype(dtype).itemsize
     bs = block_rows or default_block_rows(inp.n_items, itemsize, rows.shape[0])

@@ -5,8 +5,8 @@ whatever the tie policy of the other metrics. The engine fills it in the same pa
 raw-score counts of each positive (items above, items tied), in ``O(|T|)`` per user: it is
 checked here per user against the slow reference (``reference.auc_average_ranks``, pair by
 pair) and against a second engine pass with ``ties="average"`` (its ``roc_auc``), on tied
-scores, ``-inf`` scores and train items, for every tie policy and the serial, parallel and
-fused kernels.
+scores, ``-inf`` scores and train items, for every tie policy, on one thread and on several,
+from scores and from factors.
 """
 
 from __future__ import annotations
@@ -19,7 +19,6 @@ import reference as ref
 import scipy.sparse as sp
 
 import recoeval_tracking as rt
-from recoeval_tracking.engine import driver
 from recoeval_tracking.metrics.beyond import AUC_AVERAGE_TIES
 from recoeval_tracking.metrics.evaluate import compute
 from recoeval_tracking.options import EvalOptions
@@ -84,7 +83,7 @@ def test_one_pass_auc_per_user_equals_reference_and_second_pass(ties, seed):
 
 
 @pytest.mark.parametrize("ties", ["index", "noise", "pessimistic"])
-def test_one_pass_auc_on_threads_blocks_and_the_fused_pass(ties, monkeypatch):
+def test_one_pass_auc_on_threads_blocks_and_factors(ties):
     train, test, A, B, _ = _case(3, m=60, n=30)
     S = A @ B.T
     auc = _reference(train, test, S)
@@ -94,9 +93,8 @@ def test_one_pass_auc_on_threads_blocks_and_the_fused_pass(ties, monkeypatch):
     assert 0 < defined.sum() < len(defined)  # some users have all scores equal: NaN
     want = _weighted(np.where(defined, auc, np.nan), test)
     assert res.aggregates["gauc"] == pytest.approx(want, abs=1e-12)
-    monkeypatch.setattr(driver, "FUSED_DEFAULT", True)
-    fused = rt.evaluate(train, test, A=A, B=B, nthreads=2, **kw).aggregates["gauc"]
-    assert fused == pytest.approx(want, abs=1e-12)
+    factors = rt.evaluate(train, test, A=A, B=B, nthreads=2, **kw).aggregates["gauc"]
+    assert factors == pytest.approx(want, abs=1e-12)
 
 
 def test_recbole_example_under_every_policy():
