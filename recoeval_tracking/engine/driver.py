@@ -143,11 +143,12 @@ def run_scores(inp: EngineInput, block: Callable[[np.ndarray, np.ndarray | None]
     computed; ``(0, K)`` unless ``want_topk``) and the per-user count of pool items tied with a
     listed item (-1 where not computed).
 
+    The kernels are compiled once, for one thread, and release the GIL: threads are Python's own.
     With several threads and a ``thread_safe`` score source (numpy only: factors, biases, dense
-    scores), each worker thread scores a whole block with single-threaded BLAS and evaluates it
-    with the serial kernel, so BLAS threads never spin beside numba's. Otherwise blocks are scored
-    in turn (multi-threaded BLAS) and evaluated in parallel over users. Each user's values are
-    computed alone, so both paths give identical results.
+    scores), each worker thread scores a whole block with single-threaded BLAS and evaluates it,
+    so BLAS threads never spin beside the kernels. Otherwise blocks are scored in turn
+    (multi-threaded BLAS) and each block's users are shared among the threads. Each user's
+    values are computed alone, so both arrangements give identical results.
     """
     out, whole = inp.allocate()
     topk, n_tied = inp.allocate_lists()
@@ -159,15 +160,18 @@ def run_scores(inp: EngineInput, block: Callable[[np.ndarray, np.ndarray | None]
     outs = Outputs(out, whole, reason, topk, n_tied)
     threads = numba.get_num_threads()
     starts = range(0, rows.shape[0], bs)
+    kernel = kn.block_kernel(plan)
 
-    def evaluate_block(start: int, buf: np.ndarray, kernel: Callable[..., None]) -> None:
+    def score(start: int, buf: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         users = np.ascontiguousarray(rows[start:start + bs], dtype=np.int64)
         S = block(users, buf[: users.shape[0]])
         if S.dtype != dtype or not S.flags.c_contiguous or not S.flags.writeable:
             S = np.array(S, dtype=dtype, order="C", copy=True)
-        kernel(S, users, train, test, plan, outs)
+        return S, users
+
+    def done(n: int) -> None:
         if progress is not None:
-            progress(users.shape[0])
+            progress(n)
 
     if threads > 1 and thread_safe and len(starts) > 1:
         local = threading.local()
@@ -175,17 +179,51 @@ def run_scores(inp: EngineInput, block: Callable[[np.ndarray, np.ndarray | None]
         def work(start: int) -> None:
             if not hasattr(local, "buf"):
                 local.buf = np.empty((bs, inp.n_items), dtype=dtype)
-            evaluate_block(start, local.buf, kn.block_metrics_serial)
+            S, users = score(start, local.buf)
+            kernel(S, users, train, test, plan, outs)
+            done(users.shape[0])
 
         with _controller().limit(limits=1, user_api="blas"), \
                 ThreadPoolExecutor(max_workers=threads) as pool:
             for f in [pool.submit(work, st) for st in starts]:
                 f.result()
-    else:
-        buf = np.empty((bs, inp.n_items), dtype=dtype)
+        return out, whole, topk, n_tied
+    buf = np.empty((bs, inp.n_items), dtype=dtype)
+    with _pool(threads) as pool:
         for start in starts:
-            evaluate_block(start, buf, kn.block_metrics)
+            S, users = score(start, buf)
+            _spread(pool, threads, users.shape[0], lambda lo, hi, S=S, users=users:
+                    kernel(S[lo:hi], users[lo:hi], train, test, plan, outs))
+            done(users.shape[0])
     return out, whole, topk, n_tied
+
+
+#: Pieces per thread when one block's users are shared among threads: users differ in cost
+#: (positives, ties), so more pieces than threads even out the threads' loads.
+PIECES_PER_THREAD = 4
+
+
+@contextmanager
+def _pool(threads: int) -> Iterator[ThreadPoolExecutor | None]:
+    """Worker threads for the compiled kernels (they release the GIL), or None for one thread."""
+    if threads <= 1:
+        yield None
+        return
+    with ThreadPoolExecutor(max_workers=threads) as pool:
+        yield pool
+
+
+def _spread(pool: ThreadPoolExecutor | None, threads: int, n: int,
+            call: Callable[[int, int], None]) -> None:
+    """``call(lo, hi)`` over pieces of ``range(n)``, on the pool's threads when there is one."""
+    if pool is None or n < 2:
+        call(0, n)
+        return
+    pieces = min(n, threads * PIECES_PER_THREAD)
+    bounds = np.linspace(0, n, pieces + 1).astype(np.int64)
+    for f in [pool.submit(call, int(lo), int(hi)) for lo, hi in zip(bounds[:-1], bounds[1:])
+              if hi > lo]:
+        f.result()
 
 
 def run_ranked(inp: EngineInput, lists: np.ndarray, rows: np.ndarray) -> np.ndarray:
@@ -193,7 +231,10 @@ def run_ranked(inp: EngineInput, lists: np.ndarray, rows: np.ndarray) -> np.ndar
     out, _ = inp.allocate()
     if rows.shape[0]:
         train, test, plan = inp.records()
-        kn.ranked_list_metrics(lists, np.ascontiguousarray(rows, dtype=np.int64), train, test,
-                               plan, out)
+        rows = np.ascontiguousarray(rows, dtype=np.int64)
+        threads = numba.get_num_threads()
+        with _pool(threads) as pool:
+            _spread(pool, threads, rows.shape[0], lambda lo, hi: kn.ranked_list_metrics(
+                lists, rows[lo:hi], train, test, plan, out))
     return out
 

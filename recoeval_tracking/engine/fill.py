@@ -39,7 +39,7 @@ import numpy as np
 from numba import njit
 
 from .codes import AtK, Whole
-from .ranks import order_positives
+from .ranks import order_positives, stable_order
 
 # The codes as plain module-level ints: numba reads them as compile-time constants.
 (P, TP, R, AP, TAP, NDCG, HIT, RR, NDCG_EXP, NDCG_BIN, AUC_TOPK, DCG, AP_HITS, HITS, F1,
@@ -80,8 +80,21 @@ def _ideal_gains(vals, kind):
         if x > 0:
             g[n] = x
             n += 1
-    g = g[:n]
-    return -np.sort(-g)
+    order = stable_order(g[:n])
+    ideal = np.empty(n, dtype=np.float64)
+    for t in range(n):
+        ideal[t] = g[order[n - 1 - t]]
+    return ideal
+
+
+@njit(cache=True)
+def _all_ideal_gains(vals):
+    """The ideal gains of the three kinds, ``(linear, exponential, binary)``. The kind is read
+    from an array, so that numba compiles :func:`_ideal_gains` once rather than once per
+    literal kind."""
+    kinds = np.arange(3)
+    return (_ideal_gains(vals, kinds[0]), _ideal_gains(vals, kinds[1]),
+            _ideal_gains(vals, kinds[2]))
 
 
 # -- @k metrics -----------------------------------------------------------------------------------
@@ -110,7 +123,7 @@ def fill_metrics(ranks, vals, pool, plan, out, u):
     only_pos = pool == n_pos
     dcg = np.zeros(3)
     idcg = np.zeros(3)
-    ideal = (_ideal_gains(vals, 0), _ideal_gains(vals, 1), _ideal_gains(vals, 2))
+    ideal = _all_ideal_gains(vals)
     hits = 0
     ap_sum = 0.0
     first = ranks[0]
@@ -457,7 +470,7 @@ def fill_average(pos_scores, vals, gt, eq, pool, plan, out, whole_out, u):
     K = plan.K
     order, ga, gt_, gc, gH, gG, ng = _tie_groups(pos_scores, vals, gt, eq)
     only_pos = n_neg == 0
-    ideal = (_ideal_gains(vals, 0), _ideal_gains(vals, 1), _ideal_gains(vals, 2))
+    ideal = _all_ideal_gains(vals)
     for kc in range(1, K + 1):
         if not plan.cumulative and kc < K:
             continue

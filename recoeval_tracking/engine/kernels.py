@@ -35,7 +35,7 @@ import os
 from pathlib import Path
 
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
 from .codes import Reason
 from .fill import fill_average, fill_metrics, fill_whole
@@ -54,7 +54,7 @@ NAN_SCORE = int(Reason.NAN_SCORE)
 ALL_EQUAL = int(Reason.ALL_EQUAL)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _read_positives(s, u, test, pos_scores, vals):
     """Copy the scores and test values of user ``u``'s positives; whether a score is ``-inf``."""
     p0 = test.ptr[u]
@@ -67,14 +67,13 @@ def _read_positives(s, u, test, pos_scores, vals):
     return any_neg_inf
 
 
-@njit(cache=True)
-def _eval_user(s, u, train, test, plan, outs):
-    """Evaluate user ``u`` whose scores are ``s`` (modified in place: train items are masked).
+@njit(cache=True, inline="always")
+def _prepare_user(s, u, train, test, plan, outs):
+    """The first steps of every user's evaluation: read the positives, mask the train items of
+    ``s`` (in place), count each positive's items above and tied (``gt``, ``eq``).
 
-    ``outs.out`` receives the @k metrics, ``outs.whole`` the whole-ranking ones;
-    ``outs.reason[u]`` receives NAN_SCORE or ALL_EQUAL when the user is found undefined here; when
-    ``plan.want_topk``, ``outs.topk[u]`` receives the user's top-K items and ``outs.n_tied[u]``
-    the number of pool items tied with them.
+    Returns ``(ok, pos_scores, vals, gt, eq, pool)``; ``ok`` is False when the user is found
+    undefined here (``outs.reason[u]`` receives NAN_SCORE or ALL_EQUAL).
     """
     t0 = train.ptr[u]
     t1 = train.ptr[u + 1]
@@ -84,25 +83,33 @@ def _eval_user(s, u, train, test, plan, outs):
     pos_scores = np.empty(n_pos, dtype=s.dtype)
     vals = np.empty(n_pos, dtype=np.float64)
     any_neg_inf = _read_positives(s, u, test, pos_scores, vals)
+    gt = np.empty(n_pos, dtype=np.int64)
+    eq = np.empty(n_pos, dtype=np.int64)
     # a NaN anywhere in the pool makes the user undefined; train items do not count
     for t in range(t0, t1):
         s[train.idx[t]] = -np.inf
     if count_nan(s) > 0:
         outs.reason[u] = NAN_SCORE
-        return
-    gt = np.empty(n_pos, dtype=np.int64)
-    eq = np.empty(n_pos, dtype=np.int64)
+        return False, pos_scores, vals, gt, eq, pool
     counts(s, u, pos_scores, any_neg_inf, train, plan, gt, eq)
     # every pool score equal <=> the first positive ties with the whole pool
     if gt[0] == 0 and eq[0] == pool:
         outs.reason[u] = ALL_EQUAL
-        return
-    if plan.want_topk:
-        outs.n_tied[u] = topk_items(s, plan.seed, u + plan.user_base, plan.tie_mode, train.idx,
-                                    t0, t1, plan.K, outs.topk[u])
-    if plan.tie_mode == TIE_AVERAGE:
-        fill_average(pos_scores, vals, gt, eq, pool, plan, outs.out, outs.whole, u)
-        return
+        return False, pos_scores, vals, gt, eq, pool
+    return True, pos_scores, vals, gt, eq, pool
+
+
+@njit(cache=True, inline="always")
+def _put_list(s, u, train, plan, outs):
+    """The user's top-K items and the number of pool items tied with them (``plan.want_topk``)."""
+    outs.n_tied[u] = topk_items(s, plan.seed, u + plan.user_base, plan.tie_mode, train.idx,
+                                train.ptr[u], train.ptr[u + 1], plan.K, outs.topk[u])
+
+
+@njit(cache=True, inline="always")
+def _fill_from_ranks(s, u, pos_scores, vals, gt, eq, pool, train, test, plan, outs):
+    """Every metric from the positives' ranks under a total order or a tie policy."""
+    n_pos = pos_scores.shape[0]
     ranks = np.empty(n_pos, dtype=np.int64)
     rvals = np.empty(n_pos, dtype=np.float64)
     user_ranks(s, u, pos_scores, vals, gt, eq, train, test, plan, ranks, rvals)
@@ -111,33 +118,89 @@ def _eval_user(s, u, train, test, plan, outs):
         fill_whole(ranks, rvals, pool, plan.wslots, outs.whole, u, gt, eq)
 
 
-@njit(parallel=True, cache=True)
-def block_metrics(S, rows, train, test, plan, outs):
-    """Evaluate the users ``rows`` whose scores are the rows of ``S``, in parallel over users.
+@njit(cache=True)
+def _eval_ranked(s, u, train, test, plan, outs):
+    """Evaluate user ``u`` whose scores are ``s`` (modified in place: train items are masked)
+    under a tie order or policy other than ``average``, without the top-K list.
 
-    Parameters
-    ----------
-    S : float32 or float64 array (len(rows), n_items)
-        The block's scores, C-contiguous and writable (train items are masked in place).
-    rows : int64 array
-        The users (rows of the test matrix and of the outputs) of ``S``'s rows.
-    train, test : records.Csr
-    plan : records.Plan
-    outs : records.Outputs
+    ``outs.out`` receives the @k metrics, ``outs.whole`` the whole-ranking ones;
+    ``outs.reason[u]`` receives NAN_SCORE or ALL_EQUAL when the user is found undefined here.
     """
-    for b in prange(rows.shape[0]):
-        _eval_user(S[b], rows[b], train, test, plan, outs)
+    ok, pos_scores, vals, gt, eq, pool = _prepare_user(s, u, train, test, plan, outs)
+    if ok:
+        _fill_from_ranks(s, u, pos_scores, vals, gt, eq, pool, train, test, plan, outs)
+
+
+@njit(cache=True)
+def _eval_ranked_list(s, u, train, test, plan, outs):
+    """:func:`_eval_ranked`, and ``outs.topk[u]`` receives the user's top-K items and
+    ``outs.n_tied[u]`` the number of pool items tied with them."""
+    ok, pos_scores, vals, gt, eq, pool = _prepare_user(s, u, train, test, plan, outs)
+    if ok:
+        _put_list(s, u, train, plan, outs)
+        _fill_from_ranks(s, u, pos_scores, vals, gt, eq, pool, train, test, plan, outs)
+
+
+@njit(cache=True)
+def _eval_average(s, u, train, test, plan, outs):
+    """:func:`_eval_ranked` under ``ties="average"``: each metric's expectation over the
+    orderings of the tied items."""
+    ok, pos_scores, vals, gt, eq, pool = _prepare_user(s, u, train, test, plan, outs)
+    if ok:
+        fill_average(pos_scores, vals, gt, eq, pool, plan, outs.out, outs.whole, u)
+
+
+@njit(cache=True)
+def _eval_average_list(s, u, train, test, plan, outs):
+    """:func:`_eval_average` with the top-K list."""
+    ok, pos_scores, vals, gt, eq, pool = _prepare_user(s, u, train, test, plan, outs)
+    if ok:
+        _put_list(s, u, train, plan, outs)
+        fill_average(pos_scores, vals, gt, eq, pool, plan, outs.out, outs.whole, u)
+
+
+# One block kernel per kind of evaluation, so that a call compiles only what it runs (the
+# average-ties writers and the top-K list each cost seconds of compiling). Each evaluates the
+# users ``rows`` whose scores are the rows of ``S``, on one thread, without the GIL: the driver
+# shares blocks (or a block's users) among its threads.
+#
+# S : float32 or float64 array (len(rows), n_items), C-contiguous and writable (train items are
+#     masked in place); rows : int64 array, the users (rows of the test matrix and of the
+#     outputs) of ``S``'s rows; train, test : records.Csr; plan : records.Plan;
+#     outs : records.Outputs.
+
+@njit(nogil=True, cache=True)
+def block_ranked(S, rows, train, test, plan, outs):
+    for b in range(rows.shape[0]):
+        _eval_ranked(S[b], rows[b], train, test, plan, outs)
 
 
 @njit(nogil=True, cache=True)
-def block_metrics_serial(S, rows, train, test, plan, outs):
-    """The same on one thread, without the GIL: the driver runs one block per worker thread, each
-    scoring its block with single-threaded BLAS first (no BLAS threads spinning beside numba's)."""
+def block_ranked_list(S, rows, train, test, plan, outs):
     for b in range(rows.shape[0]):
-        _eval_user(S[b], rows[b], train, test, plan, outs)
+        _eval_ranked_list(S[b], rows[b], train, test, plan, outs)
 
 
-@njit(parallel=True, cache=True)
+@njit(nogil=True, cache=True)
+def block_average(S, rows, train, test, plan, outs):
+    for b in range(rows.shape[0]):
+        _eval_average(S[b], rows[b], train, test, plan, outs)
+
+
+@njit(nogil=True, cache=True)
+def block_average_list(S, rows, train, test, plan, outs):
+    for b in range(rows.shape[0]):
+        _eval_average_list(S[b], rows[b], train, test, plan, outs)
+
+
+def block_kernel(plan):
+    """The block kernel for ``plan``: ``kernel(S, rows, train, test, plan, outs)``."""
+    if plan.tie_mode == TIE_AVERAGE:
+        return block_average_list if plan.want_topk else block_average
+    return block_ranked_list if plan.want_topk else block_ranked
+
+
+@njit(nogil=True, cache=True)
 def ranked_list_metrics(lists, rows, train, test, plan, out):
     """Top-K metrics from ranked lists: ``lists[u]`` holds item indices, best first, -1 padded.
 
@@ -147,7 +210,7 @@ def ranked_list_metrics(lists, rows, train, test, plan, out):
     """
     L = lists.shape[1]
     K = plan.K
-    for b in prange(rows.shape[0]):
+    for b in range(rows.shape[0]):
         u = rows[b]
         t0 = train.ptr[u]
         t1 = train.ptr[u + 1]
@@ -182,7 +245,7 @@ def _drop_stale_caches() -> None:
     once more. Best effort: nothing happens where the cache folder cannot be read or written.
     """
     try:
-        cache_dir = Path(block_metrics._cache.cache_path)
+        cache_dir = Path(block_ranked._cache.cache_path)
         sources = sorted(Path(__file__).parent.glob("*.py"))
         digest = hashlib.sha256(b"".join(p.name.encode() + p.read_bytes() for p in sources))
         stamp = cache_dir / "engine-sources.sha256"

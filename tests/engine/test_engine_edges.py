@@ -46,7 +46,7 @@ def test_stale_cache_index_files_are_dropped_once(tmp_path, monkeypatch):
     """A cache whose stamp differs from the engine's sources loses the index files of the
     engine's modules (and only those); the stamp is then rewritten and a second call keeps the
     index files written since."""
-    monkeypatch.setattr(kn, "block_metrics", _FakeKernel(tmp_path))
+    monkeypatch.setattr(kn, "block_ranked", _FakeKernel(tmp_path))
     (tmp_path / "engine-sources.sha256").write_text("an older digest")
     stale = [
         tmp_path / "ranks.topk_items-1.py311.nbi",
@@ -72,10 +72,10 @@ def test_stale_cache_index_files_are_dropped_once(tmp_path, monkeypatch):
 
 def test_stale_cache_guard_is_best_effort(tmp_path, monkeypatch):
     """No cache attribute (NUMBA_DISABLE_JIT) or an unwritable folder: nothing happens."""
-    monkeypatch.setattr(kn, "block_metrics", object())
+    monkeypatch.setattr(kn, "block_ranked", object())
     kn._drop_stale_caches()
     missing = tmp_path / "not" / "there"
-    monkeypatch.setattr(kn, "block_metrics", _FakeKernel(missing))
+    monkeypatch.setattr(kn, "block_ranked", _FakeKernel(missing))
     kn._drop_stale_caches()
     assert not missing.exists()
 
