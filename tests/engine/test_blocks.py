@@ -144,8 +144,9 @@ def test_progress_counts_every_evaluated_user():
     tr, te, A, B, _ = _data(m=30, n=80, seed=2)
     for kw in (dict(A=A, B=B), dict(scores=A @ B.T)):
         seen = []
-        res = rt.evaluate(tr, te, metrics=TOPK, k=5, nthreads=2, block_rows=4,
-                          progress=seen.append, **kw)
+        res = rt.evaluate(
+            tr, te, metrics=TOPK, k=5, nthreads=2, block_rows=4, progress=seen.append, **kw
+        )
         # the users the NaN rules leave to the engine (the kernel itself finds NaN scores)
         ok = res.per_user["nan_reason"].isin(["", "nan_score", "all_equal"]).sum()
         assert sum(seen) == ok and len(seen) >= 2
