@@ -155,7 +155,7 @@ def _counts_by_scan(s, pos_scores, stop_at, gt, eq):
 def _counts_by_search(s, pos_scores, gt, eq):
     """Same result as ``_counts_by_scan`` (no early stop) in O(n log n_pos), for many positives."""
     npos = pos_scores.shape[0]
-    order = stable_order(pos_scores)
+    order = stable_order(pos_scores.astype(np.float64))  # one compiled sort for every key
     q = np.empty(npos, dtype=pos_scores.dtype)
     for t in range(npos):
         q[t] = pos_scores[order[t]]
@@ -288,7 +288,7 @@ def sort_by_rank(ranks, vals):
     """Sort ``ranks`` ascending, stably (insertion sort for small arrays), carrying ``vals``."""
     n = ranks.shape[0]
     if n > 32:
-        order = stable_order(ranks)
+        order = stable_order(ranks.astype(np.float64))  # exact: ranks < 2**53
         r2 = np.empty(n, dtype=ranks.dtype)
         v2 = np.empty(n, dtype=vals.dtype)
         for t in range(n):
