@@ -358,11 +358,14 @@ def _backend(cfg: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _evaluate(split: Any, model: Any, options: EvalOptions, progress: Callable[[int], None],
-              backend: Mapping[str, Any], out: Path) -> Any:
-    """The ``eval`` stage, in this process or on the Dask cluster of ``backend``."""
+              backend: Mapping[str, Any], out: Path, warm: Any = None) -> Any:
+    """The ``eval`` stage, in this process or on the Dask cluster of ``backend``; first waits
+    for ``warm`` (:mod:`recoeval_tracking.metrics.warm`) when it compiles this model's dtype."""
     from ..metrics import evaluate
 
     inputs = model.eval_inputs(options.k, split.test_users)
+    if warm is not None:
+        warm.wait(_score_dtype(inputs))
     if backend["kind"] == "cpu":
         return evaluate(split.train, split.test, **inputs, options=options, progress=progress)
     from ..distributed import cluster_client, evaluate_on_dask
@@ -375,6 +378,38 @@ def _evaluate(split: Any, model: Any, options: EvalOptions, progress: Callable[[
             timeout=float(backend.get("timeout", 30.0))) as client:
         return evaluate_on_dask(client, split.train, split.test, options, **inputs,
                                 shards=backend.get("shards"), per_user_dir=parts)
+
+
+def _score_dtype(inputs: Mapping[str, Any]) -> str | None:
+    """The dtype the engine scores ``inputs`` in (float32 only when both factors are float32),
+    or None (ranked lists: no score kernels)."""
+    if inputs.get("A") is not None:
+        dtypes = {str(getattr(inputs.get(key), "dtype", "")) for key in ("A", "B")}
+        return "float32" if dtypes == {"float32"} else "float64"
+    for key in ("scores", "scorer"):
+        dtype = getattr(inputs.get(key), "dtype", None)
+        if dtype is not None:
+            return str(dtype)
+    return None
+
+
+def _warm_up(options: EvalOptions, model_section: Mapping[str, Any],
+             backend: Mapping[str, Any]) -> Any:
+    """A child process compiling the kernels while the job loads, splits and fits, when the
+    kernel cache is cold and the job evaluates here (:mod:`recoeval_tracking.metrics.warm`;
+    ``RECOEVAL_WARM_UP=0`` turns it off)."""
+    import os
+
+    from ..engine import kernels  # noqa: F401  (drops a stale cache before it is looked at)
+    from .precheck import kernel_cache_is_cold
+
+    if (backend["kind"] != "cpu" or os.environ.get("RECOEVAL_WARM_UP") == "0"
+            or not kernel_cache_is_cold()):
+        return None
+    from ..metrics import warm
+
+    _compile_notice()
+    return warm.start(options, str(model_section.get("dtype") or "float32"))
 
 
 @contextmanager
@@ -405,6 +440,7 @@ def _run_stages(sections: dict[str, dict[str, Any]], options: EvalOptions,
     from ..engine.driver import thread_limits
 
     timings: dict[str, float] = {}
+    warm = _warm_up(options, sections["model"], backend) if fitted is None else None
     with thread_limits(options.nthreads):
         model = fitted if fitted is not None else \
             build_model(sections["model"], disable, base, label)
@@ -441,11 +477,14 @@ def _run_stages(sections: dict[str, dict[str, Any]], options: EvalOptions,
         _compile_notice()
         update, bar = _eval_progress(split.train.n_users, disable)
         try:
-            results = _evaluate(split, model, options, update, backend, out)
+            results = _evaluate(split, model, options, update, backend, out, warm)
         finally:
             bar.close()
+            if warm is not None:
+                warm.stop()
     log_left_out(results)
-    timings["eval"] = float(results.timings.get("eval", 0.0))
+    # the wait for the kernels compiling in the child is part of the evaluation's time
+    timings["eval"] = float(results.timings.get("eval", 0.0)) + (warm.waited if warm else 0.0)
     return X, split, model, results, timings
 
 

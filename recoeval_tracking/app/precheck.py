@@ -25,8 +25,8 @@ __all__ = ["check_before_load", "check_engine_backend", "check_k_against_items",
 REMOTE_LAUNCHERS = ("SlurmLauncher", "RayAWSLauncher", "RayLauncher", "RQLauncher")
 
 #: Said once before the first evaluation when numba's on-disk cache holds no compiled kernels.
-COMPILE_NOTICE = ("compiling the metric kernels once, ~50 s; cached afterwards (the progress bar "
-                  "waits until then)")
+COMPILE_NOTICE = ("compiling the metric kernels once (about 15 s on 2 cores; the app begins it in a "
+                  "second process while the job loads and fits); cached afterwards")
 
 #: Tracking URI schemes MLflow stores accept (``file:`` needs MLFLOW_ALLOW_FILE_STORE).
 URI_SCHEMES = ("sqlite", "http", "https", "postgresql", "mysql", "mssql", "file", "databricks",
@@ -175,10 +175,9 @@ def kernel_cache_is_cold() -> bool:
     from .. import engine
 
     names = "kernels*.nbi"
-    roots = [Path(engine.__file__).parent / "__pycache__"]
     cache_dir = os.environ.get("NUMBA_CACHE_DIR")
-    if cache_dir:
-        roots.append(Path(cache_dir))
+    # numba writes every cache there when it is set, else beside the sources
+    roots = [Path(cache_dir)] if cache_dir else [Path(engine.__file__).parent / "__pycache__"]
     for root in roots:
         try:
             if root.is_dir() and next(root.rglob(names), None) is not None:

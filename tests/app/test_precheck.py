@@ -117,6 +117,15 @@ def test_cold_kernel_cache_is_detected_from_the_index_files(tmp_path, monkeypatc
     assert precheck.kernel_cache_is_cold()
     (cache / "kernels.fill_average-10.py311.nbi").write_bytes(b"")
     assert not precheck.kernel_cache_is_cold()
+    # numba writes only to NUMBA_CACHE_DIR when it is set: an index beside the sources is not
+    # looked at
+    beside = tmp_path / "engine" / "__pycache__"
+    beside.mkdir(parents=True)
+    (beside / "kernels.block_ranked-10.py311.nbi").write_bytes(b"")
+    monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path / "empty"))
+    assert precheck.kernel_cache_is_cold()
+    monkeypatch.delenv("NUMBA_CACHE_DIR")
+    assert not precheck.kernel_cache_is_cold()
 
 
 def test_k_equal_to_the_number_of_items_is_accepted():

@@ -1,0 +1,118 @@
+"""Compile the metric kernels in a second process while the job loads, splits and fits.
+
+On a fresh install numba compiles the engine's kernels at the first evaluation (about 10 s on a
+2-core machine), and one process compiles one function at a time (numba holds a lock while it
+compiles). The app starts this module in a child process at the start of a job whose kernel
+cache is cold: the child runs :func:`~recoeval_tracking.evaluate` on a tiny input with the
+job's options and score dtype, which compiles the same kernels and writes them to numba's
+on-disk cache, on the other core, while the job loads, splits and fits. When the job reaches its
+evaluation it waits for the child, then loads the kernels from the cache.
+
+Nothing depends on the child: if it fails, is slow or compiles another dtype than the model
+scores in, the job compiles what it needs itself, as without it.
+
+Usage (the app does this): ``warm = start(options, "float32")`` before loading, then
+``warm.wait(dtype)`` before evaluating.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import pickle
+import subprocess
+import sys
+import time
+from dataclasses import replace
+from typing import Any
+
+import numpy as np
+
+__all__ = ["start", "WarmUp", "main"]
+
+#: The longest a job waits for the child before compiling for itself.
+WAIT_SECONDS = 120.0
+
+
+class WarmUp:
+    """A child process compiling the kernels of one dtype (see the module's docstring)."""
+
+    def __init__(self, proc: subprocess.Popen | None, dtype: str) -> None:
+        self.proc = proc
+        self.dtype = dtype
+        self.waited = 0.0
+
+    def wait(self, dtype: Any = None, timeout: float = WAIT_SECONDS) -> bool:
+        """Wait for the child when it compiles ``dtype`` (None: whatever it compiles); stop it
+        otherwise. Returns whether it finished and compiled that dtype."""
+        if self.proc is None:
+            return False
+        if dtype is not None and np.dtype(dtype) != np.dtype(self.dtype):
+            self.stop()
+            return False
+        t0 = time.perf_counter()
+        try:
+            code = self.proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            self.stop()
+            return False
+        finally:
+            self.waited = time.perf_counter() - t0
+        self.proc = None
+        return code == 0
+
+    def stop(self) -> None:
+        """End the child (its partial work stays valid: numba writes whole cache entries)."""
+        if self.proc is not None:
+            with contextlib.suppress(OSError):
+                self.proc.kill()
+                self.proc.wait(timeout=10)
+            self.proc = None
+
+
+def start(options: Any, dtype: str = "float32") -> WarmUp:
+    """Start the child compiling the kernels ``options`` (an
+    :class:`~recoeval_tracking.options.EvalOptions`) need for scores of ``dtype``. The engine's
+    kernel module is imported here first, so that its stale-cache check runs once, in this
+    process, before the child writes to the cache."""
+    from ..engine import kernels  # noqa: F401  (the stale-cache check, before the child)
+
+    payload = pickle.dumps((replace(options, nthreads=1), str(np.dtype(dtype))))
+    try:
+        proc = subprocess.Popen([sys.executable, "-m", __name__], stdin=subprocess.PIPE,
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                env={**os.environ, "OMP_NUM_THREADS": "1"})
+        assert proc.stdin is not None
+        proc.stdin.write(payload)
+        proc.stdin.close()
+    except OSError:
+        return WarmUp(None, dtype)
+    return WarmUp(proc, dtype)
+
+
+def compile_for(options: Any, dtype: str) -> Any:
+    """Run :func:`~recoeval_tracking.evaluate` with ``options`` on 40 users x ``max(60, 2k)``
+    items of random factors of ``dtype``: every kernel the options need is compiled (or loaded
+    from the cache). Returns its results."""
+    import scipy.sparse as sp
+
+    from .evaluate import evaluate
+
+    rng = np.random.default_rng(0)
+    m, n = 40, max(60, 2 * int(options.k))
+    A = rng.standard_normal((m, 4)).astype(dtype)
+    B = rng.standard_normal((n, 4)).astype(dtype)
+    cells = rng.random((m, n))
+    train = sp.csr_array((cells < 0.2).astype(np.float64))
+    test = sp.csr_array(((cells > 0.9) * rng.integers(1, 6, (m, n))).astype(np.float64))
+    return evaluate(train, test, A=A, B=B, options=options)
+
+
+def main() -> None:
+    """The child: read ``(options, dtype)`` pickled on stdin and compile."""
+    options, dtype = pickle.loads(sys.stdin.buffer.read())
+    compile_for(options, dtype)
+
+
+if __name__ == "__main__":
+    main()

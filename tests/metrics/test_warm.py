@@ -1,0 +1,45 @@
+"""The child process that compiles the kernels while a job loads and fits (metrics/warm.py)."""
+
+from __future__ import annotations
+
+import subprocess
+
+import numpy as np
+
+from recoeval_tracking.metrics import warm
+from recoeval_tracking.options import EvalOptions
+
+
+def test_the_child_compiles_for_the_options_and_exits_cleanly():
+    options = EvalOptions.from_config({"names": ["p", "ndcg", "roc_auc"], "k": 5}, nthreads=2)
+    w = warm.start(options, "float64")
+    assert w.wait("float64", timeout=300)
+    assert w.proc is None and w.waited > 0
+
+
+def test_a_job_scoring_in_another_dtype_stops_the_child_without_waiting():
+    options = EvalOptions.from_config({"names": ["p"], "k": 5})
+    w = warm.start(options, "float32")
+    proc = w.proc
+    assert not w.wait(np.float64)
+    assert proc.poll() is not None and w.waited == 0.0
+
+
+def test_no_child_is_waited_for_when_it_could_not_start(monkeypatch):
+    def refuse(*a, **kw):
+        raise OSError("no more processes")
+
+    monkeypatch.setattr(subprocess, "Popen", refuse)
+    w = warm.start(EvalOptions.from_config({"names": ["p"], "k": 5}), "float32")
+    assert not w.wait("float32")
+
+
+def test_compile_for_runs_an_evaluation_of_the_options():
+    """In this process: every option the app passes is accepted on the tiny input."""
+    for section, column in (
+        ({"names": ["standard"], "k": 10, "cumulative": True, "ties": "noise"}, "roc_auc"),
+        ({"names": ["p", "ap"], "k": 3, "ties": "average"}, "ap_at_3"),
+    ):
+        res = warm.compile_for(EvalOptions.from_config(section, nthreads=1), "float64")
+        assert len(res.per_user) == 40
+        assert np.isfinite(res.per_user[column]).sum() > 20
