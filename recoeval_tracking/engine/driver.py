@@ -27,8 +27,10 @@ BLOCK_BYTES = 16 * 1024 * 1024
 #: Users a block holds when the catalogue allows it within ``MAX_BLOCK_BYTES``. BLAS packs the
 #: item factors (``n_items x factors``) once per GEMM call, so a block of few users pays that
 #: copy for little work: at 100,000 items a 40-user block (16 MB) cost 2.2x the GEMM floor for
-#: the top-K metrics, a 320-user block 1.2x (benchmarks/bench_engine.py's large catalogue).
-MIN_BLOCK_USERS = 512
+#: the top-K metrics, a 320-user block 1.2x (benchmarks/bench_engine.py's large catalogue); at
+#: 20,000 items the top-K metrics cost 1.50x the floor with 256-user blocks, 1.40x with 512,
+#: 1.29x with 768 and 1.23x with 1,000 (2 threads, one run).
+MIN_BLOCK_USERS = 1024
 #: The most scores one block may hold (per thread scoring a block), whatever the catalogue.
 MAX_BLOCK_BYTES = 128 * 1024 * 1024
 
