@@ -102,6 +102,7 @@ class EngineInput:
     seed: int
     want_topk: bool = False  # also return each user's top-K items (beyond-accuracy metrics)
     user_base: int = 0       # global row of row 0 (a shard of a distributed run): tie keys
+    inf_nan: bool = False    # a +-inf score in the pool makes the user undefined, as a NaN
 
     @property
     def n_users(self) -> int:
@@ -116,7 +117,8 @@ class EngineInput:
         plan = Plan(n_items=int(self.n_items), K=int(self.K), cumulative=bool(self.cumulative),
                     slots=self.slots, wslots=self.wslots, full_ranks=full_ranks,
                     tie_mode=int(self.tie_mode), seed=int(self.seed),
-                    want_topk=bool(self.want_topk), user_base=int(self.user_base))
+                    want_topk=bool(self.want_topk), user_base=int(self.user_base),
+                    inf_nan=bool(self.inf_nan))
         return train, test, plan
 
     def allocate(self) -> tuple[np.ndarray, np.ndarray]:

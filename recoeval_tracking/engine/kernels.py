@@ -42,6 +42,7 @@ from .fill import fill_average, fill_metrics, fill_whole
 from .ranks import (
     TIE_AVERAGE,
     count_nan,
+    count_nonfinite,
     counts,
     in_sorted,
     lower_bound,
@@ -85,10 +86,19 @@ def _prepare_user(s, u, train, test, plan, outs):
     any_neg_inf = _read_positives(s, u, test, pos_scores, vals)
     gt = np.empty(n_pos, dtype=np.int64)
     eq = np.empty(n_pos, dtype=np.int64)
-    # a NaN anywhere in the pool makes the user undefined; train items do not count
+    # a NaN anywhere in the pool (or a +-inf, with plan.inf_nan) makes the user undefined;
+    # train items do not count
+    bad = 0
+    if plan.inf_nan:
+        bad = count_nonfinite(s)
+        for t in range(t0, t1):
+            x = s[train.idx[t]]
+            bad -= (x - x) != (x - x)
     for t in range(t0, t1):
         s[train.idx[t]] = -np.inf
-    if count_nan(s) > 0:
+    if not plan.inf_nan:
+        bad = count_nan(s)
+    if bad > 0:
         outs.reason[u] = NAN_SCORE
         return False, pos_scores, vals, gt, eq, pool
     counts(s, u, pos_scores, any_neg_inf, train, plan, gt, eq)

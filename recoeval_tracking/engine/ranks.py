@@ -125,6 +125,16 @@ def _count_chunk(s, start, stop, p):
 
 
 @njit(cache=True, inline="always")
+def count_nonfinite(s):
+    """The number of NaN and +-inf entries of ``s`` (``x - x`` is NaN exactly for those)."""
+    c = 0
+    for j in range(s.shape[0]):
+        d = s[j] - s[j]
+        c += d != d
+    return c
+
+
+@njit(cache=True, inline="always")
 def count_nan(s):
     """The number of NaN entries of ``s``."""
     c = 0

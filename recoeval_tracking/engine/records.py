@@ -34,9 +34,12 @@ Csr = namedtuple("Csr", ["ptr", "idx", "val"])
 #:   tie policy;
 #: * ``want_topk`` (bool): also write each user's top-K items;
 #: * ``user_base`` (int): added to the row ``u`` in the tie key, so that a shard of users whose
-#:   row 0 is user ``user_base`` of the whole run draws the same keys as the whole run.
+#:   row 0 is user ``user_base`` of the whole run draws the same keys as the whole run;
+#: * ``inf_nan`` (bool): a +-inf score in the user's pool makes the user undefined, as a NaN
+#:   does (``inf_scores="nan"``).
 Plan = namedtuple("Plan", ["n_items", "K", "cumulative", "slots", "wslots", "full_ranks",
-                           "tie_mode", "seed", "want_topk", "user_base"])
+                           "tie_mode", "seed", "want_topk", "user_base", "inf_nan"],
+                  defaults=[False])
 
 #: Where results go, written in place, one row (or entry) per user of the whole run:
 #:

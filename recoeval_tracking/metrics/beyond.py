@@ -114,6 +114,10 @@ def novelty(topk: np.ndarray, train: sp.csr_array,
         return np.where(cnt > 0, vals.sum(axis=1) / cnt, np.nan)
 
 
+#: Users whose list sums :func:`intra_list_similarity` holds at once.
+_ILS_USERS = 16384
+
+
 def intra_list_similarity(topk: np.ndarray, item_vectors: np.ndarray) -> np.ndarray:
     """Per-user mean pairwise cosine similarity of the listed items (NaN below two items).
 
@@ -125,17 +129,21 @@ def intra_list_similarity(topk: np.ndarray, item_vectors: np.ndarray) -> np.ndar
     Vn = V / np.where(norms > 0, norms, 1.0)[:, None]
     self_sim = np.einsum("ij,ij->i", Vn, Vn)  # |e_i|^2: 1, or 0 for a zero vector
     m, K = topk.shape
-    mask = _listed(topk)
-    n = mask.sum(axis=1)
-    items = topk[mask]
-    # each list's items in list order (not sorted): the sums add them in that order
-    lists = sp.csr_array((np.ones(items.shape[0]), items, np.concatenate([[0], np.cumsum(n)])),
-                         shape=(m, V.shape[0]))
-    s = lists @ Vn
-    pair_sum = (s * s).sum(axis=1) - lists @ self_sim
-    pairs = n * (n - 1)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return np.where(pairs > 0, pair_sum / pairs, np.nan)
+    out = np.full(m, np.nan)
+    for start in range(0, m, _ILS_USERS):  # bounded memory: the sums are (users x d)
+        t = topk[start:start + _ILS_USERS]
+        mask = _listed(t)
+        n = mask.sum(axis=1)
+        items = t[mask]
+        # each list's items in list order (not sorted): the sums add them in that order
+        lists = sp.csr_array((np.ones(items.shape[0]), items,
+                              np.concatenate([[0], np.cumsum(n)])), shape=(t.shape[0], V.shape[0]))
+        s = lists @ Vn
+        pair_sum = (s * s).sum(axis=1) - lists @ self_sim
+        pairs = n * (n - 1)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            out[start:start + _ILS_USERS] = np.where(pairs > 0, pair_sum / pairs, np.nan)
+    return out
 
 
 def serendipity(topk: np.ndarray, test: sp.csr_array, train: sp.csr_array,

@@ -197,7 +197,8 @@ class RawResult:
         return self.plan.topk_only
 
 
-def _engine_input(p: Plan, prep: Prepared, train: sp.csr_array, user_base: int) -> EngineInput:
+def _engine_input(p: Plan, prep: Prepared, train: sp.csr_array, user_base: int,
+                  source: Any = None) -> EngineInput:
     opts = p.options
     slots, wslots = p.slots()
     return EngineInput(
@@ -208,7 +209,7 @@ def _engine_input(p: Plan, prep: Prepared, train: sp.csr_array, user_base: int) 
         te_val=np.ascontiguousarray(prep.test.data, dtype=np.float64),
         n_items=prep.n_items, K=opts.k, cumulative=opts.cumulative, slots=slots, wslots=wslots,
         tie_mode=p.tie_mode, seed=opts.seed, want_topk=p.want_topk and not p.topk_only,
-        user_base=user_base)
+        user_base=user_base, inf_nan=bool(getattr(source, "in_engine", False)))
 
 
 def run(p: Plan, prep: Prepared, source: Any, *, progress: Callable[[int], None] | None = None,
@@ -220,7 +221,7 @@ def run(p: Plan, prep: Prepared, source: Any, *, progress: Callable[[int], None]
     reason, n_train, n_test = user_reasons(prep, opts.min_pos_test, opts.min_items_pool,
                                            opts.consider_cold_start)
     train = prep.train if prep.train is not None else sp.csr_array((m, n), dtype=np.float64)
-    inp = _engine_input(p, prep, train, user_base)
+    inp = _engine_input(p, prep, train, user_base, source)
     rows = np.flatnonzero(reason == Reason.OK).astype(np.int64)
     backend = get_backend(opts.backend)
     with backend.thread_limits(opts.nthreads):

@@ -82,9 +82,15 @@ def apply_no_positive(raw: Any, mask: np.ndarray, rule: str) -> None:
 
 @dataclass
 class InfAsNaN(ScoreSource):
-    """A score source whose +-inf scores read as NaN (``inf_scores="nan"``)."""
+    """A score source whose +-inf scores read as NaN (``inf_scores="nan"``).
+
+    With ``in_engine`` the blocks pass through unchanged and the CPU engine applies the rule
+    itself (a user with a +-inf score in the pool is undefined, as one with a NaN score), in the
+    pass that looks for NaN: converting each block here cost two more passes over its scores
+    (0.3x the GEMM floor at 50,000 users x 20,000 items)."""
 
     inner: Any
+    in_engine: bool = False
 
     def __post_init__(self) -> None:
         self.n_items = self.inner.n_items
@@ -93,7 +99,8 @@ class InfAsNaN(ScoreSource):
 
     def block(self, users: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
         S = self.inner.block(users, out)
-        S[np.isinf(S)] = np.nan
+        if not self.in_engine:
+            S[np.isinf(S)] = np.nan
         return S
 
     def describe(self) -> dict[str, Any]:
@@ -131,7 +138,7 @@ def prepare_source(source: Any, prep: Any, opts: Any) -> tuple[Any, np.ndarray |
     if isinstance(source, RankedLists):
         return source, None
     if opts.inf_scores == "nan":
-        source = InfAsNaN(source)
+        source = InfAsNaN(source, in_engine=opts.backend == "cpu")
     if opts.ties != "implicit":
         return source, None
     m = prep.test.shape[0]

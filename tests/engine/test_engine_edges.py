@@ -122,15 +122,15 @@ def test_average_ties_without_a_positive_gain():
 @pytest.mark.parametrize(
     "n_items,itemsize,n_rows,expected",
     [
-        (20_000, 4, 10**6, 512),  # 512 users' scores (41 MB) fit in 128 MiB
+        (20_000, 4, 10**6, 1024),  # 1,024 users' scores (82 MB) fit in 128 MiB
         (100_000, 4, 10**6, 335),  # 128 MiB // 400,000 bytes a user
         (100_000, 8, 10**6, 167),  # float64: half as many
-        (1_682, 4, 10**6, 2_493),  # small catalogue: 16 MiB // 6,728 bytes, more than 512
+        (1_682, 4, 10**6, 2_493),  # small catalogue: 16 MiB // 6,728 bytes, more than 1,024
         (10_000_000, 4, 10**6, 8),  # 128 MiB holds 3 users: never fewer than 8
         (20_000, 4, 100, 100),  # never more than the users to score
     ],
 )
 def test_block_rows_bound_the_scores_and_amortise_the_gemm(n_items, itemsize, n_rows, expected):
-    """A block holds 512 users where 128 MiB of scores allow it (BLAS packs the item factors once
+    """A block holds 1,024 users where 128 MiB of scores allow it (BLAS packs the item factors once
     per call), more on a catalogue where 16 MiB hold more, at least 8 and at most the users."""
     assert driver.default_block_rows(n_items, itemsize, n_rows) == expected
