@@ -1,7 +1,7 @@
 """The job's stages for ``dataset=parquet_partitioned``: a split stored by user
 (:func:`recoeval_tracking.data.write_partitioned`), never loaded whole when it need not be.
 
-* ``backend=dask`` with a ``factors_file`` model given as ``.npy`` files
+* ``backend=dask`` with a ``factors_file`` model given as ``.npy`` or ``.parquet`` files
   (``model.user_factors`` rows in the dataset's user order, ``model.item_factors``): the
   evaluation reads the users by reference
   (:func:`recoeval_tracking.distributed.evaluate_from_storage`): this process opens the
@@ -139,7 +139,7 @@ def run_stored_stages(dataset: dict[str, Any], model: Any, options: EvalOptions,
         timings["eval"] = float(results.timings.get("eval", 0.0))
         return StoredData(ds), StoredSplit(ds), results, timings
     if backend["kind"] == "dask":
-        logger.info("dataset=%s: the model %s is not a factors_file model of .npy files, so "
+        logger.info("dataset=%s: the model %s is not a factors_file model of factor files, so "
                     "the stored split is loaded whole in this process", KIND, model.name)
     t = time.perf_counter()
     train, test = ds.load()

@@ -66,9 +66,13 @@ def run_stored_shard(shard: StoredShard, options: EvalOptions, shared: dict[str,
 
 def _item_array(value: Any, name: str, func: str, storage_options: dict[str, Any] | None
                 ) -> Any:
-    """An item-side array given as an array or as a ``.npy`` path or URL (read whole)."""
+    """An item-side array given as an array or as a ``.npy`` or ``.parquet`` path or URL (read
+    whole; a Parquet file as :class:`~recoeval_tracking.data.FactorRows` reads one)."""
     if value is None or not isinstance(value, (str, os.PathLike)):
         return value
+    if os.fspath(value).endswith((".parquet", ".pq")):
+        rows = FactorRows.open(value, name=name, func=func, storage_options=storage_options)
+        return rows.read(0, rows.shape[0])
     fs, path = _fs(os.fspath(value), storage_options)
     try:
         with fs.open(path, "rb") as fh:
@@ -151,8 +155,8 @@ def evaluate_from_storage(client: Any, dataset: str | os.PathLike | PartitionedD
     A = None
     if user_factors is not None:
         if B is None:
-            raise param_error("item_factors", func, "the item factors (an array or a .npy "
-                              "file) when 'user_factors' is given", None)
+            raise param_error("item_factors", func, "the item factors (an array, a .npy or a "
+                              ".parquet file) when 'user_factors' is given", None)
         rows = FactorRows.open(user_factors, func=func, storage_options=storage_options)
         if rows.shape[0] != ds.n_users:
             raise param_error("user_factors", func, f"one row per user of the dataset "
@@ -160,8 +164,8 @@ def evaluate_from_storage(client: Any, dataset: str | os.PathLike | PartitionedD
                               f"{rows.shape}", got_is_text=True)
         A = np.zeros((0, rows.shape[1]), dtype=np.dtype(rows.dtype))
     elif B is not None:
-        raise param_error("user_factors", func, "the users' factor file (.npy) when "
-                          "'item_factors' is given", None)
+        raise param_error("user_factors", func, "the users' factor file (.npy or .parquet) "
+                          "when 'item_factors' is given", None)
     empty = Prepared(None, sp.csr_array((0, n), dtype=np.float64), n,
                      np.zeros(0, dtype=np.int64), ds.item_ids)
     source = score_source(empty, A, B, biases, None, scorer, None, func, opts.backend)

@@ -1,4 +1,5 @@
-"""Precomputed factors loaded from ``.npy`` / ``.npz`` files, matched to the dataset by id."""
+"""Precomputed factors loaded from ``.npz``, ``.npy`` or ``.parquet`` files, matched to the
+dataset by id."""
 
 from __future__ import annotations
 
@@ -31,8 +32,10 @@ class FactorsFileModel(Model):
     * ``item_biases`` (n,), optional;
     * ``user_ids`` (m,) and ``item_ids`` (n,), optional: the original id of each row;
 
-    or two ``.npy`` files (``user_factors`` and ``item_factors``, plus an optional
-    ``item_biases``), which carry no ids.
+    or two files (``user_factors`` and ``item_factors``, plus an optional ``item_biases``), which
+    carry no ids: ``.npy`` matrices, or Parquet files with one row per user or item in the
+    dataset's order (the factors in one list column or one float column per factor, as
+    :class:`~recoeval_tracking.data.FactorRows` reads them).
 
     When the file has ids and ``fit`` is given the dataset's ``user_ids`` / ``item_ids``, rows are
     matched by id: dataset users or items missing from the file get zero factors (and a zero
@@ -49,7 +52,7 @@ class FactorsFileModel(Model):
     path : str or Path, optional
         An ``.npz`` archive.
     user_factors, item_factors : str or Path, optional
-        Two ``.npy`` files, instead of ``path``.
+        Two ``.npy`` or ``.parquet`` files, instead of ``path``.
     item_biases : str or Path, optional
         An ``.npy`` file of item biases, with ``user_factors`` / ``item_factors``.
     """
@@ -80,8 +83,8 @@ class FactorsFileModel(Model):
                     f"item_factors) or both 'user_factors' and 'item_factors' (.npy files). "
                     f"Got user_factors={user_factors!r} and item_factors={item_factors!r} instead."
                 )
-            check_file(user_factors, "user_factors", _FUNC, suffix=".npy", fix=_PATH_FIX)
-            check_file(item_factors, "item_factors", _FUNC, suffix=".npy", fix=_PATH_FIX)
+            _check_factor_file(user_factors, "user_factors")
+            _check_factor_file(item_factors, "item_factors")
             if item_biases is not None:
                 check_file(item_biases, "item_biases", _FUNC, suffix=".npy", fix=_PATH_FIX)
         self.path = None if path is None else str(path)
@@ -107,8 +110,8 @@ class FactorsFileModel(Model):
                         f"'{key}'. Got {self.path!r} with keys {sorted(arrays)} instead."
                     )
             return arrays, self.path
-        arrays = {"user_factors": np.load(self.user_factors, allow_pickle=False),
-                  "item_factors": np.load(self.item_factors, allow_pickle=False)}
+        arrays = {"user_factors": _read_matrix(self.user_factors, "user_factors"),
+                  "item_factors": _read_matrix(self.item_factors, "item_factors")}
         if self.item_biases is not None:
             arrays["item_biases"] = np.load(self.item_biases, allow_pickle=False)
         return arrays, f"{self.user_factors!r} / {self.item_factors!r}"
@@ -206,3 +209,26 @@ def _take_rows(F: np.ndarray, rows: np.ndarray | None) -> np.ndarray:
     ok = rows >= 0
     out[ok] = F[rows[ok]]
     return out
+
+
+def _check_factor_file(path: str | Path, name: str) -> None:
+    """An existing ``.npy`` or ``.parquet`` file."""
+    if Path(path).suffix.lower() not in (".npy", ".parquet"):
+        raise param_error(name, _FUNC, "a path to a .npy or .parquet file", str(path))
+    check_file(path, name, _FUNC, suffix=_suffix(path), fix=_PATH_FIX)
+
+
+def _suffix(path: str | Path) -> str:
+    """The suffix a factor file must have: ``.parquet`` when it has it, else ``.npy``."""
+    return ".parquet" if str(path).lower().endswith(".parquet") else ".npy"
+
+
+def _read_matrix(path: str, name: str) -> np.ndarray:
+    """A factor matrix from a ``.npy`` file, or from a Parquet file (one row per user or item,
+    read as :class:`~recoeval_tracking.data.FactorRows` reads it)."""
+    if _suffix(path) == ".npy":
+        return np.load(path, allow_pickle=False)
+    from ..data._factor_rows import FactorRows
+
+    rows = FactorRows.open(path, name=name, func=_FUNC)
+    return rows.read(0, rows.shape[0])

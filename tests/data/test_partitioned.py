@@ -197,3 +197,69 @@ def test_a_split_written_part_by_part_is_the_one_written_whole(tmp_path):
     np.testing.assert_array_equal(parts.item_train_users, whole.item_train_users)
     with pytest.raises(InputError, match="a part needs train and test of shape"):
         writer.write_part(train[:3], test[:3, :4], np.arange(3))
+
+
+def _parquet_factors(path, A, layout, row_group_size=3):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    users = pa.array([f"u{i}" for i in range(A.shape[0])])
+    if layout == "list":
+        table = pa.table({"user": users, "factors": pa.array(list(A))})
+    elif layout == "fixed":
+        flat = pa.array(A.ravel())
+        table = pa.table({"factors": pa.FixedSizeListArray.from_arrays(flat, A.shape[1])})
+    else:
+        table = pa.table({"user": users, **{f"f{j}": A[:, j] for j in range(A.shape[1])}})
+    pq.write_table(table, path, row_group_size=row_group_size)
+
+
+@pytest.mark.parametrize("layout", ["list", "fixed", "columns"])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_parquet_factor_rows_are_read_by_row_group(tmp_path, layout, dtype):
+    """User factors in Parquet: a list column or one column per factor, read by the row groups
+    that hold the rows (groups of 3 rows here: ranges inside one group, across groups, at the
+    ends), through a local path and through fsspec's memory file system (a remote store's
+    code path, without a network)."""
+    import fsspec
+
+    A = (np.arange(44, dtype=np.float64).reshape(11, 4) / 7).astype(dtype)
+    _parquet_factors(tmp_path / "u.parquet", A, layout)
+    rows = FactorRows.open(tmp_path / "u.parquet")
+    assert rows.shape == (11, 4) and np.dtype(rows.dtype) == dtype
+    assert rows.groups == (0, 3, 6, 9, 11)
+    for lo, hi in ((0, 11), (4, 5), (2, 7), (9, 11), (3, 6), (10, 11)):
+        got = rows.read(lo, hi)
+        assert got.dtype == dtype and got.flags.c_contiguous
+        np.testing.assert_array_equal(got, A[lo:hi])
+    with fsspec.open(f"memory://factors/{layout}-{np.dtype(dtype)}.parquet", "wb") as fh:
+        fh.write((tmp_path / "u.parquet").read_bytes())
+    remote = FactorRows.open(f"memory://factors/{layout}-{np.dtype(dtype)}.parquet")
+    np.testing.assert_array_equal(remote.read(5, 9), A[5:9])
+
+
+def test_a_parquet_file_that_is_not_a_factor_table_is_refused_with_its_columns(tmp_path):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    pq.write_table(pa.table({"a": [1, 2], "b": [0.5, 1.5]}), tmp_path / "mixed.parquet")
+    with pytest.raises(
+        InputError,
+        match=r"'user_factors'.*one list column of float32 or "
+        r"float64.*mixed\.parquet.*a: int64",
+    ):
+        FactorRows.open(tmp_path / "mixed.parquet")
+    (tmp_path / "bad.parquet").write_bytes(b"not parquet at all")
+    with pytest.raises(InputError, match=r"'user_factors'.*a Parquet file.*bad\.parquet"):
+        FactorRows.open(tmp_path / "bad.parquet")
+    with pytest.raises(InputError, match=r"'user_factors'.*an existing Parquet file"):
+        FactorRows.open(tmp_path / "nope.parquet")
+    ragged = pa.table({"factors": pa.array([[1.0, 2.0], [3.0], [4.0, 5.0]])})
+    pq.write_table(ragged, tmp_path / "ragged.parquet")
+    rows = FactorRows.open(tmp_path / "ragged.parquet")
+    with pytest.raises(
+        InputError,
+        match=r"ragged\.parquet has a list of factors that is null "
+        r"or not of length 2",
+    ):
+        rows.read(0, 3)

@@ -73,6 +73,28 @@ def test_values_read_from_storage_are_those_of_the_local_and_in_memory_runs(
     assert_same_per_user(local.per_user, read_job_dir(job).per_user)
 
 
+def test_factors_in_parquet_give_the_values_of_the_npy_files(client, data, stored, local):
+    """User factors as a Parquet list column in row groups of 25 users (not aligned with the
+    parts of 40: a task reads the groups that hold its rows), item factors as one Parquet column
+    per factor: the per-user values of the local engine, bit for bit."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    train, test, A, B = data
+    root, ds = stored
+    pq.write_table(pa.table({"factors": pa.array(list(A))}), root / "A.parquet", row_group_size=25)
+    pq.write_table(pa.table({f"f{j}": B[:, j] for j in range(B.shape[1])}), root / "B.parquet")
+    got = evaluate_from_storage(
+        client,
+        ds,
+        EvalOptions(**ALL),
+        user_factors=root / "A.parquet",
+        item_factors=root / "B.parquet",
+        shards=3,
+    )
+    assert_same_per_user(local.per_user, got.per_user)
+
+
 def test_item_biases_and_a_scorer_read_only_the_rows(client, data, stored):
     train, test, A, B = data
     root, ds = stored
@@ -271,3 +293,34 @@ def test_the_command_names_a_missing_part_in_one_paragraph(client, data, tmp_pat
     assert proc.returncode != 0, proc.stderr
     assert "part-000001.parquet" in proc.stderr and "is missing" in proc.stderr, proc.stderr
     assert "Traceback" not in proc.stderr
+
+
+def test_a_remote_file_system_is_read_through_fsspec(data, local):
+    """The dataset and both factor files on fsspec's in-memory file system (a remote store's
+    code path: every open, listing and ranged read goes through fsspec, no local path), read by
+    the threads of an in-process cluster (the memory file system is one process's)."""
+    import fsspec
+    from distributed import Client, LocalCluster
+
+    train, test, A, B = data
+    fs = fsspec.filesystem("memory")
+    write_partitioned("memory://remote/split", train, test, users_per_part=40)
+    for name, array in (("A", A), ("B", B)):
+        with fs.open(f"/remote/{name}.npy", "wb") as fh:
+            np.save(fh, array)
+    with (
+        LocalCluster(
+            n_workers=1, threads_per_worker=2, processes=False, dashboard_address=":0"
+        ) as cluster,
+        Client(cluster) as c,
+    ):
+        got = evaluate_from_storage(
+            c,
+            "memory://remote/split",
+            EvalOptions(**ALL),
+            user_factors="memory://remote/A.npy",
+            item_factors="memory://remote/B.npy",
+            shards=3,
+        )
+    assert_same_per_user(local.per_user, got.per_user)
+    fs.rm("/remote", recursive=True)

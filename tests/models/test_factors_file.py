@@ -38,6 +38,31 @@ def test_npy_pair_round_trip(tmp_path):
     np.testing.assert_allclose(model.score_source().block(np.arange(4)), A @ B.T, rtol=1e-6)
 
 
+def test_parquet_pair_round_trip_and_a_wrong_suffix(tmp_path):
+    """Parquet factor files (a list column for the users, one column per factor for the items)
+    load as the .npy pair does; a file of any other suffix is refused with the expected ones."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    pq.write_table(
+        pa.table({"user": list("abcd"), "factors": pa.array(list(A))}),
+        tmp_path / "u.parquet",
+        row_group_size=3,
+    )
+    pq.write_table(pa.table({f"f{j}": B[:, j] for j in range(3)}), tmp_path / "i.parquet")
+    model = FactorsFileModel(
+        user_factors=str(tmp_path / "u.parquet"), item_factors=str(tmp_path / "i.parquet")
+    ).fit(TRAIN)
+    np.testing.assert_array_equal(model.user_factors_, A)
+    np.testing.assert_array_equal(model.item_factors_, B)
+    assert model.user_factors_.dtype == np.float32
+    (tmp_path / "u.csv").write_text("1,2,3\n")
+    with pytest.raises(InputError, match=r"'user_factors'.*a \.npy or \.parquet file.*u\.csv"):
+        FactorsFileModel(
+            user_factors=str(tmp_path / "u.csv"), item_factors=str(tmp_path / "i.parquet")
+        )
+
+
 def test_ids_are_matched_and_missing_rows_get_zeros(tmp_path, caplog):
     # file rows in another order, one extra user ("zz") and item 50 missing from the file
     path = tmp_path / "f.npz"
