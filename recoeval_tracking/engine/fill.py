@@ -124,6 +124,7 @@ def fill_metrics(ranks, vals, pool, plan, out, u):
     dcg = np.zeros(3)
     idcg = np.zeros(3)
     ideal = _all_ideal_gains(vals)
+    ndcg = np.empty(3)  # allocated once: per cutoff it cost a heap allocation each
     hits = 0
     ap_sum = 0.0
     first = ranks[0]
@@ -142,10 +143,8 @@ def fill_metrics(ranks, vals, pool, plan, out, u):
         if not plan.cumulative and kc < K:
             continue
         col = kc - 1 if plan.cumulative else 0
-        ndcg = np.full(3, np.nan)
         for g in range(3):
-            if ideal[g].shape[0] > 0:
-                ndcg[g] = dcg[g] / idcg[g]
+            ndcg[g] = dcg[g] / idcg[g] if ideal[g].shape[0] > 0 else np.nan
         auc = np.nan
         if slots[AUC_TOPK] >= 0 and not only_pos:
             auc = _auc_in_list(ranks, hits, min(kc, pool))
