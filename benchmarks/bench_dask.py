@@ -18,8 +18,9 @@ process, which never generates or loads the users, evaluates it with
 :func:`~recoeval_tracking.distributed.evaluate_from_storage` on a fresh ``LocalCluster``, the
 per-user table written as Parquet parts into ``DIR/per_user``. Prints the client's peak RSS (and
 its RSS before the evaluation, after the imports and the cluster's start), each worker's peak
-RSS, and, with ``--check``, whether the per-user values equal those of the local engine on the
-same split loaded whole (done after the peaks are read; only for sizes that fit in memory).
+RSS, and, with ``--check``, the local engine's time on the same split loaded whole (timed alone,
+after the cluster is closed), the ratio of the two, and whether the per-user values are equal
+(done after the peaks are read; only for sizes that fit in memory).
 
 Timings on a shared machine are noisy: print ``uptime`` beside them.
 
@@ -341,8 +342,18 @@ def storage(args) -> None:
         train, test = open_partitioned(folder / "split").load()
         A = np.load(folder / "user_factors.npy")
         B = np.load(folder / "item_factors.npy")
+        head = (train.matrix[:2000], test.matrix[:2000], A[:2000])  # load the kernels first
+        rt.evaluate(head[0], head[1], A=head[2], B=B, **_options(args), nthreads=threads)
+        t = time.perf_counter()  # the local engine alone (the cluster is closed), data in memory
         local = rt.evaluate(train, test, A=A, B=B, **_options(args), nthreads=threads)
+        local_seconds = time.perf_counter() - t
         back = pd.read_parquet(folder / "per_user")
+        ratio = seconds / local_seconds
+        print(
+            f"local engine ({threads} threads, the split in memory): {local_seconds:.2f} s; "
+            f"storage / local: {ratio:.3f} ({(ratio - 1) * 100:+.1f}%; target <= +15% on a "
+            "quiet machine)"
+        )
         print(
             f"per-user values bit-identical (read from storage vs local engine): "
             f"{_same(local.per_user, back)}"
