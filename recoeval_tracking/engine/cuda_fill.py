@@ -3,7 +3,7 @@
 The GPU pass (:mod:`.cuda_kernels`) leaves, per user of a block, the reason it is undefined (if
 any), and per positive its score, the counts ``gt``/``eq`` and (under a total tie order) its
 exact rank. What remains is ``O(K + n_pos)`` per user, the second half of the CPU engine's
-per-user evaluation (:func:`recoeval_tracking.engine.kernels._eval_ranked`), and it runs here with
+per-user evaluation (:func:`recoeval_tracking.engine.kernels.block_ranked`), and it runs here with
 the CPU engine's own functions: the ranks under the ``optimistic``/``pessimistic`` policies
 (:func:`~.ranks._policy_ranks`), their sort (:func:`~.ranks.sort_by_rank`) and the metric writers
 of :mod:`.fill` (:func:`~.fill.fill_metrics`, :func:`~.fill.fill_whole`,

@@ -1,7 +1,7 @@
 """The GPU half of the ``cuda`` backend: one CUDA thread per user of a block of scores.
 
 Each thread runs :func:`user_pass` on its user's score row, the part of the CPU engine's
-per-user evaluation (:func:`recoeval_tracking.engine.kernels._eval_ranked`) that reads the whole
+per-user evaluation (:func:`recoeval_tracking.engine.kernels.block_ranked`) that reads the whole
 row, ``O(n_items)`` per positive:
 
 1. read the positives' scores, then mask the train items to ``-inf``;

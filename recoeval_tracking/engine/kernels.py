@@ -128,79 +128,62 @@ def _fill_from_ranks(s, u, pos_scores, vals, gt, eq, pool, train, test, plan, ou
         fill_whole(ranks, rvals, pool, plan.wslots, outs.whole, u, gt, eq)
 
 
-@njit(cache=True)
-def _eval_ranked(s, u, train, test, plan, outs):
-    """Evaluate user ``u`` whose scores are ``s`` (modified in place: train items are masked)
-    under a tie order or policy other than ``average``, without the top-K list.
-
-    ``outs.out`` receives the @k metrics, ``outs.whole`` the whole-ranking ones;
-    ``outs.reason[u]`` receives NAN_SCORE or ALL_EQUAL when the user is found undefined here.
-    """
-    ok, pos_scores, vals, gt, eq, pool = _prepare_user(s, u, train, test, plan, outs)
-    if ok:
-        _fill_from_ranks(s, u, pos_scores, vals, gt, eq, pool, train, test, plan, outs)
-
-
-@njit(cache=True)
-def _eval_ranked_list(s, u, train, test, plan, outs):
-    """:func:`_eval_ranked`, and ``outs.topk[u]`` receives the user's top-K items and
-    ``outs.n_tied[u]`` the number of pool items tied with them."""
-    ok, pos_scores, vals, gt, eq, pool = _prepare_user(s, u, train, test, plan, outs)
-    if ok:
-        _put_list(s, u, train, plan, outs)
-        _fill_from_ranks(s, u, pos_scores, vals, gt, eq, pool, train, test, plan, outs)
-
-
-@njit(cache=True)
-def _eval_average(s, u, train, test, plan, outs):
-    """:func:`_eval_ranked` under ``ties="average"``: each metric's expectation over the
-    orderings of the tied items."""
-    ok, pos_scores, vals, gt, eq, pool = _prepare_user(s, u, train, test, plan, outs)
-    if ok:
-        fill_average(pos_scores, vals, gt, eq, pool, plan, outs.out, outs.whole, u)
-
-
-@njit(cache=True)
-def _eval_average_list(s, u, train, test, plan, outs):
-    """:func:`_eval_average` with the top-K list."""
-    ok, pos_scores, vals, gt, eq, pool = _prepare_user(s, u, train, test, plan, outs)
-    if ok:
-        _put_list(s, u, train, plan, outs)
-        fill_average(pos_scores, vals, gt, eq, pool, plan, outs.out, outs.whole, u)
-
-
 # One block kernel per kind of evaluation, so that a call compiles only what it runs (the
 # average-ties writers and the top-K list each cost seconds of compiling). Each evaluates the
 # users ``rows`` whose scores are the rows of ``S``, on one thread, without the GIL: the driver
-# shares blocks (or a block's users) among its threads.
+# shares blocks (or a block's users) among its threads. The per-user steps are inlined into the
+# loop: a per-user function between them cost its own compile, in which numba optimised its
+# callees' code once more.
 #
 # S : float32 or float64 array (len(rows), n_items), C-contiguous and writable (train items are
 #     masked in place); rows : int64 array, the users (rows of the test matrix and of the
 #     outputs) of ``S``'s rows; train, test : records.Csr; plan : records.Plan;
-#     outs : records.Outputs.
+#     outs : records.Outputs. ``outs.out`` receives the @k metrics, ``outs.whole`` the
+#     whole-ranking ones, ``outs.reason[u]`` NAN_SCORE or ALL_EQUAL for a user found undefined
+#     here; with the list, ``outs.topk[u]`` the user's top-K items and ``outs.n_tied[u]`` the
+#     number of pool items tied with them.
 
 @njit(nogil=True, cache=True)
 def block_ranked(S, rows, train, test, plan, outs):
+    """Under a tie order or a policy other than ``average``, without the top-K list."""
     for b in range(rows.shape[0]):
-        _eval_ranked(S[b], rows[b], train, test, plan, outs)
+        s, u = S[b], rows[b]
+        ok, pos_scores, vals, gt, eq, pool = _prepare_user(s, u, train, test, plan, outs)
+        if ok:
+            _fill_from_ranks(s, u, pos_scores, vals, gt, eq, pool, train, test, plan, outs)
 
 
 @njit(nogil=True, cache=True)
 def block_ranked_list(S, rows, train, test, plan, outs):
+    """:func:`block_ranked` with the top-K list."""
     for b in range(rows.shape[0]):
-        _eval_ranked_list(S[b], rows[b], train, test, plan, outs)
+        s, u = S[b], rows[b]
+        ok, pos_scores, vals, gt, eq, pool = _prepare_user(s, u, train, test, plan, outs)
+        if ok:
+            _put_list(s, u, train, plan, outs)
+            _fill_from_ranks(s, u, pos_scores, vals, gt, eq, pool, train, test, plan, outs)
 
 
 @njit(nogil=True, cache=True)
 def block_average(S, rows, train, test, plan, outs):
+    """Under ``ties="average"``: each metric's expectation over the orderings of the tied
+    items."""
     for b in range(rows.shape[0]):
-        _eval_average(S[b], rows[b], train, test, plan, outs)
+        s, u = S[b], rows[b]
+        ok, pos_scores, vals, gt, eq, pool = _prepare_user(s, u, train, test, plan, outs)
+        if ok:
+            fill_average(pos_scores, vals, gt, eq, pool, plan, outs.out, outs.whole, u)
 
 
 @njit(nogil=True, cache=True)
 def block_average_list(S, rows, train, test, plan, outs):
+    """:func:`block_average` with the top-K list."""
     for b in range(rows.shape[0]):
-        _eval_average_list(S[b], rows[b], train, test, plan, outs)
+        s, u = S[b], rows[b]
+        ok, pos_scores, vals, gt, eq, pool = _prepare_user(s, u, train, test, plan, outs)
+        if ok:
+            _put_list(s, u, train, plan, outs)
+            fill_average(pos_scores, vals, gt, eq, pool, plan, outs.out, outs.whole, u)
 
 
 def block_kernel(plan):
