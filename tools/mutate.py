@@ -59,6 +59,7 @@ AREAS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "engine": (
         (
             "engine/ranks.py",
+            "engine/topk.py",
             "engine/fill.py",
             "engine/kernels.py",
             "engine/driver.py",

@@ -8,7 +8,7 @@ row, ``O(n_items)`` per positive:
 2. a NaN in the pool: ``NAN_SCORE``; the counts ``gt``/``eq`` of every positive (:func:`_count`:
    a binary search for many positives, one read of the row for all positives, or, for top-K
    metrics only, the CPU's scan that stops past ``K``); the whole pool tied: ``ALL_EQUAL``;
-3. the top-K list and its tie count (:func:`~.ranks.topk_into`);
+3. the top-K list and its tie count (:func:`~.topk.topk_into`);
 4. under a total tie order (``noise``, ``index``, ``index_desc``) the exact ranks
    (:func:`~.ranks._exact_ranks`, the seeded tie keys of :func:`~.ranks.tie_key`), drawn for
    the global user ``u + plan.user_base`` as on the CPU (a Dask shard's rows start there).
@@ -47,8 +47,8 @@ from .ranks import (
     count_nan,
     counts_by_search_into,
     insertion_sort_pairs,
-    topk_into,
 )
+from .topk import topk_into
 
 __all__ = ["Block", "CHUNK", "THREADS", "counts_by_search", "counts_in_one_read", "user_pass",
            "user_pass_kernel"]

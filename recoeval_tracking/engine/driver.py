@@ -11,6 +11,8 @@ from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass
+from functools import partial
+from typing import Any
 
 import numba
 import numpy as np
@@ -196,10 +198,16 @@ def run_scores(inp: EngineInput, block: Callable[[np.ndarray, np.ndarray | None]
     with _pool(threads) as pool:
         for start in starts:
             S, users = score(start, buf)
-            _spread(pool, threads, users.shape[0], lambda lo, hi, S=S, users=users:
-                    kernel(S[lo:hi], users[lo:hi], train, test, plan, outs))
+            _spread(pool, threads, users.shape[0], partial(_evaluate_rows, kernel, S, users,
+                                                           (train, test, plan, outs)))
             done(users.shape[0])
     return out, whole, topk, n_tied
+
+
+def _evaluate_rows(kernel: Callable[..., None], S: np.ndarray, users: np.ndarray,
+                   records: tuple[Any, ...], lo: int, hi: int) -> None:
+    """The kernel over rows ``[lo, hi)`` of a block."""
+    kernel(S[lo:hi], users[lo:hi], *records)
 
 
 #: Pieces per thread when one block's users are shared among threads: users differ in cost

@@ -47,9 +47,9 @@ from .ranks import (
     in_sorted,
     lower_bound,
     sort_by_rank,
-    topk_items,
     user_ranks,
 )
+from .topk import topk_items
 
 NAN_SCORE = int(Reason.NAN_SCORE)
 ALL_EQUAL = int(Reason.ALL_EQUAL)

@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from recoeval_tracking.engine import backends, driver, ranks
+from recoeval_tracking.engine import backends, driver, topk
 from recoeval_tracking.engine import kernels as kn
 from recoeval_tracking.engine.codes import Tie
 
@@ -86,7 +86,7 @@ def test_top_k_list_of_an_empty_pool(tie):
     s = np.full(4, -np.inf)  # train items are masked to -inf before the list is built
     tr_idx = np.arange(4, dtype=np.int64)
     row = np.zeros(3, dtype=np.int64)
-    assert ranks.topk_items(s, 7, 0, int(tie), tr_idx, 0, 4, 3, row) == 0
+    assert topk.topk_items(s, 7, 0, int(tie), tr_idx, 0, 4, 3, row) == 0
     assert row.tolist() == [-1, -1, -1]
 
 
@@ -95,7 +95,7 @@ def test_top_k_list_of_a_short_pool():
     s = np.array([-np.inf, 0.5, -np.inf, -np.inf])
     tr_idx = np.array([0, 2, 3], dtype=np.int64)
     row = np.zeros(3, dtype=np.int64)
-    assert ranks.topk_items(s, 7, 0, int(Tie.NOISE), tr_idx, 0, 3, 3, row) == 0
+    assert topk.topk_items(s, 7, 0, int(Tie.NOISE), tr_idx, 0, 3, 3, row) == 0
     assert row.tolist() == [1, -1, -1]
 
 
