@@ -576,6 +576,8 @@ def main() -> None:
     CLOCK = time.process_time if args.clock == "cpu" else time.perf_counter
     print(f"clock: {args.clock}")
     print("timings on a shared machine are noisy: compare the ratios within one run")
+    print(f"load average at the start: {' '.join(f'{x:.2f}' for x in os.getloadavg())} "
+          "(a figure counts from a load under 0.5)")
     print(f"OPENBLAS_CORETYPE={os.environ.get('OPENBLAS_CORETYPE', '(unset)')}")
     for line in blas_info():
         print(f"BLAS: {line}")
@@ -600,6 +602,7 @@ def main() -> None:
         run_size(size, args)
     if args.memory_users:
         peak_memory(args.memory_users, 20000, 64, args)
+    print(f"load average at the end: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
 
 
 if __name__ == "__main__":
