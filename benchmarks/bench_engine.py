@@ -576,8 +576,10 @@ def main() -> None:
     CLOCK = time.process_time if args.clock == "cpu" else time.perf_counter
     print(f"clock: {args.clock}")
     print("timings on a shared machine are noisy: compare the ratios within one run")
-    print(f"load average at the start: {' '.join(f'{x:.2f}' for x in os.getloadavg())} "
-          "(a figure counts from a load under 0.5)")
+    print(
+        f"load average at the start: {' '.join(f'{x:.2f}' for x in os.getloadavg())} "
+        "(a figure counts from a load under 0.5)"
+    )
     print(f"OPENBLAS_CORETYPE={os.environ.get('OPENBLAS_CORETYPE', '(unset)')}")
     for line in blas_info():
         print(f"BLAS: {line}")
