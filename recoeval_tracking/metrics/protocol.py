@@ -138,7 +138,9 @@ def prepare_source(source: Any, prep: Any, opts: Any) -> tuple[Any, np.ndarray |
     if isinstance(source, RankedLists):
         return source, None
     if opts.inf_scores == "nan":
-        source = InfAsNaN(source, in_engine=opts.backend == "cpu")
+        # the CPU engine applies the rule when it reads the blocks itself; implicit's lists are
+        # selected from the blocks here, before the engine, so they need the converted scores
+        source = InfAsNaN(source, in_engine=opts.backend == "cpu" and opts.ties != "implicit")
     if opts.ties != "implicit":
         return source, None
     m = prep.test.shape[0]

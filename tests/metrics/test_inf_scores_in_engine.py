@@ -65,3 +65,14 @@ def test_factor_scores_with_infinite_biases():
     pd.testing.assert_frame_equal(got.per_user, want.per_user, check_exact=True)
     defined = got.per_user["nan_reason"] == ""
     assert defined.sum() > 0 and (defined == (np.arange(30) % 3 == 0)[: len(defined)]).all()
+
+
+def test_implicit_lists_are_selected_from_the_converted_scores():
+    """With ``ties="implicit"`` the top-K lists are selected from the blocks before the engine
+    runs, so the scores are converted there: users with a +-inf score in the pool stay NaN."""
+    tr, te, S = _case()
+    kw = dict(metrics=["p", "ndcg"], k=5, ties="implicit")
+    got = rt.evaluate(tr, te, scores=S, inf_scores="nan", **kw)
+    want = rt.evaluate(tr, te, scores=np.where(np.isinf(S), np.nan, S), inf_scores="rank", **kw)
+    pd.testing.assert_frame_equal(got.per_user, want.per_user, check_exact=True)
+    assert list(got.per_user["nan_reason"][:4]) == ["", "nan_score", "nan_score", "nan_score"]
