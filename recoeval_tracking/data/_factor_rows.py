@@ -99,43 +99,50 @@ def _open_parquet(cls: type[FactorRows], url: str, name: str, func: str,
     fs, path = _fs(url, storage_options)
     try:
         with fs.open(path, "rb") as fh:
-            meta = pq.ParquetFile(fh).metadata
+            pf = pq.ParquetFile(fh)
+            meta = pf.metadata
             schema = meta.schema.to_arrow_schema()
+            fields = [f for f in schema if f.name != "user"]
+            floats = (pa.float32(), pa.float64())
+            lists = [f for f in fields if _is_list(f.type)]
+            if len(fields) == 1 and lists and lists[0].type.value_type in floats:
+                dtype = lists[0].type.value_type.to_pandas_dtype()
+                width = _list_width(pf, lists[0])
+                if width < 0:
+                    raise param_error(name, func, "a Parquet file of user factors whose first "
+                                      "row holds its factors", f"{url!r}, whose first list is "
+                                      "null", got_is_text=True)
+            elif (fields and not lists and len({f.type for f in fields}) == 1
+                  and fields[0].type in floats):
+                dtype, width = fields[0].type.to_pandas_dtype(), len(fields)
+            else:
+                raise param_error(name, func, "a Parquet file of user factors: one list column "
+                                  "of float32 or float64, or one float column per factor (all "
+                                  "of one type), besides an optional 'user' column",
+                                  f"{url!r} with columns {schema}", got_is_text=True)
     except FileNotFoundError:
         raise param_error(name, func, "an existing Parquet file", f"{url!r}, which does not "
                           "exist", got_is_text=True) from None
     except (OSError, pa.ArrowException) as err:
         raise param_error(name, func, "a Parquet file", f"{url!r}, which is not one ({err})",
                           got_is_text=True) from None
-    fields = [f for f in schema if f.name != "user"]
-    floats = (pa.float32(), pa.float64())
-    lists = [f for f in fields if pa.types.is_list(f.type) or pa.types.is_fixed_size_list(f.type)
-             or pa.types.is_large_list(f.type)]
-    if len(fields) == 1 and lists and lists[0].type.value_type in floats:
-        dtype = lists[0].type.value_type.to_pandas_dtype()
-        width = _list_width(fs, path, lists[0].name, meta.num_rows)
-    elif fields and not lists and len({f.type for f in fields}) == 1 and fields[0].type in floats:
-        dtype, width = fields[0].type.to_pandas_dtype(), len(fields)
-    else:
-        raise param_error(name, func, "a Parquet file of user factors: one list column of "
-                          "float32 or float64, or one float column per factor (all of one "
-                          "type), besides an optional 'user' column",
-                          f"{url!r} with columns {schema}", got_is_text=True)
     starts = np.concatenate([[0], np.cumsum([meta.row_group(g).num_rows
                                              for g in range(meta.num_row_groups)])])
     return cls(url, (int(meta.num_rows), int(width)), np.dtype(dtype).str, 0, storage_options,
                tuple(f.name for f in fields), tuple(int(x) for x in starts))
 
 
-def _list_width(fs: Any, path: str, column: str, n_rows: int) -> int:
-    """The length of the lists of ``column`` (read from its first row group)."""
-    import pyarrow.parquet as pq
+def _list_width(pf: Any, column: Any) -> int:
+    """The length of the lists of ``column`` (a field of the open Parquet file ``pf``): from its
+    type when the lists have a fixed size, else from its first row (-1 when that is null)."""
+    import pyarrow as pa
 
-    if n_rows == 0:
+    if pa.types.is_fixed_size_list(column.type):
+        return int(column.type.list_size)
+    if pf.metadata.num_rows == 0:
         return 0
-    with fs.open(path, "rb") as fh:
-        first = pq.ParquetFile(fh).read_row_group(0, columns=[column]).column(0)
-    return len(first[0].as_py())
+    first = pf.read_row_group(0, columns=[column.name]).column(0)[0].as_py()
+    return -1 if first is None else len(first)
 
 
 def _read_parquet(rows: FactorRows, lo: int, hi: int) -> np.ndarray:

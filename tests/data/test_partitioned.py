@@ -254,6 +254,12 @@ def test_a_parquet_file_that_is_not_a_factor_table_is_refused_with_its_columns(t
         FactorRows.open(tmp_path / "bad.parquet")
     with pytest.raises(InputError, match=r"'user_factors'.*an existing Parquet file"):
         FactorRows.open(tmp_path / "nope.parquet")
+    pq.write_table(
+        pa.table({"factors": pa.array([None, [1.0, 2.0]], pa.list_(pa.float64()))}),
+        tmp_path / "nullfirst.parquet",
+    )
+    with pytest.raises(InputError, match=r"'user_factors'.*first row holds.*first list is null"):
+        FactorRows.open(tmp_path / "nullfirst.parquet")
     ragged = pa.table({"factors": pa.array([[1.0, 2.0], [3.0], [4.0, 5.0]])})
     pq.write_table(ragged, tmp_path / "ragged.parquet")
     rows = FactorRows.open(tmp_path / "ragged.parquet")
