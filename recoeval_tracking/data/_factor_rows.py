@@ -18,7 +18,10 @@ import numpy as np
 from .._validation import InputError, param_error
 from ._partitioned import _fs
 
-__all__ = ["FactorRows"]
+__all__ = ["FactorRows", "read_whole", "PARQUET_SUFFIXES"]
+
+#: File names read as Parquet (every other name as ``.npy``).
+PARQUET_SUFFIXES = (".parquet", ".pq")
 
 
 @dataclass(frozen=True)
@@ -46,7 +49,7 @@ class FactorRows:
         or the metadata of the Parquet file at ``url`` (``.parquet``)."""
         fmt = np.lib.format
         url = os.fspath(url)
-        if url.endswith((".parquet", ".pq")):
+        if url.lower().endswith(PARQUET_SUFFIXES):
             return _open_parquet(cls, url, name, func, dict(storage_options or {}))
         fs, path = _fs(url, storage_options)
         try:
@@ -88,6 +91,27 @@ class FactorRows:
                              f"its {self.shape[0]} need {(hi - lo) * row} bytes, {len(buf)} "
                              "were read. Write it again (numpy.save).")
         return np.frombuffer(buf, dtype=dtype).reshape(hi - lo, self.shape[1]).copy()
+
+
+def read_whole(url: str | os.PathLike, *, name: str, func: str,
+               storage_options: dict[str, Any] | None = None) -> np.ndarray:
+    """A whole array from a ``.npy`` file (any shape) or a Parquet factor file (as
+    :meth:`FactorRows.open` reads one), on any fsspec file system; a missing or unreadable file
+    is an :class:`~recoeval_tracking.InputError` naming ``name`` and the file."""
+    url = os.fspath(url)
+    if url.lower().endswith(PARQUET_SUFFIXES):
+        rows = FactorRows.open(url, name=name, func=func, storage_options=storage_options)
+        return rows.read(0, rows.shape[0])
+    fs, path = _fs(url, storage_options)
+    try:
+        with fs.open(path, "rb") as fh:
+            return np.load(fh, allow_pickle=False)
+    except FileNotFoundError:
+        raise param_error(name, func, "an existing .npy file", f"{url!r}, which does not exist",
+                          got_is_text=True) from None
+    except ValueError as err:
+        raise param_error(name, func, "a .npy file", f"{url!r}, which is not one ({err})",
+                          got_is_text=True) from None
 
 
 def _open_parquet(cls: type[FactorRows], url: str, name: str, func: str,

@@ -29,8 +29,8 @@ import numpy as np
 import scipy.sparse as sp
 
 from .._validation import param_error
-from ..data._factor_rows import FactorRows
-from ..data._partitioned import PartitionedDataset, _fs, open_partitioned
+from ..data._factor_rows import FactorRows, read_whole
+from ..data._partitioned import PartitionedDataset, open_partitioned
 from ..metrics.evaluate import plan, plan_for_source
 from ..metrics.inputs import Prepared, score_source
 from ..options import EvalOptions
@@ -67,22 +67,10 @@ def run_stored_shard(shard: StoredShard, options: EvalOptions, shared: dict[str,
 def _item_array(value: Any, name: str, func: str, storage_options: dict[str, Any] | None
                 ) -> Any:
     """An item-side array given as an array or as a ``.npy`` or ``.parquet`` path or URL (read
-    whole; a Parquet file as :class:`~recoeval_tracking.data.FactorRows` reads one)."""
+    whole by :func:`~recoeval_tracking.data._factor_rows.read_whole`)."""
     if value is None or not isinstance(value, (str, os.PathLike)):
         return value
-    if os.fspath(value).endswith((".parquet", ".pq")):
-        rows = FactorRows.open(value, name=name, func=func, storage_options=storage_options)
-        return rows.read(0, rows.shape[0])
-    fs, path = _fs(os.fspath(value), storage_options)
-    try:
-        with fs.open(path, "rb") as fh:
-            return np.load(fh, allow_pickle=False)
-    except FileNotFoundError:
-        raise param_error(name, func, "an existing .npy file", f"{os.fspath(value)!r}, which "
-                          "does not exist", got_is_text=True) from None
-    except ValueError as err:
-        raise param_error(name, func, "a .npy file", f"{os.fspath(value)!r}, which is not one "
-                          f"({err})", got_is_text=True) from None
+    return read_whole(value, name=name, func=func, storage_options=storage_options)
 
 
 def evaluate_from_storage(client: Any, dataset: str | os.PathLike | PartitionedDataset,

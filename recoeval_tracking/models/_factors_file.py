@@ -110,10 +110,12 @@ class FactorsFileModel(Model):
                         f"'{key}'. Got {self.path!r} with keys {sorted(arrays)} instead."
                     )
             return arrays, self.path
-        arrays = {"user_factors": _read_matrix(self.user_factors, "user_factors"),
-                  "item_factors": _read_matrix(self.item_factors, "item_factors")}
+        from ..data._factor_rows import read_whole
+
+        arrays = {"user_factors": read_whole(self.user_factors, name="user_factors", func=_FUNC),
+                  "item_factors": read_whole(self.item_factors, name="item_factors", func=_FUNC)}
         if self.item_biases is not None:
-            arrays["item_biases"] = np.load(self.item_biases, allow_pickle=False)
+            arrays["item_biases"] = read_whole(self.item_biases, name="item_biases", func=_FUNC)
         return arrays, f"{self.user_factors!r} / {self.item_factors!r}"
 
     def _fit(self, X: sp.csr_array, user_ids: np.ndarray | None,
@@ -223,12 +225,3 @@ def _suffix(path: str | Path) -> str:
     return ".parquet" if str(path).lower().endswith(".parquet") else ".npy"
 
 
-def _read_matrix(path: str, name: str) -> np.ndarray:
-    """A factor matrix from a ``.npy`` file, or from a Parquet file (one row per user or item,
-    read as :class:`~recoeval_tracking.data.FactorRows` reads it)."""
-    if _suffix(path) == ".npy":
-        return np.load(path, allow_pickle=False)
-    from ..data._factor_rows import FactorRows
-
-    rows = FactorRows.open(path, name=name, func=_FUNC)
-    return rows.read(0, rows.shape[0])
