@@ -365,7 +365,7 @@ def _evaluate(split: Any, model: Any, options: EvalOptions, progress: Callable[[
 
     inputs = model.eval_inputs(options.k, split.test_users)
     if warm is not None:
-        warm.wait(_score_dtype(inputs))
+        warm.wait_for(inputs)
     if backend["kind"] == "cpu":
         return evaluate(split.train, split.test, **inputs, options=options, progress=progress)
     from ..distributed import cluster_client, evaluate_on_dask
@@ -380,19 +380,6 @@ def _evaluate(split: Any, model: Any, options: EvalOptions, progress: Callable[[
                                 shards=backend.get("shards"), per_user_dir=parts)
 
 
-def _score_dtype(inputs: Mapping[str, Any]) -> str | None:
-    """The dtype the engine scores ``inputs`` in (float32 only when both factors are float32),
-    or None (ranked lists: no score kernels)."""
-    if inputs.get("A") is not None:
-        dtypes = {str(getattr(inputs.get(key), "dtype", "")) for key in ("A", "B")}
-        return "float32" if dtypes == {"float32"} else "float64"
-    for key in ("scores", "scorer"):
-        dtype = getattr(inputs.get(key), "dtype", None)
-        if dtype is not None:
-            return str(dtype)
-    return None
-
-
 def _warm_up(options: EvalOptions, model_section: Mapping[str, Any],
              backend: Mapping[str, Any]) -> Any:
     """A child process compiling the kernels while the job loads, splits and fits, when the
@@ -400,11 +387,12 @@ def _warm_up(options: EvalOptions, model_section: Mapping[str, Any],
     ``RECOEVAL_WARM_UP=0`` turns it off)."""
     import os
 
+    if backend["kind"] != "cpu" or os.environ.get("RECOEVAL_WARM_UP") == "0":
+        return None
     from ..engine import kernels  # noqa: F401  (drops a stale cache before it is looked at)
     from .precheck import kernel_cache_is_cold
 
-    if (backend["kind"] != "cpu" or os.environ.get("RECOEVAL_WARM_UP") == "0"
-            or not kernel_cache_is_cold()):
+    if not kernel_cache_is_cold():
         return None
     from ..metrics import warm
 

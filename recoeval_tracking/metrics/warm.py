@@ -12,7 +12,7 @@ Nothing depends on the child: if it fails, is slow or compiles another dtype tha
 scores in, the job compiles what it needs itself, as without it.
 
 Usage (the app does this): ``warm = start(options, "float32")`` before loading, then
-``warm.wait(dtype)`` before evaluating.
+``warm.wait_for(inputs)`` before evaluating.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["start", "WarmUp", "main"]
+__all__ = ["start", "WarmUp", "score_dtype", "main"]
 
 #: The longest a job waits for the child before compiling for itself.
 WAIT_SECONDS = 120.0
@@ -61,6 +61,16 @@ class WarmUp:
         self.proc = None
         return code == 0
 
+    def wait_for(self, inputs: dict[str, Any]) -> bool:
+        """:meth:`wait` for the dtype the engine scores ``inputs`` in (the keyword arguments of
+        :func:`~recoeval_tracking.evaluate` that carry a model's scores); ranked lists need no
+        score kernel, so the child is stopped without waiting."""
+        dtype = score_dtype(inputs)
+        if dtype is None:
+            self.stop()
+            return False
+        return self.wait(dtype)
+
     def stop(self) -> None:
         """End the child (its partial work stays valid: numba writes whole cache entries)."""
         if self.proc is not None:
@@ -68,6 +78,19 @@ class WarmUp:
                 self.proc.kill()
                 self.proc.wait(timeout=10)
             self.proc = None
+
+
+def score_dtype(inputs: dict[str, Any]) -> str | None:
+    """The dtype the engine scores ``inputs`` in (float32 only when both factors are float32),
+    or None (ranked lists: no score kernels)."""
+    if inputs.get("A") is not None:
+        dtypes = {str(getattr(inputs.get(key), "dtype", "")) for key in ("A", "B")}
+        return "float32" if dtypes == {"float32"} else "float64"
+    for key in ("scores", "scorer"):
+        dtype = getattr(inputs.get(key), "dtype", None)
+        if dtype is not None:
+            return str(dtype)
+    return None
 
 
 def start(options: Any, dtype: str = "float32") -> WarmUp:

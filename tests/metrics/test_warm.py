@@ -43,3 +43,15 @@ def test_compile_for_runs_an_evaluation_of_the_options():
         res = warm.compile_for(EvalOptions.from_config(section, nthreads=1), "float64")
         assert len(res.per_user) == 40
         assert np.isfinite(res.per_user[column]).sum() > 20
+
+
+def test_the_dtype_waited_for_is_the_one_the_engine_scores_in():
+    f32, f64 = np.zeros((2, 2), np.float32), np.zeros((2, 2))
+    assert warm.score_dtype({"A": f32, "B": f32}) == "float32"
+    assert warm.score_dtype({"A": f32, "B": f64}) == "float64"  # mixed factors: float64
+    assert warm.score_dtype({"scores": f32}) == "float32"
+    assert warm.score_dtype({"ranked": np.zeros((2, 3), np.int64)}) is None
+    w = warm.start(EvalOptions.from_config({"names": ["p"], "k": 5}), "float32")
+    proc = w.proc
+    assert not w.wait_for({"ranked": np.zeros((2, 3), np.int64)})  # no score kernel: no wait
+    assert proc.poll() is not None and w.waited == 0.0
