@@ -37,6 +37,7 @@ Usage (unset OPENBLAS_CORETYPE so BLAS picks its kernels for this CPU)::
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import resource
@@ -115,9 +116,26 @@ def _options(args) -> dict:
 # ---------------------------------------------------------------------------------------------
 
 
-def overhead(args) -> None:
+@contextlib.contextmanager
+def _cluster(args):
+    """A fresh ``LocalCluster`` of ``--workers`` processes x ``--threads-per-worker`` threads
+    (no memory limit) and its client."""
     from distributed import Client, LocalCluster
 
+    with (
+        LocalCluster(
+            n_workers=args.workers,
+            threads_per_worker=args.threads_per_worker,
+            processes=True,
+            dashboard_address=":0",
+            memory_limit=0,
+        ) as cluster,
+        Client(cluster) as client,
+    ):
+        yield client
+
+
+def overhead(args) -> None:
     from recoeval_tracking.distributed import evaluate_on_dask
 
     threads = args.workers * args.threads_per_worker
@@ -137,16 +155,7 @@ def overhead(args) -> None:
         f"{', '.join(f'{x:.2f}' for x in local_times)})"
     )
 
-    with (
-        LocalCluster(
-            n_workers=args.workers,
-            threads_per_worker=args.threads_per_worker,
-            processes=True,
-            dashboard_address=":0",
-            memory_limit=0,
-        ) as cluster,
-        Client(cluster) as client,
-    ):
+    with _cluster(args) as client:
         rt.evaluate(train[:2000], test[:2000], A=A[:2000], B=B, client=client, **opts)  # warm
         base = client.run(_rss)
         dask_times = []
@@ -259,8 +268,6 @@ def write_synthetic(folder: Path, m: int, n: int, p: int, seed: int = 0) -> None
 
 
 def storage(args) -> None:
-    from distributed import Client, LocalCluster
-
     from recoeval_tracking.distributed import evaluate_from_storage
 
     folder = Path(args.storage).resolve()
@@ -286,16 +293,7 @@ def storage(args) -> None:
         print(f"reusing the dataset written in {folder}")
     threads = args.workers * args.threads_per_worker
     opts = EvalOptions(**_options(args), nthreads=threads)
-    with (
-        LocalCluster(
-            n_workers=args.workers,
-            threads_per_worker=args.threads_per_worker,
-            processes=True,
-            dashboard_address=":0",
-            memory_limit=0,
-        ) as cluster,
-        Client(cluster) as client,
-    ):
+    with _cluster(args) as client:
         evaluate_from_storage(
             client,
             folder / "warm" / "split",
