@@ -122,7 +122,9 @@ def ranked_lists(ranked: Any, prep: Any, func: str, missing_users: str | None = 
     if rl.items.size and (rl.items.max() >= n or rl.items.min() < -1):
         raise param_error("ranked", func, f"item indices in [0, {n}) or -1 for padding",
                           f"values from {rl.items.min()} to {rl.items.max()}", got_is_text=True)
-    return rl
+    # a copy: the evaluation records its count of users without a list on it, never on the
+    # caller's object (evaluated again on other data, it would carry a stale count)
+    return dataclasses.replace(rl) if rl is ranked else rl
 
 
 def dedupe_lists(lists: np.ndarray) -> tuple[np.ndarray, int]:

@@ -121,3 +121,14 @@ def test_lists_from_pairs_carry_the_rule():
     np.testing.assert_array_equal(rl.listed, [True, True, False])
     res = _eval(rl)
     assert list(res.per_user["nan_reason"]) == ["", "", "no_list"]
+
+
+def test_the_callers_lists_are_not_changed_by_an_evaluation():
+    # the same lists on other data: the count is this evaluation's, not the previous one's
+    rl = RankedLists.from_pairs(np.array([0, 1]), np.array([0, 1]), np.array([1.0, 1.0]), 3)
+    with pytest.warns(UserWarning, match="1 of 3 evaluated users"):
+        _eval(rl)
+    assert rl.missing_count is None
+    fewer = sp.csr_array((np.ones(2), ([0, 1], [0, 1])), shape=(3, 4))  # user 2: no test item
+    res = rt.evaluate(None, fewer, ranked=rl, k=1, metrics=["p"])
+    assert res.definitions["source"]["users_without_list"] == 0
