@@ -132,3 +132,16 @@ def test_the_callers_lists_are_not_changed_by_an_evaluation():
     fewer = sp.csr_array((np.ones(2), ([0, 1], [0, 1])), shape=(3, 4))  # user 2: no test item
     res = rt.evaluate(None, fewer, ranked=rl, k=1, metrics=["p"])
     assert res.definitions["source"]["users_without_list"] == 0
+
+
+def test_list_stage_metrics_follow_the_rule():
+    # rbp (p = 0.8) of user 0's list 0, 3 with test {0}: (1 - 0.8) * 0.8**0 = 0.2; user 1's list
+    # 1, 2 with test {1}: 0.2; user 2 has no list: 0 under "zero", NaN under "skip"
+    zero = rt.evaluate(None, TEST, ranked=_frame(), k=2, metrics=["rbp", "bpref"])
+    skip = rt.evaluate(
+        None, TEST, ranked=_frame(), k=2, metrics=["rbp", "bpref"], missing_users="skip"
+    )
+    np.testing.assert_allclose(zero.per_user["rbp_at_2"], [0.2, 0.2, 0.0])
+    np.testing.assert_allclose(skip.per_user["rbp_at_2"], [0.2, 0.2, np.nan])
+    np.testing.assert_allclose(zero.per_user["bpref_at_2"], [1.0, 1.0, 0.0])
+    np.testing.assert_allclose(skip.per_user["bpref_at_2"], [1.0, 1.0, np.nan])
