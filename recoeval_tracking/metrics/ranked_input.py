@@ -6,7 +6,8 @@ Policies, each stated in the warning or error it raises:
 
 * a DataFrame needs the columns ``user``, ``item`` and ``rank`` (smaller = better) or
   ``score`` (higher = better); a second column for the same role (``user`` and ``user_id``)
-  is ambiguous and refused; every user and item must be in the data's id maps;
+  is ambiguous and refused, and so is a frame without a row (every user would score 0);
+  every user and item must be in the data's id maps;
 * a rank must be a finite number >= 0 and a score a number other than NaN, in every row: the
   same rule as a ranked file (:func:`~recoeval_tracking.scores.order_key`); complex values are
   refused (their imaginary part would be dropped);
@@ -53,6 +54,9 @@ def _frame_columns(df: pd.DataFrame, func: str) -> str:
                               f"('{role}')", f"both '{role}' and {other[0]!r} (which holds the "
                               "ids is ambiguous)", got_is_text=True,
                               fix=f"Drop one, e.g. df.drop(columns={other[0]!r}).")
+    if not len(df):
+        raise param_error("ranked", func, "a DataFrame with at least one (user, item) row",
+                          f"columns {cols} and no row", got_is_text=True)
     for col in ("user", "item"):
         if df[col].dtype.kind == "c":
             raise param_error("ranked", func, f"a DataFrame whose '{col}' column holds ids",

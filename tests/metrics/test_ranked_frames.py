@@ -51,6 +51,11 @@ def test_frames_that_cannot_order_a_list_are_refused(columns, message):
         _eval(_frame(**columns))
 
 
+def test_a_frame_without_a_row_is_refused():
+    with pytest.raises(InputError, match=r"at least one \(user, item\) row.*Got columns"):
+        _eval(_frame().iloc[:0])
+
+
 def test_a_nan_score_is_refused_and_an_infinite_one_ranks():
     scores = {"score": [0.9, np.nan, 0.9, 0.1]}
     frame = _frame(**scores).drop(columns="rank")
