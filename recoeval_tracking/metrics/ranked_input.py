@@ -111,9 +111,6 @@ def ranked_lists(ranked: Any, prep: Any, func: str, missing_users: str | None = 
                 f"no user is missing (an empty row is an empty list). Got missing_users="
                 f"{missing_users!r} with {type(ranked).__name__} lists.")
         ranked = dataclasses.replace(ranked, missing_users=missing_users)
-    if isinstance(ranked, np.ndarray) and ranked.dtype.kind == "c":
-        raise param_error("ranked", func, "a 2-d integer array of item indices (users x K, "
-                          "-1 for padding)", ranked)
     rl = ranked if isinstance(ranked, RankedLists) else RankedLists(ranked, func=func)
     items, n_dup = dedupe_lists(rl.items)
     if n_dup:

@@ -73,6 +73,8 @@ def test_complex_scores_are_refused_not_truncated():
     frame = _frame(score=[0.9 + 1j, 0.1, 0.5, 0.2]).drop(columns="rank")
     with pytest.raises(InputError, match=r"'score' column holds a real number"):
         _eval(frame)
+    with pytest.raises(InputError, match=r"'ranked'.*integer array.*dtype complex128"):
+        _eval(np.array([[0, 3], [1, 2], [2, 0]]) + 0j)
 
 
 def test_missing_users_zero_is_the_default_with_a_warning_and_a_count():
