@@ -30,7 +30,7 @@ from ..engine.codes import N_AT_K, N_WHOLE, REASONS, Reason, Tie, Whole
 from ..engine.driver import EngineInput
 from ..options import EvalOptions
 from ..scores import BiasScores, DenseScores, FactorScores, RankedLists
-from . import protocol
+from . import inputs, protocol
 from .beyond import AUC_AVERAGE_TIES, ListContext
 from .definitions import (
     NAN_RULES,
@@ -39,8 +39,7 @@ from .definitions import (
     metric_fingerprints,
     options_definitions,
 )
-from .inputs import (Prepared, lists_without_train, prepare, score_source, user_reasons,
-                     with_data_relevance, with_gains)
+from .inputs import Prepared, lists_without_train, prepare, score_source, user_reasons, with_gains
 from .profiles import apply_profile
 from .registry import METRIC_SETS, METRICS, MetricSpec, column_name, curve_name, resolve_metrics
 from .results import Results
@@ -475,7 +474,7 @@ def evaluate(train: Any, test: Any, *, A: Any = None, B: Any = None, item_biases
     recometrics" section of docs/guides/profiles.md.
     """
     given = {name: value for name, value in locals().items() if name in _OPTION_NAMES}
-    opts = with_data_relevance(_merge_options(options, given), train, test)
+    opts = inputs.with_data_relevance(_merge_options(options, given), train, test)
     if client is not None:
         from ..distributed import evaluate_on_dask
         return evaluate_on_dask(client, train, test, opts, A=A, B=B, item_biases=item_biases,
