@@ -275,6 +275,7 @@ def load_movielens_100k(path: str | os.PathLike, *, duplicates: str = "error",
     ``relevance_level=None, gains="graded"`` to make every rating a positive with its value
     as gain.
     """
+    Relevance.checked(relevance_level, gains, "load_movielens_100k")
     p = Path(path)
     p = p / "u.data" if p.is_dir() else p
     return load_csv(p, {"user": 0, "item": 1, "value": 2, "timestamp": 3}, sep="\t",
@@ -289,6 +290,7 @@ def load_movielens_1m(path: str | os.PathLike, *, duplicates: str = "error",
 
     ``path`` may be the file or its folder. Relevance as for :func:`load_movielens_100k`.
     """
+    Relevance.checked(relevance_level, gains, "load_movielens_1m")
     p = Path(path)
     p = p / "ratings.dat" if p.is_dir() else p
     return load_csv(p, {"user": 0, "item": 1, "value": 2, "timestamp": 3}, sep="::",
@@ -303,6 +305,7 @@ def load_movielens_latest(path: str | os.PathLike, *, duplicates: str = "error",
 
     ``path`` may be the file or its folder. Relevance as for :func:`load_movielens_100k`.
     """
+    Relevance.checked(relevance_level, gains, "load_movielens_latest")
     p = Path(path)
     p = p / "ratings.csv" if p.is_dir() else p
     return load_csv(p, {"user": "userId", "item": "movieId", "value": "rating",

@@ -198,3 +198,34 @@ def test_python_app_user_app_and_storage_give_one_per_user_table(tmp_path):
             client, ds, EvalOptions(**OPTIONS), item_biases=model.item_scores_
         )
     _same_per_user(want, stored.per_user, "evaluate_from_storage")
+
+
+@pytest.mark.parametrize(
+    ("kind", "level", "gains"),
+    [
+        ("movielens_100k", 4.0, "binary"),
+        ("movielens_1m", 4.0, "binary"),
+        ("movielens_latest", 4.0, "binary"),
+        ("csv", None, "graded"),
+        ("parquet", None, "graded"),
+        ("synthetic", None, "graded"),
+    ],
+)
+def test_the_app_config_takes_its_rule_from_the_loader_signature(kind, level, gains):
+    """One source of the default: the dataset config's schema derives ``relevance_level`` and
+    ``gains`` from the loader's signature, and the YAML file does not set them again."""
+    import dataclasses
+    import inspect
+
+    import yaml
+    from commands import REPO_ROOT
+
+    from recoeval_tracking.app.schema import SCHEMAS
+    from recoeval_tracking.data import DATASETS
+
+    params = inspect.signature(DATASETS[kind]).parameters
+    assert (params["relevance_level"].default, params["gains"].default) == (level, gains)
+    schema = {f.name: f.default for f in dataclasses.fields(SCHEMAS["dataset"][kind])}
+    assert (schema["relevance_level"], schema["gains"]) == (level, gains)
+    yaml_file = yaml.safe_load((REPO_ROOT / "configs" / "dataset" / f"{kind}.yaml").read_text())
+    assert not {"relevance_level", "gains"} & set(yaml_file)
