@@ -66,12 +66,14 @@ class EvalOptions:
         Where the engine runs: one of :data:`BACKENDS`.
     relevance_level : float or None
         Test entries with a value below it are judged non-relevant (negatives, and bpref's
-        judged non-relevant items) rather than positives; None: every stored entry is a
-        positive. None takes the profile's (trec_eval: 1, its ``-l`` default).
+        judged non-relevant items) rather than positives. None takes the profile's (trec_eval:
+        1, its ``-l`` default), else the data's rule (``Interactions.relevance``: MovieLens 4),
+        else every stored entry is a positive.
     gains : {"graded", "binary"} or None
         The gain of a positive in NDCG, DCG, RBP...: its stored value (``graded``: a rating of 5
-        weighs five times a 1), or 1 for every positive (``binary``); None: ``graded``. With
-        ``binary`` every metric sees the positives' values as 1.
+        weighs five times a 1), or 1 for every positive (``binary``); None: the data's rule
+        (MovieLens: ``binary``), else ``graded``. With ``binary`` every metric sees the
+        positives' values as 1.
     no_positive : {"nan", "zero"} or None
         A user with test entries but no positive: NaN (reason ``no_positive``) or 0 for every
         rank metric (trec_eval); None takes the profile's, or ``nan``.

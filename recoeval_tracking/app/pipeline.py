@@ -56,10 +56,11 @@ STAGES = ("load", "prepare", "split", "fit", "eval")
 _FUNC = "run_job"
 _SECTIONS = ("dataset", "split", "model", "metrics")
 # Dataset keys that configure preparation, not the loader.
-_PREP_KEYS = ("implicit", "min_user_interactions", "min_item_interactions", "k_core",
-              "relevance_level", "gains")
-# Dataset keys every option has (a label for the records), given to loaders that take them.
-_LABEL_KEYS = ("name",)
+_PREP_KEYS = ("implicit", "min_user_interactions", "min_item_interactions", "k_core")
+# Dataset keys every option has, given to loaders that take them: a label for the records, and
+# the data's relevance rule (the loader's signature holds its default: MovieLens 4, binary).
+_LABEL_KEYS = ("name", "relevance_level", "gains")
+_RULE_KEYS = ("relevance_level", "gains")
 
 
 def _section(cfg: Mapping[str, Any], name: str) -> dict[str, Any]:
@@ -96,8 +97,10 @@ def load_data(dataset: Mapping[str, Any], base_dir: Path | None = None):
     """Load the dataset described by a ``dataset`` config section (plain dict).
 
     Every key except ``kind`` and the preparation keys is passed to the loader registered as
-    ``kind`` in :data:`recoeval_tracking.data.DATASETS` (the label ``name`` only when the loader
-    takes one); its file-path parameters are taken relative to ``base_dir``.
+    ``kind`` in :data:`recoeval_tracking.data.DATASETS` (the label ``name`` and the relevance
+    rule, ``relevance_level`` and ``gains``, only when the loader takes them: the loaded data
+    carries the rule, as in Python); its file-path parameters are taken relative to
+    ``base_dir``.
     """
     from ..data import DATASETS, load_dataset
     from ._signatures import takes
@@ -285,7 +288,6 @@ def run_job(cfg: Mapping[str, Any], job_dir: str | Path, *, overrides: list[str]
         A bad config value; the message names the setting and what to change.
     """
     from ..jobdir import write_job_dir
-    from ..metrics.results import relevance_text
 
     if not isinstance(cfg, Mapping):
         raise param_error("cfg", _FUNC, "a plain dict (the resolved config)", cfg)
@@ -296,7 +298,7 @@ def run_job(cfg: Mapping[str, Any], job_dir: str | Path, *, overrides: list[str]
     nthreads = check_int(cfg.get("nthreads", -1), "nthreads", _FUNC, minimum=-1)
     if nthreads == 0:
         raise param_error("nthreads", _FUNC, "an int >= 1, or -1 for every core", nthreads)
-    options = _with_data_relevance(
+    options = _with_section_relevance(
         EvalOptions.from_config(sections["metrics"], nthreads=nthreads), sections["dataset"])
     disable = progress_mode(cfg.get("progress", "auto"))
     base = Path(base_dir) if base_dir is not None else Path.cwd()
@@ -317,18 +319,26 @@ def run_job(cfg: Mapping[str, Any], job_dir: str | Path, *, overrides: list[str]
     if echo:
         timing_text = ", ".join(f"{s} {timings[s]:.2f} s" for s in (*STAGES, "total")
                                 if s in timings)
-        logger.info("%s at K=%d, mean over users [95%% interval]:\n%s\n%s\ntimings: %s\n"
+        logger.info("%s at K=%d, mean over users [95%% interval]:\n%s\ntimings: %s\n"
                     "job directory: %s", model.name, results.k, results.summary("headline"),
-                    relevance_text(results.definitions), timing_text, out)
+                    timing_text, out)
     run_id = track_job(cfg, out, base, tracking_uri, sweep, overrides, model.name, run_id)
     return {"job_dir": str(out), "metrics": dict(results.means), "timings": timings,
             "run_id": run_id, "dataset": dataset_info,
             "objective": _objective(cfg.get("objective"), {**results.means, **extra})}
 
 
-def _with_data_relevance(options: EvalOptions, dataset: Mapping[str, Any]) -> EvalOptions:
-    """``options`` with the dataset's ``relevance_level`` and ``gains`` where the metrics
-    section left them unset (explicit ratings: ratings >= 4 are the positives, gain 1)."""
+def _with_section_relevance(options: EvalOptions, dataset: Mapping[str, Any]) -> EvalOptions:
+    """``options`` with the dataset section's ``relevance_level`` and ``gains`` where the
+    metrics section left them unset, for a dataset kind whose loader does not take them (a
+    stored split: its manifest holds the rule, which these override). Other kinds' loaders
+    attach the rule to the data, and the evaluation takes it from there."""
+    from ..data import DATASETS
+    from ._signatures import takes
+
+    loader = DATASETS.get(str(dataset.get("kind")))
+    if loader is None or all(takes(loader, key) for key in _RULE_KEYS):
+        return options
     changes = {}
     for key in ("relevance_level", "gains"):
         if getattr(options, key) is None and dataset.get(key) is not None:
@@ -362,7 +372,9 @@ def _evaluate(split: Any, model: Any, options: EvalOptions, progress: Callable[[
     """The ``eval`` stage, in this process or on the Dask cluster of ``backend``; first waits
     for ``warm`` (:mod:`recoeval_tracking.metrics.warm`) when it compiles this model's dtype."""
     from ..metrics import evaluate
+    from ..metrics.inputs import with_data_relevance
 
+    options = with_data_relevance(options, split.train, split.test)  # unless metrics.* say
     inputs = model.eval_inputs(options.k, split.test_users)
     if warm is not None:
         warm.wait_for(inputs)

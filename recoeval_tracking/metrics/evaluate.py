@@ -30,7 +30,7 @@ from ..engine.codes import N_AT_K, N_WHOLE, REASONS, Reason, Tie, Whole
 from ..engine.driver import EngineInput
 from ..options import EvalOptions
 from ..scores import BiasScores, DenseScores, FactorScores, RankedLists
-from . import protocol
+from . import inputs, protocol
 from .beyond import AUC_AVERAGE_TIES, ListContext
 from .definitions import (
     NAN_RULES,
@@ -375,8 +375,8 @@ def evaluate(train: Any, test: Any, *, A: Any = None, B: Any = None, item_biases
     Parameters
     ----------
     train, test : scipy.sparse CSR (users x items) or an interactions container
-        Train entries are excluded from each user's ranking; test entries are the positives and
-        their values the NDCG gains. ``train`` may be None (nothing excluded).
+        Train entries are excluded from each user's ranking; test entries are judged by the
+        data's relevance rule (below). ``train`` may be None (nothing excluded).
     A, B, item_biases : array-like, optional
         User factors (m x p), item factors (n x p) and item biases:
         :math:`s_{ui} = \langle A_u, B_i \rangle + b_i`. ``item_biases`` alone is a
@@ -436,9 +436,10 @@ def evaluate(train: Any, test: Any, *, A: Any = None, B: Any = None, item_biases
         guide), with the same per-user values.
     relevance_level, gains, no_positive, inf_scores : optional
         Test values below ``relevance_level`` are judged non-relevant; a positive's gain is its
-        value (``gains="graded"``) or 1 (``"binary"``); a user without a positive is NaN
-        (``no_positive="nan"``) or 0 (``"zero"``); +-inf scores are ranked (``"rank"``) or make
-        the user NaN (``"nan"``). None: the profile's (:class:`~.options.EvalOptions`).
+        value (``gains="graded"``) or 1 (``"binary"``); None: the data's rule (``test.relevance``:
+        MovieLens 4, binary; a matrix: every entry, values as gains). A user without a positive
+        is NaN (``no_positive="nan"``) or 0 (``"zero"``); +-inf scores are ranked (``"rank"``) or
+        make the user NaN (``"nan"``). None: the profile's (:class:`~.options.EvalOptions`).
     rbp_persistence, tail_ratio, short_head_share : float
         Parameters of ``rbp``, ``tailpercentage`` and the long tail of ``aplt``, ``aclt``,
         ``pop_rsp`` and ``pop_reo``.
@@ -462,7 +463,7 @@ def evaluate(train: Any, test: Any, *, A: Any = None, B: Any = None, item_biases
     recometrics" section of docs/guides/profiles.md.
     """
     given = {name: value for name, value in locals().items() if name in _OPTION_NAMES}
-    opts = _merge_options(options, given)
+    opts = inputs.with_data_relevance(_merge_options(options, given), train, test)
     if client is not None:
         from ..distributed import evaluate_on_dask
         if missing_users is not None:

@@ -20,6 +20,7 @@ Policies, each stated in the warning or error it raises:
 
 from __future__ import annotations
 
+import dataclasses
 import warnings
 from dataclasses import dataclass
 from typing import Any
@@ -42,7 +43,7 @@ from . import beyond, device_inputs
 from .ranked_input import ranked_lists
 
 __all__ = ["Prepared", "prepare", "score_source", "user_reasons", "lists_without_train",
-           "frames_to_interactions", "FRAME_COLUMNS", "with_gains"]
+           "frames_to_interactions", "FRAME_COLUMNS", "with_gains", "with_data_relevance"]
 
 #: Column names looked for, in order, in a DataFrame given as ``train`` or ``test``: the user
 #: and item ids (required) and the value (optional; all ones without it).
@@ -231,6 +232,24 @@ def with_gains(positives: sp.csr_array, gains: str | None) -> sp.csr_array:
     out = positives.copy()
     out.data = np.ones_like(out.data)
     return out
+
+
+def with_data_relevance(options: Any, train: Any, test: Any) -> Any:
+    """``options`` (an :class:`~recoeval_tracking.options.EvalOptions`) with the data's
+    relevance rule where they leave ``relevance_level`` or ``gains`` None: the rule of
+    ``test`` (an interactions container's ``relevance``), else of ``train``. A profile that
+    sets a relevance level (trec_eval, ranx) keeps its convention: the data's rule is then not
+    applied. Bare matrices and DataFrames carry no rule (every entry a positive, its value its
+    gain)."""
+    from ..data import Relevance
+    from .profiles import PROFILES
+
+    rule = next((r for r in (getattr(x, "relevance", None) for x in (test, train))
+                 if isinstance(r, Relevance)), None)
+    if rule is None or "relevance_level" in PROFILES.get(options.profile, {}):
+        return options
+    level = rule.level if options.relevance_level is None else options.relevance_level
+    return dataclasses.replace(options, relevance_level=level, gains=options.gains or rule.gains)
 
 
 def prepare(train: Any, test: Any, user_ids: Any, func: str) -> Prepared:

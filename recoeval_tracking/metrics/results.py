@@ -198,6 +198,9 @@ class Results:
         metrics : list of str or "headline", optional
             Only these rows (``"headline"``: :attr:`headline`), and a line counting the others;
             default: every metric.
+
+        The last lines count the users evaluated (and the NaN ones by reason) and say which
+        relevance rule judged the test entries (:func:`relevance_text`).
         """
         table = self.mean_ci()
         aggregates = dict(self.aggregates)
@@ -221,6 +224,8 @@ class Results:
         if hidden:
             lines.append(f"(and {hidden} more metrics: Results.summary(), metrics.json)")
         lines.append(f"users evaluated: {self.n_users_evaluated}; NaN by reason: {self.nan_counts}")
+        if "positives" in self.definitions:  # the relevance rule the values were computed with
+            lines.append(relevance_text(self.definitions))
         if self.topk_only:
             lines.append("input was ranked top-K lists: whole-ranking metrics are not available")
         return "\n".join(lines)
