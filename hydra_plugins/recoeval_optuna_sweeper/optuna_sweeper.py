@@ -175,6 +175,7 @@ def _note_swept_keys(sweep_dir: Path, keys: list[str]) -> None:
     if record is None:  # not tracked
         return
     known = [str(k) for k in record.get("swept_keys") or []]
+    keys = [k.lstrip("+~") for k in keys]  # +model.shrink: a key the config did not list
     record["swept_keys"] = known + [k for k in keys if k not in known]
     write_sweep_record(sweep_dir, record)
 
