@@ -173,8 +173,11 @@ def record_sweep_best(parent_run_id: str, objective: str, value: float,
     value over trials), and the tags ``recoeval.best.params`` (JSON of the best parameters),
     ``recoeval.best.param.<name>`` for each, ``recoeval.best.trial`` (``step``),
     ``recoeval.best.objective`` and the extra ``tags`` given. Params are immutable in MLflow,
-    hence tags for values that change. :func:`finish_sweep_parent` then leaves
-    ``best_<objective>`` as recorded here (the study's best, a curve over trials).
+    hence tags for values that change. When ``tags`` name the best trial's run
+    (``recoeval.best.run_id``), its logged ``objective`` is recorded (the value the job returned,
+    computed alike, may differ in its last bits), so the parent's best is that child's value
+    exactly; :func:`finish_sweep_parent` then keeps the curve as recorded here, or ends it on the
+    best child's value at the best trial's step when they differ.
     """
     from mlflow.entities import Metric, RunTag
 
@@ -185,6 +188,8 @@ def record_sweep_best(parent_run_id: str, objective: str, value: float,
     uri = resolve_tracking_uri(tracking_uri)
     client = _client(uri)
     best = {str(k): v for k, v in params.items()}
+    value = _logged_value(client, (tags or {}).get(_TAG_PREFIX + "best.run_id"), objective,
+                          float(value))
     run_tags = {_TAG_PREFIX + "best.params": json.dumps(best, sort_keys=True, default=str),
                 _TAG_PREFIX + "best.trial": str(step), _TAG_PREFIX + "best.objective": objective,
                 **(tags or {})}
@@ -194,6 +199,19 @@ def record_sweep_best(parent_run_id: str, objective: str, value: float,
                      metrics=[Metric(sanitize_key(f"best_{objective}"), float(value), _now_ms(),
                                      int(step))],
                      tags=[RunTag(k, v) for k, v in _clean_tags(run_tags).items()])
+
+
+def _logged_value(client: Any, run_id: str | None, metric: str, value: float) -> float:
+    """``metric`` as the run ``run_id`` logged it, when that is ``value`` to float64 round-off
+    (the same mean, summed in another order); else ``value``."""
+    if not run_id:
+        return value
+    try:
+        logged = client.get_run(run_id).data.metrics.get(metric)
+    except Exception:  # noqa: BLE001 - not uploaded yet (a store that was down): keep value
+        return value
+    return float(logged) if logged is not None and math.isclose(
+        logged, value, rel_tol=1e-12, abs_tol=1e-15) else value
 
 
 class SweepParent(NamedTuple):
@@ -336,12 +354,13 @@ _NOTE_METRICS = 5
 
 def _summary(leaderboard: pd.DataFrame, headline: Sequence[str],
              lower_is_better: Sequence[str] | None, searched: str | None = None,
-             searched_step: int = 0) -> tuple[list, dict[str, str]]:
+             searched_step: int = 0, recorded: Mapping[str, float] | None = None
+             ) -> tuple[list, dict[str, str]]:
     """The parent's metrics (``sweep_jobs``, ``sweep_jobs_failed``, ``best_<metric>``: the best
     child's value exactly as that child logged it) and tags (``recoeval.best_run.<metric>``,
     the leaderboard as ``mlflow.note.content``). A search's objective (``searched``) is logged
-    at ``searched_step``, its best trial, after the curve that :func:`record_sweep_best` drew,
-    so its latest value is the best child's too."""
+    at ``searched_step``, its best trial, after the curve that :func:`record_sweep_best` drew
+    (unless its ``recorded`` latest value is already the best child's)."""
     from mlflow.entities import Metric
 
     now = _now_ms()
@@ -357,8 +376,9 @@ def _summary(leaderboard: pd.DataFrame, headline: Sequence[str],
         if not values.notna().any():
             continue
         idx = values.idxmin() if _lower_is_better(m, lower_is_better) else values.idxmax()
-        batch_metrics.append(Metric(sanitize_key(f"best_{m}"), float(values[idx]), now,
-                                    searched_step if m == searched else 0))
+        key, best = sanitize_key(f"best_{m}"), float(values[idx])
+        if m != searched or (recorded or {}).get(key) != best:
+            batch_metrics.append(Metric(key, best, now, searched_step if m == searched else 0))
         if "run_name" in leaderboard.columns:
             tags[f"{_TAG_PREFIX}best_run.{m}"] = str(leaderboard.loc[idx, "run_name"])
     if headline and "run_name" in leaderboard.columns:
@@ -426,7 +446,7 @@ def finish_sweep_parent(parent_run_id: str, status: str = "FINISHED",
     trial = str(parent.data.tags.get(_TAG_PREFIX + "best.trial", ""))
     batch_metrics, tags = _summary(leaderboard, headline, lower_is_better,
                                    parent.data.tags.get(_TAG_PREFIX + "best.objective"),
-                                   int(trial) if trial.isdigit() else 0)
+                                   int(trial) if trial.isdigit() else 0, parent.data.metrics)
     if sweep_id:
         sort_by = leaderboard.attrs.get("sort_by")
         link = sweep_view_link(parent.info.experiment_id, sweep_id, sort_by)

@@ -68,9 +68,11 @@ def test_logged_means_are_the_means_of_the_per_user_table(tmp_path, default_stor
     assert {m.step: m.value for m in history} == dict(zip(curves["k"], curves["ndcg_at_k"]))
 
 
-def test_sweep_parent_best_is_its_best_childs_value_exactly(tmp_path, store_uri):
+@pytest.mark.parametrize("names_its_run", [False, True])
+def test_sweep_parent_best_is_its_best_childs_value_exactly(tmp_path, store_uri, names_its_run):
     """A grid's best (taken from the children) and a search's best (recorded as it improved,
-    from the value the job returned) are both the best child's logged value."""
+    from the value the job returned: the same mean summed in another order, one ulp off here)
+    are both the best child's logged value."""
     from mlflow import MlflowClient
 
     client = MlflowClient(store_uri)
@@ -85,17 +87,19 @@ def test_sweep_parent_best_is_its_best_childs_value_exactly(tmp_path, store_uri)
             parent_run_id=parent.run_id,
             sweep_id=parent.sweep_id,
         )
-        values[run_id] = res.means  # what a job returns as its objective
+        values[run_id] = res.means
     best_child = max(values, key=lambda r: values[r]["ndcg_at_5"])
     trial = list(values).index(best_child)
+    returned = np.nextafter(values[best_child]["ndcg_at_5"], np.inf)
     # an Optuna search records its best as it improves, from the jobs' returned values
     record_sweep_best(
         parent.run_id,
         "ndcg_at_5",
-        values[best_child]["ndcg_at_5"],
+        returned,
         {"model.factors": 8},
         step=trial,
         tracking_uri=store_uri,
+        tags={"recoeval.best.run_id": best_child} if names_its_run else None,
     )
     finish_sweep_parent(parent.run_id, tracking_uri=store_uri)
 
@@ -107,14 +111,17 @@ def test_sweep_parent_best_is_its_best_childs_value_exactly(tmp_path, store_uri)
         child_values = [c.data.metrics[metric] for c in children]
         assert best[f"best_{metric}"] == max(child_values), metric
     by_id = {c.info.run_id: c.data.metrics["ndcg_at_5"] for c in children}
-    assert best["best_ndcg_at_5"] == by_id[best_child]
+    assert best["best_ndcg_at_5"] == by_id[best_child] != returned
     # and that value is the mean of the best child's own per-user table
     per_user = pd.read_parquet(tmp_path / f"job{trial}" / "per_user.parquet")
     v = per_user["ndcg_at_5"].to_numpy(dtype=np.float64)
     assert best["best_ndcg_at_5"] == v[~np.isnan(v)].mean()
-    # the curve over trials is kept: the search's best is logged at its trial's step
-    steps = [m.step for m in client.get_metric_history(parent.run_id, "best_ndcg_at_5")]
-    assert set(steps) == {trial}
+    # the curve over trials is kept: the search's best is logged at its trial's step; once
+    # when the search named the trial's run (its logged value recorded), else corrected
+    history = client.get_metric_history(parent.run_id, "best_ndcg_at_5")
+    assert {m.step for m in history} == {trial}
+    assert max(history, key=lambda m: m.timestamp).value == by_id[best_child]
+    assert len(history) == (1 if names_its_run else 2)
 
 
 def test_metrics_json_is_what_the_run_holds(tmp_path, store_uri):
