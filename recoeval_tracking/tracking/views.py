@@ -1,6 +1,8 @@
-"""What a user is shown of a sweep: MLflow UI addresses (with the state the UI restores) and the
-terminal's leaderboard. Nothing here changes a run; :mod:`.sweeps` closes the parent and calls
-:func:`save_sweep_view`."""
+"""What a user is shown of a sweep: MLflow UI addresses (with the state the UI restores), the
+experiment's description (its recent sweeps, each named), the leaderboard in Markdown (the
+parent's description) and in the terminal. Rounding lives here, in text only: the runs' metrics
+are exact. :mod:`.sweeps` closes the parent and calls :func:`save_sweep_view` and
+:func:`show_sweep_best`."""
 
 from __future__ import annotations
 
