@@ -288,6 +288,7 @@ def run_job(cfg: Mapping[str, Any], job_dir: str | Path, *, overrides: list[str]
         A bad config value; the message names the setting and what to change.
     """
     from ..jobdir import write_job_dir
+    from .user_model import model_record
 
     if not isinstance(cfg, Mapping):
         raise param_error("cfg", _FUNC, "a plain dict (the resolved config)", cfg)
@@ -315,7 +316,8 @@ def run_job(cfg: Mapping[str, Any], job_dir: str | Path, *, overrides: list[str]
     extra = {f"{stage}_seconds": seconds for stage, seconds in timings.items()
              if stage != "eval"}
     write_job_dir(results, out, config_yaml=dict(cfg), overrides=list(overrides or []),
-                  dataset=dataset_info, extra_metrics=extra, plots=bool(cfg.get("plots", True)))
+                  dataset=dataset_info, extra_metrics=extra, plots=bool(cfg.get("plots", True)),
+                  model=model_record(model))
     if echo:
         timing_text = ", ".join(f"{s} {timings[s]:.2f} s" for s in (*STAGES, "total")
                                 if s in timings)

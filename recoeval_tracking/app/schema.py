@@ -283,9 +283,9 @@ class TrackingConfig:
     """Where runs are logged. ``enabled=false`` keeps results in the job directory only.
 
     ``uri`` null means the local SQLite store ``mlflow.db`` in the directory the command was
-    started from; any other MLflow tracking URI (a server) may be given. ``precision``: ``auto``
-    logs each mean rounded to its resolution (two significant digits of its 95% interval's
-    half-width), ``exact`` as computed; the job directory keeps exact values either way.
+    started from; any other MLflow tracking URI (a server) may be given. ``precision`` is kept
+    for existing configs: ``auto`` and ``exact`` both log every value exactly as computed
+    (rounding is for text: run names, descriptions, the terminal).
     """
 
     enabled: bool = True
@@ -319,6 +319,8 @@ class Config:
 
     ``seed`` feeds every seeded step through interpolations in the group options (``${seed}``):
     ``seed=3`` changes data generation, split, model initialisation and tie-breaking at once.
+    ``label`` is the run's display name (``label="CosKNN (ours)"``): its MLflow run name, the
+    tag ``recoeval.label`` and ``label`` in the job folder's ``job.json``.
     ``nthreads`` (-1: every core) sets numba and BLAS threads for training and evaluation; the
     per-user metrics do not depend on it. ``progress`` is ``auto`` (bars only when stderr is a
     terminal), ``true`` (the evaluation bar even off a terminal; the ALS bar on a terminal) or
@@ -337,6 +339,7 @@ class Config:
     tracking: TrackingConfig = MISSING
     backend: BackendConfig = field(default_factory=BackendConfig)
     seed: int = 0
+    label: str | None = None
     nthreads: int = -1
     progress: str = "auto"
     plots: bool = True

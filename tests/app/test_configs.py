@@ -95,6 +95,7 @@ def test_every_option_composes_against_its_schema(hydra_compose, group, option):
         "tracking",
         "backend",
         "seed",
+        "label",
         "nthreads",
         "progress",
         "plots",
