@@ -287,7 +287,7 @@ def run_job(cfg: Mapping[str, Any], job_dir: str | Path, *, overrides: list[str]
     InputError
         A bad config value; the message names the setting and what to change.
     """
-    from ..jobdir import write_job_dir
+    from ..jobdir import begin_job_dir, write_job_dir
     from .user_model import model_record
 
     if not isinstance(cfg, Mapping):
@@ -306,15 +306,13 @@ def run_job(cfg: Mapping[str, Any], job_dir: str | Path, *, overrides: list[str]
     out = Path(job_dir)
     backend = _backend(cfg)
     if backend["kind"] == "dask":
-        from ..jobdir import begin_job_dir
         begin_job_dir(out)
     t_start = time.perf_counter()
     X, split, model, results, timings = _run_stages(sections, options, disable, base,
                                                     backend, out, model_label, fitted, data)
     timings["total"] = time.perf_counter() - t_start
     dataset_info = dataset_record(X, split, sections["dataset"], base)
-    extra = {f"{stage}_seconds": seconds for stage, seconds in timings.items()
-             if stage != "eval"}
+    extra = {f"{stage}_seconds": sec for stage, sec in timings.items() if stage != "eval"}
     write_job_dir(results, out, config_yaml=dict(cfg), overrides=list(overrides or []),
                   dataset=dataset_info, extra_metrics=extra, plots=bool(cfg.get("plots", True)),
                   model=model_record(model))
