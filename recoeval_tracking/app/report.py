@@ -212,6 +212,7 @@ def run_report(cfg: Mapping[str, Any], base_dir: str | Path | None = None,
             confidence=float(cfg.get("confidence", 0.95)), alpha=float(cfg.get("alpha", 0.05)),
             allow_mismatch=bool(cfg.get("allow_mismatch", False)), user_features=features,
             lower_is_better=tuple(cfg.get("lower_is_better") or ()),
+            labels=dict(cfg.get("labels") or {}) or None,
             config={k: v for k, v in cfg.items() if k != "hydra"},
             replicate_key=replicate_key, group_by=group_by,
             dataset_key=str(dataset_key) if dataset_key else None)
@@ -273,10 +274,16 @@ def _report_task(cfg: Any) -> None:
     if result["logged_run_id"]:
         print(f"{_PROG}: logged as artifacts of run {result['logged_run_id']}")
     for ds, report in result["comparison"].reports.items():
+        where = f" (dataset {ds})" if ds else ""
         if report.mismatches:
-            where = f" (dataset {ds})" if ds else ""
             print(f"{_PROG}: WARNING: runs not comparable{where}: "
                   f"{'; '.join(report.mismatches)}", file=sys.stderr)
+        for (metric, reason), rows in report.left_out.groupby(["metric", "reason"],
+                                                             sort=False):
+            names = list(rows["system"])
+            shown = ", ".join(names[:6]) + (f" and {len(names) - 6} more" if len(names) > 6
+                                            else "")
+            print(f"{_PROG}: left out{where}: {metric} of {shown}: {reason}", file=sys.stderr)
 
 
 def main() -> None:

@@ -72,6 +72,7 @@ class ReportConfig:
     seed: int = MISSING
     allow_mismatch: bool = MISSING
     lower_is_better: list[str] = MISSING
+    labels: dict[str, str] = MISSING  # a display name per run (its name or id -> label)
     slices: list[dict[str, Any]] = MISSING
     popularity_head: float = MISSING
     output: OutputSection = field(default_factory=OutputSection)

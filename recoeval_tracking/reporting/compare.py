@@ -455,9 +455,10 @@ class Comparison:
                             latex_path=folder / "report.tex", title=title)
 
     def plot(self, metric: str | None = None, dataset: str | None = None):
-        """Curves of ``metric`` @1..K with their 95% bands, one line per system (a matplotlib
-        Figure); ``metric`` is a curve (``ndcg_at_k``) or a column (``ndcg_at_10``: its
-        curve), default the first curve. Without curves, the means with their intervals."""
+        """Curves of ``metric`` @1..K with their 95% bands (as the runs recorded them), one
+        line per system (a matplotlib Figure); ``metric`` is a curve (``ndcg_at_k``) or a
+        column (``ndcg_at_10``: its curve), default the first curve. Without curves, the means
+        with their intervals at the comparison's confidence."""
         from .figures import comparison_plot
 
         return comparison_plot(self._report(dataset), metric)

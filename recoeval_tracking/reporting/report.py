@@ -187,8 +187,7 @@ def _tables(values: dict[str, np.ndarray], present: np.ndarray, rows: np.ndarray
               if others and rows.size else np.array([]))
     pres = present[rows]
 
-    summary_rows = []
-    comp_rows = []
+    summary_rows, comp_rows = [], []
     for i, m in enumerate(metrics):
         X = values[m][rows]
         offset = i * (R + len(others))
@@ -204,15 +203,14 @@ def _tables(values: dict[str, np.ndarray], present: np.ndarray, rows: np.ndarray
             x, y = X[:, j], X[:, b]
             d = x - y
             mean, lo, hi, n = st.t_interval(d, confidence)
-            nonzero = int(np.count_nonzero(d[~np.isnan(d)]))  # the pairs a signed test sees
             t_stat, p_t = st.paired_t_test(x, y)
             w_stat, p_w = st.wilcoxon_test(x, y)
             comp_rows.append({
                 "run_id": runs[j].run_id, "run": runs[j].name, "metric": m, "mean_diff": mean,
                 "t_low": lo, "t_high": hi, "boot_low": float(boot_low[offset + R + c]),
-                "boot_high": float(boot_high[offset + R + c]), "n_pairs": n,
-                "n_nonzero": nonzero, "t_stat": t_stat,
-                "p_t": p_t, "w_stat": w_stat, "p_wilcoxon": p_w,
+                "boot_high": float(boot_high[offset + R + c]), "n_pairs": n,  # and the
+                "n_nonzero": int(np.count_nonzero(d[~np.isnan(d)])),  # pairs with a sign
+                "t_stat": t_stat, "p_t": p_t, "w_stat": w_stat, "p_wilcoxon": p_w,
                 "p_randomization": float(p_perm[i * len(others) + c]) if n else math.nan,
                 "cohens_dz": st.cohens_dz(x, y)})
     summary = pd.DataFrame(summary_rows, columns=[
