@@ -123,14 +123,14 @@ def _job_dir_name(path: Path, job: Any) -> str:
 
 
 def _job_metric_fingerprints(job: Any) -> dict[str, str]:
-    """Per-metric fingerprints as recorded, else derived from the definitions record (folders
-    written before they were recorded); empty when neither is there."""
-    if job.metric_fingerprints:
-        return dict(job.metric_fingerprints)
+    """Per-metric fingerprints derived from the definitions record by today's rule (so a folder
+    written when the metrics a ranked input left out still entered every print compares
+    alike), else as recorded; empty when neither is there."""
     if not job.definitions:
-        return {}
+        return dict(job.metric_fingerprints or {})
     columns = list(job.metric_columns) + list(job.metrics)
-    return metric_fingerprints(job.definitions, columns)
+    derived = metric_fingerprints(job.definitions, columns)
+    return {**dict(job.metric_fingerprints or {}), **derived}
 
 
 def fingerprints_from(dataset: Mapping[str, Any] | None, definitions_fp: str | None

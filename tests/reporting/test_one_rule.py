@@ -299,3 +299,20 @@ def test_the_report_schema_has_labels():
     merged.labels = {"a b=1": "A"}
     assert dict(merged.labels) == {"a b=1": "A"}
     np.testing.assert_equal(len(yaml_cfg.labels), 0)
+
+
+def test_folders_recorded_under_the_old_rule_compare_alike(scored_and_listed, tmp_path):
+    """A ranked-list folder whose recorded per-metric prints still held what the lists left out
+    (written before the rule changed): its prints are derived again from its definitions."""
+    import json
+
+    from recoeval_tracking.reporting.runs import RunData
+
+    _, scored, listed = scored_and_listed
+    job = write_job_dir(listed, tmp_path / "lists", plots=False)
+    defs = json.loads((job / "definitions.json").read_text())
+    defs["metric_fingerprints"] = {c: "0" * 16 for c in defs["metric_fingerprints"]}
+    (job / "definitions.json").write_text(json.dumps(defs))
+    got = RunData.from_job_dir(job).metric_fingerprints
+    want = metric_fingerprints(scored.definitions, listed.metric_columns)
+    assert {c: got[c] for c in want} == want
