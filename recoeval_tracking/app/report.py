@@ -138,6 +138,17 @@ def _replicates(cfg: Mapping[str, Any]) -> tuple[str | None, list[str] | None]:
     return key or None, group_by
 
 
+def _labels(value: Any) -> dict[str, str] | None:
+    """The ``labels`` setting as ``{run name or id: label}`` (YAML may read a label as a
+    number: it is shown as written); None when not given."""
+    if value is None or value == {}:
+        return None
+    if not isinstance(value, Mapping):
+        raise InputError(f"labels: expected a mapping {{<run name or id>: <label>}}, e.g. "
+                         f"'labels={{popularity: Most popular}}'; got {value!r}.")
+    return {str(k): str(v) for k, v in value.items()}
+
+
 def check_settings(cfg: Mapping[str, Any]) -> None:
     """The statistical settings checked before any run is read, each error naming its key."""
     from ..reporting.report import TESTS
@@ -212,7 +223,7 @@ def run_report(cfg: Mapping[str, Any], base_dir: str | Path | None = None,
             confidence=float(cfg.get("confidence", 0.95)), alpha=float(cfg.get("alpha", 0.05)),
             allow_mismatch=bool(cfg.get("allow_mismatch", False)), user_features=features,
             lower_is_better=tuple(cfg.get("lower_is_better") or ()),
-            labels=dict(cfg.get("labels") or {}) or None,
+            labels=_labels(cfg.get("labels")),
             config={k: v for k, v in cfg.items() if k != "hydra"},
             replicate_key=replicate_key, group_by=group_by,
             dataset_key=str(dataset_key) if dataset_key else None)

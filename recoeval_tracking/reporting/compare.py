@@ -104,7 +104,12 @@ def compare(runs: Any, baseline: str | None = None, *, metrics: Sequence[str] | 
     replicate_key : str or None
         A param whose values are replicates (seeds, folds); ``"auto"`` detects them.
     group_by, allow_mismatch, lower_is_better, slices, user_features, config
-        As :func:`~recoeval_tracking.reporting.report.build_report`.
+        As :func:`~recoeval_tracking.reporting.report.build_report`. Which runs and metrics
+        are compared follows :func:`~recoeval_tracking.reporting.comparability.comparability`
+        (the report command's rule too): runs on other data or another split are refused
+        unless ``allow_mismatch``; what is left out is in :attr:`Comparison.left_out` and the
+        printed text; a name in ``metrics``, ``baseline``, ``lower_is_better``, ``group_by``
+        or ``labels`` that the runs lack is refused, listing the known names.
     tracking_uri : str, optional
         The MLflow store of run ids.
     labels : dict, optional

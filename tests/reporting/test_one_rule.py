@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import re
 
-import numpy as np
 import pandas as pd
 import pytest
 from report_runs import synthetic_run
@@ -288,17 +287,43 @@ def test_the_report_config_takes_labels(tmp_path):
         run_report(cfg, tmp_path)
 
 
-def test_the_report_schema_has_labels():
-    from omegaconf import OmegaConf
+def test_the_report_command_takes_labels_on_its_command_line(tmp_path):
+    """A whole mapping on the command line, keys with spaces (a run's name) included, and
+    confidence=0.9 in the page's headers."""
+    import os
+    import subprocess
+    import sys
 
-    from recoeval_tracking.app.report_config import CONFIG_DIR, ReportConfig
-
-    yaml_cfg = OmegaConf.load(CONFIG_DIR / "report.yaml")
-    merged = OmegaConf.merge(OmegaConf.structured(ReportConfig), {"labels": yaml_cfg.labels})
-    assert OmegaConf.to_container(merged.labels) == {}
-    merged.labels = {"a b=1": "A"}
-    assert dict(merged.labels) == {"a b=1": "A"}
-    np.testing.assert_equal(len(yaml_cfg.labels), 0)
+    split = _split(60)
+    dirs = []
+    for m in ("popularity", "random"):
+        dirs.append(write_job_dir(_evaluate(split, m), tmp_path / m, plots=False))
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MLFLOW_")}
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "recoeval_tracking.app.report",
+            f"select.job_dirs=[{','.join(str(d) for d in dirs)}]",
+            f"output.dir={tmp_path / 'out'}",
+            "output.log_to_mlflow=false",
+            "n_bootstrap=20",
+            "n_permutations=20",
+            "slices=[]",
+            "confidence=0.9",
+            "labels={popularity: Most popular, random: 2024}",
+        ],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr
+    page = (tmp_path / "out" / "report.md").read_text()
+    assert "| Most popular \\(baseline\\) |" in page and "| 2024 |" in page
+    assert "Summary: mean [90% t CI]" in page and "95%" not in page
 
 
 def test_folders_recorded_under_the_old_rule_compare_alike(scored_and_listed, tmp_path):
