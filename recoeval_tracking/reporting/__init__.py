@@ -1,7 +1,8 @@
 """Reports: compare runs user by user, with intervals and paired significance tests.
 
 :func:`build_report` aligns the per-user tables of several runs (:class:`RunData`), checks that
-they are comparable (:func:`check_comparable`: same data, split and metric definitions) and
+they are comparable (:func:`comparability`: same data and split; each metric over the runs that
+define it alike, every left-out one named with its reason) and
 computes every interval and test into a :class:`Report`; :func:`write_report` renders it as a
 self-contained HTML page and Markdown. The statistics are functions of their own
 (:func:`paired_comparison`, :func:`mean_ci`, :func:`adjust_pvalues`, ...), usable on any paired
@@ -10,6 +11,7 @@ per-user values.
 
 from __future__ import annotations
 
+from .comparability import Comparability, check_comparable, comparability
 from .compare import Comparison, compare
 from .render import metric_table, render_figures, render_html, render_markdown, write_report
 from .replicates import (
@@ -19,7 +21,7 @@ from .replicates import (
     guess_replicate_key,
 )
 from .report import TESTS, Report, SliceTable, build_report
-from .runs import FINGERPRINT_KINDS, RunData, check_comparable, fingerprints_from
+from .runs import FINGERPRINT_KINDS, RunData, fingerprints_from
 from .slices import SLICE_KINDS, user_popularity_share
 from .stats import (
     CORRECTIONS,
@@ -44,6 +46,8 @@ __all__ = [
     "Comparison",
     # runs and their comparability
     "RunData",
+    "comparability",
+    "Comparability",
     "check_comparable",
     "fingerprints_from",
     "FINGERPRINT_KINDS",

@@ -24,6 +24,7 @@ from .._validation import param_error
 from ..jobdir.plots import new_figure
 from ..jobdir.redact import scrub_text
 from .report import Report
+from .stats import percent
 
 __all__ = ["render_figures", "curve_names", "sweep_params", "comparison_plot", "cd_figure",
            "figure_png"]
@@ -179,7 +180,8 @@ def _sweep_figure(report: Report, param: str) -> bytes:
         ax.grid(True, alpha=0.3)
         if i == 0 and len(models) > 1:
             ax.legend(fontsize="x-small")
-    fig.suptitle(f"Metrics against {param} (95% t intervals)")
+    fig.suptitle(f"Metrics against {param} ({percent(report.settings['confidence'])} t "
+                 "intervals)")
     return _png(fig)
 
 
@@ -201,8 +203,9 @@ def render_figures(report: Report) -> dict[str, bytes]:
 def comparison_plot(report: Report, metric: str | None = None):
     """The figure behind :meth:`~recoeval_tracking.reporting.compare.Comparison.plot`: the
     @1..K curve of ``metric`` (a curve such as ``ndcg_at_k``, or a column such as
-    ``ndcg_at_10`` standing for its curve) for every system with its 95% band; without curves,
-    each system's mean of ``metric`` with its Student-t interval."""
+    ``ndcg_at_10`` standing for its curve) for every system with its 95% band (as the runs
+    recorded it); without curves, each system's mean of ``metric`` with its Student-t interval
+    at the report's confidence."""
     curves = curve_names(report)
     name = metric
     if metric is not None and metric not in curves and "_at_" in metric:
@@ -229,7 +232,7 @@ def comparison_plot(report: Report, metric: str | None = None):
     ax.set_yticks(y)
     ax.set_yticklabels([scrub_text(str(n)) for n in s["run"]])
     ax.invert_yaxis()
-    ax.set_xlabel(f"mean {metric} (95% t interval)")
+    ax.set_xlabel(f"mean {metric} ({percent(report.settings['confidence'])} t interval)")
     ax.grid(True, axis="x", alpha=0.3)
     return fig
 
