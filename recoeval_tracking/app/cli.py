@@ -144,7 +144,8 @@ def run_task(cfg: Any) -> dict[str, Any] | None:
     redact_logs()  # in a joblib worker too
     hc = HydraConfig.get()
     multirun = hc.mode == RunMode.MULTIRUN
-    if not multirun and OmegaConf.select(cfg, "baselines", default=None):
+    if not multirun and OmegaConf.select(cfg, "baselines", default=None) \
+            and OmegaConf.select(cfg, "baseline_rank", default=None) is None:
         print(f"{_PROG}: baselines={list(cfg.baselines)} runs beside a sweep's grid: this "
               "single run evaluates its own model only. Add -m to run the baselines too.",
               file=sys.stderr, flush=True)

@@ -212,3 +212,31 @@ def test_a_misspelt_baseline_is_named_before_any_job_runs(tmp_path, store_uri):
     err = " ".join(proc.stderr.split())
     assert "job #2 of the sweep's 3 (model=populrity" in err and "populrity" in err, err
     assert "No job was run" in err and _runs(tmp_path) == []
+
+
+def test_a_sweeper_that_cannot_run_baselines_refuses_them_before_any_job(tmp_path, store_uri):
+    proc = run_command(
+        [
+            "-m",
+            "hydra/sweeper=optuna",
+            "objective=ndcg_at_10",
+            "model=als",
+            "model.factors=int(interval(8,16))",
+            "baselines=[random]",
+            *SMALL,
+        ],
+        tmp_path,
+    )
+    assert proc.returncode == 2, proc.stderr
+    err = " ".join(proc.stderr.split())
+    assert "baselines=['random']" in err and "OptunaSweeper" in err, err
+    assert _runs(tmp_path) == [] and "Traceback" not in proc.stderr
+
+
+def test_a_single_run_says_it_does_not_run_the_baselines(tmp_path):
+    proc = run_command(
+        ["model=popularity", "baselines=[random]", "tracking=none", *SMALL], tmp_path
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "this single run evaluates its own model only. Add -m" in " ".join(proc.stderr.split())
+    assert len(list((tmp_path / "outputs").rglob("per_user.parquet"))) == 1
