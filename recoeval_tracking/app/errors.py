@@ -47,6 +47,7 @@ def _key_hint(key: str) -> str:
         fields_of = {opt: {f.name for f in dataclasses.fields(node)}
                      for opt, node in SCHEMAS[group].items()}
         having = [opt for opt, names in fields_of.items() if leaf in names]
+        having += [o for o in _own_options_having(group, leaf) if o not in having]
         if having and len(SCHEMAS[group]) > 1:
             return (f"It belongs to {group}={' / '.join(having)}: pick that option "
                     f"({group}={having[0]} {key}=...). {_SEE_CFG}")
@@ -62,6 +63,31 @@ def _key_hint(key: str) -> str:
     if close:
         return f"Did you mean {', '.join(close)}? {_SEE_CFG}"
     return f"Check the spelling. {_SEE_CFG}"
+
+
+def _own_options_having(group: str, leaf: str) -> list[str]:
+    """The options of ``group`` in the user's ``--config-dir`` folders (``-cd``) whose YAML
+    sets ``leaf`` at its top level (``cosknn`` for ``model.neighbours``)."""
+    import sys
+
+    import yaml
+
+    argv, folders = sys.argv[1:], []
+    for i, arg in enumerate(argv):
+        if arg in ("--config-dir", "-cd") and i + 1 < len(argv):
+            folders.append(argv[i + 1])
+        elif arg.startswith("--config-dir="):
+            folders.append(arg.split("=", 1)[1])
+    out = []
+    for folder in folders:
+        for path in sorted(Path(folder).glob(f"{group}/*.yaml")):
+            try:
+                body = yaml.safe_load(path.read_text(encoding="utf-8"))
+            except (OSError, yaml.YAMLError):
+                continue
+            if isinstance(body, dict) and leaf in body:
+                out.append(path.stem)
+    return out
 
 
 def user_error_message(err: BaseException, prog: str = PROG,

@@ -240,3 +240,16 @@ def test_a_single_run_says_it_does_not_run_the_baselines(tmp_path):
     assert proc.returncode == 0, proc.stderr
     assert "this single run evaluates its own model only. Add -m" in " ".join(proc.stderr.split())
     assert len(list((tmp_path / "outputs").rglob("per_user.parquet"))) == 1
+
+
+def test_a_single_run_names_the_users_options_that_have_the_key(tmp_path):
+    conf = tmp_path / "conf" / "model"
+    conf.mkdir(parents=True)
+    (conf / "cosknn.yaml").write_text("_target_: my_models.CosKNN\nneighbours: 20\n")
+    (conf / "other.yaml").write_text("_target_: my_models.Other\nfactors: 8\n")
+    proc = run_command(
+        ["--config-dir", "conf", "model=popularity", "model.neighbours=10", "tracking=none"],
+        tmp_path,
+    )
+    assert proc.returncode == 2, proc.stderr
+    assert "It belongs to model=item_knn / cosknn:" in " ".join(proc.stderr.split())
