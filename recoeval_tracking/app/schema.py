@@ -327,6 +327,13 @@ class Config:
     ``false`` (no bars). ``plots`` writes ``plots/*.png`` into the job directory.
     ``objective`` names the result a search optimises (``ndcg_at_10``; its direction comes from
     the metric registry); the job returns its value (``hydra/sweeper=optuna``).
+
+    ``baselines`` names model options that a sweep (``-m``) runs once each, with their own
+    defaults, beside its grid: ``-m model=item_knn model.neighbours=10,50
+    'baselines=[popularity,random]'`` runs 2 + 2 jobs, the baselines on the same data and split
+    and without the grid's ``model.*`` overrides (once per value of any other swept key, such
+    as ``seed=0,1``). The sweep sets ``baseline_rank`` on their jobs (0: the first baseline,
+    which the sweep's leaderboard and the report compare against); null on every other job.
     """
 
     dataset: DatasetConfig = MISSING
@@ -344,6 +351,8 @@ class Config:
     progress: str = "auto"
     plots: bool = True
     objective: str | None = None
+    baselines: list[str] = field(default_factory=list)
+    baseline_rank: int | None = None
 
 
 #: Schema node per (group, option); each ``configs/<group>/<option>.yaml`` extends its node.

@@ -86,7 +86,8 @@ def compare(runs: Any, baseline: str | None = None, *, metrics: Sequence[str] | 
         :mod:`recoeval_tracking.tracking`, from ``tracking_uri``) or a :class:`RunData`.
     baseline : str, optional
         The system the others are tested against: a name, ``"best:<metric>"``,
-        ``"worst:<metric>"`` or ``"tag:<key>=<value>"``; default the first.
+        ``"worst:<metric>"`` or ``"tag:<key>=<value>"``; default a sweep's first baseline
+        (the run tagged ``recoeval.baseline_rank=0``), else the first.
     metrics : list of str, optional
         Per-user metric columns (default: every one).
     test : {"t", "wilcoxon", "randomization"}

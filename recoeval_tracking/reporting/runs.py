@@ -190,8 +190,9 @@ def _lower_better(metric: str, prefixes: Sequence[str]) -> bool:
 
 def _resolve_baseline(baseline: Any, runs: list[RunData], metrics: list[str],
                       lower: Sequence[str], func: str) -> RunData:
-    if baseline is None:
-        return runs[0]
+    if baseline is None:  # a sweep's first baseline (baselines=[...]), else the first run
+        first = [r for r in runs if r.tags.get("recoeval.baseline_rank") == "0"]
+        return first[0] if first else runs[0]
     if not isinstance(baseline, str):
         raise param_error("baseline", func, "a run id or name, 'tag:<key>=<value>', "
                           "'best:<metric>' or 'worst:<metric>'", baseline)
