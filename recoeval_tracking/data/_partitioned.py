@@ -38,7 +38,7 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
-from .._validation import InputError, param_error
+from .._validation import InputError, checked_sparse, param_error
 
 __all__ = ["write_partitioned", "PartitionedWriter", "open_partitioned", "PartitionedDataset",
            "PartInfo", "load_parquet_partitioned", "LAYOUT_FILE", "ITEMS_FILE",
@@ -92,7 +92,7 @@ def _unwrap(x: Any, name: str) -> tuple[sp.csr_array, np.ndarray | None, np.ndar
     if not sp.issparse(x):
         raise param_error(name, "write_partitioned", "an Interactions or a scipy.sparse CSR "
                           "matrix (users x items)", x)
-    X = sp.csr_array(x)
+    X = checked_sparse(x, name, "write_partitioned").copy()  # checked before scipy reads it
     X.sum_duplicates()
     X.sort_indices()
     return X, None, None
