@@ -42,7 +42,7 @@ from .definitions import (
 from .inputs import Prepared, lists_without_train, prepare, score_source, user_reasons, with_gains
 from .profiles import apply_profile
 from .registry import METRIC_SETS, METRICS, MetricSpec, column_name, curve_name, resolve_metrics
-from .results import Results
+from .results import Results, warn_if_nothing_evaluated
 from .sampling import candidate_problem
 
 __all__ = ["evaluate", "compute", "plan", "plan_for_source", "run", "shape", "Plan", "RawResult", "TIE_POLICIES",
@@ -481,7 +481,7 @@ def evaluate(train: Any, test: Any, *, A: Any = None, B: Any = None, item_biases
                                 item_features=item_features)
     raw = compute(train, test, opts, A=A, B=B, item_biases=item_biases, scores=scores,
                   scorer=scorer, ranked=ranked, user_ids=user_ids, progress=progress)
-    return shape(raw, item_features=item_features)
+    return warn_if_nothing_evaluated(shape(raw, item_features=item_features), "evaluate")
 
 
 _OPTION_NAMES = frozenset(f.name for f in dataclasses.fields(EvalOptions))
