@@ -209,11 +209,13 @@ def build_model(model: Mapping[str, Any], progress: bool | None, base_dir: Path 
     """
     from ..models import MODELS, make_model
     from ._signatures import takes
-    from .user_model import instantiate_model, is_user_model_config
+    from .user_model import instantiate_model, is_user_model_config, no_target_error
 
     if is_user_model_config(model):
         return instantiate_model(model, label, base_dir)
     name = model.get("name")
+    if name is None:
+        raise no_target_error(model, label)
     if not isinstance(name, str):
         raise param_error("model.name", _FUNC, "a model name (str)", name)
     params = {k: v for k, v in model.items() if k != "name"}

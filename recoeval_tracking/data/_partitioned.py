@@ -39,6 +39,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from .._validation import InputError, checked_sparse, param_error
+from ._manifest import check_manifest
 
 __all__ = ["write_partitioned", "PartitionedWriter", "open_partitioned", "PartitionedDataset",
            "PartInfo", "load_parquet_partitioned", "LAYOUT_FILE", "ITEMS_FILE",
@@ -449,6 +450,7 @@ def open_partitioned(path: str | os.PathLike, *,
             not isinstance(manifest.get("parts"), list):
         raise InputError(f"The manifest {where} is not that of a partitioned dataset (format "
                          f"{LAYOUT_FORMAT!r} with a list of parts). {_REWRITE}")
+    check_manifest(manifest, where, _REWRITE)
     items_where = _join(url, ITEMS_FILE)
     try:
         with fs.open(_join(root, ITEMS_FILE), "rb") as fh:

@@ -283,3 +283,89 @@ def test_complex_inputs_are_refused():
         evaluate(None, test, scorer=lambda u: np.ones((len(u), 3)) + 2j, k=1)
     with pytest.raises(InputError, match="'X_train' parameter of calc_reco_metrics must be real"):
         calc_reco_metrics(sp.csr_array((3, 3)) * 1j, test, np.ones((3, 2)), np.ones((3, 2)), k=1)
+
+
+# ---------------------------------------------------------------------------------------------
+# unclear errors of the app, a partitioned dataset and sync
+# ---------------------------------------------------------------------------------------------
+
+
+def test_a_model_config_without_target_says_so():
+    from recoeval_tracking.app.errors import EXIT_USAGE, error_message
+    from recoeval_tracking.app.pipeline import build_model
+
+    with pytest.raises(InputError) as err:
+        build_model({"lam": 5.0}, None, label="nt")
+    status, message = error_message(err.value)
+    assert status == EXIT_USAGE
+    assert "model=nt has no _target_" in message and "its keys: lam" in message
+    assert "model.name" not in message
+
+
+def test_a_bad_progress_setting_refuses_a_sweep_before_its_parent_run(tmp_path):
+    from commands import run_command
+
+    proc = run_command(
+        ["-m", "progress=5", "model=popularity,random", "dataset.n_users=50"], tmp_path
+    )
+    assert proc.returncode == 2, proc.stderr[-2000:]
+    assert "progress" in proc.stderr and "['auto', 'true', 'false']" in proc.stderr
+    assert "Got '5'" in proc.stderr
+    assert not (tmp_path / "multirun").exists() and not (tmp_path / "mlflow.db").exists()
+
+
+def _manifest_case(tmp_path, edit):
+    import json
+
+    from recoeval_tracking.data import open_partitioned, write_partitioned
+    from recoeval_tracking.data._partitioned import LAYOUT_FILE
+
+    X = sp.csr_array(np.eye(6)[:, :5])
+    write_partitioned(tmp_path / "ds", X, sp.csr_array((6, 5)), users_per_part=4)
+    path = tmp_path / "ds" / LAYOUT_FILE
+    manifest = json.loads(path.read_text())
+    edit(manifest)
+    path.write_text(json.dumps(manifest))
+    with pytest.raises(InputError) as err:
+        open_partitioned(tmp_path / "ds")
+    return str(err.value), str(path)
+
+
+@pytest.mark.parametrize(
+    "edit,match",
+    [
+        (lambda m: m.pop("n_items"), r"lacks the count n_items \(key 'n_items'\)"),
+        (
+            lambda m: m["parts"][1].pop("users"),
+            r"gives no users count for its part 1 .*"
+            r"\(key 'parts\[1\]\.users'\)",
+        ),
+        (lambda m: m["parts"][0].update(users="4"), r"gives '4' users count for its part 0"),
+        (lambda m: m.update(n_users=7), r"says 7 users where its parts hold 6 \(key 'n_users'\)"),
+        (lambda m: m["parts"][0].pop("file"), r"lists part 0 without its file name"),
+    ],
+)
+def test_a_manifest_missing_a_key_names_the_manifest_and_the_key(tmp_path, edit, match):
+    message, path = _manifest_case(tmp_path, edit)
+    assert path in message and re.search(match, message), message
+
+
+def test_sync_refuses_a_malformed_tracking_uri(tmp_path, capsys):
+    from recoeval_tracking.app.sync import main
+
+    assert main([str(tmp_path), "--tracking-uri", ":::"]) == 2
+    err = capsys.readouterr().err
+    assert "--tracking-uri must be a URI with a scheme" in err and "':::'" in err
+    assert "maintenance" not in err
+
+
+def test_sync_prints_its_problems_on_standard_error(tmp_path, capsys):
+    from recoeval_tracking.app.sync import main
+    from recoeval_tracking.jobdir.markers import PENDING
+
+    job = tmp_path / "no-results"
+    job.mkdir()
+    (job / PENDING).write_text('{"tracking_uri": "sqlite:///x.db", "upload": {}}')
+    assert main([str(tmp_path)]) == 1
+    out, err = capsys.readouterr()
+    assert f"skipped {job}:" in err and "skipped" not in out
