@@ -24,7 +24,7 @@ import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 
-from .._validation import InputError, param_error
+from .._validation import InputError, checked_sparse, param_error
 from ..engine.backends import get_backend
 from ..engine.codes import N_AT_K, N_WHOLE, REASONS, Reason, Tie, Whole
 from ..engine.driver import EngineInput
@@ -284,8 +284,8 @@ def compute(train: Any, test: Any, options: EvalOptions, *, A: Any = None, B: An
 def _item_vectors(raw: RawResult, item_features: Any) -> np.ndarray | None:
     n = raw.prep.n_items
     if item_features is not None:
-        vectors = item_features.toarray() if sp.issparse(item_features) else \
-            np.asarray(item_features, dtype=np.float64)
+        vectors = checked_sparse(item_features, "item_features", "evaluate").toarray() \
+            if sp.issparse(item_features) else np.asarray(item_features, dtype=np.float64)
         if vectors.ndim != 2 or vectors.shape[0] != n:
             raise param_error("item_features", "evaluate",
                               f"an array with one row per item ({n} rows)", item_features)

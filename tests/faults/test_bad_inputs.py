@@ -264,6 +264,20 @@ def test_coo_and_csc_inputs_are_checked_too():
     assert list(got.per_user["p_at_1"]) == [0.0, 1.0]  # item 0 first: user 1's positive
 
 
+def test_broken_sparse_item_features_are_refused_by_name():
+    features = sp.csr_array(np.eye(4)[:, :2] + 0.5)
+    features.indptr[2] += 5000
+    with pytest.raises(InputError, match="'item_features' parameter of evaluate .*indptr is non"):
+        evaluate(
+            None,
+            sp.csr_array(np.eye(4)),
+            item_biases=np.arange(4.0),
+            k=2,
+            metrics=["ils"],
+            item_features=features,
+        )
+
+
 # ---------------------------------------------------------------------------------------------
 # complex values (numpy would drop the imaginary part with a mere ComplexWarning)
 # ---------------------------------------------------------------------------------------------
