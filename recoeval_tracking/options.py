@@ -187,7 +187,9 @@ class EvalOptions:
         runtime fields (``nthreads``...). Keys the section does not set keep their defaults.
 
         A config that names neither metrics nor a profile evaluates every registered metric
-        (the app's default is the whole registry, the Python API's is P, AP and NDCG).
+        (the app's default is the whole registry, the Python API's is P, AP and NDCG). The null
+        keys of a ``negatives`` section take their defaults; with every key null (the app's
+        default node) it is None, the full catalogue.
         """
         keys = {key: f.name for f, key in config_fields()}
         unknown = sorted(set(section) - set(keys))
@@ -196,6 +198,9 @@ class EvalOptions:
                               f"a config section with keys among {sorted(keys)}",
                               f"unknown keys {unknown}", got_is_text=True)
         values = {keys[k]: v for k, v in section.items()}
+        negatives = values.get("negatives")
+        if hasattr(negatives, "items"):  # the app's node: null keys are the defaults, n null off
+            values["negatives"] = {k: v for k, v in negatives.items() if v is not None} or None
         names = values.get("metrics")
         if isinstance(names, str):
             names = [names]

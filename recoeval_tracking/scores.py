@@ -68,7 +68,10 @@ def _float_array(x: Any, name: str, func: str, ndim: int) -> np.ndarray:
         raise param_error(name, func, f"a {ndim}-d array", x)
     if x.dtype == np.float32 or x.dtype == np.float64:
         return x
-    if np.issubdtype(x.dtype, np.number) or x.dtype == np.bool_:
+    if x.dtype.kind == "c":
+        raise param_error(name, func, "a real-valued array (a complex value's imaginary part "
+                          "would be dropped)", x, f"Pass {name}.real explicitly if that is meant.")
+    if x.dtype.kind in "biuf":
         return x.astype(np.float64)
     raise param_error(name, func, "a numeric (float32 or float64) array", x)
 
@@ -196,6 +199,11 @@ class CallableScores(ScoreSource):
                 f"(len(user_indices), n_items) = {(len(users), self.n_items)}. "
                 f"Got {describe(got)} instead."
             )
+        if got.dtype.kind not in "biuf":
+            raise InputError(
+                f"The 'scorer' passed to {self.func} must return real numbers (a bool, int or "
+                f"float array; a complex value's imaginary part would be dropped). Got "
+                f"{describe(got)} instead.")
         if out is None:
             return np.array(got, dtype=self.dtype, order="C", copy=True)
         out[...] = got

@@ -256,6 +256,13 @@ class MlflowSweepCallback(Callback):
     # -- Hydra hooks ------------------------------------------------------------------------
     def on_multirun_start(self, config: DictConfig, **kwargs: Any) -> None:
         _check_baselines_sweeper(config)
+        from .pipeline import progress_mode
+
+        try:  # a bad setting every job shares fails once, before the parent run and any job
+            if config.get("progress") is not None:
+                progress_mode(config.progress)
+        except Exception as err:
+            raise SweepRefused(err) from err
         tracking = OmegaConf.to_container(config.tracking, resolve=True) \
             if "tracking" in config else None
         if not isinstance(tracking, dict) or not tracking.get("enabled", False):

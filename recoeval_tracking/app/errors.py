@@ -14,13 +14,32 @@ from collections.abc import Callable
 from pathlib import Path
 
 __all__ = ["user_error_message", "run_error_message", "error_message", "bug_message",
-           "SweepJobError", "composition_key", "EXIT_USAGE", "EXIT_FAILURE", "PROG"]
+           "SweepJobError", "composition_key", "EXIT_USAGE", "EXIT_FAILURE", "PROG",
+           "NothingEvaluated", "refuse_nothing_evaluated", "NOTHING_EVALUATED"]
 
 #: Exit status of a run stopped by a bad config value or override.
 EXIT_USAGE = 2
 #: Exit status of a run that failed while running (a full disk...) or on a bug.
 EXIT_FAILURE = 1
 PROG = _PROG = "recoeval-track"
+#: The start of the Python API's warning that no user was evaluated (the app raises instead).
+NOTHING_EVALUATED = r"evaluate evaluated no"
+
+
+class NothingEvaluated(RuntimeError):
+    """The evaluation gave no user a defined metric: every mean is NaN. The job fails (exit 1)
+    instead of recording a table of NaN; the message counts the users by NaN reason."""
+
+
+def refuse_nothing_evaluated(results: object) -> None:
+    """Raise :class:`NothingEvaluated` when no user of ``results`` was evaluated
+    (:func:`recoeval_tracking.metrics.results.nothing_evaluated`)."""
+    from ..metrics.results import nothing_evaluated
+
+    message = nothing_evaluated(results, "the evaluation")
+    if message is not None:
+        raise NothingEvaluated(message.replace("the evaluation evaluated", "The evaluation "
+                                               "evaluated", 1) + " Nothing was recorded.")
 
 
 def _one_line(text: str) -> str:
@@ -314,7 +333,7 @@ def run_error_message(err: BaseException) -> str | None:
     from ..models import ModelCodeError
 
     prefix = f"{_PROG}: "
-    if isinstance(err, ModelCodeError):  # the user's own code raised: its message and place
+    if isinstance(err, (ModelCodeError, NothingEvaluated)):  # the user's code, or NaN for all
         return prefix + scrub_text(_one_line(err))
     if isinstance(err, (JobDirWriteError, LockTimeout, DistributedError)):
         return prefix + scrub_text(_one_line(err))

@@ -31,6 +31,7 @@ from __future__ import annotations
 import logging
 import sys
 import time
+import warnings
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import replace
@@ -39,6 +40,7 @@ from typing import Any
 
 from .._validation import InputError, check_int, param_error
 from ..options import EvalOptions
+from .errors import NOTHING_EVALUATED, refuse_nothing_evaluated
 from .job_tracking import track_job, tracking_uri_for
 from .precheck import check_before_load, check_k_against_items
 from .stages import absolute_path as _absolute
@@ -210,11 +212,13 @@ def build_model(model: Mapping[str, Any], progress: bool | None, base_dir: Path 
     """
     from ..models import MODELS, make_model
     from ._signatures import takes
-    from .user_model import instantiate_model, is_user_model_config
+    from .user_model import instantiate_model, is_user_model_config, no_target_error
 
     if is_user_model_config(model):
         return instantiate_model(model, label, base_dir)
     name = model.get("name")
+    if name is None:
+        raise no_target_error(model, label)
     if not isinstance(name, str):
         raise param_error("model.name", _FUNC, "a model name (str)", name)
     params = {k: v for k, v in model.items() if k != "name"}
@@ -379,7 +383,9 @@ def _evaluate(split: Any, model: Any, options: EvalOptions, progress: Callable[[
     if warm is not None:
         warm.wait_for(inputs)
     if backend["kind"] == "cpu":
-        return evaluate(split.train, split.test, **inputs, options=options, progress=progress)
+        with warnings.catch_warnings():  # the job fails with that message instead
+            warnings.filterwarnings("ignore", message=NOTHING_EVALUATED)
+            return evaluate(split.train, split.test, **inputs, options=options, progress=progress)
     from ..distributed import cluster_client, evaluate_on_dask
     from ..jobdir import FILES
 
@@ -451,6 +457,7 @@ def _run_stages(sections: dict[str, dict[str, Any]], options: EvalOptions,
                 sections["dataset"], model, options, dict(backend), out, base,
                 lambda s, m: _evaluate(s, m, options, lambda n: None, backend, out))
             log_left_out(results)
+            refuse_nothing_evaluated(results)
             return X, split, model, results, {**timings, **stored_times}
         if data is None:
             with _timed(timings, "load"):
@@ -483,6 +490,7 @@ def _run_stages(sections: dict[str, dict[str, Any]], options: EvalOptions,
             if warm is not None:
                 warm.stop()
     log_left_out(results)
+    refuse_nothing_evaluated(results)
     # the wait for the kernels compiling in the child is part of the evaluation's time
     timings["eval"] = float(results.timings.get("eval", 0.0)) + (warm.waited if warm else 0.0)
     return X, split, model, results, timings

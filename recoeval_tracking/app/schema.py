@@ -78,6 +78,7 @@ __all__ = [
     "SplitConfig",
     "ModelConfig",
     "MetricsConfig",
+    "NegativesConfig",
     "TrackingConfig",
     "SCHEMAS",
     "derive_schema",
@@ -258,6 +259,29 @@ def _derived_schemas() -> dict[str, dict[str, type]]:
 # metrics, tracking, top level
 # ---------------------------------------------------------------------------------------------
 
+@dataclass
+class NegativesConfig:
+    """A sampled-negative protocol (``metrics.negatives``): each user's positives ranked among
+    ``n`` sampled negatives drawn ``by`` ``uniform`` or ``popularity`` with ``seed``
+    (``per_positive``: n per positive, as RecBole does). ``n`` null (the default) means the full
+    catalogue; the other keys left null take the defaults of
+    :class:`recoeval_tracking.options.EvalOptions` (``uniform``, 0, false).
+
+    A node with null fields rather than a null node: Hydra merges a command line's
+    ``metrics.negatives={n:100,by:uniform}`` or ``metrics.negatives.n=50`` into a node, and
+    cannot merge into a null one (OmegaConf fails with an AttributeError).
+    """
+
+    n: int | None = None
+    by: str | None = None
+    seed: int | None = None
+    per_positive: bool | None = None
+
+
+#: Metrics settings whose schema is a node of its own rather than the option's type.
+_METRICS_NODES: dict[str, type] = {"negatives": NegativesConfig}
+
+
 def _metrics_schema() -> type:
     """The schema of the ``metrics`` group, derived from the config fields of
     :class:`recoeval_tracking.options.EvalOptions` (the options are declared once, there).
@@ -268,7 +292,9 @@ def _metrics_schema() -> type:
     ``noise``. ``cumulative`` adds the @1..K curves; ``backend`` picks the engine backend.
     """
     hints = get_type_hints(EvalOptions)
-    fields = [(key, f.metadata.get("config_type", hints[f.name]), field(default=f.default))
+    fields = [(key, _METRICS_NODES[key] | None, field(default_factory=_METRICS_NODES[key]))
+              if key in _METRICS_NODES else
+              (key, f.metadata.get("config_type", hints[f.name]), field(default=f.default))
               for f, key in config_fields()]
     return make_dataclass("MetricsConfig", fields,
                           namespace={"__doc__": _metrics_schema.__doc__, "__module__": __name__})

@@ -34,7 +34,7 @@ from ..models import ModelProtocolError, UserModel
 from ..models._user import code_error, qualified_name
 
 __all__ = ["instantiate_model", "is_user_model_config", "HYDRA_KEYS", "constructor_args",
-           "model_record"]
+           "model_record", "no_target_error"]
 
 #: The keys of a ``_target_`` node that are Hydra's, not arguments of the class.
 HYDRA_KEYS = ("_target_", "_convert_", "_recursive_", "_partial_", "_args_")
@@ -43,6 +43,19 @@ HYDRA_KEYS = ("_target_", "_convert_", "_recursive_", "_partial_", "_args_")
 def is_user_model_config(section: Mapping[str, Any]) -> bool:
     """Whether a ``model`` config section names the user's own class (``_target_``)."""
     return "_target_" in section
+
+
+def no_target_error(section: Mapping[str, Any], label: str | None = None) -> ModelProtocolError:
+    """The usage error for a ``model`` section with neither ``_target_`` (the user's class) nor
+    ``name`` (one of our models), e.g. a config of the user's that forgot its ``_target_``."""
+    from ..models import MODELS
+
+    option = f"model={label}" if label else "the model config"
+    keys = ", ".join(str(k) for k in section) or "none"
+    return ModelProtocolError(
+        f"{option} has no _target_ (and no name): a model config of your own must say which "
+        f"class to build, e.g. '_target_: my_models.ease.EASE' in its YAML (its keys: {keys}); "
+        f"or pick one of our models, model=<{'|'.join(MODELS)}>.")
 
 
 def _where(label: str | None, target: str) -> str:

@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 
-from .._validation import InputError, check_type, param_error
+from .._validation import InputError, check_type, checked_sparse, param_error
 from ._relevance import Relevance
 
 __all__ = ["Interactions", "PrepReport", "gini", "DUPLICATE_POLICIES"]
@@ -175,8 +175,7 @@ class Interactions:
         m = self.matrix
         if not sp.issparse(m) or m.format != "csr":
             raise param_error("matrix", func, "a scipy.sparse CSR array", m)
-        if not isinstance(m, sp.csr_array):
-            m = sp.csr_array(m)
+        m = checked_sparse(m, "matrix", func)  # before any scipy method reads its structure
         if m.dtype != np.float64:
             m = m.astype(np.float64)
         if not m.has_canonical_format:

@@ -38,7 +38,8 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
-from .._validation import InputError, param_error
+from .._validation import InputError, checked_sparse, param_error
+from ._manifest import check_manifest
 from ._relevance import Relevance
 
 __all__ = ["write_partitioned", "PartitionedWriter", "open_partitioned", "PartitionedDataset",
@@ -93,7 +94,7 @@ def _unwrap(x: Any, name: str) -> tuple[sp.csr_array, np.ndarray | None, np.ndar
     if not sp.issparse(x):
         raise param_error(name, "write_partitioned", "an Interactions or a scipy.sparse CSR "
                           "matrix (users x items)", x)
-    X = sp.csr_array(x)
+    X = checked_sparse(x, name, "write_partitioned").copy()  # checked before scipy reads it
     X.sum_duplicates()
     X.sort_indices()
     return X, None, None
@@ -461,6 +462,7 @@ def open_partitioned(path: str | os.PathLike, *,
             not isinstance(manifest.get("parts"), list):
         raise InputError(f"The manifest {where} is not that of a partitioned dataset (format "
                          f"{LAYOUT_FORMAT!r} with a list of parts). {_REWRITE}")
+    check_manifest(manifest, where, _REWRITE)
     items_where = _join(url, ITEMS_FILE)
     try:
         with fs.open(_join(root, ITEMS_FILE), "rb") as fh:

@@ -24,7 +24,7 @@ import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 
-from .._validation import InputError, param_error
+from .._validation import InputError, checked_sparse, param_error
 from ..engine.backends import get_backend
 from ..engine.codes import N_AT_K, N_WHOLE, REASONS, Reason, Tie, Whole
 from ..engine.driver import EngineInput
@@ -43,7 +43,7 @@ from .inputs import Prepared, lists_without_train, prepare, score_source, user_r
 from .profiles import apply_profile
 from .protocol import plan_for_source
 from .registry import METRIC_SETS, MetricSpec, column_name, curve_name, resolve_metrics
-from .results import Results
+from .results import Results, warn_if_nothing_evaluated
 from .sampling import candidate_problem
 
 __all__ = ["evaluate", "compute", "plan", "plan_for_source", "run", "shape", "Plan", "RawResult", "TIE_POLICIES",
@@ -267,8 +267,8 @@ def compute(train: Any, test: Any, options: EvalOptions, *, A: Any = None, B: An
 def _item_vectors(raw: RawResult, item_features: Any) -> np.ndarray | None:
     n = raw.prep.n_items
     if item_features is not None:
-        vectors = item_features.toarray() if sp.issparse(item_features) else \
-            np.asarray(item_features, dtype=np.float64)
+        vectors = checked_sparse(item_features, "item_features", "evaluate").toarray() \
+            if sp.issparse(item_features) else np.asarray(item_features, dtype=np.float64)
         if vectors.ndim != 2 or vectors.shape[0] != n:
             raise param_error("item_features", "evaluate",
                               f"an array with one row per item ({n} rows)", item_features)
@@ -476,7 +476,7 @@ def evaluate(train: Any, test: Any, *, A: Any = None, B: Any = None, item_biases
     raw = compute(train, test, opts, A=A, B=B, item_biases=item_biases, scores=scores,
                   scorer=scorer, ranked=ranked, user_ids=user_ids, progress=progress,
                   missing_users=missing_users)
-    return shape(raw, item_features=item_features)
+    return warn_if_nothing_evaluated(shape(raw, item_features=item_features), "evaluate")
 
 
 _OPTION_NAMES = frozenset(f.name for f in dataclasses.fields(EvalOptions))

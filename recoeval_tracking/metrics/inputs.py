@@ -29,7 +29,7 @@ import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 
-from .._validation import InputError, as_csr, param_error
+from .._validation import InputError, as_csr, checked_sparse, param_error
 from ..engine.codes import Reason
 from ..scores import (
     BiasScores,
@@ -202,6 +202,8 @@ def _duplicates(X: Any) -> int:
 
 
 def _matrix(X: Any, name: str, func: str, *, allow_none: bool = False) -> sp.csr_array | None:
+    if sp.issparse(X):  # its structure checked before any scipy method reads it
+        X = checked_sparse(X, name, func)
     n_dup = _duplicates(X)
     if n_dup:
         warnings.warn(
