@@ -89,8 +89,11 @@ def relative_difference(a, b, confidence: float = 0.95) -> tuple[float, float, f
 
     Examples
     --------
-    >>> [round(v, 4) for v in relative_difference([2.0, 3.0, 4.0], [1.0, 2.0, 3.0])]
-    [0.5, 0.5, 0.5]
+    ``d = (1, 1, 1)``, ``mean(b) = 2``, ``r = 0.5``; ``u = (1 - 0.5 b) / 2 = (0.25, 0, -0.25)``,
+    ``sd(u) = 0.25``, half-width ``t_{0.975,2} 0.25 / sqrt(3) = 0.621``:
+
+    >>> [round(v, 3) for v in relative_difference([2.0, 3.0, 4.0], [1.0, 2.0, 3.0])]
+    [0.5, -0.121, 1.121]
     """
     from scipy import stats
 

@@ -18,6 +18,14 @@ A difference inside ``[-rope, rope]`` is too small to matter. Two procedures dec
   ``RandomState(seed).dirichlet``); the double sum is computed on the sorted differences with
   cumulative weights, ``O(n log n)`` per draw instead of ``O(n^2)``, so it runs over thousands of
   users as well as over datasets.
+
+  What the verdict is about: the signed-rank test judges the Walsh averages ``(z_i + z_j) / 2``
+  (pairs of units), not the mean. Over datasets (each ``z`` a dataset's mean difference) that is
+  Benavoli et al.'s design. Over users, whose per-user differences spread far wider than a
+  typical rope, "equivalent" needs most pairs of users to differ by less than the rope, so it
+  is rare, and "better" says that pairs of users favour ``a`` beyond the rope more often than
+  the reverse, even when the mean difference lies inside the rope: read it beside the TOST,
+  which is about the mean.
 * **TOST**, two one-sided paired t-tests (Schuirmann 1987; Lakens 2017): equivalence is shown at
   level ``alpha`` when both ``mean(d) > -rope`` and ``mean(d) < rope`` are significant; its
   p-value is the larger of the two one-sided p-values.

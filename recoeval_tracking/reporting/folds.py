@@ -40,7 +40,7 @@ from .._validation import check_int, check_unit_open, param_error
 from .effects import _paired
 from .equivalence import VERDICTS, resolve_rope
 
-__all__ = ["CORRECTION_FOR", "test_train_ratio", "corrected_resampled_t", "CorrectedT",
+__all__ = ["CORRECTION_FOR", "ratio_test_train", "corrected_resampled_t", "CorrectedT",
            "correlated_t_verdict"]
 
 #: Replicate kind -> the correction its paired tests need (see the module text).
@@ -52,10 +52,10 @@ CORRECTION_FOR = {
 }
 
 
-def test_train_ratio(*, n_folds: int | None = None, test_fraction: float | None = None) -> float:
+def ratio_test_train(*, n_folds: int | None = None, test_fraction: float | None = None) -> float:
     """``n_test / n_train``: ``1 / (k - 1)`` for ``n_folds = k``, ``f / (1 - f)`` for a random
     split with ``test_fraction = f``; exactly one of the two."""
-    func = "test_train_ratio"
+    func = "ratio_test_train"
     if (n_folds is None) == (test_fraction is None):
         raise param_error("n_folds", func, "given alone or with test_fraction=None (exactly one "
                           "of n_folds and test_fraction)", n_folds)
@@ -113,7 +113,7 @@ def corrected_resampled_t(a, b, *, n_folds: int | None = None,
     from scipy import stats
 
     func = "corrected_resampled_t"
-    ratio = test_train_ratio(n_folds=n_folds, test_fraction=test_fraction)
+    ratio = ratio_test_train(n_folds=n_folds, test_fraction=test_fraction)
     c = check_unit_open(confidence, "confidence", func)
     m, var, n = _corrected_moments(a, b, ratio, func)
     if n < 2 or not math.isfinite(var):
@@ -142,7 +142,7 @@ def correlated_t_verdict(a, b, rope=0.0, *, n_folds: int | None = None,
     from scipy import stats
 
     func = "correlated_t_verdict"
-    ratio = test_train_ratio(n_folds=n_folds, test_fraction=test_fraction)
+    ratio = ratio_test_train(n_folds=n_folds, test_fraction=test_fraction)
     threshold = check_unit_open(threshold, "threshold", func)
     x, y = _paired(a, b, func)
     r = resolve_rope(rope, float(y.mean()) if y.size else math.nan)

@@ -46,8 +46,9 @@ def differences() -> np.ndarray:
     cols = {}
     for name in ("popularity", "item_knn"):
         model = rt.make_model(name).fit(split.train.matrix)
-        res = rt.evaluate(split.train, split.test, scores=model.score_source(),
-                          metrics=["ndcg"], k=10)
+        res = rt.evaluate(
+            split.train, split.test, scores=model.score_source(), metrics=["ndcg"], k=10
+        )
         cols[name] = res.per_user.set_index("user_id")["ndcg_at_10"]
     d = (cols["item_knn"] - cols["popularity"]).dropna().to_numpy()
     assert d.size > 900 and np.mean(d == 0) < 0.5  # real, mostly non-zero differences
