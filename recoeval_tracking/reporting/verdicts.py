@@ -34,7 +34,7 @@ from .stats import adjust_pvalues
 if TYPE_CHECKING:
     from .compare import Comparison
 
-__all__ = ["VerdictMethods", "cd_diagram_for", "effect_items"]
+__all__ = ["VerdictMethods", "cd_diagram_for", "effect_items", "effects_latex"]
 
 
 def _oriented(cmp: Comparison, metric: str, a: np.ndarray, b: np.ndarray
@@ -92,6 +92,13 @@ class VerdictMethods:
                              "p_adj": p_adj, "mark": mark, "alpha_used": alpha, "mde": mde,
                              "detectable": "" if significant else detectable_text(mde, e.diff)})
         return pd.DataFrame(rows)
+
+    def effects_to_latex(self: Comparison, metrics: list[str] | None = None, *,
+                         dataset: str | None = None, precision: int = 3,
+                         caption: str = "", label: str = "tab:effects") -> str:
+        """The effect table for a paper (booktabs): :func:`effects_latex`."""
+        return effects_latex(self, metrics, dataset=dataset, precision=precision,
+                             caption=caption, label=label)
 
     def verdicts(self: Comparison, rope: Any, *, over: str = "users",
                  dataset: str | None = None, threshold: float = 0.95,
@@ -269,3 +276,40 @@ def effect_items(cmp: Comparison, dataset: str | None = None) -> list[tuple[str,
                       "each draw a split, the same with f/(1-f); over model seeds on one split, "
                       "the plain paired t (`Comparison.replicate_tests`)."))
     return items
+
+
+def effects_latex(cmp: Comparison, metrics: list[str] | None = None, *,
+                  dataset: str | None = None, precision: int = 3, caption: str = "",
+                  label: str = "tab:effects") -> str:
+    """A booktabs table leading with the effect sizes: per metric and system, the difference
+    to the baseline with its interval, the relative difference with its interval, d_z, the
+    significance mark and, for a non-significant difference, the smallest difference the
+    comparison could detect at 80% power (needs ``booktabs`` and ``amssymb``)."""
+    from .latex import _fmt, _mark_tex, _table, latex_escape, metric_label
+
+    eff = cmp.effects(dataset)
+    if metrics is not None:
+        unknown = [m for m in metrics if m not in set(eff["metric"])]
+        if unknown:
+            raise param_error("metrics", "effects_latex", f"metrics of the comparison "
+                              f"({sorted(set(eff['metric']))})", unknown)
+        eff = eff[eff["metric"].isin(metrics)]
+    s = cmp.settings
+    conf = f"{s['confidence']:.0%}".replace("%", r"\%")
+    p = precision
+    rows = []
+    for r in eff.itertuples():
+        rows.append([metric_label(str(r.metric)), latex_escape(r.system),
+                     f"${_fmt(r.diff, p)}$ [${_fmt(r.diff_low, p)}$, ${_fmt(r.diff_high, p)}$]",
+                     f"${_fmt(100 * r.rel, 1)}$ [${_fmt(100 * r.rel_low, 1)}$, "
+                     f"${_fmt(100 * r.rel_high, 1)}$]",
+                     f"${_fmt(r.d_z, 2)}$", _mark_tex(str(r.mark)),
+                     "" if not r.detectable else f"${_fmt(r.mde, p)}$"])
+    text = (f"Differences to the baseline ({latex_escape(cmp.baseline)}) with their {conf} "
+            f"intervals, relative differences (\\%) and $d_z$; "
+            r"$^{\blacktriangle}$/$^{\blacktriangledown}$: significantly better/worse "
+            f"after correction ($\\alpha = {s['alpha']:g}$). Detectable: for a non-significant "
+            "difference, the smallest one the comparison could detect at 80\\% power.")
+    full = (latex_escape(caption) + " " if caption else "") + text
+    return _table("llrrrcr", ["Metric", "System", r"$\Delta$ [CI]", r"Rel.\ $\Delta$ [CI]",
+                             "$d_z$", "", "Detectable"], rows, full, label)

@@ -151,3 +151,16 @@ def test_users_needed_and_the_page(cmp):
         assert same["detectable"] in md
     with pytest.raises(InputError, match="replicate"):
         cmp.replicate_tests("ndcg_at_10", n_folds=5)
+
+
+def test_effects_latex_leads_with_the_difference(cmp):
+    from recoeval_tracking.reporting.latex import structure_problems
+
+    tex = cmp.effects_to_latex(["ndcg_at_10"], caption="Effects.")
+    assert structure_problems(tex) == []
+    big = cmp.effects().query("system == 'big' and metric == 'ndcg_at_10'").iloc[0]
+    row = next(line for line in tex.splitlines() if "& big &" in line)
+    assert row.strip().startswith("NDCG@10 & big & $" + f"{big['diff']:.3f}$ [$")
+    assert r"\blacktriangle" in row and "80\\% power" in tex
+    with pytest.raises(InputError, match="'metrics'"):
+        cmp.effects_to_latex(["mrr"])
