@@ -9,9 +9,9 @@ the ``k (k - 1) / 2`` p-values with Holm's procedure. A diagram then joins with 
 maximal run of systems (by mean rank) in which no pair differs significantly
 (:func:`pairwise_cliques`).
 
-:data:`POSTHOCS` names the choices of :meth:`Comparison.cd_diagram
-<recoeval_tracking.reporting.compare.Comparison>`-style diagrams: ``"wilcoxon"`` and ``"sign"``
-(pairwise, Holm) and ``"nemenyi"`` (mean ranks, the critical difference).
+:data:`POSTHOCS` names the post-hoc procedures ``Comparison.cd_diagram(metric, posthoc=...)``
+accepts: ``"wilcoxon"`` and ``"sign"`` (pairwise, Holm) and ``"nemenyi"`` (mean ranks, the
+critical difference).
 """
 
 from __future__ import annotations

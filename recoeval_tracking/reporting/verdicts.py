@@ -192,10 +192,10 @@ class VerdictMethods:
         table = self.dataset_table(metric).drop(columns="mean rank").T
         return pairwise_tests(table, test=test, correction="holm")
 
-    def users_needed(self: Comparison, metric: str, difference: float, *,
+    def users_needed(self: Comparison, metric: str, delta: float, *,
                      power: float = 0.8, dataset: str | None = None) -> pd.DataFrame:
         """The users (or, over replicates, replicates) each system's comparison with the
-        baseline needs to detect ``difference`` with probability ``power`` at the
+        baseline needs to detect a mean difference ``delta`` with probability ``power`` at the
         comparison's corrected alpha, from the spread of its paired differences (Sakai's topic
         set size design with the paired t-test)."""
         eff = self.effects(dataset, power=power)
@@ -205,7 +205,7 @@ class VerdictMethods:
             d = (a - b)[~np.isnan(a - b)]
             alpha = float(eff.loc[eff["system"] == system, "alpha_used"].iloc[0])
             rows.append({"system": system, "sd_diff": float(d.std(ddof=1)), "n_now": d.size,
-                         "n_needed": sample_size(difference, float(d.std(ddof=1)), alpha,
+                         "n_needed": sample_size(delta, float(d.std(ddof=1)), alpha,
                                                  power)})
         return pd.DataFrame(rows)
 
@@ -256,7 +256,7 @@ def effect_items(cmp: Comparison, dataset: str | None = None) -> list[tuple[str,
 
     try:
         eff = cmp.effects(dataset)
-    except (InputError, KeyError, ValueError):
+    except InputError:  # nothing to compare (one run, no shared metric)
         return []
     if eff.empty:
         return []
