@@ -93,3 +93,17 @@ def test_rope_forms_and_errors():
         resolve_rope("five percent")
     with pytest.raises(InputError, match="'rope'"):
         resolve_rope(-0.1)
+
+
+def test_edge_cases_and_named_errors():
+    nan = float("nan")
+    v = bayesian_signed_rank([nan, nan], [0.1, 0.2], 0.01)
+    assert v.n == 0 and v.verdict == "undecided"
+    assert all(np.isnan(x) for x in tost_paired([0.1], [0.2], 0.01))
+    assert all(np.isnan(x) for x in tost_paired([0.1, 0.2], [0.0, 0.1], 0.01))  # no spread
+    with pytest.raises(InputError, match="'prior'"):
+        bayesian_signed_rank([0.1, 0.2], [0.2, 0.1], prior=0)
+    with pytest.raises(InputError, match="'threshold'"):
+        bayesian_signed_rank([0.1, 0.2], [0.2, 0.1], threshold=1.5)
+    with pytest.raises(InputError, match="'b'"):
+        bayesian_signed_rank([0.1, 0.2], [0.2])
