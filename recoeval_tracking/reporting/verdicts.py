@@ -94,10 +94,10 @@ class VerdictMethods:
         return pd.DataFrame(rows)
 
     def effects_to_latex(self: Comparison, metrics: list[str] | None = None, *,
-                         dataset: str | None = None, precision: int = 3,
+                         dataset: str | None = None, precision: int = 3, rope: Any = None,
                          caption: str = "", label: str = "tab:effects") -> str:
         """The effect table for a paper (booktabs): :func:`effects_latex`."""
-        return effects_latex(self, metrics, dataset=dataset, precision=precision,
+        return effects_latex(self, metrics, dataset=dataset, precision=precision, rope=rope,
                              caption=caption, label=label)
 
     def verdicts(self: Comparison, rope: Any, *, over: str = "users",
@@ -279,12 +279,14 @@ def effect_items(cmp: Comparison, dataset: str | None = None) -> list[tuple[str,
 
 
 def effects_latex(cmp: Comparison, metrics: list[str] | None = None, *,
-                  dataset: str | None = None, precision: int = 3, caption: str = "",
-                  label: str = "tab:effects") -> str:
+                  dataset: str | None = None, precision: int = 3, rope: Any = None,
+                  caption: str = "", label: str = "tab:effects") -> str:
     """A booktabs table leading with the effect sizes: per metric and system, the difference
     to the baseline with its interval, the relative difference with its interval, d_z, the
     significance mark and, for a non-significant difference, the smallest difference the
-    comparison could detect at 80% power (needs ``booktabs`` and ``amssymb``)."""
+    comparison could detect at 80% power (needs ``booktabs`` and ``amssymb``). With a ``rope``
+    (as :meth:`VerdictMethods.verdicts`), a last column gives the Bayesian signed-rank verdict
+    over users and its probability."""
     from .latex import _fmt, _mark_tex, _table, latex_escape, metric_label
 
     eff = cmp.effects(dataset)
@@ -297,6 +299,13 @@ def effects_latex(cmp: Comparison, metrics: list[str] | None = None, *,
     s = cmp.settings
     conf = f"{s['confidence']:.0%}".replace("%", r"\%")
     p = precision
+    verdict: dict[tuple[str, str], str] = {}
+    if rope is not None:
+        for v in cmp.verdicts(rope, dataset=dataset).itertuples():
+            prob = {"worse": v.p_worse, "equivalent": v.p_equivalent,
+                    "better": v.p_better}.get(str(v.verdict))
+            verdict[(str(v.system), str(v.metric))] = (
+                str(v.verdict) + ("" if prob is None else f" (${prob:.2f}$)"))
     rows = []
     for r in eff.itertuples():
         rows.append([metric_label(str(r.metric)), latex_escape(r.system),
@@ -304,12 +313,18 @@ def effects_latex(cmp: Comparison, metrics: list[str] | None = None, *,
                      f"${_fmt(100 * r.rel, 1)}$ [${_fmt(100 * r.rel_low, 1)}$, "
                      f"${_fmt(100 * r.rel_high, 1)}$]",
                      f"${_fmt(r.d_z, 2)}$", _mark_tex(str(r.mark)),
-                     "" if not r.detectable else f"${_fmt(r.mde, p)}$"])
+                     "" if not r.detectable else f"${_fmt(r.mde, p)}$"]
+                    + ([verdict.get((str(r.system), str(r.metric)), "")] if verdict else []))
     text = (f"Differences to the baseline ({latex_escape(cmp.baseline)}) with their {conf} "
             f"intervals, relative differences (\\%) and $d_z$; "
             r"$^{\blacktriangle}$/$^{\blacktriangledown}$: significantly better/worse "
             f"after correction ($\\alpha = {s['alpha']:g}$). Detectable: for a non-significant "
             "difference, the smallest one the comparison could detect at 80\\% power.")
+    header = ["Metric", "System", r"$\Delta$ [CI]", r"Rel.\ $\Delta$ [CI]", "$d_z$", "",
+              "Detectable"]
+    if verdict:
+        text += (" Verdict: Bayesian signed-rank test over users with its rope (Benavoli et al. "
+                 "2017), the verdict whose probability reaches 0.95, else undecided.")
+        header.append("Verdict")
     full = (latex_escape(caption) + " " if caption else "") + text
-    return _table("llrrrcr", ["Metric", "System", r"$\Delta$ [CI]", r"Rel.\ $\Delta$ [CI]",
-                             "$d_z$", "", "Detectable"], rows, full, label)
+    return _table("llrrrcr" + ("l" if verdict else ""), header, rows, full, label)

@@ -164,3 +164,14 @@ def test_effects_latex_leads_with_the_difference(cmp):
     assert r"\blacktriangle" in row and "80\\% power" in tex
     with pytest.raises(InputError, match="'metrics'"):
         cmp.effects_to_latex(["mrr"])
+
+
+def test_effects_latex_with_a_rope_adds_the_verdict(cmp):
+    from recoeval_tracking.reporting.latex import structure_problems
+
+    tex = cmp.effects_to_latex(["ndcg_at_10"], rope=0.001)
+    assert structure_problems(tex) == [] and "& Verdict" in tex
+    v = cmp.verdicts(0.001).query("system == 'big' and metric == 'ndcg_at_10'").iloc[0]
+    row = next(line for line in tex.splitlines() if "& big &" in line)
+    assert v["verdict"] == "better"
+    assert row.rstrip().endswith(f"better (${v['p_better']:.2f}$) \\\\")
