@@ -13,6 +13,17 @@ from __future__ import annotations
 
 from .comparability import Comparability, check_comparable, comparability
 from .compare import Comparison, compare
+from .effects import DEFAULT_TEST, EffectSize, effect_size, relative_difference
+from .equivalence import VERDICTS, BayesianVerdict, bayesian_signed_rank, resolve_rope, tost_paired
+from .folds import CORRECTION_FOR, CorrectedT, corrected_resampled_t, correlated_t_verdict
+from .posthoc import POSTHOCS, pairwise_cliques, pairwise_tests
+from .power import (
+    corrected_alpha,
+    detectable_text,
+    minimum_detectable_difference,
+    power_paired,
+    sample_size,
+)
 from .render import metric_table, render_figures, render_html, render_markdown, write_report
 from .replicates import (
     aggregate_replicates,
@@ -29,12 +40,14 @@ from .stats import (
     MeanCI,
     PairedComparison,
     adjust_pvalues,
+    bca_interval,
     bootstrap_ci,
     cohens_dz,
     mean_ci,
     paired_comparison,
     paired_t_test,
     randomization_test,
+    sign_test,
     significance_mark,
     t_interval,
     wilcoxon_test,
@@ -78,6 +91,30 @@ __all__ = [
     "significance_mark",
     "CORRECTIONS",
     "FAMILIES",
+    "sign_test",
+    "bca_interval",
+    # effect sizes, equivalence, folds, post-hoc by pairs, power
+    "DEFAULT_TEST",
+    "EffectSize",
+    "effect_size",
+    "relative_difference",
+    "VERDICTS",
+    "BayesianVerdict",
+    "bayesian_signed_rank",
+    "tost_paired",
+    "resolve_rope",
+    "CORRECTION_FOR",
+    "CorrectedT",
+    "corrected_resampled_t",
+    "correlated_t_verdict",
+    "POSTHOCS",
+    "pairwise_tests",
+    "pairwise_cliques",
+    "power_paired",
+    "minimum_detectable_difference",
+    "sample_size",
+    "corrected_alpha",
+    "detectable_text",
     # rendering
     "summary_table",
     "catalogue_table",

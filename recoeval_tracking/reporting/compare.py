@@ -53,6 +53,7 @@ from .compare_inputs import (
 from .report import Report, _check_settings, build_report, detect_replicate_key
 from .runs import _lower_better
 from .stats import FAMILIES
+from .verdicts import VerdictMethods, cd_diagram_for
 
 __all__ = ["compare", "Comparison", "detect_dataset_key", "runs_from"]
 
@@ -163,7 +164,7 @@ def compare(runs: Any, baseline: str | None = None, *, metrics: Sequence[str] | 
 
 
 @dataclass
-class Comparison:
+class Comparison(VerdictMethods):
     """Systems compared on one dataset or several; returned by :func:`compare`.
 
     Attributes
@@ -411,17 +412,12 @@ class Comparison:
                                          "holm")
         raise param_error("method", "Comparison.posthoc", "'nemenyi' or 'holm'", method)
 
-    def cd_diagram(self, metric: str):
+    def cd_diagram(self, metric: str, posthoc: str = "nemenyi"):
         """The critical-difference diagram of ``metric`` (a matplotlib Figure): systems by mean
-        rank on an axis from 1 to k, the best on the left; a bar joins each group whose mean
-        ranks differ by less than Nemenyi's CD (shown above the axis)."""
-        from .figures import cd_figure
-
-        f = self.friedman(metric)
-        cd = ms.critical_difference(f.n_systems, f.n_datasets, self.settings["alpha"])
-        return cd_figure(f.mean_ranks, cd, title=f"{metric}: mean rank over {f.n_datasets} "
-                         f"datasets (Friedman p = {f.pvalue:.3g}; CD = {cd:.2f} at "
-                         f"α = {self.settings['alpha']:g})")
+        rank on an axis from 1 to k, the best on the left; a bar joins each group the post-hoc
+        finds no difference in: Nemenyi's CD (shown above the axis), or ``"wilcoxon"`` /
+        ``"sign"`` pairwise tests with Holm (:func:`~.verdicts.cd_diagram_for`)."""
+        return cd_diagram_for(self, metric, posthoc)
 
     # -- output --------------------------------------------------------------------------------
 

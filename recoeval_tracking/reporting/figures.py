@@ -260,18 +260,21 @@ def _draw_curves(ax, report: Report, name: str) -> None:
     ax.legend(loc="best", fontsize="x-small", ncols=3 if many else 1)
 
 
-def cd_figure(mean_ranks, cd: float, title: str = ""):
+def cd_figure(mean_ranks, cd: float | None, title: str = "",
+              cliques: list[list[str]] | None = None):
     """A critical-difference diagram (Demšar 2006, figure 1): the systems placed on an axis of
     mean ranks (1, the best, on the left), labelled on either side, with the CD drawn above
     the axis and a thick bar under each group of systems not significantly different
-    (:func:`~recoeval_tracking.reporting.multisystem.cd_cliques`)."""
+    (:func:`~recoeval_tracking.reporting.multisystem.cd_cliques`, or the ``cliques`` given by a
+    pairwise post-hoc, with ``cd=None`` and no CD drawn)."""
     import pandas as pd
 
     from .multisystem import cd_cliques
 
     ranks = pd.Series(mean_ranks, dtype=float).sort_values(kind="stable")
     k = len(ranks)
-    cliques = cd_cliques(ranks, cd)
+    if cliques is None:
+        cliques = cd_cliques(ranks, cd)
     half = (k + 1) // 2
     rows = max(half, k - half)
     height = 1.2 + 0.3 * rows + 0.15 * len(cliques)
@@ -288,8 +291,9 @@ def cd_figure(mean_ranks, cd: float, title: str = ""):
         ax.plot([t, t], [top, top + 0.08], color="black", linewidth=1)
         ax.text(t, top + 0.12, str(t), ha="center", va="bottom", fontsize=9)
     # the critical difference, above the axis at the left
-    ax.plot([lo, lo + cd], [top + 0.45, top + 0.45], color="black", linewidth=1.5)
-    ax.text(lo + cd / 2, top + 0.5, f"CD = {cd:.2f}", ha="center", va="bottom", fontsize=9)
+    if cd is not None:
+        ax.plot([lo, lo + cd], [top + 0.45, top + 0.45], color="black", linewidth=1.5)
+        ax.text(lo + cd / 2, top + 0.5, f"CD = {cd:.2f}", ha="center", va="bottom", fontsize=9)
     base = top - 0.15 - 0.15 * len(cliques)
     for i, (name, r) in enumerate(ranks.items()):
         left = i < half

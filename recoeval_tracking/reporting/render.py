@@ -36,6 +36,7 @@ from .figures import figure_png, render_figures, safe_name
 from .report import SMALL_N_MARK, Report
 from .stats import percent
 from .summary import Best, catalogue_table, headline_metrics, summary_table
+from .verdicts import effect_items
 
 __all__ = ["render_figures", "comparison_figures", "render_html", "render_markdown",
            "write_report", "metric_table"]
@@ -249,6 +250,7 @@ def _sections(report: Report, figure_names: list[str], prefix: str = "",
     ``prefix`` starts the names of this report's figures (one dataset of several)."""
     comparison = comparison or Comparison.from_report(report)
     items = _head_items(report, comparison)
+    items[1:1] = effect_items(comparison, dataset)  # effect sizes lead, before the marks
     curves = [n for n in figure_names if n.startswith(prefix + "curves_")]
     first = _headline_curves(report, curves, prefix)
     if first:

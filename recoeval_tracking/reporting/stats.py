@@ -33,6 +33,7 @@ from .._validation import InputError, check_unit_open, param_error
 from .resampling import (
     all_sign_vectors,
     auto_permutations,
+    bca_interval,
     bootstrap_counts,
     bootstrap_means,
     randomization_pvalues,
@@ -50,6 +51,7 @@ __all__ = [
     "bootstrap_counts",
     "bootstrap_means",
     "bootstrap_ci",
+    "bca_interval",
     "mean_ci",
     "sign_flips",
     "all_sign_vectors",
@@ -58,6 +60,7 @@ __all__ = [
     "randomization_test",
     "paired_t_test",
     "wilcoxon_test",
+    "sign_test",
     "cohens_dz",
     "paired_comparison",
     "adjust_pvalues",
@@ -156,12 +159,14 @@ def _percentile_bounds(replicates: np.ndarray, confidence: float) -> tuple[np.nd
 
 
 def bootstrap_ci(values, n_resamples: int = 1000, seed: int = 0,
-                 confidence: float = 0.95) -> tuple[float, float]:
-    """Percentile bootstrap interval of the mean of the defined values.
+                 confidence: float = 0.95, method: str = "percentile") -> tuple[float, float]:
+    """Percentile (default) or BCa bootstrap interval of the mean of the defined values.
 
-    The bounds are the ``(1-c)/2`` and ``(1+c)/2`` quantiles (linear interpolation, numpy's
-    default) of the replicate means of :func:`bootstrap_means` (Efron & Tibshirani 1993,
-    section 13.3). The same ``seed`` gives the same interval.
+    The percentile bounds are the ``(1-c)/2`` and ``(1+c)/2`` quantiles (linear interpolation,
+    numpy's default) of the replicate means of :func:`bootstrap_means` (Efron & Tibshirani 1993,
+    section 13.3); ``method="bca"`` gives the bias-corrected and accelerated interval of the same
+    draws over the defined values (:func:`~recoeval_tracking.reporting.resampling.bca_interval`).
+    The same ``seed`` gives the same interval.
 
     Returns
     -------
@@ -171,6 +176,10 @@ def bootstrap_ci(values, n_resamples: int = 1000, seed: int = 0,
     func = "bootstrap_ci"
     v = _as_values(values, "values", func)
     c = check_unit_open(confidence, "confidence", func)
+    if method not in ("percentile", "bca"):
+        raise param_error("method", func, "'percentile' or 'bca'", method)
+    if method == "bca":
+        return bca_interval(v, n_resamples, seed, c)
     reps = bootstrap_means(v[:, None], n_resamples, seed)
     low, high = _percentile_bounds(reps, c)
     return float(low[0]), float(high[0])
@@ -307,6 +316,32 @@ def wilcoxon_test(a, b) -> tuple[float, float]:
         return statistic, 1.0
     z = (statistic - n * (n + 1) / 4.0) / math.sqrt(var)
     return statistic, float(min(1.0, 2.0 * stats.norm.sf(abs(z))))
+
+
+def sign_test(a, b) -> tuple[int, int, float]:
+    """Two-sided sign test over the defined pairs (Dixon & Mood 1946): the number of positive
+    differences ``a - b`` among the ``n`` non-zero ones is Binomial(n, 1/2) under the null;
+    zero differences are dropped. The p-value is :func:`scipy.stats.binomtest`'s two-sided one.
+
+    Returns
+    -------
+    (n_positive, n_negative, p)
+        ``p = 1`` when every defined difference is zero; NaN without pairs.
+
+    Examples
+    --------
+    >>> sign_test([1, 2, 3, 4, 5, 6], [0, 0, 0, 0, 0, 9])  # P(X <= 1 or X >= 5), X ~ B(6, 1/2)
+    (5, 1, 0.21875)
+    """
+    from scipy import stats
+
+    d = _defined_differences(a, b, "sign_test")
+    if d.size == 0:
+        return 0, 0, math.nan
+    pos, neg = int(np.sum(d > 0)), int(np.sum(d < 0))
+    if pos + neg == 0:
+        return 0, 0, 1.0
+    return pos, neg, float(stats.binomtest(pos, pos + neg, 0.5).pvalue)
 
 
 def cohens_dz(a, b) -> float:
