@@ -231,8 +231,10 @@ def _tables(values: dict[str, np.ndarray], present: np.ndarray, rows: np.ndarray
     family_size = (comp.groupby("metric", sort=False)["run_id"].transform("size")
                    if family == "metric" else pd.Series(len(comp), index=comp.index))
     # zero differences carry no sign: Wilcoxon drops them and sign flips leave them alone, so
-    # only the non-zero ones can take a distribution-free p below alpha
-    comp["small_n"] = [too_few_pairs(int(n), int(size), correction, alpha, n_permutations)
+    # only the non-zero ones can take a distribution-free p below alpha; with none, the runs
+    # agree on every user and there is nothing to mark
+    comp["small_n"] = [n > 0 and too_few_pairs(int(n), int(size), correction, alpha,
+                                               n_permutations)
                        for n, size in zip(comp["n_nonzero"], family_size)] if len(comp) else []
     comp["mark"] = [small_n_mark(significance_mark(p, diff, _lower_better(m, lower), alpha),
                                  small)

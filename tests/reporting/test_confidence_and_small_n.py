@@ -113,3 +113,15 @@ def test_an_undefined_iman_davenport_says_why():
     tied = ms.friedman_test([[0.1, 0.1, 0.1], [0.2, 0.2, 0.2]])
     assert np.isnan(tied.statistic) and "every dataset ties every system" in tied.note
     assert ms.friedman_test([[0.1, 0.2, 0.3], [0.2, 0.4, 0.3], [0.1, 0.3, 0.2]]).note == ""
+
+
+def test_a_run_equal_to_the_baseline_on_every_user_gets_no_dagger_and_no_legend():
+    """Every difference zero: there is nothing to test and nothing too small; the mark is empty
+    and the page carries no dagger legend (it read 'only 0 pairs ... p with 0 is nan')."""
+    base = np.linspace(0.1, 0.5, 30)
+    cmp = rt.compare(_runs(base, base.copy()), **FAST)
+    row = cmp.report.comparisons.iloc[0]
+    assert row["n_nonzero"] == 0
+    assert row["mark"] == ""
+    md = render_markdown(cmp)
+    assert ms.SMALL_N_MARK not in md
