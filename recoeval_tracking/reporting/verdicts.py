@@ -238,9 +238,9 @@ def _effect_phrase(r: Any) -> str:
 
     text = (f"{md_escape(str(r.system))} {r.diff:+.4f} [{r.diff_low:+.4f}, {r.diff_high:+.4f}] "
             f"({100 * r.rel:+.1f}% [{100 * r.rel_low:+.1f}%, {100 * r.rel_high:+.1f}%]; "
-            f"d_z {r.d_z:+.2f})")
-    if r.mark:
-        text += f" {r.mark}"
+            f"d\\_z {r.d_z:+.2f})")
+    if r.mark:  # its stars are Markdown's emphasis unless escaped
+        text += f" {md_escape(r.mark)}"
     if r.detectable:
         text += f", {r.detectable}"
     return text
@@ -264,7 +264,7 @@ def effect_items(cmp: Comparison, dataset: str | None = None) -> list[tuple[str,
     base = md_escape(cmp.baseline)
     items: list[tuple[str, str, Any]] = [("text", "", (
         f"Effect sizes against **{base}**: difference [{conf} CI] (relative difference "
-        f"[{conf} CI]; d_z), then the mark; beside a non-significant difference, the smallest "
+        f"[{conf} CI]; d\\_z), then the mark; beside a non-significant difference, the smallest "
         "one this comparison could detect at 80% power after its correction."))]
     for metric in headline_metrics(list(dict.fromkeys(eff["metric"]))):
         rows = eff[eff["metric"] == metric]

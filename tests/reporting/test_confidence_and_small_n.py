@@ -125,3 +125,19 @@ def test_a_run_equal_to_the_baseline_on_every_user_gets_no_dagger_and_no_legend(
     assert row["mark"] == ""
     md = render_markdown(cmp)
     assert ms.SMALL_N_MARK not in md
+
+
+def test_the_effect_lead_shows_its_stars_as_stars_on_both_pages():
+    """The lead's marks were pasted raw: '▲***; next system ... ▲***' became bold text between
+    the two sets of stars on the HTML page (and in any Markdown viewer)."""
+    base = np.linspace(0.1, 0.5, 60)
+    other = base + np.linspace(0.05, 0.15, 60)  # better on every user: p far below 0.001
+    runs = _runs(base, other) + _runs(base, other + 0.01)[1:]
+    runs[2].name = runs[2].run_id = "model2"
+    cmp = rt.compare(runs, **FAST)
+    html = render_html(cmp)
+    lead = html[html.index("Effect sizes against"):html.index("Summary")]
+    assert lead.count("▲***") == 2 and "<b>model" not in lead
+    md = render_markdown(cmp)
+    lead_md = md[md.index("Effect sizes against"):md.index("## Summary")]
+    assert "▲\\*\\*\\*" in lead_md and "▲***" not in lead_md
