@@ -207,7 +207,9 @@ def baseline_lines(board: Any, tags: dict[str, dict[str, str]]) -> list[str]:
         return []
     names = [str(n) for n in board["run_name"]]
     width = max(len(n) for n in names) + 2
-    baselines = [n for n, r in zip(names, board["run_id"])
+    ranks = {r: (tags.get(r) or {}).get("recoeval.baseline_rank") for r in board["run_id"]}
+    baselines = [n for n, r in sorted(zip(names, board["run_id"]),  # in the order given
+                                      key=lambda nr: int(ranks[nr[1]] or 0))
                  if (tags.get(r) or {}).get("recoeval.baseline") == "true"]
     lines = [f"against the first baseline, {base['run_name']} ({metric} = {value:.4f}; "
              f"baselines: {', '.join(baselines)}):"]
@@ -216,7 +218,8 @@ def baseline_lines(board: Any, tags: dict[str, dict[str, str]]) -> list[str]:
             continue
         delta = float(v) - value
         rel = f"  ({delta / value:+.1%})" if value else ""
-        lines.append(f"     {name:<{width}}{delta:+.4f}{rel}")
+        kind = "  (baseline)" if name in baselines else ""
+        lines.append(f"     {name:<{width}}{delta:+.4f}{rel}{kind}")
     return lines
 
 

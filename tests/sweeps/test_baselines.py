@@ -253,3 +253,32 @@ def test_a_single_run_names_the_users_options_that_have_the_key(tmp_path):
     )
     assert proc.returncode == 2, proc.stderr
     assert "It belongs to model=item_knn / cosknn:" in " ".join(proc.stderr.split())
+
+
+def test_baseline_lines_list_the_baselines_in_the_order_given_and_mark_them():
+    """The board is sorted by its metric, so the better second baseline comes first there; the
+    text still names the baselines in the order of baselines=[...] and marks each as one."""
+    import pandas as pd
+
+    from recoeval_tracking.app.callbacks import baseline_lines
+
+    board = pd.DataFrame(
+        {
+            "run_id": ["k", "m", "p"],
+            "run_name": ["item_knn", "mine", "popularity"],
+            "ndcg_at_10": [0.30, 0.25, 0.20],
+        }
+    )
+    board.attrs["sort_by"] = "ndcg_at_10"
+    tags = {
+        "k": {"recoeval.baseline": "true", "recoeval.baseline_rank": "1"},
+        "p": {"recoeval.baseline": "true", "recoeval.baseline_rank": "0"},
+        "m": {},
+    }
+    lines = baseline_lines(board, tags)
+    assert lines[0] == (
+        "against the first baseline, popularity (ndcg_at_10 = 0.2000; "
+        "baselines: popularity, item_knn):"
+    )
+    assert lines[1].split() == ["item_knn", "+0.1000", "(+50.0%)", "(baseline)"]
+    assert lines[2].split() == ["mine", "+0.0500", "(+25.0%)"]
