@@ -42,7 +42,7 @@ from ..options import EvalOptions
 from .job_tracking import track_job, tracking_uri_for
 from .precheck import check_before_load, check_k_against_items
 from .stages import absolute_path as _absolute
-from .stages import dataset_record, log_left_out
+from .stages import dataset_record, log_left_out, prep_steps
 from .stages import timed_stage as _timed
 
 __all__ = ["run_job", "tracking_uri_for", "progress_mode", "PROGRESS_MODES", "STAGES"]
@@ -448,7 +448,7 @@ def _run_stages(sections: dict[str, dict[str, Any]], options: EvalOptions,
             name = sections["dataset"].get("name") or sections["dataset"].get("kind")
             with _timed(timings, "load", f"dataset {name!r}"):
                 X = load_data(sections["dataset"], base)
-            steps = [k for k in _PREP_KEYS if sections["dataset"].get(k)]
+            steps = prep_steps(sections["dataset"])
             with _timed(timings, "prepare", ", ".join(steps), quiet=not steps):
                 X = prepare_data(X, sections["dataset"])
             logger.info("data: %s (%d users x %d items, %d interactions)", X.name or

@@ -15,13 +15,24 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-__all__ = ["dataset_record", "log_left_out", "absolute_path", "timed_stage", "STAGE_VERBS"]
+__all__ = ["dataset_record", "log_left_out", "absolute_path", "timed_stage", "STAGE_VERBS",
+           "prep_steps"]
 
 logger = logging.getLogger("recoeval_tracking.app.pipeline")
 
 #: What the line at a stage's start says it is doing.
 STAGE_VERBS = {"load": "loading", "prepare": "preparing", "split": "splitting",
                "fit": "fitting"}
+
+
+def prep_steps(dataset: Mapping[str, Any]) -> list[str]:
+    """The preparation steps a ``dataset`` config section asks for, by key (none: the
+    ``prepare`` stage has nothing to do and says nothing)."""
+    conv = dataset.get("implicit")
+    steps = ["implicit"] if isinstance(conv, Mapping) and (
+        conv.get("method") is not None or conv.get("threshold") is not None) else []
+    return steps + [k for k in ("min_user_interactions", "min_item_interactions", "k_core")
+                    if dataset.get(k)]
 
 
 @contextmanager

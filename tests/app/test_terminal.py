@@ -91,3 +91,14 @@ def test_a_failed_stage_is_timed_too():
     except ValueError:
         pass
     assert "load" in timings
+
+
+def test_preparation_steps_are_the_ones_asked_for():
+    from recoeval_tracking.app.stages import prep_steps
+
+    default = {"kind": "synthetic", "implicit": {"method": None, "threshold": None, "alpha": 1.0}}
+    assert prep_steps(default) == []
+    assert prep_steps({**default, "k_core": 5}) == ["k_core"]
+    assert prep_steps(
+        {"implicit": {"method": None, "threshold": 4.0}, "min_user_interactions": 2}
+    ) == ["implicit", "min_user_interactions"]
