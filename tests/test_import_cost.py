@@ -72,3 +72,15 @@ def test_unknown_name_is_an_attribute_error() -> None:
 
     with pytest.raises(AttributeError, match="no_such_name"):
         rt.no_such_name  # noqa: B018
+
+
+def test_the_data_container_does_not_load_numba() -> None:
+    code = (
+        "import sys, recoeval_tracking as rt\n"
+        "rt.Interactions\n"
+        "print(sorted(m for m in ('numba', 'recoeval_tracking.data._synthetic') if m in sys.modules))\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=300
+    )
+    assert out.stdout.strip().splitlines()[-1] == "[]"
