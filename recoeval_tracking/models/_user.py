@@ -13,7 +13,9 @@ return), before any evaluation starts:
 
   - ``score_users(user_indices) -> (len(user_indices), n_items)`` array of scores (higher is
     better; numpy, anything ``numpy.asarray`` reads, or a CuPy / PyTorch CUDA array on the GPU
-    backend), called one bounded block of users at a time;
+    backend), called one bounded block of users at a time. A ``score_users(user_indices,
+    out=None)`` gets the CPU engine's block buffer as ``out``: writing the scores there and
+    returning it (or None) spares an array and a copy per block;
   - ``factors() -> (A, B)`` or ``(A, B, item_biases)``: user factors (n_users x p), item factors
     (n_items x p), optional item biases (n_items,); scores are ``A @ B.T + item_biases``;
   - ``recommend(user_indices, k) -> lists``: for each user, up to ``k`` item indices best first
