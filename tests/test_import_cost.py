@@ -74,10 +74,11 @@ def test_unknown_name_is_an_attribute_error() -> None:
         rt.no_such_name  # noqa: B018
 
 
-def test_the_data_container_does_not_load_numba() -> None:
+@pytest.mark.parametrize("name", ["Interactions", "Split"])
+def test_the_data_and_split_containers_do_not_load_numba(name: str) -> None:
     code = (
         "import sys, recoeval_tracking as rt\n"
-        "rt.Interactions\n"
+        f"rt.{name}\n"
         "print(sorted(m for m in ('numba', 'recoeval_tracking.data._synthetic') if m in sys.modules))\n"
     )
     out = subprocess.run(
