@@ -9,6 +9,7 @@ default top-K metrics), with the same threads:
 * ``factors``: ``evaluate(A=..., B=...)`` directly (the baseline path);
 * ``UserModel(factors)``: the same factors through the protocol;
 * ``UserModel(score_users)``: a model whose ``score_users`` computes ``A[users] @ B.T`` itself;
+* ``UserModel(score_users(out=))``: the same, written into the engine's block buffer;
 
 and prints each as a ratio to ``factors`` and to the GEMM floor (the fastest blocked ``A @ B.T``
 into preallocated buffers: benchmarks/bench_engine.py's floor). Timings are the best of
@@ -57,6 +58,13 @@ class ScoreUsers:
         return self.A[user_indices] @ self.B.T
 
 
+class ScoreUsersOut(ScoreUsers):
+    """The same model writing into the engine's buffer (``out=``)."""
+
+    def score_users(self, user_indices, out=None):
+        return np.matmul(self.A[user_indices], self.B.T, out=out)
+
+
 class Factors(ScoreUsers):
     """The same model handing over its factors."""
 
@@ -97,6 +105,7 @@ def main() -> None:
         "factors (evaluate(A=, B=))": lambda: ev(A=A, B=B),
         "UserModel with factors()": through(Factors(A, B)),
         "UserModel with score_users()": through(ScoreUsers(A, B)),
+        "UserModel with score_users(out=)": through(ScoreUsersOut(A, B)),
     }
     ref = None
     for call in calls.values():  # warm: compile once, and check the values agree
@@ -110,7 +119,7 @@ def main() -> None:
     for name, call in calls.items():
         sec = best_of(call, args.repeat)
         base = base or sec
-        print(f"{name:32s} {sec:7.3f} s  {sec / base:5.2f}x factors  {sec / floor:5.2f}x floor")
+        print(f"{name:34s} {sec:7.3f} s  {sec / base:5.2f}x factors  {sec / floor:5.2f}x floor")
 
 
 if __name__ == "__main__":

@@ -1,66 +1,81 @@
 """recoeval_tracking: full-catalog evaluation of implicit-feedback recommenders.
 
-The public API is re-exported here; the modules behind it are private.
+The public API is re-exported here; the modules behind it are private. Every name is loaded on
+first use (module ``__getattr__``): ``import recoeval_tracking`` loads neither the numba kernels,
+pandas, pyarrow, MLflow, Hydra, matplotlib nor Dask (tests/test_import_cost.py).
 """
 
 from __future__ import annotations
 
+import importlib
+from typing import TYPE_CHECKING, Any
+
 __version__ = "0.1.0"
 
-from ._validation import InputError
-from .data import Interactions, from_dataframe, load_dataset, make_synthetic
-from .metrics import METRICS, Results, calc_reco_metrics, evaluate
-from .models import MODELS, make_model
-from .scores import (
-    BiasScores,
-    CallableScores,
-    DenseScores,
-    FactorScores,
-    RankedLists,
-    ScoreSource,
-)
-from .splitting import SPLITS, Split, cross_validate, make_split, split_reco_train_test
+if TYPE_CHECKING:  # the names as static tools see them; at run time they load on first use
+    from ._validation import InputError
+    from .data import Interactions, from_dataframe, load_dataset, make_synthetic
+    from .metrics import METRICS, Results, calc_reco_metrics, evaluate
+    from .models import MODELS, make_model
+    from .reporting.compare import Comparison, compare
+    from .scores import (
+        BiasScores,
+        CallableScores,
+        DenseScores,
+        FactorScores,
+        RankedLists,
+        ScoreSource,
+    )
+    from .splitting import SPLITS, Split, cross_validate, make_split, split_reco_train_test
+    from .tracking import log_results
 
-__all__ = [
-    "__version__",
-    "InputError",
-    "Interactions",
-    "load_dataset",
-    "make_synthetic",
-    "from_dataframe",
-    "Split",
-    "SPLITS",
-    "make_split",
-    "split_reco_train_test",
-    "cross_validate",
-    "MODELS",
-    "make_model",
-    "log_results",
-    "evaluate",
-    "calc_reco_metrics",
-    "Results",
-    "METRICS",
-    "ScoreSource",
-    "FactorScores",
-    "BiasScores",
-    "DenseScores",
-    "CallableScores",
-    "RankedLists",
-    "compare",
-    "Comparison",
-]
+#: Public name -> the module it lives in (relative to this package).
+_LAZY: dict[str, str] = {
+    "InputError": "._validation",
+    "Interactions": ".data",
+    "load_dataset": ".data",
+    "make_synthetic": ".data",
+    "from_dataframe": ".data",
+    "Split": ".splitting",
+    "SPLITS": ".splitting",
+    "make_split": ".splitting",
+    "split_reco_train_test": ".splitting",
+    "cross_validate": ".splitting",
+    "MODELS": ".models",
+    "make_model": ".models",
+    # tracking/ is the only package that imports mlflow (about 2 s)
+    "log_results": ".tracking",
+    "evaluate": ".metrics",
+    "calc_reco_metrics": ".metrics",
+    "Results": ".metrics",
+    "METRICS": ".metrics",
+    "ScoreSource": ".scores",
+    "FactorScores": ".scores",
+    "BiasScores": ".scores",
+    "DenseScores": ".scores",
+    "CallableScores": ".scores",
+    "RankedLists": ".scores",
+    # the report's statistics and renderers
+    "compare": ".reporting.compare",
+    "Comparison": ".reporting.compare",
+}
+
+__all__ = ["__version__", *_LAZY]
+
+_SUBPACKAGES = frozenset({"app", "data", "distributed", "engine", "jobdir", "metrics", "models",
+                          "options", "reporting", "scores", "splitting", "tracking"})
 
 
-def __getattr__(name: str):
-    # log_results lives in tracking/, the only package that imports mlflow (about 2 s): load it
-    # only when asked for.
-    if name == "log_results":
-        from .tracking import log_results
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        if name in _SUBPACKAGES:  # ``rt.metrics`` and the like, as before the names were lazy
+            return importlib.import_module(f".{name}", __name__)
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(module, __name__), name)
+    globals()[name] = value  # later look-ups skip this function
+    return value
 
-        return log_results
-    # compare pulls in the report's statistics and renderers: loaded when first asked for.
-    if name in ("compare", "Comparison"):
-        import importlib
 
-        return getattr(importlib.import_module(".reporting.compare", __name__), name)
-    raise AttributeError(f"module 'recoeval_tracking' has no attribute {name!r}")
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

@@ -174,12 +174,18 @@ class DenseScores(ScoreSource):
 
 @dataclass
 class CallableScores(ScoreSource):
-    """Scores from any model: ``scorer(user_indices) -> array of shape (len(user_indices), n_items)``."""
+    """Scores from any model: ``scorer(user_indices) -> array of shape (len(user_indices), n_items)``.
 
-    scorer: Callable[[np.ndarray], Any]
+    A scorer with a parameter named ``out`` (detected from its signature unless ``accepts_out``
+    says) is called as ``scorer(user_indices, out=buffer)`` with the engine's block buffer, a
+    C-contiguous ``dtype`` array of shape (len(user_indices), n_items); when it returns that
+    buffer (or None), its values are used as they are, without a copy."""
+
+    scorer: Callable[..., Any]
     n_items: int
     dtype: Any = np.float64
     func: str = field(default="evaluate", repr=False)
+    accepts_out: bool | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
         if not callable(self.scorer):
@@ -187,9 +193,17 @@ class CallableScores(ScoreSource):
         self.dtype = np.dtype(self.dtype)
         if self.dtype not in (np.float32, np.float64):
             raise param_error("dtype", self.func, "float32 or float64", self.dtype)
+        if self.accepts_out is None:
+            self.accepts_out = takes_out(self.scorer)
 
     def block(self, users: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
-        got = self.scorer(users)
+        if out is not None and self.accepts_out and out.dtype == self.dtype \
+                and out.flags.c_contiguous and out.shape == (len(users), self.n_items):
+            got = self.scorer(users, out=out)
+            if got is None or got is out:  # written in place: the engine's own buffer
+                return out
+        else:
+            got = self.scorer(users)
         if hasattr(got, "toarray"):
             got = got.toarray()
         got = np.asarray(got)
@@ -211,6 +225,20 @@ class CallableScores(ScoreSource):
 
     def describe(self) -> dict[str, Any]:
         return {"kind": "callable", "dtype": str(self.dtype)}
+
+
+def takes_out(method: Any) -> bool:
+    """Whether ``method`` has a parameter named ``out`` (a keyword the engine can pass its score
+    buffer as); False when its signature cannot be read."""
+    import inspect
+
+    try:
+        params = inspect.signature(method).parameters
+    except (TypeError, ValueError):
+        return False
+    p = params.get("out")
+    return p is not None and p.kind in (inspect.Parameter.POSITIONAL_OR_KEYWORD,
+                                        inspect.Parameter.KEYWORD_ONLY)
 
 
 def order_key(values: Any, *, is_score: bool) -> tuple[np.ndarray, int | None, str]:

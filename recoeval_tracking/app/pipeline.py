@@ -44,7 +44,8 @@ from .errors import NOTHING_EVALUATED, refuse_nothing_evaluated
 from .job_tracking import track_job, tracking_uri_for
 from .precheck import check_before_load, check_k_against_items
 from .stages import absolute_path as _absolute
-from .stages import dataset_record, log_left_out
+from .stages import dataset_record, log_left_out, prep_steps
+from .stages import timed_stage as _timed
 
 __all__ = ["run_job", "tracking_uri_for", "progress_mode", "PROGRESS_MODES", "STAGES"]
 
@@ -80,15 +81,6 @@ def progress_mode(value: Any) -> bool | None:
     if text not in PROGRESS_MODES:
         raise param_error("progress", _FUNC, f"one of {list(PROGRESS_MODES)}", value)
     return {"auto": None, "true": False, "false": True}[text]
-
-
-@contextmanager
-def _timed(timings: dict[str, float], stage: str) -> Iterator[None]:
-    t0 = time.perf_counter()
-    try:
-        yield
-    finally:
-        timings[stage] = time.perf_counter() - t0
 
 
 # ---------------------------------------------------------------------------------------------
@@ -460,14 +452,16 @@ def _run_stages(sections: dict[str, dict[str, Any]], options: EvalOptions,
             refuse_nothing_evaluated(results)
             return X, split, model, results, {**timings, **stored_times}
         if data is None:
-            with _timed(timings, "load"):
+            name = sections["dataset"].get("name") or sections["dataset"].get("kind")
+            with _timed(timings, "load", f"dataset {name!r}"):
                 X = load_data(sections["dataset"], base)
-            with _timed(timings, "prepare"):
+            steps = prep_steps(sections["dataset"])
+            with _timed(timings, "prepare", ", ".join(steps), quiet=not steps):
                 X = prepare_data(X, sections["dataset"])
             logger.info("data: %s (%d users x %d items, %d interactions)", X.name or
                         sections["dataset"].get("kind"), X.n_users, X.n_items, X.nnz)
             check_k_against_items(options.k, X.n_items)
-            with _timed(timings, "split"):
+            with _timed(timings, "split", f"with {sections['split'].get('name')!r}"):
                 split = split_data(X, sections["split"])
             logger.info("split: %r", split)
         else:
@@ -477,7 +471,7 @@ def _run_stages(sections: dict[str, dict[str, Any]], options: EvalOptions,
             from ..jobdir import begin_job_dir
             begin_job_dir(out)
         if fitted is None:
-            with _timed(timings, "fit"):
+            with _timed(timings, "fit", model):
                 model.fit(split.train.matrix, user_ids=split.train.user_ids,
                           item_ids=split.train.item_ids)
             logger.info("model: %r fitted in %.2f s", model, timings["fit"])

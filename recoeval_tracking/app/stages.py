@@ -1,5 +1,6 @@
-"""Records of a job's stages: the dataset and split record (``dataset.json``) and what the
-run left out.
+"""A job's stages as the terminal sees them (:func:`timed_stage`: a line when a stage starts,
+its seconds when it ends), and their records: the dataset and split record (``dataset.json``)
+and what the run left out.
 
 (The stage functions themselves, load, prepare, split and build, are in
 :mod:`recoeval_tracking.app.pipeline`.)
@@ -8,13 +9,60 @@ run left out.
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
+import time
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-__all__ = ["dataset_record", "log_left_out", "absolute_path"]
+__all__ = ["dataset_record", "log_left_out", "absolute_path", "timed_stage", "STAGE_VERBS",
+           "prep_steps"]
 
 logger = logging.getLogger("recoeval_tracking.app.pipeline")
+
+#: What the line at a stage's start says it is doing.
+STAGE_VERBS = {"load": "loading", "prepare": "preparing", "split": "splitting",
+               "fit": "fitting"}
+
+
+def prep_steps(dataset: Mapping[str, Any]) -> list[str]:
+    """The preparation steps a ``dataset`` config section asks for, by key (none: the
+    ``prepare`` stage has nothing to do and says nothing)."""
+    conv = dataset.get("implicit")
+    steps = ["implicit"] if isinstance(conv, Mapping) and (
+        conv.get("method") is not None or conv.get("threshold") is not None) else []
+    return steps + [k for k in ("min_user_interactions", "min_item_interactions", "k_core")
+                    if dataset.get(k)]
+
+
+@contextmanager
+def timed_stage(timings: dict[str, float], stage: str, what: Any = None, *,
+                quiet: bool = False) -> Iterator[None]:
+    """Run a stage: log ``"<verb> <what> ..."`` when it starts (a stage can take tens of
+    seconds, compiling included, and a silent terminal looks like a hang) and store its seconds
+    in ``timings[stage]`` when it ends, failed or not.
+
+    Parameters
+    ----------
+    timings : dict
+        Seconds per stage, updated in place.
+    stage : str
+        A key of :data:`STAGE_VERBS` (another name is logged as is).
+    what : object, optional
+        What the stage works on (the dataset's name, the split's strategy, the model), shown
+        after the verb.
+    quiet : bool
+        No line at the start (a stage with nothing to do, as preparation without steps).
+    """
+    if not quiet:
+        verb = STAGE_VERBS.get(stage, stage)
+        logger.info("%s %s...", verb, what) if what not in (None, "") else \
+            logger.info("%s...", verb)
+    t0 = time.perf_counter()
+    try:
+        yield
+    finally:
+        timings[stage] = time.perf_counter() - t0
 
 
 def absolute_path(path: Any, base_dir: Path | None) -> Any:

@@ -13,7 +13,9 @@ return), before any evaluation starts:
 
   - ``score_users(user_indices) -> (len(user_indices), n_items)`` array of scores (higher is
     better; numpy, anything ``numpy.asarray`` reads, or a CuPy / PyTorch CUDA array on the GPU
-    backend), called one bounded block of users at a time;
+    backend), called one bounded block of users at a time. A ``score_users(user_indices,
+    out=None)`` gets the CPU engine's block buffer as ``out``: writing the scores there and
+    returning it (or None) spares an array and a copy per block;
   - ``factors() -> (A, B)`` or ``(A, B, item_biases)``: user factors (n_users x p), item factors
     (n_items x p), optional item biases (n_items,); scores are ``A @ B.T + item_biases``;
   - ``recommend(user_indices, k) -> lists``: for each user, up to ``k`` item indices best first
@@ -39,7 +41,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from .._validation import InputError, describe
-from ..scores import CallableScores, RankedLists
+from ..scores import CallableScores, RankedLists, takes_out
 from ._base import Model
 
 #: Users per call of a model's ``recommend``.
@@ -283,18 +285,27 @@ class UserModel(Model):
         return FactorScores(inputs["A"], inputs["B"], inputs["item_biases"],
                             func=f"{self.cls}.factors")
 
-    def _call(self, method: str, *args: Any) -> Any:
+    def _call(self, method: str, *args: Any, **kwargs: Any) -> Any:
         try:
-            return getattr(self.model, method)(*args)
+            return getattr(self.model, method)(*args, **kwargs)
         except Exception as err:  # noqa: BLE001 - the user's code: any exception, reported
             raise code_error(err, f"{self.cls}.{method} ({self._ctx()})") from err
 
-    def _scorer(self, n_items: int) -> Callable[[np.ndarray], Any]:
+    def _scorer(self, n_items: int) -> Callable[..., Any]:
         def scorer(user_indices: np.ndarray) -> Any:
             got = self._call("score_users", user_indices)
             self._check_scores(got, len(user_indices), n_items)
             return got
-        return scorer
+
+        def scorer_out(user_indices: np.ndarray, out: np.ndarray | None = None) -> Any:
+            # the model writes into the engine's block buffer: None back means "written there"
+            got = self._call("score_users", user_indices, **({} if out is None else {"out": out}))
+            if got is None and out is not None:
+                return None
+            self._expect(_shape_of(got) == (len(user_indices), n_items), "score_users", got,
+                         shape=(len(user_indices), n_items))
+            return got
+        return scorer_out if takes_out(self.model.score_users) else scorer
 
     def _check_scores(self, got: Any, n_users: int, n_items: int) -> None:
         """``score_users``'s output: its shape, then real numbers (strings, objects or complex

@@ -9,7 +9,6 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from numba import njit, prange
 
 from ..data import Interactions
 
@@ -129,24 +128,23 @@ def round_half_up(x: np.ndarray) -> np.ndarray:
     return (f + (x - f >= 0.5)).astype(np.int64)
 
 
-@njit(cache=True, parallel=True)
-def _rank_rows(indptr: np.ndarray, key: np.ndarray, tie: np.ndarray,
-               use_tie: bool) -> np.ndarray:  # pragma: no cover - compiled
-    """Rank of each entry inside its row by ``key`` ascending (stable), ties by ``tie``."""
+def _rank_rows(indptr: np.ndarray, key: np.ndarray, tie: np.ndarray | None) -> np.ndarray:
+    """Rank of each entry inside its row by ``key`` ascending (stable), ties by ``tie``.
+
+    Plain numpy: stable sorts over all entries by ``tie``, then ``key``, then row, so equal
+    (key, tie) keep CSR order as a stable per-row sort does. (A numba kernel did this before;
+    in a new process its cached load alone cost as much as these sorts at a million entries, and
+    a fresh install compiled it for seconds before the split.)"""
+    n = key.shape[0]
     n_rows = indptr.shape[0] - 1
-    rank = np.empty(key.shape[0], dtype=np.int64)
-    for r in prange(n_rows):
-        lo = indptr[r]
-        hi = indptr[r + 1]
-        if hi == lo:
-            continue
-        if use_tie:
-            first = np.argsort(tie[lo:hi], kind="mergesort")
-            order = first[np.argsort(key[lo:hi][first], kind="mergesort")]
-        else:
-            order = np.argsort(key[lo:hi], kind="mergesort")
-        for j in range(hi - lo):
-            rank[lo + order[j]] = j
+    order = np.arange(n, dtype=np.int64) if tie is None else np.argsort(tie, kind="stable")
+    order = order[np.argsort(key[order], kind="stable")]
+    # the smallest integer type for the row numbers: numpy sorts 16-bit keys by radix
+    row_type = np.int16 if n_rows <= np.iinfo(np.int16).max else np.int64
+    rows = np.repeat(np.arange(n_rows, dtype=row_type), np.diff(indptr))
+    order = order[np.argsort(rows[order], kind="stable")]
+    rank = np.empty(n, dtype=np.int64)
+    rank[order] = np.arange(n, dtype=np.int64) - indptr[rows[order].astype(np.int64)]
     return rank
 
 
@@ -155,13 +153,12 @@ def within_row_rank(X: Interactions, key: np.ndarray, *, random_ties: np.ndarray
     """Rank (0-based) of each entry within its row when the row is sorted by ``key`` ascending.
 
     Ties keep CSR (column) order, unless ``random_ties`` (one float per entry) breaks them.
-    One numba pass over rows (parallel; the result does not depend on the thread count).
     """
     indptr = np.asarray(X.matrix.indptr, dtype=np.int64)
     key = np.asarray(key, dtype=np.float64)
     if random_ties is None:
-        return _rank_rows(indptr, key, key, False)
-    return _rank_rows(indptr, key, np.asarray(random_ties, dtype=np.float64), True)
+        return _rank_rows(indptr, key, None)
+    return _rank_rows(indptr, key, np.asarray(random_ties, dtype=np.float64))
 
 
 def random_row_rank(X: Interactions, rng: np.random.Generator) -> np.ndarray:

@@ -57,3 +57,48 @@ def test_leaderboard_text_best_first_with_interval():
     assert lines[0].split() == ["#", "run", "ndcg_at_10", "95%", "interval", "p_at_10"]
     assert lines[1].split() == ["1", "als", "0.3716", "[0.3600,", "0.3800]", "0.3000"]
     assert lines[2].split()[:2] == ["2", "popularity"] and lines[2].endswith("(FAILED)")
+
+
+def test_a_stage_says_what_it_does_when_it_starts_and_is_timed(caplog):
+    from recoeval_tracking.app.stages import timed_stage
+
+    timings: dict[str, float] = {}
+    seen_inside = []
+    with caplog.at_level(logging.INFO, logger="recoeval_tracking.app.pipeline"):
+        with timed_stage(timings, "split", "with 'random_holdout'"):
+            seen_inside.append([r.getMessage() for r in caplog.records])
+        with timed_stage(timings, "fit", "ALSModel(factors=8)"):
+            pass
+        with timed_stage(timings, "prepare", "", quiet=True):
+            pass
+    # the line is there while the stage is still running, not only once it ends
+    assert seen_inside == [["splitting with 'random_holdout'..."]]
+    assert [r.getMessage() for r in caplog.records] == [
+        "splitting with 'random_holdout'...",
+        "fitting ALSModel(factors=8)...",
+    ]
+    assert set(timings) == {"split", "fit", "prepare"}
+    assert all(t >= 0 for t in timings.values())
+
+
+def test_a_failed_stage_is_timed_too():
+    from recoeval_tracking.app.stages import timed_stage
+
+    timings: dict[str, float] = {}
+    try:
+        with timed_stage(timings, "load", "dataset 'x'"):
+            raise ValueError("bad file")
+    except ValueError:
+        pass
+    assert "load" in timings
+
+
+def test_preparation_steps_are_the_ones_asked_for():
+    from recoeval_tracking.app.stages import prep_steps
+
+    default = {"kind": "synthetic", "implicit": {"method": None, "threshold": None, "alpha": 1.0}}
+    assert prep_steps(default) == []
+    assert prep_steps({**default, "k_core": 5}) == ["k_core"]
+    assert prep_steps(
+        {"implicit": {"method": None, "threshold": 4.0}, "min_user_interactions": 2}
+    ) == ["implicit", "min_user_interactions"]
