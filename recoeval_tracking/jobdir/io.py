@@ -31,7 +31,8 @@ Layout of a job directory
     See :mod:`recoeval_tracking.jobdir.plots`; one histogram (the first headline metric) unless
     ``plots="all"``.
 ``job.json``
-    ``{"job_uid", "created_at", "package_version", "git_commit", "git_dirty"}``: the uid is a new
+    ``{"job_uid", "created_at", "package_version", "git_commit", "git_dirty", "files"}``
+    (``files``: the size of every other file, checked before an upload): the uid is a new
     uuid4 at every :func:`write_job_dir` call; the tracking layer tags the run with it, which is
     how a later sync uploads each job exactly once. Written last: a directory is complete when
     it has ``job.json`` and no ``INCOMPLETE`` marker of another uid.
@@ -83,7 +84,7 @@ from .markers import (
     write_text_atomic,
 )
 from .plots import write_job_plots
-from .read import JobDir, read_job_dir
+from .read import JobDir, artifact_sizes, read_job_dir
 from .redact import sanitize_key, scrub_mapping, scrub_overrides, scrub_text
 
 __all__ = ["JobDir", "JobDirWriteError", "write_job_dir", "begin_job_dir", "read_job_dir",
@@ -462,6 +463,7 @@ def _write_job_json(out: Path, uid: str) -> None:
         "package_version": _package_version(),
         "git_commit": commit,
         "git_dirty": dirty,
+        "files": artifact_sizes(out),  # compared before an upload (check_job_dir)
     })
 
 

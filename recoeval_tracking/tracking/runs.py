@@ -67,6 +67,7 @@ from ..jobdir.markers import (
     lock_if_writable,
     write_json_atomic,
 )
+from ..jobdir.read import check_job_dir
 from ..jobdir.redact import flatten_config, scrub_overrides
 from ..metrics.results import Results, headline_metrics, relevance_text
 from .client import (
@@ -284,7 +285,7 @@ def upload_job(root: Path, uri: str, upload: Mapping[str, Any]) -> str:
     run id. On an error the directory stays marked ``UPLOADING``."""
     from ..jobdir.redact import scrub_url
 
-    job = read_job_dir(root, per_user=False)
+    job = check_job_dir(root)  # every file readable, no link: before any run is made
     marker = {"tracking_uri": scrub_url(uri), "run_id": None, "pid": os.getpid(),
               "time": _now_iso(), "upload": dict(upload)}
     set_marker(root, UPLOADING, marker)
