@@ -479,6 +479,39 @@ def test_bad_folders_are_reported_and_skipped(tmp_path, server):
     assert {k: numbers[k] for k in ZERO if k != "pending"} == {k: 0 for k in ZERO if k != "pending"}
 
 
+def test_a_truncated_per_user_table_leaves_no_half_made_run(tmp_path, server):
+    """A pending job whose ``per_user.parquet`` was cut off (a copy interrupted, a disk error)
+    used to get an active FAILED run holding all its metrics, the folder still PENDING: the
+    sync checks the folder whole first, names the file, makes no run and keeps the folder
+    pending; the good job beside it is uploaded. Written again, the job uploads."""
+    exp = "truncated-table"
+    root = tmp_path / "jobs"
+    upload = upload_args(experiment=exp)
+    good = write_job_dir(make_results(n_users=30, k=3, seed=0), root / "good", plots=False)
+    bad = write_job_dir(make_results(n_users=30, k=3, seed=1), root / "bad", plots=False)
+    for path in (good, bad):
+        mark_pending(path, server.uri, ConnectionError("refused"), upload)
+    table = bad / "per_user.parquet"
+    table.write_bytes(table.read_bytes()[:-200])
+    proc = run("none", "sync", [root], tmp_path)
+    assert proc.returncode == 1 and "Traceback" not in proc.stdout + proc.stderr
+    assert re.search(rf"skipped {re.escape(str(bad))}: .*per_user\.parquet", proc.stdout)
+    c = _client(server.uri)
+    runs = c.search_runs([c.get_experiment_by_name(exp).experiment_id])
+    assert [r.info.status for r in runs] == ["FINISHED"]  # the good job only
+    assert (bad / PENDING).is_file() and "per_user.parquet" in json.loads(
+        (bad / PENDING).read_text()
+    )["error"]
+    write_job_dir(make_results(n_users=30, k=3, seed=2), bad, plots=False)
+    mark_pending(bad, server.uri, ConnectionError("refused"), upload)
+    _ok(run("none", "sync", [root], tmp_path))
+    numbers = record(
+        "a pending job with a truncated per_user.parquet", counts(server.uri, exp, root)
+    )
+    assert numbers["jobs"] == numbers["runs"] == 2
+    assert {k: numbers[k] for k in ZERO} == ZERO
+
+
 def test_ids_beyond_64_bits_are_refused_at_load(tmp_path):
     """Ids of 10^30 used to pass the whole job and then fail writing ``per_user.parquet``:
     they are refused at load, before any work, with the column and line named."""
