@@ -38,7 +38,7 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
-from .._validation import InputError, param_error
+from .._validation import InputError, param_error, relative_under
 
 __all__ = ["write_partitioned", "PartitionedWriter", "open_partitioned", "PartitionedDataset",
            "PartInfo", "load_parquet_partitioned", "LAYOUT_FILE", "ITEMS_FILE",
@@ -277,7 +277,9 @@ class PartitionedDataset:
     def __post_init__(self) -> None:
         lo, parts = 0, []
         for p in self.manifest["parts"]:
-            parts.append(PartInfo(str(p["file"]), lo, int(p["users"]), int(p["train"]),
+            file = relative_under(str(p["file"]), "users", what=f"The manifest {LAYOUT_FILE} "
+                                  f"of the partitioned dataset {self.url}")
+            parts.append(PartInfo(file, lo, int(p["users"]), int(p["train"]),
                                   int(p["test"])))
             lo += int(p["users"])
         self.parts: list[PartInfo] = parts
