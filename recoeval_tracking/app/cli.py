@@ -136,6 +136,7 @@ def _task(cfg: Any) -> dict[str, Any] | None:
     from hydra.types import RunMode
     from omegaconf import OmegaConf
 
+    from ..jobdir.redact import add_secret_values, env_interpolated_values
     from .callbacks import job_sweep_record
     from .pipeline import run_job
 
@@ -145,6 +146,8 @@ def _task(cfg: Any) -> dict[str, Any] | None:
     try:
         _expand_group_choices(cfg)
         plain = OmegaConf.to_container(cfg, resolve=True, throw_on_missing=True)
+        # values taken from the environment (${oc.env:...}) are written nowhere
+        add_secret_values(env_interpolated_values(OmegaConf.to_container(cfg), plain))
         _check_int_range(plain)
         _pin_paths(cfg, plain, Path(hc.runtime.cwd), hc)
         sweep = job_sweep_record(hc)

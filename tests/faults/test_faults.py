@@ -136,6 +136,61 @@ def test_secrets_in_overrides_leak_nowhere(tmp_path, server):
     assert {k: numbers[k] for k in ZERO} == ZERO
 
 
+def test_secrets_known_by_their_value_leak_nowhere(tmp_path, server, monkeypatch):
+    """A passphrase, a personal access token (``pat``), a ``Bearer`` value under an innocent
+    key, and a value taken from an innocently named environment variable
+    (``${oc.env:...}``) reach no run, param, artifact, leaderboard or job-folder file."""
+    values = {
+        "passphrase": "pp-Zq81",
+        "pat": "pat-Wq72",
+        "bearer": "bear-Xk93ab",
+        "env": "from-env-Vn64",
+    }
+    monkeypatch.setenv("RECOEVAL_TEST_NOTE", values["env"])  # an innocent name
+    proc = run(
+        "none",
+        "track",
+        [
+            "-m",
+            *TINY,
+            f"tracking.uri={server.uri}",
+            "tracking.experiment=secret-values",
+            f"+db.passphrase={values['passphrase']}",
+            f"+db.pat={values['pat']}",
+            f"+db.header='Bearer {values['bearer']}'",
+            "+db.note=${oc.env:RECOEVAL_TEST_NOTE}",
+            "seed=0,1",
+            "hydra.sweep.dir=multirun",
+        ],
+        tmp_path,
+    )
+    _ok(proc)
+    texts = _texts_in_store(server.uri, "secret-values", tmp_path / "downloaded")
+    leaks = [
+        (name, t[:200])
+        for t in [*texts, proc.stdout, proc.stderr]
+        for name, v in values.items()
+        if v in t
+    ]
+    local = [
+        (name, str(p))
+        for p in (tmp_path / "multirun").rglob("*")
+        if p.is_file()
+        and ".hydra" not in p.parts
+        and p.name not in ("multirun.yaml", "recoeval_sweep.json")
+        for name, v in values.items()
+        if v in p.read_text(errors="replace")
+    ]
+    numbers = record(
+        "secrets known by value (passphrase, pat, Bearer, ${oc.env:...})",
+        counts(server.uri, "secret-values", tmp_path),
+        leaks=len(leaks) + len(local),
+    )
+    assert leaks == [] and local == []
+    assert numbers["jobs"] == numbers["runs"] == 2
+    assert {k: numbers[k] for k in ZERO} == ZERO
+
+
 # ---------------------------------------------------------------------------------------------
 # concurrency
 # ---------------------------------------------------------------------------------------------
