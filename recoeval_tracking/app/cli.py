@@ -139,6 +139,7 @@ def _task(cfg: Any) -> dict[str, Any] | None:
     from ..jobdir.redact import add_secret_values, env_interpolated_values
     from .callbacks import job_sweep_record
     from .pipeline import run_job
+    from .user_model import check_model_allowed
 
     redact_logs()  # in a joblib worker too
     hc = HydraConfig.get()
@@ -148,6 +149,7 @@ def _task(cfg: Any) -> dict[str, Any] | None:
         plain = OmegaConf.to_container(cfg, resolve=True, throw_on_missing=True)
         # values taken from the environment (${oc.env:...}) are written nowhere
         add_secret_values(env_interpolated_values(OmegaConf.to_container(cfg), plain))
+        check_model_allowed(plain.get("model"), plain.get("model_allow"))  # before any import
         _check_int_range(plain)
         _pin_paths(cfg, plain, Path(hc.runtime.cwd), hc)
         sweep = job_sweep_record(hc)

@@ -341,6 +341,8 @@ class Config:
     progress: str = "auto"
     plots: bool = True
     objective: str | None = None
+    # module prefixes a model's `_target_` may name (None: any); app/user_model.py enforces it
+    model_allow: list[str] | None = None
 
 
 #: Schema node per (group, option); each ``configs/<group>/<option>.yaml`` extends its node.
