@@ -58,7 +58,7 @@ from pathlib import Path
 from typing import Any
 
 from .._validation import check_optional, param_error
-from ..jobdir import FILES, JobDir, read_job_dir, write_job_dir
+from ..jobdir import FILES, JobDir, check_job_dir, read_job_dir, write_job_dir
 from ..jobdir.markers import (
     JOB_LOCK,
     PENDING,
@@ -67,7 +67,6 @@ from ..jobdir.markers import (
     lock_if_writable,
     write_json_atomic,
 )
-from ..jobdir.read import check_job_dir
 from ..jobdir.redact import flatten_config, scrub_overrides
 from ..metrics.results import Results, headline_metrics, relevance_text
 from .client import (
