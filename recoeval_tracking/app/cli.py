@@ -149,7 +149,8 @@ def _task(cfg: Any) -> dict[str, Any] | None:
         plain = OmegaConf.to_container(cfg, resolve=True, throw_on_missing=True)
         # values taken from the environment (${oc.env:...}) are written nowhere
         add_secret_values(env_interpolated_values(OmegaConf.to_container(cfg), plain))
-        check_model_allowed(plain.get("model"), plain.get("model_allow"))  # before any import
+        settings = plain if isinstance(plain, dict) else {}
+        check_model_allowed(settings.get("model"), settings.get("model_allow"))  # before import
         _check_int_range(plain)
         _pin_paths(cfg, plain, Path(hc.runtime.cwd), hc)
         sweep = job_sweep_record(hc)
