@@ -30,9 +30,10 @@ __all__ = [
     "check_optional",
     "check_type",
     "check_file",
+    "as_csr",
+    "checked_sparse",
     "resolve_under",
     "relative_under",
-    "as_csr",
 ]
 
 
@@ -196,53 +197,155 @@ def _bounds_text(minimum: int | None, maximum: int | None) -> str:
     return ""
 
 
+_REBUILD = ("Rebuild it from its entries, e.g. scipy.sparse.csr_array((data, (rows, cols)), "
+            "shape=...), instead of editing indptr, indices or data by hand.")
+
+
+def _structure_error(name: str, func: str, expected: str, got: str) -> InputError:
+    return param_error(name, func, f"a sparse matrix whose {expected}", got, _REBUILD,
+                       got_is_text=True)
+
+
+def _index_array(x: Any, part: str, name: str, func: str) -> np.ndarray:
+    """An index array of a sparse matrix (``indptr``, ``indices``, ``row``...) checked to be 1-d
+    integers that int64 holds; unsigned ones (which scipy refuses) are converted to int64."""
+    arr = np.asarray(x)
+    if arr.ndim != 1 or arr.dtype.kind not in "iu":
+        raise _structure_error(name, func, f"{part} is a 1-d integer array",
+                               f"{part} of dtype {arr.dtype} and shape {arr.shape}")
+    if arr.dtype.kind == "u" and arr.size and arr.max() > np.iinfo(np.int64).max:
+        raise _structure_error(name, func, f"{part} values fit in int64",
+                               f"a {part} value {int(arr.max())}")
+    return arr.astype(np.int64) if arr.dtype.kind == "u" else arr
+
+
+def _compressed_parts(X: Any, n_major: int, n_minor: int, name: str, func: str
+                      ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(indptr, indices, data)`` of a CSR/CSC/BSR checked with numpy only (no scipy method,
+    whose C++ code trusts them), the entries past ``indptr[-1]`` dropped."""
+    major = "row" if X.format != "csc" else "column"
+    indptr = _index_array(X.indptr, "indptr", name, func)
+    indices = _index_array(X.indices, "indices", name, func)
+    data = np.asarray(X.data)
+    if indptr.shape[0] != n_major + 1:
+        raise _structure_error(name, func, f"indptr has n_{major}s + 1 = {n_major + 1} values",
+                               f"an indptr of length {indptr.shape[0]}")
+    if indptr[0] != 0:
+        raise _structure_error(name, func, "indptr starts at 0",
+                               f"an indptr starting at {int(indptr[0])}")
+    drops = np.flatnonzero(np.diff(indptr) < 0)
+    if drops.size:
+        r = int(drops[0])
+        raise _structure_error(name, func, "indptr is non-decreasing",
+                               f"an indptr that decreases after {major} {r} (from "
+                               f"{int(indptr[r])} to {int(indptr[r + 1])})")
+    if data.shape[:1] != indices.shape:
+        raise _structure_error(name, func, "data and indices have the same length",
+                               f"{data.shape[0] if data.ndim else 0} stored values for "
+                               f"{indices.shape[0]} indices")
+    nnz = int(indptr[-1])
+    if nnz > indices.shape[0]:
+        raise _structure_error(name, func, f"indptr ends at most at the number of stored "
+                               f"entries ({indices.shape[0]})", f"indptr[-1] = {nnz}")
+    indices, data = indices[:nnz], data[:nnz]
+    if nnz and (indices.min() < 0 or indices.max() >= n_minor):
+        bad = int(indices.min()) if indices.min() < 0 else int(indices.max())
+        other = "column" if major == "row" else "row"
+        raise param_error(name, func, f"a sparse matrix whose {other} indices lie in [0, "
+                          f"{n_minor})", f"a {other} index {bad}", got_is_text=True)
+    return indptr, indices, data
+
+
+def _coo_to_csr(rows: np.ndarray, cols: np.ndarray, data: np.ndarray,
+                shape: tuple[int, int]) -> sp.csr_array:
+    """Checked COO entries as a CSR in their order within each row (duplicates kept: the
+    caller counts them)."""
+    order = np.argsort(rows, kind="stable")
+    indptr = np.zeros(shape[0] + 1, dtype=np.int64)
+    np.cumsum(np.bincount(rows, minlength=shape[0]), out=indptr[1:])
+    return sp.csr_array((data[order], cols[order], indptr), shape=shape)
+
+
+def checked_sparse(X: Any, name: str, func: str) -> sp.csr_array:
+    """``X``, a scipy sparse array or matrix, as a CSR array whose structure was checked with
+    numpy before any scipy method touched it (duplicates and index order as given).
+
+    scipy's compiled routines (``sum_duplicates``, ``sort_indices``, the format conversions,
+    even ``has_canonical_format``) trust ``indptr`` and ``indices``: one inflated ``indptr``
+    value makes them write out of bounds, and the process crashes. So every structural fact
+    they rely on is checked here first, each failure naming the parameter: real (not complex)
+    numeric values; ``indptr`` of length n_rows + 1, from 0, non-decreasing, ending within the
+    stored entries; ``data`` as long as ``indices``; indices within the shape; integer index
+    arrays (unsigned ones are converted). COO input is checked the same way (``row``, ``col``,
+    ``data`` of one length, within the shape).
+    """
+    if not sp.issparse(X):
+        raise param_error(name, func, "a scipy.sparse CSR array or matrix (users as rows)", X,
+                          "Convert it with scipy.sparse.csr_array(X).")
+    if len(X.shape) != 2:
+        raise param_error(name, func, "two-dimensional", X)
+    kind = np.dtype(X.dtype).kind
+    if kind == "c":
+        raise param_error(name, func, "real-valued (a complex value's imaginary part would be "
+                          "dropped)", X, "Pass the real part (X.real) or the magnitude "
+                          "(abs(X)) explicitly.")
+    if kind not in "biuf":
+        raise param_error(name, func, "numeric", X)
+    shape = (int(X.shape[0]), int(X.shape[1]))
+    fmt = X.format
+    if fmt in ("csr", "csc"):
+        n_major, n_minor = shape if fmt == "csr" else shape[::-1]
+        indptr, indices, data = _compressed_parts(X, n_major, n_minor, name, func)
+        if fmt == "csr":
+            return sp.csr_array((data, indices, indptr), shape=shape)
+        cols = np.repeat(np.arange(n_major, dtype=np.int64), np.diff(indptr))
+        return _coo_to_csr(indices, cols, data, shape)
+    if fmt == "coo":
+        coords = [_index_array(c, part, name, func) for c, part in
+                  zip((X.row, X.col), ("row", "col"))]
+        data = np.asarray(X.data)
+        if not (coords[0].shape == coords[1].shape == data.shape[:1]):
+            raise _structure_error(name, func, "row, col and data have the same length",
+                                   f"lengths {coords[0].shape[0]}, {coords[1].shape[0]} and "
+                                   f"{data.shape[0] if data.ndim else 0}")
+        for c, size, part in zip(coords, shape, ("row", "column")):
+            if c.size and (c.min() < 0 or c.max() >= size):
+                bad = int(c.min()) if c.min() < 0 else int(c.max())
+                raise param_error(name, func, f"a sparse matrix whose {part} indices lie in "
+                                  f"[0, {size})", f"a {part} index {bad}", got_is_text=True)
+        return _coo_to_csr(coords[0], coords[1], data, shape)
+    if fmt == "bsr":
+        R, C = X.blocksize
+        _compressed_parts(X, shape[0] // R, shape[1] // C, name, func)
+    return checked_sparse(X.tocoo(), name, func)
+
+
 def as_csr(X: Any, name: str, func: str, *, shape: tuple[int, int] | None = None,
            allow_none: bool = False) -> sp.csr_array | None:
-    """Return ``X`` as a canonical CSR array with sorted indices, without touching the caller's object.
+    """Return ``X`` as a canonical CSR array with sorted indices, without touching the caller's
+    object.
 
     Accepts any scipy sparse array or matrix (other formats are converted). Raises the standard
-    error for dense input, bad shapes, non-finite or non-numeric values and out-of-range indices.
+    error for dense input, a broken structure (:func:`checked_sparse`, checked before any scipy
+    method runs), bad shapes, complex, non-finite or non-numeric values and out-of-range
+    indices.
     """
     if X is None:
         if allow_none:
             return None
         raise param_error(name, func, "a scipy.sparse CSR array or matrix", X)
-    if not sp.issparse(X):
-        raise param_error(name, func, "a scipy.sparse CSR array or matrix (users as rows)", X,
-                          "Convert it with scipy.sparse.csr_array(X).")
-    if X.ndim != 2:
-        raise param_error(name, func, "two-dimensional", X)
-    if not (np.issubdtype(X.dtype, np.number) or X.dtype == np.bool_):
-        raise param_error(name, func, "numeric", X)
-    if X.format != "csr":
-        X = sp.csr_array(X)
-        copied = True
-    else:
-        copied = False
+    X = checked_sparse(X, name, func)
     if shape is not None and tuple(X.shape) != tuple(shape):
         raise param_error(name, func, f"of shape {shape}", X)
-    indptr = np.asarray(X.indptr)
-    indices = np.asarray(X.indices)
-    n_rows, n_cols = X.shape
-    if indptr.shape[0] != n_rows + 1 or indptr[0] != 0 or np.any(np.diff(indptr) < 0) \
-            or indptr[-1] > indices.shape[0]:
-        raise param_error(name, func, "a valid CSR structure (indptr of length n_rows + 1, "
-                          "non-decreasing, starting at 0)", X)
-    nnz = int(indptr[-1])
-    if nnz and (indices[:nnz].min() < 0 or indices[:nnz].max() >= n_cols):
-        bad = int(indices[:nnz].min()) if indices[:nnz].min() < 0 else int(indices[:nnz].max())
-        raise param_error(name, func, f"a CSR whose column indices lie in [0, {n_cols})",
-                          f"a column index {bad}", got_is_text=True)
-    data = np.asarray(X.data)[:nnz]
+    data = np.asarray(X.data)
     if data.dtype.kind == "f" and not np.all(np.isfinite(data)):
         raise param_error(name, func, "free of NaN and infinite stored values", X,
                           "Drop those entries or replace them before evaluating.")
     if not X.has_sorted_indices or not X.has_canonical_format:
-        if not copied:
-            X = X.copy()
+        X = X.copy()
         X.sum_duplicates()
         X.sort_indices()
-    return sp.csr_array(X)
+    return X
 
 
 def resolve_under(base: str | os.PathLike, rel: str | os.PathLike, *, what: str,

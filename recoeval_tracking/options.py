@@ -66,12 +66,14 @@ class EvalOptions:
         Where the engine runs: one of :data:`BACKENDS`.
     relevance_level : float or None
         Test entries with a value below it are judged non-relevant (negatives, and bpref's
-        judged non-relevant items) rather than positives; None: every stored entry is a
-        positive. None takes the profile's (trec_eval: 1, its ``-l`` default).
+        judged non-relevant items) rather than positives. None takes the profile's (trec_eval:
+        1, its ``-l`` default), else the data's rule (``Interactions.relevance``: MovieLens 4),
+        else every stored entry is a positive.
     gains : {"graded", "binary"} or None
         The gain of a positive in NDCG, DCG, RBP...: its stored value (``graded``: a rating of 5
-        weighs five times a 1), or 1 for every positive (``binary``); None: ``graded``. With
-        ``binary`` every metric sees the positives' values as 1.
+        weighs five times a 1), or 1 for every positive (``binary``); None: the data's rule
+        (MovieLens: ``binary``), else ``graded``. With ``binary`` every metric sees the
+        positives' values as 1.
     no_positive : {"nan", "zero"} or None
         A user with test entries but no positive: NaN (reason ``no_positive``) or 0 for every
         rank metric (trec_eval); None takes the profile's, or ``nan``.
@@ -185,7 +187,9 @@ class EvalOptions:
         runtime fields (``nthreads``...). Keys the section does not set keep their defaults.
 
         A config that names neither metrics nor a profile evaluates every registered metric
-        (the app's default is the whole registry, the Python API's is P, AP and NDCG).
+        (the app's default is the whole registry, the Python API's is P, AP and NDCG). The null
+        keys of a ``negatives`` section take their defaults; with every key null (the app's
+        default node) it is None, the full catalogue.
         """
         keys = {key: f.name for f, key in config_fields()}
         unknown = sorted(set(section) - set(keys))
@@ -194,6 +198,9 @@ class EvalOptions:
                               f"a config section with keys among {sorted(keys)}",
                               f"unknown keys {unknown}", got_is_text=True)
         values = {keys[k]: v for k, v in section.items()}
+        negatives = values.get("negatives")
+        if hasattr(negatives, "items"):  # the app's node: null keys are the defaults, n null off
+            values["negatives"] = {k: v for k, v in negatives.items() if v is not None} or None
         names = values.get("metrics")
         if isinstance(names, str):
             names = [names]

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+import pandas as pd
 
 from ._validation import InputError, describe, param_error
 
@@ -31,6 +32,8 @@ __all__ = [
     "DenseScores",
     "CallableScores",
     "RankedLists",
+    "MISSING_USERS",
+    "order_key",
 ]
 
 
@@ -65,7 +68,10 @@ def _float_array(x: Any, name: str, func: str, ndim: int) -> np.ndarray:
         raise param_error(name, func, f"a {ndim}-d array", x)
     if x.dtype == np.float32 or x.dtype == np.float64:
         return x
-    if np.issubdtype(x.dtype, np.number) or x.dtype == np.bool_:
+    if x.dtype.kind == "c":
+        raise param_error(name, func, "a real-valued array (a complex value's imaginary part "
+                          "would be dropped)", x, f"Pass {name}.real explicitly if that is meant.")
+    if x.dtype.kind in "biuf":
         return x.astype(np.float64)
     raise param_error(name, func, "a numeric (float32 or float64) array", x)
 
@@ -193,6 +199,11 @@ class CallableScores(ScoreSource):
                 f"(len(user_indices), n_items) = {(len(users), self.n_items)}. "
                 f"Got {describe(got)} instead."
             )
+        if got.dtype.kind not in "biuf":
+            raise InputError(
+                f"The 'scorer' passed to {self.func} must return real numbers (a bool, int or "
+                f"float array; a complex value's imaginary part would be dropped). Got "
+                f"{describe(got)} instead.")
         if out is None:
             return np.array(got, dtype=self.dtype, order="C", copy=True)
         out[...] = got
@@ -202,16 +213,58 @@ class CallableScores(ScoreSource):
         return {"kind": "callable", "dtype": str(self.dtype)}
 
 
+def order_key(values: Any, *, is_score: bool) -> tuple[np.ndarray, int | None, str]:
+    """The ascending sort key of ranked pairs from the column that orders them: a rank
+    (smaller = better) or a score (higher = better; the key is its negation).
+
+    Returns ``(key, bad, expected)``: ``bad`` is the position of the first value that cannot
+    order a list (None when every value can), ``expected`` says what was expected, for the
+    caller's error (which names the file and line, or the frame's row). A rank must be a finite
+    number >= 0 (a negative rank would move its item above the best one); a score any number
+    but NaN (+-inf rank first or last); neither may be text or complex (a complex value's
+    imaginary part would be dropped)."""
+    expected = ("a finite number >= 0 (a rank: 1 = best)" if not is_score
+                else "a number, not NaN (a score: higher = better)")
+    arr = np.asarray(values)
+    if arr.dtype.kind in "iuf":
+        num = arr.astype(np.float64)
+    elif arr.dtype.kind == "c":
+        return np.zeros(0), 0, "a real number (a complex value's imaginary part would be lost)"
+    else:
+        num_s = pd.to_numeric(pd.Series(arr, dtype=object), errors="coerce")
+        if num_s.dtype.kind in "cO":
+            return np.zeros(0), 0, "a real number (a complex value's imaginary part would be lost)"
+        num = num_s.to_numpy(dtype=np.float64)
+    bad = np.isnan(num) if is_score else ~(np.isfinite(num) & (num >= 0))
+    if bad.any():
+        return np.zeros(0), int(np.flatnonzero(bad)[0]), expected
+    return (-num if is_score else num), None, expected
+
+
+#: What a user that ranked pairs (a file, a DataFrame) give no list gets
+#: (``missing_users=``): an empty list, so every metric 0 (with a warning); NaN with reason
+#: ``no_list``, left out of the means; or an error.
+MISSING_USERS = ("zero", "skip", "error")
+
+
 @dataclass
 class RankedLists:
     """Ranked top-K recommendation lists: ``items[u, r]`` is the item at rank ``r + 1`` for user ``u``.
 
     Rows shorter than K are padded with ``-1``. Only the top-K metrics can be computed from such
     input; whole-ranking metrics (ROC-AUC, PR-AUC) are not defined for it.
+
+    ``listed`` (set by :meth:`from_pairs`) says which users the pairs gave a list; the others
+    are *missing* and treated by ``missing_users`` (:data:`MISSING_USERS`). An array given
+    directly has a row for every user (an empty row is an empty list), so nobody is missing.
     """
 
     items: np.ndarray
     func: str = field(default="evaluate", repr=False)
+    listed: np.ndarray | None = field(default=None, repr=False)
+    missing_users: str = field(default="zero", repr=False)
+    #: ``{"users_without_list": n, "evaluated_users": N, ...}`` once the evaluation counted them.
+    missing_count: dict[str, Any] | None = field(default=None, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         items = np.asarray(self.items)
@@ -220,13 +273,23 @@ class RankedLists:
                               "a 2-d integer array of item indices (users x K, -1 for padding)", items)
         self.items = np.ascontiguousarray(items, dtype=np.int64)
         self.n_users, self.k = self.items.shape
+        if self.missing_users not in MISSING_USERS:
+            raise param_error("missing_users", self.func, f"one of {list(MISSING_USERS)}",
+                              self.missing_users)
+        if self.listed is not None:
+            self.listed = np.asarray(self.listed, dtype=bool)
+            if self.listed.shape != (self.n_users,):
+                raise param_error("listed", self.func, f"a bool per user ({self.n_users})",
+                                  self.listed)
 
     @classmethod
     def from_pairs(cls, users: np.ndarray, items: np.ndarray, key: np.ndarray, n_users: int,
-                   min_width: int = 1, func: str = "evaluate") -> RankedLists:
+                   min_width: int = 1, func: str = "evaluate",
+                   missing_users: str = "zero") -> RankedLists:
         """Lists from (user row, item index, key) triples: each user's items in ascending
         ``key`` (a rank, or a negated score; ties keep the given order), padded with -1 to the
-        longest list and at least ``min_width`` ranks."""
+        longest list and at least ``min_width`` ranks. Users with no pair are recorded as
+        without a list (``listed``), for the ``missing_users`` rule."""
         users = np.asarray(users, dtype=np.int64)
         order = np.lexsort((np.asarray(key), users))
         users, items = users[order], np.asarray(items, dtype=np.int64)[order]
@@ -235,8 +298,15 @@ class RankedLists:
         lists = np.full((n_users, width), -1, dtype=np.int64)
         starts = np.concatenate([[0], np.cumsum(counts)[:-1]]).astype(np.int64)
         lists[users, np.arange(users.shape[0]) - starts[users]] = items
-        return cls(lists, func=func)
+        return cls(lists, func=func, listed=counts > 0, missing_users=missing_users)
 
     def describe(self) -> dict[str, Any]:
-        """A JSON-able description of the input, for the definitions record."""
-        return {"kind": "ranked_lists", "list_length": int(self.k)}
+        """A JSON-able description of the input, for the definitions record: the list length,
+        and for lists built from pairs the ``missing_users`` rule and how many of the evaluated
+        users had no list."""
+        out: dict[str, Any] = {"kind": "ranked_lists", "list_length": int(self.k)}
+        if self.listed is not None:
+            out["missing_users"] = self.missing_users
+            if self.missing_count is not None:
+                out.update(self.missing_count)
+        return out

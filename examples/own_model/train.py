@@ -2,6 +2,7 @@
 
     python train.py                                  # one job: train EASE, evaluate, log
     python train.py -m model.lam=100,500,2000        # a sweep: one MLflow parent, 3 children
+    python train.py -m model.lam=100,500,2000 'baselines=[popularity,random]'   # + 2 baselines
     python train.py -m hydra/sweeper=optuna hydra.sweeper.n_trials=8 \
         'model.lam=tag(log,interval(10,5000))'       # a search over lam (objective: ndcg_at_10)
     recoeval-track-report                            # the report over the last sweep

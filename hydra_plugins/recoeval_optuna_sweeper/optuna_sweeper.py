@@ -8,7 +8,8 @@ FAIL, then fails the sweep (as Hydra's basic sweeper does); a NaN objective (an 
 is a FAIL that the search goes on past.
 
 Tracking: every trial is a job of the multirun, so the app's sweep callback makes it a child of
-the sweep's parent run. After each batch, when the study's best trial changed, the parent gets
+the sweep's parent run, named after the trial's values of the searched keys (they are added to
+the sweep record's ``swept_keys``). After each batch, when the study's best trial changed, the parent gets
 ``best_<objective>`` at step = trial number and the best parameters as tags
 (:func:`recoeval_tracking.tracking.sweeps.record_sweep_best`). ``optimization_results.yaml`` in
 the sweep directory holds the best trial and every trial of this command.
@@ -137,6 +138,7 @@ class OptunaSweeper(Sweeper):
                                f"{arguments}.")
         study = self._study(direction)
         self.sweep_dir.mkdir(parents=True, exist_ok=True)
+        _note_swept_keys(self.sweep_dir, list(space))
         tracker = _BestTracker(self.sweep_dir, objective, study)
         log.info("Optuna study %r (%s %s, sampler %s, seed %s): %d trials in batches of %d",
                  study.study_name, direction, objective, self.sampler, self.seed,
@@ -161,6 +163,21 @@ class OptunaSweeper(Sweeper):
                        direction)
         _log_best(study, objective)
         return returns
+
+
+def _note_swept_keys(sweep_dir: Path, keys: list[str]) -> None:
+    """Add the search space's keys to the ``swept_keys`` of the sweep's record (written by the
+    app's sweep callback, which sees the command line only, not ``hydra.sweeper.params``): each
+    trial's run is then named after its values (``cosknn neighbours=57 shrink=3.142``)."""
+    from recoeval_tracking.tracking.sweeps import read_sweep_record, write_sweep_record
+
+    record = read_sweep_record(sweep_dir)
+    if record is None:  # not tracked
+        return
+    known = [str(k) for k in record.get("swept_keys") or []]
+    keys = [k.lstrip("+~") for k in keys]  # +model.shrink: a key the config did not list
+    record["swept_keys"] = known + [k for k in keys if k not in known]
+    write_sweep_record(sweep_dir, record)
 
 
 def _log_best(study: Any, objective: str) -> None:

@@ -9,6 +9,12 @@ directory is on a shared file system, as submitit requires), and with the Optuna
   SQLite or file store (:func:`~recoeval_tracking.app.precheck.check_launcher_store`), by
   raising :class:`SweepRefused`: a cluster sweep needs ``tracking=server``.
 
+* With the ``recoeval`` sweeper (``hydra/sweeper=recoeval``, the app's default) what follows
+  waits until that sweeper has composed every job of the sweep
+  (:func:`start_sweep_tracking`): a sweep stopped by a job that does not compose leaves no run
+  in MLflow and prints no report command. Other sweepers (``optuna``) start it at once; they
+  cannot run ``baselines``, which is refused before any job.
+
 * ``on_multirun_start`` (in the launching process) takes the sweep lock
   (:data:`~recoeval_tracking.tracking.sweeps.SWEEP_LOCK`, held until the process ends, so a
   sync can tell a killed sweep from a running one), creates the RUNNING parent run with
@@ -24,7 +30,9 @@ directory is on a shared file system, as submitit requires), and with the Optuna
   (:func:`~recoeval_tracking.tracking.sweeps.find_or_create_sweep_parent`, race-safe across
   machines), so the sweep still has one parent.
 * ``on_multirun_end`` closes the parent as FINISHED with a leaderboard of the children
-  (:func:`~recoeval_tracking.tracking.pending.finish_sweep_parent_or_mark_pending`).
+  (:func:`~recoeval_tracking.tracking.pending.finish_sweep_parent_or_mark_pending`); with
+  ``baselines``, the end of the sweep says how each job compares with the first baseline
+  (:func:`baseline_lines`).
 * When a job fails Hydra never calls ``on_multirun_end``; an exit handler (and a SIGTERM
   handler) registered at sweep start closes the parent then, as FAILED (KILLED when the sweep
   was interrupted). A store that cannot be reached leaves ``PENDING_SWEEP`` in the sweep
@@ -57,8 +65,7 @@ from omegaconf import DictConfig, OmegaConf
 from .pipeline import tracking_uri_for
 
 __all__ = ["MlflowSweepCallback", "SWEEP_FILE", "read_sweep_parent", "job_sweep_record",
-           "note_interrupted",
-           "SweepRefused"]
+           "note_interrupted", "start_sweep_tracking", "baseline_lines", "SweepRefused"]
 
 logger = logging.getLogger(__name__)
 
@@ -66,6 +73,11 @@ logger = logging.getLogger(__name__)
 SWEEP_FILE = "recoeval_sweep.json"  # the same as recoeval_tracking.tracking.sweeps.SWEEP_FILE
 
 _interrupted = threading.Event()
+
+#: The sweeper that composes every job first and then calls :func:`start_sweep_tracking`.
+_RECOEVAL_SWEEPER = "hydra_plugins.recoeval_sweeper.sweeper.RecoevalSweeper"
+#: Callbacks whose sweep waits for :func:`start_sweep_tracking`, with their sweep's config.
+_waiting: list[tuple[MlflowSweepCallback, DictConfig]] = []
 
 
 class SweepRefused(BaseException):
@@ -153,6 +165,82 @@ def _create_parent(config: DictConfig, sweep_dir: Path, uri: str, experiment: st
     return parent.run_id
 
 
+def start_sweep_tracking() -> None:
+    """Start the tracking of the sweep this process runs (parent run, sweep record, lock), once
+    its sweeper composed every job: the ``recoeval`` sweeper calls it before the first job. A
+    no-op when the sweep is not tracked."""
+    while _waiting:
+        callback, config = _waiting.pop(0)
+        callback._start(config)
+
+
+def _check_baselines_sweeper(config: DictConfig) -> None:
+    """``baselines`` needs the ``recoeval`` sweeper (another sweeper would drop them)."""
+    from .._validation import InputError
+
+    baselines = OmegaConf.select(config, "baselines", default=None)
+    target = str(OmegaConf.select(config, "hydra.sweeper._target_", default="") or "")
+    if baselines and target != _RECOEVAL_SWEEPER:
+        raise SweepRefused(InputError(
+            f"baselines={list(baselines)} runs beside a grid of hydra/sweeper=recoeval; the "
+            f"sweeper of this sweep is {target.rsplit('.', 1)[-1] or 'another one'}, which "
+            "would not run them. Drop baselines=... (run the baselines as a sweep of their "
+            "own), or, in a Hydra app of your own, add '- override hydra/sweeper: recoeval' "
+            "to its defaults list."))
+
+
+def baseline_lines(board: Any, tags: dict[str, dict[str, str]]) -> list[str]:
+    """How each job of a sweep compares with its first baseline on the leaderboard's sort
+    metric: ``board`` as :func:`~recoeval_tracking.tracking.sweeps.build_leaderboard` returns
+    it, ``tags`` the tags of each run by id. Empty when no run is a first baseline
+    (``recoeval.baseline_rank`` 0) or the sort metric is unknown."""
+    import math
+
+    metric = board.attrs.get("sort_by")
+    first = [i for i, run_id in enumerate(board.get("run_id", [])) if
+             (tags.get(run_id) or {}).get("recoeval.baseline_rank") == "0"]
+    if not first or not metric or metric not in board.columns:
+        return []
+    base = board.iloc[first[0]]
+    value = float(base[metric])
+    if math.isnan(value):
+        return []
+    names = [str(n) for n in board["run_name"]]
+    width = max(len(n) for n in names) + 2
+    baselines = [n for n, r in zip(names, board["run_id"])
+                 if (tags.get(r) or {}).get("recoeval.baseline") == "true"]
+    lines = [f"against the first baseline, {base['run_name']} ({metric} = {value:.4f}; "
+             f"baselines: {', '.join(baselines)}):"]
+    for i, (name, v) in enumerate(zip(names, board[metric])):
+        if i == first[0] or v is None or math.isnan(float(v)):
+            continue
+        delta = float(v) - value
+        rel = f"  ({delta / value:+.1%})" if value else ""
+        lines.append(f"     {name:<{width}}{delta:+.4f}{rel}")
+    return lines
+
+
+def _with_baselines(text: str, parent_run_id: str, uri: str) -> str:
+    """The sweep's closing text with :func:`baseline_lines` after its leaderboard."""
+    from ..tracking.search import search_runs_for_report
+    from ..tracking.sweeps import build_leaderboard
+
+    try:
+        board = build_leaderboard(parent_run_id, tracking_uri=uri)
+        sweep_id = (search_runs_for_report(tracking_uri=uri, run_ids=[parent_run_id])[0]
+                    ["tags"].get("recoeval.sweep_id"))
+        runs = search_runs_for_report(tracking_uri=uri, sweep_id=sweep_id) if sweep_id else []
+        lines = baseline_lines(board, {r["run_id"]: r["tags"] for r in runs})
+    except Exception:  # noqa: BLE001 - the comparison is a convenience; the table is printed
+        return text
+    if not lines:
+        return text
+    out = text.splitlines()
+    at = next((i for i, line in enumerate(out) if line.startswith("compare them with")),
+              len(out))
+    return "\n".join(out[:at] + lines + out[at:])
+
+
 class MlflowSweepCallback(Callback):
     """Parent run per multirun sweep, closed with a leaderboard of its children; see the module
     docstring."""
@@ -163,24 +251,46 @@ class MlflowSweepCallback(Callback):
         self._closed = False
         self._previous_sigterm: Any = None
         self._lock_fd: int | None = None
+        self._baselines = False
 
     # -- Hydra hooks ------------------------------------------------------------------------
     def on_multirun_start(self, config: DictConfig, **kwargs: Any) -> None:
+        _check_baselines_sweeper(config)
+        from .pipeline import progress_mode
+
+        try:  # a bad setting every job shares fails once, before the parent run and any job
+            if config.get("progress") is not None:
+                progress_mode(config.progress)
+        except Exception as err:
+            raise SweepRefused(err) from err
         tracking = OmegaConf.to_container(config.tracking, resolve=True) \
             if "tracking" in config else None
         if not isinstance(tracking, dict) or not tracking.get("enabled", False):
             return
-        from ..jobdir.markers import try_lock
-        from ..tracking.client import DEFAULT_EXPERIMENT
-        from ..tracking.sweeps import SWEEP_LOCK, write_sweep_record
         from .precheck import check_launcher_store
 
-        base_dir = Path(config.hydra.runtime.cwd)
-        uri = tracking_uri_for(tracking, base_dir)
+        uri = tracking_uri_for(tracking, Path(config.hydra.runtime.cwd))
         try:
             check_launcher_store(OmegaConf.select(config, "hydra.launcher._target_"), uri)
         except Exception as err:
             raise SweepRefused(err) from err
+        if OmegaConf.select(config, "hydra.sweeper._target_", default=None) \
+                == _RECOEVAL_SWEEPER:
+            _waiting[:] = [(self, config)]  # once every job composes (one sweep a process)
+            return
+        self._start(config)
+
+    def _start(self, config: DictConfig) -> None:
+        """The sweep lock, the parent run and the sweep record; see the module docstring."""
+        from ..jobdir.markers import try_lock
+        from ..tracking.client import DEFAULT_EXPERIMENT
+        from ..tracking.sweeps import SWEEP_LOCK, write_sweep_record
+
+        tracking = OmegaConf.to_container(config.tracking, resolve=True)
+        assert isinstance(tracking, dict)
+        base_dir = Path(config.hydra.runtime.cwd)
+        uri = tracking_uri_for(tracking, base_dir)
+        self._baselines = bool(OmegaConf.select(config, "baselines", default=None))
         sweep_dir = Path(str(config.hydra.sweep.dir))
         if not sweep_dir.is_absolute():
             sweep_dir = base_dir / sweep_dir
@@ -223,8 +333,12 @@ class MlflowSweepCallback(Callback):
                 from ..tracking.sweeps import sweep_end_text
 
                 # the leaderboard, the report command and the UI's addresses, last on screen
-                print(sweep_end_text(self._parent["parent_run_id"],
-                                     self._parent["tracking_uri"]), flush=True)
+                text = sweep_end_text(self._parent["parent_run_id"],
+                                      self._parent["tracking_uri"])
+                if self._baselines:
+                    text = _with_baselines(text, self._parent["parent_run_id"],
+                                           self._parent["tracking_uri"])
+                print(text, flush=True)
             return closed
         except Exception as err:  # noqa: BLE001 - never mask the sweep's own outcome
             from ..jobdir.redact import scrub_text

@@ -56,7 +56,7 @@ from .errors import (
     user_error_message,
 )
 
-__all__ = ["main", "config_path", "user_error_message", "run_error_message", "redact_logs",
+__all__ = ["main", "run_task", "config_path", "user_error_message", "run_error_message", "redact_logs",
            "rewrite_mapping_overrides", "register_search_plugin", "CONFIG_PACKAGE", "EXIT_USAGE",
            "EXIT_FAILURE"]
 
@@ -130,8 +130,10 @@ def redact_logs() -> None:
     logging.setLogRecordFactory(factory)
 
 
-def _task(cfg: Any) -> dict[str, Any] | None:
-    """The Hydra task: the resolved config as a plain dict, handed to ``run_job``."""
+def run_task(cfg: Any) -> dict[str, Any] | None:
+    """The Hydra task: the resolved config as a plain dict, handed to ``run_job``. It also runs
+    the baseline jobs of a sweep in a Hydra app of the user's own (``hydra/sweeper=recoeval``).
+    """
     from hydra.core.hydra_config import HydraConfig
     from hydra.types import RunMode
     from omegaconf import OmegaConf
@@ -144,6 +146,11 @@ def _task(cfg: Any) -> dict[str, Any] | None:
     redact_logs()  # in a joblib worker too
     hc = HydraConfig.get()
     multirun = hc.mode == RunMode.MULTIRUN
+    if not multirun and OmegaConf.select(cfg, "baselines", default=None) \
+            and OmegaConf.select(cfg, "baseline_rank", default=None) is None:
+        print(f"{_PROG}: baselines={list(cfg.baselines)} runs beside a sweep's grid: this "
+              "single run evaluates its own model only. Add -m to run the baselines too.",
+              file=sys.stderr, flush=True)
     try:
         _expand_group_choices(cfg)
         plain = OmegaConf.to_container(cfg, resolve=True, throw_on_missing=True)
@@ -321,22 +328,26 @@ def rewrite_mapping_overrides(argv: list[str]) -> list[str]:
 
 
 def register_search_plugin() -> bool:
-    """Make sure Hydra knows ``hydra/sweeper=optuna`` (the package's plugin in
-    ``hydra_plugins.recoeval_optuna_sweeper``). A regular install puts it where Hydra's plugin
-    scan looks; an editable install (``pip install -e``) maps it through an import hook that
-    the scan cannot list, so the plugin is registered here with Hydra's public
-    ``Plugins.register``. False when the plugin is not installed."""
+    """Make sure Hydra knows ``hydra/sweeper=recoeval`` (the default of ``recoeval-track``:
+    baselines beside the grid) and ``hydra/sweeper=optuna``, the package's plugins in
+    ``hydra_plugins``. A regular install puts them where Hydra's plugin scan looks; an editable
+    install (``pip install -e``) maps them through an import hook that the scan cannot list, so
+    they are registered here with Hydra's public ``Plugins.register``. False when the plugins
+    are not installed."""
     from hydra.core.plugins import Plugins
 
     try:
         from hydra_plugins.recoeval_optuna_sweeper import config  # noqa: F401 - registers it
         from hydra_plugins.recoeval_optuna_sweeper.optuna_sweeper import OptunaSweeper
+        from hydra_plugins.recoeval_sweeper import config as _grid  # noqa: F401 - registers it
+        from hydra_plugins.recoeval_sweeper.sweeper import RecoevalSweeper
     except ImportError:
         return False
     plugins = Plugins.instance()
-    name = f"{OptunaSweeper.__module__}.{OptunaSweeper.__name__}"
-    if name not in plugins.class_name_to_class:
-        plugins.register(OptunaSweeper)
+    for sweeper in (RecoevalSweeper, OptunaSweeper):
+        name = f"{sweeper.__module__}.{sweeper.__name__}"
+        if name not in plugins.class_name_to_class:
+            plugins.register(sweeper)
     return True
 
 
@@ -384,7 +395,7 @@ def main() -> None:
     redact_logs()
     sys.argv[1:] = rewrite_mapping_overrides(sys.argv[1:])
     register_search_plugin()
-    app = hydra.main(version_base="1.3", config_path=config_path(), config_name="config")(_task)
+    app = hydra.main(version_base="1.3", config_path=config_path(), config_name="config")(run_task)
     try:
         app()
     except SweepRefused as refused:  # before any job: a usage error, whatever its type

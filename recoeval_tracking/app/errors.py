@@ -14,13 +14,32 @@ from collections.abc import Callable
 from pathlib import Path
 
 __all__ = ["user_error_message", "run_error_message", "error_message", "bug_message",
-           "EXIT_USAGE", "EXIT_FAILURE", "PROG"]
+           "SweepJobError", "composition_key", "EXIT_USAGE", "EXIT_FAILURE", "PROG",
+           "NothingEvaluated", "refuse_nothing_evaluated", "NOTHING_EVALUATED"]
 
 #: Exit status of a run stopped by a bad config value or override.
 EXIT_USAGE = 2
 #: Exit status of a run that failed while running (a full disk...) or on a bug.
 EXIT_FAILURE = 1
 PROG = _PROG = "recoeval-track"
+#: The start of the Python API's warning that no user was evaluated (the app raises instead).
+NOTHING_EVALUATED = r"evaluate evaluated no"
+
+
+class NothingEvaluated(RuntimeError):
+    """The evaluation gave no user a defined metric: every mean is NaN. The job fails (exit 1)
+    instead of recording a table of NaN; the message counts the users by NaN reason."""
+
+
+def refuse_nothing_evaluated(results: object) -> None:
+    """Raise :class:`NothingEvaluated` when no user of ``results`` was evaluated
+    (:func:`recoeval_tracking.metrics.results.nothing_evaluated`)."""
+    from ..metrics.results import nothing_evaluated
+
+    message = nothing_evaluated(results, "the evaluation")
+    if message is not None:
+        raise NothingEvaluated(message.replace("the evaluation evaluated", "The evaluation "
+                                               "evaluated", 1) + " Nothing was recorded.")
 
 
 def _one_line(text: str) -> str:
@@ -47,6 +66,7 @@ def _key_hint(key: str) -> str:
         fields_of = {opt: {f.name for f in dataclasses.fields(node)}
                      for opt, node in SCHEMAS[group].items()}
         having = [opt for opt, names in fields_of.items() if leaf in names]
+        having += [o for o in _own_options_having(group, leaf) if o not in having]
         if having and len(SCHEMAS[group]) > 1:
             return (f"It belongs to {group}={' / '.join(having)}: pick that option "
                     f"({group}={having[0]} {key}=...). {_SEE_CFG}")
@@ -62,6 +82,31 @@ def _key_hint(key: str) -> str:
     if close:
         return f"Did you mean {', '.join(close)}? {_SEE_CFG}"
     return f"Check the spelling. {_SEE_CFG}"
+
+
+def _own_options_having(group: str, leaf: str) -> list[str]:
+    """The options of ``group`` in the user's ``--config-dir`` folders (``-cd``) whose YAML
+    sets ``leaf`` at its top level (``cosknn`` for ``model.neighbours``)."""
+    import sys
+
+    import yaml
+
+    argv, folders = sys.argv[1:], []
+    for i, arg in enumerate(argv):
+        if arg in ("--config-dir", "-cd") and i + 1 < len(argv):
+            folders.append(argv[i + 1])
+        elif arg.startswith("--config-dir="):
+            folders.append(arg.split("=", 1)[1])
+    out = []
+    for folder in folders:
+        for path in sorted(Path(folder).glob(f"{group}/*.yaml")):
+            try:
+                body = yaml.safe_load(path.read_text(encoding="utf-8"))
+            except (OSError, yaml.YAMLError):
+                continue
+            if isinstance(body, dict) and leaf in body:
+                out.append(path.stem)
+    return out
 
 
 def user_error_message(err: BaseException, prog: str = PROG,
@@ -156,6 +201,72 @@ def user_error_message(err: BaseException, prog: str = PROG,
     return None
 
 
+def composition_key(err: BaseException) -> str | None:
+    """The config key a composition error is about, when it is an unknown key
+    (``model.neighbours`` given to ``model=popularity``); else None."""
+    from hydra.errors import ConfigCompositionException
+    from omegaconf.errors import ConfigAttributeError, ConfigKeyError
+
+    if not isinstance(err, ConfigCompositionException) or \
+            not isinstance(err.__cause__, (ConfigAttributeError, ConfigKeyError)):
+        return None
+    m = re.search(r"override '([^']+)'", str(err)) or re.search(r"override (\S+)", str(err))
+    return _full_key(str(err.__cause__)) or (m.group(1).rstrip(".").lstrip("+~") if m else None)
+
+
+class SweepJobError(Exception):
+    """Jobs of a sweep whose overrides do not compose, found before any job ran (by the
+    ``recoeval`` sweeper). The message names the first such job by its number and overrides
+    and, for an unknown key, the options of its config group that declare the key.
+
+    Parameters
+    ----------
+    failures : list of (int, list of str, Exception)
+        Each failing job: its number in the sweep, its overrides, the composition error.
+    total : int
+        The number of jobs of the sweep (grid and baselines).
+    key : str, optional
+        The unknown key of the first failure.
+    owners : list of str, optional
+        The options of ``key``'s group that declare it (the sweep's own first).
+    prog : str
+        The command named in the message.
+    """
+
+    def __init__(self, failures: list[tuple[int, list[str], BaseException]], total: int, *,
+                 key: str | None = None, owners: list[str] | None = None,
+                 prog: str = PROG) -> None:
+        self.failures, self.total, self.key, self.owners = failures, total, key, owners
+        super().__init__(_sweep_job_text(failures, total, key, owners, prog))
+
+
+def _sweep_job_text(failures: list[tuple[int, list[str], BaseException]], total: int,
+                    key: str | None, owners: list[str] | None, prog: str) -> str:
+    index, overrides, err = failures[0]
+    head = f"{prog}: job #{index} of the sweep's {total} ({' '.join(overrides)}) cannot be composed"
+    if key:
+        group = key.split(".", 1)[0]
+        chosen = next((o.split("=", 1)[1] for o in overrides
+                       if o.split("=", 1)[0].lstrip("+~") == group), None)
+        text = f"{head}: '{key}' is not a setting of {f'{group}={chosen}' if chosen else 'its config'}."
+        if owners:
+            text += (f" It is a setting of {' and '.join(f'{group}={o}' for o in owners)}. "
+                     f"Sweep {key} only with the {group} options that take it"
+                     + (f", and run {group}={chosen} as a baseline beside them: -m "
+                        f"{group}={owners[0]} {key}=... 'baselines=[{chosen}]'."
+                        if chosen and group == "model" else "."))
+        elif owners is not None:
+            text += f" No option of the config group '{group}' declares it: check the spelling."
+    else:
+        detail = user_error_message(err, prog) or _one_line(err)
+        text = f"{head}: {detail.removeprefix(f'{prog}: ')}"
+    if len(failures) > 1:
+        more = [f"#{i} ({' '.join(o)})" for i, o, _ in failures[1:4]]
+        text += (f" {len(failures) - 1} more job(s) cannot be composed either: "
+                 f"{', '.join(more)}{', ...' if len(failures) > 4 else ''}.")
+    return text + " No job was run and nothing was logged."
+
+
 def _raised_by_config_library(err: BaseException) -> bool:
     """A plain error (``ValueError``...) raised inside Hydra or OmegaConf while composing the
     config: the command line, not this package, is at fault."""
@@ -222,7 +333,7 @@ def run_error_message(err: BaseException) -> str | None:
     from ..models import ModelCodeError
 
     prefix = f"{_PROG}: "
-    if isinstance(err, ModelCodeError):  # the user's own code raised: its message and place
+    if isinstance(err, (ModelCodeError, NothingEvaluated)):  # the user's code, or NaN for all
         return prefix + scrub_text(_one_line(err))
     if isinstance(err, (JobDirWriteError, LockTimeout, DistributedError)):
         return prefix + scrub_text(_one_line(err))
@@ -243,6 +354,8 @@ def error_message(err: BaseException) -> tuple[int, str] | None:
 
     if isinstance(err, ModelProtocolError):  # the user's model class or its config
         return EXIT_USAGE, f"{_PROG}: {_one_line(err)}"
+    if isinstance(err, SweepJobError):
+        return EXIT_USAGE, str(err)
     message = user_error_message(err)
     if message is not None:
         return EXIT_USAGE, message

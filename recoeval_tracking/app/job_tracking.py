@@ -45,17 +45,23 @@ def track_job(cfg: Mapping[str, Any], out: Path, base: Path, tracking_uri: str |
                              params=user_params(cfg))
         logger.info("MLflow run %s in %s (the run open in this process)", run_id, _scrub(uri))
         return run_id
+    rank = cfg.get("baseline_rank")  # a baseline job of a sweep (baselines=[...])
+    tags = None if rank is None else {"recoeval.baseline": "true",
+                                      "recoeval.baseline_rank": str(rank)}
     run_id = upload_or_mark_pending(
         out, tracking_uri=uri, experiment=tracking.get("experiment") or DEFAULT_EXPERIMENT,
         parent_run_id=sweep.get("parent_run_id"), sweep_id=sweep.get("sweep_id"),
-        params=user_params(cfg), run_name=name, precision=tracking.get("precision") or "auto")
+        params=user_params(cfg), run_name=name, precision=tracking.get("precision") or "auto",
+        tags=tags)
     if run_id is not None:
         logger.info("MLflow run %s in %s", run_id, _scrub(uri))
     return run_id
 
 
 #: Top-level settings that are not the experiment's (where and how the job ran).
-_RUNTIME_KEYS = ("tracking", "backend", "nthreads", "progress", "plots", "objective", "hydra")
+#: ``baselines`` and ``baseline_rank`` belong to the sweep (a baseline job is tagged instead).
+_RUNTIME_KEYS = ("tracking", "backend", "nthreads", "progress", "plots", "objective", "hydra",
+                 "baselines", "baseline_rank")
 
 
 def user_params(cfg: Mapping[str, Any]) -> dict[str, Any]:

@@ -31,6 +31,7 @@ from __future__ import annotations
 import logging
 import sys
 import time
+import warnings
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import replace
@@ -39,6 +40,7 @@ from typing import Any
 
 from .._validation import InputError, check_int, param_error
 from ..options import EvalOptions
+from .errors import NOTHING_EVALUATED, refuse_nothing_evaluated
 from .job_tracking import track_job, tracking_uri_for
 from .precheck import check_before_load, check_k_against_items
 from .stages import absolute_path as _absolute
@@ -56,10 +58,11 @@ STAGES = ("load", "prepare", "split", "fit", "eval")
 _FUNC = "run_job"
 _SECTIONS = ("dataset", "split", "model", "metrics")
 # Dataset keys that configure preparation, not the loader.
-_PREP_KEYS = ("implicit", "min_user_interactions", "min_item_interactions", "k_core",
-              "relevance_level", "gains")
-# Dataset keys every option has (a label for the records), given to loaders that take them.
-_LABEL_KEYS = ("name",)
+_PREP_KEYS = ("implicit", "min_user_interactions", "min_item_interactions", "k_core")
+# Dataset keys every option has, given to loaders that take them: a label for the records, and
+# the data's relevance rule (the loader's signature holds its default: MovieLens 4, binary).
+_LABEL_KEYS = ("name", "relevance_level", "gains")
+_RULE_KEYS = ("relevance_level", "gains")
 
 
 def _section(cfg: Mapping[str, Any], name: str) -> dict[str, Any]:
@@ -96,8 +99,10 @@ def load_data(dataset: Mapping[str, Any], base_dir: Path | None = None):
     """Load the dataset described by a ``dataset`` config section (plain dict).
 
     Every key except ``kind`` and the preparation keys is passed to the loader registered as
-    ``kind`` in :data:`recoeval_tracking.data.DATASETS` (the label ``name`` only when the loader
-    takes one); its file-path parameters are taken relative to ``base_dir``.
+    ``kind`` in :data:`recoeval_tracking.data.DATASETS` (the label ``name`` and the relevance
+    rule, ``relevance_level`` and ``gains``, only when the loader takes them: the loaded data
+    carries the rule, as in Python); its file-path parameters are taken relative to
+    ``base_dir``.
     """
     from ..data import DATASETS, load_dataset
     from ._signatures import takes
@@ -207,11 +212,13 @@ def build_model(model: Mapping[str, Any], progress: bool | None, base_dir: Path 
     """
     from ..models import MODELS, make_model
     from ._signatures import takes
-    from .user_model import instantiate_model, is_user_model_config
+    from .user_model import instantiate_model, is_user_model_config, no_target_error
 
     if is_user_model_config(model):
         return instantiate_model(model, label, base_dir)
     name = model.get("name")
+    if name is None:
+        raise no_target_error(model, label)
     if not isinstance(name, str):
         raise param_error("model.name", _FUNC, "a model name (str)", name)
     params = {k: v for k, v in model.items() if k != "name"}
@@ -284,8 +291,8 @@ def run_job(cfg: Mapping[str, Any], job_dir: str | Path, *, overrides: list[str]
     InputError
         A bad config value; the message names the setting and what to change.
     """
-    from ..jobdir import write_job_dir
-    from ..metrics.results import relevance_text
+    from ..jobdir import begin_job_dir, write_job_dir
+    from .user_model import model_record
 
     if not isinstance(cfg, Mapping):
         raise param_error("cfg", _FUNC, "a plain dict (the resolved config)", cfg)
@@ -296,39 +303,46 @@ def run_job(cfg: Mapping[str, Any], job_dir: str | Path, *, overrides: list[str]
     nthreads = check_int(cfg.get("nthreads", -1), "nthreads", _FUNC, minimum=-1)
     if nthreads == 0:
         raise param_error("nthreads", _FUNC, "an int >= 1, or -1 for every core", nthreads)
-    options = _with_data_relevance(
+    options = _with_section_relevance(
         EvalOptions.from_config(sections["metrics"], nthreads=nthreads), sections["dataset"])
     disable = progress_mode(cfg.get("progress", "auto"))
     base = Path(base_dir) if base_dir is not None else Path.cwd()
     out = Path(job_dir)
     backend = _backend(cfg)
     if backend["kind"] == "dask":
-        from ..jobdir import begin_job_dir
         begin_job_dir(out)
     t_start = time.perf_counter()
     X, split, model, results, timings = _run_stages(sections, options, disable, base,
                                                     backend, out, model_label, fitted, data)
     timings["total"] = time.perf_counter() - t_start
     dataset_info = dataset_record(X, split, sections["dataset"], base)
-    extra = {f"{stage}_seconds": seconds for stage, seconds in timings.items()
-             if stage != "eval"}
+    extra = {f"{stage}_seconds": sec for stage, sec in timings.items() if stage != "eval"}
     write_job_dir(results, out, config_yaml=dict(cfg), overrides=list(overrides or []),
-                  dataset=dataset_info, extra_metrics=extra, plots=bool(cfg.get("plots", True)))
+                  dataset=dataset_info, extra_metrics=extra, plots=bool(cfg.get("plots", True)),
+                  model=model_record(model))
     if echo:
         timing_text = ", ".join(f"{s} {timings[s]:.2f} s" for s in (*STAGES, "total")
                                 if s in timings)
-        logger.info("%s at K=%d, mean over users [95%% interval]:\n%s\n%s\ntimings: %s\n"
+        logger.info("%s at K=%d, mean over users [95%% interval]:\n%s\ntimings: %s\n"
                     "job directory: %s", model.name, results.k, results.summary("headline"),
-                    relevance_text(results.definitions), timing_text, out)
+                    timing_text, out)
     run_id = track_job(cfg, out, base, tracking_uri, sweep, overrides, model.name, run_id)
     return {"job_dir": str(out), "metrics": dict(results.means), "timings": timings,
             "run_id": run_id, "dataset": dataset_info,
             "objective": _objective(cfg.get("objective"), {**results.means, **extra})}
 
 
-def _with_data_relevance(options: EvalOptions, dataset: Mapping[str, Any]) -> EvalOptions:
-    """``options`` with the dataset's ``relevance_level`` and ``gains`` where the metrics
-    section left them unset (explicit ratings: ratings >= 4 are the positives, gain 1)."""
+def _with_section_relevance(options: EvalOptions, dataset: Mapping[str, Any]) -> EvalOptions:
+    """``options`` with the dataset section's ``relevance_level`` and ``gains`` where the
+    metrics section left them unset, for a dataset kind whose loader does not take them (a
+    stored split: its manifest holds the rule, which these override). Other kinds' loaders
+    attach the rule to the data, and the evaluation takes it from there."""
+    from ..data import DATASETS
+    from ._signatures import takes
+
+    loader = DATASETS.get(str(dataset.get("kind")))
+    if loader is None or all(takes(loader, key) for key in _RULE_KEYS):
+        return options
     changes = {}
     for key in ("relevance_level", "gains"):
         if getattr(options, key) is None and dataset.get(key) is not None:
@@ -362,12 +376,16 @@ def _evaluate(split: Any, model: Any, options: EvalOptions, progress: Callable[[
     """The ``eval`` stage, in this process or on the Dask cluster of ``backend``; first waits
     for ``warm`` (:mod:`recoeval_tracking.metrics.warm`) when it compiles this model's dtype."""
     from ..metrics import evaluate
+    from ..metrics.inputs import with_data_relevance
 
+    options = with_data_relevance(options, split.train, split.test)  # unless metrics.* say
     inputs = model.eval_inputs(options.k, split.test_users)
     if warm is not None:
         warm.wait_for(inputs)
     if backend["kind"] == "cpu":
-        return evaluate(split.train, split.test, **inputs, options=options, progress=progress)
+        with warnings.catch_warnings():  # the job fails with that message instead
+            warnings.filterwarnings("ignore", message=NOTHING_EVALUATED)
+            return evaluate(split.train, split.test, **inputs, options=options, progress=progress)
     from ..distributed import cluster_client, evaluate_on_dask
     from ..jobdir import FILES
 
@@ -439,6 +457,7 @@ def _run_stages(sections: dict[str, dict[str, Any]], options: EvalOptions,
                 sections["dataset"], model, options, dict(backend), out, base,
                 lambda s, m: _evaluate(s, m, options, lambda n: None, backend, out))
             log_left_out(results)
+            refuse_nothing_evaluated(results)
             return X, split, model, results, {**timings, **stored_times}
         if data is None:
             with _timed(timings, "load"):
@@ -471,6 +490,7 @@ def _run_stages(sections: dict[str, dict[str, Any]], options: EvalOptions,
             if warm is not None:
                 warm.stop()
     log_left_out(results)
+    refuse_nothing_evaluated(results)
     # the wait for the kernels compiling in the child is part of the evaluation's time
     timings["eval"] = float(results.timings.get("eval", 0.0)) + (warm.waited if warm else 0.0)
     return X, split, model, results, timings

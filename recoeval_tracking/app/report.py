@@ -168,6 +168,17 @@ def _replicates(cfg: Mapping[str, Any]) -> tuple[str | None, list[str] | None]:
     return key or None, group_by
 
 
+def _labels(value: Any) -> dict[str, str] | None:
+    """The ``labels`` setting as ``{run name or id: label}`` (YAML may read a label as a
+    number: it is shown as written); None when not given."""
+    if value is None or value == {}:
+        return None
+    if not isinstance(value, Mapping):
+        raise InputError(f"labels: expected a mapping {{<run name or id>: <label>}}, e.g. "
+                         f"'labels={{popularity: Most popular}}'; got {value!r}.")
+    return {str(k): str(v) for k, v in value.items()}
+
+
 def check_settings(cfg: Mapping[str, Any]) -> None:
     """The statistical settings checked before any run is read, each error naming its key."""
     from ..reporting.report import TESTS
@@ -253,6 +264,7 @@ def run_report(cfg: Mapping[str, Any], base_dir: str | Path | None = None,
             confidence=float(cfg.get("confidence", 0.95)), alpha=float(cfg.get("alpha", 0.05)),
             allow_mismatch=bool(cfg.get("allow_mismatch", False)), user_features=features,
             lower_is_better=tuple(cfg.get("lower_is_better") or ()),
+            labels=_labels(cfg.get("labels")),
             config={k: v for k, v in cfg.items() if k != "hydra"},
             replicate_key=replicate_key, group_by=group_by,
             dataset_key=str(dataset_key) if dataset_key else None)
@@ -310,10 +322,16 @@ def _report_task(cfg: Any) -> None:
     if result["logged_run_id"]:
         print(f"{_PROG}: logged as artifacts of run {result['logged_run_id']}")
     for ds, report in result["comparison"].reports.items():
+        where = f" (dataset {ds})" if ds else ""
         if report.mismatches:
-            where = f" (dataset {ds})" if ds else ""
             print(f"{_PROG}: WARNING: runs not comparable{where}: "
                   f"{'; '.join(report.mismatches)}", file=sys.stderr)
+        for (metric, reason), rows in report.left_out.groupby(["metric", "reason"],
+                                                             sort=False):
+            names = list(rows["system"])
+            shown = ", ".join(names[:6]) + (f" and {len(names) - 6} more" if len(names) > 6
+                                            else "")
+            print(f"{_PROG}: left out{where}: {metric} of {shown}: {reason}", file=sys.stderr)
 
 
 def main() -> None:

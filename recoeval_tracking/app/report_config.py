@@ -72,6 +72,9 @@ class ReportConfig:
     seed: int = MISSING
     allow_mismatch: bool = MISSING
     lower_is_better: list[str] = MISSING
+    # a display name per run ({run name or id: label}); Any with null in the YAML, so that the
+    # command line can give a whole mapping (a typed dict is closed to new keys)
+    labels: Any = MISSING
     slices: list[dict[str, Any]] = MISSING
     popularity_head: float = MISSING
     output: OutputSection = field(default_factory=OutputSection)
@@ -94,7 +97,8 @@ def report_key_hint(key: str) -> str:
     see = f"`{PROG} --cfg job` prints the config with every setting."
     head, _, leaf = key.partition(".")
     top = _fields(ReportConfig)
-    if leaf and head in top and dataclasses.is_dataclass(top[head].default_factory()):
+    factory = top[head].default_factory if head in top else dataclasses.MISSING
+    if leaf and factory is not dataclasses.MISSING and dataclasses.is_dataclass(factory()):
         known = [f"{head}.{name}" for name in _fields(type(top[head].default_factory()))]
     else:
         known = list(top)

@@ -78,6 +78,7 @@ __all__ = [
     "SplitConfig",
     "ModelConfig",
     "MetricsConfig",
+    "NegativesConfig",
     "TrackingConfig",
     "SCHEMAS",
     "derive_schema",
@@ -258,6 +259,29 @@ def _derived_schemas() -> dict[str, dict[str, type]]:
 # metrics, tracking, top level
 # ---------------------------------------------------------------------------------------------
 
+@dataclass
+class NegativesConfig:
+    """A sampled-negative protocol (``metrics.negatives``): each user's positives ranked among
+    ``n`` sampled negatives drawn ``by`` ``uniform`` or ``popularity`` with ``seed``
+    (``per_positive``: n per positive, as RecBole does). ``n`` null (the default) means the full
+    catalogue; the other keys left null take the defaults of
+    :class:`recoeval_tracking.options.EvalOptions` (``uniform``, 0, false).
+
+    A node with null fields rather than a null node: Hydra merges a command line's
+    ``metrics.negatives={n:100,by:uniform}`` or ``metrics.negatives.n=50`` into a node, and
+    cannot merge into a null one (OmegaConf fails with an AttributeError).
+    """
+
+    n: int | None = None
+    by: str | None = None
+    seed: int | None = None
+    per_positive: bool | None = None
+
+
+#: Metrics settings whose schema is a node of its own rather than the option's type.
+_METRICS_NODES: dict[str, type] = {"negatives": NegativesConfig}
+
+
 def _metrics_schema() -> type:
     """The schema of the ``metrics`` group, derived from the config fields of
     :class:`recoeval_tracking.options.EvalOptions` (the options are declared once, there).
@@ -268,7 +292,9 @@ def _metrics_schema() -> type:
     ``noise``. ``cumulative`` adds the @1..K curves; ``backend`` picks the engine backend.
     """
     hints = get_type_hints(EvalOptions)
-    fields = [(key, f.metadata.get("config_type", hints[f.name]), field(default=f.default))
+    fields = [(key, _METRICS_NODES[key] | None, field(default_factory=_METRICS_NODES[key]))
+              if key in _METRICS_NODES else
+              (key, f.metadata.get("config_type", hints[f.name]), field(default=f.default))
               for f, key in config_fields()]
     return make_dataclass("MetricsConfig", fields,
                           namespace={"__doc__": _metrics_schema.__doc__, "__module__": __name__})
@@ -283,9 +309,9 @@ class TrackingConfig:
     """Where runs are logged. ``enabled=false`` keeps results in the job directory only.
 
     ``uri`` null means the local SQLite store ``mlflow.db`` in the directory the command was
-    started from; any other MLflow tracking URI (a server) may be given. ``precision``: ``auto``
-    logs each mean rounded to its resolution (two significant digits of its 95% interval's
-    half-width), ``exact`` as computed; the job directory keeps exact values either way.
+    started from; any other MLflow tracking URI (a server) may be given. ``precision`` is kept
+    for existing configs: ``auto`` and ``exact`` both log every value exactly as computed
+    (rounding is for text: run names, descriptions, the terminal).
     """
 
     enabled: bool = True
@@ -319,12 +345,21 @@ class Config:
 
     ``seed`` feeds every seeded step through interpolations in the group options (``${seed}``):
     ``seed=3`` changes data generation, split, model initialisation and tie-breaking at once.
+    ``label`` is the run's display name (``label="CosKNN (ours)"``): its MLflow run name, the
+    tag ``recoeval.label`` and ``label`` in the job folder's ``job.json``.
     ``nthreads`` (-1: every core) sets numba and BLAS threads for training and evaluation; the
     per-user metrics do not depend on it. ``progress`` is ``auto`` (bars only when stderr is a
     terminal), ``true`` (the evaluation bar even off a terminal; the ALS bar on a terminal) or
     ``false`` (no bars). ``plots`` writes ``plots/*.png`` into the job directory.
     ``objective`` names the result a search optimises (``ndcg_at_10``; its direction comes from
     the metric registry); the job returns its value (``hydra/sweeper=optuna``).
+
+    ``baselines`` names model options that a sweep (``-m``) runs once each, with their own
+    defaults, beside its grid: ``-m model=item_knn model.neighbours=10,50
+    'baselines=[popularity,random]'`` runs 2 + 2 jobs, the baselines on the same data and split
+    and without the grid's ``model.*`` overrides (once per value of any other swept key, such
+    as ``seed=0,1``). The sweep sets ``baseline_rank`` on their jobs (0: the first baseline,
+    which the sweep's leaderboard and the report compare against); null on every other job.
     """
 
     dataset: DatasetConfig = MISSING
@@ -337,10 +372,13 @@ class Config:
     tracking: TrackingConfig = MISSING
     backend: BackendConfig = field(default_factory=BackendConfig)
     seed: int = 0
+    label: str | None = None
     nthreads: int = -1
     progress: str = "auto"
     plots: bool = True
     objective: str | None = None
+    baselines: list[str] = field(default_factory=list)
+    baseline_rank: int | None = None
     # module prefixes a model's `_target_` may name (None: any); app/user_model.py enforces it
     model_allow: list[str] | None = None
 

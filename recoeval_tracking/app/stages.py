@@ -26,8 +26,11 @@ def absolute_path(path: Any, base_dir: Path | None) -> Any:
 
 def dataset_record(X: Any, split: Any, dataset: Mapping[str, Any], base: Path
                     ) -> dict[str, Any]:
-    """``dataset.json``: sizes, fingerprints of the data and the split, preparation steps."""
+    """``dataset.json``: sizes, fingerprints of the data and the split, preparation steps, and
+    the data's relevance rule (``relevance``: ``relevance_level``, ``gains``; a stored split's
+    from its manifest)."""
     stats = X.stats()
+    rule = getattr(X, "relevance", None) or getattr(getattr(X, "ds", None), "relevance", None)
     info: dict[str, Any] = {
         "name": dataset.get("name") or X.name or dataset.get("kind"),
         "kind": dataset.get("kind"),
@@ -39,6 +42,8 @@ def dataset_record(X: Any, split: Any, dataset: Mapping[str, Any], base: Path
         "test_interactions": split.test.nnz,
         "preparation": [str(r) for r in X.reports],
     }
+    if rule is not None:
+        info["relevance"] = rule.record()
     if dataset.get("path"):
         info["source"] = absolute_path(dataset["path"], base)
     return info

@@ -13,12 +13,15 @@ number of syncs and jobs may run at once on the same folders. The rules are thos
 
 Exit status: 0 when everything was uploaded (or nothing needed it), 1 when some directories are
 still pending (their marker records the new error) or were skipped (each is named with the
-reason; the others are still uploaded), 2 for bad arguments.
+reason; the others are still uploaded), 2 for bad arguments (a path that does not exist, a
+``--tracking-uri`` that is no tracking URI). What was done goes to standard output, what went
+wrong (still pending, skipped, could not...) to standard error.
 """
 
 from __future__ import annotations
 
 import argparse
+import io
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -26,6 +29,31 @@ from pathlib import Path
 from ..tracking.sync import scan, sync_paths
 
 __all__ = ["main"]
+
+#: The starts of the lines of :func:`~recoeval_tracking.tracking.sync.sync_paths` that report a
+#: problem (they go to standard error).
+_PROBLEMS = ("still pending ", "skipped ", "could not ")
+
+
+class _Lines(io.TextIOBase):
+    """The stream given to ``sync_paths``: each whole line to standard error when it reports a
+    problem (:data:`_PROBLEMS`), else to standard output."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._pending = ""
+
+    def write(self, text: str) -> int:
+        self._pending += text
+        while "\n" in self._pending:
+            line, self._pending = self._pending.split("\n", 1)
+            print(line, file=sys.stderr if line.startswith(_PROBLEMS) else sys.stdout,
+                  flush=True)
+        return len(text)
+
+    def flush(self) -> None:
+        if self._pending:
+            self.write("\n")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -53,6 +81,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--dry-run", action="store_true",
                         help="list what is pending without uploading")
     args = parser.parse_args(argv)
+    if args.tracking_uri is not None:
+        from .._validation import InputError
+        from .precheck import check_tracking_uri
+
+        try:
+            check_tracking_uri(args.tracking_uri)
+        except InputError as err:
+            text = str(err).replace("tracking.uri must", "--tracking-uri must", 1)
+            print(f"recoeval-track-sync: {text}", file=sys.stderr)
+            return 2
     for p in args.paths:
         if not Path(p).exists():
             print(f"recoeval-track-sync: no such file or folder: {p}", file=sys.stderr)
@@ -69,7 +107,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"pending sweep parent {sweep}")
         return 0
     try:
-        outcomes = sync_paths(args.paths, tracking_uri=args.tracking_uri)
+        lines = _Lines()
+        outcomes = sync_paths(args.paths, tracking_uri=args.tracking_uri, out=lines)
+        lines.flush()
     except KeyboardInterrupt:
         print("recoeval-track-sync: interrupted; run it again to finish (nothing is uploaded "
               "twice).", file=sys.stderr)

@@ -40,7 +40,8 @@ from typing import Any
 from ..models import ModelProtocolError, UserModel
 from ..models._user import code_error, qualified_name
 
-__all__ = ["instantiate_model", "is_user_model_config", "check_model_allowed", "HYDRA_KEYS"]
+__all__ = ["instantiate_model", "is_user_model_config", "HYDRA_KEYS", "constructor_args",
+           "model_record", "no_target_error", "check_model_allowed"]
 
 #: The keys of a ``_target_`` node that are Hydra's, not arguments of the class.
 HYDRA_KEYS = ("_target_", "_convert_", "_recursive_", "_partial_", "_args_")
@@ -89,6 +90,19 @@ def check_model_allowed(model: Any, allow: Any) -> None:
                 f"{key} names {target!r}, outside model_allow {prefixes}: it is refused before "
                 "anything is imported. A config is code: add the module to model_allow only if "
                 "you trust it.")
+
+
+def no_target_error(section: Mapping[str, Any], label: str | None = None) -> ModelProtocolError:
+    """The usage error for a ``model`` section with neither ``_target_`` (the user's class) nor
+    ``name`` (one of our models), e.g. a config of the user's that forgot its ``_target_``."""
+    from ..models import MODELS
+
+    option = f"model={label}" if label else "the model config"
+    keys = ", ".join(str(k) for k in section) or "none"
+    return ModelProtocolError(
+        f"{option} has no _target_ (and no name): a model config of your own must say which "
+        f"class to build, e.g. '_target_: my_models.ease.EASE' in its YAML (its keys: {keys}); "
+        f"or pick one of our models, model=<{'|'.join(MODELS)}>.")
 
 
 def _where(label: str | None, target: str) -> str:
@@ -206,4 +220,72 @@ def instantiate_model(section: Mapping[str, Any], label: str | None = None,
         cause = err.__cause__ or err
         raise code_error(cause, f"{qualified_name(obj) if isinstance(obj, type) else target}"
                          f"(...) ({where})") from cause
-    return UserModel(built, label=label or target.rsplit(".", 1)[-1], where=where)
+    return ConfiguredModel(built, label=label or target.rsplit(".", 1)[-1], where=where,
+                           args=constructor_args(obj, kwargs))
+
+
+def _shown(value: Any) -> bool:
+    """Whether an argument's value is plain enough to show and log (numbers, text, booleans,
+    None, and short lists or dicts of those)."""
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return True
+    if isinstance(value, (list, tuple)):
+        return len(value) <= 10 and all(_shown(v) for v in value)
+    if isinstance(value, Mapping):
+        return len(value) <= 10 and all(isinstance(k, str) and _shown(v)
+                                        for k, v in value.items())
+    return False
+
+
+def constructor_args(target: Any, kwargs: Mapping[str, Any]) -> dict[str, Any]:
+    """The arguments ``target`` (a class or callable) receives from ``kwargs``: those given and
+    the defaults of the others, in the signature's order (``{"neighbours": 50, "shrink": 10}``
+    for ``CosineItemKNN(neighbours=50)`` whose ``shrink`` defaults to 10); arguments whose value
+    is not plain (an object) are left out. Empty when the signature cannot be read."""
+    try:
+        bound = inspect.signature(target).bind_partial(**kwargs)
+    except (TypeError, ValueError):
+        return {}
+    bound.apply_defaults()
+    out = {}
+    for name, value in bound.arguments.items():
+        kind = bound.signature.parameters[name].kind
+        if kind in (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD):
+            continue
+        if _shown(value):
+            out[name] = list(value) if isinstance(value, tuple) else value
+    return out
+
+
+class ConfiguredModel(UserModel):
+    """A :class:`~recoeval_tracking.models.UserModel` built from a config: it knows the
+    arguments its class received (:func:`constructor_args`), shows them when the class has no
+    ``__repr__`` of its own (``CosineItemKNN(neighbours=50, shrink=10)``, not
+    ``CosineItemKNN(...)``) and gives them as its :meth:`params` (logged as ``model.<arg>``)."""
+
+    def __init__(self, model: Any, *, label: str | None = None, where: str = "",
+                 args: Mapping[str, Any] | None = None) -> None:
+        super().__init__(model, label=label, where=where)
+        self.args = dict(args or {})
+
+    def params(self) -> dict[str, Any]:
+        return dict(self.args)
+
+    def __repr__(self) -> str:
+        if type(self.model).__repr__ is not object.__repr__:
+            return super().__repr__()
+        text = ", ".join(f"{k}={v!r}" for k, v in self.args.items())
+        return f"{type(self.model).__name__}({text})"
+
+
+def model_record(model: Any) -> dict[str, Any]:
+    """What a job records of its model (``job.json``'s ``model``): ``name``, ``description``
+    (its repr, at most 500 characters) and ``args`` (:meth:`params`: a baseline's
+    hyper-parameters, a configured class's constructor arguments; plain values only)."""
+    try:
+        args = dict(model.params())
+    except Exception:  # noqa: BLE001 - a model that cannot say its parameters is still recorded
+        args = {}
+    return {"name": getattr(model, "name", None) or type(model).__name__,
+            "description": repr(model)[:500],
+            "args": {str(k): v for k, v in args.items() if _shown(v)}}

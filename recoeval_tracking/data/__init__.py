@@ -2,7 +2,8 @@
 
 Everything downstream (splits, evaluation, per-user tables) works on one container,
 :class:`Interactions`: a users x items CSR matrix, optional timestamps with the same pattern, and
-the maps between original ids and row/column indices.
+the maps between original ids and row/column indices, and the data's relevance rule
+(:class:`Relevance`: which test entries are positives, and their gains).
 """
 
 from __future__ import annotations
@@ -33,11 +34,16 @@ from ._prepare import (
     k_core,
     to_implicit,
 )
+from ._relevance import EVERY_ENTRY, GAINS, RATINGS, Relevance
 from ._synthetic import make_synthetic
 
 __all__ = [
     "Interactions",
     "PrepReport",
+    "Relevance",
+    "RATINGS",
+    "EVERY_ENTRY",
+    "GAINS",
     "DUPLICATE_POLICIES",
     "gini",
     "build_interactions",

@@ -11,7 +11,8 @@ import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 
-from .._validation import InputError, check_type, param_error
+from .._validation import InputError, check_type, checked_sparse, param_error
+from ._relevance import Relevance
 
 __all__ = ["Interactions", "PrepReport", "gini", "DUPLICATE_POLICIES"]
 
@@ -147,6 +148,11 @@ class Interactions:
         What every loading and preparation step removed, in order.
     name : str
         A short label of the data source (for logs and reports).
+    relevance : Relevance
+        The data's relevance rule: which test entries are positives and their gains (set by
+        the loader; splits and preparation steps carry it; :func:`recoeval_tracking.evaluate`
+        applies it unless told otherwise). Not part of the :meth:`fingerprint` (it is
+        recorded in a result's definitions).
     """
 
     matrix: sp.csr_array
@@ -155,6 +161,7 @@ class Interactions:
     timestamps: sp.csr_array | None = None
     reports: list[PrepReport] = field(default_factory=list)
     name: str = ""
+    relevance: Relevance = field(default_factory=Relevance)
 
     @classmethod
     def checked(cls, value: Any, func: str) -> Interactions:
@@ -168,8 +175,7 @@ class Interactions:
         m = self.matrix
         if not sp.issparse(m) or m.format != "csr":
             raise param_error("matrix", func, "a scipy.sparse CSR array", m)
-        if not isinstance(m, sp.csr_array):
-            m = sp.csr_array(m)
+        m = checked_sparse(m, "matrix", func)  # before any scipy method reads its structure
         if m.dtype != np.float64:
             m = m.astype(np.float64)
         if not m.has_canonical_format:
@@ -177,6 +183,9 @@ class Interactions:
                               m, "Build it with recoeval_tracking.data.from_dataframe or call "
                               "sum_duplicates() first.")
         self.matrix = m
+        if not isinstance(self.relevance, Relevance):
+            raise param_error("relevance", func, "a recoeval_tracking.data.Relevance",
+                              self.relevance)
         self.user_ids = np.asarray(self.user_ids)
         self.item_ids = np.asarray(self.item_ids)
         if self.user_ids.shape != (m.shape[0],):
@@ -315,7 +324,19 @@ class Interactions:
         return Interactions(matrix=matrix,
                             user_ids=self.user_ids if user_ids is None else user_ids,
                             item_ids=self.item_ids if item_ids is None else item_ids,
-                            timestamps=timestamps, reports=reports, name=self.name)
+                            timestamps=timestamps, reports=reports, name=self.name,
+                            relevance=self.relevance)
+
+    def with_relevance(self, relevance_level: float | None = None,
+                       gains: str = "graded") -> Interactions:
+        """The same data with another relevance rule (:class:`Relevance`): test entries below
+        ``relevance_level`` are judged non-relevant (None: every entry is a positive), and a
+        positive's gain is its value (``gains="graded"``) or 1 (``"binary"``)."""
+        rule = Relevance.checked(relevance_level, gains, "Interactions.with_relevance")
+        out = self.with_data(self.matrix, self.timestamps)
+        out.relevance = rule
+        out._fingerprint = self._fingerprint
+        return out
 
     def subset(self, mask: np.ndarray) -> Interactions:
         """Keep the stored entries where ``mask`` (one bool per entry, CSR order) is True.
@@ -344,4 +365,4 @@ class Interactions:
         ts = ", timestamps" if self.timestamps is not None else ""
         name = f"{self.name!r}, " if self.name else ""
         return (f"Interactions({name}{self.n_users} users x {self.n_items} items, "
-                f"{self.nnz} interactions{ts})")
+                f"{self.nnz} interactions{ts}; relevance: {self.relevance})")

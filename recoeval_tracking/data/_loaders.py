@@ -21,6 +21,7 @@ from .._validation import InputError, check_file, param_error
 from ._build import build_interactions
 from ._interactions import Interactions
 from ._partitioned import load_parquet_partitioned
+from ._relevance import EVERY_ENTRY, RATINGS, Relevance
 from ._synthetic import make_synthetic
 
 __all__ = [
@@ -101,7 +102,7 @@ def _numeric(series: pd.Series, role: str, col: Any, func: str, source: str,
 
 def _frame_to_interactions(df: pd.DataFrame, cols: dict[str, Any], *, func: str,
                            source: str, line_offset: int | None, duplicates: str,
-                           name: str) -> Interactions:
+                           name: str, relevance: Relevance) -> Interactions:
     if df.shape[0] == 0:
         where = f" in {source}" if source else ""
         raise InputError(f"{func}: no interactions found{where}; the data is empty.")
@@ -111,10 +112,12 @@ def _frame_to_interactions(df: pd.DataFrame, cols: dict[str, Any], *, func: str,
     if "timestamp" in cols:
         timestamps = _numeric(df[cols["timestamp"]], "timestamp", cols["timestamp"], func,
                               source, line_offset, integer=True)
-    return build_interactions(df[cols["user"]].to_numpy(), df[cols["item"]].to_numpy(), values,
-                              timestamps, duplicates=duplicates, func=func, source=source,
-                              line_offset=line_offset, user_col=str(cols["user"]),
-                              item_col=str(cols["item"]), name=name)
+    X = build_interactions(df[cols["user"]].to_numpy(), df[cols["item"]].to_numpy(), values,
+                           timestamps, duplicates=duplicates, func=func, source=source,
+                           line_offset=line_offset, user_col=str(cols["user"]),
+                           item_col=str(cols["item"]), name=name)
+    X.relevance = relevance
+    return X
 
 
 def _check_encoding(encoding: Any, func: str) -> None:
@@ -144,7 +147,8 @@ def _guess_sep(line: str, current: str) -> str | None:
 def load_csv(path: str | os.PathLike, columns: Mapping[str, Any] | None = DEFAULT_COLUMNS,
              sep: str = ",",
              header: bool = True, *, duplicates: str = "error", encoding: str = "utf-8",
-             name: str | None = None) -> Interactions:
+             name: str | None = None, relevance_level: float | None = EVERY_ENTRY.level,
+             gains: str = EVERY_ENTRY.gains) -> Interactions:
     """Load interactions from a delimited text file (CSV, TSV, ``::``-separated, ...).
 
     Parameters
@@ -170,6 +174,11 @@ def load_csv(path: str | os.PathLike, columns: Mapping[str, Any] | None = DEFAUL
         Text encoding of the file.
     name : str, optional
         Label of the dataset (default: the file name).
+    relevance_level, gains : float or None, {"graded", "binary"}
+        The data's relevance rule (:class:`~recoeval_tracking.data.Relevance`, the returned
+        object's ``relevance``), applied by the evaluation unless it is given another: test
+        entries below ``relevance_level`` are judged non-relevant (None: every entry is a
+        positive), a positive's gain is its value (``graded``) or 1 (``binary``).
 
     Returns
     -------
@@ -183,6 +192,7 @@ def load_csv(path: str | os.PathLike, columns: Mapping[str, Any] | None = DEFAUL
         file, the line and the column.
     """
     func = "load_csv"
+    rule = Relevance.checked(relevance_level, gains, func)
     p = check_file(path, "path", func)
     if not isinstance(sep, str) or not sep:
         raise param_error("sep", func, "a non-empty string", sep)
@@ -220,7 +230,7 @@ def load_csv(path: str | os.PathLike, columns: Mapping[str, Any] | None = DEFAUL
     df = _read_columns(p, positions, sep=sep, header=header, encoding=encoding, func=func)
     line_offset = 2 if header else 1
     return _frame_to_interactions(df, cols, func=func, source=str(p), line_offset=line_offset,
-                                  duplicates=duplicates, name=name or p.name)
+                                  duplicates=duplicates, name=name or p.name, relevance=rule)
 
 
 def _read_columns(p: Path, positions: dict[Any, int], *, sep: str, header: bool, encoding: str,
@@ -251,51 +261,70 @@ def _read_columns(p: Path, positions: dict[Any, int], *, sep: str, header: bool,
     return df.rename(columns={field * scale: c for c, field in positions.items()})
 
 
-def load_movielens_100k(path: str | os.PathLike, *, duplicates: str = "error") -> Interactions:
+def load_movielens_100k(path: str | os.PathLike, *, duplicates: str = "error",
+                        relevance_level: float | None = RATINGS.level,
+                        gains: str = RATINGS.gains) -> Interactions:
     """Load MovieLens 100K ``u.data`` (tab-separated ``user item rating timestamp``, no header).
 
     ``path`` may be the file or its folder. Harper & Konstan (2015), "The MovieLens Datasets:
     History and Context", ACM TiiS 5(4).
+
+    The relevance rule (``relevance_level``, ``gains``; :func:`load_csv`) of every MovieLens
+    loader is that of explicit ratings, :data:`~recoeval_tracking.data.RATINGS`: ratings >= 4
+    are the positives, each with gain 1, lower ones are judged non-relevant. Pass
+    ``relevance_level=None, gains="graded"`` to make every rating a positive with its value
+    as gain.
     """
+    Relevance.checked(relevance_level, gains, "load_movielens_100k")
     p = Path(path)
     p = p / "u.data" if p.is_dir() else p
     return load_csv(p, {"user": 0, "item": 1, "value": 2, "timestamp": 3}, sep="\t",
-                    header=False, duplicates=duplicates, name="movielens_100k")
+                    header=False, duplicates=duplicates, name="movielens_100k",
+                    relevance_level=relevance_level, gains=gains)
 
 
-def load_movielens_1m(path: str | os.PathLike, *, duplicates: str = "error") -> Interactions:
+def load_movielens_1m(path: str | os.PathLike, *, duplicates: str = "error",
+                      relevance_level: float | None = RATINGS.level,
+                      gains: str = RATINGS.gains) -> Interactions:
     """Load MovieLens 1M ``ratings.dat`` (``UserID::MovieID::Rating::Timestamp``, no header).
 
-    ``path`` may be the file or its folder.
+    ``path`` may be the file or its folder. Relevance as for :func:`load_movielens_100k`.
     """
+    Relevance.checked(relevance_level, gains, "load_movielens_1m")
     p = Path(path)
     p = p / "ratings.dat" if p.is_dir() else p
     return load_csv(p, {"user": 0, "item": 1, "value": 2, "timestamp": 3}, sep="::",
                     header=False, duplicates=duplicates, encoding="latin-1",
-                    name="movielens_1m")
+                    name="movielens_1m", relevance_level=relevance_level, gains=gains)
 
 
-def load_movielens_latest(path: str | os.PathLike, *, duplicates: str = "error") -> Interactions:
+def load_movielens_latest(path: str | os.PathLike, *, duplicates: str = "error",
+                          relevance_level: float | None = RATINGS.level,
+                          gains: str = RATINGS.gains) -> Interactions:
     """Load MovieLens latest(-small) ``ratings.csv`` (``userId,movieId,rating,timestamp``).
 
-    ``path`` may be the file or its folder.
+    ``path`` may be the file or its folder. Relevance as for :func:`load_movielens_100k`.
     """
+    Relevance.checked(relevance_level, gains, "load_movielens_latest")
     p = Path(path)
     p = p / "ratings.csv" if p.is_dir() else p
     return load_csv(p, {"user": "userId", "item": "movieId", "value": "rating",
                         "timestamp": "timestamp"}, sep=",", header=True, duplicates=duplicates,
-                    name="movielens_latest")
+                    name="movielens_latest", relevance_level=relevance_level, gains=gains)
 
 
 def load_parquet(path: str | os.PathLike,
                  columns: Mapping[str, str] | None = DEFAULT_COLUMNS, *,
-                 duplicates: str = "error", name: str | None = None) -> Interactions:
+                 duplicates: str = "error", name: str | None = None,
+                 relevance_level: float | None = EVERY_ENTRY.level,
+                 gains: str = EVERY_ENTRY.gains) -> Interactions:
     """Load interactions from a Parquet file; ``columns`` maps roles to column names.
 
-    Default mapping as in :func:`load_csv` with a header. Row numbers in error messages are
-    0-based positions in the file.
+    Default mapping and relevance rule as in :func:`load_csv` with a header. Row numbers in
+    error messages are 0-based positions in the file.
     """
     func = "load_parquet"
+    rule = Relevance.checked(relevance_level, gains, func)
     p = check_file(path, "path", func)
     try:
         import pyarrow.parquet as pq
@@ -312,17 +341,21 @@ def load_parquet(path: str | os.PathLike,
                          f"{schema_names}. Fix the 'columns' mapping.")
     df = pd.read_parquet(p, columns=list(dict.fromkeys(cols.values())))
     return _frame_to_interactions(df, cols, func=func, source=str(p), line_offset=None,
-                                  duplicates=duplicates, name=name or p.name)
+                                  duplicates=duplicates, name=name or p.name, relevance=rule)
 
 
 def from_dataframe(df: pd.DataFrame, columns: Mapping[str, Any] | None = DEFAULT_COLUMNS, *,
-                   duplicates: str = "error", name: str = "dataframe") -> Interactions:
+                   duplicates: str = "error", name: str = "dataframe",
+                   relevance_level: float | None = EVERY_ENTRY.level,
+                   gains: str = EVERY_ENTRY.gains) -> Interactions:
     """Build interactions from a pandas DataFrame in memory.
 
-    ``columns`` maps roles to column names (default as in :func:`load_csv` with a header).
-    Errors name the column and the 0-based row position.
+    ``columns`` maps roles to column names (default as in :func:`load_csv` with a header), and
+    ``relevance_level`` and ``gains`` set the relevance rule as there. Errors name the column
+    and the 0-based row position.
     """
     func = "from_dataframe"
+    rule = Relevance.checked(relevance_level, gains, func)
     if not isinstance(df, pd.DataFrame):
         raise param_error("df", func, "a pandas DataFrame", df)
     if columns is None or (isinstance(columns, Mapping) and not columns):
@@ -334,20 +367,30 @@ def from_dataframe(df: pd.DataFrame, columns: Mapping[str, Any] | None = DEFAULT
         raise InputError(f"{func}: column(s) {missing} not found in the DataFrame; its columns "
                          f"are {list(df.columns)}. Fix the 'columns' mapping.")
     return _frame_to_interactions(df.reset_index(drop=True), cols, func=func, source="",
-                                  line_offset=None, duplicates=duplicates, name=name)
+                                  line_offset=None, duplicates=duplicates, name=name,
+                                  relevance=rule)
 
 
-def _load_synthetic(**params: Any) -> Interactions:
-    """:func:`~recoeval_tracking.data.make_synthetic` as the ``synthetic`` dataset kind."""
-    return make_synthetic(**params)
+def _load_synthetic(relevance_level: float | None = EVERY_ENTRY.level,
+                    gains: str = EVERY_ENTRY.gains, **params: Any) -> Interactions:
+    """:func:`~recoeval_tracking.data.make_synthetic` as the ``synthetic`` dataset kind, with
+    the relevance rule of :func:`load_csv`."""
+    rule = Relevance.checked(relevance_level, gains, "load_dataset")
+    X = make_synthetic(**params)
+    X.relevance = rule
+    return X
 
 
 # What a config may set (the app derives the option's schema from this signature):
-# make_synthetic's parameters except the timestamp range, which keeps its default.
+# make_synthetic's parameters except the timestamp range, which keeps its default, and the
+# relevance rule.
 _SYNTHETIC_SIGNATURE = inspect.signature(make_synthetic, eval_str=True)
 _load_synthetic.__signature__ = _SYNTHETIC_SIGNATURE.replace(  # type: ignore[attr-defined]
     parameters=[p for p in _SYNTHETIC_SIGNATURE.parameters.values()
-                if p.name not in ("start_time", "time_span")])
+                if p.name not in ("start_time", "time_span")]
+    + [p.replace(kind=inspect.Parameter.KEYWORD_ONLY) for name, p in
+       inspect.signature(_load_synthetic, eval_str=True).parameters.items()
+       if name in ("relevance_level", "gains")])
 
 
 #: Dataset kinds accepted by :func:`load_dataset`, each a callable taking plain arguments.

@@ -38,7 +38,9 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
-from .._validation import InputError, param_error, relative_under
+from .._validation import InputError, checked_sparse, param_error, relative_under
+from ._manifest import check_manifest
+from ._relevance import Relevance
 
 __all__ = ["write_partitioned", "PartitionedWriter", "open_partitioned", "PartitionedDataset",
            "PartInfo", "load_parquet_partitioned", "LAYOUT_FILE", "ITEMS_FILE",
@@ -92,7 +94,7 @@ def _unwrap(x: Any, name: str) -> tuple[sp.csr_array, np.ndarray | None, np.ndar
     if not sp.issparse(x):
         raise param_error(name, "write_partitioned", "an Interactions or a scipy.sparse CSR "
                           "matrix (users x items)", x)
-    X = sp.csr_array(x)
+    X = checked_sparse(x, name, "write_partitioned").copy()  # checked before scipy reads it
     X.sum_duplicates()
     X.sort_indices()
     return X, None, None
@@ -118,7 +120,8 @@ def write_partitioned(path: str | os.PathLike, train: Any, test: Any, *,
     row_group_users : int, optional
         Users per Parquet row group (default: the part's).
     name : str
-        A label kept in the manifest.
+        A label kept in the manifest, with the relevance rule of ``test`` (an Interactions'
+        ``relevance``; a matrix: every entry a positive), which the dataset's readers apply.
     storage_options : dict, optional
         Passed to fsspec (never written to the dataset).
 
@@ -150,7 +153,8 @@ def write_partitioned(path: str | os.PathLike, train: Any, test: Any, *,
             or users_per_part < 1:
         raise param_error("users_per_part", func, "an int >= 1", users_per_part)
     writer = PartitionedWriter(path, items, name=name, row_group_users=row_group_users,
-                               storage_options=storage_options, func=func)
+                               storage_options=storage_options, func=func,
+                               relevance=getattr(test, "relevance", None))
     for lo in range(0, max(m, 1), users_per_part):
         hi = min(lo + users_per_part, m)
         writer.write_part(A[lo:hi], T[lo:hi], users[lo:hi])
@@ -171,13 +175,15 @@ class PartitionedWriter:
         The dataset's own item ids, one per column.
     name, row_group_users, storage_options
         As for :func:`write_partitioned`.
+    relevance : Relevance, optional
+        The relevance rule kept in the manifest (default: every entry a positive).
     """
 
     def __init__(self, path: str | os.PathLike, item_ids: Any, *, name: str = "",
                  row_group_users: int | None = None,
                  storage_options: dict[str, Any] | None = None,
-                 func: str = "PartitionedWriter") -> None:
-        self.path, self.func = path, func
+                 func: str = "PartitionedWriter", relevance: Relevance | None = None) -> None:
+        self.path, self.func, self.relevance = path, func, relevance or Relevance()
         self.items = np.asarray(item_ids)
         if self.items.ndim != 1:
             raise param_error("item_ids", func, "a 1-d array of item ids", self.items)
@@ -241,7 +247,8 @@ class PartitionedWriter:
                            else np.asarray(items, dtype=np.int64).tobytes())
         manifest = {"format": LAYOUT_FORMAT, "version": _VERSION, "name": self.name,
                     **self.sizes, "n_items": int(items.shape[0]),
-                    "fingerprint": self.digest.hexdigest()[:16], "parts": self.parts}
+                    "fingerprint": self.digest.hexdigest()[:16], "parts": self.parts,
+                    "relevance": self.relevance.record()}
         with self.fs.open(_join(self.root, LAYOUT_FILE), "w") as fh:  # last: marks it done
             fh.write(json.dumps(manifest, indent=1))
         return open_partitioned(self.path, storage_options=self.storage_options)
@@ -275,12 +282,10 @@ class PartitionedDataset:
     storage_options: dict[str, Any] = field(default_factory=dict, repr=False)
 
     def __post_init__(self) -> None:
-        lo, parts = 0, []
-        for p in self.manifest["parts"]:
-            file = relative_under(str(p["file"]), "users", what=f"The manifest {LAYOUT_FILE} "
-                                  f"of the partitioned dataset {self.url}")
-            parts.append(PartInfo(file, lo, int(p["users"]), int(p["train"]),
-                                  int(p["test"])))
+        lo, parts, where = 0, [], f"The manifest {LAYOUT_FILE} of {self.url}"
+        for p in self.manifest["parts"]:  # a part's file must stay in users/
+            parts.append(PartInfo(relative_under(str(p["file"]), "users", what=where), lo,
+                                  int(p["users"]), int(p["train"]), int(p["test"])))
             lo += int(p["users"])
         self.parts: list[PartInfo] = parts
         self._lookup: Any = None
@@ -305,6 +310,12 @@ class PartitionedDataset:
     @property
     def name(self) -> str:
         return str(self.manifest.get("name") or "")
+
+    @property
+    def relevance(self) -> Relevance:
+        """The relevance rule of the stored split (the manifest's; the default before it was
+        recorded)."""
+        return Relevance.from_record(self.manifest.get("relevance"))
 
     @property
     def popularity(self) -> tuple[np.ndarray, int]:
@@ -408,8 +419,8 @@ class PartitionedDataset:
         self.check_files()
         train, test, users = self.read_parts(0, len(self.parts))
         name = self.name or self.url
-        return (Interactions(train, users, self.item_ids, name=name),
-                Interactions(test, users, self.item_ids, name=name))
+        return (Interactions(train, users, self.item_ids, name=name, relevance=self.relevance),
+                Interactions(test, users, self.item_ids, name=name, relevance=self.relevance))
 
     def stats(self) -> dict[str, Any]:
         """Sizes from the manifest (no part is read)."""
@@ -451,6 +462,7 @@ def open_partitioned(path: str | os.PathLike, *,
             not isinstance(manifest.get("parts"), list):
         raise InputError(f"The manifest {where} is not that of a partitioned dataset (format "
                          f"{LAYOUT_FORMAT!r} with a list of parts). {_REWRITE}")
+    check_manifest(manifest, where, _REWRITE)
     items_where = _join(url, ITEMS_FILE)
     try:
         with fs.open(_join(root, ITEMS_FILE), "rb") as fh:
@@ -484,4 +496,5 @@ def load_parquet_partitioned(path: str | os.PathLike, *, duplicates: str = "erro
     train, test = open_partitioned(path).load()
     both = sp.csr_array(train.matrix + test.matrix)
     both.sort_indices()
-    return Interactions(both, train.user_ids, train.item_ids, name=name or train.name)
+    return Interactions(both, train.user_ids, train.item_ids, name=name or train.name,
+                        relevance=train.relevance)

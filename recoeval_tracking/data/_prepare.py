@@ -12,6 +12,7 @@ import scipy.sparse as sp
 
 from .._validation import check_int, param_error
 from ._interactions import Interactions, PrepReport
+from ._relevance import EVERY_ENTRY
 
 __all__ = ["filter_min_interactions", "k_core", "to_implicit", "align", "IMPLICIT_METHODS"]
 
@@ -39,7 +40,8 @@ def _compact(X: Interactions, keep: np.ndarray, drop_empty: bool, step: str, par
                 t = sp.csr_array(Y.timestamps[rows][:, cols])
                 t.sort_indices()
             Y = Interactions(matrix=m, user_ids=Y.user_ids[rows], item_ids=Y.item_ids[cols],
-                             timestamps=t, reports=list(Y.reports), name=Y.name)
+                             timestamps=t, reports=list(Y.reports), name=Y.name,
+                             relevance=Y.relevance)
     report = PrepReport(step, params, before, Y.nnz, users_removed, items_removed,
                         details or {}).log()
     Y.reports.append(report)
@@ -124,7 +126,10 @@ def to_implicit(interactions: Interactions, method: str = "binarize", *,
     Returns
     -------
     Interactions
-        Same shape and id maps.
+        Same shape and id maps. The values are no longer ratings, so the relevance rule is the
+        implicit one: every stored entry is a positive, its value its gain (a rating level
+        such as MovieLens' 4 would judge every converted value non-relevant); the entries
+        below ``threshold`` are gone.
     """
     func = "to_implicit"
     X = Interactions.checked(interactions, func)
@@ -153,7 +158,9 @@ def to_implicit(interactions: Interactions, method: str = "binarize", *,
     m = sp.csr_array((c, Y.matrix.indices, Y.matrix.indptr), shape=Y.matrix.shape)
     report = PrepReport("implicit", {"method": method, "threshold": threshold, "alpha": alpha,
                                      "epsilon": epsilon}, X.nnz, Y.nnz).log()
-    return Y.with_data(m, Y.timestamps, report)
+    out = Y.with_data(m, Y.timestamps, report)
+    out.relevance = EVERY_ENTRY
+    return out
 
 
 def _reindexed(X: Interactions, user_ids: np.ndarray, item_ids: np.ndarray) -> Interactions:
@@ -170,7 +177,8 @@ def _reindexed(X: Interactions, user_ids: np.ndarray, item_ids: np.ndarray) -> I
 
     t = build(np.asarray(X.timestamps.data)) if X.timestamps is not None else None
     return Interactions(matrix=build(np.asarray(X.matrix.data)), user_ids=user_ids,
-                        item_ids=item_ids, timestamps=t, reports=list(X.reports), name=X.name)
+                        item_ids=item_ids, timestamps=t, reports=list(X.reports), name=X.name,
+                        relevance=X.relevance)
 
 
 def align(train: Interactions, test: Interactions) -> tuple[Interactions, Interactions]:

@@ -29,6 +29,7 @@ import uuid
 import warnings
 from collections.abc import Iterator
 from concurrent.futures import CancelledError
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -41,7 +42,9 @@ from ..metrics.device_inputs import any_on_device
 from ..metrics.evaluate import plan, plan_for_source
 from ..metrics.inputs import prepare, score_source
 from ..metrics.profiles import apply_profile
+from ..metrics.protocol import missing_lists, split_judgements
 from ..options import EvalOptions
+from ..scores import RankedLists
 from .merge import ShardedResults, merge_shards
 from .shards import ShardInput, run_shard, shard_bounds, split_source
 
@@ -218,6 +221,9 @@ def evaluate_on_dask(client: Any, train: Any, test: Any, options: EvalOptions, *
                           "worker copies its shard's factors to its own GPU with "
                           "backend='cuda')", "an array on the GPU", got_is_text=True)
     source = score_source(prep, A, B, item_biases, scores, scorer, ranked, func, opts.backend)
+    if isinstance(source, RankedLists):  # users without a list, counted over every shard
+        missing_lists(source, replace(prep, test=split_judgements(
+            prep.test, opts.relevance_level)[0]), opts)
     p = plan_for_source(plan(opts, prep, func), source, func)
     _check_mergeable(p, func)
     m, n = prep.test.shape

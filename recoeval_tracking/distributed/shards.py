@@ -155,7 +155,9 @@ def split_source(source: Any) -> tuple[Any, Any]:
     if isinstance(source, DenseScores):
         return None, lambda lo, hi: _with(source, scores=source.scores[lo:hi], n_users=hi - lo)
     if isinstance(source, RankedLists):
-        return None, lambda lo, hi: _with(source, items=source.items[lo:hi], n_users=hi - lo)
+        return None, lambda lo, hi: _with(source, items=source.items[lo:hi], n_users=hi - lo,
+                                          listed=None if source.listed is None
+                                          else source.listed[lo:hi])
     return source, lambda lo, hi: None
 
 

@@ -32,7 +32,7 @@ from .._validation import param_error
 from ..data._factor_rows import FactorRows, read_whole
 from ..data._partitioned import PartitionedDataset, open_partitioned
 from ..metrics.evaluate import plan, plan_for_source
-from ..metrics.inputs import Prepared, score_source
+from ..metrics.inputs import Prepared, score_source, with_data_relevance
 from ..options import EvalOptions
 from .merge import ShardedResults, merge_shards
 from .shards import ShardInput, ShardOutput, run_shard, shard_bounds, split_source
@@ -91,7 +91,9 @@ def evaluate_from_storage(client: Any, dataset: str | os.PathLike | PartitionedD
         The dataset's folder or URL (:func:`recoeval_tracking.data.write_partitioned`'s
         layout), or the dataset opened.
     options : EvalOptions
-        The evaluation options (resolved as by :func:`recoeval_tracking.evaluate`).
+        The evaluation options (resolved as by :func:`recoeval_tracking.evaluate`): a
+        ``relevance_level`` or ``gains`` left None takes the dataset's relevance rule (its
+        manifest's, :attr:`~recoeval_tracking.data.PartitionedDataset.relevance`).
     user_factors : str or os.PathLike, optional
         A ``.npy`` matrix (n_users x p) whose rows are the dataset's users in its row order;
         each task reads its rows by byte range. With ``item_factors``.
@@ -143,6 +145,7 @@ def evaluate_from_storage(client: Any, dataset: str | os.PathLike | PartitionedD
     opts = _checked_options(options, shards, func)
     ds = dataset if isinstance(dataset, PartitionedDataset) else \
         open_partitioned(dataset, storage_options=storage_options)
+    opts = with_data_relevance(opts, None, ds)  # the manifest's rule, unless the options say
     n = ds.n_items
     B = _item_array(item_factors, "item_factors", func, storage_options)
     biases = _item_array(item_biases, "item_biases", func, storage_options)

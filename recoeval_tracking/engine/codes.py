@@ -83,11 +83,14 @@ class Reason(IntEnum):
     NAN_SCORE = 5
     ALL_EQUAL = 6
     NO_POSITIVE = 7
+    #: ranked input (a file, a DataFrame) with no list for the user, under
+    #: ``missing_users="skip"``; set outside the kernels, after the engine's own reasons.
+    NO_LIST = 8
 
 
 #: ``nan_reason`` text of each :class:`Reason`, by value ("" for evaluated users).
 REASONS = ("", "no_test", "min_pos_test", "cold_start", "min_items_pool", "nan_score", "all_equal",
-           "no_positive")
+           "no_positive", "no_list")
 
 
 class Tie(IntEnum):

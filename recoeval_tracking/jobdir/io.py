@@ -32,7 +32,10 @@ Layout of a job directory
     ``plots="all"``.
 ``job.json``
     ``{"job_uid", "created_at", "package_version", "git_commit", "git_dirty", "files"}``
-    (``files``: the size of every other file, checked before an upload): the uid is a new
+    (``files``: the size of every other file, checked before an upload), with ``label``
+    (the run's display name, the config's top-level ``label``) and ``model`` (``name``,
+    ``description`` such as ``CosineItemKNN(neighbours=50, shrink=10)``, ``args``: the
+    constructor's arguments) when known: the uid is a new
     uuid4 at every :func:`write_job_dir` call; the tracking layer tags the run with it, which is
     how a later sync uploads each job exactly once. Written last: a directory is complete when
     it has ``job.json`` and no ``INCOMPLETE`` marker of another uid.
@@ -57,7 +60,6 @@ import math
 import numbers
 import os
 import shutil
-import subprocess
 import uuid
 from collections.abc import Mapping
 from pathlib import Path
@@ -69,6 +71,7 @@ import pandas as pd
 from .._validation import param_error
 from ..metrics.evaluate import metric_fingerprints
 from ..metrics.results import Results, headline_metrics
+from .job_json import _job_meta, _json_safe, _write_job_json
 from .markers import (
     FILES,
     INCOMPLETE,
@@ -84,14 +87,13 @@ from .markers import (
     write_text_atomic,
 )
 from .plots import write_job_plots
-from .read import JobDir, artifact_sizes, read_job_dir
+from .read import JobDir, read_job_dir
 from .redact import sanitize_key, scrub_mapping, scrub_overrides, scrub_text
 
 __all__ = ["JobDir", "JobDirWriteError", "write_job_dir", "begin_job_dir", "read_job_dir",
            "job_metrics",
            "curves_table", "FILES", "PENDING", "SYNCED", "UPLOADING", "INCOMPLETE"]
 
-FORMAT_VERSION = 1
 
 
 
@@ -186,52 +188,14 @@ def curves_table(results: Results) -> pd.DataFrame:
     return pd.DataFrame(data)
 
 
-def _git_commit(cwd: Path) -> tuple[str | None, bool | None]:
-    try:
-        head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=cwd, capture_output=True,
-                              text=True, timeout=5)
-        if head.returncode != 0:
-            return None, None
-        status = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"],
-                                cwd=cwd, capture_output=True, text=True, timeout=5)
-        dirty = bool(status.stdout.strip()) if status.returncode == 0 else None
-        return head.stdout.strip() or None, dirty
-    except (OSError, subprocess.SubprocessError):
-        return None, None
-
-
-def _package_version() -> str:
-    try:
-        from importlib.metadata import version
-
-        return version("recoeval_tracking")
-    except Exception:  # noqa: BLE001 - not installed as a distribution
-        from .. import __version__
-
-        return __version__
-
-
 def _write_json(path: Path, obj: Any) -> None:
     write_json_atomic(path, obj)
 
 
-def _json_safe(obj: Any) -> Any:
-    """Replace non-finite floats by None and numpy scalars by Python ones, recursively."""
-    if isinstance(obj, Mapping):
-        return {str(k): _json_safe(v) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple)):
-        return [_json_safe(v) for v in obj]
-    if isinstance(obj, np.generic):
-        obj = obj.item()
-    if isinstance(obj, float) and not math.isfinite(obj):
-        return None
-    return obj
-
-
 def write_job_dir(results: Results, path: str | Path, *, config_yaml: str | Mapping | None = None,
                   overrides: list[str] | None = None, dataset: Mapping[str, Any] | None = None,
-                  extra_metrics: Mapping[str, Any] | None = None, plots: bool | str = True
-                  ) -> Path:
+                  extra_metrics: Mapping[str, Any] | None = None, plots: bool | str = True,
+                  model: Mapping[str, Any] | None = None) -> Path:
     """Write ``results`` and their context to the job directory ``path`` (created if needed).
 
     Parameters
@@ -255,6 +219,9 @@ def write_job_dir(results: Results, path: str | Path, *, config_yaml: str | Mapp
         first headline metric (``per_user_ndcg_at_10.png``:
         :func:`recoeval_tracking.metrics.results.headline_metrics`); ``"all"`` a histogram of
         every metric (one PNG each, about 0.08 s apiece); False nothing.
+    model : mapping, optional
+        What the model was: ``name``, ``description`` (its repr), ``args`` (its constructor's
+        arguments), recorded in ``job.json`` (secrets redacted).
 
     Returns
     -------
@@ -273,6 +240,10 @@ def write_job_dir(results: Results, path: str | Path, *, config_yaml: str | Mapp
     tracking store. The folder is locked meanwhile (an upload of the old job waits).
     """
     _check_write_args(results, path, config_yaml, overrides, dataset, extra_metrics)
+    if model is not None and not isinstance(model, Mapping):
+        raise param_error("model", "write_job_dir", "a dict (name, description, args) or None",
+                          model)
+    meta = _job_meta(config_yaml, model)
     if not isinstance(plots, bool) and plots != "all":
         raise param_error("plots", "write_job_dir", "True, False or 'all'", plots)
     out = Path(path)
@@ -291,7 +262,7 @@ def write_job_dir(results: Results, path: str | Path, *, config_yaml: str | Mapp
                 shown = headline_metrics(shown, results.k, limit=1) if shown else []
             writer.step(FILES["plots"], lambda: write_job_plots(
                 per_user, shown, curves if len(curves) else None, out / FILES["plots"]))
-        writer.step(FILES["job"], lambda: _write_job_json(out, uid))
+        writer.step(FILES["job"], lambda: _write_job_json(out, uid, meta))
         writer.step(INCOMPLETE, lambda: _finish(out), keep=False)
     return out
 
@@ -452,19 +423,6 @@ def _write_context(writer: _Writer, config_yaml: str | Mapping | None,
     if overrides is not None:
         text = yaml.safe_dump(scrub_overrides(list(overrides)), sort_keys=False)
         writer.step(FILES["overrides"], lambda: write_text_atomic(out / FILES["overrides"], text))
-
-
-def _write_job_json(out: Path, uid: str) -> None:
-    commit, dirty = _git_commit(Path.cwd())
-    _write_json(out / FILES["job"], {
-        "format_version": FORMAT_VERSION,
-        "job_uid": uid,
-        "created_at": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
-        "package_version": _package_version(),
-        "git_commit": commit,
-        "git_dirty": dirty,
-        "files": artifact_sizes(out),  # compared before an upload (check_job_dir)
-    })
 
 
 def _scrubbed_yaml(config: str | Mapping) -> str:

@@ -132,16 +132,20 @@ def fingerprint(definitions: dict[str, Any]) -> str:
 _METRIC_OWN = {"serendipity_top_n": "serendipity", "rbp_persistence": "rbp",
                "tail_ratio": "tailpercentage"}
 # (short_head_share is shared by four metrics: it stays in the shared part of their prints)
-#: Entries that draw a replicate rather than define a metric (the seed of random tie-breaking).
-_NOT_DEFINING = ("source", "metrics", "ties_seed")
+#: Entries that define no metric's own numbers: the score source's description, the other
+#: metrics' formulas, the seed of random tie-breaking (it draws a replicate) and the metrics an
+#: input left out (ranked top-K lists leave out the whole-ranking ones: a top-K metric from
+#: lists and from scores is the same metric).
+_NOT_DEFINING = ("source", "metrics", "ties_seed", "left_out")
 
 
 def metric_fingerprints(definitions: dict[str, Any], columns: Sequence[str]) -> dict[str, str]:
     """One fingerprint per metric column (``ndcg_at_10``, ``coverage_at_10``): the shared part
     of the definitions record (K, ties, NaN rules, protocol, profile) plus that metric's own
     formula, so that runs are compared metric by metric. The seed of random tie-breaking is left
-    out: runs that differ only by it are replicates of one definition. Columns that name no
-    metric of the record are left out."""
+    out: runs that differ only by it are replicates of one definition; so is the score source
+    (scores, factors or ranked top-K lists) and what it left out of the evaluation. Columns that
+    name no metric of the record are left out."""
     formulas = dict(definitions.get("metrics") or {})
     shared = {k: v for k, v in definitions.items()
               if k not in _NOT_DEFINING and k not in _METRIC_OWN}

@@ -24,13 +24,13 @@ import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 
-from .._validation import InputError, param_error
+from .._validation import InputError, checked_sparse, param_error
 from ..engine.backends import get_backend
 from ..engine.codes import N_AT_K, N_WHOLE, REASONS, Reason, Tie, Whole
 from ..engine.driver import EngineInput
 from ..options import EvalOptions
 from ..scores import BiasScores, DenseScores, FactorScores, RankedLists
-from . import protocol
+from . import inputs, protocol
 from .beyond import AUC_AVERAGE_TIES, ListContext
 from .definitions import (
     NAN_RULES,
@@ -41,8 +41,9 @@ from .definitions import (
 )
 from .inputs import Prepared, lists_without_train, prepare, score_source, user_reasons, with_gains
 from .profiles import apply_profile
-from .registry import METRIC_SETS, METRICS, MetricSpec, column_name, curve_name, resolve_metrics
-from .results import Results
+from .protocol import plan_for_source
+from .registry import METRIC_SETS, MetricSpec, column_name, curve_name, resolve_metrics
+from .results import Results, warn_if_nothing_evaluated
 from .sampling import candidate_problem
 
 __all__ = ["evaluate", "compute", "plan", "plan_for_source", "run", "shape", "Plan", "RawResult", "TIE_POLICIES",
@@ -139,26 +140,6 @@ def plan(options: EvalOptions, prep: Prepared, func: str = "evaluate") -> Plan:
     return Plan(options, tuple(specs), tie_mode, False, want_topk)
 
 
-def plan_for_source(p: Plan, source: Any, func: str = "evaluate") -> Plan:
-    """The plan for this score source: with ranked top-K lists, the whole-ranking metrics (and
-    their aggregates) are refused when named, left out of a set and recorded in ``left_out``."""
-    if not isinstance(source, RankedLists):
-        return p
-    opts = p.options
-    asked = [s.name for s in p.specs if s.kind == "whole"]
-    if asked and not _a_set(opts.metrics):
-        raise param_error("metrics", func, "top-K metrics only when the input is ranked "
-                          "top-K lists (whole-ranking metrics need a score for every item)",
-                          f"{asked}", got_is_text=True)
-    if source.k < opts.k:
-        raise param_error("k", func, f"at most the ranked lists' length ({source.k})", opts.k)
-    out = {s.name for s in p.specs if s.kind == "whole" or any(METRICS[x].kind != "at_k"
-                                                                 for x in s.needs)}
-    left = dict.fromkeys(sorted(out), protocol.RANKED_REASON)
-    return dataclasses.replace(p, specs=tuple(s for s in p.specs if s.name not in out),
-                               topk_only=True, left_out={**p.left_out, **left})
-
-
 # -- 2. run ---------------------------------------------------------------------------------
 
 @dataclass
@@ -248,14 +229,16 @@ def run(p: Plan, prep: Prepared, source: Any, *, progress: Callable[[int], None]
 def compute(train: Any, test: Any, options: EvalOptions, *, A: Any = None, B: Any = None,
             item_biases: Any = None, scores: Any = None, scorer: Any = None, ranked: Any = None,
             user_ids: Any = None, progress: Callable[[int], None] | None = None,
-            func: str = "evaluate", user_base: int = 0) -> RawResult:
+            func: str = "evaluate", user_base: int = 0,
+            missing_users: str | None = None) -> RawResult:
     """Check the inputs, plan and run. Shared by :func:`evaluate` and ``calc_reco_metrics``."""
     t0 = time.perf_counter()
     prep = prepare(train, test, user_ids, func)
     opts = apply_profile(options.checked(func), func)
     positives, judged, no_positive = protocol.split_judgements(prep.test, opts.relevance_level)
     prep = dataclasses.replace(prep, test=with_gains(positives, opts.gains))
-    source = score_source(prep, A, B, item_biases, scores, scorer, ranked, func, opts.backend)
+    source = score_source(prep, A, B, item_biases, scores, scorer, ranked, func, opts.backend,
+                          missing_users)
     full, cand = prep, None
     if opts.negatives is not None:
         prep, source, cand = candidate_problem(prep, source, opts.negatives, func)
@@ -284,8 +267,8 @@ def compute(train: Any, test: Any, options: EvalOptions, *, A: Any = None, B: An
 def _item_vectors(raw: RawResult, item_features: Any) -> np.ndarray | None:
     n = raw.prep.n_items
     if item_features is not None:
-        vectors = item_features.toarray() if sp.issparse(item_features) else \
-            np.asarray(item_features, dtype=np.float64)
+        vectors = checked_sparse(item_features, "item_features", "evaluate").toarray() \
+            if sp.issparse(item_features) else np.asarray(item_features, dtype=np.float64)
         if vectors.ndim != 2 or vectors.shape[0] != n:
             raise param_error("item_features", "evaluate",
                               f"an array with one row per item ({n} rows)", item_features)
@@ -363,6 +346,7 @@ def shape(raw: RawResult, *, item_features: Any = None, popularity: Any = None) 
     source = raw.source.describe() if hasattr(raw.source, "describe") else {}
     specs = [s for s in raw.specs if s.name not in skipped]
     defs = options_definitions(opts, specs, source, raw.plan.left_out)
+    protocol.record_missing(defs, raw.source)
     return Results(per_user=per_user, k=k, curves_per_user=curves, definitions=defs,
                    fingerprint=fingerprint(defs), topk_only=raw.topk_only,
                    timings={"eval": raw.seconds},
@@ -384,14 +368,15 @@ def evaluate(train: Any, test: Any, *, A: Any = None, B: Any = None, item_biases
              rbp_persistence: float = 0.8, tail_ratio: float = 0.1,
              short_head_share: float = 0.8, negatives: dict[str, Any] | None = None,
              options: EvalOptions | None = None, gains: str | None = None,
-             progress: Callable[[int], None] | None = None, client: Any = None) -> Results:
+             progress: Callable[[int], None] | None = None, client: Any = None,
+             missing_users: str | None = None) -> Results:
     r"""Evaluate a model's full-catalog ranking of every user's items not in train.
 
     Parameters
     ----------
     train, test : scipy.sparse CSR (users x items) or an interactions container
-        Train entries are excluded from each user's ranking; test entries are the positives and
-        their values the NDCG gains. ``train`` may be None (nothing excluded).
+        Train entries are excluded from each user's ranking; test entries are judged by the
+        data's relevance rule (below). ``train`` may be None (nothing excluded).
     A, B, item_biases : array-like, optional
         User factors (m x p), item factors (n x p) and item biases:
         :math:`s_{ui} = \langle A_u, B_i \rangle + b_i`. ``item_biases`` alone is a
@@ -405,6 +390,10 @@ def evaluate(train: Any, test: Any, *, A: Any = None, B: Any = None, item_biases
     ranked : ndarray or DataFrame, optional
         Top-K lists: an (m x L) array of item indices best first (-1 padded), or a DataFrame with
         columns user, item and rank or score. Gives the top-K metrics only.
+    missing_users : {"zero", "skip", "error"}, optional
+        With a ``ranked`` DataFrame, what an evaluated user without a row gets: an empty list,
+        so 0 (the default); NaN with reason ``no_list``; an error. Always counted in a warning
+        and in ``definitions["source"]``.
     metrics : list of str, "all" or "standard", optional
         Names from :data:`~recoeval_tracking.metrics.registry.METRICS`; by default the profile's
         metrics, or P, AP and NDCG without a profile.
@@ -447,9 +436,10 @@ def evaluate(train: Any, test: Any, *, A: Any = None, B: Any = None, item_biases
         guide), with the same per-user values.
     relevance_level, gains, no_positive, inf_scores : optional
         Test values below ``relevance_level`` are judged non-relevant; a positive's gain is its
-        value (``gains="graded"``) or 1 (``"binary"``); a user without a positive is NaN
-        (``no_positive="nan"``) or 0 (``"zero"``); +-inf scores are ranked (``"rank"``) or make
-        the user NaN (``"nan"``). None: the profile's (:class:`~.options.EvalOptions`).
+        value (``gains="graded"``) or 1 (``"binary"``); None: the data's rule (``test.relevance``:
+        MovieLens 4, binary; a matrix: every entry, values as gains). A user without a positive
+        is NaN (``no_positive="nan"``) or 0 (``"zero"``); +-inf scores are ranked (``"rank"``) or
+        make the user NaN (``"nan"``). None: the profile's (:class:`~.options.EvalOptions`).
     rbp_persistence, tail_ratio, short_head_share : float
         Parameters of ``rbp``, ``tailpercentage`` and the long tail of ``aplt``, ``aclt``,
         ``pop_rsp`` and ``pop_reo``.
@@ -473,15 +463,20 @@ def evaluate(train: Any, test: Any, *, A: Any = None, B: Any = None, item_biases
     recometrics" section of docs/guides/profiles.md.
     """
     given = {name: value for name, value in locals().items() if name in _OPTION_NAMES}
-    opts = _merge_options(options, given)
+    opts = inputs.with_data_relevance(_merge_options(options, given), train, test)
     if client is not None:
         from ..distributed import evaluate_on_dask
+        if missing_users is not None:
+            raise param_error("missing_users", "evaluate", "None with a Dask client (give "
+                              "the lists as RankedLists.from_pairs(..., missing_users=...))",
+                              missing_users)
         return evaluate_on_dask(client, train, test, opts, A=A, B=B, item_biases=item_biases,
                                 scores=scores, scorer=scorer, ranked=ranked, user_ids=user_ids,
                                 item_features=item_features)
     raw = compute(train, test, opts, A=A, B=B, item_biases=item_biases, scores=scores,
-                  scorer=scorer, ranked=ranked, user_ids=user_ids, progress=progress)
-    return shape(raw, item_features=item_features)
+                  scorer=scorer, ranked=ranked, user_ids=user_ids, progress=progress,
+                  missing_users=missing_users)
+    return warn_if_nothing_evaluated(shape(raw, item_features=item_features), "evaluate")
 
 
 _OPTION_NAMES = frozenset(f.name for f in dataclasses.fields(EvalOptions))

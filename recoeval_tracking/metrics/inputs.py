@@ -9,8 +9,8 @@ Policies, each stated in the warning or error it raises:
 * ``user_ids`` (given, or taken from a container) must be unique;
 * duplicate (user, item) entries in a matrix are one entry whose value is their sum (scipy's
   rule, so the NDCG gain of a twice-listed test item doubles): a warning gives their count;
-* an item listed twice in a user's ranked list counts once, at its best rank; the later copies
-  are dropped (the list moves up) with a warning giving their count;
+* ranked lists (an array, or a DataFrame of user, item, rank or score) are checked in
+  :mod:`.ranked_input`;
 * a pandas DataFrame of interactions (one row per (user, item[, value]), as ranx and LensKit
   take them) is accepted for ``train`` and ``test`` (:func:`frames_to_interactions`): its id
   columns are found by name (:data:`FRAME_COLUMNS`), and the two sides are put on shared id
@@ -20,6 +20,7 @@ Policies, each stated in the warning or error it raises:
 
 from __future__ import annotations
 
+import dataclasses
 import warnings
 from dataclasses import dataclass
 from typing import Any
@@ -28,7 +29,7 @@ import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 
-from .._validation import InputError, as_csr, param_error
+from .._validation import InputError, as_csr, checked_sparse, param_error
 from ..engine.codes import Reason
 from ..scores import (
     BiasScores,
@@ -39,9 +40,10 @@ from ..scores import (
     ScoreSource,
 )
 from . import beyond, device_inputs
+from .ranked_input import ranked_lists
 
 __all__ = ["Prepared", "prepare", "score_source", "user_reasons", "lists_without_train",
-           "frames_to_interactions", "FRAME_COLUMNS", "with_gains"]
+           "frames_to_interactions", "FRAME_COLUMNS", "with_gains", "with_data_relevance"]
 
 #: Column names looked for, in order, in a DataFrame given as ``train`` or ``test``: the user
 #: and item ids (required) and the value (optional; all ones without it).
@@ -200,6 +202,8 @@ def _duplicates(X: Any) -> int:
 
 
 def _matrix(X: Any, name: str, func: str, *, allow_none: bool = False) -> sp.csr_array | None:
+    if sp.issparse(X):  # its structure checked before any scipy method reads it
+        X = checked_sparse(X, name, func)
     n_dup = _duplicates(X)
     if n_dup:
         warnings.warn(
@@ -230,6 +234,24 @@ def with_gains(positives: sp.csr_array, gains: str | None) -> sp.csr_array:
     out = positives.copy()
     out.data = np.ones_like(out.data)
     return out
+
+
+def with_data_relevance(options: Any, train: Any, test: Any) -> Any:
+    """``options`` (an :class:`~recoeval_tracking.options.EvalOptions`) with the data's
+    relevance rule where they leave ``relevance_level`` or ``gains`` None: the rule of
+    ``test`` (an interactions container's ``relevance``), else of ``train``. A profile that
+    sets a relevance level (trec_eval, ranx) keeps its convention: the data's rule is then not
+    applied. Bare matrices and DataFrames carry no rule (every entry a positive, its value its
+    gain)."""
+    from ..data import Relevance
+    from .profiles import PROFILES
+
+    rule = next((r for r in (getattr(x, "relevance", None) for x in (test, train))
+                 if isinstance(r, Relevance)), None)
+    if rule is None or "relevance_level" in PROFILES.get(options.profile, {}):
+        return options
+    level = rule.level if options.relevance_level is None else options.relevance_level
+    return dataclasses.replace(options, relevance_level=level, gains=options.gains or rule.gains)
 
 
 def prepare(train: Any, test: Any, user_ids: Any, func: str) -> Prepared:
@@ -271,7 +293,8 @@ def _check_disjoint(X_train: sp.csr_array, X_test: sp.csr_array, func: str) -> N
 
 
 def score_source(prep: Prepared, A: Any, B: Any, item_biases: Any, scores: Any, scorer: Any,
-                  ranked: Any, func: str, backend: str = "cpu") -> ScoreSource | RankedLists:
+                  ranked: Any, func: str, backend: str = "cpu",
+                  missing_users: str | None = None) -> ScoreSource | RankedLists:
     """The checked score source of exactly one of the inputs.
 
     Factors or item biases on a GPU (CuPy, PyTorch CUDA, ``__cuda_array_interface__`` or CUDA
@@ -281,6 +304,10 @@ def score_source(prep: Prepared, A: Any, B: Any, item_biases: Any, scores: Any, 
                                   ("scorer", scorer), ("ranked", ranked)) if v is not None]
     if item_biases is not None and not given:
         given = ["item_biases"]
+    if missing_users is not None and ranked is None:
+        raise InputError(f"The 'missing_users' parameter of {func} goes with 'ranked' lists "
+                         f"(users a ranked DataFrame gives no list); got it with {given or 'no'}"
+                         " score source.")
     if len(given) != 1:
         raise InputError(
             f"{func} needs exactly one source of scores: user and item factors 'A' and 'B' "
@@ -332,66 +359,7 @@ def score_source(prep: Prepared, A: Any, B: Any, item_biases: Any, scores: Any, 
         if isinstance(scorer, ScoreSource):
             return scorer
         return CallableScores(scorer, n, func=func)
-    return _ranked_lists(ranked, prep, func)
-
-
-def _ranked_lists(ranked: Any, prep: Prepared, func: str) -> RankedLists:
-    m, n = prep.test.shape
-    if isinstance(ranked, pd.DataFrame):
-        cols = set(ranked.columns)
-        if not {"user", "item"} <= cols or not ({"rank", "score"} & cols):
-            raise param_error("ranked", func, "a DataFrame with columns 'user', 'item' and "
-                              "'rank' (1 = best) or 'score' (higher = better)",
-                              f"columns {list(ranked.columns)}", got_is_text=True)
-        df = ranked
-        users = df["user"].to_numpy()
-        items = df["item"].to_numpy()
-        if prep.item_ids is not None:
-            pos = pd.Index(prep.item_ids).get_indexer(items)
-            if (pos < 0).any():
-                bad = items[np.flatnonzero(pos < 0)[0]]
-                raise param_error("ranked", func, "items that are in the dataset's item ids",
-                                  f"an unknown item id {bad!r}", got_is_text=True)
-            items = pos
-        upos = pd.Index(prep.user_ids).get_indexer(users)
-        if (upos < 0).any():
-            bad = users[np.flatnonzero(upos < 0)[0]]
-            raise param_error("ranked", func, "users that are in the evaluated user ids",
-                              f"an unknown user id {bad!r}", got_is_text=True)
-        key = -df["score"].to_numpy(dtype=np.float64) if "rank" not in cols \
-            else df["rank"].to_numpy(dtype=np.float64)
-        ranked = RankedLists.from_pairs(upos, items, key, m, func=func)
-    rl = ranked if isinstance(ranked, RankedLists) else RankedLists(ranked, func=func)
-    items, n_dup = _dedupe_lists(rl.items)
-    if n_dup:
-        warnings.warn(f"The 'ranked' lists passed to {func} repeat an item {n_dup} times; each "
-                      "item counts once, at its best rank (the later copies are dropped and the "
-                      "rest of the list moves up).", UserWarning, stacklevel=5)
-        rl = RankedLists(items, func=func)
-    if rl.items.shape[0] != m:
-        raise param_error("ranked", func, f"one list per user ({m} rows)", rl.items)
-    if rl.items.size and (rl.items.max() >= n or rl.items.min() < -1):
-        raise param_error("ranked", func, f"item indices in [0, {n}) or -1 for padding",
-                          f"values from {rl.items.min()} to {rl.items.max()}", got_is_text=True)
-    return rl
-
-
-def _dedupe_lists(lists: np.ndarray) -> tuple[np.ndarray, int]:
-    """Ranked lists without repeated items (first occurrence kept, the rest compacted, -1
-    padding at the end), and the number of copies dropped."""
-    if lists.ndim != 2 or lists.shape[1] < 2:
-        return lists, 0
-    order = np.argsort(lists, axis=1, kind="stable")
-    srt = np.take_along_axis(lists, order, axis=1)
-    repeat = (srt[:, 1:] == srt[:, :-1]) & (srt[:, 1:] >= 0)
-    n_dup = int(repeat.sum())
-    if not n_dup:
-        return lists, 0
-    later = np.zeros(lists.shape, dtype=bool)
-    np.put_along_axis(later, order[:, 1:], repeat, axis=1)
-    keep = ~later & (lists >= 0)
-    pos = np.argsort(~keep, axis=1, kind="stable")
-    return np.take_along_axis(np.where(keep, lists, -1), pos, axis=1), n_dup
+    return ranked_lists(ranked, prep, func, missing_users)
 
 
 def user_reasons(prep: Prepared, min_pos_test: int, min_items_pool: int, consider_cold_start: bool

@@ -18,7 +18,7 @@ level):
 Both are 0 for an evaluated user whose list is empty (ranked input with nothing listed), the rule
 P, R, AP and F1 follow and trec_eval's (a topic in the qrels with no document retrieved scores
 0 under ``-c``); they are NaN only for users that are not evaluated, whose ``nan_reason`` names
-the rule.
+the rule (with ranked input under ``missing_users="skip"``, a user without a list: ``no_list``).
 * ``gm_map`` (trec_eval): :math:`\exp(\mathrm{mean}_u \ln \max(AP_u, 10^{-5}))` over the users
   with a defined PR-AUC (AP over the whole ranking).
 """

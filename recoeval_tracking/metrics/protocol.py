@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
+from .._validation import param_error
 from ..engine.codes import Reason
 from ..scores import RankedLists, ScoreSource
 from .implicit_topk import implicit_lists
@@ -32,7 +33,7 @@ from .profiles import PROFILES
 
 __all__ = ["split_judgements", "apply_no_positive", "InfAsNaN", "left_out_for_ranked",
            "left_out_for_candidates", "back_to_items", "prepare_source", "apply_flags",
-           "RANK_LIST_METRICS"]
+           "RANK_LIST_METRICS", "missing_lists", "record_missing", "NO_LIST_RULE", "plan_for_source"]
 
 #: List-stage metrics that are rank metrics (a user without a positive gets 0 under "zero").
 RANK_LIST_METRICS = ("rbp", "bpref")
@@ -131,12 +132,36 @@ def left_out_for_ranked(plan: Any, func: str) -> Any:
     return replace(plan, specs=specs, left_out={**plan.left_out, **out})
 
 
+def plan_for_source(p: Any, source: Any, func: str = "evaluate") -> Any:
+    """The plan for this score source: with ranked top-K lists, the whole-ranking metrics (and
+    their aggregates) are refused when named, left out of a set and recorded in ``left_out``."""
+    from .evaluate import _a_set
+    from .registry import METRICS
+
+    if not isinstance(source, RankedLists):
+        return p
+    opts = p.options
+    asked = [s.name for s in p.specs if s.kind == "whole"]
+    if asked and not _a_set(opts.metrics):
+        raise param_error("metrics", func, "top-K metrics only when the input is ranked "
+                          "top-K lists (whole-ranking metrics need a score for every item)",
+                          f"{asked}", got_is_text=True)
+    if source.k < opts.k:
+        raise param_error("k", func, f"at most the ranked lists' length ({source.k})", opts.k)
+    out = {s.name for s in p.specs if s.kind == "whole" or any(METRICS[x].kind != "at_k"
+                                                                 for x in s.needs)}
+    left = dict.fromkeys(sorted(out), RANKED_REASON)
+    return replace(p, specs=tuple(s for s in p.specs if s.name not in out),
+                   topk_only=True, left_out={**p.left_out, **left})
+
+
 def prepare_source(source: Any, prep: Any, opts: Any) -> tuple[Any, np.ndarray | None]:
     """The score source as the options read it: +-inf as NaN (``inf_scores="nan"``), and
     implicit's top-K lists for ``ties="implicit"`` (with the per-user reasons found while
-    selecting them, else None)."""
+    selecting them, else None); ranked lists with the users they miss counted and flagged
+    (:func:`missing_lists`)."""
     if isinstance(source, RankedLists):
-        return source, None
+        return source, missing_lists(source, prep, opts)
     if opts.inf_scores == "nan":
         # the CPU engine applies the rule when it reads the blocks itself; implicit's lists are
         # selected from the blocks here, before the engine, so they need the converted scores
@@ -146,6 +171,77 @@ def prepare_source(source: Any, prep: Any, opts: Any) -> tuple[Any, np.ndarray |
     m = prep.test.shape[0]
     rows = np.flatnonzero(np.diff(prep.test.indptr) > 0).astype(np.int64)
     return implicit_lists(source, prep.train, m, rows, opts.k, opts.block_rows)
+
+
+def missing_lists(source: RankedLists, prep: Any, opts: Any) -> np.ndarray | None:
+    """Count the evaluated users (those the NaN rules leave: a test positive, the thresholds
+    met) that ranked pairs gave no list, record the count in ``source.missing_count`` (the
+    definitions record reads it), and apply ``source.missing_users``: ``"zero"`` warns (their
+    empty lists score 0), ``"skip"`` warns and returns the flags that make them NaN with reason
+    ``no_list`` (:func:`apply_flags`), ``"error"`` refuses the evaluation. Lists given as an
+    array, where every user has a row, return None. A count already recorded (by the client
+    of a distributed run, over every user) is kept; only the flags are computed here."""
+    from .inputs import user_reasons
+
+    if source.listed is None:
+        return None
+    reason = user_reasons(prep, opts.min_pos_test, opts.min_items_pool,
+                          opts.consider_cold_start)[0]
+    evaluated = reason == Reason.OK
+    missing = evaluated & ~source.listed
+    rule = source.missing_users
+    if source.missing_count is None:
+        n, total = int(missing.sum()), int(evaluated.sum())
+        source.missing_count = {"users_without_list": n, "evaluated_users": total,
+                                "share_without_list": n / total if total else 0.0}
+        if n:
+            _missing_notice(source, prep, missing, n, total)
+    if rule != "skip" or not missing.any():
+        return None
+    return np.where(missing, Reason.NO_LIST, Reason.OK).astype(np.int8)
+
+
+#: What the warning says each ``missing_users`` rule does.
+_MISSING_TEXT = {
+    "zero": "they get an empty list, so every metric 0, averaged in (missing_users='zero'; "
+            "'skip' leaves them out of the means as NaN with reason 'no_list', 'error' "
+            "refuses the run)",
+    "skip": "they are NaN with reason 'no_list' and left out of the means "
+            "(missing_users='skip')",
+}
+
+
+def _missing_notice(source: RankedLists, prep: Any, missing: np.ndarray, n: int,
+                    total: int) -> None:
+    """The warning (``zero``, ``skip``) or the error (``error``) about users without a list."""
+    from .._validation import InputError
+
+    ids = np.asarray(prep.user_ids)[np.flatnonzero(missing)[:5]].tolist()
+    head = (f"{n} of {total} evaluated users ({n / total:.1%}) have no list in the ranked "
+            f"input of {source.func}, e.g. user ids {ids}")
+    if source.missing_users == "error":
+        raise InputError(
+            f"The 'missing_users' parameter of {source.func} is 'error', and {head}. A "
+            "truncated export would be evaluated as a bad model: give every user a list, or "
+            "set missing_users='zero' (their metrics 0) or 'skip' (NaN, left out of the "
+            "means).")
+    warnings.warn(f"{head}: {_MISSING_TEXT[source.missing_users]}. A file that covers only "
+                  "some users is often a truncated export.", UserWarning, stacklevel=6)
+
+
+#: The NaN rule ``missing_users="skip"`` adds to the definitions record.
+NO_LIST_RULE = ("ranked input with no list for the user (missing_users='skip'; with 'zero', "
+                "the default, such a user gets an empty list and every metric 0)")
+
+
+def record_missing(defs: dict[str, Any], source: Any) -> None:
+    """Add the ``no_list`` NaN rule to a definitions record of ranked input evaluated under
+    ``missing_users="skip"`` (the rule changes the means, so it is part of the fingerprint);
+    the counts are in ``defs["source"]`` (:meth:`RankedLists.describe`). ``defs`` is changed
+    in place; under ``"zero"`` it stays as it always was."""
+    if isinstance(source, RankedLists) and source.listed is not None \
+            and source.missing_users == "skip":
+        defs["nan_rules"] = {**defs["nan_rules"], "no_list": NO_LIST_RULE}
 
 
 def apply_flags(raw: Any, flags: np.ndarray | None) -> None:
@@ -164,8 +260,6 @@ def left_out_for_candidates(plan: Any, func: str) -> Any:
     """The plan under a sampled-negative protocol: the metrics of the top-K lists (and the
     aggregates over them) are not defined over sampled candidates; named ones are refused,
     the others left out and recorded in ``plan.left_out``."""
-    from .._validation import param_error
-
     out = [s.name for s in plan.specs if s.kind == "list"
            or (s.kind == "aggregate" and not s.needs)]
     named = {str(x).lower() for x in ([plan.options.metrics] if isinstance(

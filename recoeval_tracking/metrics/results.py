@@ -7,6 +7,7 @@ values, never inside a kernel: every aggregate here is computed from the per-use
 from __future__ import annotations
 
 import math
+import warnings
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -14,7 +15,7 @@ import numpy as np
 import pandas as pd
 
 __all__ = ["Results", "mean_ci95", "ci95_half_width", "headline_metrics", "HEADLINE_FAMILIES",
-           "relevance_text"]
+           "relevance_text", "nothing_evaluated", "warn_if_nothing_evaluated"]
 
 #: Columns of the per-user table that are not metrics.
 ID_COLUMNS = ("user_id", "n_train", "n_test", "nan_reason", "n_tied_topk")
@@ -198,6 +199,9 @@ class Results:
         metrics : list of str or "headline", optional
             Only these rows (``"headline"``: :attr:`headline`), and a line counting the others;
             default: every metric.
+
+        The last lines count the users evaluated (and the NaN ones by reason) and say which
+        relevance rule judged the test entries (:func:`relevance_text`).
         """
         table = self.mean_ci()
         aggregates = dict(self.aggregates)
@@ -221,6 +225,8 @@ class Results:
         if hidden:
             lines.append(f"(and {hidden} more metrics: Results.summary(), metrics.json)")
         lines.append(f"users evaluated: {self.n_users_evaluated}; NaN by reason: {self.nan_counts}")
+        if "positives" in self.definitions:  # the relevance rule the values were computed with
+            lines.append(relevance_text(self.definitions))
         if self.topk_only:
             lines.append("input was ranked top-K lists: whole-ranking metrics are not available")
         return "\n".join(lines)
@@ -283,3 +289,35 @@ class Results:
             ax.set_xlabel(f"mean over users (95% interval), K={self.k}")
         ax.grid(True, alpha=0.3)
         return ax
+
+
+def nothing_evaluated(results: Any, func: str) -> str | None:
+    """The message when no user of ``results`` has a defined metric (every per-user value and
+    so every mean NaN), counting the users by NaN reason with each reason's rule; None when
+    some user was evaluated. Works on :class:`Results` and on the Dask path's results (both
+    have ``n_users_evaluated``, ``nan_counts``, ``means`` and ``metric_columns``)."""
+    if results.n_users_evaluated:
+        return None
+    means = results.means
+    if any(math.isfinite(means.get(c, math.nan)) for c in results.metric_columns):
+        return None  # e.g. every user 'only_positives': NDCG is still defined
+    counts = results.nan_counts
+    if not counts:
+        return (f"{func} evaluated no user: the test data has no user, so every per-user "
+                "metric and every mean is NaN.")
+    rules = (getattr(results, "definitions", None) or {}).get("nan_rules") or {}
+    reasons = "; ".join(f"{reason}: {n}" + (f" ({rules[reason]})" if reason in rules else "")
+                        for reason, n in counts.items())
+    return (f"{func} evaluated none of the {sum(counts.values())} users: every user's metrics "
+            f"are NaN, so every mean is NaN. Users by NaN reason: {reasons}. A NaN or one equal "
+            "score for every item points at the model's scores; no_test at the split or the "
+            "test data.")
+
+
+def warn_if_nothing_evaluated(results: Any, func: str) -> Any:
+    """``results``, after a ``UserWarning`` with :func:`nothing_evaluated`'s message when no
+    user was evaluated (attributed to the caller of ``func``)."""
+    message = nothing_evaluated(results, func)
+    if message is not None:
+        warnings.warn(message, UserWarning, stacklevel=3)
+    return results

@@ -53,6 +53,7 @@ PROTOCOL_METHODS = ("score_users", "factors", "recommend")
 
 _EXPECTED = {
     "score_users": "an array of shape (len(user_indices), n_items) = {shape}",
+    "score_users:dtype": "real numbers (a bool, int or float array of scores)",
     "factors": "a tuple (A, B) or (A, B, item_biases) with A of shape (n_users, p) = "
                "({n_users}, p), B of shape (n_items, p) = ({n_items}, p) and item_biases of "
                "shape (n_items,)",
@@ -250,8 +251,7 @@ class UserModel(Model):
         probe = np.arange(min(2, n_users), dtype=np.int64)
         if self.method == "score_users":
             got = self._call("score_users", probe)
-            self._expect(_shape_of(got) == (len(probe), n_items), "score_users", got,
-                         shape=(len(probe), n_items))
+            self._check_scores(got, len(probe), n_items)
             scorer = self._scorer(n_items)
             return {"scorer": CallableScores(scorer, n_items,
                                              dtype=np.float32 if _is_float32(got) else np.float64,
@@ -292,19 +292,29 @@ class UserModel(Model):
     def _scorer(self, n_items: int) -> Callable[[np.ndarray], Any]:
         def scorer(user_indices: np.ndarray) -> Any:
             got = self._call("score_users", user_indices)
-            self._expect(_shape_of(got) == (len(user_indices), n_items), "score_users", got,
-                         shape=(len(user_indices), n_items))
+            self._check_scores(got, len(user_indices), n_items)
             return got
         return scorer
 
-    def _expect(self, ok: bool, method: str, got: Any, **fmt: Any) -> None:
+    def _check_scores(self, got: Any, n_users: int, n_items: int) -> None:
+        """``score_users``'s output: its shape, then real numbers (strings, objects or complex
+        values would fail, or lose their imaginary part, in the engine)."""
+        self._expect(_shape_of(got) == (n_users, n_items), "score_users", got,
+                     shape=(n_users, n_items))
+        self._expect(_real_dtype(got), "score_users:dtype", got)
+
+    def _expect(self, ok: bool, method: str, got: Any, shown: str | None = None,
+                **fmt: Any) -> None:
         if ok:
             return
         expected = _EXPECTED[method].format(**{"shape": None, "n_users": self.n_users_,
                                                 "n_items": self.n_items_, "k": None, "n": None,
                                                 **fmt})
-        shown = (f"a tuple of {', '.join(_describe(x) for x in got)}"
-                 if isinstance(got, (tuple, list)) and method == "factors" else _describe(got))
+        method = method.split(":")[0]
+        if shown is None:
+            shown = (f"a tuple of {', '.join(_describe(x) for x in got)}"
+                     if isinstance(got, (tuple, list)) and method == "factors"
+                     else _describe(got))
         raise ModelProtocolError(f"{self.cls}.{method} ({self._ctx()}) must return "
                                  f"{expected}. Got {shown} instead.")
 
@@ -319,7 +329,11 @@ class UserModel(Model):
         return RankedLists(lists, func=f"{self.cls}.recommend")
 
     def _lists(self, got: Any, block: np.ndarray, k: int, n_items: int) -> np.ndarray:
+        """The lists ``recommend`` returned for ``block``, checked: one per user, integer item
+        indices in [0, n_items) or -1 (padding, dropped); any other value is refused with the
+        user and the value, never dropped."""
         fmt = {"k": k, "n_items": n_items, "n": len(block)}
+        shown = None
         try:
             if len(got) != len(block):
                 raise ValueError
@@ -328,12 +342,15 @@ class UserModel(Model):
                 arr = np.asarray(row).ravel()
                 if arr.size and not np.issubdtype(arr.dtype, np.integer):
                     raise ValueError
-                arr = arr[arr >= 0][:k]
-                if arr.size and arr.max() >= n_items:
+                bad = arr[(arr < -1) | (arr >= n_items)]
+                if bad.size:
+                    shown = (f"the item index {int(bad[0])} in the list of user (row) "
+                             f"{int(block[r])}")
                     raise ValueError
+                arr = arr[arr >= 0][:k]
                 out[r, :arr.size] = arr
         except (TypeError, ValueError):
-            self._expect(False, "recommend", got, **fmt)
+            self._expect(False, "recommend", got, shown, **fmt)
         return out
 
     def params(self) -> dict[str, Any]:
@@ -343,6 +360,18 @@ class UserModel(Model):
         text = repr(self.model)
         plain = type(self.model).__repr__ is object.__repr__
         return text if len(text) <= 120 and not plain else f"{qualified_name(self.model)}(...)"
+
+
+def _real_dtype(x: Any) -> bool:
+    """Whether an array's dtype holds real numbers (numpy, or a GPU array's dtype by name);
+    True when there is no dtype (a list: numpy reads it, and the evaluator checks it)."""
+    dtype = getattr(x, "dtype", None)
+    if dtype is None:
+        return True
+    try:
+        return np.dtype(dtype).kind in "biuf"
+    except TypeError:  # torch.float32 and the like
+        return not any(word in str(dtype) for word in ("complex", "str", "object"))
 
 
 def _describe(x: Any) -> str:

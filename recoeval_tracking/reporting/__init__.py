@@ -1,7 +1,8 @@
 """Reports: compare runs user by user, with intervals and paired significance tests.
 
 :func:`build_report` aligns the per-user tables of several runs (:class:`RunData`), checks that
-they are comparable (:func:`check_comparable`: same data, split and metric definitions) and
+they are comparable (:func:`comparability`: same data and split; each metric over the runs that
+define it alike, every left-out one named with its reason) and
 computes every interval and test into a :class:`Report`; :func:`write_report` renders it as a
 self-contained HTML page and Markdown. The statistics are functions of their own
 (:func:`paired_comparison`, :func:`mean_ci`, :func:`adjust_pvalues`, ...), usable on any paired
@@ -10,7 +11,19 @@ per-user values.
 
 from __future__ import annotations
 
+from .comparability import Comparability, check_comparable, comparability
 from .compare import Comparison, compare
+from .effects import DEFAULT_TEST, EffectSize, effect_size, relative_difference
+from .equivalence import VERDICTS, BayesianVerdict, bayesian_signed_rank, resolve_rope, tost_paired
+from .folds import CORRECTION_FOR, CorrectedT, corrected_resampled_t, correlated_t_verdict
+from .posthoc import POSTHOCS, pairwise_cliques, pairwise_tests
+from .power import (
+    corrected_alpha,
+    detectable_text,
+    minimum_detectable_difference,
+    power_paired,
+    sample_size,
+)
 from .render import metric_table, render_figures, render_html, render_markdown, write_report
 from .replicates import (
     aggregate_replicates,
@@ -19,7 +32,7 @@ from .replicates import (
     guess_replicate_key,
 )
 from .report import TESTS, Report, SliceTable, build_report
-from .runs import FINGERPRINT_KINDS, RunData, check_comparable, fingerprints_from
+from .runs import FINGERPRINT_KINDS, RunData, fingerprints_from
 from .slices import SLICE_KINDS, user_popularity_share
 from .stats import (
     CORRECTIONS,
@@ -27,12 +40,14 @@ from .stats import (
     MeanCI,
     PairedComparison,
     adjust_pvalues,
+    bca_interval,
     bootstrap_ci,
     cohens_dz,
     mean_ci,
     paired_comparison,
     paired_t_test,
     randomization_test,
+    sign_test,
     significance_mark,
     t_interval,
     wilcoxon_test,
@@ -44,6 +59,8 @@ __all__ = [
     "Comparison",
     # runs and their comparability
     "RunData",
+    "comparability",
+    "Comparability",
     "check_comparable",
     "fingerprints_from",
     "FINGERPRINT_KINDS",
@@ -74,6 +91,30 @@ __all__ = [
     "significance_mark",
     "CORRECTIONS",
     "FAMILIES",
+    "sign_test",
+    "bca_interval",
+    # effect sizes, equivalence, folds, post-hoc by pairs, power
+    "DEFAULT_TEST",
+    "EffectSize",
+    "effect_size",
+    "relative_difference",
+    "VERDICTS",
+    "BayesianVerdict",
+    "bayesian_signed_rank",
+    "tost_paired",
+    "resolve_rope",
+    "CORRECTION_FOR",
+    "CorrectedT",
+    "corrected_resampled_t",
+    "correlated_t_verdict",
+    "POSTHOCS",
+    "pairwise_tests",
+    "pairwise_cliques",
+    "power_paired",
+    "minimum_detectable_difference",
+    "sample_size",
+    "corrected_alpha",
+    "detectable_text",
     # rendering
     "summary_table",
     "catalogue_table",

@@ -31,7 +31,6 @@ True
 
 from __future__ import annotations
 
-import dataclasses
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -43,10 +42,18 @@ import pandas as pd
 
 from .._validation import InputError, param_error
 from . import multisystem as ms
-from .compare_inputs import _system_names, detect_dataset_key, runs_from
-from .report import Report, RunData, _check_settings, build_report, detect_replicate_key
+from .comparability import LEFT_OUT_COLUMNS, check_labels, check_option_names
+from .compare_inputs import (
+    check_labels_used,
+    check_unique_names,
+    detect_dataset_key,
+    group_datasets,
+    runs_from,
+)
+from .report import Report, _check_settings, build_report, detect_replicate_key
 from .runs import _lower_better
 from .stats import FAMILIES
+from .verdicts import VerdictMethods, cd_diagram_for
 
 __all__ = ["compare", "Comparison", "detect_dataset_key", "runs_from"]
 
@@ -65,7 +72,8 @@ def compare(runs: Any, baseline: str | None = None, *, metrics: Sequence[str] | 
             group_by: Sequence[str] | None = None, allow_mismatch: bool = False,
             lower_is_better: Sequence[str] = (), slices: Sequence[Mapping[str, Any]] | None = None,
             user_features: pd.DataFrame | None = None, tracking_uri: str | None = None,
-            config: Mapping[str, Any] | None = None) -> Comparison:
+            config: Mapping[str, Any] | None = None,
+            labels: Mapping[str, str] | None = None) -> Comparison:
     """Compare systems on the same users: means with intervals, paired tests against a
     baseline with a multiple-comparison correction, win/tie/loss counts; over several datasets,
     mean ranks, the Friedman test and Nemenyi's critical difference.
@@ -79,7 +87,8 @@ def compare(runs: Any, baseline: str | None = None, *, metrics: Sequence[str] | 
         :mod:`recoeval_tracking.tracking`, from ``tracking_uri``) or a :class:`RunData`.
     baseline : str, optional
         The system the others are tested against: a name, ``"best:<metric>"``,
-        ``"worst:<metric>"`` or ``"tag:<key>=<value>"``; default the first.
+        ``"worst:<metric>"`` or ``"tag:<key>=<value>"``; default a sweep's first baseline
+        (the run tagged ``recoeval.baseline_rank=0``), else the first.
     metrics : list of str, optional
         Per-user metric columns (default: every one).
     test : {"t", "wilcoxon", "randomization"}
@@ -97,9 +106,19 @@ def compare(runs: Any, baseline: str | None = None, *, metrics: Sequence[str] | 
     replicate_key : str or None
         A param whose values are replicates (seeds, folds); ``"auto"`` detects them.
     group_by, allow_mismatch, lower_is_better, slices, user_features, config
-        As :func:`~recoeval_tracking.reporting.report.build_report`.
+        As :func:`~recoeval_tracking.reporting.report.build_report`. Which runs and metrics
+        are compared follows :func:`~recoeval_tracking.reporting.comparability.comparability`
+        (the report command's rule too): runs on other data or another split are refused
+        unless ``allow_mismatch``; what is left out is in :attr:`Comparison.left_out` and the
+        printed text; a name in ``metrics``, ``baseline``, ``lower_is_better``, ``group_by``
+        or ``labels`` that the runs lack is refused, listing the known names.
     tracking_uri : str, optional
         The MLflow store of run ids.
+    labels : dict, optional
+        A display name per system, ``{name or run id: label}`` (over several datasets, the
+        system's name there), shown in the summary, the page, the LaTeX table and the plots;
+        ``baseline`` may still name the system by its own name. A key that names no system is
+        refused, listing the known names.
 
     Returns
     -------
@@ -110,32 +129,16 @@ def compare(runs: Any, baseline: str | None = None, *, metrics: Sequence[str] | 
     if family not in FAMILIES:
         raise param_error("family", _FUNC, f"one of {list(FAMILIES)}", family)
     read, datasets = runs_from(runs, tracking_uri)
-    key = None
-    if datasets is None and dataset_key is not None:
-        key = detect_dataset_key(read) if dataset_key == "auto" else str(dataset_key)
-        if key is not None:
-            missing = [r.name for r in read if key not in r.params]
-            if missing:
-                raise param_error("dataset_key", _FUNC, "a param every run has", key,
-                                  f"Runs without it: {', '.join(missing[:5])}.")
-            datasets = {r.run_id: str(r.params[key]) for r in read}
-    groups: dict[str, list[RunData]] = {}
-    if datasets is None:
-        groups[""] = read
-    else:
-        for r in read:
-            groups.setdefault(datasets[r.run_id], []).append(r)
-        if key is not None and len(groups) > 1:
-            names = _system_names(read, key)
-            renamed = {r.run_id: n for r, n in zip(read, names)}
-            groups = {ds: [dataclasses.replace(r, name=renamed[r.run_id]) for r in members]
-                      for ds, members in groups.items()}
+    check_option_names(read, lower_is_better=lower_is_better, group_by=group_by, func=_FUNC)
+    labels = check_labels(labels, _FUNC)
+    groups, key = group_datasets(read, datasets, dataset_key, _FUNC)
     kw: dict[str, Any] = {
         "metrics": metrics, "slices": slices, "correction": correction, "test": test,
         "n_permutations": n_permutations, "n_bootstrap": n_bootstrap, "seed": seed,
         "confidence": confidence, "alpha": alpha, "allow_mismatch": allow_mismatch,
         "user_features": user_features, "lower_is_better": tuple(lower_is_better),
-        "config": config, "group_by": group_by, "family": family}
+        "config": config, "group_by": group_by, "family": family, "labels": labels,
+        "_check_names": False, "_func": _FUNC}
     reports: dict[str, Report] = {}
     for ds, members in groups.items():
         rep_key = replicate_key
@@ -148,7 +151,8 @@ def compare(runs: Any, baseline: str | None = None, *, metrics: Sequence[str] | 
                 raise InputError(f"dataset {ds}: {err}") from None
             raise
         if len(groups) > 1:
-            _check_unique_names(reports[ds], ds)
+            check_unique_names(reports[ds], ds)
+    check_labels_used(labels, reports, read, _FUNC)
     chosen = {ds: rep.run(rep.baseline).name for ds, rep in reports.items()}
     if len(set(chosen.values())) > 1:
         raise param_error("baseline", _FUNC, "one system, the same in every dataset",
@@ -159,17 +163,8 @@ def compare(runs: Any, baseline: str | None = None, *, metrics: Sequence[str] | 
                       n_runs=len(read))
 
 
-def _check_unique_names(report: Report, ds: str) -> None:
-    names = [r.name for r in report.runs]
-    dup = sorted({n for n in names if names.count(n) > 1})
-    if dup:
-        raise InputError(f"dataset {ds}: several runs are the same system ({', '.join(dup)}); "
-                         "name each system once per dataset, or pass replicate_key for seeds "
-                         "or folds.")
-
-
 @dataclass
-class Comparison:
+class Comparison(VerdictMethods):
     """Systems compared on one dataset or several; returned by :func:`compare`.
 
     Attributes
@@ -247,6 +242,20 @@ class Comparison:
         """The baseline's name (of the first dataset)."""
         rep = next(iter(self.reports.values()))
         return rep.run(rep.baseline).name
+
+    @property
+    def left_out(self) -> pd.DataFrame:
+        """Every (metric, system) left out of the comparison, with its reason: ``metric,
+        system, run_id, left_out`` (``"values"``: the system's values of the metric are not
+        compared; ``"test"``: its mean is shown, but the baseline is left out of the metric so
+        it is not tested) and ``reason``; with several datasets, a leading ``dataset``."""
+        parts = [rep.left_out.assign(dataset=ds) for ds, rep in self.reports.items()
+                 if len(rep.left_out)]
+        if not parts:
+            out = pd.DataFrame(columns=["dataset", *LEFT_OUT_COLUMNS])
+        else:
+            out = pd.concat(parts, ignore_index=True)[["dataset", *LEFT_OUT_COLUMNS]]
+        return out if self.multi_dataset else out.drop(columns="dataset")
 
     def lower_is_better(self, metric: str) -> bool:
         """The direction of ``metric`` (registry and the ``lower_is_better`` prefixes)."""
@@ -403,17 +412,12 @@ class Comparison:
                                          "holm")
         raise param_error("method", "Comparison.posthoc", "'nemenyi' or 'holm'", method)
 
-    def cd_diagram(self, metric: str):
+    def cd_diagram(self, metric: str, posthoc: str = "nemenyi"):
         """The critical-difference diagram of ``metric`` (a matplotlib Figure): systems by mean
-        rank on an axis from 1 to k, the best on the left; a bar joins each group whose mean
-        ranks differ by less than Nemenyi's CD (shown above the axis)."""
-        from .figures import cd_figure
-
-        f = self.friedman(metric)
-        cd = ms.critical_difference(f.n_systems, f.n_datasets, self.settings["alpha"])
-        return cd_figure(f.mean_ranks, cd, title=f"{metric}: mean rank over {f.n_datasets} "
-                         f"datasets (Friedman p = {f.pvalue:.3g}; CD = {cd:.2f} at "
-                         f"α = {self.settings['alpha']:g})")
+        rank on an axis from 1 to k, the best on the left; a bar joins each group the post-hoc
+        finds no difference in: Nemenyi's CD (shown above the axis), or ``"wilcoxon"`` /
+        ``"sign"`` pairwise tests with Holm (:func:`~.verdicts.cd_diagram_for`)."""
+        return cd_diagram_for(self, metric, posthoc)
 
     # -- output --------------------------------------------------------------------------------
 
@@ -453,9 +457,10 @@ class Comparison:
                             latex_path=folder / "report.tex", title=title)
 
     def plot(self, metric: str | None = None, dataset: str | None = None):
-        """Curves of ``metric`` @1..K with their 95% bands, one line per system (a matplotlib
-        Figure); ``metric`` is a curve (``ndcg_at_k``) or a column (``ndcg_at_10``: its
-        curve), default the first curve. Without curves, the means with their intervals."""
+        """Curves of ``metric`` @1..K with their 95% bands (as the runs recorded them), one
+        line per system (a matplotlib Figure); ``metric`` is a curve (``ndcg_at_k``) or a
+        column (``ndcg_at_10``: its curve), default the first curve. Without curves, the means
+        with their intervals at the comparison's confidence."""
         from .figures import comparison_plot
 
         return comparison_plot(self._report(dataset), metric)
@@ -474,7 +479,15 @@ class Comparison:
         st_ = self.settings
         head = (f"{len(self.systems)} systems against {self.baseline}; {st_['test']}-test, "
                 f"{st_['correction']} correction, alpha {st_['alpha']:g}")
-        return head + "\n" + shown[cols].to_string(index=False)
+        lines = [head, shown[cols].to_string(index=False)]
+        for ds, rep in self.reports.items():
+            where = f"dataset {ds}: " if self.multi_dataset else ""
+            lines += [f"NOT COMPARABLE ({where}compared anyway, allow_mismatch): {m}"
+                      for m in rep.mismatches]
+            lines += [f"left out ({where}{r.left_out}): {r.metric} of {r.system}: {r.reason}"
+                      for r in rep.left_out.itertuples(index=False)]
+            lines += [f"note: {where}{n}" for n in rep.notes if n.startswith("group_by")]
+        return "\n".join(lines)
 
     def _repr_html_(self) -> str:
         return self.summary()._repr_html_()

@@ -11,11 +11,13 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from .._validation import param_error
+from .._validation import InputError, param_error
+from .comparability import check_comparable, users_fingerprint
 from .replicate_groups import swept_params as _swept_params
-from .runs import RunData, check_comparable
+from .runs import RunData
 
-__all__ = ["runs_from", "detect_dataset_key"]
+__all__ = ["runs_from", "detect_dataset_key", "group_datasets", "check_unique_names",
+           "check_labels_used"]
 
 _FUNC = "compare"
 #: Params that name a dataset, looked at first (then any other swept ``dataset.*`` param).
@@ -30,6 +32,8 @@ def _from_results(name: str, res: Any) -> RunData:
 
     curves = curves_table(res) if res.curves_per_user else None
     fps = {"definitions": res.fingerprint} if res.fingerprint else {}
+    # Results record no data or split fingerprint: their users stand in (comparability.py)
+    fps["users"] = users_fingerprint(res.per_user)
     # compared metric by metric, as job folders are: two models' Results differ in their score
     # source (factors, biases...), which is part of the whole record but of no metric's definition
     per_metric = metric_fingerprints(res.definitions, [*res.metric_columns, *res.aggregates]) \
@@ -165,3 +169,54 @@ def _system_names(runs: list[RunData], dataset_key: str) -> list[str]:
         return [r.name for r in runs]
     shown = _shown_keys(runs, keys)
     return [_group_name(tuple(str(r.params.get(k)) for k in keys), keys, shown) for r in runs]
+
+
+def group_datasets(read: list[RunData], datasets: dict[str, str] | None,
+                   dataset_key: str | None, func: str = _FUNC
+                   ) -> tuple[dict[str, list[RunData]], str | None]:
+    """The runs of each dataset (``{"": runs}`` for one) and the param that told them apart:
+    the datasets a nested mapping named, else ``dataset_key`` (``"auto"``:
+    :func:`detect_dataset_key`). Over several datasets found by a param, each run is named by
+    its system (:func:`_system_names`), so that a system has one name in every dataset."""
+    key = None
+    if datasets is None and dataset_key is not None:
+        key = detect_dataset_key(read) if dataset_key == "auto" else str(dataset_key)
+        if key is not None:
+            missing = [r.name for r in read if key not in r.params]
+            if missing:
+                raise param_error("dataset_key", func, "a param every run has", key,
+                                  f"Runs without it: {', '.join(missing[:5])}.")
+            datasets = {r.run_id: str(r.params[key]) for r in read}
+    if datasets is None:
+        return {"": read}, key
+    groups: dict[str, list[RunData]] = {}
+    for r in read:
+        groups.setdefault(datasets[r.run_id], []).append(r)
+    if key is not None and len(groups) > 1:
+        renamed = {r.run_id: n for r, n in zip(read, _system_names(read, key))}
+        groups = {ds: [dataclasses.replace(r, name=renamed[r.run_id]) for r in members]
+                  for ds, members in groups.items()}
+    return groups, key
+
+
+def check_labels_used(labels: Mapping[str, str], reports: Mapping[str, Any],
+                      read: Sequence[RunData], func: str = _FUNC) -> None:
+    """Refuse a label whose key names no compared system in any dataset."""
+    used = {k for rep in reports.values() for k in rep.settings.get("labels", {})}
+    unknown = [k for k in labels if k not in used]
+    if unknown:
+        known = list(dict.fromkeys([r.name for r in read] + [r.run_id for r in read] + [
+            r.name for rep in reports.values() for r in rep.runs]))
+        raise param_error("labels", func, "keys that are the names or ids of the compared "
+                          "runs", f"{unknown[0]!r} (it names no run)",
+                          "The known names: " + ", ".join(known[:30]) + ".", got_is_text=True)
+
+
+def check_unique_names(report: Any, ds: str) -> None:
+    """Refuse a dataset where two runs are one system (over several datasets)."""
+    names = [r.name for r in report.runs]
+    dup = sorted({n for n in names if names.count(n) > 1})
+    if dup:
+        raise InputError(f"dataset {ds}: several runs are the same system ({', '.join(dup)}); "
+                         "name each system once per dataset, or pass replicate_key for seeds "
+                         "or folds.")

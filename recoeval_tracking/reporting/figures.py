@@ -24,6 +24,7 @@ from .._validation import param_error
 from ..jobdir.plots import new_figure
 from ..jobdir.redact import scrub_text
 from .report import Report
+from .stats import percent
 
 __all__ = ["render_figures", "curve_names", "sweep_params", "comparison_plot", "cd_figure",
            "figure_png"]
@@ -179,7 +180,8 @@ def _sweep_figure(report: Report, param: str) -> bytes:
         ax.grid(True, alpha=0.3)
         if i == 0 and len(models) > 1:
             ax.legend(fontsize="x-small")
-    fig.suptitle(f"Metrics against {param} (95% t intervals)")
+    fig.suptitle(f"Metrics against {param} ({percent(report.settings['confidence'])} t "
+                 "intervals)")
     return _png(fig)
 
 
@@ -201,8 +203,9 @@ def render_figures(report: Report) -> dict[str, bytes]:
 def comparison_plot(report: Report, metric: str | None = None):
     """The figure behind :meth:`~recoeval_tracking.reporting.compare.Comparison.plot`: the
     @1..K curve of ``metric`` (a curve such as ``ndcg_at_k``, or a column such as
-    ``ndcg_at_10`` standing for its curve) for every system with its 95% band; without curves,
-    each system's mean of ``metric`` with its Student-t interval."""
+    ``ndcg_at_10`` standing for its curve) for every system with its 95% band (as the runs
+    recorded it); without curves, each system's mean of ``metric`` with its Student-t interval
+    at the report's confidence."""
     curves = curve_names(report)
     name = metric
     if metric is not None and metric not in curves and "_at_" in metric:
@@ -229,7 +232,7 @@ def comparison_plot(report: Report, metric: str | None = None):
     ax.set_yticks(y)
     ax.set_yticklabels([scrub_text(str(n)) for n in s["run"]])
     ax.invert_yaxis()
-    ax.set_xlabel(f"mean {metric} (95% t interval)")
+    ax.set_xlabel(f"mean {metric} ({percent(report.settings['confidence'])} t interval)")
     ax.grid(True, axis="x", alpha=0.3)
     return fig
 
@@ -257,18 +260,21 @@ def _draw_curves(ax, report: Report, name: str) -> None:
     ax.legend(loc="best", fontsize="x-small", ncols=3 if many else 1)
 
 
-def cd_figure(mean_ranks, cd: float, title: str = ""):
+def cd_figure(mean_ranks, cd: float | None, title: str = "",
+              cliques: list[list[str]] | None = None):
     """A critical-difference diagram (Demšar 2006, figure 1): the systems placed on an axis of
     mean ranks (1, the best, on the left), labelled on either side, with the CD drawn above
     the axis and a thick bar under each group of systems not significantly different
-    (:func:`~recoeval_tracking.reporting.multisystem.cd_cliques`)."""
+    (:func:`~recoeval_tracking.reporting.multisystem.cd_cliques`, or the ``cliques`` given by a
+    pairwise post-hoc, with ``cd=None`` and no CD drawn)."""
     import pandas as pd
 
     from .multisystem import cd_cliques
 
     ranks = pd.Series(mean_ranks, dtype=float).sort_values(kind="stable")
     k = len(ranks)
-    cliques = cd_cliques(ranks, cd)
+    if cliques is None:
+        cliques = cd_cliques(ranks, cd)
     half = (k + 1) // 2
     rows = max(half, k - half)
     height = 1.2 + 0.3 * rows + 0.15 * len(cliques)
@@ -285,8 +291,9 @@ def cd_figure(mean_ranks, cd: float, title: str = ""):
         ax.plot([t, t], [top, top + 0.08], color="black", linewidth=1)
         ax.text(t, top + 0.12, str(t), ha="center", va="bottom", fontsize=9)
     # the critical difference, above the axis at the left
-    ax.plot([lo, lo + cd], [top + 0.45, top + 0.45], color="black", linewidth=1.5)
-    ax.text(lo + cd / 2, top + 0.5, f"CD = {cd:.2f}", ha="center", va="bottom", fontsize=9)
+    if cd is not None:
+        ax.plot([lo, lo + cd], [top + 0.45, top + 0.45], color="black", linewidth=1.5)
+        ax.text(lo + cd / 2, top + 0.5, f"CD = {cd:.2f}", ha="center", va="bottom", fontsize=9)
     base = top - 0.15 - 0.15 * len(cliques)
     for i, (name, r) in enumerate(ranks.items()):
         left = i < half

@@ -21,6 +21,7 @@ from .._validation import check_int, param_error
 from ..jobdir.redact import scrub_text
 from ..metrics.registry import spec_for_key
 from .report import SMALL_N_MARK
+from .stats import percent
 from .summary import headline_metrics
 
 if TYPE_CHECKING:
@@ -117,7 +118,7 @@ def _caption(comp: Comparison, caption: str, intervals: bool, underline_second: 
     parts = [latex_escape(caption)] if caption else []
     key = s.get("replicate_key")
     unit = f"Mean over the {latex_escape(key)} replicates" if key else "Mean over users"
-    parts.append((unit + (f" with its {s['confidence']:.0%} Student-t interval"
+    parts.append((unit + (f" with its {percent(s['confidence'])} Student-t interval"
                           if intervals else "") + ".").replace("%", r"\%"))
     parts.append(r"$^{\blacktriangle}$/$^{\blacktriangledown}$: significantly better/worse "
                  f"than the baseline ({latex_escape(comp.baseline)}), "

@@ -250,7 +250,8 @@ class FriedmanResult:
     ``pvalue`` its p-value with ``k - 1`` degrees of freedom; ``iman_davenport`` is
     ``F_F = (N - 1) chi2 / (N (k - 1) - chi2)`` with its p-value from ``F(k-1, (k-1)(N-1))``
     (Iman & Davenport 1980), which Demšar recommends as less conservative; NaN when every
-    dataset ranks the systems alike (the denominator is 0)."""
+    dataset ranks the systems alike (the denominator is 0). ``note`` says why a value is NaN
+    (empty when none is)."""
 
     mean_ranks: pd.Series
     statistic: float
@@ -259,6 +260,7 @@ class FriedmanResult:
     pvalue_iman_davenport: float
     n_datasets: int
     n_systems: int
+    note: str = ""
 
 
 def friedman_test(table, lower_is_better: bool = False, tie_correction: bool = True
@@ -294,7 +296,11 @@ def friedman_test(table, lower_is_better: bool = False, tie_correction: bool = T
     # (its limit, p = 0, would claim more than N datasets can show)
     ff = (N - 1) * chi2 / denom if denom > 1e-12 else math.nan
     pf = float(stats.f.sf(ff, k - 1, (k - 1) * (N - 1))) if math.isfinite(ff) else math.nan
-    return FriedmanResult(R, float(chi2), p, float(ff), pf, int(N), int(k))
+    note = ("Friedman statistic undefined: every dataset ties every system" if not
+            math.isfinite(chi2) else "Iman-Davenport F undefined: every dataset ranks the "
+            f"systems alike (N(k-1) - chi2 = {N * (k - 1)} - {chi2:g} = 0, a zero "
+            "denominator); the Friedman chi2 and its p stand" if not math.isfinite(ff) else "")
+    return FriedmanResult(R, float(chi2), p, float(ff), pf, int(N), int(k), note)
 
 
 def nemenyi_q(k: int, alpha: float = 0.05) -> float:

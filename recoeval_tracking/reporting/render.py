@@ -34,7 +34,9 @@ from ..jobdir.redact import scrub_mapping, scrub_text
 from .compare import Comparison
 from .figures import figure_png, render_figures, safe_name
 from .report import SMALL_N_MARK, Report
+from .stats import percent
 from .summary import Best, catalogue_table, headline_metrics, summary_table
+from .verdicts import effect_items
 
 __all__ = ["render_figures", "comparison_figures", "render_html", "render_markdown",
            "write_report", "metric_table"]
@@ -66,29 +68,31 @@ def _ci(lo: Any, hi: Any) -> str:
 
 
 def metric_table(summary: pd.DataFrame, comparisons: pd.DataFrame, metric: str,
-                 baseline: str) -> pd.DataFrame:
+                 baseline: str, confidence: float = 0.95) -> pd.DataFrame:
     """One display table for ``metric``: each run's mean with its intervals and counts, and its
-    comparison with the baseline (difference, intervals, adjusted p-values, d_z, mark)."""
+    comparison with the baseline (difference, intervals, adjusted p-values, d_z, mark); the
+    interval headers name their ``confidence``."""
+    pc = percent(confidence)
     s = summary[summary["metric"] == metric]
     c = comparisons[comparisons["metric"] == metric].set_index("run_id")
     rows = []
     for _, row in s.iterrows():
         out = {"run": row["run"] + (" (baseline)" if row["run_id"] == baseline else ""),
-               "mean": _f(row["mean"]), "95% t CI": _ci(row["t_low"], row["t_high"]),
-               "95% bootstrap CI": _ci(row["boot_low"], row["boot_high"]),
+               "mean": _f(row["mean"]), f"{pc} t CI": _ci(row["t_low"], row["t_high"]),
+               f"{pc} bootstrap CI": _ci(row["boot_low"], row["boot_high"]),
                "users": _f(row["n"]), "NaN": _f(row["n_nan"]),
                "missing": _f(row["n_missing"])}
         if row["run_id"] in c.index:
             d = c.loc[row["run_id"]]
             out.update({"Δ vs baseline": _f(d["mean_diff"]),
-                        "Δ 95% t CI": _ci(d["t_low"], d["t_high"]),
-                        "Δ 95% bootstrap CI": _ci(d["boot_low"], d["boot_high"]),
+                        f"Δ {pc} t CI": _ci(d["t_low"], d["t_high"]),
+                        f"Δ {pc} bootstrap CI": _ci(d["boot_low"], d["boot_high"]),
                         "pairs": _f(d["n_pairs"]), "p t (adj)": _p(d["p_t_adj"]),
                         "p Wilcoxon (adj)": _p(d["p_wilcoxon_adj"]),
                         "p randomisation (adj)": _p(d["p_randomization_adj"]),
                         "d_z": _f(d["cohens_dz"], 3), "sig.": d["mark"]})
         else:
-            out.update({k: "" for k in ("Δ vs baseline", "Δ 95% t CI", "Δ 95% bootstrap CI",
+            out.update({k: "" for k in ("Δ vs baseline", f"Δ {pc} t CI", f"Δ {pc} bootstrap CI",
                                         "pairs", "p t (adj)", "p Wilcoxon (adj)",
                                         "p randomisation (adj)", "d_z", "sig.")})
         rows.append(out)
@@ -142,7 +146,7 @@ def _settings_text(report: Report) -> str:
     auto = " (auto: enough for the correction)" if s["n_permutations"] == "auto" else ""
     family = ("each metric's comparisons with the baseline" if s.get("family", "table") ==
               "metric" else "every (run, metric) comparison of a table")
-    return (f"Intervals: {s['confidence']:.0%} Student-t and percentile bootstrap "
+    return (f"Intervals: {percent(s['confidence'])} Student-t and percentile bootstrap "
             f"({s['n_bootstrap']} resamples). Paired tests against the baseline on the users "
             f"defined in both runs: t-test, Wilcoxon signed-rank, sign-flip randomisation "
             f"({used} random sign vectors{auto}, or all 2^n when that is fewer: exact). "
@@ -156,14 +160,15 @@ def _small_n_text(report: Report) -> str:
     c = report.comparisons
     if not len(c) or "small_n" not in c.columns or not c["small_n"].any():
         return ""
-    n = sorted({int(v) for v in c.loc[c["small_n"], "n_pairs"]})
+    n = sorted({int(v) for v in c.loc[c["small_n"], "n_nonzero"]})
     from .multisystem import min_attainable_p
 
     smallest = min_attainable_p(n[0], "wilcoxon") if n[0] >= 1 else float("nan")
     return (f" {SMALL_N_MARK}: only {', '.join(map(str, n))} pairs, too few for a "
             f"distribution-free test to reach p < {report.settings['alpha']:g} after the "
-            f"correction (the smallest possible Wilcoxon or randomisation p with {n[0]} pairs "
-            f"is {smallest:.3g}); no significance is claimed, the arrow gives the direction "
+            f"correction (pairs whose difference is not zero: a zero one carries no sign; the "
+            f"smallest possible Wilcoxon or randomisation p with {n[0]} is {smallest:.3g}); no "
+            f"significance is claimed, the arrow gives the direction "
             f"only. More {'replicates' if report.settings.get('replicate_key') else 'users'} "
             "are needed to test.")
 
@@ -205,8 +210,8 @@ def _head_items(report: Report, comparison: Comparison | None = None) -> list[It
         f"(`{scrub_text(_shown_id(report, base))}`) on {len(report.metrics)} metric(s): "
         f"{', '.join(report.metrics)}."))]
     if len(report.runs) > 1 or report.metrics:
-        items.append(("table", "Summary: mean [95% t CI] and mark vs the baseline, best in bold",
-                      summary_table(report)))
+        items.append(("table", f"Summary: mean [{percent(report.settings['confidence'])} t "
+                      "CI] and mark vs the baseline, best in bold", summary_table(report)))
     rep = report.settings.get("replicate_key")
     if rep:
         groups = ", ".join(md_escape(r.name) for r in report.runs)
@@ -217,6 +222,9 @@ def _head_items(report: Report, comparison: Comparison | None = None) -> list[It
                       f"{', '.join(report.settings.get('group_by') or []) or 'none'}."))
     for note in report.notes:
         items.append(("text", "", md_escape(note) + "."))
+    if len(report.left_out):
+        items.append(("table", "Left out of the comparison, with the reason",
+                      report.left_out.drop(columns="run_id")))
     if report.mismatches:
         items.append(("warning", "", "NOT COMPARABLE (compared anyway, allow_mismatch=true): "
                       + "; ".join(report.mismatches) + ". Every table below is marked."))
@@ -242,17 +250,20 @@ def _sections(report: Report, figure_names: list[str], prefix: str = "",
     ``prefix`` starts the names of this report's figures (one dataset of several)."""
     comparison = comparison or Comparison.from_report(report)
     items = _head_items(report, comparison)
+    items[1:1] = effect_items(comparison, dataset)  # effect sizes lead, before the marks
     curves = [n for n in figure_names if n.startswith(prefix + "curves_")]
     first = _headline_curves(report, curves, prefix)
     if first:
-        items.append(("figures", "@1..K curves of the headline metrics (95% CI bands)", first))
+        items.append(("figures", "@1..K curves of the headline metrics (each run's 95% CI "
+                      "bands, as evaluated)", first))
     if len(curves) > len(first):
         items.append(("fold", "Every @1..K curve", [
             ("figures", "", [n for n in curves if n not in first])]))
     mark = " [fingerprints differ]" if report.mismatches else ""
     items.append(("fold", f"Every metric, all users: intervals, differences and tests{mark}",
                   [("table", f"{m}: all users{mark}",
-                    metric_table(report.summary, report.comparisons, m, report.baseline))
+                    metric_table(report.summary, report.comparisons, m, report.baseline,
+                                 report.settings["confidence"]))
                    for m in report.metrics]))
     if len(report.runs) > 1:
         unit = "replicates" if report.settings.get("replicate_key") else "users"
@@ -263,7 +274,8 @@ def _sections(report: Report, figure_names: list[str], prefix: str = "",
     for name in dict.fromkeys(sl.slice for sl in report.slices):
         items.append(("fold", f"Slice {name}{mark}", [
             ("table", f"{m}: slice {sl.slice}, {sl.group} ({sl.n_users} users){mark}",
-             metric_table(sl.summary, sl.comparisons, m, report.baseline))
+             metric_table(sl.summary, sl.comparisons, m, report.baseline,
+                          report.settings["confidence"]))
             for sl in report.slices if sl.slice == name for m in report.metrics]))
     per_user = [n for n in figure_names if n.startswith(prefix + "per_user_")]
     if per_user:

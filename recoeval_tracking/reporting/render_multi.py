@@ -93,5 +93,5 @@ def multi_sections(comparison: Comparison, figure_names: list[str]) -> list[Item
 
 def _iman_davenport(f: Any) -> str:
     if not np.isfinite(f.iman_davenport):
-        return "Iman-Davenport F undefined: every dataset ranks the systems alike"
+        return f.note or "Iman-Davenport F undefined"
     return f"Iman-Davenport F = {f.iman_davenport:.3f}, p = {_p(f.pvalue_iman_davenport)}"

@@ -13,8 +13,9 @@ import pandas as pd
 
 from .._validation import InputError
 from . import stats as st
-from .replicates import check_replicates, guess_replicate_key
-from .runs import RunData, check_comparable
+from .comparability import check_comparable, check_replicates
+from .replicates import guess_replicate_key
+from .runs import RunData
 
 __all__ = ["swept_params", "detect_replicate_key", "group_curves_and_catalogue",
            "not_comparable"]
@@ -39,7 +40,11 @@ def swept_params(runs: list[RunData]) -> list[str]:
     return out
 
 
-def not_comparable(mismatches: list[str], runs: Sequence[RunData] = ()) -> InputError:
+def not_comparable(mismatches: list[str], runs: Sequence[RunData] = (),
+                   func: str = "build_report") -> InputError:
+    """The refusal of runs whose data or split fingerprints differ: what differs (both
+    fingerprints and the runs of each), how to go on anyway, and the replicate key that would
+    make them comparable when one fits."""
     candidates = [k for k in swept_params(list(runs)) if _replicate_like(k)]
     fitting = [k for k in candidates if not check_replicates(list(runs), k)]
     candidates = fitting or candidates
@@ -47,7 +52,7 @@ def not_comparable(mismatches: list[str], runs: Sequence[RunData] = ()) -> Input
             f"replicate_key={candidates[0]} (report config: replicate_key={candidates[0]})."
             if candidates else "")
     return InputError(
-        "The runs given to build_report are not comparable: " + "; ".join(mismatches)
+        f"The runs given to {func} are not comparable: " + "; ".join(mismatches)
         + ". Select runs evaluated on the same data, split and metric definitions, or pass "
         "allow_mismatch=True (report config: allow_mismatch=true) to compare them anyway; "
         "the tables are then marked." + hint)

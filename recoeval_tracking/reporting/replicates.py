@@ -20,7 +20,8 @@ import numpy as np
 import pandas as pd
 
 from .._validation import param_error
-from .runs import RunData, check_comparable
+from .comparability import check_comparable, check_replicates
+from .runs import RunData
 
 __all__ = ["aggregate_replicates", "check_replicates", "guess_replicate_key", "default_group_by"]
 
@@ -49,18 +50,6 @@ def default_group_by(runs: Sequence[RunData], replicate_key: str) -> list[str]:
         return all(str(r.params.get(k)) in ("None", str(r.params.get(replicate_key)))
                    for r in runs)
     return [k for k in _swept(runs) if k != replicate_key and not follows(k)]
-
-
-def check_replicates(runs: Sequence[RunData], replicate_key: str) -> list[str]:
-    """What differs between the data and split fingerprints of runs of one replicate (same
-    value of ``replicate_key``)."""
-    problems: list[str] = []
-    by_rep: dict[str, list[RunData]] = {}
-    for r in runs:
-        by_rep.setdefault(str(r.params.get(replicate_key)), []).append(r)
-    for rep, members in by_rep.items():
-        problems += [f"{replicate_key}={rep}: {p}" for p in check_comparable(members)]
-    return problems
 
 
 def _group_name(key: tuple[str, ...], group_by: list[str], shown: set[str]) -> str:

@@ -5,10 +5,12 @@ params and fingerprints), wherever it came from (job directories or a tracking s
 returns a :class:`Report` of tables that :mod:`recoeval_tracking.reporting.render` turns into
 HTML and Markdown.
 
-Comparability first: runs are compared only when their data and split fingerprints agree;
-otherwise :func:`build_report` refuses with a message naming what differs (``allow_mismatch=True``
-proceeds and marks every table). Each metric is compared over the runs whose definition of it
-agrees (one fingerprint per metric); the report names the runs a metric is missing from. Runs
+Comparability first (:func:`~recoeval_tracking.reporting.comparability.comparability`, the rule
+of ``rt.compare`` and the report command alike): runs are compared only when their data and split
+fingerprints agree; otherwise :func:`build_report` refuses with a message naming what differs
+(``allow_mismatch=True`` proceeds and marks every table). Each metric is compared over the runs
+whose definition of it agrees (one fingerprint per metric, whatever the score source); every
+left-out (metric, run) is named with its reason (``notes``, ``left_out``). Runs
 that differ only by a seed are replicates (``replicate_key``): they are aggregated per group,
 with the between-replicate spread (:mod:`recoeval_tracking.reporting.replicates`). Users are aligned by their original id;
 a user absent from a run, or NaN there, is counted and reported, never silently dropped: a run's
@@ -35,25 +37,26 @@ import pandas as pd
 
 from .._validation import check_int, check_unit_open, param_error
 from . import stats as st
-from .multisystem import SMALL_N_MARK, small_n_mark, too_few_pairs
-from .replicate_groups import (
-    detect_replicate_key,
-    group_curves_and_catalogue,
-    not_comparable,
+from .comparability import (
+    LEFT_OUT_COLUMNS,
+    apply_labels,
+    check_comparable,
+    check_labels,
+    check_option_names,
+    comparability,
+    resolve_metrics,
 )
+from .multisystem import SMALL_N_MARK, small_n_mark, too_few_pairs
+from .replicate_groups import detect_replicate_key, group_curves_and_catalogue
 from .replicate_groups import swept_params as _swept_params
-from .replicates import aggregate_replicates, check_replicates, default_group_by
+from .replicates import aggregate_replicates, default_group_by
 from .runs import (
     FINGERPRINT_KINDS,
     RunData,
     _check_runs,
-    _drop_excluded,
-    _exclusion_notes,
     _lower_better,
     _resolve_baseline,
-    check_comparable,
     fingerprints_from,
-    metric_exclusions,
 )
 from .slices import SLICE_KINDS, slice_groups, user_popularity_share
 from .stats import FAMILIES, permutations_for, significance_mark
@@ -66,7 +69,6 @@ __all__ = ["RunData", "Report", "SliceTable", "build_report", "user_popularity_s
 #: Tests whose adjusted p-value can set the significance marks.
 TESTS = ("t", "wilcoxon", "randomization")
 
-_ID_COLUMNS = ("user_id", "n_train", "n_test", "nan_reason", "n_tied_topk")
 _P_COLUMN = {"t": "p_t_adj", "wilcoxon": "p_wilcoxon_adj", "randomization": "p_randomization_adj"}
 
 
@@ -119,6 +121,10 @@ class Report:
         The report's own config as given by the caller (written into the page).
     notes : list of str
         Metrics not compared over every run, and which runs they leave out.
+    left_out : pandas.DataFrame
+        One row per left-out (metric, run) with the full reason (``metric, system, run_id,
+        left_out, reason``; ``left_out`` is ``"values"``, or ``"test"`` for a run that keeps
+        its mean of a metric the baseline is left out of).
     """
 
     runs: list[RunData]
@@ -134,6 +140,7 @@ class Report:
     settings: dict[str, Any]
     config: dict[str, Any] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
+    left_out: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=LEFT_OUT_COLUMNS))
 
     @property
     def comparable(self) -> bool:
@@ -151,28 +158,6 @@ class Report:
 # ---------------------------------------------------------------------------------------------
 # Building
 # ---------------------------------------------------------------------------------------------
-
-
-def _resolve_metrics(metrics: Any, runs: list[RunData], func: str) -> list[str]:
-    per_run = [[c for c in r.per_user.columns if c not in _ID_COLUMNS
-                and pd.api.types.is_numeric_dtype(r.per_user[c])] for r in runs]
-    common = list(dict.fromkeys(c for cols in per_run for c in cols))
-    if metrics is None:
-        if not common:
-            raise param_error("runs", func, "runs with at least one per-user metric column",
-                              "no metric column", got_is_text=True)
-        return common
-    if isinstance(metrics, str):
-        metrics = [metrics]
-    metrics = list(metrics)
-    if not metrics:
-        return common
-    for m in metrics:
-        if m not in common:
-            raise param_error("metrics", func, f"metrics some run has ({common})",
-                              f"{m!r}, missing from every run", got_is_text=True)
-    return metrics
-
 
 
 def _tables(values: dict[str, np.ndarray], present: np.ndarray, rows: np.ndarray,
@@ -202,8 +187,7 @@ def _tables(values: dict[str, np.ndarray], present: np.ndarray, rows: np.ndarray
               if others and rows.size else np.array([]))
     pres = present[rows]
 
-    summary_rows = []
-    comp_rows = []
+    summary_rows, comp_rows = [], []
     for i, m in enumerate(metrics):
         X = values[m][rows]
         offset = i * (R + len(others))
@@ -224,8 +208,9 @@ def _tables(values: dict[str, np.ndarray], present: np.ndarray, rows: np.ndarray
             comp_rows.append({
                 "run_id": runs[j].run_id, "run": runs[j].name, "metric": m, "mean_diff": mean,
                 "t_low": lo, "t_high": hi, "boot_low": float(boot_low[offset + R + c]),
-                "boot_high": float(boot_high[offset + R + c]), "n_pairs": n, "t_stat": t_stat,
-                "p_t": p_t, "w_stat": w_stat, "p_wilcoxon": p_w,
+                "boot_high": float(boot_high[offset + R + c]), "n_pairs": n,  # and the
+                "n_nonzero": int(np.count_nonzero(d[~np.isnan(d)])),  # pairs with a sign
+                "t_stat": t_stat, "p_t": p_t, "w_stat": w_stat, "p_wilcoxon": p_w,
                 "p_randomization": float(p_perm[i * len(others) + c]) if n else math.nan,
                 "cohens_dz": st.cohens_dz(x, y)})
     summary = pd.DataFrame(summary_rows, columns=[
@@ -233,7 +218,8 @@ def _tables(values: dict[str, np.ndarray], present: np.ndarray, rows: np.ndarray
         "n_nan", "n_missing"])
     comp = pd.DataFrame(comp_rows, columns=[
         "run_id", "run", "metric", "mean_diff", "t_low", "t_high", "boot_low", "boot_high",
-        "n_pairs", "t_stat", "p_t", "w_stat", "p_wilcoxon", "p_randomization", "cohens_dz"])
+        "n_pairs", "n_nonzero", "t_stat", "p_t", "w_stat", "p_wilcoxon", "p_randomization",
+        "cohens_dz"])
     for name in ("t", "wilcoxon", "randomization"):
         raw = comp[f"p_{name}"].to_numpy(dtype=np.float64)
         adj = np.empty_like(raw)
@@ -244,8 +230,12 @@ def _tables(values: dict[str, np.ndarray], present: np.ndarray, rows: np.ndarray
         comp[f"p_{name}_adj"] = adj
     family_size = (comp.groupby("metric", sort=False)["run_id"].transform("size")
                    if family == "metric" else pd.Series(len(comp), index=comp.index))
-    comp["small_n"] = [too_few_pairs(int(n), int(size), correction, alpha, n_permutations)
-                       for n, size in zip(comp["n_pairs"], family_size)] if len(comp) else []
+    # zero differences carry no sign: Wilcoxon drops them and sign flips leave them alone, so
+    # only the non-zero ones can take a distribution-free p below alpha; with none, the runs
+    # agree on every user and there is nothing to mark
+    comp["small_n"] = [n > 0 and too_few_pairs(int(n), int(size), correction, alpha,
+                                               n_permutations)
+                       for n, size in zip(comp["n_nonzero"], family_size)] if len(comp) else []
     comp["mark"] = [small_n_mark(significance_mark(p, diff, _lower_better(m, lower), alpha),
                                  small)
                     for p, diff, m, small in zip(comp[_P_COLUMN[test]], comp["mean_diff"],
@@ -262,7 +252,9 @@ def build_report(runs: Sequence[RunData], baseline: str | None = None, *,
                  allow_mismatch: bool = False, user_features: pd.DataFrame | None = None,
                  lower_is_better: Sequence[str] = (),
                  config: Mapping[str, Any] | None = None, replicate_key: str | None = None,
-                 group_by: Sequence[str] | None = None, family: str = "metric") -> Report:
+                 group_by: Sequence[str] | None = None, family: str = "metric",
+                 labels: Mapping[str, str] | None = None, _check_names: bool = True,
+                 _func: str = "build_report") -> Report:
     """Compare runs on the same users: means with intervals, paired tests against a baseline.
 
     Parameters
@@ -319,6 +311,9 @@ def build_report(runs: Sequence[RunData], baseline: str | None = None, *,
         What p-values are adjusted over: each metric's comparisons with the baseline (default;
         a metric's conclusions do not depend on how many other metrics are shown) or every
         (run, metric) comparison of a table (stricter, one family for the whole table).
+    labels : dict, optional
+        A display name per run: ``{run id or name (a replicate group's name): label}``, shown
+        in every table, the LaTeX table and the figures. A key that names no run is refused.
 
     Returns
     -------
@@ -328,9 +323,11 @@ def build_report(runs: Sequence[RunData], baseline: str | None = None, *,
     ------
     InputError
         When the fingerprints differ and ``allow_mismatch`` is False (the message names what
-        differs), or for bad arguments.
+        differs), or for bad arguments: a name in ``metrics``, ``baseline``,
+        ``lower_is_better``, ``group_by`` or ``labels`` that the runs do not have is refused,
+        listing the known names.
     """
-    func = "build_report"
+    func = _func
     runs = _check_runs(runs, func)
     settings = _check_settings(func, correction, test, n_permutations, n_bootstrap, seed,
                                confidence, alpha, allow_mismatch, user_features, slices,
@@ -338,45 +335,54 @@ def build_report(runs: Sequence[RunData], baseline: str | None = None, *,
     if family not in FAMILIES:
         raise param_error("family", func, f"one of {list(FAMILIES)}", family)
     settings["family"] = family
+    labels = check_labels(labels, func)
+    if _check_names:
+        check_option_names(runs, lower_is_better=lower_is_better, group_by=group_by, func=func)
     if replicate_key is not None and not isinstance(replicate_key, str):
         raise param_error("replicate_key", func, "a param name (str), 'auto' or None",
                           replicate_key)
     if replicate_key == "auto":
         replicate_key = detect_replicate_key(runs)
-    mismatches = (check_replicates(runs, replicate_key) if replicate_key
-                  else check_comparable(runs))
-    if mismatches and not allow_mismatch:
-        raise not_comparable(mismatches, runs)
+    # the one rule of rt.compare and the report: data and split first (raises unless allowed)
+    mismatches = comparability(runs, replicate_key=replicate_key,
+                               allow_mismatch=allow_mismatch, func=func).mismatches
     swept = _swept_params(runs)
     settings["n_runs"] = len(runs)
+    notes: list[str] = []
     if replicate_key:
         runs_in, runs = runs, aggregate_replicates(runs, replicate_key, group_by, func)
         settings["replicate_key"] = replicate_key
         settings["group_by"] = list(group_by or default_group_by(runs_in, replicate_key))
         group_curves_and_catalogue(runs, runs_in)
         swept = _swept_params(runs)
-    metrics = _resolve_metrics(metrics, runs, func)
+    elif group_by:
+        notes.append(f"group_by ({', '.join(group_by)}) not used: it forms replicate groups "
+                     "and these runs have no replicate key")
+    metrics = resolve_metrics(metrics, runs, func)
     base = _resolve_baseline(baseline, runs, metrics, settings["lower_is_better"], func)
     runs = [base] + [r for r in runs if r is not base]
-    excluded = metric_exclusions(runs, metrics, base)
-    aligned = _align(runs, metrics, user_features, excluded)
-    notes = _exclusion_notes(excluded, runs)
+    runs, used = apply_labels(runs, labels, func, strict=_check_names)
+    base = runs[0]
+    settings["labels"] = {k: labels[k] for k in labels if k in used}
+    # then each metric over the runs that define it alike (the runs were checked above)
+    verdict = comparability(runs, metrics, base, check_runs=False, func=func)
+    aligned = _align(runs, metrics, user_features, verdict.excluded)
+    notes = verdict.notes(runs) + notes
     if replicate_key and slices:  # a row is a replicate's mean: there are no users to slice
         notes.append(f"slices ({', '.join(str(dict(s).get('kind')) for s in slices)}) left out: "
                      f"with replicates over {replicate_key} each row is one replicate's mean, "
                      "not a user")
         slices = []
     summary, comparisons, slice_tables = _all_tables(aligned, runs, metrics, slices, settings, func)
-    summary, comparisons = _drop_excluded(summary, excluded), _drop_excluded(comparisons, excluded)
+    summary, comparisons = verdict.drop(summary), verdict.drop(comparisons, tests=True)
     for t in slice_tables:
-        t.summary, t.comparisons = _drop_excluded(t.summary, excluded), _drop_excluded(
-            t.comparisons, excluded)
+        t.summary, t.comparisons = verdict.drop(t.summary), verdict.drop(t.comparisons, True)
     return Report(runs=runs, baseline=base.run_id, metrics=metrics, summary=summary,
                   comparisons=comparisons, slices=slice_tables,
                   coverage=_coverage(aligned, runs, metrics), inputs=_inputs(runs),
                   mismatches=mismatches, swept_params=swept,
                   settings=settings, config=dict(config or {}),
-                  notes=notes)
+                  notes=notes, left_out=verdict.table)
 
 
 def _check_settings(func: str, correction: Any, test: Any, n_permutations: Any,

@@ -1,9 +1,8 @@
 """The runs a report compares, as plain data: :class:`RunData`, read from a job directory or a
 tracking store's copy of one, and the fingerprints that decide whether runs are comparable.
 
-Runs are compared only when their data and split fingerprints agree (:func:`check_comparable`
-names what differs), and each metric only over the runs whose definition of that metric agrees
-(:func:`metric_exclusions`): a metric that only some runs have is compared over those.
+Which runs and metrics are compared is decided in one place,
+:mod:`recoeval_tracking.reporting.comparability`.
 """
 
 from __future__ import annotations
@@ -22,15 +21,11 @@ from ..jobdir.redact import flatten_config
 from ..metrics.evaluate import metric_fingerprints
 from ..metrics.registry import greater_is_better
 
-__all__ = ["RunData", "fingerprints_from", "check_comparable", "metric_exclusions",
-           "FINGERPRINT_KINDS"]
+__all__ = ["RunData", "fingerprints_from", "FINGERPRINT_KINDS"]
 
 #: The fingerprints recorded per run (``definitions`` is the whole record's; comparability of
 #: metrics is judged by the per-metric fingerprints).
 FINGERPRINT_KINDS = ("data", "split", "definitions")
-
-#: The fingerprints that must agree for runs to be compared at all.
-RUN_KINDS = ("data", "split")
 
 
 @dataclass
@@ -50,7 +45,9 @@ class RunData:
     curves : pandas.DataFrame or None
         The ``curves.csv`` layout: ``k``, ``<curve>``, ``<curve>_ci95_low/high``.
     fingerprints : dict
-        ``data``, ``split``, ``definitions`` (missing when not recorded).
+        ``data``, ``split``, ``definitions`` (missing when not recorded); ``users`` for a
+        ``Results`` object, which records no data or split fingerprint
+        (:func:`~recoeval_tracking.reporting.comparability.users_fingerprint`).
     metrics : dict
         Means as logged (for cross-checks; not used in the statistics).
     tags : dict
@@ -126,14 +123,14 @@ def _job_dir_name(path: Path, job: Any) -> str:
 
 
 def _job_metric_fingerprints(job: Any) -> dict[str, str]:
-    """Per-metric fingerprints as recorded, else derived from the definitions record (folders
-    written before they were recorded); empty when neither is there."""
-    if job.metric_fingerprints:
-        return dict(job.metric_fingerprints)
+    """Per-metric fingerprints derived from the definitions record by today's rule (so a folder
+    written when the metrics a ranked input left out still entered every print compares
+    alike), else as recorded; empty when neither is there."""
     if not job.definitions:
-        return {}
+        return dict(job.metric_fingerprints or {})
     columns = list(job.metric_columns) + list(job.metrics)
-    return metric_fingerprints(job.definitions, columns)
+    derived = metric_fingerprints(job.definitions, columns)
+    return {**dict(job.metric_fingerprints or {}), **derived}
 
 
 def fingerprints_from(dataset: Mapping[str, Any] | None, definitions_fp: str | None
@@ -185,74 +182,6 @@ def _check_runs(runs: Any, func: str) -> list[RunData]:
 
 
 
-def check_comparable(runs: Sequence[RunData], kinds: Sequence[str] = RUN_KINDS) -> list[str]:
-    """What differs between the runs' data and split fingerprints (``kinds``).
-
-    A fingerprint recorded for some runs and not for others counts as a difference; one recorded
-    for none is not checked. Returns one message per differing kind (empty list: comparable).
-    """
-    problems = []
-    for kind in kinds:
-        values: dict[str, list[str]] = {}
-        for r in runs:
-            values.setdefault(r.fingerprints.get(kind) or "<not recorded>", []).append(r.name)
-        if len(values) > 1 and not (len(values) == 1 and "<not recorded>" in values):
-            parts = []
-            for fp, names in values.items():
-                shown = ", ".join(names[:4]) + (f" and {len(names) - 4} more"
-                                                if len(names) > 4 else "")
-                parts.append(f"{fp} ({shown})")
-            problems.append(f"the {kind} fingerprint differs: " + " vs ".join(parts))
-    return problems
-
-
-
-def metric_exclusions(runs: Sequence[RunData], metrics: Sequence[str], baseline: RunData
-                      ) -> dict[str, dict[str, str]]:
-    """Per metric, the runs it is not compared over and why: ``{metric: {run_id: reason}}``.
-
-    A run is left out of a metric when it lacks the metric's column (``"missing"``) or defines
-    it differently from the reference run (``"defined differently"``): the baseline when it has
-    the metric, else the first run that has it.
-    """
-    out: dict[str, dict[str, str]] = {}
-    for m in metrics:
-        having = [r for r in runs if m in r.per_user.columns]
-        ref = baseline if baseline in having else (having[0] if having else None)
-        left: dict[str, str] = {}
-        for r in runs:
-            if r not in having:
-                left[r.run_id] = "missing"
-            elif ref is not None and r.metric_fingerprint(m) != ref.metric_fingerprint(m):
-                left[r.run_id] = "defined differently"
-        if left:
-            out[m] = left
-    return out
-
-
-def _drop_excluded(table: pd.DataFrame, excluded: Mapping[str, Mapping[str, str]]
-                   ) -> pd.DataFrame:
-    """``table`` without the (run, metric) rows a metric is not compared over."""
-    if not excluded or not len(table):
-        return table
-    keep = [run_id not in excluded.get(m, {}) for run_id, m in zip(table["run_id"],
-                                                                    table["metric"])]
-    return table[keep].reset_index(drop=True)
-
-
-def _exclusion_notes(excluded: Mapping[str, Mapping[str, str]], runs: list[RunData]
-                     ) -> list[str]:
-    names = {r.run_id: r.name for r in runs}
-    notes = []
-    for m, left in excluded.items():
-        by_reason: dict[str, list[str]] = {}
-        for run_id, reason in left.items():
-            by_reason.setdefault(reason, []).append(names[run_id])
-        parts = [f"{reason} in {', '.join(n)}" for reason, n in by_reason.items()]
-        notes.append(f"{m} is compared over the other runs only ({'; '.join(parts)})")
-    return notes
-
-
 def _lower_better(metric: str, prefixes: Sequence[str]) -> bool:
     """Lower is better for ``metric``: by the metric registry (``mpr``, ``*_seconds``), or when
     its name starts with one of the user's extra ``prefixes``."""
@@ -261,8 +190,9 @@ def _lower_better(metric: str, prefixes: Sequence[str]) -> bool:
 
 def _resolve_baseline(baseline: Any, runs: list[RunData], metrics: list[str],
                       lower: Sequence[str], func: str) -> RunData:
-    if baseline is None:
-        return runs[0]
+    if baseline is None:  # a sweep's first baseline (baselines=[...]), else the first run
+        first = [r for r in runs if r.tags.get("recoeval.baseline_rank") == "0"]
+        return first[0] if first else runs[0]
     if not isinstance(baseline, str):
         raise param_error("baseline", func, "a run id or name, 'tag:<key>=<value>', "
                           "'best:<metric>' or 'worst:<metric>'", baseline)

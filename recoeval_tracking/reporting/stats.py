@@ -33,6 +33,7 @@ from .._validation import InputError, check_unit_open, param_error
 from .resampling import (
     all_sign_vectors,
     auto_permutations,
+    bca_interval,
     bootstrap_counts,
     bootstrap_means,
     randomization_pvalues,
@@ -50,6 +51,7 @@ __all__ = [
     "bootstrap_counts",
     "bootstrap_means",
     "bootstrap_ci",
+    "bca_interval",
     "mean_ci",
     "sign_flips",
     "all_sign_vectors",
@@ -58,10 +60,17 @@ __all__ = [
     "randomization_test",
     "paired_t_test",
     "wilcoxon_test",
+    "sign_test",
     "cohens_dz",
     "paired_comparison",
     "adjust_pvalues",
+    "percent",
 ]
+
+def percent(confidence: float) -> str:
+    """A coverage as the pages label it: ``0.95`` -> ``"95%"``, ``0.975`` -> ``"97.5%"``."""
+    return f"{float(confidence) * 100:.10g}%"
+
 
 #: Names accepted by :func:`adjust_pvalues`.
 CORRECTIONS = ("holm", "bonferroni", "bh", "none")
@@ -150,12 +159,14 @@ def _percentile_bounds(replicates: np.ndarray, confidence: float) -> tuple[np.nd
 
 
 def bootstrap_ci(values, n_resamples: int = 1000, seed: int = 0,
-                 confidence: float = 0.95) -> tuple[float, float]:
-    """Percentile bootstrap interval of the mean of the defined values.
+                 confidence: float = 0.95, method: str = "percentile") -> tuple[float, float]:
+    """Percentile (default) or BCa bootstrap interval of the mean of the defined values.
 
-    The bounds are the ``(1-c)/2`` and ``(1+c)/2`` quantiles (linear interpolation, numpy's
-    default) of the replicate means of :func:`bootstrap_means` (Efron & Tibshirani 1993,
-    section 13.3). The same ``seed`` gives the same interval.
+    The percentile bounds are the ``(1-c)/2`` and ``(1+c)/2`` quantiles (linear interpolation,
+    numpy's default) of the replicate means of :func:`bootstrap_means` (Efron & Tibshirani 1993,
+    section 13.3); ``method="bca"`` gives the bias-corrected and accelerated interval of the same
+    draws over the defined values (:func:`~recoeval_tracking.reporting.resampling.bca_interval`).
+    The same ``seed`` gives the same interval.
 
     Returns
     -------
@@ -165,6 +176,10 @@ def bootstrap_ci(values, n_resamples: int = 1000, seed: int = 0,
     func = "bootstrap_ci"
     v = _as_values(values, "values", func)
     c = check_unit_open(confidence, "confidence", func)
+    if method not in ("percentile", "bca"):
+        raise param_error("method", func, "'percentile' or 'bca'", method)
+    if method == "bca":
+        return bca_interval(v, n_resamples, seed, c)
     reps = bootstrap_means(v[:, None], n_resamples, seed)
     low, high = _percentile_bounds(reps, c)
     return float(low[0]), float(high[0])
@@ -235,9 +250,10 @@ def paired_t_test(a, b) -> tuple[float, float]:
 
 
 def wilcoxon_test(a, b) -> tuple[float, float]:
-    r"""Wilcoxon signed-rank test over the defined pairs (Wilcoxon 1945), as
-    :func:`scipy.stats.wilcoxon` computes it on ``a - b`` with its defaults (zero differences
-    dropped, ``zero_method="wilcox"``; two-sided; no continuity correction).
+    r"""Wilcoxon signed-rank test over the defined pairs (Wilcoxon 1945) on the non-zero
+    differences: zero differences are dropped first (``zero_method="wilcox"``; two-sided; no
+    continuity correction), so the p-value is that of :func:`scipy.stats.wilcoxon` on
+    ``d[d != 0]``.
 
     With the ``n`` non-zero differences ranked by absolute value (mid-ranks for ties),
     ``W+`` the sum of the ranks of the positive ones and ``W- = n(n+1)/2 - W+``, the statistic is
@@ -249,6 +265,23 @@ def wilcoxon_test(a, b) -> tuple[float, float]:
               \quad p = 2\,\Phi(-|z|)
 
     where ``t`` runs over the sizes of the groups of tied absolute differences.
+
+    When some differences are zero this is not what ``scipy.stats.wilcoxon(a - b)`` gives with
+    its defaults: scipy then leaves the exact distribution for the normal approximation over
+    all the pairs. The exact p over the non-zero differences is the better number: a zero
+    difference carries no sign, and with ``n`` non-zero differences no outcome is rarer than
+    ``2 / 2^n``, which the approximation undercuts. Twenty pairs of which four differ, all in
+    one direction: the exact p is ``2 / 2^4 = 0.125``, scipy's default about 0.068.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from scipy import stats
+    >>> d = np.array([0.0] * 16 + [0.1, 0.2, 0.3, 0.4])
+    >>> wilcoxon_test(d, np.zeros(20))
+    (0.0, 0.125)
+    >>> float(stats.wilcoxon(d[d != 0]).pvalue), round(float(stats.wilcoxon(d).pvalue), 3)
+    (0.125, 0.068)
 
     Returns
     -------
@@ -283,6 +316,32 @@ def wilcoxon_test(a, b) -> tuple[float, float]:
         return statistic, 1.0
     z = (statistic - n * (n + 1) / 4.0) / math.sqrt(var)
     return statistic, float(min(1.0, 2.0 * stats.norm.sf(abs(z))))
+
+
+def sign_test(a, b) -> tuple[int, int, float]:
+    """Two-sided sign test over the defined pairs (Dixon & Mood 1946): the number of positive
+    differences ``a - b`` among the ``n`` non-zero ones is Binomial(n, 1/2) under the null;
+    zero differences are dropped. The p-value is :func:`scipy.stats.binomtest`'s two-sided one.
+
+    Returns
+    -------
+    (n_positive, n_negative, p)
+        ``p = 1`` when every defined difference is zero; NaN without pairs.
+
+    Examples
+    --------
+    >>> sign_test([1, 2, 3, 4, 5, 6], [0, 0, 0, 0, 0, 9])  # P(X <= 1 or X >= 5), X ~ B(6, 1/2)
+    (5, 1, 0.21875)
+    """
+    from scipy import stats
+
+    d = _defined_differences(a, b, "sign_test")
+    if d.size == 0:
+        return 0, 0, math.nan
+    pos, neg = int(np.sum(d > 0)), int(np.sum(d < 0))
+    if pos + neg == 0:
+        return 0, 0, 1.0
+    return pos, neg, float(stats.binomtest(pos, pos + neg, 0.5).pvalue)
 
 
 def cohens_dz(a, b) -> float:

@@ -1,6 +1,6 @@
-"""The report's first screen: runs x headline metrics, each cell the mean with its 95% t interval
-and the significance mark against the baseline, the best run of each metric in bold; then the
-catalogue-level metrics (coverage, Gini, entropy...), one value per run as logged."""
+"""The report's first screen: runs x headline metrics, each cell the mean with its t interval (at
+the report's confidence) and the significance mark against the baseline, the best run of each
+metric in bold; then the catalogue-level metrics (coverage, Gini, entropy...), one value per run as logged."""
 
 from __future__ import annotations
 

@@ -1,19 +1,25 @@
 """Short, distinct run names: what a reader needs to tell the runs of a sweep apart.
 
-A sweep's job is named after its model and the keys the sweep varies (``als f=64 reg=0.1``);
-a plain run after its dataset and model (``movielens_100k als``). Paths, URIs, tracking and
-Hydra keys and secrets never enter a name; the full override list goes into a tag instead.
+A sweep's job is named after its model and the values of the keys the sweep varies
+(``als f=64 reg=0.1``; an Optuna trial alike, ``cosknn neighbours=57 shrink=3.142``, floats to
+4 significant digits); a plain run after its dataset and model (``movielens_100k als``). A
+swept file is named by its stem (``model.path=runs/a.csv,runs/b.run`` gives ``ranked_file a``
+and ``ranked_file b``): folders, URIs and query strings never enter a name, nor do tracking and
+Hydra keys or secrets; the full override list goes into a tag instead. A top-level ``label``
+(the user's display name for the run) replaces the model's name, followed by the swept values
+it does not already say.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
-from pathlib import PurePath
+from pathlib import PurePosixPath
 from typing import Any
 
 from ..jobdir.redact import is_secret_key, scrub_text
 
-__all__ = ["short_run_name", "swept_keys", "MAX_NAME_CHARS"]
+__all__ = ["short_run_name", "swept_keys", "shown_value", "MAX_NAME_CHARS", "LABEL_KEY"]
 
 #: Names stay below MLflow's table column width.
 MAX_NAME_CHARS = 39
@@ -21,6 +27,12 @@ MAX_NAME_CHARS = 39
 _ABBREV = {"factors": "f", "regularization": "reg", "iterations": "it", "alpha": "a",
            "neighbors": "nn", "learning_rate": "lr", "test_fraction": "test", "shrinkage": "sh"}
 _SKIP_PREFIXES = ("tracking", "hydra", "mlflow", "output")
+_PATH_KEYS = ("path", "uri", "dir", "file")
+#: The top-level setting holding a run's display name (``label=...``).
+LABEL_KEY = "label"
+#: Hydra's sweep functions: an override whose value calls one (``int(interval(1,9))``,
+#: ``tag(log, interval(...))``) is swept.
+_SWEEP_CALL = re.compile(r"(?:^|[(,\s])(?:range|choice|interval|glob)\(")
 
 
 def _pairs(overrides: Sequence[str] | None) -> list[tuple[str, str]]:
@@ -29,8 +41,6 @@ def _pairs(overrides: Sequence[str] | None) -> list[tuple[str, str]]:
         key, sep, value = str(item).partition("=")
         key = key.lstrip("+~")
         if not sep or key.split(".")[0] in _SKIP_PREFIXES or is_secret_key(key):
-            continue
-        if key.endswith(("path", "uri", "dir", "file")):
             continue
         out.append((key, value))
     return out
@@ -55,20 +65,42 @@ def _top_level_comma(value: str) -> bool:
 
 
 def swept_keys(overrides: Sequence[str] | None) -> list[str]:
-    """The keys a Hydra sweep varies: overrides with several values (``a,b``, ``range(...)``,
-    ``choice(...)``), paths and tracking keys left out; a list value (``[ndcg,p]``) is one
-    value."""
+    """The keys a Hydra sweep varies: overrides with several values (``a,b``) or a sweep
+    function (``range(...)``, ``choice(...)``, ``glob(...)``, ``interval(...)`` alone or cast
+    and tagged as Optuna's searches write it: ``int(interval(8,64))``,
+    ``tag(log, interval(0.001, 1))``), tracking and Hydra keys left out; a list value
+    (``[ndcg,p]``) is one value."""
     return [k for k, v in _pairs(overrides)
-            if _top_level_comma(v) or v.startswith(("range(", "choice(", "interval(", "glob("))]
+            if _top_level_comma(v) or (re.match(r"\w+\(", v) and _SWEEP_CALL.search(v))]
+
+
+def _stem(value: str) -> str:
+    """The stem of a file's path or URI: no folders, scheme, query or suffix
+    (``s3://b/runs/a.csv?x=1`` -> ``a``)."""
+    text = value.strip("'\"").split("?", 1)[0].split("#", 1)[0].replace("\\", "/").rstrip("/")
+    return PurePosixPath(text).stem or text
+
+
+def shown_value(value: str) -> str:
+    """A value as a name shows it: a float to 4 significant digits when that is shorter
+    (``0.012345678`` -> ``0.01235``), the last part of a path otherwise, anything else as
+    written."""
+    try:
+        number = float(value)
+    except ValueError:
+        return PurePosixPath(value.replace("\\", "/")).name if "/" in value or "\\" in value \
+            else value
+    short = f"{number:.4g}"
+    return short if len(short) < len(value) and "." in value else value
 
 
 def _short(key: str, value: str) -> str:
     last = key.rsplit(".", 1)[-1]
     if key in ("model", "model.name", "dataset", "dataset.kind"):
         return value
-    if "/" in value or "\\" in value:
-        value = PurePath(value).name
-    return f"{_ABBREV.get(last, last)}={value}"
+    if last.endswith(_PATH_KEYS):
+        return _stem(value)
+    return f"{_ABBREV.get(last, last)}={shown_value(value)}"
 
 
 def _get(config: Mapping[str, Any] | None, section: str, *keys: str) -> str | None:
@@ -81,17 +113,43 @@ def _get(config: Mapping[str, Any] | None, section: str, *keys: str) -> str | No
     return None
 
 
+def run_label(config: Mapping[str, Any] | None) -> str | None:
+    """The display name a run was given (top-level :data:`LABEL_KEY`), or None."""
+    label = (config or {}).get(LABEL_KEY)
+    return scrub_text(" ".join(label.split())) if isinstance(label, str) and label.strip() \
+        else None
+
+
+def _model_name(config: Mapping[str, Any] | None, given: str | None) -> str | None:
+    """The model's name: ``model.name``, else ``given`` (a ``_target_`` model's config option),
+    else the class named by ``model._target_``."""
+    name = _get(config, "model", "name") or given
+    if name:
+        return name
+    target = _get(config, "model", "_target_")
+    return target.rsplit(".", 1)[-1] if target else None
+
+
 def short_run_name(config: Mapping[str, Any] | None, overrides: Sequence[str] | None,
-                   swept: Sequence[str] | None = None, suffix: str = "") -> str | None:
+                   swept: Sequence[str] | None = None, suffix: str = "",
+                   model_name: str | None = None) -> str | None:
     """The run name of a job: its model and the values of the ``swept`` keys in a sweep, its
     dataset and model otherwise; at most :data:`MAX_NAME_CHARS` characters (``suffix``, e.g.
-    the job number, is kept when the name must be cut, so names stay distinct)."""
-    model = _get(config, "model", "name")
+    the job number, is kept when the name must be cut, so names stay distinct). A ``label``
+    in ``config`` is the name, followed by the swept values other than the label's and the
+    model's own; a label alone is kept whole. ``model_name``: the model's name when
+    ``config``'s model section has none (a ``_target_`` model: its config option)."""
+    model = _model_name(config, model_name)
+    label = run_label(config)
     pairs = dict(_pairs(overrides))
-    if swept is not None:
-        keys = [k for k in swept if k in pairs and k not in ("model", "model.name")]
-        parts = [model] if model else []
+    if swept is not None or label:
+        keys = [k for k in swept or [] if k in pairs and k not in ("model", "model.name",
+                                                                    LABEL_KEY)]
+        head = label or model
+        parts = [head] if head else []
         parts += [_short(k, pairs[k]) for k in keys]
+        if label and len(parts) == 1:
+            return label[:250]
     else:
         dataset = _get(config, "dataset", "name", "kind")
         parts = [p for p in (dataset, model) if p]

@@ -1,82 +1,50 @@
-"""What a job's MLflow run holds besides its params: metrics (the means; the confidence bounds in
-one tag), the job's real start and end, MLflow's run context, fingerprint tags, the dataset
-input."""
+"""What a job's MLflow run holds besides its params: metrics (the means, exact; the confidence
+bounds in one tag), the job's real start and end, MLflow's run context, fingerprint tags, the
+dataset input, the per-user table's CSV preview."""
 
 from __future__ import annotations
 
 import datetime as _dt
 import json
+import tempfile
 from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
 
 import numpy as np
 
 from ..jobdir import FILES, JobDir
 from ..jobdir.redact import scrub_text
 
-__all__ = ["CI_TAG", "ci_tag_value", "read_ci_tag", "PRECISIONS", "logged_value"]
+__all__ = ["CI_TAG", "ci_tag_value", "read_ci_tag", "PRECISIONS"]
 
 
 def _is_bound(key: str) -> bool:
     return key.endswith(("_ci95_low", "_ci95_high"))
 
 
-#: Values of ``precision``: ``auto`` rounds each logged mean to its own resolution
-#: (:func:`logged_value`), ``exact`` logs every value as computed.
+#: Values accepted for ``precision`` (kept so that existing configs and calls go on working):
+#: both log every value exactly as computed (float64). MLflow is a store that runs are read back
+#: from (``mlflow.search_runs``), so it holds exact values; rounding is for text only (run names,
+#: descriptions, the terminal).
 PRECISIONS = ("auto", "exact")
 
 
-def _decimals(job: JobDir) -> dict[str, int]:
-    """Decimals kept per metric under ``precision="auto"``: two significant digits of the
-    half-width of its 95% interval (0.3521 for a half-width of 0.015: the dropped digits are a
-    hundredth of the uncertainty), for the metrics that have one."""
-    out = {}
-    for key, low in job.metrics.items():
-        if not key.endswith("_ci95_low"):
-            continue
-        base = key[:-len("_ci95_low")]
-        high = job.metrics.get(base + "_ci95_high")
-        if low is None or high is None or not np.isfinite(low) or not np.isfinite(high) \
-                or high <= low:
-            continue
-        out[base] = max(0, 1 - int(np.floor(np.log10((high - low) / 2)))) + 1
-    return out
-
-
-def logged_value(key: str, value: float, decimals: dict[str, int] | None = None) -> float:
-    """The value logged for ``key`` under ``precision="auto"``: rounded to the decimals of
-    :func:`_decimals` (means with an interval), timings to the millisecond, whole numbers kept,
-    other values to 4 significant digits. The job directory keeps the exact values."""
-    value = float(value)
-    if not np.isfinite(value) or value == 0.0 or value.is_integer():
-        return value
-    if decimals and key in decimals:
-        return round(value, decimals[key])
-    if key.endswith("_seconds"):
-        return round(value, 3)
-    return round(value, 3 - int(np.floor(np.log10(abs(value)))))
-
-
-def _metrics_for(job: JobDir, timestamp: int, precision: str = "auto") -> list:
-    """The means (step 0) and the @1..K curves (step k); the confidence bounds are not metrics:
+def _metrics_for(job: JobDir, timestamp: int) -> list:
+    """The means (step 0) and the @1..K curves (step k), exactly as ``metrics.json`` and
+    ``curves.csv`` hold them (float64, never rounded); the confidence bounds are not metrics:
     MLflow's chart view would give them a section of their own, listed before the metrics
-    (:data:`CI_TAG` holds them). ``precision``: see :data:`PRECISIONS`."""
+    (:data:`CI_TAG` holds them)."""
     from mlflow.entities import Metric
 
-    exact = precision == "exact"
-    decimals = {} if exact else _decimals(job)
-
-    def shown(key: str, value: float) -> float:
-        return float(value) if exact else logged_value(key, value, decimals)
-
-    out = [Metric(key, shown(key, value), timestamp, 0)
+    out = [Metric(key, float(value), timestamp, 0)
            for key, value in job.metrics.items() if not _is_bound(key)]
     curves = job.curves
     if len(curves):
         ks = curves["k"].to_numpy(dtype=np.int64)
         for name in job.curve_names:
-            at_k = f"{name[:-len('_at_k')]}_at_{job.k}" if name.endswith("_at_k") else name
             values = curves[name].to_numpy(dtype=np.float64)
-            out.extend(Metric(name, shown(at_k, v), timestamp, int(k))
+            out.extend(Metric(name, float(v), timestamp, int(k))
                        for k, v in zip(ks, values))
     return out
 
@@ -179,3 +147,40 @@ def _dataset_input(job: JobDir):
                 source_type=source_type, source=source_json,
                 profile=json.dumps(profile, default=str)),
         tags=[InputTag(key="mlflow.data.context", value="evaluation")])
+
+
+def _missing_metrics(client, run, metrics: list) -> list:
+    """The metrics of ``metrics`` that the run does not hold yet (same key and step)."""
+    have = run.data.metrics
+    out = []
+    history: dict[str, set[int]] = {}
+    for m in metrics:
+        if m.key not in have:
+            out.append(m)
+            continue
+        if m.key not in history:
+            history[m.key] = {h.step for h in client.get_metric_history(run.info.run_id, m.key)}
+        if m.step not in history[m.key]:
+            out.append(m)
+    return out
+
+
+#: Rows of the per-user table in its preview (MLflow's UI shows CSV files, not Parquet).
+PREVIEW_ROWS = 1000
+
+
+def _log_preview(client: Any, run_id: str, per_user: Path, artifact_path: str | None) -> None:
+    """``per_user_head.csv``: the first :data:`PREVIEW_ROWS` users of ``per_user.parquet``, so
+    that the table can be looked at in the UI (the Parquet stays the full record)."""
+    if not per_user.is_file():
+        return
+    import pyarrow.parquet as pq
+
+    pf = pq.ParquetFile(per_user)
+    head = next(pf.iter_batches(batch_size=PREVIEW_ROWS), None)
+    if head is None:
+        return
+    with tempfile.TemporaryDirectory(prefix="recoeval-preview-") as tmp:
+        out = Path(tmp) / "per_user_head.csv"
+        head.to_pandas().to_csv(out, index=False, float_format="%.6g")
+        client.log_artifact(run_id, str(out), artifact_path)

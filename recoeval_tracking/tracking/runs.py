@@ -8,13 +8,17 @@ What a run holds (logged from a job directory written by
 * **params**: the config the user chose flattened to dotted keys (``model.factors``,
   ``metrics.k``; tracking and Hydra settings left out) and the caller's ``params``; secret keys
   dropped, and settings left at None (a default that the code resolves) too: a param ``None``
-  says nothing and MLflow cannot change it later. The metric definitions are never params: ``definitions.json`` and fingerprint tags.
-* **metrics** (one :meth:`MlflowClient.log_batch`): the means of ``metrics.json`` (means at K,
+  says nothing and MLflow cannot change it later. The model's constructor arguments that the
+  config left to their defaults are params too (``model.shrink``). The metric definitions are never params: ``definitions.json`` and fingerprint tags.
+* **metrics** (one :meth:`MlflowClient.log_batch`), exactly as computed (float64, never
+  rounded: rounding is for text): the means of ``metrics.json`` (means at K,
   ``users_evaluated``, ``users_nan_<reason>``, ``<stage>_seconds``) at step 0, and each curve of
   ``curves.csv`` (``ndcg_at_k``...) with ``step = k`` for k = 1..K. The bounds
   ``_ci95_low``/``_ci95_high`` are not metrics (MLflow's chart view would list them first, in a
   section of their own): the tag ``recoeval.ci95`` holds them as JSON, as does ``metrics.json``.
-* **tags**: ``recoeval.ci95``, ``recoeval.job_uid``, ``recoeval.sweep_id``, ``recoeval.version``, ``recoeval.k``,
+* **tags**: ``recoeval.label`` (the run's display name, when given: also its name),
+  ``recoeval.model`` (the model as built: ``CosineItemKNN(neighbours=50, shrink=10)``),
+  ``recoeval.ci95``, ``recoeval.job_uid``, ``recoeval.sweep_id``, ``recoeval.version``, ``recoeval.k``,
   ``recoeval.metrics`` (every metric key at K), ``recoeval.headline`` (the few shown first:
   :func:`recoeval_tracking.metrics.results.headline_metrics`), ``recoeval.definitions_fingerprint``,
   ``recoeval.data_fingerprint``, ``recoeval.split_fingerprint``, ``recoeval.overrides``,
@@ -80,7 +84,7 @@ from .client import (
     params_from_config,
     resolve_tracking_uri,
 )
-from .names import short_run_name
+from .names import run_label, short_run_name
 from .run_parts import (
     CI_TAG,
     PRECISIONS,
@@ -88,13 +92,19 @@ from .run_parts import (
     _dataset_input,
     _fingerprints,
     _job_times,
+    _log_preview,
     _metrics_for,
+    _missing_metrics,
     _without_none,
     ci_tag_value,
 )
 
 __all__ = ["log_job_dir", "log_results", "upload_args", "upload_job", "job_lock", "set_marker",
-           "LOCK_WAIT_SECONDS"]
+           "LOCK_WAIT_SECONDS", "LABEL_TAG"]
+
+#: The tag holding a run's display name (the config's top-level ``label``; ``job.json``'s
+#: ``label``), which is also its run name.
+LABEL_TAG = _TAG_PREFIX + "label"
 
 #: How long an upload waits for another process holding the job directory's lock.
 LOCK_WAIT_SECONDS = 600.0
@@ -123,6 +133,9 @@ def _run_tags(job: JobDir, sweep_id: str | None, extra: Mapping[str, Any] | None
     tags[CI_TAG] = ci_tag_value(dict(job.metrics))
     if job.overrides:
         tags[_TAG_PREFIX + "overrides"] = " ".join(scrub_overrides(job.overrides))
+    model = job.job.get("model") if isinstance(job.job.get("model"), Mapping) else {}
+    tags[LABEL_TAG] = job.job.get("label") or run_label(job.config)
+    tags[_TAG_PREFIX + "model"] = model.get("description")
     commit = job.job.get("git_commit")
     if commit:
         tags["mlflow.source.git.commit"] = commit
@@ -134,25 +147,9 @@ def _run_tags(job: JobDir, sweep_id: str | None, extra: Mapping[str, Any] | None
     return _clean_tags(tags)
 
 
-def _missing_metrics(client, run, metrics: list) -> list:
-    """The metrics of ``metrics`` that the run does not hold yet (same key and step)."""
-    have = run.data.metrics
-    out = []
-    history: dict[str, set[int]] = {}
-    for m in metrics:
-        if m.key not in have:
-            out.append(m)
-            continue
-        if m.key not in history:
-            history[m.key] = {h.step for h in client.get_metric_history(run.info.run_id, m.key)}
-        if m.step not in history[m.key]:
-            out.append(m)
-    return out
-
-
 def _upload(client, run_id: str, job: JobDir, *, params: dict[str, str], tags: dict[str, str],
             artifact_path: str | None, existing_params: Mapping[str, str] | None = None,
-            resume=None, precision: str = "auto") -> None:
+            resume=None) -> None:
     """Metrics, params and tags in one batch, then the dataset input, then the artifacts.
 
     ``resume``: the run as the store holds it, when finishing an upload cut off midway; only
@@ -168,7 +165,7 @@ def _upload(client, run_id: str, job: JobDir, *, params: dict[str, str], tags: d
             print(f"recoeval: params already set with other values in run {run_id} were kept: "
                   f"{', '.join(sorted(clash))}", file=sys.stderr)
         params = {k: v for k, v in params.items() if k not in existing_params}
-    metrics = _metrics_for(job, _now_ms(), precision)
+    metrics = _metrics_for(job, _now_ms())
     if resume is not None:
         metrics = _missing_metrics(client, resume, metrics)
     client.log_batch(run_id, metrics=metrics,
@@ -191,36 +188,21 @@ def _upload(client, run_id: str, job: JobDir, *, params: dict[str, str], tags: d
     _log_preview(client, run_id, job.path / FILES["per_user"], artifact_path)
 
 
-#: Rows of the per-user table in its preview (MLflow's UI shows CSV files, not Parquet).
-PREVIEW_ROWS = 1000
-
-
-def _log_preview(client: Any, run_id: str, per_user: Path, artifact_path: str | None) -> None:
-    """``per_user_head.csv``: the first :data:`PREVIEW_ROWS` users of ``per_user.parquet``, so
-    that the table can be looked at in the UI (the Parquet stays the full record)."""
-    if not per_user.is_file():
-        return
-    import pyarrow.parquet as pq
-
-    pf = pq.ParquetFile(per_user)
-    head = next(pf.iter_batches(batch_size=PREVIEW_ROWS), None)
-    if head is None:
-        return
-    with tempfile.TemporaryDirectory(prefix="recoeval-preview-") as tmp:
-        out = Path(tmp) / "per_user_head.csv"
-        head.to_pandas().to_csv(out, index=False, float_format="%.6g")
-        client.log_artifact(run_id, str(out), artifact_path)
-
-
 def _job_params(job: JobDir, params: Mapping[str, Any] | None) -> dict[str, str]:
-    """The config as dotted params; the metric definitions stay in ``definitions.json`` and
-    their fingerprints in tags, never params."""
+    """The config as dotted params, and the model's constructor arguments that the config left
+    to their defaults (``job.json``'s ``model.args``, as ``model.<arg>``); the metric
+    definitions stay in ``definitions.json`` and their fingerprints in tags, never params."""
     flat: dict[str, Any] = {}
     if job.config:
         flat.update({k: v for k, v in flatten_config(_without_none(job.config)).items()
                      if not k.startswith(("tracking.", "hydra.", "definitions."))})
     if params:
         flat.update(flatten_config(_without_none(params)))
+    model = job.job.get("model")
+    args = model.get("args") if isinstance(model, Mapping) else None
+    if isinstance(args, Mapping):
+        defaults = flatten_config(_without_none({"model": dict(args)}))
+        flat.update({k: v for k, v in defaults.items() if k not in flat})
     return _clean_params(flat)
 
 
@@ -302,7 +284,9 @@ def upload_job(root: Path, uri: str, upload: Mapping[str, Any]) -> str:
         run_tags["mlflow.parentRunId"] = upload["parent_run_id"]
     start_ms, end_ms = _job_times(job)
     if resume is None:
-        name = upload.get("run_name") or short_run_name(job.config, job.overrides)
+        model = job.job.get("model") if isinstance(job.job.get("model"), Mapping) else {}
+        name = upload.get("run_name") or short_run_name(job.config, job.overrides,
+                                                        model_name=model.get("name"))
         run_tags = _clean_tags({**_context_tags(), **run_tags})
         run_id = client.create_run(exp_id, tags=run_tags, run_name=name,
                                    start_time=start_ms).info.run_id
@@ -313,8 +297,7 @@ def upload_job(root: Path, uri: str, upload: Mapping[str, Any]) -> str:
     set_marker(root, UPLOADING, {**marker, "run_id": run_id})
     try:
         _upload(client, run_id, job, params=_job_params(job, upload.get("params")),
-                tags=run_tags, artifact_path=None, resume=resume,
-                precision=upload.get("precision") or "auto")
+                tags=run_tags, artifact_path=None, resume=resume)
     except BaseException:
         with contextlib.suppress(Exception):
             client.set_terminated(run_id, "FAILED")
@@ -362,10 +345,10 @@ def log_job_dir(path: str | Path, *, tracking_uri: str | None = None,
         Artifact location for a new experiment (default: ``mlartifacts`` beside a SQLite
         database; the server's default for a server).
     precision : {"auto", "exact"}
-        ``auto`` logs each mean rounded to its resolution (two significant digits of the
-        half-width of its 95% interval: ``0.3521``, not ``0.35213252844116653``; timings to the
-        ms; :func:`~.run_parts.logged_value`); ``exact`` logs the values as computed. The job
-        directory (``metrics.json``, ``per_user.parquet``) keeps them exact either way.
+        Accepted for compatibility; both log every value exactly as computed (float64, as
+        ``metrics.json`` holds it: a run's ``ndcg_at_10`` is the mean of its
+        ``per_user.parquet`` column over the users where it is defined). Rounding is for text
+        only (run names, descriptions, the terminal).
 
     Returns
     -------
@@ -403,14 +386,13 @@ def _active_run() -> tuple[str | None, str | None]:
 
 def _log_into_run(path: Path, run_id: str, tracking_uri: str | None,
                   tags: Mapping[str, Any] | None, params: Mapping[str, Any] | None,
-                  artifact_path: str | None, precision: str = "auto") -> str:
+                  artifact_path: str | None) -> str:
     """Add the job directory ``path`` to the existing run ``run_id`` (left open)."""
     client = _client(resolve_tracking_uri(tracking_uri))
     run = client.get_run(run_id)
     job = read_job_dir(path, per_user=False)
     _upload(client, run_id, job, params=_job_params(job, params), tags=_run_tags(job, None, tags),
-            artifact_path=artifact_path, existing_params=run.data.params,
-            precision=precision)
+            artifact_path=artifact_path, existing_params=run.data.params)
     return run_id
 
 
@@ -491,4 +473,4 @@ def log_results(results, *, run_id: str | None = None, tracking_uri: str | None 
                                precision=precision)
         if precision not in PRECISIONS:
             raise param_error("precision", func, f"one of {list(PRECISIONS)}", precision)
-        return _log_into_run(path, run_id, tracking_uri, tags, params, artifact_path, precision)
+        return _log_into_run(path, run_id, tracking_uri, tags, params, artifact_path)

@@ -44,7 +44,10 @@ from .client import (
 from .run_parts import read_ci_tag
 from .views import (
     UI_WORKFLOW,
+    _best_line,
     _lower_is_better,
+    _markdown,
+    closed_at,
     leaderboard_text,
     save_sweep_view,
     show_sweep_best,
@@ -170,8 +173,11 @@ def record_sweep_best(parent_run_id: str, objective: str, value: float,
     value over trials), and the tags ``recoeval.best.params`` (JSON of the best parameters),
     ``recoeval.best.param.<name>`` for each, ``recoeval.best.trial`` (``step``),
     ``recoeval.best.objective`` and the extra ``tags`` given. Params are immutable in MLflow,
-    hence tags for values that change. :func:`finish_sweep_parent` then leaves
-    ``best_<objective>`` as recorded here (the study's best, a curve over trials).
+    hence tags for values that change. When ``tags`` name the best trial's run
+    (``recoeval.best.run_id``), its logged ``objective`` is recorded (the value the job returned,
+    computed alike, may differ in its last bits), so the parent's best is that child's value
+    exactly; :func:`finish_sweep_parent` then keeps the curve as recorded here, or ends it on the
+    best child's value at the best trial's step when they differ.
     """
     from mlflow.entities import Metric, RunTag
 
@@ -182,6 +188,8 @@ def record_sweep_best(parent_run_id: str, objective: str, value: float,
     uri = resolve_tracking_uri(tracking_uri)
     client = _client(uri)
     best = {str(k): v for k, v in params.items()}
+    value = _logged_value(client, (tags or {}).get(_TAG_PREFIX + "best.run_id"), objective,
+                          float(value))
     run_tags = {_TAG_PREFIX + "best.params": json.dumps(best, sort_keys=True, default=str),
                 _TAG_PREFIX + "best.trial": str(step), _TAG_PREFIX + "best.objective": objective,
                 **(tags or {})}
@@ -191,6 +199,19 @@ def record_sweep_best(parent_run_id: str, objective: str, value: float,
                      metrics=[Metric(sanitize_key(f"best_{objective}"), float(value), _now_ms(),
                                      int(step))],
                      tags=[RunTag(k, v) for k, v in _clean_tags(run_tags).items()])
+
+
+def _logged_value(client: Any, run_id: str | None, metric: str, value: float) -> float:
+    """``metric`` as the run ``run_id`` logged it, when that is ``value`` to float64 round-off
+    (the same mean, summed in another order); else ``value``."""
+    if not run_id:
+        return value
+    try:
+        logged = client.get_run(run_id).data.metrics.get(metric)
+    except Exception:  # noqa: BLE001 - not uploaded yet (a store that was down): keep value
+        return value
+    return float(logged) if logged is not None and math.isclose(
+        logged, value, rel_tol=1e-12, abs_tol=1e-15) else value
 
 
 class SweepParent(NamedTuple):
@@ -327,43 +348,19 @@ def _redacted(table: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
-def _md_cell(value: Any) -> str:
-    """A Markdown table cell: no line breaks, and the characters Markdown would read as marks
-    escaped (a run name is user text)."""
-    text = " ".join(str(value).split())
-    return "".join("\\" + ch if ch in "\\`*_{}[]<>()#+!|~" else ch for ch in text)
-
-
-def _markdown(table: pd.DataFrame, metrics: Sequence[str], sort_by: str | None = None) -> str:
-    """The leaderboard as a Markdown table, best first: run name, status, each metric, and the
-    95% interval of ``sort_by`` beside it."""
-    cols = ["run_name", "status"]
-    for m in metrics:
-        cols.append(m)
-        if m == sort_by and f"{m}_ci95_low" in table.columns:
-            cols.append("95% interval")
-    lines = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
-    for _, row in table.iterrows():
-        cells = [_md_cell(row["run_name"]), _md_cell(row["status"])]
-        for m in metrics:
-            cells.append("" if pd.isna(row[m]) else f"{row[m]:.4f}")
-            if m == sort_by and f"{m}_ci95_low" in table.columns:
-                low, high = row[f"{m}_ci95_low"], row[f"{m}_ci95_high"]
-                cells.append("" if pd.isna(low) or pd.isna(high)
-                             else f"{low:.4f} to {high:.4f}")
-        lines.append("| " + " | ".join(cells) + " |")
-    return "\n".join(lines)
-
-
 #: Metrics in the parent run's description (the leaderboard.csv artifact holds them all).
 _NOTE_METRICS = 5
 
 
 def _summary(leaderboard: pd.DataFrame, headline: Sequence[str],
-             lower_is_better: Sequence[str] | None, searched: str | None = None
+             lower_is_better: Sequence[str] | None, searched: str | None = None,
+             searched_step: int = 0, recorded: Mapping[str, float] | None = None
              ) -> tuple[list, dict[str, str]]:
-    """The parent's metrics (``sweep_jobs``, ``sweep_jobs_failed``, ``best_<metric>``) and tags
-    (``recoeval.best_run.<metric>``, the leaderboard as ``mlflow.note.content``)."""
+    """The parent's metrics (``sweep_jobs``, ``sweep_jobs_failed``, ``best_<metric>``: the best
+    child's value exactly as that child logged it) and tags (``recoeval.best_run.<metric>``,
+    the leaderboard as ``mlflow.note.content``). A search's objective (``searched``) is logged
+    at ``searched_step``, its best trial, after the curve that :func:`record_sweep_best` drew
+    (unless its ``recorded`` latest value is already the best child's)."""
     from mlflow.entities import Metric
 
     now = _now_ms()
@@ -379,8 +376,9 @@ def _summary(leaderboard: pd.DataFrame, headline: Sequence[str],
         if not values.notna().any():
             continue
         idx = values.idxmin() if _lower_is_better(m, lower_is_better) else values.idxmax()
-        if m != searched:  # a search recorded its best as it improved (record_sweep_best)
-            batch_metrics.append(Metric(sanitize_key(f"best_{m}"), float(values[idx]), now, 0))
+        key, best = sanitize_key(f"best_{m}"), float(values[idx])
+        if m != searched or (recorded or {}).get(key) != best:
+            batch_metrics.append(Metric(key, best, now, searched_step if m == searched else 0))
         if "run_name" in leaderboard.columns:
             tags[f"{_TAG_PREFIX}best_run.{m}"] = str(leaderboard.loc[idx, "run_name"])
     if headline and "run_name" in leaderboard.columns:
@@ -388,19 +386,6 @@ def _summary(leaderboard: pd.DataFrame, headline: Sequence[str],
             leaderboard, [m for m in headline if m in leaderboard.columns][:_NOTE_METRICS],
             leaderboard.attrs.get("sort_by"))
     return batch_metrics, tags
-
-
-def _best_line(leaderboard: pd.DataFrame, sort_by: str | None) -> str:
-    """``als f=64: ndcg_at_10 = 0.3716 (95% interval 0.3601 to 0.3832)`` for the first row."""
-    if not sort_by or sort_by not in leaderboard.columns or not len(leaderboard) \
-            or pd.isna(leaderboard[sort_by].iloc[0]):
-        return ""
-    row = leaderboard.iloc[0]
-    text = f"{_md_cell(row.get('run_name', ''))}: {sort_by} = {row[sort_by]:.4f}"
-    low, high = row.get(f"{sort_by}_ci95_low"), row.get(f"{sort_by}_ci95_high")
-    if low is not None and high is not None and not (pd.isna(low) or pd.isna(high)):
-        text += f" (95% interval {low:.4f} to {high:.4f})"
-    return text
 
 
 def finish_sweep_parent(parent_run_id: str, status: str = "FINISHED",
@@ -458,8 +443,10 @@ def finish_sweep_parent(parent_run_id: str, status: str = "FINISHED",
     if close_running_children and "status" in leaderboard.columns:
         for _, row in leaderboard[leaderboard["status"] == "RUNNING"].iterrows():
             client.set_terminated(row["run_id"], "KILLED")
+    trial = str(parent.data.tags.get(_TAG_PREFIX + "best.trial", ""))
     batch_metrics, tags = _summary(leaderboard, headline, lower_is_better,
-                                   parent.data.tags.get(_TAG_PREFIX + "best.objective"))
+                                   parent.data.tags.get(_TAG_PREFIX + "best.objective"),
+                                   int(trial) if trial.isdigit() else 0, parent.data.metrics)
     if sweep_id:
         sort_by = leaderboard.attrs.get("sort_by")
         link = sweep_view_link(parent.info.experiment_id, sweep_id, sort_by)
@@ -475,9 +462,9 @@ def finish_sweep_parent(parent_run_id: str, status: str = "FINISHED",
             pass
         leaderboard.attrs["view_address"] = table_link
         tags[_TAG_PREFIX + "view_link"] = table_link
-        best = _best_line(leaderboard, sort_by)
+        best, closed = _best_line(leaderboard, sort_by), closed_at()
         tags["mlflow.note.content"] = (
-            (f"**Best: {best}**\n\n" if best else "")
+            f"Sweep {sweep_id}, closed {closed}.\n\n" + (f"**Best: {best}**\n\n" if best else "")
             + f"[The jobs of this sweep side by side, best first]({table_link}) "
             f"([as charts]({link})).\n\n" + tags.get("mlflow.note.content", "")
             + "\n\nEvery metric of every job: leaderboard.csv below.")
@@ -485,7 +472,7 @@ def finish_sweep_parent(parent_run_id: str, status: str = "FINISHED",
                      tags=[RunTag(k, v) for k, v in _clean_tags(tags).items()])
     if sweep_id and best:  # the UI's first screens: the runs table and the experiment's top
         show_sweep_best(client, parent, best, str(leaderboard["run_name"].iloc[0]), sort_by,
-                        float(leaderboard[sort_by].iloc[0]), table_link)
+                        float(leaderboard[sort_by].iloc[0]), table_link, closed)
     with tempfile.TemporaryDirectory(prefix="recoeval-leaderboard-") as tmp:
         p = Path(tmp) / "leaderboard.csv"
         leaderboard.to_csv(p, index=False)

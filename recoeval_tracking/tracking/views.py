@@ -1,6 +1,8 @@
-"""What a user is shown of a sweep: MLflow UI addresses (with the state the UI restores) and the
-terminal's leaderboard. Nothing here changes a run; :mod:`.sweeps` closes the parent and calls
-:func:`save_sweep_view`."""
+"""What a user is shown of a sweep: MLflow UI addresses (with the state the UI restores), the
+experiment's description (its recent sweeps, each named), the leaderboard in Markdown (the
+parent's description) and in the terminal. Rounding lives here, in text only: the runs' metrics
+are exact. :mod:`.sweeps` closes the parent and calls :func:`save_sweep_view` and
+:func:`show_sweep_best`."""
 
 from __future__ import annotations
 
@@ -16,26 +18,65 @@ from ..metrics.registry import greater_is_better
 from .client import _TAG_PREFIX, _client, resolve_tracking_uri
 
 __all__ = ["UI_WORKFLOW", "SHARED_VIEW_TAG", "sweep_view_link", "save_sweep_view", "ui_base",
-           "sweep_view_hint", "sweep_end_text", "leaderboard_text", "show_sweep_best"]
+           "sweep_view_hint", "sweep_end_text", "leaderboard_text", "show_sweep_best",
+           "sweep_line", "RECENT_SWEEPS"]
 
-_LATEST = "Latest sweep"
+#: Heading of the experiment description's list of recent sweeps (:func:`show_sweep_best`).
+RECENT_SWEEPS = "**Recent sweeps**, newest first (each line names its sweep):"
+#: How many sweeps the experiment's description lists.
+RECENT_SWEEPS_SHOWN = 5
+_OLD_HEAD = "Latest sweep"  # the one-sweep banner of earlier versions, replaced when seen
+
+
+def sweep_line(sweep_id: str, closed: str, best: str, link: str) -> str:
+    """One sweep in the experiment's description: ``- Sweep 3f2a9c1b0d4e (closed 2026-11-27
+    07:40 UTC): best als f=64: ndcg_at_10 = 0.3521 (...). [Its jobs ...](address).``"""
+    return (f"- Sweep {sweep_id} (closed {closed}): best {best}. "
+            f"[Its jobs side by side, best first]({link}).")
+
+
+def _recent_sweeps(old: str, sweep_id: str, line: str) -> str:
+    """The experiment description ``old`` with ``line`` first in its list of recent sweeps (an
+    earlier line of the same sweep dropped, at most :data:`RECENT_SWEEPS_SHOWN` kept), the
+    other paragraphs as they were."""
+    paragraphs = [p for p in old.split("\n\n") if p and not p.startswith(_OLD_HEAD)]
+    lines = [line]
+    rest = []
+    for p in paragraphs:
+        if p.startswith(RECENT_SWEEPS):
+            lines += [ln for ln in p.splitlines()[1:]
+                      if ln.startswith("- Sweep ") and not ln.startswith(f"- Sweep {sweep_id} ")]
+        else:
+            rest.append(p)
+    block = "\n".join([RECENT_SWEEPS, *lines[:RECENT_SWEEPS_SHOWN]])
+    return "\n\n".join([block, *rest])
+
+
+def closed_at() -> str:
+    """The current time as the descriptions show it: ``2026-11-27 07:40 UTC``."""
+    import datetime as _dt
+
+    return _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
 
 
 def show_sweep_best(client: Any, parent: Any, best: str, best_name: str, metric: str,
-                    value: float, link: str) -> None:
+                    value: float, link: str, closed: str | None = None) -> None:
     """Put a closed sweep's best job where the MLflow UI shows it first: in the parent run's name
     (the runs table lists the parent collapsed: ``best als 0.3521 · sweep model``)
-    and atop the experiment's description (``Latest sweep: best ...``, with the address of its
-    jobs side by side), which the UI shows above the runs whatever page it opens."""
+    and atop the experiment's description, which the UI shows above the runs whatever page it
+    opens: a list of the recent sweeps, newest first, each line naming its sweep id and when it
+    closed with its best job and the address of its jobs side by side (:func:`sweep_line`).
+    A page opened from an earlier sweep's address thus never reads another sweep's winner as
+    its own."""
     name = parent.info.run_name or ""
     if not name.startswith("best "):  # the answer first: the table's column is narrow
         client.update_run(parent.info.run_id, name=f"best {best_name} {value:.4f} · {name}"[:250])
+    sweep_id = parent.data.tags.get(_TAG_PREFIX + "sweep_id", parent.info.run_id)
     exp = client.get_experiment(parent.info.experiment_id)
     old = exp.tags.get("mlflow.note.content", "")
-    rest = [p for p in old.split("\n\n") if p and not p.startswith(_LATEST)]
-    head = f"{_LATEST}: best {best}. [Its jobs side by side, best first]({link})."
+    line = sweep_line(sweep_id, closed or closed_at(), best, link)
     client.set_experiment_tag(exp.experiment_id, "mlflow.note.content",
-                              "\n\n".join([head, *rest])[:5000])
+                              _recent_sweeps(old, sweep_id, line)[:5000])
 
 #: The MLflow UI's query parameter for its training-runs pages. MLflow 3.x's UI picks the
 #: experiment's landing page (GenAI overview or training runs) from a sidebar switch kept in the
@@ -227,3 +268,44 @@ def leaderboard_text(leaderboard: pd.DataFrame, metrics: Sequence[str] | None = 
     if len(leaderboard) > limit:
         lines.append(f"     ... and {len(leaderboard) - limit} more (leaderboard.csv)")
     return "\n".join(lines)
+
+
+def _md_cell(value: Any) -> str:
+    """A Markdown table cell: no line breaks, and the characters Markdown would read as marks
+    escaped (a run name is user text)."""
+    text = " ".join(str(value).split())
+    return "".join("\\" + ch if ch in "\\`*_{}[]<>()#+!|~" else ch for ch in text)
+
+
+def _markdown(table: pd.DataFrame, metrics: Sequence[str], sort_by: str | None = None) -> str:
+    """The leaderboard as a Markdown table, best first: run name, status, each metric, and the
+    95% interval of ``sort_by`` beside it."""
+    cols = ["run_name", "status"]
+    for m in metrics:
+        cols.append(m)
+        if m == sort_by and f"{m}_ci95_low" in table.columns:
+            cols.append("95% interval")
+    lines = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
+    for _, row in table.iterrows():
+        cells = [_md_cell(row["run_name"]), _md_cell(row["status"])]
+        for m in metrics:
+            cells.append("" if pd.isna(row[m]) else f"{row[m]:.4f}")
+            if m == sort_by and f"{m}_ci95_low" in table.columns:
+                low, high = row[f"{m}_ci95_low"], row[f"{m}_ci95_high"]
+                cells.append("" if pd.isna(low) or pd.isna(high)
+                             else f"{low:.4f} to {high:.4f}")
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def _best_line(leaderboard: pd.DataFrame, sort_by: str | None) -> str:
+    """``als f=64: ndcg_at_10 = 0.3716 (95% interval 0.3601 to 0.3832)`` for the first row."""
+    if not sort_by or sort_by not in leaderboard.columns or not len(leaderboard) \
+            or pd.isna(leaderboard[sort_by].iloc[0]):
+        return ""
+    row = leaderboard.iloc[0]
+    text = f"{_md_cell(row.get('run_name', ''))}: {sort_by} = {row[sort_by]:.4f}"
+    low, high = row.get(f"{sort_by}_ci95_low"), row.get(f"{sort_by}_ci95_high")
+    if low is not None and high is not None and not (pd.isna(low) or pd.isna(high)):
+        text += f" (95% interval {low:.4f} to {high:.4f})"
+    return text

@@ -224,3 +224,32 @@ def test_moments_of_disjoint_parts_merge_into_those_of_the_whole():
     assert int(merged.n) == v.size
     assert float(merged.sum) == pytest.approx(v.sum(), rel=1e-13)
     assert float(merged.m2) == pytest.approx(((v - v.mean()) ** 2).sum(), rel=1e-12)
+
+
+def test_users_without_a_list_are_counted_over_every_shard(client, data):
+    """Lists from (user, item) pairs for the even users only: the count of evaluated users
+    without a list is the whole run's (not one shard's), and ``skip`` makes exactly those users
+    NaN in every shard, as locally."""
+    from recoeval_tracking import RankedLists
+
+    train, test, A, B = data
+    m = test.shape[0]
+    top = np.argsort(-(A @ B.T), axis=1, kind="stable")[:, :8]
+    users = np.repeat(np.arange(0, m, 2), 8)
+    items = top[::2].ravel()
+    ranks = np.tile(np.arange(8.0), users.size // 8)
+    evaluated = int((np.diff(test.indptr) > 0).sum())
+    odd_evaluated = int((np.diff(test.indptr)[1::2] > 0).sum())
+    for rule in ("zero", "skip"):
+        lists = RankedLists.from_pairs(users, items, ranks, m, missing_users=rule)
+        with pytest.warns(UserWarning, match=f"{odd_evaluated} of {evaluated} evaluated users"):
+            want = evaluate(train, test, ranked=lists, k=5)
+        got = evaluate_on_dask(client, train, test, EvalOptions(k=5), ranked=lists, shards=4)
+        assert_same_per_user(want.per_user, got.per_user)
+        assert got.definitions["source"] == want.definitions["source"]
+        assert want.definitions["source"]["users_without_list"] == odd_evaluated
+        assert got.fingerprint == want.fingerprint
+    assert (got.per_user["nan_reason"] == "no_list").sum() == odd_evaluated
+    lists = RankedLists.from_pairs(users, items, ranks, m, missing_users="error")
+    with pytest.raises(InputError, match=f"{odd_evaluated} of {evaluated} evaluated users"):
+        evaluate_on_dask(client, train, test, EvalOptions(k=5), ranked=lists, shards=4)

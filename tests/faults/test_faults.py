@@ -517,8 +517,8 @@ def test_bad_folders_are_reported_and_skipped(tmp_path, server):
     cwd.mkdir()
     proc = run("none", "sync", [root], cwd)
     assert proc.returncode == 1 and "Traceback" not in proc.stdout + proc.stderr
-    assert re.search(rf"skipped {re.escape(str(empty))}: .*no results", proc.stdout)
-    assert re.search(rf"skipped {re.escape(str(broken))}: .*--tracking-uri", proc.stdout)
+    assert re.search(rf"skipped {re.escape(str(empty))}: .*no results", proc.stderr)
+    assert re.search(rf"skipped {re.escape(str(broken))}: .*--tracking-uri", proc.stderr)
     assert not (cwd / "mlflow.db").exists()
     first = counts(server.uri, exp, root)
     # the good ones, and the one whose config names its store, are uploaded; the two bad

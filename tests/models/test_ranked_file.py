@@ -13,6 +13,7 @@ The fixture is small enough to check by hand: three users (``u1``..``u3``), five
 
 from __future__ import annotations
 
+import json
 import logging
 import math
 
@@ -54,7 +55,9 @@ def _split():
 def _evaluate(path, **kw):
     train, test = _split()
     model = RankedFileModel(path, **kw).fit(train, user_ids=USERS, item_ids=ITEMS)
-    res = evaluate(train, test, **model.eval_inputs(2), k=2, metrics=["p", "r", "ndcg", "hit"])
+    res = evaluate(
+        train, test, **model.eval_inputs(2), k=2, metrics=["p", "r", "ndcg", "hit"], user_ids=USERS
+    )
     return model, res
 
 
@@ -137,3 +140,170 @@ def test_bad_files_name_the_argument(tmp_path):
     odd.write_text("x")
     with pytest.raises(InputError, match="'format'"):
         RankedFileModel(odd)
+
+
+def test_trec_run_tied_scores_are_ordered_by_docno_descending(tmp_path):
+    # trec_eval sorts a topic's documents by score, then by docno in descending order (as text);
+    # u1 (test {20, 30}) lists 40 at 0.9 and 30, 50 tied at 0.5: the order is 40, 50, 30, so
+    # P@2 = 0 (an ascending tie order, 40, 30, would give 1/2)
+    lines = ["u1 Q0 30 1 0.5 run1", "u1 Q0 40 2 0.9 run1", "u1 Q0 50 3 0.5 run1"]
+    path = tmp_path / "ties.run"
+    path.write_text("\n".join(lines) + "\n")
+    df = read_ranked_file(path)
+    assert list(df.item) == ["40", "50", "30"]
+    train, test = _split()
+    model = RankedFileModel(path).fit(train, user_ids=USERS, item_ids=ITEMS)
+    res = evaluate(train, test, **model.eval_inputs(2), k=2, metrics=["p"])
+    assert res.per_user["p_at_2"].iloc[0] == 0.0
+
+
+@pytest.mark.parametrize("suffix", ["csv", "parquet"])
+def test_a_file_with_only_a_score_column_is_ordered_by_score_descending(tmp_path, suffix):
+    # no rank column and no score_col: the 'score' column orders each list, higher first. u2's
+    # list is 40 (0.1), 10 (0.9): read as scores the top 1 is 10, its test item (hit 1); read as
+    # ranks it would be 40 (hit 0). u1's top 1 is 30 (0.8; 10 at 0.9 is a train item)
+    rows = [("u1", 10, 0.9), ("u1", 40, 0.2), ("u1", 30, 0.8), ("u2", 40, 0.1), ("u2", 10, 0.9)]
+    df = pd.DataFrame(rows, columns=["user", "item", "score"])
+    path = tmp_path / f"recs.{suffix}"
+    df.to_csv(path, index=False) if suffix == "csv" else df.to_parquet(path)
+    read = read_ranked_file(path)
+    assert list(read[read.user == "u2"].sort_values("key").item) == [10, 40]
+    train, test = _split()
+    model = RankedFileModel(path).fit(train, user_ids=USERS, item_ids=ITEMS)
+    res = evaluate(train, test, **model.eval_inputs(1), k=1, metrics=["hit"], missing_users="skip")
+    np.testing.assert_array_equal(res.per_user["hit_at_1"], [1.0, 1.0, np.nan])
+
+
+BAD_FILES = {
+    # name: (content, what the error must say: the line, what was expected, what was got)
+    "five_fields.run": (
+        "u1 Q0 10 1 0.9 run1\nu1 Q0 20 2 0.8\n",
+        r"6 whitespace-separated fields.*Got 5 field\(s\), 'u1 Q0 20 2 0.8', on line 2",
+    ),
+    "rank_one.run": (
+        "u1 Q0 10 1 0.9 run1\nu1 Q0 20 one 0.8 run1\n",
+        r"rank field that is a finite number >= 0.*Got 'one' on line 2",
+    ),
+    "score_high.run": (
+        "u1 Q0 10 1 0.9 run1\n\nu1 Q0 20 2 high run1\n",
+        r"score field that is a number, not NaN.*Got 'high' on line 3",
+    ),
+    "score_nan.run": ("u1 Q0 10 1 nan run1\n", r"score field.*Got 'nan' on line 1"),
+    "a_csv.run": (
+        "user,item,rank\nu1,10,1\n",
+        r"6 whitespace-separated fields.*Got 1 field\(s\), 'user,item,rank', on line 1.*"
+        r"format=csv",
+    ),
+    "empty.run": ("", r"at least one line.*Got no line"),
+    "negative_rank.csv": (
+        "user,item,rank\nu1,10,1\nu1,20,-1\n",
+        r"'rank' column that is a finite number >= 0.*Got -1 on line 3",
+    ),
+    "header_only.csv": ("user,item,rank\n", r"at least one row.*Got a header .* and no row"),
+    "nan_score.csv": ("user,item,score\nu1,10,0.5\nu1,20,\n", r"'score' column.*Got nan on line 3"),
+    "text_rank.csv": ("user,item,rank\nu1,10,first\n", r"'rank' column.*Got 'first' on line 2"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(BAD_FILES))
+def test_files_that_cannot_order_a_list_are_refused_with_file_and_line(tmp_path, name):
+    content, message = BAD_FILES[name]
+    path = tmp_path / name
+    path.write_text(content)
+    with pytest.raises(InputError, match=r"The 'path' parameter of RankedFileModel") as err:
+        read_ranked_file(path)
+    assert repr(str(path)) in str(err.value)
+    assert "Reading" not in str(err.value)  # one message, not wrapped in another
+    assert __import__("re").search(message, str(err.value)), str(err.value)
+
+
+def test_parquet_with_a_negative_rank_names_the_row(tmp_path):
+    path = tmp_path / "recs.parquet"
+    pd.DataFrame({"user": ["u1", "u1"], "item": [10, 20], "rank": [1, -2]}).to_parquet(path)
+    with pytest.raises(InputError, match=r"Got -2 on row 2 in"):
+        read_ranked_file(path)
+
+
+def _partial_file(tmp_path):
+    """A file with lists for u1 and u2 only (u3, an evaluated user, has none)."""
+    path = tmp_path / "partial.csv"
+    rows = [("u1", 30, 1), ("u1", 40, 2), ("u2", 40, 1), ("u2", 10, 2)]
+    pd.DataFrame(rows, columns=["user", "item", "rank"]).to_csv(path, index=False)
+    return path
+
+
+def test_users_without_a_list_score_zero_by_default_and_are_counted(tmp_path):
+    with pytest.warns(
+        UserWarning,
+        match=r"1 of 3 evaluated users \(33\.3%\) have no list.*"
+        r"user ids \['u3'\].*missing_users='zero'",
+    ):
+        _, res = _evaluate(_partial_file(tmp_path))
+    _check(res)  # the values of every user as before: u3 scores 0
+    src = res.definitions["source"]
+    assert (src["missing_users"], src["users_without_list"], src["evaluated_users"]) == (
+        "zero",
+        1,
+        3,
+    )
+    assert src["share_without_list"] == pytest.approx(1 / 3)
+    assert "no_list" not in res.definitions["nan_rules"]
+
+
+def test_missing_users_skip_leaves_them_out_of_the_means(tmp_path):
+    _, zero = _evaluate(_partial_file(tmp_path))
+    with pytest.warns(UserWarning, match="1 of 3 evaluated users.*'no_list'"):
+        _, res = _evaluate(_partial_file(tmp_path), missing_users="skip")
+    assert list(res.per_user["nan_reason"]) == ["", "", "no_list"]
+    for name, values in EXPECTED.items():
+        np.testing.assert_allclose(res.per_user[name].to_numpy(), values[:2] + [np.nan])
+        assert res.means[name] == pytest.approx(np.mean(values[:2]))
+    assert res.nan_counts.get("no_list") == 1
+    assert "no_list" in res.definitions["nan_rules"]
+    assert res.fingerprint != zero.fingerprint  # the means differ: not the same definition
+
+
+def test_missing_users_error_names_the_count_and_ids(tmp_path):
+    with pytest.raises(
+        InputError,
+        match=r"'missing_users' parameter of RankedFileModel is "
+        r"'error', and 1 of 3 evaluated users .* user ids \['u3'\]",
+    ):
+        _evaluate(_partial_file(tmp_path), missing_users="error")
+    with pytest.raises(InputError, match=r"'missing_users'.*one of \['zero', 'skip', 'error'\]"):
+        RankedFileModel(_partial_file(tmp_path), missing_users="drop")
+
+
+def test_a_file_that_lists_every_evaluated_user_warns_nothing(tmp_path, recwarn):
+    path = tmp_path / "full.csv"
+    rows = [("u1", 30, 1), ("u2", 10, 1), ("u3", 50, 1)]
+    pd.DataFrame(rows, columns=["user", "item", "rank"]).to_csv(path, index=False)
+    _, res = _evaluate(path, missing_users="error")
+    assert res.definitions["source"]["users_without_list"] == 0
+    assert not [w for w in recwarn if "no list" in str(w.message)]
+
+
+@pytest.mark.slow
+def test_the_app_counts_users_without_a_list_and_refuses_them_on_request(tmp_path):
+    """A file with lists for 20 of the synthetic data's users: the job says how many evaluated
+    users have none (terminal and definitions.json); model.missing_users=error is a usage
+    error (exit 2) naming the key."""
+    from commands import run_command
+
+    rng = np.random.default_rng(0)
+    rows = [(u, int(i), r + 1) for u in range(20) for r, i in enumerate(rng.choice(80, 10, False))]
+    pd.DataFrame(rows, columns=["user", "item", "rank"]).to_csv(tmp_path / "recs.csv", index=False)
+    small = ["dataset.n_users=150", "dataset.n_items=80", "plots=false", "progress=false"]
+    base = ["model=ranked_file", "model.path=recs.csv", "tracking=none", *small]
+    proc = run_command([*base, "hydra.run.dir=zero"], tmp_path, timeout=600)
+    assert proc.returncode == 0, proc.stderr
+    src = json.loads((tmp_path / "zero" / "definitions.json").read_text())["definitions"]["source"]
+    per_user = pd.read_parquet(tmp_path / "zero" / "per_user.parquet")
+    evaluated = per_user[per_user.nan_reason == ""]
+    without = int((~evaluated.user_id.isin(range(20))).sum())  # every user of the file is known
+    assert without > 0
+    assert (src["users_without_list"], src["evaluated_users"]) == (without, len(evaluated))
+    assert f"{without} of {len(evaluated)} evaluated users" in proc.stdout + proc.stderr
+    proc = run_command([*base, "model.missing_users=error", "hydra.run.dir=err"], tmp_path)
+    assert proc.returncode == 2
+    assert "model.missing_users" in proc.stderr and f"{without} of" in proc.stderr

@@ -211,3 +211,80 @@ def test_fit_returning_another_object_without_the_protocol_is_refused():
     train, *_ = _data()
     with pytest.raises(ModelProtocolError, match="return self"):
         UserModel(ReturnsTrain()).fit(train)
+
+
+# ---------------------------------------------------------------------------------------------
+# outputs that used to pass silently or fail as an internal error
+# ---------------------------------------------------------------------------------------------
+
+
+def _model(**methods):
+    return type("Mine", (), {"fit": lambda s, t: s, **methods})()
+
+
+@pytest.mark.parametrize("bad", [-7, -2])
+def test_recommend_with_a_negative_item_other_than_padding_is_refused(bad):
+    """Only -1 pads a list: -7 used to be dropped like padding (every list empty)."""
+    train, test, *_ = _data()
+    um = UserModel(_model(recommend=lambda s, u, k: [[bad] * k for _ in u]), label="mine")
+    um.fit(train)
+    with pytest.raises(ModelProtocolError) as err:
+        um.eval_inputs(K)
+    text = str(err.value)
+    assert "Mine.recommend" in text and f"the item index {bad} in the list of user (row) 0" in text
+    padded = UserModel(_model(recommend=lambda s, u, k: [[3, -1, -1]] * len(u)), label="ok")
+    padded.fit(train)
+    lists = padded.eval_inputs(K)["ranked"].items
+    assert lists.shape == (40, K) and (lists[:, 0] == 3).all() and (lists[:, 1:] == -1).all()
+
+
+@pytest.mark.parametrize(
+    "scores", [lambda u: np.full((len(u), 30), "high"), lambda u: np.ones((len(u), 30)) * 1j]
+)
+def test_score_users_returning_non_real_values_is_refused_naming_the_method(scores):
+    train, *_ = _data()
+    um = UserModel(_model(score_users=lambda s, u: scores(u)), label="mine")
+    um.fit(train)
+    with pytest.raises(ModelProtocolError) as err:
+        um.eval_inputs(K)
+    text = str(err.value)
+    assert "Mine.score_users" in text and "must return real numbers" in text
+
+
+def _no_test_users(test) -> int:
+    return int((np.diff(test.indptr) == 0).sum())
+
+
+@pytest.mark.parametrize("every", [1, 3])
+def test_nan_scores_for_every_user_warn_with_the_reasons(every):
+    """NaN for every item (or every third item) leaves no user evaluated: a warning counts the
+    users by reason (a user without test entries is 'no_test' first, by the rule order)."""
+    train, test, *_ = _data()
+
+    def nan_scores(self, u):
+        s = np.ones((len(u), 30))
+        s[:, ::every] = np.nan
+        return s
+
+    um = UserModel(_model(score_users=nan_scores), label="mine")
+    um.fit(train)
+    no_test = _no_test_users(test)
+    assert 0 < no_test < 40
+    with pytest.warns(UserWarning) as caught:
+        res = evaluate(train, test, **um.eval_inputs(K), k=K, metrics=["p", "ndcg"])
+    text = " ".join(str(w.message) for w in caught)
+    assert "evaluate evaluated none of the 40 users" in text
+    assert f"nan_score: {40 - no_test}" in text and f"no_test: {no_test}" in text
+    assert res.n_users_evaluated == 0
+
+
+def test_no_warning_when_some_user_is_evaluated():
+    train, test, A, B, _ = _data()
+    um = UserModel(Scorer(A, B), label="mine")
+    um.fit(train)
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        res = evaluate(train, test, **um.eval_inputs(K), k=K, metrics=["p"])
+    assert res.n_users_evaluated == 40 - _no_test_users(test)

@@ -17,10 +17,10 @@ def _blocks() -> list[str]:
 
 
 def test_the_guide_has_blocks():
-    assert len(_blocks()) >= 4
+    assert len(_blocks()) >= 5
 
 
-@pytest.mark.parametrize("index", range(4))
+@pytest.mark.parametrize("index", range(5))
 def test_guide_block_runs(index, capsys):
     exec(compile(_blocks()[index], f"{GUIDE.name}[{index}]", "exec"), {})
 

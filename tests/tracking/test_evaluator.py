@@ -54,7 +54,13 @@ class FactorScorer(mlflow.pyfunc.PythonModel):
 
 @pytest.fixture(scope="module")
 def split():
-    X = rt.load_dataset("movielens_100k", path=str(shared_file("ml-100k", "u.data")))
+    # every rating a positive with its value as gain: the rule of the evaluator's targets
+    X = rt.load_dataset(
+        "movielens_100k",
+        path=str(shared_file("ml-100k", "u.data")),
+        relevance_level=None,
+        gains="graded",
+    )
     return rt.make_split("random", X, test_fraction=0.2, seed=1)
 
 

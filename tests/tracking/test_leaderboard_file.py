@@ -73,8 +73,10 @@ def test_leaderboard_without_a_sort_column(store_uri, tmp_path, monkeypatch):
 
 def test_closing_a_sweep_shows_its_best_on_the_uis_first_screens(store_uri, tmp_path, monkeypatch):
     """The runs table lists a sweep as its collapsed parent, and every experiment page starts
-    with the description: the best job and its value go into both; a second sweep replaces the
-    first one's line; the view the address opens is stored as MLflow's shared view."""
+    with the description: the best job and its value go into both; the description lists the
+    recent sweeps newest first, each line naming its sweep id (so an earlier sweep's address
+    never opens under another sweep's winner); the view the address opens is stored as
+    MLflow's shared view."""
     import json
 
     from mlflow import MlflowClient
@@ -83,6 +85,7 @@ def test_closing_a_sweep_shows_its_best_on_the_uis_first_screens(store_uri, tmp_
 
     monkeypatch.chdir(tmp_path)
     client = MlflowClient(store_uri)
+    sweep_ids = []
     for values in ({"a": 0.30, "b": 0.50}, {"c": 0.20, "d": 0.10}):
         parent = create_sweep_parent(
             tracking_uri=store_uri, experiment="best", run_name="sweep model"
@@ -101,11 +104,20 @@ def test_closing_a_sweep_shows_its_best_on_the_uis_first_screens(store_uri, tmp_
             client.log_metric(run.info.run_id, "ndcg_at_4", v)
             client.set_terminated(run.info.run_id)
         board = finish_sweep_parent(parent.run_id, tracking_uri=store_uri)
+        sweep_ids.append(parent.sweep_id)
     assert client.get_run(parent.run_id).info.run_name == "best c 0.2000 · sweep model"
     exp = client.get_experiment(parent.experiment_id)
     note = exp.tags["mlflow.note.content"]
-    assert note.startswith("Latest sweep: best c: ndcg_at_4 = 0.2000. [Its jobs side by side")
-    assert note.count("Latest sweep") == 1 and "recoeval-track" in note
+    head, newest, older = note.split("\n\n")[0].splitlines()
+    assert head.startswith("**Recent sweeps**, newest first")
+    assert newest.startswith(f"- Sweep {sweep_ids[1]} (closed ")
+    assert "): best c: ndcg_at_4 = 0.2000. [Its jobs side by side" in newest
+    assert older.startswith(f"- Sweep {sweep_ids[0]} (closed ")
+    assert "): best b: ndcg_at_4 = 0.5000. [Its jobs side by side" in older
+    assert "Latest sweep" not in note and "recoeval-track" in note
+    # the parent's own description names its sweep too
+    parent_note = client.get_run(parent.run_id).data.tags["mlflow.note.content"]
+    assert parent_note.startswith(f"Sweep {sweep_ids[1]}, closed ")
     key = board.attrs["view_address"].split("viewStateShareKey=")[1].split("&")[0]
     state = json.loads(exp.tags[f"mlflow.sharedViewState.{key}"])
     assert state["orderByKey"] == "metrics.`ndcg_at_4`" and state["orderByAsc"] is False

@@ -482,22 +482,3 @@ def test_no_none_params_and_a_headline_tag(tmp_path, store_uri):
     assert "model.weighted" not in p and "dataset.implicit" not in p
     # the few metrics shown first, in the order NDCG, P, R (roc_auc is not one of them)
     assert run.data.tags["recoeval.headline"] == "ndcg_at_4,p_at_4,r_at_4"
-
-
-def test_logged_means_are_rounded_to_their_resolution(tmp_path, store_uri):
-    """precision="auto" (the default): each mean to two significant digits of the half-width
-    of its 95% interval, an aggregate to 4 significant digits, timings to the ms; the job
-    directory keeps the exact values."""
-    import math
-
-    res, path = job(tmp_path, plots=False, extra_metrics={"fit_seconds": 1.23456789})
-    run = client(store_uri).get_run(log_job_dir(path, tracking_uri=store_uri))
-    exact = json.loads((path / "metrics.json").read_text())
-    half = (exact["ndcg_at_4_ci95_high"] - exact["ndcg_at_4_ci95_low"]) / 2
-    decimals = 2 - math.floor(math.log10(half))  # e.g. half-width 0.05 -> 0.xxx (3 decimals)
-    assert run.data.metrics["ndcg_at_4"] == round(exact["ndcg_at_4"], decimals)
-    assert abs(run.data.metrics["ndcg_at_4"] - exact["ndcg_at_4"]) <= half / 100
-    assert run.data.metrics["fit_seconds"] == 1.235
-    assert run.data.metrics["users_evaluated"] == exact["users_evaluated"]
-    with pytest.raises(InputError, match="'precision'"):
-        log_job_dir(path, tracking_uri=store_uri, precision="some")

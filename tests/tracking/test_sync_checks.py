@@ -136,7 +136,8 @@ def test_a_folder_the_user_cannot_read_is_named_and_fails_the_sync(
     assert "Permission denied" in text
     monkeypatch.setattr(sys, "argv", ["recoeval-track-sync"])
     assert sync_main([str(tmp_path / "runs")]) == 1  # not 0: a job may wait in there
-    assert str(locked) in capsys.readouterr().out
+    printed = capsys.readouterr()
+    assert str(locked) in printed.out + printed.err
 
 
 @pytest.mark.skipif(os.geteuid() == 0, reason="root reads every folder")

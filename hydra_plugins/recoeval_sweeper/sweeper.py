@@ -1,0 +1,218 @@
+"""The recoeval sweeper: Hydra's basic grid, the app's baselines beside it, every job checked
+before any runs.
+
+* **Baselines.** With ``baselines=[popularity,random]`` (the app's top-level setting) the sweep
+  runs, after its grid, one job per baseline: ``model=<baseline>`` and the grid's overrides
+  without any ``model`` ones (``model=...``, ``model.<key>=...``), so the baseline keeps its
+  own defaults and the grid's data, split and seed. A key the grid sweeps outside ``model``
+  (``seed=0,1``) gives one job per baseline and value. Each baseline job gets
+  ``++baseline_rank=<i>`` (its place in the list; 0 is the baseline the leaderboard and the
+  report compare against). In a Hydra app of the user's own, whose task builds the user's
+  model, the baseline jobs run the app's own job (:func:`recoeval_tracking.app.cli.run_task`:
+  our model fitted and evaluated on the app's data, split, metrics and tracking).
+* **Every job is composed first.** A job whose overrides do not compose (``model.neighbours``
+  given to ``model=popularity``) stops the sweep before any job runs, with
+  :class:`~recoeval_tracking.app.errors.SweepJobError`: the job's overrides and which options
+  of the group declare the key (the user's ``--config-dir`` ones too). Only then does the
+  app's sweep callback create the MLflow parent run
+  (:func:`recoeval_tracking.app.callbacks.start_sweep_tracking`), so a sweep that cannot start
+  leaves no run.
+* Every job of the grid and the baselines runs even when one fails; the sweep then fails with
+  the first failure, as Hydra's basic sweeper does.
+"""
+
+from __future__ import annotations
+
+import itertools
+import logging
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from hydra._internal.core_plugins.basic_sweeper import BasicSweeper
+from hydra.core.override_parser.overrides_parser import OverridesParser
+from hydra.core.override_parser.types import Override
+from hydra.core.plugins import Plugins
+from hydra.plugins.sweeper import Sweeper
+from hydra.types import HydraContext, TaskFunction
+from omegaconf import DictConfig, OmegaConf
+
+__all__ = ["RecoevalSweeper", "baseline_jobs", "read_baselines"]
+
+log = logging.getLogger(__name__)
+
+#: The config group a baseline replaces.
+GROUP = "model"
+_ABSENT = object()
+
+
+def _group_of(override: Override) -> str:
+    return override.key_or_group.split(".", 1)[0].split("/", 1)[0]
+
+
+def read_baselines(config: DictConfig, overrides: Sequence[Override]) -> list[str]:
+    """The ``baselines`` setting of the composed config, checked: a list of distinct option
+    names (``baselines=[popularity,random]``), given once (not swept)."""
+    from recoeval_tracking._validation import InputError
+
+    for o in overrides:
+        if o.key_or_group == "baselines" and o.is_sweep_override():
+            raise InputError(
+                "baselines: a list of model options, run once each beside the sweep's grid; "
+                f"got the sweep {o.input_line!r}. Write it as one list, quoted for the shell: "
+                "'baselines=[popularity,random]'.")
+    value = OmegaConf.select(config, "baselines", default=None)
+    if value is None:
+        return []
+    names = OmegaConf.to_container(value) if OmegaConf.is_config(value) else value
+    if isinstance(names, str) or not isinstance(names, list) \
+            or not all(isinstance(n, str) and n for n in names):
+        raise InputError(f"baselines must be a list of model option names, e.g. "
+                         f"'baselines=[popularity,random]'; got {names!r}.")
+    twice = sorted({n for n in names if names.count(n) > 1})
+    if twice:
+        raise InputError(f"baselines must name each model option once; got {names!r} "
+                         f"({', '.join(twice)} twice).")
+    return list(names)
+
+
+def baseline_jobs(overrides: Sequence[Override], baselines: Sequence[str]) -> list[list[str]]:
+    """The overrides of the baseline jobs: per combination of the values of the overrides
+    outside the ``model`` group (the grid's data, split, seed...), one job per baseline with
+    ``model=<baseline>`` and ``++baseline_rank=<i>``."""
+    if not baselines:
+        return []
+    lists: list[list[str]] = []
+    for o in overrides:
+        if _group_of(o) == GROUP:
+            continue
+        key = o.get_key_element()
+        if o.is_sweep_override():
+            lists.append([f"{key}={v}" for v in o.sweep_string_iterator()])
+        else:
+            lists.append([f"{key}={o.get_value_element_as_str()}"])
+    return [[f"{GROUP}={name}", *combo, f"++baseline_rank={rank}"]
+            for combo in itertools.product(*lists) for rank, name in enumerate(baselines)]
+
+
+def _chunks(jobs: list[list[str]], size: int | None) -> list[list[list[str]]]:
+    if not jobs:
+        return []
+    size = len(jobs) if size is None or size == -1 else size
+    return [jobs[i:i + size] for i in range(0, len(jobs), size)]
+
+
+class RecoevalSweeper(Sweeper):
+    """Hydra's basic sweeper with baselines and an up-front check of every job; see the module
+    docstring. (Not a subclass of Hydra's ``BasicSweeper``: Hydra's plugin scan loads a second
+    copy of that class, which its own ``super(BasicSweeper, self)`` then refuses; its grid
+    expansion, a static method, is used as is.)"""
+
+    def __init__(self, max_batch_size: int | None = None,
+                 params: dict[str, str] | None = None) -> None:
+        super().__init__()
+        self.max_batch_size = max_batch_size
+        self.params = dict(params or {})
+        self.hydra_context: HydraContext | None = None
+        self.config: DictConfig | None = None
+        self.launcher: Any = None
+        self._task_function: TaskFunction | None = None
+
+    def setup(self, *, hydra_context: HydraContext, task_function: TaskFunction,
+              config: DictConfig) -> None:
+        self.hydra_context = hydra_context
+        self.config = config
+        self.launcher = Plugins.instance().instantiate_launcher(
+            hydra_context=hydra_context, task_function=task_function, config=config)
+        self._task_function = task_function
+
+    # -- the sweep --------------------------------------------------------------------------
+    def sweep(self, arguments: list[str]) -> Any:
+        from recoeval_tracking.app.callbacks import start_sweep_tracking
+
+        assert self.config is not None and self.launcher is not None
+        assert self.hydra_context is not None
+        parser = OverridesParser.create(config_loader=self.hydra_context.config_loader)
+        params = [f"{k}={v}" for k, v in self.params.items()]
+        overrides = parser.parse_overrides([*params, *arguments])
+        grid = BasicSweeper.split_arguments(overrides, None)[0]
+        baselines = baseline_jobs(overrides, read_baselines(self.config, overrides))
+        tic = time.perf_counter()
+        self._check_jobs(grid + baselines, overrides)
+        log.debug("composed the %d jobs of the sweep in %.2f s", len(grid) + len(baselines),
+                  time.perf_counter() - tic)
+        start_sweep_tracking()  # the MLflow parent run, now that every job composes
+        sweep_dir = Path(str(self.config.hydra.sweep.dir))
+        sweep_dir.mkdir(parents=True, exist_ok=True)
+        OmegaConf.save(self.config, sweep_dir / "multirun.yaml")
+        returns: list[Sequence[Any]] = []
+        index = 0
+        for launcher, jobs in ((self.launcher, grid), (self._baseline_launcher(baselines),
+                                                        baselines)):
+            for batch in _chunks(jobs, self.max_batch_size):
+                results = launcher.launch(batch, initial_job_idx=index)
+                index += len(batch)
+                returns.append(results)
+        for results in returns:
+            for r in results:
+                _ = r.return_value  # the first failed job fails the sweep, as Hydra's does
+        return returns
+
+    def _baseline_launcher(self, jobs: list[list[str]]) -> Any:
+        """The launcher of the baseline jobs: the sweep's own when its task is the app's job
+        (``recoeval-track``), else one that runs the app's job (a user's own Hydra app, whose
+        task builds the user's model)."""
+        from recoeval_tracking.app import cli
+
+        if not jobs or self._task_function is cli.run_task:
+            return self.launcher
+        assert self.hydra_context is not None and self.config is not None
+        return Plugins.instance().instantiate_launcher(
+            hydra_context=self.hydra_context, task_function=cli.run_task, config=self.config)
+
+    # -- the check --------------------------------------------------------------------------
+    def _check_jobs(self, jobs: list[list[str]], overrides: Sequence[Override]) -> None:
+        """Compose every job; raise :class:`SweepJobError` naming those that do not compose."""
+        from recoeval_tracking.app.errors import SweepJobError, composition_key
+
+        assert self.hydra_context is not None and self.config is not None
+        loader = self.hydra_context.config_loader
+        failures = []
+        for index, job in enumerate(jobs):
+            try:
+                loader.load_sweep_config(master_config=self.config, sweep_overrides=list(job))
+            except Exception as err:  # noqa: BLE001 - every composition error is reported
+                failures.append((index, list(job), err))
+        if not failures:
+            return
+        key = composition_key(failures[0][2])
+        owners = self._options_having(key, overrides) if key else None
+        raise SweepJobError(failures, len(jobs), key=key, owners=owners) from failures[0][2]
+
+    def _options_having(self, key: str, overrides: Sequence[Override]) -> list[str] | None:
+        """The options of ``key``'s config group whose config has ``key`` (those the sweep
+        names first), found by composing each; None when ``key`` is not in a config group."""
+        assert self.hydra_context is not None and self.config is not None
+        loader = self.hydra_context.config_loader
+        group = key.split(".", 1)[0]
+        try:
+            options = loader.get_group_options(group)
+        except Exception:  # noqa: BLE001 - no such group
+            return None
+        if not options or "." not in key:
+            return None
+        having = []
+        for option in options:
+            try:
+                cfg = loader.load_sweep_config(master_config=self.config,
+                                               sweep_overrides=[f"{group}={option}"])
+            except Exception:  # noqa: BLE001 - an option that does not compose alone
+                continue
+            if OmegaConf.select(cfg, key, default=_ABSENT, throw_on_missing=False) \
+                    is not _ABSENT:
+                having.append(option)
+        named = [v for o in overrides if o.key_or_group == group
+                 for v in (o.sweep_string_iterator() if o.is_sweep_override()
+                           else [o.get_value_element_as_str()])]
+        return sorted(having, key=lambda h: (h not in named, h))

@@ -1,0 +1,146 @@
+"""Ranked top-K lists given to ``evaluate(ranked=...)``, checked: an (m x L) array of item
+indices, :class:`~recoeval_tracking.scores.RankedLists`, or a DataFrame of (user, item, rank or
+score) rows.
+
+Policies, each stated in the warning or error it raises:
+
+* a DataFrame needs the columns ``user``, ``item`` and ``rank`` (smaller = better) or
+  ``score`` (higher = better); a second column for the same role (``user`` and ``user_id``)
+  is ambiguous and refused, and so is a frame without a row (every user would score 0);
+  every user and item must be in the data's id maps;
+* a rank must be a finite number >= 0 and a score a number other than NaN, in every row: the
+  same rule as a ranked file (:func:`~recoeval_tracking.scores.order_key`); complex values are
+  refused (their imaginary part would be dropped);
+* an item listed twice in a user's list counts once, at its best rank (a warning gives the
+  count of copies dropped);
+* users the DataFrame gives no list are counted at evaluation time and treated by
+  ``missing_users`` (:data:`~recoeval_tracking.scores.MISSING_USERS`; see
+  :func:`.protocol.missing_lists`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import warnings
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from .._validation import InputError, param_error
+from ..scores import MISSING_USERS, RankedLists, order_key
+
+__all__ = ["ranked_lists", "dedupe_lists", "RANKED_ALIASES"]
+
+#: Other names of the user and item columns: a frame with one of them beside ``user`` or
+#: ``item`` is ambiguous (which column holds the ids?).
+RANKED_ALIASES = {
+    "user": ("user_id", "userId", "userid", "uid"),
+    "item": ("item_id", "itemId", "itemid", "iid", "movieId", "movie_id"),
+}
+
+
+def _frame_columns(df: pd.DataFrame, func: str) -> str:
+    """The column that orders the lists (``rank``, else ``score``), the columns checked."""
+    cols = list(df.columns)
+    if not {"user", "item"} <= set(cols) or not ({"rank", "score"} & set(cols)):
+        raise param_error("ranked", func, "a DataFrame with columns 'user', 'item' and "
+                          "'rank' (1 = best) or 'score' (higher = better)",
+                          f"columns {cols}", got_is_text=True)
+    for role, aliases in RANKED_ALIASES.items():
+        other = [c for c in aliases if c in cols]
+        if other:
+            raise param_error("ranked", func, f"a DataFrame with one {role} id column "
+                              f"('{role}')", f"both '{role}' and {other[0]!r} (which holds the "
+                              "ids is ambiguous)", got_is_text=True,
+                              fix=f"Drop one, e.g. df.drop(columns={other[0]!r}).")
+    if not len(df):
+        raise param_error("ranked", func, "a DataFrame with at least one (user, item) row",
+                          f"columns {cols} and no row", got_is_text=True)
+    for col in ("user", "item"):
+        if df[col].dtype.kind == "c":
+            raise param_error("ranked", func, f"a DataFrame whose '{col}' column holds ids",
+                              f"complex values ({df[col].dtype})", got_is_text=True)
+    return "rank" if "rank" in cols else "score"
+
+
+def _shown(value: Any) -> str:
+    return repr(value.item() if isinstance(value, np.generic) else value)
+
+
+def _from_frame(df: pd.DataFrame, prep: Any, func: str, missing_users: str) -> RankedLists:
+    m = prep.test.shape[0]
+    order_col = _frame_columns(df, func)
+    key, bad, expected = order_key(df[order_col].to_numpy(), is_score=order_col == "score")
+    if bad is not None:
+        raise param_error("ranked", func, f"a DataFrame whose '{order_col}' column holds "
+                          f"{expected} in every row", f"{_shown(df[order_col].iloc[bad])} in row "
+                          f"{df.index[bad]!r}", got_is_text=True)
+    users = df["user"].to_numpy()
+    items = df["item"].to_numpy()
+    if prep.item_ids is not None:
+        pos = pd.Index(prep.item_ids).get_indexer(items)
+        if (pos < 0).any():
+            bad_item = items[np.flatnonzero(pos < 0)[0]]
+            raise param_error("ranked", func, "items that are in the dataset's item ids",
+                              f"an unknown item id {bad_item!r}", got_is_text=True)
+        items = pos
+    upos = pd.Index(prep.user_ids).get_indexer(users)
+    if (upos < 0).any():
+        bad_user = users[np.flatnonzero(upos < 0)[0]]
+        raise param_error("ranked", func, "users that are in the evaluated user ids",
+                          f"an unknown user id {bad_user!r}", got_is_text=True)
+    return RankedLists.from_pairs(upos, items, key, m, func=func, missing_users=missing_users)
+
+
+def ranked_lists(ranked: Any, prep: Any, func: str, missing_users: str | None = None
+                 ) -> RankedLists:
+    """The checked lists of ``ranked`` (an array, :class:`RankedLists` or a DataFrame), one per
+    user of ``prep``; ``missing_users`` applies to lists made of (user, item) pairs."""
+    m, n = prep.test.shape
+    if missing_users is not None and missing_users not in MISSING_USERS:
+        raise param_error("missing_users", func, f"one of {list(MISSING_USERS)}",
+                          missing_users)
+    if isinstance(ranked, pd.DataFrame):
+        ranked = _from_frame(ranked, prep, func, missing_users or "zero")
+    elif missing_users is not None:
+        if not isinstance(ranked, RankedLists) or ranked.listed is None:
+            raise InputError(
+                f"The 'missing_users' parameter of {func} applies to ranked (user, item) rows "
+                "(a DataFrame, a ranked file): an array of lists has a row for every user, so "
+                f"no user is missing (an empty row is an empty list). Got missing_users="
+                f"{missing_users!r} with {type(ranked).__name__} lists.")
+        ranked = dataclasses.replace(ranked, missing_users=missing_users)
+    rl = ranked if isinstance(ranked, RankedLists) else RankedLists(ranked, func=func)
+    items, n_dup = dedupe_lists(rl.items)
+    if n_dup:
+        warnings.warn(f"The 'ranked' lists passed to {func} repeat an item {n_dup} times; each "
+                      "item counts once, at its best rank (the later copies are dropped and the "
+                      "rest of the list moves up).", UserWarning, stacklevel=5)
+        rl = dataclasses.replace(rl, items=items)
+    if rl.items.shape[0] != m:
+        raise param_error("ranked", func, f"one list per user ({m} rows)", rl.items)
+    if rl.items.size and (rl.items.max() >= n or rl.items.min() < -1):
+        raise param_error("ranked", func, f"item indices in [0, {n}) or -1 for padding",
+                          f"values from {rl.items.min()} to {rl.items.max()}", got_is_text=True)
+    # a copy: the evaluation records its count of users without a list on it, never on the
+    # caller's object (evaluated again on other data, it would carry a stale count)
+    return dataclasses.replace(rl) if rl is ranked else rl
+
+
+def dedupe_lists(lists: np.ndarray) -> tuple[np.ndarray, int]:
+    """Ranked lists without repeated items (first occurrence kept, the rest compacted, -1
+    padding at the end), and the number of copies dropped."""
+    if lists.ndim != 2 or lists.shape[1] < 2:
+        return lists, 0
+    order = np.argsort(lists, axis=1, kind="stable")
+    srt = np.take_along_axis(lists, order, axis=1)
+    repeat = (srt[:, 1:] == srt[:, :-1]) & (srt[:, 1:] >= 0)
+    n_dup = int(repeat.sum())
+    if not n_dup:
+        return lists, 0
+    later = np.zeros(lists.shape, dtype=bool)
+    np.put_along_axis(later, order[:, 1:], repeat, axis=1)
+    keep = ~later & (lists >= 0)
+    pos = np.argsort(~keep, axis=1, kind="stable")
+    return np.take_along_axis(np.where(keep, lists, -1), pos, axis=1), n_dup

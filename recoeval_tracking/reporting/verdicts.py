@@ -1,0 +1,330 @@
+"""The comparison's effect sizes and verdicts: the methods :class:`~.compare.Comparison` gains
+from :class:`VerdictMethods`, built on :mod:`.effects`, :mod:`.equivalence`, :mod:`.folds`,
+:mod:`.posthoc` and :mod:`.power`.
+
+* :meth:`VerdictMethods.effects`: per system and metric against the baseline, the difference
+  with its interval, the relative difference with its interval, d_z, the corrected p and mark,
+  and beside every non-significant difference the smallest one the comparison could detect at
+  80% power after its correction ("could detect 0.011; observed 0.004");
+* :meth:`VerdictMethods.verdicts`: better / equivalent / worse with their probabilities (Bayesian
+  signed-rank test) and the TOST p-value, for a rope, over users or over datasets;
+* :meth:`VerdictMethods.replicate_tests`: Nadeau-Bengio's corrected t and the correlated
+  t-test's verdict over fold or seed replicates;
+* :meth:`VerdictMethods.pairwise_posthoc` and :func:`cd_diagram_for`: pairwise Wilcoxon (or sign)
+  tests with Holm over datasets, the post-hoc a critical-difference diagram can use;
+* :meth:`VerdictMethods.users_needed`: the users (or datasets) a named difference needs.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pandas as pd
+
+from .._validation import InputError, param_error
+from .effects import effect_size
+from .equivalence import bayesian_signed_rank, resolve_rope, tost_paired
+from .folds import CORRECTION_FOR, corrected_resampled_t, correlated_t_verdict
+from .posthoc import POSTHOCS, pairwise_cliques, pairwise_tests
+from .power import corrected_alpha, detectable_text, minimum_detectable_difference, sample_size
+from .stats import adjust_pvalues
+
+if TYPE_CHECKING:
+    from .compare import Comparison
+
+__all__ = ["VerdictMethods", "cd_diagram_for", "effect_items", "effects_latex"]
+
+
+def _oriented(cmp: Comparison, metric: str, a: np.ndarray, b: np.ndarray
+              ) -> tuple[np.ndarray, np.ndarray]:
+    """Values with "higher is better" for every metric (negated when lower is better)."""
+    return (-a, -b) if cmp.lower_is_better(metric) else (a, b)
+
+
+class VerdictMethods:
+    """Effect sizes, equivalence verdicts, replicate tests, pairwise post-hoc and power of a
+    :class:`~recoeval_tracking.reporting.compare.Comparison` (mixed into it)."""
+
+    def _pairs(self: Comparison, metric: str, dataset: str | None):
+        v = self.values(metric, dataset)
+        base = self.baseline
+        for system in v.columns:
+            if system != base and base in v.columns:
+                yield system, v[system].to_numpy(), v[base].to_numpy()
+
+    def effects(self: Comparison, dataset: str | None = None, *,
+                power: float = 0.8) -> pd.DataFrame:
+        """Effect sizes first: one row per (system, metric) against the baseline.
+
+        Columns: ``diff`` with ``diff_low``/``diff_high`` (t interval at the comparison's
+        confidence), ``rel`` (``diff / baseline mean``) with ``rel_low``/``rel_high``
+        (delta method), ``d_z``, ``n`` pairs, the chosen test's corrected ``p_adj`` and ``mark``,
+        ``alpha_used`` (the per-comparison alpha at the correction's strictest step), ``mde``
+        (the smallest difference the paired t-test detects with probability ``power`` at that
+        alpha, from the spread of the paired differences) and ``detectable``, the text shown
+        beside a non-significant difference. With several datasets, one block per dataset.
+        """
+        if dataset is None and self.multi_dataset:
+            return pd.concat([self.effects(ds, power=power).assign(dataset=ds)
+                              for ds in self.datasets], ignore_index=True)
+        s = self.settings
+        summary = self.summary(dataset).set_index(["system", "metric"])
+        metrics = [m for m in self._report(dataset).metrics]
+        n_others = max(1, len(self.systems) - 1)
+        m = n_others * (len(metrics) if s.get("family", "metric") == "table" else 1)
+        alpha = corrected_alpha(s["alpha"], m, s["correction"])
+        rows = []
+        for metric in metrics:
+            for system, a, b in self._pairs(metric, dataset):
+                e = effect_size(a, b, confidence=s["confidence"])
+                d = a - b
+                d = d[~np.isnan(d)]
+                sd = float(d.std(ddof=1)) if d.size > 1 else math.nan
+                mde = minimum_detectable_difference(sd, int(d.size), alpha, power)
+                p_adj, mark = math.nan, ""
+                if (system, metric) in summary.index:
+                    p_adj = summary.loc[(system, metric), "p_adj"]
+                    mark = summary.loc[(system, metric), "mark"]
+                significant = bool(np.isfinite(p_adj) and p_adj < s["alpha"])
+                rows.append({"system": system, "metric": metric, **e.as_dict(),
+                             "p_adj": p_adj, "mark": mark, "alpha_used": alpha, "mde": mde,
+                             "detectable": "" if significant else detectable_text(mde, e.diff)})
+        return pd.DataFrame(rows)
+
+    def effects_to_latex(self: Comparison, metrics: list[str] | None = None, *,
+                         dataset: str | None = None, precision: int = 3, rope: Any = None,
+                         caption: str = "", label: str = "tab:effects") -> str:
+        """The effect table for a paper (booktabs): :func:`effects_latex`."""
+        return effects_latex(self, metrics, dataset=dataset, precision=precision, rope=rope,
+                             caption=caption, label=label)
+
+    def verdicts(self: Comparison, rope: Any, *, over: str = "users",
+                 dataset: str | None = None, threshold: float = 0.95,
+                 n_samples: int | None = None) -> pd.DataFrame:
+        """Better / equivalent / worse against the baseline for a region of practical
+        equivalence ``rope``: absolute (a number), relative (``"2%"`` of the baseline's mean)
+        or per metric (a dict metric -> either; a metric it lacks gets 0).
+
+        ``over="users"`` pairs the users of one dataset (each dataset in turn when several);
+        ``over="datasets"`` pairs the datasets' means. Columns: ``rope`` (absolute), the
+        Bayesian signed-rank test's ``p_worse``, ``p_equivalent``, ``p_better`` and
+        ``verdict`` (the one reaching ``threshold``, else ``undecided``; Benavoli et al.
+        2017), and ``p_tost``, the TOST's p-value (equivalence shown when below alpha). For a
+        lower-is-better metric "better" means lower.
+        """
+        if over not in ("users", "datasets"):
+            raise param_error("over", "Comparison.verdicts", "'users' or 'datasets'", over)
+        if over == "datasets":
+            self._need_datasets("A verdict over datasets")
+            blocks = []
+            for metric in self.metrics:
+                table = self.dataset_table(metric).drop(columns="mean rank").T
+                blocks += [(metric, sys, table[sys].to_numpy(), table[self.baseline].to_numpy())
+                           for sys in table.columns if sys != self.baseline]
+            return self._verdict_rows(blocks, rope, threshold, n_samples)
+        if dataset is None and self.multi_dataset:
+            return pd.concat([self.verdicts(rope, dataset=ds, threshold=threshold,
+                                            n_samples=n_samples).assign(dataset=ds)
+                              for ds in self.datasets], ignore_index=True)
+        blocks = [(metric, sys, a, b) for metric in self._report(dataset).metrics
+                  for sys, a, b in self._pairs(metric, dataset)]
+        return self._verdict_rows(blocks, rope, threshold, n_samples)
+
+    def _verdict_rows(self: Comparison, blocks, rope, threshold,
+                      n_samples) -> pd.DataFrame:
+        rows = []
+        for metric, system, a, b in blocks:
+            keep = ~(np.isnan(a) | np.isnan(b))
+            width = resolve_rope(rope, float(np.mean(b[keep])) if keep.any() else math.nan,
+                                 metric)
+            x, y = _oriented(self, metric, a, b)
+            v = bayesian_signed_rank(x, y, width, n_samples=n_samples,
+                                     seed=int(self.settings.get("seed", 0)), threshold=threshold)
+            rows.append({"system": system, "metric": metric, "rope": width,
+                         "p_worse": v.p_worse, "p_equivalent": v.p_equivalent,
+                         "p_better": v.p_better, "verdict": v.verdict,
+                         "p_tost": tost_paired(x, y, width)[0], "n": v.n})
+        return pd.DataFrame(rows)
+
+    def replicate_tests(self: Comparison, metric: str, *,
+                        n_folds: int | None = None, test_fraction: float | None = None,
+                        rope: Any = 0.0, dataset: str | None = None) -> pd.DataFrame:
+        """Every system against the baseline over replicates (the comparison must have a
+        ``replicate_key``): Nadeau & Bengio's corrected resampled t (``mean_diff``, ``low``,
+        ``high``, ``t``, ``p``, Holm-adjusted ``p_adj``) and the Bayesian correlated t-test's
+        probabilities and verdict for ``rope``. ``n_folds`` for k-fold replicates,
+        ``test_fraction`` for seeds that each draw a random split (see
+        :data:`~recoeval_tracking.reporting.folds.CORRECTION_FOR`)."""
+        key = self.settings.get("replicate_key") or self._report(dataset).settings.get(
+            "replicate_key")
+        if not key:
+            raise InputError("replicate_tests compares replicates (folds or seeds); this "
+                             "comparison has none (set replicate_key).")
+        rows = []
+        for system, a, b in self._pairs(metric, dataset):
+            x, y = _oriented(self, metric, a, b)
+            r = corrected_resampled_t(x, y, n_folds=n_folds, test_fraction=test_fraction,
+                                      confidence=self.settings["confidence"])
+            width = resolve_rope(rope, float(np.nanmean(b)), metric)
+            pw, pe, pb, verdict = correlated_t_verdict(x, y, width, n_folds=n_folds,
+                                                       test_fraction=test_fraction)
+            sign = -1.0 if self.lower_is_better(metric) else 1.0
+            lo, hi = sorted((sign * r.low, sign * r.high))
+            rows.append({"system": system, "mean_diff": sign * r.mean_diff, "low": lo,
+                         "high": hi, "t": sign * r.t, "p": r.p, "n": r.n, "rope": width,
+                         "p_worse": pw, "p_equivalent": pe, "p_better": pb,
+                         "verdict": verdict})
+        out = pd.DataFrame(rows)
+        if len(out):
+            out.insert(6, "p_adj", adjust_pvalues(out["p"].to_numpy(), "holm"))
+            out["correction"] = CORRECTION_FOR["fold"] if n_folds is not None else \
+                CORRECTION_FOR["seed (new random split per seed)"]
+        return out
+
+    def pairwise_posthoc(self: Comparison, metric: str,
+                         test: str = "wilcoxon") -> pd.DataFrame:
+        """Every pair of systems over the datasets by a paired Wilcoxon signed-rank (or
+        ``test="sign"``) test, Holm-adjusted: a square table of p-values (Benavoli, Corani &
+        Mangili 2016; as autorank and aeon)."""
+        self._need_datasets("A post-hoc test over datasets")
+        table = self.dataset_table(metric).drop(columns="mean rank").T
+        return pairwise_tests(table, test=test, correction="holm")
+
+    def users_needed(self: Comparison, metric: str, delta: float, *,
+                     power: float = 0.8, dataset: str | None = None) -> pd.DataFrame:
+        """The users (or, over replicates, replicates) each system's comparison with the
+        baseline needs to detect a mean difference ``delta`` with probability ``power`` at the
+        comparison's corrected alpha, from the spread of its paired differences (Sakai's topic
+        set size design with the paired t-test)."""
+        eff = self.effects(dataset, power=power)
+        eff = eff[eff["metric"] == metric]
+        rows = []
+        for system, a, b in self._pairs(metric, dataset):
+            d = (a - b)[~np.isnan(a - b)]
+            alpha = float(eff.loc[eff["system"] == system, "alpha_used"].iloc[0])
+            rows.append({"system": system, "sd_diff": float(d.std(ddof=1)), "n_now": d.size,
+                         "n_needed": sample_size(delta, float(d.std(ddof=1)), alpha,
+                                                 power)})
+        return pd.DataFrame(rows)
+
+
+def cd_diagram_for(cmp: Comparison, metric: str, posthoc: str = "nemenyi"):
+    """The critical-difference diagram of ``metric`` with the post-hoc it names: bars join the
+    groups Nemenyi's CD leaves together (``"nemenyi"``) or that the pairwise Wilcoxon / sign
+    tests with Holm find no difference in (``"wilcoxon"``, ``"sign"``). The title says which."""
+    from . import multisystem as ms
+    from .figures import cd_figure
+
+    if posthoc not in POSTHOCS:
+        raise param_error("posthoc", "Comparison.cd_diagram", f"one of {list(POSTHOCS)}",
+                          posthoc)
+    f = cmp.friedman(metric)
+    alpha = cmp.settings["alpha"]
+    head = (f"{metric}: mean rank over {f.n_datasets} datasets (Friedman p = {f.pvalue:.3g}; ")
+    if posthoc == "nemenyi":
+        cd = ms.critical_difference(f.n_systems, f.n_datasets, alpha)
+        return cd_figure(f.mean_ranks, cd, title=head + f"CD = {cd:.2f} at α = {alpha:g}; "
+                         "post-hoc: Nemenyi)")
+    cliques = pairwise_cliques(f.mean_ranks, cmp.pairwise_posthoc(metric, posthoc), alpha)
+    return cd_figure(f.mean_ranks, None, cliques=cliques, title=head + f"post-hoc: pairwise "
+                     f"{'Wilcoxon' if posthoc == 'wilcoxon' else 'sign'} tests, Holm, "
+                     f"α = {alpha:g})")
+
+
+def _effect_phrase(r: Any) -> str:
+    from .render import md_escape
+
+    text = (f"{md_escape(str(r.system))} {r.diff:+.4f} [{r.diff_low:+.4f}, {r.diff_high:+.4f}] "
+            f"({100 * r.rel:+.1f}% [{100 * r.rel_low:+.1f}%, {100 * r.rel_high:+.1f}%]; "
+            f"d_z {r.d_z:+.2f})")
+    if r.mark:
+        text += f" {r.mark}"
+    if r.detectable:
+        text += f", {r.detectable}"
+    return text
+
+
+def effect_items(cmp: Comparison, dataset: str | None = None) -> list[tuple[str, str, Any]]:
+    """The report page's lead: per headline metric, each system's difference to the baseline
+    with its interval, the relative difference with its interval and d_z, then the mark, and
+    beside a non-significant difference what the comparison could detect; over replicates,
+    which correction applies to which replicate kind."""
+    from .render import md_escape
+    from .summary import headline_metrics
+
+    try:
+        eff = cmp.effects(dataset)
+    except InputError:  # nothing to compare (one run, no shared metric)
+        return []
+    if eff.empty:
+        return []
+    conf = f"{100 * cmp.settings['confidence']:g}%"
+    base = md_escape(cmp.baseline)
+    items: list[tuple[str, str, Any]] = [("text", "", (
+        f"Effect sizes against **{base}**: difference [{conf} CI] (relative difference "
+        f"[{conf} CI]; d_z), then the mark; beside a non-significant difference, the smallest "
+        "one this comparison could detect at 80% power after its correction."))]
+    for metric in headline_metrics(list(dict.fromkeys(eff["metric"]))):
+        rows = eff[eff["metric"] == metric]
+        items.append(("text", "", f"**{md_escape(metric)}**: "
+                      + "; ".join(_effect_phrase(r) for r in rows.itertuples()) + "."))
+    if cmp.settings.get("replicate_key"):
+        items.append(("text", "", "Replicates share training data: over folds use the "
+                      "Nadeau-Bengio corrected t (n_test/n_train = 1/(k-1)); over seeds that "
+                      "each draw a split, the same with f/(1-f); over model seeds on one split, "
+                      "the plain paired t (`Comparison.replicate_tests`)."))
+    return items
+
+
+def effects_latex(cmp: Comparison, metrics: list[str] | None = None, *,
+                  dataset: str | None = None, precision: int = 3, rope: Any = None,
+                  caption: str = "", label: str = "tab:effects") -> str:
+    """A booktabs table leading with the effect sizes: per metric and system, the difference
+    to the baseline with its interval, the relative difference with its interval, d_z, the
+    significance mark and, for a non-significant difference, the smallest difference the
+    comparison could detect at 80% power (needs ``booktabs`` and ``amssymb``). With a ``rope``
+    (as :meth:`VerdictMethods.verdicts`), a last column gives the Bayesian signed-rank verdict
+    over users and its probability."""
+    from .latex import _fmt, _mark_tex, _table, latex_escape, metric_label
+
+    eff = cmp.effects(dataset)
+    if metrics is not None:
+        unknown = [m for m in metrics if m not in set(eff["metric"])]
+        if unknown:
+            raise param_error("metrics", "effects_latex", f"metrics of the comparison "
+                              f"({sorted(set(eff['metric']))})", unknown)
+        eff = eff[eff["metric"].isin(metrics)]
+    s = cmp.settings
+    conf = f"{s['confidence']:.0%}".replace("%", r"\%")
+    p = precision
+    verdict: dict[tuple[str, str], str] = {}
+    if rope is not None:
+        for v in cmp.verdicts(rope, dataset=dataset).itertuples():
+            prob = {"worse": v.p_worse, "equivalent": v.p_equivalent,
+                    "better": v.p_better}.get(str(v.verdict))
+            verdict[(str(v.system), str(v.metric))] = (
+                str(v.verdict) + ("" if prob is None else f" (${prob:.2f}$)"))
+    rows = []
+    for r in eff.itertuples():
+        rows.append([metric_label(str(r.metric)), latex_escape(r.system),
+                     f"${_fmt(r.diff, p)}$ [${_fmt(r.diff_low, p)}$, ${_fmt(r.diff_high, p)}$]",
+                     f"${_fmt(100 * r.rel, 1)}$ [${_fmt(100 * r.rel_low, 1)}$, "
+                     f"${_fmt(100 * r.rel_high, 1)}$]",
+                     f"${_fmt(r.d_z, 2)}$", _mark_tex(str(r.mark)),
+                     "" if not r.detectable else f"${_fmt(r.mde, p)}$"]
+                    + ([verdict.get((str(r.system), str(r.metric)), "")] if verdict else []))
+    text = (f"Differences to the baseline ({latex_escape(cmp.baseline)}) with their {conf} "
+            f"intervals, relative differences (\\%) and $d_z$; "
+            r"$^{\blacktriangle}$/$^{\blacktriangledown}$: significantly better/worse "
+            f"after correction ($\\alpha = {s['alpha']:g}$). Detectable: for a non-significant "
+            "difference, the smallest one the comparison could detect at 80\\% power.")
+    header = ["Metric", "System", r"$\Delta$ [CI]", r"Rel.\ $\Delta$ [CI]", "$d_z$", "",
+              "Detectable"]
+    if verdict:
+        text += (" Verdict: Bayesian signed-rank test over users with its rope (Benavoli et al. "
+                 "2017), the verdict whose probability reaches 0.95, else undecided.")
+        header.append("Verdict")
+    full = (latex_escape(caption) + " " if caption else "") + text
+    return _table("llrrrcr" + ("l" if verdict else ""), header, rows, full, label)

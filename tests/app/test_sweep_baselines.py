@@ -1,0 +1,142 @@
+"""Baselines beside a grid of the user's own model, through door 1 (``--config-dir``) and door 3
+(our groups in the user's own Hydra app): the same four jobs under one parent, the baselines
+tagged and evaluated on the grid's split, the same numbers through both doors.
+
+Every command runs in a fresh process from a temporary copy of ``examples/own_model``.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from commands import REPO_ROOT, clean_env, run_command
+
+pytestmark = pytest.mark.slow
+
+EXAMPLE = REPO_ROOT / "examples" / "own_model"
+SMALL = [
+    "dataset.n_users=120",
+    "dataset.n_items=60",
+    "plots=false",
+    "progress=false",
+    "nthreads=1",
+    "metrics.cumulative=false",
+]
+# The user's app has no plots/progress/nthreads settings of ours: added with +.
+SMALL_APP = [f"+{o}" if o.split("=")[0] in ("plots", "progress", "nthreads") else o for o in SMALL]
+BASELINES = "baselines=[popularity,random]"
+
+
+@pytest.fixture(scope="module")
+def project(tmp_path_factory, migrated_db) -> Path:
+    root = tmp_path_factory.mktemp("user") / "own_model"
+    shutil.copytree(
+        EXAMPLE,
+        root,
+        ignore=shutil.ignore_patterns("__pycache__", "outputs", "multirun", "mlflow.db"),
+    )
+    shutil.copyfile(migrated_db, root / "mlflow.db")
+    return root
+
+
+def _sweep(root: Path, sweep_dir: str):
+    import json
+
+    from mlflow import MlflowClient
+
+    record = json.loads((root / sweep_dir / "recoeval_sweep.json").read_text())
+    client = MlflowClient(f"sqlite:///{root / 'mlflow.db'}")
+    exps = [e.experiment_id for e in client.search_experiments()]
+    return client.search_runs(exps, f"tags.`recoeval.sweep_id` = '{record['sweep_id']}'")
+
+
+def _check_four_jobs(runs, grid_name: str) -> dict[str, object]:
+    parents = [r for r in runs if "mlflow.parentRunId" not in r.data.tags]
+    children = [r for r in runs if "mlflow.parentRunId" in r.data.tags]
+    assert len(parents) == 1 and len(children) == 4
+    assert {c.data.tags["mlflow.parentRunId"] for c in children} == {parents[0].info.run_id}
+    assert parents[0].info.status == "FINISHED"
+    base = {
+        c.data.tags["mlflow.runName"]: c for c in children if "recoeval.baseline" in c.data.tags
+    }
+    assert sorted(base) == ["popularity", "random"]
+    assert base["popularity"].data.tags["recoeval.baseline_rank"] == "0"
+    grid = [c for c in children if "recoeval.baseline" not in c.data.tags]
+    assert len(grid) == 2 and all(c.data.tags["mlflow.runName"].startswith(grid_name) for c in grid)
+    assert len({c.data.tags["recoeval.split_fingerprint"] for c in children}) == 1
+    return base
+
+
+def test_door1_and_door3_run_the_same_baselines_beside_the_users_grid(project):
+    proc = run_command(
+        [
+            "-m",
+            "--config-dir",
+            "conf",
+            "model=ease",
+            "model.lam=50,800",
+            BASELINES,
+            "hydra.sweep.dir=multirun/door1",
+            *SMALL,
+        ],
+        project,
+        timeout=900,
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:] + proc.stdout[-2000:]
+    assert "against the first baseline, popularity" in proc.stdout
+    door1 = _check_four_jobs(_sweep(project, "multirun/door1"), "ease lam=")
+
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "train.py",
+            "-m",
+            "model.lam=50,800",
+            BASELINES,
+            "hydra.sweep.dir=multirun/door3",
+            *SMALL_APP,
+        ],
+        cwd=project,
+        env=clean_env(),
+        capture_output=True,
+        text=True,
+        timeout=900,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:] + proc.stdout[-2000:]
+    assert "against the first baseline, popularity" in proc.stdout
+    door3 = _check_four_jobs(_sweep(project, "multirun/door3"), "ease lam=")
+    # the same data, split and baseline give the same numbers through either door
+    for name in ("popularity", "random"):
+        a, b = door1[name].data, door3[name].data
+        assert a.tags["recoeval.split_fingerprint"] == b.tags["recoeval.split_fingerprint"]
+        assert a.metrics["ndcg_at_10"] == b.metrics["ndcg_at_10"]
+
+
+def test_door3_without_our_sweeper_refuses_baselines(project):
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "train.py",
+            "-m",
+            "hydra/sweeper=basic",
+            "model.lam=50,800",
+            BASELINES,
+            "hydra.sweep.dir=multirun/basic",
+            *SMALL_APP,
+        ],
+        cwd=project,
+        env=clean_env(),
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert proc.returncode != 0
+    err = " ".join(proc.stderr.split())
+    assert "override hydra/sweeper: recoeval" in err, err
+    assert not (project / "multirun" / "basic" / "0").exists()

@@ -1,0 +1,177 @@
+"""The comparison object's effect sizes and verdicts: rt.compare exposes them, and the page
+leads with the effect table."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from report_runs import synthetic_run
+
+import recoeval_tracking as rt
+from recoeval_tracking import InputError
+from recoeval_tracking.reporting.equivalence import bayesian_signed_rank, tost_paired
+from recoeval_tracking.reporting.folds import corrected_resampled_t
+from recoeval_tracking.reporting.power import minimum_detectable_difference, sample_size
+
+
+@pytest.fixture(scope="module")
+def cmp():
+    runs = [
+        synthetic_run("base", {"ndcg_at_10": 0.30, "p_at_10": 0.2}, seed=0),
+        synthetic_run("big", {"ndcg_at_10": 0.40, "p_at_10": 0.3}, seed=1),
+        synthetic_run("same", {"ndcg_at_10": 0.30, "p_at_10": 0.2}, seed=2),
+    ]
+    return rt.compare(runs, baseline="base", n_bootstrap=0, n_permutations=100)
+
+
+def test_effects_lead_with_the_difference_and_show_what_could_be_detected(cmp):
+    eff = cmp.effects()
+    assert set(eff["system"]) == {"big", "same"} and len(eff) == 4
+    v = cmp.values("ndcg_at_10")
+    d = (v["same"] - v["base"]).to_numpy()
+    row = eff[(eff.system == "same") & (eff.metric == "ndcg_at_10")].iloc[0]
+    assert row["diff"] == pytest.approx(d.mean())
+    assert row["rel"] == pytest.approx(v["same"].mean() / v["base"].mean() - 1)
+    # holm over each metric's two comparisons: the strictest step is alpha / 2
+    assert row["alpha_used"] == pytest.approx(0.025)
+    power = pytest.importorskip("statsmodels.stats.power")
+    es = power.TTestPower().solve_power(nobs=d.size, alpha=0.025, power=0.8)
+    assert row["mde"] == pytest.approx(es * d.std(ddof=1), rel=1e-4)
+    for r in eff.itertuples():
+        significant = r.p_adj < 0.05
+        assert (r.detectable == "") == significant
+        if not significant:
+            assert r.detectable.startswith(f"could detect {r.mde:.3f}; observed")
+    big = eff[(eff.system == "big") & (eff.metric == "ndcg_at_10")].iloc[0]
+    assert big["mark"].startswith("▲") and big["detectable"] == ""
+
+
+def test_verdicts_over_users_are_the_signed_rank_test_and_tost(cmp):
+    out = cmp.verdicts({"ndcg_at_10": "50%", "p_at_10": 0.01})
+    v = cmp.values("ndcg_at_10")
+    row = out[(out.system == "same") & (out.metric == "ndcg_at_10")].iloc[0]
+    width = 0.5 * v["base"].mean()
+    assert row["rope"] == pytest.approx(width)
+    ref = bayesian_signed_rank(v["same"], v["base"], width)
+    assert (row.p_worse, row.p_equivalent, row.p_better) == (
+        ref.p_worse,
+        ref.p_equivalent,
+        ref.p_better,
+    )
+    assert row["p_tost"] == pytest.approx(tost_paired(v["same"], v["base"], width)[0])
+    assert out.loc[out.metric == "p_at_10", "rope"].tolist() == [0.01, 0.01]
+    with pytest.raises(InputError, match="'over'"):
+        cmp.verdicts(0.01, over="items")
+    with pytest.raises(InputError, match="several datasets"):
+        cmp.verdicts(0.01, over="datasets")
+
+
+def test_lower_is_better_turns_better_around():
+    runs = [
+        synthetic_run("base", {"mae": 0.5}, seed=0, n_users=80),
+        synthetic_run("low", {"mae": 0.3}, seed=1, n_users=80),
+    ]
+    c = rt.compare(
+        runs, baseline="base", n_bootstrap=0, n_permutations=100, lower_is_better=["mae"]
+    )
+    assert c.verdicts(0.01).iloc[0]["verdict"] == "better"
+
+
+def _dataset_runs():
+    rng = np.random.default_rng(7)
+    runs = []
+    for d in range(6):
+        base = rng.uniform(0.2, 0.4)
+        for j, model in enumerate(("pop", "als", "knn")):
+            runs.append(
+                synthetic_run(
+                    f"{model}@{d}",
+                    {"ndcg_at_10": base + 0.04 * j},
+                    n_users=60,
+                    seed=10 * d + j,
+                    fingerprints={"data": f"d{d}", "split": f"s{d}", "definitions": "f"},
+                    params={"model.name": model, "dataset.name": f"data{d}"},
+                )
+            )
+    return runs
+
+
+def test_over_datasets_verdicts_posthoc_and_the_diagram_say_which_post_hoc():
+    c = rt.compare(_dataset_runs(), baseline="pop", n_bootstrap=0, n_permutations=100)
+    table = c.dataset_table("ndcg_at_10").drop(columns="mean rank").T
+    out = c.verdicts(0.01, over="datasets")
+    row = out[out.system == "knn"].iloc[0]
+    ref = bayesian_signed_rank(table["knn"], table["pop"], 0.01)
+    assert (row.p_better, row.verdict, row.n) == (ref.p_better, ref.verdict, 6)
+    P = c.pairwise_posthoc("ndcg_at_10")
+    assert P.shape == (3, 3) and np.allclose(np.diag(P), 1)
+    fig = c.cd_diagram("ndcg_at_10", posthoc="wilcoxon")
+    assert "post-hoc: pairwise Wilcoxon tests, Holm" in fig._suptitle.get_text()
+    assert not any(t.get_text().startswith("CD = ") for t in fig.axes[0].texts)
+    fig = c.cd_diagram("ndcg_at_10")
+    assert "post-hoc: Nemenyi" in fig._suptitle.get_text()
+    with pytest.raises(InputError, match="'posthoc'"):
+        c.cd_diagram("ndcg_at_10", posthoc="tukey")
+
+
+def test_replicate_tests_apply_nadeau_bengio():
+    runs = []
+    for s in range(5):
+        for j, model in enumerate(("pop", "als")):
+            runs.append(
+                synthetic_run(
+                    f"{model}-{s}",
+                    {"ndcg_at_10": 0.3 + 0.01 * j},
+                    n_users=50,
+                    seed=10 * s + j,
+                    fingerprints={"data": "d", "split": f"fold{s}", "definitions": "f"},
+                    params={"model.name": model, "fold": s},
+                )
+            )
+    c = rt.compare(runs, baseline="pop", replicate_key="fold", n_bootstrap=0, n_permutations=100)
+    out = c.replicate_tests("ndcg_at_10", n_folds=5, rope=0.005)
+    v = c.values("ndcg_at_10")
+    ref = corrected_resampled_t(v.iloc[:, 1], v.iloc[:, 0], n_folds=5)
+    assert out.iloc[0]["t"] == pytest.approx(ref.t) and out.iloc[0]["p"] == pytest.approx(ref.p)
+    assert "Nadeau-Bengio" in out.iloc[0]["correction"]
+    assert "Nadeau-Bengio" in c.to_markdown()
+
+
+def test_users_needed_and_the_page(cmp):
+    need = cmp.users_needed("ndcg_at_10", 0.01)
+    v = cmp.values("ndcg_at_10")
+    sd = (v["same"] - v["base"]).std(ddof=1)
+    assert need.loc[need.system == "same", "n_needed"].iloc[0] == sample_size(0.01, sd, 0.025)
+    assert minimum_detectable_difference(sd, 300, 0.025) > 0
+    md = cmp.to_markdown()
+    assert md.index("Effect sizes against **base**") < md.index("Summary:")
+    same = cmp.effects().query("system == 'same' and metric == 'ndcg_at_10'").iloc[0]
+    assert f"same {same['diff']:+.4f} [{same['diff_low']:+.4f}, {same['diff_high']:+.4f}]" in md
+    if same["detectable"]:
+        assert same["detectable"] in md
+    with pytest.raises(InputError, match="replicate"):
+        cmp.replicate_tests("ndcg_at_10", n_folds=5)
+
+
+def test_effects_latex_leads_with_the_difference(cmp):
+    from recoeval_tracking.reporting.latex import structure_problems
+
+    tex = cmp.effects_to_latex(["ndcg_at_10"], caption="Effects.")
+    assert structure_problems(tex) == []
+    big = cmp.effects().query("system == 'big' and metric == 'ndcg_at_10'").iloc[0]
+    row = next(line for line in tex.splitlines() if "& big &" in line)
+    assert row.strip().startswith("NDCG@10 & big & $" + f"{big['diff']:.3f}$ [$")
+    assert r"\blacktriangle" in row and "80\\% power" in tex
+    with pytest.raises(InputError, match="'metrics'"):
+        cmp.effects_to_latex(["mrr"])
+
+
+def test_effects_latex_with_a_rope_adds_the_verdict(cmp):
+    from recoeval_tracking.reporting.latex import structure_problems
+
+    tex = cmp.effects_to_latex(["ndcg_at_10"], rope=0.001)
+    assert structure_problems(tex) == [] and "& Verdict" in tex
+    v = cmp.verdicts(0.001).query("system == 'big' and metric == 'ndcg_at_10'").iloc[0]
+    row = next(line for line in tex.splitlines() if "& big &" in line)
+    assert v["verdict"] == "better"
+    assert row.rstrip().endswith(f"better (${v['p_better']:.2f}$) \\\\")

@@ -1,0 +1,255 @@
+"""Baselines as part of a sweep: ``-m model=item_knn model.neighbours=10,50
+'baselines=[popularity,random]'`` runs the grid and each baseline once, with its own defaults,
+on the same split, under one MLflow parent; the leaderboard and the report compare against the
+first baseline. A sweep whose jobs do not compose names the job and where its key exists, and
+leaves no run.
+
+The commands run as fresh processes in a temporary directory with a SQLite store there
+(``tracking=local``), on a small synthetic dataset.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+import yaml
+from commands import run_command
+from hydra.core.override_parser.overrides_parser import OverridesParser
+from omegaconf import OmegaConf
+
+from hydra_plugins.recoeval_sweeper.sweeper import baseline_jobs, read_baselines
+from recoeval_tracking._validation import InputError
+
+SMALL = [
+    "dataset.n_users=120",
+    "dataset.n_items=60",
+    "plots=false",
+    "progress=false",
+    "nthreads=1",
+    "metrics.cumulative=false",
+]
+EXACT = ["-m", "model=item_knn", "model.neighbours=10,50", "baselines=[popularity,random]"]
+
+
+def _parse(args: list[str]):
+    return OverridesParser.create().parse_overrides(args)
+
+
+# -- the jobs a sweep adds ------------------------------------------------------------------
+
+
+def test_each_baseline_is_one_job_without_the_grids_model_overrides():
+    jobs = baseline_jobs(
+        _parse(["model=item_knn", "model.neighbours=10,50", "+model.x=1", "dataset.n_users=9"]),
+        ["popularity", "random"],
+    )
+    assert jobs == [
+        ["model=popularity", "dataset.n_users=9", "++baseline_rank=0"],
+        ["model=random", "dataset.n_users=9", "++baseline_rank=1"],
+    ]
+
+
+def test_a_key_swept_outside_the_model_gives_each_baseline_one_job_per_value():
+    jobs = baseline_jobs(_parse(["model.factors=8,16", "seed=0,1"]), ["popularity"])
+    assert jobs == [
+        ["model=popularity", "seed=0", "++baseline_rank=0"],
+        ["model=popularity", "seed=1", "++baseline_rank=0"],
+    ]
+    assert baseline_jobs(_parse(["seed=0,1"]), []) == []
+
+
+@pytest.mark.parametrize(
+    ("baselines", "args", "says"),
+    [
+        ("popularity", [], "list of model option names"),
+        (["popularity", "popularity"], [], "popularity twice"),
+        ([], ["baselines=popularity,random"], "'baselines=[popularity,random]'"),
+    ],
+)
+def test_baselines_that_are_not_one_list_of_names_are_refused(baselines, args, says):
+    with pytest.raises(InputError, match="baselines") as info:
+        read_baselines(OmegaConf.create({"baselines": baselines}), _parse(args))
+    assert says in str(info.value)
+
+
+# -- the exact command, end to end ----------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def swept(tmp_path_factory, migrated_db):
+    """The exact command of the guide, run once in a fresh process."""
+    import shutil
+
+    root = tmp_path_factory.mktemp("baselines")
+    shutil.copyfile(migrated_db, root / "mlflow.db")
+    proc = run_command(
+        [*EXACT, "hydra.sweep.dir=multirun/s", *SMALL], root, module=False, timeout=900
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:] + proc.stdout[-2000:]
+    return root, proc
+
+
+def _runs(root: Path):
+    from mlflow import MlflowClient
+
+    client = MlflowClient(f"sqlite:///{root / 'mlflow.db'}")
+    exps = [e.experiment_id for e in client.search_experiments()]
+    return client.search_runs(exps, max_results=100)
+
+
+@pytest.mark.slow
+def test_the_grid_and_each_baseline_once_under_one_parent(swept):
+    root, _ = swept
+    runs = _runs(root)
+    parents = [r for r in runs if r.data.tags.get("recoeval.sweep_parent") == "true"]
+    children = [r for r in runs if "mlflow.parentRunId" in r.data.tags]
+    assert len(parents) == 1 and len(runs) == 5 and len(children) == 4
+    assert {c.data.tags["mlflow.parentRunId"] for c in children} == {parents[0].info.run_id}
+    assert all(r.info.status == "FINISHED" for r in runs)
+    by_model: dict[str, list] = {}
+    for c in children:
+        by_model.setdefault(c.data.params["model.name"], []).append(c)
+    assert sorted((m, len(v)) for m, v in by_model.items()) == [
+        ("item_knn", 2),
+        ("popularity", 1),
+        ("random", 1),
+    ]
+    assert sorted(c.data.params["model.neighbours"] for c in by_model["item_knn"]) == ["10", "50"]
+    for rank, name in enumerate(["popularity", "random"]):
+        (run,) = by_model[name]
+        assert run.data.tags["recoeval.baseline"] == "true"
+        assert run.data.tags["recoeval.baseline_rank"] == str(rank)
+        assert "model.neighbours" not in run.data.tags["recoeval.overrides"]
+    assert not any("recoeval.baseline" in c.data.tags for c in by_model["item_knn"])
+    # one split: the same data and split fingerprints for every job
+    assert len({c.data.tags["recoeval.split_fingerprint"] for c in children}) == 1
+    assert len({c.data.tags["recoeval.data_fingerprint"] for c in children}) == 1
+
+
+@pytest.mark.slow
+def test_baselines_keep_their_own_defaults_in_their_job_folders(swept):
+    from recoeval_tracking.app.cli import option_node
+
+    root, _ = swept
+    jobs = {
+        yaml.safe_load((d / "config.yaml").read_text())["model"]["name"]: d
+        for d in sorted((root / "multirun" / "s").glob("[0-9]*"))
+    }
+    assert sorted(jobs) == ["item_knn", "popularity", "random"]  # one folder per model name
+    for rank, name in enumerate(["popularity", "random"]):
+        config = yaml.safe_load((jobs[name] / "config.yaml").read_text())
+        # the option's own config (its schema, then its YAML), with the top-level seed 0
+        default = OmegaConf.merge({"seed": 0}, {"model": option_node("model", name)})
+        assert config["model"] == OmegaConf.to_container(default, resolve=True)["model"]
+        assert config["baseline_rank"] == rank
+        overrides = yaml.safe_load((jobs[name] / "overrides.yaml").read_text())
+        assert f"model={name}" in overrides and not any(o.startswith("model.") for o in overrides)
+
+
+@pytest.mark.slow
+def test_the_leaderboard_and_the_report_compare_against_the_first_baseline(swept):
+    from recoeval_tracking.app.report import run_report
+
+    root, proc = swept
+    children = [r for r in _runs(root) if "mlflow.parentRunId" in r.data.tags]
+    pop = next(r for r in children if r.data.params["model.name"] == "popularity")
+    base = pop.data.metrics["ndcg_at_10"]
+    out = proc.stdout
+    assert f"against the first baseline, popularity (ndcg_at_10 = {base:.4f}" in out
+    for run in children:
+        if run is not pop:
+            delta = run.data.metrics["ndcg_at_10"] - base
+            assert re.search(
+                re.escape(run.info.run_name) + r"\s+" + re.escape(f"{delta:+.4f}"), out
+            ), out
+    # the baseline lines sit between the leaderboard and the report command
+    assert out.index("against the first baseline") < out.index("recoeval-track-report")
+
+    sweep_id = pop.data.tags["recoeval.sweep_id"]
+    cfg = {
+        "tracking": {"uri": f"sqlite:///{root / 'mlflow.db'}"},
+        "select": {"sweep_id": sweep_id},
+        "metrics": ["ndcg_at_10"],
+        "n_bootstrap": 20,
+        "n_permutations": 20,
+        "output": {"dir": str(root / "report"), "markdown": "report.md", "log_to_mlflow": False},
+    }
+    assert run_report(cfg)["report"].baseline == pop.info.run_id  # not the sweep's first run
+    told = run_report({**cfg, "baseline": "random"})["report"]
+    assert told.run(told.baseline).name == "random"
+
+
+# -- a sweep whose jobs do not compose ------------------------------------------------------
+
+
+def test_a_job_that_does_not_compose_is_named_and_leaves_no_run(tmp_path, store_uri):
+    conf = tmp_path / "conf" / "model"
+    conf.mkdir(parents=True)
+    (conf / "cosknn.yaml").write_text("_target_: my_models.CosKNN\nneighbours: 20\n")
+    proc = run_command(
+        ["-m", "--config-dir", "conf", "model=cosknn,popularity", "model.neighbours=10,50", *SMALL],
+        tmp_path,
+    )
+    assert proc.returncode == 2, proc.stderr
+    err = " ".join(proc.stderr.split())
+    # the failing job by its number and overrides, and the options that do declare the key
+    assert "job #2 of the sweep's 4 (model=popularity model.neighbours=10" in err, err
+    assert "It is a setting of model=cosknn and model=item_knn" in err, err
+    assert "'baselines=[popularity]'" in err and "No job was run" in err
+    assert "Traceback" not in proc.stderr
+    # nothing to report and nothing logged: no report command, no address, no parent run
+    assert "recoeval-track-report" not in proc.stdout + proc.stderr
+    assert "http://" not in proc.stdout + proc.stderr
+    assert _runs(tmp_path) == []
+    assert not (tmp_path / "multirun").exists()
+
+
+def test_a_misspelt_baseline_is_named_before_any_job_runs(tmp_path, store_uri):
+    proc = run_command(["-m", "model=popularity", "baselines=[random,populrity]", *SMALL], tmp_path)
+    assert proc.returncode == 2, proc.stderr
+    err = " ".join(proc.stderr.split())
+    assert "job #2 of the sweep's 3 (model=populrity" in err and "populrity" in err, err
+    assert "No job was run" in err and _runs(tmp_path) == []
+
+
+def test_a_sweeper_that_cannot_run_baselines_refuses_them_before_any_job(tmp_path, store_uri):
+    proc = run_command(
+        [
+            "-m",
+            "hydra/sweeper=optuna",
+            "objective=ndcg_at_10",
+            "model=als",
+            "model.factors=int(interval(8,16))",
+            "baselines=[random]",
+            *SMALL,
+        ],
+        tmp_path,
+    )
+    assert proc.returncode == 2, proc.stderr
+    err = " ".join(proc.stderr.split())
+    assert "baselines=['random']" in err and "OptunaSweeper" in err, err
+    assert _runs(tmp_path) == [] and "Traceback" not in proc.stderr
+
+
+def test_a_single_run_says_it_does_not_run_the_baselines(tmp_path):
+    proc = run_command(
+        ["model=popularity", "baselines=[random]", "tracking=none", *SMALL], tmp_path
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "this single run evaluates its own model only. Add -m" in " ".join(proc.stderr.split())
+    assert len(list((tmp_path / "outputs").rglob("per_user.parquet"))) == 1
+
+
+def test_a_single_run_names_the_users_options_that_have_the_key(tmp_path):
+    conf = tmp_path / "conf" / "model"
+    conf.mkdir(parents=True)
+    (conf / "cosknn.yaml").write_text("_target_: my_models.CosKNN\nneighbours: 20\n")
+    (conf / "other.yaml").write_text("_target_: my_models.Other\nfactors: 8\n")
+    proc = run_command(
+        ["--config-dir", "conf", "model=popularity", "model.neighbours=10", "tracking=none"],
+        tmp_path,
+    )
+    assert proc.returncode == 2, proc.stderr
+    assert "It belongs to model=item_knn / cosknn:" in " ".join(proc.stderr.split())
