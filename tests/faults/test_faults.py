@@ -550,7 +550,9 @@ def test_a_truncated_per_user_table_leaves_no_half_made_run(tmp_path, server):
     table.write_bytes(table.read_bytes()[:-200])
     proc = run("none", "sync", [root], tmp_path)
     assert proc.returncode == 1 and "Traceback" not in proc.stdout + proc.stderr
-    assert re.search(rf"skipped {re.escape(str(bad))}: .*per_user\.parquet", proc.stdout)
+    assert re.search(
+        rf"skipped {re.escape(str(bad))}: .*per_user\.parquet", proc.stdout + proc.stderr
+    )
     c = _client(server.uri)
     runs = c.search_runs([c.get_experiment_by_name(exp).experiment_id])
     assert [r.info.status for r in runs] == ["FINISHED"]  # the good job only
