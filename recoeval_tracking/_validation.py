@@ -32,6 +32,8 @@ __all__ = [
     "check_file",
     "as_csr",
     "checked_sparse",
+    "resolve_under",
+    "relative_under",
 ]
 
 
@@ -344,3 +346,67 @@ def as_csr(X: Any, name: str, func: str, *, shape: tuple[int, int] | None = None
         X.sum_duplicates()
         X.sort_indices()
     return X
+
+
+def resolve_under(base: str | os.PathLike, rel: str | os.PathLike, *, what: str,
+                  func: str | None = None) -> Path:
+    """``base / rel`` resolved (``..`` and symbolic links followed), checked to lie inside
+    ``base``: the one rule for every path taken from a config value or a manifest.
+
+    Parameters
+    ----------
+    base : path
+        The folder the path must stay in.
+    rel : path
+        The path as given (relative to ``base``; an absolute one must lie inside it too).
+    what : str
+        The config key or parameter the path came from, named by the error.
+    func : str, optional
+        The function named by the error; without it the message starts with ``what``.
+
+    Raises
+    ------
+    InputError
+        When the resolved path lies outside ``base``.
+
+    Examples
+    --------
+    >>> resolve_under("/data/set", "users/part-0.parquet", what="manifest").as_posix()
+    '/data/set/users/part-0.parquet'
+    """
+    root = Path(base).resolve()
+    path = (root / Path(rel)).resolve()
+    if path == root or root in path.parents:
+        return path
+    expected = f"a path inside {root}"
+    got = f"{str(rel)!r}, which resolves to {path}"
+    if func is not None:
+        raise param_error(what, func, expected, got, got_is_text=True)
+    raise InputError(f"{what} must be {expected}; got {got}. Give a name inside that folder "
+                     "(no '..' leaving it, no absolute path elsewhere).")
+
+
+def relative_under(rel: str, folder: str, *, what: str) -> str:
+    """``rel`` (a ``/``-separated path relative to a dataset's root, as a manifest records it,
+    on any file system: local, ``s3://``...) normalised, checked to name a file inside the
+    sub-folder ``folder``: the rule of :func:`resolve_under` for paths that cannot be resolved
+    locally.
+
+    Raises
+    ------
+    InputError
+        For an absolute path, a ``..`` leaving ``folder``, or a file elsewhere.
+
+    Examples
+    --------
+    >>> relative_under("users/./part-000000.parquet", "users", what="the manifest")
+    'users/part-000000.parquet'
+    """
+    import posixpath
+
+    text = str(rel).replace("\\", "/")
+    norm = posixpath.normpath(text)
+    if text.startswith("/") or "://" in text or posixpath.dirname(norm) != folder:
+        raise InputError(f"{what} must name files inside {folder}/; got {str(rel)!r}, which "
+                         f"resolves to {norm!r}.")
+    return norm

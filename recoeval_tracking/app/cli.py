@@ -138,8 +138,10 @@ def run_task(cfg: Any) -> dict[str, Any] | None:
     from hydra.types import RunMode
     from omegaconf import OmegaConf
 
+    from ..jobdir.redact import add_secret_values, env_interpolated_values
     from .callbacks import job_sweep_record
     from .pipeline import run_job
+    from .user_model import check_model_allowed
 
     redact_logs()  # in a joblib worker too
     hc = HydraConfig.get()
@@ -152,6 +154,10 @@ def run_task(cfg: Any) -> dict[str, Any] | None:
     try:
         _expand_group_choices(cfg)
         plain = OmegaConf.to_container(cfg, resolve=True, throw_on_missing=True)
+        # values taken from the environment (${oc.env:...}) are written nowhere
+        add_secret_values(env_interpolated_values(OmegaConf.to_container(cfg), plain))
+        settings = plain if isinstance(plain, dict) else {}
+        check_model_allowed(settings.get("model"), settings.get("model_allow"))  # before import
         _check_int_range(plain)
         _pin_paths(cfg, plain, Path(hc.runtime.cwd), hc)
         sweep = job_sweep_record(hc)
@@ -349,6 +355,21 @@ def register_search_plugin() -> bool:
 # entry point
 # ---------------------------------------------------------------------------------------------
 
+def job_name_problem(argv: list[str]) -> str | None:
+    """The usage error for a ``hydra.job.name`` override that would put the job's log file
+    (``<name>.log``) outside the job folder: a path separator or ``..``; None when fine."""
+    for arg in argv:
+        key, sep, value = arg.partition("=")
+        if not sep or key.lstrip("+~") != "hydra.job.name":
+            continue
+        name = value.strip().strip("'\"")
+        if not name or "/" in name or "\\" in name or ".." in name:
+            return (f"{_PROG}: hydra.job.name must be a plain name (it names the job's log file, "
+                    f"<name>.log, in the job folder); got {value!r}. Use a name without '/', "
+                    "'\\' or '..'.")
+    return None
+
+
 def main() -> None:
     """Console entry point of ``recoeval-track``: run the Hydra app on ``sys.argv``."""
     import hydra
@@ -362,6 +383,10 @@ def main() -> None:
         # Hydra's own --version would print Hydra's version; --hydra-help lists Hydra's flags
         print(f"{_PROG} (recoeval_tracking) {__version__}")
         return
+    bad_name = job_name_problem(sys.argv[1:])
+    if bad_name:
+        print(bad_name, file=sys.stderr)
+        sys.exit(EXIT_USAGE)
     full_error = os.environ.get("HYDRA_FULL_ERROR") == "1"
     # Let Hydra's errors reach this function (instead of Hydra printing them and exiting 1),
     # so that every error gets a one-paragraph message and its exit status.

@@ -89,8 +89,12 @@ class JobData:
 def _plain(cfg: Any) -> dict[str, Any]:
     from omegaconf import DictConfig, OmegaConf
 
+    from ..jobdir.redact import add_secret_values, env_interpolated_values
+
     plain = OmegaConf.to_container(cfg, resolve=True, throw_on_missing=True) \
         if isinstance(cfg, DictConfig) else cfg
+    if isinstance(cfg, DictConfig):  # values taken from the environment are written nowhere
+        add_secret_values(env_interpolated_values(OmegaConf.to_container(cfg), plain))
     return {str(k): v for k, v in dict(plain).items() if k != "hydra"}
 
 

@@ -12,18 +12,48 @@ over datasets (Friedman, Nemenyi, a critical-difference diagram).
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 import tempfile
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-from .._validation import InputError, param_error
+from .._validation import InputError, param_error, resolve_under
 
 __all__ = ["main", "run_report", "load_runs", "check_settings"]
 
 _PROG = "recoeval-track-report"
+
+
+class StoreUnreachable(RuntimeError):
+    """The tracking server did not answer within the one timeout of every command that talks
+    to a server (:func:`~recoeval_tracking.tracking.client._fast_fail_http`)."""
+
+
+@contextlib.contextmanager
+def _server_calls(uri: str | None) -> Iterator[None]:
+    """MLflow calls under the common timeout; a server that does not answer becomes
+    :class:`StoreUnreachable` (one paragraph, exit 1), never a hang or an internal error."""
+    from ..tracking.client import _fast_fail_http
+
+    with _fast_fail_http():
+        try:
+            yield
+        except (InputError, StoreUnreachable):
+            raise
+        except Exception as err:
+            text = " ".join(str(err).split())
+            if "API request to" not in text and not isinstance(err, (ConnectionError,
+                                                                       TimeoutError)):
+                raise
+            from ..jobdir.redact import scrub_text
+
+            raise StoreUnreachable(scrub_text(
+                f"could not reach the tracking store {uri or 'of tracking.uri'} "
+                f"({type(err).__name__}: {text[:300]}). Nothing was written. Start the server, "
+                "or name a running one with tracking.uri=URI.")) from None
 
 
 def _selection(cfg: Mapping[str, Any]) -> dict[str, Any]:
@@ -203,7 +233,18 @@ def run_report(cfg: Mapping[str, Any], base_dir: str | Path | None = None,
     check_settings(cfg)
     base = Path(base_dir) if base_dir else Path.cwd()
     out_cfg = dict(cfg.get("output") or {})
-    with tempfile.TemporaryDirectory(prefix="recoeval-report-") as tmp:
+    out_dir = Path(out_cfg.get("dir") or ".")
+    out_dir = out_dir if out_dir.is_absolute() else base / out_dir
+    targets: dict[str, Path | None] = {}
+    for key in ("html", "markdown", "latex"):  # the pages stay inside output.dir
+        name = out_cfg.get(key)
+        targets[key] = None
+        if name:
+            resolve_under(out_dir, name, what=f"output.{key}")
+            targets[key] = out_dir / name
+    uri_given = (dict(cfg.get("tracking") or {})).get("uri") or os.environ.get(
+        "MLFLOW_TRACKING_URI")
+    with tempfile.TemporaryDirectory(prefix="recoeval-report-") as tmp, _server_calls(uri_given):
         _say(progress, "reading the selected runs...")
         runs, uri = load_runs(cfg, tmp, base)
         _say(progress, f"{len(runs)} runs read; computing intervals and paired tests...")
@@ -228,32 +269,28 @@ def run_report(cfg: Mapping[str, Any], base_dir: str | Path | None = None,
             replicate_key=replicate_key, group_by=group_by,
             dataset_key=str(dataset_key) if dataset_key else None)
     report = next(iter(comparison.reports.values()))
-    out_dir = Path(out_cfg.get("dir") or ".")
-    out_dir = out_dir if out_dir.is_absolute() else base / out_dir
-    html_name = out_cfg.get("html")
-    md_name = out_cfg.get("markdown")
-    tex_name = out_cfg.get("latex")
     _say(progress, "drawing the figures and writing the pages...")
-    paths = write_report(comparison, out_dir / html_name if html_name else None,
-                         out_dir / md_name if md_name else None,
-                         latex_path=out_dir / tex_name if tex_name else None,
+    paths = write_report(comparison, targets["html"], targets["markdown"],
+                         latex_path=targets["latex"],
                          title=str(out_cfg.get("title") or "Run comparison"))
     logged = None
     if uri is not None and out_cfg.get("log_to_mlflow", True):
         from ..tracking.search import find_sweep_parent, log_report_artifacts
 
         sweep_id = _selection(cfg)["sweep_id"]
-        parent = find_sweep_parent(sweep_id, tracking_uri=uri) if sweep_id else None
+        with _server_calls(uri):
+            parent = find_sweep_parent(sweep_id, tracking_uri=uri) if sweep_id else None
         tracking = dict(cfg.get("tracking") or {})
-        logged = log_report_artifacts(
-            list(paths.values()), run_id=parent, tracking_uri=uri,
-            experiment=str(tracking.get("experiment") or "recoeval"),
-            run_name=f"report-{sweep_id}" if sweep_id else "report",
-            artifact_path=out_cfg.get("artifact_path") or None,
-            tags={"recoeval.report_baseline": report.baseline,
-                  "recoeval.report_runs": ",".join(r.run_id for rep in
-                                                   comparison.reports.values()
-                                                   for r in rep.runs)})
+        with _server_calls(uri):
+            logged = log_report_artifacts(
+                list(paths.values()), run_id=parent, tracking_uri=uri,
+                experiment=str(tracking.get("experiment") or "recoeval"),
+                run_name=f"report-{sweep_id}" if sweep_id else "report",
+                artifact_path=out_cfg.get("artifact_path") or None,
+                tags={"recoeval.report_baseline": report.baseline,
+                      "recoeval.report_runs": ",".join(r.run_id for rep in
+                                                       comparison.reports.values()
+                                                       for r in rep.runs)})
     return {"comparison": comparison, "report": report, "paths": paths,
             "logged_run_id": logged}
 
@@ -318,6 +355,9 @@ def main() -> None:
     except Exception as err:
         if full_error:
             raise
+        if isinstance(err, StoreUnreachable):
+            print(f"{_PROG}: {err}", file=sys.stderr)
+            sys.exit(EXIT_FAILURE)
         message = user_error_message(err, _PROG, report_key_hint)
         if message is None:
             print(bug_message(err).replace("recoeval-track:", f"{_PROG}:", 1), file=sys.stderr)

@@ -379,6 +379,8 @@ class Config:
     objective: str | None = None
     baselines: list[str] = field(default_factory=list)
     baseline_rank: int | None = None
+    # module prefixes a model's `_target_` may name (None: any); app/user_model.py enforces it
+    model_allow: list[str] | None = None
 
 
 #: Schema node per (group, option); each ``configs/<group>/<option>.yaml`` extends its node.

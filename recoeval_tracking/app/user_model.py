@@ -12,6 +12,13 @@ which checks the model protocol (``fit`` and one of ``score_users``, ``factors``
 or from the directory the command was started from (added to ``sys.path`` last, as ``python
 -m`` and pytest do), so ``my_package/`` beside ``my_configs/`` needs no install.
 
+Trust: a config is code. ``_target_`` imports and calls whatever it names (``builtins.open``
+too), so run only configs you would run as Python. The top-level setting ``model_allow`` (a
+list of module prefixes, e.g. ``[my_models]``) limits what ``_target_`` may name, every nested
+``_target_`` of the model section included; :func:`check_model_allowed` refuses anything else
+before it is imported. It is a guard against a model option or override naming something
+unexpected, not a sandbox.
+
 Errors are one paragraph: a target that does not exist, an argument the class does not take, or
 a class that breaks the protocol is a usage error
 (:class:`~recoeval_tracking.models.ModelProtocolError`, exit 2); an exception raised by the
@@ -34,7 +41,7 @@ from ..models import ModelProtocolError, UserModel
 from ..models._user import code_error, qualified_name
 
 __all__ = ["instantiate_model", "is_user_model_config", "HYDRA_KEYS", "constructor_args",
-           "model_record", "no_target_error"]
+           "model_record", "no_target_error", "check_model_allowed"]
 
 #: The keys of a ``_target_`` node that are Hydra's, not arguments of the class.
 HYDRA_KEYS = ("_target_", "_convert_", "_recursive_", "_partial_", "_args_")
@@ -43,6 +50,46 @@ HYDRA_KEYS = ("_target_", "_convert_", "_recursive_", "_partial_", "_args_")
 def is_user_model_config(section: Mapping[str, Any]) -> bool:
     """Whether a ``model`` config section names the user's own class (``_target_``)."""
     return "_target_" in section
+
+
+def _targets(node: Any, path: str = "model") -> list[tuple[str, str]]:
+    """Every ``_target_`` of a config node, nested ones included, with its config key."""
+    found: list[tuple[str, str]] = []
+    if isinstance(node, Mapping):
+        if "_target_" in node:
+            found.append((f"{path}._target_", str(node["_target_"])))
+        for key, value in node.items():
+            if key != "_target_":
+                found += _targets(value, f"{path}.{key}")
+    elif isinstance(node, (list, tuple)):
+        for i, value in enumerate(node):
+            found += _targets(value, f"{path}[{i}]")
+    return found
+
+
+def check_model_allowed(model: Any, allow: Any) -> None:
+    """Refuse, before anything is imported, a ``_target_`` of the ``model`` section (nested
+    ones included) outside the module prefixes of ``allow`` (the setting ``model_allow``; None:
+    no limit).
+
+    Raises
+    ------
+    ModelProtocolError
+        ``model_allow`` is not a list of module names, or a target lies outside it.
+    """
+    if allow is None:
+        return
+    if isinstance(allow, str) or not isinstance(allow, (list, tuple)) or not all(
+            isinstance(a, str) and a.strip(". ") for a in allow):
+        raise ModelProtocolError(f"model_allow must be a list of module prefixes such as "
+                                 f"[my_models] (or null: no limit). Got {allow!r}.")
+    prefixes = [a.strip().rstrip(".") for a in allow]
+    for key, target in _targets(model):
+        if not any(target == p or target.startswith(p + ".") for p in prefixes):
+            raise ModelProtocolError(
+                f"{key} names {target!r}, outside model_allow {prefixes}: it is refused before "
+                "anything is imported. A config is code: add the module to model_allow only if "
+                "you trust it.")
 
 
 def no_target_error(section: Mapping[str, Any], label: str | None = None) -> ModelProtocolError:
@@ -127,7 +174,7 @@ def _check_arguments(obj: Any, kwargs: Mapping[str, Any], target: str, where: st
 
 
 def instantiate_model(section: Mapping[str, Any], label: str | None = None,
-                      base_dir: str | Path | None = None) -> UserModel:
+                      base_dir: str | Path | None = None, *, allow: Any = None) -> UserModel:
     """Build the user's model of a ``model`` config section holding ``_target_``.
 
     Parameters
@@ -139,6 +186,8 @@ def instantiate_model(section: Mapping[str, Any], label: str | None = None,
         The config option's name (``ease``), the model's name in run names and records.
     base_dir : str or Path, optional
         The directory the command was started from, put last on ``sys.path``.
+    allow : list of str, optional
+        Module prefixes every ``_target_`` must lie in (:func:`check_model_allowed`).
 
     Returns
     -------
@@ -152,6 +201,7 @@ def instantiate_model(section: Mapping[str, Any], label: str | None = None,
     if not isinstance(target, str) or not target:
         raise ModelProtocolError(f"model._target_ must be the dotted path of a class "
                                  f"(package.module.Class). Got {target!r}.")
+    check_model_allowed(section, allow)
     where = _where(label, target)
     base = str(Path(base_dir) if base_dir is not None else Path.cwd())
     if base not in sys.path:

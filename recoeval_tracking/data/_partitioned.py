@@ -38,7 +38,7 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
-from .._validation import InputError, checked_sparse, param_error
+from .._validation import InputError, checked_sparse, param_error, relative_under
 from ._manifest import check_manifest
 from ._relevance import Relevance
 
@@ -282,10 +282,10 @@ class PartitionedDataset:
     storage_options: dict[str, Any] = field(default_factory=dict, repr=False)
 
     def __post_init__(self) -> None:
-        lo, parts = 0, []
-        for p in self.manifest["parts"]:
-            parts.append(PartInfo(str(p["file"]), lo, int(p["users"]), int(p["train"]),
-                                  int(p["test"])))
+        lo, parts, where = 0, [], f"The manifest {LAYOUT_FILE} of {self.url}"
+        for p in self.manifest["parts"]:  # a part's file must stay in users/
+            parts.append(PartInfo(relative_under(str(p["file"]), "users", what=where), lo,
+                                  int(p["users"]), int(p["train"]), int(p["test"])))
             lo += int(p["users"])
         self.parts: list[PartInfo] = parts
         self._lookup: Any = None

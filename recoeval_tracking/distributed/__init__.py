@@ -131,6 +131,35 @@ def _gather(client: Any, futures: list[Any]) -> list[Any]:
             client.cancel([f for f in futures if not f.done()])
 
 
+#: Times a shard's task is run again after it raised (Dask's ``retries``), e.g. a storage
+#: read that failed once; a task whose worker died is rescheduled by Dask itself.
+TASK_RETRIES = 2
+#: Attempts at sending the shared inputs to the workers (a worker lost meanwhile fails one).
+SCATTER_TRIES = 3
+
+
+def _scatter(client: Any, items: list[Any]) -> list[Any]:
+    """Send ``items`` once to every worker. A worker that dies while the data is sent (the
+    connection closes under the scheduler) fails the attempt: once the scheduler has dropped
+    it, the data is sent again to the workers left. After :data:`SCATTER_TRIES` attempts, a
+    :class:`DistributedError` in one paragraph."""
+    from distributed.comm.core import CommClosedError
+
+    for attempt in range(1, SCATTER_TRIES + 1):
+        try:
+            return client.scatter(items, broadcast=True, hash=False)
+        except (CommClosedError, OSError, TimeoutError) as err:
+            if attempt == SCATTER_TRIES:
+                raise DistributedError(
+                    f"a Dask worker was lost while the evaluation's shared data was sent to "
+                    f"the workers of {_address(client)}, {SCATTER_TRIES} times "
+                    f"({type(err).__name__}: {str(err)[:200]}). No result was kept; a job "
+                    "folder being written stays marked INCOMPLETE. Check the workers (memory "
+                    "limits, restarts) and run again.") from None
+            time.sleep(0.5 * attempt)  # the scheduler drops the dead worker meanwhile
+    raise AssertionError("unreachable")  # pragma: no cover
+
+
 def _n_threads(client: Any) -> int:
     try:
         workers = client.scheduler_info()["workers"].values()
@@ -206,8 +235,8 @@ def evaluate_on_dask(client: Any, train: Any, test: Any, options: EvalOptions, *
                               SHARDS_PER_THREAD * _n_threads(c))
         shared_source, slicer = split_source(source)
         # a list, not a dict: scatter would use a dict's keys as the cluster's keys
-        shared = dict(zip(("source", "item_features", "popularity"), c.scatter(
-            [shared_source, item_features, popularity], broadcast=True, hash=False)))
+        shared = dict(zip(("source", "item_features", "popularity"), _scatter(
+            c, [shared_source, item_features, popularity])))
         token = uuid.uuid4().hex[:8]
         futures = []
         for j, (lo, hi) in enumerate(zip(bounds[:-1], bounds[1:])):
@@ -218,7 +247,8 @@ def evaluate_on_dask(client: Any, train: Any, test: Any, options: EvalOptions, *
                 warnings.filterwarnings("ignore", message="Sending large graph")
                 futures.append(c.submit(run_shard, part, opts, shared,
                                         None if folder is None else str(folder),
-                                        key=f"recoeval-shard-{token}-{j}", pure=False))
+                                        key=f"recoeval-shard-{token}-{j}", pure=False,
+                                        retries=TASK_RETRIES))
         outs = _gather(c, futures)
     return merge_shards(outs, p, n, time.perf_counter() - t0, folder)
 

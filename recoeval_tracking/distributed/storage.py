@@ -132,7 +132,14 @@ def evaluate_from_storage(client: Any, dataset: str | os.PathLike | PartitionedD
     DistributedError
         The scheduler could not be reached or was lost.
     """
-    from . import _check_mergeable, _checked_options, _client_for, _gather
+    from . import (
+        TASK_RETRIES,
+        _check_mergeable,
+        _checked_options,
+        _client_for,
+        _gather,
+        _scatter,
+    )
 
     t0 = time.perf_counter()
     opts = _checked_options(options, shards, func)
@@ -169,8 +176,8 @@ def evaluate_from_storage(client: Any, dataset: str | os.PathLike | PartitionedD
         tests = np.array([part.test for part in ds.parts], dtype=np.int64)
         bounds = np.arange(len(ds.parts) + 1) if shards is None else \
             shard_bounds(tests, shards)
-        shared = dict(zip(("source", "item_features", "popularity", "dataset"), c.scatter(
-            [shared_source, item_features, ds.popularity, ds], broadcast=True, hash=False)))
+        shared = dict(zip(("source", "item_features", "popularity", "dataset"), _scatter(
+            c, [shared_source, item_features, ds.popularity, ds])))
         token = uuid.uuid4().hex[:8]
         futures = []
         for j, (first, last) in enumerate(zip(bounds[:-1], bounds[1:])):
@@ -180,6 +187,7 @@ def evaluate_from_storage(client: Any, dataset: str | os.PathLike | PartitionedD
             task = StoredShard(j, first, last, lo, hi, rows)
             futures.append(c.submit(run_stored_shard, task, opts, shared,
                                     None if folder is None else str(folder),
-                                    key=f"recoeval-shard-{token}-{j}", pure=False))
+                                    key=f"recoeval-shard-{token}-{j}", pure=False,
+                                    retries=TASK_RETRIES))
         outs = _gather(c, futures)
     return merge_shards(outs, p, n, time.perf_counter() - t0, folder)

@@ -31,7 +31,8 @@ Layout of a job directory
     See :mod:`recoeval_tracking.jobdir.plots`; one histogram (the first headline metric) unless
     ``plots="all"``.
 ``job.json``
-    ``{"job_uid", "created_at", "package_version", "git_commit", "git_dirty"}``, with ``label``
+    ``{"job_uid", "created_at", "package_version", "git_commit", "git_dirty", "files"}``
+    (``files``: the size of every other file, checked before an upload), with ``label``
     (the run's display name, the config's top-level ``label``) and ``model`` (``name``,
     ``description`` such as ``CosineItemKNN(neighbours=50, shrink=10)``, ``args``: the
     constructor's arguments) when known: the uid is a new

@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from .markers import FILES, write_json_atomic
+from .read import artifact_sizes
 from .redact import scrub_mapping, scrub_text
 
 #: Version of the job directory's layout, in ``job.json``.
@@ -88,5 +89,6 @@ def _write_job_json(out: Path, uid: str, meta: Mapping[str, Any] | None = None) 
         "package_version": _package_version(),
         "git_commit": commit,
         "git_dirty": dirty,
+        "files": artifact_sizes(out),  # compared before an upload (check_job_dir)
         **(meta or {}),
     })

@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -20,7 +21,7 @@ import pandas as pd
 from .._validation import param_error
 from .markers import FILES, INCOMPLETE, read_marker
 
-__all__ = ["JobDir", "read_job_dir", "job_dir_state"]
+__all__ = ["JobDir", "read_job_dir", "job_dir_state", "check_job_dir", "artifact_sizes"]
 
 _FUNC = "read_job_dir"
 
@@ -244,3 +245,112 @@ def read_job_dir(path: str | Path, *, per_user: bool = True) -> JobDir:
         metric_fingerprints={str(k): str(v) for k, v in
                              (definitions_file.get("metric_fingerprints") or {}).items()},
     )
+
+
+# ---------------------------------------------------------------------------------------------
+# Checking a whole folder before it is uploaded
+# ---------------------------------------------------------------------------------------------
+
+#: The files of a job directory that are uploaded (plus the per-user parts and the plots).
+_UPLOADED = ("per_user", "metrics", "curves", "definitions", "dataset", "config", "overrides",
+             "job")
+_PNG = b"\x89PNG\r\n\x1a\n"
+
+
+def _uploaded_paths(root: Path) -> list[Path]:
+    """Every path of ``root`` that an upload sends: its files, the parts of a per-user folder
+    and the entries of ``plots/`` (links included: they are refused, not followed)."""
+    out = []
+    for name in _UPLOADED:
+        p = root / FILES[name]
+        if p.is_symlink() or p.is_file():
+            out.append(p)
+        elif p.is_dir():
+            out += sorted(p.iterdir())
+    plots = root / FILES["plots"]
+    if plots.is_dir() and not plots.is_symlink():
+        out += sorted(plots.iterdir())
+    elif plots.is_symlink():
+        out.append(plots)
+    return out
+
+
+def artifact_sizes(root: str | Path) -> dict[str, int]:
+    """The size in bytes of every file of the job directory an upload sends (but ``job.json``),
+    by its path relative to ``root`` (``per_user.parquet``, ``plots/curves.png``...): recorded
+    in ``job.json`` when the folder is written, compared by :func:`check_job_dir`."""
+    base = Path(root)
+    return {p.relative_to(base).as_posix(): p.stat().st_size for p in _uploaded_paths(base)
+            if p.name != FILES["job"] and p.is_file() and not p.is_symlink()}
+
+
+def _problem(root: Path, path: Path, sizes: dict[str, Any]) -> str | None:
+    """What is wrong with one file an upload would send (None when it reads well)."""
+    rel = path.relative_to(root).as_posix()
+    if path.is_symlink():
+        return (f"{rel} is a symbolic link (to {os.readlink(path)}); only regular files inside "
+                "the job directory are uploaded")
+    if not path.is_file():
+        return f"{rel} is not a regular file"
+    size = path.stat().st_size
+    want = sizes.get(rel)
+    if isinstance(want, int) and want != size:
+        return f"{rel} has {size} bytes where job.json recorded {want} (cut off or changed)"
+    try:
+        if path.suffix == ".json":
+            json.loads(path.read_text(encoding="utf-8"))
+        elif path.suffix == ".yaml":
+            import yaml
+
+            yaml.safe_load(path.read_text(encoding="utf-8"))
+        elif path.suffix == ".csv":
+            pd.read_csv(path)
+        elif path.suffix == ".parquet":
+            import pyarrow.parquet as pq
+
+            pq.ParquetFile(path).metadata  # noqa: B018 - opening reads the footer
+        elif path.suffix == ".png":
+            with path.open("rb") as f:
+                if f.read(8) != _PNG:
+                    return f"{rel} is not a PNG image"
+        else:
+            with path.open("rb") as f:
+                f.read(1)
+    except Exception as err:  # noqa: BLE001 - every reader raises its own types
+        return f"{rel} cannot be read ({type(err).__name__}: {' '.join(str(err).split())[:200]})"
+    return None
+
+
+def check_job_dir(path: str | Path) -> JobDir:
+    """Check that every file an upload of the job directory ``path`` would send can be read as
+    it is, before anything is sent: the JSON files parse, the YAML files load, ``curves.csv``
+    reads, every Parquet file opens, every plot is a PNG, no file is a symbolic link (its
+    target could lie outside the folder), and each file has the size ``job.json`` recorded
+    for it (folders written before sizes were recorded skip that check).
+
+    Returns
+    -------
+    JobDir
+        The folder read (without its per-user table).
+
+    Raises
+    ------
+    InputError
+        Naming every file that fails, with the reason; nothing is changed in the folder.
+    """
+    root = Path(path)
+    try:
+        job = read_job_dir(root, per_user=False)
+        sizes = job.job.get("files") if isinstance(job.job.get("files"), dict) else {}
+        problems = [text for p in _uploaded_paths(root)
+                    if (text := _problem(root, p, sizes)) is not None]
+        if FILES["per_user"] in sizes and not (root / FILES["per_user"]).exists():
+            problems.append(f"{FILES['per_user']} is missing")
+    except OSError as err:  # a folder or file this user may not read
+        problems = [f"it cannot be read ({type(err).__name__}: {err})"]
+    if problems:
+        raise param_error("path", "check_job_dir", "a job directory whose files can all be "
+                          "uploaded as they are", f"'{root}', where " + "; ".join(problems),
+                          "Nothing was uploaded. Run the job again, or remove the folder.",
+                          got_is_text=True)
+    return job

@@ -10,10 +10,11 @@ A key is a *secret key* when its **last dotted component** names a credential. T
 lower-cased and split into words at ``_``, ``-``, spaces and camelCase boundaries
 (``apiKey`` -> ``api``, ``key``). It is secret when
 
-* one of its words is ``password``, ``passwd``, ``pwd``, ``token``, ``secret``, ``key``,
-  ``apikey``, ``credential`` or ``credentials``; or
-* its compact form (words joined) ends with ``password``, ``passwd``, ``token``, ``secret`` or
-  ``apikey`` (``dbpassword``, ``accesstoken``, ``clientsecret``).
+* one of its words is ``password``, ``passwd``, ``pwd``, ``passphrase``, ``token``, ``pat``
+  (a personal access token), ``secret``, ``key``, ``apikey``, ``credential``, ``credentials``,
+  ``authorization`` or ``bearer``; or
+* its compact form (words joined) ends with ``password``, ``passwd``, ``passphrase``,
+  ``token``, ``secret`` or ``apikey`` (``dbpassword``, ``accesstoken``, ``clientsecret``).
 
 So ``tracking.password``, ``db.api_key``, ``aws.secretAccessKey``, ``auth.token`` and
 ``service.accessToken`` are secret, while ``metrics.k``, ``metrics.max_tokens``,
@@ -32,7 +33,15 @@ Besides keys, text anywhere is scrubbed by :func:`scrub_text`, whatever its key:
 * the value of a query parameter with a secret name (``?token=abc&x=1`` ->
   ``?token=<redacted>&x=1``);
 * the value of a ``key=value`` assignment whose key is secret (``+db.password=abc`` inside a
-  joined override list), up to the next space.
+  joined override list), up to the next space;
+* secrets recognised by their value, whatever their key: an HTTP ``Bearer``/``Basic``
+  credential (``Bearer eyJ...`` -> ``Bearer <redacted>``), and tokens of well-known shapes
+  (GitHub ``ghp_``/``github_pat_``..., Slack ``xox?-``, AWS access key ids ``AKIA...``,
+  Hugging Face ``hf_``, OpenAI-style ``sk-``, JSON web tokens ``eyJ...``);
+* the value of every environment variable whose name is a secret key (``API_TOKEN``,
+  ``DB_PASSWORD``, ``SECRET``; values of 8 characters or more), and every value a config took
+  from the environment (``${oc.env:VAR}``: the app registers them with
+  :func:`add_secret_values` before anything is written), wherever it appears.
 
 What goes through these functions
 ---------------------------------
@@ -47,6 +56,7 @@ Hydra wrote and are never uploaded.
 from __future__ import annotations
 
 import json
+import os
 import re
 from collections.abc import Mapping
 from typing import Any
@@ -63,14 +73,29 @@ __all__ = [
     "scrub_overrides",
     "flatten_config",
     "sanitize_key",
+    "add_secret_values",
+    "env_interpolated_values",
 ]
 
 #: What a secret value is replaced with in artifacts (params and tags drop the key instead).
 REDACTED = "<redacted>"
 
-_SECRET_WORDS = frozenset({"password", "passwd", "pwd", "token", "secret", "key", "apikey",
-                           "credential", "credentials"})
-_SECRET_SUFFIXES = ("password", "passwd", "token", "secret", "apikey")
+_SECRET_WORDS = frozenset({"password", "passwd", "pwd", "passphrase", "token", "pat",
+                           "secret", "key", "apikey", "credential", "credentials",
+                           "authorization", "bearer"})
+_SECRET_SUFFIXES = ("password", "passwd", "passphrase", "token", "secret", "apikey")
+# credentials recognised by their value: an HTTP auth scheme's credential, and token shapes
+_AUTH_VALUE = re.compile(r"(?P<scheme>\b(?:[Bb]earer|BEARER)\s+)(?P<value>[A-Za-z0-9\-._~+/]{6,}=*)"
+                         r"|(?P<basic>\b(?:Basic|BASIC)\s+)(?=[A-Za-z0-9+/]*[0-9+/=]|[A-Za-z0-9+/]+[A-Z])"
+                         r"[A-Za-z0-9+/]{8,}={0,2}")
+_TOKEN_VALUE = re.compile(
+    r"\b(?:gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,}|xox[abprs]-[A-Za-z0-9\-]{10,}"
+    r"|A[KS]IA[0-9A-Z]{16}|hf_[A-Za-z0-9]{20,}|sk-[A-Za-z0-9_\-]{20,}"
+    r"|eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]*)")
+#: Values registered as secrets (taken from the environment by a config): scrubbed anywhere.
+_SECRET_VALUES: set[str] = set()
+_MIN_ENV_SECRET = 8  # shorter values of secret-named variables would scrub ordinary words
+_MIN_REGISTERED = 4
 #: Names (compact form: lower case, words joined) whose ``key`` names a column, not a credential.
 NOT_SECRET = frozenset({"orderbykey", "sortkey", "sortbykey", "viewstatesharekey"})
 _WORD_SPLIT = re.compile(r"[_\-\s]+")
@@ -121,10 +146,51 @@ def _scrub_assignment(m: re.Match) -> str:
     return f"{m['key']}{m['op']}{REDACTED}"
 
 
+def add_secret_values(values: Any) -> None:
+    """Register values to scrub from every text written from now on in this process (the
+    values a config took from the environment: :func:`env_interpolated_values`). Values
+    shorter than 4 characters are ignored (they would scrub ordinary words)."""
+    for value in values or ():
+        text = str(value)
+        if len(text) >= _MIN_REGISTERED and text != REDACTED:
+            _SECRET_VALUES.add(text)
+
+
+def env_interpolated_values(raw: Any, resolved: Any) -> list[str]:
+    """The values of ``resolved`` (a config with its interpolations resolved) whose text in
+    ``raw`` (the same config unresolved, e.g. ``OmegaConf.to_container(cfg, resolve=False)``)
+    takes something from the environment (``${oc.env:VAR}``, ``${env:VAR}``)."""
+    out: list[str] = []
+    if isinstance(raw, Mapping) and isinstance(resolved, Mapping):
+        for k, v in raw.items():
+            if k in resolved:
+                out += env_interpolated_values(v, resolved[k])
+    elif isinstance(raw, (list, tuple)) and isinstance(resolved, (list, tuple)):
+        for a, b in zip(raw, resolved):
+            out += env_interpolated_values(a, b)
+    elif isinstance(raw, str) and re.search(r"\$\{\s*(?:oc\.)?env\s*:", raw) and \
+            resolved is not None:
+        if isinstance(resolved, (Mapping, list, tuple)):
+            out += [str(v) for v in flatten_config({"v": resolved}).values()]
+        else:
+            out.append(str(resolved))
+    return out
+
+
+def _value_secrets() -> list[str]:
+    """The values scrubbed wherever they appear, longest first."""
+    values = set(_SECRET_VALUES)
+    for name, value in os.environ.items():
+        if len(value) >= _MIN_ENV_SECRET and is_secret_key(name):
+            values.add(value)
+    return sorted(values, key=len, reverse=True)
+
+
 def scrub_text(text: str) -> str:
     """``text`` with every credential the module docstring lists replaced by ``<redacted>``:
     URL passwords (escaped or not), secret query parameters and secret ``key=value``
-    assignments.
+    assignments, auth credentials and tokens recognised by their shape, and the values of
+    secret environment variables and of registered values.
 
     Examples
     --------
@@ -133,10 +199,14 @@ def scrub_text(text: str) -> str:
     >>> scrub_text("https://h/x?api_key=abc&n=1")
     'https://h/x?api_key=<redacted>&n=1'
     """
-    out = scrub_url(str(text))
+    out = str(text)
+    for value in _value_secrets():
+        out = out.replace(value, REDACTED)
+    out = scrub_url(out)
     for pattern in _ASSIGNMENTS:
         out = pattern.sub(_scrub_assignment, out)
-    return out
+    out = _AUTH_VALUE.sub(lambda m: f"{m['scheme'] or m['basic']}{REDACTED}", out)
+    return _TOKEN_VALUE.sub(REDACTED, out)
 
 
 def scrub_value(value: Any) -> Any:

@@ -35,6 +35,7 @@ from ..jobdir.markers import (
     lock_if_writable,
     read_marker,
 )
+from ..jobdir.read import check_job_dir
 from ..jobdir.redact import scrub_url
 from .client import (
     _TERMINAL,
@@ -153,7 +154,11 @@ def mark_pending(root: Path, uri: str, err: BaseException, upload: Mapping[str, 
 
 def upload_locked(root: Path, uri: str, upload: dict[str, Any],
                   parents: Parents | None = None) -> str:
-    """Resolve the sweep parent, then :func:`~.runs.upload_job`; the caller holds the lock."""
+    """Check every file of the folder (:func:`~recoeval_tracking.jobdir.read.check_job_dir`),
+    resolve the sweep parent, then :func:`~.runs.upload_job`; the caller holds the lock. A
+    folder that fails the check raises :class:`~recoeval_tracking.InputError` before the store
+    is contacted: no run (nor sweep parent) is made for it."""
+    check_job_dir(root)
     if upload.get("parent_run_id") or upload.get("sweep_id"):
         parents = parents or Parents(uri)
         lock_dir = sweep_lock_dir(root) if upload.get("sweep_id") else None

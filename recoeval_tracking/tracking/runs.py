@@ -62,7 +62,7 @@ from pathlib import Path
 from typing import Any
 
 from .._validation import check_optional, param_error
-from ..jobdir import FILES, JobDir, read_job_dir, write_job_dir
+from ..jobdir import FILES, JobDir, check_job_dir, read_job_dir, write_job_dir
 from ..jobdir.markers import (
     JOB_LOCK,
     PENDING,
@@ -266,7 +266,7 @@ def upload_job(root: Path, uri: str, upload: Mapping[str, Any]) -> str:
     run id. On an error the directory stays marked ``UPLOADING``."""
     from ..jobdir.redact import scrub_url
 
-    job = read_job_dir(root, per_user=False)
+    job = check_job_dir(root)  # every file readable, no link: before any run is made
     marker = {"tracking_uri": scrub_url(uri), "run_id": None, "pid": os.getpid(),
               "time": _now_iso(), "upload": dict(upload)}
     set_marker(root, UPLOADING, marker)

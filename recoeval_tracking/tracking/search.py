@@ -52,10 +52,21 @@ def _experiment_ids(client, experiment: str | None, func: str) -> list[str]:
     return [exp.experiment_id]
 
 
-def _filter(sweep_id: str | None, filter_string: str | None) -> str:
+def _quoted(value: str, name: str, func: str) -> str:
+    """``value`` as a quoted string of an MLflow filter. MLflow's filter syntax has no escape
+    for a quote inside a string, so a value holding a quote or a backslash is refused by name
+    (pasted as it is, it would break the filter or change what it selects)."""
+    if any(c in value for c in "'\"\\`"):
+        raise param_error(name, func, "a value without quotes, backticks or backslashes (a "
+                          "sweep id is 12 hex digits, as in recoeval_sweep.json)", value)
+    return f"'{value}'"
+
+
+def _filter(sweep_id: str | None, filter_string: str | None,
+            func: str = "search_runs_for_report") -> str:
     clauses = []
     if sweep_id:
-        clauses.append(f"tags.`{_TAG_PREFIX}sweep_id` = '{sweep_id}'")
+        clauses.append(f"tags.`{_TAG_PREFIX}sweep_id` = {_quoted(sweep_id, 'sweep_id', func)}")
     if filter_string:
         clauses.append(f"({filter_string})" if " or " in filter_string.lower()
                        else filter_string)
@@ -107,11 +118,12 @@ def search_runs_for_report(*, tracking_uri: str | None = None,
     if not (experiment or sweep_id or run_ids or filter_string):
         raise param_error("experiment", func, "given, or one of sweep_id, run_ids, "
                           "filter_string", None, "Say which runs to compare.")
+    where = _filter(sweep_id, filter_string)  # a bad sweep id fails before the store is opened
     client = _client(resolve_tracking_uri(tracking_uri))
     if run_ids and not (experiment or sweep_id or filter_string):
         return [_run_dict(r) for r in (client.get_run(i) for i in run_ids)]
     runs = client.search_runs(_experiment_ids(client, experiment, func),
-                              filter_string=_filter(sweep_id, filter_string),
+                              filter_string=where,
                               max_results=max_results, order_by=["attributes.start_time ASC"])
     out = [_run_dict(r) for r in runs
            if include_parents or r.data.tags.get(_TAG_PREFIX + "sweep_parent") != "true"]
@@ -125,13 +137,14 @@ def find_sweep_parent(sweep_id: str, *, tracking_uri: str | None = None) -> str 
     """The run id of the parent run of sweep ``sweep_id`` (tag ``recoeval.sweep_parent``), or
     None when the sweep has no parent run."""
     check_optional(sweep_id, str, "sweep_id", "find_sweep_parent")
+    quoted = _quoted(sweep_id, "sweep_id", "find_sweep_parent")
     uri = resolve_tracking_uri(tracking_uri)
     client = _client(uri)
     from mlflow.entities import ViewType
 
     exp_ids = [e.experiment_id for e in client.search_experiments(view_type=ViewType.ALL)]
     runs = client.search_runs(exp_ids, filter_string=(
-        f"tags.`{_TAG_PREFIX}sweep_id` = '{sweep_id}' and "
+        f"tags.`{_TAG_PREFIX}sweep_id` = {quoted} and "
         f"tags.`{_TAG_PREFIX}sweep_parent` = 'true'"), max_results=10)
     return runs[0].info.run_id if runs else None
 

@@ -20,7 +20,12 @@ once, every sweep parent closed, whatever was killed and whatever runs at the sa
 Each job directory is uploaded under its lock (:func:`~.runs.job_lock`), which the job and
 other syncs also take, and by :func:`~.runs.upload_job`, which finds the run already made (by
 the job's uid) before it creates one: concurrent syncs and jobs give one run per job. A
-directory that cannot be read or uploaded is reported and skipped; the others go on. A marker
+directory is checked whole before its store is contacted
+(:func:`~recoeval_tracking.jobdir.read.check_job_dir`: every file readable, sizes as recorded, no
+symbolic link), so a damaged one never leaves a half-made run: it is reported, skipped and stays
+``PENDING`` with the reason in its marker. A folder that cannot be listed (no permission) is
+reported too. A directory that cannot be read or uploaded is reported and skipped; the others go
+on. A marker
 that is not valid JSON never sends a job to a guessed store: the job's config and sweep record
 are used, else the directory is skipped until ``--tracking-uri`` is given.
 """
@@ -44,6 +49,7 @@ from ..jobdir.markers import (
     read_marker,
     try_lock,
 )
+from ..jobdir.read import check_job_dir
 from ..jobdir.redact import REDACTED, scrub_url
 from .client import (
     DEFAULT_EXPERIMENT,
@@ -60,7 +66,7 @@ from .pending import (
     read_pending_sweep,
     upload_locked,
 )
-from .runs import job_lock, upload_args
+from .runs import job_lock, set_marker, upload_args
 from .sweeps import (
     PARENT_LOCK,
     SWEEP_FILE,
@@ -108,6 +114,13 @@ class Found:
     incomplete: list[Path] = field(default_factory=list)
     sweeps: list[Path] = field(default_factory=list)
     pending_sweeps: list[Path] = field(default_factory=list)
+    #: Folders that could not be listed (no permission): what they hold is unknown.
+    unreadable: list[tuple[Path, str]] = field(default_factory=list)
+
+    def note_unreadable(self, err: OSError) -> None:
+        """``os.walk``'s ``onerror``: keep the folder that could not be listed, and why."""
+        reason = f"{type(err).__name__}: {err.strerror or err}"
+        self.unreadable.append((Path(err.filename or "."), reason))
 
 
 def _tracking_section(root: Path) -> dict[str, Any]:
@@ -147,7 +160,7 @@ def scan(paths: Iterable[str | Path]) -> Found:
         if not root.exists():
             raise param_error("paths", "scan", "existing files or folders", str(root))
         root = (root.parent if root.is_file() else root).resolve()
-        for folder, dirs, files in os.walk(root):
+        for folder, dirs, files in os.walk(root, onerror=found.note_unreadable):
             dirs[:] = sorted(d for d in dirs if d not in _SKIP_DIRS)
             here = Path(folder)
             if here not in seen:
@@ -217,6 +230,16 @@ def _plan(root: Path, tracking_uri: str | None) -> tuple[str, dict[str, Any]]:
         raise _Skip(f"its upload record is not valid ({err})") from None
 
 
+def _note_invalid(root: Path, err: Exception) -> None:
+    """Record in the folder's ``PENDING`` marker why it is not uploaded (it stays pending)."""
+    try:
+        marker = read_marker(root / PENDING)
+    except ValueError:
+        return
+    if isinstance(marker, dict):
+        set_marker(root, PENDING, {**marker, "error": scrub_url(" ".join(str(err).split()))})
+
+
 def _sync_locked(root: Path, tracking_uri: str | None,
                  parents_by_uri: dict[str, Parents]) -> SyncOutcome:
     names = {n for n in (PENDING, UPLOADING, SYNCED) if (root / n).is_file()}
@@ -232,6 +255,11 @@ def _sync_locked(root: Path, tracking_uri: str | None,
             "has no results (no metrics.json / definitions.json)"
         raise _Skip(f"it is marked for upload but {what}; run the job again or remove the "
                     "folder")
+    try:
+        check_job_dir(root)  # before the store is contacted: never a half-made run
+    except InputError as err:
+        _note_invalid(root, err)
+        raise
     uri, upload = _plan(root, tracking_uri)
     parents = parents_by_uri.setdefault(uri, Parents(uri))
     try:
@@ -449,11 +477,17 @@ def sync_paths(paths: Sequence[str | Path], *, tracking_uri: str | None = None,
     for job in found.incomplete:
         print(f"incomplete {job}: {_incomplete_reason(job)}; nothing to upload", file=out)
     problems: list[SyncOutcome] = []
+    for folder, reason in found.unreadable:
+        error = (f"this user cannot read the folder ({reason}); a job pending in it is not "
+                 "uploaded: run the sync as a user who can read it")
+        problems.append(SyncOutcome(folder, None, error, "skipped"))
+        print(_LINES["skipped"].format(path=folder, error=error), file=out)
     closed = _close_pending_sweeps(found.pending_sweeps, tracking_uri, out, problems)
     closed |= _close_dead_sweeps(found.sweeps, tracking_uri, out, problems)
     sweep_dirs = {rec["sweep_id"]: d for d in found.sweeps
                   if (rec := read_sweep_record(d)) is not None}
     _finish_parents(parents_by_uri, closed, sweep_dirs, out)
-    if not (found.jobs or found.unmarked or found.pending_sweeps or closed):
+    if not (found.jobs or found.unmarked or found.pending_sweeps or closed
+            or found.unreadable):
         print("nothing pending under " + ", ".join(str(p) for p in paths), file=out)
     return outcomes + problems

@@ -104,6 +104,7 @@ def test_every_option_composes_against_its_schema(hydra_compose, group, option):
         "progress",
         "plots",
         "objective",
+        "model_allow",
     }
     node = cfg[group]
     expected = schema.SCHEMAS[group].get(option) or next(iter(schema.SCHEMAS[group].values()))

@@ -136,6 +136,61 @@ def test_secrets_in_overrides_leak_nowhere(tmp_path, server):
     assert {k: numbers[k] for k in ZERO} == ZERO
 
 
+def test_secrets_known_by_their_value_leak_nowhere(tmp_path, server, monkeypatch):
+    """A passphrase, a personal access token (``pat``), a ``Bearer`` value under an innocent
+    key, and a value taken from an innocently named environment variable
+    (``${oc.env:...}``) reach no run, param, artifact, leaderboard or job-folder file."""
+    values = {
+        "passphrase": "pp-Zq81",
+        "pat": "pat-Wq72",
+        "bearer": "bear-Xk93ab",
+        "env": "from-env-Vn64",
+    }
+    monkeypatch.setenv("RECOEVAL_TEST_NOTE", values["env"])  # an innocent name
+    proc = run(
+        "none",
+        "track",
+        [
+            "-m",
+            *TINY,
+            f"tracking.uri={server.uri}",
+            "tracking.experiment=secret-values",
+            f"+db.passphrase={values['passphrase']}",
+            f"+db.pat={values['pat']}",
+            f"+db.header='Bearer {values['bearer']}'",
+            "+db.note=${oc.env:RECOEVAL_TEST_NOTE}",
+            "seed=0,1",
+            "hydra.sweep.dir=multirun",
+        ],
+        tmp_path,
+    )
+    _ok(proc)
+    texts = _texts_in_store(server.uri, "secret-values", tmp_path / "downloaded")
+    leaks = [
+        (name, t[:200])
+        for t in [*texts, proc.stdout, proc.stderr]
+        for name, v in values.items()
+        if v in t
+    ]
+    local = [
+        (name, str(p))
+        for p in (tmp_path / "multirun").rglob("*")
+        if p.is_file()
+        and ".hydra" not in p.parts
+        and p.name not in ("multirun.yaml", "recoeval_sweep.json")
+        for name, v in values.items()
+        if v in p.read_text(errors="replace")
+    ]
+    numbers = record(
+        "secrets known by value (passphrase, pat, Bearer, ${oc.env:...})",
+        counts(server.uri, "secret-values", tmp_path),
+        leaks=len(leaks) + len(local),
+    )
+    assert leaks == [] and local == []
+    assert numbers["jobs"] == numbers["runs"] == 2
+    assert {k: numbers[k] for k in ZERO} == ZERO
+
+
 # ---------------------------------------------------------------------------------------------
 # concurrency
 # ---------------------------------------------------------------------------------------------
@@ -477,6 +532,41 @@ def test_bad_folders_are_reported_and_skipped(tmp_path, server):
     assert numbers["jobs"] == numbers["runs"] == 5
     assert numbers["pending"] == 1  # the folder without results, named by every sync
     assert {k: numbers[k] for k in ZERO if k != "pending"} == {k: 0 for k in ZERO if k != "pending"}
+
+
+def test_a_truncated_per_user_table_leaves_no_half_made_run(tmp_path, server):
+    """A pending job whose ``per_user.parquet`` was cut off (a copy interrupted, a disk error)
+    used to get an active FAILED run holding all its metrics, the folder still PENDING: the
+    sync checks the folder whole first, names the file, makes no run and keeps the folder
+    pending; the good job beside it is uploaded. Written again, the job uploads."""
+    exp = "truncated-table"
+    root = tmp_path / "jobs"
+    upload = upload_args(experiment=exp)
+    good = write_job_dir(make_results(n_users=30, k=3, seed=0), root / "good", plots=False)
+    bad = write_job_dir(make_results(n_users=30, k=3, seed=1), root / "bad", plots=False)
+    for path in (good, bad):
+        mark_pending(path, server.uri, ConnectionError("refused"), upload)
+    table = bad / "per_user.parquet"
+    table.write_bytes(table.read_bytes()[:-200])
+    proc = run("none", "sync", [root], tmp_path)
+    assert proc.returncode == 1 and "Traceback" not in proc.stdout + proc.stderr
+    assert re.search(
+        rf"skipped {re.escape(str(bad))}: .*per_user\.parquet", proc.stdout + proc.stderr
+    )
+    c = _client(server.uri)
+    runs = c.search_runs([c.get_experiment_by_name(exp).experiment_id])
+    assert [r.info.status for r in runs] == ["FINISHED"]  # the good job only
+    assert (bad / PENDING).is_file() and "per_user.parquet" in json.loads(
+        (bad / PENDING).read_text()
+    )["error"]
+    write_job_dir(make_results(n_users=30, k=3, seed=2), bad, plots=False)
+    mark_pending(bad, server.uri, ConnectionError("refused"), upload)
+    _ok(run("none", "sync", [root], tmp_path))
+    numbers = record(
+        "a pending job with a truncated per_user.parquet", counts(server.uri, exp, root)
+    )
+    assert numbers["jobs"] == numbers["runs"] == 2
+    assert {k: numbers[k] for k in ZERO} == ZERO
 
 
 def test_ids_beyond_64_bits_are_refused_at_load(tmp_path):
