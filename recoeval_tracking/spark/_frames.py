@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 
 from .._validation import param_error
-from ._shard import INPUT_COLUMNS, KIND_FACTORS, KIND_LIST, KIND_TEST, KIND_TRAIN
+from ._shard import INPUT_COLUMNS, KIND_FACTORS
 
 __all__ = ["spark_modules", "check_frame", "number_users", "item_table", "long_frame",
            "output_schema"]
