@@ -1,6 +1,6 @@
 """One local Spark session for the Spark tests (``local[2]``, 2 shuffle partitions, no UI),
-started once per package so the JVM starts once. Every test here skips when pyspark or a Java
-runtime is missing."""
+started once per package so the JVM starts once. The tests that use it skip when pyspark or a
+Java runtime is missing; the layer and import tests need neither."""
 
 from __future__ import annotations
 
@@ -9,13 +9,12 @@ import warnings
 
 import pytest
 
-pytest.importorskip("pyspark")
-if shutil.which("java") is None:
-    pytest.skip("no Java runtime (java not on PATH)", allow_module_level=True)
-
 
 @pytest.fixture(scope="package")
 def spark():
+    pytest.importorskip("pyspark")
+    if shutil.which("java") is None:
+        pytest.skip("no Java runtime (java not on PATH)")
     from pyspark.sql import SparkSession
 
     warnings.filterwarnings("ignore", message="PySpark does not yet fully support pandas")
