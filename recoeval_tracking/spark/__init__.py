@@ -268,6 +268,7 @@ def evaluate_spark(test: Any, train: Any = None, *, ranked: Any = None,
     if tr is not None:
         ids = ids.union(tr.select("user"))
     users, m = number_users(ids)
+    t_prepare = time.perf_counter() - t0
     if m == 0:
         raise param_error("test", FUNC, "a DataFrame with at least one user", "no rows",
                           got_is_text=True)
@@ -322,6 +323,7 @@ def evaluate_spark(test: Any, train: Any = None, *, ranked: Any = None,
         .withColumnRenamed("user", "user_id")
     cols = ["user_id", *[c for c in names if c not in ("row", STATS)]]
     res = merge_shards(outs, p, n, time.perf_counter() - t0, None)
+    res.timings["spark_prepare"] = t_prepare  # catalogue, list width, user numbering
     fields = {f.name: getattr(res, f.name) for f in dataclasses.fields(ShardedResults)}
     return SparkResults(**fields, per_user_spark=per_user.select(*cols), n_users=m,
                         _cached=out)
