@@ -6,8 +6,23 @@ from __future__ import annotations
 
 import shutil
 import warnings
+from pathlib import Path
 
 import pytest
+
+#: pyspark's warnings about pandas 3, not ours.
+_QUIET = (
+    "ignore:PySpark does not yet fully support pandas",
+    "ignore:The copy keyword is deprecated",
+)
+
+
+def pytest_collection_modifyitems(items):
+    here = Path(__file__).parent
+    for item in items:
+        if here in Path(str(item.fspath)).parents:
+            for rule in _QUIET:
+                item.add_marker(pytest.mark.filterwarnings(rule))
 
 
 @pytest.fixture(scope="package")

@@ -12,8 +12,6 @@ import scipy.sparse as sp
 import recoeval_tracking as rt
 from recoeval_tracking.spark import evaluate_spark
 
-pytestmark = pytest.mark.filterwarnings("ignore:PySpark does not yet fully support pandas")
-
 
 def tied_data(m=120, n=40, p=3, seed=0):
     """Train and test (disjoint, values 1..3), integer factors in {-1, 0, 1} (many tied

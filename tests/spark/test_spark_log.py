@@ -12,8 +12,6 @@ import pytest
 from recoeval_tracking.spark import evaluate_spark
 from recoeval_tracking.tracking.spark_log import log_spark_results
 
-pytestmark = pytest.mark.filterwarnings("ignore:PySpark does not yet fully support pandas")
-
 
 def test_logged_run_holds_the_spark_results(spark, tmp_path, store_uri):
     from mlflow.tracking import MlflowClient

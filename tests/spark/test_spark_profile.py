@@ -15,8 +15,6 @@ import recoeval_tracking as rt
 from recoeval_tracking.metrics.profiles import PROFILES
 from recoeval_tracking.spark import evaluate_spark
 
-pytestmark = pytest.mark.filterwarnings("ignore:PySpark does not yet fully support pandas")
-
 K = 10
 #: pyspark's metric -> how RankingMetrics computes it
 SPARK = {
