@@ -117,7 +117,7 @@ def evaluate_group(pdf: pd.DataFrame, spec: ShardSpec, shard: int | None = None
     frame[STATS] = None
     stats = replace(out, per_user=out.per_user.iloc[:0],
                     curves={c: v[:0] for c, v in out.curves.items()}, topk=None)
-    head = {c: [None] for c in frame.columns}
+    head: dict[str, list[Any]] = {c: [None] for c in frame.columns}
     head["row"] = [-1 - j]
     head[STATS] = [pickle.dumps(stats, protocol=pickle.HIGHEST_PROTOCOL)]
     return pd.concat([frame, pd.DataFrame(head)], ignore_index=True)
