@@ -19,6 +19,7 @@ This package is the only one that imports ``pyspark`` (the ``spark`` extra), laz
 from __future__ import annotations
 
 import dataclasses
+import pickle
 import time
 import warnings
 from dataclasses import dataclass, field
@@ -229,6 +230,59 @@ def evaluate_spark(test: Any, train: Any = None, *, ranked: Any = None,
     """
     t0 = time.perf_counter()
     opts = _checked_options(_options(options, eval_options), shards, FUNC)
+    _check_models(mode, ranked, user_factors, item_factors)
+    spark_modules()  # pyspark, or the install hint, before any frame is read
+    te = _renamed(test, user_col, item_col, rating_col, "test")
+    tr = None if train is None else _renamed(train, user_col, item_col, rating_col, "train")
+    spark = te.sparkSession
+    model = _model(te, tr, ranked, user_factors, item_factors, (user_col, item_col, rank_col,
+                                                                score_col, id_col, features_col))
+    n = int(model.item_ids.shape[0])
+    items = item_table(spark, model.item_ids)
+    if model.B is not None:
+        dropped = te.join(items, "item", "left_anti").count()
+        if dropped:
+            warnings.warn(f"{dropped} test rows name items without item factors; they are "
+                          f"left out ({FUNC} ranks the items of 'item_factors').", UserWarning,
+                          stacklevel=2)
+    ids = te.select("user").union(model.frame.select("user"))
+    if tr is not None:
+        ids = ids.union(tr.select("user"))
+    users, m = number_users(ids)
+    t_prepare = time.perf_counter() - t0
+    if m == 0:
+        raise param_error("test", FUNC, "a DataFrame with at least one user", "no rows",
+                          got_is_text=True)
+    p, shared = _driver_plan(opts, n, model, tr, items)
+    n_shards = shards or max(2 * spark.sparkContext.defaultParallelism,
+                             -(-m // USERS_PER_SHARD))
+    n_shards = check_int(min(n_shards, m), "shards", FUNC, minimum=1)
+    bounds = np.array([-(-j * m // n_shards) for j in range(n_shards + 1)], dtype=np.int64)
+    prof = PROFILES.get(opts.profile, {}) if opts.profile else {}
+    B = model.B
+    spec = ShardSpec(bounds, n, opts, model.width, 0 if B is None else int(B.shape[1]),
+                     "float64" if B is None else str(B.dtype), tr is not None,
+                     prof.get("no_ground_truth") == "zero",
+                     spark.sparkContext.broadcast(shared))
+    value = "value" if rating_col else None
+    parts: list[tuple[Any, int, str | None]] = [(te, KIND_TEST, value)]
+    if tr is not None:
+        parts.append((tr, KIND_TRAIN, value))
+    parts.append((model.frame, model.kind, "value" if model.kind == KIND_LIST else None))
+    long = long_frame(parts, users, items, m, n_shards, model.features_type)
+    outs, out, names = _run(long, spec, shared, p, mode, n_shards)
+    _, F, _ = spark_modules()
+    per_user = out.where(F.col("row") >= 0).drop(STATS).join(users, "row") \
+        .withColumnRenamed("user", "user_id")
+    cols = ["user_id", *[c for c in names if c not in ("row", STATS)]]
+    res = merge_shards(outs, p, n, time.perf_counter() - t0, None)
+    res.timings["spark_prepare"] = t_prepare  # catalogue, list width, user numbering
+    fields = {f.name: getattr(res, f.name) for f in dataclasses.fields(ShardedResults)}
+    return SparkResults(**fields, per_user_spark=per_user.select(*cols), n_users=m,
+                        _cached=out)
+
+
+def _check_models(mode: str, ranked: Any, user_factors: Any, item_factors: Any) -> None:
     if mode not in _MODES:
         raise param_error("mode", FUNC, f"one of {list(_MODES)}", mode)
     if (ranked is None) == (user_factors is None and item_factors is None):
@@ -238,71 +292,63 @@ def evaluate_spark(test: Any, train: Any = None, *, ranked: Any = None,
     if ranked is None and (user_factors is None or item_factors is None):
         raise param_error("user_factors" if user_factors is None else "item_factors", FUNC,
                           "given with the other factor DataFrame", None)
+
+
+@dataclass
+class _Model:
+    """The model side: its frame (lists as (user, item, value), or (user, features)), its kind,
+    the sorted catalogue, the lists' width (0 for factors), the item factors (None for lists)
+    and the Spark type of the features column."""
+
+    frame: Any
+    kind: int
+    item_ids: np.ndarray
+    width: int
+    B: np.ndarray | None
+    features_type: Any
+
+
+def _model(te: Any, tr: Any, ranked: Any, user_factors: Any, item_factors: Any,
+           names: tuple[Any, ...]) -> _Model:
+    user_col, item_col, rank_col, score_col, id_col, features_col = names
     _, F, T = spark_modules()
-    te = _renamed(test, user_col, item_col, rating_col, "test")
-    tr = None if train is None else _renamed(train, user_col, item_col, rating_col, "train")
-    spark = te.sparkSession
-    interactions = [te] + ([tr] if tr is not None else [])
-    features_type = T.ArrayType(T.FloatType())
     if ranked is not None:
         lists = _ranked_frame(ranked, user_col, item_col, rank_col, score_col)
-        item_ids = _catalogue([*interactions, lists])
-        model_users = lists.select("user")
+        item_ids = _catalogue([te, *([tr] if tr is not None else []), lists])
         width = int(lists.groupBy("user").count().agg(F.max("count")).first()[0] or 0)
-        A = B = None
-    else:
-        item_ids, B, ufac = _factor_side(item_factors, user_factors, id_col, features_col)
-        model_users = ufac.select("user")
-        width = 0
-        A = np.zeros((0, B.shape[1]), dtype=B.dtype)
-        features_type = T.ArrayType(T.FloatType() if B.dtype == np.float32 else T.DoubleType())
-    n = int(item_ids.shape[0])
-    items = item_table(spark, item_ids)
-    if ranked is None:
-        dropped = te.join(items, "item", "left_anti").count()
-        if dropped:
-            warnings.warn(f"{dropped} test rows name items without item factors; they are "
-                          f"left out ({FUNC} ranks the items of 'item_factors').", UserWarning,
-                          stacklevel=2)
-    ids = te.select("user").union(model_users)
-    if tr is not None:
-        ids = ids.union(tr.select("user"))
-    users, m = number_users(ids)
-    t_prepare = time.perf_counter() - t0
-    if m == 0:
-        raise param_error("test", FUNC, "a DataFrame with at least one user", "no rows",
-                          got_is_text=True)
+        return _Model(lists, KIND_LIST, item_ids, width, None, T.ArrayType(T.FloatType()))
+    item_ids, B, ufac = _factor_side(item_factors, user_factors, id_col, features_col)
+    features = T.ArrayType(T.FloatType() if B.dtype == np.float32 else T.DoubleType())
+    return _Model(ufac, KIND_FACTORS, item_ids, 0, B, features)
 
+
+def _driver_plan(opts: EvalOptions, n: int, model: _Model, tr: Any, items: Any
+                 ) -> tuple[Any, dict[str, Any]]:
+    """The plan (as the shards will make it) and the shared item side of the tasks."""
     empty = Prepared(None, sp.csr_array((0, n), dtype=np.float64), n,
                      np.zeros(0, dtype=np.int64), None)
-    source = RankedLists(np.zeros((0, max(width, 1)), dtype=np.int64)) if ranked is not None \
-        else score_source(empty, A, B, None, None, None, None, FUNC, opts.backend)
+    if model.B is None:
+        source: Any = RankedLists(np.zeros((0, max(model.width, 1)), dtype=np.int64))
+    else:
+        A = np.zeros((0, model.B.shape[1]), dtype=model.B.dtype)
+        source = score_source(empty, A, model.B, None, None, None, None, FUNC, opts.backend)
     p = plan(opts, empty, FUNC)
-    if ranked is not None:
+    if model.B is None:
         p = left_out_for_ranked(p, FUNC)
     p = plan_for_source(p, source, FUNC)
     _check_mergeable(p, FUNC)
     needs_pop = any(s.kind in ("list", "aggregate") for s in p.specs)
     popularity = _popularity(tr, n, items) if needs_pop else (np.zeros(n, dtype=np.int64), 0)
     shared_source, _ = split_source(source)
-    shared = {"source": None if ranked is not None else shared_source, "item_features": None,
-              "popularity": popularity}
-    n_shards = shards or max(2 * spark.sparkContext.defaultParallelism,
-                             -(-m // USERS_PER_SHARD))
-    n_shards = check_int(min(n_shards, m), "shards", FUNC, minimum=1)
-    bounds = np.array([-(-j * m // n_shards) for j in range(n_shards + 1)], dtype=np.int64)
-    prof = PROFILES.get(opts.profile, {}) if opts.profile else {}
-    spec = ShardSpec(bounds, n, opts, width, 0 if B is None else int(B.shape[1]),
-                     "float64" if B is None else str(B.dtype), tr is not None,
-                     prof.get("no_ground_truth") == "zero",
-                     spark.sparkContext.broadcast(shared))
+    return p, {"source": None if model.B is None else shared_source, "item_features": None,
+               "popularity": popularity}
 
-    parts: list[tuple[Any, int, str | None]] = [(te, KIND_TEST, "value" if rating_col else None)]
-    if tr is not None:
-        parts.append((tr, KIND_TRAIN, "value" if rating_col else None))
-    parts.append((lists, KIND_LIST, "value") if ranked is not None
-                 else (ufac, KIND_FACTORS, None))
-    long = long_frame(parts, users, items, m, n_shards, features_type)
+
+def _run(long: Any, spec: ShardSpec, shared: dict[str, Any], p: Any, mode: str,
+         n_shards: int) -> tuple[list[Any], Any, list[str]]:
+    """Run the shard function on the executors: the shards' statistics (collected), the
+    persisted output frame and its column names."""
+    _, F, _ = spark_modules()
     probe = evaluate_group(empty_input(), dataclasses.replace(
         spec, bounds=np.zeros(2, dtype=np.int64), shared=shared), 0)
     names = list(probe.columns)
@@ -315,15 +361,5 @@ def evaluate_spark(test: Any, train: Any = None, *, ranked: Any = None,
         out = long.repartitionByRange(n_shards, "shard").mapInPandas(
             lambda it: evaluate_partition(it, spec), schema)
     out = out.persist()
-    import pickle
-
     blobs = out.where(F.col("row") < 0).select(STATS).collect()
-    outs = [pickle.loads(b[0]) for b in blobs]
-    per_user = out.where(F.col("row") >= 0).drop(STATS).join(users, "row") \
-        .withColumnRenamed("user", "user_id")
-    cols = ["user_id", *[c for c in names if c not in ("row", STATS)]]
-    res = merge_shards(outs, p, n, time.perf_counter() - t0, None)
-    res.timings["spark_prepare"] = t_prepare  # catalogue, list width, user numbering
-    fields = {f.name: getattr(res, f.name) for f in dataclasses.fields(ShardedResults)}
-    return SparkResults(**fields, per_user_spark=per_user.select(*cols), n_users=m,
-                        _cached=out)
+    return [pickle.loads(b[0]) for b in blobs], out, names
