@@ -47,6 +47,7 @@ from ._shard import (
     STATS,
     ShardSpec,
     empty_input,
+    evaluate_cogroup,
     evaluate_group,
     evaluate_partition,
 )
@@ -268,9 +269,18 @@ def evaluate_spark(test: Any, train: Any = None, *, ranked: Any = None,
     parts: list[tuple[Any, int, str | None]] = [(te, KIND_TEST, value)]
     if tr is not None:
         parts.append((tr, KIND_TRAIN, value))
-    parts.append((model.frame, model.kind, "value" if model.kind == KIND_LIST else None))
-    long = long_frame(parts, users, items, m, n_shards, model.features_type)
-    outs, out, names = _run(long, spec, shared, p, mode, n_shards)
+    fac = None
+    if model.kind == KIND_LIST:
+        parts.append((model.frame, KIND_LIST, "value"))
+    elif mode == "map":  # one frame: the factors in a column, null beside the interactions
+        parts.append((model.frame, KIND_FACTORS, None))
+    else:  # cogrouped: the factors apart from the interactions
+        fac = long_frame([(model.frame, KIND_FACTORS, None)], users, items, m, n_shards,
+                         model.features_type)
+    long = long_frame(parts, users, items, m, n_shards,
+                      model.features_type if mode == "map" and fac is None
+                      and model.kind == KIND_FACTORS else None)
+    outs, out, names = _run(long, fac, spec, shared, p, mode, n_shards)
     _, F, _ = spark_modules()
     per_user = out.where(F.col("row") >= 0).drop(STATS).join(users, "row") \
         .withColumnRenamed("user", "user_id")
@@ -344,7 +354,7 @@ def _driver_plan(opts: EvalOptions, n: int, model: _Model, tr: Any, items: Any
                "popularity": popularity}
 
 
-def _run(long: Any, spec: ShardSpec, shared: dict[str, Any], p: Any, mode: str,
+def _run(long: Any, fac: Any, spec: ShardSpec, shared: dict[str, Any], p: Any, mode: str,
          n_shards: int) -> tuple[list[Any], Any, list[str]]:
     """Run the shard function on the executors: the shards' statistics (collected), the
     persisted output frame and its column names."""
@@ -355,7 +365,10 @@ def _run(long: Any, spec: ShardSpec, shared: dict[str, Any], p: Any, mode: str,
     if p.want_topk and not p.topk_only and "n_tied_topk" not in names:  # no users, no counts
         names.insert(names.index("nan_reason") + 1, "n_tied_topk")
     schema = output_schema(names, [c for c in names if c.endswith("_at_k")])
-    if mode == "apply":
+    if fac is not None:
+        out = long.groupBy("shard").cogroup(fac.groupBy("shard")).applyInPandas(
+            lambda pdf, factors: evaluate_cogroup(pdf, factors, spec), schema)
+    elif mode == "apply":
         out = long.groupBy("shard").applyInPandas(lambda pdf: evaluate_group(pdf, spec), schema)
     else:
         out = long.repartitionByRange(n_shards, "shard").mapInPandas(

@@ -72,10 +72,11 @@ def item_table(spark: Any, items: np.ndarray) -> Any:
 
 
 def long_frame(parts: list[tuple[Any, int, str | None]], users: Any, items: Any | None,
-               m: int, n_shards: int, features_type: Any) -> Any:
+               m: int, n_shards: int, features_type: Any = None) -> Any:
     """One frame of ``INPUT_COLUMNS`` from ``(frame, kind, value column)`` parts, each frame
     with columns ``user`` and ``item`` (item: already an index when ``items`` is None), or
-    ``user`` and ``features`` for the factors."""
+    ``user`` and ``features`` for the factors; with a ``features`` column of that type when
+    ``features_type`` is given."""
     _, F, T = spark_modules()
     shard = F.floor(F.col("row") * F.lit(n_shards) / F.lit(m)).cast("int").alias("shard")
     out = None
@@ -89,13 +90,14 @@ def long_frame(parts: list[tuple[Any, int, str | None]], users: Any, items: Any 
                 df = df.join(items, "item")
             item = F.col("_item") if items is not None else F.col("item")
             cols = [item.cast("int").alias("item"),
-                    (F.col(value) if value else F.lit(1.0)).cast("double").alias("value"),
-                    F.lit(None).cast(features_type).alias("features")]
+                    (F.col(value) if value else F.lit(1.0)).cast("double").alias("value")]
+            if features_type is not None:
+                cols.append(F.lit(None).cast(features_type).alias("features"))
         df = df.select(shard, F.col("row").cast("long"), F.lit(kind).cast("int").alias("kind"),
                        *cols)
         out = df if out is None else out.unionByName(df)
     assert out is not None
-    return out.select(*INPUT_COLUMNS)
+    return out.select(*INPUT_COLUMNS, *(["features"] if features_type is not None else []))
 
 
 def output_schema(names: list[str], curves: list[str]) -> Any:

@@ -27,13 +27,14 @@ from ..options import EvalOptions
 from ..scores import RankedLists
 
 __all__ = ["KIND_TEST", "KIND_TRAIN", "KIND_LIST", "KIND_FACTORS", "STATS", "ShardSpec",
-           "evaluate_group", "evaluate_partition", "empty_input"]
+           "evaluate_group", "evaluate_cogroup", "evaluate_partition", "empty_input"]
 
 KIND_TEST, KIND_TRAIN, KIND_LIST, KIND_FACTORS = 0, 1, 2, 3
 #: Column of the statistics row (pickled ShardOutput without its per-user rows).
 STATS = "_recoeval_stats"
-#: Columns of the long input frame every task reads.
-INPUT_COLUMNS = ("shard", "row", "kind", "item", "value", "features")
+#: Columns of the long input frame every task reads (and ``features`` where it holds factors:
+#: a null array column beside millions of interactions costs 5x the rest of the transfer).
+INPUT_COLUMNS = ("shard", "row", "kind", "item", "value")
 
 
 @dataclass(frozen=True)
@@ -79,9 +80,10 @@ def _zero_rule(has_list: np.ndarray) -> Any:
     return adjust
 
 
-def evaluate_group(pdf: pd.DataFrame, spec: ShardSpec, shard: int | None = None
-                   ) -> pd.DataFrame:
-    """The per-user rows and the statistics row of one shard's long frame."""
+def evaluate_group(pdf: pd.DataFrame, spec: ShardSpec, shard: int | None = None,
+                   factors: pd.DataFrame | None = None) -> pd.DataFrame:
+    """The per-user rows and the statistics row of one shard's long frame (the users' factor
+    rows in ``factors``, or in ``pdf`` itself)."""
     j = int(pdf["shard"].iloc[0]) if shard is None else int(shard)
     lo, hi = int(spec.bounds[j]), int(spec.bounds[j + 1])
     m, n = hi - lo, spec.n_items
@@ -102,12 +104,14 @@ def evaluate_group(pdf: pd.DataFrame, spec: ShardSpec, shard: int | None = None
                                       min_width=spec.list_width)
         has_list[r] = True
     elif spec.n_factors:
-        fa = kind == KIND_FACTORS
+        src = pdf if factors is None else factors
+        fa = src["kind"].to_numpy() == KIND_FACTORS
+        frows = src["row"].to_numpy(dtype=np.int64)[fa] - lo
         part = np.full((m, spec.n_factors), np.nan, dtype=np.dtype(spec.factor_dtype))
-        feats = pdf["features"].to_numpy()[fa]
+        feats = src["features"].to_numpy()[fa]
         if feats.shape[0]:
-            part[rows[fa]] = np.stack([np.asarray(f, dtype=part.dtype) for f in feats])
-        has_list[rows[fa]] = True
+            part[frows] = np.stack([np.asarray(f, dtype=part.dtype) for f in feats])
+        has_list[frows] = True
     adjust = _zero_rule(has_list) if spec.zero_no_truth else None
     out = run_shard(ShardInput(j, lo, hi, train, test, np.arange(lo, hi, dtype=np.int64), part),
                     spec.options, spec.shared_value(), None, adjust=adjust)
@@ -121,6 +125,13 @@ def evaluate_group(pdf: pd.DataFrame, spec: ShardSpec, shard: int | None = None
     head["row"] = [-1 - j]
     head[STATS] = [pickle.dumps(stats, protocol=pickle.HIGHEST_PROTOCOL)]
     return pd.concat([frame, pd.DataFrame(head)], ignore_index=True)
+
+
+def evaluate_cogroup(pdf: pd.DataFrame, factors: pd.DataFrame, spec: ShardSpec
+                     ) -> pd.DataFrame:
+    """``cogroup(...).applyInPandas``: one shard's interactions and its users' factors."""
+    j = int(pdf["shard"].iloc[0]) if len(pdf) else int(factors["shard"].iloc[0])
+    return evaluate_group(pdf, spec, j, factors=factors)
 
 
 def evaluate_partition(batches: Iterator[pd.DataFrame], spec: ShardSpec

@@ -75,6 +75,17 @@ def test_factors_bit_identical_to_the_local_engine(spark):
     pd.testing.assert_frame_equal(res.curves, local.curves, rtol=1e-12)
     assert res.nan_counts == local.nan_counts
     assert list(res.per_user.columns) == list(local.per_user.columns)
+    # the other execution mode: the factors in a column of one frame, mapInPandas
+    res = evaluate_spark(
+        frame(spark, test, uid, iid),
+        frame(spark, train, uid, iid),
+        user_factors=uf,
+        item_factors=itf,
+        rating_col="rating",
+        mode="map",
+        **kw,
+    )
+    same_per_user(res, local)
 
 
 def test_ranked_lists_exploded_and_nested_in_both_modes(spark):
