@@ -125,13 +125,21 @@ class Peak:
         self._t.join()
 
 
-def jvm_peak(spark) -> int | None:
-    proc = getattr(spark.sparkContext._gateway, "java_process", None)
-    try:
-        with open(f"/proc/{proc.pid}/status") as fh:
-            return next(int(line.split()[1]) * 1024 for line in fh if line.startswith("VmHWM"))
-    except (AttributeError, OSError, StopIteration):
-        return None
+def jvm_peak() -> int | None:
+    """Peak RSS (``VmHWM``) of the java child of this process (the local session's JVM)."""
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open(f"/proc/{pid}/stat") as fh:
+                fields = fh.read().rsplit(")", 1)[1].split()
+            with open(f"/proc/{pid}/comm") as fh:
+                comm = fh.read().strip()
+            if int(fields[1]) != os.getpid() or comm != "java":
+                continue
+            with open(f"/proc/{pid}/status") as fh:
+                return next(int(x.split()[1]) * 1024 for x in fh if x.startswith("VmHWM"))
+        except (OSError, IndexError, StopIteration, ValueError):
+            continue
+    return None
 
 
 def spark_numbers(test, ranked, k: int) -> dict[str, float]:
@@ -271,7 +279,7 @@ def main() -> None:
                 f"{t_fac:.1f} s, Python driver peak {p_fac.peak / mib:.0f} MiB, "
                 f"{res.n_shards} shards; means {res.means}"
             )
-        jvm = jvm_peak(spark)
+        jvm = jvm_peak()
         if jvm is not None:
             print(f"JVM peak (driver and executors, local mode): {jvm / mib:.0f} MiB")
         spark.stop()
