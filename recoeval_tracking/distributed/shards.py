@@ -23,6 +23,7 @@ from __future__ import annotations
 import copy
 import os
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -199,13 +200,18 @@ def _write_part(frame: pd.DataFrame, folder: str, index: int) -> None:
 
 
 def run_shard(shard: ShardInput, options: EvalOptions, shared: dict[str, Any],
-              per_user_dir: str | None) -> ShardOutput:
+              per_user_dir: str | None, adjust: Callable[[Any], None] | None = None
+              ) -> ShardOutput:
     """Evaluate one shard with the local engine (one thread: a worker runs one task per
-    thread) and return its :class:`ShardOutput`."""
+    thread) and return its :class:`ShardOutput`. ``adjust(raw)``, when given, changes the
+    engine's raw result in place before it is shaped (the Spark profile's users without
+    ground truth)."""
     kind, source = _shard_source(shard, shared["source"])
     opts = replace(options, nthreads=1)
     raw = compute(shard.train, shard.test, opts, user_ids=shard.user_ids, user_base=shard.lo,
                   **{kind: source})
+    if adjust is not None:
+        adjust(raw)
     res = shape(raw, item_features=shared["item_features"], popularity=shared["popularity"])
     per_user = res.per_user
     out = ShardOutput(

@@ -36,6 +36,14 @@ trec_eval      P / set_P p, recall / set_recall r, map_cut ap (/|T|), ndcg_cut n
                ties by item index descending (trec_eval orders tied documents by docno
                descending: the same order when docnos are zero-padded item indices); relevance
                level 1 and a user without a relevant item counted as 0 (no_positive="zero")
+spark          precisionAtK p (hits / k, a shorter list still divided by k), recallAtK r,
+               meanAveragePrecisionAtK tap (/min(k,|T|)), meanAveragePrecision ap (/|T|, at k =
+               the lists' length), ndcgAtK ndcg_bin (binary relevance) of pyspark's
+               RankingMetrics / RankingEvaluator; ties by item index. A user with a list but no
+               ground truth scores 0 and counts in the mean (``no_ground_truth``: applied by
+               :func:`recoeval_tracking.spark.evaluate_spark`, which knows who has a list).
+               Graded NDCG (relevance values, ideal order = the labels as given) is not
+               reproduced.
 =============  ==================================================================================
 
 With ranked top-K input a profile keeps its top-K metrics and leaves out (and records) the
@@ -106,6 +114,14 @@ PROFILES: dict[str, dict[str, Any]] = {
                     "11pt_avg": "11pt_avg",
                     **{f"iprec_at_recall_{j / 10:.2f}": f"iprec_at_recall_{j / 10:.2f}"
                        for j in range(11)}},
+    },
+    "spark": {
+        "metrics": ["p", "r", "tap", "ap", "ndcg_bin"],
+        "ties": "index",
+        # read by recoeval_tracking.spark: users with a list and no test entry score 0
+        "no_ground_truth": "zero",
+        "aliases": {"precisionAtK": "p", "recallAtK": "r", "meanAveragePrecisionAtK": "tap",
+                    "meanAveragePrecision": "ap", "ndcgAtK": "ndcg_bin"},
     },
 }
 

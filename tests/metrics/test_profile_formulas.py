@@ -243,6 +243,7 @@ LIBRARY_TIES = {
     "ranx": "asc",
     "hivemall": "asc",
     "trec_eval": "desc",
+    "spark": "asc",
 }
 PROFILE_TIES = {
     "recometrics": "noise",
@@ -251,6 +252,7 @@ PROFILE_TIES = {
     "ranx": "index",
     "hivemall": "index",
     "trec_eval": "index_desc",
+    "spark": "index",
 }
 
 
@@ -558,7 +560,7 @@ def test_hivemall_graded_ndcg_unit_test(k, expected):
     assert res.per_user[f"{name}_at_{k}"][0] == pytest.approx(expected, abs=1e-12)
 
 
-@pytest.mark.parametrize("profile", ["ranx", "trec_eval", "recbole", "hivemall"])
+@pytest.mark.parametrize("profile", ["ranx", "trec_eval", "recbole", "hivemall", "spark"])
 def test_profiles_take_ranked_lists(profile):
     """Ranked top-K input under a profile: the top-K metrics from the lists the library would
     see equal those from the scores; the whole-ranking metrics are left out and recorded."""
