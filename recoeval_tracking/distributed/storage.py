@@ -132,7 +132,7 @@ def evaluate_from_storage(client: Any, dataset: str | os.PathLike | PartitionedD
     DistributedError
         The scheduler could not be reached or was lost.
     """
-    from . import _check_mergeable, _checked_options, _client_for, _gather
+    from .on_dask import _check_mergeable, _checked_options, _client_for, _gather
 
     t0 = time.perf_counter()
     opts = _checked_options(options, shards, func)
