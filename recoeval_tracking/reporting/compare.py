@@ -454,9 +454,7 @@ class Comparison(VerdictMethods):
         line per system (a matplotlib Figure); ``metric`` is a curve (``ndcg_at_k``) or a
         column (``ndcg_at_10``: its curve), default the first curve. Without curves, the means
         with their intervals at the comparison's confidence."""
-        from .figures import comparison_plot
-
-        return comparison_plot(self._report(dataset), metric)
+        return output("plot")(self._report(dataset), metric)
 
     def __str__(self) -> str:
         s = self.summary()

@@ -217,8 +217,8 @@ def cd_diagram_for(cmp: Comparison, metric: str, posthoc: str = "nemenyi"):
     groups Nemenyi's CD leaves together (``"nemenyi"``) or that the pairwise Wilcoxon / sign
     tests with Holm find no difference in (``"wilcoxon"``, ``"sign"``). The title says which."""
     from . import multisystem as ms
-    from .figures import cd_figure
 
+    cd_figure = output("cd_figure")
     if posthoc not in POSTHOCS:
         raise param_error("posthoc", "Comparison.cd_diagram", f"one of {list(POSTHOCS)}",
                           posthoc)
