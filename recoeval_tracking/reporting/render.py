@@ -1,14 +1,21 @@
 """Render a :class:`~recoeval_tracking.reporting.report.Report` as HTML and Markdown.
 
-The HTML page is self-contained (inline CSS, figures embedded as base64 PNG, no script); the
+The HTML page is self-contained (inline CSS, figures embedded as base64 PNG, no script); its
+markup is one Jinja2 template, ``templates/report.html.j2`` (package data), rendered with
+autoescaping on, so every value it prints is HTML-escaped without a call at each site. The
 Markdown holds the same tables with the figures as files beside it. Both name their inputs
 (run ids, sources, fingerprints) and the report's config, so the report can be regenerated.
 
 Every text that comes from the runs (names, sources, params, the report's config) goes through
 :func:`recoeval_tracking.jobdir.redact.scrub_text` (or ``scrub_mapping``), and is escaped for the
-page it lands in: HTML-escaped in the page; in the Markdown, run names and table cells get a
-backslash before every character Markdown reads as a mark (``*``, ``|``, ``<``...), so a run name
-can neither leak a credential nor change the page's structure.
+page it lands in: HTML-escaped in the page (by the template); in the Markdown, run names and
+table cells get a backslash before every character Markdown reads as a mark (``*``, ``|``,
+``<``...), so a run name can neither leak a credential nor change the page's structure.
+
+The tables are the template's ``table`` macro rather than ``DataFrame.to_html``: their cells
+carry the best-in-bold mark (:class:`~.summary.Best`) and are redacted one by one, which
+``to_html`` could only take as pre-escaped strings (``escape=False``), the per-site escaping the
+template removes.
 
 The page reads top down: the summary (runs x headline metrics, best in bold), the catalogue-level
 metrics, the @1..K curves with their bands, the settings of the tests; then, folded
@@ -19,12 +26,15 @@ figures, the inputs and the config. Figures come from :mod:`recoeval_tracking.re
 from __future__ import annotations
 
 import base64
+import functools
 import html
 import re
 from pathlib import Path
 from typing import Any
 
+import jinja2
 import pandas as pd
+from markupsafe import Markup
 
 from .._validation import InputError, param_error
 from ..jobdir.redact import scrub_text
@@ -43,17 +53,6 @@ __all__ = ["render_figures", "comparison_figures", "render_html", "render_markdo
 # ---------------------------------------------------------------------------------------------
 # Tables
 # ---------------------------------------------------------------------------------------------
-
-def _html_table(df: pd.DataFrame, cls: str = "") -> str:
-    head = "".join(f"<th>{html.escape(scrub_text(str(c)))}</th>" for c in df.columns)
-    body = []
-    for row in df.itertuples(index=False):  # keeps each cell's own object (Best marks)
-        cells = "".join(f"<td><b>{html.escape(scrub_text(str(v)))}</b></td>" if isinstance(
-            v, Best) else f"<td>{html.escape(scrub_text(str(v)))}</td>" for v in row)
-        body.append(f"<tr>{cells}</tr>")
-    return (f'<table class="{cls}"><thead><tr>{head}</tr></thead><tbody>'
-            + "".join(body) + "</tbody></table>")
-
 
 def _md_cell(v: Any) -> str:
     return f"**{md_escape(v)}**" if isinstance(v, Best) else md_escape(v)
@@ -89,24 +88,7 @@ def comparison_figures(comparison: Comparison) -> dict[str, bytes]:
 # Pages
 # ---------------------------------------------------------------------------------------------
 
-_CSS = """
-body{font-family:system-ui,-apple-system,Segoe UI,Helvetica,Arial,sans-serif;margin:24px;
-color:#222;max-width:1800px}
-h1{font-size:1.5em}h2{font-size:1.15em;margin-top:1.6em}h3{font-size:1em;margin-top:1.2em}
-table{border-collapse:collapse;font-size:12px;margin:8px 0}
-th,td{border:1px solid #ccc;padding:3px 6px;text-align:right;white-space:nowrap}
-th{background:#f0f3f7}td:first-child,th:first-child{text-align:left}
-.scroll{overflow-x:auto}
-.warning{background:#fff3cd;border:1px solid #e0b100;padding:8px;font-weight:bold}
-details{margin:10px 0;border:1px solid #ddd;border-radius:4px;padding:4px 10px}
-summary{cursor:pointer;font-weight:600;font-size:1.05em;padding:4px 0}
-figure{display:inline-block;margin:6px;max-width:48%;vertical-align:top}
-img{max-width:100%;border:1px solid #ddd}
-pre{background:#f6f8fa;padding:8px;font-size:12px;overflow-x:auto}
-"""
-
-
-def _md_inline(text: str) -> str:
+def _md_inline(text: str) -> Markup:
     """The few Markdown marks used in the text items, as HTML: code spans first (their content
     is literal, so ``**`` inside one is not bold), then ``**bold**``; backslash-escaped
     characters are shown as themselves."""
@@ -119,48 +101,35 @@ def _md_inline(text: str) -> str:
     out = re.sub(r"\\(.)", lambda m: keep(html.escape(m.group(1))), text)
     out = re.sub(r"`(.+?)`", lambda m: keep(f"<code>{html.escape(m.group(1))}</code>"), out)
     out = re.sub(r"\*\*(.+?)\*\*", r"<b>\1</b>", html.escape(out))
-    return re.sub("\x00(\\d+)\x00", lambda m: kept[int(m.group(1))], out)
+    return Markup(re.sub("\x00(\\d+)\x00", lambda m: kept[int(m.group(1))], out))
 
 
-def _html_items(items: list[Item], figures: dict[str, bytes], level: int = 2) -> list[str]:
-    parts: list[str] = []
-    for kind, heading, payload in items:
-        if kind == "text":
-            parts.append(f"<p>{_md_inline(payload)}</p>")
-        elif kind == "warning":
-            parts.append(f"<p class='warning'>{html.escape(scrub_text(payload))}</p>")
-        elif kind == "table":
-            parts.append(f"<h{level}>{html.escape(scrub_text(heading))}</h{level}>"
-                         f"<div class='scroll'>{_html_table(payload)}</div>")
-        elif kind == "config":
-            parts.append(f"<h{level}>{html.escape(heading)}</h{level}><pre>"
-                         f"{html.escape(payload)}</pre>")
-        elif kind == "figures":
-            if heading:
-                parts.append(f"<h{level}>{html.escape(heading)}</h{level}>")
-            for name in payload:
-                b64 = base64.b64encode(figures[name]).decode("ascii")
-                parts.append(f"<figure><img alt='{html.escape(name)}' "
-                             f"src='data:image/png;base64,{b64}'></figure>")
-        else:  # fold
-            parts.append(f"<details><summary>{html.escape(scrub_text(heading))}</summary>")
-            parts += _html_items(payload, figures, level=3)
-            parts.append("</details>")
-    return parts
+@functools.cache
+def _environment() -> jinja2.Environment:
+    """The templates' environment: autoescaping on for every template, the filters and test the
+    page uses (``scrub``, ``md_inline``, ``base64``; ``best``)."""
+    env = jinja2.Environment(loader=jinja2.PackageLoader("recoeval_tracking.reporting"),
+                             autoescape=True, trim_blocks=True, lstrip_blocks=True,
+                             undefined=jinja2.StrictUndefined)
+    env.filters["scrub"] = lambda value: scrub_text(str(value))
+    env.filters["md_inline"] = _md_inline
+    env.filters["base64"] = lambda data: base64.b64encode(data).decode("ascii")
+    env.tests["best"] = lambda value: isinstance(value, Best)
+    return env
+
+
+_PAGE = "report.html.j2"
 
 
 def render_html(report: Report | Comparison, figures: dict[str, bytes] | None = None, *,
                 title: str = "Run comparison") -> str:
     """The report (a :class:`Comparison`, or a :class:`Report`) as one self-contained HTML page
-    (figures embedded as base64 PNG, no script; the details are folded in ``<details>``)."""
+    (figures embedded as base64 PNG, no script; the details are folded in ``<details>``), from
+    the template ``templates/report.html.j2`` with autoescaping on."""
     comparison = _as_comparison(report, "render_html")
     figures = comparison_figures(comparison) if figures is None else figures
-    parts = [(f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>"
-              f"<title>{html.escape(title)}</title><style>{_CSS}</style></head><body>"),
-             f"<h1>{html.escape(title)}</h1>"]
-    parts += _html_items(_comparison_sections(comparison, list(figures)), figures)
-    parts.append("</body></html>")
-    return "\n".join(parts)
+    items = _comparison_sections(comparison, list(figures))
+    return _environment().get_template(_PAGE).render(title=title, items=items, figures=figures)
 
 
 def _md_items(items: list[Item], figures_dir: str | None, level: int = 2) -> list[str]:
