@@ -132,7 +132,7 @@ def evaluate_from_storage(client: Any, dataset: str | os.PathLike | PartitionedD
     DistributedError
         The scheduler could not be reached or was lost.
     """
-    from . import (
+    from .on_dask import (
         TASK_RETRIES,
         _check_mergeable,
         _checked_options,

@@ -41,8 +41,9 @@ from .definitions import (
 )
 from .inputs import Prepared, lists_without_train, prepare, score_source, user_reasons, with_gains
 from .profiles import apply_profile
-from .protocol import plan_for_source
-from .registry import METRIC_SETS, MetricSpec, column_name, curve_name, resolve_metrics
+from .protocol import _a_set, _named, plan_for_source
+from .registry import MetricSpec, column_name, curve_name, resolve_metrics
+from .remote import remote_runner
 from .results import Results, warn_if_nothing_evaluated
 from .sampling import candidate_problem
 
@@ -94,16 +95,6 @@ class Plan:
         if self.options.ties == "average" or not any(s.name == "gauc" for s in self.specs):
             return None
         return len(self.whole_specs)
-
-
-def _named(metrics: Any) -> list[str]:
-    return [str(x).lower() for x in ([metrics] if isinstance(metrics, str) else metrics)]
-
-
-def _a_set(metrics: Any) -> bool:
-    """Whether the metrics were asked as a set (``"all"``, ``"standard"``), which leaves out what
-    cannot be computed here rather than refusing it."""
-    return any(name in METRIC_SETS for name in _named(metrics))
 
 
 def _tie_mode(ties: str, func: str) -> int:
@@ -465,14 +456,14 @@ def evaluate(train: Any, test: Any, *, A: Any = None, B: Any = None, item_biases
     given = {name: value for name, value in locals().items() if name in _OPTION_NAMES}
     opts = inputs.with_data_relevance(_merge_options(options, given), train, test)
     if client is not None:
-        from ..distributed import evaluate_on_dask
+        run_remote = remote_runner("dask")  # registered by recoeval_tracking.distributed
         if missing_users is not None:
             raise param_error("missing_users", "evaluate", "None with a Dask client (give "
                               "the lists as RankedLists.from_pairs(..., missing_users=...))",
                               missing_users)
-        return evaluate_on_dask(client, train, test, opts, A=A, B=B, item_biases=item_biases,
-                                scores=scores, scorer=scorer, ranked=ranked, user_ids=user_ids,
-                                item_features=item_features)
+        return run_remote(client, train, test, opts, A=A, B=B, item_biases=item_biases,
+                          scores=scores, scorer=scorer, ranked=ranked, user_ids=user_ids,
+                          item_features=item_features)
     raw = compute(train, test, opts, A=A, B=B, item_biases=item_biases, scores=scores,
                   scorer=scorer, ranked=ranked, user_ids=user_ids, progress=progress,
                   missing_users=missing_users)

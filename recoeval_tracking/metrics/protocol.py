@@ -132,10 +132,21 @@ def left_out_for_ranked(plan: Any, func: str) -> Any:
     return replace(plan, specs=specs, left_out={**plan.left_out, **out})
 
 
+def _named(metrics: Any) -> list[str]:
+    return [str(x).lower() for x in ([metrics] if isinstance(metrics, str) else metrics)]
+
+
+def _a_set(metrics: Any) -> bool:
+    """Whether the metrics were asked as a set (``"all"``, ``"standard"``), which leaves out what
+    cannot be computed here rather than refusing it."""
+    from .registry import METRIC_SETS
+
+    return any(name in METRIC_SETS for name in _named(metrics))
+
+
 def plan_for_source(p: Any, source: Any, func: str = "evaluate") -> Any:
     """The plan for this score source: with ranked top-K lists, the whole-ranking metrics (and
     their aggregates) are refused when named, left out of a set and recorded in ``left_out``."""
-    from .evaluate import _a_set
     from .registry import METRICS
 
     if not isinstance(source, RankedLists):

@@ -11,6 +11,7 @@ per-user values.
 
 from __future__ import annotations
 
+from . import latex as _latex  # noqa: F401 - registers Comparison.to_latex
 from .comparability import Comparability, check_comparable, comparability
 from .compare import Comparison, compare
 from .effects import DEFAULT_TEST, EffectSize, effect_size, relative_difference

@@ -50,6 +50,7 @@ from .compare_inputs import (
     group_datasets,
     runs_from,
 )
+from .outputs import output
 from .report import Report, _check_settings, build_report, detect_replicate_key
 from .runs import _lower_better
 from .stats import FAMILIES
@@ -429,41 +430,31 @@ class Comparison(VerdictMethods):
         comparison_latex`): one row per system, the best of each column bold, marks against
         the baseline as superscripts explained in the caption, ``W/T/L`` columns against the
         baseline if asked; one table per metric over datasets when there are several."""
-        from .latex import comparison_latex
-
-        return comparison_latex(self, metrics, precision=precision, intervals=intervals,
-                                underline_second=underline_second, caption=caption,
-                                label=label, win_tie_loss=win_tie_loss)
+        return output("latex")(self, metrics, precision=precision, intervals=intervals,
+                               underline_second=underline_second, caption=caption,
+                               label=label, win_tie_loss=win_tie_loss)
 
     def to_markdown(self, *, title: str = "Run comparison") -> str:
         """The report page as Markdown (figures left out)."""
-        from .render import render_markdown
-
-        return render_markdown(self, title=title)
+        return output("markdown")(self, title=title)
 
     def to_html(self, *, title: str = "Run comparison") -> str:
         """The report page as one self-contained HTML document (figures embedded)."""
-        from .render import render_html
-
-        return render_html(self, title=title)
+        return output("html")(self, title=title)
 
     def write(self, folder: str | Path, *, title: str = "Run comparison") -> dict[str, Path]:
         """Write ``report.html``, ``report.md`` (figures beside it) and ``report.tex`` into
         ``folder``; returns the paths."""
-        from .render import write_report
-
         folder = Path(folder)
-        return write_report(self, folder / "report.html", folder / "report.md",
-                            latex_path=folder / "report.tex", title=title)
+        return output("write")(self, folder / "report.html", folder / "report.md",
+                               latex_path=folder / "report.tex", title=title)
 
     def plot(self, metric: str | None = None, dataset: str | None = None):
         """Curves of ``metric`` @1..K with their 95% bands (as the runs recorded them), one
         line per system (a matplotlib Figure); ``metric`` is a curve (``ndcg_at_k``) or a
         column (``ndcg_at_10``: its curve), default the first curve. Without curves, the means
         with their intervals at the comparison's confidence."""
-        from .figures import comparison_plot
-
-        return comparison_plot(self._report(dataset), metric)
+        return output("plot")(self._report(dataset), metric)
 
     def __str__(self) -> str:
         s = self.summary()

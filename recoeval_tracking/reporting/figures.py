@@ -23,6 +23,7 @@ import numpy as np
 from .._validation import param_error
 from ..jobdir.plots import new_figure
 from ..jobdir.redact import scrub_text
+from .outputs import register_output
 from .report import Report
 from .stats import percent
 
@@ -311,3 +312,7 @@ def cd_figure(mean_ranks, cd: float | None, title: str = "",
     if title:
         fig.suptitle(scrub_text(title), fontsize=9)
     return fig
+
+
+register_output("plot", comparison_plot)  # Comparison.plot
+register_output("cd_figure", cd_figure)  # Comparison.cd_diagram

@@ -13,13 +13,14 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
 from .._validation import check_int, param_error
 from ..jobdir.redact import scrub_text
 from ..metrics.registry import spec_for_key
+from .outputs import register_output
 from .report import SMALL_N_MARK
 from .stats import percent
 from .summary import headline_metrics
@@ -27,7 +28,8 @@ from .summary import headline_metrics
 if TYPE_CHECKING:
     from .compare import Comparison
 
-__all__ = ["latex_escape", "metric_label", "comparison_latex", "structure_problems", "PREAMBLE"]
+__all__ = ["latex_escape", "metric_label", "comparison_latex", "effects_latex", "structure_problems",
+           "PREAMBLE"]
 
 #: The packages the tables use.
 PREAMBLE = "\\usepackage{booktabs}\n\\usepackage{amssymb}"
@@ -284,3 +286,56 @@ def structure_problems(tex: str) -> list[str]:
                 problems.append(f"a row with {cells} cells for {n_cols} columns: {line[:60]}")
     return problems
 
+
+def effects_latex(cmp: Comparison, metrics: list[str] | None = None, *,
+                  dataset: str | None = None, precision: int = 3, rope: Any = None,
+                  caption: str = "", label: str = "tab:effects") -> str:
+    """A booktabs table leading with the effect sizes: per metric and system, the difference
+    to the baseline with its interval, the relative difference with its interval, d_z, the
+    significance mark and, for a non-significant difference, the smallest difference the
+    comparison could detect at 80% power (needs ``booktabs`` and ``amssymb``). With a ``rope``
+    (as :meth:`VerdictMethods.verdicts`), a last column gives the Bayesian signed-rank verdict
+    over users and its probability."""
+    eff = cmp.effects(dataset)
+    if metrics is not None:
+        unknown = [m for m in metrics if m not in set(eff["metric"])]
+        if unknown:
+            raise param_error("metrics", "effects_latex", f"metrics of the comparison "
+                              f"({sorted(set(eff['metric']))})", unknown)
+        eff = eff[eff["metric"].isin(metrics)]
+    s = cmp.settings
+    conf = f"{s['confidence']:.0%}".replace("%", r"\%")
+    p = precision
+    verdict: dict[tuple[str, str], str] = {}
+    if rope is not None:
+        for v in cmp.verdicts(rope, dataset=dataset).itertuples():
+            prob = {"worse": v.p_worse, "equivalent": v.p_equivalent,
+                    "better": v.p_better}.get(str(v.verdict))
+            verdict[(str(v.system), str(v.metric))] = (
+                str(v.verdict) + ("" if prob is None else f" (${prob:.2f}$)"))
+    rows = []
+    for r in eff.itertuples():
+        rows.append([metric_label(str(r.metric)), latex_escape(r.system),
+                     f"${_fmt(r.diff, p)}$ [${_fmt(r.diff_low, p)}$, ${_fmt(r.diff_high, p)}$]",
+                     f"${_fmt(100 * r.rel, 1)}$ [${_fmt(100 * r.rel_low, 1)}$, "
+                     f"${_fmt(100 * r.rel_high, 1)}$]",
+                     f"${_fmt(r.d_z, 2)}$", _mark_tex(str(r.mark)),
+                     "" if not r.detectable else f"${_fmt(r.mde, p)}$"]
+                    + ([verdict.get((str(r.system), str(r.metric)), "")] if verdict else []))
+    text = (f"Differences to the baseline ({latex_escape(cmp.baseline)}) with their {conf} "
+            f"intervals, relative differences (\\%) and $d_z$; "
+            r"$^{\blacktriangle}$/$^{\blacktriangledown}$: significantly better/worse "
+            f"after correction ($\\alpha = {s['alpha']:g}$). Detectable: for a non-significant "
+            "difference, the smallest one the comparison could detect at 80\\% power.")
+    header = ["Metric", "System", r"$\Delta$ [CI]", r"Rel.\ $\Delta$ [CI]", "$d_z$", "",
+              "Detectable"]
+    if verdict:
+        text += (" Verdict: Bayesian signed-rank test over users with its rope (Benavoli et al. "
+                 "2017), the verdict whose probability reaches 0.95, else undecided.")
+        header.append("Verdict")
+    full = (latex_escape(caption) + " " if caption else "") + text
+    return _table("llrrrcr" + ("l" if verdict else ""), header, rows, full, label)
+
+
+register_output("latex", comparison_latex)  # Comparison.to_latex
+register_output("effects_latex", effects_latex)  # Comparison.effects_to_latex

@@ -13,7 +13,7 @@ import pandas as pd
 from .._validation import InputError
 from .compare import Comparison
 from .figures import safe_name
-from .render import Item, _compared, _f, _p, _plain, _prefix, _sections, md_escape
+from .sections import Item, _compared, _f, _p, _plain, _prefix, _sections, md_escape
 from .summary import Best, headline_metrics
 
 __all__ = ["multi_sections"]
@@ -95,3 +95,13 @@ def _iman_davenport(f: Any) -> str:
     if not np.isfinite(f.iman_davenport):
         return f.note or "Iman-Davenport F undefined"
     return f"Iman-Davenport F = {f.iman_davenport:.3f}, p = {_p(f.pvalue_iman_davenport)}"
+
+
+def _comparison_sections(comparison: Comparison, figure_names: list[str]) -> list[Item]:
+    if comparison.multi_dataset:
+        return multi_sections(comparison, figure_names)
+    items = _sections(comparison.report, figure_names, comparison=comparison)
+    items.insert(next((i for i, it in enumerate(items) if it[0] == "fold"), len(items)), (
+        "text", "", "One dataset: the rank statistics over datasets (mean ranks, Friedman, "
+        "Nemenyi's critical difference) do not apply; the paired tests over users do."))
+    return items

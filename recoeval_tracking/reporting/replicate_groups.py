@@ -11,57 +11,18 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from .._validation import InputError
 from . import stats as st
-from .comparability import check_comparable, check_replicates
+from .comparability import (
+    check_comparable,
+    check_replicates,
+    not_comparable,
+    swept_params,
+)
 from .replicates import guess_replicate_key
 from .runs import RunData
 
 __all__ = ["swept_params", "detect_replicate_key", "group_curves_and_catalogue",
            "not_comparable"]
-
-_NOT_SWEPT_PREFIXES = ("tracking.", "hydra.", "definitions.", "output.", "mlflow.")
-
-
-def swept_params(runs: list[RunData]) -> list[str]:
-    """The params (flattened keys) whose values differ between runs, tracking and Hydra's own
-    left out."""
-    keys: dict[str, None] = {}
-    for r in runs:
-        for k in r.params:
-            keys.setdefault(str(k), None)
-    out = []
-    for k in keys:
-        if k.startswith(_NOT_SWEPT_PREFIXES):
-            continue
-        vals = {str(r.params.get(k)) for r in runs}
-        if len(vals) > 1:
-            out.append(k)
-    return out
-
-
-def not_comparable(mismatches: list[str], runs: Sequence[RunData] = (),
-                   func: str = "build_report") -> InputError:
-    """The refusal of runs whose data or split fingerprints differ: what differs (both
-    fingerprints and the runs of each), how to go on anyway, and the replicate key that would
-    make them comparable when one fits."""
-    candidates = [k for k in swept_params(list(runs)) if _replicate_like(k)]
-    fitting = [k for k in candidates if not check_replicates(list(runs), k)]
-    candidates = fitting or candidates
-    hint = (f" If {', '.join(candidates)} only draws replicates (seeds, folds), pass "
-            f"replicate_key={candidates[0]} (report config: replicate_key={candidates[0]})."
-            if candidates else "")
-    return InputError(
-        f"The runs given to {func} are not comparable: " + "; ".join(mismatches)
-        + ". Select runs evaluated on the same data, split and metric definitions, or pass "
-        "allow_mismatch=True (report config: allow_mismatch=true) to compare them anyway; "
-        "the tables are then marked." + hint)
-
-
-def _replicate_like(key: str) -> bool:
-    leaf = key.rsplit(".", 1)[-1]
-    return leaf in ("seed", "fold", "repeat", "replicate")
-
 
 def detect_replicate_key(runs: Sequence[RunData]) -> str | None:
     """The param whose values are replicates of one experiment, or None.

@@ -27,6 +27,7 @@ from .._validation import InputError, param_error
 from .effects import effect_size
 from .equivalence import bayesian_signed_rank, resolve_rope, tost_paired
 from .folds import CORRECTION_FOR, corrected_resampled_t, correlated_t_verdict
+from .outputs import output
 from .posthoc import POSTHOCS, pairwise_cliques, pairwise_tests
 from .power import corrected_alpha, detectable_text, minimum_detectable_difference, sample_size
 from .stats import adjust_pvalues
@@ -34,7 +35,7 @@ from .stats import adjust_pvalues
 if TYPE_CHECKING:
     from .compare import Comparison
 
-__all__ = ["VerdictMethods", "cd_diagram_for", "effect_items", "effects_latex"]
+__all__ = ["VerdictMethods", "cd_diagram_for"]
 
 
 def _oriented(cmp: Comparison, metric: str, a: np.ndarray, b: np.ndarray
@@ -96,9 +97,10 @@ class VerdictMethods:
     def effects_to_latex(self: Comparison, metrics: list[str] | None = None, *,
                          dataset: str | None = None, precision: int = 3, rope: Any = None,
                          caption: str = "", label: str = "tab:effects") -> str:
-        """The effect table for a paper (booktabs): :func:`effects_latex`."""
-        return effects_latex(self, metrics, dataset=dataset, precision=precision, rope=rope,
-                             caption=caption, label=label)
+        """The effect table for a paper (booktabs):
+        :func:`~recoeval_tracking.reporting.latex.effects_latex`."""
+        return output("effects_latex")(self, metrics, dataset=dataset, precision=precision, rope=rope,
+                                       caption=caption, label=label)
 
     def verdicts(self: Comparison, rope: Any, *, over: str = "users",
                  dataset: str | None = None, threshold: float = 0.95,
@@ -215,8 +217,8 @@ def cd_diagram_for(cmp: Comparison, metric: str, posthoc: str = "nemenyi"):
     groups Nemenyi's CD leaves together (``"nemenyi"``) or that the pairwise Wilcoxon / sign
     tests with Holm find no difference in (``"wilcoxon"``, ``"sign"``). The title says which."""
     from . import multisystem as ms
-    from .figures import cd_figure
 
+    cd_figure = output("cd_figure")
     if posthoc not in POSTHOCS:
         raise param_error("posthoc", "Comparison.cd_diagram", f"one of {list(POSTHOCS)}",
                           posthoc)
@@ -231,100 +233,3 @@ def cd_diagram_for(cmp: Comparison, metric: str, posthoc: str = "nemenyi"):
     return cd_figure(f.mean_ranks, None, cliques=cliques, title=head + f"post-hoc: pairwise "
                      f"{'Wilcoxon' if posthoc == 'wilcoxon' else 'sign'} tests, Holm, "
                      f"α = {alpha:g})")
-
-
-def _effect_phrase(r: Any) -> str:
-    from .render import md_escape
-
-    text = (f"{md_escape(str(r.system))} {r.diff:+.4f} [{r.diff_low:+.4f}, {r.diff_high:+.4f}] "
-            f"({100 * r.rel:+.1f}% [{100 * r.rel_low:+.1f}%, {100 * r.rel_high:+.1f}%]; "
-            f"d\\_z {r.d_z:+.2f})")
-    if r.mark:  # its stars are Markdown's emphasis unless escaped
-        text += f" {md_escape(r.mark)}"
-    if r.detectable:
-        text += f", {r.detectable}"
-    return text
-
-
-def effect_items(cmp: Comparison, dataset: str | None = None) -> list[tuple[str, str, Any]]:
-    """The report page's lead: per headline metric, each system's difference to the baseline
-    with its interval, the relative difference with its interval and d_z, then the mark, and
-    beside a non-significant difference what the comparison could detect; over replicates,
-    which correction applies to which replicate kind."""
-    from .render import md_escape
-    from .summary import headline_metrics
-
-    try:
-        eff = cmp.effects(dataset)
-    except InputError:  # nothing to compare (one run, no shared metric)
-        return []
-    if eff.empty:
-        return []
-    conf = f"{100 * cmp.settings['confidence']:g}%"
-    base = md_escape(cmp.baseline)
-    items: list[tuple[str, str, Any]] = [("text", "", (
-        f"Effect sizes against **{base}**: difference [{conf} CI] (relative difference "
-        f"[{conf} CI]; d\\_z), then the mark; beside a non-significant difference, the smallest "
-        "one this comparison could detect at 80% power after its correction."))]
-    for metric in headline_metrics(list(dict.fromkeys(eff["metric"]))):
-        rows = eff[eff["metric"] == metric]
-        items.append(("text", "", f"**{md_escape(metric)}**: "
-                      + "; ".join(_effect_phrase(r) for r in rows.itertuples()) + "."))
-    if cmp.settings.get("replicate_key"):
-        items.append(("text", "", "Replicates share training data: over folds use the "
-                      "Nadeau-Bengio corrected t (n_test/n_train = 1/(k-1)); over seeds that "
-                      "each draw a split, the same with f/(1-f); over model seeds on one split, "
-                      "the plain paired t (`Comparison.replicate_tests`)."))
-    return items
-
-
-def effects_latex(cmp: Comparison, metrics: list[str] | None = None, *,
-                  dataset: str | None = None, precision: int = 3, rope: Any = None,
-                  caption: str = "", label: str = "tab:effects") -> str:
-    """A booktabs table leading with the effect sizes: per metric and system, the difference
-    to the baseline with its interval, the relative difference with its interval, d_z, the
-    significance mark and, for a non-significant difference, the smallest difference the
-    comparison could detect at 80% power (needs ``booktabs`` and ``amssymb``). With a ``rope``
-    (as :meth:`VerdictMethods.verdicts`), a last column gives the Bayesian signed-rank verdict
-    over users and its probability."""
-    from .latex import _fmt, _mark_tex, _table, latex_escape, metric_label
-
-    eff = cmp.effects(dataset)
-    if metrics is not None:
-        unknown = [m for m in metrics if m not in set(eff["metric"])]
-        if unknown:
-            raise param_error("metrics", "effects_latex", f"metrics of the comparison "
-                              f"({sorted(set(eff['metric']))})", unknown)
-        eff = eff[eff["metric"].isin(metrics)]
-    s = cmp.settings
-    conf = f"{s['confidence']:.0%}".replace("%", r"\%")
-    p = precision
-    verdict: dict[tuple[str, str], str] = {}
-    if rope is not None:
-        for v in cmp.verdicts(rope, dataset=dataset).itertuples():
-            prob = {"worse": v.p_worse, "equivalent": v.p_equivalent,
-                    "better": v.p_better}.get(str(v.verdict))
-            verdict[(str(v.system), str(v.metric))] = (
-                str(v.verdict) + ("" if prob is None else f" (${prob:.2f}$)"))
-    rows = []
-    for r in eff.itertuples():
-        rows.append([metric_label(str(r.metric)), latex_escape(r.system),
-                     f"${_fmt(r.diff, p)}$ [${_fmt(r.diff_low, p)}$, ${_fmt(r.diff_high, p)}$]",
-                     f"${_fmt(100 * r.rel, 1)}$ [${_fmt(100 * r.rel_low, 1)}$, "
-                     f"${_fmt(100 * r.rel_high, 1)}$]",
-                     f"${_fmt(r.d_z, 2)}$", _mark_tex(str(r.mark)),
-                     "" if not r.detectable else f"${_fmt(r.mde, p)}$"]
-                    + ([verdict.get((str(r.system), str(r.metric)), "")] if verdict else []))
-    text = (f"Differences to the baseline ({latex_escape(cmp.baseline)}) with their {conf} "
-            f"intervals, relative differences (\\%) and $d_z$; "
-            r"$^{\blacktriangle}$/$^{\blacktriangledown}$: significantly better/worse "
-            f"after correction ($\\alpha = {s['alpha']:g}$). Detectable: for a non-significant "
-            "difference, the smallest one the comparison could detect at 80\\% power.")
-    header = ["Metric", "System", r"$\Delta$ [CI]", r"Rel.\ $\Delta$ [CI]", "$d_z$", "",
-              "Detectable"]
-    if verdict:
-        text += (" Verdict: Bayesian signed-rank test over users with its rope (Benavoli et al. "
-                 "2017), the verdict whose probability reaches 0.95, else undecided.")
-        header.append("Verdict")
-    full = (latex_escape(caption) + " " if caption else "") + text
-    return _table("llrrrcr" + ("l" if verdict else ""), header, rows, full, label)

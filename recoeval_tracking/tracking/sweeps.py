@@ -28,7 +28,6 @@ from typing import Any, NamedTuple
 import pandas as pd
 
 from .._validation import check_optional, param_error
-from ..jobdir.markers import write_json_atomic
 from ..jobdir.redact import sanitize_key, scrub_text
 from .client import (
     _TAG_PREFIX,
@@ -42,6 +41,14 @@ from .client import (
     resolve_tracking_uri,
 )
 from .run_parts import read_ci_tag
+from .sweep_records import (
+    PARENT_LOCK,
+    SWEEP_FILE,
+    SWEEP_LOCK,
+    find_sweep_record,
+    read_sweep_record,
+    write_sweep_record,
+)
 from .views import (
     UI_WORKFLOW,
     _best_line,
@@ -51,7 +58,6 @@ from .views import (
     leaderboard_text,
     save_sweep_view,
     show_sweep_best,
-    sweep_end_text,
     sweep_view_hint,
     sweep_view_link,
     ui_base,
@@ -62,44 +68,6 @@ __all__ = ["SweepParent", "create_sweep_parent", "build_leaderboard", "finish_sw
            "find_sweep_record", "find_sweep_parent_run", "find_or_create_sweep_parent",
            "adopt_sweep_runs", "record_sweep_best", "sweep_view_link", "sweep_view_hint",
            "save_sweep_view", "ui_base", "leaderboard_text", "UI_WORKFLOW", "sweep_end_text"]
-
-#: File in the sweep directory describing the sweep (JSON: ``sweep_id``, ``parent_run_id`` or
-#: null, ``tracking_uri``, ``experiment``).
-SWEEP_FILE = "recoeval_sweep.json"
-#: Lock file held by the running sweep for its whole life.
-SWEEP_LOCK = ".recoeval_sweep.lock"
-#: Lock file held while a sweep's parent run is found or created, and while it is closed.
-PARENT_LOCK = ".recoeval_parent.lock"
-_SWEEP_DEPTH = 4  # how many folders above a job directory its sweep directory may be
-
-
-def write_sweep_record(sweep_dir: str | Path, record: Mapping[str, Any]) -> Path:
-    """Write :data:`SWEEP_FILE` into ``sweep_dir`` (created if needed), atomically."""
-    root = Path(sweep_dir)
-    root.mkdir(parents=True, exist_ok=True)
-    return write_json_atomic(root / SWEEP_FILE, dict(record))
-
-
-def read_sweep_record(sweep_dir: str | Path) -> dict[str, Any] | None:
-    """The record of :data:`SWEEP_FILE` in ``sweep_dir``, or None when there is no readable one
-    naming a sweep id."""
-    path = Path(sweep_dir) / SWEEP_FILE
-    try:
-        record = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-    return record if isinstance(record, dict) and record.get("sweep_id") else None
-
-
-def find_sweep_record(job_dir: str | Path) -> tuple[Path, dict[str, Any]] | None:
-    """The sweep directory above ``job_dir`` (up to four levels) and its record, or None."""
-    here = Path(job_dir).resolve()
-    for folder in list(here.parents)[:_SWEEP_DEPTH]:
-        record = read_sweep_record(folder)
-        if record is not None:
-            return folder, record
-    return None
-
 
 def _parent_key(run) -> tuple[int, str]:
     """The order that picks a sweep's one parent among several: earliest start, then run id."""
@@ -335,6 +303,25 @@ def build_leaderboard(parent_run_id: str, *, tracking_uri: str | None = None,
     table.attrs["headline"] = [m for m in headline if m in metrics] or list(metrics)
     table.attrs["sort_by"] = sort_by
     return table
+
+
+def sweep_end_text(parent_run_id: str, tracking_uri: str | None = None) -> str:
+    """What a finished sweep prints last: its leaderboard (best first, with the interval of the
+    sort metric), the report command, and where to see it in the MLflow UI."""
+    uri = resolve_tracking_uri(tracking_uri)
+    board = build_leaderboard(parent_run_id, tracking_uri=uri)
+    run = _client(uri).get_run(parent_run_id)
+    sweep_id = run.data.tags.get(_TAG_PREFIX + "sweep_id", "")
+    lines = []
+    if len(board):
+        lines += [f"sweep {sweep_id}: {len(board)} jobs, best first by "
+                  f"{board.attrs.get('sort_by') or 'run name'}:", leaderboard_text(board)]
+    report = f"recoeval-track-report select.sweep_id={sweep_id}"
+    if uri != resolve_tracking_uri(None):
+        report += f" tracking.uri={scrub_text(uri)}"
+    lines.append(f"compare them with paired tests: {report}")
+    lines.append(sweep_view_hint(parent_run_id, uri))
+    return "\n".join(lines)
 
 
 def _redacted(table: pd.DataFrame) -> pd.DataFrame:

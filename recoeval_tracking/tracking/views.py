@@ -18,7 +18,7 @@ from ..metrics.registry import greater_is_better
 from .client import _TAG_PREFIX, _client, resolve_tracking_uri
 
 __all__ = ["UI_WORKFLOW", "SHARED_VIEW_TAG", "sweep_view_link", "save_sweep_view", "ui_base",
-           "sweep_view_hint", "sweep_end_text", "leaderboard_text", "show_sweep_best",
+           "sweep_view_hint", "leaderboard_text", "show_sweep_best",
            "sweep_line", "RECENT_SWEEPS"]
 
 #: Heading of the experiment description's list of recent sweeps (:func:`show_sweep_best`).
@@ -206,27 +206,6 @@ def sweep_view_hint(parent_run_id: str, tracking_uri: str | None = None) -> str:
     lines.append(f"the sweep's jobs, best first: {base}/{link}")
     lines.append(f"the sweep's parent run: {base}/#/experiments/{run.info.experiment_id}/runs/"
                  f"{parent_run_id}?{UI_WORKFLOW}")
-    return "\n".join(lines)
-
-
-def sweep_end_text(parent_run_id: str, tracking_uri: str | None = None) -> str:
-    """What a finished sweep prints last: its leaderboard (best first, with the interval of the
-    sort metric), the report command, and where to see it in the MLflow UI."""
-    from .sweeps import build_leaderboard
-
-    uri = resolve_tracking_uri(tracking_uri)
-    board = build_leaderboard(parent_run_id, tracking_uri=uri)
-    run = _client(uri).get_run(parent_run_id)
-    sweep_id = run.data.tags.get(_TAG_PREFIX + "sweep_id", "")
-    lines = []
-    if len(board):
-        lines += [f"sweep {sweep_id}: {len(board)} jobs, best first by "
-                  f"{board.attrs.get('sort_by') or 'run name'}:", leaderboard_text(board)]
-    report = f"recoeval-track-report select.sweep_id={sweep_id}"
-    if uri != resolve_tracking_uri(None):
-        report += f" tracking.uri={scrub_text(uri)}"
-    lines.append(f"compare them with paired tests: {report}")
-    lines.append(sweep_view_hint(parent_run_id, uri))
     return "\n".join(lines)
 
 

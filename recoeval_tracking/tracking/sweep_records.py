@@ -1,0 +1,52 @@
+"""A sweep's record file: :data:`SWEEP_FILE` in the sweep directory names the sweep (its id, its
+parent run once known, the tracking URI and experiment) so that each job finds its sweep; the
+lock files the sweep holds while it runs and while its parent is found or closed."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from ..jobdir.markers import write_json_atomic
+
+__all__ = ["SWEEP_FILE", "SWEEP_LOCK", "PARENT_LOCK", "write_sweep_record", "read_sweep_record",
+           "find_sweep_record"]
+
+#: File in the sweep directory describing the sweep (JSON: ``sweep_id``, ``parent_run_id`` or
+#: null, ``tracking_uri``, ``experiment``).
+SWEEP_FILE = "recoeval_sweep.json"
+#: Lock file held by the running sweep for its whole life.
+SWEEP_LOCK = ".recoeval_sweep.lock"
+#: Lock file held while a sweep's parent run is found or created, and while it is closed.
+PARENT_LOCK = ".recoeval_parent.lock"
+_SWEEP_DEPTH = 4  # how many folders above a job directory its sweep directory may be
+
+
+def write_sweep_record(sweep_dir: str | Path, record: Mapping[str, Any]) -> Path:
+    """Write :data:`SWEEP_FILE` into ``sweep_dir`` (created if needed), atomically."""
+    root = Path(sweep_dir)
+    root.mkdir(parents=True, exist_ok=True)
+    return write_json_atomic(root / SWEEP_FILE, dict(record))
+
+
+def read_sweep_record(sweep_dir: str | Path) -> dict[str, Any] | None:
+    """The record of :data:`SWEEP_FILE` in ``sweep_dir``, or None when there is no readable one
+    naming a sweep id."""
+    path = Path(sweep_dir) / SWEEP_FILE
+    try:
+        record = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return record if isinstance(record, dict) and record.get("sweep_id") else None
+
+
+def find_sweep_record(job_dir: str | Path) -> tuple[Path, dict[str, Any]] | None:
+    """The sweep directory above ``job_dir`` (up to four levels) and its record, or None."""
+    here = Path(job_dir).resolve()
+    for folder in list(here.parents)[:_SWEEP_DEPTH]:
+        record = read_sweep_record(folder)
+        if record is not None:
+            return folder, record
+    return None

@@ -1,0 +1,40 @@
+"""The report page's markup is one Jinja2 template, shipped as package data, autoescaped."""
+
+from __future__ import annotations
+
+import tomllib
+from importlib import resources
+from pathlib import Path
+
+from report_runs import synthetic_run
+
+from recoeval_tracking.reporting.render import render_html
+from recoeval_tracking.reporting.report import build_report
+
+ROOT = Path(__file__).resolve().parents[2]
+TEMPLATE = "templates/report.html.j2"
+
+
+def test_the_template_is_package_data():
+    data = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    patterns = data["tool"]["setuptools"]["package-data"]["recoeval_tracking.reporting"]
+    package_dir = ROOT / "recoeval_tracking" / "reporting"
+    shipped = {
+        p.relative_to(package_dir).as_posix() for pat in patterns for p in package_dir.glob(pat)
+    }
+    assert TEMPLATE in shipped
+    assert resources.files("recoeval_tracking.reporting").joinpath(TEMPLATE).is_file()
+
+
+def test_every_run_string_is_escaped_by_the_template():
+    hostile = "<img src=x onerror=alert(1)></td><script>alert('x')</script>"
+    a = synthetic_run("a", {"ndcg_at_10": 0.3}, seed=0, params={"model.name": hostile})
+    b = synthetic_run("b", {"ndcg_at_10": 0.4}, seed=1)
+    a.name, b.name = hostile, "b & <b>bold</b>"
+    page = render_html(build_report([a, b], n_bootstrap=0, n_permutations=10), {}, title=hostile)
+    assert "<script" not in page and "<img" not in page and "<b>bold</b>" not in page
+    # the name lands in the title, the heading and the tables, escaped each time
+    escaped = "&lt;img src=x onerror=alert(1)&gt;&lt;/td&gt;&lt;script&gt;alert(&#39;x&#39;)"
+    assert page.count(escaped) >= 3
+    assert f"<title>{escaped}&lt;/script&gt;</title>" in page
+    assert "b &amp; &lt;b&gt;bold&lt;/b&gt;" in page
