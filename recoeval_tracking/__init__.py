@@ -62,8 +62,22 @@ _LAZY: dict[str, str] = {
 
 __all__ = ["__version__", *_LAZY]
 
-_SUBPACKAGES = frozenset({"app", "data", "distributed", "engine", "jobdir", "metrics", "models",
-                          "options", "reporting", "scores", "splitting", "tracking"})
+_SUBPACKAGES = frozenset(
+    {
+        "app",
+        "data",
+        "distributed",
+        "engine",
+        "jobdir",
+        "metrics",
+        "models",
+        "options",
+        "reporting",
+        "scores",
+        "splitting",
+        "tracking",
+    }
+)
 
 
 def __getattr__(name: str) -> Any:

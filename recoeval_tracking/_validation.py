@@ -46,15 +46,24 @@ def describe(value: Any) -> str:
     if isinstance(value, np.ndarray):
         return f"a numpy array of shape {value.shape} and dtype {value.dtype}"
     if sp.issparse(value):
-        return f"a scipy.sparse {value.format.upper()} of shape {value.shape} and dtype {value.dtype}"
+        return (
+            f"a scipy.sparse {value.format.upper()} of shape {value.shape} and dtype {value.dtype}"
+        )
     text = repr(value)
     if len(text) > 80:
         text = text[:77] + "..."
     return f"{text} (type {type(value).__name__})"
 
 
-def param_error(name: str, func: str, expected: str, got: Any, fix: str | None = None,
-                *, got_is_text: bool = False) -> InputError:
+def param_error(
+    name: str,
+    func: str,
+    expected: str,
+    got: Any,
+    fix: str | None = None,
+    *,
+    got_is_text: bool = False,
+) -> InputError:
     """Build the project's standard error for a bad parameter."""
     got_text = got if got_is_text else describe(got)
     msg = f"The '{name}' parameter of {func} must be {expected}. Got {got_text} instead."
@@ -63,8 +72,9 @@ def param_error(name: str, func: str, expected: str, got: Any, fix: str | None =
     return InputError(msg)
 
 
-def check_int(value: Any, name: str, func: str, *, minimum: int | None = None,
-              maximum: int | None = None) -> int:
+def check_int(
+    value: Any, name: str, func: str, *, minimum: int | None = None, maximum: int | None = None
+) -> int:
     """Return ``value`` as a Python int, or raise the standard error.
 
     A ``maximum`` of 2**31 or more is a storage bound (what the engine keeps in 64 bits): the
@@ -87,12 +97,14 @@ def check_seed(seed: Any, func: str, name: str = "seed") -> int:
 
 
 def _is_real(value: Any) -> bool:
-    return isinstance(value, (int, float, np.integer, np.floating)) \
-        and not isinstance(value, (bool, np.bool_))
+    return isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(
+        value, (bool, np.bool_)
+    )
 
 
-def check_float(value: Any, name: str, func: str, *, minimum: float | None = None,
-                strict: bool = False) -> float:
+def check_float(
+    value: Any, name: str, func: str, *, minimum: float | None = None, strict: bool = False
+) -> float:
     """Return ``value`` as a finite Python float (>= or > ``minimum``), or raise the standard
     error."""
     bound = ""
@@ -109,8 +121,16 @@ def check_float(value: Any, name: str, func: str, *, minimum: float | None = Non
     return value
 
 
-def check_in_range(value: Any, name: str, func: str, lo: float, hi: float, *,
-                   lo_open: bool = False, hi_open: bool = False) -> float:
+def check_in_range(
+    value: Any,
+    name: str,
+    func: str,
+    lo: float,
+    hi: float,
+    *,
+    lo_open: bool = False,
+    hi_open: bool = False,
+) -> float:
     """Return ``value`` as a finite float in the interval from ``lo`` to ``hi`` (each end closed
     unless said open), or raise the standard error naming the interval."""
     v = float(value) if _is_real(value) else float("nan")
@@ -121,8 +141,9 @@ def check_in_range(value: Any, name: str, func: str, lo: float, hi: float, *,
     return v
 
 
-def check_fraction(value: Any, name: str, func: str, *, allow_zero: bool = False,
-                   allow_none: bool = False) -> float | None:
+def check_fraction(
+    value: Any, name: str, func: str, *, allow_zero: bool = False, allow_none: bool = False
+) -> float | None:
     """A fraction in (0, 1) (or [0, 1) with ``allow_zero``), or None when allowed."""
     if value is None and allow_none:
         return None
@@ -131,8 +152,9 @@ def check_fraction(value: Any, name: str, func: str, *, allow_zero: bool = False
     lo_ok = v >= 0.0 if allow_zero else v > 0.0
     if not ok or not (lo_ok and v < 1.0):
         bounds = "[0, 1)" if allow_zero else "(0, 1)"
-        raise param_error(name, func, f"a number in {bounds}" + (" or None" if allow_none
-                                                                  else ""), value)
+        raise param_error(
+            name, func, f"a number in {bounds}" + (" or None" if allow_none else ""), value
+        )
     return v
 
 
@@ -158,16 +180,18 @@ def check_optional(value: Any, kind: type | tuple[type, ...], name: str, func: s
         raise param_error(name, func, f"{text} or None", value)
 
 
-def check_type(value: Any, kind: type, name: str, func: str, expected: str,
-               fix: str | None = None) -> Any:
+def check_type(
+    value: Any, kind: type, name: str, func: str, expected: str, fix: str | None = None
+) -> Any:
     """Return ``value`` when it is an instance of ``kind``, else raise the standard error."""
     if not isinstance(value, kind):
         raise param_error(name, func, expected, value, fix)
     return value
 
 
-def check_file(path: Any, name: str, func: str, *, suffix: str | None = None,
-               fix: str | None = None) -> Path:
+def check_file(
+    path: Any, name: str, func: str, *, suffix: str | None = None, fix: str | None = None
+) -> Path:
     """An existing regular file (with the given ``suffix``, lower-cased, when one is asked)."""
     if not isinstance(path, (str, os.PathLike)):
         raise param_error(name, func, "a path to a file (str or os.PathLike)", path)
@@ -179,11 +203,9 @@ def check_file(path: Any, name: str, func: str, *, suffix: str | None = None,
             raise param_error(name, func, f"an existing {suffix} file", str(path), fix)
         return p
     if not p.exists():
-        raise param_error(name, func, "an existing file", f"'{p}' (no such file)",
-                          got_is_text=True)
+        raise param_error(name, func, "an existing file", f"'{p}' (no such file)", got_is_text=True)
     if not p.is_file():
-        raise param_error(name, func, "a file", f"'{p}' (not a regular file)",
-                          got_is_text=True)
+        raise param_error(name, func, "a file", f"'{p}' (not a regular file)", got_is_text=True)
     return p
 
 
@@ -197,13 +219,16 @@ def _bounds_text(minimum: int | None, maximum: int | None) -> str:
     return ""
 
 
-_REBUILD = ("Rebuild it from its entries, e.g. scipy.sparse.csr_array((data, (rows, cols)), "
-            "shape=...), instead of editing indptr, indices or data by hand.")
+_REBUILD = (
+    "Rebuild it from its entries, e.g. scipy.sparse.csr_array((data, (rows, cols)), "
+    "shape=...), instead of editing indptr, indices or data by hand."
+)
 
 
 def _structure_error(name: str, func: str, expected: str, got: str) -> InputError:
-    return param_error(name, func, f"a sparse matrix whose {expected}", got, _REBUILD,
-                       got_is_text=True)
+    return param_error(
+        name, func, f"a sparse matrix whose {expected}", got, _REBUILD, got_is_text=True
+    )
 
 
 def _index_array(x: Any, part: str, name: str, func: str) -> np.ndarray:
@@ -211,16 +236,22 @@ def _index_array(x: Any, part: str, name: str, func: str) -> np.ndarray:
     integers that int64 holds; unsigned ones (which scipy refuses) are converted to int64."""
     arr = np.asarray(x)
     if arr.ndim != 1 or arr.dtype.kind not in "iu":
-        raise _structure_error(name, func, f"{part} is a 1-d integer array",
-                               f"{part} of dtype {arr.dtype} and shape {arr.shape}")
+        raise _structure_error(
+            name,
+            func,
+            f"{part} is a 1-d integer array",
+            f"{part} of dtype {arr.dtype} and shape {arr.shape}",
+        )
     if arr.dtype.kind == "u" and arr.size and arr.max() > np.iinfo(np.int64).max:
-        raise _structure_error(name, func, f"{part} values fit in int64",
-                               f"a {part} value {int(arr.max())}")
+        raise _structure_error(
+            name, func, f"{part} values fit in int64", f"a {part} value {int(arr.max())}"
+        )
     return arr.astype(np.int64) if arr.dtype.kind == "u" else arr
 
 
-def _compressed_parts(X: Any, n_major: int, n_minor: int, name: str, func: str
-                      ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _compressed_parts(
+    X: Any, n_major: int, n_minor: int, name: str, func: str
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``(indptr, indices, data)`` of a CSR/CSC/BSR checked with numpy only (no scipy method,
     whose C++ code trusts them), the entries past ``indptr[-1]`` dropped."""
     major = "row" if X.format != "csc" else "column"
@@ -228,36 +259,58 @@ def _compressed_parts(X: Any, n_major: int, n_minor: int, name: str, func: str
     indices = _index_array(X.indices, "indices", name, func)
     data = np.asarray(X.data)
     if indptr.shape[0] != n_major + 1:
-        raise _structure_error(name, func, f"indptr has n_{major}s + 1 = {n_major + 1} values",
-                               f"an indptr of length {indptr.shape[0]}")
+        raise _structure_error(
+            name,
+            func,
+            f"indptr has n_{major}s + 1 = {n_major + 1} values",
+            f"an indptr of length {indptr.shape[0]}",
+        )
     if indptr[0] != 0:
-        raise _structure_error(name, func, "indptr starts at 0",
-                               f"an indptr starting at {int(indptr[0])}")
+        raise _structure_error(
+            name, func, "indptr starts at 0", f"an indptr starting at {int(indptr[0])}"
+        )
     drops = np.flatnonzero(np.diff(indptr) < 0)
     if drops.size:
         r = int(drops[0])
-        raise _structure_error(name, func, "indptr is non-decreasing",
-                               f"an indptr that decreases after {major} {r} (from "
-                               f"{int(indptr[r])} to {int(indptr[r + 1])})")
+        raise _structure_error(
+            name,
+            func,
+            "indptr is non-decreasing",
+            f"an indptr that decreases after {major} {r} (from "
+            f"{int(indptr[r])} to {int(indptr[r + 1])})",
+        )
     if data.shape[:1] != indices.shape:
-        raise _structure_error(name, func, "data and indices have the same length",
-                               f"{data.shape[0] if data.ndim else 0} stored values for "
-                               f"{indices.shape[0]} indices")
+        raise _structure_error(
+            name,
+            func,
+            "data and indices have the same length",
+            f"{data.shape[0] if data.ndim else 0} stored values for {indices.shape[0]} indices",
+        )
     nnz = int(indptr[-1])
     if nnz > indices.shape[0]:
-        raise _structure_error(name, func, f"indptr ends at most at the number of stored "
-                               f"entries ({indices.shape[0]})", f"indptr[-1] = {nnz}")
+        raise _structure_error(
+            name,
+            func,
+            f"indptr ends at most at the number of stored entries ({indices.shape[0]})",
+            f"indptr[-1] = {nnz}",
+        )
     indices, data = indices[:nnz], data[:nnz]
     if nnz and (indices.min() < 0 or indices.max() >= n_minor):
         bad = int(indices.min()) if indices.min() < 0 else int(indices.max())
         other = "column" if major == "row" else "row"
-        raise param_error(name, func, f"a sparse matrix whose {other} indices lie in [0, "
-                          f"{n_minor})", f"a {other} index {bad}", got_is_text=True)
+        raise param_error(
+            name,
+            func,
+            f"a sparse matrix whose {other} indices lie in [0, {n_minor})",
+            f"a {other} index {bad}",
+            got_is_text=True,
+        )
     return indptr, indices, data
 
 
-def _coo_to_csr(rows: np.ndarray, cols: np.ndarray, data: np.ndarray,
-                shape: tuple[int, int]) -> sp.csr_array:
+def _coo_to_csr(
+    rows: np.ndarray, cols: np.ndarray, data: np.ndarray, shape: tuple[int, int]
+) -> sp.csr_array:
     """Checked COO entries as a CSR in their order within each row (duplicates kept: the
     caller counts them)."""
     order = np.argsort(rows, kind="stable")
@@ -280,15 +333,24 @@ def checked_sparse(X: Any, name: str, func: str) -> sp.csr_array:
     ``data`` of one length, within the shape).
     """
     if not sp.issparse(X):
-        raise param_error(name, func, "a scipy.sparse CSR array or matrix (users as rows)", X,
-                          "Convert it with scipy.sparse.csr_array(X).")
+        raise param_error(
+            name,
+            func,
+            "a scipy.sparse CSR array or matrix (users as rows)",
+            X,
+            "Convert it with scipy.sparse.csr_array(X).",
+        )
     if len(X.shape) != 2:
         raise param_error(name, func, "two-dimensional", X)
     kind = np.dtype(X.dtype).kind
     if kind == "c":
-        raise param_error(name, func, "real-valued (a complex value's imaginary part would be "
-                          "dropped)", X, "Pass the real part (X.real) or the magnitude "
-                          "(abs(X)) explicitly.")
+        raise param_error(
+            name,
+            func,
+            "real-valued (a complex value's imaginary part would be dropped)",
+            X,
+            "Pass the real part (X.real) or the magnitude (abs(X)) explicitly.",
+        )
     if kind not in "biuf":
         raise param_error(name, func, "numeric", X)
     shape = (int(X.shape[0]), int(X.shape[1]))
@@ -301,18 +363,28 @@ def checked_sparse(X: Any, name: str, func: str) -> sp.csr_array:
         cols = np.repeat(np.arange(n_major, dtype=np.int64), np.diff(indptr))
         return _coo_to_csr(indices, cols, data, shape)
     if fmt == "coo":
-        coords = [_index_array(c, part, name, func) for c, part in
-                  zip((X.row, X.col), ("row", "col"))]
+        coords = [
+            _index_array(c, part, name, func) for c, part in zip((X.row, X.col), ("row", "col"))
+        ]
         data = np.asarray(X.data)
         if not (coords[0].shape == coords[1].shape == data.shape[:1]):
-            raise _structure_error(name, func, "row, col and data have the same length",
-                                   f"lengths {coords[0].shape[0]}, {coords[1].shape[0]} and "
-                                   f"{data.shape[0] if data.ndim else 0}")
+            raise _structure_error(
+                name,
+                func,
+                "row, col and data have the same length",
+                f"lengths {coords[0].shape[0]}, {coords[1].shape[0]} and "
+                f"{data.shape[0] if data.ndim else 0}",
+            )
         for c, size, part in zip(coords, shape, ("row", "column")):
             if c.size and (c.min() < 0 or c.max() >= size):
                 bad = int(c.min()) if c.min() < 0 else int(c.max())
-                raise param_error(name, func, f"a sparse matrix whose {part} indices lie in "
-                                  f"[0, {size})", f"a {part} index {bad}", got_is_text=True)
+                raise param_error(
+                    name,
+                    func,
+                    f"a sparse matrix whose {part} indices lie in [0, {size})",
+                    f"a {part} index {bad}",
+                    got_is_text=True,
+                )
         return _coo_to_csr(coords[0], coords[1], data, shape)
     if fmt == "bsr":
         R, C = X.blocksize
@@ -320,8 +392,9 @@ def checked_sparse(X: Any, name: str, func: str) -> sp.csr_array:
     return checked_sparse(X.tocoo(), name, func)
 
 
-def as_csr(X: Any, name: str, func: str, *, shape: tuple[int, int] | None = None,
-           allow_none: bool = False) -> sp.csr_array | None:
+def as_csr(
+    X: Any, name: str, func: str, *, shape: tuple[int, int] | None = None, allow_none: bool = False
+) -> sp.csr_array | None:
     """Return ``X`` as a canonical CSR array with sorted indices, without touching the caller's
     object.
 
@@ -339,8 +412,13 @@ def as_csr(X: Any, name: str, func: str, *, shape: tuple[int, int] | None = None
         raise param_error(name, func, f"of shape {shape}", X)
     data = np.asarray(X.data)
     if data.dtype.kind == "f" and not np.all(np.isfinite(data)):
-        raise param_error(name, func, "free of NaN and infinite stored values", X,
-                          "Drop those entries or replace them before evaluating.")
+        raise param_error(
+            name,
+            func,
+            "free of NaN and infinite stored values",
+            X,
+            "Drop those entries or replace them before evaluating.",
+        )
     if not X.has_sorted_indices or not X.has_canonical_format:
         X = X.copy()
         X.sum_duplicates()
@@ -348,8 +426,9 @@ def as_csr(X: Any, name: str, func: str, *, shape: tuple[int, int] | None = None
     return X
 
 
-def resolve_under(base: str | os.PathLike, rel: str | os.PathLike, *, what: str,
-                  func: str | None = None) -> Path:
+def resolve_under(
+    base: str | os.PathLike, rel: str | os.PathLike, *, what: str, func: str | None = None
+) -> Path:
     """``base / rel`` resolved (``..`` and symbolic links followed), checked to lie inside
     ``base``: the one rule for every path taken from a config value or a manifest.
 
@@ -382,8 +461,10 @@ def resolve_under(base: str | os.PathLike, rel: str | os.PathLike, *, what: str,
     got = f"{str(rel)!r}, which resolves to {path}"
     if func is not None:
         raise param_error(what, func, expected, got, got_is_text=True)
-    raise InputError(f"{what} must be {expected}; got {got}. Give a name inside that folder "
-                     "(no '..' leaving it, no absolute path elsewhere).")
+    raise InputError(
+        f"{what} must be {expected}; got {got}. Give a name inside that folder "
+        "(no '..' leaving it, no absolute path elsewhere)."
+    )
 
 
 def relative_under(rel: str, folder: str, *, what: str) -> str:
@@ -407,6 +488,8 @@ def relative_under(rel: str, folder: str, *, what: str) -> str:
     text = str(rel).replace("\\", "/")
     norm = posixpath.normpath(text)
     if text.startswith("/") or "://" in text or posixpath.dirname(norm) != folder:
-        raise InputError(f"{what} must name files inside {folder}/; got {str(rel)!r}, which "
-                         f"resolves to {norm!r}.")
+        raise InputError(
+            f"{what} must name files inside {folder}/; got {str(rel)!r}, which "
+            f"resolves to {norm!r}."
+        )
     return norm

@@ -32,9 +32,9 @@ _NEGATIVE_KEYS = {"n", "by", "seed", "per_positive"}
 #: Engine backends an evaluation can run on (the ``backend`` option).
 BACKENDS = tuple(_ENGINE_BACKENDS)
 
-_INT32_MAX = 2 ** 31 - 1
-_INT64_MAX = 2 ** 63 - 1
-_UINT64_MAX = 2 ** 64 - 1
+_INT32_MAX = 2**31 - 1
+_INT64_MAX = 2**63 - 1
+_UINT64_MAX = 2**64 - 1
 
 
 @dataclass(frozen=True)
@@ -102,7 +102,8 @@ class EvalOptions:
     """
 
     metrics: str | Sequence[str] | None = field(
-        default=None, metadata={"config_key": "names", "config_type": list[str] | None})
+        default=None, metadata={"config_key": "names", "config_type": list[str] | None}
+    )
     profile: str | None = None
     k: int = 10
     cumulative: bool = False
@@ -122,7 +123,8 @@ class EvalOptions:
     tail_ratio: float = 0.1
     short_head_share: float = 0.8
     negatives: dict[str, Any] | None = field(
-        default=None, metadata={"config_type": dict[str, Any] | None})
+        default=None, metadata={"config_type": dict[str, Any] | None}
+    )
     nthreads: int = field(default=-1, metadata={"config": False})
     return_topk: bool = field(default=False, metadata={"config": False})
 
@@ -140,8 +142,9 @@ class EvalOptions:
             raise param_error("backend", func, f"one of {list(BACKENDS)}", self.backend)
         missing = _backend_unavailable(self.backend)
         if missing is not None:
-            raise param_error("backend", func, "a backend that can run on this machine",
-                              self.backend, fix=missing)
+            raise param_error(
+                "backend", func, "a backend that can run on this machine", self.backend, fix=missing
+            )
         for name in ("profile", "ties", "no_positive", "inf_scores"):
             value = getattr(self, name)
             if value is not None and not isinstance(value, str):
@@ -153,11 +156,13 @@ class EvalOptions:
         level = self.relevance_level
         if level is not None:
             level = check_float(level, "relevance_level", func)
-        rbp = check_in_range(self.rbp_persistence, "rbp_persistence", func, 0.0, 1.0,
-                             lo_open=True, hi_open=True)
+        rbp = check_in_range(
+            self.rbp_persistence, "rbp_persistence", func, 0.0, 1.0, lo_open=True, hi_open=True
+        )
         tail = check_in_range(self.tail_ratio, "tail_ratio", func, 0.0, 1.0, lo_open=True)
-        head = check_in_range(self.short_head_share, "short_head_share", func, 0.0, 1.0,
-                              lo_open=True)
+        head = check_in_range(
+            self.short_head_share, "short_head_share", func, 0.0, 1.0, lo_open=True
+        )
         block_rows = self.block_rows
         if block_rows is not None:
             block_rows = check_int(block_rows, "block_rows", func, minimum=1, maximum=_INT32_MAX)
@@ -165,21 +170,29 @@ class EvalOptions:
         if nthreads == 0:
             raise param_error("nthreads", func, "an int >= 1, or -1 for every core", nthreads)
         return dataclasses.replace(
-            self, k=check_int(self.k, "k", func, minimum=1, maximum=_INT64_MAX),
+            self,
+            k=check_int(self.k, "k", func, minimum=1, maximum=_INT64_MAX),
             seed=check_int(self.seed, "seed", func, minimum=0, maximum=_UINT64_MAX),
-            min_pos_test=check_int(self.min_pos_test, "min_pos_test", func, minimum=1,
-                                   maximum=_INT64_MAX),
-            min_items_pool=check_int(self.min_items_pool, "min_items_pool", func, minimum=1,
-                                     maximum=_INT64_MAX),
-            serendipity_top_n=check_int(self.serendipity_top_n, "serendipity_top_n", func,
-                                        minimum=0, maximum=_INT64_MAX),
-            block_rows=block_rows, nthreads=nthreads, relevance_level=level,
-            rbp_persistence=rbp, tail_ratio=tail, short_head_share=head,
+            min_pos_test=check_int(
+                self.min_pos_test, "min_pos_test", func, minimum=1, maximum=_INT64_MAX
+            ),
+            min_items_pool=check_int(
+                self.min_items_pool, "min_items_pool", func, minimum=1, maximum=_INT64_MAX
+            ),
+            serendipity_top_n=check_int(
+                self.serendipity_top_n, "serendipity_top_n", func, minimum=0, maximum=_INT64_MAX
+            ),
+            block_rows=block_rows,
+            nthreads=nthreads,
+            relevance_level=level,
+            rbp_persistence=rbp,
+            tail_ratio=tail,
+            short_head_share=head,
             negatives=_check_negatives(self.negatives, func),
             cumulative=check_bool(self.cumulative, "cumulative", func),
-            consider_cold_start=check_bool(self.consider_cold_start, "consider_cold_start",
-                                           func),
-            return_topk=check_bool(self.return_topk, "return_topk", func))
+            consider_cold_start=check_bool(self.consider_cold_start, "consider_cold_start", func),
+            return_topk=check_bool(self.return_topk, "return_topk", func),
+        )
 
     @classmethod
     def from_config(cls, section: dict[str, Any], **runtime: Any) -> EvalOptions:
@@ -194,9 +207,13 @@ class EvalOptions:
         keys = {key: f.name for f, key in config_fields()}
         unknown = sorted(set(section) - set(keys))
         if unknown:
-            raise param_error("metrics", "EvalOptions.from_config",
-                              f"a config section with keys among {sorted(keys)}",
-                              f"unknown keys {unknown}", got_is_text=True)
+            raise param_error(
+                "metrics",
+                "EvalOptions.from_config",
+                f"a config section with keys among {sorted(keys)}",
+                f"unknown keys {unknown}",
+                got_is_text=True,
+            )
         values = {keys[k]: v for k, v in section.items()}
         negatives = values.get("negatives")
         if hasattr(negatives, "items"):  # the app's node: null keys are the defaults, n null off
@@ -219,8 +236,13 @@ def _check_negatives(value: Any, func: str) -> dict[str, Any] | None:
     if value is None:
         return None
     if not hasattr(value, "keys") or not set(value.keys()) <= _NEGATIVE_KEYS or "n" not in value:
-        raise param_error("negatives", func, "None or a mapping with 'n' and optionally "
-                          "'by' (uniform or popularity), 'seed' and 'per_positive'", value)
+        raise param_error(
+            "negatives",
+            func,
+            "None or a mapping with 'n' and optionally "
+            "'by' (uniform or popularity), 'seed' and 'per_positive'",
+            value,
+        )
     n, by = value["n"], value.get("by", "uniform")
     seed, per = value.get("seed", 0), value.get("per_positive", False)
     if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
@@ -245,11 +267,15 @@ def _check_metric_names(metrics: Any, func: str) -> None:
     if metrics is None or isinstance(metrics, str):
         return
     if not isinstance(metrics, (list, tuple)):
-        raise param_error("metrics", func, "a metric name, a list of metric names, \"all\" or "
-                          "None", metrics)
+        raise param_error(
+            "metrics", func, 'a metric name, a list of metric names, "all" or None', metrics
+        )
 
 
 def config_fields() -> list[tuple[dataclasses.Field, str]]:
     """The fields of :class:`EvalOptions` a config sets, with their config key names."""
-    return [(f, f.metadata.get("config_key", f.name)) for f in dataclasses.fields(EvalOptions)
-            if f.metadata.get("config", True)]
+    return [
+        (f, f.metadata.get("config_key", f.name))
+        for f in dataclasses.fields(EvalOptions)
+        if f.metadata.get("config", True)
+    ]

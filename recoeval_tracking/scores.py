@@ -69,8 +69,13 @@ def _float_array(x: Any, name: str, func: str, ndim: int) -> np.ndarray:
     if x.dtype == np.float32 or x.dtype == np.float64:
         return x
     if x.dtype.kind == "c":
-        raise param_error(name, func, "a real-valued array (a complex value's imaginary part "
-                          "would be dropped)", x, f"Pass {name}.real explicitly if that is meant.")
+        raise param_error(
+            name,
+            func,
+            "a real-valued array (a complex value's imaginary part would be dropped)",
+            x,
+            f"Pass {name}.real explicitly if that is meant.",
+        )
     if x.dtype.kind in "biuf":
         return x.astype(np.float64)
     raise param_error(name, func, "a numeric (float32 or float64) array", x)
@@ -98,8 +103,12 @@ class FactorScores(ScoreSource):
         if self.item_biases is not None:
             bias = _float_array(self.item_biases, "item_biases", self.func, 1)
             if bias.shape[0] != B.shape[0]:
-                raise param_error("item_biases", self.func,
-                                  f"a 1-d array with one value per item ({B.shape[0]})", bias)
+                raise param_error(
+                    "item_biases",
+                    self.func,
+                    f"a 1-d array with one value per item ({B.shape[0]})",
+                    bias,
+                )
         if bias is not None:
             # recometrics' rule: append the biases to B as a factor and a column of ones to A.
             B = np.hstack([B.astype(dtype, copy=False), bias.astype(dtype)[:, None]])
@@ -122,8 +131,12 @@ class FactorScores(ScoreSource):
         return out
 
     def describe(self) -> dict[str, Any]:
-        return {"kind": "factors", "n_factors": int(self.A.shape[1]),
-                "item_biases": bool(self._ones), "dtype": str(self.dtype)}
+        return {
+            "kind": "factors",
+            "n_factors": int(self.A.shape[1]),
+            "item_biases": bool(self._ones),
+            "dtype": str(self.dtype),
+        }
 
 
 @dataclass
@@ -189,7 +202,9 @@ class CallableScores(ScoreSource):
 
     def __post_init__(self) -> None:
         if not callable(self.scorer):
-            raise param_error("scorer", self.func, "a callable f(user_indices) -> scores", self.scorer)
+            raise param_error(
+                "scorer", self.func, "a callable f(user_indices) -> scores", self.scorer
+            )
         self.dtype = np.dtype(self.dtype)
         if self.dtype not in (np.float32, np.float64):
             raise param_error("dtype", self.func, "float32 or float64", self.dtype)
@@ -197,8 +212,13 @@ class CallableScores(ScoreSource):
             self.accepts_out = takes_out(self.scorer)
 
     def block(self, users: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
-        if out is not None and self.accepts_out and out.dtype == self.dtype \
-                and out.flags.c_contiguous and out.shape == (len(users), self.n_items):
+        if (
+            out is not None
+            and self.accepts_out
+            and out.dtype == self.dtype
+            and out.flags.c_contiguous
+            and out.shape == (len(users), self.n_items)
+        ):
             got = self.scorer(users, out=out)
             if got is None or got is out:  # written in place: the engine's own buffer
                 return out
@@ -217,7 +237,8 @@ class CallableScores(ScoreSource):
             raise InputError(
                 f"The 'scorer' passed to {self.func} must return real numbers (a bool, int or "
                 f"float array; a complex value's imaginary part would be dropped). Got "
-                f"{describe(got)} instead.")
+                f"{describe(got)} instead."
+            )
         if out is None:
             return np.array(got, dtype=self.dtype, order="C", copy=True)
         out[...] = got
@@ -237,8 +258,10 @@ def takes_out(method: Any) -> bool:
     except (TypeError, ValueError):
         return False
     p = params.get("out")
-    return p is not None and p.kind in (inspect.Parameter.POSITIONAL_OR_KEYWORD,
-                                        inspect.Parameter.KEYWORD_ONLY)
+    return p is not None and p.kind in (
+        inspect.Parameter.POSITIONAL_OR_KEYWORD,
+        inspect.Parameter.KEYWORD_ONLY,
+    )
 
 
 def order_key(values: Any, *, is_score: bool) -> tuple[np.ndarray, int | None, str]:
@@ -251,8 +274,11 @@ def order_key(values: Any, *, is_score: bool) -> tuple[np.ndarray, int | None, s
     number >= 0 (a negative rank would move its item above the best one); a score any number
     but NaN (+-inf rank first or last); neither may be text or complex (a complex value's
     imaginary part would be dropped)."""
-    expected = ("a finite number >= 0 (a rank: 1 = best)" if not is_score
-                else "a number, not NaN (a score: higher = better)")
+    expected = (
+        "a finite number >= 0 (a rank: 1 = best)"
+        if not is_score
+        else "a number, not NaN (a score: higher = better)"
+    )
     arr = np.asarray(values)
     if arr.dtype.kind in "iuf":
         num = arr.astype(np.float64)
@@ -297,23 +323,36 @@ class RankedLists:
     def __post_init__(self) -> None:
         items = np.asarray(self.items)
         if items.ndim != 2 or not np.issubdtype(items.dtype, np.integer):
-            raise param_error("ranked", self.func,
-                              "a 2-d integer array of item indices (users x K, -1 for padding)", items)
+            raise param_error(
+                "ranked",
+                self.func,
+                "a 2-d integer array of item indices (users x K, -1 for padding)",
+                items,
+            )
         self.items = np.ascontiguousarray(items, dtype=np.int64)
         self.n_users, self.k = self.items.shape
         if self.missing_users not in MISSING_USERS:
-            raise param_error("missing_users", self.func, f"one of {list(MISSING_USERS)}",
-                              self.missing_users)
+            raise param_error(
+                "missing_users", self.func, f"one of {list(MISSING_USERS)}", self.missing_users
+            )
         if self.listed is not None:
             self.listed = np.asarray(self.listed, dtype=bool)
             if self.listed.shape != (self.n_users,):
-                raise param_error("listed", self.func, f"a bool per user ({self.n_users})",
-                                  self.listed)
+                raise param_error(
+                    "listed", self.func, f"a bool per user ({self.n_users})", self.listed
+                )
 
     @classmethod
-    def from_pairs(cls, users: np.ndarray, items: np.ndarray, key: np.ndarray, n_users: int,
-                   min_width: int = 1, func: str = "evaluate",
-                   missing_users: str = "zero") -> RankedLists:
+    def from_pairs(
+        cls,
+        users: np.ndarray,
+        items: np.ndarray,
+        key: np.ndarray,
+        n_users: int,
+        min_width: int = 1,
+        func: str = "evaluate",
+        missing_users: str = "zero",
+    ) -> RankedLists:
         """Lists from (user row, item index, key) triples: each user's items in ascending
         ``key`` (a rank, or a negated score; ties keep the given order), padded with -1 to the
         longest list and at least ``min_width`` ranks. Users with no pair are recorded as

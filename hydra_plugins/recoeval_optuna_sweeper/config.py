@@ -43,5 +43,6 @@ class OptunaSweeperConf:
     params: Dict[str, Any] = field(default_factory=dict)
 
 
-ConfigStore.instance().store(group="hydra/sweeper", name="optuna", node=OptunaSweeperConf,
-                             provider="recoeval_tracking")
+ConfigStore.instance().store(
+    group="hydra/sweeper", name="optuna", node=OptunaSweeperConf, provider="recoeval_tracking"
+)

@@ -42,8 +42,10 @@ def objective_value(returned: Any) -> float:
     the number a plain task function returned."""
     value = returned.get("objective") if isinstance(returned, dict) else returned
     if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise ValueError(f"the job returned no objective value (got {value!r}); set the "
-                         "top-level objective (objective=ndcg_at_10)")
+        raise ValueError(
+            f"the job returned no objective value (got {value!r}); set the "
+            "top-level objective (objective=ndcg_at_10)"
+        )
     return float(value)
 
 
@@ -57,26 +59,37 @@ class OptunaSweeper(Sweeper):
     """A Hydra sweeper on Optuna; see the module docstring and
     :class:`~.config.OptunaSweeperConf` for the settings."""
 
-    def __init__(self, n_trials: int = 20, n_jobs: int = 1, sampler: str = "tpe",
-                 seed: int | None = None, n_startup_trials: int | None = None,
-                 direction: str | None = None, storage: str | None = None,
-                 study_name: str = "recoeval", params: Any = None) -> None:
+    def __init__(
+        self,
+        n_trials: int = 20,
+        n_jobs: int = 1,
+        sampler: str = "tpe",
+        seed: int | None = None,
+        n_startup_trials: int | None = None,
+        direction: str | None = None,
+        storage: str | None = None,
+        study_name: str = "recoeval",
+        params: Any = None,
+    ) -> None:
         self.n_trials, self.n_jobs, self.sampler = n_trials, n_jobs, sampler
         self.seed, self.n_startup_trials, self.direction = seed, n_startup_trials, direction
         self.storage, self.study_name = storage, study_name
-        self.params = dict(OmegaConf.to_container(params) if OmegaConf.is_config(params)
-                           else params or {})
+        self.params = dict(
+            OmegaConf.to_container(params) if OmegaConf.is_config(params) else params or {}
+        )
         self.config: DictConfig | None = None
         self.launcher: Any = None
         self.hydra_context: HydraContext | None = None
         self.job_idx = 0
 
-    def setup(self, *, hydra_context: HydraContext, task_function: TaskFunction,
-              config: DictConfig) -> None:
+    def setup(
+        self, *, hydra_context: HydraContext, task_function: TaskFunction, config: DictConfig
+    ) -> None:
         self.config = config
         self.hydra_context = hydra_context
         self.launcher = Plugins.instance().instantiate_launcher(
-            hydra_context=hydra_context, task_function=task_function, config=config)
+            hydra_context=hydra_context, task_function=task_function, config=config
+        )
         self.sweep_dir = Path(str(config.hydra.sweep.dir))
         if not self.sweep_dir.is_absolute():
             self.sweep_dir = Path(str(config.hydra.runtime.cwd)) / self.sweep_dir
@@ -89,40 +102,59 @@ class OptunaSweeper(Sweeper):
         assert self.config is not None
         objective = OmegaConf.select(self.config, "objective", default=None)
         if objective is None:
-            raise _usage_error("objective must be set for hydra/sweeper=optuna: the metric "
-                               "the search optimises, e.g. objective=ndcg_at_10; got None.")
+            raise _usage_error(
+                "objective must be set for hydra/sweeper=optuna: the metric "
+                "the search optimises, e.g. objective=ndcg_at_10; got None."
+            )
         check_objective(objective, OmegaConf.select(self.config, "metrics.k", default=None))
-        for name, value, allowed in (("n_trials", self.n_trials, None),
-                                     ("n_jobs", self.n_jobs, None),
-                                     ("sampler", self.sampler, SAMPLERS),
-                                     ("direction", self.direction, (None, *_DIRECTIONS))):
-            if allowed is None and (isinstance(value, bool) or not isinstance(value, int)
-                                    or value < 1):
+        for name, value, allowed in (
+            ("n_trials", self.n_trials, None),
+            ("n_jobs", self.n_jobs, None),
+            ("sampler", self.sampler, SAMPLERS),
+            ("direction", self.direction, (None, *_DIRECTIONS)),
+        ):
+            if allowed is None and (
+                isinstance(value, bool) or not isinstance(value, int) or value < 1
+            ):
                 raise _usage_error(f"hydra.sweeper.{name} must be an int >= 1; got {value!r}.")
             if allowed is not None and value not in allowed:
-                raise _usage_error(f"hydra.sweeper.{name} must be one of "
-                                   f"{[a for a in allowed if a]}; got {value!r}.")
-        direction = self.direction or ("maximize" if greater_is_better(objective)
-                                       else "minimize")
+                raise _usage_error(
+                    f"hydra.sweeper.{name} must be one of "
+                    f"{[a for a in allowed if a]}; got {value!r}."
+                )
+        direction = self.direction or ("maximize" if greater_is_better(objective) else "minimize")
         return str(objective), direction
 
     def _study(self, direction: str) -> Any:
         import optuna
 
-        samplers = {"tpe": lambda: optuna.samplers.TPESampler(
-                        seed=self.seed, **({"n_startup_trials": self.n_startup_trials}
-                                           if self.n_startup_trials is not None else {})),
-                    "random": lambda: optuna.samplers.RandomSampler(seed=self.seed),
-                    "cmaes": lambda: optuna.samplers.CmaEsSampler(seed=self.seed),
-                    "qmc": lambda: optuna.samplers.QMCSampler(seed=self.seed)}
+        samplers = {
+            "tpe": lambda: optuna.samplers.TPESampler(
+                seed=self.seed,
+                **(
+                    {"n_startup_trials": self.n_startup_trials}
+                    if self.n_startup_trials is not None
+                    else {}
+                ),
+            ),
+            "random": lambda: optuna.samplers.RandomSampler(seed=self.seed),
+            "cmaes": lambda: optuna.samplers.CmaEsSampler(seed=self.seed),
+            "qmc": lambda: optuna.samplers.QMCSampler(seed=self.seed),
+        }
         try:
-            return optuna.create_study(study_name=self.study_name, storage=self.storage,
-                                       sampler=samplers[self.sampler](), direction=direction,
-                                       load_if_exists=True)
+            return optuna.create_study(
+                study_name=self.study_name,
+                storage=self.storage,
+                sampler=samplers[self.sampler](),
+                direction=direction,
+                load_if_exists=True,
+            )
         except ValueError as err:  # a stored study with the other direction
-            raise _usage_error(f"hydra.sweeper.study_name: the study {self.study_name!r} in "
-                               f"{self.storage} cannot be resumed: {err} Pick another "
-                               "study_name.") from err
+            raise _usage_error(
+                f"hydra.sweeper.study_name: the study {self.study_name!r} in "
+                f"{self.storage} cannot be resumed: {err} Pick another "
+                "study_name."
+            ) from err
 
     # -- the sweep --------------------------------------------------------------------------
     def sweep(self, arguments: list[str]) -> Any:
@@ -132,23 +164,36 @@ class OptunaSweeper(Sweeper):
         except SearchSpaceError as err:
             raise _usage_error(str(err)) from err
         if not space:
-            raise _usage_error("hydra/sweeper=optuna needs a search space: give at least one "
-                               "setting as interval(...), int(interval(...)), "
-                               "tag(log,interval(...)), range(...) or choice(...); got "
-                               f"{arguments}.")
+            raise _usage_error(
+                "hydra/sweeper=optuna needs a search space: give at least one "
+                "setting as interval(...), int(interval(...)), "
+                "tag(log,interval(...)), range(...) or choice(...); got "
+                f"{arguments}."
+            )
         study = self._study(direction)
         self.sweep_dir.mkdir(parents=True, exist_ok=True)
         _note_swept_keys(self.sweep_dir, list(space))
         tracker = _BestTracker(self.sweep_dir, objective, study)
-        log.info("Optuna study %r (%s %s, sampler %s, seed %s): %d trials in batches of %d",
-                 study.study_name, direction, objective, self.sampler, self.seed,
-                 self.n_trials, self.n_jobs)
+        log.info(
+            "Optuna study %r (%s %s, sampler %s, seed %s): %d trials in batches of %d",
+            study.study_name,
+            direction,
+            objective,
+            self.sampler,
+            self.seed,
+            self.n_trials,
+            self.n_jobs,
+        )
         done, returns, trials = 0, [], []
         while done < self.n_trials:
-            batch = [study.ask(fixed_distributions=space)
-                     for _ in range(min(self.n_jobs, self.n_trials - done))]
-            overrides = [tuple(fixed) + tuple(format_override(k, v)
-                                              for k, v in t.params.items()) for t in batch]
+            batch = [
+                study.ask(fixed_distributions=space)
+                for _ in range(min(self.n_jobs, self.n_trials - done))
+            ]
+            overrides = [
+                tuple(fixed) + tuple(format_override(k, v) for k, v in t.params.items())
+                for t in batch
+            ]
             self.validate_batch_is_legal(overrides)
             results = self.launcher.launch(overrides, initial_job_idx=self.job_idx)
             self.job_idx += len(results)
@@ -159,8 +204,9 @@ class OptunaSweeper(Sweeper):
             tracker.update()
             if failure is not None:
                 raise failure
-        _write_results(self.sweep_dir / "optimization_results.yaml", study, trials, objective,
-                       direction)
+        _write_results(
+            self.sweep_dir / "optimization_results.yaml", study, trials, objective, direction
+        )
         _log_best(study, objective)
         return returns
 
@@ -187,10 +233,12 @@ def _log_best(study: Any, objective: str) -> None:
     except ValueError:
         log.info("Optuna study %r: no trial completed", study.study_name)
         return
-    params = ", ".join(f"{k}={v:.6g}" if isinstance(v, float) else f"{k}={v}"
-                       for k, v in best.params.items())
-    log.info("Best trial %d of %d: %s = %.4f", best.number, len(study.trials), objective,
-             best.value)
+    params = ", ".join(
+        f"{k}={v:.6g}" if isinstance(v, float) else f"{k}={v}" for k, v in best.params.items()
+    )
+    log.info(
+        "Best trial %d of %d: %s = %.4f", best.number, len(study.trials), objective, best.value
+    )
     log.info("Best parameters: %s", params)
 
 
@@ -239,8 +287,12 @@ class _BestTracker:
         try:
             self._record(best)
         except Exception as err:  # noqa: BLE001 - the search goes on; the close retries
-            print(f"recoeval: WARNING: could not record the best trial on the sweep parent "
-                  f"({type(err).__name__}: {str(err)[:200]}).", file=sys.stderr, flush=True)
+            print(
+                f"recoeval: WARNING: could not record the best trial on the sweep parent "
+                f"({type(err).__name__}: {str(err)[:200]}).",
+                file=sys.stderr,
+                flush=True,
+            )
 
     def _record(self, best: Any) -> None:
         from recoeval_tracking.tracking.sweeps import (
@@ -250,30 +302,49 @@ class _BestTracker:
 
         rec = self.record
         parent = rec.get("parent_run_id") or find_or_create_sweep_parent(
-            rec["sweep_id"], tracking_uri=rec.get("tracking_uri"),
-            experiment=rec.get("experiment") or "recoeval")
-        tags = {"recoeval.optuna.study": self.study.study_name,
-                "recoeval.optuna.direction": self.study.direction.name.lower()}
+            rec["sweep_id"],
+            tracking_uri=rec.get("tracking_uri"),
+            experiment=rec.get("experiment") or "recoeval",
+        )
+        tags = {
+            "recoeval.optuna.study": self.study.study_name,
+            "recoeval.optuna.direction": self.study.direction.name.lower(),
+        }
         if best.user_attrs.get("run_id"):
             tags["recoeval.best.run_id"] = best.user_attrs["run_id"]
-        record_sweep_best(parent, self.objective, best.value, best.params, step=best.number,
-                          tracking_uri=rec.get("tracking_uri"), tags=tags)
+        record_sweep_best(
+            parent,
+            self.objective,
+            best.value,
+            best.params,
+            step=best.number,
+            tracking_uri=rec.get("tracking_uri"),
+            tags=tags,
+        )
 
 
-def _write_results(path: Path, study: Any, trials: list, objective: str, direction: str
-                   ) -> None:
+def _write_results(path: Path, study: Any, trials: list, objective: str, direction: str) -> None:
     """``optimization_results.yaml``: the study's best trial and this command's trials."""
     by_number = {t.number: t for t in study.get_trials(deepcopy=False)}
     rows = []
     for trial in trials:
         frozen = by_number.get(trial.number)
-        rows.append({"number": trial.number, "params": dict(trial.params),
-                     "value": None if frozen is None or frozen.value is None
-                     else float(frozen.value),
-                     "state": frozen.state.name if frozen is not None else "UNKNOWN"})
-    out: dict[str, Any] = {"name": "optuna", "study_name": study.study_name,
-                           "objective": objective, "direction": direction,
-                           "n_trials_in_study": len(by_number), "trials": rows}
+        rows.append(
+            {
+                "number": trial.number,
+                "params": dict(trial.params),
+                "value": None if frozen is None or frozen.value is None else float(frozen.value),
+                "state": frozen.state.name if frozen is not None else "UNKNOWN",
+            }
+        )
+    out: dict[str, Any] = {
+        "name": "optuna",
+        "study_name": study.study_name,
+        "objective": objective,
+        "direction": direction,
+        "n_trials_in_study": len(by_number),
+        "trials": rows,
+    }
     try:
         best = study.best_trial
         out["best_trial"] = best.number

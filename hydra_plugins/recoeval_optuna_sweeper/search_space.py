@@ -31,7 +31,8 @@ def _categorical(key: str, values: Iterable[Any]):
     if bad or not choices:
         raise SearchSpaceError(
             f"{key}: a choice searched by Optuna must list numbers, strings, booleans or null; "
-            f"got {bad[0] if bad else 'no value'!r}.")
+            f"got {bad[0] if bad else 'no value'!r}."
+        )
     return CategoricalDistribution(choices)
 
 
@@ -41,11 +42,13 @@ def _interval(key: str, value: Any):
     low, high = value.start, value.end
     log = "log" in value.tags
     if low is None or high is None or not low < high:
-        raise SearchSpaceError(f"{key}: interval(low, high) needs low < high; got "
-                               f"interval({low}, {high}).")
+        raise SearchSpaceError(
+            f"{key}: interval(low, high) needs low < high; got interval({low}, {high})."
+        )
     if log and low <= 0:
-        raise SearchSpaceError(f"{key}: tag(log, interval(low, high)) needs low > 0; got "
-                               f"low={low}.")
+        raise SearchSpaceError(
+            f"{key}: tag(log, interval(low, high)) needs low > 0; got low={low}."
+        )
     if isinstance(low, int) and isinstance(high, int):
         return IntDistribution(low, high, log=log)
     return FloatDistribution(float(low), float(high), log=log)
@@ -57,8 +60,10 @@ def _range(key: str, value: Any):
     if "log" in value.tags:
         raise SearchSpaceError(f"{key}: tag(log, ...) applies to interval(...), not range(...).")
     start, stop, step = value.start, value.stop, value.step
-    if all(isinstance(v, int) and not isinstance(v, bool) for v in (start, stop, step)) \
-            and step > 0:
+    if (
+        all(isinstance(v, int) and not isinstance(v, bool) for v in (start, stop, step))
+        and step > 0
+    ):
         if stop <= start:
             raise SearchSpaceError(f"{key}: range({start}, {stop}, {step}) is empty.")
         return IntDistribution(start, start + step * ((stop - 1 - start) // step), step=step)
@@ -80,12 +85,15 @@ def distribution(override: Any):
         if value.shuffle:
             raise SearchSpaceError(f"{key}: shuffle(...) means nothing to Optuna; drop it.")
         return _categorical(key, value.list)
-    raise SearchSpaceError(f"{key}: {override.input_line!r} is not a sweep Optuna can search "
-                           "(use interval, int(interval), tag(log, interval), range, choice).")
+    raise SearchSpaceError(
+        f"{key}: {override.input_line!r} is not a sweep Optuna can search "
+        "(use interval, int(interval), tag(log, interval), range, choice)."
+    )
 
 
-def search_space(arguments: list[str], params: Mapping[str, str] | None = None
-                 ) -> tuple[dict[str, Any], list[str]]:
+def search_space(
+    arguments: list[str], params: Mapping[str, str] | None = None
+) -> tuple[dict[str, Any], list[str]]:
     """``(distributions by key, fixed overrides)`` of the command line's ``arguments`` and the
     sweeper's ``params`` (``{key: "int(interval(8,64))"}``; the command line wins)."""
     from hydra.core.override_parser.overrides_parser import OverridesParser

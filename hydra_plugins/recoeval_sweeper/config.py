@@ -30,5 +30,6 @@ class RecoevalSweeperConf:
     params: Optional[Dict[str, str]] = None
 
 
-ConfigStore.instance().store(group="hydra/sweeper", name="recoeval", node=RecoevalSweeperConf,
-                             provider="recoeval_tracking")
+ConfigStore.instance().store(
+    group="hydra/sweeper", name="recoeval", node=RecoevalSweeperConf, provider="recoeval_tracking"
+)

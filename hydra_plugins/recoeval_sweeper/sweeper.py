@@ -61,19 +61,26 @@ def read_baselines(config: DictConfig, overrides: Sequence[Override]) -> list[st
             raise InputError(
                 "baselines: a list of model options, run once each beside the sweep's grid; "
                 f"got the sweep {o.input_line!r}. Write it as one list, quoted for the shell: "
-                "'baselines=[popularity,random]'.")
+                "'baselines=[popularity,random]'."
+            )
     value = OmegaConf.select(config, "baselines", default=None)
     if value is None:
         return []
     names = OmegaConf.to_container(value) if OmegaConf.is_config(value) else value
-    if isinstance(names, str) or not isinstance(names, list) \
-            or not all(isinstance(n, str) and n for n in names):
-        raise InputError(f"baselines must be a list of model option names, e.g. "
-                         f"'baselines=[popularity,random]'; got {names!r}.")
+    if (
+        isinstance(names, str)
+        or not isinstance(names, list)
+        or not all(isinstance(n, str) and n for n in names)
+    ):
+        raise InputError(
+            f"baselines must be a list of model option names, e.g. "
+            f"'baselines=[popularity,random]'; got {names!r}."
+        )
     twice = sorted({n for n in names if names.count(n) > 1})
     if twice:
-        raise InputError(f"baselines must name each model option once; got {names!r} "
-                         f"({', '.join(twice)} twice).")
+        raise InputError(
+            f"baselines must name each model option once; got {names!r} ({', '.join(twice)} twice)."
+        )
     return list(names)
 
 
@@ -92,15 +99,18 @@ def baseline_jobs(overrides: Sequence[Override], baselines: Sequence[str]) -> li
             lists.append([f"{key}={v}" for v in o.sweep_string_iterator()])
         else:
             lists.append([f"{key}={o.get_value_element_as_str()}"])
-    return [[f"{GROUP}={name}", *combo, f"++baseline_rank={rank}"]
-            for combo in itertools.product(*lists) for rank, name in enumerate(baselines)]
+    return [
+        [f"{GROUP}={name}", *combo, f"++baseline_rank={rank}"]
+        for combo in itertools.product(*lists)
+        for rank, name in enumerate(baselines)
+    ]
 
 
 def _chunks(jobs: list[list[str]], size: int | None) -> list[list[list[str]]]:
     if not jobs:
         return []
     size = len(jobs) if size is None or size == -1 else size
-    return [jobs[i:i + size] for i in range(0, len(jobs), size)]
+    return [jobs[i : i + size] for i in range(0, len(jobs), size)]
 
 
 class RecoevalSweeper(Sweeper):
@@ -109,8 +119,9 @@ class RecoevalSweeper(Sweeper):
     copy of that class, which its own ``super(BasicSweeper, self)`` then refuses; its grid
     expansion, a static method, is used as is.)"""
 
-    def __init__(self, max_batch_size: int | None = None,
-                 params: dict[str, str] | None = None) -> None:
+    def __init__(
+        self, max_batch_size: int | None = None, params: dict[str, str] | None = None
+    ) -> None:
         super().__init__()
         self.max_batch_size = max_batch_size
         self.params = dict(params or {})
@@ -119,12 +130,14 @@ class RecoevalSweeper(Sweeper):
         self.launcher: Any = None
         self._task_function: TaskFunction | None = None
 
-    def setup(self, *, hydra_context: HydraContext, task_function: TaskFunction,
-              config: DictConfig) -> None:
+    def setup(
+        self, *, hydra_context: HydraContext, task_function: TaskFunction, config: DictConfig
+    ) -> None:
         self.hydra_context = hydra_context
         self.config = config
         self.launcher = Plugins.instance().instantiate_launcher(
-            hydra_context=hydra_context, task_function=task_function, config=config)
+            hydra_context=hydra_context, task_function=task_function, config=config
+        )
         self._task_function = task_function
 
     # -- the sweep --------------------------------------------------------------------------
@@ -140,16 +153,21 @@ class RecoevalSweeper(Sweeper):
         baselines = baseline_jobs(overrides, read_baselines(self.config, overrides))
         tic = time.perf_counter()
         self._check_jobs(grid + baselines, overrides)
-        log.debug("composed the %d jobs of the sweep in %.2f s", len(grid) + len(baselines),
-                  time.perf_counter() - tic)
+        log.debug(
+            "composed the %d jobs of the sweep in %.2f s",
+            len(grid) + len(baselines),
+            time.perf_counter() - tic,
+        )
         start_sweep_tracking()  # the MLflow parent run, now that every job composes
         sweep_dir = Path(str(self.config.hydra.sweep.dir))
         sweep_dir.mkdir(parents=True, exist_ok=True)
         OmegaConf.save(self.config, sweep_dir / "multirun.yaml")
         returns: list[Sequence[Any]] = []
         index = 0
-        for launcher, jobs in ((self.launcher, grid), (self._baseline_launcher(baselines),
-                                                        baselines)):
+        for launcher, jobs in (
+            (self.launcher, grid),
+            (self._baseline_launcher(baselines), baselines),
+        ):
             for batch in _chunks(jobs, self.max_batch_size):
                 results = launcher.launch(batch, initial_job_idx=index)
                 index += len(batch)
@@ -169,7 +187,8 @@ class RecoevalSweeper(Sweeper):
             return self.launcher
         assert self.hydra_context is not None and self.config is not None
         return Plugins.instance().instantiate_launcher(
-            hydra_context=self.hydra_context, task_function=cli.run_task, config=self.config)
+            hydra_context=self.hydra_context, task_function=cli.run_task, config=self.config
+        )
 
     # -- the check --------------------------------------------------------------------------
     def _check_jobs(self, jobs: list[list[str]], overrides: Sequence[Override]) -> None:
@@ -205,14 +224,21 @@ class RecoevalSweeper(Sweeper):
         having = []
         for option in options:
             try:
-                cfg = loader.load_sweep_config(master_config=self.config,
-                                               sweep_overrides=[f"{group}={option}"])
+                cfg = loader.load_sweep_config(
+                    master_config=self.config, sweep_overrides=[f"{group}={option}"]
+                )
             except Exception:  # noqa: BLE001 - an option that does not compose alone
                 continue
-            if OmegaConf.select(cfg, key, default=_ABSENT, throw_on_missing=False) \
-                    is not _ABSENT:
+            if OmegaConf.select(cfg, key, default=_ABSENT, throw_on_missing=False) is not _ABSENT:
                 having.append(option)
-        named = [v for o in overrides if o.key_or_group == group
-                 for v in (o.sweep_string_iterator() if o.is_sweep_override()
-                           else [o.get_value_element_as_str()])]
+        named = [
+            v
+            for o in overrides
+            if o.key_or_group == group
+            for v in (
+                o.sweep_string_iterator()
+                if o.is_sweep_override()
+                else [o.get_value_element_as_str()]
+            )
+        ]
         return sorted(having, key=lambda h: (h not in named, h))

@@ -64,8 +64,16 @@ from omegaconf import DictConfig, OmegaConf
 
 from .pipeline import tracking_uri_for
 
-__all__ = ["MlflowSweepCallback", "SWEEP_FILE", "read_sweep_parent", "job_sweep_record",
-           "note_interrupted", "start_sweep_tracking", "baseline_lines", "SweepRefused"]
+__all__ = [
+    "MlflowSweepCallback",
+    "SWEEP_FILE",
+    "read_sweep_parent",
+    "job_sweep_record",
+    "note_interrupted",
+    "start_sweep_tracking",
+    "baseline_lines",
+    "SweepRefused",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -121,14 +129,14 @@ def job_sweep_record(hc: Any) -> dict[str, Any] | None:
 
 def _sweep_overrides(config: DictConfig) -> list[str]:
     try:
-        return [str(o) for o in OmegaConf.to_container(config.hydra.overrides.task,
-                                                        resolve=False)]
+        return [str(o) for o in OmegaConf.to_container(config.hydra.overrides.task, resolve=False)]
     except Exception:  # noqa: BLE001 - best effort, only used for names and params
         return []
 
 
-def _create_parent(config: DictConfig, sweep_dir: Path, uri: str, experiment: str,
-                   sweep_id: str) -> str | None:
+def _create_parent(
+    config: DictConfig, sweep_dir: Path, uri: str, experiment: str, sweep_id: str
+) -> str | None:
     """Create the sweep's RUNNING parent run; None (and a warning) when the store cannot be
     reached: the jobs or a later sync then find or create it by ``sweep_id``."""
     from ..jobdir.redact import scrub_overrides, scrub_text
@@ -149,18 +157,29 @@ def _create_parent(config: DictConfig, sweep_dir: Path, uri: str, experiment: st
     try:
         with _fast_fail_http():  # a dead server fails in seconds, as job uploads do
             parent = create_sweep_parent(
-                tracking_uri=uri, experiment=experiment, sweep_id=sweep_id,
+                tracking_uri=uri,
+                experiment=experiment,
+                sweep_id=sweep_id,
                 run_name=name if swept else None,
-                tags={"recoeval.sweep_dir": str(sweep_dir),
-                      "recoeval.launcher": launcher.rsplit(".", 1)[-1],
-                      "recoeval.overrides": " ".join(scrub_overrides(overrides))},
-                params=grid or None)
+                tags={
+                    "recoeval.sweep_dir": str(sweep_dir),
+                    "recoeval.launcher": launcher.rsplit(".", 1)[-1],
+                    "recoeval.overrides": " ".join(scrub_overrides(overrides)),
+                },
+                params=grid or None,
+            )
     except Exception as err:  # noqa: BLE001 - the jobs must still run and keep results
         first = (str(err).splitlines() or [""])[0][:300]
-        print(scrub_text(f"recoeval: WARNING: could not create the sweep's parent run on {uri} "
-                         f"({type(err).__name__}: {first}). The jobs still run; the parent is "
-                         f"created by sweep id {sweep_id} when the store can be reached (by "
-                         "the jobs, or by recoeval-track-sync)."), file=sys.stderr, flush=True)
+        print(
+            scrub_text(
+                f"recoeval: WARNING: could not create the sweep's parent run on {uri} "
+                f"({type(err).__name__}: {first}). The jobs still run; the parent is "
+                f"created by sweep id {sweep_id} when the store can be reached (by "
+                "the jobs, or by recoeval-track-sync)."
+            ),
+            file=sys.stderr,
+            flush=True,
+        )
         return None
     return parent.run_id
 
@@ -181,12 +200,15 @@ def _check_baselines_sweeper(config: DictConfig) -> None:
     baselines = OmegaConf.select(config, "baselines", default=None)
     target = str(OmegaConf.select(config, "hydra.sweeper._target_", default="") or "")
     if baselines and target != _RECOEVAL_SWEEPER:
-        raise SweepRefused(InputError(
-            f"baselines={list(baselines)} runs beside a grid of hydra/sweeper=recoeval; the "
-            f"sweeper of this sweep is {target.rsplit('.', 1)[-1] or 'another one'}, which "
-            "would not run them. Drop baselines=... (run the baselines as a sweep of their "
-            "own), or, in a Hydra app of your own, add '- override hydra/sweeper: recoeval' "
-            "to its defaults list."))
+        raise SweepRefused(
+            InputError(
+                f"baselines={list(baselines)} runs beside a grid of hydra/sweeper=recoeval; the "
+                f"sweeper of this sweep is {target.rsplit('.', 1)[-1] or 'another one'}, which "
+                "would not run them. Drop baselines=... (run the baselines as a sweep of their "
+                "own), or, in a Hydra app of your own, add '- override hydra/sweeper: recoeval' "
+                "to its defaults list."
+            )
+        )
 
 
 def baseline_lines(board: Any, tags: dict[str, dict[str, str]]) -> list[str]:
@@ -197,8 +219,11 @@ def baseline_lines(board: Any, tags: dict[str, dict[str, str]]) -> list[str]:
     import math
 
     metric = board.attrs.get("sort_by")
-    first = [i for i, run_id in enumerate(board.get("run_id", [])) if
-             (tags.get(run_id) or {}).get("recoeval.baseline_rank") == "0"]
+    first = [
+        i
+        for i, run_id in enumerate(board.get("run_id", []))
+        if (tags.get(run_id) or {}).get("recoeval.baseline_rank") == "0"
+    ]
     if not first or not metric or metric not in board.columns:
         return []
     base = board.iloc[first[0]]
@@ -208,11 +233,18 @@ def baseline_lines(board: Any, tags: dict[str, dict[str, str]]) -> list[str]:
     names = [str(n) for n in board["run_name"]]
     width = max(len(n) for n in names) + 2
     ranks = {r: (tags.get(r) or {}).get("recoeval.baseline_rank") for r in board["run_id"]}
-    baselines = [n for n, r in sorted(zip(names, board["run_id"]),  # in the order given
-                                      key=lambda nr: int(ranks[nr[1]] or 0))
-                 if (tags.get(r) or {}).get("recoeval.baseline") == "true"]
-    lines = [f"against the first baseline, {base['run_name']} ({metric} = {value:.4f}; "
-             f"baselines: {', '.join(baselines)}):"]
+    baselines = [
+        n
+        for n, r in sorted(
+            zip(names, board["run_id"]),  # in the order given
+            key=lambda nr: int(ranks[nr[1]] or 0),
+        )
+        if (tags.get(r) or {}).get("recoeval.baseline") == "true"
+    ]
+    lines = [
+        f"against the first baseline, {base['run_name']} ({metric} = {value:.4f}; "
+        f"baselines: {', '.join(baselines)}):"
+    ]
     for i, (name, v) in enumerate(zip(names, board[metric])):
         if i == first[0] or v is None or math.isnan(float(v)):
             continue
@@ -230,8 +262,9 @@ def _with_baselines(text: str, parent_run_id: str, uri: str) -> str:
 
     try:
         board = build_leaderboard(parent_run_id, tracking_uri=uri)
-        sweep_id = (search_runs_for_report(tracking_uri=uri, run_ids=[parent_run_id])[0]
-                    ["tags"].get("recoeval.sweep_id"))
+        sweep_id = search_runs_for_report(tracking_uri=uri, run_ids=[parent_run_id])[0]["tags"].get(
+            "recoeval.sweep_id"
+        )
         runs = search_runs_for_report(tracking_uri=uri, sweep_id=sweep_id) if sweep_id else []
         lines = baseline_lines(board, {r["run_id"]: r["tags"] for r in runs})
     except Exception:  # noqa: BLE001 - the comparison is a convenience; the table is printed
@@ -239,8 +272,7 @@ def _with_baselines(text: str, parent_run_id: str, uri: str) -> str:
     if not lines:
         return text
     out = text.splitlines()
-    at = next((i for i, line in enumerate(out) if line.startswith("compare them with")),
-              len(out))
+    at = next((i for i, line in enumerate(out) if line.startswith("compare them with")), len(out))
     return "\n".join(out[:at] + lines + out[at:])
 
 
@@ -266,8 +298,9 @@ class MlflowSweepCallback(Callback):
                 progress_mode(config.progress)
         except Exception as err:
             raise SweepRefused(err) from err
-        tracking = OmegaConf.to_container(config.tracking, resolve=True) \
-            if "tracking" in config else None
+        tracking = (
+            OmegaConf.to_container(config.tracking, resolve=True) if "tracking" in config else None
+        )
         if not isinstance(tracking, dict) or not tracking.get("enabled", False):
             return
         from .precheck import check_launcher_store
@@ -277,8 +310,7 @@ class MlflowSweepCallback(Callback):
             check_launcher_store(OmegaConf.select(config, "hydra.launcher._target_"), uri)
         except Exception as err:
             raise SweepRefused(err) from err
-        if OmegaConf.select(config, "hydra.sweeper._target_", default=None) \
-                == _RECOEVAL_SWEEPER:
+        if OmegaConf.select(config, "hydra.sweeper._target_", default=None) == _RECOEVAL_SWEEPER:
             _waiting[:] = [(self, config)]  # once every job composes (one sweep a process)
             return
         self._start(config)
@@ -304,15 +336,22 @@ class MlflowSweepCallback(Callback):
         parent_run_id = _create_parent(config, sweep_dir, uri, experiment, sweep_id)
         from ..tracking.names import swept_keys
 
-        self._parent = {"sweep_id": sweep_id, "parent_run_id": parent_run_id,
-                        "tracking_uri": uri, "experiment": experiment,
-                        "swept_keys": swept_keys(_sweep_overrides(config))}
+        self._parent = {
+            "sweep_id": sweep_id,
+            "parent_run_id": parent_run_id,
+            "tracking_uri": uri,
+            "experiment": experiment,
+            "swept_keys": swept_keys(_sweep_overrides(config)),
+        }
         self._sweep_dir = sweep_dir
         write_sweep_record(sweep_dir, self._parent)
         atexit.register(self._close_at_exit)
         self._install_sigterm()
-        logger.info("MLflow sweep %s, parent run %s", sweep_id, parent_run_id or
-                    "to be created when the store can be reached")
+        logger.info(
+            "MLflow sweep %s, parent run %s",
+            sweep_id,
+            parent_run_id or "to be created when the store can be reached",
+        )
 
     def on_multirun_end(self, config: DictConfig, **kwargs: Any) -> None:
         self.close("FINISHED")
@@ -329,26 +368,35 @@ class MlflowSweepCallback(Callback):
 
         try:
             closed = finish_sweep_parent_or_mark_pending(
-                self._sweep_dir, self._parent["parent_run_id"], status,
-                sweep_id=self._parent["sweep_id"], experiment=self._parent["experiment"],
-                tracking_uri=self._parent["tracking_uri"])
+                self._sweep_dir,
+                self._parent["parent_run_id"],
+                status,
+                sweep_id=self._parent["sweep_id"],
+                experiment=self._parent["experiment"],
+                tracking_uri=self._parent["tracking_uri"],
+            )
             if closed and self._parent.get("parent_run_id"):
                 from ..tracking.sweeps import sweep_end_text
 
                 # the leaderboard, the report command and the UI's addresses, last on screen
-                text = sweep_end_text(self._parent["parent_run_id"],
-                                      self._parent["tracking_uri"])
+                text = sweep_end_text(self._parent["parent_run_id"], self._parent["tracking_uri"])
                 if self._baselines:
-                    text = _with_baselines(text, self._parent["parent_run_id"],
-                                           self._parent["tracking_uri"])
+                    text = _with_baselines(
+                        text, self._parent["parent_run_id"], self._parent["tracking_uri"]
+                    )
                 print(text, flush=True)
             return closed
         except Exception as err:  # noqa: BLE001 - never mask the sweep's own outcome
             from ..jobdir.redact import scrub_text
 
-            print(scrub_text(f"recoeval: WARNING: could not close the parent run of sweep "
-                             f"{self._parent['sweep_id']} ({type(err).__name__}: {err})."),
-                  file=sys.stderr, flush=True)
+            print(
+                scrub_text(
+                    f"recoeval: WARNING: could not close the parent run of sweep "
+                    f"{self._parent['sweep_id']} ({type(err).__name__}: {err})."
+                ),
+                file=sys.stderr,
+                flush=True,
+            )
             return False
         finally:
             if self._lock_fd is not None:
@@ -373,8 +421,9 @@ class MlflowSweepCallback(Callback):
         signal.signal(signal.SIGTERM, _on_sigterm)
 
     def _restore_sigterm(self) -> None:
-        if self._previous_sigterm is not None and \
-                threading.current_thread() is threading.main_thread():
+        if (
+            self._previous_sigterm is not None
+            and threading.current_thread() is threading.main_thread()
+        ):
             signal.signal(signal.SIGTERM, self._previous_sigterm)
             self._previous_sigterm = None
-

@@ -56,14 +56,24 @@ from .errors import (
     user_error_message,
 )
 
-__all__ = ["main", "run_task", "config_path", "user_error_message", "run_error_message", "redact_logs",
-           "rewrite_mapping_overrides", "register_search_plugin", "CONFIG_PACKAGE", "EXIT_USAGE",
-           "EXIT_FAILURE"]
+__all__ = [
+    "main",
+    "run_task",
+    "config_path",
+    "user_error_message",
+    "run_error_message",
+    "redact_logs",
+    "rewrite_mapping_overrides",
+    "register_search_plugin",
+    "CONFIG_PACKAGE",
+    "EXIT_USAGE",
+    "EXIT_FAILURE",
+]
 
 #: The package that holds the configs once installed.
 CONFIG_PACKAGE = "recoeval_tracking.configs"
 _PROG = PROG
-_INT64 = (-(2 ** 63), 2 ** 63 - 1)
+_INT64 = (-(2**63), 2**63 - 1)
 
 
 def config_path() -> str:
@@ -78,9 +88,11 @@ def config_path() -> str:
     source = Path(__file__).resolve().parents[2] / "configs"
     if (source / "config.yaml").is_file():
         return str(source)
-    raise RuntimeError(f"{_PROG}: the configs were not found: neither the package "
-                       f"{CONFIG_PACKAGE} nor the folder {source} exists. Reinstall the package "
-                       "(pip install recoeval_tracking).")
+    raise RuntimeError(
+        f"{_PROG}: the configs were not found: neither the package "
+        f"{CONFIG_PACKAGE} nor the folder {source} exists. Reinstall the package "
+        "(pip install recoeval_tracking)."
+    )
 
 
 _single_run_error: list[tuple[int, str]] = []
@@ -97,10 +109,13 @@ def _check_int_range(node: Any, key: str = "") -> None:
     elif isinstance(node, list):
         for i, v in enumerate(node):
             _check_int_range(v, f"{key}[{i}]")
-    elif isinstance(node, int) and not isinstance(node, bool) \
-            and not _INT64[0] <= node <= _INT64[1]:
-        raise InputError(f"{key}: the value {node} is out of the 64-bit integer range "
-                         f"[{_INT64[0]}, {_INT64[1]}]. Give a smaller value.")
+    elif (
+        isinstance(node, int) and not isinstance(node, bool) and not _INT64[0] <= node <= _INT64[1]
+    ):
+        raise InputError(
+            f"{key}: the value {node} is out of the 64-bit integer range "
+            f"[{_INT64[0]}, {_INT64[1]}]. Give a smaller value."
+        )
 
 
 def redact_logs() -> None:
@@ -146,11 +161,17 @@ def run_task(cfg: Any) -> dict[str, Any] | None:
     redact_logs()  # in a joblib worker too
     hc = HydraConfig.get()
     multirun = hc.mode == RunMode.MULTIRUN
-    if not multirun and OmegaConf.select(cfg, "baselines", default=None) \
-            and OmegaConf.select(cfg, "baseline_rank", default=None) is None:
-        print(f"{_PROG}: baselines={list(cfg.baselines)} runs beside a sweep's grid: this "
-              "single run evaluates its own model only. Add -m to run the baselines too.",
-              file=sys.stderr, flush=True)
+    if (
+        not multirun
+        and OmegaConf.select(cfg, "baselines", default=None)
+        and OmegaConf.select(cfg, "baseline_rank", default=None) is None
+    ):
+        print(
+            f"{_PROG}: baselines={list(cfg.baselines)} runs beside a sweep's grid: this "
+            "single run evaluates its own model only. Add -m to run the baselines too.",
+            file=sys.stderr,
+            flush=True,
+        )
     try:
         _expand_group_choices(cfg)
         plain = OmegaConf.to_container(cfg, resolve=True, throw_on_missing=True)
@@ -161,9 +182,14 @@ def run_task(cfg: Any) -> dict[str, Any] | None:
         _check_int_range(plain)
         _pin_paths(cfg, plain, Path(hc.runtime.cwd), hc)
         sweep = job_sweep_record(hc)
-        return run_job(plain, Path(hc.runtime.output_dir), overrides=list(hc.overrides.task),
-                       sweep=sweep, base_dir=Path(hc.runtime.cwd),
-                       model_label=hc.runtime.choices.get("model"))
+        return run_job(
+            plain,
+            Path(hc.runtime.output_dir),
+            overrides=list(hc.overrides.task),
+            sweep=sweep,
+            base_dir=Path(hc.runtime.cwd),
+            model_label=hc.runtime.choices.get("model"),
+        )
     except Exception as err:
         found = error_message(err)
         if found is None or multirun:
@@ -222,8 +248,10 @@ def _expand_group_choices(cfg: Any) -> None:
             continue
         node = option_node(group, value)
         if node is None:
-            raise InputError(f"{group}: no option {value!r} in the config group {group!r}. "
-                             f"Run {_PROG} --help for the options of each group.")
+            raise InputError(
+                f"{group}: no option {value!r} in the config group {group!r}. "
+                f"Run {_PROG} --help for the options of each group."
+            )
         with open_dict(cfg):
             cfg[group] = node
 
@@ -240,8 +268,13 @@ def _pin_paths(cfg: Any, plain: dict[str, Any], base: Path, hc: Any) -> None:
         if not isinstance(part, dict):
             continue
         for key, value in part.items():
-            if (key == "path" or key.endswith("_path")) and isinstance(value, str) and value \
-                    and "://" not in value and not Path(value).expanduser().is_absolute():
+            if (
+                (key == "path" or key.endswith("_path"))
+                and isinstance(value, str)
+                and value
+                and "://" not in value
+                and not Path(value).expanduser().is_absolute()
+            ):
                 part[key] = str((base / value).resolve())
                 with open_dict(cfg):
                     cfg[section][key] = part[key]
@@ -252,9 +285,21 @@ def _pin_paths(cfg: Any, plain: dict[str, Any], base: Path, hc: Any) -> None:
         OmegaConf.save(cfg, saved)
 
 
-_OPTIONS_WITH_VALUE = {"--config-path", "-cp", "--config-name", "-cn", "--config-dir", "-cd",
-                       "--cfg", "-c", "--package", "-p", "--info", "-i",
-                       "--experimental-rerun"}
+_OPTIONS_WITH_VALUE = {
+    "--config-path",
+    "-cp",
+    "--config-name",
+    "-cn",
+    "--config-dir",
+    "-cd",
+    "--cfg",
+    "-c",
+    "--package",
+    "-p",
+    "--info",
+    "-i",
+    "--experimental-rerun",
+}
 
 
 def _chosen_options(argv: list[str]) -> dict[str, set[str]] | None:
@@ -266,8 +311,11 @@ def _chosen_options(argv: list[str]) -> dict[str, set[str]] | None:
     if any(a in ("--config-name", "-cn", "--config-path", "-cp") for a in argv):
         return None
     try:
-        text = (Path(config_path().removeprefix("pkg://")) / "config.yaml").read_text() \
-            if not config_path().startswith("pkg://") else _package_config_text()
+        text = (
+            (Path(config_path().removeprefix("pkg://")) / "config.yaml").read_text()
+            if not config_path().startswith("pkg://")
+            else _package_config_text()
+        )
         defaults = yaml.safe_load(text).get("defaults", [])
     except Exception:  # noqa: BLE001 - unknown defaults: rewrite by the key alone
         return None
@@ -294,8 +342,11 @@ def _is_mapping_setting(key: str, chosen: dict[str, set[str]] | None) -> bool:
     group, _, rest = key.partition(".")
     name = rest.split(".")[0]
     options = SCHEMAS.get(group, {})
-    picked = options.values() if chosen is None or group not in chosen else \
-        [options[o] for o in chosen[group] if o in options]
+    picked = (
+        options.values()
+        if chosen is None or group not in chosen
+        else [options[o] for o in chosen[group] if o in options]
+    )
     for node in picked:
         for f in dataclasses.fields(node):
             if f.name != name:
@@ -355,6 +406,7 @@ def register_search_plugin() -> bool:
 # entry point
 # ---------------------------------------------------------------------------------------------
 
+
 def job_name_problem(argv: list[str]) -> str | None:
     """The usage error for a ``hydra.job.name`` override that would put the job's log file
     (``<name>.log``) outside the job folder: a path separator or ``..``; None when fine."""
@@ -364,9 +416,11 @@ def job_name_problem(argv: list[str]) -> str | None:
             continue
         name = value.strip().strip("'\"")
         if not name or "/" in name or "\\" in name or ".." in name:
-            return (f"{_PROG}: hydra.job.name must be a plain name (it names the job's log file, "
-                    f"<name>.log, in the job folder); got {value!r}. Use a name without '/', "
-                    "'\\' or '..'.")
+            return (
+                f"{_PROG}: hydra.job.name must be a plain name (it names the job's log file, "
+                f"<name>.log, in the job folder); got {value!r}. Use a name without '/', "
+                "'\\' or '..'."
+            )
     return None
 
 
@@ -401,8 +455,9 @@ def main() -> None:
     except SweepRefused as refused:  # before any job: a usage error, whatever its type
         if full_error:
             raise
-        print((error_message(refused.error) or (EXIT_USAGE, str(refused.error)))[1],
-              file=sys.stderr)
+        print(
+            (error_message(refused.error) or (EXIT_USAGE, str(refused.error)))[1], file=sys.stderr
+        )
         sys.exit(EXIT_USAGE)
     except KeyboardInterrupt:
         note_interrupted()

@@ -13,9 +13,20 @@ import re
 from collections.abc import Callable
 from pathlib import Path
 
-__all__ = ["user_error_message", "run_error_message", "error_message", "bug_message",
-           "SweepJobError", "composition_key", "EXIT_USAGE", "EXIT_FAILURE", "PROG",
-           "NothingEvaluated", "refuse_nothing_evaluated", "NOTHING_EVALUATED"]
+__all__ = [
+    "user_error_message",
+    "run_error_message",
+    "error_message",
+    "bug_message",
+    "SweepJobError",
+    "composition_key",
+    "EXIT_USAGE",
+    "EXIT_FAILURE",
+    "PROG",
+    "NothingEvaluated",
+    "refuse_nothing_evaluated",
+    "NOTHING_EVALUATED",
+]
 
 #: Exit status of a run stopped by a bad config value or override.
 EXIT_USAGE = 2
@@ -38,8 +49,10 @@ def refuse_nothing_evaluated(results: object) -> None:
 
     message = nothing_evaluated(results, "the evaluation")
     if message is not None:
-        raise NothingEvaluated(message.replace("the evaluation evaluated", "The evaluation "
-                                               "evaluated", 1) + " Nothing was recorded.")
+        raise NothingEvaluated(
+            message.replace("the evaluation evaluated", "The evaluation evaluated", 1)
+            + " Nothing was recorded."
+        )
 
 
 def _one_line(text: str) -> str:
@@ -63,17 +76,24 @@ def _key_hint(key: str) -> str:
 
     group, _, leaf = key.partition(".")
     if group in SCHEMAS and leaf:
-        fields_of = {opt: {f.name for f in dataclasses.fields(node)}
-                     for opt, node in SCHEMAS[group].items()}
+        fields_of = {
+            opt: {f.name for f in dataclasses.fields(node)} for opt, node in SCHEMAS[group].items()
+        }
         having = [opt for opt, names in fields_of.items() if leaf in names]
         having += [o for o in _own_options_having(group, leaf) if o not in having]
         if having and len(SCHEMAS[group]) > 1:
-            return (f"It belongs to {group}={' / '.join(having)}: pick that option "
-                    f"({group}={having[0]} {key}=...). {_SEE_CFG}")
+            return (
+                f"It belongs to {group}={' / '.join(having)}: pick that option "
+                f"({group}={having[0]} {key}=...). {_SEE_CFG}"
+            )
         known = sorted(set().union(*fields_of.values()))
         close = difflib.get_close_matches(leaf, known, n=3)
-        own = (f" A model config of your own (with _target_) takes the keys its file lists; "
-               f"add a new one with +{key}=<value>." if group == "model" else "")
+        own = (
+            f" A model config of your own (with _target_) takes the keys its file lists; "
+            f"add a new one with +{key}=<value>."
+            if group == "model"
+            else ""
+        )
         if close:
             return f"Did you mean {', '.join(f'{group}.{c}' for c in close)}?{own} {_SEE_CFG}"
         return f"Check the spelling.{own} {_SEE_CFG}"
@@ -109,8 +129,9 @@ def _own_options_having(group: str, leaf: str) -> list[str]:
     return out
 
 
-def user_error_message(err: BaseException, prog: str = PROG,
-                       key_hint: Callable[[str], str] | None = None) -> str | None:
+def user_error_message(
+    err: BaseException, prog: str = PROG, key_hint: Callable[[str], str] | None = None
+) -> str | None:
     """A one-paragraph message for an error the user can fix by changing the command line, or
     None for any other error (a bug, which keeps its traceback).
 
@@ -151,15 +172,22 @@ def user_error_message(err: BaseException, prog: str = PROG,
         if m and "/" in m.group(1):
             group, _, option = m.group(1).rpartition("/")
             avail = f" Available options: {', '.join(options)}." if options else ""
-            return (f"{prefix}there is no option '{option}' in the config group '{group}'. "
-                    f"Pick one of the group's options on the command line, e.g. "
-                    f"{group}={options[0] if options else '<option>'}.{avail}")
-        return prefix + _one_line(text.split("Config search path:")[0]) + \
-            " Check the config name and --config-dir."
+            return (
+                f"{prefix}there is no option '{option}' in the config group '{group}'. "
+                f"Pick one of the group's options on the command line, e.g. "
+                f"{group}={options[0] if options else '<option>'}.{avail}"
+            )
+        return (
+            prefix
+            + _one_line(text.split("Config search path:")[0])
+            + " Check the config name and --config-dir."
+        )
     if isinstance(err, OverrideParseException):
-        return (f"{prefix}could not parse the command line: {_one_line(err)}. Write overrides "
-                "as key=value (e.g. model.factors=32), options as group=option (model=als), "
-                "and quote values with spaces or special characters.")
+        return (
+            f"{prefix}could not parse the command line: {_one_line(err)}. Write overrides "
+            "as key=value (e.g. model.factors=32), options as group=option (model=als), "
+            "and quote values with spaces or special characters."
+        )
     if isinstance(err, SearchPathException):
         return prefix + _one_line(err) + ". Give an existing folder to --config-dir."
     if isinstance(err, ConfigCompositionException):
@@ -173,30 +201,37 @@ def user_error_message(err: BaseException, prog: str = PROG,
         if isinstance(cause, ValidationError):
             key = _full_key(str(cause)) or override or "?"
             reason = _one_line(str(cause).split("full_key:")[0])
-            return (f"{prefix}the value given to '{key}' has the wrong type: {reason}. "
-                    f"Give a value of the type the setting expects. {see_cfg}")
+            return (
+                f"{prefix}the value given to '{key}' has the wrong type: {reason}. "
+                f"Give a value of the type the setting expects. {see_cfg}"
+            )
         if isinstance(cause, OmegaConfBaseException):
-            return (f"{prefix}{text}: {_one_line(str(cause).split('full_key:')[0])}. "
-                    f"Check the override. {see_cfg}")
+            return (
+                f"{prefix}{text}: {_one_line(str(cause).split('full_key:')[0])}. "
+                f"Check the override. {see_cfg}"
+            )
         return f"{prefix}{text}. Check the overrides on the command line. {see_cfg}"
     if isinstance(err, MissingMandatoryValue):
         key = _full_key(str(err)) or "a setting"
         hint = f" e.g. {key}=/path/to/file" if key.endswith("path") else f" e.g. {key}=<value>"
-        return (f"{prefix}'{key}' is required by the chosen options but was not given. Add it "
-                f"on the command line,{hint}.")
+        return (
+            f"{prefix}'{key}' is required by the chosen options but was not given. Add it "
+            f"on the command line,{hint}."
+        )
     if isinstance(err, ValidationError):
         key = _full_key(str(err)) or "a setting"
         reason = _one_line(str(err).split("full_key:")[0])
         return f"{prefix}the value of '{key}' is not valid: {reason}. {see_cfg}"
     if _raised_by_config_library(err):
-        return (f"{prefix}could not apply the command line: {_one_line(err)}. Check the "
-                f"overrides (key=value, group=option). {see_cfg}")
+        return (
+            f"{prefix}could not apply the command line: {_one_line(err)}. Check the "
+            f"overrides (key=value, group=option). {see_cfg}"
+        )
     if isinstance(err, InputError):
         text = _one_line(err)
         key = _config_key(text)
         if key:
-            return (f"{prefix}{key}: {text} Change it on the command line ({key}=...); "
-                    f"{see_cfg}")
+            return f"{prefix}{key}: {text} Change it on the command line ({key}=...); {see_cfg}"
         return f"{prefix}{text} Change the matching setting on the command line; {see_cfg}"
     return None
 
@@ -207,8 +242,9 @@ def composition_key(err: BaseException) -> str | None:
     from hydra.errors import ConfigCompositionException
     from omegaconf.errors import ConfigAttributeError, ConfigKeyError
 
-    if not isinstance(err, ConfigCompositionException) or \
-            not isinstance(err.__cause__, (ConfigAttributeError, ConfigKeyError)):
+    if not isinstance(err, ConfigCompositionException) or not isinstance(
+        err.__cause__, (ConfigAttributeError, ConfigKeyError)
+    ):
         return None
     m = re.search(r"override '([^']+)'", str(err)) or re.search(r"override (\S+)", str(err))
     return _full_key(str(err.__cause__)) or (m.group(1).rstrip(".").lstrip("+~") if m else None)
@@ -233,28 +269,46 @@ class SweepJobError(Exception):
         The command named in the message.
     """
 
-    def __init__(self, failures: list[tuple[int, list[str], BaseException]], total: int, *,
-                 key: str | None = None, owners: list[str] | None = None,
-                 prog: str = PROG) -> None:
+    def __init__(
+        self,
+        failures: list[tuple[int, list[str], BaseException]],
+        total: int,
+        *,
+        key: str | None = None,
+        owners: list[str] | None = None,
+        prog: str = PROG,
+    ) -> None:
         self.failures, self.total, self.key, self.owners = failures, total, key, owners
         super().__init__(_sweep_job_text(failures, total, key, owners, prog))
 
 
-def _sweep_job_text(failures: list[tuple[int, list[str], BaseException]], total: int,
-                    key: str | None, owners: list[str] | None, prog: str) -> str:
+def _sweep_job_text(
+    failures: list[tuple[int, list[str], BaseException]],
+    total: int,
+    key: str | None,
+    owners: list[str] | None,
+    prog: str,
+) -> str:
     index, overrides, err = failures[0]
     head = f"{prog}: job #{index} of the sweep's {total} ({' '.join(overrides)}) cannot be composed"
     if key:
         group = key.split(".", 1)[0]
-        chosen = next((o.split("=", 1)[1] for o in overrides
-                       if o.split("=", 1)[0].lstrip("+~") == group), None)
+        chosen = next(
+            (o.split("=", 1)[1] for o in overrides if o.split("=", 1)[0].lstrip("+~") == group),
+            None,
+        )
         text = f"{head}: '{key}' is not a setting of {f'{group}={chosen}' if chosen else 'its config'}."
         if owners:
-            text += (f" It is a setting of {' and '.join(f'{group}={o}' for o in owners)}. "
-                     f"Sweep {key} only with the {group} options that take it"
-                     + (f", and run {group}={chosen} as a baseline beside them: -m "
-                        f"{group}={owners[0]} {key}=... 'baselines=[{chosen}]'."
-                        if chosen and group == "model" else "."))
+            text += (
+                f" It is a setting of {' and '.join(f'{group}={o}' for o in owners)}. "
+                f"Sweep {key} only with the {group} options that take it"
+                + (
+                    f", and run {group}={chosen} as a baseline beside them: -m "
+                    f"{group}={owners[0]} {key}=... 'baselines=[{chosen}]'."
+                    if chosen and group == "model"
+                    else "."
+                )
+            )
         elif owners is not None:
             text += f" No option of the config group '{group}' declares it: check the spelling."
     else:
@@ -262,8 +316,10 @@ def _sweep_job_text(failures: list[tuple[int, list[str], BaseException]], total:
         text = f"{head}: {detail.removeprefix(f'{prog}: ')}"
     if len(failures) > 1:
         more = [f"#{i} ({' '.join(o)})" for i, o, _ in failures[1:4]]
-        text += (f" {len(failures) - 1} more job(s) cannot be composed either: "
-                 f"{', '.join(more)}{', ...' if len(failures) > 4 else ''}.")
+        text += (
+            f" {len(failures) - 1} more job(s) cannot be composed either: "
+            f"{', '.join(more)}{', ...' if len(failures) > 4 else ''}."
+        )
     return text + " No job was run and nothing was logged."
 
 
@@ -287,9 +343,16 @@ def _func_groups() -> dict[str, str]:
     from ..models import MODELS
     from ..splitting import SPLITS
 
-    out = {"evaluate": "metrics", "EvalOptions.from_config": "metrics",
-           "apply_profile": "metrics", "load_dataset": "dataset", "make_synthetic": "dataset",
-           "make_split": "split", "make_model": "model", "to_implicit": "dataset.implicit"}
+    out = {
+        "evaluate": "metrics",
+        "EvalOptions.from_config": "metrics",
+        "apply_profile": "metrics",
+        "load_dataset": "dataset",
+        "make_synthetic": "dataset",
+        "make_split": "split",
+        "make_model": "model",
+        "to_implicit": "dataset.implicit",
+    }
     for registry, group in ((DATASETS, "dataset"), (SPLITS, "split"), (MODELS, "model")):
         for target in registry.values():
             out[getattr(target, "__name__", "")] = group
@@ -338,13 +401,17 @@ def run_error_message(err: BaseException) -> str | None:
     if isinstance(err, (JobDirWriteError, LockTimeout, DistributedError)):
         return prefix + scrub_text(_one_line(err))
     if isinstance(err, MemoryError):
-        return (f"{prefix}out of memory ({_one_line(err) or 'MemoryError'}). Lower "
-                "metrics.block_rows, or evaluate a smaller dataset.")
+        return (
+            f"{prefix}out of memory ({_one_line(err) or 'MemoryError'}). Lower "
+            "metrics.block_rows, or evaluate a smaller dataset."
+        )
     if isinstance(err, OSError):
         where = f" ({err.filename})" if getattr(err, "filename", None) else ""
         reason = err.strerror or _one_line(err) or type(err).__name__
-        return scrub_text(f"{prefix}{reason}{where}. Check the path, its permissions and the "
-                          "free disk space, then run again.")
+        return scrub_text(
+            f"{prefix}{reason}{where}. Check the path, its permissions and the "
+            "free disk space, then run again."
+        )
     return None
 
 
@@ -369,6 +436,8 @@ def bug_message(err: BaseException) -> str:
     from ..jobdir.redact import scrub_text
 
     first = (str(err).strip().splitlines() or [""])[0][:300]
-    return scrub_text(f"{_PROG}: internal error ({type(err).__name__}: {first}). This is a bug: "
-                      "please report it with the command line; run it again with "
-                      "HYDRA_FULL_ERROR=1 to see the traceback.")
+    return scrub_text(
+        f"{_PROG}: internal error ({type(err).__name__}: {first}). This is a bug: "
+        "please report it with the command line; run it again with "
+        "HYDRA_FULL_ERROR=1 to see the traceback."
+    )

@@ -17,9 +17,16 @@ logger = logging.getLogger("recoeval_tracking.app.pipeline")
 _FUNC = "run_job"
 
 
-def track_job(cfg: Mapping[str, Any], out: Path, base: Path, tracking_uri: str | None,
-           sweep: Mapping[str, Any] | None, overrides: list[str] | None = None,
-           model_name: str | None = None, run_id: str | None = None) -> str | None:
+def track_job(
+    cfg: Mapping[str, Any],
+    out: Path,
+    base: Path,
+    tracking_uri: str | None,
+    sweep: Mapping[str, Any] | None,
+    overrides: list[str] | None = None,
+    model_name: str | None = None,
+    run_id: str | None = None,
+) -> str | None:
     """Log the job folder as one MLflow run (``run_id``: into that existing run) unless
     tracking is off; None when it is off or the store could not be reached (the folder is then
     marked pending)."""
@@ -34,25 +41,38 @@ def track_job(cfg: Mapping[str, Any], out: Path, base: Path, tracking_uri: str |
     named = dict(cfg)
     if model_name and not (named.get("model") or {}).get("name"):
         named["model"] = {**dict(named.get("model") or {}), "name": model_name}
-    name = short_run_name(named, overrides, swept if sweep else None,
-                          suffix=f"#{out.name}" if sweep else "")
+    name = short_run_name(
+        named, overrides, swept if sweep else None, suffix=f"#{out.name}" if sweep else ""
+    )
     sweep = dict(sweep or {})
     if run_id is not None:  # the caller's open run (the user's own app): add the job to it
         from ..tracking.open_run import log_job_dir_into_run
 
-        log_job_dir_into_run(out, run_id, tracking_uri=uri, sweep_id=sweep.get("sweep_id"),
-                             parent_run_id=sweep.get("parent_run_id"),
-                             params=user_params(cfg))
+        log_job_dir_into_run(
+            out,
+            run_id,
+            tracking_uri=uri,
+            sweep_id=sweep.get("sweep_id"),
+            parent_run_id=sweep.get("parent_run_id"),
+            params=user_params(cfg),
+        )
         logger.info("MLflow run %s in %s (the run open in this process)", run_id, _scrub(uri))
         return run_id
     rank = cfg.get("baseline_rank")  # a baseline job of a sweep (baselines=[...])
-    tags = None if rank is None else {"recoeval.baseline": "true",
-                                      "recoeval.baseline_rank": str(rank)}
+    tags = (
+        None if rank is None else {"recoeval.baseline": "true", "recoeval.baseline_rank": str(rank)}
+    )
     run_id = upload_or_mark_pending(
-        out, tracking_uri=uri, experiment=tracking.get("experiment") or DEFAULT_EXPERIMENT,
-        parent_run_id=sweep.get("parent_run_id"), sweep_id=sweep.get("sweep_id"),
-        params=user_params(cfg), run_name=name, precision=tracking.get("precision") or "auto",
-        tags=tags)
+        out,
+        tracking_uri=uri,
+        experiment=tracking.get("experiment") or DEFAULT_EXPERIMENT,
+        parent_run_id=sweep.get("parent_run_id"),
+        sweep_id=sweep.get("sweep_id"),
+        params=user_params(cfg),
+        run_name=name,
+        precision=tracking.get("precision") or "auto",
+        tags=tags,
+    )
     if run_id is not None:
         logger.info("MLflow run %s in %s", run_id, _scrub(uri))
     return run_id
@@ -60,8 +80,17 @@ def track_job(cfg: Mapping[str, Any], out: Path, base: Path, tracking_uri: str |
 
 #: Top-level settings that are not the experiment's (where and how the job ran).
 #: ``baselines`` and ``baseline_rank`` belong to the sweep (a baseline job is tagged instead).
-_RUNTIME_KEYS = ("tracking", "backend", "nthreads", "progress", "plots", "objective", "hydra",
-                 "baselines", "baseline_rank")
+_RUNTIME_KEYS = (
+    "tracking",
+    "backend",
+    "nthreads",
+    "progress",
+    "plots",
+    "objective",
+    "hydra",
+    "baselines",
+    "baseline_rank",
+)
 
 
 def user_params(cfg: Mapping[str, Any]) -> dict[str, Any]:

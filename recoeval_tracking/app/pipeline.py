@@ -69,8 +69,13 @@ _RULE_KEYS = ("relevance_level", "gains")
 def _section(cfg: Mapping[str, Any], name: str) -> dict[str, Any]:
     value = cfg.get(name)
     if not isinstance(value, Mapping):
-        raise param_error("cfg", _FUNC, f"a config dict with a '{name}' section (a dict)",
-                          f"{name}={value!r}", got_is_text=True)
+        raise param_error(
+            "cfg",
+            _FUNC,
+            f"a config dict with a '{name}' section (a dict)",
+            f"{name}={value!r}",
+            got_is_text=True,
+        )
     return dict(value)
 
 
@@ -86,6 +91,7 @@ def progress_mode(value: Any) -> bool | None:
 # ---------------------------------------------------------------------------------------------
 # stages
 # ---------------------------------------------------------------------------------------------
+
 
 def load_data(dataset: Mapping[str, Any], base_dir: Path | None = None):
     """Load the dataset described by a ``dataset`` config section (plain dict).
@@ -110,8 +116,7 @@ def load_data(dataset: Mapping[str, Any], base_dir: Path | None = None):
     return load_dataset(kind, **params)
 
 
-def _absolute_paths(target: Any, params: dict[str, Any], base_dir: Path | None
-                    ) -> dict[str, Any]:
+def _absolute_paths(target: Any, params: dict[str, Any], base_dir: Path | None) -> dict[str, Any]:
     """``params`` with the file-path parameters of ``target`` (those annotated with a path type)
     made absolute from ``base_dir``."""
     from ._signatures import path_params
@@ -127,13 +132,19 @@ def prepare_data(X, dataset: Mapping[str, Any]):
 
     conv = dataset.get("implicit") or {}
     if not isinstance(conv, Mapping):
-        raise param_error("dataset.implicit", _FUNC, "a dict (method, threshold, alpha, "
-                          "epsilon)", conv)
+        raise param_error(
+            "dataset.implicit", _FUNC, "a dict (method, threshold, alpha, epsilon)", conv
+        )
     method = conv.get("method")
     threshold = conv.get("threshold")
     if method is not None:
-        X = to_implicit(X, method, threshold=threshold, alpha=conv.get("alpha", 1.0),
-                        epsilon=conv.get("epsilon", 1.0))
+        X = to_implicit(
+            X,
+            method,
+            threshold=threshold,
+            alpha=conv.get("alpha", 1.0),
+            epsilon=conv.get("epsilon", 1.0),
+        )
     elif threshold is not None:
         X = _threshold_only(X, threshold)
     min_user = dataset.get("min_user_interactions") or 0
@@ -144,10 +155,12 @@ def prepare_data(X, dataset: Mapping[str, Any]):
     if core:
         X = k_core(X, core)
     if X.nnz == 0:
-        raise InputError("The dataset is empty after preparation (value threshold, minimum "
-                         "counts or k-core removed every interaction). Lower "
-                         "dataset.implicit.threshold, dataset.min_user_interactions, "
-                         "dataset.min_item_interactions or dataset.k_core.")
+        raise InputError(
+            "The dataset is empty after preparation (value threshold, minimum "
+            "counts or k-core removed every interaction). Lower "
+            "dataset.implicit.threshold, dataset.min_user_interactions, "
+            "dataset.min_item_interactions or dataset.k_core."
+        )
     return X
 
 
@@ -157,10 +170,12 @@ def _threshold_only(X, threshold: Any):
 
     from ..data import PrepReport
 
-    if isinstance(threshold, bool) or not isinstance(threshold, (int, float)) \
-            or not np.isfinite(threshold):
-        raise param_error("dataset.implicit.threshold", _FUNC, "a finite number or null",
-                          threshold)
+    if (
+        isinstance(threshold, bool)
+        or not isinstance(threshold, (int, float))
+        or not np.isfinite(threshold)
+    ):
+        raise param_error("dataset.implicit.threshold", _FUNC, "a finite number or null", threshold)
     keep = np.asarray(X.matrix.data, dtype=np.float64) >= threshold
     Y = X.subset(keep)
     report = PrepReport("threshold", {"threshold": threshold}, X.nnz, Y.nnz).log()
@@ -183,17 +198,24 @@ def split_data(X, split: Mapping[str, Any]):
     params = {k: v for k, v in split.items() if k not in ("name", "fold")}
     out = make_split(name, X, **params)
     if isinstance(out, list):
-        fold = check_int(split.get("fold", 0), "split.fold", _FUNC, minimum=0,
-                         maximum=len(out) - 1)
+        fold = check_int(split.get("fold", 0), "split.fold", _FUNC, minimum=0, maximum=len(out) - 1)
         return out[fold]
     if split.get("fold") not in (None, 0):
-        raise param_error("split.fold", _FUNC, f"0 or null for the '{name}' strategy (it makes "
-                          "one split)", split.get("fold"))
+        raise param_error(
+            "split.fold",
+            _FUNC,
+            f"0 or null for the '{name}' strategy (it makes one split)",
+            split.get("fold"),
+        )
     return out
 
 
-def build_model(model: Mapping[str, Any], progress: bool | None, base_dir: Path | None = None,
-                label: str | None = None):
+def build_model(
+    model: Mapping[str, Any],
+    progress: bool | None,
+    base_dir: Path | None = None,
+    label: str | None = None,
+):
     """Build the model of a ``model`` config section: the user's own class when the section
     has ``_target_`` (:func:`~recoeval_tracking.app.user_model.instantiate_model`, ``label``
     naming it), else a baseline (:func:`recoeval_tracking.models.make_model`).
@@ -225,8 +247,7 @@ def build_model(model: Mapping[str, Any], progress: bool | None, base_dir: Path 
 def _eval_progress(total: int, disable: bool | None) -> tuple[Callable[[int], None], Any]:
     from tqdm.auto import tqdm
 
-    bar = tqdm(total=total, desc="eval", unit="user", disable=disable, file=sys.stderr,
-               leave=False)
+    bar = tqdm(total=total, desc="eval", unit="user", disable=disable, file=sys.stderr, leave=False)
     return bar.update, bar
 
 
@@ -234,11 +255,21 @@ def _eval_progress(total: int, disable: bool | None) -> tuple[Callable[[int], No
 # the job
 # ---------------------------------------------------------------------------------------------
 
-def run_job(cfg: Mapping[str, Any], job_dir: str | Path, *, overrides: list[str] | None = None,
-            sweep: Mapping[str, Any] | None = None, base_dir: str | Path | None = None,
-            tracking_uri: str | None = None, echo: bool = True, model_label: str | None = None,
-            fitted: Any = None, data: Any = None, run_id: str | None = None
-            ) -> dict[str, Any]:
+
+def run_job(
+    cfg: Mapping[str, Any],
+    job_dir: str | Path,
+    *,
+    overrides: list[str] | None = None,
+    sweep: Mapping[str, Any] | None = None,
+    base_dir: str | Path | None = None,
+    tracking_uri: str | None = None,
+    echo: bool = True,
+    model_label: str | None = None,
+    fitted: Any = None,
+    data: Any = None,
+    run_id: str | None = None,
+) -> dict[str, Any]:
     """Run one evaluation job described by the plain config ``cfg`` and write it to ``job_dir``.
 
     Parameters
@@ -296,7 +327,8 @@ def run_job(cfg: Mapping[str, Any], job_dir: str | Path, *, overrides: list[str]
     if nthreads == 0:
         raise param_error("nthreads", _FUNC, "an int >= 1, or -1 for every core", nthreads)
     options = _with_section_relevance(
-        EvalOptions.from_config(sections["metrics"], nthreads=nthreads), sections["dataset"])
+        EvalOptions.from_config(sections["metrics"], nthreads=nthreads), sections["dataset"]
+    )
     disable = progress_mode(cfg.get("progress", "auto"))
     base = Path(base_dir) if base_dir is not None else Path.cwd()
     out = Path(job_dir)
@@ -304,24 +336,43 @@ def run_job(cfg: Mapping[str, Any], job_dir: str | Path, *, overrides: list[str]
     if backend["kind"] == "dask":
         begin_job_dir(out)
     t_start = time.perf_counter()
-    X, split, model, results, timings = _run_stages(sections, options, disable, base,
-                                                    backend, out, model_label, fitted, data)
+    X, split, model, results, timings = _run_stages(
+        sections, options, disable, base, backend, out, model_label, fitted, data
+    )
     timings["total"] = time.perf_counter() - t_start
     dataset_info = dataset_record(X, split, sections["dataset"], base)
     extra = {f"{stage}_seconds": sec for stage, sec in timings.items() if stage != "eval"}
-    write_job_dir(results, out, config_yaml=dict(cfg), overrides=list(overrides or []),
-                  dataset=dataset_info, extra_metrics=extra, plots=bool(cfg.get("plots", True)),
-                  model=model_record(model))
+    write_job_dir(
+        results,
+        out,
+        config_yaml=dict(cfg),
+        overrides=list(overrides or []),
+        dataset=dataset_info,
+        extra_metrics=extra,
+        plots=bool(cfg.get("plots", True)),
+        model=model_record(model),
+    )
     if echo:
-        timing_text = ", ".join(f"{s} {timings[s]:.2f} s" for s in (*STAGES, "total")
-                                if s in timings)
-        logger.info("%s at K=%d, mean over users [95%% interval]:\n%s\ntimings: %s\n"
-                    "job directory: %s", model.name, results.k, results.summary("headline"),
-                    timing_text, out)
+        timing_text = ", ".join(
+            f"{s} {timings[s]:.2f} s" for s in (*STAGES, "total") if s in timings
+        )
+        logger.info(
+            "%s at K=%d, mean over users [95%% interval]:\n%s\ntimings: %s\njob directory: %s",
+            model.name,
+            results.k,
+            results.summary("headline"),
+            timing_text,
+            out,
+        )
     run_id = track_job(cfg, out, base, tracking_uri, sweep, overrides, model.name, run_id)
-    return {"job_dir": str(out), "metrics": dict(results.means), "timings": timings,
-            "run_id": run_id, "dataset": dataset_info,
-            "objective": _objective(cfg.get("objective"), {**results.means, **extra})}
+    return {
+        "job_dir": str(out),
+        "metrics": dict(results.means),
+        "timings": timings,
+        "run_id": run_id,
+        "dataset": dataset_info,
+        "objective": _objective(cfg.get("objective"), {**results.means, **extra}),
+    }
 
 
 def _with_section_relevance(options: EvalOptions, dataset: Mapping[str, Any]) -> EvalOptions:
@@ -348,9 +399,11 @@ def _objective(name: Any, values: Mapping[str, float]) -> float | None:
         return None
     if name not in values:
         shown = ", ".join(sorted(values)[:12])
-        raise InputError(f"objective must be one of the job's results ({shown}, ...); got "
-                         f"{name!r}. Pick a metric the job computes (metrics.names) at "
-                         "metrics.k, e.g. objective=ndcg_at_10.")
+        raise InputError(
+            f"objective must be one of the job's results ({shown}, ...); got "
+            f"{name!r}. Pick a metric the job computes (metrics.names) at "
+            "metrics.k, e.g. objective=ndcg_at_10."
+        )
     return float(values[name])
 
 
@@ -358,13 +411,21 @@ def _backend(cfg: Mapping[str, Any]) -> dict[str, Any]:
     """The ``backend`` section (``kind=cpu`` when there is none), its kind checked."""
     backend = {"kind": "cpu", **dict(cfg.get("backend") or {})}
     if backend["kind"] not in ("cpu", "dask"):
-        raise param_error("backend.kind", _FUNC, "'cpu' or 'dask' (backend=cpu or backend=dask)",
-                          backend["kind"])
+        raise param_error(
+            "backend.kind", _FUNC, "'cpu' or 'dask' (backend=cpu or backend=dask)", backend["kind"]
+        )
     return backend
 
 
-def _evaluate(split: Any, model: Any, options: EvalOptions, progress: Callable[[int], None],
-              backend: Mapping[str, Any], out: Path, warm: Any = None) -> Any:
+def _evaluate(
+    split: Any,
+    model: Any,
+    options: EvalOptions,
+    progress: Callable[[int], None],
+    backend: Mapping[str, Any],
+    out: Path,
+    warm: Any = None,
+) -> Any:
     """The ``eval`` stage, in this process or on the Dask cluster of ``backend``; first waits
     for ``warm`` (:mod:`recoeval_tracking.metrics.warm`) when it compiles this model's dtype."""
     from ..metrics import evaluate
@@ -382,16 +443,29 @@ def _evaluate(split: Any, model: Any, options: EvalOptions, progress: Callable[[
     from ..jobdir import FILES
 
     parts = out / FILES["per_user"] if backend.get("per_user_parts") else None
-    with _quiet("distributed"), cluster_client(
-            backend.get("address"), n_workers=backend.get("n_workers", 2),
+    with (
+        _quiet("distributed"),
+        cluster_client(
+            backend.get("address"),
+            n_workers=backend.get("n_workers", 2),
             threads_per_worker=backend.get("threads_per_worker", 1),
-            timeout=float(backend.get("timeout", 30.0))) as client:
-        return evaluate_on_dask(client, split.train, split.test, options, **inputs,
-                                shards=backend.get("shards"), per_user_dir=parts)
+            timeout=float(backend.get("timeout", 30.0)),
+        ) as client,
+    ):
+        return evaluate_on_dask(
+            client,
+            split.train,
+            split.test,
+            options,
+            **inputs,
+            shards=backend.get("shards"),
+            per_user_dir=parts,
+        )
 
 
-def _warm_up(options: EvalOptions, model_section: Mapping[str, Any],
-             backend: Mapping[str, Any]) -> Any:
+def _warm_up(
+    options: EvalOptions, model_section: Mapping[str, Any], backend: Mapping[str, Any]
+) -> Any:
     """A child process compiling the kernels while the job loads, splits and fits, when the
     kernel cache is cold and the job evaluates here (:mod:`recoeval_tracking.metrics.warm`;
     ``RECOEVAL_WARM_UP=0`` turns it off)."""
@@ -414,9 +488,11 @@ def _warm_up(options: EvalOptions, model_section: Mapping[str, Any],
 def _quiet(name: str) -> Iterator[None]:
     """Records of the logger ``name`` (and its children) below WARNING dropped by the root
     handlers meanwhile: Dask logs some thirty INFO lines a job (its loggers set their levels)."""
+
     def keep(record: logging.LogRecord) -> bool:
         return record.levelno >= logging.WARNING or not (
-            record.name == name or record.name.startswith(name + "."))
+            record.name == name or record.name.startswith(name + ".")
+        )
 
     handlers = list(logging.getLogger().handlers)
     for handler in handlers:
@@ -428,10 +504,17 @@ def _quiet(name: str) -> Iterator[None]:
             handler.removeFilter(keep)
 
 
-def _run_stages(sections: dict[str, dict[str, Any]], options: EvalOptions,
-                disable: bool | None, base: Path, backend: Mapping[str, Any], out: Path,
-                label: str | None = None, fitted: Any = None, data: Any = None
-                ) -> tuple[Any, Any, Any, Any, dict[str, float]]:
+def _run_stages(
+    sections: dict[str, dict[str, Any]],
+    options: EvalOptions,
+    disable: bool | None,
+    base: Path,
+    backend: Mapping[str, Any],
+    out: Path,
+    label: str | None = None,
+    fitted: Any = None,
+    data: Any = None,
+) -> tuple[Any, Any, Any, Any, dict[str, float]]:
     """Build the model (before any data is read), load, prepare, split, fit and evaluate,
     each timed; returns the data, the split, the fitted model, the results and the seconds per
     stage. With ``fitted`` and ``data`` (the caller's), only ``eval`` runs."""
@@ -440,14 +523,25 @@ def _run_stages(sections: dict[str, dict[str, Any]], options: EvalOptions,
     timings: dict[str, float] = {}
     warm = _warm_up(options, sections["model"], backend) if fitted is None else None
     with thread_limits(options.nthreads):
-        model = fitted if fitted is not None else \
-            build_model(sections["model"], disable, base, label)
-        if data is None and fitted is None and \
-                sections["dataset"].get("kind") == "parquet_partitioned":  # a stored split
+        model = (
+            fitted if fitted is not None else build_model(sections["model"], disable, base, label)
+        )
+        if (
+            data is None
+            and fitted is None
+            and sections["dataset"].get("kind") == "parquet_partitioned"
+        ):  # a stored split
             from .stored import run_stored_stages
+
             X, split, results, stored_times = run_stored_stages(
-                sections["dataset"], model, options, dict(backend), out, base,
-                lambda s, m: _evaluate(s, m, options, lambda n: None, backend, out))
+                sections["dataset"],
+                model,
+                options,
+                dict(backend),
+                out,
+                base,
+                lambda s, m: _evaluate(s, m, options, lambda n: None, backend, out),
+            )
             log_left_out(results)
             refuse_nothing_evaluated(results)
             return X, split, model, results, {**timings, **stored_times}
@@ -458,8 +552,13 @@ def _run_stages(sections: dict[str, dict[str, Any]], options: EvalOptions,
             steps = prep_steps(sections["dataset"])
             with _timed(timings, "prepare", ", ".join(steps), quiet=not steps):
                 X = prepare_data(X, sections["dataset"])
-            logger.info("data: %s (%d users x %d items, %d interactions)", X.name or
-                        sections["dataset"].get("kind"), X.n_users, X.n_items, X.nnz)
+            logger.info(
+                "data: %s (%d users x %d items, %d interactions)",
+                X.name or sections["dataset"].get("kind"),
+                X.n_users,
+                X.n_items,
+                X.nnz,
+            )
             check_k_against_items(options.k, X.n_items)
             with _timed(timings, "split", f"with {sections['split'].get('name')!r}"):
                 split = split_data(X, sections["split"])
@@ -469,11 +568,13 @@ def _run_stages(sections: dict[str, dict[str, Any]], options: EvalOptions,
             check_k_against_items(options.k, X.n_items)
         if backend["kind"] != "dask":  # from here a failure (the model's fit...) is marked
             from ..jobdir import begin_job_dir
+
             begin_job_dir(out)
         if fitted is None:
             with _timed(timings, "fit", model):
-                model.fit(split.train.matrix, user_ids=split.train.user_ids,
-                          item_ids=split.train.item_ids)
+                model.fit(
+                    split.train.matrix, user_ids=split.train.user_ids, item_ids=split.train.item_ids
+                )
             logger.info("model: %r fitted in %.2f s", model, timings["fit"])
         _compile_notice()
         update, bar = _eval_progress(split.train.n_users, disable)

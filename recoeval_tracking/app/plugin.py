@@ -91,8 +91,11 @@ def _plain(cfg: Any) -> dict[str, Any]:
 
     from ..jobdir.redact import add_secret_values, env_interpolated_values
 
-    plain = OmegaConf.to_container(cfg, resolve=True, throw_on_missing=True) \
-        if isinstance(cfg, DictConfig) else cfg
+    plain = (
+        OmegaConf.to_container(cfg, resolve=True, throw_on_missing=True)
+        if isinstance(cfg, DictConfig)
+        else cfg
+    )
     if isinstance(cfg, DictConfig):  # values taken from the environment are written nowhere
         add_secret_values(env_interpolated_values(OmegaConf.to_container(cfg), plain))
     return {str(k): v for k, v in dict(plain).items() if k != "hydra"}
@@ -128,8 +131,14 @@ def load_split(cfg: Any, base_dir: str | Path | None = None) -> JobData:
     return JobData(X, split_data(X, dict(plain["split"])))
 
 
-def evaluate_job(cfg: Any, model: Any, data: JobData, *, job_dir: str | Path | None = None,
-                 label: str | None = None) -> dict[str, Any]:
+def evaluate_job(
+    cfg: Any,
+    model: Any,
+    data: JobData,
+    *,
+    job_dir: str | Path | None = None,
+    label: str | None = None,
+) -> dict[str, Any]:
     """Evaluate a model the caller fitted on ``data``, write the job folder and log it to MLflow.
 
     Parameters
@@ -167,16 +176,27 @@ def evaluate_job(cfg: Any, model: Any, data: JobData, *, job_dir: str | Path | N
     choices = dict(hc.runtime.choices) if hc is not None else {}
     label = label or choices.get("model") or type(model).__name__
     if not isinstance(model, Model):
-        model = UserModel.fitted(model, data.train.shape[0], data.train.shape[1], label=label,
-                                 where=f"model={label}")
+        model = UserModel.fitted(
+            model, data.train.shape[0], data.train.shape[1], label=label, where=f"model={label}"
+        )
     plain.setdefault("model", {"name": label})
     overrides = list(hc.overrides.task) if hc is not None else []
     sweep = job_sweep_record(hc) if hc is not None else None
     if job_dir is None:
         job_dir = Path(hc.runtime.output_dir) if hc is not None else Path.cwd() / "recoeval-job"
     run_id, uri = _open_run(plain)
-    return run_job(plain, job_dir, overrides=overrides, sweep=sweep, base_dir=base,
-                   model_label=label, fitted=model, data=data, run_id=run_id, tracking_uri=uri)
+    return run_job(
+        plain,
+        job_dir,
+        overrides=overrides,
+        sweep=sweep,
+        base_dir=base,
+        model_label=label,
+        fitted=model,
+        data=data,
+        run_id=run_id,
+        tracking_uri=uri,
+    )
 
 
 def _open_run(plain: dict[str, Any]) -> tuple[str | None, str | None]:

@@ -16,21 +16,42 @@ from typing import Any
 
 from .._validation import InputError
 
-__all__ = ["check_before_load", "check_engine_backend", "check_k_against_items",
-           "check_tracking_uri", "URI_SCHEMES", "kernel_cache_is_cold", "COMPILE_NOTICE",
-           "check_objective", "check_launcher_store", "REMOTE_LAUNCHERS"]
+__all__ = [
+    "check_before_load",
+    "check_engine_backend",
+    "check_k_against_items",
+    "check_tracking_uri",
+    "URI_SCHEMES",
+    "kernel_cache_is_cold",
+    "COMPILE_NOTICE",
+    "check_objective",
+    "check_launcher_store",
+    "REMOTE_LAUNCHERS",
+]
 
 #: Hydra launchers that run jobs on other machines (class names): they cannot share a local
 #: SQLite or file store.
 REMOTE_LAUNCHERS = ("SlurmLauncher", "RayAWSLauncher", "RayLauncher", "RQLauncher")
 
 #: Said once before the first evaluation when numba's on-disk cache holds no compiled kernels.
-COMPILE_NOTICE = ("compiling the metric kernels once (about 15 s on 2 cores; the app begins it in a "
-                  "second process while the job loads and fits); cached afterwards")
+COMPILE_NOTICE = (
+    "compiling the metric kernels once (about 15 s on 2 cores; the app begins it in a "
+    "second process while the job loads and fits); cached afterwards"
+)
 
 #: Tracking URI schemes MLflow stores accept (``file:`` needs MLFLOW_ALLOW_FILE_STORE).
-URI_SCHEMES = ("sqlite", "http", "https", "postgresql", "mysql", "mssql", "file", "databricks",
-               "databricks-uc", "uc")
+URI_SCHEMES = (
+    "sqlite",
+    "http",
+    "https",
+    "postgresql",
+    "mysql",
+    "mssql",
+    "file",
+    "databricks",
+    "databricks-uc",
+    "uc",
+)
 _SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9.\-]*)(\+[A-Za-z0-9_]+)?://")
 
 
@@ -52,13 +73,20 @@ def check_tracking_uri(uri: Any) -> None:
         if uri.endswith(".db") or Path(uri).suffix in (".db", ".sqlite"):
             absolute = Path(uri).expanduser().resolve()
             hint = f" For a SQLite file write tracking.uri=sqlite:///{absolute}."
-        raise _error("tracking.uri", "a URI with a scheme (sqlite:///path/mlflow.db, "
-                     "http://host:5000, postgresql://...)", uri,
-                     "A bare path is not a tracking store." + hint)
+        raise _error(
+            "tracking.uri",
+            "a URI with a scheme (sqlite:///path/mlflow.db, http://host:5000, postgresql://...)",
+            uri,
+            "A bare path is not a tracking store." + hint,
+        )
     scheme = m.group(1).lower()
     if scheme not in URI_SCHEMES:
-        raise _error("tracking.uri", f"a URI whose scheme is one of {', '.join(URI_SCHEMES)}",
-                     uri, "Check the spelling of the scheme (sqlite:///mlflow.db).")
+        raise _error(
+            "tracking.uri",
+            f"a URI whose scheme is one of {', '.join(URI_SCHEMES)}",
+            uri,
+            "Check the spelling of the scheme (sqlite:///mlflow.db).",
+        )
 
 
 def _check_k(k: Any) -> None:
@@ -79,9 +107,12 @@ def _check_names(names: Any) -> None:
         return
     unknown = [n for n in names if n not in METRICS]
     if unknown:
-        raise _error("metrics.names", f"names of registered metrics ({', '.join(METRICS)}) "
-                     "or [all]", unknown[0] if len(unknown) == 1 else unknown,
-                     "For example metrics.names=[ndcg,p,r].")
+        raise _error(
+            "metrics.names",
+            f"names of registered metrics ({', '.join(METRICS)}) or [all]",
+            unknown[0] if len(unknown) == 1 else unknown,
+            "For example metrics.names=[ndcg,p,r].",
+        )
 
 
 def check_objective(objective: Any, k: Any = None) -> None:
@@ -94,19 +125,30 @@ def check_objective(objective: Any, k: Any = None) -> None:
         return
     example = f"objective=ndcg_at_{k if isinstance(k, int) and k > 0 else 10}"
     if not isinstance(objective, str) or not objective:
-        raise _error("objective", "the key of a metric the job reports (str) or null", objective,
-                     f"For example {example}.")
+        raise _error(
+            "objective",
+            "the key of a metric the job reports (str) or null",
+            objective,
+            f"For example {example}.",
+        )
     if objective.endswith("_seconds"):
         return
     if spec_for_key(objective) is None or objective.endswith("_at_k"):
-        raise _error("objective", "the key of a metric the job reports: a registered metric "
-                     "at K (ndcg_at_10, r_at_10, mpr...) or a stage time (fit_seconds)",
-                     objective, f"For example {example}.")
+        raise _error(
+            "objective",
+            "the key of a metric the job reports: a registered metric "
+            "at K (ndcg_at_10, r_at_10, mpr...) or a stage time (fit_seconds)",
+            objective,
+            f"For example {example}.",
+        )
     head, sep, tail = objective.rpartition("_at_")
     if sep and isinstance(k, int) and not isinstance(k, bool) and int(tail) != k:
-        raise _error("objective", f"a metric at the configured cutoff metrics.k={k} "
-                     f"({head}_at_{k})", objective,
-                     f"Set metrics.k={int(tail)} or objective={head}_at_{k}.")
+        raise _error(
+            "objective",
+            f"a metric at the configured cutoff metrics.k={k} ({head}_at_{k})",
+            objective,
+            f"Set metrics.k={int(tail)} or objective={head}_at_{k}.",
+        )
 
 
 def check_launcher_store(launcher_target: Any, uri: str) -> None:
@@ -124,7 +166,8 @@ def check_launcher_store(launcher_target: Any, uri: str) -> None:
         f"tracking.uri: the launcher {name} runs the jobs on other machines, which cannot "
         f"share the local tracking store {uri}. Log a cluster sweep to a tracking server: "
         "tracking=server with MLFLOW_TRACKING_URI=http://<host>:5000 (or tracking.uri=...), "
-        "or keep results in the job folders with tracking=none.")
+        "or keep results in the job folders with tracking=none."
+    )
 
 
 def check_engine_backend(name: Any) -> None:
@@ -139,8 +182,12 @@ def check_engine_backend(name: Any) -> None:
         raise _error("metrics.backend", f"one of {', '.join(BACKENDS)}", name)
     missing = unavailable(name)
     if missing is not None:
-        raise _error("metrics.backend", "an engine backend that can run on this machine", name,
-                     f"{missing} Or run on the CPU: metrics.backend=cpu.")
+        raise _error(
+            "metrics.backend",
+            "an engine backend that can run on this machine",
+            name,
+            f"{missing} Or run on the CPU: metrics.backend=cpu.",
+        )
 
 
 def check_before_load(cfg: Mapping[str, Any]) -> None:
@@ -161,9 +208,11 @@ def check_before_load(cfg: Mapping[str, Any]) -> None:
 def check_k_against_items(k: int, n_items: int, dataset_key: str = "dataset") -> None:
     """``metrics.k`` at most the number of items of the loaded data."""
     if k > n_items:
-        raise InputError(f"metrics.k must be at most the number of items of the data "
-                         f"({n_items} after {dataset_key} preparation); got {k}. Lower it "
-                         f"(metrics.k={min(10, n_items)}) or load more items.")
+        raise InputError(
+            f"metrics.k must be at most the number of items of the data "
+            f"({n_items} after {dataset_key} preparation); got {k}. Lower it "
+            f"(metrics.k={min(10, n_items)}) or load more items."
+        )
 
 
 def kernel_cache_is_cold() -> bool:

@@ -45,26 +45,35 @@ def _server_calls(uri: str | None) -> Iterator[None]:
             raise
         except Exception as err:
             text = " ".join(str(err).split())
-            if "API request to" not in text and not isinstance(err, (ConnectionError,
-                                                                       TimeoutError)):
+            if "API request to" not in text and not isinstance(
+                err, (ConnectionError, TimeoutError)
+            ):
                 raise
             from ..jobdir.redact import scrub_text
 
-            raise StoreUnreachable(scrub_text(
-                f"could not reach the tracking store {uri or 'of tracking.uri'} "
-                f"({type(err).__name__}: {text[:300]}). Nothing was written. Start the server, "
-                "or name a running one with tracking.uri=URI.")) from None
+            raise StoreUnreachable(
+                scrub_text(
+                    f"could not reach the tracking store {uri or 'of tracking.uri'} "
+                    f"({type(err).__name__}: {text[:300]}). Nothing was written. Start the server, "
+                    "or name a running one with tracking.uri=URI."
+                )
+            ) from None
 
 
 def _selection(cfg: Mapping[str, Any]) -> dict[str, Any]:
     sel = dict(cfg.get("select") or {})
-    return {"sweep_id": sel.get("sweep_id") or None, "experiment": sel.get("experiment") or None,
-            "run_ids": list(sel.get("run_ids") or []), "filter": sel.get("filter") or None,
-            "job_dirs": [str(p) for p in (sel.get("job_dirs") or [])]}
+    return {
+        "sweep_id": sel.get("sweep_id") or None,
+        "experiment": sel.get("experiment") or None,
+        "run_ids": list(sel.get("run_ids") or []),
+        "filter": sel.get("filter") or None,
+        "job_dirs": [str(p) for p in (sel.get("job_dirs") or [])],
+    }
 
 
-def load_runs(cfg: Mapping[str, Any], workdir: str | Path, base_dir: str | Path | None = None
-              ) -> tuple[list, str | None]:
+def load_runs(
+    cfg: Mapping[str, Any], workdir: str | Path, base_dir: str | Path | None = None
+) -> tuple[list, str | None]:
     """The selected runs as :class:`~recoeval_tracking.reporting.report.RunData`, and the
     tracking URI used (None for job directories).
 
@@ -86,37 +95,59 @@ def load_runs(cfg: Mapping[str, Any], workdir: str | Path, base_dir: str | Path 
     tracking = dict(cfg.get("tracking") or {})
     uri = resolve_tracking_uri(tracking.get("uri") or None)
     if not (sel["sweep_id"] or sel["experiment"] or sel["run_ids"] or sel["filter"]):
-        raise param_error("select", _PROG, "one of select.sweep_id, select.experiment, "
-                          "select.run_ids, select.filter or select.job_dirs", None,
-                          "Say which runs to compare, e.g. select.sweep_id=<id>.")
+        raise param_error(
+            "select",
+            _PROG,
+            "one of select.sweep_id, select.experiment, "
+            "select.run_ids, select.filter or select.job_dirs",
+            None,
+            "Say which runs to compare, e.g. select.sweep_id=<id>.",
+        )
     db = _sqlite_file(uri, base)
     if db is not None and not db.is_file():
         given = {k: v for k, v in sel.items() if v}
-        raise InputError(f"select: no run matches {given}: there is no MLflow store at {db} "
-                         "(nothing was written). Run the command from the folder the sweep "
-                         "logged to, or name its store with tracking.uri=sqlite:///<path>/"
-                         "mlflow.db (or set MLFLOW_TRACKING_URI).")
-    found = search_runs_for_report(tracking_uri=uri, experiment=sel["experiment"],
-                                   sweep_id=sel["sweep_id"], run_ids=sel["run_ids"] or None,
-                                   filter_string=sel["filter"])
+        raise InputError(
+            f"select: no run matches {given}: there is no MLflow store at {db} "
+            "(nothing was written). Run the command from the folder the sweep "
+            "logged to, or name its store with tracking.uri=sqlite:///<path>/"
+            "mlflow.db (or set MLFLOW_TRACKING_URI)."
+        )
+    found = search_runs_for_report(
+        tracking_uri=uri,
+        experiment=sel["experiment"],
+        sweep_id=sel["sweep_id"],
+        run_ids=sel["run_ids"] or None,
+        filter_string=sel["filter"],
+    )
     if not found:
         given = {k: v for k, v in sel.items() if v}
-        raise InputError(f"select: no run matches {given} in {uri}. A sweep's id is in its "
-                         "folder's recoeval_sweep.json and on its runs as the tag "
-                         "recoeval.sweep_id; tracking.uri must name the store it was logged to.")
+        raise InputError(
+            f"select: no run matches {given} in {uri}. A sweep's id is in its "
+            "folder's recoeval_sweep.json and on its runs as the tag "
+            "recoeval.sweep_id; tracking.uri must name the store it was logged to."
+        )
     # a report run (tag recoeval.report=true, written by this command) holds no job
     found = [info for info in found if (info.get("tags") or {}).get("recoeval.report") != "true"]
     if not found:
-        raise InputError(f"select: no run matches {sel} in {uri} but report runs; select the "
-                         "runs of a sweep or an experiment.")
+        raise InputError(
+            f"select: no run matches {sel} in {uri} but report runs; select the "
+            "runs of a sweep or an experiment."
+        )
     runs = []
     for info in found:
-        folder = download_job_artifacts(info["run_id"], Path(workdir) / info["run_id"],
-                                        tracking_uri=uri)
-        runs.append(RunData.from_job_dir(folder, run_id=info["run_id"],
-                                         name=info["run_name"] or info["run_id"],
-                                         params=info["params"], tags=info["tags"],
-                                         source=f"mlflow run {info['run_id']}"))
+        folder = download_job_artifacts(
+            info["run_id"], Path(workdir) / info["run_id"], tracking_uri=uri
+        )
+        runs.append(
+            RunData.from_job_dir(
+                folder,
+                run_id=info["run_id"],
+                name=info["run_name"] or info["run_id"],
+                params=info["params"],
+                tags=info["tags"],
+                source=f"mlflow run {info['run_id']}",
+            )
+        )
     return runs, uri
 
 
@@ -125,7 +156,7 @@ def _sqlite_file(uri: str, base: Path) -> Path | None:
     searching, because opening a missing SQLite store creates an empty one."""
     if not uri.startswith("sqlite:///"):
         return None
-    path = uri[len("sqlite:///"):].split("?", 1)[0]
+    path = uri[len("sqlite:///") :].split("?", 1)[0]
     if not path or path == ":memory:":
         return None
     p = Path(path)
@@ -141,9 +172,11 @@ def _popularity_features(runs: list, head: float):
     first = runs[0]
     config = first.config
     if not config or "dataset" not in config or "split" not in config:
-        raise InputError(f"{_PROG}: the popularity slice needs the runs' dataset and split "
-                         f"config (config.yaml of run {first.name}); it has none. Remove the "
-                         "popularity slice or select runs logged by recoeval-track.")
+        raise InputError(
+            f"{_PROG}: the popularity slice needs the runs' dataset and split "
+            f"config (config.yaml of run {first.name}); it has none. Remove the "
+            "popularity slice or select runs logged by recoeval-track."
+        )
     X = prepare_data(load_data(config["dataset"]), config["dataset"])
     split = split_data(X, config["split"])
     if isinstance(split, list):
@@ -151,9 +184,11 @@ def _popularity_features(runs: list, head: float):
         split = split[fold]
     expected = first.fingerprints.get("split")
     if expected and split.fingerprint != expected:
-        raise InputError(f"{_PROG}: the split rebuilt for the popularity slice has fingerprint "
-                         f"{split.fingerprint}, the runs were evaluated on {expected}; the "
-                         "data has changed. Remove the popularity slice.")
+        raise InputError(
+            f"{_PROG}: the split rebuilt for the popularity slice has fingerprint "
+            f"{split.fingerprint}, the runs were evaluated on {expected}; the "
+            "data has changed. Remove the popularity slice."
+        )
     return user_popularity_share(split.train, split.test, head=head)
 
 
@@ -174,8 +209,10 @@ def _labels(value: Any) -> dict[str, str] | None:
     if value is None or value == {}:
         return None
     if not isinstance(value, Mapping):
-        raise InputError(f"labels: expected a mapping {{<run name or id>: <label>}}, e.g. "
-                         f"'labels={{popularity: Most popular}}'; got {value!r}.")
+        raise InputError(
+            f"labels: expected a mapping {{<run name or id>: <label>}}, e.g. "
+            f"'labels={{popularity: Most popular}}'; got {value!r}."
+        )
     return {str(k): str(v) for k, v in value.items()}
 
 
@@ -188,14 +225,12 @@ def check_settings(cfg: Mapping[str, Any]) -> None:
         if key in cfg and cfg[key] not in allowed:
             raise InputError(f"{key}: expected one of {', '.join(allowed)}; got {cfg[key]!r}.")
     n_perm = cfg.get("n_permutations", "auto")
-    if n_perm != "auto" and (isinstance(n_perm, bool) or not isinstance(n_perm, int)
-                             or n_perm < 1):
+    if n_perm != "auto" and (isinstance(n_perm, bool) or not isinstance(n_perm, int) or n_perm < 1):
         raise InputError(f"n_permutations: expected 'auto' or an integer >= 1; got {n_perm!r}.")
     for key in ("alpha", "confidence"):
         value = cfg.get(key, 0.5)
         if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < 1:
-            raise InputError(f"{key}: expected a number strictly between 0 and 1; got "
-                             f"{value!r}.")
+            raise InputError(f"{key}: expected a number strictly between 0 and 1; got {value!r}.")
 
 
 def _say(progress: Callable[[str], None] | None, text: str) -> None:
@@ -203,8 +238,11 @@ def _say(progress: Callable[[str], None] | None, text: str) -> None:
         progress(text)
 
 
-def run_report(cfg: Mapping[str, Any], base_dir: str | Path | None = None,
-               progress: Callable[[str], None] | None = None) -> dict[str, Any]:
+def run_report(
+    cfg: Mapping[str, Any],
+    base_dir: str | Path | None = None,
+    progress: Callable[[str], None] | None = None,
+) -> dict[str, Any]:
     """Build, write and log a report from a plain config (the layout of ``report.yaml``).
 
     Parameters
@@ -243,7 +281,8 @@ def run_report(cfg: Mapping[str, Any], base_dir: str | Path | None = None,
             resolve_under(out_dir, name, what=f"output.{key}")
             targets[key] = out_dir / name
     uri_given = (dict(cfg.get("tracking") or {})).get("uri") or os.environ.get(
-        "MLFLOW_TRACKING_URI")
+        "MLFLOW_TRACKING_URI"
+    )
     with tempfile.TemporaryDirectory(prefix="recoeval-report-") as tmp, _server_calls(uri_given):
         _say(progress, "reading the selected runs...")
         runs, uri = load_runs(cfg, tmp, base)
@@ -255,24 +294,36 @@ def run_report(cfg: Mapping[str, Any], base_dir: str | Path | None = None,
         replicate_key, group_by = _replicates(cfg)
         dataset_key = cfg.get("dataset_key", "auto")
         comparison = compare(
-            runs, cfg.get("baseline") or None, metrics=list(cfg.get("metrics") or []) or None,
-            slices=slices, correction=str(cfg.get("correction", "holm")),
+            runs,
+            cfg.get("baseline") or None,
+            metrics=list(cfg.get("metrics") or []) or None,
+            slices=slices,
+            correction=str(cfg.get("correction", "holm")),
             test=str(cfg.get("test", "t")),
-            n_permutations=cfg.get("n_permutations", "auto"), family=str(cfg.get("family",
-                                                                                  "metric")),
-            n_bootstrap=int(cfg.get("n_bootstrap", 1000)), seed=int(cfg.get("seed", 0)),
-            confidence=float(cfg.get("confidence", 0.95)), alpha=float(cfg.get("alpha", 0.05)),
-            allow_mismatch=bool(cfg.get("allow_mismatch", False)), user_features=features,
+            n_permutations=cfg.get("n_permutations", "auto"),
+            family=str(cfg.get("family", "metric")),
+            n_bootstrap=int(cfg.get("n_bootstrap", 1000)),
+            seed=int(cfg.get("seed", 0)),
+            confidence=float(cfg.get("confidence", 0.95)),
+            alpha=float(cfg.get("alpha", 0.05)),
+            allow_mismatch=bool(cfg.get("allow_mismatch", False)),
+            user_features=features,
             lower_is_better=tuple(cfg.get("lower_is_better") or ()),
             labels=_labels(cfg.get("labels")),
             config={k: v for k, v in cfg.items() if k != "hydra"},
-            replicate_key=replicate_key, group_by=group_by,
-            dataset_key=str(dataset_key) if dataset_key else None)
+            replicate_key=replicate_key,
+            group_by=group_by,
+            dataset_key=str(dataset_key) if dataset_key else None,
+        )
     report = next(iter(comparison.reports.values()))
     _say(progress, "drawing the figures and writing the pages...")
-    paths = write_report(comparison, targets["html"], targets["markdown"],
-                         latex_path=targets["latex"],
-                         title=str(out_cfg.get("title") or "Run comparison"))
+    paths = write_report(
+        comparison,
+        targets["html"],
+        targets["markdown"],
+        latex_path=targets["latex"],
+        title=str(out_cfg.get("title") or "Run comparison"),
+    )
     logged = None
     if uri is not None and out_cfg.get("log_to_mlflow", True):
         from ..tracking.search import find_sweep_parent, log_report_artifacts
@@ -283,16 +334,20 @@ def run_report(cfg: Mapping[str, Any], base_dir: str | Path | None = None,
         tracking = dict(cfg.get("tracking") or {})
         with _server_calls(uri):
             logged = log_report_artifacts(
-                list(paths.values()), run_id=parent, tracking_uri=uri,
+                list(paths.values()),
+                run_id=parent,
+                tracking_uri=uri,
                 experiment=str(tracking.get("experiment") or "recoeval"),
                 run_name=f"report-{sweep_id}" if sweep_id else "report",
                 artifact_path=out_cfg.get("artifact_path") or None,
-                tags={"recoeval.report_baseline": report.baseline,
-                      "recoeval.report_runs": ",".join(r.run_id for rep in
-                                                       comparison.reports.values()
-                                                       for r in rep.runs)})
-    return {"comparison": comparison, "report": report, "paths": paths,
-            "logged_run_id": logged}
+                tags={
+                    "recoeval.report_baseline": report.baseline,
+                    "recoeval.report_runs": ",".join(
+                        r.run_id for rep in comparison.reports.values() for r in rep.runs
+                    ),
+                },
+            )
+    return {"comparison": comparison, "report": report, "paths": paths, "logged_run_id": logged}
 
 
 _failed: list[BaseException] = []
@@ -315,8 +370,9 @@ def _report_task(cfg: Any) -> None:
 
     plain = OmegaConf.to_container(cfg, resolve=True)
     base = Path(HydraConfig.get().runtime.cwd)
-    result = run_report(plain, base, progress=lambda text: print(f"{_PROG}: {text}",
-                                                                   file=sys.stderr, flush=True))
+    result = run_report(
+        plain, base, progress=lambda text: print(f"{_PROG}: {text}", file=sys.stderr, flush=True)
+    )
     for kind, path in result["paths"].items():
         print(f"{_PROG}: {kind}: {path}")
     if result["logged_run_id"]:
@@ -324,13 +380,13 @@ def _report_task(cfg: Any) -> None:
     for ds, report in result["comparison"].reports.items():
         where = f" (dataset {ds})" if ds else ""
         if report.mismatches:
-            print(f"{_PROG}: WARNING: runs not comparable{where}: "
-                  f"{'; '.join(report.mismatches)}", file=sys.stderr)
-        for (metric, reason), rows in report.left_out.groupby(["metric", "reason"],
-                                                             sort=False):
+            print(
+                f"{_PROG}: WARNING: runs not comparable{where}: {'; '.join(report.mismatches)}",
+                file=sys.stderr,
+            )
+        for (metric, reason), rows in report.left_out.groupby(["metric", "reason"], sort=False):
             names = list(rows["system"])
-            shown = ", ".join(names[:6]) + (f" and {len(names) - 6} more" if len(names) > 6
-                                            else "")
+            shown = ", ".join(names[:6]) + (f" and {len(names) - 6} more" if len(names) > 6 else "")
             print(f"{_PROG}: left out{where}: {metric} of {shown}: {reason}", file=sys.stderr)
 
 

@@ -89,6 +89,7 @@ __all__ = [
 # what every option of a group shares
 # ---------------------------------------------------------------------------------------------
 
+
 @dataclass
 class ImplicitConversionConfig:
     """Value conversion applied after loading (:func:`recoeval_tracking.data.to_implicit`).
@@ -169,8 +170,16 @@ class ModelConfig:
 # options derived from the registries
 # ---------------------------------------------------------------------------------------------
 
-def derive_schema(target: Callable[..., Any], *, option: str, discriminator: str, base: type,
-                  class_name: str, inputs: int = 0) -> type | None:
+
+def derive_schema(
+    target: Callable[..., Any],
+    *,
+    option: str,
+    discriminator: str,
+    base: type,
+    class_name: str,
+    inputs: int = 0,
+) -> type | None:
     """The schema dataclass of one registered class or function, from its signature.
 
     The fields are, in order: those of ``base`` (shared by the group; the discriminator
@@ -196,8 +205,10 @@ def derive_schema(target: Callable[..., Any], *, option: str, discriminator: str
     fields += [(p.name, p.type, _default(p.default)) for p in params]
     cls = dataclasses.make_dataclass(class_name, fields, bases=(base,))
     cls.__module__ = __name__  # importable as recoeval_tracking.app.schema.<class_name>
-    cls.__doc__ = (f"Schema of ``{discriminator}={option}``, derived from the signature of "
-                   f"``{target.__module__}.{target.__qualname__}``.")
+    cls.__doc__ = (
+        f"Schema of ``{discriminator}={option}``, derived from the signature of "
+        f"``{target.__module__}.{target.__qualname__}``."
+    )
     return cls
 
 
@@ -222,17 +233,31 @@ def _camel(option: str) -> str:
     return "".join(part[:1].upper() + part[1:] for part in option.split("_"))
 
 
-def _derive_group(registry: Mapping[str, Any], group: str, discriminator: str,
-                  pick_base: Callable[[Any], type], inputs: int = 0) -> dict[str, type]:
+def _derive_group(
+    registry: Mapping[str, Any],
+    group: str,
+    discriminator: str,
+    pick_base: Callable[[Any], type],
+    inputs: int = 0,
+) -> dict[str, type]:
     """The schema of every entry of ``registry`` that a config can describe, by name. Each class
     is bound in this module under its name, so that configs holding it can be pickled (the
     joblib launcher sends them to its workers)."""
     out: dict[str, type] = {}
     for option, target in registry.items():
-        class_name = (f"{target.__name__}Config" if isinstance(target, type)
-                      else f"{_camel(option)}{group.capitalize()}Config")
-        node = derive_schema(target, option=option, discriminator=discriminator,
-                             base=pick_base(target), class_name=class_name, inputs=inputs)
+        class_name = (
+            f"{target.__name__}Config"
+            if isinstance(target, type)
+            else f"{_camel(option)}{group.capitalize()}Config"
+        )
+        node = derive_schema(
+            target,
+            option=option,
+            discriminator=discriminator,
+            base=pick_base(target),
+            class_name=class_name,
+            inputs=inputs,
+        )
         if node is not None:
             globals()[class_name] = out[option] = node
     return out
@@ -249,8 +274,13 @@ def _derived_schemas() -> dict[str, dict[str, type]]:
 
     return {
         "dataset": _derive_group(DATASETS, "dataset", "kind", file_or_not),
-        "split": _derive_group(SPLITS, "split", "name", lambda strategy: (
-            FoldedSplitConfig if _returns_folds(strategy) else SplitConfig), inputs=1),
+        "split": _derive_group(
+            SPLITS,
+            "split",
+            "name",
+            lambda strategy: FoldedSplitConfig if _returns_folds(strategy) else SplitConfig,
+            inputs=1,
+        ),
         "model": _derive_group(MODELS, "model", "name", lambda cls: ModelConfig),
     }
 
@@ -258,6 +288,7 @@ def _derived_schemas() -> dict[str, dict[str, type]]:
 # ---------------------------------------------------------------------------------------------
 # metrics, tracking, top level
 # ---------------------------------------------------------------------------------------------
+
 
 @dataclass
 class NegativesConfig:
@@ -292,12 +323,17 @@ def _metrics_schema() -> type:
     ``noise``. ``cumulative`` adds the @1..K curves; ``backend`` picks the engine backend.
     """
     hints = get_type_hints(EvalOptions)
-    fields = [(key, _METRICS_NODES[key] | None, field(default_factory=_METRICS_NODES[key]))
-              if key in _METRICS_NODES else
-              (key, f.metadata.get("config_type", hints[f.name]), field(default=f.default))
-              for f, key in config_fields()]
-    return make_dataclass("MetricsConfig", fields,
-                          namespace={"__doc__": _metrics_schema.__doc__, "__module__": __name__})
+    fields = [
+        (key, _METRICS_NODES[key] | None, field(default_factory=_METRICS_NODES[key]))
+        if key in _METRICS_NODES
+        else (key, f.metadata.get("config_type", hints[f.name]), field(default=f.default))
+        for f, key in config_fields()
+    ]
+    return make_dataclass(
+        "MetricsConfig",
+        fields,
+        namespace={"__doc__": _metrics_schema.__doc__, "__module__": __name__},
+    )
 
 
 #: Arguments of :func:`recoeval_tracking.evaluate` (a dataclass made from ``EvalOptions``).

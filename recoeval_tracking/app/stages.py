@@ -15,29 +15,40 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-__all__ = ["dataset_record", "log_left_out", "absolute_path", "timed_stage", "STAGE_VERBS",
-           "prep_steps"]
+__all__ = [
+    "dataset_record",
+    "log_left_out",
+    "absolute_path",
+    "timed_stage",
+    "STAGE_VERBS",
+    "prep_steps",
+]
 
 logger = logging.getLogger("recoeval_tracking.app.pipeline")
 
 #: What the line at a stage's start says it is doing.
-STAGE_VERBS = {"load": "loading", "prepare": "preparing", "split": "splitting",
-               "fit": "fitting"}
+STAGE_VERBS = {"load": "loading", "prepare": "preparing", "split": "splitting", "fit": "fitting"}
 
 
 def prep_steps(dataset: Mapping[str, Any]) -> list[str]:
     """The preparation steps a ``dataset`` config section asks for, by key (none: the
     ``prepare`` stage has nothing to do and says nothing)."""
     conv = dataset.get("implicit")
-    steps = ["implicit"] if isinstance(conv, Mapping) and (
-        conv.get("method") is not None or conv.get("threshold") is not None) else []
-    return steps + [k for k in ("min_user_interactions", "min_item_interactions", "k_core")
-                    if dataset.get(k)]
+    steps = (
+        ["implicit"]
+        if isinstance(conv, Mapping)
+        and (conv.get("method") is not None or conv.get("threshold") is not None)
+        else []
+    )
+    return steps + [
+        k for k in ("min_user_interactions", "min_item_interactions", "k_core") if dataset.get(k)
+    ]
 
 
 @contextmanager
-def timed_stage(timings: dict[str, float], stage: str, what: Any = None, *,
-                quiet: bool = False) -> Iterator[None]:
+def timed_stage(
+    timings: dict[str, float], stage: str, what: Any = None, *, quiet: bool = False
+) -> Iterator[None]:
     """Run a stage: log ``"<verb> <what> ..."`` when it starts (a stage can take tens of
     seconds, compiling included, and a silent terminal looks like a hang) and store its seconds
     in ``timings[stage]`` when it ends, failed or not.
@@ -56,8 +67,9 @@ def timed_stage(timings: dict[str, float], stage: str, what: Any = None, *,
     """
     if not quiet:
         verb = STAGE_VERBS.get(stage, stage)
-        logger.info("%s %s...", verb, what) if what not in (None, "") else \
-            logger.info("%s...", verb)
+        logger.info("%s %s...", verb, what) if what not in (None, "") else logger.info(
+            "%s...", verb
+        )
     t0 = time.perf_counter()
     try:
         yield
@@ -72,8 +84,7 @@ def absolute_path(path: Any, base_dir: Path | None) -> Any:
     return path
 
 
-def dataset_record(X: Any, split: Any, dataset: Mapping[str, Any], base: Path
-                    ) -> dict[str, Any]:
+def dataset_record(X: Any, split: Any, dataset: Mapping[str, Any], base: Path) -> dict[str, Any]:
     """``dataset.json``: sizes, fingerprints of the data and the split, preparation steps, and
     the data's relevance rule (``relevance``: ``relevance_level``, ``gains``; a stored split's
     from its manifest)."""
@@ -106,5 +117,4 @@ def log_left_out(results: Any) -> None:
     for name, reason in left.items():
         by_reason.setdefault(str(reason), []).append(name)
     for reason, names in by_reason.items():
-        logger.warning("left out %d metrics (%s): %s", len(names), reason,
-                       ", ".join(sorted(names)))
+        logger.warning("left out %d metrics (%s): %s", len(names), reason, ", ".join(sorted(names)))

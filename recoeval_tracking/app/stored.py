@@ -65,42 +65,62 @@ class StoredSplit:
         m = ds.manifest
         self.fingerprint = str(m["fingerprint"])
         self.train, self.test = _Count(m["train_interactions"]), _Count(m["test_interactions"])
-        self._summary = {"strategy": "stored", "params": {"path": ds.url},
-                         "fingerprint": self.fingerprint,
-                         "train_interactions": self.train.nnz,
-                         "test_interactions": self.test.nnz,
-                         "test_users": int(m.get("test_users", -1))}
+        self._summary = {
+            "strategy": "stored",
+            "params": {"path": ds.url},
+            "fingerprint": self.fingerprint,
+            "train_interactions": self.train.nnz,
+            "test_interactions": self.test.nnz,
+            "test_users": int(m.get("test_users", -1)),
+        }
 
     def summary(self) -> dict[str, Any]:
         return dict(self._summary)
 
     def __repr__(self) -> str:
-        return (f"Split('stored', train={self.train.nnz}, test={self.test.nnz}, "
-                f"fingerprint={self.fingerprint!r})")
+        return (
+            f"Split('stored', train={self.train.nnz}, test={self.test.nnz}, "
+            f"fingerprint={self.fingerprint!r})"
+        )
 
 
 def _check_section(dataset: dict[str, Any]) -> None:
     conv = dataset.get("implicit") or {}
     changed = [f"dataset.{k}" for k, v in _PREP_DEFAULTS.items() if (dataset.get(k) or 0) != v]
-    changed += [f"dataset.implicit.{k}" for k in ("method", "threshold")
-                if isinstance(conv, dict) and conv.get(k) is not None]
+    changed += [
+        f"dataset.implicit.{k}"
+        for k in ("method", "threshold")
+        if isinstance(conv, dict) and conv.get(k) is not None
+    ]
     if changed:
-        raise InputError(f"{', '.join(changed)} cannot be applied to dataset={KIND}: it is a "
-                         "stored split, read as written. Prepare the data before writing it "
-                         "(recoeval_tracking.data.write_partitioned), or leave these settings "
-                         "at their defaults.")
+        raise InputError(
+            f"{', '.join(changed)} cannot be applied to dataset={KIND}: it is a "
+            "stored split, read as written. Prepare the data before writing it "
+            "(recoeval_tracking.data.write_partitioned), or leave these settings "
+            "at their defaults."
+        )
 
 
 def _by_reference(model: Any, backend: dict[str, Any]) -> bool:
     from ..models._factors_file import FactorsFileModel
 
-    return backend["kind"] == "dask" and isinstance(model, FactorsFileModel) and \
-        model.user_factors is not None and model.item_factors is not None
+    return (
+        backend["kind"] == "dask"
+        and isinstance(model, FactorsFileModel)
+        and model.user_factors is not None
+        and model.item_factors is not None
+    )
 
 
-def run_stored_stages(dataset: dict[str, Any], model: Any, options: EvalOptions,
-                      backend: dict[str, Any], out: Path, base: Path, evaluate_split: Any
-                      ) -> tuple[Any, Any, Any, dict[str, float]]:
+def run_stored_stages(
+    dataset: dict[str, Any],
+    model: Any,
+    options: EvalOptions,
+    backend: dict[str, Any],
+    out: Path,
+    base: Path,
+    evaluate_split: Any,
+) -> tuple[Any, Any, Any, dict[str, float]]:
     """Open (or load) the stored split, fit the model when it must be, and evaluate.
 
     ``evaluate_split(split, model)`` is the job's own ``eval`` stage, used when the split is
@@ -114,42 +134,71 @@ def run_stored_stages(dataset: dict[str, Any], model: Any, options: EvalOptions,
     _check_section(dataset)
     path = dataset.get("path")
     if not path:
-        raise InputError(f"dataset.path must name the folder of the partitioned dataset "
-                         f"(dataset={KIND}); got {path!r}.")
+        raise InputError(
+            f"dataset.path must name the folder of the partitioned dataset "
+            f"(dataset={KIND}); got {path!r}."
+        )
     url = str(path) if "://" in str(path) else absolute_path(path, base)
     timings: dict[str, float] = {}
     t = time.perf_counter()
     ds = open_partitioned(url)
     timings["load"] = time.perf_counter() - t
     check_k_against_items(options.k, ds.n_items)
-    logger.info("data: %s (%d users x %d items, %d parts, stored split)", ds.name or url,
-                ds.n_users, ds.n_items, len(ds.parts))
+    logger.info(
+        "data: %s (%d users x %d items, %d parts, stored split)",
+        ds.name or url,
+        ds.n_users,
+        ds.n_items,
+        len(ds.parts),
+    )
     if _by_reference(model, backend):
         from ..distributed import cluster_client, evaluate_from_storage
         from ..jobdir import FILES
 
-        with cluster_client(backend.get("address"), n_workers=backend.get("n_workers", 2),
-                            threads_per_worker=backend.get("threads_per_worker", 1),
-                            timeout=float(backend.get("timeout", 30.0))) as client:
+        with cluster_client(
+            backend.get("address"),
+            n_workers=backend.get("n_workers", 2),
+            threads_per_worker=backend.get("threads_per_worker", 1),
+            timeout=float(backend.get("timeout", 30.0)),
+        ) as client:
             results = evaluate_from_storage(
-                client, ds, options, user_factors=model.user_factors,
-                item_factors=model.item_factors, item_biases=model.item_biases,
-                shards=backend.get("shards"), per_user_dir=out / FILES["per_user"],
-                func=f"dataset={KIND}")
+                client,
+                ds,
+                options,
+                user_factors=model.user_factors,
+                item_factors=model.item_factors,
+                item_biases=model.item_biases,
+                shards=backend.get("shards"),
+                per_user_dir=out / FILES["per_user"],
+                func=f"dataset={KIND}",
+            )
         timings["eval"] = float(results.timings.get("eval", 0.0))
         return StoredData(ds), StoredSplit(ds), results, timings
     if backend["kind"] == "dask":
-        logger.info("dataset=%s: the model %s is not a factors_file model of factor files, so "
-                    "the stored split is loaded whole in this process", KIND, model.name)
+        logger.info(
+            "dataset=%s: the model %s is not a factors_file model of factor files, so "
+            "the stored split is loaded whole in this process",
+            KIND,
+            model.name,
+        )
     t = time.perf_counter()
     train, test = ds.load()
     timings["load"] += time.perf_counter() - t
-    per_user = pd.DataFrame({"user_id": train.user_ids, "n_train": train.user_counts(),
-                             "n_test": test.user_counts()})
-    split = Split(train=train, test=test, validation=None, strategy="stored",
-                  params={"path": url}, fingerprint=str(ds.manifest["fingerprint"]),
-                  per_user=per_user, details={"users_without_test": int(np.sum(
-                      (per_user["n_test"] == 0) & (per_user["n_train"] > 0)))})
+    per_user = pd.DataFrame(
+        {"user_id": train.user_ids, "n_train": train.user_counts(), "n_test": test.user_counts()}
+    )
+    split = Split(
+        train=train,
+        test=test,
+        validation=None,
+        strategy="stored",
+        params={"path": url},
+        fingerprint=str(ds.manifest["fingerprint"]),
+        per_user=per_user,
+        details={
+            "users_without_test": int(np.sum((per_user["n_test"] == 0) & (per_user["n_train"] > 0)))
+        },
+    )
     t = time.perf_counter()
     model.fit(train.matrix, user_ids=train.user_ids, item_ids=train.item_ids)
     timings["fit"] = time.perf_counter() - t

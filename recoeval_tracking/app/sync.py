@@ -47,8 +47,7 @@ class _Lines(io.TextIOBase):
         self._pending += text
         while "\n" in self._pending:
             line, self._pending = self._pending.split("\n", 1)
-            print(line, file=sys.stderr if line.startswith(_PROBLEMS) else sys.stdout,
-                  flush=True)
+            print(line, file=sys.stderr if line.startswith(_PROBLEMS) else sys.stdout, flush=True)
         return len(text)
 
     def flush(self) -> None:
@@ -64,22 +63,34 @@ def main(argv: Sequence[str] | None = None) -> int:
         prog="recoeval-track-sync",
         formatter_class=argparse.RawDescriptionHelpFormatter,
         description="Upload job directories marked PENDING (the tracking store was unreachable) "
-                    "to MLflow, exactly once,\nthen close the sweep parents left open.",
+        "to MLflow, exactly once,\nthen close the sweep parents left open.",
         epilog="settings:\n"
-               "  the store    --tracking-uri, else the URI each job was configured with\n"
-               "               (recorded in its marker when its upload failed)\n"
-               "  the runs     each job keeps its experiment, parent and tags from its upload\n"
-               "               markers (PENDING, UPLOADING); nothing is uploaded twice\n"
-               "exit status: 0 all uploaded, 1 some still pending or skipped, 2 bad arguments\n"
-               "example: recoeval-track-sync multirun/ --dry-run")
-    parser.add_argument("--version", action="version",
-                        version=f"recoeval-track-sync (recoeval_tracking) {__version__}")
-    parser.add_argument("paths", nargs="+", metavar="PATH",
-                        help="job directories or folders above them (searched recursively)")
-    parser.add_argument("--tracking-uri", default=None,
-                        help="tracking URI (default: the one each job was configured with)")
-    parser.add_argument("--dry-run", action="store_true",
-                        help="list what is pending without uploading")
+        "  the store    --tracking-uri, else the URI each job was configured with\n"
+        "               (recorded in its marker when its upload failed)\n"
+        "  the runs     each job keeps its experiment, parent and tags from its upload\n"
+        "               markers (PENDING, UPLOADING); nothing is uploaded twice\n"
+        "exit status: 0 all uploaded, 1 some still pending or skipped, 2 bad arguments\n"
+        "example: recoeval-track-sync multirun/ --dry-run",
+    )
+    parser.add_argument(
+        "--version",
+        action="version",
+        version=f"recoeval-track-sync (recoeval_tracking) {__version__}",
+    )
+    parser.add_argument(
+        "paths",
+        nargs="+",
+        metavar="PATH",
+        help="job directories or folders above them (searched recursively)",
+    )
+    parser.add_argument(
+        "--tracking-uri",
+        default=None,
+        help="tracking URI (default: the one each job was configured with)",
+    )
+    parser.add_argument(
+        "--dry-run", action="store_true", help="list what is pending without uploading"
+    )
     args = parser.parse_args(argv)
     if args.tracking_uri is not None:
         from .._validation import InputError
@@ -111,16 +122,22 @@ def main(argv: Sequence[str] | None = None) -> int:
         outcomes = sync_paths(args.paths, tracking_uri=args.tracking_uri, out=lines)
         lines.flush()
     except KeyboardInterrupt:
-        print("recoeval-track-sync: interrupted; run it again to finish (nothing is uploaded "
-              "twice).", file=sys.stderr)
+        print(
+            "recoeval-track-sync: interrupted; run it again to finish (nothing is uploaded twice).",
+            file=sys.stderr,
+        )
         return 130
     except Exception as err:  # noqa: BLE001 - one paragraph, never a traceback
         from ..jobdir.redact import scrub_text
 
         first = (str(err).strip().splitlines() or [""])[0][:300]
-        print(scrub_text(f"recoeval-track-sync: {type(err).__name__}: {first}. Nothing was "
-                         "uploaded twice; run it again (--dry-run lists what is pending)."),
-              file=sys.stderr)
+        print(
+            scrub_text(
+                f"recoeval-track-sync: {type(err).__name__}: {first}. Nothing was "
+                "uploaded twice; run it again (--dry-run lists what is pending)."
+            ),
+            file=sys.stderr,
+        )
         return 1
     return 0 if all(o.ok for o in outcomes) else 1
 

@@ -40,8 +40,15 @@ from typing import Any
 from ..models import ModelProtocolError, UserModel
 from ..models._user import code_error, qualified_name
 
-__all__ = ["instantiate_model", "is_user_model_config", "HYDRA_KEYS", "constructor_args",
-           "model_record", "no_target_error", "check_model_allowed"]
+__all__ = [
+    "instantiate_model",
+    "is_user_model_config",
+    "HYDRA_KEYS",
+    "constructor_args",
+    "model_record",
+    "no_target_error",
+    "check_model_allowed",
+]
 
 #: The keys of a ``_target_`` node that are Hydra's, not arguments of the class.
 HYDRA_KEYS = ("_target_", "_convert_", "_recursive_", "_partial_", "_args_")
@@ -79,17 +86,23 @@ def check_model_allowed(model: Any, allow: Any) -> None:
     """
     if allow is None:
         return
-    if isinstance(allow, str) or not isinstance(allow, (list, tuple)) or not all(
-            isinstance(a, str) and a.strip(". ") for a in allow):
-        raise ModelProtocolError(f"model_allow must be a list of module prefixes such as "
-                                 f"[my_models] (or null: no limit). Got {allow!r}.")
+    if (
+        isinstance(allow, str)
+        or not isinstance(allow, (list, tuple))
+        or not all(isinstance(a, str) and a.strip(". ") for a in allow)
+    ):
+        raise ModelProtocolError(
+            f"model_allow must be a list of module prefixes such as "
+            f"[my_models] (or null: no limit). Got {allow!r}."
+        )
     prefixes = [a.strip().rstrip(".") for a in allow]
     for key, target in _targets(model):
         if not any(target == p or target.startswith(p + ".") for p in prefixes):
             raise ModelProtocolError(
                 f"{key} names {target!r}, outside model_allow {prefixes}: it is refused before "
                 "anything is imported. A config is code: add the module to model_allow only if "
-                "you trust it.")
+                "you trust it."
+            )
 
 
 def no_target_error(section: Mapping[str, Any], label: str | None = None) -> ModelProtocolError:
@@ -102,7 +115,8 @@ def no_target_error(section: Mapping[str, Any], label: str | None = None) -> Mod
     return ModelProtocolError(
         f"{option} has no _target_ (and no name): a model config of your own must say which "
         f"class to build, e.g. '_target_: my_models.ease.EASE' in its YAML (its keys: {keys}); "
-        f"or pick one of our models, model=<{'|'.join(MODELS)}>.")
+        f"or pick one of our models, model=<{'|'.join(MODELS)}>."
+    )
 
 
 def _where(label: str | None, target: str) -> str:
@@ -124,7 +138,8 @@ def locate(target: str, where: str) -> Any:
     if len(parts) < 2 or not all(parts):
         raise ModelProtocolError(
             f"model._target_ must be the dotted path of a class, 'package.module.Class'. Got "
-            f"{target!r} ({where}).")
+            f"{target!r} ({where})."
+        )
     for n in range(len(parts) - 1, 0, -1):
         name = ".".join(parts[:n])
         try:
@@ -139,19 +154,21 @@ def locate(target: str, where: str) -> Any:
         for i, attr in enumerate(parts[n:], start=n):
             if not hasattr(obj, attr):
                 owner = ".".join(parts[:i])
-                close = difflib.get_close_matches(attr, [a for a in dir(obj)
-                                                         if not a.startswith("_")], n=3)
-                hint = f" Did you mean {', '.join(f'{owner}.{c}' for c in close)}?" \
-                    if close else ""
+                close = difflib.get_close_matches(
+                    attr, [a for a in dir(obj) if not a.startswith("_")], n=3
+                )
+                hint = f" Did you mean {', '.join(f'{owner}.{c}' for c in close)}?" if close else ""
                 raise ModelProtocolError(
                     f"model._target_ names {target!r}, but {owner!r} has no attribute "
-                    f"{attr!r} ({where}).{hint} Check the spelling in the model's config.")
+                    f"{attr!r} ({where}).{hint} Check the spelling in the model's config."
+                )
             obj = getattr(obj, attr)
         return obj
     raise ModelProtocolError(
         f"model._target_ names {target!r}, but no module {parts[0]!r} can be imported "
         f"({where}). Install the package that holds the class, or run the command from the "
-        f"directory that holds {parts[0]}.py or {parts[0]}/ (it is on the import path).")
+        f"directory that holds {parts[0]}.py or {parts[0]}/ (it is on the import path)."
+    )
 
 
 def _check_arguments(obj: Any, kwargs: Mapping[str, Any], target: str, where: str) -> None:
@@ -163,18 +180,26 @@ def _check_arguments(obj: Any, kwargs: Mapping[str, Any], target: str, where: st
     try:
         sig.bind(**kwargs)
     except TypeError as err:
-        takes = [p for p, v in sig.parameters.items()
-                 if v.kind in (v.POSITIONAL_OR_KEYWORD, v.KEYWORD_ONLY)]
+        takes = [
+            p
+            for p, v in sig.parameters.items()
+            if v.kind in (v.POSITIONAL_OR_KEYWORD, v.KEYWORD_ONLY)
+        ]
         unknown = sorted(set(kwargs) - set(takes))
         named = ", ".join(f"model.{k}" for k in unknown) if unknown else str(err)
         raise ModelProtocolError(
             f"{target} does not take the config's {named} ({where}): {err}. Its parameters: "
-            f"{', '.join(takes) or '(none)'}. Change the model's config or the override.") \
-            from None
+            f"{', '.join(takes) or '(none)'}. Change the model's config or the override."
+        ) from None
 
 
-def instantiate_model(section: Mapping[str, Any], label: str | None = None,
-                      base_dir: str | Path | None = None, *, allow: Any = None) -> UserModel:
+def instantiate_model(
+    section: Mapping[str, Any],
+    label: str | None = None,
+    base_dir: str | Path | None = None,
+    *,
+    allow: Any = None,
+) -> UserModel:
     """Build the user's model of a ``model`` config section holding ``_target_``.
 
     Parameters
@@ -199,8 +224,10 @@ def instantiate_model(section: Mapping[str, Any], label: str | None = None,
 
     target = section.get("_target_")
     if not isinstance(target, str) or not target:
-        raise ModelProtocolError(f"model._target_ must be the dotted path of a class "
-                                 f"(package.module.Class). Got {target!r}.")
+        raise ModelProtocolError(
+            f"model._target_ must be the dotted path of a class "
+            f"(package.module.Class). Got {target!r}."
+        )
     check_model_allowed(section, allow)
     where = _where(label, target)
     base = str(Path(base_dir) if base_dir is not None else Path.cwd())
@@ -208,8 +235,10 @@ def instantiate_model(section: Mapping[str, Any], label: str | None = None,
         sys.path.append(base)
     obj = locate(target, where)
     if not callable(obj):
-        raise ModelProtocolError(f"model._target_ names {target!r}, which is a "
-                                 f"{type(obj).__name__}, not a class ({where}).")
+        raise ModelProtocolError(
+            f"model._target_ names {target!r}, which is a "
+            f"{type(obj).__name__}, not a class ({where})."
+        )
     kwargs = {k: v for k, v in section.items() if k not in HYDRA_KEYS}
     if not section.get("_partial_"):
         _check_arguments(obj, kwargs, target, where)
@@ -218,10 +247,15 @@ def instantiate_model(section: Mapping[str, Any], label: str | None = None,
         built = instantiate(node)
     except InstantiationException as err:
         cause = err.__cause__ or err
-        raise code_error(cause, f"{qualified_name(obj) if isinstance(obj, type) else target}"
-                         f"(...) ({where})") from cause
-    return ConfiguredModel(built, label=label or target.rsplit(".", 1)[-1], where=where,
-                           args=constructor_args(obj, kwargs))
+        raise code_error(
+            cause, f"{qualified_name(obj) if isinstance(obj, type) else target}(...) ({where})"
+        ) from cause
+    return ConfiguredModel(
+        built,
+        label=label or target.rsplit(".", 1)[-1],
+        where=where,
+        args=constructor_args(obj, kwargs),
+    )
 
 
 def _shown(value: Any) -> bool:
@@ -232,8 +266,7 @@ def _shown(value: Any) -> bool:
     if isinstance(value, (list, tuple)):
         return len(value) <= 10 and all(_shown(v) for v in value)
     if isinstance(value, Mapping):
-        return len(value) <= 10 and all(isinstance(k, str) and _shown(v)
-                                        for k, v in value.items())
+        return len(value) <= 10 and all(isinstance(k, str) and _shown(v) for k, v in value.items())
     return False
 
 
@@ -263,8 +296,14 @@ class ConfiguredModel(UserModel):
     ``__repr__`` of its own (``CosineItemKNN(neighbours=50, shrink=10)``, not
     ``CosineItemKNN(...)``) and gives them as its :meth:`params` (logged as ``model.<arg>``)."""
 
-    def __init__(self, model: Any, *, label: str | None = None, where: str = "",
-                 args: Mapping[str, Any] | None = None) -> None:
+    def __init__(
+        self,
+        model: Any,
+        *,
+        label: str | None = None,
+        where: str = "",
+        args: Mapping[str, Any] | None = None,
+    ) -> None:
         super().__init__(model, label=label, where=where)
         self.args = dict(args or {})
 
@@ -286,6 +325,8 @@ def model_record(model: Any) -> dict[str, Any]:
         args = dict(model.params())
     except Exception:  # noqa: BLE001 - a model that cannot say its parameters is still recorded
         args = {}
-    return {"name": getattr(model, "name", None) or type(model).__name__,
-            "description": repr(model)[:500],
-            "args": {str(k): v for k, v in args.items() if _shown(v)}}
+    return {
+        "name": getattr(model, "name", None) or type(model).__name__,
+        "description": repr(model)[:500],
+        "args": {str(k): v for k, v in args.items() if _shown(v)},
+    }

@@ -35,8 +35,9 @@ _INT64_MAX = np.iinfo(np.int64).max
 _INT64_MIN = np.iinfo(np.int64).min
 
 
-def checked_ids(values: Any, role: str, col: str, prefix: str, where: str,
-                pos: Callable[[int], str]) -> np.ndarray:
+def checked_ids(
+    values: Any, role: str, col: str, prefix: str, where: str, pos: Callable[[int], str]
+) -> np.ndarray:
     """The ids of one column, checked: integers (that fit in 64 bits; integral floats are
     accepted) or text, one kind per column; missing values are left for the caller.
 
@@ -48,59 +49,89 @@ def checked_ids(values: Any, role: str, col: str, prefix: str, where: str,
     fix = "Ids must be integers in the 64-bit range, or text; check the column mapping."
     if kind == "u" and arr.size and int(arr.max()) > _INT64_MAX:
         i = int(np.argmax(arr))
-        raise InputError(f"{prefix}{role} id {arr[i]} in column '{col}' at {pos(i)}{where} is "
-                         f"out of the 64-bit integer range. {fix}")
+        raise InputError(
+            f"{prefix}{role} id {arr[i]} in column '{col}' at {pos(i)}{where} is "
+            f"out of the 64-bit integer range. {fix}"
+        )
     if kind == "f":
         finite = np.isfinite(arr)
-        bad = np.flatnonzero(finite & ((arr != np.round(arr)) | (np.abs(arr) >= 2.0 ** 63)))
+        bad = np.flatnonzero(finite & ((arr != np.round(arr)) | (np.abs(arr) >= 2.0**63)))
         if bad.size:
             i = int(bad[0])
-            raise InputError(f"{prefix}{role} id {arr[i].item()!r} in column '{col}' at "
-                             f"{pos(i)}{where} is not an integer in the 64-bit range "
-                             f"({bad.size} such rows). {fix}")
+            raise InputError(
+                f"{prefix}{role} id {arr[i].item()!r} in column '{col}' at "
+                f"{pos(i)}{where} is not an integer in the 64-bit range "
+                f"({bad.size} such rows). {fix}"
+            )
     if kind == "b" or kind in "cmM":
-        raise InputError(f"{prefix}{role} ids in column '{col}'{where} are of type {arr.dtype}. "
-                         f"{fix}")
+        raise InputError(
+            f"{prefix}{role} ids in column '{col}'{where} are of type {arr.dtype}. {fix}"
+        )
     if kind == "O":
         arr = _object_ids(arr, role, col, prefix, where, pos, fix)
     return arr
 
 
-def _object_ids(arr: np.ndarray, role: str, col: str, prefix: str, where: str,
-                pos: Callable[[int], str], fix: str) -> np.ndarray:
+def _object_ids(
+    arr: np.ndarray,
+    role: str,
+    col: str,
+    prefix: str,
+    where: str,
+    pos: Callable[[int], str],
+    fix: str,
+) -> np.ndarray:
     """Object ids: all text, or all integers (then returned as int64)."""
     inferred = pd.api.types.infer_dtype(arr, skipna=True)
     if inferred in ("string", "empty"):
         return arr
     if inferred == "integer":
         for i, v in enumerate(arr):
-            if v is not None and not (isinstance(v, float) and v != v) \
-                    and not _INT64_MIN <= int(v) <= _INT64_MAX:
-                raise InputError(f"{prefix}{role} id {v} in column '{col}' at {pos(i)}{where} is "
-                                 f"out of the 64-bit integer range. {fix}")
+            if (
+                v is not None
+                and not (isinstance(v, float) and v != v)
+                and not _INT64_MIN <= int(v) <= _INT64_MAX
+            ):
+                raise InputError(
+                    f"{prefix}{role} id {v} in column '{col}' at {pos(i)}{where} is "
+                    f"out of the 64-bit integer range. {fix}"
+                )
         return arr if pd.isna(arr).any() else arr.astype(np.int64)
     kinds = sorted({type(v).__name__ for v in arr if not pd.isna(v)})
-    raise InputError(f"{prefix}{role} ids in column '{col}'{where} mix types ({', '.join(kinds)});"
-                     f" they must be all integers or all text. Convert the column first "
-                     f"(e.g. df['{col}'].astype(str)).")
+    raise InputError(
+        f"{prefix}{role} ids in column '{col}'{where} mix types ({', '.join(kinds)});"
+        f" they must be all integers or all text. Convert the column first "
+        f"(e.g. df['{col}'].astype(str))."
+    )
 
 
-def _codes(values: Any, role: str, col: str, prefix: str, where: str,
-           pos: Callable[[int], str]) -> tuple[np.ndarray, np.ndarray]:
+def _codes(
+    values: Any, role: str, col: str, prefix: str, where: str, pos: Callable[[int], str]
+) -> tuple[np.ndarray, np.ndarray]:
     """Checked ids of one column factorised (sorted uniques); missing ids raise."""
     codes, ids = factorize_sorted(checked_ids(values, role, col, prefix, where, pos))
     if (bad := np.flatnonzero(codes < 0)).size:
-        raise InputError(f"{prefix}missing (NaN) {role} id in column '{col}' at "
-                         f"{pos(int(bad[0]))}{where} ({bad.size} rows with a missing {role} id).")
+        raise InputError(
+            f"{prefix}missing (NaN) {role} id in column '{col}' at "
+            f"{pos(int(bad[0]))}{where} ({bad.size} rows with a missing {role} id)."
+        )
     return codes, ids
 
 
-def build_interactions(users: np.ndarray, items: np.ndarray, values: np.ndarray | None,
-                       timestamps: np.ndarray | None = None, *, duplicates: str = "error",
-                       func: str = "from_dataframe", source: str = "",
-                       line_offset: int | None = None,
-                       user_col: str = "user", item_col: str = "item",
-                       name: str = "") -> Interactions:
+def build_interactions(
+    users: np.ndarray,
+    items: np.ndarray,
+    values: np.ndarray | None,
+    timestamps: np.ndarray | None = None,
+    *,
+    duplicates: str = "error",
+    func: str = "from_dataframe",
+    source: str = "",
+    line_offset: int | None = None,
+    user_col: str = "user",
+    item_col: str = "item",
+    name: str = "",
+) -> Interactions:
     """Factorise ids (sorted), merge duplicate pairs by ``duplicates`` and build the CSR.
 
     Parameters
@@ -134,8 +165,10 @@ def build_interactions(users: np.ndarray, items: np.ndarray, values: np.ndarray 
     n_users, n_items = user_ids.shape[0], item_ids.shape[0]
     vals = np.ones(n, dtype=np.float64) if values is None else np.asarray(values, np.float64)
     if (bad := np.flatnonzero(~np.isfinite(vals))).size:
-        raise InputError(f"{func}: non-finite value {vals[bad[0]]} at {_pos(int(bad[0]))}{where} "
-                         f"({bad.size} rows with NaN or infinite values).")
+        raise InputError(
+            f"{func}: non-finite value {vals[bad[0]]} at {_pos(int(bad[0]))}{where} "
+            f"({bad.size} rows with NaN or infinite values)."
+        )
     ts = None if timestamps is None else np.asarray(timestamps, dtype=np.int64)
 
     key = u_codes * np.int64(n_items) + i_codes
@@ -158,7 +191,8 @@ def build_interactions(users: np.ndarray, items: np.ndarray, values: np.ndarray 
             raise InputError(
                 f"{func}: duplicate (user, item) pair ({user_ids[k // n_items].tolist()!r}, "
                 f"{item_ids[k % n_items].tolist()!r}) at {_pos(orig)}{where}; {n_dup} repeated "
-                "pairs in all. Pass duplicates='sum', 'max' or 'last' to merge them.")
+                "pairs in all. Pass duplicates='sum', 'max' or 'last' to merge them."
+            )
         starts = np.flatnonzero(new_group)
         ends = np.append(starts[1:], n)
         if duplicates == "sum":
@@ -170,8 +204,13 @@ def build_interactions(users: np.ndarray, items: np.ndarray, values: np.ndarray 
         if ts is not None:
             ts = ts[ends - 1] if duplicates == "last" else np.maximum.reduceat(ts, starts)
         key = key[starts]
-        report = PrepReport("duplicates", {"policy": duplicates}, n, int(key.shape[0]),
-                            details={"pairs_merged": n_dup}).log()
+        report = PrepReport(
+            "duplicates",
+            {"policy": duplicates},
+            n,
+            int(key.shape[0]),
+            details={"pairs_merged": n_dup},
+        ).log()
     # key is sorted: row boundaries by binary search (cheaper than an int64 division)
     idx_dtype = np.int32 if max(n_items, key.shape[0]) < 2**31 - 1 else np.int64
     indptr = np.searchsorted(key, np.arange(n_users + 1, dtype=np.int64) * n_items)
@@ -184,5 +223,11 @@ def build_interactions(users: np.ndarray, items: np.ndarray, values: np.ndarray 
     t = None
     if ts is not None:
         t = sp.csr_array((ts, indices, indptr), shape=(n_users, n_items))
-    return Interactions(matrix=m, user_ids=user_ids, item_ids=item_ids, timestamps=t,
-                        reports=[report] if report is not None else [], name=name)
+    return Interactions(
+        matrix=m,
+        user_ids=user_ids,
+        item_ids=item_ids,
+        timestamps=t,
+        reports=[report] if report is not None else [],
+        name=name,
+    )

@@ -42,9 +42,14 @@ class FactorRows:
     groups: tuple[int, ...] = ()
 
     @classmethod
-    def open(cls, url: str | os.PathLike, *, name: str = "user_factors",
-             func: str = "evaluate_from_storage",
-             storage_options: dict[str, Any] | None = None) -> FactorRows:
+    def open(
+        cls,
+        url: str | os.PathLike,
+        *,
+        name: str = "user_factors",
+        func: str = "evaluate_from_storage",
+        storage_options: dict[str, Any] | None = None,
+    ) -> FactorRows:
         """Read the header of the ``.npy`` file at ``url`` (C order, 2-d, float32 or float64),
         or the metadata of the Parquet file at ``url`` (``.parquet``)."""
         fmt = np.lib.format
@@ -55,22 +60,38 @@ class FactorRows:
         try:
             with fs.open(path, "rb") as fh:
                 version = fmt.read_magic(fh)
-                reader = fmt.read_array_header_1_0 if version == (1, 0) else \
-                    fmt.read_array_header_2_0
+                reader = (
+                    fmt.read_array_header_1_0 if version == (1, 0) else fmt.read_array_header_2_0
+                )
                 shape, fortran, dtype = reader(fh)
                 offset = fh.tell()
         except FileNotFoundError:
-            raise param_error(name, func, "an existing .npy file", f"{url!r}, which does not "
-                              "exist", got_is_text=True) from None
+            raise param_error(
+                name,
+                func,
+                "an existing .npy file",
+                f"{url!r}, which does not exist",
+                got_is_text=True,
+            ) from None
         except ValueError as err:
-            raise param_error(name, func, "a .npy file", f"{url!r}, which is not one ({err})",
-                              got_is_text=True) from None
+            raise param_error(
+                name, func, "a .npy file", f"{url!r}, which is not one ({err})", got_is_text=True
+            ) from None
         if len(shape) != 2 or fortran or np.dtype(dtype) not in (np.float32, np.float64):
-            raise param_error(name, func, "a 2-d C-order float32 or float64 .npy matrix",
-                              f"{url!r} of shape {shape}, dtype {dtype}"
-                              f"{' in Fortran order' if fortran else ''}", got_is_text=True)
-        return cls(url, (int(shape[0]), int(shape[1])), np.dtype(dtype).str, int(offset),
-                   dict(storage_options or {}))
+            raise param_error(
+                name,
+                func,
+                "a 2-d C-order float32 or float64 .npy matrix",
+                f"{url!r} of shape {shape}, dtype {dtype}{' in Fortran order' if fortran else ''}",
+                got_is_text=True,
+            )
+        return cls(
+            url,
+            (int(shape[0]), int(shape[1])),
+            np.dtype(dtype).str,
+            int(offset),
+            dict(storage_options or {}),
+        )
 
     def read(self, lo: int, hi: int) -> np.ndarray:
         """Rows ``[lo, hi)`` as a new array."""
@@ -84,17 +105,22 @@ class FactorRows:
                 fh.seek(self.offset + lo * row)
                 buf = fh.read((hi - lo) * row)
         except FileNotFoundError:
-            raise InputError(f"The factor file {self.url} is missing (rows {lo}..{hi - 1} "
-                             "were to be read from it).") from None
+            raise InputError(
+                f"The factor file {self.url} is missing (rows {lo}..{hi - 1} "
+                "were to be read from it)."
+            ) from None
         if len(buf) != (hi - lo) * row:
-            raise InputError(f"The factor file {self.url} is truncated: rows {lo}..{hi - 1} of "
-                             f"its {self.shape[0]} need {(hi - lo) * row} bytes, {len(buf)} "
-                             "were read. Write it again (numpy.save).")
+            raise InputError(
+                f"The factor file {self.url} is truncated: rows {lo}..{hi - 1} of "
+                f"its {self.shape[0]} need {(hi - lo) * row} bytes, {len(buf)} "
+                "were read. Write it again (numpy.save)."
+            )
         return np.frombuffer(buf, dtype=dtype).reshape(hi - lo, self.shape[1]).copy()
 
 
-def read_whole(url: str | os.PathLike, *, name: str, func: str,
-               storage_options: dict[str, Any] | None = None) -> np.ndarray:
+def read_whole(
+    url: str | os.PathLike, *, name: str, func: str, storage_options: dict[str, Any] | None = None
+) -> np.ndarray:
     """A whole array from a ``.npy`` file (any shape) or a Parquet factor file (as
     :meth:`FactorRows.open` reads one), on any fsspec file system; a missing or unreadable file
     is an :class:`~recoeval_tracking.InputError` naming ``name`` and the file."""
@@ -107,15 +133,18 @@ def read_whole(url: str | os.PathLike, *, name: str, func: str,
         with fs.open(path, "rb") as fh:
             return np.load(fh, allow_pickle=False)
     except FileNotFoundError:
-        raise param_error(name, func, "an existing .npy file", f"{url!r}, which does not exist",
-                          got_is_text=True) from None
+        raise param_error(
+            name, func, "an existing .npy file", f"{url!r}, which does not exist", got_is_text=True
+        ) from None
     except ValueError as err:
-        raise param_error(name, func, "a .npy file", f"{url!r}, which is not one ({err})",
-                          got_is_text=True) from None
+        raise param_error(
+            name, func, "a .npy file", f"{url!r}, which is not one ({err})", got_is_text=True
+        ) from None
 
 
-def _open_parquet(cls: type[FactorRows], url: str, name: str, func: str,
-                  storage_options: dict[str, Any]) -> FactorRows:
+def _open_parquet(
+    cls: type[FactorRows], url: str, name: str, func: str, storage_options: dict[str, Any]
+) -> FactorRows:
     """:meth:`FactorRows.open` of a Parquet file: its schema, row count and row groups."""
     import pyarrow as pa
     import pyarrow.parquet as pq
@@ -133,27 +162,54 @@ def _open_parquet(cls: type[FactorRows], url: str, name: str, func: str,
                 dtype = lists[0].type.value_type.to_pandas_dtype()
                 width = _list_width(pf, lists[0])
                 if width < 0:
-                    raise param_error(name, func, "a Parquet file of user factors whose first "
-                                      "row holds its factors", f"{url!r}, whose first list is "
-                                      "null", got_is_text=True)
-            elif (fields and not lists and len({f.type for f in fields}) == 1
-                  and fields[0].type in floats):
+                    raise param_error(
+                        name,
+                        func,
+                        "a Parquet file of user factors whose first row holds its factors",
+                        f"{url!r}, whose first list is null",
+                        got_is_text=True,
+                    )
+            elif (
+                fields
+                and not lists
+                and len({f.type for f in fields}) == 1
+                and fields[0].type in floats
+            ):
                 dtype, width = fields[0].type.to_pandas_dtype(), len(fields)
             else:
-                raise param_error(name, func, "a Parquet file of user factors: one list column "
-                                  "of float32 or float64, or one float column per factor (all "
-                                  "of one type), besides an optional 'user' column",
-                                  f"{url!r} with columns {schema}", got_is_text=True)
+                raise param_error(
+                    name,
+                    func,
+                    "a Parquet file of user factors: one list column "
+                    "of float32 or float64, or one float column per factor (all "
+                    "of one type), besides an optional 'user' column",
+                    f"{url!r} with columns {schema}",
+                    got_is_text=True,
+                )
     except FileNotFoundError:
-        raise param_error(name, func, "an existing Parquet file", f"{url!r}, which does not "
-                          "exist", got_is_text=True) from None
+        raise param_error(
+            name,
+            func,
+            "an existing Parquet file",
+            f"{url!r}, which does not exist",
+            got_is_text=True,
+        ) from None
     except (OSError, pa.ArrowException) as err:
-        raise param_error(name, func, "a Parquet file", f"{url!r}, which is not one ({err})",
-                          got_is_text=True) from None
-    starts = np.concatenate([[0], np.cumsum([meta.row_group(g).num_rows
-                                             for g in range(meta.num_row_groups)])])
-    return cls(url, (int(meta.num_rows), int(width)), np.dtype(dtype).str, 0, storage_options,
-               tuple(f.name for f in fields), tuple(int(x) for x in starts))
+        raise param_error(
+            name, func, "a Parquet file", f"{url!r}, which is not one ({err})", got_is_text=True
+        ) from None
+    starts = np.concatenate(
+        [[0], np.cumsum([meta.row_group(g).num_rows for g in range(meta.num_row_groups)])]
+    )
+    return cls(
+        url,
+        (int(meta.num_rows), int(width)),
+        np.dtype(dtype).str,
+        0,
+        storage_options,
+        tuple(f.name for f in fields),
+        tuple(int(x) for x in starts),
+    )
 
 
 def _list_width(pf: Any, column: Any) -> int:
@@ -179,28 +235,34 @@ def _read_parquet(rows: FactorRows, lo: int, hi: int) -> np.ndarray:
     fs, path = _fs(rows.url, rows.storage_options)
     try:
         with fs.open(path, "rb") as fh:
-            table = pq.ParquetFile(fh).read_row_groups(list(range(first, last)),
-                                                       columns=list(rows.columns))
+            table = pq.ParquetFile(fh).read_row_groups(
+                list(range(first, last)), columns=list(rows.columns)
+            )
     except FileNotFoundError:
-        raise InputError(f"The factor file {rows.url} is missing (rows {lo}..{hi - 1} were to "
-                         "be read from it).") from None
+        raise InputError(
+            f"The factor file {rows.url} is missing (rows {lo}..{hi - 1} were to be read from it)."
+        ) from None
     dtype = np.dtype(rows.dtype)
     if _is_list(table.schema.field(0).type):
         column = table.column(0).combine_chunks()
         flat = column.flatten().to_numpy()
         if column.null_count or flat.shape[0] != len(column) * rows.shape[1]:
-            raise InputError(f"The factor file {rows.url} has a list of factors that is null or "
-                             f"not of length {rows.shape[1]} in its row groups {first}..{last - 1}"
-                             f". Write every user's {rows.shape[1]} factors.")
+            raise InputError(
+                f"The factor file {rows.url} has a list of factors that is null or "
+                f"not of length {rows.shape[1]} in its row groups {first}..{last - 1}"
+                f". Write every user's {rows.shape[1]} factors."
+            )
         out = flat.astype(dtype, copy=False).reshape(-1, rows.shape[1])
     else:
         out = np.column_stack([table.column(c).to_numpy() for c in rows.columns]).astype(dtype)
     skip = lo - int(starts[first])
     if out.shape[0] < skip + hi - lo:
-        raise InputError(f"The factor file {rows.url} holds {out.shape[0] + int(starts[first])} "
-                         f"rows where its metadata promised {rows.shape[0]}: rows {lo}..{hi - 1} "
-                         "cannot be read. Write it again.")
-    return np.ascontiguousarray(out[skip:skip + hi - lo])
+        raise InputError(
+            f"The factor file {rows.url} holds {out.shape[0] + int(starts[first])} "
+            f"rows where its metadata promised {rows.shape[0]}: rows {lo}..{hi - 1} "
+            "cannot be read. Write it again."
+        )
+    return np.ascontiguousarray(out[skip : skip + hi - lo])
 
 
 def _is_list(t: Any) -> bool:

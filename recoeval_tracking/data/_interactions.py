@@ -60,9 +60,11 @@ class PrepReport:
         return self.interactions_before - self.interactions_after
 
     def __str__(self) -> str:
-        text = (f"{self.step}{self.params}: {self.interactions_before} -> "
-                f"{self.interactions_after} interactions ({self.interactions_removed} removed), "
-                f"{self.users_removed} users and {self.items_removed} items removed")
+        text = (
+            f"{self.step}{self.params}: {self.interactions_before} -> "
+            f"{self.interactions_after} interactions ({self.interactions_removed} removed), "
+            f"{self.users_removed} users and {self.items_removed} items removed"
+        )
         if self.details:
             text += f"; {self.details}"
         return text
@@ -119,14 +121,16 @@ class _IdLookup:
         try:
             pos = np.searchsorted(self.sorted, q)
         except TypeError as exc:
-            raise param_error(name, func, f"ids of the same type as the stored ids "
-                              f"({self.ids.dtype})", q) from exc
+            raise param_error(
+                name, func, f"ids of the same type as the stored ids ({self.ids.dtype})", q
+            ) from exc
         pos_c = np.minimum(pos, max(self.sorted.shape[0] - 1, 0))
         found = (pos < self.sorted.shape[0]) & (self.sorted[pos_c] == q)
         if not np.all(found):
             missing = q[~found][:5].tolist()
-            raise param_error(name, func, "ids present in the data", f"unknown ids {missing}",
-                              got_is_text=True)
+            raise param_error(
+                name, func, "ids present in the data", f"unknown ids {missing}", got_is_text=True
+            )
         return (pos_c if self.order is None else self.order[pos_c]).astype(np.int64)
 
 
@@ -166,9 +170,14 @@ class Interactions:
     @classmethod
     def checked(cls, value: Any, func: str) -> Interactions:
         """``value`` when it is an :class:`Interactions`, else the standard error."""
-        return check_type(value, cls, "interactions", func, "an Interactions object",
-                          "Build one with recoeval_tracking.data.load_dataset or "
-                          "from_dataframe.")
+        return check_type(
+            value,
+            cls,
+            "interactions",
+            func,
+            "an Interactions object",
+            "Build one with recoeval_tracking.data.load_dataset or from_dataframe.",
+        )
 
     def __post_init__(self) -> None:
         func = "Interactions"
@@ -179,31 +188,51 @@ class Interactions:
         if m.dtype != np.float64:
             m = m.astype(np.float64)
         if not m.has_canonical_format:
-            raise param_error("matrix", func, "a canonical CSR (sorted indices, no duplicates)",
-                              m, "Build it with recoeval_tracking.data.from_dataframe or call "
-                              "sum_duplicates() first.")
+            raise param_error(
+                "matrix",
+                func,
+                "a canonical CSR (sorted indices, no duplicates)",
+                m,
+                "Build it with recoeval_tracking.data.from_dataframe or call "
+                "sum_duplicates() first.",
+            )
         self.matrix = m
         if not isinstance(self.relevance, Relevance):
-            raise param_error("relevance", func, "a recoeval_tracking.data.Relevance",
-                              self.relevance)
+            raise param_error(
+                "relevance", func, "a recoeval_tracking.data.Relevance", self.relevance
+            )
         self.user_ids = np.asarray(self.user_ids)
         self.item_ids = np.asarray(self.item_ids)
         if self.user_ids.shape != (m.shape[0],):
-            raise param_error("user_ids", func, f"a 1-d array of length {m.shape[0]} (one id per "
-                              "row)", self.user_ids)
+            raise param_error(
+                "user_ids",
+                func,
+                f"a 1-d array of length {m.shape[0]} (one id per row)",
+                self.user_ids,
+            )
         if self.item_ids.shape != (m.shape[1],):
-            raise param_error("item_ids", func, f"a 1-d array of length {m.shape[1]} (one id per "
-                              "column)", self.item_ids)
+            raise param_error(
+                "item_ids",
+                func,
+                f"a 1-d array of length {m.shape[1]} (one id per column)",
+                self.item_ids,
+            )
         if self.timestamps is not None:
             t = self.timestamps
-            if not sp.issparse(t) or t.shape != m.shape or t.nnz != m.nnz \
-                    or not np.array_equal(t.indptr, m.indptr) \
-                    or not np.array_equal(t.indices, m.indices):
-                raise param_error("timestamps", func, "a CSR with the same sparsity pattern as "
-                                  "'matrix'", t)
+            if (
+                not sp.issparse(t)
+                or t.shape != m.shape
+                or t.nnz != m.nnz
+                or not np.array_equal(t.indptr, m.indptr)
+                or not np.array_equal(t.indices, m.indices)
+            ):
+                raise param_error(
+                    "timestamps", func, "a CSR with the same sparsity pattern as 'matrix'", t
+                )
             if not isinstance(t, sp.csr_array) or t.dtype != np.int64:
                 self.timestamps = sp.csr_array(
-                    (np.asarray(t.data).astype(np.int64), t.indices, t.indptr), shape=t.shape)
+                    (np.asarray(t.data).astype(np.int64), t.indices, t.indptr), shape=t.shape
+                )
         self._user_lookup: _IdLookup | None = None
         self._item_lookup: _IdLookup | None = None
         self._fingerprint: str | None = None
@@ -316,19 +345,30 @@ class Interactions:
         return pd.DataFrame(out)
 
     # --------------------------------------------------------------- helpers
-    def with_data(self, matrix: sp.csr_array, timestamps: sp.csr_array | None,
-                  report: PrepReport | None = None, *, user_ids: np.ndarray | None = None,
-                  item_ids: np.ndarray | None = None) -> Interactions:
+    def with_data(
+        self,
+        matrix: sp.csr_array,
+        timestamps: sp.csr_array | None,
+        report: PrepReport | None = None,
+        *,
+        user_ids: np.ndarray | None = None,
+        item_ids: np.ndarray | None = None,
+    ) -> Interactions:
         """A new container sharing this one's id maps (unless given) and history."""
         reports = list(self.reports) + ([report] if report is not None else [])
-        return Interactions(matrix=matrix,
-                            user_ids=self.user_ids if user_ids is None else user_ids,
-                            item_ids=self.item_ids if item_ids is None else item_ids,
-                            timestamps=timestamps, reports=reports, name=self.name,
-                            relevance=self.relevance)
+        return Interactions(
+            matrix=matrix,
+            user_ids=self.user_ids if user_ids is None else user_ids,
+            item_ids=self.item_ids if item_ids is None else item_ids,
+            timestamps=timestamps,
+            reports=reports,
+            name=self.name,
+            relevance=self.relevance,
+        )
 
-    def with_relevance(self, relevance_level: float | None = None,
-                       gains: str = "graded") -> Interactions:
+    def with_relevance(
+        self, relevance_level: float | None = None, gains: str = "graded"
+    ) -> Interactions:
         """The same data with another relevance rule (:class:`Relevance`): test entries below
         ``relevance_level`` are judged non-relevant (None: every entry is a positive), and a
         positive's gain is its value (``gains="graded"``) or 1 (``"binary"``)."""
@@ -345,24 +385,30 @@ class Interactions:
         """
         mask = np.asarray(mask, dtype=bool)
         if mask.shape != (self.nnz,):
-            raise InputError(f"The 'mask' parameter of Interactions.subset must be a bool array "
-                             f"of length {self.nnz}. Got shape {mask.shape} instead.")
+            raise InputError(
+                f"The 'mask' parameter of Interactions.subset must be a bool array "
+                f"of length {self.nnz}. Got shape {mask.shape} instead."
+            )
         csum = np.zeros(self.nnz + 1, dtype=np.int64)
         np.cumsum(mask, out=csum[1:])
         indptr = csum[np.asarray(self.matrix.indptr)]
         indices = np.asarray(self.matrix.indices)[mask]
-        m = sp.csr_array((np.asarray(self.matrix.data)[mask], indices, indptr),
-                         shape=self.matrix.shape)
+        m = sp.csr_array(
+            (np.asarray(self.matrix.data)[mask], indices, indptr), shape=self.matrix.shape
+        )
         m.has_sorted_indices = True
         m.has_canonical_format = True
         t = None
         if self.timestamps is not None:
-            t = sp.csr_array((np.asarray(self.timestamps.data)[mask], indices, indptr),
-                             shape=self.matrix.shape)
+            t = sp.csr_array(
+                (np.asarray(self.timestamps.data)[mask], indices, indptr), shape=self.matrix.shape
+            )
         return self.with_data(m, t)
 
     def __repr__(self) -> str:
         ts = ", timestamps" if self.timestamps is not None else ""
         name = f"{self.name!r}, " if self.name else ""
-        return (f"Interactions({name}{self.n_users} users x {self.n_items} items, "
-                f"{self.nnz} interactions{ts}; relevance: {self.relevance})")
+        return (
+            f"Interactions({name}{self.n_users} users x {self.n_items} items, "
+            f"{self.nnz} interactions{ts}; relevance: {self.relevance})"
+        )

@@ -46,27 +46,55 @@ _SEP_CANDIDATES = (",", "\t", ";", "|", "::", " ")
 
 def _check_columns(columns: Any, func: str, *, positional: bool) -> dict[str, Any]:
     if not isinstance(columns, Mapping):
-        raise param_error("columns", func, "a mapping of roles ('user', 'item', 'value', "
-                          "'timestamp') to column names or positions", columns)
+        raise param_error(
+            "columns",
+            func,
+            "a mapping of roles ('user', 'item', 'value', "
+            "'timestamp') to column names or positions",
+            columns,
+        )
     unknown = [k for k in columns if k not in ROLES]
     if unknown:
-        raise param_error("columns", func, f"a mapping whose keys are among {list(ROLES)}",
-                          f"unknown keys {unknown}", got_is_text=True)
+        raise param_error(
+            "columns",
+            func,
+            f"a mapping whose keys are among {list(ROLES)}",
+            f"unknown keys {unknown}",
+            got_is_text=True,
+        )
     out = {k: v for k, v in columns.items() if v is not None}
     missing = [k for k in _REQUIRED if k not in out]
     if missing:
-        raise param_error("columns", func, "a mapping that names the 'user' and 'item' columns",
-                          f"no column for {missing}", got_is_text=True)
+        raise param_error(
+            "columns",
+            func,
+            "a mapping that names the 'user' and 'item' columns",
+            f"no column for {missing}",
+            got_is_text=True,
+        )
     if positional:
         for k, v in out.items():
             if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 0:
-                raise param_error("columns", func, "column positions (ints >= 0) when "
-                                  "header=False", f"{v!r} for '{k}'", got_is_text=True)
+                raise param_error(
+                    "columns",
+                    func,
+                    "column positions (ints >= 0) when header=False",
+                    f"{v!r} for '{k}'",
+                    got_is_text=True,
+                )
     return out
 
 
-def _numeric(series: pd.Series, role: str, col: Any, func: str, source: str,
-             line_offset: int | None, *, integer: bool = False) -> np.ndarray:
+def _numeric(
+    series: pd.Series,
+    role: str,
+    col: Any,
+    func: str,
+    source: str,
+    line_offset: int | None,
+    *,
+    integer: bool = False,
+) -> np.ndarray:
     """Numeric values of a column, or an error naming the first bad line/row and the text."""
     where = f" of {source}" if source else ""
 
@@ -80,29 +108,43 @@ def _numeric(series: pd.Series, role: str, col: Any, func: str, source: str,
         bad = np.flatnonzero(pd.isna(arr) & ~pd.isna(series.to_numpy()))
         if bad.size:
             i = int(bad[0])
-            raise InputError(f"{func}: non-numeric {role} {series.iloc[i]!r} in column "
-                             f"{col!r} at {_pos(i)}{where} ({bad.size} non-numeric rows). "
-                             "Check the column mapping and the separator.")
+            raise InputError(
+                f"{func}: non-numeric {role} {series.iloc[i]!r} in column "
+                f"{col!r} at {_pos(i)}{where} ({bad.size} non-numeric rows). "
+                "Check the column mapping and the separator."
+            )
     arr = np.asarray(arr, dtype=np.float64) if arr.dtype.kind in "fb" else arr
     if arr.dtype.kind == "f":
         bad = np.flatnonzero(~np.isfinite(arr))
         if bad.size:
             i = int(bad[0])
-            raise InputError(f"{func}: missing or non-finite {role} in column {col!r} at "
-                             f"{_pos(i)}{where} ({bad.size} such rows).")
+            raise InputError(
+                f"{func}: missing or non-finite {role} in column {col!r} at "
+                f"{_pos(i)}{where} ({bad.size} such rows)."
+            )
         if integer:
             if np.any(arr != np.round(arr)):
                 i = int(np.flatnonzero(arr != np.round(arr))[0])
-                raise InputError(f"{func}: non-integer {role} {arr[i]!r} in column {col!r} at "
-                                 f"{_pos(i)}{where}; timestamps must be integers (e.g. seconds "
-                                 "since the epoch).")
+                raise InputError(
+                    f"{func}: non-integer {role} {arr[i]!r} in column {col!r} at "
+                    f"{_pos(i)}{where}; timestamps must be integers (e.g. seconds "
+                    "since the epoch)."
+                )
             arr = arr.astype(np.int64)
     return arr
 
 
-def _frame_to_interactions(df: pd.DataFrame, cols: dict[str, Any], *, func: str,
-                           source: str, line_offset: int | None, duplicates: str,
-                           name: str, relevance: Relevance) -> Interactions:
+def _frame_to_interactions(
+    df: pd.DataFrame,
+    cols: dict[str, Any],
+    *,
+    func: str,
+    source: str,
+    line_offset: int | None,
+    duplicates: str,
+    name: str,
+    relevance: Relevance,
+) -> Interactions:
     if df.shape[0] == 0:
         where = f" in {source}" if source else ""
         raise InputError(f"{func}: no interactions found{where}; the data is empty.")
@@ -110,12 +152,28 @@ def _frame_to_interactions(df: pd.DataFrame, cols: dict[str, Any], *, func: str,
     if "value" in cols:
         values = _numeric(df[cols["value"]], "value", cols["value"], func, source, line_offset)
     if "timestamp" in cols:
-        timestamps = _numeric(df[cols["timestamp"]], "timestamp", cols["timestamp"], func,
-                              source, line_offset, integer=True)
-    X = build_interactions(df[cols["user"]].to_numpy(), df[cols["item"]].to_numpy(), values,
-                           timestamps, duplicates=duplicates, func=func, source=source,
-                           line_offset=line_offset, user_col=str(cols["user"]),
-                           item_col=str(cols["item"]), name=name)
+        timestamps = _numeric(
+            df[cols["timestamp"]],
+            "timestamp",
+            cols["timestamp"],
+            func,
+            source,
+            line_offset,
+            integer=True,
+        )
+    X = build_interactions(
+        df[cols["user"]].to_numpy(),
+        df[cols["item"]].to_numpy(),
+        values,
+        timestamps,
+        duplicates=duplicates,
+        func=func,
+        source=source,
+        line_offset=line_offset,
+        user_col=str(cols["user"]),
+        item_col=str(cols["item"]),
+        name=name,
+    )
     X.relevance = relevance
     return X
 
@@ -128,8 +186,12 @@ def _check_encoding(encoding: Any, func: str) -> None:
             raise LookupError(encoding)
         codecs.lookup(encoding)
     except LookupError:
-        raise param_error("encoding", func, "the name of a text encoding Python knows "
-                          "(utf-8, latin-1...)", encoding) from None
+        raise param_error(
+            "encoding",
+            func,
+            "the name of a text encoding Python knows (utf-8, latin-1...)",
+            encoding,
+        ) from None
 
 
 def _first_line(path: Path, encoding: str) -> str:
@@ -144,11 +206,18 @@ def _guess_sep(line: str, current: str) -> str | None:
     return None
 
 
-def load_csv(path: str | os.PathLike, columns: Mapping[str, Any] | None = DEFAULT_COLUMNS,
-             sep: str = ",",
-             header: bool = True, *, duplicates: str = "error", encoding: str = "utf-8",
-             name: str | None = None, relevance_level: float | None = EVERY_ENTRY.level,
-             gains: str = EVERY_ENTRY.gains) -> Interactions:
+def load_csv(
+    path: str | os.PathLike,
+    columns: Mapping[str, Any] | None = DEFAULT_COLUMNS,
+    sep: str = ",",
+    header: bool = True,
+    *,
+    duplicates: str = "error",
+    encoding: str = "utf-8",
+    name: str | None = None,
+    relevance_level: float | None = EVERY_ENTRY.level,
+    gains: str = EVERY_ENTRY.gains,
+) -> Interactions:
     """Load interactions from a delimited text file (CSV, TSV, ``::``-separated, ...).
 
     Parameters
@@ -212,29 +281,44 @@ def load_csv(path: str | os.PathLike, columns: Mapping[str, Any] | None = DEFAUL
     if len(fields) < 2:
         guess = _guess_sep(first, sep)
         hint = f" Did you mean sep={guess!r}?" if guess else ""
-        raise InputError(f"{func}: line 1 of {p} has a single field with sep={sep!r} "
-                         f"({first[:80]!r}); expected at least the user and item columns.{hint}")
+        raise InputError(
+            f"{func}: line 1 of {p} has a single field with sep={sep!r} "
+            f"({first[:80]!r}); expected at least the user and item columns.{hint}"
+        )
     if header:
         missing = [c for c in wanted if c not in fields]
         if missing:
-            raise InputError(f"{func}: column(s) {missing} not found in the header (line 1) of "
-                             f"{p}; the columns are {fields}. Fix the 'columns' mapping or "
-                             "the separator.")
+            raise InputError(
+                f"{func}: column(s) {missing} not found in the header (line 1) of "
+                f"{p}; the columns are {fields}. Fix the 'columns' mapping or "
+                "the separator."
+            )
         positions = {c: fields.index(c) for c in wanted}
     else:
         too_far = [c for c in wanted if c >= len(fields)]
         if too_far:
-            raise InputError(f"{func}: column position(s) {too_far} out of range on line 1 of "
-                             f"{p}, which has {len(fields)} fields with sep={sep!r}.")
+            raise InputError(
+                f"{func}: column position(s) {too_far} out of range on line 1 of "
+                f"{p}, which has {len(fields)} fields with sep={sep!r}."
+            )
         positions = {c: c for c in wanted}
     df = _read_columns(p, positions, sep=sep, header=header, encoding=encoding, func=func)
     line_offset = 2 if header else 1
-    return _frame_to_interactions(df, cols, func=func, source=str(p), line_offset=line_offset,
-                                  duplicates=duplicates, name=name or p.name, relevance=rule)
+    return _frame_to_interactions(
+        df,
+        cols,
+        func=func,
+        source=str(p),
+        line_offset=line_offset,
+        duplicates=duplicates,
+        name=name or p.name,
+        relevance=rule,
+    )
 
 
-def _read_columns(p: Path, positions: dict[Any, int], *, sep: str, header: bool, encoding: str,
-                  func: str) -> pd.DataFrame:
+def _read_columns(
+    p: Path, positions: dict[Any, int], *, sep: str, header: bool, encoding: str, func: str
+) -> pd.DataFrame:
     """The columns at ``positions`` (column key -> 0-based field) of a delimited file, named by
     their keys, read with pandas' C parser."""
     # the C engine; "::" becomes ":" with every other field empty
@@ -244,26 +328,41 @@ def _read_columns(p: Path, positions: dict[Any, int], *, sep: str, header: bool,
         read_sep, scale = sep, 1
     usecols = sorted({field * scale for field in positions.values()})
     try:
-        df = pd.read_csv(p, sep=read_sep, header=None, skiprows=1 if header else 0,
-                         usecols=usecols, engine="c", encoding=encoding,
-                         skip_blank_lines=False, quoting=3 if sep == "::" else 0)
+        df = pd.read_csv(
+            p,
+            sep=read_sep,
+            header=None,
+            skiprows=1 if header else 0,
+            usecols=usecols,
+            engine="c",
+            encoding=encoding,
+            skip_blank_lines=False,
+            quoting=3 if sep == "::" else 0,
+        )
     except pd.errors.ParserError as exc:
         raise InputError(f"{func}: could not parse {p} with sep={sep!r}: {exc}") from exc
     except UnicodeDecodeError as exc:
-        raise InputError(f"{func}: {p} is not valid {encoding} text ({exc}); pass the right "
-                         "'encoding'.") from exc
+        raise InputError(
+            f"{func}: {p} is not valid {encoding} text ({exc}); pass the right 'encoding'."
+        ) from exc
     except pd.errors.EmptyDataError as exc:
         raise InputError(f"{func}: no interactions found in {p}; the file is empty.") from exc
     except ValueError as exc:  # e.g. rows with fewer fields than the header names
-        raise InputError(f"{func}: could not read the columns {sorted(positions)} of {p} with "
-                         f"sep={sep!r} ({exc}). Check that every line has as many fields as "
-                         "the header, and the separator.") from exc
+        raise InputError(
+            f"{func}: could not read the columns {sorted(positions)} of {p} with "
+            f"sep={sep!r} ({exc}). Check that every line has as many fields as "
+            "the header, and the separator."
+        ) from exc
     return df.rename(columns={field * scale: c for c, field in positions.items()})
 
 
-def load_movielens_100k(path: str | os.PathLike, *, duplicates: str = "error",
-                        relevance_level: float | None = RATINGS.level,
-                        gains: str = RATINGS.gains) -> Interactions:
+def load_movielens_100k(
+    path: str | os.PathLike,
+    *,
+    duplicates: str = "error",
+    relevance_level: float | None = RATINGS.level,
+    gains: str = RATINGS.gains,
+) -> Interactions:
     """Load MovieLens 100K ``u.data`` (tab-separated ``user item rating timestamp``, no header).
 
     ``path`` may be the file or its folder. Harper & Konstan (2015), "The MovieLens Datasets:
@@ -278,14 +377,25 @@ def load_movielens_100k(path: str | os.PathLike, *, duplicates: str = "error",
     Relevance.checked(relevance_level, gains, "load_movielens_100k")
     p = Path(path)
     p = p / "u.data" if p.is_dir() else p
-    return load_csv(p, {"user": 0, "item": 1, "value": 2, "timestamp": 3}, sep="\t",
-                    header=False, duplicates=duplicates, name="movielens_100k",
-                    relevance_level=relevance_level, gains=gains)
+    return load_csv(
+        p,
+        {"user": 0, "item": 1, "value": 2, "timestamp": 3},
+        sep="\t",
+        header=False,
+        duplicates=duplicates,
+        name="movielens_100k",
+        relevance_level=relevance_level,
+        gains=gains,
+    )
 
 
-def load_movielens_1m(path: str | os.PathLike, *, duplicates: str = "error",
-                      relevance_level: float | None = RATINGS.level,
-                      gains: str = RATINGS.gains) -> Interactions:
+def load_movielens_1m(
+    path: str | os.PathLike,
+    *,
+    duplicates: str = "error",
+    relevance_level: float | None = RATINGS.level,
+    gains: str = RATINGS.gains,
+) -> Interactions:
     """Load MovieLens 1M ``ratings.dat`` (``UserID::MovieID::Rating::Timestamp``, no header).
 
     ``path`` may be the file or its folder. Relevance as for :func:`load_movielens_100k`.
@@ -293,14 +403,26 @@ def load_movielens_1m(path: str | os.PathLike, *, duplicates: str = "error",
     Relevance.checked(relevance_level, gains, "load_movielens_1m")
     p = Path(path)
     p = p / "ratings.dat" if p.is_dir() else p
-    return load_csv(p, {"user": 0, "item": 1, "value": 2, "timestamp": 3}, sep="::",
-                    header=False, duplicates=duplicates, encoding="latin-1",
-                    name="movielens_1m", relevance_level=relevance_level, gains=gains)
+    return load_csv(
+        p,
+        {"user": 0, "item": 1, "value": 2, "timestamp": 3},
+        sep="::",
+        header=False,
+        duplicates=duplicates,
+        encoding="latin-1",
+        name="movielens_1m",
+        relevance_level=relevance_level,
+        gains=gains,
+    )
 
 
-def load_movielens_latest(path: str | os.PathLike, *, duplicates: str = "error",
-                          relevance_level: float | None = RATINGS.level,
-                          gains: str = RATINGS.gains) -> Interactions:
+def load_movielens_latest(
+    path: str | os.PathLike,
+    *,
+    duplicates: str = "error",
+    relevance_level: float | None = RATINGS.level,
+    gains: str = RATINGS.gains,
+) -> Interactions:
     """Load MovieLens latest(-small) ``ratings.csv`` (``userId,movieId,rating,timestamp``).
 
     ``path`` may be the file or its folder. Relevance as for :func:`load_movielens_100k`.
@@ -308,16 +430,27 @@ def load_movielens_latest(path: str | os.PathLike, *, duplicates: str = "error",
     Relevance.checked(relevance_level, gains, "load_movielens_latest")
     p = Path(path)
     p = p / "ratings.csv" if p.is_dir() else p
-    return load_csv(p, {"user": "userId", "item": "movieId", "value": "rating",
-                        "timestamp": "timestamp"}, sep=",", header=True, duplicates=duplicates,
-                    name="movielens_latest", relevance_level=relevance_level, gains=gains)
+    return load_csv(
+        p,
+        {"user": "userId", "item": "movieId", "value": "rating", "timestamp": "timestamp"},
+        sep=",",
+        header=True,
+        duplicates=duplicates,
+        name="movielens_latest",
+        relevance_level=relevance_level,
+        gains=gains,
+    )
 
 
-def load_parquet(path: str | os.PathLike,
-                 columns: Mapping[str, str] | None = DEFAULT_COLUMNS, *,
-                 duplicates: str = "error", name: str | None = None,
-                 relevance_level: float | None = EVERY_ENTRY.level,
-                 gains: str = EVERY_ENTRY.gains) -> Interactions:
+def load_parquet(
+    path: str | os.PathLike,
+    columns: Mapping[str, str] | None = DEFAULT_COLUMNS,
+    *,
+    duplicates: str = "error",
+    name: str | None = None,
+    relevance_level: float | None = EVERY_ENTRY.level,
+    gains: str = EVERY_ENTRY.gains,
+) -> Interactions:
     """Load interactions from a Parquet file; ``columns`` maps roles to column names.
 
     Default mapping and relevance rule as in :func:`load_csv` with a header. Row numbers in
@@ -328,6 +461,7 @@ def load_parquet(path: str | os.PathLike,
     p = check_file(path, "path", func)
     try:
         import pyarrow.parquet as pq
+
         schema_names = list(pq.read_schema(p).names)
     except Exception as exc:  # pyarrow raises several types for non-parquet input
         raise InputError(f"{func}: {p} could not be read as Parquet ({exc}).") from exc
@@ -337,17 +471,32 @@ def load_parquet(path: str | os.PathLike,
     cols = _check_columns(columns, func, positional=False)
     missing = [c for c in cols.values() if c not in schema_names]
     if missing:
-        raise InputError(f"{func}: column(s) {missing} not found in {p}; the columns are "
-                         f"{schema_names}. Fix the 'columns' mapping.")
+        raise InputError(
+            f"{func}: column(s) {missing} not found in {p}; the columns are "
+            f"{schema_names}. Fix the 'columns' mapping."
+        )
     df = pd.read_parquet(p, columns=list(dict.fromkeys(cols.values())))
-    return _frame_to_interactions(df, cols, func=func, source=str(p), line_offset=None,
-                                  duplicates=duplicates, name=name or p.name, relevance=rule)
+    return _frame_to_interactions(
+        df,
+        cols,
+        func=func,
+        source=str(p),
+        line_offset=None,
+        duplicates=duplicates,
+        name=name or p.name,
+        relevance=rule,
+    )
 
 
-def from_dataframe(df: pd.DataFrame, columns: Mapping[str, Any] | None = DEFAULT_COLUMNS, *,
-                   duplicates: str = "error", name: str = "dataframe",
-                   relevance_level: float | None = EVERY_ENTRY.level,
-                   gains: str = EVERY_ENTRY.gains) -> Interactions:
+def from_dataframe(
+    df: pd.DataFrame,
+    columns: Mapping[str, Any] | None = DEFAULT_COLUMNS,
+    *,
+    duplicates: str = "error",
+    name: str = "dataframe",
+    relevance_level: float | None = EVERY_ENTRY.level,
+    gains: str = EVERY_ENTRY.gains,
+) -> Interactions:
     """Build interactions from a pandas DataFrame in memory.
 
     ``columns`` maps roles to column names (default as in :func:`load_csv` with a header), and
@@ -364,15 +513,25 @@ def from_dataframe(df: pd.DataFrame, columns: Mapping[str, Any] | None = DEFAULT
     cols = _check_columns(columns, func, positional=False)
     missing = [c for c in cols.values() if c not in df.columns]
     if missing:
-        raise InputError(f"{func}: column(s) {missing} not found in the DataFrame; its columns "
-                         f"are {list(df.columns)}. Fix the 'columns' mapping.")
-    return _frame_to_interactions(df.reset_index(drop=True), cols, func=func, source="",
-                                  line_offset=None, duplicates=duplicates, name=name,
-                                  relevance=rule)
+        raise InputError(
+            f"{func}: column(s) {missing} not found in the DataFrame; its columns "
+            f"are {list(df.columns)}. Fix the 'columns' mapping."
+        )
+    return _frame_to_interactions(
+        df.reset_index(drop=True),
+        cols,
+        func=func,
+        source="",
+        line_offset=None,
+        duplicates=duplicates,
+        name=name,
+        relevance=rule,
+    )
 
 
-def _load_synthetic(relevance_level: float | None = EVERY_ENTRY.level,
-                    gains: str = EVERY_ENTRY.gains, **params: Any) -> Interactions:
+def _load_synthetic(
+    relevance_level: float | None = EVERY_ENTRY.level, gains: str = EVERY_ENTRY.gains, **params: Any
+) -> Interactions:
     """:func:`~recoeval_tracking.data.make_synthetic` as the ``synthetic`` dataset kind, with
     the relevance rule of :func:`load_csv`."""
     rule = Relevance.checked(relevance_level, gains, "load_dataset")
@@ -386,11 +545,17 @@ def _load_synthetic(relevance_level: float | None = EVERY_ENTRY.level,
 # relevance rule.
 _SYNTHETIC_SIGNATURE = inspect.signature(make_synthetic, eval_str=True)
 _load_synthetic.__signature__ = _SYNTHETIC_SIGNATURE.replace(  # type: ignore[attr-defined]
-    parameters=[p for p in _SYNTHETIC_SIGNATURE.parameters.values()
-                if p.name not in ("start_time", "time_span")]
-    + [p.replace(kind=inspect.Parameter.KEYWORD_ONLY) for name, p in
-       inspect.signature(_load_synthetic, eval_str=True).parameters.items()
-       if name in ("relevance_level", "gains")])
+    parameters=[
+        p
+        for p in _SYNTHETIC_SIGNATURE.parameters.values()
+        if p.name not in ("start_time", "time_span")
+    ]
+    + [
+        p.replace(kind=inspect.Parameter.KEYWORD_ONLY)
+        for name, p in inspect.signature(_load_synthetic, eval_str=True).parameters.items()
+        if name in ("relevance_level", "gains")
+    ]
+)
 
 
 #: Dataset kinds accepted by :func:`load_dataset`, each a callable taking plain arguments.

@@ -42,9 +42,17 @@ from .._validation import InputError, checked_sparse, param_error, relative_unde
 from ._manifest import check_manifest
 from ._relevance import Relevance
 
-__all__ = ["write_partitioned", "PartitionedWriter", "open_partitioned", "PartitionedDataset",
-           "PartInfo", "load_parquet_partitioned", "LAYOUT_FILE", "ITEMS_FILE",
-           "LAYOUT_FORMAT"]
+__all__ = [
+    "write_partitioned",
+    "PartitionedWriter",
+    "open_partitioned",
+    "PartitionedDataset",
+    "PartInfo",
+    "load_parquet_partitioned",
+    "LAYOUT_FILE",
+    "ITEMS_FILE",
+    "LAYOUT_FORMAT",
+]
 
 #: The manifest's file name inside a partitioned dataset.
 LAYOUT_FILE = "_recoeval_layout.json"
@@ -54,8 +62,7 @@ ITEMS_FILE = "items.parquet"
 LAYOUT_FORMAT = "recoeval-partitioned-split"
 _VERSION = 1
 _COLUMNS = ("user", "train_items", "train_values", "test_items", "test_values")
-_REWRITE = ("Rewrite the dataset with recoeval_tracking.data.write_partitioned, or restore the "
-            "file.")
+_REWRITE = "Rewrite the dataset with recoeval_tracking.data.write_partitioned, or restore the file."
 
 
 def _fs(url: str, storage_options: dict[str, Any] | None) -> tuple[Any, str]:
@@ -63,8 +70,9 @@ def _fs(url: str, storage_options: dict[str, Any] | None) -> tuple[Any, str]:
     try:
         import fsspec
     except ImportError:  # pragma: no cover - fsspec comes with dask and pandas' extras
-        raise InputError("Partitioned datasets need fsspec: pip install "
-                         "'recoeval_tracking[dask]'.") from None
+        raise InputError(
+            "Partitioned datasets need fsspec: pip install 'recoeval_tracking[dask]'."
+        ) from None
     return fsspec.core.url_to_fs(str(url), **dict(storage_options or {}))
 
 
@@ -77,14 +85,16 @@ def _csr_part(X: sp.csr_array, lo: int, hi: int, item_ids: np.ndarray) -> tuple[
     import pyarrow as pa
 
     start, end = int(X.indptr[lo]), int(X.indptr[hi])
-    offsets = (np.asarray(X.indptr[lo:hi + 1], dtype=np.int64) - start)
-    if end - start >= 2 ** 31:
-        raise InputError("write_partitioned: a part holds 2**31 entries or more; lower "
-                         "'users_per_part'.")
+    offsets = np.asarray(X.indptr[lo : hi + 1], dtype=np.int64) - start
+    if end - start >= 2**31:
+        raise InputError(
+            "write_partitioned: a part holds 2**31 entries or more; lower 'users_per_part'."
+        )
     offsets = pa.array(offsets.astype(np.int32))
     items = pa.ListArray.from_arrays(offsets, pa.array(item_ids[X.indices[start:end]]))
-    values = pa.ListArray.from_arrays(offsets, pa.array(
-        np.asarray(X.data[start:end], dtype=np.float64)))
+    values = pa.ListArray.from_arrays(
+        offsets, pa.array(np.asarray(X.data[start:end], dtype=np.float64))
+    )
     return items, values
 
 
@@ -92,18 +102,30 @@ def _unwrap(x: Any, name: str) -> tuple[sp.csr_array, np.ndarray | None, np.ndar
     if hasattr(x, "matrix") and not sp.issparse(x):
         return sp.csr_array(x.matrix), np.asarray(x.user_ids), np.asarray(x.item_ids)
     if not sp.issparse(x):
-        raise param_error(name, "write_partitioned", "an Interactions or a scipy.sparse CSR "
-                          "matrix (users x items)", x)
+        raise param_error(
+            name,
+            "write_partitioned",
+            "an Interactions or a scipy.sparse CSR matrix (users x items)",
+            x,
+        )
     X = checked_sparse(x, name, "write_partitioned").copy()  # checked before scipy reads it
     X.sum_duplicates()
     X.sort_indices()
     return X, None, None
 
 
-def write_partitioned(path: str | os.PathLike, train: Any, test: Any, *,
-                      user_ids: Any = None, item_ids: Any = None, users_per_part: int = 100_000,
-                      row_group_users: int | None = None, name: str = "",
-                      storage_options: dict[str, Any] | None = None) -> PartitionedDataset:
+def write_partitioned(
+    path: str | os.PathLike,
+    train: Any,
+    test: Any,
+    *,
+    user_ids: Any = None,
+    item_ids: Any = None,
+    users_per_part: int = 100_000,
+    row_group_users: int | None = None,
+    name: str = "",
+    storage_options: dict[str, Any] | None = None,
+) -> PartitionedDataset:
     """Write a train/test split as a partitioned dataset (the layout of this module).
 
     Parameters
@@ -138,23 +160,46 @@ def write_partitioned(path: str | os.PathLike, train: Any, test: Any, *,
     A, a_users, a_items = _unwrap(train, "train")
     T, t_users, t_items = _unwrap(test, "test")
     if A.shape != T.shape:
-        raise InputError(f"The 'train' and 'test' matrices passed to {func} must have the same "
-                         f"shape. Got train {A.shape} and test {T.shape} instead.")
+        raise InputError(
+            f"The 'train' and 'test' matrices passed to {func} must have the same "
+            f"shape. Got train {A.shape} and test {T.shape} instead."
+        )
     m, n = A.shape
-    users = np.asarray(user_ids) if user_ids is not None else \
-        (a_users if a_users is not None else (t_users if t_users is not None
-                                               else np.arange(m, dtype=np.int64)))
-    items = np.asarray(item_ids) if item_ids is not None else \
-        (a_items if a_items is not None else (t_items if t_items is not None
-                                               else np.arange(n, dtype=np.int64)))
+    users = (
+        np.asarray(user_ids)
+        if user_ids is not None
+        else (
+            a_users
+            if a_users is not None
+            else (t_users if t_users is not None else np.arange(m, dtype=np.int64))
+        )
+    )
+    items = (
+        np.asarray(item_ids)
+        if item_ids is not None
+        else (
+            a_items
+            if a_items is not None
+            else (t_items if t_items is not None else np.arange(n, dtype=np.int64))
+        )
+    )
     if users.shape != (m,):
         raise param_error("user_ids", func, f"one id per row ({m})", users)
-    if isinstance(users_per_part, bool) or not isinstance(users_per_part, int) \
-            or users_per_part < 1:
+    if (
+        isinstance(users_per_part, bool)
+        or not isinstance(users_per_part, int)
+        or users_per_part < 1
+    ):
         raise param_error("users_per_part", func, "an int >= 1", users_per_part)
-    writer = PartitionedWriter(path, items, name=name, row_group_users=row_group_users,
-                               storage_options=storage_options, func=func,
-                               relevance=getattr(test, "relevance", None))
+    writer = PartitionedWriter(
+        path,
+        items,
+        name=name,
+        row_group_users=row_group_users,
+        storage_options=storage_options,
+        func=func,
+        relevance=getattr(test, "relevance", None),
+    )
     for lo in range(0, max(m, 1), users_per_part):
         hi = min(lo + users_per_part, m)
         writer.write_part(A[lo:hi], T[lo:hi], users[lo:hi])
@@ -179,10 +224,17 @@ class PartitionedWriter:
         The relevance rule kept in the manifest (default: every entry a positive).
     """
 
-    def __init__(self, path: str | os.PathLike, item_ids: Any, *, name: str = "",
-                 row_group_users: int | None = None,
-                 storage_options: dict[str, Any] | None = None,
-                 func: str = "PartitionedWriter", relevance: Relevance | None = None) -> None:
+    def __init__(
+        self,
+        path: str | os.PathLike,
+        item_ids: Any,
+        *,
+        name: str = "",
+        row_group_users: int | None = None,
+        storage_options: dict[str, Any] | None = None,
+        func: str = "PartitionedWriter",
+        relevance: Relevance | None = None,
+    ) -> None:
         self.path, self.func, self.relevance = path, func, relevance or Relevance()
         self.items = np.asarray(item_ids)
         if self.items.ndim != 1:
@@ -194,8 +246,13 @@ class PartitionedWriter:
         self.digest = hashlib.sha256()
         self.parts: list[dict[str, Any]] = []
         self.counts = np.zeros(self.items.shape[0], dtype=np.int64)
-        self.sizes = {"n_users": 0, "train_users": 0, "test_users": 0,
-                      "train_interactions": 0, "test_interactions": 0}
+        self.sizes = {
+            "n_users": 0,
+            "train_users": 0,
+            "test_users": 0,
+            "train_interactions": 0,
+            "test_interactions": 0,
+        }
 
     def write_part(self, train: Any, test: Any, user_ids: Any) -> None:
         """Append the next part: ``train`` and ``test`` (CSR, users x items) of the users
@@ -208,16 +265,24 @@ class PartitionedWriter:
         users = np.asarray(user_ids)
         n = self.items.shape[0]
         if A.shape != T.shape or A.shape[1] != n or users.shape != (A.shape[0],):
-            raise InputError(f"{self.func}: a part needs train and test of shape (users, {n}) "
-                             f"and one user id per row. Got train {A.shape}, test {T.shape} and "
-                             f"{users.shape[0] if users.ndim == 1 else users.shape} user ids "
-                             "instead.")
+            raise InputError(
+                f"{self.func}: a part needs train and test of shape (users, {n}) "
+                f"and one user id per row. Got train {A.shape}, test {T.shape} and "
+                f"{users.shape[0] if users.ndim == 1 else users.shape} user ids "
+                "instead."
+            )
         m = A.shape[0]
         tr_items, tr_values = _csr_part(A, 0, m, self.items)
         te_items, te_values = _csr_part(T, 0, m, self.items)
-        table = pa.table({"user": pa.array(users), "train_items": tr_items,
-                          "train_values": tr_values, "test_items": te_items,
-                          "test_values": te_values})
+        table = pa.table(
+            {
+                "user": pa.array(users),
+                "train_items": tr_items,
+                "train_values": tr_values,
+                "test_items": te_items,
+                "test_values": te_values,
+            }
+        )
         rel = f"users/part-{len(self.parts):06d}.parquet"
         with self.fs.open(_join(self.root, rel), "wb") as fh:
             pq.write_table(table, fh, row_group_size=self.row_group_users or max(m, 1))
@@ -241,14 +306,24 @@ class PartitionedWriter:
 
         items = self.items
         with self.fs.open(_join(self.root, ITEMS_FILE), "wb") as fh:
-            pq.write_table(pa.table({"item": pa.array(items),
-                                     "train_users": pa.array(self.counts)}), fh)
-        self.digest.update(items.astype(str).tobytes() if items.dtype.kind in "OUS"
-                           else np.asarray(items, dtype=np.int64).tobytes())
-        manifest = {"format": LAYOUT_FORMAT, "version": _VERSION, "name": self.name,
-                    **self.sizes, "n_items": int(items.shape[0]),
-                    "fingerprint": self.digest.hexdigest()[:16], "parts": self.parts,
-                    "relevance": self.relevance.record()}
+            pq.write_table(
+                pa.table({"item": pa.array(items), "train_users": pa.array(self.counts)}), fh
+            )
+        self.digest.update(
+            items.astype(str).tobytes()
+            if items.dtype.kind in "OUS"
+            else np.asarray(items, dtype=np.int64).tobytes()
+        )
+        manifest = {
+            "format": LAYOUT_FORMAT,
+            "version": _VERSION,
+            "name": self.name,
+            **self.sizes,
+            "n_items": int(items.shape[0]),
+            "fingerprint": self.digest.hexdigest()[:16],
+            "parts": self.parts,
+            "relevance": self.relevance.record(),
+        }
         with self.fs.open(_join(self.root, LAYOUT_FILE), "w") as fh:  # last: marks it done
             fh.write(json.dumps(manifest, indent=1))
         return open_partitioned(self.path, storage_options=self.storage_options)
@@ -284,15 +359,24 @@ class PartitionedDataset:
     def __post_init__(self) -> None:
         lo, parts, where = 0, [], f"The manifest {LAYOUT_FILE} of {self.url}"
         for p in self.manifest["parts"]:  # a part's file must stay in users/
-            parts.append(PartInfo(relative_under(str(p["file"]), "users", what=where), lo,
-                                  int(p["users"]), int(p["train"]), int(p["test"])))
+            parts.append(
+                PartInfo(
+                    relative_under(str(p["file"]), "users", what=where),
+                    lo,
+                    int(p["users"]),
+                    int(p["train"]),
+                    int(p["test"]),
+                )
+            )
             lo += int(p["users"])
         self.parts: list[PartInfo] = parts
         self._lookup: Any = None
 
     def __repr__(self) -> str:
-        return (f"PartitionedDataset({self.url!r}, {self.n_users} users x {self.n_items} items, "
-                f"{len(self.parts)} parts)")
+        return (
+            f"PartitionedDataset({self.url!r}, {self.n_users} users x {self.n_items} items, "
+            f"{len(self.parts)} parts)"
+        )
 
     def __getstate__(self) -> dict[str, Any]:
         state = dict(self.__dict__)
@@ -341,11 +425,13 @@ class PartitionedDataset:
                 raise InputError(
                     f"The part file {self.path_of(part)} of the partitioned dataset {self.url} "
                     f"is missing (the manifest {LAYOUT_FILE} lists {len(self.parts)} parts; "
-                    f"this one holds users {part.lo}..{part.lo + part.users - 1}). {_REWRITE}")
+                    f"this one holds users {part.lo}..{part.lo + part.users - 1}). {_REWRITE}"
+                )
 
     def _item_lookup(self) -> Any:
         if self._lookup is None:
             import pandas as pd
+
             self._lookup = pd.Index(self.item_ids)
         return self._lookup
 
@@ -373,17 +459,20 @@ class PartitionedDataset:
         except FileNotFoundError:
             raise InputError(
                 f"The part file {where} of the partitioned dataset {self.url} is missing (it "
-                f"holds users {part.lo}..{part.lo + part.users - 1}). {_REWRITE}") from None
+                f"holds users {part.lo}..{part.lo + part.users - 1}). {_REWRITE}"
+            ) from None
         except Exception as err:  # noqa: BLE001 - pyarrow raises several types on bad input
             raise InputError(
                 f"The part file {where} of the partitioned dataset {self.url} could not be read "
                 f"as Parquet ({type(err).__name__}: {' '.join(str(err).split())[:200]}); it is "
-                f"corrupt or truncated. {_REWRITE}") from None
+                f"corrupt or truncated. {_REWRITE}"
+            ) from None
         if table.num_rows != part.users:
             raise InputError(
                 f"The part file {where} of the partitioned dataset {self.url} holds "
                 f"{table.num_rows} users where the manifest {LAYOUT_FILE} says {part.users}; "
-                f"the file was replaced or truncated. {_REWRITE}")
+                f"the file was replaced or truncated. {_REWRITE}"
+            )
         users = table.column("user").to_numpy()
         mats = []
         for role, expected in (("train", part.train), ("test", part.test)):
@@ -392,21 +481,32 @@ class PartitionedDataset:
             offsets = np.asarray(items.offsets, dtype=np.int64)
             ids = items.flatten().to_numpy(zero_copy_only=False)
             data = np.asarray(values.flatten().to_numpy(zero_copy_only=False), dtype=np.float64)
-            if ids.shape[0] != expected or data.shape != ids.shape or \
-                    not np.array_equal(np.asarray(values.offsets, dtype=np.int64), offsets):
+            if (
+                ids.shape[0] != expected
+                or data.shape != ids.shape
+                or not np.array_equal(np.asarray(values.offsets, dtype=np.int64), offsets)
+            ):
                 raise InputError(
                     f"The part file {where} of the partitioned dataset {self.url} holds "
                     f"{ids.shape[0]} {role} entries where the manifest {LAYOUT_FILE} says "
-                    f"{expected} (or its item and value lists differ in length). {_REWRITE}")
+                    f"{expected} (or its item and value lists differ in length). {_REWRITE}"
+                )
             cols = self._item_lookup().get_indexer(ids)
             if np.any(cols < 0):
                 bad = ids[cols < 0][:3].tolist()
                 raise InputError(
                     f"The part file {where} of the partitioned dataset {self.url} names "
                     f"{int(np.sum(cols < 0))} {role} items missing from {ITEMS_FILE} (e.g. "
-                    f"{bad}). {_REWRITE}")
-            X = sp.csr_array((data, cols.astype(np.int32 if self.n_items < 2 ** 31 else np.int64),
-                              offsets - offsets[0]), shape=(part.users, self.n_items))
+                    f"{bad}). {_REWRITE}"
+                )
+            X = sp.csr_array(
+                (
+                    data,
+                    cols.astype(np.int32 if self.n_items < 2**31 else np.int64),
+                    offsets - offsets[0],
+                ),
+                shape=(part.users, self.n_items),
+            )
             X.sort_indices()
             mats.append(X)
         return mats[0], mats[1], users
@@ -419,22 +519,30 @@ class PartitionedDataset:
         self.check_files()
         train, test, users = self.read_parts(0, len(self.parts))
         name = self.name or self.url
-        return (Interactions(train, users, self.item_ids, name=name, relevance=self.relevance),
-                Interactions(test, users, self.item_ids, name=name, relevance=self.relevance))
+        return (
+            Interactions(train, users, self.item_ids, name=name, relevance=self.relevance),
+            Interactions(test, users, self.item_ids, name=name, relevance=self.relevance),
+        )
 
     def stats(self) -> dict[str, Any]:
         """Sizes from the manifest (no part is read)."""
         cells = self.n_users * self.n_items
         nnz = int(self.manifest["train_interactions"]) + int(self.manifest["test_interactions"])
-        return {"n_users": self.n_users, "n_items": self.n_items, "interactions": nnz,
-                "train_interactions": int(self.manifest["train_interactions"]),
-                "test_interactions": int(self.manifest["test_interactions"]),
-                "density": float(nnz / cells) if cells else float("nan"),
-                "parts": len(self.parts), "fingerprint": str(self.manifest["fingerprint"])}
+        return {
+            "n_users": self.n_users,
+            "n_items": self.n_items,
+            "interactions": nnz,
+            "train_interactions": int(self.manifest["train_interactions"]),
+            "test_interactions": int(self.manifest["test_interactions"]),
+            "density": float(nnz / cells) if cells else float("nan"),
+            "parts": len(self.parts),
+            "fingerprint": str(self.manifest["fingerprint"]),
+        }
 
 
-def open_partitioned(path: str | os.PathLike, *,
-                     storage_options: dict[str, Any] | None = None) -> PartitionedDataset:
+def open_partitioned(
+    path: str | os.PathLike, *, storage_options: dict[str, Any] | None = None
+) -> PartitionedDataset:
     """Open a partitioned dataset: read its manifest and its item side (nothing user-sized).
 
     Raises
@@ -452,38 +560,53 @@ def open_partitioned(path: str | os.PathLike, *,
         with fs.open(_join(root, LAYOUT_FILE), "r") as fh:
             manifest = json.loads(fh.read())
     except FileNotFoundError:
-        raise InputError(f"{url} is not a partitioned dataset: its manifest {where} is missing. "
-                         "Write one with recoeval_tracking.data.write_partitioned (an "
-                         "unfinished write has no manifest).") from None
+        raise InputError(
+            f"{url} is not a partitioned dataset: its manifest {where} is missing. "
+            "Write one with recoeval_tracking.data.write_partitioned (an "
+            "unfinished write has no manifest)."
+        ) from None
     except (ValueError, UnicodeDecodeError) as err:
-        raise InputError(f"The manifest {where} of the partitioned dataset {url} is not valid "
-                         f"JSON ({err}). {_REWRITE}") from None
-    if not isinstance(manifest, dict) or manifest.get("format") != LAYOUT_FORMAT or \
-            not isinstance(manifest.get("parts"), list):
-        raise InputError(f"The manifest {where} is not that of a partitioned dataset (format "
-                         f"{LAYOUT_FORMAT!r} with a list of parts). {_REWRITE}")
+        raise InputError(
+            f"The manifest {where} of the partitioned dataset {url} is not valid "
+            f"JSON ({err}). {_REWRITE}"
+        ) from None
+    if (
+        not isinstance(manifest, dict)
+        or manifest.get("format") != LAYOUT_FORMAT
+        or not isinstance(manifest.get("parts"), list)
+    ):
+        raise InputError(
+            f"The manifest {where} is not that of a partitioned dataset (format "
+            f"{LAYOUT_FORMAT!r} with a list of parts). {_REWRITE}"
+        )
     check_manifest(manifest, where, _REWRITE)
     items_where = _join(url, ITEMS_FILE)
     try:
         with fs.open(_join(root, ITEMS_FILE), "rb") as fh:
             items = pq.read_table(fh, columns=["item", "train_users"])
     except FileNotFoundError:
-        raise InputError(f"The item file {items_where} of the partitioned dataset {url} is "
-                         f"missing. {_REWRITE}") from None
+        raise InputError(
+            f"The item file {items_where} of the partitioned dataset {url} is missing. {_REWRITE}"
+        ) from None
     except Exception as err:  # noqa: BLE001 - pyarrow raises several types on bad input
-        raise InputError(f"The item file {items_where} of the partitioned dataset {url} could "
-                         f"not be read as Parquet ({type(err).__name__}: {err}). "
-                         f"{_REWRITE}") from None
+        raise InputError(
+            f"The item file {items_where} of the partitioned dataset {url} could "
+            f"not be read as Parquet ({type(err).__name__}: {err}). "
+            f"{_REWRITE}"
+        ) from None
     item_ids = items.column("item").to_numpy(zero_copy_only=False)
     counts = np.asarray(items.column("train_users").to_numpy(), dtype=np.int64)
     if item_ids.shape[0] != int(manifest["n_items"]):
-        raise InputError(f"The item file {items_where} holds {item_ids.shape[0]} items where the "
-                         f"manifest says {manifest['n_items']}. {_REWRITE}")
+        raise InputError(
+            f"The item file {items_where} holds {item_ids.shape[0]} items where the "
+            f"manifest says {manifest['n_items']}. {_REWRITE}"
+        )
     return PartitionedDataset(url, manifest, item_ids, counts, dict(storage_options or {}))
 
 
-def load_parquet_partitioned(path: str | os.PathLike, *, duplicates: str = "error",
-                             name: str | None = None) -> Any:
+def load_parquet_partitioned(
+    path: str | os.PathLike, *, duplicates: str = "error", name: str | None = None
+) -> Any:
     """The ``parquet_partitioned`` dataset kind loaded whole: train and test together as one
     :class:`Interactions` (the union of the stored split).
 
@@ -496,5 +619,6 @@ def load_parquet_partitioned(path: str | os.PathLike, *, duplicates: str = "erro
     train, test = open_partitioned(path).load()
     both = sp.csr_array(train.matrix + test.matrix)
     both.sort_indices()
-    return Interactions(both, train.user_ids, train.item_ids, name=name or train.name,
-                        relevance=train.relevance)
+    return Interactions(
+        both, train.user_ids, train.item_ids, name=name or train.name, relevance=train.relevance
+    )

@@ -20,8 +20,14 @@ __all__ = ["filter_min_interactions", "k_core", "to_implicit", "align", "IMPLICI
 IMPLICIT_METHODS = ("binarize", "confidence", "log")
 
 
-def _compact(X: Interactions, keep: np.ndarray, drop_empty: bool, step: str, params: dict,
-             details: dict | None = None) -> Interactions:
+def _compact(
+    X: Interactions,
+    keep: np.ndarray,
+    drop_empty: bool,
+    step: str,
+    params: dict,
+    details: dict | None = None,
+) -> Interactions:
     """Keep the entries in ``keep``, optionally drop empty rows/columns, attach a report."""
     before = X.nnz
     Y = X.subset(keep)
@@ -39,17 +45,25 @@ def _compact(X: Interactions, keep: np.ndarray, drop_empty: bool, step: str, par
             if Y.timestamps is not None:
                 t = sp.csr_array(Y.timestamps[rows][:, cols])
                 t.sort_indices()
-            Y = Interactions(matrix=m, user_ids=Y.user_ids[rows], item_ids=Y.item_ids[cols],
-                             timestamps=t, reports=list(Y.reports), name=Y.name,
-                             relevance=Y.relevance)
-    report = PrepReport(step, params, before, Y.nnz, users_removed, items_removed,
-                        details or {}).log()
+            Y = Interactions(
+                matrix=m,
+                user_ids=Y.user_ids[rows],
+                item_ids=Y.item_ids[cols],
+                timestamps=t,
+                reports=list(Y.reports),
+                name=Y.name,
+                relevance=Y.relevance,
+            )
+    report = PrepReport(
+        step, params, before, Y.nnz, users_removed, items_removed, details or {}
+    ).log()
     Y.reports.append(report)
     return Y
 
 
-def filter_min_interactions(interactions: Interactions, min_user: int = 1, min_item: int = 1, *,
-                            drop_empty: bool = True) -> Interactions:
+def filter_min_interactions(
+    interactions: Interactions, min_user: int = 1, min_item: int = 1, *, drop_empty: bool = True
+) -> Interactions:
     """Remove the interactions of users with fewer than ``min_user`` and of items with fewer
     than ``min_item`` interactions (one pass, counts taken on the input).
 
@@ -63,12 +77,19 @@ def filter_min_interactions(interactions: Interactions, min_user: int = 1, min_i
     min_item = check_int(min_item, "min_item", func, minimum=0)
     rows = X.row_of_entries()
     keep = (X.user_counts() >= min_user)[rows] & (X.item_counts() >= min_item)[X.matrix.indices]
-    return _compact(X, keep, drop_empty, "min_interactions",
-                    {"min_user": min_user, "min_item": min_item})
+    return _compact(
+        X, keep, drop_empty, "min_interactions", {"min_user": min_user, "min_item": min_item}
+    )
 
 
-def k_core(interactions: Interactions, k_user: int, k_item: int | None = None, *,
-           max_iter: int = 1000, drop_empty: bool = True) -> Interactions:
+def k_core(
+    interactions: Interactions,
+    k_user: int,
+    k_item: int | None = None,
+    *,
+    max_iter: int = 1000,
+    drop_empty: bool = True,
+) -> Interactions:
     """Iterated k-core: repeatedly drop users with fewer than ``k_user`` and items with fewer
     than ``k_item`` interactions until every remaining user and item meets its threshold.
 
@@ -96,13 +117,24 @@ def k_core(interactions: Interactions, k_user: int, k_item: int | None = None, *
             converged = True
             break
         keep = new_keep
-    return _compact(X, keep, drop_empty, "k_core", {"k_user": k_user, "k_item": k_item},
-                    {"iterations": it, "converged": converged})
+    return _compact(
+        X,
+        keep,
+        drop_empty,
+        "k_core",
+        {"k_user": k_user, "k_item": k_item},
+        {"iterations": it, "converged": converged},
+    )
 
 
-def to_implicit(interactions: Interactions, method: str = "binarize", *,
-                threshold: float | None = None, alpha: float = 1.0,
-                epsilon: float = 1.0) -> Interactions:
+def to_implicit(
+    interactions: Interactions,
+    method: str = "binarize",
+    *,
+    threshold: float | None = None,
+    alpha: float = 1.0,
+    epsilon: float = 1.0,
+) -> Interactions:
     r"""Convert explicit values (ratings, counts) to implicit-feedback values.
 
     Entries whose value is below ``threshold`` (when given) are removed first and counted in the
@@ -136,11 +168,18 @@ def to_implicit(interactions: Interactions, method: str = "binarize", *,
     if method not in IMPLICIT_METHODS:
         raise param_error("method", func, f"one of {list(IMPLICIT_METHODS)}", method)
     for name, v in (("alpha", alpha), ("epsilon", epsilon)):
-        if isinstance(v, bool) or not isinstance(v, (int, float, np.integer, np.floating)) \
-                or not np.isfinite(v) or v <= 0:
+        if (
+            isinstance(v, bool)
+            or not isinstance(v, (int, float, np.integer, np.floating))
+            or not np.isfinite(v)
+            or v <= 0
+        ):
             raise param_error(name, func, "a finite number > 0", v)
-    if threshold is not None and (isinstance(threshold, bool) or not isinstance(
-            threshold, (int, float, np.integer, np.floating)) or not np.isfinite(threshold)):
+    if threshold is not None and (
+        isinstance(threshold, bool)
+        or not isinstance(threshold, (int, float, np.integer, np.floating))
+        or not np.isfinite(threshold)
+    ):
         raise param_error("threshold", func, "a finite number or None", threshold)
     values = np.asarray(X.matrix.data, dtype=np.float64)
     keep = np.ones(X.nnz, dtype=bool) if threshold is None else values >= threshold
@@ -152,12 +191,21 @@ def to_implicit(interactions: Interactions, method: str = "binarize", *,
         c = 1.0 + alpha * r
     else:
         if np.any(r / epsilon <= -1.0):
-            raise param_error("interactions", func, "values with 1 + r / epsilon > 0 for the "
-                              "log method", f"a minimum value of {r.min()}", got_is_text=True)
+            raise param_error(
+                "interactions",
+                func,
+                "values with 1 + r / epsilon > 0 for the log method",
+                f"a minimum value of {r.min()}",
+                got_is_text=True,
+            )
         c = 1.0 + alpha * np.log1p(r / epsilon)
     m = sp.csr_array((c, Y.matrix.indices, Y.matrix.indptr), shape=Y.matrix.shape)
-    report = PrepReport("implicit", {"method": method, "threshold": threshold, "alpha": alpha,
-                                     "epsilon": epsilon}, X.nnz, Y.nnz).log()
+    report = PrepReport(
+        "implicit",
+        {"method": method, "threshold": threshold, "alpha": alpha, "epsilon": epsilon},
+        X.nnz,
+        Y.nnz,
+    ).log()
     out = Y.with_data(m, Y.timestamps, report)
     out.relevance = EVERY_ENTRY
     return out
@@ -176,9 +224,15 @@ def _reindexed(X: Interactions, user_ids: np.ndarray, item_ids: np.ndarray) -> I
         return out
 
     t = build(np.asarray(X.timestamps.data)) if X.timestamps is not None else None
-    return Interactions(matrix=build(np.asarray(X.matrix.data)), user_ids=user_ids,
-                        item_ids=item_ids, timestamps=t, reports=list(X.reports), name=X.name,
-                        relevance=X.relevance)
+    return Interactions(
+        matrix=build(np.asarray(X.matrix.data)),
+        user_ids=user_ids,
+        item_ids=item_ids,
+        timestamps=t,
+        reports=list(X.reports),
+        name=X.name,
+        relevance=X.relevance,
+    )
 
 
 def align(train: Interactions, test: Interactions) -> tuple[Interactions, Interactions]:
@@ -202,7 +256,8 @@ def align(train: Interactions, test: Interactions) -> tuple[Interactions, Intera
         users = np.union1d(train.user_ids, test.user_ids)
         items = np.union1d(train.item_ids, test.item_ids)
     except TypeError as err:
-        raise InputError("align: the train and test ids cannot be compared (integers on one "
-                         f"side, text on the other?): {err}. Load both with ids of one type."
-                         ) from None
+        raise InputError(
+            "align: the train and test ids cannot be compared (integers on one "
+            f"side, text on the other?): {err}. Load both with ids of one type."
+        ) from None
     return _reindexed(train, users, items), _reindexed(test, users, items)

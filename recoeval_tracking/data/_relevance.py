@@ -56,8 +56,7 @@ class Relevance:
         if record is None:
             return cls()
         if not isinstance(record, dict):
-            raise param_error("relevance", func, "a record with relevance_level and gains",
-                              record)
+            raise param_error("relevance", func, "a record with relevance_level and gains", record)
         return cls.checked(record.get("relevance_level"), record.get("gains", "graded"), func)
 
     def record(self) -> dict[str, Any]:
@@ -68,8 +67,10 @@ class Relevance:
         gains = "gain 1" if self.gains == "binary" else "their values as gains"
         if self.level is None:
             return f"every test entry is a positive, with {gains}"
-        return (f"test entries >= {self.level:g} are the positives, with {gains}; lower ones "
-                "are judged non-relevant")
+        return (
+            f"test entries >= {self.level:g} are the positives, with {gains}; lower ones "
+            "are judged non-relevant"
+        )
 
 
 #: Implicit feedback and data of unknown meaning: every stored entry is a positive.

@@ -33,9 +33,17 @@ def _splitmix(state: np.uint64) -> tuple:  # pragma: no cover - compiled
 
 
 @njit(cache=True)
-def _draw_one(state: np.uint64, r: int, cum_theta: np.ndarray, item_cdf: np.ndarray,
-              topic_start: np.ndarray, topic_items: np.ndarray, global_cdf: np.ndarray,
-              explore: float, uniform: bool) -> tuple:  # pragma: no cover - compiled
+def _draw_one(
+    state: np.uint64,
+    r: int,
+    cum_theta: np.ndarray,
+    item_cdf: np.ndarray,
+    topic_start: np.ndarray,
+    topic_items: np.ndarray,
+    global_cdf: np.ndarray,
+    explore: float,
+    uniform: bool,
+) -> tuple:  # pragma: no cover - compiled
     n_items = global_cdf.shape[0]
     state, u1 = _splitmix(state)
     if uniform:
@@ -56,12 +64,24 @@ def _draw_one(state: np.uint64, r: int, cum_theta: np.ndarray, item_cdf: np.ndar
 
 
 @njit(cache=True, parallel=True)
-def _generate(indptr: np.ndarray, seeds: np.ndarray, cum_theta: np.ndarray, theta: np.ndarray,
-              topic_of: np.ndarray, item_cdf: np.ndarray, topic_start: np.ndarray,
-              topic_items: np.ndarray, global_cdf: np.ndarray, noise: float,
-              win_start: np.ndarray, win_len: np.ndarray, items: np.ndarray,
-              values: np.ndarray, times: np.ndarray, rounds: np.ndarray
-              ) -> None:  # pragma: no cover - compiled
+def _generate(
+    indptr: np.ndarray,
+    seeds: np.ndarray,
+    cum_theta: np.ndarray,
+    theta: np.ndarray,
+    topic_of: np.ndarray,
+    item_cdf: np.ndarray,
+    topic_start: np.ndarray,
+    topic_items: np.ndarray,
+    global_cdf: np.ndarray,
+    noise: float,
+    win_start: np.ndarray,
+    win_len: np.ndarray,
+    items: np.ndarray,
+    values: np.ndarray,
+    times: np.ndarray,
+    rounds: np.ndarray,
+) -> None:  # pragma: no cover - compiled
     """One pass per user (parallel over users): draw distinct items, ratings and timestamps.
 
     Each user has its own SplitMix64 stream seeded from ``seeds[u]``, so the output does not
@@ -83,8 +103,17 @@ def _generate(indptr: np.ndarray, seeds: np.ndarray, cum_theta: np.ndarray, thet
         while filled < need:
             explore = min(1.0, noise + 0.25 * attempt)
             for j in range(filled, need):
-                state, it = _draw_one(state, u, cum_theta, item_cdf, topic_start, topic_items,
-                                      global_cdf, explore, attempt > 4)
+                state, it = _draw_one(
+                    state,
+                    u,
+                    cum_theta,
+                    item_cdf,
+                    topic_start,
+                    topic_items,
+                    global_cdf,
+                    explore,
+                    attempt > 4,
+                )
                 buf[j] = it
             buf.sort()
             filled = 1
@@ -106,12 +135,21 @@ def _generate(indptr: np.ndarray, seeds: np.ndarray, cum_theta: np.ndarray, thet
             times[lo + j] = win_start[u] + int(v3 * win_len[u])
 
 
-def make_synthetic(n_users: int = 1000, n_items: int = 500, n_interactions: int | None = None,
-                   *, n_factors: int = 8, popularity_exponent: float = 1.0,
-                   activity_sigma: float = 1.0, topic_concentration: float = 0.1,
-                   noise: float = 0.1, timestamps: bool = True,
-                   start_time: int = 1_000_000_000, time_span: int = 3 * 365 * 86400,
-                   seed: int = 0) -> Interactions:
+def make_synthetic(
+    n_users: int = 1000,
+    n_items: int = 500,
+    n_interactions: int | None = None,
+    *,
+    n_factors: int = 8,
+    popularity_exponent: float = 1.0,
+    activity_sigma: float = 1.0,
+    topic_concentration: float = 0.1,
+    noise: float = 0.1,
+    timestamps: bool = True,
+    start_time: int = 1_000_000_000,
+    time_span: int = 3 * 365 * 86400,
+    seed: int = 0,
+) -> Interactions:
     r"""Generate seeded synthetic interactions: power-law popularity, lognormal activity,
     latent topics and timestamps.
 
@@ -173,8 +211,9 @@ def make_synthetic(n_users: int = 1000, n_items: int = 500, n_interactions: int 
     max_nnz = n_users * (n_items // 2)
     if n_interactions is None:
         n_interactions = min(20 * n_users, max(max_nnz, n_users))
-    n_interactions = check_int(n_interactions, "n_interactions", func, minimum=n_users,
-                               maximum=max(max_nnz, n_users))
+    n_interactions = check_int(
+        n_interactions, "n_interactions", func, minimum=n_users, maximum=max(max_nnz, n_users)
+    )
     k = check_int(n_factors, "n_factors", func, minimum=1, maximum=n_items)
     a = check_in_range(popularity_exponent, "popularity_exponent", func, 0.0, 10.0)
     sigma = check_in_range(activity_sigma, "activity_sigma", func, 0.0, 10.0)
@@ -220,9 +259,24 @@ def make_synthetic(n_users: int = 1000, n_items: int = 500, n_interactions: int 
     values = np.empty(nnz, dtype=np.float64)
     ts = np.empty(nnz, dtype=np.int64)
     user_rounds = np.zeros(n_users, dtype=np.int64)
-    _generate(indptr, seeds, cum_theta, theta, topic_of.astype(np.int64), item_cdf,
-              topic_start, topic_items.astype(np.int64), global_cdf, float(noise), win_start,
-              win_len, item, values, ts, user_rounds)
+    _generate(
+        indptr,
+        seeds,
+        cum_theta,
+        theta,
+        topic_of.astype(np.int64),
+        item_cdf,
+        topic_start,
+        topic_items.astype(np.int64),
+        global_cdf,
+        float(noise),
+        win_start,
+        win_len,
+        item,
+        values,
+        ts,
+        user_rounds,
+    )
     rounds = int(user_rounds.max())
 
     idx_dtype = np.int32 if max(nnz, n_items) < 2**31 - 1 else np.int64
@@ -232,12 +286,29 @@ def make_synthetic(n_users: int = 1000, n_items: int = 500, n_interactions: int 
     m.has_sorted_indices = True
     m.has_canonical_format = True
     t = sp.csr_array((ts, indices, indptr), shape=(n_users, n_items)) if timestamps else None
-    params = {"n_users": n_users, "n_items": n_items, "n_interactions": n_interactions,
-              "n_factors": k, "popularity_exponent": a, "activity_sigma": sigma,
-              "topic_concentration": conc, "noise": noise, "seed": seed}
-    report = PrepReport("synthetic", params, n_interactions, nnz,
-                        details={"capped_by_catalogue": capped,
-                                 "max_redraw_rounds": rounds}).log()
-    return Interactions(matrix=m, user_ids=np.arange(n_users, dtype=np.int64),
-                        item_ids=np.arange(n_items, dtype=np.int64), timestamps=t,
-                        reports=[report], name=f"synthetic(seed={seed})")
+    params = {
+        "n_users": n_users,
+        "n_items": n_items,
+        "n_interactions": n_interactions,
+        "n_factors": k,
+        "popularity_exponent": a,
+        "activity_sigma": sigma,
+        "topic_concentration": conc,
+        "noise": noise,
+        "seed": seed,
+    }
+    report = PrepReport(
+        "synthetic",
+        params,
+        n_interactions,
+        nnz,
+        details={"capped_by_catalogue": capped, "max_redraw_rounds": rounds},
+    ).log()
+    return Interactions(
+        matrix=m,
+        user_ids=np.arange(n_users, dtype=np.int64),
+        item_ids=np.arange(n_items, dtype=np.int64),
+        timestamps=t,
+        reports=[report],
+        name=f"synthetic(seed={seed})",
+    )

@@ -34,8 +34,15 @@ from .on_dask import (
 )
 from .storage import evaluate_from_storage
 
-__all__ = ["evaluate_on_dask", "evaluate_from_storage", "cluster_client", "DistributedError",
-           "ShardedResults", "shard_bounds", "SHARDS_PER_THREAD"]
+__all__ = [
+    "evaluate_on_dask",
+    "evaluate_from_storage",
+    "cluster_client",
+    "DistributedError",
+    "ShardedResults",
+    "shard_bounds",
+    "SHARDS_PER_THREAD",
+]
 
 # evaluate(client=...) finds the runner here: the metrics never import this package
 register_remote_runner("dask", evaluate_on_dask)

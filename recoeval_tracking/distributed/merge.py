@@ -80,8 +80,9 @@ class ShardedResults(Results):
         for c in self.metric_columns:
             mean, low, high, n = _ci(self.moments[c])
             rows.append({"metric": c, "mean": mean, "ci95_low": low, "ci95_high": high, "n": n})
-        return pd.DataFrame(rows, columns=["metric", "mean", "ci95_low", "ci95_high", "n"]
-                            ).set_index("metric")
+        return pd.DataFrame(
+            rows, columns=["metric", "mean", "ci95_low", "ci95_high", "n"]
+        ).set_index("metric")
 
     @property
     def curves(self) -> pd.DataFrame:
@@ -95,14 +96,25 @@ class ShardedResults(Results):
         for name, m in self.curve_moments.items():
             for j in range(self.k):
                 mean, low, high, n = _ci(Moments(m.n[j], m.sum[j], m.m2[j]))
-                rows.append({"curve": name, "k": j + 1, "mean": mean, "ci95_low": low,
-                             "ci95_high": high, "n": n})
+                rows.append(
+                    {
+                        "curve": name,
+                        "k": j + 1,
+                        "mean": mean,
+                        "ci95_low": low,
+                        "ci95_high": high,
+                        "n": n,
+                    }
+                )
         return pd.DataFrame(rows, columns=["curve", "k", "mean", "ci95_low", "ci95_high", "n"])
 
     @property
     def nan_counts(self) -> dict[str, int]:
-        return {k: v for k, v in sorted(self.reason_counts.items(), key=lambda kv: -kv[1])
-                if k != "" and v > 0}
+        return {
+            k: v
+            for k, v in sorted(self.reason_counts.items(), key=lambda kv: -kv[1])
+            if k != "" and v > 0
+        }
 
     @property
     def n_users_evaluated(self) -> int:
@@ -133,32 +145,48 @@ def _aggregates(outs: Sequence[ShardOutput], plan: Plan, n_items: int) -> dict[s
             users = sum(o.list_counts[col][1] for o in outs)
             result[col] = s.compute.from_counts(c, users, outs[0].list_counts[col][2], n_items)
         elif all(col in o.parts for o in outs):
-            parts = tuple(math.fsum(o.parts[col][i] for o in outs)
-                          for i in range(len(outs[0].parts[col])))
+            parts = tuple(
+                math.fsum(o.parts[col][i] for o in outs) for i in range(len(outs[0].parts[col]))
+            )
             combine = getattr(s.compute, "from_parts", None)
             result[col] = combine(*parts) if combine is not None else ratio(parts)
     return result
 
 
-def merge_shards(outs: Sequence[ShardOutput], plan: Plan, n_items: int, seconds: float,
-                 per_user_dataset: Path | None) -> ShardedResults:
+def merge_shards(
+    outs: Sequence[ShardOutput],
+    plan: Plan,
+    n_items: int,
+    seconds: float,
+    per_user_dataset: Path | None,
+) -> ShardedResults:
     """One :class:`ShardedResults` from the outputs of every shard (any order)."""
     outs = sorted(outs, key=lambda o: o.index)
     first = outs[0]
-    per_user = pd.concat([o.per_user for o in outs], ignore_index=True) \
-        if per_user_dataset is None else first.per_user
+    per_user = (
+        pd.concat([o.per_user for o in outs], ignore_index=True)
+        if per_user_dataset is None
+        else first.per_user
+    )
     curves = {name: np.concatenate([o.curves[name] for o in outs]) for name in first.curves}
     topk = np.concatenate([o.topk for o in outs]) if first.topk is not None else None
     reasons: Counter[str] = Counter()
     for o in outs:
         reasons.update(o.reasons)
     return ShardedResults(
-        per_user=per_user, k=plan.options.k, curves_per_user=curves,
-        definitions=first.definitions, fingerprint=first.fingerprint,
+        per_user=per_user,
+        k=plan.options.k,
+        curves_per_user=curves,
+        definitions=first.definitions,
+        fingerprint=first.fingerprint,
         topk_only=first.topk_only,
         timings={"eval": seconds, "eval_shards": float(sum(o.seconds for o in outs))},
-        topk=topk, aggregates=_aggregates(outs, plan, n_items),
+        topk=topk,
+        aggregates=_aggregates(outs, plan, n_items),
         moments=_merged([o.moments for o in outs]),
         curve_moments=_merged([o.curve_moments for o in outs]),
-        reason_counts=dict(reasons), per_user_dataset=per_user_dataset, n_shards=len(outs),
-        workers=[o.pid for o in outs])
+        reason_counts=dict(reasons),
+        per_user_dataset=per_user_dataset,
+        n_shards=len(outs),
+        workers=[o.pid for o in outs],
+    )

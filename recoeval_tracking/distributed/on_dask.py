@@ -30,8 +30,14 @@ from ..scores import RankedLists
 from .merge import ShardedResults, merge_shards
 from .shards import ShardInput, run_shard, shard_bounds, split_source
 
-__all__ = ["evaluate_on_dask", "cluster_client", "DistributedError", "ShardedResults",
-           "shard_bounds", "SHARDS_PER_THREAD"]
+__all__ = [
+    "evaluate_on_dask",
+    "cluster_client",
+    "DistributedError",
+    "ShardedResults",
+    "shard_bounds",
+    "SHARDS_PER_THREAD",
+]
 
 #: Shards per worker thread by default: a few, so a slow or lost worker delays little.
 SHARDS_PER_THREAD = 2
@@ -46,8 +52,10 @@ def _dask() -> Any:
     try:
         import distributed
     except ImportError:
-        raise InputError("evaluate(client=...) needs Dask: pip install "
-                         "'recoeval_tracking[dask]' (dask[distributed]).") from None
+        raise InputError(
+            "evaluate(client=...) needs Dask: pip install "
+            "'recoeval_tracking[dask]' (dask[distributed])."
+        ) from None
     return distributed
 
 
@@ -58,14 +66,20 @@ def _client_for(client: Any, func: str, timeout: float) -> Iterator[Any]:
         yield client
         return
     if not isinstance(client, str) or not client:
-        raise param_error("client", func, "a dask.distributed.Client or a scheduler address "
-                          "such as 'tcp://10.0.0.5:8786'", client)
+        raise param_error(
+            "client",
+            func,
+            "a dask.distributed.Client or a scheduler address such as 'tcp://10.0.0.5:8786'",
+            client,
+        )
     try:
         own = distributed.Client(client, timeout=timeout)
     except (OSError, TimeoutError) as err:
-        raise DistributedError(f"could not reach the Dask scheduler at {client} within "
-                               f"{timeout:g} s ({type(err).__name__}: {err}). Start it "
-                               "(dask scheduler) or fix the address.") from None
+        raise DistributedError(
+            f"could not reach the Dask scheduler at {client} within "
+            f"{timeout:g} s ({type(err).__name__}: {err}). Start it "
+            "(dask scheduler) or fix the address."
+        ) from None
     try:
         yield own
     finally:
@@ -73,8 +87,13 @@ def _client_for(client: Any, func: str, timeout: float) -> Iterator[Any]:
 
 
 @contextlib.contextmanager
-def cluster_client(address: str | None = None, *, n_workers: int = 2,
-                   threads_per_worker: int = 1, timeout: float = 30.0) -> Iterator[Any]:
+def cluster_client(
+    address: str | None = None,
+    *,
+    n_workers: int = 2,
+    threads_per_worker: int = 1,
+    timeout: float = 30.0,
+) -> Iterator[Any]:
     """A Dask client for ``address`` (a running scheduler), or for a new
     ``LocalCluster(n_workers, threads_per_worker, processes=True)`` when ``address`` is None;
     the cluster and client are closed on exit."""
@@ -83,10 +102,15 @@ def cluster_client(address: str | None = None, *, n_workers: int = 2,
         with _client_for(str(address), "cluster_client", timeout) as client:
             yield client
         return
-    with distributed.LocalCluster(n_workers=int(n_workers), processes=True,
-                                  threads_per_worker=int(threads_per_worker),
-                                  dashboard_address=":0") as cluster, \
-            distributed.Client(cluster) as client:
+    with (
+        distributed.LocalCluster(
+            n_workers=int(n_workers),
+            processes=True,
+            threads_per_worker=int(threads_per_worker),
+            dashboard_address=":0",
+        ) as cluster,
+        distributed.Client(cluster) as client,
+    ):
         yield client
 
 
@@ -107,7 +131,8 @@ def _gather(client: Any, futures: list[Any]) -> list[Any]:
         raise DistributedError(
             f"the Dask scheduler at {_address(client)} was lost during the evaluation "
             f"({type(err).__name__}: {str(err)[:200]}). No result was kept; a job folder being "
-            "written stays marked INCOMPLETE. Restart the scheduler and run again.") from None
+            "written stays marked INCOMPLETE. Restart the scheduler and run again."
+        ) from None
     finally:
         with contextlib.suppress(Exception):
             client.cancel([f for f in futures if not f.done()])
@@ -137,7 +162,8 @@ def _scatter(client: Any, items: list[Any]) -> list[Any]:
                     f"the workers of {_address(client)}, {SCATTER_TRIES} times "
                     f"({type(err).__name__}: {str(err)[:200]}). No result was kept; a job "
                     "folder being written stays marked INCOMPLETE. Check the workers (memory "
-                    "limits, restarts) and run again.") from None
+                    "limits, restarts) and run again."
+                ) from None
             time.sleep(0.5 * attempt)  # the scheduler drops the dead worker meanwhile
     raise AssertionError("unreachable")  # pragma: no cover
 
@@ -154,18 +180,32 @@ def _checked_options(options: EvalOptions, shards: Any, func: str) -> EvalOption
     """The options checked with their profile applied, and ``shards`` checked (int >= 1 or
     None): the boundary of every distributed entry point."""
     opts = apply_profile(options.checked(func), func)
-    if shards is not None and (isinstance(shards, bool) or not isinstance(shards, int)
-                               or shards < 1):
+    if shards is not None and (
+        isinstance(shards, bool) or not isinstance(shards, int) or shards < 1
+    ):
         raise param_error("shards", func, "an int >= 1 or None", shards)
     return opts
 
 
-def evaluate_on_dask(client: Any, train: Any, test: Any, options: EvalOptions, *, A: Any = None,
-                     B: Any = None, item_biases: Any = None, scores: Any = None,
-                     scorer: Any = None, ranked: Any = None, user_ids: Any = None,
-                     item_features: Any = None, shards: int | None = None,
-                     per_user_dir: str | Path | None = None, timeout: float = 30.0,
-                     func: str = "evaluate") -> ShardedResults:
+def evaluate_on_dask(
+    client: Any,
+    train: Any,
+    test: Any,
+    options: EvalOptions,
+    *,
+    A: Any = None,
+    B: Any = None,
+    item_biases: Any = None,
+    scores: Any = None,
+    scorer: Any = None,
+    ranked: Any = None,
+    user_ids: Any = None,
+    item_features: Any = None,
+    shards: int | None = None,
+    per_user_dir: str | Path | None = None,
+    timeout: float = 30.0,
+    func: str = "evaluate",
+) -> ShardedResults:
     """Evaluate on a Dask cluster: the same values as :func:`recoeval_tracking.evaluate`.
 
     Parameters
@@ -197,40 +237,69 @@ def evaluate_on_dask(client: Any, train: Any, test: Any, options: EvalOptions, *
     opts = _checked_options(options, shards, func)
     prep = prepare(train, test, user_ids, func)
     if any_on_device(A, B, item_biases):
-        name = next(k for k, v in (("A", A), ("B", B), ("item_biases", item_biases))
-                    if any_on_device(v))
-        raise param_error(name, func, "a host (numpy) array when a Dask client is given (each "
-                          "worker copies its shard's factors to its own GPU with "
-                          "backend='cuda')", "an array on the GPU", got_is_text=True)
+        name = next(
+            k for k, v in (("A", A), ("B", B), ("item_biases", item_biases)) if any_on_device(v)
+        )
+        raise param_error(
+            name,
+            func,
+            "a host (numpy) array when a Dask client is given (each "
+            "worker copies its shard's factors to its own GPU with "
+            "backend='cuda')",
+            "an array on the GPU",
+            got_is_text=True,
+        )
     source = score_source(prep, A, B, item_biases, scores, scorer, ranked, func, opts.backend)
     if isinstance(source, RankedLists):  # users without a list, counted over every shard
-        missing_lists(source, replace(prep, test=split_judgements(
-            prep.test, opts.relevance_level)[0]), opts)
+        missing_lists(
+            source, replace(prep, test=split_judgements(prep.test, opts.relevance_level)[0]), opts
+        )
     p = plan_for_source(plan(opts, prep, func), source, func)
     _check_mergeable(p, func)
     m, n = prep.test.shape
-    popularity = train_popularity(prep.train if prep.train is not None
-                                  else sp.csr_array((m, n), dtype=np.float64))
+    popularity = train_popularity(
+        prep.train if prep.train is not None else sp.csr_array((m, n), dtype=np.float64)
+    )
     folder = None if per_user_dir is None else Path(per_user_dir)
     with _client_for(client, func, timeout) as c:
-        bounds = shard_bounds(np.diff(prep.test.indptr), shards or
-                              SHARDS_PER_THREAD * _n_threads(c))
+        bounds = shard_bounds(
+            np.diff(prep.test.indptr), shards or SHARDS_PER_THREAD * _n_threads(c)
+        )
         shared_source, slicer = split_source(source)
         # a list, not a dict: scatter would use a dict's keys as the cluster's keys
-        shared = dict(zip(("source", "item_features", "popularity"), _scatter(
-            c, [shared_source, item_features, popularity])))
+        shared = dict(
+            zip(
+                ("source", "item_features", "popularity"),
+                _scatter(c, [shared_source, item_features, popularity]),
+            )
+        )
         token = uuid.uuid4().hex[:8]
         futures = []
         for j, (lo, hi) in enumerate(zip(bounds[:-1], bounds[1:])):
             lo, hi = int(lo), int(hi)
-            part = ShardInput(j, lo, hi, None if prep.train is None else prep.train[lo:hi],
-                              prep.test[lo:hi], prep.user_ids[lo:hi], slicer(lo, hi))
+            part = ShardInput(
+                j,
+                lo,
+                hi,
+                None if prep.train is None else prep.train[lo:hi],
+                prep.test[lo:hi],
+                prep.user_ids[lo:hi],
+                slicer(lo, hi),
+            )
             with warnings.catch_warnings():  # the user side travels in the task on purpose
                 warnings.filterwarnings("ignore", message="Sending large graph")
-                futures.append(c.submit(run_shard, part, opts, shared,
-                                        None if folder is None else str(folder),
-                                        key=f"recoeval-shard-{token}-{j}", pure=False,
-                                        retries=TASK_RETRIES))
+                futures.append(
+                    c.submit(
+                        run_shard,
+                        part,
+                        opts,
+                        shared,
+                        None if folder is None else str(folder),
+                        key=f"recoeval-shard-{token}-{j}",
+                        pure=False,
+                        retries=TASK_RETRIES,
+                    )
+                )
         outs = _gather(c, futures)
     return merge_shards(outs, p, n, time.perf_counter() - t0, folder)
 
@@ -238,8 +307,16 @@ def evaluate_on_dask(client: Any, train: Any, test: Any, options: EvalOptions, *
 def _check_mergeable(p: Any, func: str) -> None:
     """Every aggregate of the plan must have an exact merge rule (per-item counts or parts)."""
     for s in p.specs:
-        if s.kind == "aggregate" and getattr(s.compute, "from_counts", None) is None \
-                and getattr(s.compute, "parts", None) is None:
-            raise param_error("metrics", func, "metrics whose distributed merge is exact "
-                              f"('{s.name}' has neither per-item counts nor additive parts; "
-                              "evaluate it without a Dask client)", s.name)
+        if (
+            s.kind == "aggregate"
+            and getattr(s.compute, "from_counts", None) is None
+            and getattr(s.compute, "parts", None) is None
+        ):
+            raise param_error(
+                "metrics",
+                func,
+                "metrics whose distributed merge is exact "
+                f"('{s.name}' has neither per-item counts nor additive parts; "
+                "evaluate it without a Dask client)",
+                s.name,
+            )

@@ -39,8 +39,15 @@ from ..metrics.registry import METRICS, column_name
 from ..options import EvalOptions
 from ..scores import DenseScores, FactorScores, RankedLists, ScoreSource
 
-__all__ = ["shard_bounds", "ShardInput", "ShardOutput", "Moments", "split_source", "run_shard",
-           "part_name"]
+__all__ = [
+    "shard_bounds",
+    "ShardInput",
+    "ShardOutput",
+    "Moments",
+    "split_source",
+    "run_shard",
+    "part_name",
+]
 
 
 def shard_bounds(n_test: np.ndarray, n_shards: int) -> np.ndarray:
@@ -85,8 +92,9 @@ class Moments:
     def merge(self, other: Moments) -> Moments:
         n = self.n + other.n
         with np.errstate(invalid="ignore", divide="ignore"):
-            d = np.where(other.n > 0, other.sum / np.maximum(other.n, 1), 0.0) - \
-                np.where(self.n > 0, self.sum / np.maximum(self.n, 1), 0.0)
+            d = np.where(other.n > 0, other.sum / np.maximum(other.n, 1), 0.0) - np.where(
+                self.n > 0, self.sum / np.maximum(self.n, 1), 0.0
+            )
             extra = np.where(n > 0, d * d * self.n * other.n / np.maximum(n, 1), 0.0)
         return Moments(n, self.sum + other.sum, self.m2 + other.m2 + extra)
 
@@ -120,7 +128,8 @@ class ShardOutput:
     curve_moments: dict[str, Moments]
     reasons: dict[str, int]
     list_counts: dict[str, tuple[tuple[np.ndarray, np.ndarray], int, int]] = field(
-        default_factory=dict)  # ((listed items, their counts), users with a list, N)
+        default_factory=dict
+    )  # ((listed items, their counts), users with a list, N)
     parts: dict[str, tuple[float, float]] = field(default_factory=dict)
     definitions: dict[str, Any] = field(default_factory=dict)
     fingerprint: str = ""
@@ -156,9 +165,12 @@ def split_source(source: Any) -> tuple[Any, Any]:
     if isinstance(source, DenseScores):
         return None, lambda lo, hi: _with(source, scores=source.scores[lo:hi], n_users=hi - lo)
     if isinstance(source, RankedLists):
-        return None, lambda lo, hi: _with(source, items=source.items[lo:hi], n_users=hi - lo,
-                                          listed=None if source.listed is None
-                                          else source.listed[lo:hi])
+        return None, lambda lo, hi: _with(
+            source,
+            items=source.items[lo:hi],
+            n_users=hi - lo,
+            listed=None if source.listed is None else source.listed[lo:hi],
+        )
     return source, lambda lo, hi: None
 
 
@@ -199,29 +211,40 @@ def _write_part(frame: pd.DataFrame, folder: str, index: int) -> None:
         tmp.unlink(missing_ok=True)
 
 
-def run_shard(shard: ShardInput, options: EvalOptions, shared: dict[str, Any],
-              per_user_dir: str | None, adjust: Callable[[Any], None] | None = None
-              ) -> ShardOutput:
+def run_shard(
+    shard: ShardInput,
+    options: EvalOptions,
+    shared: dict[str, Any],
+    per_user_dir: str | None,
+    adjust: Callable[[Any], None] | None = None,
+) -> ShardOutput:
     """Evaluate one shard with the local engine (one thread: a worker runs one task per
     thread) and return its :class:`ShardOutput`. ``adjust(raw)``, when given, changes the
     engine's raw result in place before it is shaped (the Spark profile's users without
     ground truth)."""
     kind, source = _shard_source(shard, shared["source"])
     opts = replace(options, nthreads=1)
-    raw = compute(shard.train, shard.test, opts, user_ids=shard.user_ids, user_base=shard.lo,
-                  **{kind: source})
+    raw = compute(
+        shard.train, shard.test, opts, user_ids=shard.user_ids, user_base=shard.lo, **{kind: source}
+    )
     if adjust is not None:
         adjust(raw)
     res = shape(raw, item_features=shared["item_features"], popularity=shared["popularity"])
     per_user = res.per_user
     out = ShardOutput(
-        index=shard.index, per_user=per_user, curves=res.curves_per_user, topk=res.topk
-        if options.return_topk else None,
+        index=shard.index,
+        per_user=per_user,
+        curves=res.curves_per_user,
+        topk=res.topk if options.return_topk else None,
         moments={c: Moments.of(per_user[c].to_numpy()) for c in res.metric_columns},
         curve_moments={c: Moments.of(v) for c, v in res.curves_per_user.items()},
         reasons=res.nan_counts | {"": res.n_users_evaluated},
-        definitions=res.definitions, fingerprint=res.fingerprint, topk_only=res.topk_only,
-        seconds=raw.seconds, pid=os.getpid())
+        definitions=res.definitions,
+        fingerprint=res.fingerprint,
+        topk_only=res.topk_only,
+        seconds=raw.seconds,
+        pid=os.getpid(),
+    )
     _aggregate_stats(out, raw, res.per_user, raw.plan, shared)
     if per_user_dir is not None:
         _write_part(per_user, per_user_dir, shard.index)
@@ -230,8 +253,9 @@ def run_shard(shard: ShardInput, options: EvalOptions, shared: dict[str, Any],
     return out
 
 
-def _aggregate_stats(out: ShardOutput, raw: Any, per_user: pd.DataFrame, plan: Plan,
-                     shared: dict[str, Any]) -> None:
+def _aggregate_stats(
+    out: ShardOutput, raw: Any, per_user: pd.DataFrame, plan: Plan, shared: dict[str, Any]
+) -> None:
     """The additive statistics of each aggregate metric: per-item list counts for the
     catalogue metrics, ``(numerator, denominator)`` for the ratio ones."""
     specs = [s for s in plan.specs if s.kind == "aggregate"]
@@ -242,18 +266,31 @@ def _aggregate_stats(out: ShardOutput, raw: Any, per_user: pd.DataFrame, plan: P
     k = plan.options.k
     counts = list_counts(raw.topk[ok], n) if raw.topk.shape[0] else None
     opts = plan.options
-    ctx = ListContext(topk=raw.topk, train=raw.prep.train, test=raw.prep.test, n_items=n, k=k,
-                      ok=ok, n_test=raw.n_test, popularity=shared["popularity"],
-                      columns={**{c: per_user[c].to_numpy() for c in per_user.columns},
-                               **raw.aux},  # raw.aux: gauc's ROC-AUC under average ties
-                      rbp_persistence=opts.rbp_persistence, tail_ratio=opts.tail_ratio,
-                      short_head_share=opts.short_head_share, judged=raw.judged)
+    ctx = ListContext(
+        topk=raw.topk,
+        train=raw.prep.train,
+        test=raw.prep.test,
+        n_items=n,
+        k=k,
+        ok=ok,
+        n_test=raw.n_test,
+        popularity=shared["popularity"],
+        columns={
+            **{c: per_user[c].to_numpy() for c in per_user.columns},
+            **raw.aux,
+        },  # raw.aux: gauc's ROC-AUC under average ties
+        rbp_persistence=opts.rbp_persistence,
+        tail_ratio=opts.tail_ratio,
+        short_head_share=opts.short_head_share,
+        judged=raw.judged,
+    )
     for s in specs:
         col = column_name(s, k)
         if getattr(s.compute, "from_counts", None) is not None and counts is not None:
             c, users, N = counts
-            listed = np.flatnonzero(c)   # sparse: a shard lists few of a large catalogue
+            listed = np.flatnonzero(c)  # sparse: a shard lists few of a large catalogue
             out.list_counts[col] = ((listed, c[listed]), users, N)
-        elif getattr(s.compute, "parts", None) is not None and \
-                all(column_name(METRICS[name], k) in per_user for name in s.needs):
+        elif getattr(s.compute, "parts", None) is not None and all(
+            column_name(METRICS[name], k) in per_user for name in s.needs
+        ):
             out.parts[col] = s.compute.parts(ctx)

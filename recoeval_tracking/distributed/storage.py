@@ -54,18 +54,22 @@ class StoredShard:
     user_factors: FactorRows | None
 
 
-def run_stored_shard(shard: StoredShard, options: EvalOptions, shared: dict[str, Any],
-                     per_user_dir: str | None) -> ShardOutput:
+def run_stored_shard(
+    shard: StoredShard, options: EvalOptions, shared: dict[str, Any], per_user_dir: str | None
+) -> ShardOutput:
     """Read the shard's rows and factors from storage and evaluate them (on a worker)."""
     ds: PartitionedDataset = shared["dataset"]
     train, test, user_ids = ds.read_parts(shard.first, shard.last)
     part = None if shard.user_factors is None else shard.user_factors.read(shard.lo, shard.hi)
-    return run_shard(ShardInput(shard.index, shard.lo, shard.hi, train, test, user_ids, part),
-                     options, shared, per_user_dir)
+    return run_shard(
+        ShardInput(shard.index, shard.lo, shard.hi, train, test, user_ids, part),
+        options,
+        shared,
+        per_user_dir,
+    )
 
 
-def _item_array(value: Any, name: str, func: str, storage_options: dict[str, Any] | None
-                ) -> Any:
+def _item_array(value: Any, name: str, func: str, storage_options: dict[str, Any] | None) -> Any:
     """An item-side array given as an array or as a ``.npy`` or ``.parquet`` path or URL (read
     whole by :func:`~recoeval_tracking.data._factor_rows.read_whole`)."""
     if value is None or not isinstance(value, (str, os.PathLike)):
@@ -73,14 +77,22 @@ def _item_array(value: Any, name: str, func: str, storage_options: dict[str, Any
     return read_whole(value, name=name, func=func, storage_options=storage_options)
 
 
-def evaluate_from_storage(client: Any, dataset: str | os.PathLike | PartitionedDataset,
-                          options: EvalOptions, *, user_factors: str | os.PathLike | None = None,
-                          item_factors: Any = None, item_biases: Any = None,
-                          scorer: Any = None, item_features: Any = None,
-                          shards: int | None = None, per_user_dir: str | Path | None = None,
-                          storage_options: dict[str, Any] | None = None,
-                          timeout: float = 30.0,
-                          func: str = "evaluate_from_storage") -> ShardedResults:
+def evaluate_from_storage(
+    client: Any,
+    dataset: str | os.PathLike | PartitionedDataset,
+    options: EvalOptions,
+    *,
+    user_factors: str | os.PathLike | None = None,
+    item_factors: Any = None,
+    item_biases: Any = None,
+    scorer: Any = None,
+    item_features: Any = None,
+    shards: int | None = None,
+    per_user_dir: str | Path | None = None,
+    storage_options: dict[str, Any] | None = None,
+    timeout: float = 30.0,
+    func: str = "evaluate_from_storage",
+) -> ShardedResults:
     """Evaluate a partitioned dataset on a Dask cluster, each worker reading its own users.
 
     Parameters
@@ -143,8 +155,11 @@ def evaluate_from_storage(client: Any, dataset: str | os.PathLike | PartitionedD
 
     t0 = time.perf_counter()
     opts = _checked_options(options, shards, func)
-    ds = dataset if isinstance(dataset, PartitionedDataset) else \
-        open_partitioned(dataset, storage_options=storage_options)
+    ds = (
+        dataset
+        if isinstance(dataset, PartitionedDataset)
+        else open_partitioned(dataset, storage_options=storage_options)
+    )
     opts = with_data_relevance(opts, None, ds)  # the manifest's rule, unless the options say
     n = ds.n_items
     B = _item_array(item_factors, "item_factors", func, storage_options)
@@ -153,19 +168,33 @@ def evaluate_from_storage(client: Any, dataset: str | os.PathLike | PartitionedD
     A = None
     if user_factors is not None:
         if B is None:
-            raise param_error("item_factors", func, "the item factors (an array, a .npy or a "
-                              ".parquet file) when 'user_factors' is given", None)
+            raise param_error(
+                "item_factors",
+                func,
+                "the item factors (an array, a .npy or a "
+                ".parquet file) when 'user_factors' is given",
+                None,
+            )
         rows = FactorRows.open(user_factors, func=func, storage_options=storage_options)
         if rows.shape[0] != ds.n_users:
-            raise param_error("user_factors", func, f"one row per user of the dataset "
-                              f"({ds.n_users}, in its row order)", f"{rows.url!r} with shape "
-                              f"{rows.shape}", got_is_text=True)
+            raise param_error(
+                "user_factors",
+                func,
+                f"one row per user of the dataset ({ds.n_users}, in its row order)",
+                f"{rows.url!r} with shape {rows.shape}",
+                got_is_text=True,
+            )
         A = np.zeros((0, rows.shape[1]), dtype=np.dtype(rows.dtype))
     elif B is not None:
-        raise param_error("user_factors", func, "the users' factor file (.npy or .parquet) "
-                          "when 'item_factors' is given", None)
-    empty = Prepared(None, sp.csr_array((0, n), dtype=np.float64), n,
-                     np.zeros(0, dtype=np.int64), ds.item_ids)
+        raise param_error(
+            "user_factors",
+            func,
+            "the users' factor file (.npy or .parquet) when 'item_factors' is given",
+            None,
+        )
+    empty = Prepared(
+        None, sp.csr_array((0, n), dtype=np.float64), n, np.zeros(0, dtype=np.int64), ds.item_ids
+    )
     source = score_source(empty, A, B, biases, None, scorer, None, func, opts.backend)
     p = plan_for_source(plan(opts, empty, func), source, func)
     _check_mergeable(p, func)
@@ -174,10 +203,13 @@ def evaluate_from_storage(client: Any, dataset: str | os.PathLike | PartitionedD
     folder = None if per_user_dir is None else Path(per_user_dir)
     with _client_for(client, func, timeout) as c:
         tests = np.array([part.test for part in ds.parts], dtype=np.int64)
-        bounds = np.arange(len(ds.parts) + 1) if shards is None else \
-            shard_bounds(tests, shards)
-        shared = dict(zip(("source", "item_features", "popularity", "dataset"), _scatter(
-            c, [shared_source, item_features, ds.popularity, ds])))
+        bounds = np.arange(len(ds.parts) + 1) if shards is None else shard_bounds(tests, shards)
+        shared = dict(
+            zip(
+                ("source", "item_features", "popularity", "dataset"),
+                _scatter(c, [shared_source, item_features, ds.popularity, ds]),
+            )
+        )
         token = uuid.uuid4().hex[:8]
         futures = []
         for j, (first, last) in enumerate(zip(bounds[:-1], bounds[1:])):
@@ -185,9 +217,17 @@ def evaluate_from_storage(client: Any, dataset: str | os.PathLike | PartitionedD
             lo = ds.parts[first].lo
             hi = ds.parts[last - 1].lo + ds.parts[last - 1].users
             task = StoredShard(j, first, last, lo, hi, rows)
-            futures.append(c.submit(run_stored_shard, task, opts, shared,
-                                    None if folder is None else str(folder),
-                                    key=f"recoeval-shard-{token}-{j}", pure=False,
-                                    retries=TASK_RETRIES))
+            futures.append(
+                c.submit(
+                    run_stored_shard,
+                    task,
+                    opts,
+                    shared,
+                    None if folder is None else str(folder),
+                    key=f"recoeval-shard-{token}-{j}",
+                    pure=False,
+                    retries=TASK_RETRIES,
+                )
+            )
         outs = _gather(c, futures)
     return merge_shards(outs, p, n, time.perf_counter() - t0, folder)

@@ -89,8 +89,17 @@ class Reason(IntEnum):
 
 
 #: ``nan_reason`` text of each :class:`Reason`, by value ("" for evaluated users).
-REASONS = ("", "no_test", "min_pos_test", "cold_start", "min_items_pool", "nan_score", "all_equal",
-           "no_positive", "no_list")
+REASONS = (
+    "",
+    "no_test",
+    "min_pos_test",
+    "cold_start",
+    "min_items_pool",
+    "nan_score",
+    "all_equal",
+    "no_positive",
+    "no_list",
+)
 
 
 class Tie(IntEnum):

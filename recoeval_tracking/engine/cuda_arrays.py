@@ -27,8 +27,14 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["CUDA_DLPACK_DEVICES", "is_device_array", "device_view", "describe", "array_module",
-           "gemm_block"]
+__all__ = [
+    "CUDA_DLPACK_DEVICES",
+    "is_device_array",
+    "device_view",
+    "describe",
+    "array_module",
+    "gemm_block",
+]
 
 #: DLPack device types whose memory a CUDA kernel reads: kDLCUDA, kDLCUDAManaged.
 CUDA_DLPACK_DEVICES = (2, 13)
@@ -76,9 +82,13 @@ class _HostInterface:
 
     def __init__(self, owner: Any, cai: dict[str, Any]) -> None:
         self.owner = owner
-        self.__array_interface__ = {"shape": tuple(cai["shape"]), "typestr": cai["typestr"],
-                                    "data": tuple(cai["data"]), "strides": cai.get("strides"),
-                                    "version": 3}
+        self.__array_interface__ = {
+            "shape": tuple(cai["shape"]),
+            "typestr": cai["typestr"],
+            "data": tuple(cai["data"]),
+            "strides": cai.get("strides"),
+            "version": 3,
+        }
 
 
 def device_view(x: Any) -> Any:
@@ -89,8 +99,10 @@ def device_view(x: Any) -> Any:
     if _simulated():
         cai = getattr(x, "__cuda_array_interface__", None)
         if cai is None:
-            raise TypeError(f"{type(x).__name__} exports no __cuda_array_interface__: the CUDA "
-                            "simulator can view only those")
+            raise TypeError(
+                f"{type(x).__name__} exports no __cuda_array_interface__: the CUDA "
+                "simulator can view only those"
+            )
         return np.asarray(_HostInterface(x, cai))
     import cupy
 
@@ -112,8 +124,10 @@ def describe(x: Any) -> str:
     if cai is not None:
         shape, dtype = cai.get("shape"), np.dtype(cai.get("typestr", "|V0"))
     shape_text = tuple(int(d) for d in shape) if shape is not None else "unknown"
-    return (f"a GPU array ({type(x).__module__.split('.')[0]}.{type(x).__name__}) of shape "
-            f"{shape_text} and dtype {dtype}")
+    return (
+        f"a GPU array ({type(x).__module__.split('.')[0]}.{type(x).__name__}) of shape "
+        f"{shape_text} and dtype {dtype}"
+    )
 
 
 def gemm_block(xp: Any, A: Any, B: Any, ones: bool, users: Any, out: Any) -> Any:

@@ -37,8 +37,16 @@ from .cuda_fill import fill_block
 from .driver import EngineInput
 from .records import Csr, Outputs, Plan
 
-__all__ = ["EXTRA", "BLOCK_BYTES", "BackendUnavailable", "simulated", "unavailable_reason",
-           "thread_limits", "run_scores", "run_ranked"]
+__all__ = [
+    "EXTRA",
+    "BLOCK_BYTES",
+    "BackendUnavailable",
+    "simulated",
+    "unavailable_reason",
+    "thread_limits",
+    "run_scores",
+    "run_ranked",
+]
 
 #: How to install what the backend needs.
 EXTRA = 'pip install "recoeval_tracking[cuda]"'
@@ -70,6 +78,7 @@ def unavailable_reason() -> str | None:
         return None
     try:
         from numba import cuda
+
         found = bool(cuda.is_available())
     except Exception:  # noqa: BLE001 - a broken CUDA install reads as no GPU
         found = False
@@ -83,8 +92,10 @@ def unavailable_reason() -> str | None:
             missing = "CuPy is not installed"
     if missing is None:
         return None
-    return (f"The 'cuda' engine backend cannot run here: {missing}. It needs an NVIDIA GPU with "
-            f"its driver, numba-cuda and CuPy: {EXTRA}.")
+    return (
+        f"The 'cuda' engine backend cannot run here: {missing}. It needs an NVIDIA GPU with "
+        f"its driver, numba-cuda and CuPy: {EXTRA}."
+    )
 
 
 class _Device:
@@ -119,14 +130,17 @@ class _Device:
 
     def records(self, train: Csr, test: Csr, plan: Plan) -> tuple[Csr, Csr, Plan]:
         """The kernel's records with their arrays copied to the device once."""
+
         def csr(c: Csr) -> Csr:
             # an empty array (no train entry, no values) gets one unread entry: no zero-size
             # device arrays
             parts = (a if a.shape[0] else np.zeros(1, dtype=a.dtype) for a in c)
             return Csr(*(self.kernel_view(self.put(a)) for a in parts))
 
-        dplan = plan._replace(slots=self.kernel_view(self.put(plan.slots)),
-                              wslots=self.kernel_view(self.put(plan.wslots)))
+        dplan = plan._replace(
+            slots=self.kernel_view(self.put(plan.slots)),
+            wslots=self.kernel_view(self.put(plan.wslots)),
+        )
         return csr(train), csr(test), dplan
 
 
@@ -165,8 +179,9 @@ def _factors(src: Any, dtype: np.dtype, xp: Any) -> tuple[Any, Any, bool] | None
     return None
 
 
-def _scorer(block: Callable[..., np.ndarray], dtype: np.dtype, n_items: int, bs: int,
-            dev: _Device) -> Callable[[np.ndarray, Any], None]:
+def _scorer(
+    block: Callable[..., np.ndarray], dtype: np.dtype, n_items: int, bs: int, dev: _Device
+) -> Callable[[np.ndarray, Any], None]:
     """``score(users, out)``: write the block's scores to the device array ``out``.
 
     The score source is ``block``'s object: factors are multiplied on the device
@@ -183,16 +198,20 @@ def _scorer(block: Callable[..., np.ndarray], dtype: np.dtype, n_items: int, bs:
 
         def gemm(users: np.ndarray, out: Any) -> None:
             cuda_arrays.gemm_block(xp, A, B, ones, dev.put(users), out)
+
         return gemm
     if callable(getattr(src, "scorer", None)):
+
         def call(users: np.ndarray, out: Any) -> None:
             got = _device_scores(src.scorer(users), xp)
             if tuple(got.shape) != (len(users), n_items):
                 raise ValueError(
                     "The 'scorer' passed to evaluate must return an array of shape "
                     f"(len(user_indices), n_items) = {(len(users), n_items)}. Got an array of "
-                    f"shape {tuple(got.shape)} instead.")
+                    f"shape {tuple(got.shape)} instead."
+                )
             out[...] = got
+
         return call
     host = np.empty((bs, n_items), dtype=dtype)
 
@@ -202,6 +221,7 @@ def _scorer(block: Callable[..., np.ndarray], dtype: np.dtype, n_items: int, bs:
             out[...] = S
         else:
             out.set(S)
+
     return on_host
 
 
@@ -214,20 +234,38 @@ def _block(dev: _Device, S: Any, users: np.ndarray, off: np.ndarray, k: int) -> 
     npos = int(off[-1])
     i64 = np.int64
     k = max(k, 1)  # without a top-K list: one unread column, no zero-size device arrays
-    return Block(S=S, rows=dev.put(users), off=dev.put(off), pos=xp.empty(npos, dtype=S.dtype),
-                 gt=xp.empty(npos, dtype=i64), eq=xp.empty(npos, dtype=i64),
-                 rk=xp.empty(npos, dtype=i64), rv=xp.empty(npos, dtype=np.float64),
-                 reason=xp.zeros(nb, dtype=i64), topk=xp.full((nb, k), -1, dtype=i64),
-                 n_tied=xp.full(nb, -1, dtype=i64), hs=xp.empty((nb, k), dtype=S.dtype),
-                 hi=xp.empty((nb, k), dtype=i64), order=xp.empty((nb, k), dtype=i64),
-                 sq=xp.empty(npos, dtype=S.dtype), so=xp.empty(npos, dtype=i64),
-                 sg=xp.empty(npos, dtype=i64), hist=xp.empty(npos + nb, dtype=i64),
-                 eqh=xp.empty(npos + nb, dtype=i64))
+    return Block(
+        S=S,
+        rows=dev.put(users),
+        off=dev.put(off),
+        pos=xp.empty(npos, dtype=S.dtype),
+        gt=xp.empty(npos, dtype=i64),
+        eq=xp.empty(npos, dtype=i64),
+        rk=xp.empty(npos, dtype=i64),
+        rv=xp.empty(npos, dtype=np.float64),
+        reason=xp.zeros(nb, dtype=i64),
+        topk=xp.full((nb, k), -1, dtype=i64),
+        n_tied=xp.full(nb, -1, dtype=i64),
+        hs=xp.empty((nb, k), dtype=S.dtype),
+        hi=xp.empty((nb, k), dtype=i64),
+        order=xp.empty((nb, k), dtype=i64),
+        sq=xp.empty(npos, dtype=S.dtype),
+        so=xp.empty(npos, dtype=i64),
+        sg=xp.empty(npos, dtype=i64),
+        hist=xp.empty(npos + nb, dtype=i64),
+        eqh=xp.empty(npos + nb, dtype=i64),
+    )
 
 
-def _evaluate_block(dev: _Device, blk: Any, users: np.ndarray, off: np.ndarray,
-                    records: tuple[Csr, Csr, Plan], host: tuple[Csr, Csr, Plan],
-                    outs: Outputs) -> None:
+def _evaluate_block(
+    dev: _Device,
+    blk: Any,
+    users: np.ndarray,
+    off: np.ndarray,
+    records: tuple[Csr, Csr, Plan],
+    host: tuple[Csr, Csr, Plan],
+    outs: Outputs,
+) -> None:
     """Run the GPU pass over one block, copy its results back once, fill the metrics."""
     from .cuda_kernels import THREADS, user_pass_kernel
 
@@ -243,10 +281,17 @@ def _evaluate_block(dev: _Device, blk: Any, users: np.ndarray, off: np.ndarray,
         outs.n_tied[users[ok]] = dev.get(blk.n_tied)[ok]
 
 
-def run_scores(inp: EngineInput, block: Callable[[np.ndarray, np.ndarray | None], np.ndarray],
-               dtype: np.dtype, rows: np.ndarray, reason: np.ndarray, *,
-               block_rows: int | None = None, progress: Callable[[int], None] | None = None,
-               thread_safe: bool = False) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+def run_scores(
+    inp: EngineInput,
+    block: Callable[[np.ndarray, np.ndarray | None], np.ndarray],
+    dtype: np.dtype,
+    rows: np.ndarray,
+    reason: np.ndarray,
+    *,
+    block_rows: int | None = None,
+    progress: Callable[[int], None] | None = None,
+    thread_safe: bool = False,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Evaluate ``rows`` one block of users at a time on the GPU; the CPU driver's
     :func:`~.driver.run_scores` contract (same arguments and outputs; ``thread_safe`` is not
     used: one host thread drives the device)."""
@@ -264,7 +309,7 @@ def run_scores(inp: EngineInput, block: Callable[[np.ndarray, np.ndarray | None]
     buf = dev.xp.empty((bs, inp.n_items), dtype=dtype)
     k = inp.K if inp.want_topk else 0
     for start in range(0, rows.shape[0], bs):
-        users = np.ascontiguousarray(rows[start:start + bs], dtype=np.int64)
+        users = np.ascontiguousarray(rows[start : start + bs], dtype=np.int64)
         off = np.zeros(users.shape[0] + 1, dtype=np.int64)
         np.cumsum(inp.te_ptr[users + 1] - inp.te_ptr[users], out=off[1:])
         S = buf[: users.shape[0]]

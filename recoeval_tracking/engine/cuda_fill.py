@@ -33,11 +33,10 @@ def _fill_user(b, u, off, pos, gt, eq, rk, train, test, plan, outs):
     n_pos = o1 - o0
     p0 = test.ptr[u]
     pool = plan.n_items - (train.ptr[u + 1] - train.ptr[u])
-    vals = test.val[p0:p0 + n_pos]
+    vals = test.val[p0 : p0 + n_pos]
     mode = plan.tie_mode
     if mode == TIE_AVERAGE:
-        fill_average(pos[o0:o1], vals, gt[o0:o1], eq[o0:o1], pool, plan, outs.out, outs.whole,
-                     u)
+        fill_average(pos[o0:o1], vals, gt[o0:o1], eq[o0:o1], pool, plan, outs.out, outs.whole, u)
         return
     ranks = np.empty(n_pos, dtype=np.int64)
     rvals = np.empty(n_pos, dtype=np.float64)

@@ -50,8 +50,15 @@ from .ranks import (
 )
 from .topk import topk_into
 
-__all__ = ["Block", "CHUNK", "THREADS", "counts_by_search", "counts_in_one_read", "user_pass",
-           "user_pass_kernel"]
+__all__ = [
+    "Block",
+    "CHUNK",
+    "THREADS",
+    "counts_by_search",
+    "counts_in_one_read",
+    "user_pass",
+    "user_pass_kernel",
+]
 
 NAN_SCORE = int(Reason.NAN_SCORE)
 ALL_EQUAL = int(Reason.ALL_EQUAL)
@@ -73,8 +80,30 @@ THREADS = 64
 #: * the scratch of the binary-search count: per positive ``sq`` (scores' dtype), ``so`` and
 #:   ``sg`` (int64); ``hist`` and ``eqh`` (int64), ``off[-1] + nb`` (user ``b``: entries
 #:   ``off[b] + b`` to ``off[b + 1] + b``).
-Block = namedtuple("Block", ["S", "rows", "off", "pos", "gt", "eq", "rk", "rv", "reason", "topk",
-                             "n_tied", "hs", "hi", "order", "sq", "so", "sg", "hist", "eqh"])
+Block = namedtuple(
+    "Block",
+    [
+        "S",
+        "rows",
+        "off",
+        "pos",
+        "gt",
+        "eq",
+        "rk",
+        "rv",
+        "reason",
+        "topk",
+        "n_tied",
+        "hs",
+        "hi",
+        "order",
+        "sq",
+        "so",
+        "sg",
+        "hist",
+        "eqh",
+    ],
+)
 
 
 #: Items per chunk of an exact count: every positive is counted against a chunk while it is in
@@ -124,8 +153,17 @@ def _count(s, b, o0, o1, exact, plan, blk):
     eq = blk.eq[o0:o1]
     n_pos = o1 - o0
     if n_pos >= _BINARY_SEARCH_MIN_POS and (exact or n_pos * _CHUNK > s.shape[0] * 4):
-        counts_by_search(s, pos, gt, eq, blk.sq[o0:o1], blk.so[o0:o1], blk.sg[o0:o1],
-                         blk.hist[o0 + b:o1 + b + 1], blk.eqh[o0 + b:o1 + b + 1])
+        counts_by_search(
+            s,
+            pos,
+            gt,
+            eq,
+            blk.sq[o0:o1],
+            blk.so[o0:o1],
+            blk.sg[o0:o1],
+            blk.hist[o0 + b : o1 + b + 1],
+            blk.eqh[o0 + b : o1 + b + 1],
+        )
     elif exact:
         counts_in_one_read(s, pos, gt, eq)
     else:
@@ -178,13 +216,35 @@ def user_pass(b, blk, train, test, plan):
         return
     if plan.want_topk:
         # the tie keys of the global user (a shard's row 0 is user plan.user_base), as on the CPU
-        blk.n_tied[b] = topk_into(s, plan.seed, u + plan.user_base, plan.tie_mode, train.idx,
-                                  t0, t1, plan.K, blk.topk[b], blk.hs[b], blk.hi[b],
-                                  blk.order[b])
+        blk.n_tied[b] = topk_into(
+            s,
+            plan.seed,
+            u + plan.user_base,
+            plan.tie_mode,
+            train.idx,
+            t0,
+            t1,
+            plan.K,
+            blk.topk[b],
+            blk.hs[b],
+            blk.hi[b],
+            blk.order[b],
+        )
     mode = plan.tie_mode
     if mode == TIE_NOISE or mode == TIE_INDEX or mode == TIE_INDEX_DESC:
-        _exact_ranks(s, u, pos, test.val[p0:p0 + pos.shape[0]], gt, eq, train, test, plan,
-                     blk.rk[o0:o1], blk.rv[o0:o1])
+        _exact_ranks(
+            s,
+            u,
+            pos,
+            test.val[p0 : p0 + pos.shape[0]],
+            gt,
+            eq,
+            train,
+            test,
+            plan,
+            blk.rk[o0:o1],
+            blk.rv[o0:o1],
+        )
 
 
 @cuda.jit

@@ -20,8 +20,14 @@ import numpy as np
 from . import kernels as kn
 from .records import Csr, Outputs, Plan
 
-__all__ = ["EngineInput", "thread_limits", "resolve_nthreads", "run_scores", "run_ranked",
-           "default_block_rows"]
+__all__ = [
+    "EngineInput",
+    "thread_limits",
+    "resolve_nthreads",
+    "run_scores",
+    "run_ranked",
+    "default_block_rows",
+]
 
 #: Smallest target size of one block of scores: on small catalogues a block holds at least this
 #: much, so the Python work per block stays small beside the GEMM.
@@ -98,13 +104,13 @@ class EngineInput:
     n_items: int
     K: int
     cumulative: bool
-    slots: np.ndarray        # (N_AT_K,) output row per @k code, -1 if not requested
-    wslots: np.ndarray       # (N_WHOLE,) output row per whole-ranking code, or -1
+    slots: np.ndarray  # (N_AT_K,) output row per @k code, -1 if not requested
+    wslots: np.ndarray  # (N_WHOLE,) output row per whole-ranking code, or -1
     tie_mode: int
     seed: int
     want_topk: bool = False  # also return each user's top-K items (beyond-accuracy metrics)
-    user_base: int = 0       # global row of row 0 (a shard of a distributed run): tie keys
-    inf_nan: bool = False    # a +-inf score in the pool makes the user undefined, as a NaN
+    user_base: int = 0  # global row of row 0 (a shard of a distributed run): tie keys
+    inf_nan: bool = False  # a +-inf score in the pool makes the user undefined, as a NaN
 
     @property
     def n_users(self) -> int:
@@ -116,11 +122,19 @@ class EngineInput:
         train = Csr(self.tr_ptr, self.tr_idx, _NO_VALUES)
         test = Csr(self.te_ptr, self.te_idx, self.te_val)
         full_ranks = bool((self.wslots >= 0).any())
-        plan = Plan(n_items=int(self.n_items), K=int(self.K), cumulative=bool(self.cumulative),
-                    slots=self.slots, wslots=self.wslots, full_ranks=full_ranks,
-                    tie_mode=int(self.tie_mode), seed=int(self.seed),
-                    want_topk=bool(self.want_topk), user_base=int(self.user_base),
-                    inf_nan=bool(self.inf_nan))
+        plan = Plan(
+            n_items=int(self.n_items),
+            K=int(self.K),
+            cumulative=bool(self.cumulative),
+            slots=self.slots,
+            wslots=self.wslots,
+            full_ranks=full_ranks,
+            tie_mode=int(self.tie_mode),
+            seed=int(self.seed),
+            want_topk=bool(self.want_topk),
+            user_base=int(self.user_base),
+            inf_nan=bool(self.inf_nan),
+        )
         return train, test, plan
 
     def allocate(self) -> tuple[np.ndarray, np.ndarray]:
@@ -137,10 +151,17 @@ class EngineInput:
         return np.full((m, self.K), -1, dtype=np.int64), np.full(m, -1, dtype=np.int64)
 
 
-def run_scores(inp: EngineInput, block: Callable[[np.ndarray, np.ndarray | None], np.ndarray],
-               dtype: np.dtype, rows: np.ndarray, reason: np.ndarray, *, block_rows: int | None = None,
-               progress: Callable[[int], None] | None = None, thread_safe: bool = False
-               ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+def run_scores(
+    inp: EngineInput,
+    block: Callable[[np.ndarray, np.ndarray | None], np.ndarray],
+    dtype: np.dtype,
+    rows: np.ndarray,
+    reason: np.ndarray,
+    *,
+    block_rows: int | None = None,
+    progress: Callable[[int], None] | None = None,
+    thread_safe: bool = False,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Evaluate ``rows`` (users whose metrics may be defined), one block of scores at a time.
 
     ``block(users, out)`` fills and returns the ``(len(users), n_items)`` scores. ``reason`` is
@@ -169,7 +190,7 @@ def run_scores(inp: EngineInput, block: Callable[[np.ndarray, np.ndarray | None]
     kernel = kn.block_kernel(plan)
 
     def score(start: int, buf: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        users = np.ascontiguousarray(rows[start:start + bs], dtype=np.int64)
+        users = np.ascontiguousarray(rows[start : start + bs], dtype=np.int64)
         S = block(users, buf[: users.shape[0]])
         if S.dtype != dtype or not S.flags.c_contiguous or not S.flags.writeable:
             S = np.array(S, dtype=dtype, order="C", copy=True)
@@ -189,8 +210,10 @@ def run_scores(inp: EngineInput, block: Callable[[np.ndarray, np.ndarray | None]
             kernel(S, users, train, test, plan, outs)
             done(users.shape[0])
 
-        with _controller().limit(limits=1, user_api="blas"), \
-                ThreadPoolExecutor(max_workers=threads) as pool:
+        with (
+            _controller().limit(limits=1, user_api="blas"),
+            ThreadPoolExecutor(max_workers=threads) as pool,
+        ):
             for f in [pool.submit(work, st) for st in starts]:
                 f.result()
         return out, whole, topk, n_tied
@@ -198,14 +221,24 @@ def run_scores(inp: EngineInput, block: Callable[[np.ndarray, np.ndarray | None]
     with _pool(threads) as pool:
         for start in starts:
             S, users = score(start, buf)
-            _spread(pool, threads, users.shape[0], partial(_evaluate_rows, kernel, S, users,
-                                                           (train, test, plan, outs)))
+            _spread(
+                pool,
+                threads,
+                users.shape[0],
+                partial(_evaluate_rows, kernel, S, users, (train, test, plan, outs)),
+            )
             done(users.shape[0])
     return out, whole, topk, n_tied
 
 
-def _evaluate_rows(kernel: Callable[..., None], S: np.ndarray, users: np.ndarray,
-                   records: tuple[Any, ...], lo: int, hi: int) -> None:
+def _evaluate_rows(
+    kernel: Callable[..., None],
+    S: np.ndarray,
+    users: np.ndarray,
+    records: tuple[Any, ...],
+    lo: int,
+    hi: int,
+) -> None:
     """The kernel over rows ``[lo, hi)`` of a block."""
     kernel(S[lo:hi], users[lo:hi], *records)
 
@@ -225,16 +258,18 @@ def _pool(threads: int) -> Iterator[ThreadPoolExecutor | None]:
         yield pool
 
 
-def _spread(pool: ThreadPoolExecutor | None, threads: int, n: int,
-            call: Callable[[int, int], None]) -> None:
+def _spread(
+    pool: ThreadPoolExecutor | None, threads: int, n: int, call: Callable[[int, int], None]
+) -> None:
     """``call(lo, hi)`` over pieces of ``range(n)``, on the pool's threads when there is one."""
     if pool is None or n < 2:
         call(0, n)
         return
     pieces = min(n, threads * PIECES_PER_THREAD)
     bounds = np.linspace(0, n, pieces + 1).astype(np.int64)
-    for f in [pool.submit(call, int(lo), int(hi)) for lo, hi in zip(bounds[:-1], bounds[1:])
-              if hi > lo]:
+    for f in [
+        pool.submit(call, int(lo), int(hi)) for lo, hi in zip(bounds[:-1], bounds[1:]) if hi > lo
+    ]:
         f.result()
 
 
@@ -246,7 +281,10 @@ def run_ranked(inp: EngineInput, lists: np.ndarray, rows: np.ndarray) -> np.ndar
         rows = np.ascontiguousarray(rows, dtype=np.int64)
         threads = numba.get_num_threads()
         with _pool(threads) as pool:
-            _spread(pool, threads, rows.shape[0], lambda lo, hi: kn.ranked_list_metrics(
-                lists, rows[lo:hi], train, test, plan, out))
+            _spread(
+                pool,
+                threads,
+                rows.shape[0],
+                lambda lo, hi: kn.ranked_list_metrics(lists, rows[lo:hi], train, test, plan, out),
+            )
     return out
-

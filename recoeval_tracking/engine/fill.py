@@ -42,10 +42,31 @@ from .codes import AtK, Whole
 from .ranks import order_positives, stable_order
 
 # The codes as plain module-level ints: numba reads them as compile-time constants.
-(P, TP, R, AP, TAP, NDCG, HIT, RR, NDCG_EXP, NDCG_BIN, AUC_TOPK, DCG, AP_HITS, HITS, F1,
- DCG_EXP, SET_MAP) = (int(c) for c in AtK)
-ROC_AUC, PR_AUC, MPR, RPREC = (int(Whole.ROC_AUC), int(Whole.PR_AUC), int(Whole.MPR),
-                               int(Whole.RPREC))
+(
+    P,
+    TP,
+    R,
+    AP,
+    TAP,
+    NDCG,
+    HIT,
+    RR,
+    NDCG_EXP,
+    NDCG_BIN,
+    AUC_TOPK,
+    DCG,
+    AP_HITS,
+    HITS,
+    F1,
+    DCG_EXP,
+    SET_MAP,
+) = (int(c) for c in AtK)
+ROC_AUC, PR_AUC, MPR, RPREC = (
+    int(Whole.ROC_AUC),
+    int(Whole.PR_AUC),
+    int(Whole.MPR),
+    int(Whole.RPREC),
+)
 #: Output codes of the 11 interpolated precisions (recall 0.0, 0.1, ..., 1.0) and their mean.
 IPREC_0 = int(Whole.IPREC_0)
 AVG_11PT = int(Whole.AVG_11PT)
@@ -60,11 +81,12 @@ _NDCG_CODES = (NDCG, NDCG_EXP, NDCG_BIN)
 
 # -- gains ----------------------------------------------------------------------------------------
 
+
 @njit(cache=True, inline="always")
 def _gain(v, kind):
     """Gain of test value ``v``: linear ``v``, exponential ``2^v - 1`` or binary ``1``."""
     if kind == 1:
-        return 2.0 ** v - 1.0
+        return 2.0**v - 1.0
     if kind == 2:
         return 1.0
     return v
@@ -93,11 +115,15 @@ def _all_ideal_gains(vals):
     from an array, so that numba compiles :func:`_ideal_gains` once rather than once per
     literal kind."""
     kinds = np.arange(3)
-    return (_ideal_gains(vals, kinds[0]), _ideal_gains(vals, kinds[1]),
-            _ideal_gains(vals, kinds[2]))
+    return (
+        _ideal_gains(vals, kinds[0]),
+        _ideal_gains(vals, kinds[1]),
+        _ideal_gains(vals, kinds[2]),
+    )
 
 
 # -- @k metrics -----------------------------------------------------------------------------------
+
 
 @njit(cache=True)
 def fill_metrics(ranks, vals, pool, plan, out, u):
@@ -148,13 +174,29 @@ def fill_metrics(ranks, vals, pool, plan, out, u):
         auc = np.nan
         if slots[AUC_TOPK] >= 0 and not only_pos:
             auc = _auc_in_list(ranks, hits, min(kc, pool))
-        _put_topk(out, slots, u, col, kc, n_pos, only_pos, pool <= kc, float(hits), ap_sum, dcg,
-                  ndcg, 1.0 if hits > 0 else 0.0, 1.0 / first if first <= kc else 0.0, auc)
+        _put_topk(
+            out,
+            slots,
+            u,
+            col,
+            kc,
+            n_pos,
+            only_pos,
+            pool <= kc,
+            float(hits),
+            ap_sum,
+            dcg,
+            ndcg,
+            1.0 if hits > 0 else 0.0,
+            1.0 / first if first <= kc else 0.0,
+            auc,
+        )
 
 
 @njit(cache=True)
-def _put_topk(out, slots, u, col, kc, n_pos, only_pos, short, hits, ap_sum, dcg, ndcg, hit, rr,
-              auc):
+def _put_topk(
+    out, slots, u, col, kc, n_pos, only_pos, short, hits, ap_sum, dcg, ndcg, hit, rr, auc
+):
     """Write the requested @kc metrics of user ``u`` to column ``col``: one writer per code.
 
     From (expected) hits, the AP sum, the three DCG sums and NDCG values (by gain kind), Hit, RR
@@ -189,8 +231,7 @@ def _put_topk(out, slots, u, col, kc, n_pos, only_pos, short, hits, ap_sum, dcg,
     if slots[DCG_EXP] >= 0:
         out[slots[DCG_EXP], u, col] = dcg[EXPONENTIAL]
     if slots[AP_HITS] >= 0:
-        out[slots[AP_HITS], u, col] = np.nan if only_pos else (ap_sum / hits if hits > 0
-                                                                else 0.0)
+        out[slots[AP_HITS], u, col] = np.nan if only_pos else (ap_sum / hits if hits > 0 else 0.0)
     if slots[HITS] >= 0:
         out[slots[HITS], u, col] = np.nan if bad else hits
     if slots[F1] >= 0:
@@ -214,6 +255,7 @@ def _auc_in_list(ranks, hits, length):
 
 
 # -- whole-ranking metrics ------------------------------------------------------------------------
+
 
 @njit(cache=True)
 def fill_whole(ranks, vals, pool, wslots, whole_out, u, gt, eq):
@@ -318,6 +360,7 @@ def _put_whole(w, wslots, whole_out, u):
 
 
 # -- expectations over tied orderings (ties="average") --------------------------------------------
+
 
 @njit(cache=True)
 def _tie_groups(pos_scores, vals, gt, eq):
@@ -482,8 +525,23 @@ def fill_average(pos_scores, vals, gt, eq, pool, plan, out, whole_out, u):
                 for j in range(min(kc, ideal[kind].shape[0])):
                     idcg += ideal[kind][j] / np.log2(j + 2.0)
                 ndcg[kind] = dcg[kind] / idcg
-        _put_topk(out, plan.slots, u, col, kc, n_pos, only_pos, pool <= kc, hits, ap, dcg, ndcg,
-                  1.0 - p_none, rr, np.nan)
+        _put_topk(
+            out,
+            plan.slots,
+            u,
+            col,
+            kc,
+            n_pos,
+            only_pos,
+            pool <= kc,
+            hits,
+            ap,
+            dcg,
+            ndcg,
+            1.0 - p_none,
+            rr,
+            np.nan,
+        )
     if plan.full_ranks:
         w = np.full(_NW, np.nan)
         if not only_pos:

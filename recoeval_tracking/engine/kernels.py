@@ -112,8 +112,17 @@ def _prepare_user(s, u, train, test, plan, outs):
 @njit(cache=True, inline="always")
 def _put_list(s, u, train, plan, outs):
     """The user's top-K items and the number of pool items tied with them (``plan.want_topk``)."""
-    outs.n_tied[u] = topk_items(s, plan.seed, u + plan.user_base, plan.tie_mode, train.idx,
-                                train.ptr[u], train.ptr[u + 1], plan.K, outs.topk[u])
+    outs.n_tied[u] = topk_items(
+        s,
+        plan.seed,
+        u + plan.user_base,
+        plan.tie_mode,
+        train.idx,
+        train.ptr[u],
+        train.ptr[u + 1],
+        plan.K,
+        outs.topk[u],
+    )
 
 
 @njit(cache=True, inline="always")
@@ -142,6 +151,7 @@ def _fill_from_ranks(s, u, pos_scores, vals, gt, eq, pool, train, test, plan, ou
 #     whole-ranking ones, ``outs.reason[u]`` NAN_SCORE or ALL_EQUAL for a user found undefined
 #     here; with the list, ``outs.topk[u]`` the user's top-K items and ``outs.n_tied[u]`` the
 #     number of pool items tied with them.
+
 
 @njit(nogil=True, cache=True)
 def block_ranked(S, rows, train, test, plan, outs):
@@ -211,7 +221,7 @@ def ranked_list_metrics(lists, rows, train, test, plan, out):
         p0 = test.ptr[u]
         n_pos = test.ptr[u + 1] - p0
         ranks = np.full(n_pos, K + 1, dtype=np.int64)
-        vals = test.val[p0:p0 + n_pos].copy()
+        vals = test.val[p0 : p0 + n_pos].copy()
         pos_rank = 0
         for r in range(L):
             item = lists[u, r]

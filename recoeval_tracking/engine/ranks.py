@@ -28,8 +28,13 @@ from .codes import Tie
 
 # The codes as plain module-level ints: numba reads them as compile-time constants.
 TIE_NOISE, TIE_INDEX, TIE_OPTIMISTIC, TIE_PESSIMISTIC, TIE_AVERAGE, TIE_INDEX_DESC = (
-    int(Tie.NOISE), int(Tie.INDEX), int(Tie.OPTIMISTIC), int(Tie.PESSIMISTIC), int(Tie.AVERAGE),
-    int(Tie.INDEX_DESC))
+    int(Tie.NOISE),
+    int(Tie.INDEX),
+    int(Tie.OPTIMISTIC),
+    int(Tie.PESSIMISTIC),
+    int(Tie.AVERAGE),
+    int(Tie.INDEX_DESC),
+)
 
 #: Items counted between two checks of the early stop.
 _CHUNK = 1024
@@ -40,6 +45,7 @@ _RUN = 16
 
 
 # -- tie keys -------------------------------------------------------------------------------------
+
 
 @njit(cache=True, inline="always")
 def _mix64(x):
@@ -84,6 +90,7 @@ def _worse(xa, ia, xb, ib, seed, u, mode):
 
 # -- sorted-array search --------------------------------------------------------------------------
 
+
 @njit(cache=True, inline="always")
 def lower_bound(a, lo, hi, x):
     """First position in the sorted slice ``a[lo:hi]`` whose value is not below ``x``."""
@@ -104,6 +111,7 @@ def in_sorted(a, lo, hi, item):
 
 
 # -- greater / equal counts -----------------------------------------------------------------------
+
 
 @njit(cache=True, inline="always")
 def _count_chunk(s, start, stop, p):
@@ -175,9 +183,16 @@ def _counts_by_search(s, pos_scores, gt, eq):
     q = np.empty(npos, dtype=pos_scores.dtype)
     for t in range(npos):
         q[t] = pos_scores[order[t]]
-    counts_by_search_into(s, q, order, np.empty(npos + 1, dtype=np.int64),
-                          np.empty(npos + 1, dtype=np.int64), np.empty(npos, dtype=np.int64),
-                          gt, eq)
+    counts_by_search_into(
+        s,
+        q,
+        order,
+        np.empty(npos + 1, dtype=np.int64),
+        np.empty(npos + 1, dtype=np.int64),
+        np.empty(npos, dtype=np.int64),
+        gt,
+        eq,
+    )
 
 
 @njit(cache=True)
@@ -261,6 +276,7 @@ def counts(s, u, pos_scores, any_neg_inf, train, plan, gt, eq):
 
 
 # -- ranks under each tie policy ------------------------------------------------------------------
+
 
 @njit(cache=True)
 def stable_order(keys):
@@ -397,7 +413,11 @@ def _exact_ranks(s, u, pos_scores, vals, gt, eq, train, test, plan, ranks, rvals
         if eq[i] > 1 and (plan.full_ranks or gt[i] < plan.K):
             p = pos_scores[i]
             for j in range(n_items):
-                if s[j] == p and j != item and _beats(plan.seed, u + plan.user_base, plan.tie_mode, j, item):
+                if (
+                    s[j] == p
+                    and j != item
+                    and _beats(plan.seed, u + plan.user_base, plan.tie_mode, j, item)
+                ):
                     # a masked train item only ties with a -inf positive: skip it
                     if p == -np.inf and in_sorted(train.idx, t0, t1, j):
                         continue

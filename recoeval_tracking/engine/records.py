@@ -37,9 +37,23 @@ Csr = namedtuple("Csr", ["ptr", "idx", "val"])
 #:   row 0 is user ``user_base`` of the whole run draws the same keys as the whole run;
 #: * ``inf_nan`` (bool): a +-inf score in the user's pool makes the user undefined, as a NaN
 #:   does (``inf_scores="nan"``).
-Plan = namedtuple("Plan", ["n_items", "K", "cumulative", "slots", "wslots", "full_ranks",
-                           "tie_mode", "seed", "want_topk", "user_base", "inf_nan"],
-                  defaults=[False])
+Plan = namedtuple(
+    "Plan",
+    [
+        "n_items",
+        "K",
+        "cumulative",
+        "slots",
+        "wslots",
+        "full_ranks",
+        "tie_mode",
+        "seed",
+        "want_topk",
+        "user_base",
+        "inf_nan",
+    ],
+    defaults=[False],
+)
 
 #: Where results go, written in place, one row (or entry) per user of the whole run:
 #:

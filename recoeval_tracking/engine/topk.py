@@ -81,16 +81,27 @@ def topk_items(s, seed, u, tie_mode, tr_idx, t0, t1, K, topk_row):
     The heap's sift steps stay in this loop and the arguments stay plain scalars: the scan over
     every item measured 4-15% slower with them factored into helpers or read from the records.
     """
-    return topk_into(s, seed, u, tie_mode, tr_idx, t0, t1, K, topk_row,
-                     np.empty(K, dtype=s.dtype), np.empty(K, dtype=np.int64),
-                     np.empty(K, dtype=np.int64))
+    return topk_into(
+        s,
+        seed,
+        u,
+        tie_mode,
+        tr_idx,
+        t0,
+        t1,
+        K,
+        topk_row,
+        np.empty(K, dtype=s.dtype),
+        np.empty(K, dtype=np.int64),
+        np.empty(K, dtype=np.int64),
+    )
 
 
 @njit(cache=True, inline="always")
 def _span_reaches(s, j0, root):
     """Whether an item of ``s[j0:j0 + _SPAN]`` scores ``>= root``: one vectorised count over a
     slice (see :func:`_count_chunk`; 3.0 against 23 us per 20,000 scores)."""
-    v = s[j0:j0 + _SPAN]
+    v = s[j0 : j0 + _SPAN]
     reach = 0
     for t in range(v.shape[0]):
         reach += v[t] >= root
@@ -131,8 +142,9 @@ def topk_into(s, seed, u, tie_mode, tr_idx, t0, t1, K, topk_row, hs, hi, order):
                         break
                     child = left
                     right = left + 1
-                    if right < size and _worse(hs[right], hi[right], hs[left], hi[left], seed, u,
-                                               mode):
+                    if right < size and _worse(
+                        hs[right], hi[right], hs[left], hi[left], seed, u, mode
+                    ):
                         child = right
                     if _worse(hs[child], hi[child], hs[pos], hi[pos], seed, u, mode):
                         hs[pos], hs[child] = hs[child], hs[pos]

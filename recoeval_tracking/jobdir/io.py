@@ -90,11 +90,20 @@ from .plots import write_job_plots
 from .read import JobDir, read_job_dir
 from .redact import sanitize_key, scrub_mapping, scrub_overrides, scrub_text
 
-__all__ = ["JobDir", "JobDirWriteError", "write_job_dir", "begin_job_dir", "read_job_dir",
-           "job_metrics",
-           "curves_table", "FILES", "PENDING", "SYNCED", "UPLOADING", "INCOMPLETE"]
-
-
+__all__ = [
+    "JobDir",
+    "JobDirWriteError",
+    "write_job_dir",
+    "begin_job_dir",
+    "read_job_dir",
+    "job_metrics",
+    "curves_table",
+    "FILES",
+    "PENDING",
+    "SYNCED",
+    "UPLOADING",
+    "INCOMPLETE",
+]
 
 
 class JobDirWriteError(OSError):
@@ -116,12 +125,17 @@ class JobDirWriteError(OSError):
         reason = cause.strerror or str(cause) or type(cause).__name__
         code = errno.errorcode.get(cause.errno or 0)
         kept_text = ", ".join(kept) if kept else "no new file"
-        hint = "Free some space" if cause.errno in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG) \
+        hint = (
+            "Free some space"
+            if cause.errno in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG)
             else "Fix the cause"
-        message = (f"could not write the job directory {path}: {reason}"
-                   f"{f' ({code})' if code else ''} while writing {file}. Kept: {kept_text}. "
-                   f"The folder stays marked {INCOMPLETE}, so it is neither read as a result nor "
-                   f"uploaded. {hint} and run the job again.")
+        )
+        message = (
+            f"could not write the job directory {path}: {reason}"
+            f"{f' ({code})' if code else ''} while writing {file}. Kept: {kept_text}. "
+            f"The folder stays marked {INCOMPLETE}, so it is neither read as a result nor "
+            f"uploaded. {hint} and run the job again."
+        )
         super().__init__(cause.errno, message)
         self.strerror = message
 
@@ -135,8 +149,9 @@ def _num(value: Any) -> float | None:
     return v if math.isfinite(v) else None
 
 
-def job_metrics(results: Results, extra_metrics: Mapping[str, Any] | None = None
-                ) -> dict[str, float]:
+def job_metrics(
+    results: Results, extra_metrics: Mapping[str, Any] | None = None
+) -> dict[str, float]:
     """The flat metric dict of ``metrics.json`` for ``results`` (see the module docstring).
 
     Parameters
@@ -192,10 +207,17 @@ def _write_json(path: Path, obj: Any) -> None:
     write_json_atomic(path, obj)
 
 
-def write_job_dir(results: Results, path: str | Path, *, config_yaml: str | Mapping | None = None,
-                  overrides: list[str] | None = None, dataset: Mapping[str, Any] | None = None,
-                  extra_metrics: Mapping[str, Any] | None = None, plots: bool | str = True,
-                  model: Mapping[str, Any] | None = None) -> Path:
+def write_job_dir(
+    results: Results,
+    path: str | Path,
+    *,
+    config_yaml: str | Mapping | None = None,
+    overrides: list[str] | None = None,
+    dataset: Mapping[str, Any] | None = None,
+    extra_metrics: Mapping[str, Any] | None = None,
+    plots: bool | str = True,
+    model: Mapping[str, Any] | None = None,
+) -> Path:
     """Write ``results`` and their context to the job directory ``path`` (created if needed).
 
     Parameters
@@ -241,8 +263,9 @@ def write_job_dir(results: Results, path: str | Path, *, config_yaml: str | Mapp
     """
     _check_write_args(results, path, config_yaml, overrides, dataset, extra_metrics)
     if model is not None and not isinstance(model, Mapping):
-        raise param_error("model", "write_job_dir", "a dict (name, description, args) or None",
-                          model)
+        raise param_error(
+            "model", "write_job_dir", "a dict (name, description, args) or None", model
+        )
     meta = _job_meta(config_yaml, model)
     if not isinstance(plots, bool) and plots != "all":
         raise param_error("plots", "write_job_dir", "True, False or 'all'", plots)
@@ -255,13 +278,18 @@ def write_job_dir(results: Results, path: str | Path, *, config_yaml: str | Mapp
         curves, metric_columns = _write_results(results, writer, extra_metrics)
         _write_context(writer, config_yaml, overrides, dataset)
         if plots:
-            per_user = results.per_user.rename(columns=dict(zip(results.metric_columns,
-                                                                metric_columns)))
+            per_user = results.per_user.rename(
+                columns=dict(zip(results.metric_columns, metric_columns))
+            )
             shown = metric_columns if len(per_user) else []  # a table left on the workers
             if plots != "all":
                 shown = headline_metrics(shown, results.k, limit=1) if shown else []
-            writer.step(FILES["plots"], lambda: write_job_plots(
-                per_user, shown, curves if len(curves) else None, out / FILES["plots"]))
+            writer.step(
+                FILES["plots"],
+                lambda: write_job_plots(
+                    per_user, shown, curves if len(curves) else None, out / FILES["plots"]
+                ),
+            )
         writer.step(FILES["job"], lambda: _write_job_json(out, uid, meta))
         writer.step(INCOMPLETE, lambda: _finish(out), keep=False)
     return out
@@ -290,9 +318,14 @@ class _Writer:
 def _begin(out: Path, uid: str) -> None:
     """Mark the folder ``INCOMPLETE`` (with the new uid), then drop what belongs to its previous
     job: ``job.json``, markers, temporary files of a writer that died."""
-    write_json_atomic(out / INCOMPLETE, {
-        "job_uid": uid, "pid": os.getpid(),
-        "started_at": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds")})
+    write_json_atomic(
+        out / INCOMPLETE,
+        {
+            "job_uid": uid,
+            "pid": os.getpid(),
+            "started_at": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
+        },
+    )
     for name in (FILES["job"], PENDING, UPLOADING, SYNCED):
         (out / name).unlink(missing_ok=True)
     remove_stale_temporaries(out)
@@ -342,8 +375,9 @@ def _finish(out: Path) -> None:
     fsync_dir(out)
 
 
-def _check_write_args(results: Any, path: Any, config_yaml: Any, overrides: Any, dataset: Any,
-                      extra_metrics: Any) -> None:
+def _check_write_args(
+    results: Any, path: Any, config_yaml: Any, overrides: Any, dataset: Any, extra_metrics: Any
+) -> None:
     func = "write_job_dir"
     if not isinstance(results, Results):
         raise param_error("results", func, "a recoeval_tracking Results object", results)
@@ -351,47 +385,73 @@ def _check_write_args(results: Any, path: Any, config_yaml: Any, overrides: Any,
         raise param_error("path", func, "a str or pathlib.Path", path)
     if config_yaml is not None and not isinstance(config_yaml, (str, Mapping)):
         raise param_error("config_yaml", func, "YAML text, a plain dict or None", config_yaml)
-    if overrides is not None and (isinstance(overrides, str) or not all(
-            isinstance(o, str) for o in overrides)):
+    if overrides is not None and (
+        isinstance(overrides, str) or not all(isinstance(o, str) for o in overrides)
+    ):
         raise param_error("overrides", func, "a list of str (Hydra overrides) or None", overrides)
     if dataset is not None and not isinstance(dataset, Mapping):
         raise param_error("dataset", func, "a dict of statistics and fingerprints or None", dataset)
     if extra_metrics is not None:
         if not isinstance(extra_metrics, Mapping):
-            raise param_error("extra_metrics", func, "a dict of str to numbers or None",
-                              extra_metrics)
+            raise param_error(
+                "extra_metrics", func, "a dict of str to numbers or None", extra_metrics
+            )
         for key, value in extra_metrics.items():
             if isinstance(value, bool) or not isinstance(value, numbers.Real):
-                raise param_error("extra_metrics", func, "a dict of str to numbers",
-                                  f"{key!r}: {value!r}", got_is_text=True)
+                raise param_error(
+                    "extra_metrics",
+                    func,
+                    "a dict of str to numbers",
+                    f"{key!r}: {value!r}",
+                    got_is_text=True,
+                )
 
 
-def _write_results(results: Results, writer: _Writer, extra_metrics: Mapping[str, Any] | None
-                   ) -> tuple[pd.DataFrame, list[str]]:
+def _write_results(
+    results: Results, writer: _Writer, extra_metrics: Mapping[str, Any] | None
+) -> tuple[pd.DataFrame, list[str]]:
     """``metrics.json``, ``definitions.json``, ``curves.csv`` and ``per_user.parquet``; returns
     the curves table and the sanitised metric columns."""
     out = writer.out
     metrics = job_metrics(results, extra_metrics)
-    writer.step(FILES["metrics"], lambda: _write_json(
-        out / FILES["metrics"], {k: _num(v) for k, v in metrics.items()}))
+    writer.step(
+        FILES["metrics"],
+        lambda: _write_json(out / FILES["metrics"], {k: _num(v) for k, v in metrics.items()}),
+    )
 
     metric_columns = [sanitize_key(c) for c in results.metric_columns]
-    writer.step(FILES["definitions"], lambda: _write_json(out / FILES["definitions"], _json_safe({
-        "fingerprint": results.fingerprint,
-        "k": int(results.k),
-        "topk_only": bool(results.topk_only),
-        "metric_columns": metric_columns,
-        "curves": [sanitize_key(c) for c in results.curves_per_user],
-        "definitions": results.definitions,
-        "metric_fingerprints": {sanitize_key(c): fp for c, fp in metric_fingerprints(
-            results.definitions, [*results.metric_columns, *results.aggregates]).items()},
-    })))
+    writer.step(
+        FILES["definitions"],
+        lambda: _write_json(
+            out / FILES["definitions"],
+            _json_safe(
+                {
+                    "fingerprint": results.fingerprint,
+                    "k": int(results.k),
+                    "topk_only": bool(results.topk_only),
+                    "metric_columns": metric_columns,
+                    "curves": [sanitize_key(c) for c in results.curves_per_user],
+                    "definitions": results.definitions,
+                    "metric_fingerprints": {
+                        sanitize_key(c): fp
+                        for c, fp in metric_fingerprints(
+                            results.definitions, [*results.metric_columns, *results.aggregates]
+                        ).items()
+                    },
+                }
+            ),
+        ),
+    )
 
     curves = curves_table(results)
     curves_path = out / FILES["curves"]
     if len(curves):
-        writer.step(FILES["curves"], lambda: atomic_write(curves_path, lambda tmp: curves.to_csv(
-            tmp, index=False, float_format="%.17g")))
+        writer.step(
+            FILES["curves"],
+            lambda: atomic_write(
+                curves_path, lambda tmp: curves.to_csv(tmp, index=False, float_format="%.17g")
+            ),
+        )
     else:
         curves_path.unlink(missing_ok=True)
     target = out / FILES["per_user"]
@@ -403,23 +463,30 @@ def _write_results(results: Results, writer: _Writer, extra_metrics: Mapping[str
     return curves, metric_columns
 
 
-def _write_context(writer: _Writer, config_yaml: str | Mapping | None,
-                   overrides: list[str] | None, dataset: Mapping[str, Any] | None) -> None:
+def _write_context(
+    writer: _Writer,
+    config_yaml: str | Mapping | None,
+    overrides: list[str] | None,
+    dataset: Mapping[str, Any] | None,
+) -> None:
     """``dataset.json``, ``config.yaml`` and ``overrides.yaml`` (those given), redacted; files of
     a previous job that this one does not have are removed."""
     import yaml
 
     out = writer.out
-    for name, given in (("dataset", dataset), ("config", config_yaml),
-                        ("overrides", overrides)):
+    for name, given in (("dataset", dataset), ("config", config_yaml), ("overrides", overrides)):
         if given is None:
             (out / FILES[name]).unlink(missing_ok=True)
     if dataset is not None:
-        writer.step(FILES["dataset"], lambda: _write_json(
-            out / FILES["dataset"], _json_safe(scrub_mapping(dict(dataset)))))
+        writer.step(
+            FILES["dataset"],
+            lambda: _write_json(out / FILES["dataset"], _json_safe(scrub_mapping(dict(dataset)))),
+        )
     if config_yaml is not None:
-        writer.step(FILES["config"], lambda: write_text_atomic(
-            out / FILES["config"], _scrubbed_yaml(config_yaml)))
+        writer.step(
+            FILES["config"],
+            lambda: write_text_atomic(out / FILES["config"], _scrubbed_yaml(config_yaml)),
+        )
     if overrides is not None:
         text = yaml.safe_dump(scrub_overrides(list(overrides)), sort_keys=False)
         writer.step(FILES["overrides"], lambda: write_text_atomic(out / FILES["overrides"], text))

@@ -23,12 +23,18 @@ FORMAT_VERSION = 1
 
 def _git_commit(cwd: Path) -> tuple[str | None, bool | None]:
     try:
-        head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=cwd, capture_output=True,
-                              text=True, timeout=5)
+        head = subprocess.run(
+            ["git", "rev-parse", "HEAD"], cwd=cwd, capture_output=True, text=True, timeout=5
+        )
         if head.returncode != 0:
             return None, None
-        status = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"],
-                                cwd=cwd, capture_output=True, text=True, timeout=5)
+        status = subprocess.run(
+            ["git", "status", "--porcelain", "--untracked-files=no"],
+            cwd=cwd,
+            capture_output=True,
+            text=True,
+            timeout=5,
+        )
         dirty = bool(status.stdout.strip()) if status.returncode == 0 else None
         return head.stdout.strip() or None, dirty
     except (OSError, subprocess.SubprocessError):
@@ -59,8 +65,7 @@ def _json_safe(obj: Any) -> Any:
     return obj
 
 
-def _job_meta(config: str | Mapping | None, model: Mapping[str, Any] | None
-              ) -> dict[str, Any]:
+def _job_meta(config: str | Mapping | None, model: Mapping[str, Any] | None) -> dict[str, Any]:
     """``label`` (the config's top-level ``label``, a display name) and ``model`` for
     ``job.json``, redacted; empty when neither is known."""
     import yaml
@@ -82,13 +87,16 @@ def _job_meta(config: str | Mapping | None, model: Mapping[str, Any] | None
 
 def _write_job_json(out: Path, uid: str, meta: Mapping[str, Any] | None = None) -> None:
     commit, dirty = _git_commit(Path.cwd())
-    write_json_atomic(out / FILES["job"], {
-        "format_version": FORMAT_VERSION,
-        "job_uid": uid,
-        "created_at": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
-        "package_version": _package_version(),
-        "git_commit": commit,
-        "git_dirty": dirty,
-        "files": artifact_sizes(out),  # compared before an upload (check_job_dir)
-        **(meta or {}),
-    })
+    write_json_atomic(
+        out / FILES["job"],
+        {
+            "format_version": FORMAT_VERSION,
+            "job_uid": uid,
+            "created_at": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
+            "package_version": _package_version(),
+            "git_commit": commit,
+            "git_dirty": dirty,
+            "files": artifact_sizes(out),  # compared before an upload (check_job_dir)
+            **(meta or {}),
+        },
+    )

@@ -43,9 +43,24 @@ from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-__all__ = ["FILES", "INCOMPLETE", "UPLOADING", "PENDING", "SYNCED", "JOB_LOCK", "LockTimeout",
-           "file_lock", "try_lock", "lock_if_writable", "atomic_write", "write_text_atomic", "write_json_atomic",
-           "read_marker", "remove_stale_temporaries", "fsync_dir"]
+__all__ = [
+    "FILES",
+    "INCOMPLETE",
+    "UPLOADING",
+    "PENDING",
+    "SYNCED",
+    "JOB_LOCK",
+    "LockTimeout",
+    "file_lock",
+    "try_lock",
+    "lock_if_writable",
+    "atomic_write",
+    "write_text_atomic",
+    "write_json_atomic",
+    "read_marker",
+    "remove_stale_temporaries",
+    "fsync_dir",
+]
 
 INCOMPLETE = "INCOMPLETE"
 UPLOADING = "UPLOADING"
@@ -72,7 +87,6 @@ FILES = {
 }
 
 
-
 class LockTimeout(TimeoutError):
     """A lock held by another process for longer than the caller would wait."""
 
@@ -80,6 +94,7 @@ class LockTimeout(TimeoutError):
 # ---------------------------------------------------------------------------------------------
 # atomic writes
 # ---------------------------------------------------------------------------------------------
+
 
 def fsync_dir(path: str | Path) -> None:
     """Flush a directory's entries (renames) to disk; ignored where the OS does not allow it."""
@@ -192,15 +207,18 @@ def _acquire(fd: int, timeout: float | None, path: Path, what: str) -> None:
             if err.errno not in _BUSY:
                 raise
         if deadline is not None and time.monotonic() >= deadline:
-            raise LockTimeout(f"{what} is locked by another process ({path}); waited "
-                              f"{timeout:g} s. Try again when that process has finished.")
+            raise LockTimeout(
+                f"{what} is locked by another process ({path}); waited "
+                f"{timeout:g} s. Try again when that process has finished."
+            )
         time.sleep(delay)
         delay = min(delay * 2, 0.2)
 
 
 @contextlib.contextmanager
-def file_lock(path: str | Path, *, timeout: float | None = 600.0,
-              what: str = "the folder") -> Iterator[None]:
+def file_lock(
+    path: str | Path, *, timeout: float | None = 600.0, what: str = "the folder"
+) -> Iterator[None]:
     """Hold an exclusive lock on the file ``path`` (created if needed) for the ``with`` block.
 
     Parameters
@@ -254,16 +272,20 @@ def try_lock(path: str | Path) -> int | None:
 
 
 @contextlib.contextmanager
-def lock_if_writable(path: str | Path, *, timeout: float | None = 600.0,
-                     what: str = "the folder") -> Iterator[bool]:
+def lock_if_writable(
+    path: str | Path, *, timeout: float | None = 600.0, what: str = "the folder"
+) -> Iterator[bool]:
     """:func:`file_lock`, except that a folder where the lock file cannot be created
     (read-only) is used without a lock; yields whether the lock is held."""
     try:
         lock = file_lock(path, timeout=timeout, what=what)
         lock.__enter__()
     except OSError as err:
-        if isinstance(err, LockTimeout) or err.errno not in (errno.EACCES, errno.EPERM,
-                                                              errno.EROFS):
+        if isinstance(err, LockTimeout) or err.errno not in (
+            errno.EACCES,
+            errno.EPERM,
+            errno.EROFS,
+        ):
             raise
         yield False
         return

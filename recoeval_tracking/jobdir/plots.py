@@ -32,8 +32,11 @@ def new_figure(width: float = 7.0, height: float = 4.5):
 
 
 def _curve_names(curves: pd.DataFrame) -> list[str]:
-    return [c for c in curves.columns
-            if c != "k" and not c.endswith("_ci95_low") and not c.endswith("_ci95_high")]
+    return [
+        c
+        for c in curves.columns
+        if c != "k" and not c.endswith("_ci95_low") and not c.endswith("_ci95_high")
+    ]
 
 
 #: Curves per panel at most, so each keeps a distinct colour of ``tab10``.
@@ -49,12 +52,11 @@ def curve_panels(curves: pd.DataFrame) -> list[list[str]]:
         cols = [c for c in (name, f"{name}_ci95_high") if c in curves.columns]
         top = np.nanmax(curves[cols].to_numpy(dtype=float)) if len(curves) else 0.0
         (own if np.isfinite(top) and top > 1.0 + 1e-9 else bounded).append(name)
-    panels = [bounded[i:i + _PER_PANEL] for i in range(0, len(bounded), _PER_PANEL)]
+    panels = [bounded[i : i + _PER_PANEL] for i in range(0, len(bounded), _PER_PANEL)]
     return panels + [[name] for name in own]
 
 
-def plot_curves(curves: pd.DataFrame, path: str | Path | None = None, *,
-                title: str | None = None):
+def plot_curves(curves: pd.DataFrame, path: str | Path | None = None, *, title: str | None = None):
     """Plot mean @1..K curves, each with its 95% confidence band when the bounds are given, one
     panel per scale (:func:`curve_panels`), distinct colours within a panel.
 
@@ -75,27 +77,48 @@ def plot_curves(curves: pd.DataFrame, path: str | Path | None = None, *,
     from matplotlib import colormaps
 
     if not isinstance(curves, pd.DataFrame) or "k" not in curves.columns:
-        raise param_error("curves", "plot_curves", "a DataFrame with a column 'k' and one column "
-                          "per curve", curves)
+        raise param_error(
+            "curves",
+            "plot_curves",
+            "a DataFrame with a column 'k' and one column per curve",
+            curves,
+        )
     panels = curve_panels(curves) or [[]]
     ncols = 1 if len(panels) == 1 else 2
     nrows = -(-len(panels) // ncols)
     fig = new_figure(7.0 * ncols, 4.0 * nrows)
     height = 4.0 * nrows  # inches: 0.6 for the title on top, 0.5 for the axis label below
-    fig.subplots_adjust(left=0.08 if ncols > 1 else 0.12, right=0.97, top=1 - 0.6 / height,
-                        bottom=0.5 / height, wspace=0.25, hspace=0.45)
+    fig.subplots_adjust(
+        left=0.08 if ncols > 1 else 0.12,
+        right=0.97,
+        top=1 - 0.6 / height,
+        bottom=0.5 / height,
+        wspace=0.25,
+        hspace=0.45,
+    )
     k = curves["k"].to_numpy()
     colours = colormaps["tab10"]
     for i, names in enumerate(panels):
         ax = fig.add_subplot(nrows, ncols, i + 1)
         for j, name in enumerate(names):
-            ax.plot(k, curves[name].to_numpy(dtype=float), marker="o", markersize=3,
-                    color=colours(j), label=name.removesuffix("_at_k"))
+            ax.plot(
+                k,
+                curves[name].to_numpy(dtype=float),
+                marker="o",
+                markersize=3,
+                color=colours(j),
+                label=name.removesuffix("_at_k"),
+            )
             low, high = f"{name}_ci95_low", f"{name}_ci95_high"
             if low in curves.columns and high in curves.columns:
-                ax.fill_between(k, curves[low].to_numpy(dtype=float),
-                                curves[high].to_numpy(dtype=float), color=colours(j),
-                                alpha=0.2, linewidth=0)
+                ax.fill_between(
+                    k,
+                    curves[low].to_numpy(dtype=float),
+                    curves[high].to_numpy(dtype=float),
+                    color=colours(j),
+                    alpha=0.2,
+                    linewidth=0,
+                )
         ax.set_xlabel("k (cutoff)")
         ax.set_ylabel("mean over users (95% CI band)")
         if len(k):
@@ -109,8 +132,14 @@ def plot_curves(curves: pd.DataFrame, path: str | Path | None = None, *,
     return fig
 
 
-def plot_per_user(values: np.ndarray | pd.Series, metric: str,
-                  path: str | Path | None = None, *, title: str | None = None, bins: int = 40):
+def plot_per_user(
+    values: np.ndarray | pd.Series,
+    metric: str,
+    path: str | Path | None = None,
+    *,
+    title: str | None = None,
+    bins: int = 40,
+):
     """Histogram of one metric's per-user values, with the mean and the NaN count.
 
     Parameters
@@ -164,8 +193,12 @@ def _save(fig, path: str | Path) -> None:
     atomic_write(path, lambda tmp: fig.savefig(tmp, format="png"))
 
 
-def write_job_plots(per_user: pd.DataFrame, metric_columns: Iterable[str],
-                    curves: pd.DataFrame | None, directory: str | Path) -> list[Path]:
+def write_job_plots(
+    per_user: pd.DataFrame,
+    metric_columns: Iterable[str],
+    curves: pd.DataFrame | None,
+    directory: str | Path,
+) -> list[Path]:
     """Write ``curves.png`` (when there are curves) and ``per_user_<metric>.png`` into
     ``directory``.
 

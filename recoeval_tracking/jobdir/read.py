@@ -89,8 +89,11 @@ class JobDir:
     @property
     def curve_names(self) -> list[str]:
         """Curves of means (``ndcg_at_k``...), without their CI columns."""
-        return [c for c in self.curves.columns if c != "k" and not c.endswith("_ci95_low")
-                and not c.endswith("_ci95_high")]
+        return [
+            c
+            for c in self.curves.columns
+            if c != "k" and not c.endswith("_ci95_low") and not c.endswith("_ci95_high")
+        ]
 
 
 def job_dir_state(path: str | Path) -> str:
@@ -109,8 +112,11 @@ def job_dir_state(path: str | Path) -> str:
             job = json.loads(job_path.read_text(encoding="utf-8")) if job_path.is_file() else {}
         except ValueError:
             job = {}
-        done = isinstance(job, dict) and job.get("job_uid") and \
-            job.get("job_uid") == started.get("job_uid")
+        done = (
+            isinstance(job, dict)
+            and job.get("job_uid")
+            and job.get("job_uid") == started.get("job_uid")
+        )
         return "complete" if done else "incomplete"
     if job_path.is_file():
         return "complete"
@@ -123,9 +129,14 @@ def _read_json(path: Path) -> Any:
     try:
         return json.loads(path.read_text(encoding="utf-8"))
     except ValueError as err:
-        raise param_error("path", _FUNC, "a job directory with readable files",
-                          f"{path.name} of '{path.parent}', which is not valid JSON ({err})",
-                          "Run the job again, or remove the folder.", got_is_text=True) from None
+        raise param_error(
+            "path",
+            _FUNC,
+            "a job directory with readable files",
+            f"{path.name} of '{path.parent}', which is not valid JSON ({err})",
+            "Run the job again, or remove the folder.",
+            got_is_text=True,
+        ) from None
 
 
 def _content_uid(root: Path) -> str:
@@ -141,15 +152,23 @@ def _content_uid(root: Path) -> str:
 def _check_state(root: Path) -> str:
     state = job_dir_state(root)
     if state == "incomplete":
-        raise param_error("path", _FUNC, "a complete job directory", f"'{root}', marked "
-                          f"{INCOMPLETE}: its writing was cut off (a killed job or a full disk)",
-                          "Run the job again, or remove the folder.", got_is_text=True)
+        raise param_error(
+            "path",
+            _FUNC,
+            "a complete job directory",
+            f"'{root}', marked {INCOMPLETE}: its writing was cut off (a killed job or a full disk)",
+            "Run the job again, or remove the folder.",
+            got_is_text=True,
+        )
     if state == "missing":
-        missing = [FILES[n] for n in ("metrics", "definitions")
-                   if not (root / FILES[n]).is_file()]
-        raise param_error("path", _FUNC, "a job directory written by write_job_dir (with "
-                          f"{', '.join(missing)})", str(root), "Write it with "
-                          "recoeval_tracking.jobdir.write_job_dir(results, path).")
+        missing = [FILES[n] for n in ("metrics", "definitions") if not (root / FILES[n]).is_file()]
+        raise param_error(
+            "path",
+            _FUNC,
+            f"a job directory written by write_job_dir (with {', '.join(missing)})",
+            str(root),
+            "Write it with recoeval_tracking.jobdir.write_job_dir(results, path).",
+        )
     return state
 
 
@@ -164,10 +183,15 @@ def _read_parquet(path: Path) -> pd.DataFrame:
             return pd.concat([pd.read_parquet(p) for p in parts], ignore_index=True)
         return pd.read_parquet(path)
     except Exception as err:  # noqa: BLE001 - pyarrow raises several types for a bad file
-        raise param_error("path", _FUNC, "a job directory with readable files",
-                          f"{path.name} of '{path.parent}', which cannot be read "
-                          f"({type(err).__name__}: {str(err)[:200]})",
-                          "Run the job again, or remove the folder.", got_is_text=True) from None
+        raise param_error(
+            "path",
+            _FUNC,
+            "a job directory with readable files",
+            f"{path.name} of '{path.parent}', which cannot be read "
+            f"({type(err).__name__}: {str(err)[:200]})",
+            "Run the job again, or remove the folder.",
+            got_is_text=True,
+        ) from None
 
 
 def _read_config(root: Path) -> tuple[str | None, dict | None, list[str] | None]:
@@ -183,8 +207,9 @@ def _read_config(root: Path) -> tuple[str | None, dict | None, list[str] | None]
             loaded = yaml.safe_load(config_yaml)
             config = loaded if isinstance(loaded, dict) else None
         if overrides_path.is_file():
-            overrides = [str(o) for o in
-                         (yaml.safe_load(overrides_path.read_text(encoding="utf-8")) or [])]
+            overrides = [
+                str(o) for o in (yaml.safe_load(overrides_path.read_text(encoding="utf-8")) or [])
+            ]
     return config_yaml, config, overrides
 
 
@@ -214,15 +239,20 @@ def read_job_dir(path: str | Path, *, per_user: bool = True) -> JobDir:
     state = _check_state(root)
     metrics_file = _read_json(root / FILES["metrics"])
     if not isinstance(metrics_file, dict):
-        raise param_error("path", _FUNC, "a job directory whose metrics.json holds an object",
-                          str(root))
+        raise param_error(
+            "path", _FUNC, "a job directory whose metrics.json holds an object", str(root)
+        )
     metrics = {k: (math.nan if v is None else float(v)) for k, v in metrics_file.items()}
     definitions_file = _read_json(root / FILES["definitions"])
     curves_path = root / FILES["curves"]
-    curves = (pd.read_csv(curves_path) if curves_path.is_file()
-              else pd.DataFrame({"k": np.array([], dtype=np.int64)}))
-    job = _read_json(root / FILES["job"]) if state == "complete" else {
-        "job_uid": _content_uid(root)}
+    curves = (
+        pd.read_csv(curves_path)
+        if curves_path.is_file()
+        else pd.DataFrame({"k": np.array([], dtype=np.int64)})
+    )
+    job = (
+        _read_json(root / FILES["job"]) if state == "complete" else {"job_uid": _content_uid(root)}
+    )
     dataset_path = root / FILES["dataset"]
     config_yaml, config, overrides = _read_config(root)
     plots_dir = root / FILES["plots"]
@@ -242,8 +272,9 @@ def read_job_dir(path: str | Path, *, per_user: bool = True) -> JobDir:
         config_yaml=config_yaml,
         overrides=overrides,
         plots=sorted(plots_dir.glob("*.png")) if plots_dir.is_dir() else [],
-        metric_fingerprints={str(k): str(v) for k, v in
-                             (definitions_file.get("metric_fingerprints") or {}).items()},
+        metric_fingerprints={
+            str(k): str(v) for k, v in (definitions_file.get("metric_fingerprints") or {}).items()
+        },
     )
 
 
@@ -252,8 +283,16 @@ def read_job_dir(path: str | Path, *, per_user: bool = True) -> JobDir:
 # ---------------------------------------------------------------------------------------------
 
 #: The files of a job directory that are uploaded (plus the per-user parts and the plots).
-_UPLOADED = ("per_user", "metrics", "curves", "definitions", "dataset", "config", "overrides",
-             "job")
+_UPLOADED = (
+    "per_user",
+    "metrics",
+    "curves",
+    "definitions",
+    "dataset",
+    "config",
+    "overrides",
+    "job",
+)
 _PNG = b"\x89PNG\r\n\x1a\n"
 
 
@@ -280,16 +319,21 @@ def artifact_sizes(root: str | Path) -> dict[str, int]:
     by its path relative to ``root`` (``per_user.parquet``, ``plots/curves.png``...): recorded
     in ``job.json`` when the folder is written, compared by :func:`check_job_dir`."""
     base = Path(root)
-    return {p.relative_to(base).as_posix(): p.stat().st_size for p in _uploaded_paths(base)
-            if p.name != FILES["job"] and p.is_file() and not p.is_symlink()}
+    return {
+        p.relative_to(base).as_posix(): p.stat().st_size
+        for p in _uploaded_paths(base)
+        if p.name != FILES["job"] and p.is_file() and not p.is_symlink()
+    }
 
 
 def _problem(root: Path, path: Path, sizes: dict[str, Any]) -> str | None:
     """What is wrong with one file an upload would send (None when it reads well)."""
     rel = path.relative_to(root).as_posix()
     if path.is_symlink():
-        return (f"{rel} is a symbolic link (to {os.readlink(path)}); only regular files inside "
-                "the job directory are uploaded")
+        return (
+            f"{rel} is a symbolic link (to {os.readlink(path)}); only regular files inside "
+            "the job directory are uploaded"
+        )
     if not path.is_file():
         return f"{rel} is not a regular file"
     size = path.stat().st_size
@@ -342,15 +386,20 @@ def check_job_dir(path: str | Path) -> JobDir:
     try:
         job = read_job_dir(root, per_user=False)
         sizes = job.job.get("files") if isinstance(job.job.get("files"), dict) else {}
-        problems = [text for p in _uploaded_paths(root)
-                    if (text := _problem(root, p, sizes)) is not None]
+        problems = [
+            text for p in _uploaded_paths(root) if (text := _problem(root, p, sizes)) is not None
+        ]
         if FILES["per_user"] in sizes and not (root / FILES["per_user"]).exists():
             problems.append(f"{FILES['per_user']} is missing")
     except OSError as err:  # a folder or file this user may not read
         problems = [f"it cannot be read ({type(err).__name__}: {err})"]
     if problems:
-        raise param_error("path", "check_job_dir", "a job directory whose files can all be "
-                          "uploaded as they are", f"'{root}', where " + "; ".join(problems),
-                          "Nothing was uploaded. Run the job again, or remove the folder.",
-                          got_is_text=True)
+        raise param_error(
+            "path",
+            "check_job_dir",
+            "a job directory whose files can all be uploaded as they are",
+            f"'{root}', where " + "; ".join(problems),
+            "Nothing was uploaded. Run the job again, or remove the folder.",
+            got_is_text=True,
+        )
     return job

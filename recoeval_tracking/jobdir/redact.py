@@ -80,18 +80,35 @@ __all__ = [
 #: What a secret value is replaced with in artifacts (params and tags drop the key instead).
 REDACTED = "<redacted>"
 
-_SECRET_WORDS = frozenset({"password", "passwd", "pwd", "passphrase", "token", "pat",
-                           "secret", "key", "apikey", "credential", "credentials",
-                           "authorization", "bearer"})
+_SECRET_WORDS = frozenset(
+    {
+        "password",
+        "passwd",
+        "pwd",
+        "passphrase",
+        "token",
+        "pat",
+        "secret",
+        "key",
+        "apikey",
+        "credential",
+        "credentials",
+        "authorization",
+        "bearer",
+    }
+)
 _SECRET_SUFFIXES = ("password", "passwd", "passphrase", "token", "secret", "apikey")
 # credentials recognised by their value: an HTTP auth scheme's credential, and token shapes
-_AUTH_VALUE = re.compile(r"(?P<scheme>\b(?:[Bb]earer|BEARER)\s+)(?P<value>[A-Za-z0-9\-._~+/]{6,}=*)"
-                         r"|(?P<basic>\b(?:Basic|BASIC)\s+)(?=[A-Za-z0-9+/]*[0-9+/=]|[A-Za-z0-9+/]+[A-Z])"
-                         r"[A-Za-z0-9+/]{8,}={0,2}")
+_AUTH_VALUE = re.compile(
+    r"(?P<scheme>\b(?:[Bb]earer|BEARER)\s+)(?P<value>[A-Za-z0-9\-._~+/]{6,}=*)"
+    r"|(?P<basic>\b(?:Basic|BASIC)\s+)(?=[A-Za-z0-9+/]*[0-9+/=]|[A-Za-z0-9+/]+[A-Z])"
+    r"[A-Za-z0-9+/]{8,}={0,2}"
+)
 _TOKEN_VALUE = re.compile(
     r"\b(?:gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,}|xox[abprs]-[A-Za-z0-9\-]{10,}"
     r"|A[KS]IA[0-9A-Z]{16}|hf_[A-Za-z0-9]{20,}|sk-[A-Za-z0-9_\-]{20,}"
-    r"|eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]*)")
+    r"|eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]*)"
+)
 #: Values registered as secrets (taken from the environment by a config): scrubbed anywhere.
 _SECRET_VALUES: set[str] = set()
 _MIN_ENV_SECRET = 8  # shorter values of secret-named variables would scrub ordinary words
@@ -102,14 +119,20 @@ _WORD_SPLIT = re.compile(r"[_\-\s]+")
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 # scheme://user:password@ ; Hydra escapes ':' (and other specials) with a backslash in
 # overrides, so every separator may be preceded by one.
-_URL_CREDENTIALS = re.compile(r"(?P<scheme>[A-Za-z][A-Za-z0-9+.\-]*\\?:\\?/\\?/)"
-                              r"(?P<user>(?:\\[^:]|[^/@:\s\\])*)(?P<sep>\\?:)"
-                              r"(?P<password>[^/@\s]*)@")
+_URL_CREDENTIALS = re.compile(
+    r"(?P<scheme>[A-Za-z][A-Za-z0-9+.\-]*\\?:\\?/\\?/)"
+    r"(?P<user>(?:\\[^:]|[^/@:\s\\])*)(?P<sep>\\?:)"
+    r"(?P<password>[^/@\s]*)@"
+)
 # key=value where the value runs to the next ',', space, '&' or ';' (query strings, run names),
 # then again to the next space only (a swept override's value holds commas)
-_ASSIGNMENTS = tuple(re.compile(r"(?P<key>[A-Za-z_][\w.\-]*)(?P<op>\\?=)"
-                                r"(?P<value>'[^']*'|\"[^\"]*\"|" + value + ")")
-                     for value in (r"[^\s&;,]*", r"[^\s&;]*"))
+_ASSIGNMENTS = tuple(
+    re.compile(
+        r"(?P<key>[A-Za-z_][\w.\-]*)(?P<op>\\?=)"
+        r"(?P<value>'[^']*'|\"[^\"]*\"|" + value + ")"
+    )
+    for value in (r"[^\s&;,]*", r"[^\s&;]*")
+)
 _KEY_BAD_CHARS = re.compile(r"[^A-Za-z0-9_\-./ ]")
 
 
@@ -137,7 +160,8 @@ def scrub_url(text: str) -> str:
     """Replace the password of every ``scheme://user:password@`` in ``text`` by ``<redacted>``
     (Hydra's escaped form ``scheme\\://user\\:password@`` included)."""
     return _URL_CREDENTIALS.sub(
-        lambda m: f"{m['scheme']}{m['user']}{m['sep']}{REDACTED}@", str(text))
+        lambda m: f"{m['scheme']}{m['user']}{m['sep']}{REDACTED}@", str(text)
+    )
 
 
 def _scrub_assignment(m: re.Match) -> str:
@@ -168,8 +192,9 @@ def env_interpolated_values(raw: Any, resolved: Any) -> list[str]:
     elif isinstance(raw, (list, tuple)) and isinstance(resolved, (list, tuple)):
         for a, b in zip(raw, resolved):
             out += env_interpolated_values(a, b)
-    elif isinstance(raw, str) and re.search(r"\$\{\s*(?:oc\.)?env\s*:", raw) and \
-            resolved is not None:
+    elif (
+        isinstance(raw, str) and re.search(r"\$\{\s*(?:oc\.)?env\s*:", raw) and resolved is not None
+    ):
         if isinstance(resolved, (Mapping, list, tuple)):
             out += [str(v) for v in flatten_config({"v": resolved}).values()]
         else:
@@ -270,8 +295,9 @@ def _param_text(value: Any) -> str:
         return str(value)
 
 
-def flatten_config(config: Mapping[str, Any], *, prefix: str = "", sep: str = "."
-                   ) -> dict[str, str]:
+def flatten_config(
+    config: Mapping[str, Any], *, prefix: str = "", sep: str = "."
+) -> dict[str, str]:
     """Flatten a nested config into dotted keys with string values, for MLflow params.
 
     Nested mappings become dotted keys (``{"model": {"factors": 64}}`` -> ``{"model.factors":
@@ -301,9 +327,13 @@ def flatten_config(config: Mapping[str, Any], *, prefix: str = "", sep: str = ".
     if not isinstance(config, Mapping):
         from .._validation import param_error
 
-        raise param_error("config", "flatten_config", "a mapping (a plain nested dict)", config,
-                          "Convert an OmegaConf object with OmegaConf.to_container(cfg, "
-                          "resolve=True).")
+        raise param_error(
+            "config",
+            "flatten_config",
+            "a mapping (a plain nested dict)",
+            config,
+            "Convert an OmegaConf object with OmegaConf.to_container(cfg, resolve=True).",
+        )
     out: dict[str, str] = {}
 
     def walk(node: Mapping[str, Any], path: str) -> None:

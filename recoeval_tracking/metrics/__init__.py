@@ -7,5 +7,15 @@ from .rating import global_auc, log_loss, mae, rmse
 from .registry import METRICS, MetricSpec
 from .results import Results
 
-__all__ = ["evaluate", "calc_reco_metrics", "METRICS", "MetricSpec", "Results", "PROFILES",
-           "rmse", "mae", "log_loss", "global_auc"]
+__all__ = [
+    "evaluate",
+    "calc_reco_metrics",
+    "METRICS",
+    "MetricSpec",
+    "Results",
+    "PROFILES",
+    "rmse",
+    "mae",
+    "log_loss",
+    "global_auc",
+]

@@ -96,12 +96,15 @@ def _listed(topk: np.ndarray) -> np.ndarray:
 def train_popularity(train: sp.csr_array) -> tuple[np.ndarray, int]:
     """``(n_i, |U_train|)``: train users of each item and users with a train entry. A shard of
     users passes those of the whole train matrix (``ListContext.popularity``)."""
-    return (np.bincount(train.indices, minlength=train.shape[1]).astype(np.int64),
-            int((np.diff(train.indptr) > 0).sum()))
+    return (
+        np.bincount(train.indices, minlength=train.shape[1]).astype(np.int64),
+        int((np.diff(train.indptr) > 0).sum()),
+    )
 
 
-def novelty(topk: np.ndarray, train: sp.csr_array,
-            popularity: tuple[np.ndarray, int] | None = None) -> np.ndarray:
+def novelty(
+    topk: np.ndarray, train: sp.csr_array, popularity: tuple[np.ndarray, int] | None = None
+) -> np.ndarray:
     """Per-user mean self-information of the listed items (NaN for users without a list)."""
     n_i, n_users = popularity if popularity is not None else train_popularity(train)
     n_users = max(n_users, 1)
@@ -131,24 +134,30 @@ def intra_list_similarity(topk: np.ndarray, item_vectors: np.ndarray) -> np.ndar
     m, K = topk.shape
     out = np.full(m, np.nan)
     for start in range(0, m, _ILS_USERS):  # bounded memory: the sums are (users x d)
-        t = topk[start:start + _ILS_USERS]
+        t = topk[start : start + _ILS_USERS]
         mask = _listed(t)
         n = mask.sum(axis=1)
         items = t[mask]
         # each list's items in list order (not sorted): the sums add them in that order
-        lists = sp.csr_array((np.ones(items.shape[0]), items,
-                              np.concatenate([[0], np.cumsum(n)])), shape=(t.shape[0], V.shape[0]))
+        lists = sp.csr_array(
+            (np.ones(items.shape[0]), items, np.concatenate([[0], np.cumsum(n)])),
+            shape=(t.shape[0], V.shape[0]),
+        )
         s = lists @ Vn
         pair_sum = (s * s).sum(axis=1) - lists @ self_sim
         pairs = n * (n - 1)
         with np.errstate(invalid="ignore", divide="ignore"):
-            out[start:start + _ILS_USERS] = np.where(pairs > 0, pair_sum / pairs, np.nan)
+            out[start : start + _ILS_USERS] = np.where(pairs > 0, pair_sum / pairs, np.nan)
     return out
 
 
-def serendipity(topk: np.ndarray, test: sp.csr_array, train: sp.csr_array,
-                top_n_popular: int = 100,
-                popularity: tuple[np.ndarray, int] | None = None) -> np.ndarray:
+def serendipity(
+    topk: np.ndarray,
+    test: sp.csr_array,
+    train: sp.csr_array,
+    top_n_popular: int = 100,
+    popularity: tuple[np.ndarray, int] | None = None,
+) -> np.ndarray:
     """Per-user share of the list that is a test item outside the ``top_n_popular`` train items."""
     n_i = (popularity if popularity is not None else train_popularity(train))[0]
     popular = np.zeros(train.shape[1], dtype=bool)
@@ -169,8 +178,9 @@ def serendipity(topk: np.ndarray, test: sp.csr_array, train: sp.csr_array,
 
 def _contains(X: sp.csr_array, rows: np.ndarray, items: np.ndarray) -> np.ndarray:
     """Whether (row, item) is a stored entry of the CSR ``X`` (sorted indices), vectorised."""
-    key_x = np.repeat(np.arange(X.shape[0], dtype=np.int64), np.diff(X.indptr)) * X.shape[1] \
-        + X.indices
+    key_x = (
+        np.repeat(np.arange(X.shape[0], dtype=np.int64), np.diff(X.indptr)) * X.shape[1] + X.indices
+    )
     key_q = rows.astype(np.int64) * X.shape[1] + items
     if key_x.shape[0] == 0:
         return np.zeros(key_q.shape[0], dtype=bool)
@@ -188,10 +198,12 @@ def list_counts(topk: np.ndarray, n_items: int) -> tuple[np.ndarray, int, int]:
     return c, users, topk.shape[1]
 
 
-def _of_counts(counted: Callable[[np.ndarray, int, int, int], float]
-               ) -> Callable[[np.ndarray, int], float]:
+def _of_counts(
+    counted: Callable[[np.ndarray, int, int, int], float],
+) -> Callable[[np.ndarray, int], float]:
     """The catalogue metric of top-K lists ``fn(topk, n_items)`` from its form over the counts
     ``counted(c, users, N, n_items)`` (kept as ``fn.from_counts``)."""
+
     def of_lists(topk: np.ndarray, n_items: int) -> float:
         return counted(*list_counts(topk, n_items), n_items)
 
@@ -276,6 +288,7 @@ def pooled_precision(tp: np.ndarray, n_test: np.ndarray, k: int) -> float:
 # from the first j columns of the lists; aggregates take ctx.
 # ---------------------------------------------------------------------------------------------
 
+
 def novelty_of(ctx: ListContext, topk: np.ndarray) -> np.ndarray:
     """``novelty`` of each user's list."""
     return novelty(topk, ctx.train, ctx.popularity)
@@ -308,6 +321,7 @@ def serendipity_of(ctx: ListContext, topk: np.ndarray) -> np.ndarray:
 def over_lists(fn: Callable[[np.ndarray, int], float]) -> Callable[[ListContext], float]:
     """An aggregate over the lists of the evaluated users, from ``fn(topk, n_items)``; its
     ``from_counts`` (when ``fn`` has one) merges the :func:`list_counts` of shards of users."""
+
     def compute(ctx: ListContext) -> float:
         return fn(ctx.topk[ctx.ok], ctx.n_items)
 

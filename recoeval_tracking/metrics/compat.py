@@ -109,20 +109,35 @@ rr, roc_auc, pr_auc, all_metrics : bool
     """
     func = "calc_reco_metrics"
     flags = {
-        "precision": precision, "trunc_precision": trunc_precision, "recall": recall,
+        "precision": precision,
+        "trunc_precision": trunc_precision,
+        "recall": recall,
         "average_precision": average_precision,
-        "trunc_average_precision": trunc_average_precision, "ndcg": ndcg, "hit": hit, "rr": rr,
-        "roc_auc": roc_auc, "pr_auc": pr_auc,
+        "trunc_average_precision": trunc_average_precision,
+        "ndcg": ndcg,
+        "hit": hit,
+        "rr": rr,
+        "roc_auc": roc_auc,
+        "pr_auc": pr_auc,
     }
     names = list(_FLAGS.values()) if all_metrics else [_FLAGS[f] for f, on in flags.items() if on]
     if not names:
-        raise InputError(f"{func} was asked for no metric: pass at least one of "
-                         f"{', '.join(_FLAGS)} as True, or all_metrics=True.")
-    options = EvalOptions(metrics=names, k=k, cumulative=cumulative,
-                          ties="noise" if break_ties_with_noise else "index", seed=seed,
-                          min_pos_test=min_pos_test, min_items_pool=min_items_pool,
-                          consider_cold_start=consider_cold_start, nthreads=nthreads,
-                          inf_scores=inf_scores)
+        raise InputError(
+            f"{func} was asked for no metric: pass at least one of "
+            f"{', '.join(_FLAGS)} as True, or all_metrics=True."
+        )
+    options = EvalOptions(
+        metrics=names,
+        k=k,
+        cumulative=cumulative,
+        ties="noise" if break_ties_with_noise else "index",
+        seed=seed,
+        min_pos_test=min_pos_test,
+        min_items_pool=min_items_pool,
+        consider_cold_start=consider_cold_start,
+        nthreads=nthreads,
+        inf_scores=inf_scores,
+    )
     raw = compute(X_train, X_test, options, A=A, B=B, item_biases=item_biases, func=func)
     k = int(k)
     result: dict[str, Any] = {}

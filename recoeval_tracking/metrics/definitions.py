@@ -16,8 +16,15 @@ from typing import Any
 from .registry import MetricSpec, spec_for_key
 from .sampling import describe_negatives
 
-__all__ = ["NAN_RULES", "NO_POSITIVE_RULES", "INF_RULES", "definitions_record",
-           "options_definitions", "fingerprint", "metric_fingerprints"]
+__all__ = [
+    "NAN_RULES",
+    "NO_POSITIVE_RULES",
+    "INF_RULES",
+    "definitions_record",
+    "options_definitions",
+    "fingerprint",
+    "metric_fingerprints",
+]
 
 #: The NaN rules, in the order they are checked; recorded with every result.
 NAN_RULES = {
@@ -26,13 +33,13 @@ NAN_RULES = {
     "cold_start": "no train entry while consider_cold_start is False (only when train is given)",
     "min_items_pool": "fewer items not in train than min_items_pool",
     "nan_score": "a NaN score among the items not in train (also a +-inf score when "
-                 "inf_scores='nan')",
+    "inf_scores='nan')",
     "all_equal": "every item not in train has the same score",
     "no_positive": "test entries but none at or above relevance_level (when no_positive='nan')",
     "only_positives": "every item not in train is a positive: only NDCG and DCG (dcg, dcg_exp) "
-                      "are computed",
+    "are computed",
     "pool_le_k": "at most k items not in train: P, TP, R, Hit, hits, F1 and set_map are NaN "
-                 "at that k",
+    "at that k",
     "ndcg_no_gain": "NDCG is NaN when no test value (gain) is > 0",
 }
 
@@ -40,35 +47,50 @@ NAN_RULES = {
 NO_POSITIVE_RULES = {
     "nan": "every metric NaN, nan_reason 'no_positive' (recometrics)",
     "zero": "every rank metric 0 (mpr, where lower is better, NaN), averaged in (trec_eval: "
-            "a topic with judgements but no relevant document; ranx: a query whose "
-            "judgements are all below rel_lvl)",
+    "a topic with judgements but no relevant document; ranx: a query whose "
+    "judgements are all below rel_lvl)",
 }
 
 #: How +-inf scores are treated (NaN is always undefined).
 INF_RULES = {
     "rank": "+inf and -inf are ordinary scores: +inf ranks first, -inf last (a common way to "
-            "exclude items); ties among them follow the tie policy",
+    "exclude items); ties among them follow the tie policy",
     "nan": "a +-inf score among the items not in train makes the user NaN with reason "
-           "nan_score (recometrics)",
+    "nan_score (recometrics)",
 }
 
 
-def definitions_record(specs: Sequence[MetricSpec], *, k: int, cumulative: bool, ties: str,
-                       seed: int, min_pos_test: int, min_items_pool: int,
-                       consider_cold_start: bool, source: dict[str, Any],
-                       relevance_level: float | None = None, no_positive: str = "nan",
-                       inf_scores: str = "rank",
-                       negatives: dict[str, Any] | None = None,
-                       gains: str | None = None) -> dict[str, Any]:
+def definitions_record(
+    specs: Sequence[MetricSpec],
+    *,
+    k: int,
+    cumulative: bool,
+    ties: str,
+    seed: int,
+    min_pos_test: int,
+    min_items_pool: int,
+    consider_cold_start: bool,
+    source: dict[str, Any],
+    relevance_level: float | None = None,
+    no_positive: str = "nan",
+    inf_scores: str = "rank",
+    negatives: dict[str, Any] | None = None,
+    gains: str | None = None,
+) -> dict[str, Any]:
     """Everything that defines the numbers of a result (JSON-able). ``gains="binary"`` is
     recorded (key ``gains``); graded gains, the default, leave the record as it always was."""
-    positives = ("stored test entries (NDCG gains are their values)" if relevance_level is None
-                 else f"stored test entries with a value >= {relevance_level!r}; those below "
-                      "are judged non-relevant (negatives; bpref's judged non-relevant items)")
+    positives = (
+        "stored test entries (NDCG gains are their values)"
+        if relevance_level is None
+        else f"stored test entries with a value >= {relevance_level!r}; those below "
+        "are judged non-relevant (negatives; bpref's judged non-relevant items)"
+    )
     binary = gains == "binary"
     if binary:
-        positives = positives.replace(" (NDCG gains are their values)", "") + \
-            "; every positive has gain 1 (binary relevance)"
+        positives = (
+            positives.replace(" (NDCG gains are their values)", "")
+            + "; every positive has gain 1 (binary relevance)"
+        )
     record = {
         "metrics": {s.name: s.formula for s in specs},
         "k": k,
@@ -93,23 +115,39 @@ def definitions_record(specs: Sequence[MetricSpec], *, k: int, cumulative: bool,
 
 
 #: Options recorded only when a metric that reads them is evaluated: option -> metrics.
-_PARAMETERS = {"serendipity_top_n": ("serendipity",), "rbp_persistence": ("rbp",),
-               "tail_ratio": ("tailpercentage",),
-               "short_head_share": ("aplt", "aclt", "pop_rsp", "pop_reo")}
+_PARAMETERS = {
+    "serendipity_top_n": ("serendipity",),
+    "rbp_persistence": ("rbp",),
+    "tail_ratio": ("tailpercentage",),
+    "short_head_share": ("aplt", "aclt", "pop_rsp", "pop_reo"),
+}
 
 
-def options_definitions(opts: Any, specs: Sequence[MetricSpec], source: dict[str, Any],
-                        left_out: dict[str, str] | None = None) -> dict[str, Any]:
+def options_definitions(
+    opts: Any,
+    specs: Sequence[MetricSpec],
+    source: dict[str, Any],
+    left_out: dict[str, str] | None = None,
+) -> dict[str, Any]:
     """The definitions record of an evaluation with resolved options ``opts`` (an
     :class:`~recoeval_tracking.options.EvalOptions` with its profile applied): the shared
     record, the parameters of the metrics evaluated, the profile and what it left out."""
-    defs = definitions_record(specs, k=opts.k, cumulative=opts.cumulative, ties=opts.ties,
-                              seed=opts.seed, min_pos_test=opts.min_pos_test,
-                              min_items_pool=opts.min_items_pool,
-                              consider_cold_start=opts.consider_cold_start, source=source,
-                              relevance_level=opts.relevance_level,
-                              no_positive=opts.no_positive, inf_scores=opts.inf_scores,
-                              negatives=opts.negatives, gains=getattr(opts, "gains", None))
+    defs = definitions_record(
+        specs,
+        k=opts.k,
+        cumulative=opts.cumulative,
+        ties=opts.ties,
+        seed=opts.seed,
+        min_pos_test=opts.min_pos_test,
+        min_items_pool=opts.min_items_pool,
+        consider_cold_start=opts.consider_cold_start,
+        source=source,
+        relevance_level=opts.relevance_level,
+        no_positive=opts.no_positive,
+        inf_scores=opts.inf_scores,
+        negatives=opts.negatives,
+        gains=getattr(opts, "gains", None),
+    )
     names = {s.name for s in specs}
     for option, metrics in _PARAMETERS.items():
         if names.intersection(metrics):
@@ -129,8 +167,11 @@ def fingerprint(definitions: dict[str, Any]) -> str:
 
 
 #: Definition entries that concern one metric only (left out of the other metrics' prints).
-_METRIC_OWN = {"serendipity_top_n": "serendipity", "rbp_persistence": "rbp",
-               "tail_ratio": "tailpercentage"}
+_METRIC_OWN = {
+    "serendipity_top_n": "serendipity",
+    "rbp_persistence": "rbp",
+    "tail_ratio": "tailpercentage",
+}
 # (short_head_share is shared by four metrics: it stays in the shared part of their prints)
 #: Entries that define no metric's own numbers: the score source's description, the other
 #: metrics' formulas, the seed of random tie-breaking (it draws a replicate) and the metrics an
@@ -147,15 +188,20 @@ def metric_fingerprints(definitions: dict[str, Any], columns: Sequence[str]) -> 
     (scores, factors or ranked top-K lists) and what it left out of the evaluation. Columns that
     name no metric of the record are left out."""
     formulas = dict(definitions.get("metrics") or {})
-    shared = {k: v for k, v in definitions.items()
-              if k not in _NOT_DEFINING and k not in _METRIC_OWN}
+    shared = {
+        k: v for k, v in definitions.items() if k not in _NOT_DEFINING and k not in _METRIC_OWN
+    }
     out: dict[str, str] = {}
     for col in columns:
         spec = spec_for_key(col)
         if spec is None or spec.name not in formulas:
             continue
-        own = {k: definitions[k] for k, name in _METRIC_OWN.items()
-               if name == spec.name and k in definitions}
-        out[str(col)] = fingerprint({**shared, **own, "metric": spec.name,
-                                     "formula": formulas[spec.name]})
+        own = {
+            k: definitions[k]
+            for k, name in _METRIC_OWN.items()
+            if name == spec.name and k in definitions
+        }
+        out[str(col)] = fingerprint(
+            {**shared, **own, "metric": spec.name, "formula": formulas[spec.name]}
+        )
     return out

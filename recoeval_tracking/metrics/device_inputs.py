@@ -42,8 +42,13 @@ from .._validation import InputError, param_error
 from ..engine import cuda_arrays
 from ..scores import FactorScores, ScoreSource, _float_array
 
-__all__ = ["DeviceFactorScores", "DeviceBiasScores", "device_factors", "any_on_device",
-           "refuse_device_scores"]
+__all__ = [
+    "DeviceFactorScores",
+    "DeviceBiasScores",
+    "device_factors",
+    "any_on_device",
+    "refuse_device_scores",
+]
 
 _NUMERIC = "biuf"
 
@@ -60,8 +65,7 @@ class _DeviceScores(ScoreSource):
     B_device: Any
     _ones: bool
 
-    def _setup(self, A_device: Any, B_device: Any, ones: bool, dtype: np.dtype,
-               func: str) -> None:
+    def _setup(self, A_device: Any, B_device: Any, ones: bool, dtype: np.dtype, func: str) -> None:
         self.A_device, self.B_device = A_device, B_device
         self._ones, self.dtype, self.func = ones, np.dtype(dtype), func
         self.n_users, self.n_items = int(A_device.shape[0]), int(B_device.shape[0])
@@ -71,8 +75,7 @@ class _DeviceScores(ScoreSource):
         that transform scores on the host; the backend itself scores on the device)."""
         xp = cuda_arrays.array_module()
         S = xp.empty((len(users), self.n_items), dtype=self.dtype)
-        cuda_arrays.gemm_block(xp, self.A_device, self.B_device, self._ones,
-                               xp.asarray(users), S)
+        cuda_arrays.gemm_block(xp, self.A_device, self.B_device, self._ones, xp.asarray(users), S)
         host = S if xp is np else S.get()
         if out is None:
             return np.ascontiguousarray(host)
@@ -87,8 +90,9 @@ class DeviceFactorScores(_DeviceScores, FactorScores):
     ``A`` and ``B`` (the host attributes of :class:`~recoeval_tracking.scores.FactorScores`) are
     host copies made on first use, for the host code that needs item vectors."""
 
-    def __init__(self, A_device: Any, B_device: Any, ones: bool, dtype: np.dtype,
-                 func: str = "evaluate") -> None:
+    def __init__(
+        self, A_device: Any, B_device: Any, ones: bool, dtype: np.dtype, func: str = "evaluate"
+    ) -> None:
         self._setup(A_device, B_device, ones, dtype, func)
         self.item_biases = None
         self._host: dict[str, np.ndarray] = {}
@@ -110,12 +114,18 @@ class DeviceFactorScores(_DeviceScores, FactorScores):
         return self._to_host("B")
 
     def describe(self) -> dict[str, Any]:
-        return {"kind": "factors", "n_factors": int(self.A_device.shape[1]),
-                "item_biases": bool(self._ones), "dtype": str(self.dtype)}
+        return {
+            "kind": "factors",
+            "n_factors": int(self.A_device.shape[1]),
+            "item_biases": bool(self._ones),
+            "dtype": str(self.dtype),
+        }
 
     def __repr__(self) -> str:
-        return (f"DeviceFactorScores(users={self.n_users}, items={self.n_items}, "
-                f"dtype={self.dtype}, item_biases={self._ones})")
+        return (
+            f"DeviceFactorScores(users={self.n_users}, items={self.n_items}, "
+            f"dtype={self.dtype}, item_biases={self._ones})"
+        )
 
 
 class DeviceBiasScores(_DeviceScores):
@@ -124,8 +134,7 @@ class DeviceBiasScores(_DeviceScores):
 
     def __init__(self, bias: Any, n_users: int, func: str = "evaluate") -> None:
         xp = cuda_arrays.array_module()
-        self._setup(xp.zeros((n_users, 0), dtype=bias.dtype), bias[:, None], True, bias.dtype,
-                    func)
+        self._setup(xp.zeros((n_users, 0), dtype=bias.dtype), bias[:, None], True, bias.dtype, func)
 
     def describe(self) -> dict[str, Any]:
         return {"kind": "item_biases", "dtype": str(self.dtype)}
@@ -139,9 +148,13 @@ def _on_device(x: Any, name: str, ndim: int, func: str) -> Any:
         try:
             v = cuda_arrays.device_view(x)
         except Exception as err:  # noqa: BLE001 - the library says why it cannot view it
-            raise param_error(name, func, "a GPU array CuPy can view (CUDA Array Interface or "
-                              "DLPack on a CUDA device)", f"{cuda_arrays.describe(x)} "
-                              f"({type(err).__name__}: {err})", got_is_text=True) from None
+            raise param_error(
+                name,
+                func,
+                "a GPU array CuPy can view (CUDA Array Interface or DLPack on a CUDA device)",
+                f"{cuda_arrays.describe(x)} ({type(err).__name__}: {err})",
+                got_is_text=True,
+            ) from None
         got = cuda_arrays.describe(x)
     else:
         v = xp.asarray(_float_array(x, name, func, ndim))
@@ -149,31 +162,43 @@ def _on_device(x: Any, name: str, ndim: int, func: str) -> Any:
     if v.ndim != ndim:
         raise param_error(name, func, f"a {ndim}-d array", got, got_is_text=True)
     if v.dtype.kind not in _NUMERIC:
-        raise param_error(name, func, "a numeric (float32 or float64) array", got,
-                          got_is_text=True)
+        raise param_error(name, func, "a numeric (float32 or float64) array", got, got_is_text=True)
     if v.dtype not in (np.float32, np.float64):
         v = v.astype(np.float64)
     return v
 
 
-def device_factors(A: Any, B: Any, item_biases: Any, m: int, n: int, backend: str,
-                   func: str) -> DeviceFactorScores | DeviceBiasScores:
+def device_factors(
+    A: Any, B: Any, item_biases: Any, m: int, n: int, backend: str, func: str
+) -> DeviceFactorScores | DeviceBiasScores:
     """The score source of factors (or item biases alone, ``A`` and ``B`` None) of which one
     at least is on a GPU: checked as the module docstring says, refused unless ``backend`` is
     ``"cuda"``."""
     if backend != "cuda":
-        name, x = next((k, v) for k, v in (("A", A), ("B", B), ("item_biases", item_biases))
-                       if cuda_arrays.is_device_array(v))
+        name, x = next(
+            (k, v)
+            for k, v in (("A", A), ("B", B), ("item_biases", item_biases))
+            if cuda_arrays.is_device_array(v)
+        )
         raise param_error(
-            name, func, f"a host (numpy) array with backend={backend!r}",
+            name,
+            func,
+            f"a host (numpy) array with backend={backend!r}",
             cuda_arrays.describe(x),
             'Pass backend="cuda" to evaluate it on the GPU without a copy, or copy it to the '
-            "host first (cupy.asnumpy(x), tensor.cpu().numpy()).", got_is_text=True)
+            "host first (cupy.asnumpy(x), tensor.cpu().numpy()).",
+            got_is_text=True,
+        )
     xp = cuda_arrays.array_module()
     bias = None if item_biases is None else _on_device(item_biases, "item_biases", 1, func)
     if bias is not None and bias.shape[0] != n:
-        raise param_error("item_biases", func, f"a 1-d array with one value per item ({n})",
-                          f"an array of shape {tuple(bias.shape)}", got_is_text=True)
+        raise param_error(
+            "item_biases",
+            func,
+            f"a 1-d array with one value per item ({n})",
+            f"an array of shape {tuple(bias.shape)}",
+            got_is_text=True,
+        )
     if A is None and B is None:
         return DeviceBiasScores(bias, m, func)
     Ad, Bd = _on_device(A, "A", 2, func), _on_device(B, "B", 2, func)
@@ -181,16 +206,27 @@ def device_factors(A: Any, B: Any, item_biases: Any, m: int, n: int, backend: st
         raise InputError(
             f"The 'A' and 'B' parameters of {func} must have the same number of factors "
             f"(columns). Got A with shape {tuple(Ad.shape)} and B with shape {tuple(Bd.shape)} "
-            "instead.")
+            "instead."
+        )
     if Ad.shape[0] != m:
-        raise param_error("A", func, f"an array with one row per user ({m} rows, as X_test)",
-                          f"an array of shape {tuple(Ad.shape)}", got_is_text=True)
+        raise param_error(
+            "A",
+            func,
+            f"an array with one row per user ({m} rows, as X_test)",
+            f"an array of shape {tuple(Ad.shape)}",
+            got_is_text=True,
+        )
     if Bd.shape[0] != n:
-        raise param_error("B", func, f"an array with one row per item ({n} rows, as the "
-                          "columns of X_test)", f"an array of shape {tuple(Bd.shape)}",
-                          got_is_text=True)
-    dtype = np.dtype(np.float32 if Ad.dtype == np.float32 and Bd.dtype == np.float32
-                     else np.float64)
+        raise param_error(
+            "B",
+            func,
+            f"an array with one row per item ({n} rows, as the columns of X_test)",
+            f"an array of shape {tuple(Bd.shape)}",
+            got_is_text=True,
+        )
+    dtype = np.dtype(
+        np.float32 if Ad.dtype == np.float32 and Bd.dtype == np.float32 else np.float64
+    )
     Ad, Bd = Ad.astype(dtype, copy=False), Bd.astype(dtype, copy=False)
     if bias is not None:
         Bd = xp.hstack([Bd, bias.astype(dtype)[:, None]])
@@ -201,7 +237,12 @@ def refuse_device_scores(scores: Any, func: str) -> None:
     """A dense score matrix on the GPU is not taken (it would be all users x items on the
     device): the error says to give a scorer of its rows."""
     if cuda_arrays.is_device_array(scores):
-        raise param_error("scores", func, "a host array or a ScoreSource",
-                          cuda_arrays.describe(scores),
-                          "For scores on the GPU give scorer=lambda users: S[users] (with "
-                          'backend="cuda" the rows stay on the device).', got_is_text=True)
+        raise param_error(
+            "scores",
+            func,
+            "a host array or a ScoreSource",
+            cuda_arrays.describe(scores),
+            "For scores on the GPU give scorer=lambda users: S[users] (with "
+            'backend="cuda" the rows stay on the device).',
+            got_is_text=True,
+        )

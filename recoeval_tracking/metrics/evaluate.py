@@ -47,13 +47,27 @@ from .remote import remote_runner
 from .results import Results, warn_if_nothing_evaluated
 from .sampling import candidate_problem
 
-__all__ = ["evaluate", "compute", "plan", "plan_for_source", "run", "shape", "Plan", "RawResult", "TIE_POLICIES",
-           "NAN_RULES", "definitions_record", "fingerprint", "metric_fingerprints"]
+__all__ = [
+    "evaluate",
+    "compute",
+    "plan",
+    "plan_for_source",
+    "run",
+    "shape",
+    "Plan",
+    "RawResult",
+    "TIE_POLICIES",
+    "NAN_RULES",
+    "definitions_record",
+    "fingerprint",
+    "metric_fingerprints",
+]
 
 #: Tie policies available to every rank-based metric.
 TIE_POLICIES = {t.name.lower(): int(t) for t in Tie} | {"implicit": int(Tie.INDEX)}
 
 # -- 1. plan --------------------------------------------------------------------------------
+
 
 @dataclass(frozen=True)
 class Plan:
@@ -112,37 +126,43 @@ def plan(options: EvalOptions, prep: Prepared, func: str = "evaluate") -> Plan:
     """
     n = prep.n_items
     if options.k > n:
-        raise param_error("k", func, f"an int between 1 and the number of items ({n})",
-                          options.k)
+        raise param_error("k", func, f"an int between 1 and the number of items ({n})", options.k)
     tie_mode = _tie_mode(options.ties, func)
     specs = resolve_metrics(options.metrics, func)
     if options.ties == "average":
         named = _named(options.metrics)
         refused = [s.name for s in specs if not s.average_ties and s.name in named]
         if refused:
-            raise param_error("ties", func, "'noise', 'index', 'optimistic' or 'pessimistic' "
-                              f"when '{refused[0]}' is asked (its expectation over tie orderings "
-                              "is not implemented)", options.ties)
+            raise param_error(
+                "ties",
+                func,
+                "'noise', 'index', 'optimistic' or 'pessimistic' "
+                f"when '{refused[0]}' is asked (its expectation over tie orderings "
+                "is not implemented)",
+                options.ties,
+            )
         specs = [s for s in specs if s.average_ties]
     elif _a_set(options.metrics):  # average-rank ties beside another policy: only when named
         specs = [s for s in specs if not s.extra_pass or s.name in _named(options.metrics)]
     want_topk = options.return_topk or any(
-        s.kind == "list" or (s.kind == "aggregate" and not s.needs) for s in specs)
+        s.kind == "list" or (s.kind == "aggregate" and not s.needs) for s in specs
+    )
     return Plan(options, tuple(specs), tie_mode, False, want_topk)
 
 
 # -- 2. run ---------------------------------------------------------------------------------
+
 
 @dataclass
 class RawResult:
     """Kernel outputs before they are shaped into a table."""
 
     plan: Plan
-    out: np.ndarray           # (n_topk, m, K or 1)
-    whole: np.ndarray         # (n_whole, m)
-    topk: np.ndarray          # (m, K) top-K items when asked, else (0, K)
-    n_tied: np.ndarray        # (m,) pool items tied with a listed item when asked, else (0,)
-    reason: np.ndarray        # (m,) int8
+    out: np.ndarray  # (n_topk, m, K or 1)
+    whole: np.ndarray  # (n_whole, m)
+    topk: np.ndarray  # (m, K) top-K items when asked, else (0, K)
+    n_tied: np.ndarray  # (m,) pool items tied with a listed item when asked, else (0,)
+    reason: np.ndarray  # (m,) int8
     n_train: np.ndarray
     n_test: np.ndarray
     prep: Prepared
@@ -169,8 +189,9 @@ class RawResult:
         return self.plan.topk_only
 
 
-def _engine_input(p: Plan, prep: Prepared, train: sp.csr_array, user_base: int,
-                  source: Any = None) -> EngineInput:
+def _engine_input(
+    p: Plan, prep: Prepared, train: sp.csr_array, user_base: int, source: Any = None
+) -> EngineInput:
     opts = p.options
     slots, wslots = p.slots()
     return EngineInput(
@@ -179,19 +200,35 @@ def _engine_input(p: Plan, prep: Prepared, train: sp.csr_array, user_base: int,
         te_ptr=np.ascontiguousarray(prep.test.indptr, dtype=np.int64),
         te_idx=np.ascontiguousarray(prep.test.indices, dtype=np.int64),
         te_val=np.ascontiguousarray(prep.test.data, dtype=np.float64),
-        n_items=prep.n_items, K=opts.k, cumulative=opts.cumulative, slots=slots, wslots=wslots,
-        tie_mode=p.tie_mode, seed=opts.seed, want_topk=p.want_topk and not p.topk_only,
-        user_base=user_base, inf_nan=bool(getattr(source, "in_engine", False)))
+        n_items=prep.n_items,
+        K=opts.k,
+        cumulative=opts.cumulative,
+        slots=slots,
+        wslots=wslots,
+        tie_mode=p.tie_mode,
+        seed=opts.seed,
+        want_topk=p.want_topk and not p.topk_only,
+        user_base=user_base,
+        inf_nan=bool(getattr(source, "in_engine", False)),
+    )
 
 
-def run(p: Plan, prep: Prepared, source: Any, *, progress: Callable[[int], None] | None = None,
-        func: str = "evaluate", user_base: int = 0) -> RawResult:
+def run(
+    p: Plan,
+    prep: Prepared,
+    source: Any,
+    *,
+    progress: Callable[[int], None] | None = None,
+    func: str = "evaluate",
+    user_base: int = 0,
+) -> RawResult:
     """Run the engine backend of ``p.options.backend`` over the users the NaN rules leave."""
     t0 = time.perf_counter()
     opts = p.options
     m, n = prep.test.shape
-    reason, n_train, n_test = user_reasons(prep, opts.min_pos_test, opts.min_items_pool,
-                                           opts.consider_cold_start)
+    reason, n_train, n_test = user_reasons(
+        prep, opts.min_pos_test, opts.min_items_pool, opts.consider_cold_start
+    )
     train = prep.train if prep.train is not None else sp.csr_array((m, n), dtype=np.float64)
     inp = _engine_input(p, prep, train, user_base, source)
     rows = np.flatnonzero(reason == Reason.OK).astype(np.int64)
@@ -206,30 +243,54 @@ def run(p: Plan, prep: Prepared, source: Any, *, progress: Callable[[int], None]
             n_tied = np.zeros(0, dtype=np.int64)
         else:
             if getattr(source, "n_users", None) not in (None, m):
-                raise InputError(f"The score source passed to {func} scores {source.n_users} "
-                                 f"users, but the test matrix has {m} users (rows).")
-            safe = isinstance(getattr(source, "inner", source),
-                              (FactorScores, BiasScores, DenseScores))
+                raise InputError(
+                    f"The score source passed to {func} scores {source.n_users} "
+                    f"users, but the test matrix has {m} users (rows)."
+                )
+            safe = isinstance(
+                getattr(source, "inner", source), (FactorScores, BiasScores, DenseScores)
+            )
             out, whole, topk, n_tied = backend.run_scores(
-                inp, source.block, source.dtype, rows, reason, block_rows=opts.block_rows,
-                progress=progress, thread_safe=safe)
-    return RawResult(p, out, whole, topk, n_tied, reason, n_train, n_test, prep,
-                     time.perf_counter() - t0, source)
+                inp,
+                source.block,
+                source.dtype,
+                rows,
+                reason,
+                block_rows=opts.block_rows,
+                progress=progress,
+                thread_safe=safe,
+            )
+    return RawResult(
+        p, out, whole, topk, n_tied, reason, n_train, n_test, prep, time.perf_counter() - t0, source
+    )
 
 
-def compute(train: Any, test: Any, options: EvalOptions, *, A: Any = None, B: Any = None,
-            item_biases: Any = None, scores: Any = None, scorer: Any = None, ranked: Any = None,
-            user_ids: Any = None, progress: Callable[[int], None] | None = None,
-            func: str = "evaluate", user_base: int = 0,
-            missing_users: str | None = None) -> RawResult:
+def compute(
+    train: Any,
+    test: Any,
+    options: EvalOptions,
+    *,
+    A: Any = None,
+    B: Any = None,
+    item_biases: Any = None,
+    scores: Any = None,
+    scorer: Any = None,
+    ranked: Any = None,
+    user_ids: Any = None,
+    progress: Callable[[int], None] | None = None,
+    func: str = "evaluate",
+    user_base: int = 0,
+    missing_users: str | None = None,
+) -> RawResult:
     """Check the inputs, plan and run. Shared by :func:`evaluate` and ``calc_reco_metrics``."""
     t0 = time.perf_counter()
     prep = prepare(train, test, user_ids, func)
     opts = apply_profile(options.checked(func), func)
     positives, judged, no_positive = protocol.split_judgements(prep.test, opts.relevance_level)
     prep = dataclasses.replace(prep, test=with_gains(positives, opts.gains))
-    source = score_source(prep, A, B, item_biases, scores, scorer, ranked, func, opts.backend,
-                          missing_users)
+    source = score_source(
+        prep, A, B, item_biases, scores, scorer, ranked, func, opts.backend, missing_users
+    )
     full, cand = prep, None
     if opts.negatives is not None:
         prep, source, cand = candidate_problem(prep, source, opts.negatives, func)
@@ -239,8 +300,14 @@ def compute(train: Any, test: Any, options: EvalOptions, *, A: Any = None, B: An
         p = protocol.left_out_for_ranked(p, func)
     if cand is not None:
         p = protocol.left_out_for_candidates(p, func)
-    raw = run(plan_for_source(p, source, func), prep, source, progress=progress, func=func,
-              user_base=user_base)
+    raw = run(
+        plan_for_source(p, source, func),
+        prep,
+        source,
+        progress=progress,
+        func=func,
+        user_base=user_base,
+    )
     raw.judged = judged
     if cand is not None:
         protocol.back_to_items(raw, full, cand)
@@ -255,14 +322,22 @@ def compute(train: Any, test: Any, options: EvalOptions, *, A: Any = None, B: An
 
 # -- 3. shape -------------------------------------------------------------------------------
 
+
 def _item_vectors(raw: RawResult, item_features: Any) -> np.ndarray | None:
     n = raw.prep.n_items
     if item_features is not None:
-        vectors = checked_sparse(item_features, "item_features", "evaluate").toarray() \
-            if sp.issparse(item_features) else np.asarray(item_features, dtype=np.float64)
+        vectors = (
+            checked_sparse(item_features, "item_features", "evaluate").toarray()
+            if sp.issparse(item_features)
+            else np.asarray(item_features, dtype=np.float64)
+        )
         if vectors.ndim != 2 or vectors.shape[0] != n:
-            raise param_error("item_features", "evaluate",
-                              f"an array with one row per item ({n} rows)", item_features)
+            raise param_error(
+                "item_features",
+                "evaluate",
+                f"an array with one row per item ({n} rows)",
+                item_features,
+            )
         return vectors
     if isinstance(raw.source, FactorScores):
         B = raw.source.B
@@ -270,9 +345,13 @@ def _item_vectors(raw: RawResult, item_features: Any) -> np.ndarray | None:
     return None
 
 
-def _list_metrics(raw: RawResult, columns: dict[str, Any], curves: dict[str, np.ndarray] | None,
-                  item_features: Any, popularity: Any = None
-                  ) -> tuple[dict[str, float], set[str]]:
+def _list_metrics(
+    raw: RawResult,
+    columns: dict[str, Any],
+    curves: dict[str, np.ndarray] | None,
+    item_features: Any,
+    popularity: Any = None,
+) -> tuple[dict[str, float], set[str]]:
     """Fill the list metrics' per-user columns (and their @1..K curves when ``curves`` is given)
     and compute the aggregates, each with its registry function; return the aggregates and the
     names left out for want of item vectors."""
@@ -284,13 +363,22 @@ def _list_metrics(raw: RawResult, columns: dict[str, Any], curves: dict[str, np.
     opts = raw.plan.options
     m, n = raw.prep.test.shape
     ctx = ListContext(
-        topk=raw.topk, n_items=n, k=opts.k, ok=raw.reason == Reason.OK, n_test=raw.n_test,
+        topk=raw.topk,
+        n_items=n,
+        k=opts.k,
+        ok=raw.reason == Reason.OK,
+        n_test=raw.n_test,
         train=raw.prep.train if raw.prep.train is not None else sp.csr_array((m, n)),
-        test=raw.prep.test, columns=ChainMap(columns, raw.aux),
-        vectors=_item_vectors(raw, item_features), serendipity_top_n=opts.serendipity_top_n,
+        test=raw.prep.test,
+        columns=ChainMap(columns, raw.aux),
+        vectors=_item_vectors(raw, item_features),
+        serendipity_top_n=opts.serendipity_top_n,
         popularity=popularity,
-        rbp_persistence=opts.rbp_persistence, tail_ratio=opts.tail_ratio,
-        short_head_share=opts.short_head_share, judged=raw.judged)
+        rbp_persistence=opts.rbp_persistence,
+        tail_ratio=opts.tail_ratio,
+        short_head_share=opts.short_head_share,
+        judged=raw.judged,
+    )
     zero = raw.zero_users
     for s in specs:
         col = column_name(s, opts.k)
@@ -302,7 +390,8 @@ def _list_metrics(raw: RawResult, columns: dict[str, Any], curves: dict[str, np.
             columns[col] = s.compute(ctx, ctx.topk)
             if curves is not None:
                 curves[curve_name(s)] = np.stack(
-                    [s.compute(ctx, ctx.topk[:, :j]) for j in range(1, opts.k + 1)], axis=1)
+                    [s.compute(ctx, ctx.topk[:, :j]) for j in range(1, opts.k + 1)], axis=1
+                )
             if s.name in protocol.RANK_LIST_METRICS and zero.size:  # no_positive="zero"
                 columns[col][zero] = 0.0
                 if curves is not None:
@@ -330,37 +419,70 @@ def shape(raw: RawResult, *, item_features: Any = None, popularity: Any = None) 
             curves[curve_name(s)] = raw.out[row]
     for row, s in enumerate(raw.whole_specs):
         columns[column_name(s, k)] = raw.whole[row]
-    aggregates, skipped = _list_metrics(raw, columns, curves if opts.cumulative else None,
-                                        item_features, popularity)
+    aggregates, skipped = _list_metrics(
+        raw, columns, curves if opts.cumulative else None, item_features, popularity
+    )
     per_user = pd.DataFrame(columns)
     per_user["nan_reason"] = per_user["nan_reason"].astype(str)
     source = raw.source.describe() if hasattr(raw.source, "describe") else {}
     specs = [s for s in raw.specs if s.name not in skipped]
     defs = options_definitions(opts, specs, source, raw.plan.left_out)
     protocol.record_missing(defs, raw.source)
-    return Results(per_user=per_user, k=k, curves_per_user=curves, definitions=defs,
-                   fingerprint=fingerprint(defs), topk_only=raw.topk_only,
-                   timings={"eval": raw.seconds},
-                   topk=raw.topk if raw.topk.shape[0] else None, aggregates=aggregates)
+    return Results(
+        per_user=per_user,
+        k=k,
+        curves_per_user=curves,
+        definitions=defs,
+        fingerprint=fingerprint(defs),
+        topk_only=raw.topk_only,
+        timings={"eval": raw.seconds},
+        topk=raw.topk if raw.topk.shape[0] else None,
+        aggregates=aggregates,
+    )
 
 
 # -- the public function --------------------------------------------------------------------
 
-def evaluate(train: Any, test: Any, *, A: Any = None, B: Any = None, item_biases: Any = None,
-             scores: Any = None, scorer: Any = None, ranked: Any = None,
-             metrics: str | Sequence[str] | None = None, k: int = 10,
-             cumulative: bool = False, ties: str | None = None, seed: int = 1,
-             min_pos_test: int = 1, min_items_pool: int = 2, consider_cold_start: bool = True,
-             user_ids: Any = None, nthreads: int = -1, block_rows: int | None = None,
-             return_topk: bool = False, item_features: Any = None,
-             serendipity_top_n: int = 100, profile: str | None = None,
-             backend: str = "cpu", relevance_level: float | None = None,
-             no_positive: str | None = None, inf_scores: str | None = None,
-             rbp_persistence: float = 0.8, tail_ratio: float = 0.1,
-             short_head_share: float = 0.8, negatives: dict[str, Any] | None = None,
-             options: EvalOptions | None = None, gains: str | None = None,
-             progress: Callable[[int], None] | None = None, client: Any = None,
-             missing_users: str | None = None) -> Results:
+
+def evaluate(
+    train: Any,
+    test: Any,
+    *,
+    A: Any = None,
+    B: Any = None,
+    item_biases: Any = None,
+    scores: Any = None,
+    scorer: Any = None,
+    ranked: Any = None,
+    metrics: str | Sequence[str] | None = None,
+    k: int = 10,
+    cumulative: bool = False,
+    ties: str | None = None,
+    seed: int = 1,
+    min_pos_test: int = 1,
+    min_items_pool: int = 2,
+    consider_cold_start: bool = True,
+    user_ids: Any = None,
+    nthreads: int = -1,
+    block_rows: int | None = None,
+    return_topk: bool = False,
+    item_features: Any = None,
+    serendipity_top_n: int = 100,
+    profile: str | None = None,
+    backend: str = "cpu",
+    relevance_level: float | None = None,
+    no_positive: str | None = None,
+    inf_scores: str | None = None,
+    rbp_persistence: float = 0.8,
+    tail_ratio: float = 0.1,
+    short_head_share: float = 0.8,
+    negatives: dict[str, Any] | None = None,
+    options: EvalOptions | None = None,
+    gains: str | None = None,
+    progress: Callable[[int], None] | None = None,
+    client: Any = None,
+    missing_users: str | None = None,
+) -> Results:
     r"""Evaluate a model's full-catalog ranking of every user's items not in train.
 
     Parameters
@@ -458,15 +580,41 @@ def evaluate(train: Any, test: Any, *, A: Any = None, B: Any = None, item_biases
     if client is not None:
         run_remote = remote_runner("dask")  # registered by recoeval_tracking.distributed
         if missing_users is not None:
-            raise param_error("missing_users", "evaluate", "None with a Dask client (give "
-                              "the lists as RankedLists.from_pairs(..., missing_users=...))",
-                              missing_users)
-        return run_remote(client, train, test, opts, A=A, B=B, item_biases=item_biases,
-                          scores=scores, scorer=scorer, ranked=ranked, user_ids=user_ids,
-                          item_features=item_features)
-    raw = compute(train, test, opts, A=A, B=B, item_biases=item_biases, scores=scores,
-                  scorer=scorer, ranked=ranked, user_ids=user_ids, progress=progress,
-                  missing_users=missing_users)
+            raise param_error(
+                "missing_users",
+                "evaluate",
+                "None with a Dask client (give "
+                "the lists as RankedLists.from_pairs(..., missing_users=...))",
+                missing_users,
+            )
+        return run_remote(
+            client,
+            train,
+            test,
+            opts,
+            A=A,
+            B=B,
+            item_biases=item_biases,
+            scores=scores,
+            scorer=scorer,
+            ranked=ranked,
+            user_ids=user_ids,
+            item_features=item_features,
+        )
+    raw = compute(
+        train,
+        test,
+        opts,
+        A=A,
+        B=B,
+        item_biases=item_biases,
+        scores=scores,
+        scorer=scorer,
+        ranked=ranked,
+        user_ids=user_ids,
+        progress=progress,
+        missing_users=missing_users,
+    )
     return warn_if_nothing_evaluated(shape(raw, item_features=item_features), "evaluate")
 
 

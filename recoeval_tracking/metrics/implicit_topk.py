@@ -90,8 +90,9 @@ def _select_block(S, users, tr_ptr, tr_idx, k, fill, out, flags):
         select_row(s, k, out[u])
 
 
-def implicit_lists(source, train, m: int, rows: np.ndarray, k: int,
-                   block_rows: int | None = None) -> tuple[RankedLists, np.ndarray]:
+def implicit_lists(
+    source, train, m: int, rows: np.ndarray, k: int, block_rows: int | None = None
+) -> tuple[RankedLists, np.ndarray]:
     """Every user's top-K list as implicit selects it, from a score source.
 
     Parameters
@@ -111,16 +112,22 @@ def implicit_lists(source, train, m: int, rows: np.ndarray, k: int,
     ALL_EQUAL).
     """
     n = source.n_items
-    tr_ptr = np.zeros(m + 1, dtype=np.int64) if train is None else \
-        np.ascontiguousarray(train.indptr, dtype=np.int64)
-    tr_idx = np.zeros(0, dtype=np.int64) if train is None else \
-        np.ascontiguousarray(train.indices, dtype=np.int64)
+    tr_ptr = (
+        np.zeros(m + 1, dtype=np.int64)
+        if train is None
+        else np.ascontiguousarray(train.indptr, dtype=np.int64)
+    )
+    tr_idx = (
+        np.zeros(0, dtype=np.int64)
+        if train is None
+        else np.ascontiguousarray(train.indices, dtype=np.int64)
+    )
     out = np.full((m, k), -1, dtype=np.int64)
     flags = np.zeros(m, dtype=np.int8)
     fill = -float(np.finfo(source.dtype).max)
     bs = block_rows or default_block_rows(n, np.dtype(source.dtype).itemsize, max(len(rows), 1))
     for start in range(0, rows.shape[0], bs):
-        users = np.ascontiguousarray(rows[start:start + bs], dtype=np.int64)
+        users = np.ascontiguousarray(rows[start : start + bs], dtype=np.int64)
         S = np.array(source.block(users), dtype=source.dtype, order="C", copy=True)
         _select_block(S, users, tr_ptr, tr_idx, k, fill, out, flags)
     return RankedLists(out, func="evaluate"), flags

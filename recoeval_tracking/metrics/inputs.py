@@ -42,8 +42,17 @@ from ..scores import (
 from . import beyond, device_inputs
 from .ranked_input import ranked_lists
 
-__all__ = ["Prepared", "prepare", "score_source", "user_reasons", "lists_without_train",
-           "frames_to_interactions", "FRAME_COLUMNS", "with_gains", "with_data_relevance"]
+__all__ = [
+    "Prepared",
+    "prepare",
+    "score_source",
+    "user_reasons",
+    "lists_without_train",
+    "frames_to_interactions",
+    "FRAME_COLUMNS",
+    "with_gains",
+    "with_data_relevance",
+]
 
 #: Column names looked for, in order, in a DataFrame given as ``train`` or ``test``: the user
 #: and item ids (required) and the value (optional; all ones without it).
@@ -61,10 +70,13 @@ def _frame_roles(df: pd.DataFrame, name: str, func: str) -> dict[str, str]:
         found = next((c for c in candidates if c in df.columns), None)
         if found is None and role != "value":
             raise param_error(
-                name, func, f"a DataFrame with a {role} id column named one of "
-                f"{list(candidates)}", f"a DataFrame with columns {list(df.columns)}",
+                name,
+                func,
+                f"a DataFrame with a {role} id column named one of {list(candidates)}",
+                f"a DataFrame with columns {list(df.columns)}",
                 got_is_text=True,
-                fix=f"Rename the column, e.g. df.rename(columns={{'my_{role}': '{role}'}}).")
+                fix=f"Rename the column, e.g. df.rename(columns={{'my_{role}': '{role}'}}).",
+            )
         if found is not None:
             roles[role] = found
     return roles
@@ -76,8 +88,9 @@ def _frame(df: pd.DataFrame, name: str, func: str):
     return from_dataframe(df, _frame_roles(df, name, func), name=name)
 
 
-def _onto(X: Any, user_ids: np.ndarray, item_ids: np.ndarray, name: str, other: str,
-          func: str) -> Any:
+def _onto(
+    X: Any, user_ids: np.ndarray, item_ids: np.ndarray, name: str, other: str, func: str
+) -> Any:
     """The interactions ``X`` on the id maps of the other side; every id must be known there."""
     from ..data._prepare import _reindexed
 
@@ -88,31 +101,37 @@ def _onto(X: Any, user_ids: np.ndarray, item_ids: np.ndarray, name: str, other: 
                 f"{len(missing)} {what} ids of the '{name}' DataFrame passed to {func} are not "
                 f"in the id map of '{other}' (e.g. {list(missing[:3])}). Pass both '{name}' and "
                 f"'{other}' as DataFrames (their ids are then merged), or align the containers "
-                "with recoeval_tracking.data.align(train, test).")
+                "with recoeval_tracking.data.align(train, test)."
+            )
     return _reindexed(X, np.asarray(user_ids), np.asarray(item_ids))
 
 
-def _positions(df: pd.DataFrame, shape: tuple[int, int] | None, name: str, other: str,
-               func: str) -> sp.csr_array:
+def _positions(
+    df: pd.DataFrame, shape: tuple[int, int] | None, name: str, other: str, func: str
+) -> sp.csr_array:
     """A DataFrame whose ids are row and column positions of the bare matrix ``other``."""
     roles = _frame_roles(df, name, func)
     rows = df[roles["user"]].to_numpy()
     cols = df[roles["item"]].to_numpy()
-    for what, ids, size in (("user", rows, None if shape is None else shape[0]),
-                            ("item", cols, None if shape is None else shape[1])):
-        if not np.issubdtype(ids.dtype, np.integer) or (len(ids) and ids.min() < 0) or \
-                (size is not None and len(ids) and ids.max() >= size):
-            top = f" up to {ids.max()}" if len(ids) and np.issubdtype(ids.dtype, np.integer) \
-                else ""
+    for what, ids, size in (
+        ("user", rows, None if shape is None else shape[0]),
+        ("item", cols, None if shape is None else shape[1]),
+    ):
+        if (
+            not np.issubdtype(ids.dtype, np.integer)
+            or (len(ids) and ids.min() < 0)
+            or (size is not None and len(ids) and ids.max() >= size)
+        ):
+            top = f" up to {ids.max()}" if len(ids) and np.issubdtype(ids.dtype, np.integer) else ""
             raise InputError(
                 f"The '{name}' DataFrame passed to {func} goes with a bare matrix '{other}', so "
                 f"its {what} ids must be {what} positions (integers in [0, "
                 f"{'n' if size is None else size})). Got {ids.dtype} ids{top}. "
-                f"Pass '{other}' as a DataFrame or an interactions container too.")
+                f"Pass '{other}' as a DataFrame or an interactions container too."
+            )
     if shape is None:
         shape = (int(rows.max()) + 1 if len(rows) else 0, int(cols.max()) + 1 if len(cols) else 0)
-    values = df[roles["value"]].to_numpy(dtype=np.float64) if "value" in roles \
-        else np.ones(len(df))
+    values = df[roles["value"]].to_numpy(dtype=np.float64) if "value" in roles else np.ones(len(df))
     return sp.csr_array(sp.coo_array((values, (rows, cols)), shape=shape))
 
 
@@ -139,11 +158,13 @@ def frames_to_interactions(train: Any, test: Any, func: str = "evaluate") -> tup
         return train, test
     if train_df and test_df:
         return align(_frame(train, "train", func), _frame(test, "test", func))
-    frame, other, fname, oname = (train, test, "train", "test") if train_df else \
-        (test, train, "test", "train")
+    frame, other, fname, oname = (
+        (train, test, "train", "test") if train_df else (test, train, "test", "train")
+    )
     if other is not None and hasattr(other, "matrix") and not sp.issparse(other):
-        converted = _onto(_frame(frame, fname, func), other.user_ids, other.item_ids, fname,
-                          oname, func)
+        converted = _onto(
+            _frame(frame, fname, func), other.user_ids, other.item_ids, fname, oname, func
+        )
     else:
         shape = None if other is None else getattr(other, "shape", None)
         converted = _positions(frame, shape, fname, oname, func)
@@ -179,9 +200,11 @@ def _check_id_maps(train: Any, test: Any, func: str) -> None:
             continue
         only_test = pd.Index(b).difference(pd.Index(a))
         only_train = pd.Index(a).difference(pd.Index(b))
-        detail = (f"train has {len(a)} {what} ids and test {len(b)}; {len(only_test)} test ids "
-                  f"are not in train{f' (e.g. {list(only_test[:3])})' if len(only_test) else ''}"
-                  f", {len(only_train)} train ids are not in test")
+        detail = (
+            f"train has {len(a)} {what} ids and test {len(b)}; {len(only_test)} test ids "
+            f"are not in train{f' (e.g. {list(only_test[:3])})' if len(only_test) else ''}"
+            f", {len(only_train)} train ids are not in test"
+        )
         if not len(only_test) and not len(only_train):
             detail = f"the same {len(a)} {what} ids in another order"
         raise InputError(
@@ -189,7 +212,8 @@ def _check_id_maps(train: Any, test: Any, func: str) -> None:
             f"({detail}), so their rows and columns would be paired by position. Take both "
             "from one split of one dataset (recoeval_tracking.splitting keeps the id maps), or "
             "align them first with recoeval_tracking.data.align(train, test) and score the "
-            "aligned ids.")
+            "aligned ids."
+        )
 
 
 def _duplicates(X: Any) -> int:
@@ -211,7 +235,9 @@ def _matrix(X: Any, name: str, func: str, *, allow_none: bool = False) -> sp.csr
             "each pair counts once, with the sum of its values as its value (scipy's rule: the "
             "NDCG gain of a repeated test item adds up). Merge them first to choose another "
             "rule (recoeval_tracking.data.from_dataframe(..., duplicates='max')).",
-            UserWarning, stacklevel=5)
+            UserWarning,
+            stacklevel=5,
+        )
     return as_csr(X, name, func, allow_none=allow_none)
 
 
@@ -222,8 +248,13 @@ def _checked_user_ids(user_ids: Any, m: int, func: str) -> np.ndarray:
     index = pd.Index(user_ids)
     if not index.is_unique:
         dup = index[index.duplicated()].unique()
-        raise param_error("user_ids", func, "unique ids (one per test row)",
-                          f"{len(dup)} repeated ids, e.g. {list(dup[:3])}", got_is_text=True)
+        raise param_error(
+            "user_ids",
+            func,
+            "unique ids (one per test row)",
+            f"{len(dup)} repeated ids, e.g. {list(dup[:3])}",
+            got_is_text=True,
+        )
     return user_ids
 
 
@@ -246,8 +277,14 @@ def with_data_relevance(options: Any, train: Any, test: Any) -> Any:
     from ..data import Relevance
     from .profiles import PROFILES
 
-    rule = next((r for r in (getattr(x, "relevance", None) for x in (test, train))
-                 if isinstance(r, Relevance)), None)
+    rule = next(
+        (
+            r
+            for r in (getattr(x, "relevance", None) for x in (test, train))
+            if isinstance(r, Relevance)
+        ),
+        None,
+    )
     if rule is None or "relevance_level" in PROFILES.get(options.profile, {}):
         return options
     level = rule.level if options.relevance_level is None else options.relevance_level
@@ -260,8 +297,9 @@ def prepare(train: Any, test: Any, user_ids: Any, func: str) -> Prepared:
     test_m, test_uids, test_iids = _unwrap(test)
     train_m, train_uids, _ = _unwrap(train)
     X_test = _matrix(test_m, "X_test" if func == "calc_reco_metrics" else "test", func)
-    X_train = _matrix(train_m, "X_train" if func == "calc_reco_metrics" else "train", func,
-                      allow_none=True)
+    X_train = _matrix(
+        train_m, "X_train" if func == "calc_reco_metrics" else "train", func, allow_none=True
+    )
     if X_train is not None and X_train.shape != X_test.shape:
         raise InputError(
             f"The train and test matrices passed to {func} must have the same shape (users x "
@@ -278,10 +316,12 @@ def prepare(train: Any, test: Any, user_ids: Any, func: str) -> Prepared:
 
 
 def _check_disjoint(X_train: sp.csr_array, X_test: sp.csr_array, func: str) -> None:
-    a = sp.csr_array((np.ones(X_train.nnz, dtype=np.int8), X_train.indices, X_train.indptr),
-                     shape=X_train.shape)
-    b = sp.csr_array((np.ones(X_test.nnz, dtype=np.int8), X_test.indices, X_test.indptr),
-                     shape=X_test.shape)
+    a = sp.csr_array(
+        (np.ones(X_train.nnz, dtype=np.int8), X_train.indices, X_train.indptr), shape=X_train.shape
+    )
+    b = sp.csr_array(
+        (np.ones(X_test.nnz, dtype=np.int8), X_test.indices, X_test.indptr), shape=X_test.shape
+    )
     both = a.multiply(b).tocoo()
     if both.nnz:
         u, i = int(both.row[0]), int(both.col[0])
@@ -292,22 +332,41 @@ def _check_disjoint(X_train: sp.csr_array, X_test: sp.csr_array, func: str) -> N
         )
 
 
-def score_source(prep: Prepared, A: Any, B: Any, item_biases: Any, scores: Any, scorer: Any,
-                  ranked: Any, func: str, backend: str = "cpu",
-                  missing_users: str | None = None) -> ScoreSource | RankedLists:
+def score_source(
+    prep: Prepared,
+    A: Any,
+    B: Any,
+    item_biases: Any,
+    scores: Any,
+    scorer: Any,
+    ranked: Any,
+    func: str,
+    backend: str = "cpu",
+    missing_users: str | None = None,
+) -> ScoreSource | RankedLists:
     """The checked score source of exactly one of the inputs.
 
     Factors or item biases on a GPU (CuPy, PyTorch CUDA, ``__cuda_array_interface__`` or CUDA
     DLPack arrays) are taken without a host copy with ``backend="cuda"`` and refused with
     ``backend="cpu"`` (:mod:`.device_inputs`, which says what is checked on them)."""
-    given = [name for name, v in (("A/B", A if A is not None else B), ("scores", scores),
-                                  ("scorer", scorer), ("ranked", ranked)) if v is not None]
+    given = [
+        name
+        for name, v in (
+            ("A/B", A if A is not None else B),
+            ("scores", scores),
+            ("scorer", scorer),
+            ("ranked", ranked),
+        )
+        if v is not None
+    ]
     if item_biases is not None and not given:
         given = ["item_biases"]
     if missing_users is not None and ranked is None:
-        raise InputError(f"The 'missing_users' parameter of {func} goes with 'ranked' lists "
-                         f"(users a ranked DataFrame gives no list); got it with {given or 'no'}"
-                         " score source.")
+        raise InputError(
+            f"The 'missing_users' parameter of {func} goes with 'ranked' lists "
+            f"(users a ranked DataFrame gives no list); got it with {given or 'no'}"
+            " score source."
+        )
     if len(given) != 1:
         raise InputError(
             f"{func} needs exactly one source of scores: user and item factors 'A' and 'B' "
@@ -323,25 +382,30 @@ def score_source(prep: Prepared, A: Any, B: Any, item_biases: Any, scores: Any, 
         device_inputs.refuse_device_scores(scores, func)
     if kind == "A/B":
         if A is None or B is None:
-            raise InputError(f"The 'A' and 'B' parameters of {func} must be given together "
-                             f"(user factors m x p and item factors n x p). Got only "
-                             f"{'A' if B is None else 'B'}.")
+            raise InputError(
+                f"The 'A' and 'B' parameters of {func} must be given together "
+                f"(user factors m x p and item factors n x p). Got only "
+                f"{'A' if B is None else 'B'}."
+            )
         src = FactorScores(A, B, item_biases, func=func)
         if src.A.shape[0] != m:
-            raise param_error("A", func, f"an array with one row per user ({m} rows, as "
-                              "X_test)", A)
+            raise param_error("A", func, f"an array with one row per user ({m} rows, as X_test)", A)
         if src.B.shape[0] != n:
-            raise param_error("B", func, f"an array with one row per item ({n} rows, as the "
-                              "columns of X_test)", B)
+            raise param_error(
+                "B", func, f"an array with one row per item ({n} rows, as the columns of X_test)", B
+            )
         return src
     if item_biases is not None and kind != "item_biases":
-        raise InputError(f"The 'item_biases' parameter of {func} goes with factors 'A' and 'B' "
-                         f"or alone; it cannot be combined with '{kind}'.")
+        raise InputError(
+            f"The 'item_biases' parameter of {func} goes with factors 'A' and 'B' "
+            f"or alone; it cannot be combined with '{kind}'."
+        )
     if kind == "item_biases":
         src = BiasScores(item_biases, func=func)
         if src.n_items != n:
-            raise param_error("item_biases", func, f"a 1-d array with one value per item ({n})",
-                              item_biases)
+            raise param_error(
+                "item_biases", func, f"a 1-d array with one value per item ({n})", item_biases
+            )
         return src
     if kind == "scores":
         if isinstance(scores, ScoreSource):
@@ -349,11 +413,14 @@ def score_source(prep: Prepared, A: Any, B: Any, item_biases: Any, scores: Any, 
         else:
             src = DenseScores(scores, func=func)
             if src.scores.shape != (m, n):
-                raise param_error("scores", func, f"an array of shape (users, items) = {(m, n)}",
-                                  scores)
+                raise param_error(
+                    "scores", func, f"an array of shape (users, items) = {(m, n)}", scores
+                )
         if src.n_items != n:
-            raise InputError(f"The score source passed to {func} scores {src.n_items} items, but "
-                             f"the test matrix has {n} items (columns).")
+            raise InputError(
+                f"The score source passed to {func} scores {src.n_items} items, but "
+                f"the test matrix has {n} items (columns)."
+            )
         return src
     if kind == "scorer":
         if isinstance(scorer, ScoreSource):
@@ -362,8 +429,9 @@ def score_source(prep: Prepared, A: Any, B: Any, item_biases: Any, scores: Any, 
     return ranked_lists(ranked, prep, func, missing_users)
 
 
-def user_reasons(prep: Prepared, min_pos_test: int, min_items_pool: int, consider_cold_start: bool
-             ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def user_reasons(
+    prep: Prepared, min_pos_test: int, min_items_pool: int, consider_cold_start: bool
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     n_test = np.diff(prep.test.indptr).astype(np.int64)
     m = n_test.shape[0]
     if prep.train is not None:

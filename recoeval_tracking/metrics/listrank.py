@@ -38,12 +38,14 @@ __all__ = ["values_at", "rbp_of", "bpref_of", "gm_map_of", "MIN_GEO_MEAN"]
 MIN_GEO_MEAN = 1e-5
 
 
-def values_at(X: sp.csr_array, rows: np.ndarray, items: np.ndarray) -> tuple[np.ndarray,
-                                                                           np.ndarray]:
+def values_at(
+    X: sp.csr_array, rows: np.ndarray, items: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
     """The stored value of each (row, item) of the CSR ``X`` (sorted indices) and whether it is
     stored (0.0 where not), vectorised."""
-    key_x = np.repeat(np.arange(X.shape[0], dtype=np.int64), np.diff(X.indptr)) * X.shape[1] \
-        + X.indices
+    key_x = (
+        np.repeat(np.arange(X.shape[0], dtype=np.int64), np.diff(X.indptr)) * X.shape[1] + X.indices
+    )
     key_q = rows.astype(np.int64) * X.shape[1] + items
     if key_x.shape[0] == 0:
         return np.zeros(key_q.shape[0]), np.zeros(key_q.shape[0], dtype=bool)
@@ -89,7 +91,7 @@ def bpref_of(ctx: ListContext, topk: np.ndarray) -> np.ndarray:
     else:
         nonrel = np.zeros_like(rel)
         N = np.zeros(m)
-    above = np.cumsum(nonrel, axis=1) - nonrel           # judged non-relevant above position j
+    above = np.cumsum(nonrel, axis=1) - nonrel  # judged non-relevant above position j
     with np.errstate(invalid="ignore", divide="ignore"):
         frac = np.minimum(above, R[:, None]) / np.minimum(N, R)[:, None]
         term = np.where(above > 0, 1.0 - frac, 1.0)

@@ -42,8 +42,19 @@ import scipy.sparse as sp
 
 from .beyond import ListContext, _contains, _of_counts
 
-__all__ = ["item_popularity", "tail_items", "long_tail", "arp_of", "tailpercentage_of",
-           "aplt_of", "aclt_of", "pop_rsp_of", "pop_reo_of", "gini_items", "entropy_mean"]
+__all__ = [
+    "item_popularity",
+    "tail_items",
+    "long_tail",
+    "arp_of",
+    "tailpercentage_of",
+    "aplt_of",
+    "aclt_of",
+    "pop_rsp_of",
+    "pop_reo_of",
+    "gini_items",
+    "entropy_mean",
+]
 
 
 def item_popularity(train: sp.csr_array, n_items: int) -> np.ndarray:
@@ -59,7 +70,7 @@ def tail_items(pop: np.ndarray, tail_ratio: float) -> np.ndarray:
     if seen.size == 0:
         return mask
     order = seen[np.lexsort((seen, pop[seen]))]
-    mask[order[:max(int(seen.size * tail_ratio), 1)]] = True
+    mask[order[: max(int(seen.size * tail_ratio), 1)]] = True
     return mask
 
 
@@ -73,7 +84,7 @@ def long_tail(pop: np.ndarray, short_head_share: float) -> np.ndarray:
     # Elliot's loop adds an item before it checks the limit: at least one item is in the head
     n_head = int(np.searchsorted(cum, limit, side="left")) + 1
     mask = np.ones(pop.shape[0], dtype=bool)
-    mask[order[:min(n_head, pop.shape[0])]] = False
+    mask[order[: min(n_head, pop.shape[0])]] = False
     return mask
 
 
@@ -146,14 +157,17 @@ def _group_parts(ctx: ListContext, relevant_only: bool) -> tuple[float, ...]:
         n_train = np.diff(ctx.train.indptr)[users]
         tr = ctx.train[users] if users.size else ctx.train[:0]
         head_train = (~tail[tr.indices]).sum()
-        den = np.array([(~tail).sum() * users.size - head_train,
-                        tail.sum() * users.size - (n_train.sum() - head_train)],
-                       dtype=np.float64)
+        den = np.array(
+            [
+                (~tail).sum() * users.size - head_train,
+                tail.sum() * users.size - (n_train.sum() - head_train),
+            ],
+            dtype=np.float64,
+        )
     return (float(num[0]), float(num[1]), float(den[0]), float(den[1]))
 
 
-def _rates_from_parts(num_head: float, num_tail: float, den_head: float,
-                      den_tail: float) -> float:
+def _rates_from_parts(num_head: float, num_tail: float, den_head: float, den_tail: float) -> float:
     """std / mean of the two groups' rates ``num / den``; NaN when one is undefined or both 0."""
     with np.errstate(invalid="ignore", divide="ignore"):
         p = np.array([num_head, num_tail]) / np.array([den_head, den_tail])

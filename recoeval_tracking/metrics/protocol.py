@@ -31,16 +31,29 @@ from ..scores import RankedLists, ScoreSource
 from .implicit_topk import implicit_lists
 from .profiles import PROFILES
 
-__all__ = ["split_judgements", "apply_no_positive", "InfAsNaN", "left_out_for_ranked",
-           "left_out_for_candidates", "back_to_items", "prepare_source", "apply_flags",
-           "RANK_LIST_METRICS", "missing_lists", "record_missing", "NO_LIST_RULE", "plan_for_source"]
+__all__ = [
+    "split_judgements",
+    "apply_no_positive",
+    "InfAsNaN",
+    "left_out_for_ranked",
+    "left_out_for_candidates",
+    "back_to_items",
+    "prepare_source",
+    "apply_flags",
+    "RANK_LIST_METRICS",
+    "missing_lists",
+    "record_missing",
+    "NO_LIST_RULE",
+    "plan_for_source",
+]
 
 #: List-stage metrics that are rank metrics (a user without a positive gets 0 under "zero").
 RANK_LIST_METRICS = ("rbp", "bpref")
 
 
-def split_judgements(test: sp.csr_array, level: float | None
-                     ) -> tuple[sp.csr_array, sp.csr_array | None, np.ndarray]:
+def split_judgements(
+    test: sp.csr_array, level: float | None
+) -> tuple[sp.csr_array, sp.csr_array | None, np.ndarray]:
     """Positives (value >= ``level``), judged non-relevant entries (value < ``level``) and the
     mask of users with test entries but no positive. Without a level every entry is a
     positive and there is no judged non-relevant entry."""
@@ -122,12 +135,18 @@ def left_out_for_ranked(plan: Any, func: str) -> Any:
         return plan
     from .registry import METRICS
 
-    out = {s.name: RANKED_REASON for s in plan.specs
-           if s.kind == "whole" or any(METRICS[x].kind == "whole" for x in s.needs)}
+    out = {
+        s.name: RANKED_REASON
+        for s in plan.specs
+        if s.kind == "whole" or any(METRICS[x].kind == "whole" for x in s.needs)
+    }
     if out:
-        warnings.warn(f"The '{opts.profile}' profile with ranked top-K lists (in {func}) takes "
-                      f"the top-K metrics only; left out: {sorted(out)}.", UserWarning,
-                      stacklevel=4)
+        warnings.warn(
+            f"The '{opts.profile}' profile with ranked top-K lists (in {func}) takes "
+            f"the top-K metrics only; left out: {sorted(out)}.",
+            UserWarning,
+            stacklevel=4,
+        )
     specs = tuple(s for s in plan.specs if s.name not in out)
     return replace(plan, specs=specs, left_out={**plan.left_out, **out})
 
@@ -154,16 +173,28 @@ def plan_for_source(p: Any, source: Any, func: str = "evaluate") -> Any:
     opts = p.options
     asked = [s.name for s in p.specs if s.kind == "whole"]
     if asked and not _a_set(opts.metrics):
-        raise param_error("metrics", func, "top-K metrics only when the input is ranked "
-                          "top-K lists (whole-ranking metrics need a score for every item)",
-                          f"{asked}", got_is_text=True)
+        raise param_error(
+            "metrics",
+            func,
+            "top-K metrics only when the input is ranked "
+            "top-K lists (whole-ranking metrics need a score for every item)",
+            f"{asked}",
+            got_is_text=True,
+        )
     if source.k < opts.k:
         raise param_error("k", func, f"at most the ranked lists' length ({source.k})", opts.k)
-    out = {s.name for s in p.specs if s.kind == "whole" or any(METRICS[x].kind != "at_k"
-                                                                 for x in s.needs)}
+    out = {
+        s.name
+        for s in p.specs
+        if s.kind == "whole" or any(METRICS[x].kind != "at_k" for x in s.needs)
+    }
     left = dict.fromkeys(sorted(out), RANKED_REASON)
-    return replace(p, specs=tuple(s for s in p.specs if s.name not in out),
-                   topk_only=True, left_out={**p.left_out, **left})
+    return replace(
+        p,
+        specs=tuple(s for s in p.specs if s.name not in out),
+        topk_only=True,
+        left_out={**p.left_out, **left},
+    )
 
 
 def prepare_source(source: Any, prep: Any, opts: Any) -> tuple[Any, np.ndarray | None]:
@@ -196,15 +227,17 @@ def missing_lists(source: RankedLists, prep: Any, opts: Any) -> np.ndarray | Non
 
     if source.listed is None:
         return None
-    reason = user_reasons(prep, opts.min_pos_test, opts.min_items_pool,
-                          opts.consider_cold_start)[0]
+    reason = user_reasons(prep, opts.min_pos_test, opts.min_items_pool, opts.consider_cold_start)[0]
     evaluated = reason == Reason.OK
     missing = evaluated & ~source.listed
     rule = source.missing_users
     if source.missing_count is None:
         n, total = int(missing.sum()), int(evaluated.sum())
-        source.missing_count = {"users_without_list": n, "evaluated_users": total,
-                                "share_without_list": n / total if total else 0.0}
+        source.missing_count = {
+            "users_without_list": n,
+            "evaluated_users": total,
+            "share_without_list": n / total if total else 0.0,
+        }
         if n:
             _missing_notice(source, prep, missing, n, total)
     if rule != "skip" or not missing.any():
@@ -215,34 +248,43 @@ def missing_lists(source: RankedLists, prep: Any, opts: Any) -> np.ndarray | Non
 #: What the warning says each ``missing_users`` rule does.
 _MISSING_TEXT = {
     "zero": "they get an empty list, so every metric 0, averaged in (missing_users='zero'; "
-            "'skip' leaves them out of the means as NaN with reason 'no_list', 'error' "
-            "refuses the run)",
-    "skip": "they are NaN with reason 'no_list' and left out of the means "
-            "(missing_users='skip')",
+    "'skip' leaves them out of the means as NaN with reason 'no_list', 'error' "
+    "refuses the run)",
+    "skip": "they are NaN with reason 'no_list' and left out of the means (missing_users='skip')",
 }
 
 
-def _missing_notice(source: RankedLists, prep: Any, missing: np.ndarray, n: int,
-                    total: int) -> None:
+def _missing_notice(
+    source: RankedLists, prep: Any, missing: np.ndarray, n: int, total: int
+) -> None:
     """The warning (``zero``, ``skip``) or the error (``error``) about users without a list."""
     from .._validation import InputError
 
     ids = np.asarray(prep.user_ids)[np.flatnonzero(missing)[:5]].tolist()
-    head = (f"{n} of {total} evaluated users ({n / total:.1%}) have no list in the ranked "
-            f"input of {source.func}, e.g. user ids {ids}")
+    head = (
+        f"{n} of {total} evaluated users ({n / total:.1%}) have no list in the ranked "
+        f"input of {source.func}, e.g. user ids {ids}"
+    )
     if source.missing_users == "error":
         raise InputError(
             f"The 'missing_users' parameter of {source.func} is 'error', and {head}. A "
             "truncated export would be evaluated as a bad model: give every user a list, or "
             "set missing_users='zero' (their metrics 0) or 'skip' (NaN, left out of the "
-            "means).")
-    warnings.warn(f"{head}: {_MISSING_TEXT[source.missing_users]}. A file that covers only "
-                  "some users is often a truncated export.", UserWarning, stacklevel=6)
+            "means)."
+        )
+    warnings.warn(
+        f"{head}: {_MISSING_TEXT[source.missing_users]}. A file that covers only "
+        "some users is often a truncated export.",
+        UserWarning,
+        stacklevel=6,
+    )
 
 
 #: The NaN rule ``missing_users="skip"`` adds to the definitions record.
-NO_LIST_RULE = ("ranked input with no list for the user (missing_users='skip'; with 'zero', "
-                "the default, such a user gets an empty list and every metric 0)")
+NO_LIST_RULE = (
+    "ranked input with no list for the user (missing_users='skip'; with 'zero', "
+    "the default, such a user gets an empty list and every metric 0)"
+)
 
 
 def record_missing(defs: dict[str, Any], source: Any) -> None:
@@ -250,8 +292,11 @@ def record_missing(defs: dict[str, Any], source: Any) -> None:
     ``missing_users="skip"`` (the rule changes the means, so it is part of the fingerprint);
     the counts are in ``defs["source"]`` (:meth:`RankedLists.describe`). ``defs`` is changed
     in place; under ``"zero"`` it stays as it always was."""
-    if isinstance(source, RankedLists) and source.listed is not None \
-            and source.missing_users == "skip":
+    if (
+        isinstance(source, RankedLists)
+        and source.listed is not None
+        and source.missing_users == "skip"
+    ):
         defs["nan_rules"] = {**defs["nan_rules"], "no_list": NO_LIST_RULE}
 
 
@@ -271,22 +316,35 @@ def left_out_for_candidates(plan: Any, func: str) -> Any:
     """The plan under a sampled-negative protocol: the metrics of the top-K lists (and the
     aggregates over them) are not defined over sampled candidates; named ones are refused,
     the others left out and recorded in ``plan.left_out``."""
-    out = [s.name for s in plan.specs if s.kind == "list"
-           or (s.kind == "aggregate" and not s.needs)]
-    named = {str(x).lower() for x in ([plan.options.metrics] if isinstance(
-        plan.options.metrics, str) else plan.options.metrics)}
+    out = [
+        s.name for s in plan.specs if s.kind == "list" or (s.kind == "aggregate" and not s.needs)
+    ]
+    named = {
+        str(x).lower()
+        for x in (
+            [plan.options.metrics]
+            if isinstance(plan.options.metrics, str)
+            else plan.options.metrics
+        )
+    }
     prof = PROFILES.get(plan.options.profile) if plan.options.profile else None
     if prof is not None and list(plan.options.metrics) == list(prof["metrics"]):
         named = set()
     refused = [x for x in out if x in named]
     if refused:
-        raise param_error("metrics", func, "rank metrics only with sampled negatives (the "
-                          "top-K lists of candidates are not recommendation lists)",
-                          f"{refused}", got_is_text=True)
+        raise param_error(
+            "metrics",
+            func,
+            "rank metrics only with sampled negatives (the "
+            "top-K lists of candidates are not recommendation lists)",
+            f"{refused}",
+            got_is_text=True,
+        )
     left = {x: "a metric of the top-K lists (sampled negatives)" for x in out}
     specs = tuple(s for s in plan.specs if s.name not in left)
-    return replace(plan, specs=specs, left_out={**plan.left_out, **left},
-                   want_topk=plan.options.return_topk)
+    return replace(
+        plan, specs=specs, left_out={**plan.left_out, **left}, want_topk=plan.options.return_topk
+    )
 
 
 def back_to_items(raw: Any, full: Any, cand: np.ndarray) -> None:
@@ -296,5 +354,8 @@ def back_to_items(raw: Any, full: Any, cand: np.ndarray) -> None:
         listed = raw.topk >= 0
         rows = np.nonzero(listed)[0]
         raw.topk[listed] = cand[rows, raw.topk[listed]]
-    raw.n_train = np.diff(full.train.indptr).astype(np.int64) if full.train is not None \
+    raw.n_train = (
+        np.diff(full.train.indptr).astype(np.int64)
+        if full.train is not None
         else np.zeros_like(raw.n_train)
+    )

@@ -44,23 +44,42 @@ def _frame_columns(df: pd.DataFrame, func: str) -> str:
     """The column that orders the lists (``rank``, else ``score``), the columns checked."""
     cols = list(df.columns)
     if not {"user", "item"} <= set(cols) or not ({"rank", "score"} & set(cols)):
-        raise param_error("ranked", func, "a DataFrame with columns 'user', 'item' and "
-                          "'rank' (1 = best) or 'score' (higher = better)",
-                          f"columns {cols}", got_is_text=True)
+        raise param_error(
+            "ranked",
+            func,
+            "a DataFrame with columns 'user', 'item' and "
+            "'rank' (1 = best) or 'score' (higher = better)",
+            f"columns {cols}",
+            got_is_text=True,
+        )
     for role, aliases in RANKED_ALIASES.items():
         other = [c for c in aliases if c in cols]
         if other:
-            raise param_error("ranked", func, f"a DataFrame with one {role} id column "
-                              f"('{role}')", f"both '{role}' and {other[0]!r} (which holds the "
-                              "ids is ambiguous)", got_is_text=True,
-                              fix=f"Drop one, e.g. df.drop(columns={other[0]!r}).")
+            raise param_error(
+                "ranked",
+                func,
+                f"a DataFrame with one {role} id column ('{role}')",
+                f"both '{role}' and {other[0]!r} (which holds the ids is ambiguous)",
+                got_is_text=True,
+                fix=f"Drop one, e.g. df.drop(columns={other[0]!r}).",
+            )
     if not len(df):
-        raise param_error("ranked", func, "a DataFrame with at least one (user, item) row",
-                          f"columns {cols} and no row", got_is_text=True)
+        raise param_error(
+            "ranked",
+            func,
+            "a DataFrame with at least one (user, item) row",
+            f"columns {cols} and no row",
+            got_is_text=True,
+        )
     for col in ("user", "item"):
         if df[col].dtype.kind == "c":
-            raise param_error("ranked", func, f"a DataFrame whose '{col}' column holds ids",
-                              f"complex values ({df[col].dtype})", got_is_text=True)
+            raise param_error(
+                "ranked",
+                func,
+                f"a DataFrame whose '{col}' column holds ids",
+                f"complex values ({df[col].dtype})",
+                got_is_text=True,
+            )
     return "rank" if "rank" in cols else "score"
 
 
@@ -73,34 +92,48 @@ def _from_frame(df: pd.DataFrame, prep: Any, func: str, missing_users: str) -> R
     order_col = _frame_columns(df, func)
     key, bad, expected = order_key(df[order_col].to_numpy(), is_score=order_col == "score")
     if bad is not None:
-        raise param_error("ranked", func, f"a DataFrame whose '{order_col}' column holds "
-                          f"{expected} in every row", f"{_shown(df[order_col].iloc[bad])} in row "
-                          f"{df.index[bad]!r}", got_is_text=True)
+        raise param_error(
+            "ranked",
+            func,
+            f"a DataFrame whose '{order_col}' column holds {expected} in every row",
+            f"{_shown(df[order_col].iloc[bad])} in row {df.index[bad]!r}",
+            got_is_text=True,
+        )
     users = df["user"].to_numpy()
     items = df["item"].to_numpy()
     if prep.item_ids is not None:
         pos = pd.Index(prep.item_ids).get_indexer(items)
         if (pos < 0).any():
             bad_item = items[np.flatnonzero(pos < 0)[0]]
-            raise param_error("ranked", func, "items that are in the dataset's item ids",
-                              f"an unknown item id {bad_item!r}", got_is_text=True)
+            raise param_error(
+                "ranked",
+                func,
+                "items that are in the dataset's item ids",
+                f"an unknown item id {bad_item!r}",
+                got_is_text=True,
+            )
         items = pos
     upos = pd.Index(prep.user_ids).get_indexer(users)
     if (upos < 0).any():
         bad_user = users[np.flatnonzero(upos < 0)[0]]
-        raise param_error("ranked", func, "users that are in the evaluated user ids",
-                          f"an unknown user id {bad_user!r}", got_is_text=True)
+        raise param_error(
+            "ranked",
+            func,
+            "users that are in the evaluated user ids",
+            f"an unknown user id {bad_user!r}",
+            got_is_text=True,
+        )
     return RankedLists.from_pairs(upos, items, key, m, func=func, missing_users=missing_users)
 
 
-def ranked_lists(ranked: Any, prep: Any, func: str, missing_users: str | None = None
-                 ) -> RankedLists:
+def ranked_lists(
+    ranked: Any, prep: Any, func: str, missing_users: str | None = None
+) -> RankedLists:
     """The checked lists of ``ranked`` (an array, :class:`RankedLists` or a DataFrame), one per
     user of ``prep``; ``missing_users`` applies to lists made of (user, item) pairs."""
     m, n = prep.test.shape
     if missing_users is not None and missing_users not in MISSING_USERS:
-        raise param_error("missing_users", func, f"one of {list(MISSING_USERS)}",
-                          missing_users)
+        raise param_error("missing_users", func, f"one of {list(MISSING_USERS)}", missing_users)
     if isinstance(ranked, pd.DataFrame):
         ranked = _from_frame(ranked, prep, func, missing_users or "zero")
     elif missing_users is not None:
@@ -109,20 +142,30 @@ def ranked_lists(ranked: Any, prep: Any, func: str, missing_users: str | None = 
                 f"The 'missing_users' parameter of {func} applies to ranked (user, item) rows "
                 "(a DataFrame, a ranked file): an array of lists has a row for every user, so "
                 f"no user is missing (an empty row is an empty list). Got missing_users="
-                f"{missing_users!r} with {type(ranked).__name__} lists.")
+                f"{missing_users!r} with {type(ranked).__name__} lists."
+            )
         ranked = dataclasses.replace(ranked, missing_users=missing_users)
     rl = ranked if isinstance(ranked, RankedLists) else RankedLists(ranked, func=func)
     items, n_dup = dedupe_lists(rl.items)
     if n_dup:
-        warnings.warn(f"The 'ranked' lists passed to {func} repeat an item {n_dup} times; each "
-                      "item counts once, at its best rank (the later copies are dropped and the "
-                      "rest of the list moves up).", UserWarning, stacklevel=5)
+        warnings.warn(
+            f"The 'ranked' lists passed to {func} repeat an item {n_dup} times; each "
+            "item counts once, at its best rank (the later copies are dropped and the "
+            "rest of the list moves up).",
+            UserWarning,
+            stacklevel=5,
+        )
         rl = dataclasses.replace(rl, items=items)
     if rl.items.shape[0] != m:
         raise param_error("ranked", func, f"one list per user ({m} rows)", rl.items)
     if rl.items.size and (rl.items.max() >= n or rl.items.min() < -1):
-        raise param_error("ranked", func, f"item indices in [0, {n}) or -1 for padding",
-                          f"values from {rl.items.min()} to {rl.items.max()}", got_is_text=True)
+        raise param_error(
+            "ranked",
+            func,
+            f"item indices in [0, {n}) or -1 for padding",
+            f"values from {rl.items.min()} to {rl.items.max()}",
+            got_is_text=True,
+        )
     # a copy: the evaluation records its count of users without a list on it, never on the
     # caller's object (evaluated again on other data, it would carry a stale count)
     return dataclasses.replace(rl) if rl is ranked else rl

@@ -30,8 +30,10 @@ def _pair(truth: Any, pred: Any, func: str) -> tuple[np.ndarray, np.ndarray]:
     t = np.asarray(truth, dtype=np.float64).ravel()
     p = np.asarray(pred, dtype=np.float64).ravel()
     if t.shape != p.shape:
-        raise InputError(f"The 'truth' and 'pred' parameters of {func} must have the same "
-                         f"length. Got {t.shape[0]} and {p.shape[0]} instead.")
+        raise InputError(
+            f"The 'truth' and 'pred' parameters of {func} must have the same "
+            f"length. Got {t.shape[0]} and {p.shape[0]} instead."
+        )
     if t.shape[0] == 0:
         raise param_error("truth", func, "a non-empty array", t)
     if not (np.all(np.isfinite(t)) and np.all(np.isfinite(p))):
@@ -87,7 +89,7 @@ def predictions_at(test: Any, scorer_block: Any) -> tuple[np.ndarray, np.ndarray
     users = np.flatnonzero(np.diff(X.indptr))
     preds = np.empty(X.nnz, dtype=np.float64)
     for start in range(0, users.shape[0], 1024):
-        block = users[start:start + 1024]
+        block = users[start : start + 1024]
         S = np.asarray(scorer_block(block))
         for r, u in enumerate(block):
             lo, hi = X.indptr[u], X.indptr[u + 1]

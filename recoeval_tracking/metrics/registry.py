@@ -26,8 +26,15 @@ from .._validation import InputError
 from ..engine.codes import AtK, Whole
 from . import beyond, listrank, popularity
 
-__all__ = ["MetricSpec", "METRICS", "resolve_metrics", "column_name", "curve_name",
-           "spec_for_key", "greater_is_better"]
+__all__ = [
+    "MetricSpec",
+    "METRICS",
+    "resolve_metrics",
+    "column_name",
+    "curve_name",
+    "spec_for_key",
+    "greater_is_better",
+]
 
 
 @dataclass(frozen=True)
@@ -112,178 +119,460 @@ class MetricSpec:
 
 
 _SPECS = [
-    MetricSpec("p", AtK.P, "P", True, True,
-               "P@k = hits(k) / k"),
-    MetricSpec("tp", AtK.TP, "TP", True, True,
-               "TP@k = hits(k) / min(k, |T|)"),
-    MetricSpec("r", AtK.R, "R", True, True,
-               "R@k = hits(k) / |T|"),
-    MetricSpec("ap", AtK.AP, "AP", True, False,
-               "AP@k = (1/|T|) * sum_{i : r_i <= k} i / r_i"),
-    MetricSpec("tap", AtK.TAP, "TAP", True, False,
-               "TAP@k = (1/min(k, |T|)) * sum_{i : r_i <= k} i / r_i"),
-    MetricSpec("ndcg", AtK.NDCG, "NDCG", True, False,
-               "NDCG@k = DCG@k / IDCG@k, DCG@k = sum_{i : r_i <= k} g_i / log2(r_i + 1) with the "
-               "linear gain g_i = test value v_i; IDCG@k = sum_{j <= min(k, #g>0)} g_(j) / "
-               "log2(j + 1) over the positive gains sorted descending; NaN if no g > 0",
-               "ndcg", (("gain", "linear"),)),
-    MetricSpec("ndcg_exp", AtK.NDCG_EXP, "NDCG_EXP", True, False,
-               "as ndcg with the exponential gain g_i = 2^v_i - 1 (Burges et al. 2005; Hivemall "
-               "graded NDCG, RecBole with graded relevance)",
-               "ndcg", (("gain", "exponential"),)),
-    MetricSpec("ndcg_bin", AtK.NDCG_BIN, "NDCG_BIN", True, False,
-               "as ndcg with the binary gain g_i = 1 for every test item (RecBole, implicit, "
-               "ranx on binary qrels)",
-               "ndcg", (("gain", "binary"),)),
-    MetricSpec("hit", AtK.HIT, "Hit", True, True,
-               "Hit@k = 1 if hits(k) > 0 else 0"),
-    MetricSpec("rr", AtK.RR, "RR", True, False,
-               "RR@k = 1 / r_1 if r_1 <= k else 0"),
-    MetricSpec("auc_topk", AtK.AUC_TOPK, "AUC_TOPK", True, False,
-               "AUC inside the top-k list (Hivemall): with h = hits(k) and L = min(k, |pool|), "
-               "#{(i, j) : i in T, j not in T, both in the list, i above j} / (h * (L - h)); "
-               "0.5 when h * (L - h) = 0", "auc", (("scope", "top_k_list"),),
-               average_ties=False),
-    MetricSpec("roc_auc", Whole.ROC_AUC, "ROC_AUC", False, False,
-               "ROC-AUC = #{(i, j) : i in T, j in pool \\ T, i ranked above j} / (|T| * |pool \\ T|)",
-               "auc", (("scope", "catalog"),)),
-    MetricSpec("pr_auc", Whole.PR_AUC, "PR_AUC", False, False,
-               "PR-AUC = (1/|T|) * sum_i i / r_i  (AP@|pool|, rectangular rule)"),
-    MetricSpec("mpr", Whole.MPR, "MPR", False, False,
-               "MPR = sum_i v_i * (r_i - 1) / (|pool| - 1) / sum_i v_i: the test-value-weighted mean "
-               "percentile rank, 0 = best (Hu, Koren & Volinsky 2008, eq. 8); NaN if sum_i v_i <= 0",
-               greater_is_better=False),
-    MetricSpec("dcg", AtK.DCG, "DCG", True, False,
-               "DCG@k = sum_{i : r_i <= k} v_i / log2(r_i + 1): the numerator of ndcg (linear "
-               "gain v_i = test value), unnormalised (Jarvelin & Kekalainen 2002; ranx's dcg); "
-               "defined for every evaluated user, also when the pool holds only positives",
-               "dcg", (("gain", "linear"),)),
-    MetricSpec("ap_hits", AtK.AP_HITS, "AP_HITS", True, False,
-               "AP@k over the hits: (1/hits(k)) * sum_{i : r_i <= k} i / r_i, 0 when hits(k) = 0 "
-               "(Hivemall's AveragePrecision since 2017; its documentation still shows /|T|)",
-               "ap", (("denominator", "hits"),), average_ties=False),
-    MetricSpec("hits", AtK.HITS, "Hits", True, True,
-               "hits(k) = #{i : r_i <= k}, the number of positives in the top k (ranx's hits)"),
-    MetricSpec("f1", AtK.F1, "F1", True, True,
-               "F1@k = 2 P@k R@k / (P@k + R@k) = 2 hits(k) / (k + |T|), 0 without a hit (van "
-               "Rijsbergen 1979; ranx's f1, trec_eval's set_F on a run of k items)"),
-    MetricSpec("dcg_exp", AtK.DCG_EXP, "DCG_EXP", True, False,
-               "DCG@k with the exponential gain: sum_{i : r_i <= k} (2^v_i - 1) / log2(r_i + 1) "
-               "(Burges et al. 2005; ranx's dcg_burges); defined as dcg",
-               "dcg", (("gain", "exponential"),)),
-    MetricSpec("set_map", AtK.SET_MAP, "SET_MAP", True, True,
-               "hits(k)^2 / (k |T|) = P@k R@k: trec_eval's set_map on a run of k items",
-               average_ties=False),
-    MetricSpec("rprec", Whole.RPREC, "Rprec", False, False,
-               "R-precision: #{i : r_i <= |T|} / |T|, precision after |T| items (Buckley & "
-               "Voorhees 2000; trec_eval's Rprec, ranx's r-precision)"),
-    *[MetricSpec(f"iprec_at_recall_{j / 10:.2f}", Whole(Whole.IPREC_0 + j),
-                 f"IPREC@{j / 10:.2f}", False, False,
-                 f"interpolated precision at recall {j / 10:.2f}: max over i >= max(1, c) of "
-                 f"i / r_i, c = floor({j / 10:.2f} |T| + 0.9): the best precision from the "
-                 "c-th positive on (trec_eval 9's iprec_at_recall, over the whole ranking)",
-                 "iprec", (("recall", f"{j / 10:.2f}"),), average_ties=False)
-      for j in range(11)],
-    MetricSpec("11pt_avg", Whole.AVG_11PT, "11pt_avg", False, False,
-               "mean of the 11 interpolated precisions at recall 0, 0.1, ..., 1 (trec_eval's "
-               "11pt_avg, Salton & McGill 1983)", average_ties=False),
+    MetricSpec("p", AtK.P, "P", True, True, "P@k = hits(k) / k"),
+    MetricSpec("tp", AtK.TP, "TP", True, True, "TP@k = hits(k) / min(k, |T|)"),
+    MetricSpec("r", AtK.R, "R", True, True, "R@k = hits(k) / |T|"),
+    MetricSpec("ap", AtK.AP, "AP", True, False, "AP@k = (1/|T|) * sum_{i : r_i <= k} i / r_i"),
+    MetricSpec(
+        "tap", AtK.TAP, "TAP", True, False, "TAP@k = (1/min(k, |T|)) * sum_{i : r_i <= k} i / r_i"
+    ),
+    MetricSpec(
+        "ndcg",
+        AtK.NDCG,
+        "NDCG",
+        True,
+        False,
+        "NDCG@k = DCG@k / IDCG@k, DCG@k = sum_{i : r_i <= k} g_i / log2(r_i + 1) with the "
+        "linear gain g_i = test value v_i; IDCG@k = sum_{j <= min(k, #g>0)} g_(j) / "
+        "log2(j + 1) over the positive gains sorted descending; NaN if no g > 0",
+        "ndcg",
+        (("gain", "linear"),),
+    ),
+    MetricSpec(
+        "ndcg_exp",
+        AtK.NDCG_EXP,
+        "NDCG_EXP",
+        True,
+        False,
+        "as ndcg with the exponential gain g_i = 2^v_i - 1 (Burges et al. 2005; Hivemall "
+        "graded NDCG, RecBole with graded relevance)",
+        "ndcg",
+        (("gain", "exponential"),),
+    ),
+    MetricSpec(
+        "ndcg_bin",
+        AtK.NDCG_BIN,
+        "NDCG_BIN",
+        True,
+        False,
+        "as ndcg with the binary gain g_i = 1 for every test item (RecBole, implicit, "
+        "ranx on binary qrels)",
+        "ndcg",
+        (("gain", "binary"),),
+    ),
+    MetricSpec("hit", AtK.HIT, "Hit", True, True, "Hit@k = 1 if hits(k) > 0 else 0"),
+    MetricSpec("rr", AtK.RR, "RR", True, False, "RR@k = 1 / r_1 if r_1 <= k else 0"),
+    MetricSpec(
+        "auc_topk",
+        AtK.AUC_TOPK,
+        "AUC_TOPK",
+        True,
+        False,
+        "AUC inside the top-k list (Hivemall): with h = hits(k) and L = min(k, |pool|), "
+        "#{(i, j) : i in T, j not in T, both in the list, i above j} / (h * (L - h)); "
+        "0.5 when h * (L - h) = 0",
+        "auc",
+        (("scope", "top_k_list"),),
+        average_ties=False,
+    ),
+    MetricSpec(
+        "roc_auc",
+        Whole.ROC_AUC,
+        "ROC_AUC",
+        False,
+        False,
+        "ROC-AUC = #{(i, j) : i in T, j in pool \\ T, i ranked above j} / (|T| * |pool \\ T|)",
+        "auc",
+        (("scope", "catalog"),),
+    ),
+    MetricSpec(
+        "pr_auc",
+        Whole.PR_AUC,
+        "PR_AUC",
+        False,
+        False,
+        "PR-AUC = (1/|T|) * sum_i i / r_i  (AP@|pool|, rectangular rule)",
+    ),
+    MetricSpec(
+        "mpr",
+        Whole.MPR,
+        "MPR",
+        False,
+        False,
+        "MPR = sum_i v_i * (r_i - 1) / (|pool| - 1) / sum_i v_i: the test-value-weighted mean "
+        "percentile rank, 0 = best (Hu, Koren & Volinsky 2008, eq. 8); NaN if sum_i v_i <= 0",
+        greater_is_better=False,
+    ),
+    MetricSpec(
+        "dcg",
+        AtK.DCG,
+        "DCG",
+        True,
+        False,
+        "DCG@k = sum_{i : r_i <= k} v_i / log2(r_i + 1): the numerator of ndcg (linear "
+        "gain v_i = test value), unnormalised (Jarvelin & Kekalainen 2002; ranx's dcg); "
+        "defined for every evaluated user, also when the pool holds only positives",
+        "dcg",
+        (("gain", "linear"),),
+    ),
+    MetricSpec(
+        "ap_hits",
+        AtK.AP_HITS,
+        "AP_HITS",
+        True,
+        False,
+        "AP@k over the hits: (1/hits(k)) * sum_{i : r_i <= k} i / r_i, 0 when hits(k) = 0 "
+        "(Hivemall's AveragePrecision since 2017; its documentation still shows /|T|)",
+        "ap",
+        (("denominator", "hits"),),
+        average_ties=False,
+    ),
+    MetricSpec(
+        "hits",
+        AtK.HITS,
+        "Hits",
+        True,
+        True,
+        "hits(k) = #{i : r_i <= k}, the number of positives in the top k (ranx's hits)",
+    ),
+    MetricSpec(
+        "f1",
+        AtK.F1,
+        "F1",
+        True,
+        True,
+        "F1@k = 2 P@k R@k / (P@k + R@k) = 2 hits(k) / (k + |T|), 0 without a hit (van "
+        "Rijsbergen 1979; ranx's f1, trec_eval's set_F on a run of k items)",
+    ),
+    MetricSpec(
+        "dcg_exp",
+        AtK.DCG_EXP,
+        "DCG_EXP",
+        True,
+        False,
+        "DCG@k with the exponential gain: sum_{i : r_i <= k} (2^v_i - 1) / log2(r_i + 1) "
+        "(Burges et al. 2005; ranx's dcg_burges); defined as dcg",
+        "dcg",
+        (("gain", "exponential"),),
+    ),
+    MetricSpec(
+        "set_map",
+        AtK.SET_MAP,
+        "SET_MAP",
+        True,
+        True,
+        "hits(k)^2 / (k |T|) = P@k R@k: trec_eval's set_map on a run of k items",
+        average_ties=False,
+    ),
+    MetricSpec(
+        "rprec",
+        Whole.RPREC,
+        "Rprec",
+        False,
+        False,
+        "R-precision: #{i : r_i <= |T|} / |T|, precision after |T| items (Buckley & "
+        "Voorhees 2000; trec_eval's Rprec, ranx's r-precision)",
+    ),
+    *[
+        MetricSpec(
+            f"iprec_at_recall_{j / 10:.2f}",
+            Whole(Whole.IPREC_0 + j),
+            f"IPREC@{j / 10:.2f}",
+            False,
+            False,
+            f"interpolated precision at recall {j / 10:.2f}: max over i >= max(1, c) of "
+            f"i / r_i, c = floor({j / 10:.2f} |T| + 0.9): the best precision from the "
+            "c-th positive on (trec_eval 9's iprec_at_recall, over the whole ranking)",
+            "iprec",
+            (("recall", f"{j / 10:.2f}"),),
+            average_ties=False,
+        )
+        for j in range(11)
+    ],
+    MetricSpec(
+        "11pt_avg",
+        Whole.AVG_11PT,
+        "11pt_avg",
+        False,
+        False,
+        "mean of the 11 interpolated precisions at recall 0, 0.1, ..., 1 (trec_eval's "
+        "11pt_avg, Salton & McGill 1983)",
+        average_ties=False,
+    ),
     # rank metrics from the top-K lists (a real-valued parameter, or judged non-relevant items)
-    MetricSpec("rbp", -1, "RBP", True, False,
-               "RBP@k = (1 - p) sum_{j <= k} v_(j) p^(j - 1), v_(j) the test value of the j-th "
-               "listed item (0 if not a positive), p = rbp_persistence; 0 for an empty list "
-               "(Moffat & Zobel 2008; ranx's rbp)", stage="list", compute=listrank.rbp_of,
-               average_ties=False),
-    MetricSpec("bpref", -1, "bpref", True, False,
-               "bpref@k = (1/R) sum over listed positives of 1 - min(n, R) / min(N, R) (1 when "
-               "n = 0), n the judged non-relevant items listed above it, R = |T|, N the judged "
-               "non-relevant items (test entries below relevance_level); unjudged items skipped; "
-               "0 for an empty list (Buckley & Voorhees 2004; trec_eval's bpref on a run of k "
-               "items)",
-               stage="list", compute=listrank.bpref_of, average_ties=False),
+    MetricSpec(
+        "rbp",
+        -1,
+        "RBP",
+        True,
+        False,
+        "RBP@k = (1 - p) sum_{j <= k} v_(j) p^(j - 1), v_(j) the test value of the j-th "
+        "listed item (0 if not a positive), p = rbp_persistence; 0 for an empty list "
+        "(Moffat & Zobel 2008; ranx's rbp)",
+        stage="list",
+        compute=listrank.rbp_of,
+        average_ties=False,
+    ),
+    MetricSpec(
+        "bpref",
+        -1,
+        "bpref",
+        True,
+        False,
+        "bpref@k = (1/R) sum over listed positives of 1 - min(n, R) / min(N, R) (1 when "
+        "n = 0), n the judged non-relevant items listed above it, R = |T|, N the judged "
+        "non-relevant items (test entries below relevance_level); unjudged items skipped; "
+        "0 for an empty list (Buckley & Voorhees 2004; trec_eval's bpref on a run of k "
+        "items)",
+        stage="list",
+        compute=listrank.bpref_of,
+        average_ties=False,
+    ),
     # beyond accuracy: from the top-K lists of the same pass
-    MetricSpec("novelty", -1, "Novelty", True, True,
-               "mean over the list of -log2(max(n_i, 1) / |U_train|), n_i = train users of item i",
-               stage="list", compute=beyond.novelty_of),
-    MetricSpec("ils", -1, "ILS", True, True,
-               "mean cosine similarity over pairs of listed items (item factors or features)",
-               stage="list", compute=beyond.ils_of, needs_item_vectors=True),
-    MetricSpec("diversity", -1, "Diversity", True, True, "1 - ils", stage="list",
-               compute=beyond.diversity_of, needs_item_vectors=True),
-    MetricSpec("serendipity", -1, "Serendipity", True, True,
-               "share of the list in the test set and outside the top-N popular train items",
-               stage="list", compute=beyond.serendipity_of),
-    MetricSpec("coverage", -1, "Coverage", True, True,
-               "|union of the lists| / |items|", stage="aggregate",
-               compute=beyond.over_lists(beyond.coverage)),
-    MetricSpec("aggregated_diversity", -1, "AggregatedDiversity", True, True,
-               "|union of the lists|", stage="aggregate",
-               compute=beyond.over_lists(beyond.aggregated_diversity)),
-    MetricSpec("entropy", -1, "Entropy", True, True,
-               "-sum_i p_i ln p_i, p_i = (#lists with i) / (K |U|)", stage="aggregate",
-               compute=beyond.over_lists(beyond.shannon_entropy)),
-    MetricSpec("gini", -1, "Gini", True, True,
-               "sum_j (2j - |I| - 1) p_(j) / (|I| - 1), p ascending", stage="aggregate",
-               compute=beyond.over_lists(beyond.gini_index), greater_is_better=False),
-    MetricSpec("personalisation", -1, "Personalisation", True, True,
-               "1 - mean over user pairs of |L_u & L_v| / K (exact)", stage="aggregate",
-               compute=beyond.over_lists(beyond.personalisation)),
-    MetricSpec("gauc", -1, "GAUC", False, False,
-               "sum_u |T_u| AUC_u / sum_u |T_u| over users with a defined ROC-AUC, with AUC_u the "
-               "ROC-AUC under tied scores given their average rank (a tied pair counts 1/2), "
-               "whatever the tie policy of the other metrics (RecBole's GAUC, "
-               "Collector._average_rank)",
-               "auc", (("scope", "user_weighted"),), stage="aggregate", needs=("roc_auc",),
-               compute=beyond.gauc_of, extra_pass=True),
-    MetricSpec("gm_map", -1, "gm_map", False, False,
-               "exp(mean_u ln max(PR-AUC_u, 1e-5)) over users with a defined PR-AUC: the "
-               "geometric mean of AP over the whole ranking (Robertson 2006; trec_eval's gm_map)",
-               "pr_auc", (("average", "geometric"),), stage="aggregate", needs=("pr_auc",),
-               compute=listrank.gm_map_of),
-    MetricSpec("arp", -1, "ARP", True, True,
-               "mean over the list of pop_i, the train entries of item i (RecBole's "
-               "AveragePopularity; Abdollahpouri et al. 2019)", stage="list",
-               compute=popularity.arp_of, greater_is_better=False),
-    MetricSpec("tailpercentage", -1, "TailPercentage", True, True,
-               "share of the list in the tail: the max(1, floor(tail_ratio |I_train|)) least "
-               "popular items with a train entry, ties by index (RecBole's TailPercentage)",
-               stage="list", compute=popularity.tailpercentage_of),
-    MetricSpec("aplt", -1, "APLT", True, True,
-               "share of the list in the long tail: items outside the short head, the most "
-               "popular items holding short_head_share (0.8) of the train entries (Abdollahpouri "
-               "et al. 2019; Elliot's APLT)", stage="list", compute=popularity.aplt_of),
-    MetricSpec("aclt", -1, "ACLT", True, True,
-               "number of long-tail items in the list (as aplt; Elliot's ACLT)", stage="list",
-               compute=popularity.aclt_of),
-    MetricSpec("pop_rsp", -1, "PopRSP", True, True,
-               "std/mean over {short head, long tail} of sum_u |L_u & g| / sum_u |g - R_u| "
-               "(Zhu et al. 2020; Elliot's PopRSP); 0 = parity", stage="aggregate",
-               compute=popularity.pop_rsp_of, greater_is_better=False),
-    MetricSpec("pop_reo", -1, "PopREO", True, True,
-               "std/mean over {short head, long tail} of sum_u |L_u & g & T_u| / sum_u |g & T_u| "
-               "(Zhu et al. 2020; Elliot's PopREO); 0 = equal opportunity", stage="aggregate",
-               compute=popularity.pop_reo_of, greater_is_better=False),
-    MetricSpec("gini_items", -1, "GiniIndex", True, True,
-               "sum_j (2j - |I| - 1) c_(j) / (|I| sum c), c ascending (RecBole's GiniIndex: "
-               "gini divided by |I| instead of |I| - 1)", "gini", (("normalise", "items"),),
-               stage="aggregate", compute=beyond.over_lists(popularity.gini_items),
-               greater_is_better=False),
-    MetricSpec("entropy_mean", -1, "ShannonEntropy", True, True,
-               "entropy / #distinct recommended items (RecBole's ShannonEntropy)", "entropy",
-               (("normalise", "recommended_items"),), stage="aggregate",
-               compute=beyond.over_lists(popularity.entropy_mean)),
-    MetricSpec("p_pooled", -1, "P_POOLED", True, True,
-               "sum_u hits_u(k) / sum_u min(k, |T_u|) over defined users (implicit's precision)",
-               "p", (("average", "pooled"),), stage="aggregate", needs=("tp",),
-               compute=beyond.pooled_precision_of),
+    MetricSpec(
+        "novelty",
+        -1,
+        "Novelty",
+        True,
+        True,
+        "mean over the list of -log2(max(n_i, 1) / |U_train|), n_i = train users of item i",
+        stage="list",
+        compute=beyond.novelty_of,
+    ),
+    MetricSpec(
+        "ils",
+        -1,
+        "ILS",
+        True,
+        True,
+        "mean cosine similarity over pairs of listed items (item factors or features)",
+        stage="list",
+        compute=beyond.ils_of,
+        needs_item_vectors=True,
+    ),
+    MetricSpec(
+        "diversity",
+        -1,
+        "Diversity",
+        True,
+        True,
+        "1 - ils",
+        stage="list",
+        compute=beyond.diversity_of,
+        needs_item_vectors=True,
+    ),
+    MetricSpec(
+        "serendipity",
+        -1,
+        "Serendipity",
+        True,
+        True,
+        "share of the list in the test set and outside the top-N popular train items",
+        stage="list",
+        compute=beyond.serendipity_of,
+    ),
+    MetricSpec(
+        "coverage",
+        -1,
+        "Coverage",
+        True,
+        True,
+        "|union of the lists| / |items|",
+        stage="aggregate",
+        compute=beyond.over_lists(beyond.coverage),
+    ),
+    MetricSpec(
+        "aggregated_diversity",
+        -1,
+        "AggregatedDiversity",
+        True,
+        True,
+        "|union of the lists|",
+        stage="aggregate",
+        compute=beyond.over_lists(beyond.aggregated_diversity),
+    ),
+    MetricSpec(
+        "entropy",
+        -1,
+        "Entropy",
+        True,
+        True,
+        "-sum_i p_i ln p_i, p_i = (#lists with i) / (K |U|)",
+        stage="aggregate",
+        compute=beyond.over_lists(beyond.shannon_entropy),
+    ),
+    MetricSpec(
+        "gini",
+        -1,
+        "Gini",
+        True,
+        True,
+        "sum_j (2j - |I| - 1) p_(j) / (|I| - 1), p ascending",
+        stage="aggregate",
+        compute=beyond.over_lists(beyond.gini_index),
+        greater_is_better=False,
+    ),
+    MetricSpec(
+        "personalisation",
+        -1,
+        "Personalisation",
+        True,
+        True,
+        "1 - mean over user pairs of |L_u & L_v| / K (exact)",
+        stage="aggregate",
+        compute=beyond.over_lists(beyond.personalisation),
+    ),
+    MetricSpec(
+        "gauc",
+        -1,
+        "GAUC",
+        False,
+        False,
+        "sum_u |T_u| AUC_u / sum_u |T_u| over users with a defined ROC-AUC, with AUC_u the "
+        "ROC-AUC under tied scores given their average rank (a tied pair counts 1/2), "
+        "whatever the tie policy of the other metrics (RecBole's GAUC, "
+        "Collector._average_rank)",
+        "auc",
+        (("scope", "user_weighted"),),
+        stage="aggregate",
+        needs=("roc_auc",),
+        compute=beyond.gauc_of,
+        extra_pass=True,
+    ),
+    MetricSpec(
+        "gm_map",
+        -1,
+        "gm_map",
+        False,
+        False,
+        "exp(mean_u ln max(PR-AUC_u, 1e-5)) over users with a defined PR-AUC: the "
+        "geometric mean of AP over the whole ranking (Robertson 2006; trec_eval's gm_map)",
+        "pr_auc",
+        (("average", "geometric"),),
+        stage="aggregate",
+        needs=("pr_auc",),
+        compute=listrank.gm_map_of,
+    ),
+    MetricSpec(
+        "arp",
+        -1,
+        "ARP",
+        True,
+        True,
+        "mean over the list of pop_i, the train entries of item i (RecBole's "
+        "AveragePopularity; Abdollahpouri et al. 2019)",
+        stage="list",
+        compute=popularity.arp_of,
+        greater_is_better=False,
+    ),
+    MetricSpec(
+        "tailpercentage",
+        -1,
+        "TailPercentage",
+        True,
+        True,
+        "share of the list in the tail: the max(1, floor(tail_ratio |I_train|)) least "
+        "popular items with a train entry, ties by index (RecBole's TailPercentage)",
+        stage="list",
+        compute=popularity.tailpercentage_of,
+    ),
+    MetricSpec(
+        "aplt",
+        -1,
+        "APLT",
+        True,
+        True,
+        "share of the list in the long tail: items outside the short head, the most "
+        "popular items holding short_head_share (0.8) of the train entries (Abdollahpouri "
+        "et al. 2019; Elliot's APLT)",
+        stage="list",
+        compute=popularity.aplt_of,
+    ),
+    MetricSpec(
+        "aclt",
+        -1,
+        "ACLT",
+        True,
+        True,
+        "number of long-tail items in the list (as aplt; Elliot's ACLT)",
+        stage="list",
+        compute=popularity.aclt_of,
+    ),
+    MetricSpec(
+        "pop_rsp",
+        -1,
+        "PopRSP",
+        True,
+        True,
+        "std/mean over {short head, long tail} of sum_u |L_u & g| / sum_u |g - R_u| "
+        "(Zhu et al. 2020; Elliot's PopRSP); 0 = parity",
+        stage="aggregate",
+        compute=popularity.pop_rsp_of,
+        greater_is_better=False,
+    ),
+    MetricSpec(
+        "pop_reo",
+        -1,
+        "PopREO",
+        True,
+        True,
+        "std/mean over {short head, long tail} of sum_u |L_u & g & T_u| / sum_u |g & T_u| "
+        "(Zhu et al. 2020; Elliot's PopREO); 0 = equal opportunity",
+        stage="aggregate",
+        compute=popularity.pop_reo_of,
+        greater_is_better=False,
+    ),
+    MetricSpec(
+        "gini_items",
+        -1,
+        "GiniIndex",
+        True,
+        True,
+        "sum_j (2j - |I| - 1) c_(j) / (|I| sum c), c ascending (RecBole's GiniIndex: "
+        "gini divided by |I| instead of |I| - 1)",
+        "gini",
+        (("normalise", "items"),),
+        stage="aggregate",
+        compute=beyond.over_lists(popularity.gini_items),
+        greater_is_better=False,
+    ),
+    MetricSpec(
+        "entropy_mean",
+        -1,
+        "ShannonEntropy",
+        True,
+        True,
+        "entropy / #distinct recommended items (RecBole's ShannonEntropy)",
+        "entropy",
+        (("normalise", "recommended_items"),),
+        stage="aggregate",
+        compute=beyond.over_lists(popularity.entropy_mean),
+    ),
+    MetricSpec(
+        "p_pooled",
+        -1,
+        "P_POOLED",
+        True,
+        True,
+        "sum_u hits_u(k) / sum_u min(k, |T_u|) over defined users (implicit's precision)",
+        "p",
+        (("average", "pooled"),),
+        stage="aggregate",
+        needs=("tp",),
+        compute=beyond.pooled_precision_of,
+    ),
 ]
 
 #: All registered metrics by name, in the canonical output order.
 #: Left out of ``"standard"`` (see :attr:`MetricSpec.standard`): 16 columns a user rarely wants
 #: by default; ``"all"``, a profile or a name gives them.
 _NOT_STANDARD = {"ap_hits", "set_map", "gini_items", "entropy_mean", "11pt_avg"}
-_SPECS = [dataclasses.replace(s, standard=False)
-          if s.name in _NOT_STANDARD or s.name.startswith("iprec_at_recall_") else s
-          for s in _SPECS]
+_SPECS = [
+    dataclasses.replace(s, standard=False)
+    if s.name in _NOT_STANDARD or s.name.startswith("iprec_at_recall_")
+    else s
+    for s in _SPECS
+]
 #: Names that stand for a set of metrics: every one, or the standard ones.
 METRIC_SETS = ("all", "standard")
 METRICS: dict[str, MetricSpec] = {s.name: s for s in _SPECS}
@@ -320,8 +609,9 @@ def greater_is_better(key: str) -> bool:
     return not str(key).endswith("_seconds")
 
 
-def resolve_metrics(metrics: str | list[str] | tuple[str, ...], func: str = "evaluate"
-                    ) -> list[MetricSpec]:
+def resolve_metrics(
+    metrics: str | list[str] | tuple[str, ...], func: str = "evaluate"
+) -> list[MetricSpec]:
     """Turn metric names (or ``"all"``, ``"standard"``) into specs in canonical order, with a
     clear error."""
     if isinstance(metrics, str):
@@ -329,8 +619,10 @@ def resolve_metrics(metrics: str | list[str] | tuple[str, ...], func: str = "eva
     names: list[str] = []
     for m in metrics:
         if not isinstance(m, str):
-            raise InputError(f"The 'metrics' parameter of {func} must be a list of metric names. "
-                             f"Got {m!r} (type {type(m).__name__}) in it instead.")
+            raise InputError(
+                f"The 'metrics' parameter of {func} must be a list of metric names. "
+                f"Got {m!r} (type {type(m).__name__}) in it instead."
+            )
         key = m.strip().lower()
         if key == "all":
             names.extend(METRICS)
@@ -339,12 +631,16 @@ def resolve_metrics(metrics: str | list[str] | tuple[str, ...], func: str = "eva
             names.extend(name for name, spec in METRICS.items() if spec.standard)
             continue
         if key not in METRICS:
-            raise InputError(f"The 'metrics' parameter of {func} must name registered metrics "
-                             f"({', '.join(METRICS)}, 'all' or 'standard'). Got {m!r} instead.")
+            raise InputError(
+                f"The 'metrics' parameter of {func} must name registered metrics "
+                f"({', '.join(METRICS)}, 'all' or 'standard'). Got {m!r} instead."
+            )
         names.append(key)
     if not names:
-        raise InputError(f"The 'metrics' parameter of {func} must name at least one metric. "
-                         "Got an empty list instead.")
+        raise InputError(
+            f"The 'metrics' parameter of {func} must name at least one metric. "
+            "Got an empty list instead."
+        )
     chosen = set(names)
     for name in list(chosen):
         chosen.update(METRICS[name].needs)

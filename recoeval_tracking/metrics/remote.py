@@ -40,4 +40,5 @@ def remote_runner(name: str) -> Callable[..., Any]:
     except KeyError:
         raise LookupError(
             f"no remote runner registered as {name!r} (registered: {sorted(REMOTE_RUNNERS)}); "
-            f"import the module that registers it") from None
+            f"import the module that registers it"
+        ) from None

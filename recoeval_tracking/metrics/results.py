@@ -14,8 +14,16 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-__all__ = ["Results", "mean_ci95", "ci95_half_width", "headline_metrics", "HEADLINE_FAMILIES",
-           "relevance_text", "nothing_evaluated", "warn_if_nothing_evaluated"]
+__all__ = [
+    "Results",
+    "mean_ci95",
+    "ci95_half_width",
+    "headline_metrics",
+    "HEADLINE_FAMILIES",
+    "relevance_text",
+    "nothing_evaluated",
+    "warn_if_nothing_evaluated",
+]
 
 #: Columns of the per-user table that are not metrics.
 ID_COLUMNS = ("user_id", "n_train", "n_test", "nan_reason", "n_tied_topk")
@@ -60,8 +68,10 @@ def relevance_text(definitions: dict[str, Any]) -> str:
     gains = "gain 1" if definitions.get("gains") == "binary" else "their values as gains"
     if level is None:
         return f"relevance: every test entry is a positive, with {gains}"
-    return (f"relevance: test entries >= {level:g} are the positives, with {gains}; lower "
-            "ones are judged non-relevant")
+    return (
+        f"relevance: test entries >= {level:g} are the positives, with {gains}; lower "
+        "ones are judged non-relevant"
+    )
 
 
 def mean_ci95(values: np.ndarray) -> tuple[float, float, float, int]:
@@ -170,8 +180,16 @@ class Results:
         for name, arr in self.curves_per_user.items():
             for j in range(arr.shape[1]):
                 mean, low, high, n = mean_ci95(arr[:, j])
-                rows.append({"curve": name, "k": j + 1, "mean": mean, "ci95_low": low,
-                             "ci95_high": high, "n": n})
+                rows.append(
+                    {
+                        "curve": name,
+                        "k": j + 1,
+                        "mean": mean,
+                        "ci95_low": low,
+                        "ci95_high": high,
+                        "n": n,
+                    }
+                )
         return pd.DataFrame(rows, columns=["curve", "k", "mean", "ci95_low", "ci95_high", "n"])
 
     @property
@@ -207,21 +225,28 @@ class Results:
         aggregates = dict(self.aggregates)
         hidden = 0
         if metrics is not None:
-            keep = self.headline if isinstance(metrics, str) and metrics == "headline" \
+            keep = (
+                self.headline
+                if isinstance(metrics, str) and metrics == "headline"
                 else [str(m) for m in metrics]
+            )
             hidden = len(table) + len(aggregates)
             table = table.loc[[m for m in keep if m in table.index]]
             aggregates = {m: aggregates[m] for m in keep if m in aggregates}
             hidden -= len(table) + len(aggregates)
-        width = max([16, *(len(str(n)) + 2 for n in table.index),
-                     *(len(n) + 2 for n in self.aggregates)])
+        width = max(
+            [16, *(len(str(n)) + 2 for n in table.index), *(len(n) + 2 for n in self.aggregates)]
+        )
         lines = [f"{'metric':<{width}}{'mean':>10}{'ci95_low':>10}{'ci95_high':>10}{'users':>8}"]
         for name, row in table.iterrows():
-            lines.append(f"{name:<{width}}{row['mean']:>10.4f}{row['ci95_low']:>10.4f}"
-                         f"{row['ci95_high']:>10.4f}{int(row['n']):>8d}")
+            lines.append(
+                f"{name:<{width}}{row['mean']:>10.4f}{row['ci95_low']:>10.4f}"
+                f"{row['ci95_high']:>10.4f}{int(row['n']):>8d}"
+            )
         for name, value in aggregates.items():  # one number over the whole set of users
-            lines.append(f"{name:<{width}}{value:>10.4f}{'':>10}{'':>10}"
-                         f"{self.n_users_evaluated:>8d}")
+            lines.append(
+                f"{name:<{width}}{value:>10.4f}{'':>10}{'':>10}{self.n_users_evaluated:>8d}"
+            )
         if hidden:
             lines.append(f"(and {hidden} more metrics: Results.summary(), metrics.json)")
         lines.append(f"users evaluated: {self.n_users_evaluated}; NaN by reason: {self.nan_counts}")
@@ -253,25 +278,38 @@ class Results:
             ax = Figure(figsize=(7.0, 4.5), dpi=100).add_subplot()
         means = self.means
         if metrics is None:
-            metrics = [m for m in self.headline
-                       if m in means and np.isfinite(means[m]) and 0.0 <= means[m] <= 1.0]
+            metrics = [
+                m
+                for m in self.headline
+                if m in means and np.isfinite(means[m]) and 0.0 <= means[m] <= 1.0
+            ]
         names = [str(m) for m in metrics]
-        unknown = [m for m in names if m not in means and m not in self.curves_per_user
-                   and f"{m.rpartition('_at_')[0]}_at_k" not in self.curves_per_user]
+        unknown = [
+            m
+            for m in names
+            if m not in means
+            and m not in self.curves_per_user
+            and f"{m.rpartition('_at_')[0]}_at_k" not in self.curves_per_user
+        ]
         if unknown:
             from .._validation import param_error
 
-            raise param_error("metrics", "Results.plot", f"metrics of these results "
-                              f"({', '.join(self.metric_columns[:8])}, ...)", unknown)
+            raise param_error(
+                "metrics",
+                "Results.plot",
+                f"metrics of these results ({', '.join(self.metric_columns[:8])}, ...)",
+                unknown,
+            )
         curves = [n if n.endswith("_at_k") else f"{n.rpartition('_at_')[0]}_at_k" for n in names]
         if self.curves_per_user and all(c in self.curves_per_user for c in curves):
             ks = np.arange(1, self.k + 1)
             ci = self.curves_ci()
             for name in dict.fromkeys(curves):
                 part = ci[ci["curve"] == name]
-                line, = ax.plot(ks, part["mean"], marker="o", markersize=3, label=name)
-                ax.fill_between(ks, part["ci95_low"], part["ci95_high"], alpha=0.2,
-                                color=line.get_color())
+                (line,) = ax.plot(ks, part["mean"], marker="o", markersize=3, label=name)
+                ax.fill_between(
+                    ks, part["ci95_low"], part["ci95_high"], alpha=0.2, color=line.get_color()
+                )
             ax.set_xlabel("k")
             ax.set_ylabel("mean over users")
             ax.legend(loc="best", fontsize="small")
@@ -280,8 +318,12 @@ class Results:
             values = [means[m] for m in names]
             low = [table.loc[m, "ci95_low"] if m in table.index else np.nan for m in names]
             high = [table.loc[m, "ci95_high"] if m in table.index else np.nan for m in names]
-            err = np.array([[v - lo if np.isfinite(lo) else 0.0 for v, lo in zip(values, low)],
-                            [hi - v if np.isfinite(hi) else 0.0 for v, hi in zip(values, high)]])
+            err = np.array(
+                [
+                    [v - lo if np.isfinite(lo) else 0.0 for v, lo in zip(values, low)],
+                    [hi - v if np.isfinite(hi) else 0.0 for v, hi in zip(values, high)],
+                ]
+            )
             y = np.arange(len(names))
             ax.barh(y, values, xerr=err, color="#4C72B0", alpha=0.85, capsize=3)
             ax.set_yticks(y, names)
@@ -303,15 +345,21 @@ def nothing_evaluated(results: Any, func: str) -> str | None:
         return None  # e.g. every user 'only_positives': NDCG is still defined
     counts = results.nan_counts
     if not counts:
-        return (f"{func} evaluated no user: the test data has no user, so every per-user "
-                "metric and every mean is NaN.")
+        return (
+            f"{func} evaluated no user: the test data has no user, so every per-user "
+            "metric and every mean is NaN."
+        )
     rules = (getattr(results, "definitions", None) or {}).get("nan_rules") or {}
-    reasons = "; ".join(f"{reason}: {n}" + (f" ({rules[reason]})" if reason in rules else "")
-                        for reason, n in counts.items())
-    return (f"{func} evaluated none of the {sum(counts.values())} users: every user's metrics "
-            f"are NaN, so every mean is NaN. Users by NaN reason: {reasons}. A NaN or one equal "
-            "score for every item points at the model's scores; no_test at the split or the "
-            "test data.")
+    reasons = "; ".join(
+        f"{reason}: {n}" + (f" ({rules[reason]})" if reason in rules else "")
+        for reason, n in counts.items()
+    )
+    return (
+        f"{func} evaluated none of the {sum(counts.values())} users: every user's metrics "
+        f"are NaN, so every mean is NaN. Users by NaN reason: {reasons}. A NaN or one equal "
+        "score for every item points at the model's scores; no_test at the split or the "
+        "test data."
+    )
 
 
 def warn_if_nothing_evaluated(results: Any, func: str) -> Any:

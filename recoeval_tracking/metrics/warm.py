@@ -102,9 +102,13 @@ def start(options: Any, dtype: str = "float32") -> WarmUp:
 
     payload = pickle.dumps((replace(options, nthreads=1), str(np.dtype(dtype))))
     try:
-        proc = subprocess.Popen([sys.executable, "-m", __name__], stdin=subprocess.PIPE,
-                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                                env={**os.environ, "OMP_NUM_THREADS": "1"})
+        proc = subprocess.Popen(
+            [sys.executable, "-m", __name__],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            env={**os.environ, "OMP_NUM_THREADS": "1"},
+        )
         assert proc.stdin is not None
         proc.stdin.write(payload)
         proc.stdin.close()

@@ -54,8 +54,15 @@ __all__ = [
 #: Model name -> class; the single source of truth for the names :func:`make_model` accepts.
 MODELS: dict[str, type[Model]] = {
     cls.name: cls
-    for cls in (PopularityModel, RandomModel, ALSModel, ItemKNNModel, FactorsFileModel,
-                ImplicitModel, RankedFileModel)
+    for cls in (
+        PopularityModel,
+        RandomModel,
+        ALSModel,
+        ItemKNNModel,
+        FactorsFileModel,
+        ImplicitModel,
+        RankedFileModel,
+    )
 }
 
 
@@ -87,9 +94,11 @@ def make_model(name: str, **params: Any) -> Model:
     sig = inspect.signature(cls)
     takes_any = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in sig.parameters.values())
     if not takes_any:
-        accepted = [p for p, v in sig.parameters.items()
-                    if v.kind in (inspect.Parameter.POSITIONAL_OR_KEYWORD,
-                                  inspect.Parameter.KEYWORD_ONLY)]
+        accepted = [
+            p
+            for p, v in sig.parameters.items()
+            if v.kind in (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
+        ]
         unknown = sorted(set(params) - set(accepted))
         if unknown:
             raise InputError(

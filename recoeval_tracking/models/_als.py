@@ -68,8 +68,16 @@ def _gram(Yt: np.ndarray) -> np.ndarray:  # pragma: no cover - compiled
 
 
 @njit(parallel=True, cache=True, fastmath=_FASTMATH)
-def _cg_sweep(indptr: np.ndarray, indices: np.ndarray, cm1: np.ndarray, X: np.ndarray,
-              Y: np.ndarray, G: np.ndarray, reg: float, cg_steps: int) -> None:  # pragma: no cover
+def _cg_sweep(
+    indptr: np.ndarray,
+    indices: np.ndarray,
+    cm1: np.ndarray,
+    X: np.ndarray,
+    Y: np.ndarray,
+    G: np.ndarray,
+    reg: float,
+    cg_steps: int,
+) -> None:  # pragma: no cover
     """Update every row of ``X`` in place by ``cg_steps`` CG steps on its normal equations.
 
     ``cm1`` holds :math:`c_{ui} - 1 = \\alpha r_{ui}` for each stored entry. Row ``u`` reads only
@@ -138,8 +146,14 @@ def _cg_sweep(indptr: np.ndarray, indices: np.ndarray, cm1: np.ndarray, X: np.nd
 
 
 @njit(parallel=True, cache=True, fastmath=_FASTMATH)
-def _loss_rows(indptr: np.ndarray, indices: np.ndarray, cm1: np.ndarray, X: np.ndarray,
-               Y: np.ndarray, G: np.ndarray) -> np.ndarray:  # pragma: no cover - compiled
+def _loss_rows(
+    indptr: np.ndarray,
+    indices: np.ndarray,
+    cm1: np.ndarray,
+    X: np.ndarray,
+    Y: np.ndarray,
+    G: np.ndarray,
+) -> np.ndarray:  # pragma: no cover - compiled
     """Per-user data term :math:`\\sum_i c_{ui} (p_{ui} - x_u^\\top y_i)^2` over all items.
 
     Written as :math:`x_u^\\top (Y^\\top Y) x_u + \\sum_{i \\in I_u} [c_{ui}(1 - s_{ui})^2 - s_{ui}^2]`
@@ -203,9 +217,17 @@ class ALSModel(Model):
 
     name = "als"
 
-    def __init__(self, factors: int = 64, regularization: float = 0.01, alpha: float = 1.0,
-                 iterations: int = 15, cg_steps: int = 3, seed: int = 0, progress: bool = True,
-                 compute_loss: bool = False) -> None:
+    def __init__(
+        self,
+        factors: int = 64,
+        regularization: float = 0.01,
+        alpha: float = 1.0,
+        iterations: int = 15,
+        cg_steps: int = 3,
+        seed: int = 0,
+        progress: bool = True,
+        compute_loss: bool = False,
+    ) -> None:
         super().__init__()
         f = "ALSModel"
         self.factors = check_int(factors, "factors", f, minimum=1)
@@ -221,12 +243,20 @@ class ALSModel(Model):
         self.loss_history_: list[float] = []
 
     def params(self) -> dict[str, Any]:
-        return {"factors": self.factors, "regularization": self.regularization,
-                "alpha": self.alpha, "iterations": self.iterations, "cg_steps": self.cg_steps,
-                "seed": self.seed, "progress": self.progress, "compute_loss": self.compute_loss}
+        return {
+            "factors": self.factors,
+            "regularization": self.regularization,
+            "alpha": self.alpha,
+            "iterations": self.iterations,
+            "cg_steps": self.cg_steps,
+            "seed": self.seed,
+            "progress": self.progress,
+            "compute_loss": self.compute_loss,
+        }
 
-    def _fit(self, X: sp.csr_array, user_ids: np.ndarray | None,
-             item_ids: np.ndarray | None) -> None:
+    def _fit(
+        self, X: sp.csr_array, user_ids: np.ndarray | None, item_ids: np.ndarray | None
+    ) -> None:
         check_nonnegative_values(X, "ALSModel.fit")
         m, n = X.shape
         k = self.factors
@@ -238,8 +268,14 @@ class ALSModel(Model):
         reg = self.regularization
         self.loss_history_ = []
         disable = None if self.progress else True
-        bar = tqdm(range(self.iterations), desc="ALS", unit="it", disable=disable,
-                   file=sys.stderr, leave=False)
+        bar = tqdm(
+            range(self.iterations),
+            desc="ALS",
+            unit="it",
+            disable=disable,
+            file=sys.stderr,
+            leave=False,
+        )
         for _ in bar:
             _cg_sweep(*Xu, U, V, _gram(np.ascontiguousarray(V.T)), reg, self.cg_steps)
             _cg_sweep(*Xi, V, U, _gram(np.ascontiguousarray(U.T)), reg, self.cg_steps)
@@ -251,8 +287,9 @@ class ALSModel(Model):
         self.user_factors_ = U
         self.item_factors_ = V
 
-    def _loss(self, Xu: tuple[np.ndarray, np.ndarray, np.ndarray], U: np.ndarray,
-              V: np.ndarray) -> float:
+    def _loss(
+        self, Xu: tuple[np.ndarray, np.ndarray, np.ndarray], U: np.ndarray, V: np.ndarray
+    ) -> float:
         G = _gram(np.ascontiguousarray(V.T))
         data = float(np.sum(_loss_rows(*Xu, U, V, G)))
         U64, V64 = U.astype(np.float64), V.astype(np.float64)
@@ -273,5 +310,8 @@ def _kernel_csr(X: sp.csr_array, alpha: float) -> tuple[np.ndarray, np.ndarray, 
     """(indptr int64, indices int64, alpha * data float64) of a CSR with sorted indices."""
     X = sp.csr_array(X)
     X.sort_indices()
-    return (np.asarray(X.indptr, dtype=np.int64), np.asarray(X.indices, dtype=np.int64),
-            alpha * np.asarray(X.data, dtype=np.float64))
+    return (
+        np.asarray(X.indptr, dtype=np.int64),
+        np.asarray(X.indices, dtype=np.int64),
+        alpha * np.asarray(X.data, dtype=np.float64),
+    )

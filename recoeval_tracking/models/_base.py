@@ -81,8 +81,7 @@ class Model:
         """The fitted model's scores, as a :class:`~recoeval_tracking.scores.ScoreSource`."""
         if not self._fitted:
             raise NotFittedError(
-                f"{type(self).__name__}.score_source was called before fit. "
-                f"Call fit(train) first."
+                f"{type(self).__name__}.score_source was called before fit. Call fit(train) first."
             )
         return self._score_source()
 
@@ -101,8 +100,9 @@ class Model:
         return f"{type(self).__name__}({args})"
 
     # -- to implement -------------------------------------------------------------------------
-    def _fit(self, X: sp.csr_array, user_ids: np.ndarray | None,
-             item_ids: np.ndarray | None) -> None:
+    def _fit(
+        self, X: sp.csr_array, user_ids: np.ndarray | None, item_ids: np.ndarray | None
+    ) -> None:
         raise NotImplementedError
 
     def _score_source(self) -> ScoreSource:

@@ -59,12 +59,21 @@ class FactorsFileModel(Model):
 
     name = "factors_file"
 
-    def __init__(self, path: str | Path | None = None, *, user_factors: str | Path | None = None,
-                 item_factors: str | Path | None = None,
-                 item_biases: str | Path | None = None) -> None:
+    def __init__(
+        self,
+        path: str | Path | None = None,
+        *,
+        user_factors: str | Path | None = None,
+        item_factors: str | Path | None = None,
+        item_biases: str | Path | None = None,
+    ) -> None:
         super().__init__()
-        for name, value in (("path", path), ("user_factors", user_factors),
-                            ("item_factors", item_factors), ("item_biases", item_biases)):
+        for name, value in (
+            ("path", path),
+            ("user_factors", user_factors),
+            ("item_factors", item_factors),
+            ("item_biases", item_biases),
+        ):
             if value is not None and not isinstance(value, (str, Path)):
                 raise param_error(name, _FUNC, "a file path (str)", value)
         if path is not None:
@@ -96,8 +105,12 @@ class FactorsFileModel(Model):
         self.item_biases_: np.ndarray | None = None
 
     def params(self) -> dict[str, Any]:
-        return {"path": self.path, "user_factors": self.user_factors,
-                "item_factors": self.item_factors, "item_biases": self.item_biases}
+        return {
+            "path": self.path,
+            "user_factors": self.user_factors,
+            "item_factors": self.item_factors,
+            "item_biases": self.item_biases,
+        }
 
     def _load(self) -> tuple[dict[str, np.ndarray], str]:
         if self.path is not None:
@@ -112,14 +125,17 @@ class FactorsFileModel(Model):
             return arrays, self.path
         from ..data._factor_rows import read_whole
 
-        arrays = {"user_factors": read_whole(self.user_factors, name="user_factors", func=_FUNC),
-                  "item_factors": read_whole(self.item_factors, name="item_factors", func=_FUNC)}
+        arrays = {
+            "user_factors": read_whole(self.user_factors, name="user_factors", func=_FUNC),
+            "item_factors": read_whole(self.item_factors, name="item_factors", func=_FUNC),
+        }
         if self.item_biases is not None:
             arrays["item_biases"] = read_whole(self.item_biases, name="item_biases", func=_FUNC)
         return arrays, f"{self.user_factors!r} / {self.item_factors!r}"
 
-    def _fit(self, X: sp.csr_array, user_ids: np.ndarray | None,
-             item_ids: np.ndarray | None) -> None:
+    def _fit(
+        self, X: sp.csr_array, user_ids: np.ndarray | None, item_ids: np.ndarray | None
+    ) -> None:
         arrays, where = self._load()
         A = _numeric(arrays["user_factors"], "user_factors", where, 2)
         B = _numeric(arrays["item_factors"], "item_factors", where, 2)
@@ -144,12 +160,18 @@ class FactorsFileModel(Model):
         self.user_factors_, self.item_factors_, self.item_biases_ = A, B, bias
 
     def _score_source(self) -> ScoreSource:
-        return FactorScores(self.user_factors_, self.item_factors_, self.item_biases_,
-                            func="FactorsFileModel.score_source")
+        return FactorScores(
+            self.user_factors_,
+            self.item_factors_,
+            self.item_biases_,
+            func="FactorsFileModel.score_source",
+        )
 
 
 def _numeric(a: np.ndarray, key: str, where: str, ndim: int) -> np.ndarray:
-    if a.ndim != ndim or not (np.issubdtype(a.dtype, np.floating) or np.issubdtype(a.dtype, np.integer)):
+    if a.ndim != ndim or not (
+        np.issubdtype(a.dtype, np.floating) or np.issubdtype(a.dtype, np.integer)
+    ):
         raise InputError(
             f"The '{key}' in {where} (read by {_FUNC}) must be a {ndim}-d numeric array. "
             f"Got shape {a.shape} and dtype {a.dtype} instead."
@@ -164,8 +186,14 @@ def _numeric(a: np.ndarray, key: str, where: str, ndim: int) -> np.ndarray:
     return a
 
 
-def _match_rows(F: np.ndarray, file_ids: np.ndarray | None, data_ids: np.ndarray | None, n: int,
-                kind: str, where: str) -> tuple[np.ndarray, np.ndarray | None]:
+def _match_rows(
+    F: np.ndarray,
+    file_ids: np.ndarray | None,
+    data_ids: np.ndarray | None,
+    n: int,
+    kind: str,
+    where: str,
+) -> tuple[np.ndarray, np.ndarray | None]:
     """Rows of ``F`` in the dataset's order, and the file row of each (-1 for missing)."""
     if file_ids is None or data_ids is None:
         if F.shape[0] != n:
@@ -198,8 +226,13 @@ def _match_rows(F: np.ndarray, file_ids: np.ndarray | None, data_ids: np.ndarray
             f"(e.g. {np.asarray(data_ids)[:3].tolist()}) instead; check that both use the same ids."
         )
     if missing:
-        logger.warning("%d of %d %ss of the dataset are missing from %s; they get zero factors.",
-                       missing, n, kind, where)
+        logger.warning(
+            "%d of %d %ss of the dataset are missing from %s; they get zero factors.",
+            missing,
+            n,
+            kind,
+            where,
+        )
     return _take_rows(F, rows), rows
 
 
@@ -223,5 +256,3 @@ def _check_factor_file(path: str | Path, name: str) -> None:
 def _suffix(path: str | Path) -> str:
     """The suffix a factor file must have: ``.parquet`` when it has it, else ``.npy``."""
     return ".parquet" if str(path).lower().endswith(".parquet") else ".npy"
-
-

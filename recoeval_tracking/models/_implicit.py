@@ -56,8 +56,13 @@ class ImplicitModel(Model):
 
     name = "implicit"
 
-    def __init__(self, model_name: str = "als", progress: bool = False,
-                 params: Mapping[str, Any] = MappingProxyType({}), **kwargs: Any) -> None:
+    def __init__(
+        self,
+        model_name: str = "als",
+        progress: bool = False,
+        params: Mapping[str, Any] = MappingProxyType({}),
+        **kwargs: Any,
+    ) -> None:
         super().__init__()
         if model_name not in _IMPLICIT_MODELS:
             known = ", ".join(repr(k) for k in _IMPLICIT_MODELS)
@@ -71,15 +76,20 @@ class ImplicitModel(Model):
             with threadpool_limits(1, "blas"):
                 self.model_ = cls(**self.implicit_params)
         except TypeError as exc:
-            raise param_error("params", "ImplicitModel",
-                              f"keyword arguments accepted by implicit's {cls.__name__}",
-                              sorted(self.implicit_params), f"({exc})") from exc
+            raise param_error(
+                "params",
+                "ImplicitModel",
+                f"keyword arguments accepted by implicit's {cls.__name__}",
+                sorted(self.implicit_params),
+                f"({exc})",
+            ) from exc
 
     def params(self) -> dict[str, Any]:
         return {"model_name": self.model_name, "progress": self.progress, **self.implicit_params}
 
-    def _fit(self, X: sp.csr_array, user_ids: np.ndarray | None,
-             item_ids: np.ndarray | None) -> None:
+    def _fit(
+        self, X: sp.csr_array, user_ids: np.ndarray | None, item_ids: np.ndarray | None
+    ) -> None:
         user_items = sp.csr_matrix(X, dtype=np.float32)
         # implicit parallelises itself and asks for single-threaded BLAS inside its fit.
         with threadpool_limits(1, "blas"):
@@ -96,12 +106,21 @@ def _merge_params(params: Any, kwargs: dict[str, Any]) -> dict[str, Any]:
     if params is None:
         params = {}
     if not isinstance(params, Mapping):
-        raise param_error("params", "ImplicitModel", "a mapping of keyword arguments of the "
-                          "implicit class", params)
+        raise param_error(
+            "params",
+            "ImplicitModel",
+            "a mapping of keyword arguments of the implicit class",
+            params,
+        )
     twice = sorted(set(params) & set(kwargs))
     if twice:
-        raise param_error("params", "ImplicitModel", "names not also given as keyword arguments",
-                          f"{twice} given both ways", got_is_text=True)
+        raise param_error(
+            "params",
+            "ImplicitModel",
+            "names not also given as keyword arguments",
+            f"{twice} given both ways",
+            got_is_text=True,
+        )
     return {**params, **kwargs}
 
 

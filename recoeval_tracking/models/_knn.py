@@ -44,9 +44,18 @@ _BLOCK_ENTRIES = 1 << 23
 
 
 @njit(parallel=True, cache=True)
-def _prune_rows(indptr: np.ndarray, indices: np.ndarray, dots: np.ndarray, norms: np.ndarray,
-                row0: int, shrinkage: float, k: int, out_idx: np.ndarray, out_val: np.ndarray,
-                out_cnt: np.ndarray) -> None:  # pragma: no cover - compiled
+def _prune_rows(
+    indptr: np.ndarray,
+    indices: np.ndarray,
+    dots: np.ndarray,
+    norms: np.ndarray,
+    row0: int,
+    shrinkage: float,
+    k: int,
+    out_idx: np.ndarray,
+    out_val: np.ndarray,
+    out_cnt: np.ndarray,
+) -> None:  # pragma: no cover - compiled
     """Turn rows of co-occurrence dot products into their top-``k`` cosine similarities."""
     n_rows = indptr.shape[0] - 1
     for r in prange(n_rows):
@@ -78,9 +87,16 @@ def _prune_rows(indptr: np.ndarray, indices: np.ndarray, dots: np.ndarray, norms
 
 
 @njit(parallel=True, cache=True)
-def _score_block(users: np.ndarray, x_indptr: np.ndarray, x_indices: np.ndarray,
-                 x_data: np.ndarray, s_indptr: np.ndarray, s_indices: np.ndarray,
-                 s_data: np.ndarray, out: np.ndarray) -> None:  # pragma: no cover - compiled
+def _score_block(
+    users: np.ndarray,
+    x_indptr: np.ndarray,
+    x_indices: np.ndarray,
+    x_data: np.ndarray,
+    s_indptr: np.ndarray,
+    s_indices: np.ndarray,
+    s_data: np.ndarray,
+    out: np.ndarray,
+) -> None:  # pragma: no cover - compiled
     """``out[b] = X[users[b]] @ S`` for sparse ``X`` and ``S``, one user per iteration.
 
     Each user's row is accumulated in a fixed order (history items, then their neighbours), so
@@ -122,19 +138,28 @@ def cosine_topk(X: Any, neighbours: int, shrinkage: float = 0.0) -> sp.csr_array
     X64 = sp.csr_array(X, dtype=np.float64)
     n_items = X64.shape[1]
     k = min(neighbours, max(n_items - 1, 1))
-    norms = np.sqrt(np.bincount(X64.indices, weights=X64.data ** 2, minlength=n_items))
+    norms = np.sqrt(np.bincount(X64.indices, weights=X64.data**2, minlength=n_items))
     XT = sp.csr_array(X64.T)
     out_idx = np.zeros((n_items, k), dtype=np.int64)
     out_val = np.zeros((n_items, k), dtype=np.float64)
     out_cnt = np.zeros(n_items, dtype=np.int64)
     step = max(1, min(n_items, _BLOCK_ENTRIES // max(n_items, 1)))
     for row0 in range(0, n_items, step):
-        D = sp.csr_array(XT[row0:row0 + step] @ X64)
+        D = sp.csr_array(XT[row0 : row0 + step] @ X64)
         D.sum_duplicates()
         D.sort_indices()
-        _prune_rows(np.asarray(D.indptr, dtype=np.int64), np.asarray(D.indices, dtype=np.int64),
-                    np.asarray(D.data, dtype=np.float64), norms, row0, shrinkage, k,
-                    out_idx, out_val, out_cnt)
+        _prune_rows(
+            np.asarray(D.indptr, dtype=np.int64),
+            np.asarray(D.indices, dtype=np.int64),
+            np.asarray(D.data, dtype=np.float64),
+            norms,
+            row0,
+            shrinkage,
+            k,
+            out_idx,
+            out_val,
+            out_cnt,
+        )
     indptr = np.zeros(n_items + 1, dtype=np.int64)
     np.cumsum(out_cnt, out=indptr[1:])
     keep = np.arange(k)[None, :] < out_cnt[:, None]
@@ -173,14 +198,22 @@ class ItemKNNModel(Model):
     def params(self) -> dict[str, Any]:
         return {"neighbours": self.neighbours, "shrinkage": self.shrinkage}
 
-    def _fit(self, X: sp.csr_array, user_ids: np.ndarray | None,
-             item_ids: np.ndarray | None) -> None:
+    def _fit(
+        self, X: sp.csr_array, user_ids: np.ndarray | None, item_ids: np.ndarray | None
+    ) -> None:
         X64 = sp.csr_array(X, dtype=np.float64)
         self.similarity_ = cosine_topk(X64, self.neighbours, self.shrinkage)
-        self._kernel_args = tuple(np.asarray(a, dtype=dt) for a, dt in (
-            (X64.indptr, np.int64), (X64.indices, np.int64), (X64.data, np.float64),
-            (self.similarity_.indptr, np.int64), (self.similarity_.indices, np.int64),
-            (self.similarity_.data, np.float64)))
+        self._kernel_args = tuple(
+            np.asarray(a, dtype=dt)
+            for a, dt in (
+                (X64.indptr, np.int64),
+                (X64.indices, np.int64),
+                (X64.data, np.float64),
+                (self.similarity_.indptr, np.int64),
+                (self.similarity_.indices, np.int64),
+                (self.similarity_.data, np.float64),
+            )
+        )
 
     def scores(self, users: np.ndarray) -> np.ndarray:
         """Dense scores ``X[users] @ S`` of shape ``(len(users), n_items)``."""
@@ -190,5 +223,9 @@ class ItemKNNModel(Model):
         return out
 
     def _score_source(self) -> ScoreSource:
-        return CallableScores(self.scores, n_items=int(self.n_items_ or 0), dtype=np.float64,
-                              func="ItemKNNModel.score_source")
+        return CallableScores(
+            self.scores,
+            n_items=int(self.n_items_ or 0),
+            dtype=np.float64,
+            func="ItemKNNModel.score_source",
+        )

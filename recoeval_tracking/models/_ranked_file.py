@@ -27,8 +27,11 @@ logger = logging.getLogger(__name__)
 
 _FUNC = "RankedFileModel"
 #: File formats read, and the suffixes ``format="auto"`` maps to them.
-FORMATS = {"csv": (".csv", ".tsv", ".txt"), "parquet": (".parquet", ".pq"),
-           "trec": (".trec", ".run")}
+FORMATS = {
+    "csv": (".csv", ".tsv", ".txt"),
+    "parquet": (".parquet", ".pq"),
+    "trec": (".trec", ".run"),
+}
 _TREC_COLUMNS = ["user", "q0", "item", "rank", "score", "tag"]
 
 
@@ -41,17 +44,25 @@ def _format_of(path: Path, fmt: str) -> str:
     for name, suffixes in FORMATS.items():
         if suffix in suffixes:
             return name
-    raise param_error("format", _FUNC, "given for a file whose suffix is not one of "
-                      f"{[s for v in FORMATS.values() for s in v]} (format=csv, parquet or "
-                      "trec)", f"the file {path.name!r} with format='auto'", got_is_text=True)
+    raise param_error(
+        "format",
+        _FUNC,
+        "given for a file whose suffix is not one of "
+        f"{[s for v in FORMATS.values() for s in v]} (format=csv, parquet or "
+        "trec)",
+        f"the file {path.name!r} with format='auto'",
+        got_is_text=True,
+    )
 
 
 def _refused(path: Path, expected: str, got: str, fix: str = "") -> InputError:
     """The error for a file whose content cannot be read as ranked lists: the file, what was
     expected and what was got (with the line, 1-based, where there is one)."""
-    return InputError(f"The 'path' parameter of {_FUNC} must be a file of ranked "
-                      f"recommendations with {expected}. Got {got} in {str(path)!r} instead."
-                      + (f" {fix}" if fix else ""))
+    return InputError(
+        f"The 'path' parameter of {_FUNC} must be a file of ranked "
+        f"recommendations with {expected}. Got {got} in {str(path)!r} instead."
+        + (f" {fix}" if fix else "")
+    )
 
 
 def _shown(value: Any) -> str:
@@ -64,8 +75,17 @@ def _read_trec(p: Path) -> pd.DataFrame:
     trec_eval orders it (by score descending, tied scores by docno descending, as text)."""
     names = [*_TREC_COLUMNS, "more"]
     try:
-        df = pd.read_csv(p, sep=r"\s+", header=None, names=names, dtype=str, engine="c",
-                         skip_blank_lines=False, keep_default_na=False, na_values=[""])
+        df = pd.read_csv(
+            p,
+            sep=r"\s+",
+            header=None,
+            names=names,
+            dtype=str,
+            engine="c",
+            skip_blank_lines=False,
+            keep_default_na=False,
+            na_values=[""],
+        )
     except pd.errors.EmptyDataError:
         df = pd.DataFrame(columns=names)
     df = df[df.notna().any(axis=1)]
@@ -75,28 +95,40 @@ def _read_trec(p: Path) -> pd.DataFrame:
         i = int(wrong[0])
         fields = [str(v) for v in df.iloc[i] if isinstance(v, str)]
         line = " ".join(fields)
-        fix = ("It looks like a CSV file: read it with format=csv." if "," in line else "")
-        raise _refused(p, "6 whitespace-separated fields on every line of a TREC run (qid Q0 "
-                       "docno rank score tag)", f"{n_fields[i]} field(s), {line[:80]!r}, on "
-                       f"line {df.index[i] + 1}", fix)
+        fix = "It looks like a CSV file: read it with format=csv." if "," in line else ""
+        raise _refused(
+            p,
+            "6 whitespace-separated fields on every line of a TREC run (qid Q0 "
+            "docno rank score tag)",
+            f"{n_fields[i]} field(s), {line[:80]!r}, on line {df.index[i] + 1}",
+            fix,
+        )
     if not len(df):
         raise _refused(p, "at least one line (qid Q0 docno rank score tag)", "no line")
     for col, is_score in (("rank", False), ("score", True)):
         _, bad, expected = order_key(df[col].to_numpy(), is_score=is_score)
         if bad is not None:
-            raise _refused(p, f"a {col} field that is {expected} on every line",
-                           f"{_shown(df[col].iloc[bad])} on line {df.index[bad] + 1}")
+            raise _refused(
+                p,
+                f"a {col} field that is {expected} on every line",
+                f"{_shown(df[col].iloc[bad])} on line {df.index[bad] + 1}",
+            )
     df = df.assign(score=pd.to_numeric(df["score"]))
-    df = df.sort_values(["user", "score", "item"], ascending=[True, False, False],
-                        kind="stable")
+    df = df.sort_values(["user", "score", "item"], ascending=[True, False, False], kind="stable")
     key = df.groupby("user", sort=False).cumcount().to_numpy() + 1.0
-    return pd.DataFrame({"user": df["user"].to_numpy(), "item": df["item"].to_numpy(),
-                         "key": key})
+    return pd.DataFrame({"user": df["user"].to_numpy(), "item": df["item"].to_numpy(), "key": key})
 
 
-def read_ranked_file(path: str | Path, *, format: str = "auto", user_col: str = "user",
-                     item_col: str = "item", rank_col: str | None = None,
-                     score_col: str | None = None, sep: str | None = None) -> pd.DataFrame:
+def read_ranked_file(
+    path: str | Path,
+    *,
+    format: str = "auto",
+    user_col: str = "user",
+    item_col: str = "item",
+    rank_col: str | None = None,
+    score_col: str | None = None,
+    sep: str | None = None,
+) -> pd.DataFrame:
     """Read ranked recommendations as a DataFrame with columns ``user``, ``item`` and ``key``
     (ascending: 1 is best).
 
@@ -133,38 +165,54 @@ def read_ranked_file(path: str | Path, *, format: str = "auto", user_col: str = 
         if fmt == "parquet":
             df = pd.read_parquet(p)
         else:
-            df = pd.read_csv(p, sep=sep or ("\t" if p.suffix.lower() == ".tsv" else ","),
-                             skip_blank_lines=False)
+            df = pd.read_csv(
+                p, sep=sep or ("\t" if p.suffix.lower() == ".tsv" else ","), skip_blank_lines=False
+            )
             df = df[df.notna().any(axis=1)]
     except (ValueError, pd.errors.ParserError, OSError) as err:
         if isinstance(err, (FileNotFoundError, InputError)):
             raise
-        raise InputError(f"The 'path' parameter of {_FUNC} must be a readable {fmt} file of "
-                         f"ranked recommendations. Reading {str(p)!r} failed: "
-                         f"{' '.join(str(err).split())}") from err
+        raise InputError(
+            f"The 'path' parameter of {_FUNC} must be a readable {fmt} file of "
+            f"ranked recommendations. Reading {str(p)!r} failed: "
+            f"{' '.join(str(err).split())}"
+        ) from err
     cols = list(df.columns)
     for name, col in (("user_col", user_col), ("item_col", item_col)):
         if col not in cols:
             raise param_error(name, _FUNC, f"a column of the file (columns: {cols})", col)
-    order_col = rank_col or score_col or ("rank" if "rank" in cols else
-                                          "score" if "score" in cols else None)
+    order_col = (
+        rank_col
+        or score_col
+        or ("rank" if "rank" in cols else "score" if "score" in cols else None)
+    )
     if order_col is None or order_col not in cols:
-        raise param_error("rank_col" if rank_col or not score_col else "score_col", _FUNC,
-                          f"a column of the file that orders each list (a rank, 1 = best, or "
-                          f"a score, higher = better; columns: {cols})",
-                          order_col, got_is_text=order_col is None)
-    where = (lambda i: f"row {i + 1}") if fmt == "parquet" else \
-        (lambda i: f"line {df.index[i] + 2}")  # line 1 is the header
+        raise param_error(
+            "rank_col" if rank_col or not score_col else "score_col",
+            _FUNC,
+            f"a column of the file that orders each list (a rank, 1 = best, or "
+            f"a score, higher = better; columns: {cols})",
+            order_col,
+            got_is_text=order_col is None,
+        )
+    where = (
+        (lambda i: f"row {i + 1}") if fmt == "parquet" else (lambda i: f"line {df.index[i] + 2}")
+    )  # line 1 is the header
     if not len(df):
         raise _refused(p, "at least one row under its header", f"a header {cols} and no row")
-    is_score = order_col == score_col or (rank_col is None and score_col is None
-                                          and order_col == "score")
+    is_score = order_col == score_col or (
+        rank_col is None and score_col is None and order_col == "score"
+    )
     key, bad, expected = order_key(df[order_col].to_numpy(), is_score=is_score)
     if bad is not None:
-        raise _refused(p, f"a {order_col!r} column that is {expected} in every row",
-                       f"{_shown(df[order_col].iloc[bad])} on {where(bad)}")
-    return pd.DataFrame({"user": df[user_col].to_numpy(), "item": df[item_col].to_numpy(),
-                         "key": key})
+        raise _refused(
+            p,
+            f"a {order_col!r} column that is {expected} in every row",
+            f"{_shown(df[order_col].iloc[bad])} on {where(bad)}",
+        )
+    return pd.DataFrame(
+        {"user": df[user_col].to_numpy(), "item": df[item_col].to_numpy(), "key": key}
+    )
 
 
 def _positions(ids: np.ndarray, values: np.ndarray) -> np.ndarray:
@@ -203,38 +251,63 @@ class RankedFileModel(Model):
 
     name = "ranked_file"
 
-    def __init__(self, path: str | Path, *, format: str = "auto", user_col: str = "user",
-                 item_col: str = "item", rank_col: str | None = None,
-                 score_col: str | None = None, sep: str | None = None,
-                 missing_users: str = "zero") -> None:
+    def __init__(
+        self,
+        path: str | Path,
+        *,
+        format: str = "auto",
+        user_col: str = "user",
+        item_col: str = "item",
+        rank_col: str | None = None,
+        score_col: str | None = None,
+        sep: str | None = None,
+        missing_users: str = "zero",
+    ) -> None:
         super().__init__()
         if not isinstance(path, (str, Path)):
             raise param_error("path", _FUNC, "a file path (str)", path)
-        check_file(path, "path", _FUNC, fix="Check the path (relative paths are read from the "
-                   "directory the command was started from).")
+        check_file(
+            path,
+            "path",
+            _FUNC,
+            fix="Check the path (relative paths are read from the "
+            "directory the command was started from).",
+        )
         _format_of(Path(path), format)
         if rank_col is not None and score_col is not None:
-            raise InputError(f"{_FUNC} takes 'rank_col' or 'score_col', not both. Got "
-                             f"rank_col={rank_col!r} and score_col={score_col!r}.")
+            raise InputError(
+                f"{_FUNC} takes 'rank_col' or 'score_col', not both. Got "
+                f"rank_col={rank_col!r} and score_col={score_col!r}."
+            )
         if missing_users not in MISSING_USERS:
-            raise param_error("missing_users", _FUNC, f"one of {list(MISSING_USERS)}",
-                              missing_users)
+            raise param_error(
+                "missing_users", _FUNC, f"one of {list(MISSING_USERS)}", missing_users
+            )
         self.path, self.format, self.sep = path, format, sep
         self.missing_users = missing_users
         self.user_col, self.item_col = user_col, item_col
         self.rank_col, self.score_col = rank_col, score_col
         self.counts: dict[str, int] = {}
 
-    def _fit(self, X: sp.csr_array, user_ids: np.ndarray | None,
-             item_ids: np.ndarray | None) -> None:
-        df = read_ranked_file(self.path, format=self.format, user_col=self.user_col,
-                              item_col=self.item_col, rank_col=self.rank_col,
-                              score_col=self.score_col, sep=self.sep)
+    def _fit(
+        self, X: sp.csr_array, user_ids: np.ndarray | None, item_ids: np.ndarray | None
+    ) -> None:
+        df = read_ranked_file(
+            self.path,
+            format=self.format,
+            user_col=self.user_col,
+            item_col=self.item_col,
+            rank_col=self.rank_col,
+            score_col=self.score_col,
+            sep=self.sep,
+        )
         m, n = X.shape
-        users = _positions(user_ids if user_ids is not None else np.arange(m),
-                           df["user"].to_numpy())
-        items = _positions(item_ids if item_ids is not None else np.arange(n),
-                           df["item"].to_numpy())
+        users = _positions(
+            user_ids if user_ids is not None else np.arange(m), df["user"].to_numpy()
+        )
+        items = _positions(
+            item_ids if item_ids is not None else np.arange(n), df["item"].to_numpy()
+        )
         unknown_u, unknown_i = users < 0, items < 0
         keep = ~unknown_u & ~unknown_i
         key = df["key"].to_numpy()[keep]
@@ -247,10 +320,12 @@ class RankedFileModel(Model):
         dup[first] = False
         self._users, self._items = users[~dup], items[~dup]
         self.counts = {
-            "rows": int(len(df)), "users_in_file": int(df["user"].nunique()),
+            "rows": int(len(df)),
+            "users_in_file": int(df["user"].nunique()),
             "unknown_users": int(pd.unique(df["user"].to_numpy()[unknown_u]).shape[0]),
             "unknown_items": int(pd.unique(df["item"].to_numpy()[unknown_i]).shape[0]),
-            "rows_dropped_unknown": int((~keep).sum()), "repeated_items": int(dup.sum()),
+            "rows_dropped_unknown": int((~keep).sum()),
+            "repeated_items": int(dup.sum()),
             "users_with_lists": int(np.unique(self._users).shape[0]),
         }
         c = self.counts
@@ -258,26 +333,49 @@ class RankedFileModel(Model):
             logger.warning(
                 "%s: %d of %d rows name a user or item the dataset does not have (%d unknown "
                 "users, %d unknown items); those rows are not evaluated. Check that the file "
-                "uses the dataset's own ids (user_col=%r, item_col=%r).", self.path,
-                c["rows_dropped_unknown"], c["rows"], c["unknown_users"], c["unknown_items"],
-                self.user_col, self.item_col)
+                "uses the dataset's own ids (user_col=%r, item_col=%r).",
+                self.path,
+                c["rows_dropped_unknown"],
+                c["rows"],
+                c["unknown_users"],
+                c["unknown_items"],
+                self.user_col,
+                self.item_col,
+            )
         if c["repeated_items"]:
-            logger.warning("%s: %d repeated (user, item) rows; each item counts once, at its "
-                           "best rank.", self.path, c["repeated_items"])
+            logger.warning(
+                "%s: %d repeated (user, item) rows; each item counts once, at its best rank.",
+                self.path,
+                c["repeated_items"],
+            )
 
     def eval_inputs(self, k: int, users: np.ndarray | None = None) -> dict[str, Any]:
         """``{"ranked": RankedLists}``: every user's list, padded to at least ``k`` ranks."""
         self.score_source()  # NotFittedError before fit
         ranks = np.arange(self._users.shape[0])  # already in each user's list order
-        return {"ranked": RankedLists.from_pairs(self._users, self._items, ranks,
-                                                 int(self.n_users_ or 0), int(k), func=_FUNC,
-                                                 missing_users=self.missing_users)}
+        return {
+            "ranked": RankedLists.from_pairs(
+                self._users,
+                self._items,
+                ranks,
+                int(self.n_users_ or 0),
+                int(k),
+                func=_FUNC,
+                missing_users=self.missing_users,
+            )
+        }
 
     def _score_source(self) -> Any:
         return None
 
     def params(self) -> dict[str, Any]:
-        return {"path": str(self.path), "format": self.format, "user_col": self.user_col,
-                "item_col": self.item_col, "rank_col": self.rank_col,
-                "score_col": self.score_col, "sep": self.sep,
-                "missing_users": self.missing_users}
+        return {
+            "path": str(self.path),
+            "format": self.format,
+            "user_col": self.user_col,
+            "item_col": self.item_col,
+            "rank_col": self.rank_col,
+            "score_col": self.score_col,
+            "sep": self.sep,
+            "missing_users": self.missing_users,
+        }

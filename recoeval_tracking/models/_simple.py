@@ -41,8 +41,9 @@ class PopularityModel(Model):
     def params(self) -> dict[str, Any]:
         return {"weighted": self.weighted}
 
-    def _fit(self, X: sp.csr_array, user_ids: np.ndarray | None,
-             item_ids: np.ndarray | None) -> None:
+    def _fit(
+        self, X: sp.csr_array, user_ids: np.ndarray | None, item_ids: np.ndarray | None
+    ) -> None:
         n_items = X.shape[1]
         data = np.asarray(X.data, dtype=np.float64)
         if self.weighted:
@@ -77,8 +78,9 @@ class RandomModel(Model):
     def params(self) -> dict[str, Any]:
         return {"seed": self.seed}
 
-    def _fit(self, X: sp.csr_array, user_ids: np.ndarray | None,
-             item_ids: np.ndarray | None) -> None:
+    def _fit(
+        self, X: sp.csr_array, user_ids: np.ndarray | None, item_ids: np.ndarray | None
+    ) -> None:
         pass
 
     def scores(self, users: np.ndarray) -> np.ndarray:
@@ -91,5 +93,9 @@ class RandomModel(Model):
         return out
 
     def _score_source(self) -> ScoreSource:
-        return CallableScores(self.scores, n_items=int(self.n_items_ or 0), dtype=np.float64,
-                              func="RandomModel.score_source")
+        return CallableScores(
+            self.scores,
+            n_items=int(self.n_items_ or 0),
+            dtype=np.float64,
+            func="RandomModel.score_source",
+        )

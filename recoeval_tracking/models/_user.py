@@ -47,8 +47,15 @@ from ._base import Model
 #: Users per call of a model's ``recommend``.
 _RECOMMEND_BLOCK = 4096
 
-__all__ = ["UserModel", "ModelProtocolError", "ModelCodeError", "PROTOCOL_METHODS",
-           "protocol_method", "check_protocol", "raised_where"]
+__all__ = [
+    "UserModel",
+    "ModelProtocolError",
+    "ModelCodeError",
+    "PROTOCOL_METHODS",
+    "protocol_method",
+    "check_protocol",
+    "raised_where",
+]
 
 #: The scoring methods of the protocol, in the order they are looked for.
 PROTOCOL_METHODS = ("score_users", "factors", "recommend")
@@ -57,11 +64,11 @@ _EXPECTED = {
     "score_users": "an array of shape (len(user_indices), n_items) = {shape}",
     "score_users:dtype": "real numbers (a bool, int or float array of scores)",
     "factors": "a tuple (A, B) or (A, B, item_biases) with A of shape (n_users, p) = "
-               "({n_users}, p), B of shape (n_items, p) = ({n_items}, p) and item_biases of "
-               "shape (n_items,)",
+    "({n_users}, p), B of shape (n_items, p) = ({n_items}, p) and item_biases of "
+    "shape (n_items,)",
     "recommend": "one list of at most k = {k} item indices in [0, {n_items}) per user, best "
-                 "first (a list of lists, or a 2-d integer array padded with -1), for the "
-                 "{n} users asked",
+    "first (a list of lists, or a 2-d integer array padded with -1), for the "
+    "{n} users asked",
 }
 
 
@@ -98,8 +105,12 @@ def raised_where(err: BaseException) -> str:
     if not frames:
         return ""
     ours = "recoeval_tracking"
-    outside = [f for f in frames if f"{ours}/" not in f.filename.replace("\\", "/")
-               and "/hydra/" not in f.filename.replace("\\", "/")]
+    outside = [
+        f
+        for f in frames
+        if f"{ours}/" not in f.filename.replace("\\", "/")
+        and "/hydra/" not in f.filename.replace("\\", "/")
+    ]
     frame = (outside or frames)[-1]
     return f"{frame.filename}:{frame.lineno} in {frame.name}"
 
@@ -135,19 +146,20 @@ def check_protocol(obj: Any, where: str = "") -> str:
         raise ModelProtocolError(
             f"The model {cls}{ctx} must be an instance with fit(train); got the class itself. "
             "A config's _target_ names the class and its other keys are the arguments of its "
-            "constructor.")
+            "constructor."
+        )
     missing = [] if callable(getattr(obj, "fit", None)) else ["fit(train)"]
     method = protocol_method(obj)
     if method is None:
-        missing.append("one of score_users(user_indices), factors() or "
-                       "recommend(user_indices, k)")
+        missing.append("one of score_users(user_indices), factors() or recommend(user_indices, k)")
     if missing:
         raise ModelProtocolError(
             f"The model {cls}{ctx} must have {' and '.join(missing)}. It has none of them "
             f"(its public methods: {_public_methods(obj) or 'none'}). The protocol: "
             "fit(train) returns the fitted model; then score_users(user_indices) returns a "
             "(len(user_indices), n_items) score array, or factors() returns (A, B[, "
-            "item_biases]), or recommend(user_indices, k) returns item index lists.")
+            "item_biases]), or recommend(user_indices, k) returns item index lists."
+        )
     return method
 
 
@@ -208,8 +220,9 @@ class UserModel(Model):
         self.cls = type(model).__name__
 
     @classmethod
-    def fitted(cls, model: Any, n_users: int, n_items: int, *, label: str | None = None,
-               where: str = "") -> UserModel:
+    def fitted(
+        cls, model: Any, n_users: int, n_items: int, *, label: str | None = None, where: str = ""
+    ) -> UserModel:
         """A model the user fitted already, on a (``n_users``, ``n_items``) train matrix."""
         self = cls(model, label=label, where=where)
         self.n_users_, self.n_items_ = int(n_users), int(n_items)
@@ -217,8 +230,9 @@ class UserModel(Model):
         return self
 
     # -- fit -----------------------------------------------------------------------------------
-    def _fit(self, X: sp.csr_array, user_ids: np.ndarray | None,
-             item_ids: np.ndarray | None) -> None:
+    def _fit(
+        self, X: sp.csr_array, user_ids: np.ndarray | None, item_ids: np.ndarray | None
+    ) -> None:
         fit = self.model.fit
         kwargs = {}
         if _takes_ids(fit) and user_ids is not None and item_ids is not None:
@@ -233,7 +247,8 @@ class UserModel(Model):
                 raise ModelProtocolError(
                     f"{self.cls}.fit ({self._ctx()}) must return the fitted model (or "
                     f"None when it fits in place). Got {describe(fitted)} instead, which has "
-                    "none of score_users, factors or recommend. End fit with 'return self'.")
+                    "none of score_users, factors or recommend. End fit with 'return self'."
+                )
             self.model, self.method = fitted, method
 
     def _ctx(self) -> str:
@@ -255,35 +270,47 @@ class UserModel(Model):
             got = self._call("score_users", probe)
             self._check_scores(got, len(probe), n_items)
             scorer = self._scorer(n_items)
-            return {"scorer": CallableScores(scorer, n_items,
-                                             dtype=np.float32 if _is_float32(got) else np.float64,
-                                             func=f"{self.cls}.score_users")}
+            return {
+                "scorer": CallableScores(
+                    scorer,
+                    n_items,
+                    dtype=np.float32 if _is_float32(got) else np.float64,
+                    func=f"{self.cls}.score_users",
+                )
+            }
         if self.method == "factors":
             got = self._call("factors")
             ok = isinstance(got, (tuple, list)) and len(got) in (2, 3)
             shapes = [_shape_of(x) for x in got] if ok else []
-            ok = ok and shapes[0] is not None and shapes[1] is not None \
-                and len(shapes[0]) == 2 and len(shapes[1]) == 2 \
-                and shapes[0][0] == n_users and shapes[1][0] == n_items \
-                and shapes[0][1] == shapes[1][1] \
+            ok = (
+                ok
+                and shapes[0] is not None
+                and shapes[1] is not None
+                and len(shapes[0]) == 2
+                and len(shapes[1]) == 2
+                and shapes[0][0] == n_users
+                and shapes[1][0] == n_items
+                and shapes[0][1] == shapes[1][1]
                 and (len(got) == 2 or got[2] is None or shapes[2] == (n_items,))
+            )
             self._expect(ok, "factors", got, n_users=n_users, n_items=n_items)
-            return {"A": got[0], "B": got[1],
-                    "item_biases": got[2] if len(got) == 3 else None}
+            return {"A": got[0], "B": got[1], "item_biases": got[2] if len(got) == 3 else None}
         return {"ranked": self._ranked(k, n_users, n_items, users)}
 
     def _score_source(self) -> Any:
         if self.method == "recommend":
             raise ModelProtocolError(
                 f"{self.cls} ({self._ctx()}) recommends lists: its lists depend on K, so "
-                "ask for them with eval_inputs(k) (the app and evaluate do).")
+                "ask for them with eval_inputs(k) (the app and evaluate do)."
+            )
         inputs = self.eval_inputs(1)
         if "scorer" in inputs:
             return inputs["scorer"]
         from ..scores import FactorScores
 
-        return FactorScores(inputs["A"], inputs["B"], inputs["item_biases"],
-                            func=f"{self.cls}.factors")
+        return FactorScores(
+            inputs["A"], inputs["B"], inputs["item_biases"], func=f"{self.cls}.factors"
+        )
 
     def _call(self, method: str, *args: Any, **kwargs: Any) -> Any:
         try:
@@ -302,40 +329,59 @@ class UserModel(Model):
             got = self._call("score_users", user_indices, **({} if out is None else {"out": out}))
             if got is None and out is not None:
                 return None
-            self._expect(_shape_of(got) == (len(user_indices), n_items), "score_users", got,
-                         shape=(len(user_indices), n_items))
+            self._expect(
+                _shape_of(got) == (len(user_indices), n_items),
+                "score_users",
+                got,
+                shape=(len(user_indices), n_items),
+            )
             return got
+
         return scorer_out if takes_out(self.model.score_users) else scorer
 
     def _check_scores(self, got: Any, n_users: int, n_items: int) -> None:
         """``score_users``'s output: its shape, then real numbers (strings, objects or complex
         values would fail, or lose their imaginary part, in the engine)."""
-        self._expect(_shape_of(got) == (n_users, n_items), "score_users", got,
-                     shape=(n_users, n_items))
+        self._expect(
+            _shape_of(got) == (n_users, n_items), "score_users", got, shape=(n_users, n_items)
+        )
         self._expect(_real_dtype(got), "score_users:dtype", got)
 
-    def _expect(self, ok: bool, method: str, got: Any, shown: str | None = None,
-                **fmt: Any) -> None:
+    def _expect(
+        self, ok: bool, method: str, got: Any, shown: str | None = None, **fmt: Any
+    ) -> None:
         if ok:
             return
-        expected = _EXPECTED[method].format(**{"shape": None, "n_users": self.n_users_,
-                                                "n_items": self.n_items_, "k": None, "n": None,
-                                                **fmt})
+        expected = _EXPECTED[method].format(
+            **{
+                "shape": None,
+                "n_users": self.n_users_,
+                "n_items": self.n_items_,
+                "k": None,
+                "n": None,
+                **fmt,
+            }
+        )
         method = method.split(":")[0]
         if shown is None:
-            shown = (f"a tuple of {', '.join(_describe(x) for x in got)}"
-                     if isinstance(got, (tuple, list)) and method == "factors"
-                     else _describe(got))
-        raise ModelProtocolError(f"{self.cls}.{method} ({self._ctx()}) must return "
-                                 f"{expected}. Got {shown} instead.")
+            shown = (
+                f"a tuple of {', '.join(_describe(x) for x in got)}"
+                if isinstance(got, (tuple, list)) and method == "factors"
+                else _describe(got)
+            )
+        raise ModelProtocolError(
+            f"{self.cls}.{method} ({self._ctx()}) must return {expected}. Got {shown} instead."
+        )
 
-    def _ranked(self, k: int, n_users: int, n_items: int, users: np.ndarray | None
-                ) -> RankedLists:
-        asked = np.arange(n_users, dtype=np.int64) if users is None \
+    def _ranked(self, k: int, n_users: int, n_items: int, users: np.ndarray | None) -> RankedLists:
+        asked = (
+            np.arange(n_users, dtype=np.int64)
+            if users is None
             else np.asarray(users, dtype=np.int64)
+        )
         lists = np.full((n_users, k), -1, dtype=np.int64)
         for start in range(0, asked.shape[0], _RECOMMEND_BLOCK):
-            block = asked[start:start + _RECOMMEND_BLOCK]
+            block = asked[start : start + _RECOMMEND_BLOCK]
             lists[block] = self._lists(self._call("recommend", block, k), block, k, n_items)
         return RankedLists(lists, func=f"{self.cls}.recommend")
 
@@ -355,11 +401,12 @@ class UserModel(Model):
                     raise ValueError
                 bad = arr[(arr < -1) | (arr >= n_items)]
                 if bad.size:
-                    shown = (f"the item index {int(bad[0])} in the list of user (row) "
-                             f"{int(block[r])}")
+                    shown = (
+                        f"the item index {int(bad[0])} in the list of user (row) {int(block[r])}"
+                    )
                     raise ValueError
                 arr = arr[arr >= 0][:k]
-                out[r, :arr.size] = arr
+                out[r, : arr.size] = arr
         except (TypeError, ValueError):
             self._expect(False, "recommend", got, shown, **fmt)
         return out

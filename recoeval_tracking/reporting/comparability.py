@@ -36,10 +36,21 @@ import pandas as pd
 from .._validation import InputError, param_error
 from .runs import RunData
 
-__all__ = ["Comparability", "comparability", "check_comparable", "check_replicates",
-           "metric_exclusions", "users_fingerprint", "check_option_names", "check_labels",
-           "apply_labels", "resolve_metrics",
-           "metric_names", "RUN_KINDS", "LEFT_OUT_COLUMNS"]
+__all__ = [
+    "Comparability",
+    "comparability",
+    "check_comparable",
+    "check_replicates",
+    "metric_exclusions",
+    "users_fingerprint",
+    "check_option_names",
+    "check_labels",
+    "apply_labels",
+    "resolve_metrics",
+    "metric_names",
+    "RUN_KINDS",
+    "LEFT_OUT_COLUMNS",
+]
 
 #: The fingerprints that must agree for runs to be compared at all.
 RUN_KINDS = ("data", "split")
@@ -53,6 +64,7 @@ _AT_K = re.compile(r"^(?P<base>.+)_at_(?P<k>\d+)$")
 # Runs
 # ---------------------------------------------------------------------------------------------
 
+
 def users_fingerprint(per_user: pd.DataFrame) -> str:
     """A short hash of the users a run was evaluated on: each user's id and train count
     (``n_train``), in id order. The same data and split give the same one, whatever the model
@@ -60,8 +72,11 @@ def users_fingerprint(per_user: pd.DataFrame) -> str:
     which do not record them. The relevance rule does not enter it (``n_test`` counts
     positives)."""
     ids = per_user["user_id"].astype(str).to_numpy()
-    n_train = (per_user["n_train"].to_numpy(dtype=np.float64) if "n_train" in per_user.columns
-               else np.full(ids.size, np.nan))
+    n_train = (
+        per_user["n_train"].to_numpy(dtype=np.float64)
+        if "n_train" in per_user.columns
+        else np.full(ids.size, np.nan)
+    )
     order = np.argsort(ids, kind="stable")
     text = "\n".join(f"{u}:{t:g}" for u, t in zip(ids[order], n_train[order]))
     return hashlib.sha256(text.encode()).hexdigest()[:16]
@@ -93,11 +108,15 @@ def check_comparable(runs: Sequence[RunData], kinds: Sequence[str] = RUN_KINDS) 
         for r in runs:
             users.setdefault(r.fingerprints["users"], []).append(r)
         if len(users) > 1:
-            parts = [f"{fp} ({len(members[0].per_user)} users: "
-                     f"{_names([m.name for m in members])})" for fp, members in users.items()]
-            problems.append("the evaluated users differ (Results record no data or split "
-                            "fingerprint; their users and train counts stand in): users "
-                            "fingerprint " + " vs ".join(parts))
+            parts = [
+                f"{fp} ({len(members[0].per_user)} users: {_names([m.name for m in members])})"
+                for fp, members in users.items()
+            ]
+            problems.append(
+                "the evaluated users differ (Results record no data or split "
+                "fingerprint; their users and train counts stand in): users "
+                "fingerprint " + " vs ".join(parts)
+            )
     return problems
 
 
@@ -117,22 +136,30 @@ def check_replicates(runs: Sequence[RunData], replicate_key: str) -> list[str]:
 # Metrics
 # ---------------------------------------------------------------------------------------------
 
+
 def _missing_reason(run: RunData, metric: str) -> tuple[str, str]:
     """Why ``run`` has no ``metric`` column, short and in full: evaluated at another K, or
     not at all."""
     m = _AT_K.match(metric)
     if m:
-        others = sorted({int(x.group("k")) for c in run.per_user.columns
-                         if (x := _AT_K.match(str(c))) and x.group("base") == m.group("base")
-                         and x.group("k") != m.group("k")})
+        others = sorted(
+            {
+                int(x.group("k"))
+                for c in run.per_user.columns
+                if (x := _AT_K.match(str(c)))
+                and x.group("base") == m.group("base")
+                and x.group("k") != m.group("k")
+            }
+        )
         if others:
             short = f"evaluated at k={', '.join(map(str, others))}"
             return short, f"{short}, not at k={m.group('k')}"
     return "missing", f"no {metric} column"
 
 
-def metric_exclusions(runs: Sequence[RunData], metrics: Sequence[str], baseline: RunData
-                      ) -> dict[str, dict[str, str]]:
+def metric_exclusions(
+    runs: Sequence[RunData], metrics: Sequence[str], baseline: RunData
+) -> dict[str, dict[str, str]]:
     """Per metric, the runs it is not compared over and why: ``{metric: {run_id: reason}}``.
 
     A run is left out of a metric when it lacks the metric's column (``"missing"``, or
@@ -140,12 +167,15 @@ def metric_exclusions(runs: Sequence[RunData], metrics: Sequence[str], baseline:
     differently from the reference run (``"defined differently"``): the baseline when it has
     the metric, else the first run that has it.
     """
-    return {m: {run_id: short for run_id, (short, _) in left.items()}
-            for m, left in _exclusions(runs, metrics, baseline).items()}
+    return {
+        m: {run_id: short for run_id, (short, _) in left.items()}
+        for m, left in _exclusions(runs, metrics, baseline).items()
+    }
 
 
-def _exclusions(runs: Sequence[RunData], metrics: Sequence[str], baseline: RunData
-                ) -> dict[str, dict[str, tuple[str, str]]]:
+def _exclusions(
+    runs: Sequence[RunData], metrics: Sequence[str], baseline: RunData
+) -> dict[str, dict[str, tuple[str, str]]]:
     """``{metric: {run_id: (short reason, full reason)}}``."""
     out: dict[str, dict[str, tuple[str, str]]] = {}
     for m in metrics:
@@ -156,10 +186,14 @@ def _exclusions(runs: Sequence[RunData], metrics: Sequence[str], baseline: RunDa
             if r not in having:
                 left[r.run_id] = _missing_reason(r, m)
             elif ref is not None and r.metric_fingerprint(m) != ref.metric_fingerprint(m):
-                left[r.run_id] = ("defined differently", (
-                    f"defined differently from {ref.name}: definition fingerprint "
-                    f"{r.metric_fingerprint(m) or '<not recorded>'} vs "
-                    f"{ref.metric_fingerprint(m) or '<not recorded>'}"))
+                left[r.run_id] = (
+                    "defined differently",
+                    (
+                        f"defined differently from {ref.name}: definition fingerprint "
+                        f"{r.metric_fingerprint(m) or '<not recorded>'} vs "
+                        f"{ref.metric_fingerprint(m) or '<not recorded>'}"
+                    ),
+                )
         if left:
             out[m] = left
     return out
@@ -207,9 +241,11 @@ class Comparability:
         comparisons against a baseline that is left out of the metric."""
         if not len(table) or not (self.excluded or (tests and self.untested)):
             return table
-        keep = [run_id not in self.excluded.get(m, {})
-                and not (tests and run_id in self.untested.get(m, ()))
-                for run_id, m in zip(table["run_id"], table["metric"])]
+        keep = [
+            run_id not in self.excluded.get(m, {})
+            and not (tests and run_id in self.untested.get(m, ()))
+            for run_id, m in zip(table["run_id"], table["metric"])
+        ]
         return table[keep].reset_index(drop=True)
 
 
@@ -233,22 +269,28 @@ def swept_params(runs: list[RunData]) -> list[str]:
     return out
 
 
-def not_comparable(mismatches: list[str], runs: Sequence[RunData] = (),
-                   func: str = "build_report") -> InputError:
+def not_comparable(
+    mismatches: list[str], runs: Sequence[RunData] = (), func: str = "build_report"
+) -> InputError:
     """The refusal of runs whose data or split fingerprints differ: what differs (both
     fingerprints and the runs of each), how to go on anyway, and the replicate key that would
     make them comparable when one fits."""
     candidates = [k for k in swept_params(list(runs)) if _replicate_like(k)]
     fitting = [k for k in candidates if not check_replicates(list(runs), k)]
     candidates = fitting or candidates
-    hint = (f" If {', '.join(candidates)} only draws replicates (seeds, folds), pass "
-            f"replicate_key={candidates[0]} (report config: replicate_key={candidates[0]})."
-            if candidates else "")
+    hint = (
+        f" If {', '.join(candidates)} only draws replicates (seeds, folds), pass "
+        f"replicate_key={candidates[0]} (report config: replicate_key={candidates[0]})."
+        if candidates
+        else ""
+    )
     return InputError(
-        f"The runs given to {func} are not comparable: " + "; ".join(mismatches)
+        f"The runs given to {func} are not comparable: "
+        + "; ".join(mismatches)
         + ". Select runs evaluated on the same data, split and metric definitions, or pass "
         "allow_mismatch=True (report config: allow_mismatch=true) to compare them anyway; "
-        "the tables are then marked." + hint)
+        "the tables are then marked." + hint
+    )
 
 
 def _replicate_like(key: str) -> bool:
@@ -256,10 +298,16 @@ def _replicate_like(key: str) -> bool:
     return leaf in ("seed", "fold", "repeat", "replicate")
 
 
-def comparability(runs: Sequence[RunData], metrics: Sequence[str] = (),
-                  baseline: RunData | None = None, *, replicate_key: str | None = None,
-                  allow_mismatch: bool = False, check_runs: bool = True,
-                  func: str = "compare") -> Comparability:
+def comparability(
+    runs: Sequence[RunData],
+    metrics: Sequence[str] = (),
+    baseline: RunData | None = None,
+    *,
+    replicate_key: str | None = None,
+    allow_mismatch: bool = False,
+    check_runs: bool = True,
+    func: str = "compare",
+) -> Comparability:
     """The comparability of ``runs``: the one rule of ``rt.compare`` and the report.
 
     Parameters
@@ -288,8 +336,9 @@ def comparability(runs: Sequence[RunData], metrics: Sequence[str] = (),
     runs = list(runs)
     mismatches: list[str] = []
     if check_runs:
-        mismatches = (check_replicates(runs, replicate_key) if replicate_key
-                      else check_comparable(runs))
+        mismatches = (
+            check_replicates(runs, replicate_key) if replicate_key else check_comparable(runs)
+        )
         if mismatches and not allow_mismatch:
             raise not_comparable(mismatches, runs, func)
     if not metrics or not runs:
@@ -306,15 +355,26 @@ def comparability(runs: Sequence[RunData], metrics: Sequence[str] = (),
         if base.run_id in left:
             kept = [r for r in runs if r is not base and r.run_id not in left]
             untested[m] = [r.run_id for r in kept]
-            rows += [[m, r.name, r.run_id, "test", f"no test: the baseline {base.name} is "
-                      f"left out of {m} ({left[base.run_id][1]})"] for r in kept]
-    return Comparability(mismatches, excluded, untested,
-                         pd.DataFrame(rows, columns=LEFT_OUT_COLUMNS))
+            rows += [
+                [
+                    m,
+                    r.name,
+                    r.run_id,
+                    "test",
+                    f"no test: the baseline {base.name} is "
+                    f"left out of {m} ({left[base.run_id][1]})",
+                ]
+                for r in kept
+            ]
+    return Comparability(
+        mismatches, excluded, untested, pd.DataFrame(rows, columns=LEFT_OUT_COLUMNS)
+    )
 
 
 # ---------------------------------------------------------------------------------------------
 # Names given in options
 # ---------------------------------------------------------------------------------------------
+
 
 def metric_names(runs: Sequence[RunData]) -> list[str]:
     """Every metric a run has: per-user metric columns, then logged (catalogue) metrics."""
@@ -332,16 +392,20 @@ def metric_names(runs: Sequence[RunData]) -> list[str]:
 def _known_text(known: Sequence[str], given: str, limit: int = 30) -> str:
     close = difflib.get_close_matches(given, list(known), n=3)
     hint = f" Did you mean {', '.join(close)}?" if close else ""
-    shown = ", ".join(known[:limit]) + (f" and {len(known) - limit} more"
-                                         if len(known) > limit else "")
+    shown = ", ".join(known[:limit]) + (
+        f" and {len(known) - limit} more" if len(known) > limit else ""
+    )
     return f"The known names: {shown or 'none'}.{hint}"
 
 
 def _as_names(value: Any, option: str, func: str) -> list[str]:
     if value is None:
         return []
-    if isinstance(value, str) or not isinstance(value, Sequence) or \
-            not all(isinstance(v, str) for v in value):
+    if (
+        isinstance(value, str)
+        or not isinstance(value, Sequence)
+        or not all(isinstance(v, str) for v in value)
+    ):
         raise param_error(option, func, "a list of names (str)", value)
     return list(value)
 
@@ -352,8 +416,13 @@ def resolve_metrics(metrics: Any, runs: Sequence[RunData], func: str) -> list[st
     common = [m for m in metric_names(runs) if any(m in r.per_user.columns for r in runs)]
     if metrics is None:
         if not common:
-            raise param_error("runs", func, "runs with at least one per-user metric column",
-                              "no metric column", got_is_text=True)
+            raise param_error(
+                "runs",
+                func,
+                "runs with at least one per-user metric column",
+                "no metric column",
+                got_is_text=True,
+            )
         return common
     if isinstance(metrics, str):
         metrics = [metrics]
@@ -362,26 +431,48 @@ def resolve_metrics(metrics: Any, runs: Sequence[RunData], func: str) -> list[st
         return common
     for m in metrics:
         if m not in common:
-            raise param_error("metrics", func, "per-user metric columns some run has",
-                              f"{m!r} (missing from every run)", _known_text(common, str(m)),
-                              got_is_text=True)
+            raise param_error(
+                "metrics",
+                func,
+                "per-user metric columns some run has",
+                f"{m!r} (missing from every run)",
+                _known_text(common, str(m)),
+                got_is_text=True,
+            )
     return metrics
 
 
-def check_option_names(runs: Sequence[RunData], *, lower_is_better: Any = (),
-                       group_by: Any = None, func: str = "compare") -> None:
+def check_option_names(
+    runs: Sequence[RunData],
+    *,
+    lower_is_better: Any = (),
+    group_by: Any = None,
+    func: str = "compare",
+) -> None:
     """Refuse a ``lower_is_better`` prefix that starts no metric of the runs, and a
     ``group_by`` key that is no param of any run, listing the known names."""
     metrics = metric_names(runs)
     for prefix in _as_names(lower_is_better, "lower_is_better", func):
         if not any(m.startswith(prefix) for m in metrics):
-            raise param_error("lower_is_better", func, "metric-name prefixes that start a "
-                              "metric of the runs", f"{prefix!r} (it starts no metric)",
-                              _known_text(metrics, prefix), got_is_text=True)
+            raise param_error(
+                "lower_is_better",
+                func,
+                "metric-name prefixes that start a metric of the runs",
+                f"{prefix!r} (it starts no metric)",
+                _known_text(metrics, prefix),
+                got_is_text=True,
+            )
     params = list(dict.fromkeys(str(k) for r in runs for k in r.params))
     for key in _as_names(group_by, "group_by", func):
         if key not in params:
-            raise param_error("group_by", func, "params of the runs", f"{key!r} (no run has this param)", _known_text(params, key), got_is_text=True)
+            raise param_error(
+                "group_by",
+                func,
+                "params of the runs",
+                f"{key!r} (no run has this param)",
+                _known_text(params, key),
+                got_is_text=True,
+            )
 
 
 def check_labels(labels: Any, func: str) -> dict[str, str]:
@@ -389,15 +480,20 @@ def check_labels(labels: Any, func: str) -> dict[str, str]:
     if labels is None:
         return {}
     if not isinstance(labels, Mapping) or not all(
-            isinstance(k, str) and isinstance(v, str) and v.strip()
-            for k, v in labels.items()):
-        raise param_error("labels", func, "a mapping from a run's name or id to its display "
-                          "name (non-empty str)", labels)
+        isinstance(k, str) and isinstance(v, str) and v.strip() for k, v in labels.items()
+    ):
+        raise param_error(
+            "labels",
+            func,
+            "a mapping from a run's name or id to its display name (non-empty str)",
+            labels,
+        )
     return dict(labels)
 
 
-def apply_labels(runs: list[RunData], labels: Mapping[str, str], func: str,
-                 strict: bool = True) -> tuple[list[RunData], set[str]]:
+def apply_labels(
+    runs: list[RunData], labels: Mapping[str, str], func: str, strict: bool = True
+) -> tuple[list[RunData], set[str]]:
     """``runs`` with their display names: each run whose id or name is a key of ``labels``
     takes its value as its name. Returns the runs and the keys used; with ``strict``, a key
     that names no run is refused, listing the known names. Two runs may not end up with one
@@ -414,12 +510,19 @@ def apply_labels(runs: list[RunData], labels: Mapping[str, str], func: str,
     unknown = [k for k in labels if k not in used]
     if strict and unknown:
         known = list(dict.fromkeys([r.name for r in runs] + [r.run_id for r in runs]))
-        raise param_error("labels", func, "keys that are the names or ids of the compared runs",
-                          f"{unknown[0]!r} (it names no run)", _known_text(known, unknown[0]),
-                          got_is_text=True)
+        raise param_error(
+            "labels",
+            func,
+            "keys that are the names or ids of the compared runs",
+            f"{unknown[0]!r} (it names no run)",
+            _known_text(known, unknown[0]),
+            got_is_text=True,
+        )
     names = [r.name for r in out]
     dup = sorted(n for n in {labels[k] for k in used} if names.count(n) > 1)
     if dup:
-        raise InputError(f"The 'labels' parameter of {func} gives two runs the display name "
-                         f"{dup[0]!r}; give each run its own.")
+        raise InputError(
+            f"The 'labels' parameter of {func} gives two runs the display name "
+            f"{dup[0]!r}; give each run its own."
+        )
     return out, used

@@ -65,16 +65,31 @@ _FUNC = "compare"
 # The comparison
 # ---------------------------------------------------------------------------------------------
 
-def compare(runs: Any, baseline: str | None = None, *, metrics: Sequence[str] | str | None = None,
-            test: str = "t", correction: str = "holm", alpha: float = 0.05,
-            confidence: float = 0.95, family: str = "metric", n_bootstrap: int = 1000,
-            n_permutations: int | str = "auto", seed: int = 0,
-            dataset_key: str | None = "auto", replicate_key: str | None = "auto",
-            group_by: Sequence[str] | None = None, allow_mismatch: bool = False,
-            lower_is_better: Sequence[str] = (), slices: Sequence[Mapping[str, Any]] | None = None,
-            user_features: pd.DataFrame | None = None, tracking_uri: str | None = None,
-            config: Mapping[str, Any] | None = None,
-            labels: Mapping[str, str] | None = None) -> Comparison:
+
+def compare(
+    runs: Any,
+    baseline: str | None = None,
+    *,
+    metrics: Sequence[str] | str | None = None,
+    test: str = "t",
+    correction: str = "holm",
+    alpha: float = 0.05,
+    confidence: float = 0.95,
+    family: str = "metric",
+    n_bootstrap: int = 1000,
+    n_permutations: int | str = "auto",
+    seed: int = 0,
+    dataset_key: str | None = "auto",
+    replicate_key: str | None = "auto",
+    group_by: Sequence[str] | None = None,
+    allow_mismatch: bool = False,
+    lower_is_better: Sequence[str] = (),
+    slices: Sequence[Mapping[str, Any]] | None = None,
+    user_features: pd.DataFrame | None = None,
+    tracking_uri: str | None = None,
+    config: Mapping[str, Any] | None = None,
+    labels: Mapping[str, str] | None = None,
+) -> Comparison:
     """Compare systems on the same users: means with intervals, paired tests against a
     baseline with a multiple-comparison correction, win/tie/loss counts; over several datasets,
     mean ranks, the Friedman test and Nemenyi's critical difference.
@@ -125,8 +140,20 @@ def compare(runs: Any, baseline: str | None = None, *, metrics: Sequence[str] | 
     -------
     Comparison
     """
-    _check_settings(_FUNC, correction, test, n_permutations, n_bootstrap, seed, confidence,
-                    alpha, allow_mismatch, user_features, slices, lower_is_better)
+    _check_settings(
+        _FUNC,
+        correction,
+        test,
+        n_permutations,
+        n_bootstrap,
+        seed,
+        confidence,
+        alpha,
+        allow_mismatch,
+        user_features,
+        slices,
+        lower_is_better,
+    )
     if family not in FAMILIES:
         raise param_error("family", _FUNC, f"one of {list(FAMILIES)}", family)
     read, datasets = runs_from(runs, tracking_uri)
@@ -134,12 +161,25 @@ def compare(runs: Any, baseline: str | None = None, *, metrics: Sequence[str] | 
     labels = check_labels(labels, _FUNC)
     groups, key = group_datasets(read, datasets, dataset_key, _FUNC)
     kw: dict[str, Any] = {
-        "metrics": metrics, "slices": slices, "correction": correction, "test": test,
-        "n_permutations": n_permutations, "n_bootstrap": n_bootstrap, "seed": seed,
-        "confidence": confidence, "alpha": alpha, "allow_mismatch": allow_mismatch,
-        "user_features": user_features, "lower_is_better": tuple(lower_is_better),
-        "config": config, "group_by": group_by, "family": family, "labels": labels,
-        "_check_names": False, "_func": _FUNC}
+        "metrics": metrics,
+        "slices": slices,
+        "correction": correction,
+        "test": test,
+        "n_permutations": n_permutations,
+        "n_bootstrap": n_bootstrap,
+        "seed": seed,
+        "confidence": confidence,
+        "alpha": alpha,
+        "allow_mismatch": allow_mismatch,
+        "user_features": user_features,
+        "lower_is_better": tuple(lower_is_better),
+        "config": config,
+        "group_by": group_by,
+        "family": family,
+        "labels": labels,
+        "_check_names": False,
+        "_func": _FUNC,
+    }
     reports: dict[str, Report] = {}
     for ds, members in groups.items():
         rep_key = replicate_key
@@ -156,12 +196,18 @@ def compare(runs: Any, baseline: str | None = None, *, metrics: Sequence[str] | 
     check_labels_used(labels, reports, read, _FUNC)
     chosen = {ds: rep.run(rep.baseline).name for ds, rep in reports.items()}
     if len(set(chosen.values())) > 1:
-        raise param_error("baseline", _FUNC, "one system, the same in every dataset",
-                          baseline, "It picks " + ", ".join(f"{n} in {ds}" for ds, n in
-                                                           chosen.items())
-                          + "; name the system instead.")
-    return Comparison(reports=reports, dataset_key=key if len(groups) > 1 else None,
-                      n_runs=len(read))
+        raise param_error(
+            "baseline",
+            _FUNC,
+            "one system, the same in every dataset",
+            baseline,
+            "It picks "
+            + ", ".join(f"{n} in {ds}" for ds, n in chosen.items())
+            + "; name the system instead.",
+        )
+    return Comparison(
+        reports=reports, dataset_key=key if len(groups) > 1 else None, n_runs=len(read)
+    )
 
 
 @dataclass
@@ -182,8 +228,9 @@ class Comparison(VerdictMethods):
     reports: dict[str, Report]
     dataset_key: str | None = None
     n_runs: int = 0
-    _values: dict[tuple[str, str], pd.DataFrame] = field(default_factory=dict, repr=False,
-                                                         init=False)
+    _values: dict[tuple[str, str], pd.DataFrame] = field(
+        default_factory=dict, repr=False, init=False
+    )
 
     # -- structure -----------------------------------------------------------------------------
 
@@ -192,8 +239,9 @@ class Comparison(VerdictMethods):
         """A comparison over one dataset from a built report."""
         if not isinstance(report, Report):
             raise param_error("report", "Comparison.from_report", "a Report", report)
-        return cls(reports={"": report},
-                   n_runs=int(report.settings.get("n_runs", len(report.runs))))
+        return cls(
+            reports={"": report}, n_runs=int(report.settings.get("n_runs", len(report.runs)))
+        )
 
     @property
     def datasets(self) -> list[str]:
@@ -209,15 +257,21 @@ class Comparison(VerdictMethods):
     def report(self) -> Report:
         """The report of the only dataset (an error when there are several)."""
         if self.multi_dataset:
-            raise InputError(f"This comparison spans {len(self.reports)} datasets "
-                             f"({', '.join(self.reports)}); use .reports[<dataset>].")
+            raise InputError(
+                f"This comparison spans {len(self.reports)} datasets "
+                f"({', '.join(self.reports)}); use .reports[<dataset>]."
+            )
         return next(iter(self.reports.values()))
 
     def _report(self, dataset: str | None) -> Report:
         if dataset is None:
             if self.multi_dataset:
-                raise param_error("dataset", "Comparison", f"one of {self.datasets} (the "
-                                  "comparison spans several datasets)", None)
+                raise param_error(
+                    "dataset",
+                    "Comparison",
+                    f"one of {self.datasets} (the comparison spans several datasets)",
+                    None,
+                )
             return self.report
         if dataset not in self.reports:
             raise param_error("dataset", "Comparison", f"one of {self.datasets}", dataset)
@@ -250,8 +304,9 @@ class Comparison(VerdictMethods):
         system, run_id, left_out`` (``"values"``: the system's values of the metric are not
         compared; ``"test"``: its mean is shown, but the baseline is left out of the metric so
         it is not tested) and ``reason``; with several datasets, a leading ``dataset``."""
-        parts = [rep.left_out.assign(dataset=ds) for ds, rep in self.reports.items()
-                 if len(rep.left_out)]
+        parts = [
+            rep.left_out.assign(dataset=ds) for ds, rep in self.reports.items() if len(rep.left_out)
+        ]
         if not parts:
             out = pd.DataFrame(columns=["dataset", *LEFT_OUT_COLUMNS])
         else:
@@ -289,9 +344,9 @@ class Comparison(VerdictMethods):
         better, equal, worse). With several datasets, a leading ``dataset`` column, over all of
         them unless ``dataset`` is given."""
         if dataset is None and self.multi_dataset:
-            return pd.concat([self.summary(ds).assign(dataset=ds) for ds in self.datasets],
-                             ignore_index=True).pipe(
-                lambda df: df[["dataset"] + [c for c in df.columns if c != "dataset"]])
+            return pd.concat(
+                [self.summary(ds).assign(dataset=ds) for ds in self.datasets], ignore_index=True
+            ).pipe(lambda df: df[["dataset"] + [c for c in df.columns if c != "dataset"]])
         rep = self._report(dataset)
         test = rep.settings["test"]
         p_col = {"t": "p_t", "wilcoxon": "p_wilcoxon", "randomization": "p_randomization"}[test]
@@ -299,20 +354,41 @@ class Comparison(VerdictMethods):
         base_name = rep.run(rep.baseline).name
         rows = []
         for _, s in rep.summary.iterrows():
-            row = {"system": s["run"], "metric": s["metric"], "mean": s["mean"],
-                   "ci_low": s["t_low"], "ci_high": s["t_high"], "n": s["n"],
-                   "delta": math.nan, "delta_low": math.nan, "delta_high": math.nan,
-                   "p": math.nan, "p_adj": math.nan, "mark": "", "wins": pd.NA,
-                   "ties": pd.NA, "losses": pd.NA}
+            row = {
+                "system": s["run"],
+                "metric": s["metric"],
+                "mean": s["mean"],
+                "ci_low": s["t_low"],
+                "ci_high": s["t_high"],
+                "n": s["n"],
+                "delta": math.nan,
+                "delta_low": math.nan,
+                "delta_high": math.nan,
+                "p": math.nan,
+                "p_adj": math.nan,
+                "mark": "",
+                "wins": pd.NA,
+                "ties": pd.NA,
+                "losses": pd.NA,
+            }
             key = (s["run_id"], s["metric"])
             if key in comp.index:
                 c = comp.loc[key]
-                row.update(delta=c["mean_diff"], delta_low=c["t_low"], delta_high=c["t_high"],
-                           p=c[p_col], p_adj=c[f"{p_col}_adj"], mark=c["mark"])
+                row.update(
+                    delta=c["mean_diff"],
+                    delta_low=c["t_low"],
+                    delta_high=c["t_high"],
+                    p=c[p_col],
+                    p_adj=c[f"{p_col}_adj"],
+                    mark=c["mark"],
+                )
                 v = self.values(s["metric"], dataset)
                 if s["run"] in v.columns and base_name in v.columns:
-                    w, t, l_ = ms.win_tie_loss(v[s["run"]].to_numpy(), v[base_name].to_numpy(),
-                                               lower_is_better=self.lower_is_better(s["metric"]))
+                    w, t, l_ = ms.win_tie_loss(
+                        v[s["run"]].to_numpy(),
+                        v[base_name].to_numpy(),
+                        lower_is_better=self.lower_is_better(s["metric"]),
+                    )
                     row.update(wins=w, ties=t, losses=l_)
             rows.append(row)
         out = pd.DataFrame(rows)
@@ -329,41 +405,54 @@ class Comparison(VerdictMethods):
             raise param_error("metric", "Comparison.table", f"one of {rep.metrics}", metric)
         s = rep.summary[rep.summary["metric"] == metric].drop(columns="metric")
         c = rep.comparisons[rep.comparisons["metric"] == metric].drop(columns=["metric", "run"])
-        c = c.rename(columns={k: f"delta_{k}" for k in ("t_low", "t_high", "boot_low",
-                                                        "boot_high")})
+        c = c.rename(
+            columns={k: f"delta_{k}" for k in ("t_low", "t_high", "boot_low", "boot_high")}
+        )
         return s.merge(c, on="run_id", how="left").set_index("run")
 
     def tables(self, dataset: str | None = None) -> dict[str, pd.DataFrame]:
         """:meth:`table` of every metric."""
         return {m: self.table(m, dataset) for m in self._report(dataset).metrics}
 
-    def win_tie_loss(self, metric: str | None = None, dataset: str | None = None
-                     ) -> pd.DataFrame:
+    def win_tie_loss(self, metric: str | None = None, dataset: str | None = None) -> pd.DataFrame:
         """For every pair of systems (``system`` listed before ``other``) and metric: the users
         where ``system`` is better (``wins``), equal (``ties``), worse (``losses``) than
         ``other``, over the users defined in both (``n``)."""
         rep = self._report(dataset)
         rows = []
-        for m in ([metric] if metric else rep.metrics):
+        for m in [metric] if metric else rep.metrics:
             v = self.values(m, dataset)
             names = list(v.columns)
             for i, a in enumerate(names):
-                for b in names[i + 1:]:
-                    w, t, l_ = ms.win_tie_loss(v[a].to_numpy(), v[b].to_numpy(),
-                                               lower_is_better=self.lower_is_better(m))
-                    rows.append({"metric": m, "system": a, "other": b, "wins": w, "ties": t,
-                                 "losses": l_, "n": w + t + l_})
-        return pd.DataFrame(rows, columns=["metric", "system", "other", "wins", "ties",
-                                           "losses", "n"])
+                for b in names[i + 1 :]:
+                    w, t, l_ = ms.win_tie_loss(
+                        v[a].to_numpy(), v[b].to_numpy(), lower_is_better=self.lower_is_better(m)
+                    )
+                    rows.append(
+                        {
+                            "metric": m,
+                            "system": a,
+                            "other": b,
+                            "wins": w,
+                            "ties": t,
+                            "losses": l_,
+                            "n": w + t + l_,
+                        }
+                    )
+        return pd.DataFrame(
+            rows, columns=["metric", "system", "other", "wins", "ties", "losses", "n"]
+        )
 
-    def tukey(self, metric: str, dataset: str | None = None, *, paired: bool = True
-              ) -> pd.DataFrame:
+    def tukey(
+        self, metric: str, dataset: str | None = None, *, paired: bool = True
+    ) -> pd.DataFrame:
         """Tukey's HSD over every pair of systems on ``metric``
         (:func:`~recoeval_tracking.reporting.multisystem.tukey_hsd`; paired by user unless
         ``paired=False``), at the comparison's confidence; ``significant`` at its alpha."""
         v = self.values(metric, dataset)
-        out = ms.tukey_hsd(v.to_numpy(), list(v.columns), paired=paired,
-                           confidence=self.settings["confidence"])
+        out = ms.tukey_hsd(
+            v.to_numpy(), list(v.columns), paired=paired, confidence=self.settings["confidence"]
+        )
         out.insert(0, "metric", metric)
         out["significant"] = out["p"] < self.settings["alpha"]
         return out
@@ -372,8 +461,10 @@ class Comparison(VerdictMethods):
 
     def _need_datasets(self, what: str) -> None:
         if not self.multi_dataset:
-            raise InputError(f"{what} compares systems over several datasets; this comparison "
-                             "has one, so it does not apply (the paired tests over users do).")
+            raise InputError(
+                f"{what} compares systems over several datasets; this comparison "
+                "has one, so it does not apply (the paired tests over users do)."
+            )
 
     def dataset_table(self, metric: str) -> pd.DataFrame:
         """Systems (rows) x datasets (columns) of the mean of ``metric``, and each system's
@@ -400,8 +491,9 @@ class Comparison(VerdictMethods):
         f = self.friedman(metric)
         return ms.critical_difference(f.n_systems, f.n_datasets, self.settings["alpha"])
 
-    def posthoc(self, metric: str, method: str = "nemenyi", control: str | None = None
-                ) -> pd.DataFrame:
+    def posthoc(
+        self, metric: str, method: str = "nemenyi", control: str | None = None
+    ) -> pd.DataFrame:
         """Post-hoc tests after Friedman: ``"nemenyi"`` (every pair; a square table of
         p-values) or ``"holm"`` (every system against ``control``, default the baseline; z,
         p and Holm-adjusted p)."""
@@ -409,8 +501,9 @@ class Comparison(VerdictMethods):
         if method == "nemenyi":
             return ms.nemenyi_pvalues(f.mean_ranks, f.n_datasets)
         if method == "holm":
-            return ms.posthoc_vs_control(f.mean_ranks, f.n_datasets, control or self.baseline,
-                                         "holm")
+            return ms.posthoc_vs_control(
+                f.mean_ranks, f.n_datasets, control or self.baseline, "holm"
+            )
         raise param_error("method", "Comparison.posthoc", "'nemenyi' or 'holm'", method)
 
     def cd_diagram(self, metric: str, posthoc: str = "nemenyi"):
@@ -422,17 +515,31 @@ class Comparison(VerdictMethods):
 
     # -- output --------------------------------------------------------------------------------
 
-    def to_latex(self, metrics: Sequence[str] | None = None, *, precision: int = 4,
-                 intervals: bool = False, underline_second: bool = False,
-                 caption: str = "", label: str = "tab:comparison",
-                 win_tie_loss: bool = False) -> str:
+    def to_latex(
+        self,
+        metrics: Sequence[str] | None = None,
+        *,
+        precision: int = 4,
+        intervals: bool = False,
+        underline_second: bool = False,
+        caption: str = "",
+        label: str = "tab:comparison",
+        win_tie_loss: bool = False,
+    ) -> str:
         """A booktabs table for a paper (see :func:`~recoeval_tracking.reporting.latex.
         comparison_latex`): one row per system, the best of each column bold, marks against
         the baseline as superscripts explained in the caption, ``W/T/L`` columns against the
         baseline if asked; one table per metric over datasets when there are several."""
-        return output("latex")(self, metrics, precision=precision, intervals=intervals,
-                               underline_second=underline_second, caption=caption,
-                               label=label, win_tie_loss=win_tie_loss)
+        return output("latex")(
+            self,
+            metrics,
+            precision=precision,
+            intervals=intervals,
+            underline_second=underline_second,
+            caption=caption,
+            label=label,
+            win_tie_loss=win_tie_loss,
+        )
 
     def to_markdown(self, *, title: str = "Run comparison") -> str:
         """The report page as Markdown (figures left out)."""
@@ -446,8 +553,13 @@ class Comparison(VerdictMethods):
         """Write ``report.html``, ``report.md`` (figures beside it) and ``report.tex`` into
         ``folder``; returns the paths."""
         folder = Path(folder)
-        return output("write")(self, folder / "report.html", folder / "report.md",
-                               latex_path=folder / "report.tex", title=title)
+        return output("write")(
+            self,
+            folder / "report.html",
+            folder / "report.md",
+            latex_path=folder / "report.tex",
+            title=title,
+        )
 
     def plot(self, metric: str | None = None, dataset: str | None = None):
         """Curves of ``metric`` @1..K with their 95% bands (as the runs recorded them), one
@@ -465,18 +577,34 @@ class Comparison(VerdictMethods):
         for c in ("wins", "ties", "losses"):
             shown[c] = shown[c].map(lambda x: "" if pd.isna(x) else str(int(x)))
         cols = (["dataset"] if "dataset" in shown.columns else []) + [
-            "system", "metric", "mean", "ci_low", "ci_high", "delta", "p_adj", "mark", "wins",
-            "ties", "losses"]
+            "system",
+            "metric",
+            "mean",
+            "ci_low",
+            "ci_high",
+            "delta",
+            "p_adj",
+            "mark",
+            "wins",
+            "ties",
+            "losses",
+        ]
         st_ = self.settings
-        head = (f"{len(self.systems)} systems against {self.baseline}; {st_['test']}-test, "
-                f"{st_['correction']} correction, alpha {st_['alpha']:g}")
+        head = (
+            f"{len(self.systems)} systems against {self.baseline}; {st_['test']}-test, "
+            f"{st_['correction']} correction, alpha {st_['alpha']:g}"
+        )
         lines = [head, shown[cols].to_string(index=False)]
         for ds, rep in self.reports.items():
             where = f"dataset {ds}: " if self.multi_dataset else ""
-            lines += [f"NOT COMPARABLE ({where}compared anyway, allow_mismatch): {m}"
-                      for m in rep.mismatches]
-            lines += [f"left out ({where}{r.left_out}): {r.metric} of {r.system}: {r.reason}"
-                      for r in rep.left_out.itertuples(index=False)]
+            lines += [
+                f"NOT COMPARABLE ({where}compared anyway, allow_mismatch): {m}"
+                for m in rep.mismatches
+            ]
+            lines += [
+                f"left out ({where}{r.left_out}): {r.metric} of {r.system}: {r.reason}"
+                for r in rep.left_out.itertuples(index=False)
+            ]
             lines += [f"note: {where}{n}" for n in rep.notes if n.startswith("group_by")]
         return "\n".join(lines)
 

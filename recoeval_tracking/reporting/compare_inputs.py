@@ -16,8 +16,13 @@ from .comparability import check_comparable, users_fingerprint
 from .replicate_groups import swept_params as _swept_params
 from .runs import RunData
 
-__all__ = ["runs_from", "detect_dataset_key", "group_datasets", "check_unique_names",
-           "check_labels_used"]
+__all__ = [
+    "runs_from",
+    "detect_dataset_key",
+    "group_datasets",
+    "check_unique_names",
+    "check_labels_used",
+]
 
 _FUNC = "compare"
 #: Params that name a dataset, looked at first (then any other swept ``dataset.*`` param).
@@ -25,6 +30,7 @@ _DATASET_KEYS = ("dataset.name", "dataset.kind", "dataset._target_", "dataset.pa
 
 
 # ---------------------------------------------------------------------------------------------
+
 
 def _from_results(name: str, res: Any) -> RunData:
     from ..jobdir.io import curves_table
@@ -36,15 +42,26 @@ def _from_results(name: str, res: Any) -> RunData:
     fps["users"] = users_fingerprint(res.per_user)
     # compared metric by metric, as job folders are: two models' Results differ in their score
     # source (factors, biases...), which is part of the whole record but of no metric's definition
-    per_metric = metric_fingerprints(res.definitions, [*res.metric_columns, *res.aggregates]) \
-        if res.definitions else {}
-    return RunData(run_id=name, name=name, per_user=res.per_user.copy(), curves=curves,
-                   fingerprints=fps, metrics=dict(res.means), source="Results object",
-                   metric_fingerprints=per_metric)
+    per_metric = (
+        metric_fingerprints(res.definitions, [*res.metric_columns, *res.aggregates])
+        if res.definitions
+        else {}
+    )
+    return RunData(
+        run_id=name,
+        name=name,
+        per_user=res.per_user.copy(),
+        curves=curves,
+        fingerprints=fps,
+        metrics=dict(res.means),
+        source="Results object",
+        metric_fingerprints=per_metric,
+    )
 
 
-def _from_mlflow(run_ids: list[str], names: list[str | None], tracking_uri: str | None
-                 ) -> list[RunData]:
+def _from_mlflow(
+    run_ids: list[str], names: list[str | None], tracking_uri: str | None
+) -> list[RunData]:
     from ..tracking.client import resolve_tracking_uri
     from ..tracking.search import download_job_artifacts, search_runs_for_report
 
@@ -55,10 +72,16 @@ def _from_mlflow(run_ids: list[str], names: list[str | None], tracking_uri: str 
         for run_id, name in zip(run_ids, names):
             info = found[run_id]
             folder = download_job_artifacts(run_id, Path(tmp) / run_id, tracking_uri=uri)
-            out.append(RunData.from_job_dir(folder, run_id=run_id,
-                                            name=name or info["run_name"] or run_id,
-                                            params=info["params"], tags=info["tags"],
-                                            source=f"mlflow run {run_id}"))
+            out.append(
+                RunData.from_job_dir(
+                    folder,
+                    run_id=run_id,
+                    name=name or info["run_name"] or run_id,
+                    params=info["params"],
+                    tags=info["tags"],
+                    source=f"mlflow run {run_id}",
+                )
+            )
     return out
 
 
@@ -68,8 +91,9 @@ def _is_results(obj: Any) -> bool:
     return isinstance(obj, Results)
 
 
-def runs_from(runs: Any, tracking_uri: str | None = None, func: str = _FUNC
-              ) -> tuple[list[RunData], dict[str, str] | None]:
+def runs_from(
+    runs: Any, tracking_uri: str | None = None, func: str = _FUNC
+) -> tuple[list[RunData], dict[str, str] | None]:
     """The runs of :func:`compare` as :class:`RunData`, and the dataset of each run id when
     the input named them (a nested mapping), else None.
 
@@ -90,8 +114,13 @@ def runs_from(runs: Any, tracking_uri: str | None = None, func: str = _FUNC
     elif isinstance(runs, Sequence) and not isinstance(runs, (str, bytes)):
         pairs = [(None, item, None) for item in runs]
     else:
-        raise param_error("runs", func, "a dict name -> Results (or job folder, MLflow run id, "
-                          "RunData), a dict dataset -> such a dict, or a list of them", runs)
+        raise param_error(
+            "runs",
+            func,
+            "a dict name -> Results (or job folder, MLflow run id, "
+            "RunData), a dict dataset -> such a dict, or a list of them",
+            runs,
+        )
     if not pairs:
         raise param_error("runs", func, "at least one run", "none", got_is_text=True)
     out: list[RunData | None] = []
@@ -108,11 +137,17 @@ def runs_from(runs: Any, tracking_uri: str | None = None, func: str = _FUNC
             out.append(None)
             mlflow_at.append(i)
         else:
-            raise param_error("runs", func, "Results objects, RunData, job folders or MLflow "
-                              "run ids", f"{item!r} for {label}", got_is_text=True)
+            raise param_error(
+                "runs",
+                func,
+                "Results objects, RunData, job folders or MLflow run ids",
+                f"{item!r} for {label}",
+                got_is_text=True,
+            )
     if mlflow_at:
-        read = _from_mlflow([pairs[i][1] for i in mlflow_at], [pairs[i][0] for i in mlflow_at],
-                            tracking_uri)
+        read = _from_mlflow(
+            [pairs[i][1] for i in mlflow_at], [pairs[i][0] for i in mlflow_at], tracking_uri
+        )
         for i, r in zip(mlflow_at, read):
             out[i] = r
     result: list[RunData] = []
@@ -124,8 +159,9 @@ def runs_from(runs: Any, tracking_uri: str | None = None, func: str = _FUNC
     ids = [r.run_id for r in result]
     dup = [i for i in ids if ids.count(i) > 1]
     if dup:
-        raise param_error("runs", func, "runs with distinct ids", f"{dup[0]!r} twice",
-                          got_is_text=True)
+        raise param_error(
+            "runs", func, "runs with distinct ids", f"{dup[0]!r} twice", got_is_text=True
+        )
     return result, datasets
 
 
@@ -147,8 +183,9 @@ def detect_dataset_key(runs: Sequence[RunData]) -> str | None:
         groups: dict[str, list[RunData]] = {}
         for r in runs:
             groups.setdefault(str(r.params[k]), []).append(r)
-        return len(groups) > 1 and not any(check_comparable(g, kinds=("data",))
-                                           for g in groups.values())
+        return len(groups) > 1 and not any(
+            check_comparable(g, kinds=("data",)) for g in groups.values()
+        )
 
     swept = [k for k in _swept_params(runs) if k.startswith("dataset.")]
     for k in [*_DATASET_KEYS, *swept]:
@@ -163,17 +200,22 @@ def _system_names(runs: list[RunData], dataset_key: str) -> list[str]:
     swept but the dataset."""
     from .replicates import _group_name, _shown_keys
 
-    keys = [k for k in _swept_params(runs) if not k.startswith(("dataset.", "split."))
-            and k != dataset_key and k.rsplit(".", 1)[-1] not in ("seed", "fold")]
+    keys = [
+        k
+        for k in _swept_params(runs)
+        if not k.startswith(("dataset.", "split."))
+        and k != dataset_key
+        and k.rsplit(".", 1)[-1] not in ("seed", "fold")
+    ]
     if not keys:
         return [r.name for r in runs]
     shown = _shown_keys(runs, keys)
     return [_group_name(tuple(str(r.params.get(k)) for k in keys), keys, shown) for r in runs]
 
 
-def group_datasets(read: list[RunData], datasets: dict[str, str] | None,
-                   dataset_key: str | None, func: str = _FUNC
-                   ) -> tuple[dict[str, list[RunData]], str | None]:
+def group_datasets(
+    read: list[RunData], datasets: dict[str, str] | None, dataset_key: str | None, func: str = _FUNC
+) -> tuple[dict[str, list[RunData]], str | None]:
     """The runs of each dataset (``{"": runs}`` for one) and the param that told them apart:
     the datasets a nested mapping named, else ``dataset_key`` (``"auto"``:
     :func:`detect_dataset_key`). Over several datasets found by a param, each run is named by
@@ -184,8 +226,13 @@ def group_datasets(read: list[RunData], datasets: dict[str, str] | None,
         if key is not None:
             missing = [r.name for r in read if key not in r.params]
             if missing:
-                raise param_error("dataset_key", func, "a param every run has", key,
-                                  f"Runs without it: {', '.join(missing[:5])}.")
+                raise param_error(
+                    "dataset_key",
+                    func,
+                    "a param every run has",
+                    key,
+                    f"Runs without it: {', '.join(missing[:5])}.",
+                )
             datasets = {r.run_id: str(r.params[key]) for r in read}
     if datasets is None:
         return {"": read}, key
@@ -194,22 +241,38 @@ def group_datasets(read: list[RunData], datasets: dict[str, str] | None,
         groups.setdefault(datasets[r.run_id], []).append(r)
     if key is not None and len(groups) > 1:
         renamed = {r.run_id: n for r, n in zip(read, _system_names(read, key))}
-        groups = {ds: [dataclasses.replace(r, name=renamed[r.run_id]) for r in members]
-                  for ds, members in groups.items()}
+        groups = {
+            ds: [dataclasses.replace(r, name=renamed[r.run_id]) for r in members]
+            for ds, members in groups.items()
+        }
     return groups, key
 
 
-def check_labels_used(labels: Mapping[str, str], reports: Mapping[str, Any],
-                      read: Sequence[RunData], func: str = _FUNC) -> None:
+def check_labels_used(
+    labels: Mapping[str, str],
+    reports: Mapping[str, Any],
+    read: Sequence[RunData],
+    func: str = _FUNC,
+) -> None:
     """Refuse a label whose key names no compared system in any dataset."""
     used = {k for rep in reports.values() for k in rep.settings.get("labels", {})}
     unknown = [k for k in labels if k not in used]
     if unknown:
-        known = list(dict.fromkeys([r.name for r in read] + [r.run_id for r in read] + [
-            r.name for rep in reports.values() for r in rep.runs]))
-        raise param_error("labels", func, "keys that are the names or ids of the compared "
-                          "runs", f"{unknown[0]!r} (it names no run)",
-                          "The known names: " + ", ".join(known[:30]) + ".", got_is_text=True)
+        known = list(
+            dict.fromkeys(
+                [r.name for r in read]
+                + [r.run_id for r in read]
+                + [r.name for rep in reports.values() for r in rep.runs]
+            )
+        )
+        raise param_error(
+            "labels",
+            func,
+            "keys that are the names or ids of the compared runs",
+            f"{unknown[0]!r} (it names no run)",
+            "The known names: " + ", ".join(known[:30]) + ".",
+            got_is_text=True,
+        )
 
 
 def check_unique_names(report: Any, ds: str) -> None:
@@ -217,6 +280,8 @@ def check_unique_names(report: Any, ds: str) -> None:
     names = [r.name for r in report.runs]
     dup = sorted({n for n in names if names.count(n) > 1})
     if dup:
-        raise InputError(f"dataset {ds}: several runs are the same system ({', '.join(dup)}); "
-                         "name each system once per dataset, or pass replicate_key for seeds "
-                         "or folds.")
+        raise InputError(
+            f"dataset {ds}: several runs are the same system ({', '.join(dup)}); "
+            "name each system once per dataset, or pass replicate_key for seeds "
+            "or folds."
+        )

@@ -52,8 +52,13 @@ def _paired(a, b, func: str) -> tuple[np.ndarray, np.ndarray]:
     if y.shape != x.shape:
         raise param_error("b", func, f"a 1-d array of the same length as 'a' ({x.size})", y)
     if np.isinf(x).any() or np.isinf(y).any():
-        raise param_error("a", func, "finite numbers or NaN (undefined)",
-                          "an array holding infinite values", got_is_text=True)
+        raise param_error(
+            "a",
+            func,
+            "finite numbers or NaN (undefined)",
+            "an array holding infinite values",
+            got_is_text=True,
+        )
     keep = ~(np.isnan(x) | np.isnan(y))
     return x[keep], y[keep]
 

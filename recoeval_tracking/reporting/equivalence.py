@@ -46,8 +46,7 @@ import numpy as np
 from .._validation import check_float, check_int, check_seed, check_unit_open, param_error
 from .effects import _paired
 
-__all__ = ["BayesianVerdict", "bayesian_signed_rank", "tost_paired", "resolve_rope",
-           "VERDICTS"]
+__all__ = ["BayesianVerdict", "bayesian_signed_rank", "tost_paired", "resolve_rope", "VERDICTS"]
 
 #: The three verdicts, in the order of their probabilities.
 VERDICTS = ("worse", "equivalent", "better")
@@ -91,14 +90,19 @@ def resolve_rope(rope, baseline_mean: float = math.nan, metric: str | None = Non
         except ValueError:
             pct = math.nan
         if not math.isfinite(pct) or pct < 0:
-            raise param_error("rope", func, "a number >= 0, a percentage such as '2%' or a dict "
-                              "metric -> either", rope)
+            raise param_error(
+                "rope",
+                func,
+                "a number >= 0, a percentage such as '2%' or a dict metric -> either",
+                rope,
+            )
         return abs(float(baseline_mean)) * pct / 100.0
     return check_float(rope, "rope", func, minimum=0.0)
 
 
-def _signed_rank_samples(z: np.ndarray, rope: float, prior: float, n_samples: int,
-                         seed: int) -> np.ndarray:
+def _signed_rank_samples(
+    z: np.ndarray, rope: float, prior: float, n_samples: int, seed: int
+) -> np.ndarray:
     """(n_samples, 3) posterior draws of (θ_worse, θ_equivalent, θ_better)."""
     zz = np.concatenate(([0.0], z))
     weights = np.ones(zz.size)
@@ -133,8 +137,16 @@ def _default_samples(n: int) -> int:
     return int(min(50_000, max(2_000, 10_000_000 // (n + 1))))
 
 
-def bayesian_signed_rank(a, b, rope=0.0, *, prior: float = 0.5, n_samples: int | None = None,
-                         seed: int = 0, threshold: float = 0.95) -> BayesianVerdict:
+def bayesian_signed_rank(
+    a,
+    b,
+    rope=0.0,
+    *,
+    prior: float = 0.5,
+    n_samples: int | None = None,
+    seed: int = 0,
+    threshold: float = 0.95,
+) -> BayesianVerdict:
     """Bayesian signed-rank test of ``a`` against the baseline ``b`` (see the module text).
 
     Parameters
@@ -169,8 +181,11 @@ def bayesian_signed_rank(a, b, rope=0.0, *, prior: float = 0.5, n_samples: int |
     func = "bayesian_signed_rank"
     x, y = _paired(a, b, func)
     prior = check_float(prior, "prior", func, minimum=0.0, strict=True)
-    n_samples = (_default_samples(int(x.size)) if n_samples is None
-                 else check_int(n_samples, "n_samples", func, minimum=1))
+    n_samples = (
+        _default_samples(int(x.size))
+        if n_samples is None
+        else check_int(n_samples, "n_samples", func, minimum=1)
+    )
     seed = check_seed(seed, func)
     threshold = check_unit_open(threshold, "threshold", func)
     r = resolve_rope(rope, float(y.mean()) if y.size else math.nan)

@@ -27,8 +27,14 @@ from .outputs import register_output
 from .report import Report
 from .stats import percent
 
-__all__ = ["render_figures", "curve_names", "sweep_params", "comparison_plot", "cd_figure",
-           "figure_png"]
+__all__ = [
+    "render_figures",
+    "curve_names",
+    "sweep_params",
+    "comparison_plot",
+    "cd_figure",
+    "figure_png",
+]
 
 _MAX_SWEEP_FIGURES = 8
 #: The param that names the model: sweep figures are drawn within each of its values.
@@ -96,20 +102,27 @@ def _distribution_figure(report: Report, m: str) -> bytes:
     height = max(3.0, 0.3 * len(stats_list) + 1.5)
     fig = new_figure(8.0, height)
     longest = max((len(s) for s in labels), default=10)
-    fig.subplots_adjust(left=min(0.55, 0.08 + 0.0085 * longest), right=0.97, top=0.92,
-                        bottom=0.1)
+    fig.subplots_adjust(left=min(0.55, 0.08 + 0.0085 * longest), right=0.97, top=0.92, bottom=0.1)
     ax = fig.add_subplot()
     if stats_list:
         for s, label in zip(stats_list, labels):
             s["label"] = label
-        ax.bxp(stats_list, orientation="horizontal", showfliers=False, showmeans=True,
-               meanprops={"marker": "o", "markerfacecolor": "#C44E52",
-                          "markeredgecolor": "#C44E52", "markersize": 4})
+        ax.bxp(
+            stats_list,
+            orientation="horizontal",
+            showfliers=False,
+            showmeans=True,
+            meanprops={
+                "marker": "o",
+                "markerfacecolor": "#C44E52",
+                "markeredgecolor": "#C44E52",
+                "markersize": 4,
+            },
+        )
         ax.invert_yaxis()
         ax.tick_params(axis="y", labelsize=7 if len(labels) > 20 else 9)
     else:
-        ax.text(0.5, 0.5, "no defined values", ha="center", va="center",
-                transform=ax.transAxes)
+        ax.text(0.5, 0.5, "no defined values", ha="center", va="center", transform=ax.transAxes)
     ax.set_xlabel(f"per-user {m}")
     ax.grid(True, axis="x", alpha=0.3)
     ax.set_title(f"Per-user {m} (box: quartiles, dot: mean)")
@@ -154,8 +167,9 @@ def _sweep_figure(report: Report, param: str) -> bytes:
     colours = _colours(len(models))
     n_m = len(report.metrics)
     fig = new_figure(max(5.0, 4.0 * min(n_m, 3)), 3.8 * math.ceil(n_m / 3))
-    fig.subplots_adjust(left=0.12 if n_m > 1 else 0.16, right=0.98, top=0.88, bottom=0.15,
-                        wspace=0.4, hspace=0.45)
+    fig.subplots_adjust(
+        left=0.12 if n_m > 1 else 0.16, right=0.98, top=0.88, bottom=0.15, wspace=0.4, hspace=0.45
+    )
     summary = report.summary
     for i, m in enumerate(report.metrics):
         ax = fig.add_subplot(math.ceil(n_m / 3), min(n_m, 3), i + 1)
@@ -163,14 +177,24 @@ def _sweep_figure(report: Report, param: str) -> bytes:
         for c, model in enumerate(models):
             sel = np.array([_model_of(r) == model for r in runs])
             ids = [r.run_id for r, s in zip(runs, sel) if s]
-            y, lo, hi = (part[col].reindex(ids).to_numpy(dtype=float)
-                         for col in ("mean", "t_low", "t_high"))
+            y, lo, hi = (
+                part[col].reindex(ids).to_numpy(dtype=float) for col in ("mean", "t_low", "t_high")
+            )
             xs = x[sel]
             order = np.argsort(xs, kind="stable")
-            err = np.where(np.isfinite(np.vstack([y - lo, hi - y])), np.vstack([y - lo, hi - y]),
-                           0.0)
-            ax.errorbar(xs[order], y[order], yerr=err[:, order], fmt="o", markersize=4,
-                        capsize=3, color=colours[c], label=scrub_text(model) or None)
+            err = np.where(
+                np.isfinite(np.vstack([y - lo, hi - y])), np.vstack([y - lo, hi - y]), 0.0
+            )
+            ax.errorbar(
+                xs[order],
+                y[order],
+                yerr=err[:, order],
+                fmt="o",
+                markersize=4,
+                capsize=3,
+                color=colours[c],
+                label=scrub_text(model) or None,
+            )
             if numeric and len(np.unique(xs)) == len(xs) > 1:
                 ax.plot(xs[order], y[order], color=colours[c], alpha=0.5)
         if cats is not None:
@@ -181,8 +205,7 @@ def _sweep_figure(report: Report, param: str) -> bytes:
         ax.grid(True, alpha=0.3)
         if i == 0 and len(models) > 1:
             ax.legend(fontsize="x-small")
-    fig.suptitle(f"Metrics against {param} ({percent(report.settings['confidence'])} t "
-                 "intervals)")
+    fig.suptitle(f"Metrics against {param} ({percent(report.settings['confidence'])} t intervals)")
     return _png(fig)
 
 
@@ -218,8 +241,9 @@ def comparison_plot(report: Report, metric: str | None = None):
     if metric is None:
         metric = report.metrics[0]
     if metric not in report.metrics:
-        raise param_error("metric", "Comparison.plot", f"a curve {curves} or a metric "
-                          f"{report.metrics}", metric)
+        raise param_error(
+            "metric", "Comparison.plot", f"a curve {curves} or a metric {report.metrics}", metric
+        )
     s = report.summary[report.summary["metric"] == metric]
     fig = new_figure(7.0, max(2.5, 0.35 * len(s) + 1.2))
     longest = max((len(str(n)) for n in s["run"]), default=10)
@@ -227,8 +251,9 @@ def comparison_plot(report: Report, metric: str | None = None):
     ax = fig.add_subplot()
     y = np.arange(len(s))
     mean = s["mean"].to_numpy(dtype=float)
-    err = np.vstack([mean - s["t_low"].to_numpy(dtype=float),
-                     s["t_high"].to_numpy(dtype=float) - mean])
+    err = np.vstack(
+        [mean - s["t_low"].to_numpy(dtype=float), s["t_high"].to_numpy(dtype=float) - mean]
+    )
     ax.errorbar(mean, y, xerr=np.where(np.isfinite(err), err, 0.0), fmt="o", capsize=3)
     ax.set_yticks(y)
     ax.set_yticklabels([scrub_text(str(n)) for n in s["run"]])
@@ -246,14 +271,23 @@ def _draw_curves(ax, report: Report, name: str) -> None:
             continue
         k = r.curves["k"].to_numpy()
         is_base = r.run_id == report.baseline
-        ax.plot(k, r.curves[name].to_numpy(dtype=float), color=colours[i],
-                linewidth=2.2 if is_base else 1.2,
-                label=scrub_text(f"{r.name} (baseline)" if is_base else r.name))
+        ax.plot(
+            k,
+            r.curves[name].to_numpy(dtype=float),
+            color=colours[i],
+            linewidth=2.2 if is_base else 1.2,
+            label=scrub_text(f"{r.name} (baseline)" if is_base else r.name),
+        )
         low, high = f"{name}_ci95_low", f"{name}_ci95_high"
         if low in r.curves.columns and high in r.curves.columns:
-            ax.fill_between(k, r.curves[low].to_numpy(dtype=float),
-                            r.curves[high].to_numpy(dtype=float), color=colours[i],
-                            alpha=0.08 if many else 0.2, linewidth=0)
+            ax.fill_between(
+                k,
+                r.curves[low].to_numpy(dtype=float),
+                r.curves[high].to_numpy(dtype=float),
+                color=colours[i],
+                alpha=0.08 if many else 0.2,
+                linewidth=0,
+            )
     ax.set_xlabel("k (cutoff)")
     ax.set_ylabel(f"mean {name} (95% CI band)")
     ax.grid(True, alpha=0.3)
@@ -261,8 +295,9 @@ def _draw_curves(ax, report: Report, name: str) -> None:
     ax.legend(loc="best", fontsize="x-small", ncols=3 if many else 1)
 
 
-def cd_figure(mean_ranks, cd: float | None, title: str = "",
-              cliques: list[list[str]] | None = None):
+def cd_figure(
+    mean_ranks, cd: float | None, title: str = "", cliques: list[list[str]] | None = None
+):
     """A critical-difference diagram (Demšar 2006, figure 1): the systems placed on an axis of
     mean ranks (1, the best, on the left), labelled on either side, with the CD drawn above
     the axis and a thick bar under each group of systems not significantly different
@@ -302,9 +337,14 @@ def cd_figure(mean_ranks, cd: float | None, title: str = "",
         y = base - 0.3 * (row + 1)
         x_text = lo - 0.8 if left else hi + 0.8
         ax.plot([r, r, x_text], [top, y, y], color="black", linewidth=0.8)
-        ax.text(x_text + (-0.02 if left else 0.02), y + 0.03,
-                f"{scrub_text(str(name))} ({r:.2f})", ha="left" if left else "right",
-                va="bottom", fontsize=8)
+        ax.text(
+            x_text + (-0.02 if left else 0.02),
+            y + 0.03,
+            f"{scrub_text(str(name))} ({r:.2f})",
+            ha="left" if left else "right",
+            va="bottom",
+            fontsize=8,
+        )
     for j, members in enumerate(cliques):
         y = top - 0.1 - 0.15 * j
         xs = ranks[members]

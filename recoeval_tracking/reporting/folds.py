@@ -40,14 +40,19 @@ from .._validation import check_int, check_unit_open, param_error
 from .effects import _paired
 from .equivalence import VERDICTS, resolve_rope
 
-__all__ = ["CORRECTION_FOR", "ratio_test_train", "corrected_resampled_t", "CorrectedT",
-           "correlated_t_verdict"]
+__all__ = [
+    "CORRECTION_FOR",
+    "ratio_test_train",
+    "corrected_resampled_t",
+    "CorrectedT",
+    "correlated_t_verdict",
+]
 
 #: Replicate kind -> the correction its paired tests need (see the module text).
 CORRECTION_FOR = {
     "fold": "Nadeau-Bengio corrected resampled t (n_test/n_train = 1/(k-1))",
     "seed (new random split per seed)": "Nadeau-Bengio corrected resampled t "
-                                        "(n_test/n_train = f/(1-f))",
+    "(n_test/n_train = f/(1-f))",
     "seed (same split, model seed only)": "none: plain paired t over seeds",
 }
 
@@ -57,8 +62,12 @@ def ratio_test_train(*, n_folds: int | None = None, test_fraction: float | None 
     split with ``test_fraction = f``; exactly one of the two."""
     func = "ratio_test_train"
     if (n_folds is None) == (test_fraction is None):
-        raise param_error("n_folds", func, "given alone or with test_fraction=None (exactly one "
-                          "of n_folds and test_fraction)", n_folds)
+        raise param_error(
+            "n_folds",
+            func,
+            "given alone or with test_fraction=None (exactly one of n_folds and test_fraction)",
+            n_folds,
+        )
     if n_folds is not None:
         k = check_int(n_folds, "n_folds", func, minimum=2)
         return 1.0 / (k - 1)
@@ -87,9 +96,14 @@ def _corrected_moments(a, b, ratio: float, func: str) -> tuple[float, float, int
     return float(d.mean()), (1.0 / n + ratio) * float(d.var(ddof=1)), n
 
 
-def corrected_resampled_t(a, b, *, n_folds: int | None = None,
-                          test_fraction: float | None = None,
-                          confidence: float = 0.95) -> CorrectedT:
+def corrected_resampled_t(
+    a,
+    b,
+    *,
+    n_folds: int | None = None,
+    test_fraction: float | None = None,
+    confidence: float = 0.95,
+) -> CorrectedT:
     """Nadeau & Bengio's corrected resampled t-test of paired replicate values (one value per
     fold or seed for ``a`` and the baseline ``b``; formula in the module text).
 
@@ -127,9 +141,15 @@ def corrected_resampled_t(a, b, *, n_folds: int | None = None,
     return CorrectedT(m, m - half, m + half, t, float(2.0 * stats.t.sf(abs(t), n - 1)), n)
 
 
-def correlated_t_verdict(a, b, rope=0.0, *, n_folds: int | None = None,
-                         test_fraction: float | None = None,
-                         threshold: float = 0.95) -> tuple[float, float, float, str]:
+def correlated_t_verdict(
+    a,
+    b,
+    rope=0.0,
+    *,
+    n_folds: int | None = None,
+    test_fraction: float | None = None,
+    threshold: float = 0.95,
+) -> tuple[float, float, float, str]:
     """Bayesian correlated t-test (Corani & Benavoli 2015) of replicate values ``a`` against the
     baseline ``b``: posterior probabilities that ``a`` is worse, equivalent (within ``rope``,
     absolute or ``"x%"`` of the baseline's mean) or better, and the verdict reaching

@@ -28,20 +28,44 @@ from .summary import headline_metrics
 if TYPE_CHECKING:
     from .compare import Comparison
 
-__all__ = ["latex_escape", "metric_label", "comparison_latex", "effects_latex", "structure_problems",
-           "PREAMBLE"]
+__all__ = [
+    "latex_escape",
+    "metric_label",
+    "comparison_latex",
+    "effects_latex",
+    "structure_problems",
+    "PREAMBLE",
+]
 
 #: The packages the tables use.
 PREAMBLE = "\\usepackage{booktabs}\n\\usepackage{amssymb}"
 
-_ESCAPES = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#",
-            "_": r"\_", "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}",
-            "^": r"\textasciicircum{}", "<": r"\textless{}", ">": r"\textgreater{}",
-            "|": r"\textbar{}"}
-_TEST_NAMES = {"t": "paired t-test", "wilcoxon": "Wilcoxon signed-rank test",
-               "randomization": "paired randomisation test"}
-_CORRECTION_NAMES = {"holm": "Holm", "bonferroni": "Bonferroni", "bh": "Benjamini-Hochberg",
-                     "none": "no"}
+_ESCAPES = {
+    "\\": r"\textbackslash{}",
+    "&": r"\&",
+    "%": r"\%",
+    "$": r"\$",
+    "#": r"\#",
+    "_": r"\_",
+    "{": r"\{",
+    "}": r"\}",
+    "~": r"\textasciitilde{}",
+    "^": r"\textasciicircum{}",
+    "<": r"\textless{}",
+    ">": r"\textgreater{}",
+    "|": r"\textbar{}",
+}
+_TEST_NAMES = {
+    "t": "paired t-test",
+    "wilcoxon": "Wilcoxon signed-rank test",
+    "randomization": "paired randomisation test",
+}
+_CORRECTION_NAMES = {
+    "holm": "Holm",
+    "bonferroni": "Bonferroni",
+    "bh": "Benjamini-Hochberg",
+    "none": "no",
+}
 
 
 def latex_escape(text: object) -> str:
@@ -71,8 +95,9 @@ def _plain_label(metric: str) -> str:
 def _label(text: str) -> str:
     """A ``\\label`` key: letters, digits and ``:-.`` kept, anything else a ``-`` (a key
     cannot hold escaped characters)."""
-    return "".join(c if c.isascii() and (c.isalnum() or c in ":-.") else "-"
-                   for c in scrub_text(str(text)))
+    return "".join(
+        c if c.isascii() and (c.isalnum() or c in ":-.") else "-" for c in scrub_text(str(text))
+    )
 
 
 def _fmt(x: float, precision: int) -> str:
@@ -92,8 +117,7 @@ def _mark_tex(mark: str) -> str:
     return "$^{" + "".join(parts) + "}$" if parts else ""
 
 
-def _rank_styles(values: dict[str, float], lower: bool, underline_second: bool
-                 ) -> dict[str, str]:
+def _rank_styles(values: dict[str, float], lower: bool, underline_second: bool) -> dict[str, str]:
     """``bold`` for the best value of a column (every system tied with it too), ``underline``
     for the second best value if asked; only when two systems or more have a value."""
     finite = {k: v for k, v in values.items() if v is not None and math.isfinite(v)}
@@ -114,47 +138,74 @@ def _styled(text: str, style: str | None) -> str:
     return text
 
 
-def _caption(comp: Comparison, caption: str, intervals: bool, underline_second: bool,
-             small: bool, extra: str = "") -> str:
+def _caption(
+    comp: Comparison,
+    caption: str,
+    intervals: bool,
+    underline_second: bool,
+    small: bool,
+    extra: str = "",
+) -> str:
     s = comp.settings
     parts = [latex_escape(caption)] if caption else []
     key = s.get("replicate_key")
     unit = f"Mean over the {latex_escape(key)} replicates" if key else "Mean over users"
-    parts.append((unit + (f" with its {percent(s['confidence'])} Student-t interval"
-                          if intervals else "") + ".").replace("%", r"\%"))
-    parts.append(r"$^{\blacktriangle}$/$^{\blacktriangledown}$: significantly better/worse "
-                 f"than the baseline ({latex_escape(comp.baseline)}), "
-                 f"{_TEST_NAMES[s['test']]}, {_CORRECTION_NAMES[s['correction']]} correction "
-                 + ("over each metric's comparisons" if s.get("family", "metric") == "metric"
-                    else "over the whole table")
-                 + f", $\\alpha = {s['alpha']:g}$.")
+    parts.append(
+        (
+            unit
+            + (f" with its {percent(s['confidence'])} Student-t interval" if intervals else "")
+            + "."
+        ).replace("%", r"\%")
+    )
+    parts.append(
+        r"$^{\blacktriangle}$/$^{\blacktriangledown}$: significantly better/worse "
+        f"than the baseline ({latex_escape(comp.baseline)}), "
+        f"{_TEST_NAMES[s['test']]}, {_CORRECTION_NAMES[s['correction']]} correction "
+        + (
+            "over each metric's comparisons"
+            if s.get("family", "metric") == "metric"
+            else "over the whole table"
+        )
+        + f", $\\alpha = {s['alpha']:g}$."
+    )
     if small:
-        parts.append(r"$^{\dagger}$: too few pairs for a distribution-free test (Wilcoxon, "
-                     "randomisation) to reach $\\alpha$ after correction; no significance is "
-                     "claimed (the arrow gives the direction only).")
-    parts.append("Best per column in bold" + ("; second underlined." if underline_second
-                                               else "."))
+        parts.append(
+            r"$^{\dagger}$: too few pairs for a distribution-free test (Wilcoxon, "
+            "randomisation) to reach $\\alpha$ after correction; no significance is "
+            "claimed (the arrow gives the direction only)."
+        )
+    parts.append("Best per column in bold" + ("; second underlined." if underline_second else "."))
     if extra:
         parts.append(extra)
     return " ".join(parts)
 
 
-def _table(columns: str, header: list[str], rows: list[list[str]], caption: str, label: str
-           ) -> str:
+def _table(columns: str, header: list[str], rows: list[list[str]], caption: str, label: str) -> str:
     lines = ["\\begin{table}[tbp]", "  \\centering", f"  \\caption{{{caption}}}"]
     if label:
         lines.append(f"  \\label{{{_label(label)}}}")
-    lines += [f"  \\begin{{tabular}}{{{columns}}}", "    \\toprule",
-              "    " + " & ".join(header) + r" \\", "    \\midrule"]
+    lines += [
+        f"  \\begin{{tabular}}{{{columns}}}",
+        "    \\toprule",
+        "    " + " & ".join(header) + r" \\",
+        "    \\midrule",
+    ]
     lines += ["    " + " & ".join(r) + r" \\" for r in rows]
     lines += ["    \\bottomrule", "  \\end{tabular}", "\\end{table}"]
     return "\n".join(lines)
 
 
-def comparison_latex(comp: Comparison, metrics: Sequence[str] | None = None, *,
-                     precision: int = 4, intervals: bool = False, underline_second: bool = False,
-                     caption: str = "", label: str = "tab:comparison",
-                     win_tie_loss: bool = False) -> str:
+def comparison_latex(
+    comp: Comparison,
+    metrics: Sequence[str] | None = None,
+    *,
+    precision: int = 4,
+    intervals: bool = False,
+    underline_second: bool = False,
+    caption: str = "",
+    label: str = "tab:comparison",
+    win_tie_loss: bool = False,
+) -> str:
     """The LaTeX of :meth:`Comparison.to_latex`.
 
     One dataset: one table, systems x ``metrics`` (default the headline metrics), each cell
@@ -170,22 +221,30 @@ def comparison_latex(comp: Comparison, metrics: Sequence[str] | None = None, *,
     chosen = list(metrics) if metrics else headline_metrics(comp.metrics)
     for m in chosen:
         if m not in comp.metrics:
-            raise param_error("metrics", "to_latex", f"metrics of the comparison "
-                              f"{comp.metrics}", m)
+            raise param_error("metrics", "to_latex", f"metrics of the comparison {comp.metrics}", m)
     head = f"% Requires: {PREAMBLE.replace(chr(10), ' ')}"
     if comp.multi_dataset:
-        tables = [_dataset_table(comp, m, precision, underline_second, caption,
-                                 f"{label}-{m}" if label else "") for m in chosen]
+        tables = [
+            _dataset_table(
+                comp, m, precision, underline_second, caption, f"{label}-{m}" if label else ""
+            )
+            for m in chosen
+        ]
         return "\n\n".join([head] + tables) + "\n"
     summary = comp.summary()
     systems = comp.systems
-    rows = {name: [latex_escape(name + (" (baseline)" if name == comp.baseline else ""))]
-            for name in systems}
+    rows = {
+        name: [latex_escape(name + (" (baseline)" if name == comp.baseline else ""))]
+        for name in systems
+    }
     small = False
     for m in chosen:
         part = summary[summary["metric"] == m].set_index("system")
-        styles = _rank_styles({n: float(part.loc[n, "mean"]) for n in part.index},
-                              comp.lower_is_better(m), underline_second)
+        styles = _rank_styles(
+            {n: float(part.loc[n, "mean"]) for n in part.index},
+            comp.lower_is_better(m),
+            underline_second,
+        )
         for name in systems:
             if name not in part.index:
                 rows[name].append("n/a")
@@ -193,25 +252,44 @@ def comparison_latex(comp: Comparison, metrics: Sequence[str] | None = None, *,
             r = part.loc[name]
             text = _styled(_fmt(r["mean"], precision), styles.get(name))
             if intervals and math.isfinite(r["ci_low"]):
-                text += (r"\,{\scriptsize[" + _fmt(r["ci_low"], precision) + ", "
-                         + _fmt(r["ci_high"], precision) + "]}")
+                text += (
+                    r"\,{\scriptsize["
+                    + _fmt(r["ci_low"], precision)
+                    + ", "
+                    + _fmt(r["ci_high"], precision)
+                    + "]}"
+                )
             text += _mark_tex(str(r["mark"]))
             small = small or str(r["mark"]).endswith(SMALL_N_MARK)
             rows[name].append(text)
             if win_tie_loss:
-                rows[name].append("--" if pd.isna(r["wins"]) else
-                                  f"{int(r['wins'])}/{int(r['ties'])}/{int(r['losses'])}")
-    header = ["System"] + [h for m in chosen for h in (
-        [metric_label(m), "W/T/L"] if win_tie_loss else [metric_label(m)])]
-    extra = ("W/T/L: users where the system is better than, equal to, worse than the baseline."
-             if win_tie_loss else "")
+                rows[name].append(
+                    "--"
+                    if pd.isna(r["wins"])
+                    else f"{int(r['wins'])}/{int(r['ties'])}/{int(r['losses'])}"
+                )
+    header = ["System"] + [
+        h
+        for m in chosen
+        for h in ([metric_label(m), "W/T/L"] if win_tie_loss else [metric_label(m)])
+    ]
+    extra = (
+        "W/T/L: users where the system is better than, equal to, worse than the baseline."
+        if win_tie_loss
+        else ""
+    )
     cap = _caption(comp, caption, intervals, underline_second, small, extra)
-    return head + "\n" + _table("l" + "r" * (len(header) - 1), header, list(rows.values()),
-                                cap, label) + "\n"
+    return (
+        head
+        + "\n"
+        + _table("l" + "r" * (len(header) - 1), header, list(rows.values()), cap, label)
+        + "\n"
+    )
 
 
-def _dataset_table(comp: Comparison, metric: str, precision: int, underline_second: bool,
-                   caption: str, label: str) -> str:
+def _dataset_table(
+    comp: Comparison, metric: str, precision: int, underline_second: bool, caption: str, label: str
+) -> str:
     table = comp.dataset_table(metric)
     datasets = [c for c in table.columns if c != "mean rank"]
     lower = comp.lower_is_better(metric)
@@ -229,20 +307,30 @@ def _dataset_table(comp: Comparison, metric: str, precision: int, underline_seco
         row = [latex_escape(name + (" (baseline)" if name == comp.baseline else ""))]
         for ds in datasets:
             v = table.loc[name, ds]
-            row.append(_styled(_fmt(v, precision), styles[ds].get(name))
-                       + _mark_tex(str(marks[ds].get(name, ""))))
+            row.append(
+                _styled(_fmt(v, precision), styles[ds].get(name))
+                + _mark_tex(str(marks[ds].get(name, "")))
+            )
         row.append(_styled(_fmt(table.loc[name, "mean rank"], 2), rank_styles.get(name)))
         rows.append(row)
     try:
         f = comp.friedman(metric)
         cd = comp.critical_difference(metric)
-        extra = (f"Mean rank over {f.n_datasets} datasets (1 = best); Friedman "
-                 f"$\\chi^2_F = {f.statistic:.2f}$, $p = {f.pvalue:.3g}$; Nemenyi critical "
-                 f"difference {cd:.2f} at $\\alpha = {comp.settings['alpha']:g}$.")
+        extra = (
+            f"Mean rank over {f.n_datasets} datasets (1 = best); Friedman "
+            f"$\\chi^2_F = {f.statistic:.2f}$, $p = {f.pvalue:.3g}$; Nemenyi critical "
+            f"difference {cd:.2f} at $\\alpha = {comp.settings['alpha']:g}$."
+        )
     except Exception as err:
         extra = f"Friedman test not computed: {latex_escape(err)}."
-    cap = _caption(comp, (caption + " " if caption else "") + f"{_plain_label(metric)} per "
-                   "dataset.", False, underline_second, small, extra)
+    cap = _caption(
+        comp,
+        (caption + " " if caption else "") + f"{_plain_label(metric)} per dataset.",
+        False,
+        underline_second,
+        small,
+        extra,
+    )
     header = ["System"] + [latex_escape(d) for d in datasets] + ["Mean rank"]
     return _table("l" + "r" * (len(datasets) + 1), header, rows, cap, label)
 
@@ -287,9 +375,16 @@ def structure_problems(tex: str) -> list[str]:
     return problems
 
 
-def effects_latex(cmp: Comparison, metrics: list[str] | None = None, *,
-                  dataset: str | None = None, precision: int = 3, rope: Any = None,
-                  caption: str = "", label: str = "tab:effects") -> str:
+def effects_latex(
+    cmp: Comparison,
+    metrics: list[str] | None = None,
+    *,
+    dataset: str | None = None,
+    precision: int = 3,
+    rope: Any = None,
+    caption: str = "",
+    label: str = "tab:effects",
+) -> str:
     """A booktabs table leading with the effect sizes: per metric and system, the difference
     to the baseline with its interval, the relative difference with its interval, d_z, the
     significance mark and, for a non-significant difference, the smallest difference the
@@ -300,8 +395,12 @@ def effects_latex(cmp: Comparison, metrics: list[str] | None = None, *,
     if metrics is not None:
         unknown = [m for m in metrics if m not in set(eff["metric"])]
         if unknown:
-            raise param_error("metrics", "effects_latex", f"metrics of the comparison "
-                              f"({sorted(set(eff['metric']))})", unknown)
+            raise param_error(
+                "metrics",
+                "effects_latex",
+                f"metrics of the comparison ({sorted(set(eff['metric']))})",
+                unknown,
+            )
         eff = eff[eff["metric"].isin(metrics)]
     s = cmp.settings
     conf = f"{s['confidence']:.0%}".replace("%", r"\%")
@@ -309,29 +408,48 @@ def effects_latex(cmp: Comparison, metrics: list[str] | None = None, *,
     verdict: dict[tuple[str, str], str] = {}
     if rope is not None:
         for v in cmp.verdicts(rope, dataset=dataset).itertuples():
-            prob = {"worse": v.p_worse, "equivalent": v.p_equivalent,
-                    "better": v.p_better}.get(str(v.verdict))
-            verdict[(str(v.system), str(v.metric))] = (
-                str(v.verdict) + ("" if prob is None else f" (${prob:.2f}$)"))
+            prob = {"worse": v.p_worse, "equivalent": v.p_equivalent, "better": v.p_better}.get(
+                str(v.verdict)
+            )
+            verdict[(str(v.system), str(v.metric))] = str(v.verdict) + (
+                "" if prob is None else f" (${prob:.2f}$)"
+            )
     rows = []
     for r in eff.itertuples():
-        rows.append([metric_label(str(r.metric)), latex_escape(r.system),
-                     f"${_fmt(r.diff, p)}$ [${_fmt(r.diff_low, p)}$, ${_fmt(r.diff_high, p)}$]",
-                     f"${_fmt(100 * r.rel, 1)}$ [${_fmt(100 * r.rel_low, 1)}$, "
-                     f"${_fmt(100 * r.rel_high, 1)}$]",
-                     f"${_fmt(r.d_z, 2)}$", _mark_tex(str(r.mark)),
-                     "" if not r.detectable else f"${_fmt(r.mde, p)}$"]
-                    + ([verdict.get((str(r.system), str(r.metric)), "")] if verdict else []))
-    text = (f"Differences to the baseline ({latex_escape(cmp.baseline)}) with their {conf} "
-            f"intervals, relative differences (\\%) and $d_z$; "
-            r"$^{\blacktriangle}$/$^{\blacktriangledown}$: significantly better/worse "
-            f"after correction ($\\alpha = {s['alpha']:g}$). Detectable: for a non-significant "
-            "difference, the smallest one the comparison could detect at 80\\% power.")
-    header = ["Metric", "System", r"$\Delta$ [CI]", r"Rel.\ $\Delta$ [CI]", "$d_z$", "",
-              "Detectable"]
+        rows.append(
+            [
+                metric_label(str(r.metric)),
+                latex_escape(r.system),
+                f"${_fmt(r.diff, p)}$ [${_fmt(r.diff_low, p)}$, ${_fmt(r.diff_high, p)}$]",
+                f"${_fmt(100 * r.rel, 1)}$ [${_fmt(100 * r.rel_low, 1)}$, "
+                f"${_fmt(100 * r.rel_high, 1)}$]",
+                f"${_fmt(r.d_z, 2)}$",
+                _mark_tex(str(r.mark)),
+                "" if not r.detectable else f"${_fmt(r.mde, p)}$",
+            ]
+            + ([verdict.get((str(r.system), str(r.metric)), "")] if verdict else [])
+        )
+    text = (
+        f"Differences to the baseline ({latex_escape(cmp.baseline)}) with their {conf} "
+        f"intervals, relative differences (\\%) and $d_z$; "
+        r"$^{\blacktriangle}$/$^{\blacktriangledown}$: significantly better/worse "
+        f"after correction ($\\alpha = {s['alpha']:g}$). Detectable: for a non-significant "
+        "difference, the smallest one the comparison could detect at 80\\% power."
+    )
+    header = [
+        "Metric",
+        "System",
+        r"$\Delta$ [CI]",
+        r"Rel.\ $\Delta$ [CI]",
+        "$d_z$",
+        "",
+        "Detectable",
+    ]
     if verdict:
-        text += (" Verdict: Bayesian signed-rank test over users with its rope (Benavoli et al. "
-                 "2017), the verdict whose probability reaches 0.95, else undecided.")
+        text += (
+            " Verdict: Bayesian signed-rank test over users with its rope (Benavoli et al. "
+            "2017), the verdict whose probability reaches 0.95, else undecided."
+        )
         header.append("Verdict")
     full = (latex_escape(caption) + " " if caption else "") + text
     return _table("llrrrcr" + ("l" if verdict else ""), header, rows, full, label)

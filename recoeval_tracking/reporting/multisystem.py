@@ -39,15 +39,28 @@ import pandas as pd
 from .._validation import InputError, param_error
 from .stats import CORRECTIONS, adjust_pvalues
 
-__all__ = ["win_tie_loss", "min_attainable_p", "too_few_pairs", "small_n_mark", "SMALL_N_MARK",
-           "tukey_hsd", "rank_table",
-           "FriedmanResult", "friedman_test", "nemenyi_q", "critical_difference",
-           "nemenyi_pvalues", "posthoc_vs_control", "cd_cliques"]
+__all__ = [
+    "win_tie_loss",
+    "min_attainable_p",
+    "too_few_pairs",
+    "small_n_mark",
+    "SMALL_N_MARK",
+    "tukey_hsd",
+    "rank_table",
+    "FriedmanResult",
+    "friedman_test",
+    "nemenyi_q",
+    "critical_difference",
+    "nemenyi_pvalues",
+    "posthoc_vs_control",
+    "cd_cliques",
+]
 
 
 # ---------------------------------------------------------------------------------------------
 # Pairs of systems
 # ---------------------------------------------------------------------------------------------
+
 
 def win_tie_loss(a, b, *, lower_is_better: bool = False) -> tuple[int, int, int]:
     """Users where ``a`` is better than, equal to, worse than ``b`` (pairs with a NaN side left
@@ -61,8 +74,9 @@ def win_tie_loss(a, b, *, lower_is_better: bool = False) -> tuple[int, int, int]
     x = np.asarray(a, dtype=np.float64)
     y = np.asarray(b, dtype=np.float64)
     if x.shape != y.shape or x.ndim != 1:
-        raise param_error("b", "win_tie_loss", f"a 1-d array of the same length as 'a' "
-                          f"({x.shape})", y)
+        raise param_error(
+            "b", "win_tie_loss", f"a 1-d array of the same length as 'a' ({x.shape})", y
+        )
     keep = ~(np.isnan(x) | np.isnan(y))
     d = x[keep] - y[keep]
     if lower_is_better:
@@ -103,12 +117,12 @@ def min_attainable_p(n: int, test: str, n_permutations: int | None = None) -> fl
         if n_permutations is not None and n > math.log2(max(n_permutations, 1)):
             return max(exact, 1.0 / (n_permutations + 1.0))
         return min(1.0, exact)
-    raise param_error("test", "min_attainable_p", "one of ['t', 'wilcoxon', 'randomization']",
-                      test)
+    raise param_error("test", "min_attainable_p", "one of ['t', 'wilcoxon', 'randomization']", test)
 
 
-def too_few_pairs(n: int, m: int, correction: str, alpha: float,
-                  n_permutations: int | None = None) -> bool:
+def too_few_pairs(
+    n: int, m: int, correction: str, alpha: float, n_permutations: int | None = None
+) -> bool:
     """True when neither distribution-free test (Wilcoxon, randomisation) can reach ``alpha``
     over ``n`` pairs, once corrected over a family of ``m`` comparisons: ``m`` times the
     smallest p for Holm and Bonferroni (the smallest p of a family is multiplied by ``m``), the
@@ -122,10 +136,12 @@ def too_few_pairs(n: int, m: int, correction: str, alpha: float,
     True
     """
     if correction not in CORRECTIONS:
-        raise param_error("correction", "too_few_pairs", f"one of {list(CORRECTIONS)}",
-                          correction)
-    best = min(min_attainable_p(n, "wilcoxon"),
-               min_attainable_p(n, "randomization", n_permutations)) if n >= 1 else math.nan
+        raise param_error("correction", "too_few_pairs", f"one of {list(CORRECTIONS)}", correction)
+    best = (
+        min(min_attainable_p(n, "wilcoxon"), min_attainable_p(n, "randomization", n_permutations))
+        if n >= 1
+        else math.nan
+    )
     if not math.isfinite(best):
         return True
     factor = max(1, m) if correction in ("holm", "bonferroni") else 1
@@ -151,8 +167,10 @@ def small_n_mark(mark: str, small: bool) -> str:
 # Tukey's HSD
 # ---------------------------------------------------------------------------------------------
 
-def tukey_hsd(X, names: Sequence[str] | None = None, *, paired: bool = True,
-              confidence: float = 0.95) -> pd.DataFrame:
+
+def tukey_hsd(
+    X, names: Sequence[str] | None = None, *, paired: bool = True, confidence: float = 0.95
+) -> pd.DataFrame:
     """Tukey's honestly significant difference over every pair of the ``k`` columns of ``X``.
 
     With ``paired=True`` the rows are the same users in every system; rows with a NaN are left
@@ -189,11 +207,13 @@ def tukey_hsd(X, names: Sequence[str] | None = None, *, paired: bool = True,
         Y = X[~np.isnan(X).any(axis=1)]
         n = Y.shape[0]
         if n < 2:
-            raise InputError(f"The 'X' parameter of {func} must have at least two rows defined "
-                             f"in every column for paired=True. Got {n} instead.")
+            raise InputError(
+                f"The 'X' parameter of {func} must have at least two rows defined "
+                f"in every column for paired=True. Got {n} instead."
+            )
         resid = Y - Y.mean(axis=1, keepdims=True) - Y.mean(axis=0, keepdims=True) + Y.mean()
         df = (n - 1) * (k - 1)
-        mse = float((resid ** 2).sum() / df)
+        mse = float((resid**2).sum() / df)
         se = math.sqrt(mse / n)
         means = Y.mean(axis=0)
         crit = float(stats.studentized_range.ppf(confidence, k, df))
@@ -204,17 +224,32 @@ def tukey_hsd(X, names: Sequence[str] | None = None, *, paired: bool = True,
                     p = float(stats.studentized_range.sf(abs(d) / se, k, df))
                 else:
                     p = 1.0 if d == 0 else 0.0
-                rows.append({"a": names[i], "b": names[j], "diff": d, "low": d - crit * se,
-                             "high": d + crit * se, "p": min(1.0, p)})
+                rows.append(
+                    {
+                        "a": names[i],
+                        "b": names[j],
+                        "diff": d,
+                        "low": d - crit * se,
+                        "high": d + crit * se,
+                        "p": min(1.0, p),
+                    }
+                )
     else:
         groups = [X[~np.isnan(X[:, j]), j] for j in range(k)]
         res = stats.tukey_hsd(*groups)
         ci = res.confidence_interval(confidence)
         for i in range(k):
             for j in range(i + 1, k):
-                rows.append({"a": names[i], "b": names[j], "diff": float(res.statistic[i, j]),
-                             "low": float(ci.low[i, j]), "high": float(ci.high[i, j]),
-                             "p": float(res.pvalue[i, j])})
+                rows.append(
+                    {
+                        "a": names[i],
+                        "b": names[j],
+                        "diff": float(res.statistic[i, j]),
+                        "low": float(ci.low[i, j]),
+                        "high": float(ci.high[i, j]),
+                        "p": float(res.pvalue[i, j]),
+                    }
+                )
     return pd.DataFrame(rows, columns=["a", "b", "diff", "low", "high", "p"])
 
 
@@ -222,12 +257,18 @@ def tukey_hsd(X, names: Sequence[str] | None = None, *, paired: bool = True,
 # Many datasets (Demšar 2006)
 # ---------------------------------------------------------------------------------------------
 
+
 def _table(table, func: str) -> pd.DataFrame:
     if not isinstance(table, pd.DataFrame):
         table = pd.DataFrame(np.asarray(table, dtype=np.float64))
     if table.shape[0] < 1 or table.shape[1] < 2:
-        raise param_error("table", func, "a datasets x systems table with two systems or more",
-                          f"shape {table.shape}", got_is_text=True)
+        raise param_error(
+            "table",
+            func,
+            "a datasets x systems table with two systems or more",
+            f"shape {table.shape}",
+            got_is_text=True,
+        )
     return table.astype(np.float64)
 
 
@@ -263,8 +304,9 @@ class FriedmanResult:
     note: str = ""
 
 
-def friedman_test(table, lower_is_better: bool = False, tie_correction: bool = True
-                  ) -> FriedmanResult:
+def friedman_test(
+    table, lower_is_better: bool = False, tie_correction: bool = True
+) -> FriedmanResult:
     """The Friedman test (Friedman 1937) on a datasets x systems table of scores.
 
     .. math:: \\chi^2_F = \\frac{12N}{k(k+1)}\\Big[\\sum_j R_j^2 - \\frac{k(k+1)^2}{4}\\Big]
@@ -279,15 +321,17 @@ def friedman_test(table, lower_is_better: bool = False, tie_correction: bool = T
     ranks = rank_table(table, lower_is_better)
     N, k = ranks.shape
     if N < 2:
-        raise InputError(f"The 'table' parameter of friedman_test must hold at least two "
-                         f"datasets with every system defined. Got {N} instead.")
+        raise InputError(
+            f"The 'table' parameter of friedman_test must hold at least two "
+            f"datasets with every system defined. Got {N} instead."
+        )
     R = ranks.mean(axis=0)
-    chi2 = 12.0 * N / (k * (k + 1)) * (float((R ** 2).sum()) - k * (k + 1) ** 2 / 4.0)
+    chi2 = 12.0 * N / (k * (k + 1)) * (float((R**2).sum()) - k * (k + 1) ** 2 / 4.0)
     if tie_correction:
         ties = 0.0
         for row in ranks.to_numpy():
             _, counts = np.unique(row, return_counts=True)
-            ties += float((counts ** 3 - counts).sum())
+            ties += float((counts**3 - counts).sum())
         c = 1.0 - ties / (N * k * (k * k - 1))
         chi2 = chi2 / c if c > 0 else math.nan
     p = float(stats.chi2.sf(chi2, k - 1)) if math.isfinite(chi2) else math.nan
@@ -296,10 +340,15 @@ def friedman_test(table, lower_is_better: bool = False, tie_correction: bool = T
     # (its limit, p = 0, would claim more than N datasets can show)
     ff = (N - 1) * chi2 / denom if denom > 1e-12 else math.nan
     pf = float(stats.f.sf(ff, k - 1, (k - 1) * (N - 1))) if math.isfinite(ff) else math.nan
-    note = ("Friedman statistic undefined: every dataset ties every system" if not
-            math.isfinite(chi2) else "Iman-Davenport F undefined: every dataset ranks the "
-            f"systems alike (N(k-1) - chi2 = {N * (k - 1)} - {chi2:g} = 0, a zero "
-            "denominator); the Friedman chi2 and its p stand" if not math.isfinite(ff) else "")
+    note = (
+        "Friedman statistic undefined: every dataset ties every system"
+        if not math.isfinite(chi2)
+        else "Iman-Davenport F undefined: every dataset ranks the "
+        f"systems alike (N(k-1) - chi2 = {N * (k - 1)} - {chi2:g} = 0, a zero "
+        "denominator); the Friedman chi2 and its p stand"
+        if not math.isfinite(ff)
+        else ""
+    )
     return FriedmanResult(R, float(chi2), p, float(ff), pf, int(N), int(k), note)
 
 
@@ -338,8 +387,9 @@ def nemenyi_pvalues(mean_ranks: pd.Series, n: int) -> pd.DataFrame:
     return pd.DataFrame(p, index=R.index, columns=R.index)
 
 
-def posthoc_vs_control(mean_ranks: pd.Series, n: int, control: str,
-                       correction: str = "holm") -> pd.DataFrame:
+def posthoc_vs_control(
+    mean_ranks: pd.Series, n: int, control: str, correction: str = "holm"
+) -> pd.DataFrame:
     """Every system against a control by mean rank (Demšar 2006, section 3.2.2):
     ``z = (R_i - R_c) / sqrt(k (k+1) / (6 N))``, two-sided normal p-values, adjusted with
     ``correction`` (Holm by default) over the ``k - 1`` comparisons.
@@ -359,8 +409,10 @@ def posthoc_vs_control(mean_ranks: pd.Series, n: int, control: str,
     others = R.drop(control)
     z = (others - R[control]) / se
     p = 2.0 * stats.norm.sf(np.abs(z.to_numpy()))
-    return pd.DataFrame({"mean_rank": others, "z": z, "p": p,
-                         "p_adj": adjust_pvalues(p, correction)}, index=others.index)
+    return pd.DataFrame(
+        {"mean_rank": others, "z": z, "p": p, "p_adj": adjust_pvalues(p, correction)},
+        index=others.index,
+    )
 
 
 def cd_cliques(mean_ranks: pd.Series, cd: float) -> list[list[str]]:
@@ -376,6 +428,6 @@ def cd_cliques(mean_ranks: pd.Series, cd: float) -> list[list[str]]:
         while j + 1 < len(r) and r[j + 1] - r[i] < cd:
             j += 1
         if j > i and j > last_end:
-            out.append([str(x) for x in names[i:j + 1]])
+            out.append([str(x) for x in names[i : j + 1]])
             last_end = j
     return out

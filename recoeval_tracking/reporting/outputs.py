@@ -36,4 +36,5 @@ def output(name: str) -> Callable[..., Any]:
     except KeyError:
         raise LookupError(
             f"no renderer registered for the output {name!r} (registered: {sorted(OUTPUTS)}); "
-            "import recoeval_tracking.reporting, whose renderer modules register them") from None
+            "import recoeval_tracking.reporting, whose renderer modules register them"
+        ) from None

@@ -55,8 +55,9 @@ def pairwise_tests(table, *, test: str = "wilcoxon", correction: str = "holm") -
     if correction not in CORRECTIONS:
         raise param_error("correction", func, f"one of {list(CORRECTIONS)}", correction)
     if not isinstance(table, pd.DataFrame) or table.shape[1] < 2:
-        raise param_error("table", func, "a datasets x systems DataFrame with two systems or "
-                          "more", table)
+        raise param_error(
+            "table", func, "a datasets x systems DataFrame with two systems or more", table
+        )
     t = table.astype(np.float64)
     names = list(t.columns)
     pairs = list(itertools.combinations(range(len(names)), 2))
@@ -71,8 +72,9 @@ def pairwise_tests(table, *, test: str = "wilcoxon", correction: str = "holm") -
     return pd.DataFrame(out, index=names, columns=names)
 
 
-def pairwise_cliques(mean_ranks: pd.Series, pvalues: pd.DataFrame,
-                     alpha: float = 0.05) -> list[list[str]]:
+def pairwise_cliques(
+    mean_ranks: pd.Series, pvalues: pd.DataFrame, alpha: float = 0.05
+) -> list[list[str]]:
     """The groups a diagram joins with a bar after a pairwise post-hoc: maximal runs of systems
     (sorted by mean rank) in which no pair's adjusted p-value is below ``alpha``. Groups of one
     are left out.
@@ -95,10 +97,11 @@ def pairwise_cliques(mean_ranks: pd.Series, pvalues: pd.DataFrame,
     last_end = -1
     for i in range(len(names)):
         j = i
-        while j + 1 < len(names) and all(P.loc[names[m], names[j + 1]] >= alpha
-                                         for m in range(i, j + 1)):
+        while j + 1 < len(names) and all(
+            P.loc[names[m], names[j + 1]] >= alpha for m in range(i, j + 1)
+        ):
             j += 1
         if j > i and j > last_end:
-            out.append(names[i:j + 1])
+            out.append(names[i : j + 1])
             last_end = j
     return out

@@ -24,8 +24,13 @@ import math
 
 from .._validation import check_float, check_int, check_unit_open, param_error
 
-__all__ = ["power_paired", "minimum_detectable_difference", "sample_size", "corrected_alpha",
-           "detectable_text"]
+__all__ = [
+    "power_paired",
+    "minimum_detectable_difference",
+    "sample_size",
+    "corrected_alpha",
+    "detectable_text",
+]
 
 
 def corrected_alpha(alpha: float, m: int, correction: str = "holm") -> float:
@@ -35,8 +40,9 @@ def corrected_alpha(alpha: float, m: int, correction: str = "holm") -> float:
     a = check_unit_open(alpha, "alpha", func)
     m = check_int(m, "m", func, minimum=1)
     if correction not in ("holm", "bonferroni", "bh", "none"):
-        raise param_error("correction", func, "one of ['holm', 'bonferroni', 'bh', 'none']",
-                          correction)
+        raise param_error(
+            "correction", func, "one of ['holm', 'bonferroni', 'bh', 'none']", correction
+        )
     return a if correction == "none" else a / m
 
 
@@ -63,8 +69,9 @@ def power_paired(delta: float, sd: float, n: int, alpha: float = 0.05) -> float:
     return min(1.0, upper + lower)
 
 
-def minimum_detectable_difference(sd: float, n: int, alpha: float = 0.05,
-                                  power: float = 0.8) -> float:
+def minimum_detectable_difference(
+    sd: float, n: int, alpha: float = 0.05, power: float = 0.8
+) -> float:
     """Smallest absolute mean difference the two-sided paired t-test with ``n`` pairs (spread
     ``sd`` of the differences) detects with probability ``power`` at level ``alpha``.
 
@@ -93,12 +100,16 @@ def minimum_detectable_difference(sd: float, n: int, alpha: float = 0.05,
     hi = 2.0 * sd / math.sqrt(n)
     while power_paired(hi, sd, n, a) < pw:
         hi *= 2.0
-    return float(optimize.brentq(lambda x: power_paired(x, sd, n, a) - pw, 0.0, hi,
-                                 xtol=1e-12 * sd, rtol=1e-12))
+    return float(
+        optimize.brentq(
+            lambda x: power_paired(x, sd, n, a) - pw, 0.0, hi, xtol=1e-12 * sd, rtol=1e-12
+        )
+    )
 
 
-def sample_size(delta: float, sd: float, alpha: float = 0.05, power: float = 0.8,
-                max_n: int = 10_000_000) -> int:
+def sample_size(
+    delta: float, sd: float, alpha: float = 0.05, power: float = 0.8, max_n: int = 10_000_000
+) -> int:
     """Smallest number of pairs (users, or datasets) for which the two-sided paired t-test
     detects a mean difference ``delta`` with probability ``power`` at level ``alpha``, when the
     paired differences have standard deviation ``sd`` (Sakai 2016's topic set size design).
@@ -116,8 +127,9 @@ def sample_size(delta: float, sd: float, alpha: float = 0.05, power: float = 0.8
     pw = check_unit_open(power, "power", func)
     a = check_unit_open(alpha, "alpha", func)
     if power_paired(delta, sd, max_n, a) < pw:
-        raise param_error("delta", func, f"a difference detectable with at most {max_n} pairs",
-                          delta)
+        raise param_error(
+            "delta", func, f"a difference detectable with at most {max_n} pairs", delta
+        )
     lo, hi = 1, 2  # power(lo) < pw <= power(hi), lo = 1 standing for "no test"
     while power_paired(delta, sd, hi, a) < pw:
         lo, hi = hi, min(hi * 2, max_n)

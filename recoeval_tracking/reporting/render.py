@@ -46,21 +46,30 @@ from .report import Report
 from .sections import Item, _as_comparison, _prefix, md_escape, metric_table
 from .summary import Best, headline_metrics
 
-__all__ = ["render_figures", "comparison_figures", "render_html", "render_markdown",
-           "write_report", "metric_table"]
+__all__ = [
+    "render_figures",
+    "comparison_figures",
+    "render_html",
+    "render_markdown",
+    "write_report",
+    "metric_table",
+]
 
 
 # ---------------------------------------------------------------------------------------------
 # Tables
 # ---------------------------------------------------------------------------------------------
 
+
 def _md_cell(v: Any) -> str:
     return f"**{md_escape(v)}**" if isinstance(v, Best) else md_escape(v)
 
 
 def _md_table(df: pd.DataFrame) -> str:
-    lines = ["| " + " | ".join(_md_cell(c) for c in df.columns) + " |",
-             "|" + "---|" * len(df.columns)]
+    lines = [
+        "| " + " | ".join(_md_cell(c) for c in df.columns) + " |",
+        "|" + "---|" * len(df.columns),
+    ]
     for row in df.itertuples(index=False):
         lines.append("| " + " | ".join(_md_cell(v) for v in row) + " |")
     return "\n".join(lines)
@@ -88,6 +97,7 @@ def comparison_figures(comparison: Comparison) -> dict[str, bytes]:
 # Pages
 # ---------------------------------------------------------------------------------------------
 
+
 def _md_inline(text: str) -> Markup:
     """The few Markdown marks used in the text items, as HTML: code spans first (their content
     is literal, so ``**`` inside one is not bold), then ``**bold**``; backslash-escaped
@@ -108,9 +118,13 @@ def _md_inline(text: str) -> Markup:
 def _environment() -> jinja2.Environment:
     """The templates' environment: autoescaping on for every template, the filters and test the
     page uses (``scrub``, ``md_inline``, ``base64``; ``best``)."""
-    env = jinja2.Environment(loader=jinja2.PackageLoader("recoeval_tracking.reporting"),
-                             autoescape=True, trim_blocks=True, lstrip_blocks=True,
-                             undefined=jinja2.StrictUndefined)
+    env = jinja2.Environment(
+        loader=jinja2.PackageLoader("recoeval_tracking.reporting"),
+        autoescape=True,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        undefined=jinja2.StrictUndefined,
+    )
     env.filters["scrub"] = lambda value: scrub_text(str(value))
     env.filters["md_inline"] = _md_inline
     env.filters["base64"] = lambda data: base64.b64encode(data).decode("ascii")
@@ -121,8 +135,12 @@ def _environment() -> jinja2.Environment:
 _PAGE = "report.html.j2"
 
 
-def render_html(report: Report | Comparison, figures: dict[str, bytes] | None = None, *,
-                title: str = "Run comparison") -> str:
+def render_html(
+    report: Report | Comparison,
+    figures: dict[str, bytes] | None = None,
+    *,
+    title: str = "Run comparison",
+) -> str:
     """The report (a :class:`Comparison`, or a :class:`Report`) as one self-contained HTML page
     (figures embedded as base64 PNG, no script; the details are folded in ``<details>``), from
     the template ``templates/report.html.j2`` with autoescaping on."""
@@ -147,7 +165,7 @@ def _md_items(items: list[Item], figures_dir: str | None, level: int = 2) -> lis
         elif kind == "figures":
             if figures_dir is None:
                 continue
-            lines += ([f"{hashes} {heading}", ""] if heading else [])
+            lines += [f"{hashes} {heading}", ""] if heading else []
             lines += [f"![{name}]({figures_dir}/{name})" for name in payload] + [""]
         else:  # fold: a <details> block, which GitHub and most viewers render folded
             lines += ["<details>", f"<summary>{html.escape(scrub_text(heading))}</summary>", ""]
@@ -156,27 +174,37 @@ def _md_items(items: list[Item], figures_dir: str | None, level: int = 2) -> lis
     return lines
 
 
-def render_markdown(report: Report | Comparison, figures_dir: str | None = None,
-                    figure_names: list[str] | None = None, *,
-                    title: str = "Run comparison") -> str:
+def render_markdown(
+    report: Report | Comparison,
+    figures_dir: str | None = None,
+    figure_names: list[str] | None = None,
+    *,
+    title: str = "Run comparison",
+) -> str:
     """The report (a :class:`Comparison`, or a :class:`Report`) as Markdown; figures are
     linked as ``<figures_dir>/<name>``."""
     comparison = _as_comparison(report, "render_markdown")
     names = list(figure_names or [])
-    return "\n".join([f"# {title}", ""] + _md_items(_comparison_sections(comparison, names),
-                                                     figures_dir))
+    return "\n".join(
+        [f"# {title}", ""] + _md_items(_comparison_sections(comparison, names), figures_dir)
+    )
 
 
-def write_report(report: Report | Comparison, html_path: str | Path | None = None,
-                 markdown_path: str | Path | None = None, *,
-                 latex_path: str | Path | None = None,
-                 title: str = "Run comparison") -> dict[str, Path]:
+def write_report(
+    report: Report | Comparison,
+    html_path: str | Path | None = None,
+    markdown_path: str | Path | None = None,
+    *,
+    latex_path: str | Path | None = None,
+    title: str = "Run comparison",
+) -> dict[str, Path]:
     """Write the HTML page, the Markdown (with its figures in ``<stem>_figures/`` beside it)
     and the LaTeX table (:meth:`Comparison.to_latex`), each when its path is given. Returns the
     paths written: ``html``, ``markdown``, ``figures`` (the folder), ``latex``."""
     if html_path is None and markdown_path is None and latex_path is None:
-        raise param_error("html_path", "write_report", "a path (or markdown_path, latex_path)",
-                          None)
+        raise param_error(
+            "html_path", "write_report", "a path (or markdown_path, latex_path)", None
+        )
     comparison = _as_comparison(report, "write_report")
     figures = comparison_figures(comparison) if (html_path or markdown_path) else {}
     out: dict[str, Path] = {}
@@ -192,8 +220,9 @@ def write_report(report: Report | Comparison, html_path: str | Path | None = Non
         fig_dir.mkdir(exist_ok=True)
         for name, data in figures.items():
             (fig_dir / name).write_bytes(data)
-        p.write_text(render_markdown(comparison, fig_dir.name, list(figures), title=title),
-                     encoding="utf-8")
+        p.write_text(
+            render_markdown(comparison, fig_dir.name, list(figures), title=title), encoding="utf-8"
+        )
         out["markdown"] = p
         out["figures"] = fig_dir
     if latex_path is not None:

@@ -24,14 +24,14 @@ def _dataset_display(comparison: Comparison, metric: str) -> pd.DataFrame:
     of each column in bold."""
     table = comparison.dataset_table(metric)
     lower = comparison.lower_is_better(metric)
-    out: dict[str, list[Any]] = {"system": [n + (" (baseline)" if n == comparison.baseline
-                                                  else "") for n in table.index]}
+    out: dict[str, list[Any]] = {
+        "system": [n + (" (baseline)" if n == comparison.baseline else "") for n in table.index]
+    }
     for col in table.columns:
         values = table[col]
         is_rank = col == "mean rank"
         finite = values[np.isfinite(values.to_numpy(dtype=float))]
-        best = (finite.min() if (lower or is_rank) else finite.max()) if len(finite) > 1 \
-            else None
+        best = (finite.min() if (lower or is_rank) else finite.max()) if len(finite) > 1 else None
         marks: dict[str, str] = {}
         if not is_rank:
             s = comparison.summary(col)
@@ -50,44 +50,84 @@ def multi_sections(comparison: Comparison, figure_names: list[str]) -> list[Item
     own report, folded."""
     s = comparison.settings
     ds_list = ", ".join(comparison.datasets)
-    items: list[Item] = [("text", "", (
-        f"{len(comparison.systems)} systems compared over {len(comparison.datasets)} datasets "
-        f"({md_escape(ds_list)}; {comparison.n_runs} runs), against the baseline "
-        f"**{md_escape(comparison.baseline)}**. Within each dataset the paired tests run over "
-        "users; across datasets the systems are ranked on each dataset (1 = best) and the "
-        "ranks tested (Friedman; Nemenyi's critical difference; Holm against the baseline; "
-        "Demšar 2006)."))]
+    items: list[Item] = [
+        (
+            "text",
+            "",
+            (
+                f"{len(comparison.systems)} systems compared over {len(comparison.datasets)} datasets "
+                f"({md_escape(ds_list)}; {comparison.n_runs} runs), against the baseline "
+                f"**{md_escape(comparison.baseline)}**. Within each dataset the paired tests run over "
+                "users; across datasets the systems are ranked on each dataset (1 = best) and the "
+                "ranks tested (Friedman; Nemenyi's critical difference; Holm against the baseline; "
+                "Demšar 2006)."
+            ),
+        )
+    ]
     for m in headline_metrics(comparison.metrics):
-        items.append(("table", f"{m}: mean per dataset (mark vs the baseline), mean rank; "
-                      "best in bold", _dataset_display(comparison, m)))
+        items.append(
+            (
+                "table",
+                f"{m}: mean per dataset (mark vs the baseline), mean rank; best in bold",
+                _dataset_display(comparison, m),
+            )
+        )
         try:
             f = comparison.friedman(m)
             cd = comparison.critical_difference(m)
         except InputError as err:
             items.append(("text", "", md_escape(f"Friedman test of {m} not computed: {err}")))
             continue
-        items.append(("text", "", (
-            f"Friedman test of {m} over {f.n_datasets} datasets and {f.n_systems} systems: "
-            f"χ² = {f.statistic:.3f}, p = {_p(f.pvalue)} ({_iman_davenport(f)}). Nemenyi "
-            f"critical difference at α = {s['alpha']:g}: CD = {cd:.3f}; systems whose mean "
-            "ranks differ by less are not significantly different (joined by a bar in the "
-            "diagram).")))
+        items.append(
+            (
+                "text",
+                "",
+                (
+                    f"Friedman test of {m} over {f.n_datasets} datasets and {f.n_systems} systems: "
+                    f"χ² = {f.statistic:.3f}, p = {_p(f.pvalue)} ({_iman_davenport(f)}). Nemenyi "
+                    f"critical difference at α = {s['alpha']:g}: CD = {cd:.3f}; systems whose mean "
+                    "ranks differ by less are not significantly different (joined by a bar in the "
+                    "diagram)."
+                ),
+            )
+        )
         name = f"cd_{safe_name(m)}.png"
         if name in figure_names:
             items.append(("figures", "", [name]))
         holm = comparison.posthoc(m, "holm").reset_index(names="system")
         nem = comparison.posthoc(m, "nemenyi").reset_index(names="system")
-        items.append(("fold", f"{m}: post-hoc tests over datasets", [
-            ("table", f"Holm against the baseline {comparison.baseline} (z on mean ranks)",
-             _plain(holm)),
-            ("table", "Nemenyi p-values, every pair", _plain(nem))]))
+        items.append(
+            (
+                "fold",
+                f"{m}: post-hoc tests over datasets",
+                [
+                    (
+                        "table",
+                        f"Holm against the baseline {comparison.baseline} (z on mean ranks)",
+                        _plain(holm),
+                    ),
+                    ("table", "Nemenyi p-values, every pair", _plain(nem)),
+                ],
+            )
+        )
     if len(comparison.datasets) < 5:
-        items.append(("text", "", f"With {len(comparison.datasets)} datasets the rank tests "
-                      "have little power (Demšar recommends more); read the per-dataset "
-                      "paired tests as well."))
+        items.append(
+            (
+                "text",
+                "",
+                f"With {len(comparison.datasets)} datasets the rank tests "
+                "have little power (Demšar recommends more); read the per-dataset "
+                "paired tests as well.",
+            )
+        )
     for ds, rep in comparison.reports.items():
-        items.append(("fold", f"Dataset {ds}: {_compared(rep)}",
-                      _sections(rep, figure_names, _prefix(ds), comparison, ds)))
+        items.append(
+            (
+                "fold",
+                f"Dataset {ds}: {_compared(rep)}",
+                _sections(rep, figure_names, _prefix(ds), comparison, ds),
+            )
+        )
     return items
 
 
@@ -101,7 +141,13 @@ def _comparison_sections(comparison: Comparison, figure_names: list[str]) -> lis
     if comparison.multi_dataset:
         return multi_sections(comparison, figure_names)
     items = _sections(comparison.report, figure_names, comparison=comparison)
-    items.insert(next((i for i, it in enumerate(items) if it[0] == "fold"), len(items)), (
-        "text", "", "One dataset: the rank statistics over datasets (mean ranks, Friedman, "
-        "Nemenyi's critical difference) do not apply; the paired tests over users do."))
+    items.insert(
+        next((i for i, it in enumerate(items) if it[0] == "fold"), len(items)),
+        (
+            "text",
+            "",
+            "One dataset: the rank statistics over datasets (mean ranks, Friedman, "
+            "Nemenyi's critical difference) do not apply; the paired tests over users do.",
+        ),
+    )
     return items

@@ -21,8 +21,8 @@ from .comparability import (
 from .replicates import guess_replicate_key
 from .runs import RunData
 
-__all__ = ["swept_params", "detect_replicate_key", "group_curves_and_catalogue",
-           "not_comparable"]
+__all__ = ["swept_params", "detect_replicate_key", "group_curves_and_catalogue", "not_comparable"]
+
 
 def detect_replicate_key(runs: Sequence[RunData]) -> str | None:
     """The param whose values are replicates of one experiment, or None.
@@ -52,8 +52,9 @@ def group_curves_and_catalogue(groups: list[RunData], runs: list[RunData]) -> No
     mean over replicates at each k with its Student-t 95% interval over replicates (n =
     replicates, like the tables), and the mean of each logged value."""
     for g in groups:
-        members = [r for r in runs if all(str(r.params.get(k)) == str(v)
-                                          for k, v in g.params.items())]
+        members = [
+            r for r in runs if all(str(r.params.get(k)) == str(v) for k, v in g.params.items())
+        ]
         if not members:
             continue
         logged: dict[str, list[float]] = {}
@@ -65,12 +66,17 @@ def group_curves_and_catalogue(groups: list[RunData], runs: list[RunData]) -> No
         curves = [r.curves for r in members if r.curves is not None and len(r.curves)]
         if len(curves) != len(members):
             continue
-        names = [c for c in curves[0].columns if c != "k"
-                 and not c.endswith(("_ci95_low", "_ci95_high"))
-                 and all(c in other.columns for other in curves)]
+        names = [
+            c
+            for c in curves[0].columns
+            if c != "k"
+            and not c.endswith(("_ci95_low", "_ci95_high"))
+            and all(c in other.columns for other in curves)
+        ]
         ks = curves[0]["k"].to_numpy()
-        if not names or any(len(c) != len(ks) or not np.array_equal(c["k"].to_numpy(), ks)
-                            for c in curves):
+        if not names or any(
+            len(c) != len(ks) or not np.array_equal(c["k"].to_numpy(), ks) for c in curves
+        ):
             continue
         out = {"k": ks}
         for name in names:

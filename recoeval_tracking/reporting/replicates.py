@@ -30,8 +30,9 @@ _SKIP = ("tracking.", "hydra.", "definitions.", "output.", "mlflow.")
 
 def _swept(runs: Sequence[RunData]) -> list[str]:
     keys = dict.fromkeys(str(k) for r in runs for k in r.params)
-    return [k for k in keys if not k.startswith(_SKIP)
-            and len({str(r.params.get(k)) for r in runs}) > 1]
+    return [
+        k for k in keys if not k.startswith(_SKIP) and len({str(r.params.get(k)) for r in runs}) > 1
+    ]
 
 
 def guess_replicate_key(runs: Sequence[RunData]) -> str | None:
@@ -46,9 +47,10 @@ def guess_replicate_key(runs: Sequence[RunData]) -> str | None:
 def default_group_by(runs: Sequence[RunData], replicate_key: str) -> list[str]:
     """Every swept param but the replicate key and those that follow it (``split.seed`` set
     from ``seed`` by interpolation: equal to it wherever set)."""
+
     def follows(k: str) -> bool:
-        return all(str(r.params.get(k)) in ("None", str(r.params.get(replicate_key)))
-                   for r in runs)
+        return all(str(r.params.get(k)) in ("None", str(r.params.get(replicate_key))) for r in runs)
+
     return [k for k in _swept(runs) if k != replicate_key and not follows(k)]
 
 
@@ -58,8 +60,14 @@ def _group_name(key: tuple[str, ...], group_by: list[str], shown: set[str]) -> s
     lacks."""
     if not group_by:
         return "all runs"
-    return " ".join(v if k == "model.name" else f"{k.rsplit('.', 1)[-1]}={v}"
-                    for k, v in zip(group_by, key) if v != "None" and k in shown) or "all runs"
+    return (
+        " ".join(
+            v if k == "model.name" else f"{k.rsplit('.', 1)[-1]}={v}"
+            for k, v in zip(group_by, key)
+            if v != "None" and k in shown
+        )
+        or "all runs"
+    )
 
 
 def _shown_keys(runs: Sequence[RunData], keys: list[str]) -> set[str]:
@@ -71,22 +79,29 @@ def _shown_keys(runs: Sequence[RunData], keys: list[str]) -> set[str]:
     for k in keys:
         per_model: dict[str, set[str]] = {}
         for r in runs:
-            per_model.setdefault(str(r.params.get("model.name")), set()).add(
-                str(r.params.get(k)))
+            per_model.setdefault(str(r.params.get("model.name")), set()).add(str(r.params.get(k)))
         if any(len(v) > 1 for v in per_model.values()):
             shown.add(k)
     return shown
 
 
-def aggregate_replicates(runs: Sequence[RunData], replicate_key: str,
-                         group_by: Sequence[str] | None = None, func: str = "build_report"
-                         ) -> list[RunData]:
+def aggregate_replicates(
+    runs: Sequence[RunData],
+    replicate_key: str,
+    group_by: Sequence[str] | None = None,
+    func: str = "build_report",
+) -> list[RunData]:
     """One run per group whose rows are the replicates (``user_id`` = the replicate's value of
     ``replicate_key``) and whose metric columns are each replicate's mean over its users."""
     if any(replicate_key not in r.params for r in runs):
         lacking = [r.name for r in runs if replicate_key not in r.params]
-        raise param_error("replicate_key", func, "a param every run has", replicate_key,
-                          f"Runs without it: {', '.join(lacking[:5])}.")
+        raise param_error(
+            "replicate_key",
+            func,
+            "a param every run has",
+            replicate_key,
+            f"Runs without it: {', '.join(lacking[:5])}.",
+        )
     keys = list(group_by) if group_by else default_group_by(runs, replicate_key)
     groups: dict[tuple[str, ...], list[RunData]] = {}
     for r in runs:
@@ -96,21 +111,30 @@ def aggregate_replicates(runs: Sequence[RunData], replicate_key: str,
     for key, members in groups.items():
         reps = [str(r.params[replicate_key]) for r in members]
         if len(set(reps)) < len(reps):
-            raise param_error("group_by", func, "keys that leave one run per group and "
-                              f"{replicate_key}", keys, f"Group {key} has {replicate_key} "
-                              f"values {reps}; add the other swept keys to group_by.")
+            raise param_error(
+                "group_by",
+                func,
+                f"keys that leave one run per group and {replicate_key}",
+                keys,
+                f"Group {key} has {replicate_key} "
+                f"values {reps}; add the other swept keys to group_by.",
+            )
         out.append(_group_run(members, reps, key, keys, shown))
     return out
 
 
-def _group_run(members: list[RunData], reps: list[str], key: tuple[str, ...],
-               keys: list[str], shown: set[str]) -> RunData:
+def _group_run(
+    members: list[RunData], reps: list[str], key: tuple[str, ...], keys: list[str], shown: set[str]
+) -> RunData:
     rows: list[dict[str, Any]] = []
     for r, rep in zip(members, reps):
         row: dict[str, Any] = {"user_id": rep}
         for c in r.per_user.columns:
-            if c != "user_id" and pd.api.types.is_numeric_dtype(r.per_user[c]) \
-                    and c not in ("n_train", "n_test", "n_tied_topk"):
+            if (
+                c != "user_id"
+                and pd.api.types.is_numeric_dtype(r.per_user[c])
+                and c not in ("n_train", "n_test", "n_tied_topk")
+            ):
                 v = r.per_user[c].to_numpy(dtype=np.float64)
                 row[c] = float(np.nanmean(v)) if np.any(~np.isnan(v)) else np.nan
         rows.append(row)
@@ -118,8 +142,13 @@ def _group_run(members: list[RunData], reps: list[str], key: tuple[str, ...],
     params = {k: v for k, v in zip(keys, key)}
     fps = {m: first.metric_fingerprint(m) for m in first.per_user.columns}
     name = _group_name(key, keys, shown)
-    return RunData(run_id="group:" + (",".join(f"{k}={v}" for k, v in params.items()) or "all"),
-                   name=name, per_user=pd.DataFrame(rows), params=params,
-                   fingerprints={},
-                   tags=dict(first.tags), source=", ".join(r.source for r in members),
-                   metric_fingerprints={k: v for k, v in fps.items() if v})
+    return RunData(
+        run_id="group:" + (",".join(f"{k}={v}" for k, v in params.items()) or "all"),
+        name=name,
+        per_user=pd.DataFrame(rows),
+        params=params,
+        fingerprints={},
+        tags=dict(first.tags),
+        source=", ".join(r.source for r in members),
+        metric_fingerprints={k: v for k, v in fps.items() if v},
+    )

@@ -61,10 +61,24 @@ from .runs import (
 from .slices import SLICE_KINDS, slice_groups, user_popularity_share
 from .stats import FAMILIES, permutations_for, significance_mark
 
-__all__ = ["RunData", "Report", "SliceTable", "build_report", "user_popularity_share",
-           "detect_replicate_key", "small_n_mark", "SMALL_N_MARK",
-           "FINGERPRINT_KINDS", "TESTS", "FAMILIES", "SLICE_KINDS", "check_comparable",
-           "fingerprints_from", "significance_mark", "permutations_for"]
+__all__ = [
+    "RunData",
+    "Report",
+    "SliceTable",
+    "build_report",
+    "user_popularity_share",
+    "detect_replicate_key",
+    "small_n_mark",
+    "SMALL_N_MARK",
+    "FINGERPRINT_KINDS",
+    "TESTS",
+    "FAMILIES",
+    "SLICE_KINDS",
+    "check_comparable",
+    "fingerprints_from",
+    "significance_mark",
+    "permutations_for",
+]
 
 #: Tests whose adjusted p-value can set the significance marks.
 TESTS = ("t", "wilcoxon", "randomization")
@@ -75,6 +89,7 @@ _P_COLUMN = {"t": "p_t_adj", "wilcoxon": "p_wilcoxon_adj", "randomization": "p_r
 # ---------------------------------------------------------------------------------------------
 # Output
 # ---------------------------------------------------------------------------------------------
+
 
 @dataclass
 class SliceTable:
@@ -160,11 +175,24 @@ class Report:
 # ---------------------------------------------------------------------------------------------
 
 
-def _tables(values: dict[str, np.ndarray], present: np.ndarray, rows: np.ndarray,
-            runs: list[RunData], b: int, metrics: list[str], *, confidence: float,
-            n_bootstrap: int, n_permutations: int | str, seed: int, correction: str,
-            family: str, test: str, alpha: float, lower: Sequence[str]
-            ) -> tuple[pd.DataFrame, pd.DataFrame]:
+def _tables(
+    values: dict[str, np.ndarray],
+    present: np.ndarray,
+    rows: np.ndarray,
+    runs: list[RunData],
+    b: int,
+    metrics: list[str],
+    *,
+    confidence: float,
+    n_bootstrap: int,
+    n_permutations: int | str,
+    seed: int,
+    correction: str,
+    family: str,
+    test: str,
+    alpha: float,
+    lower: Sequence[str],
+) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Summary and comparison tables over the aligned users at positions ``rows``."""
     R = len(runs)
     others = [j for j in range(R) if j != b]
@@ -181,10 +209,15 @@ def _tables(values: dict[str, np.ndarray], present: np.ndarray, rows: np.ndarray
         boot_low, boot_high = st._percentile_bounds(boot, confidence)
     else:
         boot_low = boot_high = np.full(big.shape[1], np.nan)
-    diff_cols = [np.arange(i * (R + len(others)) + R, (i + 1) * (R + len(others)))
-                 for i in range(len(metrics))]
-    p_perm = (st.randomization_pvalues(big[:, np.concatenate(diff_cols)], n_permutations, seed)
-              if others and rows.size else np.array([]))
+    diff_cols = [
+        np.arange(i * (R + len(others)) + R, (i + 1) * (R + len(others)))
+        for i in range(len(metrics))
+    ]
+    p_perm = (
+        st.randomization_pvalues(big[:, np.concatenate(diff_cols)], n_permutations, seed)
+        if others and rows.size
+        else np.array([])
+    )
     pres = present[rows]
 
     summary_rows, comp_rows = [], []
@@ -194,67 +227,148 @@ def _tables(values: dict[str, np.ndarray], present: np.ndarray, rows: np.ndarray
         for j, r in enumerate(runs):
             mean, lo, hi, n = st.t_interval(X[:, j], confidence)
             n_present = int(pres[:, j].sum())
-            summary_rows.append({
-                "run_id": r.run_id, "run": r.name, "metric": m, "mean": mean, "t_low": lo,
-                "t_high": hi, "boot_low": float(boot_low[offset + j]),
-                "boot_high": float(boot_high[offset + j]), "n": n, "n_nan": n_present - n,
-                "n_missing": int(rows.size - n_present)})
+            summary_rows.append(
+                {
+                    "run_id": r.run_id,
+                    "run": r.name,
+                    "metric": m,
+                    "mean": mean,
+                    "t_low": lo,
+                    "t_high": hi,
+                    "boot_low": float(boot_low[offset + j]),
+                    "boot_high": float(boot_high[offset + j]),
+                    "n": n,
+                    "n_nan": n_present - n,
+                    "n_missing": int(rows.size - n_present),
+                }
+            )
         for c, j in enumerate(others):
             x, y = X[:, j], X[:, b]
             d = x - y
             mean, lo, hi, n = st.t_interval(d, confidence)
             t_stat, p_t = st.paired_t_test(x, y)
             w_stat, p_w = st.wilcoxon_test(x, y)
-            comp_rows.append({
-                "run_id": runs[j].run_id, "run": runs[j].name, "metric": m, "mean_diff": mean,
-                "t_low": lo, "t_high": hi, "boot_low": float(boot_low[offset + R + c]),
-                "boot_high": float(boot_high[offset + R + c]), "n_pairs": n,  # and the
-                "n_nonzero": int(np.count_nonzero(d[~np.isnan(d)])),  # pairs with a sign
-                "t_stat": t_stat, "p_t": p_t, "w_stat": w_stat, "p_wilcoxon": p_w,
-                "p_randomization": float(p_perm[i * len(others) + c]) if n else math.nan,
-                "cohens_dz": st.cohens_dz(x, y)})
-    summary = pd.DataFrame(summary_rows, columns=[
-        "run_id", "run", "metric", "mean", "t_low", "t_high", "boot_low", "boot_high", "n",
-        "n_nan", "n_missing"])
-    comp = pd.DataFrame(comp_rows, columns=[
-        "run_id", "run", "metric", "mean_diff", "t_low", "t_high", "boot_low", "boot_high",
-        "n_pairs", "n_nonzero", "t_stat", "p_t", "w_stat", "p_wilcoxon", "p_randomization",
-        "cohens_dz"])
+            comp_rows.append(
+                {
+                    "run_id": runs[j].run_id,
+                    "run": runs[j].name,
+                    "metric": m,
+                    "mean_diff": mean,
+                    "t_low": lo,
+                    "t_high": hi,
+                    "boot_low": float(boot_low[offset + R + c]),
+                    "boot_high": float(boot_high[offset + R + c]),
+                    "n_pairs": n,  # and the
+                    "n_nonzero": int(np.count_nonzero(d[~np.isnan(d)])),  # pairs with a sign
+                    "t_stat": t_stat,
+                    "p_t": p_t,
+                    "w_stat": w_stat,
+                    "p_wilcoxon": p_w,
+                    "p_randomization": float(p_perm[i * len(others) + c]) if n else math.nan,
+                    "cohens_dz": st.cohens_dz(x, y),
+                }
+            )
+    summary = pd.DataFrame(
+        summary_rows,
+        columns=[
+            "run_id",
+            "run",
+            "metric",
+            "mean",
+            "t_low",
+            "t_high",
+            "boot_low",
+            "boot_high",
+            "n",
+            "n_nan",
+            "n_missing",
+        ],
+    )
+    comp = pd.DataFrame(
+        comp_rows,
+        columns=[
+            "run_id",
+            "run",
+            "metric",
+            "mean_diff",
+            "t_low",
+            "t_high",
+            "boot_low",
+            "boot_high",
+            "n_pairs",
+            "n_nonzero",
+            "t_stat",
+            "p_t",
+            "w_stat",
+            "p_wilcoxon",
+            "p_randomization",
+            "cohens_dz",
+        ],
+    )
     for name in ("t", "wilcoxon", "randomization"):
         raw = comp[f"p_{name}"].to_numpy(dtype=np.float64)
         adj = np.empty_like(raw)
-        groups = (comp.groupby("metric", sort=False).indices.values() if family == "metric"
-                  else [np.arange(len(comp))])
+        groups = (
+            comp.groupby("metric", sort=False).indices.values()
+            if family == "metric"
+            else [np.arange(len(comp))]
+        )
         for idx in groups:
             adj[idx] = st.adjust_pvalues(raw[idx], correction) if len(idx) else raw[idx]
         comp[f"p_{name}_adj"] = adj
-    family_size = (comp.groupby("metric", sort=False)["run_id"].transform("size")
-                   if family == "metric" else pd.Series(len(comp), index=comp.index))
+    family_size = (
+        comp.groupby("metric", sort=False)["run_id"].transform("size")
+        if family == "metric"
+        else pd.Series(len(comp), index=comp.index)
+    )
     # zero differences carry no sign: Wilcoxon drops them and sign flips leave them alone, so
     # only the non-zero ones can take a distribution-free p below alpha; with none, the runs
     # agree on every user and there is nothing to mark
-    comp["small_n"] = [n > 0 and too_few_pairs(int(n), int(size), correction, alpha,
-                                               n_permutations)
-                       for n, size in zip(comp["n_nonzero"], family_size)] if len(comp) else []
-    comp["mark"] = [small_n_mark(significance_mark(p, diff, _lower_better(m, lower), alpha),
-                                 small)
-                    for p, diff, m, small in zip(comp[_P_COLUMN[test]], comp["mean_diff"],
-                                                 comp["metric"], comp["small_n"])
-                    ] if len(comp) else []
+    comp["small_n"] = (
+        [
+            n > 0 and too_few_pairs(int(n), int(size), correction, alpha, n_permutations)
+            for n, size in zip(comp["n_nonzero"], family_size)
+        ]
+        if len(comp)
+        else []
+    )
+    comp["mark"] = (
+        [
+            small_n_mark(significance_mark(p, diff, _lower_better(m, lower), alpha), small)
+            for p, diff, m, small in zip(
+                comp[_P_COLUMN[test]], comp["mean_diff"], comp["metric"], comp["small_n"]
+            )
+        ]
+        if len(comp)
+        else []
+    )
     return summary, comp
 
 
-def build_report(runs: Sequence[RunData], baseline: str | None = None, *,
-                 metrics: Sequence[str] | str | None = None,
-                 slices: Sequence[Mapping[str, Any]] | None = None, correction: str = "holm",
-                 test: str = "t", n_permutations: int | str = "auto", n_bootstrap: int = 1000,
-                 seed: int = 0, confidence: float = 0.95, alpha: float = 0.05,
-                 allow_mismatch: bool = False, user_features: pd.DataFrame | None = None,
-                 lower_is_better: Sequence[str] = (),
-                 config: Mapping[str, Any] | None = None, replicate_key: str | None = None,
-                 group_by: Sequence[str] | None = None, family: str = "metric",
-                 labels: Mapping[str, str] | None = None, _check_names: bool = True,
-                 _func: str = "build_report") -> Report:
+def build_report(
+    runs: Sequence[RunData],
+    baseline: str | None = None,
+    *,
+    metrics: Sequence[str] | str | None = None,
+    slices: Sequence[Mapping[str, Any]] | None = None,
+    correction: str = "holm",
+    test: str = "t",
+    n_permutations: int | str = "auto",
+    n_bootstrap: int = 1000,
+    seed: int = 0,
+    confidence: float = 0.95,
+    alpha: float = 0.05,
+    allow_mismatch: bool = False,
+    user_features: pd.DataFrame | None = None,
+    lower_is_better: Sequence[str] = (),
+    config: Mapping[str, Any] | None = None,
+    replicate_key: str | None = None,
+    group_by: Sequence[str] | None = None,
+    family: str = "metric",
+    labels: Mapping[str, str] | None = None,
+    _check_names: bool = True,
+    _func: str = "build_report",
+) -> Report:
     """Compare runs on the same users: means with intervals, paired tests against a baseline.
 
     Parameters
@@ -329,9 +443,20 @@ def build_report(runs: Sequence[RunData], baseline: str | None = None, *,
     """
     func = _func
     runs = _check_runs(runs, func)
-    settings = _check_settings(func, correction, test, n_permutations, n_bootstrap, seed,
-                               confidence, alpha, allow_mismatch, user_features, slices,
-                               lower_is_better)
+    settings = _check_settings(
+        func,
+        correction,
+        test,
+        n_permutations,
+        n_bootstrap,
+        seed,
+        confidence,
+        alpha,
+        allow_mismatch,
+        user_features,
+        slices,
+        lower_is_better,
+    )
     if family not in FAMILIES:
         raise param_error("family", func, f"one of {list(FAMILIES)}", family)
     settings["family"] = family
@@ -339,13 +464,15 @@ def build_report(runs: Sequence[RunData], baseline: str | None = None, *,
     if _check_names:
         check_option_names(runs, lower_is_better=lower_is_better, group_by=group_by, func=func)
     if replicate_key is not None and not isinstance(replicate_key, str):
-        raise param_error("replicate_key", func, "a param name (str), 'auto' or None",
-                          replicate_key)
+        raise param_error(
+            "replicate_key", func, "a param name (str), 'auto' or None", replicate_key
+        )
     if replicate_key == "auto":
         replicate_key = detect_replicate_key(runs)
     # the one rule of rt.compare and the report: data and split first (raises unless allowed)
-    mismatches = comparability(runs, replicate_key=replicate_key,
-                               allow_mismatch=allow_mismatch, func=func).mismatches
+    mismatches = comparability(
+        runs, replicate_key=replicate_key, allow_mismatch=allow_mismatch, func=func
+    ).mismatches
     swept = _swept_params(runs)
     settings["n_runs"] = len(runs)
     notes: list[str] = []
@@ -356,8 +483,10 @@ def build_report(runs: Sequence[RunData], baseline: str | None = None, *,
         group_curves_and_catalogue(runs, runs_in)
         swept = _swept_params(runs)
     elif group_by:
-        notes.append(f"group_by ({', '.join(group_by)}) not used: it forms replicate groups "
-                     "and these runs have no replicate key")
+        notes.append(
+            f"group_by ({', '.join(group_by)}) not used: it forms replicate groups "
+            "and these runs have no replicate key"
+        )
     metrics = resolve_metrics(metrics, runs, func)
     base = _resolve_baseline(baseline, runs, metrics, settings["lower_is_better"], func)
     runs = [base] + [r for r in runs if r is not base]
@@ -369,26 +498,48 @@ def build_report(runs: Sequence[RunData], baseline: str | None = None, *,
     aligned = _align(runs, metrics, user_features, verdict.excluded)
     notes = verdict.notes(runs) + notes
     if replicate_key and slices:  # a row is a replicate's mean: there are no users to slice
-        notes.append(f"slices ({', '.join(str(dict(s).get('kind')) for s in slices)}) left out: "
-                     f"with replicates over {replicate_key} each row is one replicate's mean, "
-                     "not a user")
+        notes.append(
+            f"slices ({', '.join(str(dict(s).get('kind')) for s in slices)}) left out: "
+            f"with replicates over {replicate_key} each row is one replicate's mean, "
+            "not a user"
+        )
         slices = []
     summary, comparisons, slice_tables = _all_tables(aligned, runs, metrics, slices, settings, func)
     summary, comparisons = verdict.drop(summary), verdict.drop(comparisons, tests=True)
     for t in slice_tables:
         t.summary, t.comparisons = verdict.drop(t.summary), verdict.drop(t.comparisons, True)
-    return Report(runs=runs, baseline=base.run_id, metrics=metrics, summary=summary,
-                  comparisons=comparisons, slices=slice_tables,
-                  coverage=_coverage(aligned, runs, metrics), inputs=_inputs(runs),
-                  mismatches=mismatches, swept_params=swept,
-                  settings=settings, config=dict(config or {}),
-                  notes=notes, left_out=verdict.table)
+    return Report(
+        runs=runs,
+        baseline=base.run_id,
+        metrics=metrics,
+        summary=summary,
+        comparisons=comparisons,
+        slices=slice_tables,
+        coverage=_coverage(aligned, runs, metrics),
+        inputs=_inputs(runs),
+        mismatches=mismatches,
+        swept_params=swept,
+        settings=settings,
+        config=dict(config or {}),
+        notes=notes,
+        left_out=verdict.table,
+    )
 
 
-def _check_settings(func: str, correction: Any, test: Any, n_permutations: Any,
-                    n_bootstrap: Any, seed: Any, confidence: Any, alpha: Any,
-                    allow_mismatch: Any, user_features: Any, slices: Any,
-                    lower_is_better: Any) -> dict[str, Any]:
+def _check_settings(
+    func: str,
+    correction: Any,
+    test: Any,
+    n_permutations: Any,
+    n_bootstrap: Any,
+    seed: Any,
+    confidence: Any,
+    alpha: Any,
+    allow_mismatch: Any,
+    user_features: Any,
+    slices: Any,
+    lower_is_better: Any,
+) -> dict[str, Any]:
     """Check :func:`build_report`'s options (in the order of its signature); returns the
     statistical settings of the report."""
     if correction not in st.CORRECTIONS:
@@ -404,17 +555,27 @@ def _check_settings(func: str, correction: Any, test: Any, n_permutations: Any,
         raise param_error("alpha", func, "a number strictly between 0 and 1", alpha)
     if not isinstance(allow_mismatch, bool):
         raise param_error("allow_mismatch", func, "a bool", allow_mismatch)
-    if user_features is not None and (not isinstance(user_features, pd.DataFrame)
-                                      or "user_id" not in user_features.columns):
-        raise param_error("user_features", func, "a DataFrame with a 'user_id' column or None",
-                          user_features)
-    if slices is not None and (isinstance(slices, (str, Mapping))
-                               or not isinstance(slices, Sequence)):
+    if user_features is not None and (
+        not isinstance(user_features, pd.DataFrame) or "user_id" not in user_features.columns
+    ):
+        raise param_error(
+            "user_features", func, "a DataFrame with a 'user_id' column or None", user_features
+        )
+    if slices is not None and (
+        isinstance(slices, (str, Mapping)) or not isinstance(slices, Sequence)
+    ):
         raise param_error("slices", func, "a list of slice dicts or None", slices)
-    return {"correction": correction, "test": test, "n_permutations": n_permutations,
-            "n_bootstrap": n_bootstrap, "seed": seed, "confidence": confidence,
-            "alpha": alpha, "allow_mismatch": allow_mismatch,
-            "lower_is_better": list(lower_is_better)}
+    return {
+        "correction": correction,
+        "test": test,
+        "n_permutations": n_permutations,
+        "n_bootstrap": n_bootstrap,
+        "seed": seed,
+        "confidence": confidence,
+        "alpha": alpha,
+        "allow_mismatch": allow_mismatch,
+        "lower_is_better": list(lower_is_better),
+    }
 
 
 @dataclass
@@ -427,10 +588,13 @@ class _Aligned:
     users: pd.DataFrame  # user_id, n_train, n_test and the user features, for slices
 
 
-def _align(runs: list[RunData], metrics: list[str], user_features: pd.DataFrame | None,
-           excluded: Mapping[str, Mapping[str, str]] | None = None) -> _Aligned:
-    union = pd.Index(pd.unique(np.concatenate([r.per_user["user_id"].to_numpy()
-                                               for r in runs])))
+def _align(
+    runs: list[RunData],
+    metrics: list[str],
+    user_features: pd.DataFrame | None,
+    excluded: Mapping[str, Mapping[str, str]] | None = None,
+) -> _Aligned:
+    union = pd.Index(pd.unique(np.concatenate([r.per_user["user_id"].to_numpy() for r in runs])))
     N, R = len(union), len(runs)
     present = np.zeros((N, R), dtype=bool)
     values = {m: np.full((N, R), np.nan) for m in metrics}
@@ -454,18 +618,35 @@ def _align(runs: list[RunData], metrics: list[str], user_features: pd.DataFrame 
     return _Aligned(union, present, values, users)
 
 
-def _all_tables(aligned: _Aligned, runs: list[RunData], metrics: list[str],
-                slices: Sequence[Mapping[str, Any]] | None, settings: Mapping[str, Any],
-                func: str) -> tuple[pd.DataFrame, pd.DataFrame, list[SliceTable]]:
+def _all_tables(
+    aligned: _Aligned,
+    runs: list[RunData],
+    metrics: list[str],
+    slices: Sequence[Mapping[str, Any]] | None,
+    settings: Mapping[str, Any],
+    func: str,
+) -> tuple[pd.DataFrame, pd.DataFrame, list[SliceTable]]:
     """The tables over every user, then over each group of each slice (the baseline is run 0)."""
-    kw: dict[str, Any] = {k: settings[k] for k in ("confidence", "n_bootstrap", "n_permutations",
-                                                   "seed", "correction", "family", "test",
-                                                   "alpha")}
+    kw: dict[str, Any] = {
+        k: settings[k]
+        for k in (
+            "confidence",
+            "n_bootstrap",
+            "n_permutations",
+            "seed",
+            "correction",
+            "family",
+            "test",
+            "alpha",
+        )
+    }
     kw["lower"] = tuple(settings["lower_is_better"])
-    summary, comparisons = _tables(aligned.values, aligned.present, np.arange(len(aligned.union)),
-                                   runs, 0, metrics, **kw)
+    summary, comparisons = _tables(
+        aligned.values, aligned.present, np.arange(len(aligned.union)), runs, 0, metrics, **kw
+    )
     settings["n_permutations_used"] = permutations_for(
-        settings["n_permutations"], settings["family"], len(metrics), len(runs) - 1)
+        settings["n_permutations"], settings["family"], len(metrics), len(runs) - 1
+    )
     slice_tables: list[SliceTable] = []
     for spec in slices or []:
         name, groups = slice_groups(spec, aligned.users, func)
@@ -477,17 +658,28 @@ def _all_tables(aligned: _Aligned, runs: list[RunData], metrics: list[str],
 
 def _coverage(aligned: _Aligned, runs: list[RunData], metrics: list[str]) -> pd.DataFrame:
     present = aligned.present
-    coverage = pd.DataFrame({
-        "run_id": [r.run_id for r in runs], "run": [r.name for r in runs],
-        "users_union": len(aligned.union), "users_missing": (~present).sum(axis=0).astype(int)})
+    coverage = pd.DataFrame(
+        {
+            "run_id": [r.run_id for r in runs],
+            "run": [r.name for r in runs],
+            "users_union": len(aligned.union),
+            "users_missing": (~present).sum(axis=0).astype(int),
+        }
+    )
     for m in metrics:
         coverage[f"nan_{m}"] = (present & np.isnan(aligned.values[m])).sum(axis=0).astype(int)
     return coverage
 
 
 def _inputs(runs: list[RunData]) -> pd.DataFrame:
-    return pd.DataFrame({
-        "run_id": [r.run_id for r in runs], "run": [r.name for r in runs],
-        "source": [r.source for r in runs],
-        **{f"{k}_fingerprint": [r.fingerprints.get(k, "") for r in runs]
-           for k in FINGERPRINT_KINDS}})
+    return pd.DataFrame(
+        {
+            "run_id": [r.run_id for r in runs],
+            "run": [r.name for r in runs],
+            "source": [r.source for r in runs],
+            **{
+                f"{k}_fingerprint": [r.fingerprints.get(k, "") for r in runs]
+                for k in FINGERPRINT_KINDS
+            },
+        }
+    )

@@ -13,14 +13,22 @@ import numpy as np
 
 from .._validation import check_int, check_seed, param_error
 
-__all__ = ["bootstrap_counts", "bootstrap_means", "sign_flips", "all_sign_vectors",
-           "auto_permutations", "randomization_pvalues", "bca_interval"]
+__all__ = [
+    "bootstrap_counts",
+    "bootstrap_means",
+    "sign_flips",
+    "all_sign_vectors",
+    "auto_permutations",
+    "randomization_pvalues",
+    "bca_interval",
+]
 
 _CHUNK_ELEMENTS = 24_000_000  # draws materialised at a time (96 MB as float32)
 
 
-def bootstrap_counts(n: int, n_resamples: int, seed: int, start: int = 0,
-                     stop: int | None = None) -> np.ndarray:
+def bootstrap_counts(
+    n: int, n_resamples: int, seed: int, start: int = 0, stop: int | None = None
+) -> np.ndarray:
     """Counts of each of ``n`` items in bootstrap resamples ``start..stop-1`` of a seeded series.
 
     Resample ``b`` draws ``n`` indices uniformly with replacement
@@ -132,10 +140,11 @@ def sign_flips(n: int, start: int, stop: int, seed: int) -> np.ndarray:
     row = 0
     for block in range(start // FLIP_BLOCK, (stop - 1) // FLIP_BLOCK + 1 if stop > start else 0):
         lo, hi = max(start, block * FLIP_BLOCK), min(stop, (block + 1) * FLIP_BLOCK)
-        raw = np.frombuffer(np.random.default_rng([seed, n, block]).bytes(FLIP_BLOCK * n_bytes),
-                            dtype=np.uint8).reshape(FLIP_BLOCK, n_bytes)
-        bits = np.unpackbits(raw[lo - block * FLIP_BLOCK:hi - block * FLIP_BLOCK], axis=1)[:, :n]
-        out[row:row + hi - lo] = 1.0 - 2.0 * bits
+        raw = np.frombuffer(
+            np.random.default_rng([seed, n, block]).bytes(FLIP_BLOCK * n_bytes), dtype=np.uint8
+        ).reshape(FLIP_BLOCK, n_bytes)
+        bits = np.unpackbits(raw[lo - block * FLIP_BLOCK : hi - block * FLIP_BLOCK], axis=1)[:, :n]
+        out[row : row + hi - lo] = 1.0 - 2.0 * bits
         row += hi - lo
     return out
 
@@ -143,7 +152,7 @@ def sign_flips(n: int, start: int, stop: int, seed: int) -> np.ndarray:
 def all_sign_vectors(n: int) -> np.ndarray:
     """Every one of the ``2^n`` sign vectors over ``n`` users (row ``r`` flips user ``i`` when bit
     ``i`` of ``r`` is 1), as float32 of shape ``(2^n, n)``."""
-    r = np.arange(2 ** n, dtype=np.int64)[:, None]
+    r = np.arange(2**n, dtype=np.int64)[:, None]
     return (1.0 - 2.0 * ((r >> np.arange(n, dtype=np.int64)) & 1)).astype(np.float32)
 
 
@@ -201,10 +210,10 @@ def randomization_pvalues(D: np.ndarray, n_permutations: int = 1000, seed: int =
     scale = np.abs(values_t).sum(axis=1, dtype=np.float64)
     threshold = observed - 1e-6 * scale
     exceed = np.zeros(p, dtype=np.int64)
-    if n < 62 and 2 ** n <= R:
+    if n < 62 and 2**n <= R:
         signs = all_sign_vectors(n)
         exceed += (np.abs(values_t @ signs.T) >= threshold[:, None]).sum(axis=1)
-        pvals = exceed / float(2 ** n)
+        pvals = exceed / float(2**n)
         pvals[scale == 0] = 1.0
         return pvals
     step = max(1, _CHUNK_ELEMENTS // max(n, 1))
@@ -217,8 +226,9 @@ def randomization_pvalues(D: np.ndarray, n_permutations: int = 1000, seed: int =
     return pvals
 
 
-def bca_interval(values, n_resamples: int = 1000, seed: int = 0,
-                 confidence: float = 0.95) -> tuple[float, float]:
+def bca_interval(
+    values, n_resamples: int = 1000, seed: int = 0, confidence: float = 0.95
+) -> tuple[float, float]:
     """Bias-corrected and accelerated (BCa) bootstrap interval of the mean of the defined values
     (Efron 1987; Efron & Tibshirani 1993, section 14.3).
 
@@ -260,8 +270,8 @@ def bca_interval(values, n_resamples: int = 1000, seed: int = 0,
     z0 = float(special.ndtri(share))
     jack = (v.sum() - v) / (n - 1)
     dev = jack.mean() - jack
-    den = 6.0 * float(np.sum(dev ** 2)) ** 1.5
-    acc = float(np.sum(dev ** 3)) / den if den > 0 else 0.0
+    den = 6.0 * float(np.sum(dev**2)) ** 1.5
+    acc = float(np.sum(dev**3)) / den if den > 0 else 0.0
     zq = special.ndtri(np.array([(1.0 - confidence) / 2.0, (1.0 + confidence) / 2.0]))
     q = special.ndtr(z0 + (z0 + zq) / (1.0 - acc * (z0 + zq)))
     if not np.all(np.isfinite(q)):

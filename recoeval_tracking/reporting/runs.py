@@ -78,10 +78,16 @@ class RunData:
         return self.metric_fingerprints.get(metric) or self.fingerprints.get("definitions", "")
 
     @classmethod
-    def from_job_dir(cls, path: str | Path, *, run_id: str | None = None,
-                     name: str | None = None, params: Mapping[str, Any] | None = None,
-                     tags: Mapping[str, str] | None = None, source: str | None = None
-                     ) -> RunData:
+    def from_job_dir(
+        cls,
+        path: str | Path,
+        *,
+        run_id: str | None = None,
+        name: str | None = None,
+        params: Mapping[str, Any] | None = None,
+        tags: Mapping[str, str] | None = None,
+        source: str | None = None,
+    ) -> RunData:
         """Read a job directory written by :func:`recoeval_tracking.jobdir.write_job_dir`.
 
         The data and split fingerprints come from ``dataset.json`` (``data_fingerprint`` or
@@ -93,13 +99,19 @@ class RunData:
         flat: dict[str, Any] = dict(flatten_config(job.config)) if job.config else {}
         flat.update(params or {})
         label = name or _job_dir_name(Path(path), job)
-        return cls(run_id=run_id or str(Path(path)), name=label,
-                   per_user=job.per_user if job.per_user is not None else pd.DataFrame(),
-                   params=flat, curves=job.curves if len(job.curves) else None,
-                   fingerprints=fingerprints_from(job.dataset, job.fingerprint),
-                   metrics=dict(job.metrics), tags=dict(tags or {}),
-                   source=source or str(Path(path)), config=job.config,
-                   metric_fingerprints=_job_metric_fingerprints(job))
+        return cls(
+            run_id=run_id or str(Path(path)),
+            name=label,
+            per_user=job.per_user if job.per_user is not None else pd.DataFrame(),
+            params=flat,
+            curves=job.curves if len(job.curves) else None,
+            fingerprints=fingerprints_from(job.dataset, job.fingerprint),
+            metrics=dict(job.metrics),
+            tags=dict(tags or {}),
+            source=source or str(Path(path)),
+            config=job.config,
+            metric_fingerprints=_job_metric_fingerprints(job),
+        )
 
 
 def _job_dir_name(path: Path, job: Any) -> str:
@@ -117,8 +129,9 @@ def _job_dir_name(path: Path, job: Any) -> str:
             swept = list(json.loads(marker.read_text(encoding="utf-8")).get("swept_keys") or [])
         except (OSError, ValueError, AttributeError):
             swept = None
-    name = short_run_name(job.config, job.overrides, swept,
-                          suffix=f"#{path.name}" if swept is not None else "")
+    name = short_run_name(
+        job.config, job.overrides, swept, suffix=f"#{path.name}" if swept is not None else ""
+    )
     return name or path.name
 
 
@@ -133,8 +146,9 @@ def _job_metric_fingerprints(job: Any) -> dict[str, str]:
     return {**dict(job.metric_fingerprints or {}), **derived}
 
 
-def fingerprints_from(dataset: Mapping[str, Any] | None, definitions_fp: str | None
-                      ) -> dict[str, str]:
+def fingerprints_from(
+    dataset: Mapping[str, Any] | None, definitions_fp: str | None
+) -> dict[str, str]:
     """``{"data", "split", "definitions"}`` from a ``dataset.json`` dict and the definitions
     fingerprint, tolerant of the key spellings in use (missing ones are left out)."""
     ds = dict(dataset or {})
@@ -157,29 +171,38 @@ def fingerprints_from(dataset: Mapping[str, Any] | None, definitions_fp: str | N
     return out
 
 
-
 def _check_runs(runs: Any, func: str) -> list[RunData]:
     if isinstance(runs, RunData) or not isinstance(runs, Sequence) or not runs:
         raise param_error("runs", func, "a non-empty list of RunData", runs)
     seen: set[str] = set()
     for i, r in enumerate(runs):
         if not isinstance(r, RunData):
-            raise param_error("runs", func, "a list of RunData", f"{r!r} at position {i}",
-                              got_is_text=True)
+            raise param_error(
+                "runs", func, "a list of RunData", f"{r!r} at position {i}", got_is_text=True
+            )
         if r.run_id in seen:
-            raise param_error("runs", func, "runs with distinct run ids",
-                              f"{r.run_id!r} twice", got_is_text=True)
+            raise param_error(
+                "runs", func, "runs with distinct run ids", f"{r.run_id!r} twice", got_is_text=True
+            )
         seen.add(r.run_id)
         if not isinstance(r.per_user, pd.DataFrame) or "user_id" not in r.per_user.columns:
-            raise param_error("runs", func, "runs whose per_user table has a 'user_id' column",
-                              f"run {r.name!r} ({r.run_id}) without it", got_is_text=True)
+            raise param_error(
+                "runs",
+                func,
+                "runs whose per_user table has a 'user_id' column",
+                f"run {r.name!r} ({r.run_id}) without it",
+                got_is_text=True,
+            )
         if r.per_user["user_id"].duplicated().any():
             dup = r.per_user["user_id"][r.per_user["user_id"].duplicated()].iloc[0]
-            raise param_error("runs", func, "per-user tables with one row per user",
-                              f"user {dup!r} twice in run {r.name!r} ({r.run_id})",
-                              got_is_text=True)
+            raise param_error(
+                "runs",
+                func,
+                "per-user tables with one row per user",
+                f"user {dup!r} twice in run {r.name!r} ({r.run_id})",
+                got_is_text=True,
+            )
     return list(runs)
-
 
 
 def _lower_better(metric: str, prefixes: Sequence[str]) -> bool:
@@ -188,14 +211,19 @@ def _lower_better(metric: str, prefixes: Sequence[str]) -> bool:
     return not greater_is_better(metric) or metric.startswith(tuple(prefixes))
 
 
-def _resolve_baseline(baseline: Any, runs: list[RunData], metrics: list[str],
-                      lower: Sequence[str], func: str) -> RunData:
+def _resolve_baseline(
+    baseline: Any, runs: list[RunData], metrics: list[str], lower: Sequence[str], func: str
+) -> RunData:
     if baseline is None:  # a sweep's first baseline (baselines=[...]), else the first run
         first = [r for r in runs if r.tags.get("recoeval.baseline_rank") == "0"]
         return first[0] if first else runs[0]
     if not isinstance(baseline, str):
-        raise param_error("baseline", func, "a run id or name, 'tag:<key>=<value>', "
-                          "'best:<metric>' or 'worst:<metric>'", baseline)
+        raise param_error(
+            "baseline",
+            func,
+            "a run id or name, 'tag:<key>=<value>', 'best:<metric>' or 'worst:<metric>'",
+            baseline,
+        )
     for r in runs:
         if baseline == r.run_id:
             return r
@@ -207,19 +235,36 @@ def _resolve_baseline(baseline: Any, runs: list[RunData], metrics: list[str],
         tagged = [r for r in runs if r.tags.get(key) == value]
         if len(tagged) == 1:
             return tagged[0]
-        raise param_error("baseline", func, "a tag that exactly one run carries", baseline,
-                          f"{len(tagged)} runs carry it.")
+        raise param_error(
+            "baseline",
+            func,
+            "a tag that exactly one run carries",
+            baseline,
+            f"{len(tagged)} runs carry it.",
+        )
     if baseline.startswith(("best:", "worst:")):
         which, metric = baseline.split(":", 1)
         if metric not in metrics:
-            raise param_error("baseline", func, f"best:/worst: with a reported metric {metrics}",
-                              baseline)
-        means = np.array([np.nanmean(r.per_user[metric].to_numpy(dtype=np.float64))
-                          if r.per_user[metric].notna().any() else np.nan for r in runs])
+            raise param_error(
+                "baseline", func, f"best:/worst: with a reported metric {metrics}", baseline
+            )
+        means = np.array(
+            [
+                np.nanmean(r.per_user[metric].to_numpy(dtype=np.float64))
+                if r.per_user[metric].notna().any()
+                else np.nan
+                for r in runs
+            ]
+        )
         if np.all(np.isnan(means)):
             raise param_error("baseline", func, "a metric defined for some run", baseline)
         high = (which == "best") != _lower_better(metric, lower)
         return runs[int(np.nanargmax(means) if high else np.nanargmin(means))]
-    raise param_error("baseline", func, "a run id or name of a selected run, "
-                      "'tag:<key>=<value>', 'best:<metric>' or 'worst:<metric>'", baseline,
-                      "Known runs: " + ", ".join(f"{r.name} ({r.run_id})" for r in runs[:10]))
+    raise param_error(
+        "baseline",
+        func,
+        "a run id or name of a selected run, "
+        "'tag:<key>=<value>', 'best:<metric>' or 'worst:<metric>'",
+        baseline,
+        "Known runs: " + ", ".join(f"{r.name} ({r.run_id})" for r in runs[:10]),
+    )

@@ -50,8 +50,13 @@ def _ci(lo: Any, hi: Any) -> str:
     return f"[{_f(lo)}, {_f(hi)}]"
 
 
-def metric_table(summary: pd.DataFrame, comparisons: pd.DataFrame, metric: str,
-                 baseline: str, confidence: float = 0.95) -> pd.DataFrame:
+def metric_table(
+    summary: pd.DataFrame,
+    comparisons: pd.DataFrame,
+    metric: str,
+    baseline: str,
+    confidence: float = 0.95,
+) -> pd.DataFrame:
     """One display table for ``metric``: each run's mean with its intervals and counts, and its
     comparison with the baseline (difference, intervals, adjusted p-values, d_z, mark); the
     interval headers name their ``confidence``."""
@@ -60,27 +65,49 @@ def metric_table(summary: pd.DataFrame, comparisons: pd.DataFrame, metric: str,
     c = comparisons[comparisons["metric"] == metric].set_index("run_id")
     rows = []
     for _, row in s.iterrows():
-        out = {"run": row["run"] + (" (baseline)" if row["run_id"] == baseline else ""),
-               "mean": _f(row["mean"]), f"{pc} t CI": _ci(row["t_low"], row["t_high"]),
-               f"{pc} bootstrap CI": _ci(row["boot_low"], row["boot_high"]),
-               "users": _f(row["n"]), "NaN": _f(row["n_nan"]),
-               "missing": _f(row["n_missing"])}
+        out = {
+            "run": row["run"] + (" (baseline)" if row["run_id"] == baseline else ""),
+            "mean": _f(row["mean"]),
+            f"{pc} t CI": _ci(row["t_low"], row["t_high"]),
+            f"{pc} bootstrap CI": _ci(row["boot_low"], row["boot_high"]),
+            "users": _f(row["n"]),
+            "NaN": _f(row["n_nan"]),
+            "missing": _f(row["n_missing"]),
+        }
         if row["run_id"] in c.index:
             d = c.loc[row["run_id"]]
-            out.update({"Δ vs baseline": _f(d["mean_diff"]),
-                        f"Δ {pc} t CI": _ci(d["t_low"], d["t_high"]),
-                        f"Δ {pc} bootstrap CI": _ci(d["boot_low"], d["boot_high"]),
-                        "pairs": _f(d["n_pairs"]), "p t (adj)": _p(d["p_t_adj"]),
-                        "p Wilcoxon (adj)": _p(d["p_wilcoxon_adj"]),
-                        "p randomisation (adj)": _p(d["p_randomization_adj"]),
-                        "d_z": _f(d["cohens_dz"], 3), "sig.": d["mark"]})
+            out.update(
+                {
+                    "Δ vs baseline": _f(d["mean_diff"]),
+                    f"Δ {pc} t CI": _ci(d["t_low"], d["t_high"]),
+                    f"Δ {pc} bootstrap CI": _ci(d["boot_low"], d["boot_high"]),
+                    "pairs": _f(d["n_pairs"]),
+                    "p t (adj)": _p(d["p_t_adj"]),
+                    "p Wilcoxon (adj)": _p(d["p_wilcoxon_adj"]),
+                    "p randomisation (adj)": _p(d["p_randomization_adj"]),
+                    "d_z": _f(d["cohens_dz"], 3),
+                    "sig.": d["mark"],
+                }
+            )
         else:
-            out.update({k: "" for k in ("Δ vs baseline", f"Δ {pc} t CI", f"Δ {pc} bootstrap CI",
-                                        "pairs", "p t (adj)", "p Wilcoxon (adj)",
-                                        "p randomisation (adj)", "d_z", "sig.")})
+            out.update(
+                {
+                    k: ""
+                    for k in (
+                        "Δ vs baseline",
+                        f"Δ {pc} t CI",
+                        f"Δ {pc} bootstrap CI",
+                        "pairs",
+                        "p t (adj)",
+                        "p Wilcoxon (adj)",
+                        "p randomisation (adj)",
+                        "d_z",
+                        "sig.",
+                    )
+                }
+            )
         rows.append(out)
     return pd.DataFrame(rows)
-
 
 
 _MD_SPECIAL = "\\`*_{}[]<>()#+!|~"
@@ -105,15 +132,20 @@ def _settings_text(report: Report) -> str:
     s = report.settings
     used = s.get("n_permutations_used", s["n_permutations"])
     auto = " (auto: enough for the correction)" if s["n_permutations"] == "auto" else ""
-    family = ("each metric's comparisons with the baseline" if s.get("family", "table") ==
-              "metric" else "every (run, metric) comparison of a table")
-    return (f"Intervals: {percent(s['confidence'])} Student-t and percentile bootstrap "
-            f"({s['n_bootstrap']} resamples). Paired tests against the baseline on the users "
-            f"defined in both runs: t-test, Wilcoxon signed-rank, sign-flip randomisation "
-            f"({used} random sign vectors{auto}, or all 2^n when that is fewer: exact). "
-            f"Seed {s['seed']}. p-values adjusted with {s['correction']} over {family}; marks "
-            f"from the adjusted {s['test']}-test p-value: ▲/▼ better/worse than the baseline, "
-            f"`*` p < {s['alpha']:g}, `**` p < 0.01, `***` p < 0.001." + _small_n_text(report))
+    family = (
+        "each metric's comparisons with the baseline"
+        if s.get("family", "table") == "metric"
+        else "every (run, metric) comparison of a table"
+    )
+    return (
+        f"Intervals: {percent(s['confidence'])} Student-t and percentile bootstrap "
+        f"({s['n_bootstrap']} resamples). Paired tests against the baseline on the users "
+        f"defined in both runs: t-test, Wilcoxon signed-rank, sign-flip randomisation "
+        f"({used} random sign vectors{auto}, or all 2^n when that is fewer: exact). "
+        f"Seed {s['seed']}. p-values adjusted with {s['correction']} over {family}; marks "
+        f"from the adjusted {s['test']}-test p-value: ▲/▼ better/worse than the baseline, "
+        f"`*` p < {s['alpha']:g}, `**` p < 0.01, `***` p < 0.001." + _small_n_text(report)
+    )
 
 
 def _small_n_text(report: Report) -> str:
@@ -125,13 +157,15 @@ def _small_n_text(report: Report) -> str:
     from .multisystem import min_attainable_p
 
     smallest = min_attainable_p(n[0], "wilcoxon") if n[0] >= 1 else float("nan")
-    return (f" {SMALL_N_MARK}: only {', '.join(map(str, n))} pairs, too few for a "
-            f"distribution-free test to reach p < {report.settings['alpha']:g} after the "
-            f"correction (pairs whose difference is not zero: a zero one carries no sign; the "
-            f"smallest possible Wilcoxon or randomisation p with {n[0]} is {smallest:.3g}); no "
-            f"significance is claimed, the arrow gives the direction "
-            f"only. More {'replicates' if report.settings.get('replicate_key') else 'users'} "
-            "are needed to test.")
+    return (
+        f" {SMALL_N_MARK}: only {', '.join(map(str, n))} pairs, too few for a "
+        f"distribution-free test to reach p < {report.settings['alpha']:g} after the "
+        f"correction (pairs whose difference is not zero: a zero one carries no sign; the "
+        f"smallest possible Wilcoxon or randomisation p with {n[0]} is {smallest:.3g}); no "
+        f"significance is claimed, the arrow gives the direction "
+        f"only. More {'replicates' if report.settings.get('replicate_key') else 'users'} "
+        "are needed to test."
+    )
 
 
 def _config_text(report: Report) -> str:
@@ -150,8 +184,7 @@ def _compared(report: Report) -> str:
     """What was compared: ``4 runs``, or ``2 groups (6 runs)`` with replicates."""
     n_in = int(report.settings.get("n_runs", len(report.runs)))
     if report.settings.get("replicate_key"):
-        return (f"{len(report.runs)} group{'s' if len(report.runs) != 1 else ''} "
-                f"({n_in} runs)")
+        return f"{len(report.runs)} group{'s' if len(report.runs) != 1 else ''} ({n_in} runs)"
     return f"{len(report.runs)} run{'s' if len(report.runs) != 1 else ''}"
 
 
@@ -166,46 +199,85 @@ def _shown_id(report: Report, run: Any) -> str:
 def _head_items(report: Report, comparison: Comparison | None = None) -> list[Item]:
     """The first screen: intro, summary, notes, catalogue-level metrics."""
     base = report.run(report.baseline)
-    items: list[Item] = [("text", "", (
-        f"{_compared(report)} compared against the baseline **{md_escape(base.name)}** "
-        f"(`{scrub_text(_shown_id(report, base))}`) on {len(report.metrics)} metric(s): "
-        f"{', '.join(report.metrics)}."))]
+    items: list[Item] = [
+        (
+            "text",
+            "",
+            (
+                f"{_compared(report)} compared against the baseline **{md_escape(base.name)}** "
+                f"(`{scrub_text(_shown_id(report, base))}`) on {len(report.metrics)} metric(s): "
+                f"{', '.join(report.metrics)}."
+            ),
+        )
+    ]
     if len(report.runs) > 1 or report.metrics:
-        items.append(("table", f"Summary: mean [{percent(report.settings['confidence'])} t "
-                      "CI] and mark vs the baseline, best in bold", summary_table(report)))
+        items.append(
+            (
+                "table",
+                f"Summary: mean [{percent(report.settings['confidence'])} t "
+                "CI] and mark vs the baseline, best in bold",
+                summary_table(report),
+            )
+        )
     rep = report.settings.get("replicate_key")
     if rep:
         groups = ", ".join(md_escape(r.name) for r in report.runs)
-        items.append(("text", "", f"Replicates over `{rep}`: one group per system ({groups}); "
-                      f"each row of a group is one {rep}'s mean, n counts replicates, intervals "
-                      f"show the spread between them and comparisons are paired by {rep}. "
-                      f"The groups are formed by the params that differ: "
-                      f"{', '.join(report.settings.get('group_by') or []) or 'none'}."))
+        items.append(
+            (
+                "text",
+                "",
+                f"Replicates over `{rep}`: one group per system ({groups}); "
+                f"each row of a group is one {rep}'s mean, n counts replicates, intervals "
+                f"show the spread between them and comparisons are paired by {rep}. "
+                f"The groups are formed by the params that differ: "
+                f"{', '.join(report.settings.get('group_by') or []) or 'none'}.",
+            )
+        )
     for note in report.notes:
         items.append(("text", "", md_escape(note) + "."))
     if len(report.left_out):
-        items.append(("table", "Left out of the comparison, with the reason",
-                      report.left_out.drop(columns="run_id")))
+        items.append(
+            (
+                "table",
+                "Left out of the comparison, with the reason",
+                report.left_out.drop(columns="run_id"),
+            )
+        )
     if report.mismatches:
-        items.append(("warning", "", "NOT COMPARABLE (compared anyway, allow_mismatch=true): "
-                      + "; ".join(report.mismatches) + ". Every table below is marked."))
+        items.append(
+            (
+                "warning",
+                "",
+                "NOT COMPARABLE (compared anyway, allow_mismatch=true): "
+                + "; ".join(report.mismatches)
+                + ". Every table below is marked.",
+            )
+        )
     catalogue = catalogue_table(report)
     if len(catalogue.columns):
-        items.append(("table", "Catalogue-level metrics (one value per run, best in bold)",
-                      catalogue))
+        items.append(
+            ("table", "Catalogue-level metrics (one value per run, best in bold)", catalogue)
+        )
     items.append(("text", "", _settings_text(report)))
     return items
 
 
 def _headline_curves(report: Report, curves: list[str], prefix: str = "") -> list[str]:
     """The curve figures of the summary's metrics (``ndcg_at_10`` -> ``curves_ndcg_at_k.png``)."""
-    wanted = {f"{prefix}curves_{m.rsplit('_at_', 1)[0]}_at_k.png" for m in headline_metrics(
-        report.metrics)}
+    wanted = {
+        f"{prefix}curves_{m.rsplit('_at_', 1)[0]}_at_k.png"
+        for m in headline_metrics(report.metrics)
+    }
     return [n for n in curves if n in wanted][:4]
 
 
-def _sections(report: Report, figure_names: list[str], prefix: str = "",
-              comparison: Comparison | None = None, dataset: str | None = None) -> list[Item]:
+def _sections(
+    report: Report,
+    figure_names: list[str],
+    prefix: str = "",
+    comparison: Comparison | None = None,
+    dataset: str | None = None,
+) -> list[Item]:
     """The page as (kind, title, payload) items shared by both renderers: ``text``, ``warning``,
     ``table`` (a DataFrame), ``figures`` (file names) and ``fold`` (a list of items shown folded).
     ``prefix`` starts the names of this report's figures (one dataset of several)."""
@@ -215,45 +287,104 @@ def _sections(report: Report, figure_names: list[str], prefix: str = "",
     curves = [n for n in figure_names if n.startswith(prefix + "curves_")]
     first = _headline_curves(report, curves, prefix)
     if first:
-        items.append(("figures", "@1..K curves of the headline metrics (each run's 95% CI "
-                      "bands, as evaluated)", first))
+        items.append(
+            (
+                "figures",
+                "@1..K curves of the headline metrics (each run's 95% CI bands, as evaluated)",
+                first,
+            )
+        )
     if len(curves) > len(first):
-        items.append(("fold", "Every @1..K curve", [
-            ("figures", "", [n for n in curves if n not in first])]))
+        items.append(
+            ("fold", "Every @1..K curve", [("figures", "", [n for n in curves if n not in first])])
+        )
     mark = " [fingerprints differ]" if report.mismatches else ""
-    items.append(("fold", f"Every metric, all users: intervals, differences and tests{mark}",
-                  [("table", f"{m}: all users{mark}",
-                    metric_table(report.summary, report.comparisons, m, report.baseline,
-                                 report.settings["confidence"]))
-                   for m in report.metrics]))
+    items.append(
+        (
+            "fold",
+            f"Every metric, all users: intervals, differences and tests{mark}",
+            [
+                (
+                    "table",
+                    f"{m}: all users{mark}",
+                    metric_table(
+                        report.summary,
+                        report.comparisons,
+                        m,
+                        report.baseline,
+                        report.settings["confidence"],
+                    ),
+                )
+                for m in report.metrics
+            ],
+        )
+    )
     if len(report.runs) > 1:
         unit = "replicates" if report.settings.get("replicate_key") else "users"
-        items.append(("fold", f"Win/tie/loss: {unit} where each system is better, equal, worse",
-                      [("table", f"{m}: {unit} where system beats, ties, loses to other",
-                        _plain_wtl(comparison.win_tie_loss(m, dataset)))
-                       for m in headline_metrics(report.metrics)]))
+        items.append(
+            (
+                "fold",
+                f"Win/tie/loss: {unit} where each system is better, equal, worse",
+                [
+                    (
+                        "table",
+                        f"{m}: {unit} where system beats, ties, loses to other",
+                        _plain_wtl(comparison.win_tie_loss(m, dataset)),
+                    )
+                    for m in headline_metrics(report.metrics)
+                ],
+            )
+        )
     for name in dict.fromkeys(sl.slice for sl in report.slices):
-        items.append(("fold", f"Slice {name}{mark}", [
-            ("table", f"{m}: slice {sl.slice}, {sl.group} ({sl.n_users} users){mark}",
-             metric_table(sl.summary, sl.comparisons, m, report.baseline,
-                          report.settings["confidence"]))
-            for sl in report.slices if sl.slice == name for m in report.metrics]))
+        items.append(
+            (
+                "fold",
+                f"Slice {name}{mark}",
+                [
+                    (
+                        "table",
+                        f"{m}: slice {sl.slice}, {sl.group} ({sl.n_users} users){mark}",
+                        metric_table(
+                            sl.summary,
+                            sl.comparisons,
+                            m,
+                            report.baseline,
+                            report.settings["confidence"],
+                        ),
+                    )
+                    for sl in report.slices
+                    if sl.slice == name
+                    for m in report.metrics
+                ],
+            )
+        )
     per_user = [n for n in figure_names if n.startswith(prefix + "per_user_")]
     if per_user:
         items.append(("fold", "Per-user distributions", [("figures", "", per_user)]))
     sweeps = [n for n in figure_names if n.startswith(prefix + "sweep_")]
     if sweeps:
         items.append(("fold", "Metrics against the swept parameters", [("figures", "", sweeps)]))
-    items.append(("fold", "Users per run, inputs and the report's config", [
-        ("table", "Users per run (union of all runs; missing and NaN are counted, never dropped "
-         "silently)", _plain(report.coverage)),
-        ("table", "Inputs", report.inputs), ("config", "Report config", _config_text(report))]))
+    items.append(
+        (
+            "fold",
+            "Users per run, inputs and the report's config",
+            [
+                (
+                    "table",
+                    "Users per run (union of all runs; missing and NaN are counted, never dropped "
+                    "silently)",
+                    _plain(report.coverage),
+                ),
+                ("table", "Inputs", report.inputs),
+                ("config", "Report config", _config_text(report)),
+            ],
+        )
+    )
     return items
 
 
 def _plain_wtl(table: pd.DataFrame) -> pd.DataFrame:
-    return table.drop(columns="metric").astype({c: object for c in ("wins", "ties", "losses",
-                                                                      "n")})
+    return table.drop(columns="metric").astype({c: object for c in ("wins", "ties", "losses", "n")})
 
 
 def _prefix(dataset: str) -> str:
@@ -265,14 +396,17 @@ def _as_comparison(obj: Any, func: str) -> Comparison:
         return obj
     if isinstance(obj, Report):
         return Comparison.from_report(obj)
-    raise param_error("report", func, "a Comparison (from compare) or a Report (from "
-                      "build_report)", obj)
+    raise param_error(
+        "report", func, "a Comparison (from compare) or a Report (from build_report)", obj
+    )
 
 
 def _effect_phrase(r: Any) -> str:
-    text = (f"{md_escape(str(r.system))} {r.diff:+.4f} [{r.diff_low:+.4f}, {r.diff_high:+.4f}] "
-            f"({100 * r.rel:+.1f}% [{100 * r.rel_low:+.1f}%, {100 * r.rel_high:+.1f}%]; "
-            f"d\\_z {r.d_z:+.2f})")
+    text = (
+        f"{md_escape(str(r.system))} {r.diff:+.4f} [{r.diff_low:+.4f}, {r.diff_high:+.4f}] "
+        f"({100 * r.rel:+.1f}% [{100 * r.rel_low:+.1f}%, {100 * r.rel_high:+.1f}%]; "
+        f"d\\_z {r.d_z:+.2f})"
+    )
     if r.mark:  # its stars are Markdown's emphasis unless escaped
         text += f" {md_escape(r.mark)}"
     if r.detectable:
@@ -293,19 +427,37 @@ def effect_items(cmp: Comparison, dataset: str | None = None) -> list[tuple[str,
         return []
     conf = f"{100 * cmp.settings['confidence']:g}%"
     base = md_escape(cmp.baseline)
-    items: list[tuple[str, str, Any]] = [("text", "", (
-        f"Effect sizes against **{base}**: difference [{conf} CI] (relative difference "
-        f"[{conf} CI]; d\\_z), then the mark; beside a non-significant difference, the smallest "
-        "one this comparison could detect at 80% power after its correction."))]
+    items: list[tuple[str, str, Any]] = [
+        (
+            "text",
+            "",
+            (
+                f"Effect sizes against **{base}**: difference [{conf} CI] (relative difference "
+                f"[{conf} CI]; d\\_z), then the mark; beside a non-significant difference, the smallest "
+                "one this comparison could detect at 80% power after its correction."
+            ),
+        )
+    ]
     for metric in headline_metrics(list(dict.fromkeys(eff["metric"]))):
         rows = eff[eff["metric"] == metric]
-        items.append(("text", "", f"**{md_escape(metric)}**: "
-                      + "; ".join(_effect_phrase(r) for r in rows.itertuples()) + "."))
+        items.append(
+            (
+                "text",
+                "",
+                f"**{md_escape(metric)}**: "
+                + "; ".join(_effect_phrase(r) for r in rows.itertuples())
+                + ".",
+            )
+        )
     if cmp.settings.get("replicate_key"):
-        items.append(("text", "", "Replicates share training data: over folds use the "
-                      "Nadeau-Bengio corrected t (n_test/n_train = 1/(k-1)); over seeds that "
-                      "each draw a split, the same with f/(1-f); over model seeds on one split, "
-                      "the plain paired t (`Comparison.replicate_tests`)."))
+        items.append(
+            (
+                "text",
+                "",
+                "Replicates share training data: over folds use the "
+                "Nadeau-Bengio corrected t (n_test/n_train = 1/(k-1)); over seeds that "
+                "each draw a split, the same with f/(1-f); over model seeds on one split, "
+                "the plain paired t (`Comparison.replicate_tests`).",
+            )
+        )
     return items
-
-

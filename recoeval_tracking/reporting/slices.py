@@ -19,8 +19,9 @@ __all__ = ["SLICE_KINDS", "user_popularity_share", "slice_groups"]
 SLICE_KINDS = ("quantiles", "threshold", "activity", "cold_warm", "popularity")
 
 
-def user_popularity_share(train: Any, test: Any, *, user_ids: Any = None,
-                          head: float = 0.2) -> pd.DataFrame:
+def user_popularity_share(
+    train: Any, test: Any, *, user_ids: Any = None, head: float = 0.2
+) -> pd.DataFrame:
     """Share of each user's test items that are popular, for the popular/long-tail slice.
 
     The popular head is the ``ceil(head * n_items)`` items with the most training interactions
@@ -49,8 +50,12 @@ def user_popularity_share(train: Any, test: Any, *, user_ids: Any = None,
     train_m = getattr(train, "matrix", train)
     test_m = getattr(test, "matrix", test)
     if not sp.issparse(train_m) or not sp.issparse(test_m) or train_m.shape != test_m.shape:
-        raise param_error("test", func, "a sparse users x items matrix of the same shape as "
-                          "'train' (or Interactions)", test_m)
+        raise param_error(
+            "test",
+            func,
+            "a sparse users x items matrix of the same shape as 'train' (or Interactions)",
+            test_m,
+        )
     if isinstance(head, bool) or not isinstance(head, (int, float)) or not 0 < head < 1:
         raise param_error("head", func, "a fraction strictly between 0 and 1", head)
     n_items = train_m.shape[1]
@@ -68,28 +73,35 @@ def user_popularity_share(train: Any, test: Any, *, user_ids: Any = None,
     return pd.DataFrame({"user_id": ids, "test_popular_share": share})
 
 
-
-def slice_groups(spec: Mapping[str, Any], users: pd.DataFrame, func: str
-                  ) -> tuple[str, list[tuple[str, np.ndarray]]]:
+def slice_groups(
+    spec: Mapping[str, Any], users: pd.DataFrame, func: str
+) -> tuple[str, list[tuple[str, np.ndarray]]]:
     """Name of the slice and its groups as (label, row positions) over the aligned users."""
     if not isinstance(spec, Mapping):
         raise param_error("slices", func, "a list of dicts with a 'kind' key", spec)
     kind = spec.get("kind")
     if kind not in SLICE_KINDS:
-        raise param_error("slices", func, f"slices whose 'kind' is one of {list(SLICE_KINDS)}",
-                          kind)
-    defaults = {"activity": ("quantiles", "n_train", None),
-                "cold_warm": ("threshold", "n_train", ["cold", "warm"]),
-                "popularity": ("threshold", "test_popular_share", ["long_tail", "popular"])}
+        raise param_error(
+            "slices", func, f"slices whose 'kind' is one of {list(SLICE_KINDS)}", kind
+        )
+    defaults = {
+        "activity": ("quantiles", "n_train", None),
+        "cold_warm": ("threshold", "n_train", ["cold", "warm"]),
+        "popularity": ("threshold", "test_popular_share", ["long_tail", "popular"]),
+    }
     base, column, labels = defaults.get(kind, (kind, None, None))
     column = spec.get("column", column)
     labels = spec.get("labels", labels)
     name = str(spec.get("name", kind))
     if column is None or column not in users.columns:
-        raise param_error("slices", func, f"a slice over a known user column "
-                          f"{[c for c in users.columns if c != 'user_id']}",
-                          f"{name!r} over {column!r}", "Give user_features with that column "
-                          "(e.g. user_popularity_share(train, test)).", got_is_text=True)
+        raise param_error(
+            "slices",
+            func,
+            f"a slice over a known user column {[c for c in users.columns if c != 'user_id']}",
+            f"{name!r} over {column!r}",
+            "Give user_features with that column (e.g. user_popularity_share(train, test)).",
+            got_is_text=True,
+        )
     values = pd.to_numeric(users[column], errors="coerce")
     groups: list[tuple[str, np.ndarray]] = []
     if base == "quantiles":
@@ -102,16 +114,21 @@ def slice_groups(spec: Mapping[str, Any], users: pd.DataFrame, func: str
     else:
         default_threshold = {"cold_warm": 5, "popularity": 0.5}.get(kind)
         threshold = spec.get("threshold", default_threshold)
-        if threshold is None or isinstance(threshold, bool) \
-                or not isinstance(threshold, (int, float)):
-            raise param_error("slices", func, "a numeric 'threshold' for a threshold slice",
-                              threshold)
+        if (
+            threshold is None
+            or isinstance(threshold, bool)
+            or not isinstance(threshold, (int, float))
+        ):
+            raise param_error(
+                "slices", func, "a numeric 'threshold' for a threshold slice", threshold
+            )
         lab = list(labels or [f"{column} < {threshold:g}", f"{column} >= {threshold:g}"])
         below = (values < threshold).to_numpy()
         above = (values >= threshold).to_numpy()
-        groups = [(f"{lab[0]} ({column} < {threshold:g})", np.flatnonzero(below)),
-                  (f"{lab[1]} ({column} >= {threshold:g})", np.flatnonzero(above))]
+        groups = [
+            (f"{lab[0]} ({column} < {threshold:g})", np.flatnonzero(below)),
+            (f"{lab[1]} ({column} >= {threshold:g})", np.flatnonzero(above)),
+        ]
         if values.isna().any():
             groups.append((f"{column} unknown", np.flatnonzero(values.isna().to_numpy())))
     return name, [(label, idx) for label, idx in groups if idx.size]
-

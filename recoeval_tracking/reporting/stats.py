@@ -67,6 +67,7 @@ __all__ = [
     "percent",
 ]
 
+
 def percent(confidence: float) -> str:
     """A coverage as the pages label it: ``0.95`` -> ``"95%"``, ``0.975`` -> ``"97.5%"``."""
     return f"{float(confidence) * 100:.10g}%"
@@ -80,6 +81,7 @@ CORRECTIONS = ("holm", "bonferroni", "bh", "none")
 # Validation helpers
 # ---------------------------------------------------------------------------------------------
 
+
 def _as_values(values, name: str, func: str) -> np.ndarray:
     try:
         v = np.asarray(values, dtype=np.float64)
@@ -88,8 +90,13 @@ def _as_values(values, name: str, func: str) -> np.ndarray:
     if v.ndim != 1:
         raise param_error(name, func, "a 1-d array of numbers", v)
     if np.isinf(v).any():
-        raise param_error(name, func, "finite numbers or NaN (undefined)", "an array holding "
-                          "infinite values", got_is_text=True)
+        raise param_error(
+            name,
+            func,
+            "finite numbers or NaN (undefined)",
+            "an array holding infinite values",
+            got_is_text=True,
+        )
     return v
 
 
@@ -104,6 +111,7 @@ def _pair(a, b, func: str) -> tuple[np.ndarray, np.ndarray]:
 # ---------------------------------------------------------------------------------------------
 # Intervals
 # ---------------------------------------------------------------------------------------------
+
 
 def t_interval(values, confidence: float = 0.95) -> tuple[float, float, float, int]:
     """Mean of the defined values with its Student-t interval.
@@ -158,8 +166,13 @@ def _percentile_bounds(replicates: np.ndarray, confidence: float) -> tuple[np.nd
     return np.atleast_1d(low), np.atleast_1d(high)
 
 
-def bootstrap_ci(values, n_resamples: int = 1000, seed: int = 0,
-                 confidence: float = 0.95, method: str = "percentile") -> tuple[float, float]:
+def bootstrap_ci(
+    values,
+    n_resamples: int = 1000,
+    seed: int = 0,
+    confidence: float = 0.95,
+    method: str = "percentile",
+) -> tuple[float, float]:
     """Percentile (default) or BCa bootstrap interval of the mean of the defined values.
 
     The percentile bounds are the ``(1-c)/2`` and ``(1+c)/2`` quantiles (linear interpolation,
@@ -198,8 +211,7 @@ class MeanCI:
     n_nan: int
 
 
-def mean_ci(values, *, confidence: float = 0.95, n_resamples: int = 1000,
-            seed: int = 0) -> MeanCI:
+def mean_ci(values, *, confidence: float = 0.95, n_resamples: int = 1000, seed: int = 0) -> MeanCI:
     """Mean with both intervals (:func:`t_interval`, :func:`bootstrap_ci`) and the NaN count."""
     v = _as_values(values, "values", "mean_ci")
     mean, lo, hi, n = t_interval(v, confidence)
@@ -311,7 +323,7 @@ def wilcoxon_test(a, b) -> tuple[float, float]:
     statistic = min(w_plus, total - w_plus)
     _, counts = np.unique(absd, return_counts=True)
     counts = counts[counts > 1].astype(np.float64)
-    var = n * (n + 1) * (2 * n + 1) / 24.0 - float(np.sum(counts ** 3 - counts)) / 48.0
+    var = n * (n + 1) * (2 * n + 1) / 24.0 - float(np.sum(counts**3 - counts)) / 48.0
     if var <= 0:
         return statistic, 1.0
     z = (statistic - n * (n + 1) / 4.0) / math.sqrt(var)
@@ -372,8 +384,15 @@ class PairedComparison:
     cohens_dz: float
 
 
-def paired_comparison(a, b, *, confidence: float = 0.95, n_resamples: int = 1000,
-                      n_permutations: int = 1000, seed: int = 0) -> PairedComparison:
+def paired_comparison(
+    a,
+    b,
+    *,
+    confidence: float = 0.95,
+    n_resamples: int = 1000,
+    n_permutations: int = 1000,
+    seed: int = 0,
+) -> PairedComparison:
     """Mean difference ``a - b`` over the pairs defined on both sides with its t and bootstrap
     intervals, the paired t, Wilcoxon and randomisation tests, and Cohen's ``d_z``."""
     x, y = _pair(a, b, "paired_comparison")
@@ -389,6 +408,7 @@ def paired_comparison(a, b, *, confidence: float = 0.95, n_resamples: int = 1000
 # ---------------------------------------------------------------------------------------------
 # Multiple comparisons
 # ---------------------------------------------------------------------------------------------
+
 
 def adjust_pvalues(pvalues: Sequence[float] | np.ndarray, method: str = "holm") -> np.ndarray:
     """Adjust a family of p-values for multiple comparisons.
@@ -413,8 +433,10 @@ def adjust_pvalues(pvalues: Sequence[float] | np.ndarray, method: str = "holm") 
     p = np.asarray(pvalues, dtype=np.float64).ravel().copy()
     defined = ~np.isnan(p)
     if np.any((p[defined] < 0) | (p[defined] > 1)):
-        raise InputError(f"The 'pvalues' parameter of {func} must hold probabilities in [0, 1]. "
-                         f"Got values from {p[defined].min()} to {p[defined].max()} instead.")
+        raise InputError(
+            f"The 'pvalues' parameter of {func} must hold probabilities in [0, 1]. "
+            f"Got values from {p[defined].min()} to {p[defined].max()} instead."
+        )
     q = p[defined]
     m = q.size
     if m == 0 or method == "none":
@@ -441,8 +463,7 @@ def adjust_pvalues(pvalues: Sequence[float] | np.ndarray, method: str = "holm") 
 FAMILIES = ("metric", "table")
 
 
-def permutations_for(n_permutations: int | str, family: str, n_metrics: int,
-                     n_others: int) -> int:
+def permutations_for(n_permutations: int | str, family: str, n_metrics: int, n_others: int) -> int:
     """The sign vectors of the randomisation test: ``n_permutations`` itself, or for ``"auto"``
     :func:`~recoeval_tracking.reporting.resampling.auto_permutations` of the family size (the
     other runs for ``family="metric"``, runs x metrics for ``"table"``)."""
@@ -452,8 +473,9 @@ def permutations_for(n_permutations: int | str, family: str, n_metrics: int,
     return auto_permutations(max(size, 1))
 
 
-def significance_mark(p: float, diff: float, lower_is_better: bool = False,
-                      alpha: float = 0.05) -> str:
+def significance_mark(
+    p: float, diff: float, lower_is_better: bool = False, alpha: float = 0.05
+) -> str:
     """``▲``/``▼`` (better/worse than the baseline) followed by ``*`` (p < alpha), ``**``
     (p < 0.01) or ``***`` (p < 0.001) for an adjusted p-value; empty when not significant."""
     if p is None or not np.isfinite(p) or not np.isfinite(diff) or p >= alpha or diff == 0:

@@ -24,18 +24,23 @@ class Best(str):
 
 def headline_metrics(metrics: list[str], limit: int = _MAX_METRICS) -> list[str]:
     """Up to ``limit`` metrics, the usual headline ones first (NDCG, precision, recall...)."""
+
     def rank(m: str) -> int:
         spec = spec_for_key(m)
         name = spec.name if spec is not None else m
         return _HEADLINE.index(name) if name in _HEADLINE else len(_HEADLINE)
+
     return sorted(metrics, key=rank)[:limit]
 
 
 def _cell(row: pd.Series, mark: str) -> str:
     if not math.isfinite(row["mean"]):
         return "–"
-    ci = (f" [{row['t_low']:.4f}, {row['t_high']:.4f}]"
-          if math.isfinite(row["t_low"]) and math.isfinite(row["t_high"]) else "")
+    ci = (
+        f" [{row['t_low']:.4f}, {row['t_high']:.4f}]"
+        if math.isfinite(row["t_low"]) and math.isfinite(row["t_high"])
+        else ""
+    )
     return f"{row['mean']:.4f}{ci}" + (f" {mark}" if mark else "")
 
 
@@ -52,8 +57,11 @@ def summary_table(report: Report) -> pd.DataFrame:
     c = report.comparisons.set_index(["run_id", "metric"])
     table: dict[str, list[str]] = {"run": _run_labels(report)}
     for m in metrics:
-        means = {r.run_id: s.loc[(r.run_id, m), "mean"] for r in report.runs
-                 if (r.run_id, m) in s.index and math.isfinite(s.loc[(r.run_id, m), "mean"])}
+        means = {
+            r.run_id: s.loc[(r.run_id, m), "mean"]
+            for r in report.runs
+            if (r.run_id, m) in s.index and math.isfinite(s.loc[(r.run_id, m), "mean"])
+        }
         best = None
         if means:
             pick = max if greater_is_better(m) else min

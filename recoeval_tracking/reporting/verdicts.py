@@ -38,8 +38,9 @@ if TYPE_CHECKING:
 __all__ = ["VerdictMethods", "cd_diagram_for"]
 
 
-def _oriented(cmp: Comparison, metric: str, a: np.ndarray, b: np.ndarray
-              ) -> tuple[np.ndarray, np.ndarray]:
+def _oriented(
+    cmp: Comparison, metric: str, a: np.ndarray, b: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
     """Values with "higher is better" for every metric (negated when lower is better)."""
     return (-a, -b) if cmp.lower_is_better(metric) else (a, b)
 
@@ -55,8 +56,9 @@ class VerdictMethods:
             if system != base and base in v.columns:
                 yield system, v[system].to_numpy(), v[base].to_numpy()
 
-    def effects(self: Comparison, dataset: str | None = None, *,
-                power: float = 0.8) -> pd.DataFrame:
+    def effects(
+        self: Comparison, dataset: str | None = None, *, power: float = 0.8
+    ) -> pd.DataFrame:
         """Effect sizes first: one row per (system, metric) against the baseline.
 
         Columns: ``diff`` with ``diff_low``/``diff_high`` (t interval at the comparison's
@@ -68,8 +70,10 @@ class VerdictMethods:
         beside a non-significant difference. With several datasets, one block per dataset.
         """
         if dataset is None and self.multi_dataset:
-            return pd.concat([self.effects(ds, power=power).assign(dataset=ds)
-                              for ds in self.datasets], ignore_index=True)
+            return pd.concat(
+                [self.effects(ds, power=power).assign(dataset=ds) for ds in self.datasets],
+                ignore_index=True,
+            )
         s = self.settings
         summary = self.summary(dataset).set_index(["system", "metric"])
         metrics = [m for m in self._report(dataset).metrics]
@@ -89,22 +93,51 @@ class VerdictMethods:
                     p_adj = summary.loc[(system, metric), "p_adj"]
                     mark = summary.loc[(system, metric), "mark"]
                 significant = bool(np.isfinite(p_adj) and p_adj < s["alpha"])
-                rows.append({"system": system, "metric": metric, **e.as_dict(),
-                             "p_adj": p_adj, "mark": mark, "alpha_used": alpha, "mde": mde,
-                             "detectable": "" if significant else detectable_text(mde, e.diff)})
+                rows.append(
+                    {
+                        "system": system,
+                        "metric": metric,
+                        **e.as_dict(),
+                        "p_adj": p_adj,
+                        "mark": mark,
+                        "alpha_used": alpha,
+                        "mde": mde,
+                        "detectable": "" if significant else detectable_text(mde, e.diff),
+                    }
+                )
         return pd.DataFrame(rows)
 
-    def effects_to_latex(self: Comparison, metrics: list[str] | None = None, *,
-                         dataset: str | None = None, precision: int = 3, rope: Any = None,
-                         caption: str = "", label: str = "tab:effects") -> str:
+    def effects_to_latex(
+        self: Comparison,
+        metrics: list[str] | None = None,
+        *,
+        dataset: str | None = None,
+        precision: int = 3,
+        rope: Any = None,
+        caption: str = "",
+        label: str = "tab:effects",
+    ) -> str:
         """The effect table for a paper (booktabs):
         :func:`~recoeval_tracking.reporting.latex.effects_latex`."""
-        return output("effects_latex")(self, metrics, dataset=dataset, precision=precision, rope=rope,
-                                       caption=caption, label=label)
+        return output("effects_latex")(
+            self,
+            metrics,
+            dataset=dataset,
+            precision=precision,
+            rope=rope,
+            caption=caption,
+            label=label,
+        )
 
-    def verdicts(self: Comparison, rope: Any, *, over: str = "users",
-                 dataset: str | None = None, threshold: float = 0.95,
-                 n_samples: int | None = None) -> pd.DataFrame:
+    def verdicts(
+        self: Comparison,
+        rope: Any,
+        *,
+        over: str = "users",
+        dataset: str | None = None,
+        threshold: float = 0.95,
+        n_samples: int | None = None,
+    ) -> pd.DataFrame:
         """Better / equivalent / worse against the baseline for a region of practical
         equivalence ``rope``: absolute (a number), relative (``"2%"`` of the baseline's mean)
         or per metric (a dict metric -> either; a metric it lacks gets 0).
@@ -123,36 +156,67 @@ class VerdictMethods:
             blocks = []
             for metric in self.metrics:
                 table = self.dataset_table(metric).drop(columns="mean rank").T
-                blocks += [(metric, sys, table[sys].to_numpy(), table[self.baseline].to_numpy())
-                           for sys in table.columns if sys != self.baseline]
+                blocks += [
+                    (metric, sys, table[sys].to_numpy(), table[self.baseline].to_numpy())
+                    for sys in table.columns
+                    if sys != self.baseline
+                ]
             return self._verdict_rows(blocks, rope, threshold, n_samples)
         if dataset is None and self.multi_dataset:
-            return pd.concat([self.verdicts(rope, dataset=ds, threshold=threshold,
-                                            n_samples=n_samples).assign(dataset=ds)
-                              for ds in self.datasets], ignore_index=True)
-        blocks = [(metric, sys, a, b) for metric in self._report(dataset).metrics
-                  for sys, a, b in self._pairs(metric, dataset)]
+            return pd.concat(
+                [
+                    self.verdicts(
+                        rope, dataset=ds, threshold=threshold, n_samples=n_samples
+                    ).assign(dataset=ds)
+                    for ds in self.datasets
+                ],
+                ignore_index=True,
+            )
+        blocks = [
+            (metric, sys, a, b)
+            for metric in self._report(dataset).metrics
+            for sys, a, b in self._pairs(metric, dataset)
+        ]
         return self._verdict_rows(blocks, rope, threshold, n_samples)
 
-    def _verdict_rows(self: Comparison, blocks, rope, threshold,
-                      n_samples) -> pd.DataFrame:
+    def _verdict_rows(self: Comparison, blocks, rope, threshold, n_samples) -> pd.DataFrame:
         rows = []
         for metric, system, a, b in blocks:
             keep = ~(np.isnan(a) | np.isnan(b))
-            width = resolve_rope(rope, float(np.mean(b[keep])) if keep.any() else math.nan,
-                                 metric)
+            width = resolve_rope(rope, float(np.mean(b[keep])) if keep.any() else math.nan, metric)
             x, y = _oriented(self, metric, a, b)
-            v = bayesian_signed_rank(x, y, width, n_samples=n_samples,
-                                     seed=int(self.settings.get("seed", 0)), threshold=threshold)
-            rows.append({"system": system, "metric": metric, "rope": width,
-                         "p_worse": v.p_worse, "p_equivalent": v.p_equivalent,
-                         "p_better": v.p_better, "verdict": v.verdict,
-                         "p_tost": tost_paired(x, y, width)[0], "n": v.n})
+            v = bayesian_signed_rank(
+                x,
+                y,
+                width,
+                n_samples=n_samples,
+                seed=int(self.settings.get("seed", 0)),
+                threshold=threshold,
+            )
+            rows.append(
+                {
+                    "system": system,
+                    "metric": metric,
+                    "rope": width,
+                    "p_worse": v.p_worse,
+                    "p_equivalent": v.p_equivalent,
+                    "p_better": v.p_better,
+                    "verdict": v.verdict,
+                    "p_tost": tost_paired(x, y, width)[0],
+                    "n": v.n,
+                }
+            )
         return pd.DataFrame(rows)
 
-    def replicate_tests(self: Comparison, metric: str, *,
-                        n_folds: int | None = None, test_fraction: float | None = None,
-                        rope: Any = 0.0, dataset: str | None = None) -> pd.DataFrame:
+    def replicate_tests(
+        self: Comparison,
+        metric: str,
+        *,
+        n_folds: int | None = None,
+        test_fraction: float | None = None,
+        rope: Any = 0.0,
+        dataset: str | None = None,
+    ) -> pd.DataFrame:
         """Every system against the baseline over replicates (the comparison must have a
         ``replicate_key``): Nadeau & Bengio's corrected resampled t (``mean_diff``, ``low``,
         ``high``, ``t``, ``p``, Holm-adjusted ``p_adj``) and the Bayesian correlated t-test's
@@ -160,33 +224,56 @@ class VerdictMethods:
         ``test_fraction`` for seeds that each draw a random split (see
         :data:`~recoeval_tracking.reporting.folds.CORRECTION_FOR`)."""
         key = self.settings.get("replicate_key") or self._report(dataset).settings.get(
-            "replicate_key")
+            "replicate_key"
+        )
         if not key:
-            raise InputError("replicate_tests compares replicates (folds or seeds); this "
-                             "comparison has none (set replicate_key).")
+            raise InputError(
+                "replicate_tests compares replicates (folds or seeds); this "
+                "comparison has none (set replicate_key)."
+            )
         rows = []
         for system, a, b in self._pairs(metric, dataset):
             x, y = _oriented(self, metric, a, b)
-            r = corrected_resampled_t(x, y, n_folds=n_folds, test_fraction=test_fraction,
-                                      confidence=self.settings["confidence"])
+            r = corrected_resampled_t(
+                x,
+                y,
+                n_folds=n_folds,
+                test_fraction=test_fraction,
+                confidence=self.settings["confidence"],
+            )
             width = resolve_rope(rope, float(np.nanmean(b)), metric)
-            pw, pe, pb, verdict = correlated_t_verdict(x, y, width, n_folds=n_folds,
-                                                       test_fraction=test_fraction)
+            pw, pe, pb, verdict = correlated_t_verdict(
+                x, y, width, n_folds=n_folds, test_fraction=test_fraction
+            )
             sign = -1.0 if self.lower_is_better(metric) else 1.0
             lo, hi = sorted((sign * r.low, sign * r.high))
-            rows.append({"system": system, "mean_diff": sign * r.mean_diff, "low": lo,
-                         "high": hi, "t": sign * r.t, "p": r.p, "n": r.n, "rope": width,
-                         "p_worse": pw, "p_equivalent": pe, "p_better": pb,
-                         "verdict": verdict})
+            rows.append(
+                {
+                    "system": system,
+                    "mean_diff": sign * r.mean_diff,
+                    "low": lo,
+                    "high": hi,
+                    "t": sign * r.t,
+                    "p": r.p,
+                    "n": r.n,
+                    "rope": width,
+                    "p_worse": pw,
+                    "p_equivalent": pe,
+                    "p_better": pb,
+                    "verdict": verdict,
+                }
+            )
         out = pd.DataFrame(rows)
         if len(out):
             out.insert(6, "p_adj", adjust_pvalues(out["p"].to_numpy(), "holm"))
-            out["correction"] = CORRECTION_FOR["fold"] if n_folds is not None else \
-                CORRECTION_FOR["seed (new random split per seed)"]
+            out["correction"] = (
+                CORRECTION_FOR["fold"]
+                if n_folds is not None
+                else CORRECTION_FOR["seed (new random split per seed)"]
+            )
         return out
 
-    def pairwise_posthoc(self: Comparison, metric: str,
-                         test: str = "wilcoxon") -> pd.DataFrame:
+    def pairwise_posthoc(self: Comparison, metric: str, test: str = "wilcoxon") -> pd.DataFrame:
         """Every pair of systems over the datasets by a paired Wilcoxon signed-rank (or
         ``test="sign"``) test, Holm-adjusted: a square table of p-values (Benavoli, Corani &
         Mangili 2016; as autorank and aeon)."""
@@ -194,8 +281,14 @@ class VerdictMethods:
         table = self.dataset_table(metric).drop(columns="mean rank").T
         return pairwise_tests(table, test=test, correction="holm")
 
-    def users_needed(self: Comparison, metric: str, delta: float, *,
-                     power: float = 0.8, dataset: str | None = None) -> pd.DataFrame:
+    def users_needed(
+        self: Comparison,
+        metric: str,
+        delta: float,
+        *,
+        power: float = 0.8,
+        dataset: str | None = None,
+    ) -> pd.DataFrame:
         """The users (or, over replicates, replicates) each system's comparison with the
         baseline needs to detect a mean difference ``delta`` with probability ``power`` at the
         comparison's corrected alpha, from the spread of its paired differences (Sakai's topic
@@ -206,9 +299,14 @@ class VerdictMethods:
         for system, a, b in self._pairs(metric, dataset):
             d = (a - b)[~np.isnan(a - b)]
             alpha = float(eff.loc[eff["system"] == system, "alpha_used"].iloc[0])
-            rows.append({"system": system, "sd_diff": float(d.std(ddof=1)), "n_now": d.size,
-                         "n_needed": sample_size(delta, float(d.std(ddof=1)), alpha,
-                                                 power)})
+            rows.append(
+                {
+                    "system": system,
+                    "sd_diff": float(d.std(ddof=1)),
+                    "n_now": d.size,
+                    "n_needed": sample_size(delta, float(d.std(ddof=1)), alpha, power),
+                }
+            )
         return pd.DataFrame(rows)
 
 
@@ -220,16 +318,21 @@ def cd_diagram_for(cmp: Comparison, metric: str, posthoc: str = "nemenyi"):
 
     cd_figure = output("cd_figure")
     if posthoc not in POSTHOCS:
-        raise param_error("posthoc", "Comparison.cd_diagram", f"one of {list(POSTHOCS)}",
-                          posthoc)
+        raise param_error("posthoc", "Comparison.cd_diagram", f"one of {list(POSTHOCS)}", posthoc)
     f = cmp.friedman(metric)
     alpha = cmp.settings["alpha"]
-    head = (f"{metric}: mean rank over {f.n_datasets} datasets (Friedman p = {f.pvalue:.3g}; ")
+    head = f"{metric}: mean rank over {f.n_datasets} datasets (Friedman p = {f.pvalue:.3g}; "
     if posthoc == "nemenyi":
         cd = ms.critical_difference(f.n_systems, f.n_datasets, alpha)
-        return cd_figure(f.mean_ranks, cd, title=head + f"CD = {cd:.2f} at α = {alpha:g}; "
-                         "post-hoc: Nemenyi)")
+        return cd_figure(
+            f.mean_ranks, cd, title=head + f"CD = {cd:.2f} at α = {alpha:g}; post-hoc: Nemenyi)"
+        )
     cliques = pairwise_cliques(f.mean_ranks, cmp.pairwise_posthoc(metric, posthoc), alpha)
-    return cd_figure(f.mean_ranks, None, cliques=cliques, title=head + f"post-hoc: pairwise "
-                     f"{'Wilcoxon' if posthoc == 'wilcoxon' else 'sign'} tests, Holm, "
-                     f"α = {alpha:g})")
+    return cd_figure(
+        f.mean_ranks,
+        None,
+        cliques=cliques,
+        title=head + f"post-hoc: pairwise "
+        f"{'Wilcoxon' if posthoc == 'wilcoxon' else 'sign'} tests, Holm, "
+        f"α = {alpha:g})",
+    )

@@ -90,20 +90,29 @@ class SparkResults(ShardedResults):
 def _options(options: EvalOptions | None, kwargs: dict[str, Any]) -> EvalOptions:
     unknown = sorted(set(kwargs) - _OPTION_NAMES)
     if unknown:
-        raise param_error(unknown[0], FUNC, "an option of recoeval_tracking.evaluate "
-                          f"({sorted(_OPTION_NAMES)})", kwargs[unknown[0]])
+        raise param_error(
+            unknown[0],
+            FUNC,
+            f"an option of recoeval_tracking.evaluate ({sorted(_OPTION_NAMES)})",
+            kwargs[unknown[0]],
+        )
     opts = _merge_options(options, kwargs) if options is not None else EvalOptions(**kwargs)
     if opts.return_topk:
-        raise param_error("return_topk", FUNC, "False (the top-K lists stay on the executors; "
-                          "the list metrics and catalogue metrics are computed there)", True)
+        raise param_error(
+            "return_topk",
+            FUNC,
+            "False (the top-K lists stay on the executors; "
+            "the list metrics and catalogue metrics are computed there)",
+            True,
+        )
     if opts.negatives is not None:
-        raise param_error("negatives", FUNC, "None (sampled negatives are not offered on "
-                          "Spark)", opts.negatives)
+        raise param_error(
+            "negatives", FUNC, "None (sampled negatives are not offered on Spark)", opts.negatives
+        )
     return opts
 
 
-def _renamed(df: Any, user_col: str, item_col: str | None, value_col: str | None,
-             name: str) -> Any:
+def _renamed(df: Any, user_col: str, item_col: str | None, value_col: str | None, name: str) -> Any:
     cols = [user_col] + ([item_col] if item_col else []) + ([value_col] if value_col else [])
     check_frame(df, name, cols, FUNC)
     _, F, _ = spark_modules()
@@ -115,30 +124,39 @@ def _renamed(df: Any, user_col: str, item_col: str | None, value_col: str | None
     return df.select(*out)
 
 
-def _ranked_frame(ranked: Any, user_col: str, item_col: str, rank_col: str | None,
-                  score_col: str | None) -> Any:
+def _ranked_frame(
+    ranked: Any, user_col: str, item_col: str, rank_col: str | None, score_col: str | None
+) -> Any:
     """(user, item, value) with value ascending = better: ``recommendations`` arrays of
     ``ALSModel.recommendForAllUsers`` exploded (rank = position), or exploded rows with a rank
     (ascending) or score (descending) column."""
     _, F, _ = spark_modules()
     check_frame(ranked, "ranked", [user_col], FUNC)
     if rank_col is None and score_col is None and "recommendations" in ranked.columns:
-        ex = ranked.select(F.col(user_col).alias("user"),
-                           F.posexplode("recommendations").alias("value", "rec"))
-        return ex.select("user", F.col(f"rec.{item_col}").alias("item"),
-                         F.col("value").cast("double"))
+        ex = ranked.select(
+            F.col(user_col).alias("user"), F.posexplode("recommendations").alias("value", "rec")
+        )
+        return ex.select(
+            "user", F.col(f"rec.{item_col}").alias("item"), F.col("value").cast("double")
+        )
     if rank_col is None and score_col is None:
         rank_col = "rank" if "rank" in ranked.columns else None
-        score_col = None if rank_col else next(
-            (c for c in ("score", "rating", "prediction") if c in ranked.columns), None)
+        score_col = (
+            None
+            if rank_col
+            else next((c for c in ("score", "rating", "prediction") if c in ranked.columns), None)
+        )
     if (rank_col is None) == (score_col is None):
-        raise param_error("ranked", FUNC, "a Spark DataFrame of (user, item, rank or score): "
-                          "name one of rank_col or score_col", f"columns {ranked.columns}",
-                          got_is_text=True)
+        raise param_error(
+            "ranked",
+            FUNC,
+            "a Spark DataFrame of (user, item, rank or score): name one of rank_col or score_col",
+            f"columns {ranked.columns}",
+            got_is_text=True,
+        )
     col = rank_col or score_col
     df = _renamed(ranked, user_col, item_col, col, "ranked")
-    return df.withColumn("value", F.col("value").cast("double") *
-                         F.lit(1.0 if rank_col else -1.0))
+    return df.withColumn("value", F.col("value").cast("double") * F.lit(1.0 if rank_col else -1.0))
 
 
 def _catalogue(frames: list[Any]) -> np.ndarray:
@@ -150,21 +168,22 @@ def _catalogue(frames: list[Any]) -> np.ndarray:
     return np.sort(ids)
 
 
-def _factor_side(item_factors: Any, user_factors: Any, id_col: str, features_col: str
-                 ) -> tuple[np.ndarray, np.ndarray, Any]:
+def _factor_side(
+    item_factors: Any, user_factors: Any, id_col: str, features_col: str
+) -> tuple[np.ndarray, np.ndarray, Any]:
     """The sorted item ids, the item factors (n x p, collected) and the users' factor frame
     (user, features)."""
     for df, name in ((item_factors, "item_factors"), (user_factors, "user_factors")):
         check_frame(df, name, [id_col, features_col], FUNC)
     pdf = item_factors.select(id_col, features_col).toPandas().sort_values(id_col)
     if pdf.shape[0] == 0:
-        raise param_error("item_factors", FUNC, "a non-empty factor DataFrame", "no rows",
-                          got_is_text=True)
+        raise param_error(
+            "item_factors", FUNC, "a non-empty factor DataFrame", "no rows", got_is_text=True
+        )
     B = np.stack([np.asarray(f) for f in pdf[features_col]])
     dtype = np.float32 if B.dtype == np.float32 or B.dtype.kind == "O" else B.dtype
     _, F, _ = spark_modules()
-    users = user_factors.select(F.col(id_col).alias("user"),
-                                F.col(features_col).alias("features"))
+    users = user_factors.select(F.col(id_col).alias("user"), F.col(features_col).alias("features"))
     return pdf[id_col].to_numpy(), np.ascontiguousarray(B, dtype=dtype), users
 
 
@@ -180,13 +199,25 @@ def _popularity(train: Any, n: int, items: Any) -> tuple[np.ndarray, int]:
     return pop, int(pairs.select("user").distinct().count())
 
 
-def evaluate_spark(test: Any, train: Any = None, *, ranked: Any = None,
-                   user_factors: Any = None, item_factors: Any = None, user_col: str = "user",
-                   item_col: str = "item", rating_col: str | None = None,
-                   rank_col: str | None = None, score_col: str | None = None,
-                   id_col: str = "id", features_col: str = "features",
-                   shards: int | None = None, mode: str = "apply",
-                   options: EvalOptions | None = None, **eval_options: Any) -> SparkResults:
+def evaluate_spark(
+    test: Any,
+    train: Any = None,
+    *,
+    ranked: Any = None,
+    user_factors: Any = None,
+    item_factors: Any = None,
+    user_col: str = "user",
+    item_col: str = "item",
+    rating_col: str | None = None,
+    rank_col: str | None = None,
+    score_col: str | None = None,
+    id_col: str = "id",
+    features_col: str = "features",
+    shards: int | None = None,
+    mode: str = "apply",
+    options: EvalOptions | None = None,
+    **eval_options: Any,
+) -> SparkResults:
     """Evaluate a model on Spark DataFrames, on the executors of the active session.
 
     Parameters
@@ -236,35 +267,51 @@ def evaluate_spark(test: Any, train: Any = None, *, ranked: Any = None,
     te = _renamed(test, user_col, item_col, rating_col, "test")
     tr = None if train is None else _renamed(train, user_col, item_col, rating_col, "train")
     spark = te.sparkSession
-    model = _model(te, tr, ranked, user_factors, item_factors, (user_col, item_col, rank_col,
-                                                                score_col, id_col, features_col))
+    model = _model(
+        te,
+        tr,
+        ranked,
+        user_factors,
+        item_factors,
+        (user_col, item_col, rank_col, score_col, id_col, features_col),
+    )
     n = int(model.item_ids.shape[0])
     items = item_table(spark, model.item_ids)
     if model.B is not None:
         dropped = te.join(items, "item", "left_anti").count()
         if dropped:
-            warnings.warn(f"{dropped} test rows name items without item factors; they are "
-                          f"left out ({FUNC} ranks the items of 'item_factors').", UserWarning,
-                          stacklevel=2)
+            warnings.warn(
+                f"{dropped} test rows name items without item factors; they are "
+                f"left out ({FUNC} ranks the items of 'item_factors').",
+                UserWarning,
+                stacklevel=2,
+            )
     ids = te.select("user").union(model.frame.select("user"))
     if tr is not None:
         ids = ids.union(tr.select("user"))
     users, m = number_users(ids)
     t_prepare = time.perf_counter() - t0
     if m == 0:
-        raise param_error("test", FUNC, "a DataFrame with at least one user", "no rows",
-                          got_is_text=True)
+        raise param_error(
+            "test", FUNC, "a DataFrame with at least one user", "no rows", got_is_text=True
+        )
     p, shared = _driver_plan(opts, n, model, tr, items)
-    n_shards = shards or max(2 * spark.sparkContext.defaultParallelism,
-                             -(-m // USERS_PER_SHARD))
+    n_shards = shards or max(2 * spark.sparkContext.defaultParallelism, -(-m // USERS_PER_SHARD))
     n_shards = check_int(min(n_shards, m), "shards", FUNC, minimum=1)
     bounds = np.array([-(-j * m // n_shards) for j in range(n_shards + 1)], dtype=np.int64)
     prof = PROFILES.get(opts.profile, {}) if opts.profile else {}
     B = model.B
-    spec = ShardSpec(bounds, n, opts, model.width, 0 if B is None else int(B.shape[1]),
-                     "float64" if B is None else str(B.dtype), tr is not None,
-                     prof.get("no_ground_truth") == "zero",
-                     spark.sparkContext.broadcast(shared))
+    spec = ShardSpec(
+        bounds,
+        n,
+        opts,
+        model.width,
+        0 if B is None else int(B.shape[1]),
+        "float64" if B is None else str(B.dtype),
+        tr is not None,
+        prof.get("no_ground_truth") == "zero",
+        spark.sparkContext.broadcast(shared),
+    )
     value = "value" if rating_col else None
     parts: list[tuple[Any, int, str | None]] = [(te, KIND_TEST, value)]
     if tr is not None:
@@ -275,33 +322,52 @@ def evaluate_spark(test: Any, train: Any = None, *, ranked: Any = None,
     elif mode == "map":  # one frame: the factors in a column, null beside the interactions
         parts.append((model.frame, KIND_FACTORS, None))
     else:  # cogrouped: the factors apart from the interactions
-        fac = long_frame([(model.frame, KIND_FACTORS, None)], users, items, m, n_shards,
-                         model.features_type)
-    long = long_frame(parts, users, items, m, n_shards,
-                      model.features_type if mode == "map" and fac is None
-                      and model.kind == KIND_FACTORS else None)
+        fac = long_frame(
+            [(model.frame, KIND_FACTORS, None)], users, items, m, n_shards, model.features_type
+        )
+    long = long_frame(
+        parts,
+        users,
+        items,
+        m,
+        n_shards,
+        model.features_type
+        if mode == "map" and fac is None and model.kind == KIND_FACTORS
+        else None,
+    )
     outs, out, names = _run(long, fac, spec, shared, p, mode, n_shards)
     _, F, _ = spark_modules()
-    per_user = out.where(F.col("row") >= 0).drop(STATS).join(users, "row") \
+    per_user = (
+        out.where(F.col("row") >= 0)
+        .drop(STATS)
+        .join(users, "row")
         .withColumnRenamed("user", "user_id")
+    )
     cols = ["user_id", *[c for c in names if c not in ("row", STATS)]]
     res = merge_shards(outs, p, n, time.perf_counter() - t0, None)
     res.timings["spark_prepare"] = t_prepare  # catalogue, list width, user numbering
     fields = {f.name: getattr(res, f.name) for f in dataclasses.fields(ShardedResults)}
-    return SparkResults(**fields, per_user_spark=per_user.select(*cols), n_users=m,
-                        _cached=out)
+    return SparkResults(**fields, per_user_spark=per_user.select(*cols), n_users=m, _cached=out)
 
 
 def _check_models(mode: str, ranked: Any, user_factors: Any, item_factors: Any) -> None:
     if mode not in _MODES:
         raise param_error("mode", FUNC, f"one of {list(_MODES)}", mode)
     if (ranked is None) == (user_factors is None and item_factors is None):
-        raise param_error("ranked", FUNC, "exactly one model: 'ranked' lists or "
-                          "'user_factors' with 'item_factors'", "both or neither",
-                          got_is_text=True)
+        raise param_error(
+            "ranked",
+            FUNC,
+            "exactly one model: 'ranked' lists or 'user_factors' with 'item_factors'",
+            "both or neither",
+            got_is_text=True,
+        )
     if ranked is None and (user_factors is None or item_factors is None):
-        raise param_error("user_factors" if user_factors is None else "item_factors", FUNC,
-                          "given with the other factor DataFrame", None)
+        raise param_error(
+            "user_factors" if user_factors is None else "item_factors",
+            FUNC,
+            "given with the other factor DataFrame",
+            None,
+        )
 
 
 @dataclass
@@ -318,8 +384,9 @@ class _Model:
     features_type: Any
 
 
-def _model(te: Any, tr: Any, ranked: Any, user_factors: Any, item_factors: Any,
-           names: tuple[Any, ...]) -> _Model:
+def _model(
+    te: Any, tr: Any, ranked: Any, user_factors: Any, item_factors: Any, names: tuple[Any, ...]
+) -> _Model:
     user_col, item_col, rank_col, score_col, id_col, features_col = names
     _, F, T = spark_modules()
     if ranked is not None:
@@ -332,11 +399,13 @@ def _model(te: Any, tr: Any, ranked: Any, user_factors: Any, item_factors: Any,
     return _Model(ufac, KIND_FACTORS, item_ids, 0, B, features)
 
 
-def _driver_plan(opts: EvalOptions, n: int, model: _Model, tr: Any, items: Any
-                 ) -> tuple[Any, dict[str, Any]]:
+def _driver_plan(
+    opts: EvalOptions, n: int, model: _Model, tr: Any, items: Any
+) -> tuple[Any, dict[str, Any]]:
     """The plan (as the shards will make it) and the shared item side of the tasks."""
-    empty = Prepared(None, sp.csr_array((0, n), dtype=np.float64), n,
-                     np.zeros(0, dtype=np.int64), None)
+    empty = Prepared(
+        None, sp.csr_array((0, n), dtype=np.float64), n, np.zeros(0, dtype=np.int64), None
+    )
     if model.B is None:
         source: Any = RankedLists(np.zeros((0, max(model.width, 1)), dtype=np.int64))
     else:
@@ -350,29 +419,40 @@ def _driver_plan(opts: EvalOptions, n: int, model: _Model, tr: Any, items: Any
     needs_pop = any(s.kind in ("list", "aggregate") for s in p.specs)
     popularity = _popularity(tr, n, items) if needs_pop else (np.zeros(n, dtype=np.int64), 0)
     shared_source, _ = split_source(source)
-    return p, {"source": None if model.B is None else shared_source, "item_features": None,
-               "popularity": popularity}
+    return p, {
+        "source": None if model.B is None else shared_source,
+        "item_features": None,
+        "popularity": popularity,
+    }
 
 
-def _run(long: Any, fac: Any, spec: ShardSpec, shared: dict[str, Any], p: Any, mode: str,
-         n_shards: int) -> tuple[list[Any], Any, list[str]]:
+def _run(
+    long: Any, fac: Any, spec: ShardSpec, shared: dict[str, Any], p: Any, mode: str, n_shards: int
+) -> tuple[list[Any], Any, list[str]]:
     """Run the shard function on the executors: the shards' statistics (collected), the
     persisted output frame and its column names."""
     _, F, _ = spark_modules()
-    probe = evaluate_group(empty_input(), dataclasses.replace(
-        spec, bounds=np.zeros(2, dtype=np.int64), shared=shared), 0)
+    probe = evaluate_group(
+        empty_input(),
+        dataclasses.replace(spec, bounds=np.zeros(2, dtype=np.int64), shared=shared),
+        0,
+    )
     names = list(probe.columns)
     if p.want_topk and not p.topk_only and "n_tied_topk" not in names:  # no users, no counts
         names.insert(names.index("nan_reason") + 1, "n_tied_topk")
     schema = output_schema(names, [c for c in names if c.endswith("_at_k")])
     if fac is not None:
-        out = long.groupBy("shard").cogroup(fac.groupBy("shard")).applyInPandas(
-            lambda pdf, factors: evaluate_cogroup(pdf, factors, spec), schema)
+        out = (
+            long.groupBy("shard")
+            .cogroup(fac.groupBy("shard"))
+            .applyInPandas(lambda pdf, factors: evaluate_cogroup(pdf, factors, spec), schema)
+        )
     elif mode == "apply":
         out = long.groupBy("shard").applyInPandas(lambda pdf: evaluate_group(pdf, spec), schema)
     else:
         out = long.repartitionByRange(n_shards, "shard").mapInPandas(
-            lambda it: evaluate_partition(it, spec), schema)
+            lambda it: evaluate_partition(it, spec), schema
+        )
     out = out.persist()
     blobs = out.where(F.col("row") < 0).select(STATS).collect()
     return [pickle.loads(b[0]) for b in blobs], out, names

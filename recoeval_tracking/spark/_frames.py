@@ -18,8 +18,14 @@ import pandas as pd
 from .._validation import param_error
 from ._shard import INPUT_COLUMNS, KIND_FACTORS
 
-__all__ = ["spark_modules", "check_frame", "number_users", "item_table", "long_frame",
-           "output_schema"]
+__all__ = [
+    "spark_modules",
+    "check_frame",
+    "number_users",
+    "item_table",
+    "long_frame",
+    "output_schema",
+]
 
 
 def spark_modules() -> tuple[Any, Any, Any]:
@@ -30,37 +36,66 @@ def spark_modules() -> tuple[Any, Any, Any]:
     except ImportError:
         from .._validation import InputError
 
-        raise InputError('evaluate_spark needs pyspark: pip install "recoeval_tracking[spark]" '
-                         "(pyspark>=3.5 and a Java runtime).") from None
+        raise InputError(
+            'evaluate_spark needs pyspark: pip install "recoeval_tracking[spark]" '
+            "(pyspark>=3.5 and a Java runtime)."
+        ) from None
     return sql, functions, types
 
 
 def check_frame(df: Any, name: str, columns: list[str], func: str) -> None:
     """``df`` must be a Spark DataFrame holding ``columns``."""
-    if df is None or not hasattr(df, "columns") or not hasattr(df, "select") \
-            or isinstance(df, pd.DataFrame):
+    if (
+        df is None
+        or not hasattr(df, "columns")
+        or not hasattr(df, "select")
+        or isinstance(df, pd.DataFrame)
+    ):
         raise param_error(name, func, "a Spark DataFrame", df)
     missing = [c for c in columns if c not in df.columns]
     if missing:
-        raise param_error(name, func, f"a Spark DataFrame with the columns {columns}",
-                          f"columns {list(df.columns)} (missing {missing})", got_is_text=True)
+        raise param_error(
+            name,
+            func,
+            f"a Spark DataFrame with the columns {columns}",
+            f"columns {list(df.columns)} (missing {missing})",
+            got_is_text=True,
+        )
 
 
 def number_users(ids: Any) -> tuple[Any, int]:
     """``(table of (user, row), number of users)``: rows 0..m-1 in sorted id order."""
     _, F, _ = spark_modules()
-    ordered = ids.distinct().orderBy("user").select(
-        "user", F.spark_partition_id().alias("_pid"),
-        F.monotonically_increasing_id().alias("_mid")).persist()
-    sizes = ordered.groupBy("_pid").agg(F.count("*").alias("n"), F.min("_mid").alias("first")
-                                        ).toPandas().sort_values("_pid")
+    ordered = (
+        ids.distinct()
+        .orderBy("user")
+        .select(
+            "user",
+            F.spark_partition_id().alias("_pid"),
+            F.monotonically_increasing_id().alias("_mid"),
+        )
+        .persist()
+    )
+    sizes = (
+        ordered.groupBy("_pid")
+        .agg(F.count("*").alias("n"), F.min("_mid").alias("first"))
+        .toPandas()
+        .sort_values("_pid")
+    )
     offsets = np.concatenate([[0], np.cumsum(sizes["n"].to_numpy())[:-1]]).astype(np.int64)
     spark = ids.sparkSession
-    table = spark.createDataFrame(pd.DataFrame({
-        "_pid": sizes["_pid"].to_numpy(np.int32), "_off": offsets,
-        "_first": sizes["first"].to_numpy(np.int64)}))
+    table = spark.createDataFrame(
+        pd.DataFrame(
+            {
+                "_pid": sizes["_pid"].to_numpy(np.int32),
+                "_off": offsets,
+                "_first": sizes["first"].to_numpy(np.int64),
+            }
+        )
+    )
     users = ordered.join(F.broadcast(table), "_pid").select(
-        "user", (F.col("_off") + F.col("_mid") - F.col("_first")).alias("row"))
+        "user", (F.col("_off") + F.col("_mid") - F.col("_first")).alias("row")
+    )
     return users, int(sizes["n"].sum())
 
 
@@ -71,8 +106,14 @@ def item_table(spark: Any, items: np.ndarray) -> Any:
     return F.broadcast(spark.createDataFrame(frame))
 
 
-def long_frame(parts: list[tuple[Any, int, str | None]], users: Any, items: Any | None,
-               m: int, n_shards: int, features_type: Any = None) -> Any:
+def long_frame(
+    parts: list[tuple[Any, int, str | None]],
+    users: Any,
+    items: Any | None,
+    m: int,
+    n_shards: int,
+    features_type: Any = None,
+) -> Any:
     """One frame of ``INPUT_COLUMNS`` from ``(frame, kind, value column)`` parts, each frame
     with columns ``user`` and ``item`` (item: already an index when ``items`` is None), or
     ``user`` and ``features`` for the factors; with a ``features`` column of that type when
@@ -83,18 +124,24 @@ def long_frame(parts: list[tuple[Any, int, str | None]], users: Any, items: Any 
     for frame, kind, value in parts:
         df = frame.join(users, "user")
         if kind == KIND_FACTORS:
-            cols = [F.lit(-1).cast("int").alias("item"), F.lit(0.0).alias("value"),
-                    F.col("features").cast(features_type).alias("features")]
+            cols = [
+                F.lit(-1).cast("int").alias("item"),
+                F.lit(0.0).alias("value"),
+                F.col("features").cast(features_type).alias("features"),
+            ]
         else:
             if items is not None:
                 df = df.join(items, "item")
             item = F.col("_item") if items is not None else F.col("item")
-            cols = [item.cast("int").alias("item"),
-                    (F.col(value) if value else F.lit(1.0)).cast("double").alias("value")]
+            cols = [
+                item.cast("int").alias("item"),
+                (F.col(value) if value else F.lit(1.0)).cast("double").alias("value"),
+            ]
             if features_type is not None:
                 cols.append(F.lit(None).cast(features_type).alias("features"))
-        df = df.select(shard, F.col("row").cast("long"), F.lit(kind).cast("int").alias("kind"),
-                       *cols)
+        df = df.select(
+            shard, F.col("row").cast("long"), F.lit(kind).cast("int").alias("kind"), *cols
+        )
         out = df if out is None else out.unionByName(df)
     assert out is not None
     return out.select(*INPUT_COLUMNS, *(["features"] if features_type is not None else []))
@@ -118,6 +165,3 @@ def output_schema(names: list[str], curves: list[str]) -> Any:
             typ = T.DoubleType()
         fields.append(T.StructField(name, typ, True))
     return T.StructType(fields)
-
-
-

@@ -26,8 +26,18 @@ from ..metrics.protocol import apply_no_positive
 from ..options import EvalOptions
 from ..scores import RankedLists
 
-__all__ = ["KIND_TEST", "KIND_TRAIN", "KIND_LIST", "KIND_FACTORS", "STATS", "ShardSpec",
-           "evaluate_group", "evaluate_cogroup", "evaluate_partition", "empty_input"]
+__all__ = [
+    "KIND_TEST",
+    "KIND_TRAIN",
+    "KIND_LIST",
+    "KIND_FACTORS",
+    "STATS",
+    "ShardSpec",
+    "evaluate_group",
+    "evaluate_cogroup",
+    "evaluate_partition",
+    "empty_input",
+]
 
 KIND_TEST, KIND_TRAIN, KIND_LIST, KIND_FACTORS = 0, 1, 2, 3
 #: Column of the statistics row (pickled ShardOutput without its per-user rows).
@@ -61,13 +71,19 @@ class ShardSpec:
 
 def empty_input() -> pd.DataFrame:
     """A long input frame without rows (the driver's probe of the output columns)."""
-    return pd.DataFrame({"shard": np.zeros(0, np.int32), "row": np.zeros(0, np.int64),
-                         "kind": np.zeros(0, np.int32), "item": np.zeros(0, np.int32),
-                         "value": np.zeros(0, np.float64), "features": pd.Series([], dtype=object)})
+    return pd.DataFrame(
+        {
+            "shard": np.zeros(0, np.int32),
+            "row": np.zeros(0, np.int64),
+            "kind": np.zeros(0, np.int32),
+            "item": np.zeros(0, np.int32),
+            "value": np.zeros(0, np.float64),
+            "features": pd.Series([], dtype=object),
+        }
+    )
 
 
-def _csr(rows: np.ndarray, items: np.ndarray, values: np.ndarray, m: int, n: int
-         ) -> sp.csr_array:
+def _csr(rows: np.ndarray, items: np.ndarray, values: np.ndarray, m: int, n: int) -> sp.csr_array:
     out = sp.csr_array((values, (rows, items)), shape=(m, n), dtype=np.float64)
     out.sum_duplicates()
     return out
@@ -75,13 +91,19 @@ def _csr(rows: np.ndarray, items: np.ndarray, values: np.ndarray, m: int, n: int
 
 def _zero_rule(has_list: np.ndarray) -> Any:
     """The ``spark`` profile: a user with a list but no test entry scores 0 and counts."""
+
     def adjust(raw: Any) -> None:
         apply_no_positive(raw, has_list, "zero")
+
     return adjust
 
 
-def evaluate_group(pdf: pd.DataFrame, spec: ShardSpec, shard: int | None = None,
-                   factors: pd.DataFrame | None = None) -> pd.DataFrame:
+def evaluate_group(
+    pdf: pd.DataFrame,
+    spec: ShardSpec,
+    shard: int | None = None,
+    factors: pd.DataFrame | None = None,
+) -> pd.DataFrame:
     """The per-user rows and the statistics row of one shard's long frame (the users' factor
     rows in ``factors``, or in ``pdf`` itself)."""
     j = int(pdf["shard"].iloc[0]) if shard is None else int(shard)
@@ -100,8 +122,7 @@ def evaluate_group(pdf: pd.DataFrame, spec: ShardSpec, shard: int | None = None,
         li = kind == KIND_LIST
         r, it, key = rows[li], items[li], values[li]
         order = np.argsort(it, kind="stable")  # equal keys: lower item index first
-        part = RankedLists.from_pairs(r[order], it[order], key[order], m,
-                                      min_width=spec.list_width)
+        part = RankedLists.from_pairs(r[order], it[order], key[order], m, min_width=spec.list_width)
         has_list[r] = True
     elif spec.n_factors:
         src = pdf if factors is None else factors
@@ -113,29 +134,36 @@ def evaluate_group(pdf: pd.DataFrame, spec: ShardSpec, shard: int | None = None,
             part[frows] = np.stack([np.asarray(f, dtype=part.dtype) for f in feats])
         has_list[frows] = True
     adjust = _zero_rule(has_list) if spec.zero_no_truth else None
-    out = run_shard(ShardInput(j, lo, hi, train, test, np.arange(lo, hi, dtype=np.int64), part),
-                    spec.options, spec.shared_value(), None, adjust=adjust)
+    out = run_shard(
+        ShardInput(j, lo, hi, train, test, np.arange(lo, hi, dtype=np.int64), part),
+        spec.options,
+        spec.shared_value(),
+        None,
+        adjust=adjust,
+    )
     frame = out.per_user.rename(columns={"user_id": "row"})
     for name, curve in out.curves.items():
         frame[name] = list(curve)
     frame[STATS] = None
-    stats = replace(out, per_user=out.per_user.iloc[:0],
-                    curves={c: v[:0] for c, v in out.curves.items()}, topk=None)
+    stats = replace(
+        out,
+        per_user=out.per_user.iloc[:0],
+        curves={c: v[:0] for c, v in out.curves.items()},
+        topk=None,
+    )
     head: dict[str, list[Any]] = {c: [None] for c in frame.columns}
     head["row"] = [-1 - j]
     head[STATS] = [pickle.dumps(stats, protocol=pickle.HIGHEST_PROTOCOL)]
     return pd.concat([frame, pd.DataFrame(head)], ignore_index=True)
 
 
-def evaluate_cogroup(pdf: pd.DataFrame, factors: pd.DataFrame, spec: ShardSpec
-                     ) -> pd.DataFrame:
+def evaluate_cogroup(pdf: pd.DataFrame, factors: pd.DataFrame, spec: ShardSpec) -> pd.DataFrame:
     """``cogroup(...).applyInPandas``: one shard's interactions and its users' factors."""
     j = int(pdf["shard"].iloc[0]) if len(pdf) else int(factors["shard"].iloc[0])
     return evaluate_group(pdf, spec, j, factors=factors)
 
 
-def evaluate_partition(batches: Iterator[pd.DataFrame], spec: ShardSpec
-                       ) -> Iterator[pd.DataFrame]:
+def evaluate_partition(batches: Iterator[pd.DataFrame], spec: ShardSpec) -> Iterator[pd.DataFrame]:
     """``mapInPandas``: every shard of one partition (all its batches gathered first)."""
     chunks = list(batches)
     if not chunks:

@@ -18,10 +18,14 @@ __all__ = ["cross_validate"]
 _FOLDED = ("kfold", "user_kfold")
 
 
-def cross_validate(interactions: Interactions,
-                   evaluate_fold: Callable[[Interactions, Interactions], Mapping[str, float]],
-                   strategy: str = "kfold", n_folds: int = 5, seed: int = 0,
-                   **split_params: Any) -> pd.DataFrame:
+def cross_validate(
+    interactions: Interactions,
+    evaluate_fold: Callable[[Interactions, Interactions], Mapping[str, float]],
+    strategy: str = "kfold",
+    n_folds: int = 5,
+    seed: int = 0,
+    **split_params: Any,
+) -> pd.DataFrame:
     r"""Evaluate over all folds and aggregate, like Recommendation.jl's ``cross_validation``
     and ``leave_one_out``.
 
@@ -56,8 +60,9 @@ def cross_validate(interactions: Interactions,
     func = "cross_validate"
     X = Interactions.checked(interactions, func)
     if not callable(evaluate_fold):
-        raise param_error("evaluate_fold", func, "a callable (train, test) -> dict of metrics",
-                          evaluate_fold)
+        raise param_error(
+            "evaluate_fold", func, "a callable (train, test) -> dict of metrics", evaluate_fold
+        )
     if strategy not in SPLITS:
         raise param_error("strategy", func, f"one of {sorted(SPLITS)}", strategy)
     n_folds = check_int(n_folds, "n_folds", func, minimum=2 if strategy in _FOLDED else 1)
@@ -74,18 +79,23 @@ def cross_validate(interactions: Interactions,
     for i, s in enumerate(splits):
         result = evaluate_fold(s.train, s.test)
         if not isinstance(result, Mapping):
-            raise InputError(f"{func}: evaluate_fold must return a mapping of metric names to "
-                             f"numbers; fold {i} returned {type(result).__name__}.")
+            raise InputError(
+                f"{func}: evaluate_fold must return a mapping of metric names to "
+                f"numbers; fold {i} returned {type(result).__name__}."
+            )
         try:
             row = {str(k): float(v) for k, v in result.items()}
         except (TypeError, ValueError) as exc:
-            raise InputError(f"{func}: evaluate_fold returned a non-numeric metric value on "
-                             f"fold {i}: {exc}") from exc
+            raise InputError(
+                f"{func}: evaluate_fold returned a non-numeric metric value on fold {i}: {exc}"
+            ) from exc
         rows.append(row)
     metrics = list(dict.fromkeys(k for r in rows for k in r))
     table = pd.DataFrame(rows, columns=metrics, dtype=np.float64)
-    summary = pd.DataFrame([table.mean(axis=0, skipna=True),
-                            table.std(axis=0, ddof=1, skipna=True)], index=["mean", "std"])
+    summary = pd.DataFrame(
+        [table.mean(axis=0, skipna=True), table.std(axis=0, ddof=1, skipna=True)],
+        index=["mean", "std"],
+    )
     table["fingerprint"] = [s.fingerprint for s in splits]
     out = pd.concat([table, summary], axis=0)
     out.index = pd.Index(list(range(len(splits))) + ["mean", "std"], name="fold")

@@ -134,8 +134,9 @@ def mt19937_outputs(seed: int, n: int) -> np.ndarray:
 
 
 @njit(cache=True)
-def _test_mask_selected(indptr: np.ndarray, fraction: float, seed: int
-                        ) -> np.ndarray:  # pragma: no cover - compiled
+def _test_mask_selected(
+    indptr: np.ndarray, fraction: float, seed: int
+) -> np.ndarray:  # pragma: no cover - compiled
     """recometrics ``split_data_selected_users``: per row, ``round(n * fraction)`` entries
     (halves away from zero) chosen by shuffling the positions with one shared generator."""
     m = indptr.shape[0] - 1
@@ -166,9 +167,16 @@ def _test_mask_selected(indptr: np.ndarray, fraction: float, seed: int
 
 
 @njit(cache=True)
-def _select_users(indptr: np.ndarray, n_cols: int, n_users_test: int, fraction: float,
-                  consider_cold_start: bool, min_items_pool: int, min_pos_test: int, seed: int
-                  ) -> tuple:  # pragma: no cover - compiled
+def _select_users(
+    indptr: np.ndarray,
+    n_cols: int,
+    n_users_test: int,
+    fraction: float,
+    consider_cold_start: bool,
+    min_items_pool: int,
+    min_pos_test: int,
+    seed: int,
+) -> tuple:  # pragma: no cover - compiled
     """recometrics ``split_data_separate_users``, user selection: shuffle all rows, then take
     eligible rows in that order (ineligible ones are swapped to the end) until enough."""
     m = indptr.shape[0] - 1
@@ -181,9 +189,13 @@ def _select_users(indptr: np.ndarray, n_cols: int, n_users_test: int, fraction: 
         u = ids[taken]
         n_this = indptr[u + 1] - indptr[u]
         n_test = _std_round(n_this * fraction)
-        ok = n_this > 0 and n_test >= min_pos_test \
-            and n_cols - (n_this - n_test) >= min_items_pool \
-            and (consider_cold_start or n_test != n_this) and n_this + 1 < n_cols
+        ok = (
+            n_this > 0
+            and n_test >= min_pos_test
+            and n_cols - (n_this - n_test) >= min_items_pool
+            and (consider_cold_start or n_test != n_this)
+            and n_this + 1 < n_cols
+        )
         if ok:
             taken += 1
         else:
@@ -196,8 +208,13 @@ def _select_users(indptr: np.ndarray, n_cols: int, n_users_test: int, fraction: 
 
 def _prepare_csr(X: Any, func: str) -> sp.csr_array:
     if not sp.issparse(X):
-        raise param_error("X", func, "a scipy.sparse CSR array or matrix (users as rows)", X,
-                          "Convert it with scipy.sparse.csr_array(X).")
+        raise param_error(
+            "X",
+            func,
+            "a scipy.sparse CSR array or matrix (users as rows)",
+            X,
+            "Convert it with scipy.sparse.csr_array(X).",
+        )
     if X.ndim != 2:
         raise param_error("X", func, "two-dimensional", X)
     X = sp.csr_array(X, copy=True) if X.format == "csr" else sp.csr_array(X.tocsr())
@@ -221,7 +238,8 @@ def _rows(X: sp.csr_array, rows: np.ndarray, mask: np.ndarray | None = None) -> 
     lengths = indptr[rows + 1] - indptr[rows]
     starts = np.repeat(indptr[rows], lengths)
     within = np.arange(int(lengths.sum()), dtype=np.int64) - np.repeat(
-        np.cumsum(lengths) - lengths, lengths)
+        np.cumsum(lengths) - lengths, lengths
+    )
     take = starts + within
     row_of = np.repeat(np.arange(rows.shape[0], dtype=np.int64), lengths)
     if mask is not None:
@@ -229,31 +247,54 @@ def _rows(X: sp.csr_array, rows: np.ndarray, mask: np.ndarray | None = None) -> 
         take, row_of = take[keep], row_of[keep]
     new_indptr = np.zeros(rows.shape[0] + 1, dtype=np.int32)
     np.cumsum(np.bincount(row_of, minlength=rows.shape[0]), out=new_indptr[1:])
-    return sp.csr_array((X.data[take], X.indices[take].astype(np.int32), new_indptr),
-                        shape=(rows.shape[0], X.shape[1]))
+    return sp.csr_array(
+        (X.data[take], X.indices[take].astype(np.int32), new_indptr),
+        shape=(rows.shape[0], X.shape[1]),
+    )
 
 
-def _masks(X: sp.csr_array, split_type: str, n_users_take: int, items_test_fraction: float,
-           min_items_pool: int, min_pos_test: int, consider_cold_start: bool, seed: int
-           ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _masks(
+    X: sp.csr_array,
+    split_type: str,
+    n_users_take: int,
+    items_test_fraction: float,
+    min_items_pool: int,
+    min_pos_test: int,
+    consider_cold_start: bool,
+    seed: int,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(users_test, users_rem, is_test over the entries of X) as recometrics draws them."""
     indptr = np.asarray(X.indptr, dtype=np.int64)
     m = X.shape[0]
     if split_type == "all":
-        return (np.arange(m), np.zeros(0, dtype=np.int64),
-                _test_mask_selected(indptr, items_test_fraction, seed))
+        return (
+            np.arange(m),
+            np.zeros(0, dtype=np.int64),
+            _test_mask_selected(indptr, items_test_fraction, seed),
+        )
     if n_users_take > m:
-        raise InputError("split_reco_train_test: the target number of test users is larger "
-                         "than the number of users.")
-    ids, taken = _select_users(indptr, X.shape[1], n_users_take, items_test_fraction,
-                               consider_cold_start, min_items_pool, min_pos_test, seed)
+        raise InputError(
+            "split_reco_train_test: the target number of test users is larger "
+            "than the number of users."
+        )
+    ids, taken = _select_users(
+        indptr,
+        X.shape[1],
+        n_users_take,
+        items_test_fraction,
+        consider_cold_start,
+        min_items_pool,
+        min_pos_test,
+        seed,
+    )
     if taken == 0:
         raise InputError(
             "split_reco_train_test: no user satisfies the criteria for test inclusion (the "
             f"split leaves no test user): with items_test_fraction={items_test_fraction}, "
             f"min_pos_test={min_pos_test}, min_items_pool={min_items_pool} and "
             f"consider_cold_start={consider_cold_start}. Lower min_pos_test or raise "
-            "items_test_fraction.")
+            "items_test_fraction."
+        )
     users_test = np.sort(ids[:taken])
     users_rem = np.sort(ids[taken:])
     # the selected rows are split with a fresh generator seeded again with `seed`
@@ -263,28 +304,43 @@ def _masks(X: sp.csr_array, split_type: str, n_users_take: int, items_test_fract
     sub_test = _test_mask_selected(sub_indptr, items_test_fraction, seed)
     is_test = np.zeros(X.nnz, dtype=bool)
     take = np.repeat(indptr[users_test], lengths) + (
-        np.arange(int(lengths.sum())) - np.repeat(sub_indptr[:-1], lengths))
+        np.arange(int(lengths.sum())) - np.repeat(sub_indptr[:-1], lengths)
+    )
     is_test[take] = sub_test
     return users_test, users_rem, is_test
 
 
-def _validate(X: Any, split_type: Any, users_test_fraction: Any, max_test_users: Any,
-              items_test_fraction: Any, min_items_pool: Any, min_pos_test: Any,
-              consider_cold_start: Any, seed: Any, func: str) -> tuple:
+def _validate(
+    X: Any,
+    split_type: Any,
+    users_test_fraction: Any,
+    max_test_users: Any,
+    items_test_fraction: Any,
+    min_items_pool: Any,
+    min_pos_test: Any,
+    consider_cold_start: Any,
+    seed: Any,
+    func: str,
+) -> tuple:
     X = _prepare_csr(X, func)
     if split_type not in ("all", "separated", "joined"):
         raise param_error("split_type", func, "one of 'all', 'separated', 'joined'", split_type)
     m, n = X.shape
-    if max_test_users is None or (not isinstance(max_test_users, bool)
-                                  and isinstance(max_test_users, (int, float, np.integer,
-                                                                  np.floating))
-                                  and max_test_users == 0):
+    if max_test_users is None or (
+        not isinstance(max_test_users, bool)
+        and isinstance(max_test_users, (int, float, np.integer, np.floating))
+        and max_test_users == 0
+    ):
         max_test_users = m
-    ok = isinstance(max_test_users, (int, float, np.integer, np.floating)) \
-        and not isinstance(max_test_users, bool) and max_test_users > 0
+    ok = (
+        isinstance(max_test_users, (int, float, np.integer, np.floating))
+        and not isinstance(max_test_users, bool)
+        and max_test_users > 0
+    )
     if not ok:
-        raise param_error("max_test_users", func, "a number > 0, or None / 0 for all users",
-                          max_test_users)
+        raise param_error(
+            "max_test_users", func, "a number > 0, or None / 0 for all users", max_test_users
+        )
     max_test_users = int(max_test_users)
     seed = check_int(seed, "seed", func, minimum=0)
     min_pos_test = check_int(min_pos_test, "min_pos_test", func, minimum=0)
@@ -294,37 +350,56 @@ def _validate(X: Any, split_type: Any, users_test_fraction: Any, max_test_users:
     items_test_fraction = check_unit_open(items_test_fraction, "items_test_fraction", func)
     consider_cold_start = bool(consider_cold_start)
     if min_pos_test >= n:
-        raise param_error("min_pos_test", func, f"smaller than the number of columns of X ({n})",
-                          min_pos_test)
+        raise param_error(
+            "min_pos_test", func, f"smaller than the number of columns of X ({n})", min_pos_test
+        )
     if min_items_pool >= n:
-        raise param_error("min_items_pool", func, f"smaller than the number of columns of X "
-                          f"({n})", min_items_pool)
+        raise param_error(
+            "min_items_pool", func, f"smaller than the number of columns of X ({n})", min_items_pool
+        )
     n_users_take = m
     if split_type != "all":
         if m < 2:
-            raise param_error("X", func, "a matrix with at least 2 rows for split_type "
-                              f"{split_type!r}", X)
+            raise param_error(
+                "X", func, f"a matrix with at least 2 rows for split_type {split_type!r}", X
+            )
         if users_test_fraction is not None:
             take = m * users_test_fraction
             if take < 1:
-                warnings.warn("Desired fraction of test users implies <1, will select 1 user.",
-                              stacklevel=3)
+                warnings.warn(
+                    "Desired fraction of test users implies <1, will select 1 user.", stacklevel=3
+                )
                 take = 1
             n_users_take = min(round(take), max_test_users)  # Python's round, as recometrics
         else:
             if max_test_users > m:
-                warnings.warn("'max_test_users' is larger than number of users. Will take all.",
-                              stacklevel=3)
+                warnings.warn(
+                    "'max_test_users' is larger than number of users. Will take all.", stacklevel=3
+                )
             n_users_take = min(max_test_users, m)
-    return (X, split_type, n_users_take, items_test_fraction, min_items_pool, min_pos_test,
-            consider_cold_start, seed)
+    return (
+        X,
+        split_type,
+        n_users_take,
+        items_test_fraction,
+        min_items_pool,
+        min_pos_test,
+        consider_cold_start,
+        seed,
+    )
 
 
-def split_reco_train_test(X: Any, split_type: str = "separated",
-                          users_test_fraction: float | None = 0.1,
-                          max_test_users: int | None = 10000, items_test_fraction: float = 0.3,
-                          min_items_pool: int = 2, min_pos_test: int = 1,
-                          consider_cold_start: bool = False, seed: int = 1) -> tuple:
+def split_reco_train_test(
+    X: Any,
+    split_type: str = "separated",
+    users_test_fraction: float | None = 0.1,
+    max_test_users: int | None = 10000,
+    items_test_fraction: float = 0.3,
+    min_items_pool: int = 2,
+    min_pos_test: int = 1,
+    consider_cold_start: bool = False,
+    seed: int = 1,
+) -> tuple:
     """Train-test split of implicit-feedback data, a drop-in for recometrics' function.
 
     Same signature, defaults and outputs as ``recometrics.split_reco_train_test`` (0.1.6), and
@@ -370,11 +445,21 @@ def split_reco_train_test(X: Any, split_type: str = "separated",
         Bad parameters (named), or when no user is eligible for test.
     """
     func = "split_reco_train_test"
-    (X, split_type, n_take, frac, min_items_pool, min_pos_test, cold,
-     seed) = _validate(X, split_type, users_test_fraction, max_test_users, items_test_fraction,
-                       min_items_pool, min_pos_test, consider_cold_start, seed, func)
-    users_test, users_rem, is_test = _masks(X, split_type, n_take, frac, min_items_pool,
-                                            min_pos_test, cold, seed)
+    (X, split_type, n_take, frac, min_items_pool, min_pos_test, cold, seed) = _validate(
+        X,
+        split_type,
+        users_test_fraction,
+        max_test_users,
+        items_test_fraction,
+        min_items_pool,
+        min_pos_test,
+        consider_cold_start,
+        seed,
+        func,
+    )
+    users_test, users_rem, is_test = _masks(
+        X, split_type, n_take, frac, min_items_pool, min_pos_test, cold, seed
+    )
     if split_type == "all":
         all_rows = np.arange(X.shape[0])
         return _rows(X, all_rows, ~is_test), _rows(X, all_rows, is_test)
@@ -385,16 +470,24 @@ def split_reco_train_test(X: Any, split_type: str = "separated",
         return _rows(X, users_rem), X_train, X_test, users_out
     X_rem = _rows(X, users_rem)
     joined = sp.csr_array(sp.vstack([X_train, X_rem], format="csr"))
-    joined = sp.csr_array((joined.data, joined.indices.astype(np.int32),
-                           joined.indptr.astype(np.int32)), shape=joined.shape)
+    joined = sp.csr_array(
+        (joined.data, joined.indices.astype(np.int32), joined.indptr.astype(np.int32)),
+        shape=joined.shape,
+    )
     return joined, X_test, users_out
 
 
-def recometrics_split(interactions: Interactions, split_type: str = "separated",
-                      users_test_fraction: float | None = 0.1,
-                      max_test_users: int | None = 10000, items_test_fraction: float = 0.3,
-                      min_items_pool: int = 2, min_pos_test: int = 1,
-                      consider_cold_start: bool = False, seed: int = 1) -> Split:
+def recometrics_split(
+    interactions: Interactions,
+    split_type: str = "separated",
+    users_test_fraction: float | None = 0.1,
+    max_test_users: int | None = 10000,
+    items_test_fraction: float = 0.3,
+    min_items_pool: int = 2,
+    min_pos_test: int = 1,
+    consider_cold_start: bool = False,
+    seed: int = 1,
+) -> Split:
     """recometrics' split as a :class:`Split` of the same shape as the input.
 
     The same entries go to test as with :func:`split_reco_train_test` and the same arguments;
@@ -403,16 +496,32 @@ def recometrics_split(interactions: Interactions, split_type: str = "separated",
     """
     func = "recometrics_split"
     X = Interactions.checked(interactions, func)
-    (M, split_type, n_take, frac, min_items_pool, min_pos_test, cold,
-     seed) = _validate(X.matrix, split_type, users_test_fraction, max_test_users,
-                       items_test_fraction, min_items_pool, min_pos_test, consider_cold_start,
-                       seed, func)
-    users_test, _, is_test = _masks(M, split_type, n_take, frac, min_items_pool, min_pos_test,
-                                    cold, seed)
+    (M, split_type, n_take, frac, min_items_pool, min_pos_test, cold, seed) = _validate(
+        X.matrix,
+        split_type,
+        users_test_fraction,
+        max_test_users,
+        items_test_fraction,
+        min_items_pool,
+        min_pos_test,
+        consider_cold_start,
+        seed,
+        func,
+    )
+    users_test, _, is_test = _masks(
+        M, split_type, n_take, frac, min_items_pool, min_pos_test, cold, seed
+    )
     part = np.where(is_test, TEST, TRAIN)
-    params = {"split_type": split_type, "users_test_fraction": users_test_fraction,
-              "max_test_users": max_test_users, "items_test_fraction": frac,
-              "min_items_pool": min_items_pool, "min_pos_test": min_pos_test,
-              "consider_cold_start": cold, "seed": seed}
-    return split_from_parts(X, part, "recometrics", params,
-                            details={"selected_test_users": int(users_test.shape[0])})
+    params = {
+        "split_type": split_type,
+        "users_test_fraction": users_test_fraction,
+        "max_test_users": max_test_users,
+        "items_test_fraction": frac,
+        "min_items_pool": min_items_pool,
+        "min_pos_test": min_pos_test,
+        "consider_cold_start": cold,
+        "seed": seed,
+    }
+    return split_from_parts(
+        X, part, "recometrics", params, details={"selected_test_users": int(users_test.shape[0])}
+    )

@@ -61,9 +61,14 @@ class Split:
 
     def summary(self) -> dict[str, Any]:
         """Sizes of the parts and the fingerprint (JSON-able)."""
-        out = {"strategy": self.strategy, "params": self.params, "fingerprint": self.fingerprint,
-               "train_interactions": self.train.nnz, "test_interactions": self.test.nnz,
-               "test_users": int(self.test_users.shape[0])}
+        out = {
+            "strategy": self.strategy,
+            "params": self.params,
+            "fingerprint": self.fingerprint,
+            "train_interactions": self.train.nnz,
+            "test_interactions": self.test.nnz,
+            "test_users": int(self.test_users.shape[0]),
+        }
         if self.validation is not None:
             out["validation_interactions"] = self.validation.nnz
         if self.fold is not None:
@@ -74,8 +79,10 @@ class Split:
     def __repr__(self) -> str:
         val = f", validation={self.validation.nnz}" if self.validation is not None else ""
         fold = f", fold={self.fold}" if self.fold is not None else ""
-        return (f"Split({self.strategy!r}{fold}, train={self.train.nnz}, test={self.test.nnz}"
-                f"{val}, fingerprint={self.fingerprint!r})")
+        return (
+            f"Split({self.strategy!r}{fold}, train={self.train.nnz}, test={self.test.nnz}"
+            f"{val}, fingerprint={self.fingerprint!r})"
+        )
 
 
 def _json_default(o: Any) -> Any:
@@ -84,9 +91,16 @@ def _json_default(o: Any) -> Any:
     return str(o)
 
 
-def split_from_parts(X: Interactions, part: np.ndarray, strategy: str, params: dict, *,
-                     fold: int | None = None, details: dict | None = None,
-                     keep: np.ndarray | None = None) -> Split:
+def split_from_parts(
+    X: Interactions,
+    part: np.ndarray,
+    strategy: str,
+    params: dict,
+    *,
+    fold: int | None = None,
+    details: dict | None = None,
+    keep: np.ndarray | None = None,
+) -> Split:
     """Build a :class:`Split` from one part label per stored entry (TRAIN/TEST/VALIDATION).
 
     ``keep`` (optional bool per entry) drops entries from every part (for strategies that
@@ -98,8 +112,9 @@ def split_from_parts(X: Interactions, part: np.ndarray, strategy: str, params: d
     test = X.subset(keep & (part == TEST))
     has_val = bool(np.any(part == VALIDATION))
     validation = X.subset(keep & (part == VALIDATION)) if has_val else None
-    per_user = pd.DataFrame({"user_id": X.user_ids, "n_train": train.user_counts(),
-                             "n_test": test.user_counts()})
+    per_user = pd.DataFrame(
+        {"user_id": X.user_ids, "n_train": train.user_counts(), "n_test": test.user_counts()}
+    )
     if validation is not None:
         per_user["n_validation"] = validation.user_counts()
     h = hashlib.sha256()
@@ -107,14 +122,30 @@ def split_from_parts(X: Interactions, part: np.ndarray, strategy: str, params: d
     labels = np.where(keep, np.asarray(part, dtype=np.int8), np.int8(-1))
     h.update(labels.tobytes())
     det = dict(details or {})
-    det.setdefault("users_without_test", int(np.count_nonzero(
-        (per_user["n_test"].to_numpy() == 0) & (X.user_counts() > 0))))
-    det.setdefault("test_users_without_train", int(np.count_nonzero(
-        (per_user["n_test"].to_numpy() > 0) & (per_user["n_train"].to_numpy() == 0))))
+    det.setdefault(
+        "users_without_test",
+        int(np.count_nonzero((per_user["n_test"].to_numpy() == 0) & (X.user_counts() > 0))),
+    )
+    det.setdefault(
+        "test_users_without_train",
+        int(
+            np.count_nonzero(
+                (per_user["n_test"].to_numpy() > 0) & (per_user["n_train"].to_numpy() == 0)
+            )
+        ),
+    )
     params = json.loads(json.dumps(params, default=_json_default))
-    return Split(train=train, test=test, validation=validation, strategy=strategy,
-                 params=params, fingerprint=h.hexdigest()[:16], per_user=per_user, fold=fold,
-                 details=det)
+    return Split(
+        train=train,
+        test=test,
+        validation=validation,
+        strategy=strategy,
+        params=params,
+        fingerprint=h.hexdigest()[:16],
+        per_user=per_user,
+        fold=fold,
+        details=det,
+    )
 
 
 # ----------------------------------------------------------------------------- helpers
@@ -148,8 +179,9 @@ def _rank_rows(indptr: np.ndarray, key: np.ndarray, tie: np.ndarray | None) -> n
     return rank
 
 
-def within_row_rank(X: Interactions, key: np.ndarray, *, random_ties: np.ndarray | None = None
-                    ) -> np.ndarray:
+def within_row_rank(
+    X: Interactions, key: np.ndarray, *, random_ties: np.ndarray | None = None
+) -> np.ndarray:
     """Rank (0-based) of each entry within its row when the row is sorted by ``key`` ascending.
 
     Ties keep CSR (column) order, unless ``random_ties`` (one float per entry) breaks them.

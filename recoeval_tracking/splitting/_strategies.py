@@ -40,8 +40,12 @@ __all__ = [
 ]
 
 
-def _test_counts(n: np.ndarray, fraction: float | None, count: int | None, min_train: int,
-                 ) -> tuple[np.ndarray, int]:
+def _test_counts(
+    n: np.ndarray,
+    fraction: float | None,
+    count: int | None,
+    min_train: int,
+) -> tuple[np.ndarray, int]:
     """Per-user test counts: ``round(n * fraction)`` (halves up, as recometrics) or ``count``,
     capped so that ``min_train`` entries stay in train. Returns counts and users capped."""
     target = round_half_up(n * fraction) if fraction is not None else np.full_like(n, count)
@@ -61,23 +65,36 @@ def _fraction_or_count(fraction: Any, count: Any, func: str, default: float) -> 
 
 def _require_test(split: Split, func: str) -> Split:
     if split.test.nnz == 0:
-        raise InputError(f"{func}: the split leaves no test user (0 test interactions with "
-                         f"{split.params}); lower 'min_train' or raise the test size.")
+        raise InputError(
+            f"{func}: the split leaves no test user (0 test interactions with "
+            f"{split.params}); lower 'min_train' or raise the test size."
+        )
     return split
 
 
 def _require_timestamps(X: Interactions, func: str) -> np.ndarray:
     if X.timestamps is None:
-        raise param_error("interactions", func, "Interactions with timestamps",
-                          "data without timestamps", "Load a file with a timestamp column "
-                          "or use a random split.", got_is_text=True)
+        raise param_error(
+            "interactions",
+            func,
+            "Interactions with timestamps",
+            "data without timestamps",
+            "Load a file with a timestamp column or use a random split.",
+            got_is_text=True,
+        )
     return np.asarray(X.timestamps.data, dtype=np.int64)
 
 
-def random_holdout(interactions: Interactions, test_fraction: float | None = None,
-                   test_count: int | None = None, *, validation_fraction: float | None = None,
-                   validation_count: int | None = None, min_train: int = 1,
-                   seed: int = 0) -> Split:
+def random_holdout(
+    interactions: Interactions,
+    test_fraction: float | None = None,
+    test_count: int | None = None,
+    *,
+    validation_fraction: float | None = None,
+    validation_count: int | None = None,
+    min_train: int = 1,
+    seed: int = 0,
+) -> Split:
     """Random per-user holdout (LensKit ``SampleFrac`` / ``SampleN``).
 
     Each user's test size is ``round(n_u * test_fraction)`` with halves rounded up, as
@@ -102,8 +119,11 @@ def random_holdout(interactions: Interactions, test_fraction: float | None = Non
     X = Interactions.checked(interactions, func)
     frac, count = _fraction_or_count(test_fraction, test_count, func, 0.2)
     vfrac = check_fraction(validation_fraction, "validation_fraction", func, allow_none=True)
-    vcount = None if validation_count is None else check_int(validation_count,
-                                                             "validation_count", func, minimum=1)
+    vcount = (
+        None
+        if validation_count is None
+        else check_int(validation_count, "validation_count", func, minimum=1)
+    )
     min_train = check_int(min_train, "min_train", func, minimum=0)
     seed = check_seed(seed, func)
     rng = np.random.default_rng(seed)
@@ -115,21 +135,34 @@ def random_holdout(interactions: Interactions, test_fraction: float | None = Non
     details = {"users_capped_by_min_train": capped}
     if vfrac is not None or vcount is not None:
         if vfrac is not None and vcount is not None:
-            raise InputError(f"Pass either 'validation_fraction' or 'validation_count' to "
-                             f"{func}, not both.")
+            raise InputError(
+                f"Pass either 'validation_fraction' or 'validation_count' to {func}, not both."
+            )
         target = round_half_up(n * vfrac) if vfrac is not None else np.full_like(n, vcount)
         allowed = np.maximum(n - n_test - min_train, 0)
         n_val = np.minimum(target, allowed)
-        part = np.where((rank >= n_test[rows]) & (rank < (n_test + n_val)[rows]), VALIDATION,
-                        part)
+        part = np.where((rank >= n_test[rows]) & (rank < (n_test + n_val)[rows]), VALIDATION, part)
         details["validation_users_capped"] = int(np.count_nonzero(target > allowed))
-    params = {"test_fraction": frac, "test_count": count, "validation_fraction": vfrac,
-              "validation_count": vcount, "min_train": min_train, "seed": seed}
+    params = {
+        "test_fraction": frac,
+        "test_count": count,
+        "validation_fraction": vfrac,
+        "validation_count": vcount,
+        "min_train": min_train,
+        "seed": seed,
+    }
     return _require_test(split_from_parts(X, part, "random", params, details=details), func)
 
 
-def leave_n_out(interactions: Interactions, n: int = 1, *, order: str = "random",
-                min_train: int = 1, validation_n: int = 0, seed: int = 0) -> Split:
+def leave_n_out(
+    interactions: Interactions,
+    n: int = 1,
+    *,
+    order: str = "random",
+    min_train: int = 1,
+    validation_n: int = 0,
+    seed: int = 0,
+) -> Split:
     """Leave-N-out: ``n`` entries of each user go to test (and ``validation_n`` to validation).
 
     ``order="random"`` picks them uniformly at random; ``order="latest"`` picks the user's
@@ -159,26 +192,48 @@ def leave_n_out(interactions: Interactions, n: int = 1, *, order: str = "random"
     details = {"users_capped_by_min_train": capped}
     if validation_n:
         n_val, vcapped = _test_counts(counts - n_test, None, validation_n, min_train)
-        part = np.where((rank >= n_test[rows]) & (rank < (n_test + n_val)[rows]), VALIDATION,
-                        part)
+        part = np.where((rank >= n_test[rows]) & (rank < (n_test + n_val)[rows]), VALIDATION, part)
         details["validation_users_capped"] = vcapped
-    params = {"n": n, "order": order, "min_train": min_train, "validation_n": validation_n,
-              "seed": seed}
+    params = {
+        "n": n,
+        "order": order,
+        "min_train": min_train,
+        "validation_n": validation_n,
+        "seed": seed,
+    }
     name = "leave_one_out" if n == 1 else "leave_n_out"
     return _require_test(split_from_parts(X, part, name, params, details=details), func)
 
 
-def leave_one_out(interactions: Interactions, *, order: str = "random", min_train: int = 1,
-                  validation: bool = False, seed: int = 0) -> Split:
+def leave_one_out(
+    interactions: Interactions,
+    *,
+    order: str = "random",
+    min_train: int = 1,
+    validation: bool = False,
+    seed: int = 0,
+) -> Split:
     """Leave-one-out: one entry per user in test (random, or the latest with
     ``order="latest"``); see :func:`leave_n_out`."""
-    return leave_n_out(interactions, 1, order=order, min_train=min_train,
-                       validation_n=1 if validation else 0, seed=seed)
+    return leave_n_out(
+        interactions,
+        1,
+        order=order,
+        min_train=min_train,
+        validation_n=1 if validation else 0,
+        seed=seed,
+    )
 
 
-def temporal_global(interactions: Interactions, cut: int | None = None,
-                    quantile: float | None = None, *, validation_cut: int | None = None,
-                    validation_quantile: float | None = None, seed: int = 0) -> Split:
+def temporal_global(
+    interactions: Interactions,
+    cut: int | None = None,
+    quantile: float | None = None,
+    *,
+    validation_cut: int | None = None,
+    validation_quantile: float | None = None,
+    seed: int = 0,
+) -> Split:
     """Global temporal cut: entries with timestamp >= the cut are test, the rest train.
 
     The cut is a timestamp (``cut``) or the ``quantile`` of all timestamps (default 0.8),
@@ -204,20 +259,30 @@ def temporal_global(interactions: Interactions, cut: int | None = None,
         return int(np.quantile(ts, q, method="higher")) if ts.shape[0] else 0
 
     t_cut = _cut(cut, quantile, "cut", "quantile", 0.8)
-    v_cut = _cut(validation_cut, validation_quantile, "validation_cut", "validation_quantile",
-                 None)
+    v_cut = _cut(validation_cut, validation_quantile, "validation_cut", "validation_quantile", None)
     if v_cut is not None and v_cut > t_cut:
         raise param_error("validation_cut", func, f"<= the test cut ({t_cut})", v_cut)
     part = np.where(ts >= t_cut, TEST, TRAIN)
     if v_cut is not None:
         part = np.where((ts >= v_cut) & (ts < t_cut), VALIDATION, part)
-    params = {"cut": t_cut, "quantile": quantile, "validation_cut": v_cut,
-              "validation_quantile": validation_quantile, "seed": seed}
+    params = {
+        "cut": t_cut,
+        "quantile": quantile,
+        "validation_cut": v_cut,
+        "validation_quantile": validation_quantile,
+        "seed": seed,
+    }
     return _require_test(split_from_parts(X, part, "temporal_global", params), func)
 
 
-def temporal_user(interactions: Interactions, test_fraction: float | None = None,
-                  test_count: int | None = None, *, min_train: int = 1, seed: int = 0) -> Split:
+def temporal_user(
+    interactions: Interactions,
+    test_fraction: float | None = None,
+    test_count: int | None = None,
+    *,
+    min_train: int = 1,
+    seed: int = 0,
+) -> Split:
     """Per-user temporal holdout: each user's latest ``round(n_u * test_fraction)`` (halves
     up) or ``test_count`` entries by timestamp go to test, capped to keep ``min_train``.
 
@@ -235,8 +300,12 @@ def temporal_user(interactions: Interactions, test_fraction: float | None = None
     n_test, capped = _test_counts(X.user_counts(), frac, count, min_train)
     part = np.where(rank < n_test[X.row_of_entries()], TEST, TRAIN)
     params = {"test_fraction": frac, "test_count": count, "min_train": min_train, "seed": seed}
-    return _require_test(split_from_parts(X, part, "temporal_user", params,
-                                          details={"users_capped_by_min_train": capped}), func)
+    return _require_test(
+        split_from_parts(
+            X, part, "temporal_user", params, details={"users_capped_by_min_train": capped}
+        ),
+        func,
+    )
 
 
 def kfold(interactions: Interactions, n_folds: int = 5, *, seed: int = 0) -> list[Split]:
@@ -263,8 +332,15 @@ def kfold(interactions: Interactions, n_folds: int = 5, *, seed: int = 0) -> lis
     return out
 
 
-def user_kfold(interactions: Interactions, n_folds: int = 5, *, test_fraction: float | None = None,
-               test_count: int | None = None, min_train: int = 1, seed: int = 0) -> list[Split]:
+def user_kfold(
+    interactions: Interactions,
+    n_folds: int = 5,
+    *,
+    test_fraction: float | None = None,
+    test_count: int | None = None,
+    min_train: int = 1,
+    seed: int = 0,
+) -> list[Split]:
     """K-fold over users (LensKit ``crossfold_users``): users are partitioned into ``n_folds``
     random groups of sizes differing by at most one; in fold ``i`` the users of group ``i``
     hold out ``round(n_u * test_fraction)`` (default 0.2) or ``test_count`` random entries,
@@ -279,22 +355,41 @@ def user_kfold(interactions: Interactions, n_folds: int = 5, *, test_fraction: f
     rng = np.random.default_rng(seed)
     active = np.flatnonzero(X.user_counts() > 0)
     if active.shape[0] < n_folds:
-        raise param_error("n_folds", func, f"<= the number of users with interactions "
-                          f"({active.shape[0]})", n_folds)
+        raise param_error(
+            "n_folds",
+            func,
+            f"<= the number of users with interactions ({active.shape[0]})",
+            n_folds,
+        )
     group = np.full(X.n_users, -1, dtype=np.int64)
     group[rng.permutation(active)] = np.arange(active.shape[0]) % n_folds
     rank = random_row_rank(X, rng)
     n_test, capped = _test_counts(X.user_counts(), frac, count, min_train)
     rows = X.row_of_entries()
     holdout = rank < n_test[rows]
-    params = {"n_folds": n_folds, "test_fraction": frac, "test_count": count,
-              "min_train": min_train, "seed": seed}
+    params = {
+        "n_folds": n_folds,
+        "test_fraction": frac,
+        "test_count": count,
+        "min_train": min_train,
+        "seed": seed,
+    }
     out = []
     for f in range(n_folds):  # loop over folds, not users
         part = np.where(holdout & (group[rows] == f), TEST, TRAIN)
-        out.append(_require_test(split_from_parts(X, part, "user_kfold", params, fold=f,
-                                                  details={"users_capped_by_min_train": capped}),
-                                 func))
+        out.append(
+            _require_test(
+                split_from_parts(
+                    X,
+                    part,
+                    "user_kfold",
+                    params,
+                    fold=f,
+                    details={"users_capped_by_min_train": capped},
+                ),
+                func,
+            )
+        )
     return out
 
 

@@ -28,16 +28,41 @@ from typing import Any
 from ..jobdir.redact import flatten_config, is_secret_key
 
 _MODULE_OF = {
-    **dict.fromkeys(("DEFAULT_EXPERIMENT", "resolve_tracking_uri", "params_from_config",
-                     "run_name_from_overrides"), "client"),
+    **dict.fromkeys(
+        (
+            "DEFAULT_EXPERIMENT",
+            "resolve_tracking_uri",
+            "params_from_config",
+            "run_name_from_overrides",
+        ),
+        "client",
+    ),
     **dict.fromkeys(("log_job_dir", "log_results"), "runs"),
-    **dict.fromkeys(("SweepParent", "create_sweep_parent", "build_leaderboard",
-                     "finish_sweep_parent"), "sweeps"),
-    **dict.fromkeys(("PENDING_SWEEP", "upload_or_mark_pending",
-                     "finish_sweep_parent_or_mark_pending", "SyncOutcome", "find_pending",
-                     "sync_job_dir", "sync_paths"), "pending"),
-    **dict.fromkeys(("REPORT_ARTIFACTS", "search_runs_for_report", "find_sweep_parent",
-                     "download_job_artifacts", "log_report_artifacts"), "search"),
+    **dict.fromkeys(
+        ("SweepParent", "create_sweep_parent", "build_leaderboard", "finish_sweep_parent"), "sweeps"
+    ),
+    **dict.fromkeys(
+        (
+            "PENDING_SWEEP",
+            "upload_or_mark_pending",
+            "finish_sweep_parent_or_mark_pending",
+            "SyncOutcome",
+            "find_pending",
+            "sync_job_dir",
+            "sync_paths",
+        ),
+        "pending",
+    ),
+    **dict.fromkeys(
+        (
+            "REPORT_ARTIFACTS",
+            "search_runs_for_report",
+            "find_sweep_parent",
+            "download_job_artifacts",
+            "log_report_artifacts",
+        ),
+        "search",
+    ),
     **dict.fromkeys(("RecoevalEvaluator", "metric_threshold"), "evaluator"),
 }
 

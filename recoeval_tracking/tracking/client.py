@@ -41,7 +41,8 @@ EXPERIMENT_DESCRIPTION = (
     "leaderboard. Metrics: means at K (ndcg_at_10...), curves over k (ndcg_at_k, step = k), "
     "timings; their 95% intervals are in the tag recoeval.ci95. Params: the config chosen; "
     "artifacts: per-user results, definitions.json, plots. Compare runs with "
-    "recoeval-track-report.")
+    "recoeval-track-report."
+)
 
 _TAG_PREFIX = "recoeval."
 _MAX_PARAM_CHARS = 6000
@@ -53,6 +54,7 @@ _TRACKING_KEY_PREFIXES = ("tracking.", "hydra.", "mlflow.")
 # ---------------------------------------------------------------------------------------------
 # URIs, clients, experiments
 # ---------------------------------------------------------------------------------------------
+
 
 def resolve_tracking_uri(uri: str | None = None) -> str:
     """The tracking URI to use: ``uri`` if given, else ``MLFLOW_TRACKING_URI``, else the local
@@ -74,7 +76,7 @@ def resolve_tracking_uri(uri: str | None = None) -> str:
 def _default_artifact_location(uri: str) -> str | None:
     """Artifacts of a SQLite store live beside the database (``<db dir>/mlartifacts``)."""
     if uri.startswith("sqlite:///"):
-        db = Path(uri[len("sqlite:///"):])
+        db = Path(uri[len("sqlite:///") :])
         if not db.is_absolute():
             db = Path.cwd() / db
         return (db.resolve().parent / "mlartifacts").as_uri()
@@ -85,7 +87,7 @@ def _sqlite_path(uri: str) -> Path | None:
     """The database file of a ``sqlite:///`` URI (None for other stores and in-memory ones)."""
     if not uri.startswith("sqlite:///"):
         return None
-    text = uri[len("sqlite:///"):].split("?", 1)[0]
+    text = uri[len("sqlite:///") :].split("?", 1)[0]
     if not text or text == ":memory:":
         return None
     path = Path(text)
@@ -124,19 +126,23 @@ def _experiment_id(client, name: str, artifact_location: str | None, uri: str) -
         location = artifact_location or _default_artifact_location(uri)
         try:
             return client.create_experiment(
-                name, artifact_location=location,
-                tags={"mlflow.experimentKind": "custom_model_development",
-                      "mlflow.note.content": EXPERIMENT_DESCRIPTION})
+                name,
+                artifact_location=location,
+                tags={
+                    "mlflow.experimentKind": "custom_model_development",
+                    "mlflow.note.content": EXPERIMENT_DESCRIPTION,
+                },
+            )
         except MlflowException as err:  # created meanwhile by a parallel job
             exp = client.get_experiment_by_name(name)
             if exp is None:
                 raise err
     if exp.tags.get("mlflow.experimentKind") != "custom_model_development":
-        client.set_experiment_tag(exp.experiment_id, "mlflow.experimentKind",
-                                  "custom_model_development")
+        client.set_experiment_tag(
+            exp.experiment_id, "mlflow.experimentKind", "custom_model_development"
+        )
     if "mlflow.note.content" not in exp.tags:
-        client.set_experiment_tag(exp.experiment_id, "mlflow.note.content",
-                                  EXPERIMENT_DESCRIPTION)
+        client.set_experiment_tag(exp.experiment_id, "mlflow.note.content", EXPERIMENT_DESCRIPTION)
     return exp.experiment_id
 
 
@@ -153,8 +159,10 @@ def _run_exists(client, run_id: str) -> bool:
         client.get_run(run_id)
         return True
     except MlflowException as err:
-        if err.error_code in (ErrorCode.Name(RESOURCE_DOES_NOT_EXIST),
-                              ErrorCode.Name(INVALID_PARAMETER_VALUE)):
+        if err.error_code in (
+            ErrorCode.Name(RESOURCE_DOES_NOT_EXIST),
+            ErrorCode.Name(INVALID_PARAMETER_VALUE),
+        ):
             return False
         raise
 
@@ -164,14 +172,17 @@ def _now_ms() -> int:
 
 
 @contextlib.contextmanager
-def _fast_fail_http(max_retries: int = 1, timeout: int = 10,
-                    backoff_factor: int = 1) -> Iterator[None]:
+def _fast_fail_http(
+    max_retries: int = 1, timeout: int = 10, backoff_factor: int = 1
+) -> Iterator[None]:
     """Lower MLflow's HTTP retries and timeout during an attempt (unless the user set them), so a
     dead server fails in seconds, not minutes (defaults: 7 retries with backoff, 120 s timeout).
     """
-    wanted = {"MLFLOW_HTTP_REQUEST_MAX_RETRIES": str(max_retries),
-              "MLFLOW_HTTP_REQUEST_TIMEOUT": str(timeout),
-              "MLFLOW_HTTP_REQUEST_BACKOFF_FACTOR": str(backoff_factor)}
+    wanted = {
+        "MLFLOW_HTTP_REQUEST_MAX_RETRIES": str(max_retries),
+        "MLFLOW_HTTP_REQUEST_TIMEOUT": str(timeout),
+        "MLFLOW_HTTP_REQUEST_BACKOFF_FACTOR": str(backoff_factor),
+    }
     saved = {}
     for key, value in wanted.items():
         if key not in os.environ:
@@ -195,6 +206,7 @@ def _first_line(err: BaseException) -> str:
 # Arguments, params, tags, names
 # ---------------------------------------------------------------------------------------------
 
+
 def _clean_params(params: Mapping[str, Any]) -> dict[str, str]:
     out = {}
     for key, value in params.items():
@@ -202,7 +214,7 @@ def _clean_params(params: Mapping[str, Any]) -> dict[str, str]:
             continue
         text = scrub_text(str(value))
         if len(text) > _MAX_PARAM_CHARS:
-            text = text[:_MAX_PARAM_CHARS - 15] + "...[truncated]"
+            text = text[: _MAX_PARAM_CHARS - 15] + "...[truncated]"
         out[sanitize_key(str(key))] = text
     return out
 
@@ -217,8 +229,9 @@ def _clean_tags(tags: Mapping[str, Any]) -> dict[str, str]:
     return out
 
 
-def params_from_config(config: Mapping[str, Any] | None,
-                       params: Mapping[str, Any] | None = None) -> dict[str, str]:
+def params_from_config(
+    config: Mapping[str, Any] | None, params: Mapping[str, Any] | None = None
+) -> dict[str, str]:
     """MLflow params for a run: ``config`` flattened to dotted keys, then ``params`` (flattened
     too, winning on clashes); secret keys dropped, URL passwords removed, values truncated to
     6000 characters (MLflow's limit).
@@ -239,8 +252,9 @@ def params_from_config(config: Mapping[str, Any] | None,
     return _clean_params(flat)
 
 
-def run_name_from_overrides(overrides: Sequence[str] | None,
-                            exclude_prefixes: Sequence[str] = _TRACKING_KEY_PREFIXES) -> str | None:
+def run_name_from_overrides(
+    overrides: Sequence[str] | None, exclude_prefixes: Sequence[str] = _TRACKING_KEY_PREFIXES
+) -> str | None:
     """A run name from Hydra overrides, leaving tracking keys and secrets out.
 
     ``["model=als", "model.factors=64", "tracking.uri=http://..."]`` -> ``"model=als,
@@ -252,8 +266,9 @@ def run_name_from_overrides(overrides: Sequence[str] | None,
     for item in overrides:
         text = str(item)
         key = text.split("=", 1)[0].lstrip("+~")
-        if key.startswith(tuple(exclude_prefixes)) or key in {p.rstrip(".") for p in
-                                                              exclude_prefixes}:
+        if key.startswith(tuple(exclude_prefixes)) or key in {
+            p.rstrip(".") for p in exclude_prefixes
+        }:
             continue
         if is_secret_key(key):
             continue

@@ -116,6 +116,7 @@ def _error(message: str) -> MlflowException:
 
 def _config_message(message: str) -> str:
     """``The 'k' parameter of evaluate must be...`` -> ``evaluator_config['k'] must be...``."""
+
     def name(match: re.Match) -> str:
         key = match[1]
         return f"evaluator_config['{key}']" if key in (*OPTION_KEYS, *DATA_KEYS) else match[0]
@@ -137,13 +138,19 @@ def _check_data_keys(values: Mapping[str, Any]) -> None:
         if key in values and not (isinstance(values[key], str) and values[key]):
             raise param_error(key, _FUNC, "a column name (a non-empty str)", values[key])
     if values.get("prediction_type", "score") not in PREDICTION_TYPES:
-        raise param_error("prediction_type", _FUNC, f"one of {list(PREDICTION_TYPES)}",
-                          values["prediction_type"])
+        raise param_error(
+            "prediction_type", _FUNC, f"one of {list(PREDICTION_TYPES)}", values["prediction_type"]
+        )
     item_ids = values.get("item_ids")
-    if item_ids is not None and (isinstance(item_ids, (str, bytes, Mapping))
-                                 or not hasattr(item_ids, "__len__")):
-        raise param_error("item_ids", _FUNC, "a list of item ids (one per column of the "
-                          "model's output) or None", item_ids)
+    if item_ids is not None and (
+        isinstance(item_ids, (str, bytes, Mapping)) or not hasattr(item_ids, "__len__")
+    ):
+        raise param_error(
+            "item_ids",
+            _FUNC,
+            "a list of item ids (one per column of the model's output) or None",
+            item_ids,
+        )
     if not isinstance(values.get("plots", True), bool):
         raise param_error("plots", _FUNC, "a bool", values["plots"])
 
@@ -153,13 +160,14 @@ def read_config(evaluator_config: Mapping[str, Any] | None) -> EvaluatorConfig:
     ``MlflowException`` naming the key, what was expected and what was got."""
     config = {} if evaluator_config is None else evaluator_config
     if not isinstance(config, Mapping):
-        raise _error(f"evaluator_config must be a dict of options. Got {describe(config)} "
-                     "instead.")
+        raise _error(f"evaluator_config must be a dict of options. Got {describe(config)} instead.")
     unknown = sorted(str(k) for k in config if k not in (*OPTION_KEYS, *DATA_KEYS, *_MLFLOW_KEYS))
     if unknown:
-        raise _error(f"evaluator_config has unknown keys {unknown}. Known keys: the evaluation "
-                     f"options {list(OPTION_KEYS)} (as recoeval_tracking.evaluate takes them) "
-                     f"and {list(DATA_KEYS)} about the data.")
+        raise _error(
+            f"evaluator_config has unknown keys {unknown}. Known keys: the evaluation "
+            f"options {list(OPTION_KEYS)} (as recoeval_tracking.evaluate takes them) "
+            f"and {list(DATA_KEYS)} about the data."
+        )
     with _as_mlflow_errors():
         _check_data_keys(config)
         options = EvalOptions(**{k: v for k, v in config.items() if k in OPTION_KEYS})
@@ -179,9 +187,13 @@ def _check_options(options: EvalOptions) -> None:
         raise param_error("ties", _FUNC, f"one of {list(TIE_POLICIES)}", resolved.ties)
 
 
-def metric_threshold(key: str, *, threshold: float | None = None,
-                     min_absolute_change: float | None = None,
-                     min_relative_change: float | None = None):
+def metric_threshold(
+    key: str,
+    *,
+    threshold: float | None = None,
+    min_absolute_change: float | None = None,
+    min_relative_change: float | None = None,
+):
     """MLflow's ``MetricThreshold`` for the logged metric ``key`` (``ndcg_at_10``, ``mpr``,
     ``coverage_at_10``...), with ``greater_is_better`` from the metric registry.
 
@@ -192,33 +204,46 @@ def metric_threshold(key: str, *, threshold: float | None = None,
 
     from ..metrics.registry import greater_is_better
 
-    return MetricThreshold(threshold=threshold, min_absolute_change=min_absolute_change,
-                           min_relative_change=min_relative_change,
-                           greater_is_better=greater_is_better(key))
+    return MetricThreshold(
+        threshold=threshold,
+        min_absolute_change=min_absolute_change,
+        min_relative_change=min_relative_change,
+        greater_is_better=greater_is_better(key),
+    )
 
 
 # ---------------------------------------------------------------------------------------------
 # the evaluation
 # ---------------------------------------------------------------------------------------------
 
-def _check_call(model: Any, dataset: Any, predictions: Any, extra_metrics: Any,
-                custom_artifacts: Any) -> None:
+
+def _check_call(
+    model: Any, dataset: Any, predictions: Any, extra_metrics: Any, custom_artifacts: Any
+) -> None:
     """Arguments of ``mlflow.models.evaluate`` that this evaluator cannot honour."""
     for name, value in (("extra_metrics", extra_metrics), ("custom_artifacts", custom_artifacts)):
         if value:
-            raise _error(f"{name} must be None: MLflow's per-row metrics and artifacts do not "
-                         f"apply to full rankings. Got {describe(value)} instead. Compute more "
-                         "from result.artifacts['per_user'].content.")
+            raise _error(
+                f"{name} must be None: MLflow's per-row metrics and artifacts do not "
+                f"apply to full rankings. Got {describe(value)} instead. Compute more "
+                "from result.artifacts['per_user'].content."
+            )
     if model is not None and predictions is not None:
-        raise _error("predictions must be None when a model is given (the model scores every "
-                     f"item). Got {predictions!r} instead.")
+        raise _error(
+            "predictions must be None when a model is given (the model scores every "
+            f"item). Got {predictions!r} instead."
+        )
     if model is None and not getattr(dataset, "has_predictions", False):
-        raise _error("a source of scores is needed: a model, or predictions= naming the column "
-                     "of data that holds the scores (or ranks) of a static ranking. Got neither.")
+        raise _error(
+            "a source of scores is needed: a model, or predictions= naming the column "
+            "of data that holds the scores (or ranks) of a static ranking. Got neither."
+        )
     if not isinstance(getattr(dataset, "features_data", None), pd.DataFrame):
-        raise _error("data must be a pandas DataFrame (or an MLflow dataset made from one) with "
-                     "user and item columns. Got "
-                     f"{describe(getattr(dataset, 'features_data', dataset))} instead.")
+        raise _error(
+            "data must be a pandas DataFrame (or an MLflow dataset made from one) with "
+            "user and item columns. Got "
+            f"{describe(getattr(dataset, 'features_data', dataset))} instead."
+        )
 
 
 def _inputs(dataset: Any, model: Any, cfg: EvaluatorConfig) -> EvalInputs:
@@ -232,10 +257,12 @@ def _inputs(dataset: Any, model: Any, cfg: EvaluatorConfig) -> EvalInputs:
     train = read_train(cfg.train, cfg.user_col, cfg.item_col)
     name = str(dataset.name)
     if model is None:
-        return static_inputs(users, items, targets, dataset.predictions_data,
-                             cfg.prediction_type, train, name)
-    return model_inputs(users, items, targets, model.predict, cfg.user_col, cfg.item_ids,
-                        train, name)
+        return static_inputs(
+            users, items, targets, dataset.predictions_data, cfg.prediction_type, train, name
+        )
+    return model_inputs(
+        users, items, targets, model.predict, cfg.user_col, cfg.item_ids, train, name
+    )
 
 
 def _plain(value: Any) -> Any:
@@ -254,18 +281,28 @@ def _config_record(cfg: EvaluatorConfig, dataset: Any, inputs: EvalInputs) -> di
     if isinstance(train, pd.DataFrame):
         train = f"DataFrame ({len(train)} rows)"
     evaluator = {
-        "name": NAME, "input": inputs.record.get("input"), "user_col": cfg.user_col,
-        "item_col": cfg.item_col, "targets": dataset.targets_name,
-        "predictions": dataset.predictions_name if inputs.record.get("input") == "predictions"
-        else None, "prediction_type": cfg.prediction_type,
-        "train": None if train is None else str(train), "nthreads": options.nthreads,
+        "name": NAME,
+        "input": inputs.record.get("input"),
+        "user_col": cfg.user_col,
+        "item_col": cfg.item_col,
+        "targets": dataset.targets_name,
+        "predictions": dataset.predictions_name
+        if inputs.record.get("input") == "predictions"
+        else None,
+        "prediction_type": cfg.prediction_type,
+        "train": None if train is None else str(train),
+        "nthreads": options.nthreads,
     }
     return {"metrics": metrics, "evaluator": evaluator}
 
 
-_ARTIFACT_TYPES = {".parquet": ParquetEvaluationArtifact, ".csv": CsvEvaluationArtifact,
-                   ".json": JsonEvaluationArtifact, ".png": ImageEvaluationArtifact,
-                   ".yaml": TextEvaluationArtifact}
+_ARTIFACT_TYPES = {
+    ".parquet": ParquetEvaluationArtifact,
+    ".csv": CsvEvaluationArtifact,
+    ".json": JsonEvaluationArtifact,
+    ".png": ImageEvaluationArtifact,
+    ".yaml": TextEvaluationArtifact,
+}
 
 
 def _artifacts(job_path: Path, artifact_uri: str) -> dict[str, Any]:
@@ -288,8 +325,9 @@ def _artifacts(job_path: Path, artifact_uri: str) -> dict[str, Any]:
     return out
 
 
-def _log(results: Any, run_id: str, cfg: EvaluatorConfig, dataset: Any,
-         inputs: EvalInputs) -> EvaluationResult:
+def _log(
+    results: Any, run_id: str, cfg: EvaluatorConfig, dataset: Any, inputs: EvalInputs
+) -> EvaluationResult:
     """Write the job directory, log it into ``run_id`` as the app logs a job, and return what
     was logged as an ``EvaluationResult``."""
     import mlflow
@@ -301,17 +339,28 @@ def _log(results: Any, run_id: str, cfg: EvaluatorConfig, dataset: Any,
     uri = mlflow.get_tracking_uri()
     with tempfile.TemporaryDirectory(prefix="recoeval-eval-") as tmp:
         # exact: MLflow logs the returned metrics into the same run again, as computed
-        log_results(results, run_id=run_id, tracking_uri=uri,
-                    config=_config_record(cfg, dataset, inputs), dataset=inputs.record,
-                    job_dir=tmp, plots=cfg.plots, precision="exact")
+        log_results(
+            results,
+            run_id=run_id,
+            tracking_uri=uri,
+            config=_config_record(cfg, dataset, inputs),
+            dataset=inputs.record,
+            job_dir=tmp,
+            plots=cfg.plots,
+            precision="exact",
+        )
         job = read_job_dir(tmp, per_user=False)
         artifact_uri = _client(uri).get_run(run_id).info.artifact_uri
         artifacts = _artifacts(Path(tmp), artifact_uri)
     # the means only, as logged (the bounds are in the recoeval.ci95 tag): MLflow logs these
     # again into the run
-    return EvaluationResult(metrics={k: v for k, v in job.metrics.items()
-                                     if not k.endswith(("_ci95_low", "_ci95_high"))},
-                            artifacts=artifacts, run_id=run_id)
+    return EvaluationResult(
+        metrics={
+            k: v for k, v in job.metrics.items() if not k.endswith(("_ci95_low", "_ci95_high"))
+        },
+        artifacts=artifacts,
+        run_id=run_id,
+    )
 
 
 class RecoevalEvaluator(ModelEvaluator):
@@ -325,8 +374,19 @@ class RecoevalEvaluator(ModelEvaluator):
         """True for ``model_type="recommender"`` (other types belong to other evaluators)."""
         return model_type == MODEL_TYPE
 
-    def evaluate(self, *, model_type, dataset, run_id, evaluator_config, model=None,
-                 extra_metrics=None, custom_artifacts=None, predictions=None, **kwargs):
+    def evaluate(
+        self,
+        *,
+        model_type,
+        dataset,
+        run_id,
+        evaluator_config,
+        model=None,
+        extra_metrics=None,
+        custom_artifacts=None,
+        predictions=None,
+        **kwargs,
+    ):
         """Evaluate, log into ``run_id`` and return the logged metrics and artifacts."""
         from ..metrics import evaluate
 

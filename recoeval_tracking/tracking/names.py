@@ -24,8 +24,16 @@ __all__ = ["short_run_name", "swept_keys", "shown_value", "MAX_NAME_CHARS", "LAB
 #: Names stay below MLflow's table column width.
 MAX_NAME_CHARS = 39
 
-_ABBREV = {"factors": "f", "regularization": "reg", "iterations": "it", "alpha": "a",
-           "neighbors": "nn", "learning_rate": "lr", "test_fraction": "test", "shrinkage": "sh"}
+_ABBREV = {
+    "factors": "f",
+    "regularization": "reg",
+    "iterations": "it",
+    "alpha": "a",
+    "neighbors": "nn",
+    "learning_rate": "lr",
+    "test_fraction": "test",
+    "shrinkage": "sh",
+}
 _SKIP_PREFIXES = ("tracking", "hydra", "mlflow", "output")
 _PATH_KEYS = ("path", "uri", "dir", "file")
 #: The top-level setting holding a run's display name (``label=...``).
@@ -70,8 +78,11 @@ def swept_keys(overrides: Sequence[str] | None) -> list[str]:
     and tagged as Optuna's searches write it: ``int(interval(8,64))``,
     ``tag(log, interval(0.001, 1))``), tracking and Hydra keys left out; a list value
     (``[ndcg,p]``) is one value."""
-    return [k for k, v in _pairs(overrides)
-            if _top_level_comma(v) or (re.match(r"\w+\(", v) and _SWEEP_CALL.search(v))]
+    return [
+        k
+        for k, v in _pairs(overrides)
+        if _top_level_comma(v) or (re.match(r"\w+\(", v) and _SWEEP_CALL.search(v))
+    ]
 
 
 def _stem(value: str) -> str:
@@ -88,8 +99,9 @@ def shown_value(value: str) -> str:
     try:
         number = float(value)
     except ValueError:
-        return PurePosixPath(value.replace("\\", "/")).name if "/" in value or "\\" in value \
-            else value
+        return (
+            PurePosixPath(value.replace("\\", "/")).name if "/" in value or "\\" in value else value
+        )
     short = f"{number:.4g}"
     return short if len(short) < len(value) and "." in value else value
 
@@ -116,8 +128,7 @@ def _get(config: Mapping[str, Any] | None, section: str, *keys: str) -> str | No
 def run_label(config: Mapping[str, Any] | None) -> str | None:
     """The display name a run was given (top-level :data:`LABEL_KEY`), or None."""
     label = (config or {}).get(LABEL_KEY)
-    return scrub_text(" ".join(label.split())) if isinstance(label, str) and label.strip() \
-        else None
+    return scrub_text(" ".join(label.split())) if isinstance(label, str) and label.strip() else None
 
 
 def _model_name(config: Mapping[str, Any] | None, given: str | None) -> str | None:
@@ -130,9 +141,13 @@ def _model_name(config: Mapping[str, Any] | None, given: str | None) -> str | No
     return target.rsplit(".", 1)[-1] if target else None
 
 
-def short_run_name(config: Mapping[str, Any] | None, overrides: Sequence[str] | None,
-                   swept: Sequence[str] | None = None, suffix: str = "",
-                   model_name: str | None = None) -> str | None:
+def short_run_name(
+    config: Mapping[str, Any] | None,
+    overrides: Sequence[str] | None,
+    swept: Sequence[str] | None = None,
+    suffix: str = "",
+    model_name: str | None = None,
+) -> str | None:
     """The run name of a job: its model and the values of the ``swept`` keys in a sweep, its
     dataset and model otherwise; at most :data:`MAX_NAME_CHARS` characters (``suffix``, e.g.
     the job number, is kept when the name must be cut, so names stay distinct). A ``label``
@@ -143,8 +158,9 @@ def short_run_name(config: Mapping[str, Any] | None, overrides: Sequence[str] | 
     label = run_label(config)
     pairs = dict(_pairs(overrides))
     if swept is not None or label:
-        keys = [k for k in swept or [] if k in pairs and k not in ("model", "model.name",
-                                                                    LABEL_KEY)]
+        keys = [
+            k for k in swept or [] if k in pairs and k not in ("model", "model.name", LABEL_KEY)
+        ]
         head = label or model
         parts = [head] if head else []
         parts += [_short(k, pairs[k]) for k in keys]
@@ -159,5 +175,5 @@ def short_run_name(config: Mapping[str, Any] | None, overrides: Sequence[str] | 
         return None
     if len(name) > MAX_NAME_CHARS:
         tail = f" {suffix}" if suffix else ""
-        name = name[:MAX_NAME_CHARS - len(tail) - 1].rstrip() + "…" + tail
+        name = name[: MAX_NAME_CHARS - len(tail) - 1].rstrip() + "…" + tail
     return name

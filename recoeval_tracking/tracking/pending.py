@@ -55,8 +55,16 @@ from .sweeps import (
     finish_sweep_parent,
 )
 
-__all__ = ["PENDING_SWEEP", "upload_or_mark_pending", "finish_sweep_parent_or_mark_pending",
-           "Parents", "SyncOutcome", "find_pending", "sync_job_dir", "sync_paths"]
+__all__ = [
+    "PENDING_SWEEP",
+    "upload_or_mark_pending",
+    "finish_sweep_parent_or_mark_pending",
+    "Parents",
+    "SyncOutcome",
+    "find_pending",
+    "sync_job_dir",
+    "sync_paths",
+]
 
 #: Marker written into a sweep directory when its parent run could not be closed.
 PENDING_SWEEP = "PENDING_SWEEP"
@@ -82,6 +90,7 @@ def _warn(text: str) -> None:
 # Sweep parents
 # ---------------------------------------------------------------------------------------------
 
+
 class Parents:
     """Finds sweep parents in one store, creating a missing one once per sweep id.
 
@@ -95,8 +104,13 @@ class Parents:
         self.touched: set[str] = set()
         self.dirs: dict[str, Path] = {}  # sweep id -> the folder its parent lock is in
 
-    def resolve(self, parent_run_id: str | None, sweep_id: str | None, experiment: str,
-                lock_dir: Path | None) -> str | None:
+    def resolve(
+        self,
+        parent_run_id: str | None,
+        sweep_id: str | None,
+        experiment: str,
+        lock_dir: Path | None,
+    ) -> str | None:
         """The parent run id to link a child to: ``parent_run_id`` when the store has it, else
         the parent of ``sweep_id`` (found, or created under ``lock_dir``'s parent lock); None
         without a sweep id."""
@@ -121,8 +135,9 @@ class Parents:
         if found is not None:
             self.touched.add(found.info.run_id)
             return found.info.run_id
-        run_id = find_or_create_sweep_parent(sweep_id, tracking_uri=self.uri,
-                                             experiment=experiment)  # race-safe on the store
+        run_id = find_or_create_sweep_parent(
+            sweep_id, tracking_uri=self.uri, experiment=experiment
+        )  # race-safe on the store
         self.created[sweep_id] = run_id
         return run_id
 
@@ -138,9 +153,14 @@ def sweep_lock_dir(job_dir: Path) -> Path:
 # Uploading, or marking pending
 # ---------------------------------------------------------------------------------------------
 
+
 def _pending_record(uri: str, err: BaseException, upload: Mapping[str, Any]) -> dict[str, Any]:
-    return {"tracking_uri": scrub_url(uri), "error": _first_line(err), "time": _now_iso(),
-            "upload": dict(upload)}
+    return {
+        "tracking_uri": scrub_url(uri),
+        "error": _first_line(err),
+        "time": _now_iso(),
+        "upload": dict(upload),
+    }
 
 
 def mark_pending(root: Path, uri: str, err: BaseException, upload: Mapping[str, Any]) -> str:
@@ -152,8 +172,9 @@ def mark_pending(root: Path, uri: str, err: BaseException, upload: Mapping[str, 
     return record["error"]
 
 
-def upload_locked(root: Path, uri: str, upload: dict[str, Any],
-                  parents: Parents | None = None) -> str:
+def upload_locked(
+    root: Path, uri: str, upload: dict[str, Any], parents: Parents | None = None
+) -> str:
     """Check every file of the folder (:func:`~recoeval_tracking.jobdir.read.check_job_dir`),
     resolve the sweep parent, then :func:`~.runs.upload_job`; the caller holds the lock. A
     folder that fails the check raises :class:`~recoeval_tracking.InputError` before the store
@@ -162,8 +183,12 @@ def upload_locked(root: Path, uri: str, upload: dict[str, Any],
     if upload.get("parent_run_id") or upload.get("sweep_id"):
         parents = parents or Parents(uri)
         lock_dir = sweep_lock_dir(root) if upload.get("sweep_id") else None
-        parent = parents.resolve(upload.get("parent_run_id"), upload.get("sweep_id"),
-                                 upload.get("experiment") or DEFAULT_EXPERIMENT, lock_dir)
+        parent = parents.resolve(
+            upload.get("parent_run_id"),
+            upload.get("sweep_id"),
+            upload.get("experiment") or DEFAULT_EXPERIMENT,
+            lock_dir,
+        )
         upload = {**upload, "parent_run_id": parent}
     return upload_job(root, uri, upload)
 
@@ -206,19 +231,28 @@ def upload_or_mark_pending(path: str | Path, **kw: Any) -> str | None:
             except Exception as err:  # noqa: BLE001 - any store failure must leave the job usable
                 error = mark_pending(root, uri, err, upload)
     except LockTimeout as err:
-        _warn(f"{err} The results in {root} are safe; upload them later with: "
-              f"recoeval-track-sync {root}")
+        _warn(
+            f"{err} The results in {root} are safe; upload them later with: "
+            f"recoeval-track-sync {root}"
+        )
         return None
-    _warn(f"could not log to the tracking store {scrub_url(uri)} ({error}). Results are safe in "
-          f"{root} (marked PENDING); upload them later with: recoeval-track-sync {root}")
+    _warn(
+        f"could not log to the tracking store {scrub_url(uri)} ({error}). Results are safe in "
+        f"{root} (marked PENDING); upload them later with: recoeval-track-sync {root}"
+    )
     return None
 
 
-def finish_sweep_parent_or_mark_pending(sweep_dir: str | Path, parent_run_id: str | None,
-                                        status: str = "FINISHED", *,
-                                        sweep_id: str | None = None,
-                                        experiment: str = DEFAULT_EXPERIMENT,
-                                        only_if_marked: bool = False, **kw: Any) -> bool:
+def finish_sweep_parent_or_mark_pending(
+    sweep_dir: str | Path,
+    parent_run_id: str | None,
+    status: str = "FINISHED",
+    *,
+    sweep_id: str | None = None,
+    experiment: str = DEFAULT_EXPERIMENT,
+    only_if_marked: bool = False,
+    **kw: Any,
+) -> bool:
     """:func:`~.sweeps.finish_sweep_parent`; when the store cannot be reached, write
     ``PENDING_SWEEP`` into ``sweep_dir`` (the multirun directory) so that ``recoeval-track-sync``
     closes the parent after uploading the pending jobs. Returns True when the parent was closed
@@ -233,8 +267,7 @@ def finish_sweep_parent_or_mark_pending(sweep_dir: str | Path, parent_run_id: st
     if status not in _TERMINAL:
         raise param_error("status", func, f"one of {list(_TERMINAL)}", status)
     if not parent_run_id and not sweep_id:
-        raise param_error("parent_run_id", func, "a run id, or None with a sweep_id",
-                          parent_run_id)
+        raise param_error("parent_run_id", func, "a run id, or None with a sweep_id", parent_run_id)
     root = Path(sweep_dir)
     uri = resolve_tracking_uri(kw.pop("tracking_uri", None))
     try:
@@ -249,14 +282,25 @@ def finish_sweep_parent_or_mark_pending(sweep_dir: str | Path, parent_run_id: st
     except InputError:
         raise
     except Exception as err:  # noqa: BLE001
-        set_marker(root, PENDING_SWEEP, {
-            "parent_run_id": parent_run_id, "sweep_id": sweep_id, "experiment": experiment,
-            "status": status, "tracking_uri": scrub_url(uri), "error": _first_line(err),
-            "time": _now_iso()})
+        set_marker(
+            root,
+            PENDING_SWEEP,
+            {
+                "parent_run_id": parent_run_id,
+                "sweep_id": sweep_id,
+                "experiment": experiment,
+                "status": status,
+                "tracking_uri": scrub_url(uri),
+                "error": _first_line(err),
+                "time": _now_iso(),
+            },
+        )
         which = f"run {parent_run_id}" if parent_run_id else f"of sweep {sweep_id}"
-        _warn(f"could not close the sweep parent {which} on "
-              f"{scrub_url(uri)} ({_first_line(err)}); marked {root / PENDING_SWEEP}. Close it "
-              f"later with: recoeval-track-sync {root}")
+        _warn(
+            f"could not close the sweep parent {which} on "
+            f"{scrub_url(uri)} ({_first_line(err)}); marked {root / PENDING_SWEEP}. Close it "
+            f"later with: recoeval-track-sync {root}"
+        )
         return False
     set_marker(root, PENDING_SWEEP, None)
     return True

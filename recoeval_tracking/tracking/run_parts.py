@@ -37,15 +37,17 @@ def _metrics_for(job: JobDir, timestamp: int) -> list:
     (:data:`CI_TAG` holds them)."""
     from mlflow.entities import Metric
 
-    out = [Metric(key, float(value), timestamp, 0)
-           for key, value in job.metrics.items() if not _is_bound(key)]
+    out = [
+        Metric(key, float(value), timestamp, 0)
+        for key, value in job.metrics.items()
+        if not _is_bound(key)
+    ]
     curves = job.curves
     if len(curves):
         ks = curves["k"].to_numpy(dtype=np.int64)
         for name in job.curve_names:
             values = curves[name].to_numpy(dtype=np.float64)
-            out.extend(Metric(name, float(v), timestamp, int(k))
-                       for k, v in zip(ks, values))
+            out.extend(Metric(name, float(v), timestamp, int(k)) for k, v in zip(ks, values))
     return out
 
 
@@ -56,12 +58,20 @@ CI_TAG = "recoeval.ci95"
 
 def ci_tag_value(metrics: dict) -> str | None:
     """The :data:`CI_TAG` value of a job's ``metrics.json`` (None when it has no bounds)."""
-    bounds = {key[:-len("_ci95_low")]: [metrics[key], metrics.get(key[:-4] + "_high")]
-              for key in metrics if key.endswith("_ci95_low")}
+    bounds = {
+        key[: -len("_ci95_low")]: [metrics[key], metrics.get(key[:-4] + "_high")]
+        for key in metrics
+        if key.endswith("_ci95_low")
+    }
     if not bounds:
         return None
-    return json.dumps({k: [None if v is None or not np.isfinite(v) else float(v) for v in pair]
-                       for k, pair in bounds.items()}, separators=(",", ":"))
+    return json.dumps(
+        {
+            k: [None if v is None or not np.isfinite(v) else float(v) for v in pair]
+            for k, pair in bounds.items()
+        },
+        separators=(",", ":"),
+    )
 
 
 def read_ci_tag(tags: dict) -> dict[str, tuple[float, float]]:
@@ -70,8 +80,11 @@ def read_ci_tag(tags: dict) -> dict[str, tuple[float, float]]:
         raw = json.loads(tags.get(CI_TAG) or "{}")
     except ValueError:
         return {}
-    return {k: tuple(float("nan") if v is None else float(v) for v in pair)
-            for k, pair in raw.items() if isinstance(pair, list) and len(pair) == 2}
+    return {
+        k: tuple(float("nan") if v is None else float(v) for v in pair)
+        for k, pair in raw.items()
+        if isinstance(pair, list) and len(pair) == 2
+    }
 
 
 def _without_none(config: Mapping) -> dict:
@@ -140,13 +153,21 @@ def _dataset_input(job: JobDir):
     source = scrub_text(str(source))
     source_type = "http" if source.startswith(("http://", "https://")) else "local"
     source_json = json.dumps({"url" if source_type == "http" else "uri": source})
-    profile = {k: v for k, v in ds.items()
-               if isinstance(v, (int, float, str, bool)) and k not in ("source", "path")}
+    profile = {
+        k: v
+        for k, v in ds.items()
+        if isinstance(v, (int, float, str, bool)) and k not in ("source", "path")
+    }
     return DatasetInput(
-        Dataset(name=str(ds.get("name", "dataset"))[:500], digest=str(digest)[:36],
-                source_type=source_type, source=source_json,
-                profile=json.dumps(profile, default=str)),
-        tags=[InputTag(key="mlflow.data.context", value="evaluation")])
+        Dataset(
+            name=str(ds.get("name", "dataset"))[:500],
+            digest=str(digest)[:36],
+            source_type=source_type,
+            source=source_json,
+            profile=json.dumps(profile, default=str),
+        ),
+        tags=[InputTag(key="mlflow.data.context", value="evaluation")],
+    )
 
 
 def _missing_metrics(client, run, metrics: list) -> list:

@@ -99,8 +99,16 @@ from .run_parts import (
     ci_tag_value,
 )
 
-__all__ = ["log_job_dir", "log_results", "upload_args", "upload_job", "job_lock", "set_marker",
-           "LOCK_WAIT_SECONDS", "LABEL_TAG"]
+__all__ = [
+    "log_job_dir",
+    "log_results",
+    "upload_args",
+    "upload_job",
+    "job_lock",
+    "set_marker",
+    "LOCK_WAIT_SECONDS",
+    "LABEL_TAG",
+]
 
 #: The tag holding a run's display name (the config's top-level ``label``; ``job.json``'s
 #: ``label``), which is also its run name.
@@ -109,20 +117,31 @@ LABEL_TAG = _TAG_PREFIX + "label"
 #: How long an upload waits for another process holding the job directory's lock.
 LOCK_WAIT_SECONDS = 600.0
 
-_ARTIFACT_FILES = tuple(FILES[name] for name in (
-    "per_user", "metrics", "curves", "definitions", "dataset", "config", "overrides", "job"))
+_ARTIFACT_FILES = tuple(
+    FILES[name]
+    for name in (
+        "per_user",
+        "metrics",
+        "curves",
+        "definitions",
+        "dataset",
+        "config",
+        "overrides",
+        "job",
+    )
+)
 
 
-def _run_tags(job: JobDir, sweep_id: str | None, extra: Mapping[str, Any] | None
-              ) -> dict[str, str]:
+def _run_tags(job: JobDir, sweep_id: str | None, extra: Mapping[str, Any] | None) -> dict[str, str]:
     tags: dict[str, Any] = {
         _TAG_PREFIX + "job_uid": job.job_uid or None,
         _TAG_PREFIX + "sweep_id": sweep_id or job.job_uid or None,
         _TAG_PREFIX + "version": job.job.get("package_version"),
         _TAG_PREFIX + "k": job.k,
         _TAG_PREFIX + "metrics": ",".join(job.metric_columns),
-        _TAG_PREFIX + "headline": ",".join(headline_metrics(
-            [*job.metric_columns, *job.metrics], job.k)),
+        _TAG_PREFIX + "headline": ",".join(
+            headline_metrics([*job.metric_columns, *job.metrics], job.k)
+        ),
         _TAG_PREFIX + "topk_only": str(job.topk_only).lower(),
     }
     defs = job.definitions.get("definitions", job.definitions) if job.definitions else {}
@@ -147,9 +166,17 @@ def _run_tags(job: JobDir, sweep_id: str | None, extra: Mapping[str, Any] | None
     return _clean_tags(tags)
 
 
-def _upload(client, run_id: str, job: JobDir, *, params: dict[str, str], tags: dict[str, str],
-            artifact_path: str | None, existing_params: Mapping[str, str] | None = None,
-            resume=None) -> None:
+def _upload(
+    client,
+    run_id: str,
+    job: JobDir,
+    *,
+    params: dict[str, str],
+    tags: dict[str, str],
+    artifact_path: str | None,
+    existing_params: Mapping[str, str] | None = None,
+    resume=None,
+) -> None:
     """Metrics, params and tags in one batch, then the dataset input, then the artifacts.
 
     ``resume``: the run as the store holds it, when finishing an upload cut off midway; only
@@ -162,15 +189,21 @@ def _upload(client, run_id: str, job: JobDir, *, params: dict[str, str], tags: d
     if existing_params:
         clash = {k for k, v in params.items() if k in existing_params and existing_params[k] != v}
         if clash:
-            print(f"recoeval: params already set with other values in run {run_id} were kept: "
-                  f"{', '.join(sorted(clash))}", file=sys.stderr)
+            print(
+                f"recoeval: params already set with other values in run {run_id} were kept: "
+                f"{', '.join(sorted(clash))}",
+                file=sys.stderr,
+            )
         params = {k: v for k, v in params.items() if k not in existing_params}
     metrics = _metrics_for(job, _now_ms())
     if resume is not None:
         metrics = _missing_metrics(client, resume, metrics)
-    client.log_batch(run_id, metrics=metrics,
-                     params=[Param(k, v) for k, v in params.items()],
-                     tags=[RunTag(k, v) for k, v in tags.items()])
+    client.log_batch(
+        run_id,
+        metrics=metrics,
+        params=[Param(k, v) for k, v in params.items()],
+        tags=[RunTag(k, v) for k, v in tags.items()],
+    )
     ds_input = _dataset_input(job)
     if ds_input is not None and not (resume is not None and resume.inputs.dataset_inputs):
         client.log_inputs(run_id, datasets=[ds_input])
@@ -179,8 +212,9 @@ def _upload(client, run_id: str, job: JobDir, *, params: dict[str, str], tags: d
         if p.is_file():
             client.log_artifact(run_id, str(p), artifact_path)
         elif p.is_dir():  # the per-user parts of a distributed evaluation
-            client.log_artifacts(run_id, str(p), f"{artifact_path}/{name}" if artifact_path
-                                 else name)
+            client.log_artifacts(
+                run_id, str(p), f"{artifact_path}/{name}" if artifact_path else name
+            )
     plots = job.path / FILES["plots"]
     if plots.is_dir() and any(plots.iterdir()):
         sub = f"{artifact_path}/plots" if artifact_path else "plots"
@@ -194,8 +228,13 @@ def _job_params(job: JobDir, params: Mapping[str, Any] | None) -> dict[str, str]
     definitions stay in ``definitions.json`` and their fingerprints in tags, never params."""
     flat: dict[str, Any] = {}
     if job.config:
-        flat.update({k: v for k, v in flatten_config(_without_none(job.config)).items()
-                     if not k.startswith(("tracking.", "hydra.", "definitions."))})
+        flat.update(
+            {
+                k: v
+                for k, v in flatten_config(_without_none(job.config)).items()
+                if not k.startswith(("tracking.", "hydra.", "definitions."))
+            }
+        )
     if params:
         flat.update(flatten_config(_without_none(params)))
     model = job.job.get("model")
@@ -208,9 +247,9 @@ def _job_params(job: JobDir, params: Mapping[str, Any] | None) -> dict[str, str]
 
 def _find_job_runs(client, experiment_id: str, job_uid: str) -> list:
     """The runs tagged with ``job_uid``, oldest first."""
-    runs = client.search_runs([experiment_id],
-                              filter_string=f"tags.`{_TAG_PREFIX}job_uid` = '{job_uid}'",
-                              max_results=100)
+    runs = client.search_runs(
+        [experiment_id], filter_string=f"tags.`{_TAG_PREFIX}job_uid` = '{job_uid}'", max_results=100
+    )
     return sorted(runs, key=lambda r: (r.info.start_time or 0, r.info.run_id))
 
 
@@ -229,8 +268,10 @@ def set_marker(root: Path, name: str, record: Mapping[str, Any] | None) -> None:
     except OSError as err:
         if err.errno not in (errno.EACCES, errno.EPERM, errno.EROFS, errno.ENOSPC, errno.EDQUOT):
             raise
-        print(f"recoeval: WARNING: could not write the marker {name} in {root} ({err.strerror}).",
-              file=sys.stderr)
+        print(
+            f"recoeval: WARNING: could not write the marker {name} in {root} ({err.strerror}).",
+            file=sys.stderr,
+        )
 
 
 def job_lock(root: Path, timeout: float | None = LOCK_WAIT_SECONDS):
@@ -238,15 +279,26 @@ def job_lock(root: Path, timeout: float | None = LOCK_WAIT_SECONDS):
     return lock_if_writable(root / JOB_LOCK, timeout=timeout, what=f"the job directory {root}")
 
 
-def upload_args(*, experiment: str = DEFAULT_EXPERIMENT, run_name: str | None = None,
-                parent_run_id: str | None = None, sweep_id: str | None = None,
-                tags: Mapping[str, Any] | None = None, params: Mapping[str, Any] | None = None,
-                artifact_location: str | None = None, func: str = "log_job_dir",
-                precision: str = "auto") -> dict[str, Any]:
+def upload_args(
+    *,
+    experiment: str = DEFAULT_EXPERIMENT,
+    run_name: str | None = None,
+    parent_run_id: str | None = None,
+    sweep_id: str | None = None,
+    tags: Mapping[str, Any] | None = None,
+    params: Mapping[str, Any] | None = None,
+    artifact_location: str | None = None,
+    func: str = "log_job_dir",
+    precision: str = "auto",
+) -> dict[str, Any]:
     """The upload arguments of :func:`log_job_dir`, checked and cleaned (secrets dropped), as
     recorded in the ``UPLOADING`` and ``PENDING`` markers."""
-    for name, value in (("run_name", run_name), ("parent_run_id", parent_run_id),
-                        ("sweep_id", sweep_id), ("artifact_location", artifact_location)):
+    for name, value in (
+        ("run_name", run_name),
+        ("parent_run_id", parent_run_id),
+        ("sweep_id", sweep_id),
+        ("artifact_location", artifact_location),
+    ):
         check_optional(value, str, name, func)
     if not isinstance(experiment, str) or not experiment:
         raise param_error("experiment", func, "a non-empty str", experiment)
@@ -254,10 +306,16 @@ def upload_args(*, experiment: str = DEFAULT_EXPERIMENT, run_name: str | None = 
     check_optional(params, Mapping, "params", func)
     if precision not in PRECISIONS:
         raise param_error("precision", func, f"one of {list(PRECISIONS)}", precision)
-    return {"experiment": experiment, "run_name": run_name, "parent_run_id": parent_run_id,
-            "sweep_id": sweep_id, "tags": _clean_tags(tags) if tags else None,
-            "params": params_from_config(None, _without_none(params)) if params else None,
-            "artifact_location": artifact_location, "precision": precision}
+    return {
+        "experiment": experiment,
+        "run_name": run_name,
+        "parent_run_id": parent_run_id,
+        "sweep_id": sweep_id,
+        "tags": _clean_tags(tags) if tags else None,
+        "params": params_from_config(None, _without_none(params)) if params else None,
+        "artifact_location": artifact_location,
+        "precision": precision,
+    }
 
 
 def upload_job(root: Path, uri: str, upload: Mapping[str, Any]) -> str:
@@ -267,8 +325,13 @@ def upload_job(root: Path, uri: str, upload: Mapping[str, Any]) -> str:
     from ..jobdir.redact import scrub_url
 
     job = check_job_dir(root)  # every file readable, no link: before any run is made
-    marker = {"tracking_uri": scrub_url(uri), "run_id": None, "pid": os.getpid(),
-              "time": _now_iso(), "upload": dict(upload)}
+    marker = {
+        "tracking_uri": scrub_url(uri),
+        "run_id": None,
+        "pid": os.getpid(),
+        "time": _now_iso(),
+        "upload": dict(upload),
+    }
     set_marker(root, UPLOADING, marker)
     client = _client(uri)
     exp_id = _experiment_id(client, upload["experiment"], upload.get("artifact_location"), uri)
@@ -285,19 +348,28 @@ def upload_job(root: Path, uri: str, upload: Mapping[str, Any]) -> str:
     start_ms, end_ms = _job_times(job)
     if resume is None:
         model = job.job.get("model") if isinstance(job.job.get("model"), Mapping) else {}
-        name = upload.get("run_name") or short_run_name(job.config, job.overrides,
-                                                        model_name=model.get("name"))
+        name = upload.get("run_name") or short_run_name(
+            job.config, job.overrides, model_name=model.get("name")
+        )
         run_tags = _clean_tags({**_context_tags(), **run_tags})
-        run_id = client.create_run(exp_id, tags=run_tags, run_name=name,
-                                   start_time=start_ms).info.run_id
+        run_id = client.create_run(
+            exp_id, tags=run_tags, run_name=name, start_time=start_ms
+        ).info.run_id
         run_tags = {}
     else:
         run_id = resume.info.run_id
         run_tags = {k: v for k, v in run_tags.items() if resume.data.tags.get(k) != v}
     set_marker(root, UPLOADING, {**marker, "run_id": run_id})
     try:
-        _upload(client, run_id, job, params=_job_params(job, upload.get("params")),
-                tags=run_tags, artifact_path=None, resume=resume)
+        _upload(
+            client,
+            run_id,
+            job,
+            params=_job_params(job, upload.get("params")),
+            tags=run_tags,
+            artifact_path=None,
+            resume=resume,
+        )
     except BaseException:
         with contextlib.suppress(Exception):
             client.set_terminated(run_id, "FAILED")
@@ -309,18 +381,25 @@ def upload_job(root: Path, uri: str, upload: Mapping[str, Any]) -> str:
 def _synced(root: Path, run_id: str, uri: str) -> str:
     from ..jobdir.redact import scrub_url
 
-    set_marker(root, SYNCED, {"run_id": run_id, "tracking_uri": scrub_url(uri),
-                              "time": _now_iso()})
+    set_marker(root, SYNCED, {"run_id": run_id, "tracking_uri": scrub_url(uri), "time": _now_iso()})
     set_marker(root, UPLOADING, None)
     set_marker(root, PENDING, None)
     return run_id
 
 
-def log_job_dir(path: str | Path, *, tracking_uri: str | None = None,
-                experiment: str = DEFAULT_EXPERIMENT, run_name: str | None = None,
-                parent_run_id: str | None = None, sweep_id: str | None = None,
-                tags: Mapping[str, Any] | None = None, params: Mapping[str, Any] | None = None,
-                artifact_location: str | None = None, precision: str = "auto") -> str:
+def log_job_dir(
+    path: str | Path,
+    *,
+    tracking_uri: str | None = None,
+    experiment: str = DEFAULT_EXPERIMENT,
+    run_name: str | None = None,
+    parent_run_id: str | None = None,
+    sweep_id: str | None = None,
+    tags: Mapping[str, Any] | None = None,
+    params: Mapping[str, Any] | None = None,
+    artifact_location: str | None = None,
+    precision: str = "auto",
+) -> str:
     """Log a job directory as one MLflow run and return its run id.
 
     Parameters
@@ -364,9 +443,16 @@ def log_job_dir(path: str | Path, *, tracking_uri: str | None = None,
         Another process held the directory's lock for more than ten minutes.
     """
     check_optional(tracking_uri, str, "tracking_uri", "log_job_dir")
-    upload = upload_args(experiment=experiment, run_name=run_name, parent_run_id=parent_run_id,
-                         sweep_id=sweep_id, tags=tags, params=params,
-                         artifact_location=artifact_location, precision=precision)
+    upload = upload_args(
+        experiment=experiment,
+        run_name=run_name,
+        parent_run_id=parent_run_id,
+        sweep_id=sweep_id,
+        tags=tags,
+        params=params,
+        artifact_location=artifact_location,
+        precision=precision,
+    )
     root = Path(path)
     read_job_dir(root, per_user=False)  # a bad path fails before any lock or store
     uri = resolve_tracking_uri(tracking_uri)
@@ -384,26 +470,48 @@ def _active_run() -> tuple[str | None, str | None]:
     return active.info.run_id, mlflow.get_tracking_uri()
 
 
-def _log_into_run(path: Path, run_id: str, tracking_uri: str | None,
-                  tags: Mapping[str, Any] | None, params: Mapping[str, Any] | None,
-                  artifact_path: str | None) -> str:
+def _log_into_run(
+    path: Path,
+    run_id: str,
+    tracking_uri: str | None,
+    tags: Mapping[str, Any] | None,
+    params: Mapping[str, Any] | None,
+    artifact_path: str | None,
+) -> str:
     """Add the job directory ``path`` to the existing run ``run_id`` (left open)."""
     client = _client(resolve_tracking_uri(tracking_uri))
     run = client.get_run(run_id)
     job = read_job_dir(path, per_user=False)
-    _upload(client, run_id, job, params=_job_params(job, params), tags=_run_tags(job, None, tags),
-            artifact_path=artifact_path, existing_params=run.data.params)
+    _upload(
+        client,
+        run_id,
+        job,
+        params=_job_params(job, params),
+        tags=_run_tags(job, None, tags),
+        artifact_path=artifact_path,
+        existing_params=run.data.params,
+    )
     return run_id
 
 
-def log_results(results, *, run_id: str | None = None, tracking_uri: str | None = None,
-                experiment: str = DEFAULT_EXPERIMENT, run_name: str | None = None,
-                config: Mapping[str, Any] | str | None = None,
-                overrides: list[str] | None = None, dataset: Mapping[str, Any] | None = None,
-                tags: Mapping[str, Any] | None = None, params: Mapping[str, Any] | None = None,
-                extra_metrics: Mapping[str, Any] | None = None,
-                artifact_path: str | None = None, job_dir: str | Path | None = None,
-                plots: bool | str = True, precision: str = "auto") -> str:
+def log_results(
+    results,
+    *,
+    run_id: str | None = None,
+    tracking_uri: str | None = None,
+    experiment: str = DEFAULT_EXPERIMENT,
+    run_name: str | None = None,
+    config: Mapping[str, Any] | str | None = None,
+    overrides: list[str] | None = None,
+    dataset: Mapping[str, Any] | None = None,
+    tags: Mapping[str, Any] | None = None,
+    params: Mapping[str, Any] | None = None,
+    extra_metrics: Mapping[str, Any] | None = None,
+    artifact_path: str | None = None,
+    job_dir: str | Path | None = None,
+    plots: bool | str = True,
+    precision: str = "auto",
+) -> str:
     """Log a :class:`~recoeval_tracking.metrics.results.Results` to MLflow in one line.
 
     Into ``run_id`` if given, else into the active run (``mlflow.start_run()`` of a training
@@ -452,8 +560,12 @@ def log_results(results, *, run_id: str | None = None, tracking_uri: str | None 
     func = "log_results"
     if not isinstance(results, Results):
         raise param_error("results", func, "a recoeval_tracking Results object", results)
-    for name, value in (("run_id", run_id), ("tracking_uri", tracking_uri),
-                        ("run_name", run_name), ("artifact_path", artifact_path)):
+    for name, value in (
+        ("run_id", run_id),
+        ("tracking_uri", tracking_uri),
+        ("run_name", run_name),
+        ("artifact_path", artifact_path),
+    ):
         check_optional(value, str, name, func)
     check_optional(tags, Mapping, "tags", func)
     check_optional(params, Mapping, "params", func)
@@ -465,12 +577,25 @@ def log_results(results, *, run_id: str | None = None, tracking_uri: str | None 
     with contextlib.ExitStack() as stack:
         if job_dir is None:
             job_dir = stack.enter_context(tempfile.TemporaryDirectory(prefix="recoeval-job-"))
-        path = write_job_dir(results, job_dir, config_yaml=config, overrides=overrides,
-                             dataset=dataset, extra_metrics=extra_metrics, plots=plots)
+        path = write_job_dir(
+            results,
+            job_dir,
+            config_yaml=config,
+            overrides=overrides,
+            dataset=dataset,
+            extra_metrics=extra_metrics,
+            plots=plots,
+        )
         if run_id is None:
-            return log_job_dir(path, tracking_uri=tracking_uri, experiment=experiment,
-                               run_name=run_name, tags=tags, params=params,
-                               precision=precision)
+            return log_job_dir(
+                path,
+                tracking_uri=tracking_uri,
+                experiment=experiment,
+                run_name=run_name,
+                tags=tags,
+                params=params,
+                precision=precision,
+            )
         if precision not in PRECISIONS:
             raise param_error("precision", func, f"one of {list(PRECISIONS)}", precision)
         return _log_into_run(path, run_id, tracking_uri, tags, params, artifact_path)

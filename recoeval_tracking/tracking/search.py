@@ -23,19 +23,41 @@ from .client import (
     resolve_tracking_uri,
 )
 
-__all__ = ["REPORT_ARTIFACTS", "search_runs_for_report", "find_sweep_parent",
-           "download_job_artifacts", "log_report_artifacts"]
+__all__ = [
+    "REPORT_ARTIFACTS",
+    "search_runs_for_report",
+    "find_sweep_parent",
+    "download_job_artifacts",
+    "log_report_artifacts",
+]
 
 #: Files a report needs from a run's artifacts (the rest of the job directory is optional).
-REPORT_ARTIFACTS = tuple(FILES[name] for name in (
-    "per_user", "metrics", "definitions", "curves", "dataset", "config", "overrides", "job"))
+REPORT_ARTIFACTS = tuple(
+    FILES[name]
+    for name in (
+        "per_user",
+        "metrics",
+        "definitions",
+        "curves",
+        "dataset",
+        "config",
+        "overrides",
+        "job",
+    )
+)
 
 
 def _run_dict(run) -> dict[str, Any]:
-    return {"run_id": run.info.run_id, "run_name": run.info.run_name,
-            "experiment_id": run.info.experiment_id, "status": run.info.status,
-            "start_time": run.info.start_time, "params": dict(run.data.params),
-            "tags": dict(run.data.tags), "metrics": dict(run.data.metrics)}
+    return {
+        "run_id": run.info.run_id,
+        "run_name": run.info.run_name,
+        "experiment_id": run.info.experiment_id,
+        "status": run.info.status,
+        "start_time": run.info.start_time,
+        "params": dict(run.data.params),
+        "tags": dict(run.data.tags),
+        "metrics": dict(run.data.metrics),
+    }
 
 
 def _experiment_ids(client, experiment: str | None, func: str) -> list[str]:
@@ -47,8 +69,7 @@ def _experiment_ids(client, experiment: str | None, func: str) -> list[str]:
     exp = client.get_experiment_by_name(experiment)
     if exp is None:
         names = [e.name for e in client.search_experiments()]
-        raise param_error("experiment", func, f"an existing experiment {names[:10]}",
-                          experiment)
+        raise param_error("experiment", func, f"an existing experiment {names[:10]}", experiment)
     return [exp.experiment_id]
 
 
@@ -57,27 +78,37 @@ def _quoted(value: str, name: str, func: str) -> str:
     for a quote inside a string, so a value holding a quote or a backslash is refused by name
     (pasted as it is, it would break the filter or change what it selects)."""
     if any(c in value for c in "'\"\\`"):
-        raise param_error(name, func, "a value without quotes, backticks or backslashes (a "
-                          "sweep id is 12 hex digits, as in recoeval_sweep.json)", value)
+        raise param_error(
+            name,
+            func,
+            "a value without quotes, backticks or backslashes (a "
+            "sweep id is 12 hex digits, as in recoeval_sweep.json)",
+            value,
+        )
     return f"'{value}'"
 
 
-def _filter(sweep_id: str | None, filter_string: str | None,
-            func: str = "search_runs_for_report") -> str:
+def _filter(
+    sweep_id: str | None, filter_string: str | None, func: str = "search_runs_for_report"
+) -> str:
     clauses = []
     if sweep_id:
         clauses.append(f"tags.`{_TAG_PREFIX}sweep_id` = {_quoted(sweep_id, 'sweep_id', func)}")
     if filter_string:
-        clauses.append(f"({filter_string})" if " or " in filter_string.lower()
-                       else filter_string)
+        clauses.append(f"({filter_string})" if " or " in filter_string.lower() else filter_string)
     return " and ".join(clauses)
 
 
-def search_runs_for_report(*, tracking_uri: str | None = None,
-                           experiment: str | None = None, sweep_id: str | None = None,
-                           run_ids: Sequence[str] | None = None,
-                           filter_string: str | None = None, include_parents: bool = False,
-                           max_results: int = 5000) -> list[dict[str, Any]]:
+def search_runs_for_report(
+    *,
+    tracking_uri: str | None = None,
+    experiment: str | None = None,
+    sweep_id: str | None = None,
+    run_ids: Sequence[str] | None = None,
+    filter_string: str | None = None,
+    include_parents: bool = False,
+    max_results: int = 5000,
+) -> list[dict[str, Any]]:
     """Runs to compare, as plain dicts, selected by experiment, sweep id, run ids or a filter.
 
     Parameters
@@ -109,24 +140,40 @@ def search_runs_for_report(*, tracking_uri: str | None = None,
         When no selector is given, or an experiment does not exist.
     """
     func = "search_runs_for_report"
-    for name, value in (("tracking_uri", tracking_uri), ("experiment", experiment),
-                        ("sweep_id", sweep_id), ("filter_string", filter_string)):
+    for name, value in (
+        ("tracking_uri", tracking_uri),
+        ("experiment", experiment),
+        ("sweep_id", sweep_id),
+        ("filter_string", filter_string),
+    ):
         check_optional(value, str, name, func)
-    if run_ids is not None and (isinstance(run_ids, str) or not all(
-            isinstance(r, str) for r in run_ids)):
+    if run_ids is not None and (
+        isinstance(run_ids, str) or not all(isinstance(r, str) for r in run_ids)
+    ):
         raise param_error("run_ids", func, "a list of run ids (str) or None", run_ids)
     if not (experiment or sweep_id or run_ids or filter_string):
-        raise param_error("experiment", func, "given, or one of sweep_id, run_ids, "
-                          "filter_string", None, "Say which runs to compare.")
+        raise param_error(
+            "experiment",
+            func,
+            "given, or one of sweep_id, run_ids, filter_string",
+            None,
+            "Say which runs to compare.",
+        )
     where = _filter(sweep_id, filter_string)  # a bad sweep id fails before the store is opened
     client = _client(resolve_tracking_uri(tracking_uri))
     if run_ids and not (experiment or sweep_id or filter_string):
         return [_run_dict(r) for r in (client.get_run(i) for i in run_ids)]
-    runs = client.search_runs(_experiment_ids(client, experiment, func),
-                              filter_string=where,
-                              max_results=max_results, order_by=["attributes.start_time ASC"])
-    out = [_run_dict(r) for r in runs
-           if include_parents or r.data.tags.get(_TAG_PREFIX + "sweep_parent") != "true"]
+    runs = client.search_runs(
+        _experiment_ids(client, experiment, func),
+        filter_string=where,
+        max_results=max_results,
+        order_by=["attributes.start_time ASC"],
+    )
+    out = [
+        _run_dict(r)
+        for r in runs
+        if include_parents or r.data.tags.get(_TAG_PREFIX + "sweep_parent") != "true"
+    ]
     if run_ids:
         by_id = {r["run_id"]: r for r in out}
         out = [by_id[i] for i in run_ids if i in by_id]
@@ -143,14 +190,19 @@ def find_sweep_parent(sweep_id: str, *, tracking_uri: str | None = None) -> str 
     from mlflow.entities import ViewType
 
     exp_ids = [e.experiment_id for e in client.search_experiments(view_type=ViewType.ALL)]
-    runs = client.search_runs(exp_ids, filter_string=(
-        f"tags.`{_TAG_PREFIX}sweep_id` = {quoted} and "
-        f"tags.`{_TAG_PREFIX}sweep_parent` = 'true'"), max_results=10)
+    runs = client.search_runs(
+        exp_ids,
+        filter_string=(
+            f"tags.`{_TAG_PREFIX}sweep_id` = {quoted} and tags.`{_TAG_PREFIX}sweep_parent` = 'true'"
+        ),
+        max_results=10,
+    )
     return runs[0].info.run_id if runs else None
 
 
-def download_job_artifacts(run_id: str, dst: str | Path, *,
-                           tracking_uri: str | None = None) -> Path:
+def download_job_artifacts(
+    run_id: str, dst: str | Path, *, tracking_uri: str | None = None
+) -> Path:
     """Download the job-directory files of run ``run_id`` into ``dst`` (created), so that
     :func:`recoeval_tracking.jobdir.read_job_dir` can read them back.
 
@@ -169,9 +221,13 @@ def download_job_artifacts(run_id: str, dst: str | Path, *,
     root.mkdir(parents=True, exist_ok=True)
     listed = {a.path for a in client.list_artifacts(run_id)}
     if FILES["per_user"] not in listed:
-        raise param_error("run_id", func, "a run logged from a job directory (with a "
-                          "per_user.parquet artifact)", run_id,
-                          f"Its artifacts are: {sorted(listed)[:10]}.")
+        raise param_error(
+            "run_id",
+            func,
+            "a run logged from a job directory (with a per_user.parquet artifact)",
+            run_id,
+            f"Its artifacts are: {sorted(listed)[:10]}.",
+        )
     saved = os.environ.get("MLFLOW_ENABLE_ARTIFACTS_PROGRESS_BAR")
     os.environ["MLFLOW_ENABLE_ARTIFACTS_PROGRESS_BAR"] = "false"  # one bar per file otherwise
     try:
@@ -186,10 +242,16 @@ def download_job_artifacts(run_id: str, dst: str | Path, *,
     return root
 
 
-def log_report_artifacts(paths: Sequence[str | Path], *, run_id: str | None = None,
-                         tracking_uri: str | None = None, experiment: str = DEFAULT_EXPERIMENT,
-                         run_name: str | None = None, artifact_path: str | None = "report",
-                         tags: Mapping[str, Any] | None = None) -> str:
+def log_report_artifacts(
+    paths: Sequence[str | Path],
+    *,
+    run_id: str | None = None,
+    tracking_uri: str | None = None,
+    experiment: str = DEFAULT_EXPERIMENT,
+    run_name: str | None = None,
+    artifact_path: str | None = "report",
+    tags: Mapping[str, Any] | None = None,
+) -> str:
     """Log report files (the HTML page, the Markdown, a folder of figures) as artifacts.
 
     Into ``run_id`` (e.g. the sweep's parent run; a finished run accepts artifacts) or else into
@@ -198,8 +260,12 @@ def log_report_artifacts(paths: Sequence[str | Path], *, run_id: str | None = No
     from mlflow.entities import RunTag
 
     func = "log_report_artifacts"
-    for name, value in (("run_id", run_id), ("tracking_uri", tracking_uri),
-                        ("run_name", run_name), ("artifact_path", artifact_path)):
+    for name, value in (
+        ("run_id", run_id),
+        ("tracking_uri", tracking_uri),
+        ("run_name", run_name),
+        ("artifact_path", artifact_path),
+    ):
         check_optional(value, str, name, func)
     check_optional(tags, Mapping, "tags", func)
     if isinstance(paths, (str, Path)) or not paths:
@@ -212,9 +278,11 @@ def log_report_artifacts(paths: Sequence[str | Path], *, run_id: str | None = No
     new_run = run_id is None
     if new_run:
         exp_id = _experiment_id(client, experiment, None, uri)
-        run = client.create_run(exp_id, tags=_clean_tags({_TAG_PREFIX + "report": "true",
-                                                          **(tags or {})}),
-                                run_name=run_name or "report")
+        run = client.create_run(
+            exp_id,
+            tags=_clean_tags({_TAG_PREFIX + "report": "true", **(tags or {})}),
+            run_name=run_name or "report",
+        )
         run_id = run.info.run_id
     elif tags:
         client.log_batch(run_id, tags=[RunTag(k, v) for k, v in _clean_tags(tags).items()])

@@ -23,8 +23,9 @@ from .runs import log_results
 __all__ = ["log_spark_results"]
 
 
-def log_spark_results(results: Any, *, per_user_path: str | Path | None = None,
-                      **log_kwargs: Any) -> str:
+def log_spark_results(
+    results: Any, *, per_user_path: str | Path | None = None, **log_kwargs: Any
+) -> str:
     """Log the results of :func:`~recoeval_tracking.spark.evaluate_spark` to MLflow.
 
     Parameters
@@ -49,8 +50,12 @@ def log_spark_results(results: Any, *, per_user_path: str | Path | None = None,
     func = "log_spark_results"
     frame = getattr(results, "per_user_spark", None)
     if frame is None or not hasattr(frame, "write"):
-        raise param_error("results", func, "the SparkResults of evaluate_spark (with its "
-                          "per-user Spark DataFrame)", results)
+        raise param_error(
+            "results",
+            func,
+            "the SparkResults of evaluate_spark (with its per-user Spark DataFrame)",
+            results,
+        )
     if per_user_path is not None and not isinstance(per_user_path, (str, Path)):
         raise param_error("per_user_path", func, "a str or pathlib.Path", per_user_path)
     with contextlib.ExitStack() as stack:

@@ -11,8 +11,14 @@ from typing import Any
 
 from ..jobdir.markers import write_json_atomic
 
-__all__ = ["SWEEP_FILE", "SWEEP_LOCK", "PARENT_LOCK", "write_sweep_record", "read_sweep_record",
-           "find_sweep_record"]
+__all__ = [
+    "SWEEP_FILE",
+    "SWEEP_LOCK",
+    "PARENT_LOCK",
+    "write_sweep_record",
+    "read_sweep_record",
+    "find_sweep_record",
+]
 
 #: File in the sweep directory describing the sweep (JSON: ``sweep_id``, ``parent_run_id`` or
 #: null, ``tracking_uri``, ``experiment``).

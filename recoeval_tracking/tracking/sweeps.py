@@ -63,11 +63,30 @@ from .views import (
     ui_base,
 )
 
-__all__ = ["SweepParent", "create_sweep_parent", "build_leaderboard", "finish_sweep_parent",
-           "SWEEP_FILE", "SWEEP_LOCK", "PARENT_LOCK", "write_sweep_record", "read_sweep_record",
-           "find_sweep_record", "find_sweep_parent_run", "find_or_create_sweep_parent",
-           "adopt_sweep_runs", "record_sweep_best", "sweep_view_link", "sweep_view_hint",
-           "save_sweep_view", "ui_base", "leaderboard_text", "UI_WORKFLOW", "sweep_end_text"]
+__all__ = [
+    "SweepParent",
+    "create_sweep_parent",
+    "build_leaderboard",
+    "finish_sweep_parent",
+    "SWEEP_FILE",
+    "SWEEP_LOCK",
+    "PARENT_LOCK",
+    "write_sweep_record",
+    "read_sweep_record",
+    "find_sweep_record",
+    "find_sweep_parent_run",
+    "find_or_create_sweep_parent",
+    "adopt_sweep_runs",
+    "record_sweep_best",
+    "sweep_view_link",
+    "sweep_view_hint",
+    "save_sweep_view",
+    "ui_base",
+    "leaderboard_text",
+    "UI_WORKFLOW",
+    "sweep_end_text",
+]
+
 
 def _parent_key(run) -> tuple[int, str]:
     """The order that picks a sweep's one parent among several: earliest start, then run id."""
@@ -79,14 +98,19 @@ def find_sweep_parent_run(client, experiment_id: str, sweep_id: str):
     the same time by jobs on other machines), the first by (start time, run id): every process
     applies the same rule to what the store holds, so they agree without sharing memory."""
     found = client.search_runs(
-        [experiment_id], filter_string=(f"tags.`{_TAG_PREFIX}sweep_id` = '{sweep_id}' and "
-                                        f"tags.`{_TAG_PREFIX}sweep_parent` = 'true'"),
-        max_results=50)
+        [experiment_id],
+        filter_string=(
+            f"tags.`{_TAG_PREFIX}sweep_id` = '{sweep_id}' and "
+            f"tags.`{_TAG_PREFIX}sweep_parent` = 'true'"
+        ),
+        max_results=50,
+    )
     return min(found, key=_parent_key) if found else None
 
 
-def find_or_create_sweep_parent(sweep_id: str, *, tracking_uri: str | None = None,
-                                experiment: str = DEFAULT_EXPERIMENT) -> str:
+def find_or_create_sweep_parent(
+    sweep_id: str, *, tracking_uri: str | None = None, experiment: str = DEFAULT_EXPERIMENT
+) -> str:
     """The run id of the parent of ``sweep_id``, found on the store by its tag, or created.
 
     Race-safe with no lock and no shared memory (jobs on other machines): a job that finds no
@@ -103,8 +127,7 @@ def find_or_create_sweep_parent(sweep_id: str, *, tracking_uri: str | None = Non
     found = find_sweep_parent_run(client, exp_id, sweep_id)
     if found is not None:
         return found.info.run_id
-    mine = create_sweep_parent(tracking_uri=uri, experiment=experiment,
-                               sweep_id=sweep_id).run_id
+    mine = create_sweep_parent(tracking_uri=uri, experiment=experiment, sweep_id=sweep_id).run_id
     first = find_sweep_parent_run(client, exp_id, sweep_id)
     if first is None or first.info.run_id == mine:
         return mine
@@ -117,8 +140,10 @@ def adopt_sweep_runs(client, experiment_id: str, sweep_id: str, parent_run_id: s
     the sweep id becomes its child (``mlflow.parentRunId``), and every other parent of the sweep
     (a duplicate created by racing jobs) is deleted. Returns the number of runs moved."""
     runs = client.search_runs(
-        [experiment_id], filter_string=f"tags.`{_TAG_PREFIX}sweep_id` = '{sweep_id}'",
-        max_results=5000)
+        [experiment_id],
+        filter_string=f"tags.`{_TAG_PREFIX}sweep_id` = '{sweep_id}'",
+        max_results=5000,
+    )
     moved = 0
     for run in runs:
         if run.info.run_id == parent_run_id:
@@ -131,10 +156,16 @@ def adopt_sweep_runs(client, experiment_id: str, sweep_id: str, parent_run_id: s
     return moved
 
 
-def record_sweep_best(parent_run_id: str, objective: str, value: float,
-                      params: Mapping[str, Any], *, step: int,
-                      tracking_uri: str | None = None, tags: Mapping[str, Any] | None = None
-                      ) -> None:
+def record_sweep_best(
+    parent_run_id: str,
+    objective: str,
+    value: float,
+    params: Mapping[str, Any],
+    *,
+    step: int,
+    tracking_uri: str | None = None,
+    tags: Mapping[str, Any] | None = None,
+) -> None:
     """Record a search's best value so far on its sweep parent, as it improves.
 
     Logs ``best_<objective>`` at ``step`` (the trial number, so the run page draws the best
@@ -156,17 +187,21 @@ def record_sweep_best(parent_run_id: str, objective: str, value: float,
     uri = resolve_tracking_uri(tracking_uri)
     client = _client(uri)
     best = {str(k): v for k, v in params.items()}
-    value = _logged_value(client, (tags or {}).get(_TAG_PREFIX + "best.run_id"), objective,
-                          float(value))
-    run_tags = {_TAG_PREFIX + "best.params": json.dumps(best, sort_keys=True, default=str),
-                _TAG_PREFIX + "best.trial": str(step), _TAG_PREFIX + "best.objective": objective,
-                **(tags or {})}
-    run_tags.update({sanitize_key(f"{_TAG_PREFIX}best.param.{k}"): str(v)
-                     for k, v in best.items()})
-    client.log_batch(parent_run_id,
-                     metrics=[Metric(sanitize_key(f"best_{objective}"), float(value), _now_ms(),
-                                     int(step))],
-                     tags=[RunTag(k, v) for k, v in _clean_tags(run_tags).items()])
+    value = _logged_value(
+        client, (tags or {}).get(_TAG_PREFIX + "best.run_id"), objective, float(value)
+    )
+    run_tags = {
+        _TAG_PREFIX + "best.params": json.dumps(best, sort_keys=True, default=str),
+        _TAG_PREFIX + "best.trial": str(step),
+        _TAG_PREFIX + "best.objective": objective,
+        **(tags or {}),
+    }
+    run_tags.update({sanitize_key(f"{_TAG_PREFIX}best.param.{k}"): str(v) for k, v in best.items()})
+    client.log_batch(
+        parent_run_id,
+        metrics=[Metric(sanitize_key(f"best_{objective}"), float(value), _now_ms(), int(step))],
+        tags=[RunTag(k, v) for k, v in _clean_tags(run_tags).items()],
+    )
 
 
 def _logged_value(client: Any, run_id: str | None, metric: str, value: float) -> float:
@@ -178,8 +213,11 @@ def _logged_value(client: Any, run_id: str | None, metric: str, value: float) ->
         logged = client.get_run(run_id).data.metrics.get(metric)
     except Exception:  # noqa: BLE001 - not uploaded yet (a store that was down): keep value
         return value
-    return float(logged) if logged is not None and math.isclose(
-        logged, value, rel_tol=1e-12, abs_tol=1e-15) else value
+    return (
+        float(logged)
+        if logged is not None and math.isclose(logged, value, rel_tol=1e-12, abs_tol=1e-15)
+        else value
+    )
 
 
 class SweepParent(NamedTuple):
@@ -191,11 +229,16 @@ class SweepParent(NamedTuple):
     tracking_uri: str
 
 
-def create_sweep_parent(*, tracking_uri: str | None = None, experiment: str = DEFAULT_EXPERIMENT,
-                        run_name: str | None = None, sweep_id: str | None = None,
-                        tags: Mapping[str, Any] | None = None,
-                        params: Mapping[str, Any] | None = None,
-                        artifact_location: str | None = None) -> SweepParent:
+def create_sweep_parent(
+    *,
+    tracking_uri: str | None = None,
+    experiment: str = DEFAULT_EXPERIMENT,
+    run_name: str | None = None,
+    sweep_id: str | None = None,
+    tags: Mapping[str, Any] | None = None,
+    params: Mapping[str, Any] | None = None,
+    artifact_location: str | None = None,
+) -> SweepParent:
     """Create the RUNNING parent run of a sweep with :class:`MlflowClient` (no active run).
 
     Parameters
@@ -217,8 +260,12 @@ def create_sweep_parent(*, tracking_uri: str | None = None, experiment: str = DE
     from mlflow.entities import Param
 
     func = "create_sweep_parent"
-    for name, value in (("tracking_uri", tracking_uri), ("run_name", run_name),
-                        ("sweep_id", sweep_id), ("artifact_location", artifact_location)):
+    for name, value in (
+        ("tracking_uri", tracking_uri),
+        ("run_name", run_name),
+        ("sweep_id", sweep_id),
+        ("artifact_location", artifact_location),
+    ):
         check_optional(value, str, name, func)
     check_optional(tags, Mapping, "tags", func)
     check_optional(params, Mapping, "params", func)
@@ -226,19 +273,26 @@ def create_sweep_parent(*, tracking_uri: str | None = None, experiment: str = DE
     uri = resolve_tracking_uri(tracking_uri)
     client = _client(uri)
     exp_id = _experiment_id(client, experiment, artifact_location, uri)
-    run_tags = _clean_tags({_TAG_PREFIX + "sweep_id": sweep_id,
-                            _TAG_PREFIX + "sweep_parent": "true", **(tags or {})})
+    run_tags = _clean_tags(
+        {_TAG_PREFIX + "sweep_id": sweep_id, _TAG_PREFIX + "sweep_parent": "true", **(tags or {})}
+    )
     run = client.create_run(exp_id, tags=run_tags, run_name=run_name or f"sweep-{sweep_id}")
     if params:
-        client.log_batch(run.info.run_id, params=[
-            Param(k, v) for k, v in params_from_config(None, params).items()])
+        client.log_batch(
+            run.info.run_id,
+            params=[Param(k, v) for k, v in params_from_config(None, params).items()],
+        )
     return SweepParent(run.info.run_id, sweep_id, exp_id, uri)
 
 
-def build_leaderboard(parent_run_id: str, *, tracking_uri: str | None = None,
-                      metrics: Sequence[str] | None = None,
-                      lower_is_better: Sequence[str] | None = None,
-                      sort_by: str | None = None) -> pd.DataFrame:
+def build_leaderboard(
+    parent_run_id: str,
+    *,
+    tracking_uri: str | None = None,
+    metrics: Sequence[str] | None = None,
+    lower_is_better: Sequence[str] | None = None,
+    sort_by: str | None = None,
+) -> pd.DataFrame:
     """One row per child run of ``parent_run_id``: name, id, status, overrides, each headline
     metric with its 95% bounds; best first.
 
@@ -267,7 +321,9 @@ def build_leaderboard(parent_run_id: str, *, tracking_uri: str | None = None,
     parent = client.get_run(parent_run_id)
     children = client.search_runs(
         [parent.info.experiment_id],
-        filter_string=f"tags.`mlflow.parentRunId` = '{parent_run_id}'", max_results=5000)
+        filter_string=f"tags.`mlflow.parentRunId` = '{parent_run_id}'",
+        max_results=5000,
+    )
     headline: dict[str, None] = {}
     for run in children:
         for m in run.data.tags.get(_TAG_PREFIX + "headline", "").split(","):
@@ -283,22 +339,29 @@ def build_leaderboard(parent_run_id: str, *, tracking_uri: str | None = None,
     rows = []
     for run in children:
         row: dict[str, Any] = {
-            "run_name": scrub_text(run.info.run_name or ""), "run_id": run.info.run_id,
+            "run_name": scrub_text(run.info.run_name or ""),
+            "run_id": run.info.run_id,
             "status": run.info.status,
-            "overrides": scrub_text(run.data.tags.get(_TAG_PREFIX + "overrides", ""))}
+            "overrides": scrub_text(run.data.tags.get(_TAG_PREFIX + "overrides", "")),
+        }
         bounds = read_ci_tag(run.data.tags)
         for m in metrics:
             row[m] = run.data.metrics.get(m, math.nan)
             row[f"{m}_ci95_low"], row[f"{m}_ci95_high"] = bounds.get(m, (math.nan, math.nan))
         rows.append(row)
     columns = ["run_name", "run_id", "status", "overrides"] + [
-        key for m in metrics for key in (m, f"{m}_ci95_low", f"{m}_ci95_high")]
+        key for m in metrics for key in (m, f"{m}_ci95_low", f"{m}_ci95_high")
+    ]
     table = pd.DataFrame(rows, columns=columns)
     if sort_by is None and metrics:
         sort_by = next((m for m in metrics if m.startswith("ndcg_at_")), metrics[0])
     if sort_by is not None and sort_by in table.columns and len(table):
-        table = table.sort_values(sort_by, ascending=_lower_is_better(sort_by, lower_is_better),
-                                  na_position="last", kind="stable").reset_index(drop=True)
+        table = table.sort_values(
+            sort_by,
+            ascending=_lower_is_better(sort_by, lower_is_better),
+            na_position="last",
+            kind="stable",
+        ).reset_index(drop=True)
     table.attrs["metrics"] = list(metrics)
     table.attrs["headline"] = [m for m in headline if m in metrics] or list(metrics)
     table.attrs["sort_by"] = sort_by
@@ -314,8 +377,11 @@ def sweep_end_text(parent_run_id: str, tracking_uri: str | None = None) -> str:
     sweep_id = run.data.tags.get(_TAG_PREFIX + "sweep_id", "")
     lines = []
     if len(board):
-        lines += [f"sweep {sweep_id}: {len(board)} jobs, best first by "
-                  f"{board.attrs.get('sort_by') or 'run name'}:", leaderboard_text(board)]
+        lines += [
+            f"sweep {sweep_id}: {len(board)} jobs, best first by "
+            f"{board.attrs.get('sort_by') or 'run name'}:",
+            leaderboard_text(board),
+        ]
     report = f"recoeval-track-report select.sweep_id={sweep_id}"
     if uri != resolve_tracking_uri(None):
         report += f" tracking.uri={scrub_text(uri)}"
@@ -339,10 +405,14 @@ def _redacted(table: pd.DataFrame) -> pd.DataFrame:
 _NOTE_METRICS = 5
 
 
-def _summary(leaderboard: pd.DataFrame, headline: Sequence[str],
-             lower_is_better: Sequence[str] | None, searched: str | None = None,
-             searched_step: int = 0, recorded: Mapping[str, float] | None = None
-             ) -> tuple[list, dict[str, str]]:
+def _summary(
+    leaderboard: pd.DataFrame,
+    headline: Sequence[str],
+    lower_is_better: Sequence[str] | None,
+    searched: str | None = None,
+    searched_step: int = 0,
+    recorded: Mapping[str, float] | None = None,
+) -> tuple[list, dict[str, str]]:
     """The parent's metrics (``sweep_jobs``, ``sweep_jobs_failed``, ``best_<metric>``: the best
     child's value exactly as that child logged it) and tags (``recoeval.best_run.<metric>``,
     the leaderboard as ``mlflow.note.content``). A search's objective (``searched``) is logged
@@ -370,17 +440,24 @@ def _summary(leaderboard: pd.DataFrame, headline: Sequence[str],
             tags[f"{_TAG_PREFIX}best_run.{m}"] = str(leaderboard.loc[idx, "run_name"])
     if headline and "run_name" in leaderboard.columns:
         tags["mlflow.note.content"] = _markdown(
-            leaderboard, [m for m in headline if m in leaderboard.columns][:_NOTE_METRICS],
-            leaderboard.attrs.get("sort_by"))
+            leaderboard,
+            [m for m in headline if m in leaderboard.columns][:_NOTE_METRICS],
+            leaderboard.attrs.get("sort_by"),
+        )
     return batch_metrics, tags
 
 
-def finish_sweep_parent(parent_run_id: str, status: str = "FINISHED",
-                        leaderboard: pd.DataFrame | None = None, *,
-                        tracking_uri: str | None = None, metrics: Sequence[str] | None = None,
-                        lower_is_better: Sequence[str] | None = None,
-                        sort_by: str | None = None,
-                        close_running_children: bool = True) -> pd.DataFrame:
+def finish_sweep_parent(
+    parent_run_id: str,
+    status: str = "FINISHED",
+    leaderboard: pd.DataFrame | None = None,
+    *,
+    tracking_uri: str | None = None,
+    metrics: Sequence[str] | None = None,
+    lower_is_better: Sequence[str] | None = None,
+    sort_by: str | None = None,
+    close_running_children: bool = True,
+) -> pd.DataFrame:
     """Close a sweep parent with a leaderboard, so the sweep reads well without expanding it.
 
     Logs ``leaderboard.csv`` (see :func:`build_leaderboard`, or the table given), the best value
@@ -422,18 +499,31 @@ def finish_sweep_parent(parent_run_id: str, status: str = "FINISHED",
     if sweep_id:  # children linked to a duplicate parent, or none, join this one
         adopt_sweep_runs(client, parent.info.experiment_id, sweep_id, parent_run_id)
     if leaderboard is None:
-        leaderboard = build_leaderboard(parent_run_id, tracking_uri=uri, metrics=metrics,
-                                        lower_is_better=lower_is_better, sort_by=sort_by)
+        leaderboard = build_leaderboard(
+            parent_run_id,
+            tracking_uri=uri,
+            metrics=metrics,
+            lower_is_better=lower_is_better,
+            sort_by=sort_by,
+        )
     leaderboard = _redacted(leaderboard)
-    headline = list(metrics if metrics is not None else leaderboard.attrs.get("headline")
-                    or leaderboard.attrs.get("metrics", []))
+    headline = list(
+        metrics
+        if metrics is not None
+        else leaderboard.attrs.get("headline") or leaderboard.attrs.get("metrics", [])
+    )
     if close_running_children and "status" in leaderboard.columns:
         for _, row in leaderboard[leaderboard["status"] == "RUNNING"].iterrows():
             client.set_terminated(row["run_id"], "KILLED")
     trial = str(parent.data.tags.get(_TAG_PREFIX + "best.trial", ""))
-    batch_metrics, tags = _summary(leaderboard, headline, lower_is_better,
-                                   parent.data.tags.get(_TAG_PREFIX + "best.objective"),
-                                   int(trial) if trial.isdigit() else 0, parent.data.metrics)
+    batch_metrics, tags = _summary(
+        leaderboard,
+        headline,
+        lower_is_better,
+        parent.data.tags.get(_TAG_PREFIX + "best.objective"),
+        int(trial) if trial.isdigit() else 0,
+        parent.data.metrics,
+    )
     if sweep_id:
         sort_by = leaderboard.attrs.get("sort_by")
         link = sweep_view_link(parent.info.experiment_id, sweep_id, sort_by)
@@ -441,25 +531,43 @@ def finish_sweep_parent(parent_run_id: str, status: str = "FINISHED",
         table_link = link
         try:  # a view the UI restores; a store refusing the tag keeps the plain address
             fam, sep, cut = (sort_by or "").rpartition("_at_")
-            table_link = save_sweep_view(client, parent.info.experiment_id, sweep_id,
-                                         [m for m in headline if m in leaderboard.columns],
-                                         sort_by, f"{fam}_at_k" if sep and cut.isdigit()
-                                         else None)
+            table_link = save_sweep_view(
+                client,
+                parent.info.experiment_id,
+                sweep_id,
+                [m for m in headline if m in leaderboard.columns],
+                sort_by,
+                f"{fam}_at_k" if sep and cut.isdigit() else None,
+            )
         except Exception:  # noqa: BLE001 - the view is a convenience
             pass
         leaderboard.attrs["view_address"] = table_link
         tags[_TAG_PREFIX + "view_link"] = table_link
         best, closed = _best_line(leaderboard, sort_by), closed_at()
         tags["mlflow.note.content"] = (
-            f"Sweep {sweep_id}, closed {closed}.\n\n" + (f"**Best: {best}**\n\n" if best else "")
+            f"Sweep {sweep_id}, closed {closed}.\n\n"
+            + (f"**Best: {best}**\n\n" if best else "")
             + f"[The jobs of this sweep side by side, best first]({table_link}) "
-            f"([as charts]({link})).\n\n" + tags.get("mlflow.note.content", "")
-            + "\n\nEvery metric of every job: leaderboard.csv below.")
-    client.log_batch(parent_run_id, metrics=batch_metrics,
-                     tags=[RunTag(k, v) for k, v in _clean_tags(tags).items()])
+            f"([as charts]({link})).\n\n"
+            + tags.get("mlflow.note.content", "")
+            + "\n\nEvery metric of every job: leaderboard.csv below."
+        )
+    client.log_batch(
+        parent_run_id,
+        metrics=batch_metrics,
+        tags=[RunTag(k, v) for k, v in _clean_tags(tags).items()],
+    )
     if sweep_id and best:  # the UI's first screens: the runs table and the experiment's top
-        show_sweep_best(client, parent, best, str(leaderboard["run_name"].iloc[0]), sort_by,
-                        float(leaderboard[sort_by].iloc[0]), table_link, closed)
+        show_sweep_best(
+            client,
+            parent,
+            best,
+            str(leaderboard["run_name"].iloc[0]),
+            sort_by,
+            float(leaderboard[sort_by].iloc[0]),
+            table_link,
+            closed,
+        )
     with tempfile.TemporaryDirectory(prefix="recoeval-leaderboard-") as tmp:
         p = Path(tmp) / "leaderboard.csv"
         leaderboard.to_csv(p, index=False)

@@ -82,8 +82,16 @@ __all__ = ["SyncOutcome", "Found", "scan", "find_pending", "sync_job_dir", "sync
 #: How long a sync waits for a job directory another process is writing or uploading.
 SYNC_LOCK_WAIT_SECONDS = 300.0
 _SKIP_DIRS = frozenset({"mlartifacts", "mlruns", ".hydra", "__pycache__", ".git"})
-_UPLOAD_KEYS = ("experiment", "run_name", "parent_run_id", "sweep_id", "tags", "params",
-                "artifact_location", "precision")
+_UPLOAD_KEYS = (
+    "experiment",
+    "run_name",
+    "parent_run_id",
+    "sweep_id",
+    "tags",
+    "params",
+    "artifact_location",
+    "precision",
+)
 
 
 @dataclass
@@ -141,8 +149,12 @@ def _classify(folder: Path, names: set[str], found: Found) -> None:
     elif INCOMPLETE in names:
         if job_dir_state(folder) == "incomplete":
             found.incomplete.append(folder)
-    elif FILES["job"] in names and SYNCED not in names and (folder / ".hydra").is_dir() \
-            and _tracking_section(folder).get("enabled") is True:
+    elif (
+        FILES["job"] in names
+        and SYNCED not in names
+        and (folder / ".hydra").is_dir()
+        and _tracking_section(folder).get("enabled") is True
+    ):
         found.unmarked.append(folder)
     if SWEEP_FILE in names:
         found.sweeps.append(folder)
@@ -185,6 +197,7 @@ def find_pending(paths: Iterable[str | Path], marker: str = PENDING) -> list[Pat
 # One job directory
 # ---------------------------------------------------------------------------------------------
 
+
 class _Skip(Exception):
     """A job directory that cannot be uploaded as it is (the message says why)."""
 
@@ -215,17 +228,25 @@ def _plan(root: Path, tracking_uri: str | None) -> tuple[str, dict[str, Any]]:
         uri = _pick_uri(tracking_uri, marker.get("tracking_uri"), record.get("tracking_uri"))
     else:
         tracking = _tracking_section(root)
-        upload = {"experiment": tracking.get("experiment") or record.get("experiment")
-                  or DEFAULT_EXPERIMENT, "parent_run_id": record.get("parent_run_id"),
-                  "sweep_id": record.get("sweep_id"), "precision": tracking.get("precision")}
+        upload = {
+            "experiment": tracking.get("experiment")
+            or record.get("experiment")
+            or DEFAULT_EXPERIMENT,
+            "parent_run_id": record.get("parent_run_id"),
+            "sweep_id": record.get("sweep_id"),
+            "precision": tracking.get("precision"),
+        }
         uri = _pick_uri(tracking_uri, tracking.get("uri"), record.get("tracking_uri"))
     if not uri:
-        raise _Skip("its store is not recorded (no readable marker, no tracking.uri in its "
-                    "config.yaml, no sweep record); run recoeval-track-sync again with "
-                    "--tracking-uri URI")
+        raise _Skip(
+            "its store is not recorded (no readable marker, no tracking.uri in its "
+            "config.yaml, no sweep record); run recoeval-track-sync again with "
+            "--tracking-uri URI"
+        )
     try:
-        return uri, upload_args(**{k: upload.get(k) for k in _UPLOAD_KEYS
-                                   if upload.get(k) is not None})
+        return uri, upload_args(
+            **{k: upload.get(k) for k in _UPLOAD_KEYS if upload.get(k) is not None}
+        )
     except (InputError, TypeError) as err:
         raise _Skip(f"its upload record is not valid ({err})") from None
 
@@ -240,8 +261,9 @@ def _note_invalid(root: Path, err: Exception) -> None:
         set_marker(root, PENDING, {**marker, "error": scrub_url(" ".join(str(err).split()))})
 
 
-def _sync_locked(root: Path, tracking_uri: str | None,
-                 parents_by_uri: dict[str, Parents]) -> SyncOutcome:
+def _sync_locked(
+    root: Path, tracking_uri: str | None, parents_by_uri: dict[str, Parents]
+) -> SyncOutcome:
     names = {n for n in (PENDING, UPLOADING, SYNCED) if (root / n).is_file()}
     if SYNCED in names and not names & {PENDING, UPLOADING}:
         try:
@@ -251,10 +273,12 @@ def _sync_locked(root: Path, tracking_uri: str | None,
         return SyncOutcome(root, synced.get("run_id"), None, "already")
     state = job_dir_state(root)
     if state in ("incomplete", "missing"):
-        what = "was cut off while written (INCOMPLETE)" if state == "incomplete" else \
-            "has no results (no metrics.json / definitions.json)"
-        raise _Skip(f"it is marked for upload but {what}; run the job again or remove the "
-                    "folder")
+        what = (
+            "was cut off while written (INCOMPLETE)"
+            if state == "incomplete"
+            else "has no results (no metrics.json / definitions.json)"
+        )
+        raise _Skip(f"it is marked for upload but {what}; run the job again or remove the folder")
     try:
         check_job_dir(root)  # before the store is contacted: never a half-made run
     except InputError as err:
@@ -272,8 +296,12 @@ def _sync_locked(root: Path, tracking_uri: str | None,
     return SyncOutcome(root, run_id, None, "uploaded")
 
 
-def sync_job_dir(path: str | Path, *, tracking_uri: str | None = None,
-                 _parents: dict[str, Parents] | Parents | None = None) -> SyncOutcome:
+def sync_job_dir(
+    path: str | Path,
+    *,
+    tracking_uri: str | None = None,
+    _parents: dict[str, Parents] | Parents | None = None,
+) -> SyncOutcome:
     """Upload one job directory that needs it (see the module docstring); never raises for a
     bad directory: the outcome says what happened."""
     root = Path(path)
@@ -296,6 +324,7 @@ def sync_job_dir(path: str | Path, *, tracking_uri: str | None = None,
 # Sweep parents
 # ---------------------------------------------------------------------------------------------
 
+
 def _sweep_alive(sweep_dir: Path | None) -> bool:
     """Whether the sweep of ``sweep_dir`` is still running (its process holds the sweep lock)."""
     if sweep_dir is None or not (sweep_dir / SWEEP_FILE).is_file():
@@ -310,8 +339,9 @@ def _sweep_alive(sweep_dir: Path | None) -> bool:
     return False
 
 
-def _close_pending_sweeps(sweeps: list[Path], tracking_uri: str | None, out,
-                          problems: list[SyncOutcome]) -> set[str]:
+def _close_pending_sweeps(
+    sweeps: list[Path], tracking_uri: str | None, out, problems: list[SyncOutcome]
+) -> set[str]:
     """Close the parents recorded in ``PENDING_SWEEP`` markers; returns those closed."""
     closed: set[str] = set()
     for sweep_dir in sweeps:
@@ -321,34 +351,46 @@ def _close_pending_sweeps(sweeps: list[Path], tracking_uri: str | None, out,
         parent = marker.get("parent_run_id") or record.get("parent_run_id")
         sweep_id = marker.get("sweep_id") or record.get("sweep_id")
         if not uri or not (parent or sweep_id):
-            problems.append(SyncOutcome(sweep_dir, None, "unreadable PENDING_SWEEP marker",
-                                        "skipped"))
+            problems.append(
+                SyncOutcome(sweep_dir, None, "unreadable PENDING_SWEEP marker", "skipped")
+            )
             print(f"skipped sweep {sweep_dir}: its PENDING_SWEEP marker is unreadable", file=out)
             continue
         ok = finish_sweep_parent_or_mark_pending(
-            sweep_dir, parent, marker.get("status", "FINISHED"), sweep_id=sweep_id,
-            experiment=marker.get("experiment") or record.get("experiment")
-            or DEFAULT_EXPERIMENT, only_if_marked=True, tracking_uri=uri)
+            sweep_dir,
+            parent,
+            marker.get("status", "FINISHED"),
+            sweep_id=sweep_id,
+            experiment=marker.get("experiment") or record.get("experiment") or DEFAULT_EXPERIMENT,
+            only_if_marked=True,
+            tracking_uri=uri,
+        )
         if ok:
             closed.add(parent or sweep_id)
-            print(f"closed sweep parent {parent or 'of sweep ' + str(sweep_id)} "
-                  f"({scrub_url(uri)})", file=out)
+            print(
+                f"closed sweep parent {parent or 'of sweep ' + str(sweep_id)} ({scrub_url(uri)})",
+                file=out,
+            )
         else:
-            problems.append(SyncOutcome(sweep_dir, None, "sweep parent still pending",
-                                        "pending"))
+            problems.append(SyncOutcome(sweep_dir, None, "sweep parent still pending", "pending"))
     return closed
 
 
 def _close_dead_sweep(sweep_dir: Path, uri: str, record: Mapping[str, Any]) -> str | None:
     """Close as KILLED the parent of a sweep that ended without closing it; returns its id."""
     client = _client(uri)
-    with _fast_fail_http(), lock_if_writable(sweep_dir / PARENT_LOCK,
-                                      what=f"the sweep parent of {sweep_dir}"):
+    with (
+        _fast_fail_http(),
+        lock_if_writable(sweep_dir / PARENT_LOCK, what=f"the sweep parent of {sweep_dir}"),
+    ):
         parent = record.get("parent_run_id")
         if not parent or not _run_exists(client, parent):
             exp = client.get_experiment_by_name(record.get("experiment") or DEFAULT_EXPERIMENT)
-            run = find_sweep_parent_run(client, exp.experiment_id, record["sweep_id"]) \
-                if exp else None
+            run = (
+                find_sweep_parent_run(client, exp.experiment_id, record["sweep_id"])
+                if exp
+                else None
+            )
             parent = run.info.run_id if run else None
         if parent is None or client.get_run(parent).info.status != "RUNNING":
             return None
@@ -356,8 +398,9 @@ def _close_dead_sweep(sweep_dir: Path, uri: str, record: Mapping[str, Any]) -> s
         return parent
 
 
-def _close_dead_sweeps(sweeps: list[Path], tracking_uri: str | None, out,
-                       problems: list[SyncOutcome]) -> set[str]:
+def _close_dead_sweeps(
+    sweeps: list[Path], tracking_uri: str | None, out, problems: list[SyncOutcome]
+) -> set[str]:
     closed: set[str] = set()
     for sweep_dir in sweeps:
         record = read_sweep_record(sweep_dir)
@@ -374,15 +417,17 @@ def _close_dead_sweeps(sweeps: list[Path], tracking_uri: str | None, out,
             parent = _close_dead_sweep(sweep_dir, uri, record)
         except Exception as err:  # noqa: BLE001 - reported, the others go on
             problems.append(SyncOutcome(sweep_dir, None, _first_line(err), "pending"))
-            print(f"could not close the sweep parent of {sweep_dir}: {_first_line(err)}",
-                  file=out)
+            print(f"could not close the sweep parent of {sweep_dir}: {_first_line(err)}", file=out)
             continue
         finally:
             os.close(fd)
         if parent:
             closed.add(parent)
-            print(f"closed sweep parent {parent} as KILLED: its sweep ended without closing it "
-                  f"({sweep_dir})", file=out)
+            print(
+                f"closed sweep parent {parent} as KILLED: its sweep ended without closing it "
+                f"({sweep_dir})",
+                file=out,
+            )
     return closed
 
 
@@ -400,8 +445,11 @@ def _final_status(sweep_dir: Path | None) -> str | None:
 
 
 def _close_if_running(uri: str, parent: str, status: str, lock_dir: Path | None) -> bool:
-    lock = lock_if_writable(lock_dir / PARENT_LOCK, what=f"the sweep parent of {lock_dir}") \
-        if lock_dir is not None else contextlib.nullcontext()
+    lock = (
+        lock_if_writable(lock_dir / PARENT_LOCK, what=f"the sweep parent of {lock_dir}")
+        if lock_dir is not None
+        else contextlib.nullcontext()
+    )
     with lock:
         if _client(uri).get_run(parent).info.status != "RUNNING":
             return False
@@ -409,8 +457,9 @@ def _close_if_running(uri: str, parent: str, status: str, lock_dir: Path | None)
         return True
 
 
-def _finish_parents(parents_by_uri: Mapping[str, Parents], closed: set[str],
-                    sweep_dirs: Mapping[str, Path], out) -> None:
+def _finish_parents(
+    parents_by_uri: Mapping[str, Parents], closed: set[str], sweep_dirs: Mapping[str, Path], out
+) -> None:
     """Close the parents created during the sync (unless their sweep still runs); refresh the
     leaderboard of closed parents that gained children."""
     for uri, parents in parents_by_uri.items():
@@ -420,15 +469,18 @@ def _finish_parents(parents_by_uri: Mapping[str, Parents], closed: set[str],
             if parent in closed or sweep_id in closed or status is None:
                 continue
             if _close_if_running(uri, parent, status, sweep_dir):
-                print(f"created and closed sweep parent {parent} for sweep {sweep_id} "
-                      f"({status})", file=out)
+                print(
+                    f"created and closed sweep parent {parent} for sweep {sweep_id} ({status})",
+                    file=out,
+                )
             closed.add(parent)
         for parent in parents.touched - closed:
             try:
                 run = _client(uri).get_run(parent)
                 if run.info.status != "RUNNING":
-                    finish_sweep_parent(parent, run.info.status, tracking_uri=uri,
-                                        close_running_children=False)
+                    finish_sweep_parent(
+                        parent, run.info.status, tracking_uri=uri, close_running_children=False
+                    )
                     print(f"refreshed the leaderboard of sweep parent {parent}", file=out)
             except Exception as err:  # noqa: BLE001 - refreshing is a courtesy
                 print(f"could not refresh sweep parent {parent}: {_first_line(err)}", file=out)
@@ -437,6 +489,7 @@ def _finish_parents(parents_by_uri: Mapping[str, Parents], closed: set[str],
 # ---------------------------------------------------------------------------------------------
 # Everything under some paths
 # ---------------------------------------------------------------------------------------------
+
 
 def _incomplete_reason(job: Path) -> str:
     try:
@@ -450,13 +503,17 @@ def _incomplete_reason(job: Path) -> str:
     return "cut off while written (a killed job or a full disk)"
 
 
-_LINES = {"uploaded": "uploaded {path} -> run {run_id}", "already": "already uploaded {path} "
-          "(run {run_id})", "pending": "still pending {path}: {error}",
-          "skipped": "skipped {path}: {error}"}
+_LINES = {
+    "uploaded": "uploaded {path} -> run {run_id}",
+    "already": "already uploaded {path} (run {run_id})",
+    "pending": "still pending {path}: {error}",
+    "skipped": "skipped {path}: {error}",
+}
 
 
-def sync_paths(paths: Sequence[str | Path], *, tracking_uri: str | None = None,
-               out=None) -> list[SyncOutcome]:
+def sync_paths(
+    paths: Sequence[str | Path], *, tracking_uri: str | None = None, out=None
+) -> list[SyncOutcome]:
     """Upload every job directory under ``paths`` that needs it, then close sweep parents (see
     the module docstring).
 
@@ -472,22 +529,26 @@ def sync_paths(paths: Sequence[str | Path], *, tracking_uri: str | None = None,
     for job in found.jobs + found.unmarked:
         outcome = sync_job_dir(job, tracking_uri=tracking_uri, _parents=parents_by_uri)
         outcomes.append(outcome)
-        print(_LINES[outcome.status].format(path=job, run_id=outcome.run_id,
-                                            error=outcome.error), file=out)
+        print(
+            _LINES[outcome.status].format(path=job, run_id=outcome.run_id, error=outcome.error),
+            file=out,
+        )
     for job in found.incomplete:
         print(f"incomplete {job}: {_incomplete_reason(job)}; nothing to upload", file=out)
     problems: list[SyncOutcome] = []
     for folder, reason in found.unreadable:
-        error = (f"this user cannot read the folder ({reason}); a job pending in it is not "
-                 "uploaded: run the sync as a user who can read it")
+        error = (
+            f"this user cannot read the folder ({reason}); a job pending in it is not "
+            "uploaded: run the sync as a user who can read it"
+        )
         problems.append(SyncOutcome(folder, None, error, "skipped"))
         print(_LINES["skipped"].format(path=folder, error=error), file=out)
     closed = _close_pending_sweeps(found.pending_sweeps, tracking_uri, out, problems)
     closed |= _close_dead_sweeps(found.sweeps, tracking_uri, out, problems)
-    sweep_dirs = {rec["sweep_id"]: d for d in found.sweeps
-                  if (rec := read_sweep_record(d)) is not None}
+    sweep_dirs = {
+        rec["sweep_id"]: d for d in found.sweeps if (rec := read_sweep_record(d)) is not None
+    }
     _finish_parents(parents_by_uri, closed, sweep_dirs, out)
-    if not (found.jobs or found.unmarked or found.pending_sweeps or closed
-            or found.unreadable):
+    if not (found.jobs or found.unmarked or found.pending_sweeps or closed or found.unreadable):
         print("nothing pending under " + ", ".join(str(p) for p in paths), file=out)
     return outcomes + problems

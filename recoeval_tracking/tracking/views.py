@@ -17,9 +17,18 @@ from ..jobdir.redact import scrub_text
 from ..metrics.registry import greater_is_better
 from .client import _TAG_PREFIX, _client, resolve_tracking_uri
 
-__all__ = ["UI_WORKFLOW", "SHARED_VIEW_TAG", "sweep_view_link", "save_sweep_view", "ui_base",
-           "sweep_view_hint", "leaderboard_text", "show_sweep_best",
-           "sweep_line", "RECENT_SWEEPS"]
+__all__ = [
+    "UI_WORKFLOW",
+    "SHARED_VIEW_TAG",
+    "sweep_view_link",
+    "save_sweep_view",
+    "ui_base",
+    "sweep_view_hint",
+    "leaderboard_text",
+    "show_sweep_best",
+    "sweep_line",
+    "RECENT_SWEEPS",
+]
 
 #: Heading of the experiment description's list of recent sweeps (:func:`show_sweep_best`).
 RECENT_SWEEPS = "**Recent sweeps**, newest first (each line names its sweep):"
@@ -31,8 +40,10 @@ _OLD_HEAD = "Latest sweep"  # the one-sweep banner of earlier versions, replaced
 def sweep_line(sweep_id: str, closed: str, best: str, link: str) -> str:
     """One sweep in the experiment's description: ``- Sweep 3f2a9c1b0d4e (closed 2026-11-27
     07:40 UTC): best als f=64: ndcg_at_10 = 0.3521 (...). [Its jobs ...](address).``"""
-    return (f"- Sweep {sweep_id} (closed {closed}): best {best}. "
-            f"[Its jobs side by side, best first]({link}).")
+    return (
+        f"- Sweep {sweep_id} (closed {closed}): best {best}. "
+        f"[Its jobs side by side, best first]({link})."
+    )
 
 
 def _recent_sweeps(old: str, sweep_id: str, line: str) -> str:
@@ -44,8 +55,11 @@ def _recent_sweeps(old: str, sweep_id: str, line: str) -> str:
     rest = []
     for p in paragraphs:
         if p.startswith(RECENT_SWEEPS):
-            lines += [ln for ln in p.splitlines()[1:]
-                      if ln.startswith("- Sweep ") and not ln.startswith(f"- Sweep {sweep_id} ")]
+            lines += [
+                ln
+                for ln in p.splitlines()[1:]
+                if ln.startswith("- Sweep ") and not ln.startswith(f"- Sweep {sweep_id} ")
+            ]
         else:
             rest.append(p)
     block = "\n".join([RECENT_SWEEPS, *lines[:RECENT_SWEEPS_SHOWN]])
@@ -59,8 +73,16 @@ def closed_at() -> str:
     return _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
 
 
-def show_sweep_best(client: Any, parent: Any, best: str, best_name: str, metric: str,
-                    value: float, link: str, closed: str | None = None) -> None:
+def show_sweep_best(
+    client: Any,
+    parent: Any,
+    best: str,
+    best_name: str,
+    metric: str,
+    value: float,
+    link: str,
+    closed: str | None = None,
+) -> None:
     """Put a closed sweep's best job where the MLflow UI shows it first: in the parent run's name
     (the runs table lists the parent collapsed: ``best als 0.3521 · sweep model``)
     and atop the experiment's description, which the UI shows above the runs whatever page it
@@ -75,14 +97,17 @@ def show_sweep_best(client: Any, parent: Any, best: str, best_name: str, metric:
     exp = client.get_experiment(parent.info.experiment_id)
     old = exp.tags.get("mlflow.note.content", "")
     line = sweep_line(sweep_id, closed or closed_at(), best, link)
-    client.set_experiment_tag(exp.experiment_id, "mlflow.note.content",
-                              _recent_sweeps(old, sweep_id, line)[:5000])
+    client.set_experiment_tag(
+        exp.experiment_id, "mlflow.note.content", _recent_sweeps(old, sweep_id, line)[:5000]
+    )
+
 
 #: The MLflow UI's query parameter for its training-runs pages. MLflow 3.x's UI picks the
 #: experiment's landing page (GenAI overview or training runs) from a sidebar switch kept in the
 #: browser (default GenAI) or from this parameter, which every link inside the UI carries on:
 #: its ``mlflow.experimentKind`` tag is no longer read (3.17's bundle).
 UI_WORKFLOW = "workflowType=machine_learning"
+
 
 def _lower_is_better(metric: str, lower: Sequence[str] | None) -> bool:
     """The registry's direction of ``metric``, unless the caller lists it as lower-is-better."""
@@ -93,8 +118,7 @@ def _lower_is_better(metric: str, lower: Sequence[str] | None) -> bool:
 
 def _sweep_filter(sweep_id: str) -> str:
     """The runs of a sweep without their parent (jobs carry a job uid, the parent none)."""
-    return (f"tags.`{_TAG_PREFIX}sweep_id` = '{sweep_id}' and "
-            f"tags.`{_TAG_PREFIX}job_uid` LIKE '%'")
+    return f"tags.`{_TAG_PREFIX}sweep_id` = '{sweep_id}' and tags.`{_TAG_PREFIX}job_uid` LIKE '%'"
 
 
 def sweep_view_link(experiment_id: str, sweep_id: str, sort_by: str | None = None) -> str:
@@ -117,28 +141,56 @@ def sweep_view_link(experiment_id: str, sweep_id: str, sort_by: str | None = Non
 SHARED_VIEW_TAG = "mlflow.sharedViewState."
 
 
-def _view_state(sweep_id: str, metrics: Sequence[str], sort_by: str | None,
-                curve: str | None) -> dict[str, Any]:
+def _view_state(
+    sweep_id: str, metrics: Sequence[str], sort_by: str | None, curve: str | None
+) -> dict[str, Any]:
     """The state of the runs page that MLflow 3's shared views restore: the sweep's jobs, best
     first, the headline metrics as the table's columns, and their charts first (one bar chart
     per headline metric, then the headline curve over k)."""
-    charts = [{"uuid": f"recoeval-{m}", "type": "BAR", "runsCountToCompare": 10,
-               "metricSectionId": "recoeval-headline", "deleted": False, "isGenerated": False,
-               "metricKey": m} for m in metrics]
+    charts = [
+        {
+            "uuid": f"recoeval-{m}",
+            "type": "BAR",
+            "runsCountToCompare": 10,
+            "metricSectionId": "recoeval-headline",
+            "deleted": False,
+            "isGenerated": False,
+            "metricKey": m,
+        }
+        for m in metrics
+    ]
     if curve:
-        charts.append({"uuid": f"recoeval-{curve}", "type": "LINE", "runsCountToCompare": 10,
-                       "metricSectionId": "recoeval-headline", "deleted": False,
-                       "isGenerated": False, "metricKey": curve, "selectedMetricKeys": [curve],
-                       "xAxisKey": "step", "scaleType": "linear", "lineSmoothness": 0,
-                       "selectedXAxisMetricKey": ""})
+        charts.append(
+            {
+                "uuid": f"recoeval-{curve}",
+                "type": "LINE",
+                "runsCountToCompare": 10,
+                "metricSectionId": "recoeval-headline",
+                "deleted": False,
+                "isGenerated": False,
+                "metricKey": curve,
+                "selectedMetricKeys": [curve],
+                "xAxisKey": "step",
+                "scaleType": "linear",
+                "lineSmoothness": 0,
+                "selectedXAxisMetricKey": "",
+            }
+        )
     state: dict[str, Any] = {
         "searchFilter": _sweep_filter(sweep_id),
         "selectedColumns": [f"metrics.`{m}`" for m in metrics],
         "columnOrder": [f"metrics.`{m}`" for m in metrics],
         "runsHiddenMode": "SHOW_ALL",
         "compareRunCharts": charts,
-        "compareRunSections": [{"uuid": "recoeval-headline", "name": "Headline metrics",
-                                "display": True, "isReordered": False, "deleted": False}],
+        "compareRunSections": [
+            {
+                "uuid": "recoeval-headline",
+                "name": "Headline metrics",
+                "display": True,
+                "isReordered": False,
+                "deleted": False,
+            }
+        ],
         "hideEmptyCharts": True,
         "isAccordionReordered": False,
     }
@@ -148,18 +200,27 @@ def _view_state(sweep_id: str, metrics: Sequence[str], sort_by: str | None,
     return state
 
 
-def save_sweep_view(client: Any, experiment_id: str, sweep_id: str, metrics: Sequence[str],
-                    sort_by: str | None = None, curve: str | None = None) -> str:
+def save_sweep_view(
+    client: Any,
+    experiment_id: str,
+    sweep_id: str,
+    metrics: Sequence[str],
+    sort_by: str | None = None,
+    curve: str | None = None,
+) -> str:
     """Store a view of the sweep's jobs as an MLflow shared view (an experiment tag
     ``mlflow.sharedViewState.<key>``, as the UI's "Share" button does) and return its address
     (the part after the host, from ``#``): the runs table of the jobs, best first by
     ``sort_by``, with the headline ``metrics`` as its columns and their charts first."""
     key = f"recoeval-sweep-{sweep_id}"
     state = _view_state(sweep_id, list(metrics), sort_by, curve)
-    client.set_experiment_tag(experiment_id, SHARED_VIEW_TAG + key,
-                              json.dumps(state, separators=(",", ":")))
-    return (f"#/experiments/{experiment_id}/runs?viewStateShareKey={key}"
-            f"&compareRunsMode=TABLE&{UI_WORKFLOW}")
+    client.set_experiment_tag(
+        experiment_id, SHARED_VIEW_TAG + key, json.dumps(state, separators=(",", ":"))
+    )
+    return (
+        f"#/experiments/{experiment_id}/runs?viewStateShareKey={key}"
+        f"&compareRunsMode=TABLE&{UI_WORKFLOW}"
+    )
 
 
 def _free_port(preferred: int = 5000) -> int:
@@ -183,8 +244,10 @@ def ui_base(tracking_uri: str) -> tuple[str, str | None]:
     if tracking_uri.startswith(("http://", "https://")):
         return scrub_text(tracking_uri.rstrip("/")), None
     port = _free_port()
-    return (f"http://127.0.0.1:{port}",
-            f"mlflow ui --backend-store-uri {scrub_text(tracking_uri)} --port {port}")
+    return (
+        f"http://127.0.0.1:{port}",
+        f"mlflow ui --backend-store-uri {scrub_text(tracking_uri)} --port {port}",
+    )
 
 
 def sweep_view_hint(parent_run_id: str, tracking_uri: str | None = None) -> str:
@@ -196,16 +259,25 @@ def sweep_view_hint(parent_run_id: str, tracking_uri: str | None = None) -> str:
     link = run.data.tags.get(_TAG_PREFIX + "view_link")
     if not link:
         sweep_id = run.data.tags.get(_TAG_PREFIX + "sweep_id", "")
-        sort_by = next((m for m in run.data.tags.get(_TAG_PREFIX + "metrics", "").split(",")
-                        if m.startswith("ndcg_at_")), None) or next(
-            (k[len("best_"):] for k in sorted(run.data.metrics)
-             if k.startswith("best_ndcg_at_")), None)
+        sort_by = next(
+            (
+                m
+                for m in run.data.tags.get(_TAG_PREFIX + "metrics", "").split(",")
+                if m.startswith("ndcg_at_")
+            ),
+            None,
+        ) or next(
+            (k[len("best_") :] for k in sorted(run.data.metrics) if k.startswith("best_ndcg_at_")),
+            None,
+        )
         link = sweep_view_link(run.info.experiment_id, sweep_id, sort_by)
     base, command = ui_base(uri)
     lines = [f"start the MLflow UI: {command}"] if command else []
     lines.append(f"the sweep's jobs, best first: {base}/{link}")
-    lines.append(f"the sweep's parent run: {base}/#/experiments/{run.info.experiment_id}/runs/"
-                 f"{parent_run_id}?{UI_WORKFLOW}")
+    lines.append(
+        f"the sweep's parent run: {base}/#/experiments/{run.info.experiment_id}/runs/"
+        f"{parent_run_id}?{UI_WORKFLOW}"
+    )
     return "\n".join(lines)
 
 
@@ -217,13 +289,20 @@ def _fmt(value: Any, digits: int = 4) -> str:
     return "" if math.isnan(v) else f"{v:.{digits}f}"
 
 
-def leaderboard_text(leaderboard: pd.DataFrame, metrics: Sequence[str] | None = None, *,
-                     limit: int = 10) -> str:
+def leaderboard_text(
+    leaderboard: pd.DataFrame, metrics: Sequence[str] | None = None, *, limit: int = 10
+) -> str:
     """The leaderboard as a terminal table, best first: rank, run name, the sort metric with its
     95% interval, then up to three more headline metrics."""
-    metrics = [m for m in (metrics if metrics is not None
-                           else leaderboard.attrs.get("headline")
-                           or leaderboard.attrs.get("metrics", [])) if m in leaderboard.columns]
+    metrics = [
+        m
+        for m in (
+            metrics
+            if metrics is not None
+            else leaderboard.attrs.get("headline") or leaderboard.attrs.get("metrics", [])
+        )
+        if m in leaderboard.columns
+    ]
     sort_by = leaderboard.attrs.get("sort_by")
     first = sort_by if sort_by in leaderboard.columns else (metrics[0] if metrics else None)
     others = [m for m in metrics if m != first][:3]
@@ -271,16 +350,19 @@ def _markdown(table: pd.DataFrame, metrics: Sequence[str], sort_by: str | None =
             cells.append("" if pd.isna(row[m]) else f"{row[m]:.4f}")
             if m == sort_by and f"{m}_ci95_low" in table.columns:
                 low, high = row[f"{m}_ci95_low"], row[f"{m}_ci95_high"]
-                cells.append("" if pd.isna(low) or pd.isna(high)
-                             else f"{low:.4f} to {high:.4f}")
+                cells.append("" if pd.isna(low) or pd.isna(high) else f"{low:.4f} to {high:.4f}")
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
 
 def _best_line(leaderboard: pd.DataFrame, sort_by: str | None) -> str:
     """``als f=64: ndcg_at_10 = 0.3716 (95% interval 0.3601 to 0.3832)`` for the first row."""
-    if not sort_by or sort_by not in leaderboard.columns or not len(leaderboard) \
-            or pd.isna(leaderboard[sort_by].iloc[0]):
+    if (
+        not sort_by
+        or sort_by not in leaderboard.columns
+        or not len(leaderboard)
+        or pd.isna(leaderboard[sort_by].iloc[0])
+    ):
         return ""
     row = leaderboard.iloc[0]
     text = f"{_md_cell(row.get('run_name', ''))}: {sort_by} = {row[sort_by]:.4f}"
