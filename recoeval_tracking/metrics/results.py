@@ -212,14 +212,14 @@ class Results:
     def summary(self, metrics: Any = None) -> str:
         """A plain-text table of means with 95% intervals, for terminals and logs.
 
+        The last lines count the users evaluated (and the NaN ones by reason) and say which
+        relevance rule judged the test entries (:func:`relevance_text`).
+
         Parameters
         ----------
         metrics : list of str or "headline", optional
             Only these rows (``"headline"``: :attr:`headline`), and a line counting the others;
             default: every metric.
-
-        The last lines count the users evaluated (and the NaN ones by reason) and say which
-        relevance rule judged the test entries (:func:`relevance_text`).
         """
         table = self.mean_ci()
         aggregates = dict(self.aggregates)
