@@ -50,7 +50,9 @@ from .compare_inputs import (
     group_datasets,
     runs_from,
 )
+from .equivalence import resolve_rope
 from .outputs import output
+from .posthoc import POSTHOCS
 from .report import Report, _check_settings, build_report, detect_replicate_key
 from .runs import _lower_better
 from .stats import FAMILIES
@@ -89,6 +91,8 @@ def compare(
     tracking_uri: str | None = None,
     config: Mapping[str, Any] | None = None,
     labels: Mapping[str, str] | None = None,
+    rope: Any = None,
+    posthoc: str = "wilcoxon",
 ) -> Comparison:
     """Compare systems on the same users: means with intervals, paired tests against a
     baseline with a multiple-comparison correction, win/tie/loss counts; over several datasets,
@@ -135,6 +139,17 @@ def compare(
         system's name there), shown in the summary, the page, the LaTeX table and the plots;
         ``baseline`` may still name the system by its own name. A key that names no system is
         refused, listing the known names.
+    rope : float, str or dict, optional
+        A region of practical equivalence: absolute (``0.01``), relative to the baseline's
+        mean (``"5%"``) or per metric (``{"ndcg_at_10": 0.01}``; a metric it lacks gets 0),
+        as :func:`~recoeval_tracking.reporting.equivalence.resolve_rope` takes it. When given,
+        the page and the printed summary show each system's verdict against the baseline
+        (better / equivalent / worse with their probabilities, Bayesian signed-rank test over
+        users, and the TOST beside it), and :meth:`Comparison.verdicts` uses it by default.
+    posthoc : {"wilcoxon", "sign", "nemenyi"}
+        The post-hoc of the critical-difference diagrams over datasets: pairwise Wilcoxon
+        signed-rank (or sign) tests with Holm (default; Benavoli, Corani & Mangili 2016), or
+        Nemenyi's critical difference of mean ranks.
 
     Returns
     -------
@@ -156,6 +171,9 @@ def compare(
     )
     if family not in FAMILIES:
         raise param_error("family", _FUNC, f"one of {list(FAMILIES)}", family)
+    check_rope(rope, _FUNC)
+    if posthoc not in POSTHOCS:
+        raise param_error("posthoc", _FUNC, f"one of {list(POSTHOCS)}", posthoc)
     read, datasets = runs_from(runs, tracking_uri)
     check_option_names(read, lower_is_better=lower_is_better, group_by=group_by, func=_FUNC)
     labels = check_labels(labels, _FUNC)
@@ -206,8 +224,31 @@ def compare(
             + "; name the system instead.",
         )
     return Comparison(
-        reports=reports, dataset_key=key if len(groups) > 1 else None, n_runs=len(read)
+        reports=reports,
+        dataset_key=key if len(groups) > 1 else None,
+        n_runs=len(read),
+        rope=rope,
+        cd_posthoc=posthoc,
     )
+
+
+def check_rope(rope: Any, func: str) -> None:
+    """Refuse a rope :func:`~.equivalence.resolve_rope` cannot read (``None``: no rope)."""
+    if rope is None:
+        return
+    widths = rope.values() if isinstance(rope, Mapping) else [rope]
+    if isinstance(rope, Mapping) and not rope:
+        raise param_error("rope", func, "a number, 'x%' or a non-empty dict per metric", rope)
+    for width in widths:
+        try:
+            resolve_rope(width, 1.0)
+        except InputError as err:
+            raise param_error(
+                "rope",
+                func,
+                "a number >= 0, a string 'x%' or a dict metric -> either",
+                rope,
+            ) from err
 
 
 @dataclass
@@ -223,11 +264,17 @@ class Comparison(VerdictMethods):
         The param that told the datasets apart.
     n_runs : int
         Runs given (replicates counted one by one).
+    rope : float, str, dict or None
+        The region of practical equivalence of the verdicts (see :func:`compare`).
+    cd_posthoc : str
+        The post-hoc of the critical-difference diagrams (``compare(..., posthoc=...)``).
     """
 
     reports: dict[str, Report]
     dataset_key: str | None = None
     n_runs: int = 0
+    rope: Any = None
+    cd_posthoc: str = "wilcoxon"
     _values: dict[tuple[str, str], pd.DataFrame] = field(
         default_factory=dict, repr=False, init=False
     )
@@ -506,12 +553,14 @@ class Comparison(VerdictMethods):
             )
         raise param_error("method", "Comparison.posthoc", "'nemenyi' or 'holm'", method)
 
-    def cd_diagram(self, metric: str, posthoc: str = "nemenyi"):
+    def cd_diagram(self, metric: str, posthoc: str | None = None):
         """The critical-difference diagram of ``metric`` (a matplotlib Figure): systems by mean
         rank on an axis from 1 to k, the best on the left; a bar joins each group the post-hoc
-        finds no difference in: Nemenyi's CD (shown above the axis), or ``"wilcoxon"`` /
-        ``"sign"`` pairwise tests with Holm (:func:`~.verdicts.cd_diagram_for`)."""
-        return cd_diagram_for(self, metric, posthoc)
+        finds no difference in: ``"wilcoxon"`` / ``"sign"`` pairwise tests with Holm, or
+        Nemenyi's CD (``"nemenyi"``, shown above the axis); default the comparison's
+        ``cd_posthoc`` (pairwise Wilcoxon unless :func:`compare` was told otherwise). The title
+        says which (:func:`~.verdicts.cd_diagram_for`)."""
+        return cd_diagram_for(self, metric, self.cd_posthoc if posthoc is None else posthoc)
 
     # -- output --------------------------------------------------------------------------------
 
@@ -595,6 +644,7 @@ class Comparison(VerdictMethods):
             f"{st_['correction']} correction, alpha {st_['alpha']:g}"
         )
         lines = [head, shown[cols].to_string(index=False)]
+        lines += self._verdict_lines()
         for ds, rep in self.reports.items():
             where = f"dataset {ds}: " if self.multi_dataset else ""
             lines += [
@@ -607,6 +657,34 @@ class Comparison(VerdictMethods):
             ]
             lines += [f"note: {where}{n}" for n in rep.notes if n.startswith("group_by")]
         return "\n".join(lines)
+
+    def _verdict_lines(self) -> list[str]:
+        """With a rope: each system's verdict against the baseline, for the printed summary."""
+        if self.rope is None:
+            return []
+        try:
+            v = self.verdicts()
+        except InputError:  # nothing to compare (one run, no shared metric)
+            return []
+        if v.empty:
+            return []
+        shown = pd.DataFrame(
+            {
+                **({"dataset": v["dataset"]} if "dataset" in v.columns else {}),
+                "system": v["system"],
+                "metric": v["metric"],
+                "rope": v["rope"].map(lambda x: f"{x:.4g}"),
+                "P(better)": v["p_better"].map(lambda x: f"{x:.3f}"),
+                "P(equiv.)": v["p_equivalent"].map(lambda x: f"{x:.3f}"),
+                "P(worse)": v["p_worse"].map(lambda x: f"{x:.3f}"),
+                "verdict": v["verdict"],
+                "TOST p": v["p_tost"].map(lambda x: "–" if pd.isna(x) else f"{x:.3g}"),
+            }
+        )
+        return [
+            f"verdicts for the rope {self.rope} (Bayesian signed-rank over users; TOST beside):",
+            shown.to_string(index=False),
+        ]
 
     def _repr_html_(self) -> str:
         return self.summary()._repr_html_()

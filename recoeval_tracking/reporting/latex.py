@@ -406,6 +406,8 @@ def effects_latex(
     conf = f"{s['confidence']:.0%}".replace("%", r"\%")
     p = precision
     verdict: dict[tuple[str, str], str] = {}
+    if rope is None:
+        rope = cmp.rope  # the comparison's own, if it has one
     if rope is not None:
         for v in cmp.verdicts(rope, dataset=dataset).itertuples():
             prob = {"worse": v.p_worse, "equivalent": v.p_equivalent, "better": v.p_better}.get(

@@ -59,8 +59,8 @@ def multi_sections(comparison: Comparison, figure_names: list[str]) -> list[Item
                 f"({md_escape(ds_list)}; {comparison.n_runs} runs), against the baseline "
                 f"**{md_escape(comparison.baseline)}**. Within each dataset the paired tests run over "
                 "users; across datasets the systems are ranked on each dataset (1 = best) and the "
-                "ranks tested (Friedman; Nemenyi's critical difference; Holm against the baseline; "
-                "Demšar 2006)."
+                f"ranks tested (Friedman; {_POSTHOC_NAME[comparison.cd_posthoc]} as the diagram's "
+                "post-hoc; Holm against the baseline; Demšar 2006)."
             ),
         )
     ]
@@ -84,10 +84,8 @@ def multi_sections(comparison: Comparison, figure_names: list[str]) -> list[Item
                 "",
                 (
                     f"Friedman test of {m} over {f.n_datasets} datasets and {f.n_systems} systems: "
-                    f"χ² = {f.statistic:.3f}, p = {_p(f.pvalue)} ({_iman_davenport(f)}). Nemenyi "
-                    f"critical difference at α = {s['alpha']:g}: CD = {cd:.3f}; systems whose mean "
-                    "ranks differ by less are not significantly different (joined by a bar in the "
-                    "diagram)."
+                    f"χ² = {f.statistic:.3f}, p = {_p(f.pvalue)} ({_iman_davenport(f)}). "
+                    + _posthoc_text(comparison.cd_posthoc, s["alpha"], cd)
                 ),
             )
         )
@@ -107,7 +105,23 @@ def multi_sections(comparison: Comparison, figure_names: list[str]) -> list[Item
                         _plain(holm),
                     ),
                     ("table", "Nemenyi p-values, every pair", _plain(nem)),
-                ],
+                ]
+                + (
+                    []
+                    if comparison.cd_posthoc == "nemenyi"
+                    else [
+                        (
+                            "table",
+                            f"{_POSTHOC_NAME[comparison.cd_posthoc]} p-values (the diagram's bars), "
+                            "every pair",
+                            _plain(
+                                comparison.pairwise_posthoc(m, comparison.cd_posthoc).reset_index(
+                                    names="system"
+                                )
+                            ),
+                        )
+                    ]
+                ),
             )
         )
     if len(comparison.datasets) < 5:
@@ -129,6 +143,29 @@ def multi_sections(comparison: Comparison, figure_names: list[str]) -> list[Item
             )
         )
     return items
+
+
+_POSTHOC_NAME = {
+    "nemenyi": "Nemenyi's critical difference",
+    "wilcoxon": "pairwise Wilcoxon signed-rank tests with Holm",
+    "sign": "pairwise sign tests with Holm",
+}
+
+
+def _posthoc_text(posthoc: str, alpha: float, cd: float) -> str:
+    """What the diagram's bars mean under the comparison's post-hoc."""
+    if posthoc == "nemenyi":
+        return (
+            f"Nemenyi critical difference at α = {alpha:g}: CD = {cd:.3f}; systems whose mean "
+            "ranks differ by less are not significantly different (joined by a bar in the "
+            "diagram)."
+        )
+    return (
+        f"Post-hoc: {_POSTHOC_NAME[posthoc]} over the datasets at α = {alpha:g} (Benavoli, "
+        "Corani & Mangili 2016: unlike mean-rank tests, A against B does not depend on the "
+        "other systems); systems joined by a bar in the diagram are not significantly "
+        f"different. Nemenyi's critical difference, for reference: CD = {cd:.3f}."
+    )
 
 
 def _iman_davenport(f: Any) -> str:

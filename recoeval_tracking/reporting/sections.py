@@ -283,7 +283,8 @@ def _sections(
     ``prefix`` starts the names of this report's figures (one dataset of several)."""
     comparison = comparison or Comparison.from_report(report)
     items = _head_items(report, comparison)
-    items[1:1] = effect_items(comparison, dataset)  # effect sizes lead, before the marks
+    # effect sizes lead, then the verdicts for a rope, before the marks
+    items[1:1] = effect_items(comparison, dataset) + verdict_items(comparison, dataset)
     curves = [n for n in figure_names if n.startswith(prefix + "curves_")]
     first = _headline_curves(report, curves, prefix)
     if first:
@@ -461,3 +462,53 @@ def effect_items(cmp: Comparison, dataset: str | None = None) -> list[tuple[str,
             )
         )
     return items
+
+
+def verdict_table(cmp: Comparison, dataset: str | None = None) -> pd.DataFrame:
+    """The verdicts for the comparison's rope, shown: per system and headline metric the rope,
+    the probabilities of better / equivalent / worse (Bayesian signed-rank test over users),
+    the verdict and the TOST p-value. Empty without a rope."""
+    if cmp.rope is None:
+        return pd.DataFrame()
+    try:
+        v = cmp.verdicts(dataset=dataset)
+    except InputError:  # nothing to compare (one run, no shared metric)
+        return pd.DataFrame()
+    if v.empty:
+        return v
+    v = v[v["metric"].isin(headline_metrics(list(dict.fromkeys(v["metric"]))))]
+    return pd.DataFrame(
+        {
+            "system": v["system"],
+            "metric": v["metric"],
+            "rope": [_f(x) for x in v["rope"]],
+            "P(better)": [f"{x:.3f}" for x in v["p_better"]],
+            "P(equivalent)": [f"{x:.3f}" for x in v["p_equivalent"]],
+            "P(worse)": [f"{x:.3f}" for x in v["p_worse"]],
+            "verdict": v["verdict"],
+            "TOST p": [_p(x) for x in v["p_tost"]],
+            "users": v["n"],
+        },
+        dtype=object,
+    ).reset_index(drop=True)
+
+
+def verdict_items(cmp: Comparison, dataset: str | None = None) -> list[tuple[str, str, Any]]:
+    """With a rope (``compare(..., rope=...)``, the report's ``rope=``): each system's
+    three-way verdict against the baseline with its probabilities, and the TOST beside it."""
+    table = verdict_table(cmp, dataset)
+    if table.empty:
+        return []
+    alpha = cmp.settings["alpha"]
+    return [
+        (
+            "table",
+            (
+                f"Verdicts against {cmp.baseline} for the rope {cmp.rope}: better / equivalent / "
+                "worse by the Bayesian signed-rank test over users (Benavoli et al. 2017; the one "
+                "with probability >= 0.95, else undecided; for a lower-is-better metric better is "
+                f"lower), and the TOST p-value (equivalent within the rope when < {alpha:g})"
+            ),
+            table,
+        )
+    ]

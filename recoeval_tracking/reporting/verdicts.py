@@ -131,7 +131,7 @@ class VerdictMethods:
 
     def verdicts(
         self: Comparison,
-        rope: Any,
+        rope: Any = None,
         *,
         over: str = "users",
         dataset: str | None = None,
@@ -147,8 +147,18 @@ class VerdictMethods:
         Bayesian signed-rank test's ``p_worse``, ``p_equivalent``, ``p_better`` and
         ``verdict`` (the one reaching ``threshold``, else ``undecided``; Benavoli et al.
         2017), and ``p_tost``, the TOST's p-value (equivalence shown when below alpha). For a
-        lower-is-better metric "better" means lower.
+        lower-is-better metric "better" means lower. ``rope`` defaults to the comparison's
+        (``compare(..., rope=...)``).
         """
+        if rope is None:
+            rope = self.rope
+        if rope is None:
+            raise param_error(
+                "rope",
+                "Comparison.verdicts",
+                "a rope (a number, 'x%' or a dict per metric), here or in compare(rope=...)",
+                None,
+            )
         if over not in ("users", "datasets"):
             raise param_error("over", "Comparison.verdicts", "'users' or 'datasets'", over)
         if over == "datasets":
@@ -310,10 +320,11 @@ class VerdictMethods:
         return pd.DataFrame(rows)
 
 
-def cd_diagram_for(cmp: Comparison, metric: str, posthoc: str = "nemenyi"):
+def cd_diagram_for(cmp: Comparison, metric: str, posthoc: str = "wilcoxon"):
     """The critical-difference diagram of ``metric`` with the post-hoc it names: bars join the
-    groups Nemenyi's CD leaves together (``"nemenyi"``) or that the pairwise Wilcoxon / sign
-    tests with Holm find no difference in (``"wilcoxon"``, ``"sign"``). The title says which."""
+    groups that the pairwise Wilcoxon / sign tests with Holm find no difference in
+    (``"wilcoxon"``, the default, ``"sign"``; Benavoli, Corani & Mangili 2016) or that
+    Nemenyi's CD leaves together (``"nemenyi"``). The title says which."""
     from . import multisystem as ms
 
     cd_figure = output("cd_figure")
