@@ -216,12 +216,36 @@ def _labels(value: Any) -> dict[str, str] | None:
     return {str(k): str(v) for k, v in value.items()}
 
 
+def _rope(value: Any) -> Any:
+    """The ``rope`` setting as :func:`~recoeval_tracking.reporting.compare.compare` takes it."""
+    if isinstance(value, Mapping):
+        return {str(k): v for k, v in value.items()}
+    return value
+
+
 def check_settings(cfg: Mapping[str, Any]) -> None:
     """The statistical settings checked before any run is read, each error naming its key."""
+    from ..reporting.equivalence import resolve_rope
+    from ..reporting.posthoc import POSTHOCS
     from ..reporting.report import TESTS
     from ..reporting.stats import CORRECTIONS, FAMILIES
 
-    for key, allowed in (("correction", CORRECTIONS), ("test", TESTS), ("family", FAMILIES)):
+    rope = _rope(cfg.get("rope"))
+    for width in rope.values() if isinstance(rope, Mapping) else [] if rope is None else [rope]:
+        try:
+            resolve_rope(width, 1.0)
+        except InputError:
+            raise InputError(
+                "rope: expected a number >= 0 (e.g. rope=0.01), a percentage of the baseline's "
+                f"mean (rope=5%) or a dict metric -> either; got {rope!r}."
+            ) from None
+    checks = (
+        ("correction", CORRECTIONS),
+        ("test", TESTS),
+        ("family", FAMILIES),
+        ("posthoc", POSTHOCS),
+    )
+    for key, allowed in checks:
         if key in cfg and cfg[key] not in allowed:
             raise InputError(f"{key}: expected one of {', '.join(allowed)}; got {cfg[key]!r}.")
     n_perm = cfg.get("n_permutations", "auto")
@@ -314,6 +338,8 @@ def run_report(
             replicate_key=replicate_key,
             group_by=group_by,
             dataset_key=str(dataset_key) if dataset_key else None,
+            rope=_rope(cfg.get("rope")),
+            posthoc=str(cfg.get("posthoc", "wilcoxon")),
         )
     report = next(iter(comparison.reports.values()))
     _say(progress, "drawing the figures and writing the pages...")

@@ -70,6 +70,9 @@ class ReportConfig:
     n_bootstrap: int = MISSING
     n_permutations: Any = MISSING  # an int or "auto"; build_report checks it
     seed: int = MISSING
+    # a number, "x%" or a dict metric -> either; Any so that each form passes (compare checks it)
+    rope: Any = MISSING
+    posthoc: str = MISSING
     allow_mismatch: bool = MISSING
     lower_is_better: list[str] = MISSING
     # a display name per run ({run name or id: label}); Any with null in the YAML, so that the

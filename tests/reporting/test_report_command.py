@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 import recoeval_tracking as rt
+from recoeval_tracking import InputError
 from recoeval_tracking.jobdir import write_job_dir
 from recoeval_tracking.reporting.latex import structure_problems
 
@@ -204,3 +205,26 @@ def test_help_lists_the_settings(tmp_path):
     ):
         assert f"  {key}" in proc.stdout
     assert list(tmp_path.iterdir()) == []
+
+
+def test_rope_and_posthoc_from_the_command_line(dataset_dirs, tmp_path):
+    # rope=5% is read as the string "5%" by Hydra's override grammar; posthoc=nemenyi brings
+    # back the mean-rank post-hoc the diagrams default away from
+    proc = _cmd(tmp_path, dataset_dirs, "baseline=random", "rope=5%", "posthoc=nemenyi")
+    assert proc.returncode == 0, proc.stderr
+    md = (tmp_path / "out" / "report.md").read_text()
+    assert "Verdicts against random for the rope 5%" in md
+    assert "Nemenyi critical difference at α = 0.05" in md
+    assert "P\\(better\\)" in md
+
+
+def test_a_bad_rope_or_posthoc_setting_names_its_key():
+    from recoeval_tracking.app.report import check_settings
+
+    with pytest.raises(InputError, match="^rope: expected a number >= 0"):
+        check_settings({"rope": "five"})
+    with pytest.raises(InputError, match="^rope: "):
+        check_settings({"rope": {"ndcg_at_5": -1}})
+    with pytest.raises(InputError, match="^posthoc: expected one of wilcoxon, sign, nemenyi"):
+        check_settings({"posthoc": "tukey"})
+    check_settings({"rope": "5%", "posthoc": "sign"})  # accepted
