@@ -95,8 +95,10 @@ def compare(
     posthoc: str = "wilcoxon",
 ) -> Comparison:
     """Compare systems on the same users: means with intervals, paired tests against a
-    baseline with a multiple-comparison correction, win/tie/loss counts; over several datasets,
-    mean ranks, the Friedman test and Nemenyi's critical difference.
+    baseline with a multiple-comparison correction, win/tie/loss counts, and with a ``rope``
+    each system's verdict (better / equivalent / worse); over several datasets, mean ranks, the
+    Friedman test, Nemenyi's critical difference and the critical-difference diagram (pairwise
+    Wilcoxon tests with Holm by default, ``posthoc``).
 
     Parameters
     ----------
