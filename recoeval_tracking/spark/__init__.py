@@ -29,8 +29,8 @@ import numpy as np
 import scipy.sparse as sp
 
 from .._validation import check_int, param_error
-from ..distributed.on_dask import _check_mergeable, _checked_options
 from ..distributed.merge import ShardedResults, merge_shards
+from ..distributed.on_dask import _check_mergeable, _checked_options
 from ..distributed.shards import split_source
 from ..metrics.evaluate import _OPTION_NAMES, _merge_options, plan, plan_for_source
 from ..metrics.inputs import Prepared, score_source
