@@ -315,7 +315,13 @@ def test_graded_ndcg_equals_ranking_metrics_triples(spark, ml100k_lists):
     ranked_np = np.full((len(have), K), -1)
     for r, u in enumerate(have):
         ranked_np[r, : len(lists[u])] = items.searchsorted(lists[u])
-    local = rt.evaluate(None, te, ranked=ranked_np, k=K, profile="spark")
+    local = rt.evaluate(
+        None, te, ranked=ranked_np, k=K, metrics=["ndcg_spark", "ndcg_exp"], ties="index"
+    )
     assert local.means[f"ndcg_spark_at_{K}"] == pytest.approx(
         want * len(users) / len(have), rel=1e-12
+    )
+    # labels given by descending rating make Spark's ideal the sorted one: ndcg_exp
+    assert local.means[f"ndcg_exp_at_{K}"] == pytest.approx(
+        other * len(users) / len(have), rel=1e-12
     )
