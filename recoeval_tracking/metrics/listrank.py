@@ -32,7 +32,7 @@ import scipy.sparse as sp
 
 from .beyond import ListContext
 
-__all__ = ["values_at", "rbp_of", "bpref_of", "gm_map_of", "MIN_GEO_MEAN"]
+__all__ = ["values_at", "rbp_of", "bpref_of", "ndcg_spark_of", "gm_map_of", "MIN_GEO_MEAN"]
 
 #: trec_eval's floor of a value before its logarithm in geometric means.
 MIN_GEO_MEAN = 1e-5
@@ -97,6 +97,31 @@ def bpref_of(ctx: ListContext, topk: np.ndarray) -> np.ndarray:
         term = np.where(above > 0, 1.0 - frac, 1.0)
         out = np.where(rel, term, 0.0).sum(axis=1) / R
     return np.where(ctx.ok & (R > 0), out, np.nan)
+
+
+def ndcg_spark_of(ctx: ListContext, topk: np.ndarray) -> np.ndarray:
+    """Spark's graded ``ndcgAt`` (``RankingMetrics`` on (prediction, label, relevance) triples,
+    Spark >= 3.4), with ``k`` the list width: ``DCG = sum_{j < min(|L|, k)} (2^v_(j) - 1) /
+    ln(j + 2)`` over the listed items (0 for an item without a test value) and the ideal DCG
+    over the first ``min(|T|, k)`` test items *in the order of the labels*, not sorted by value
+    (Spark's quirk); here the labels are in item index order (the CSR row). 0 when the ideal DCG
+    is 0 (no test entry, or only zero gains), as Spark; NaN for the users not evaluated."""
+    m, K = topk.shape
+    vals, _ = _lookup(ctx.test, topk)
+    disc = np.log(np.arange(K, dtype=np.float64) + 2.0)
+    dcg = np.zeros(m)
+    for j in range(K):  # position by position, in Spark's order of summation
+        dcg += (2.0 ** vals[:, j] - 1.0) / disc[j]
+    indptr = ctx.test.indptr
+    n_t = np.diff(indptr)
+    pos = np.arange(ctx.test.nnz, dtype=np.int64) - np.repeat(indptr[:-1], n_t)
+    keep = pos < K
+    rows = np.repeat(np.arange(m), n_t)[keep]
+    ideal_terms = (2.0 ** np.asarray(ctx.test.data, dtype=np.float64)[keep] - 1.0) / disc[pos[keep]]
+    ideal = np.bincount(rows, weights=ideal_terms, minlength=m)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        out = np.where(ideal == 0.0, 0.0, dcg / ideal)
+    return np.where(ctx.ok, out, np.nan)
 
 
 def gm_map_of(ctx: ListContext) -> float:

@@ -42,8 +42,10 @@ spark          precisionAtK p (hits / k, a shorter list still divided by k), rec
                RankingMetrics / RankingEvaluator; ties by item index. A user with a list but no
                ground truth scores 0 and counts in the mean (``no_ground_truth``: applied by
                :func:`recoeval_tracking.spark.evaluate_spark`, which knows who has a list).
-               Graded NDCG (relevance values, ideal order = the labels as given) is not
-               reproduced.
+               ndcgAtK_graded ndcg_spark: ndcgAtK on (prediction, label, relevance) triples
+               (Spark >= 3.4), gains 2^rel - 1, natural log, the ideal DCG over the labels in
+               the order given (not sorted by relevance): here item index order (sorted item
+               ids with evaluate_spark); the test values are the relevances.
 =============  ==================================================================================
 
 With ranked top-K input a profile keeps its top-K metrics and leaves out (and records) the
@@ -210,7 +212,7 @@ PROFILES: dict[str, dict[str, Any]] = {
         },
     },
     "spark": {
-        "metrics": ["p", "r", "tap", "ap", "ndcg_bin"],
+        "metrics": ["p", "r", "tap", "ap", "ndcg_bin", "ndcg_spark"],
         "ties": "index",
         # read by recoeval_tracking.spark: users with a list and no test entry score 0
         "no_ground_truth": "zero",
@@ -220,6 +222,8 @@ PROFILES: dict[str, dict[str, Any]] = {
             "meanAveragePrecisionAtK": "tap",
             "meanAveragePrecision": "ap",
             "ndcgAtK": "ndcg_bin",
+            # ndcgAtK on (prediction, label, relevance) triples: graded, ideal in label order
+            "ndcgAtK_graded": "ndcg_spark",
         },
     },
 }

@@ -88,8 +88,9 @@ class MetricSpec:
     standard : bool
         Whether ``"standard"`` (the app's default set) includes it: every metric but the peers'
         own variants of one it already has (``ap_hits``, ``set_map``, ``gini_items``,
-        ``entropy_mean``) and trec_eval's recall-precision table (``iprec_at_recall_*``,
-        ``11pt_avg``); ``"all"``, their profiles and a name give those too.
+        ``entropy_mean``, ``ndcg_spark``) and trec_eval's recall-precision table
+        (``iprec_at_recall_*``, ``11pt_avg``); ``"all"``, their profiles and a name give those
+        too.
     """
 
     name: str
@@ -311,6 +312,22 @@ _SPECS = [
         "(Moffat & Zobel 2008; ranx's rbp)",
         stage="list",
         compute=listrank.rbp_of,
+        average_ties=False,
+    ),
+    MetricSpec(
+        "ndcg_spark",
+        -1,
+        "NDCG_SPARK",
+        True,
+        False,
+        "Spark's graded ndcgAt (RankingMetrics on (prediction, label, relevance) triples): "
+        "sum_{j < min(|L|, k)} (2^v_(j) - 1) / ln(j + 2) over the list, divided by the same sum "
+        "over the first min(|T|, k) test items in item index order (the labels' order, not "
+        "sorted by value); 0 when that ideal is 0",
+        "ndcg",
+        (("gain", "exponential"), ("ideal", "label_order")),
+        stage="list",
+        compute=listrank.ndcg_spark_of,
         average_ties=False,
     ),
     MetricSpec(
@@ -564,9 +581,9 @@ _SPECS = [
 ]
 
 #: All registered metrics by name, in the canonical output order.
-#: Left out of ``"standard"`` (see :attr:`MetricSpec.standard`): 16 columns a user rarely wants
+#: Left out of ``"standard"`` (see :attr:`MetricSpec.standard`): 17 columns a user rarely wants
 #: by default; ``"all"``, a profile or a name gives them.
-_NOT_STANDARD = {"ap_hits", "set_map", "gini_items", "entropy_mean", "11pt_avg"}
+_NOT_STANDARD = {"ap_hits", "set_map", "gini_items", "entropy_mean", "11pt_avg", "ndcg_spark"}
 _SPECS = [
     dataclasses.replace(s, standard=False)
     if s.name in _NOT_STANDARD or s.name.startswith("iprec_at_recall_")

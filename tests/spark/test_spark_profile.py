@@ -102,7 +102,7 @@ def ml100k_lists():
 
 def test_the_profile_names_pysparks_metrics():
     prof = PROFILES["spark"]
-    assert set(prof["aliases"]) == set(SPARK)
+    assert set(prof["aliases"]) == set(SPARK) | {"ndcgAtK_graded"}
     assert prof["ties"] == "index" and prof["no_ground_truth"] == "zero"
 
 
@@ -161,3 +161,167 @@ def test_spark_profile_equals_ranking_metrics_and_ranking_evaluator(spark, ml100
     for name, f in SPARK.items():
         col = f"{PROFILES['spark']['aliases'][name]}_at_{K}"
         assert local.means[col] == pytest.approx(f(sub), rel=1e-12, abs=1e-15), name
+
+
+def spark_graded_ndcg(pred: list, lab: list, rel: list, k: int) -> float:
+    """One user's graded ndcgAt as RankingMetrics.scala (Spark >= 3.4) computes it, written out
+    from its code: relMap = lab zip rel; n = min(max(|pred|, |labSet|), k); dcg adds
+    (2^relMap(pred(i)) - 1) / ln(i + 2) for i < |pred|, the ideal (2^relMap(lab(i)) - 1) /
+    ln(i + 2) for i < |labSet|: the labels in the order given; 0 for an empty label set or a
+    zero ideal."""
+    rel_of = dict(zip(lab, rel))
+    if not set(lab):
+        return 0.0
+    dcg = ideal = 0.0
+    for i in range(min(max(len(pred), len(set(lab))), k)):
+        if i < len(pred):
+            dcg += (2.0 ** rel_of.get(pred[i], 0.0) - 1) / np.log(i + 2)
+        if i < len(set(lab)):
+            ideal += (2.0 ** rel_of.get(lab[i], 0.0) - 1) / np.log(i + 2)
+    return 0.0 if ideal == 0.0 else dcg / ideal
+
+
+def test_graded_ndcg_worked_example_ideal_in_label_order():
+    """By hand: list (3, 1) and labels 1, 2 with relevances 5, 1 (item order), k = 3. DCG =
+    (2^5 - 1) / ln 3 (item 3 is no label); Spark's ideal takes the labels in the order given,
+    (2^5 - 1) / ln 2 + (2^1 - 1) / ln 3. Second user: list (0, 2, 4), labels 0, 4 with
+    relevances 2, 3: DCG = 3 / ln 2 + 7 / ln 4, ideal 3 / ln 2 + 7 / ln 3 (in label order,
+    below the ideal sorted by relevance, 7 / ln 2 + 3 / ln 3), so the value differs from a
+    sorted-ideal NDCG."""
+    lists = np.array([[3, 1, -1], [0, 2, 4]])
+    test = sp.csr_array(
+        (np.array([5.0, 1.0, 2.0, 3.0]), ([0, 0, 1, 1], [1, 2, 0, 4])), shape=(2, 8)
+    )
+    res = rt.evaluate(None, test, ranked=lists, k=3, profile="spark")
+    col = f"{PROFILES['spark']['aliases']['ndcgAtK_graded']}_at_3"
+    want = [
+        (31 / np.log(3)) / (31 / np.log(2) + 1 / np.log(3)),
+        (3 / np.log(2) + 7 / np.log(4)) / (3 / np.log(2) + 7 / np.log(3)),
+    ]
+    np.testing.assert_allclose(res.per_user[col], want, rtol=1e-14, atol=0)
+    sorted_ideal = (3 / np.log(2) + 7 / np.log(4)) / (7 / np.log(2) + 3 / np.log(3))
+    assert abs(want[1] - sorted_ideal) > 0.1  # the label order matters here
+    # k = 2: the second user's ideal stops after the first two labels, DCG after item 2
+    res2 = rt.evaluate(None, test, ranked=lists, k=2, metrics=["ndcg_spark"])
+    assert res2.per_user["ndcg_spark_at_2"][1] == pytest.approx(
+        (3 / np.log(2)) / (3 / np.log(2) + 7 / np.log(3)), rel=1e-14
+    )
+
+
+def test_local_graded_ndcg_follows_the_scala_code_user_by_user():
+    """Random lists (some shorter than k), graded test values in item order, some users whose
+    listed items are all non-relevant: every user against the Scala formula written out."""
+    rng = np.random.default_rng(5)
+    m, n = 50, 30
+    lists = np.full((m, K), -1)
+    truth, rels = [], []
+    for u in range(m):
+        length = int(rng.integers(2, K + 1))
+        lists[u, :length] = rng.permutation(n)[:length]
+        t = np.sort(rng.permutation(n)[: int(rng.integers(1, 15))])
+        truth.append(t)
+        rels.append(rng.integers(1, 6, t.size).astype(float))
+    rows = np.repeat(np.arange(m), [len(t) for t in truth])
+    test = sp.csr_array((np.concatenate(rels), (rows, np.concatenate(truth))), shape=(m, n))
+    res = rt.evaluate(None, test, ranked=lists, k=K, profile="spark")
+    want = [
+        spark_graded_ndcg(
+            [int(i) for i in lists[u] if i >= 0], truth[u].tolist(), rels[u].tolist(), K
+        )
+        for u in range(m)
+    ]
+    np.testing.assert_allclose(res.per_user[f"ndcg_spark_at_{K}"], want, rtol=1e-13, atol=0)
+
+
+def graded_ranking_metrics(sc, triples):
+    """Spark's own RankingMetrics on (prediction, label, relevance) triples. pyspark's Python
+    ``RankingMetrics`` documents the triples form but its bridge
+    (``PythonMLLibAPI.newRankingMetrics``, pyspark 4.3) keeps only the first two columns, so the
+    relevances are dropped and ndcgAt is binary; the Scala class is built here through its Java
+    entry point ``RankingMetrics.of``, which takes ``scala.Tuple3`` rows."""
+    from py4j.java_collections import ListConverter
+
+    def java(xs):
+        return ListConverter().convert(list(xs), sc._gateway._gateway_client)
+
+    jvm = sc._jvm
+    rows = [jvm.scala.Tuple3(java(p), java(lab), java(map(float, rel))) for p, lab, rel in triples]
+    return jvm.org.apache.spark.mllib.evaluation.RankingMetrics.of(
+        sc._jsc.parallelize(java(rows), 2)
+    )
+
+
+def test_graded_ndcg_equals_ranking_metrics_triples(spark, ml100k_lists):
+    """Spark's RankingMetrics on (prediction, label, relevance) triples, the labels in item id
+    order and the ratings as relevances, against evaluate_spark(rating_col="rating") and the
+    local engine; users without ground truth score 0 and count. RankingEvaluator takes no
+    relevance column: RankingMetrics is the only graded form."""
+    from pyspark.mllib.evaluation import RankingMetrics
+
+    test, lists, truth = ml100k_lists
+    rated = test.sort_values(["user", "item"])
+    by_user = {u: g for u, g in rated.groupby("user")}
+
+    def triple(u, order=("item",), ascending=True):
+        g = by_user[u].sort_values(list(order), ascending=ascending, kind="stable")
+        return (lists[u], g["item"].tolist(), g["rating"].astype(float).tolist())
+
+    users = sorted(lists)
+    triples = [triple(u) if u in by_user else (lists[u], [], []) for u in users]
+    want = graded_ranking_metrics(spark.sparkContext, triples).ndcgAt(K)
+    assert want == pytest.approx(np.mean([spark_graded_ndcg(*t, K) for t in triples]), rel=1e-12)
+    # the quirk is real on this data: labels sorted by rating give another number
+    by_rating = [
+        triple(u, ("rating", "item"), False) if u in by_user else (lists[u], [], []) for u in users
+    ]
+    other = graded_ranking_metrics(spark.sparkContext, by_rating).ndcgAt(K)
+    assert abs(other - want) > 1e-3
+
+    ranked = spark.createDataFrame(
+        pd.DataFrame(
+            [(u, i, r + 1) for u, items in lists.items() for r, i in enumerate(items)],
+            columns=["user", "item", "rank"],
+        )
+    )
+    frame = spark.createDataFrame(test[["user", "item", "rating"]])
+    res = evaluate_spark(frame, ranked=ranked, k=K, profile="spark", rating_col="rating")
+    assert res.n_users_evaluated == len(lists)
+    assert res.means[f"ndcg_spark_at_{K}"] == pytest.approx(want, rel=1e-12, abs=1e-15)
+    # without ratings every relevance is 1: the graded value is the binary one
+    pairs = [(lists[u], truth.get(u, [])) for u in users]
+    binary = RankingMetrics(spark.sparkContext.parallelize(pairs, 2)).ndcgAt(K)
+    plain = evaluate_spark(
+        spark.createDataFrame(test[["user", "item"]]),
+        ranked=ranked,
+        k=K,
+        profile="spark",
+        metrics=["ndcg_spark"],
+    )
+    assert plain.means[f"ndcg_spark_at_{K}"] == pytest.approx(binary, rel=1e-12, abs=1e-15)
+
+    # the local engine, items numbered in id order, over the users with ground truth (Spark's
+    # mean over all users has 0 for the others)
+    have = [u for u in users if u in by_user]
+    items = np.sort(
+        np.unique(np.concatenate([test["item"].to_numpy(), [i for u in have for i in lists[u]]]))
+    )
+    te = sp.csr_array(
+        (
+            test["rating"].to_numpy(dtype=float),
+            (np.searchsorted(have, test["user"].to_numpy()), items.searchsorted(test["item"])),
+        ),
+        shape=(len(have), len(items)),
+    )
+    ranked_np = np.full((len(have), K), -1)
+    for r, u in enumerate(have):
+        ranked_np[r, : len(lists[u])] = items.searchsorted(lists[u])
+    local = rt.evaluate(
+        None, te, ranked=ranked_np, k=K, metrics=["ndcg_spark", "ndcg_exp"], ties="index"
+    )
+    assert local.means[f"ndcg_spark_at_{K}"] == pytest.approx(
+        want * len(users) / len(have), rel=1e-12
+    )
+    # labels given by descending rating make Spark's ideal the sorted one: ndcg_exp
+    assert local.means[f"ndcg_exp_at_{K}"] == pytest.approx(
+        other * len(users) / len(have), rel=1e-12
+    )
