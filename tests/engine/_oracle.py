@@ -49,6 +49,7 @@ LIST_METRICS = (
     "serendipity",
     "rbp",
     "bpref",
+    "ndcg_spark",
     "arp",
     "tailpercentage",
     "aplt",

@@ -319,6 +319,22 @@ def _check_list_metrics(res: rt.Results, case: Case, lists: list[list[int]], wha
             )
 
 
+def _spark_graded_ndcg(listed: list[int], labels: dict[int, float], k: int) -> float:
+    """Spark's ``RankingMetrics.ndcgAt`` on (prediction, label, relevance) triples, as its Scala
+    loop reads: position i < min(max(|pred|, |labels|), k) adds (2^rel - 1) / ln(i + 2) to the DCG
+    when the i-th prediction is a label, and the i-th label's (in the order given: item index
+    here) to the ideal DCG; 0 when the ideal DCG is 0."""
+    order = sorted(labels)
+    dcg = ideal = 0.0
+    for i in range(min(max(len(listed), len(order)), k)):
+        gain = 1.0 / math.log(i + 2)
+        if i < len(listed) and listed[i] in labels:
+            dcg += (2.0 ** labels[listed[i]] - 1.0) * gain
+        if i < len(order):
+            ideal += (2.0 ** labels[order[i]] - 1.0) * gain
+    return 0.0 if ideal == 0.0 else dcg / ideal
+
+
 def _popularity_and_list_ranks(train_rows, test_rows, n: int, k: int) -> dict[str, Any]:
     """Oracles of the list metrics of reference.py (default parameters: rbp persistence 0.8,
     RecBole tail_ratio 0.1, Elliot short head 0.8; no judged non-relevant item)."""
@@ -335,6 +351,10 @@ def _popularity_and_list_ranks(train_rows, test_rows, n: int, k: int) -> dict[st
         ),
         "bpref": lambda L, u: (
             ref.bpref_at_k(listed(L), test_rows[u], [], k) if listed(L) else math.nan
+        ),
+        "ndcg_spark": lambda L, u: (
+            # the list's width is the cutoff (a curve's prefix is ndcgAt(j))
+            _spark_graded_ndcg(listed(L), test_rows[u], len(L)) if listed(L) else math.nan
         ),
         "arp": lambda L, u: (
             sum(counts[i] for i in listed(L)) / len(listed(L)) if listed(L) else math.nan
