@@ -226,7 +226,7 @@ def main() -> None:
     from .callbacks import SweepRefused, note_interrupted
 
     if any(a in ("--version", "-V") for a in sys.argv[1:]):
-        from .. import __version__
+        from .._version import __version__
 
         # Hydra's own --version would print Hydra's version; --hydra-help lists Hydra's flags
         print(f"{_PROG} (recoeval_tracking) {__version__}")
