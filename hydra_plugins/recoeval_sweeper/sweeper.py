@@ -8,7 +8,7 @@ before any runs.
   (``seed=0,1``) gives one job per baseline and value. Each baseline job gets
   ``++baseline_rank=<i>`` (its place in the list; 0 is the baseline the leaderboard and the
   report compare against). In a Hydra app of the user's own, whose task builds the user's
-  model, the baseline jobs run the app's own job (:func:`recoeval_tracking.app.cli.run_task`:
+  model, the baseline jobs run the app's own job (:func:`recoeval_tracking.app.task.run_task`:
   our model fitted and evaluated on the app's data, split, metrics and tracking).
 * **Every job is composed first.** A job whose overrides do not compose (``model.neighbours``
   given to ``model=popularity``) stops the sweep before any job runs, with
@@ -181,13 +181,13 @@ class RecoevalSweeper(Sweeper):
         """The launcher of the baseline jobs: the sweep's own when its task is the app's job
         (``recoeval-track``), else one that runs the app's job (a user's own Hydra app, whose
         task builds the user's model)."""
-        from recoeval_tracking.app import cli
+        from recoeval_tracking.app.task import run_task
 
-        if not jobs or self._task_function is cli.run_task:
+        if not jobs or self._task_function is run_task:
             return self.launcher
         assert self.hydra_context is not None and self.config is not None
         return Plugins.instance().instantiate_launcher(
-            hydra_context=self.hydra_context, task_function=cli.run_task, config=self.config
+            hydra_context=self.hydra_context, task_function=run_task, config=self.config
         )
 
     # -- the check --------------------------------------------------------------------------

@@ -40,7 +40,6 @@ Errors, always one paragraph on stderr and never a stack trace:
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import sys
 from pathlib import Path
@@ -54,6 +53,14 @@ from .errors import (
     error_message,
     run_error_message,
     user_error_message,
+)
+from .task import (  # the job itself; its names stay importable from here
+    CONFIG_PACKAGE,
+    _single_run_error,
+    config_path,
+    option_node,  # noqa: F401
+    redact_logs,
+    run_task,
 )
 
 __all__ = [
@@ -70,220 +77,7 @@ __all__ = [
     "EXIT_FAILURE",
 ]
 
-#: The package that holds the configs once installed.
-CONFIG_PACKAGE = "recoeval_tracking.configs"
 _PROG = PROG
-_INT64 = (-(2**63), 2**63 - 1)
-
-
-def config_path() -> str:
-    """Where Hydra looks for the configs: ``pkg://recoeval_tracking.configs`` when that package
-    is importable (any regular install), else the ``configs/`` folder of the source tree."""
-    try:
-        spec = importlib.util.find_spec(CONFIG_PACKAGE)
-    except (ImportError, ValueError):
-        spec = None
-    if spec is not None:
-        return f"pkg://{CONFIG_PACKAGE}"
-    source = Path(__file__).resolve().parents[2] / "configs"
-    if (source / "config.yaml").is_file():
-        return str(source)
-    raise RuntimeError(
-        f"{_PROG}: the configs were not found: neither the package "
-        f"{CONFIG_PACKAGE} nor the folder {source} exists. Reinstall the package "
-        "(pip install recoeval_tracking)."
-    )
-
-
-_single_run_error: list[tuple[int, str]] = []
-
-
-def _check_int_range(node: Any, key: str = "") -> None:
-    """Every integer of the composed config fits in 64 bits (OmegaConf takes any size; numpy and
-    numba would fail later with a raw error)."""
-    from .._validation import InputError
-
-    if isinstance(node, dict):  # this level's own values first: `seed`, not `dataset.seed`
-        for k, v in sorted(node.items(), key=lambda kv: isinstance(kv[1], (dict, list))):
-            _check_int_range(v, f"{key}.{k}" if key else str(k))
-    elif isinstance(node, list):
-        for i, v in enumerate(node):
-            _check_int_range(v, f"{key}[{i}]")
-    elif (
-        isinstance(node, int) and not isinstance(node, bool) and not _INT64[0] <= node <= _INT64[1]
-    ):
-        raise InputError(
-            f"{key}: the value {node} is out of the 64-bit integer range "
-            f"[{_INT64[0]}, {_INT64[1]}]. Give a smaller value."
-        )
-
-
-def redact_logs() -> None:
-    """Pass the message of every log record of this process through
-    :func:`~recoeval_tracking.jobdir.redact.scrub_text` (Hydra's launchers log each job's
-    overrides, credentials included, to the terminal). Installed once per process."""
-    import logging
-
-    from ..jobdir.redact import scrub_text
-
-    previous = logging.getLogRecordFactory()
-    if getattr(previous, "recoeval_redacting", False):
-        return
-
-    def factory(*args: Any, **kwargs: Any) -> logging.LogRecord:
-        record = previous(*args, **kwargs)
-        try:
-            message = record.getMessage()
-        except Exception:  # noqa: BLE001 - a record that cannot be formatted is left as is
-            return record
-        clean = scrub_text(message)
-        if clean != message:
-            record.msg, record.args = clean, ()
-        return record
-
-    factory.recoeval_redacting = True  # type: ignore[attr-defined]
-    logging.setLogRecordFactory(factory)
-
-
-def run_task(cfg: Any) -> dict[str, Any] | None:
-    """The Hydra task: the resolved config as a plain dict, handed to ``run_job``. It also runs
-    the baseline jobs of a sweep in a Hydra app of the user's own (``hydra/sweeper=recoeval``).
-    """
-    from hydra.core.hydra_config import HydraConfig
-    from hydra.types import RunMode
-    from omegaconf import OmegaConf
-
-    from ..jobdir.redact import add_secret_values, env_interpolated_values
-    from .callbacks import job_sweep_record
-    from .pipeline import run_job
-    from .user_model import check_model_allowed
-
-    redact_logs()  # in a joblib worker too
-    hc = HydraConfig.get()
-    multirun = hc.mode == RunMode.MULTIRUN
-    if (
-        not multirun
-        and OmegaConf.select(cfg, "baselines", default=None)
-        and OmegaConf.select(cfg, "baseline_rank", default=None) is None
-    ):
-        print(
-            f"{_PROG}: baselines={list(cfg.baselines)} runs beside a sweep's grid: this "
-            "single run evaluates its own model only. Add -m to run the baselines too.",
-            file=sys.stderr,
-            flush=True,
-        )
-    try:
-        _expand_group_choices(cfg)
-        plain = OmegaConf.to_container(cfg, resolve=True, throw_on_missing=True)
-        # values taken from the environment (${oc.env:...}) are written nowhere
-        add_secret_values(env_interpolated_values(OmegaConf.to_container(cfg), plain))
-        settings = plain if isinstance(plain, dict) else {}
-        check_model_allowed(settings.get("model"), settings.get("model_allow"))  # before import
-        _check_int_range(plain)
-        _pin_paths(cfg, plain, Path(hc.runtime.cwd), hc)
-        sweep = job_sweep_record(hc)
-        return run_job(
-            plain,
-            Path(hc.runtime.output_dir),
-            overrides=list(hc.overrides.task),
-            sweep=sweep,
-            base_dir=Path(hc.runtime.cwd),
-            model_label=hc.runtime.choices.get("model"),
-        )
-    except Exception as err:
-        found = error_message(err)
-        if found is None or multirun:
-            raise  # a sweep job must fail (Hydra marks it FAILED); main() prints the message
-        _single_run_error.append(found)
-        return None
-
-
-def option_node(group: str, option: str) -> Any:
-    """The config node of ``option`` in ``group`` as Hydra composes it (the structured schema its
-    YAML extends, then the YAML's own keys), or None when there is no such option. Every option
-    YAML has the form ``defaults: [/schema/<group>/<schema>@_here_, _self_]`` then its keys."""
-    import yaml
-    from omegaconf import OmegaConf
-
-    from .schema import SCHEMAS
-
-    try:
-        if config_path().startswith("pkg://"):
-            from importlib.resources import files
-
-            text = (files(CONFIG_PACKAGE) / group / f"{option}.yaml").read_text(encoding="utf-8")
-        else:
-            text = (Path(config_path()) / group / f"{option}.yaml").read_text(encoding="utf-8")
-    except (OSError, ValueError):
-        return None
-    body = yaml.safe_load(text) or {}
-    schema = None
-    for entry in body.pop("defaults", []) or []:
-        name = str(entry).split("@", 1)[0].strip("/").split("/")
-        if len(name) == 3 and name[0] == "schema" and name[1] == group:
-            schema = SCHEMAS.get(group, {}).get(name[2])
-    base = OmegaConf.structured(schema) if schema is not None else OmegaConf.create({})
-    return OmegaConf.merge(base, body)
-
-
-def _expand_group_choices(cfg: Any) -> None:
-    """A group option named on the command line of a re-run (``tracking=none`` with
-    ``--config-path <job>/.hydra``) replaced by that option's config node.
-
-    The saved config of a job is fully composed, with no defaults list: Hydra then takes
-    ``tracking=none`` for a plain value and the section becomes the text ``"none"``. Every
-    section of a config group is a mapping, so a text there is an option's name: it is
-    composed here as Hydra would have composed it. An unknown name fails naming the setting.
-    """
-    from omegaconf import OmegaConf, open_dict
-
-    from .._validation import InputError
-    from .schema import SCHEMAS
-
-    for group in SCHEMAS:
-        if group not in cfg:
-            continue
-        value = OmegaConf.select(cfg, group, throw_on_missing=False)
-        if not isinstance(value, str):
-            continue
-        node = option_node(group, value)
-        if node is None:
-            raise InputError(
-                f"{group}: no option {value!r} in the config group {group!r}. "
-                f"Run {_PROG} --help for the options of each group."
-            )
-        with open_dict(cfg):
-            cfg[group] = node
-
-
-def _pin_paths(cfg: Any, plain: dict[str, Any], base: Path, hc: Any) -> None:
-    """Relative file paths of the data and model sections (``dataset.path``...) made absolute
-    from the start directory, in the job's config and in the saved ``.hydra/config.yaml``, so
-    that the documented re-run (``--config-path <job>/.hydra``) works from any directory."""
-    from omegaconf import OmegaConf, open_dict
-
-    changed = False
-    for section in ("dataset", "model"):
-        part = plain.get(section)
-        if not isinstance(part, dict):
-            continue
-        for key, value in part.items():
-            if (
-                (key == "path" or key.endswith("_path"))
-                and isinstance(value, str)
-                and value
-                and "://" not in value
-                and not Path(value).expanduser().is_absolute()
-            ):
-                part[key] = str((base / value).resolve())
-                with open_dict(cfg):
-                    cfg[section][key] = part[key]
-                changed = True
-    subdir = OmegaConf.select(hc, "output_subdir")
-    saved = Path(hc.runtime.output_dir) / str(subdir) / "config.yaml" if subdir else None
-    if changed and saved is not None and saved.is_file():
-        OmegaConf.save(cfg, saved)
-
 
 _OPTIONS_WITH_VALUE = {
     "--config-path",
@@ -432,7 +226,7 @@ def main() -> None:
     from .callbacks import SweepRefused, note_interrupted
 
     if any(a in ("--version", "-V") for a in sys.argv[1:]):
-        from .. import __version__
+        from .._version import __version__
 
         # Hydra's own --version would print Hydra's version; --hydra-help lists Hydra's flags
         print(f"{_PROG} (recoeval_tracking) {__version__}")

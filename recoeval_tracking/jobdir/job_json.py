@@ -47,7 +47,7 @@ def _package_version() -> str:
 
         return version("recoeval_tracking")
     except Exception:  # noqa: BLE001 - not installed as a distribution
-        from .. import __version__
+        from .._version import __version__
 
         return __version__
 
