@@ -192,7 +192,11 @@ def check_engine_backend(name: Any) -> None:
 
 def check_before_load(cfg: Mapping[str, Any]) -> None:
     """Every check that needs no data: ``metrics.k``, ``metrics.names``, ``metrics.backend``,
-    ``tracking.uri``, ``objective``."""
+    ``tracking.uri``, ``objective``, then the metric options as
+    :meth:`~recoeval_tracking.options.EvalOptions.checked` checks them at evaluation (a bad
+    ``metrics.negatives`` fails before the data is loaded and the model fitted)."""
+    from ..options import EvalOptions
+
     metrics = cfg.get("metrics") or {}
     if isinstance(metrics, Mapping):
         if "k" in metrics:
@@ -200,6 +204,7 @@ def check_before_load(cfg: Mapping[str, Any]) -> None:
         _check_names(metrics.get("names"))
         check_engine_backend(metrics.get("backend"))
         check_objective(cfg.get("objective"), metrics.get("k"))
+        EvalOptions.from_config(dict(metrics)).checked()
     tracking = cfg.get("tracking") or {}
     if isinstance(tracking, Mapping) and tracking.get("enabled", False):
         check_tracking_uri(tracking.get("uri"))

@@ -60,6 +60,8 @@ def test_metric_settings_name_the_key(metrics, says):
         ("metrics.names=[ndcgg]", "metrics.names must be"),
         ("tracking.uri=sqlit:///x.db", "tracking.uri must be"),
         ("tracking.uri=mlflow.db", "tracking.uri must be"),
+        ("metrics.negatives.n=0", "negatives"),
+        ("metrics.negatives.by=zipf", "negatives"),
     ],
 )
 def test_bad_values_fail_before_the_data_is_read(tmp_path, arg, says):
