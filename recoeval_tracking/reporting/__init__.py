@@ -15,7 +15,14 @@ from . import latex as _latex  # noqa: F401 - registers Comparison.to_latex
 from .comparability import Comparability, check_comparable, comparability
 from .compare import Comparison, compare
 from .effects import DEFAULT_TEST, EffectSize, effect_size, relative_difference
-from .equivalence import VERDICTS, BayesianVerdict, bayesian_signed_rank, resolve_rope, tost_paired
+from .equivalence import (
+    VERDICTS,
+    BayesianVerdict,
+    bayesian_paired_t,
+    bayesian_signed_rank,
+    resolve_rope,
+    tost_paired,
+)
 from .folds import CORRECTION_FOR, CorrectedT, corrected_resampled_t, correlated_t_verdict
 from .posthoc import POSTHOCS, pairwise_cliques, pairwise_tests
 from .power import (
@@ -102,6 +109,7 @@ __all__ = [
     "VERDICTS",
     "BayesianVerdict",
     "bayesian_signed_rank",
+    "bayesian_paired_t",
     "tost_paired",
     "resolve_rope",
     "CORRECTION_FOR",

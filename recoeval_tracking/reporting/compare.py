@@ -146,8 +146,8 @@ def compare(
         mean (``"5%"``) or per metric (``{"ndcg_at_10": 0.01}``; a metric it lacks gets 0),
         as :func:`~recoeval_tracking.reporting.equivalence.resolve_rope` takes it. When given,
         the page and the printed summary show each system's verdict against the baseline
-        (better / equivalent / worse with their probabilities, Bayesian signed-rank test over
-        users, and the TOST beside it), and :meth:`Comparison.verdicts` uses it by default.
+        (better / equivalent / worse with their probabilities, the Bayesian paired t-test of the
+        mean difference over users, and the TOST beside it), and :meth:`Comparison.verdicts` uses it by default.
     posthoc : {"wilcoxon", "sign", "nemenyi"}
         The post-hoc of the critical-difference diagrams over datasets: pairwise Wilcoxon
         signed-rank (or sign) tests with Holm (default; Benavoli, Corani & Mangili 2016), or
@@ -684,7 +684,7 @@ class Comparison(VerdictMethods):
             }
         )
         return [
-            f"verdicts for the rope {self.rope} (Bayesian signed-rank over users; TOST beside):",
+            f"verdicts for the rope {self.rope} (Bayesian paired t over users; TOST beside):",
             shown.to_string(index=False),
         ]
 

@@ -46,7 +46,14 @@ import numpy as np
 from .._validation import check_float, check_int, check_seed, check_unit_open, param_error
 from .effects import _paired
 
-__all__ = ["BayesianVerdict", "bayesian_signed_rank", "tost_paired", "resolve_rope", "VERDICTS"]
+__all__ = [
+    "BayesianVerdict",
+    "bayesian_signed_rank",
+    "bayesian_paired_t",
+    "tost_paired",
+    "resolve_rope",
+    "VERDICTS",
+]
 
 #: The three verdicts, in the order of their probabilities.
 VERDICTS = ("worse", "equivalent", "better")
@@ -197,6 +204,49 @@ def bayesian_signed_rank(
     best = int(np.argmax(counts))
     verdict = VERDICTS[best] if counts[best] >= threshold else "undecided"
     return BayesianVerdict(pw, pe, pb, verdict, r, int(x.size))
+
+
+def bayesian_paired_t(a, b, rope=0.0, *, threshold: float = 0.95) -> BayesianVerdict:
+    r"""Bayesian paired t-test of ``a`` against the baseline ``b``: the posterior of the mean
+    difference :math:`\mu` under the non-informative prior is Student's t with :math:`n - 1`
+    degrees of freedom, location :math:`\bar z` and scale :math:`s_z / \sqrt{n}` (Benavoli et
+    al., JMLR 2017, the correlated t-test with no correlation), so
+    :math:`P(\text{worse}) = P(\mu < -r)`, :math:`P(\text{better}) = P(\mu > r)` and the rest
+    is equivalence.
+
+    It speaks of the mean difference, as the effect sizes and the TOST do, which is what a rope
+    over users means; the signed-rank test (:func:`bayesian_signed_rank`) judges pairs of units
+    instead, and over users of a binary metric (Hit@K), where most differences are exactly 0, it
+    calls a difference of many ropes "equivalent".
+
+    Examples
+    --------
+    >>> v = bayesian_paired_t([1, 1, 0, 1, 0, 1, 1, 0], [0, 1, 0, 0, 0, 1, 0, 0], rope=0.01)
+    >>> v.verdict, round(v.p_better, 3)
+    ('better', 0.957)
+    """
+    from scipy import stats
+
+    func = "bayesian_paired_t"
+    x, y = _paired(a, b, func)
+    threshold = check_unit_open(threshold, "threshold", func)
+    r = resolve_rope(rope, float(y.mean()) if y.size else math.nan)
+    n = int(x.size)
+    if n < 2:
+        return BayesianVerdict(math.nan, math.nan, math.nan, "undecided", r, n)
+    z = x - y
+    m, sd = float(z.mean()), float(z.std(ddof=1))
+    if sd == 0.0:
+        pw, pb = float(m < -r), float(m > r)
+    else:
+        scale = sd / math.sqrt(n)
+        pw = float(stats.t.cdf(-r, n - 1, m, scale))
+        pb = float(stats.t.sf(r, n - 1, m, scale))
+    pe = max(0.0, 1.0 - pw - pb)
+    probs = np.array([pw, pe, pb])
+    best = int(np.argmax(probs))
+    verdict = VERDICTS[best] if probs[best] >= threshold else "undecided"
+    return BayesianVerdict(pw, pe, pb, verdict, r, n)
 
 
 def tost_paired(a, b, rope) -> tuple[float, float, float]:

@@ -466,7 +466,7 @@ def effect_items(cmp: Comparison, dataset: str | None = None) -> list[tuple[str,
 
 def verdict_table(cmp: Comparison, dataset: str | None = None) -> pd.DataFrame:
     """The verdicts for the comparison's rope, shown: per system and headline metric the rope,
-    the probabilities of better / equivalent / worse (Bayesian signed-rank test over users),
+    the probabilities of better / equivalent / worse (Bayesian paired t over users),
     the verdict and the TOST p-value. Empty without a rope."""
     if cmp.rope is None:
         return pd.DataFrame()
@@ -505,7 +505,8 @@ def verdict_items(cmp: Comparison, dataset: str | None = None) -> list[tuple[str
             "table",
             (
                 f"Verdicts against {cmp.baseline} for the rope {cmp.rope}: better / equivalent / "
-                "worse by the Bayesian signed-rank test over users (Benavoli et al. 2017; the one "
+                "worse by the Bayesian paired t-test of the mean difference over users (Benavoli et "
+                "al. 2017; the one "
                 "with probability >= 0.95, else undecided; for a lower-is-better metric better is "
                 f"lower), and the TOST p-value (equivalent within the rope when < {alpha:g})"
             ),

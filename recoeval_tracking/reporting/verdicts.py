@@ -25,7 +25,7 @@ import pandas as pd
 
 from .._validation import InputError, param_error
 from .effects import effect_size
-from .equivalence import bayesian_signed_rank, resolve_rope, tost_paired
+from .equivalence import bayesian_paired_t, bayesian_signed_rank, resolve_rope, tost_paired
 from .folds import CORRECTION_FOR, corrected_resampled_t, correlated_t_verdict
 from .outputs import output
 from .posthoc import POSTHOCS, pairwise_cliques, pairwise_tests
@@ -137,6 +137,7 @@ class VerdictMethods:
         dataset: str | None = None,
         threshold: float = 0.95,
         n_samples: int | None = None,
+        test: str | None = None,
     ) -> pd.DataFrame:
         """Better / equivalent / worse against the baseline for a region of practical
         equivalence ``rope``: absolute (a number), relative (``"2%"`` of the baseline's mean)
@@ -144,12 +145,20 @@ class VerdictMethods:
 
         ``over="users"`` pairs the users of one dataset (each dataset in turn when several);
         ``over="datasets"`` pairs the datasets' means. Columns: ``rope`` (absolute), the
-        Bayesian signed-rank test's ``p_worse``, ``p_equivalent``, ``p_better`` and
-        ``verdict`` (the one reaching ``threshold``, else ``undecided``; Benavoli et al.
-        2017), and ``p_tost``, the TOST's p-value (equivalence shown when below alpha). For a
+        Bayesian test's ``p_worse``, ``p_equivalent``, ``p_better`` and ``verdict`` (the one
+        reaching ``threshold``, else ``undecided``; Benavoli et al. 2017), and ``p_tost``, the
+        TOST's p-value (equivalence shown when below alpha). ``test``: ``"t"`` (the Bayesian
+        paired t on the mean difference, :func:`~.equivalence.bayesian_paired_t`; the default
+        over users) or ``"signed-rank"`` (:func:`~.equivalence.bayesian_signed_rank`; the
+        default over datasets, its design: over users it judges pairs of users, and calls a
+        Hit@K difference of many ropes "equivalent" when most users' differences are 0). For a
         lower-is-better metric "better" means lower. ``rope`` defaults to the comparison's
         (``compare(..., rope=...)``).
         """
+        if test is None:
+            test = "signed-rank" if over == "datasets" else "t"
+        if test not in ("t", "signed-rank"):
+            raise param_error("test", "Comparison.verdicts", "'t' or 'signed-rank'", test)
         if rope is None:
             rope = self.rope
         if rope is None:
@@ -171,12 +180,12 @@ class VerdictMethods:
                     for sys in table.columns
                     if sys != self.baseline
                 ]
-            return self._verdict_rows(blocks, rope, threshold, n_samples)
+            return self._verdict_rows(blocks, rope, threshold, n_samples, test)
         if dataset is None and self.multi_dataset:
             return pd.concat(
                 [
                     self.verdicts(
-                        rope, dataset=ds, threshold=threshold, n_samples=n_samples
+                        rope, dataset=ds, threshold=threshold, n_samples=n_samples, test=test
                     ).assign(dataset=ds)
                     for ds in self.datasets
                 ],
@@ -187,21 +196,27 @@ class VerdictMethods:
             for metric in self._report(dataset).metrics
             for sys, a, b in self._pairs(metric, dataset)
         ]
-        return self._verdict_rows(blocks, rope, threshold, n_samples)
+        return self._verdict_rows(blocks, rope, threshold, n_samples, test)
 
-    def _verdict_rows(self: Comparison, blocks, rope, threshold, n_samples) -> pd.DataFrame:
+    def _verdict_rows(
+        self: Comparison, blocks, rope, threshold, n_samples, test="signed-rank"
+    ) -> pd.DataFrame:
         rows = []
         for metric, system, a, b in blocks:
             keep = ~(np.isnan(a) | np.isnan(b))
             width = resolve_rope(rope, float(np.mean(b[keep])) if keep.any() else math.nan, metric)
             x, y = _oriented(self, metric, a, b)
-            v = bayesian_signed_rank(
-                x,
-                y,
-                width,
-                n_samples=n_samples,
-                seed=int(self.settings.get("seed", 0)),
-                threshold=threshold,
+            v = (
+                bayesian_paired_t(x, y, width, threshold=threshold)
+                if test == "t"
+                else bayesian_signed_rank(
+                    x,
+                    y,
+                    width,
+                    n_samples=n_samples,
+                    seed=int(self.settings.get("seed", 0)),
+                    threshold=threshold,
+                )
             )
             rows.append(
                 {

@@ -6,10 +6,12 @@ request, and the diagram and the page say which."""
 from __future__ import annotations
 
 import itertools
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
 from report_runs import synthetic_run
+from scipy import stats
 
 import recoeval_tracking as rt
 from recoeval_tracking import InputError
@@ -33,14 +35,34 @@ def test_a_rope_puts_the_verdicts_on_the_page_and_in_the_summary(with_rope):
     c = with_rope
     v = c.values("ndcg_at_10")
     width = 0.05 * v["base"].mean()  # "5%" of the baseline's mean
-    ref = bayesian_signed_rank(v["same"], v["base"], width)
+    # over users the default is the Bayesian paired t: the mean difference's posterior is
+    # Student's t (n - 1 dof, location mean(z), scale sd(z) / sqrt(n))
+    z = (v["same"] - v["base"]).to_numpy()
+    post = stats.t(z.size - 1, z.mean(), z.std(ddof=1) / np.sqrt(z.size))
+    p_better, p_worse = post.sf(width), post.cdf(-width)
+    ref = SimpleNamespace(
+        p_better=p_better,
+        p_worse=p_worse,
+        p_equivalent=1 - p_better - p_worse,
+        verdict="equivalent" if 1 - p_better - p_worse >= 0.95 else "undecided",
+    )
+    assert max(p_better, p_worse) < 0.95  # so "undecided" or "equivalent" is the verdict
     out = c.verdicts()  # the comparison's rope by default
     row = out[(out.system == "same") & (out.metric == "ndcg_at_10")].iloc[0]
     assert row["rope"] == pytest.approx(width)
-    assert (row.p_better, row.p_equivalent, row.p_worse) == (
-        ref.p_better,
-        ref.p_equivalent,
-        ref.p_worse,
+    np.testing.assert_allclose(
+        [row.p_better, row.p_equivalent, row.p_worse],
+        [ref.p_better, ref.p_equivalent, ref.p_worse],
+        rtol=1e-12,
+        atol=1e-15,
+    )
+    signed = c.verdicts(test="signed-rank")
+    srow = signed[(signed.system == "same") & (signed.metric == "ndcg_at_10")].iloc[0]
+    sref = bayesian_signed_rank(v["same"], v["base"], width)
+    assert (srow.p_better, srow.p_equivalent, srow.p_worse) == (
+        sref.p_better,
+        sref.p_equivalent,
+        sref.p_worse,
     )
     md = c.to_markdown()
     assert "Verdicts against base for the rope 5%" in md
@@ -166,3 +188,30 @@ def test_nemenyi_and_sign_on_request_for_the_diagram_and_the_page():
         _dataset_runs(), baseline="pop", n_bootstrap=0, n_permutations=100, posthoc="sign"
     )
     assert "pairwise sign tests, Holm" in s.cd_diagram("ndcg_at_10")._suptitle.get_text()
+
+
+def test_over_users_a_hit_difference_of_many_ropes_is_better_not_equivalent():
+    """Hit@10 is 0 or 1 per user, so most paired differences are exactly 0. The signed-rank
+    test judges pairs of users (their Walsh averages), nearly all inside a small rope, and
+    calls a +0.15 difference "equivalent" for a rope of 0.01; the verdict over users speaks of
+    the mean difference (the Bayesian paired t), as the effect sizes and the TOST do."""
+    import pandas as pd
+
+    from recoeval_tracking.reporting.runs import RunData
+
+    rng = np.random.default_rng(3)
+    base = (rng.uniform(size=900) < 0.6).astype(float)
+    other = base.copy()
+    flip = rng.choice(np.flatnonzero(base == 0), size=160, replace=False)
+    other[flip] = 1.0  # 160 more hits, 25 lost: +0.15 on a mean of 0.6
+    other[rng.choice(np.flatnonzero(base == 1), size=25, replace=False)] = 0.0
+    ids = np.arange(base.size)
+    fps = {"data": "d", "split": "s", "definitions": "f"}
+    runs = [
+        RunData(n, n, pd.DataFrame({"user_id": ids, "hit_at_10": v}), fingerprints=fps)
+        for n, v in (("base", base), ("model", other))
+    ]
+    cmp = rt.compare(runs, baseline="base", n_bootstrap=0, n_permutations=100, rope=0.01)
+    assert other.mean() - base.mean() == pytest.approx(0.15)
+    assert cmp.verdicts().iloc[0]["verdict"] == "better"
+    assert cmp.verdicts(test="signed-rank").iloc[0]["verdict"] == "equivalent"

@@ -46,8 +46,9 @@ def test_effects_lead_with_the_difference_and_show_what_could_be_detected(cmp):
     assert big["mark"].startswith("▲") and big["detectable"] == ""
 
 
-def test_verdicts_over_users_are_the_signed_rank_test_and_tost(cmp):
-    out = cmp.verdicts({"ndcg_at_10": "50%", "p_at_10": 0.01})
+def test_verdicts_over_users_by_the_signed_rank_test_and_tost(cmp):
+    """The signed-rank test over users on request (the default there is the paired t)."""
+    out = cmp.verdicts({"ndcg_at_10": "50%", "p_at_10": 0.01}, test="signed-rank")
     v = cmp.values("ndcg_at_10")
     row = out[(out.system == "same") & (out.metric == "ndcg_at_10")].iloc[0]
     width = 0.5 * v["base"].mean()
@@ -62,6 +63,8 @@ def test_verdicts_over_users_are_the_signed_rank_test_and_tost(cmp):
     assert out.loc[out.metric == "p_at_10", "rope"].tolist() == [0.01, 0.01]
     with pytest.raises(InputError, match="'over'"):
         cmp.verdicts(0.01, over="items")
+    with pytest.raises(InputError, match="'test'"):
+        cmp.verdicts(0.01, test="wilcoxon")
     with pytest.raises(InputError, match="several datasets"):
         cmp.verdicts(0.01, over="datasets")
 
