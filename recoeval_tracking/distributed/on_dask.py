@@ -288,20 +288,27 @@ def evaluate_on_dask(
             )
             with warnings.catch_warnings():  # the user side travels in the task on purpose
                 warnings.filterwarnings("ignore", message="Sending large graph")
-                futures.append(
-                    c.submit(
-                        run_shard,
-                        part,
-                        opts,
-                        shared,
-                        None if folder is None else str(folder),
-                        key=f"recoeval-shard-{token}-{j}",
-                        pure=False,
-                        retries=TASK_RETRIES,
-                    )
-                )
+                futures.append(submit_shard(c, run_shard, part, opts, shared, folder, token, j))
         outs = _gather(c, futures)
     return merge_shards(outs, p, n, time.perf_counter() - t0, folder)
+
+
+def submit_shard(
+    c: Any, fn: Any, task: Any, opts: Any, shared: Any, folder: Any, token: str, j: int
+) -> Any:
+    """Shard ``j``'s task ``fn(task, opts, shared, folder)``, keyed by the evaluation's
+    ``token``, never cached (``pure=False``) and run again :data:`TASK_RETRIES` times after it
+    raised; shared by the in-memory and the storage-backed evaluations."""
+    return c.submit(
+        fn,
+        task,
+        opts,
+        shared,
+        None if folder is None else str(folder),
+        key=f"recoeval-shard-{token}-{j}",
+        pure=False,
+        retries=TASK_RETRIES,
+    )
 
 
 def _check_mergeable(p: Any, func: str) -> None:

@@ -145,12 +145,12 @@ def evaluate_from_storage(
         The scheduler could not be reached or was lost.
     """
     from .on_dask import (
-        TASK_RETRIES,
         _check_mergeable,
         _checked_options,
         _client_for,
         _gather,
         _scatter,
+        submit_shard,
     )
 
     t0 = time.perf_counter()
@@ -217,17 +217,6 @@ def evaluate_from_storage(
             lo = ds.parts[first].lo
             hi = ds.parts[last - 1].lo + ds.parts[last - 1].users
             task = StoredShard(j, first, last, lo, hi, rows)
-            futures.append(
-                c.submit(
-                    run_stored_shard,
-                    task,
-                    opts,
-                    shared,
-                    None if folder is None else str(folder),
-                    key=f"recoeval-shard-{token}-{j}",
-                    pure=False,
-                    retries=TASK_RETRIES,
-                )
-            )
+            futures.append(submit_shard(c, run_stored_shard, task, opts, shared, folder, token, j))
         outs = _gather(c, futures)
     return merge_shards(outs, p, n, time.perf_counter() - t0, folder)
