@@ -112,6 +112,8 @@ _TOKEN_VALUE = re.compile(
 #: Values registered as secrets (taken from the environment by a config): scrubbed anywhere.
 _SECRET_VALUES: set[str] = set()
 _MIN_ENV_SECRET = 8  # shorter values of secret-named variables would scrub ordinary words
+#: The shell's working directories: "pwd" in their names is the command, not a password.
+_NOT_SECRET_ENV = frozenset({"PWD", "OLDPWD"})
 _MIN_REGISTERED = 4
 #: Names (compact form: lower case, words joined) whose ``key`` names a column, not a credential.
 NOT_SECRET = frozenset({"orderbykey", "sortkey", "sortbykey", "viewstatesharekey"})
@@ -206,7 +208,7 @@ def _value_secrets() -> list[str]:
     """The values scrubbed wherever they appear, longest first."""
     values = set(_SECRET_VALUES)
     for name, value in os.environ.items():
-        if len(value) >= _MIN_ENV_SECRET and is_secret_key(name):
+        if len(value) >= _MIN_ENV_SECRET and name not in _NOT_SECRET_ENV and is_secret_key(name):
             values.add(value)
     return sorted(values, key=len, reverse=True)
 

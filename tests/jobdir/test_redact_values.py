@@ -149,3 +149,17 @@ def test_every_writer_of_config_text_applies_the_rule(tmp_path, monkeypatch):
     assert not [s for s in secrets if s in repr(params)]
     assert not [s for s in secrets if s in repr(scrub_mapping(config))]
     assert not [s for s in secrets if s in repr(scrub_overrides(overrides))]
+
+
+def test_the_shells_working_directory_is_not_a_secret(monkeypatch):
+    """PWD names the current folder (the shell's pwd), not a password: its value scrubbed every
+    path under it, so the sweep printed `sqlite:///<redacted>/mlflow.db`."""
+    from recoeval_tracking.jobdir.redact import scrub_text
+
+    monkeypatch.setenv("PWD", "/home/someone/study")
+    monkeypatch.setenv("OLDPWD", "/home/someone/previous")
+    monkeypatch.setenv("DB_PWD", "hunter2hunter2")
+    text = "sqlite:////home/someone/study/mlflow.db from /home/someone/previous pw hunter2hunter2"
+    assert scrub_text(text) == (
+        "sqlite:////home/someone/study/mlflow.db from /home/someone/previous pw <redacted>"
+    )
