@@ -1,7 +1,12 @@
 """The report page's content, before any markup: a list of ``(kind, title, payload)`` items.
 
-:func:`_sections` (and :mod:`.render_multi` over several datasets) says what the page
-holds, in reading order: ``text`` (with the few Markdown marks ``**bold**`` and ```code```),
+:func:`_sections` says what the page over one dataset holds, in reading order;
+:func:`multi_sections` what the page over several datasets holds (``Comparison.multi_dataset``:
+per headline metric the systems x datasets table with the mean ranks, the Friedman test, the
+critical-difference diagram and the post-hoc tests; then each dataset's own page, folded);
+:func:`_comparison_sections` picks one of the two for a comparison.
+
+The kinds of item: ``text`` (with the few Markdown marks ``**bold**`` and ```code```),
 ``warning``, ``table`` (a DataFrame of display strings, :class:`~.summary.Best` cells in bold),
 ``figures`` (file names), ``config`` (YAML) and ``fold`` (a list of items shown folded). The
 renderers (:mod:`.render`: HTML and Markdown) turn the items into a page; this module depends on
