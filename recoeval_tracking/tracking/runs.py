@@ -1,4 +1,6 @@
-"""One MLflow run per job directory: :func:`log_job_dir`, and :func:`log_results` in one line.
+"""One MLflow run per job directory: :func:`log_job_dir`, and :func:`log_results` in one line;
+:func:`log_job_dir_into_run` adds a job directory to a run the caller has open instead (the
+user's own Hydra app, whose task may have started a run: :func:`active_run`).
 
 What a run holds (logged from a job directory written by
 :func:`recoeval_tracking.jobdir.write_job_dir`):
@@ -9,7 +11,8 @@ What a run holds (logged from a job directory written by
   ``metrics.k``; tracking and Hydra settings left out) and the caller's ``params``; secret keys
   dropped, and settings left at None (a default that the code resolves) too: a param ``None``
   says nothing and MLflow cannot change it later. The model's constructor arguments that the
-  config left to their defaults are params too (``model.shrink``). The metric definitions are never params: ``definitions.json`` and fingerprint tags.
+  config left to their defaults are params too (``model.shrink``). The metric definitions are
+  never params: ``definitions.json`` and fingerprint tags.
 * **metrics** (one :meth:`MlflowClient.log_batch`), exactly as computed (float64, never
   rounded: rounding is for text): the means of ``metrics.json`` (means at K,
   ``users_evaluated``, ``users_nan_<reason>``, ``<stage>_seconds``) at step 0, and each curve of
@@ -645,8 +648,9 @@ def log_job_dir(
         return upload_job(root, uri, upload)
 
 
-def _active_run() -> tuple[str | None, str | None]:
-    """The active run's id and store (``mlflow.start_run()`` of a training script), or Nones."""
+def active_run() -> tuple[str | None, str | None]:
+    """The id and store of the run open in this process (``mlflow.start_run()`` of a training
+    script, or of the task of the user's own Hydra app), or Nones."""
     import mlflow
 
     active = mlflow.active_run()
@@ -757,7 +761,7 @@ def log_results(
     if config is not None and not isinstance(config, (Mapping, str)):
         raise param_error("config", func, "a plain dict, YAML text or None", config)
     if run_id is None and tracking_uri is None:
-        run_id, tracking_uri = _active_run()
+        run_id, tracking_uri = active_run()
 
     with contextlib.ExitStack() as stack:
         if job_dir is None:
@@ -810,8 +814,3 @@ def log_job_dir_into_run(
     return _log_into_run(
         Path(path), run_id, tracking_uri, {k: v for k, v in tags.items() if v}, params, None
     )
-
-
-def active_run() -> tuple[str | None, str | None]:
-    """The id and store of the run open in this process (``mlflow.start_run()``), or Nones."""
-    return _active_run()
