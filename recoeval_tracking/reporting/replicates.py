@@ -9,6 +9,12 @@ baseline group are paired by replicate (the same seed gives the same split to ev
 
 Within one replicate the runs must share their data and split (:func:`check_replicates`);
 across replicates they may differ (a seed draws the split, and synthetic data too).
+
+Which param makes replicates: :func:`guess_replicate_key` reads a swept ``seed`` as one;
+:func:`detect_replicate_key` also the folds of a k-fold split (``split.fold``, any swept
+``*.fold``), and only when the runs are not comparable as they are. Each group then gets the
+@1..K curves and catalogue-level values of its runs (:func:`group_curves_and_catalogue`): the
+mean over replicates at each k, with its Student-t interval over replicates.
 """
 
 from __future__ import annotations

@@ -46,10 +46,14 @@ from .comparability import (
     comparability,
     resolve_metrics,
 )
+from .comparability import swept_params as _swept_params
 from .multisystem import SMALL_N_MARK, small_n_mark, too_few_pairs
-from .replicate_groups import detect_replicate_key, group_curves_and_catalogue
-from .replicate_groups import swept_params as _swept_params
-from .replicates import aggregate_replicates, default_group_by
+from .replicates import (
+    aggregate_replicates,
+    default_group_by,
+    detect_replicate_key,
+    group_curves_and_catalogue,
+)
 from .runs import (
     FINGERPRINT_KINDS,
     RunData,
