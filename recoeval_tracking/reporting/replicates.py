@@ -40,22 +40,12 @@ __all__ = [
     "group_curves_and_catalogue",
 ]
 
-_SKIP = ("tracking.", "hydra.", "definitions.", "output.", "mlflow.")
-
-
-def _swept(runs: Sequence[RunData]) -> list[str]:
-    keys = dict.fromkeys(str(k) for r in runs for k in r.params)
-    return [
-        k for k in keys if not k.startswith(_SKIP) and len({str(r.params.get(k)) for r in runs}) > 1
-    ]
-
-
 def guess_replicate_key(runs: Sequence[RunData]) -> str | None:
     """``seed`` (or a swept ``*.seed``) when the runs' data or split fingerprints differ and
     such a param is swept: a sweep over seeds is read as replicates. None otherwise."""
     if not check_comparable(runs):
         return None
-    seeds = [k for k in _swept(runs) if k == "seed" or k.endswith(".seed")]
+    seeds = [k for k in swept_params(runs) if k == "seed" or k.endswith(".seed")]
     return min(seeds, key=lambda k: (k.count("."), k)) if seeds else None
 
 
@@ -66,7 +56,7 @@ def default_group_by(runs: Sequence[RunData], replicate_key: str) -> list[str]:
     def follows(k: str) -> bool:
         return all(str(r.params.get(k)) in ("None", str(r.params.get(replicate_key))) for r in runs)
 
-    return [k for k in _swept(runs) if k != replicate_key and not follows(k)]
+    return [k for k in swept_params(runs) if k != replicate_key and not follows(k)]
 
 
 def _group_name(key: tuple[str, ...], group_by: list[str], shown: set[str]) -> str:
