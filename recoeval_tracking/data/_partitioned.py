@@ -20,10 +20,10 @@ are the dataset's own: a worker maps item ids to columns with the one item map o
 
 :func:`write_partitioned` writes the layout from a split (two :class:`Interactions` or two CSR
 matrices with their id maps); :func:`open_partitioned` reads the manifest and the item side;
-:meth:`PartitionedDataset.read_parts` reads a range of parts as CSR rows;
-:class:`~._factor_rows.FactorRows` reads a row range of a ``.npy`` matrix (users' factors) by
-byte range.
-A missing or unreadable file is an :class:`~recoeval_tracking.InputError` naming the file.
+:meth:`PartitionedDataset.read_parts` reads a range of parts as CSR rows. The factor matrices
+a Dask task reads beside it (a model's user factors, by row range) are not part of the layout:
+:mod:`._factor_rows` reads them. A missing or unreadable file is an
+:class:`~recoeval_tracking.InputError` naming the file.
 """
 
 from __future__ import annotations
