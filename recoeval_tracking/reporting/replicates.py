@@ -40,6 +40,7 @@ __all__ = [
     "group_curves_and_catalogue",
 ]
 
+
 def guess_replicate_key(runs: Sequence[RunData]) -> str | None:
     """``seed`` (or a swept ``*.seed``) when the runs' data or split fingerprints differ and
     such a param is swept: a sweep over seeds is read as replicates. None otherwise."""

@@ -319,7 +319,6 @@ def _log_preview(client: Any, run_id: str, per_user: Path, artifact_path: str | 
         client.log_artifact(run_id, str(out), artifact_path)
 
 
-
 def _run_tags(job: JobDir, sweep_id: str | None, extra: Mapping[str, Any] | None) -> dict[str, str]:
     tags: dict[str, Any] = {
         _TAG_PREFIX + "job_uid": job.job_uid or None,
