@@ -356,6 +356,24 @@ def _read_columns(
     return df.rename(columns={field * scale: c for c, field in positions.items()})
 
 
+def _load_movielens(
+    path: str | os.PathLike,
+    file: str,
+    columns: Mapping[str, Any],
+    *,
+    name: str,
+    relevance_level: float | None,
+    gains: str,
+    **csv: Any,
+) -> Interactions:
+    """A MovieLens ratings file through :func:`load_csv`: ``path`` is the file or its folder
+    (holding ``file``); a bad relevance rule is named by the loader ``load_<name>``."""
+    Relevance.checked(relevance_level, gains, f"load_{name}")
+    p = Path(path)
+    p = p / file if p.is_dir() else p
+    return load_csv(p, columns, name=name, relevance_level=relevance_level, gains=gains, **csv)
+
+
 def load_movielens_100k(
     path: str | os.PathLike,
     *,
@@ -374,11 +392,9 @@ def load_movielens_100k(
     ``relevance_level=None, gains="graded"`` to make every rating a positive with its value
     as gain.
     """
-    Relevance.checked(relevance_level, gains, "load_movielens_100k")
-    p = Path(path)
-    p = p / "u.data" if p.is_dir() else p
-    return load_csv(
-        p,
+    return _load_movielens(
+        path,
+        "u.data",
         {"user": 0, "item": 1, "value": 2, "timestamp": 3},
         sep="\t",
         header=False,
@@ -400,11 +416,9 @@ def load_movielens_1m(
 
     ``path`` may be the file or its folder. Relevance as for :func:`load_movielens_100k`.
     """
-    Relevance.checked(relevance_level, gains, "load_movielens_1m")
-    p = Path(path)
-    p = p / "ratings.dat" if p.is_dir() else p
-    return load_csv(
-        p,
+    return _load_movielens(
+        path,
+        "ratings.dat",
         {"user": 0, "item": 1, "value": 2, "timestamp": 3},
         sep="::",
         header=False,
@@ -427,11 +441,9 @@ def load_movielens_latest(
 
     ``path`` may be the file or its folder. Relevance as for :func:`load_movielens_100k`.
     """
-    Relevance.checked(relevance_level, gains, "load_movielens_latest")
-    p = Path(path)
-    p = p / "ratings.csv" if p.is_dir() else p
-    return load_csv(
-        p,
+    return _load_movielens(
+        path,
+        "ratings.csv",
         {"user": "userId", "item": "movieId", "value": "rating", "timestamp": "timestamp"},
         sep=",",
         header=True,
