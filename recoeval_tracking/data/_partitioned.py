@@ -80,6 +80,24 @@ def _join(root: str, *names: str) -> str:
     return posixpath.join(root.rstrip("/") or "/", *names)
 
 
+def _read_table(fs: Any, path: str, columns: list[str], what: str, holds: str = "") -> Any:
+    """The ``columns`` of the Parquet file ``path``; a missing file, or one that does not read as
+    Parquet, is an :class:`InputError` that starts with ``what`` (the file and its dataset),
+    says what the file ``holds`` when given, and how to mend it."""
+    import pyarrow.parquet as pq
+
+    try:
+        with fs.open(path, "rb") as fh:
+            return pq.read_table(fh, columns=columns)
+    except FileNotFoundError:
+        raise InputError(f"{what} is missing{holds}. {_REWRITE}") from None
+    except Exception as err:  # noqa: BLE001 - pyarrow raises several types on bad input
+        raise InputError(
+            f"{what} could not be read as Parquet ({type(err).__name__}: "
+            f"{' '.join(str(err).split())[:200]}); it is corrupt or truncated. {_REWRITE}"
+        ) from None
+
+
 def _csr_part(X: sp.csr_array, lo: int, hi: int, item_ids: np.ndarray) -> tuple[Any, Any]:
     """List arrays ``(items, values)`` of rows ``[lo, hi)`` of ``X`` (item ids, not columns)."""
     import pyarrow as pa
@@ -449,24 +467,15 @@ class PartitionedDataset:
         return train, test, np.concatenate(ids) if len(ids) > 1 else ids[0]
 
     def _read_part(self, part: PartInfo) -> tuple[sp.csr_array, sp.csr_array, np.ndarray]:
-        import pyarrow.parquet as pq
-
         where = self.path_of(part)
         fs, root = _fs(self.url, self.storage_options)
-        try:
-            with fs.open(_join(root, part.file), "rb") as fh:
-                table = pq.read_table(fh, columns=list(_COLUMNS))
-        except FileNotFoundError:
-            raise InputError(
-                f"The part file {where} of the partitioned dataset {self.url} is missing (it "
-                f"holds users {part.lo}..{part.lo + part.users - 1}). {_REWRITE}"
-            ) from None
-        except Exception as err:  # noqa: BLE001 - pyarrow raises several types on bad input
-            raise InputError(
-                f"The part file {where} of the partitioned dataset {self.url} could not be read "
-                f"as Parquet ({type(err).__name__}: {' '.join(str(err).split())[:200]}); it is "
-                f"corrupt or truncated. {_REWRITE}"
-            ) from None
+        table = _read_table(
+            fs,
+            _join(root, part.file),
+            list(_COLUMNS),
+            f"The part file {where} of the partitioned dataset {self.url}",
+            f" (it holds users {part.lo}..{part.lo + part.users - 1})",
+        )
         if table.num_rows != part.users:
             raise InputError(
                 f"The part file {where} of the partitioned dataset {self.url} holds "
@@ -551,7 +560,6 @@ def open_partitioned(
         The folder has no manifest, or the manifest or ``items.parquet`` cannot be read; the
         message names the file.
     """
-    import pyarrow.parquet as pq
 
     url = os.fspath(path)
     fs, root = _fs(url, storage_options)
@@ -581,19 +589,12 @@ def open_partitioned(
         )
     check_manifest(manifest, where, _REWRITE)
     items_where = _join(url, ITEMS_FILE)
-    try:
-        with fs.open(_join(root, ITEMS_FILE), "rb") as fh:
-            items = pq.read_table(fh, columns=["item", "train_users"])
-    except FileNotFoundError:
-        raise InputError(
-            f"The item file {items_where} of the partitioned dataset {url} is missing. {_REWRITE}"
-        ) from None
-    except Exception as err:  # noqa: BLE001 - pyarrow raises several types on bad input
-        raise InputError(
-            f"The item file {items_where} of the partitioned dataset {url} could "
-            f"not be read as Parquet ({type(err).__name__}: {err}). "
-            f"{_REWRITE}"
-        ) from None
+    items = _read_table(
+        fs,
+        _join(root, ITEMS_FILE),
+        ["item", "train_users"],
+        f"The item file {items_where} of the partitioned dataset {url}",
+    )
     item_ids = items.column("item").to_numpy(zero_copy_only=False)
     counts = np.asarray(items.column("train_users").to_numpy(), dtype=np.int64)
     if item_ids.shape[0] != int(manifest["n_items"]):
