@@ -460,10 +460,8 @@ def build_report(
         user_features,
         slices,
         lower_is_better,
+        family,
     )
-    if family not in FAMILIES:
-        raise param_error("family", func, f"one of {list(FAMILIES)}", family)
-    settings["family"] = family
     labels = check_labels(labels, func)
     if _check_names:
         check_option_names(runs, lower_is_better=lower_is_better, group_by=group_by, func=func)
@@ -543,6 +541,7 @@ def _check_settings(
     user_features: Any,
     slices: Any,
     lower_is_better: Any,
+    family: Any,
 ) -> dict[str, Any]:
     """Check :func:`build_report`'s options (in the order of its signature); returns the
     statistical settings of the report."""
@@ -569,6 +568,8 @@ def _check_settings(
         isinstance(slices, (str, Mapping)) or not isinstance(slices, Sequence)
     ):
         raise param_error("slices", func, "a list of slice dicts or None", slices)
+    if family not in FAMILIES:
+        raise param_error("family", func, f"one of {list(FAMILIES)}", family)
     return {
         "correction": correction,
         "test": test,
@@ -579,6 +580,7 @@ def _check_settings(
         "alpha": alpha,
         "allow_mismatch": allow_mismatch,
         "lower_is_better": list(lower_is_better),
+        "family": family,
     }
 
 
