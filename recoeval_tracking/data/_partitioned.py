@@ -132,6 +132,14 @@ def _unwrap(x: Any, name: str) -> tuple[sp.csr_array, np.ndarray | None, np.ndar
     return X, None, None
 
 
+def _first_ids(size: int, *candidates: Any) -> np.ndarray:
+    """The first ids given (the argument's, the train's, the test's), else ``0..size-1``."""
+    for ids in candidates:
+        if ids is not None:
+            return np.asarray(ids)
+    return np.arange(size, dtype=np.int64)
+
+
 def write_partitioned(
     path: str | os.PathLike,
     train: Any,
@@ -183,24 +191,8 @@ def write_partitioned(
             f"shape. Got train {A.shape} and test {T.shape} instead."
         )
     m, n = A.shape
-    users = (
-        np.asarray(user_ids)
-        if user_ids is not None
-        else (
-            a_users
-            if a_users is not None
-            else (t_users if t_users is not None else np.arange(m, dtype=np.int64))
-        )
-    )
-    items = (
-        np.asarray(item_ids)
-        if item_ids is not None
-        else (
-            a_items
-            if a_items is not None
-            else (t_items if t_items is not None else np.arange(n, dtype=np.int64))
-        )
-    )
+    users = _first_ids(m, user_ids, a_users, t_users)
+    items = _first_ids(n, item_ids, a_items, t_items)
     if users.shape != (m,):
         raise param_error("user_ids", func, f"one id per row ({m})", users)
     if (
