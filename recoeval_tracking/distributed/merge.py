@@ -94,7 +94,7 @@ class ShardedResults(Results):
     def curves_ci(self) -> pd.DataFrame:
         return curve_ci_table(
             {
-                name: (_ci(Moments(m.n[j], m.sum[j], m.m2[j])) for j in range(self.k))
+                name: [_ci(Moments(m.n[j], m.sum[j], m.m2[j])) for j in range(self.k)]
                 for name, m in self.curve_moments.items()
             }
         )

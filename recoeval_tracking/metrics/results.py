@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 import warnings
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -94,7 +94,7 @@ def mean_ci95(values: np.ndarray) -> tuple[float, float, float, int]:
 
 
 def curve_ci_table(
-    intervals: Mapping[str, Iterable[tuple[float, float, float, int]]],
+    intervals: Mapping[str, Sequence[tuple[float, float, float, int]]],
 ) -> pd.DataFrame:
     """The long table of :meth:`Results.curves_ci` (``curve, k, mean, ci95_low, ci95_high,
     n``) from each curve's ``(mean, low, high, n)`` at k = 1, 2, ... (:func:`mean_ci95`, or
@@ -192,7 +192,7 @@ class Results:
         """Long table of curve means with 95% t-intervals: ``curve, k, mean, ci95_low, ci95_high, n``."""
         return curve_ci_table(
             {
-                name: (mean_ci95(arr[:, j]) for j in range(arr.shape[1]))
+                name: [mean_ci95(arr[:, j]) for j in range(arr.shape[1])]
                 for name, arr in self.curves_per_user.items()
             }
         )
