@@ -46,7 +46,7 @@ def track_job(
     )
     sweep = dict(sweep or {})
     if run_id is not None:  # the caller's open run (the user's own app): add the job to it
-        from ..tracking.open_run import log_job_dir_into_run
+        from ..tracking.runs import log_job_dir_into_run
 
         log_job_dir_into_run(
             out,

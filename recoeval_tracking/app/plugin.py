@@ -207,6 +207,6 @@ def _open_run(plain: dict[str, Any]) -> tuple[str | None, str | None]:
     tracking = plain.get("tracking") or {}
     if not tracking.get("enabled", False) or "mlflow" not in sys.modules:
         return None, None
-    from ..tracking.open_run import active_run
+    from ..tracking.runs import active_run
 
     return active_run()

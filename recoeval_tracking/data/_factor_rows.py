@@ -4,7 +4,12 @@ partitioned dataset, each Dask task reading only its own rows.
 Two formats: a ``.npy`` matrix (C order, float32 or float64), read by one ranged read of its
 bytes; or a Parquet file (``.parquet``), one row per user in the dataset's user order, with the
 factors in one list column (each a list of ``d`` floats) or in ``d`` float columns (a column
-named ``user`` is left aside), read by the row groups that hold the rows.
+named ``user`` is left aside), read by the row groups that hold the rows. :func:`read_whole`
+reads a whole file (the item factors every task needs; a factors file of the app's models).
+
+A factor file is not part of the partitioned layout (:mod:`._partitioned`, the interactions
+split by user): it follows the layout's user order and takes only its file-system lookup from
+there.
 """
 
 from __future__ import annotations

@@ -356,6 +356,51 @@ def _read_columns(
     return df.rename(columns={field * scale: c for c, field in positions.items()})
 
 
+#: Each MovieLens file the loaders read: its name in the dataset's folder, its columns (0-based
+#: positions without a header) and how :func:`load_csv` reads it.
+_MOVIELENS: dict[str, tuple[str, dict[str, Any], dict[str, Any]]] = {
+    "movielens_100k": (
+        "u.data",
+        {"user": 0, "item": 1, "value": 2, "timestamp": 3},
+        {"sep": "\t", "header": False},
+    ),
+    "movielens_1m": (
+        "ratings.dat",
+        {"user": 0, "item": 1, "value": 2, "timestamp": 3},
+        {"sep": "::", "header": False, "encoding": "latin-1"},
+    ),
+    "movielens_latest": (
+        "ratings.csv",
+        {"user": "userId", "item": "movieId", "value": "rating", "timestamp": "timestamp"},
+        {"sep": ",", "header": True},
+    ),
+}
+
+
+def _load_movielens(
+    name: str,
+    path: str | os.PathLike,
+    duplicates: str,
+    relevance_level: float | None,
+    gains: str,
+) -> Interactions:
+    """The MovieLens file ``name`` of :data:`_MOVIELENS` through :func:`load_csv`: ``path`` is
+    the file or its folder; a bad relevance rule is named by the loader ``load_<name>``."""
+    Relevance.checked(relevance_level, gains, f"load_{name}")
+    file, columns, csv = _MOVIELENS[name]
+    p = Path(path)
+    p = p / file if p.is_dir() else p
+    return load_csv(
+        p,
+        columns,
+        duplicates=duplicates,
+        name=name,
+        relevance_level=relevance_level,
+        gains=gains,
+        **csv,
+    )
+
+
 def load_movielens_100k(
     path: str | os.PathLike,
     *,
@@ -374,19 +419,7 @@ def load_movielens_100k(
     ``relevance_level=None, gains="graded"`` to make every rating a positive with its value
     as gain.
     """
-    Relevance.checked(relevance_level, gains, "load_movielens_100k")
-    p = Path(path)
-    p = p / "u.data" if p.is_dir() else p
-    return load_csv(
-        p,
-        {"user": 0, "item": 1, "value": 2, "timestamp": 3},
-        sep="\t",
-        header=False,
-        duplicates=duplicates,
-        name="movielens_100k",
-        relevance_level=relevance_level,
-        gains=gains,
-    )
+    return _load_movielens("movielens_100k", path, duplicates, relevance_level, gains)
 
 
 def load_movielens_1m(
@@ -400,20 +433,7 @@ def load_movielens_1m(
 
     ``path`` may be the file or its folder. Relevance as for :func:`load_movielens_100k`.
     """
-    Relevance.checked(relevance_level, gains, "load_movielens_1m")
-    p = Path(path)
-    p = p / "ratings.dat" if p.is_dir() else p
-    return load_csv(
-        p,
-        {"user": 0, "item": 1, "value": 2, "timestamp": 3},
-        sep="::",
-        header=False,
-        duplicates=duplicates,
-        encoding="latin-1",
-        name="movielens_1m",
-        relevance_level=relevance_level,
-        gains=gains,
-    )
+    return _load_movielens("movielens_1m", path, duplicates, relevance_level, gains)
 
 
 def load_movielens_latest(
@@ -427,19 +447,7 @@ def load_movielens_latest(
 
     ``path`` may be the file or its folder. Relevance as for :func:`load_movielens_100k`.
     """
-    Relevance.checked(relevance_level, gains, "load_movielens_latest")
-    p = Path(path)
-    p = p / "ratings.csv" if p.is_dir() else p
-    return load_csv(
-        p,
-        {"user": "userId", "item": "movieId", "value": "rating", "timestamp": "timestamp"},
-        sep=",",
-        header=True,
-        duplicates=duplicates,
-        name="movielens_latest",
-        relevance_level=relevance_level,
-        gains=gains,
-    )
+    return _load_movielens("movielens_latest", path, duplicates, relevance_level, gains)
 
 
 def load_parquet(

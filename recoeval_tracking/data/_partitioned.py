@@ -20,10 +20,10 @@ are the dataset's own: a worker maps item ids to columns with the one item map o
 
 :func:`write_partitioned` writes the layout from a split (two :class:`Interactions` or two CSR
 matrices with their id maps); :func:`open_partitioned` reads the manifest and the item side;
-:meth:`PartitionedDataset.read_parts` reads a range of parts as CSR rows;
-:class:`~._factor_rows.FactorRows` reads a row range of a ``.npy`` matrix (users' factors) by
-byte range.
-A missing or unreadable file is an :class:`~recoeval_tracking.InputError` naming the file.
+:meth:`PartitionedDataset.read_parts` reads a range of parts as CSR rows. The factor matrices
+a Dask task reads beside it (a model's user factors, by row range) are not part of the layout:
+:mod:`._factor_rows` reads them. A missing or unreadable file is an
+:class:`~recoeval_tracking.InputError` naming the file.
 """
 
 from __future__ import annotations
@@ -80,6 +80,24 @@ def _join(root: str, *names: str) -> str:
     return posixpath.join(root.rstrip("/") or "/", *names)
 
 
+def _read_table(fs: Any, path: str, columns: list[str], what: str, holds: str = "") -> Any:
+    """The ``columns`` of the Parquet file ``path``; a missing file, or one that does not read as
+    Parquet, is an :class:`InputError` that starts with ``what`` (the file and its dataset),
+    says what the file ``holds`` when given, and how to mend it."""
+    import pyarrow.parquet as pq
+
+    try:
+        with fs.open(path, "rb") as fh:
+            return pq.read_table(fh, columns=columns)
+    except FileNotFoundError:
+        raise InputError(f"{what} is missing{holds}. {_REWRITE}") from None
+    except Exception as err:  # noqa: BLE001 - pyarrow raises several types on bad input
+        raise InputError(
+            f"{what} could not be read as Parquet ({type(err).__name__}: "
+            f"{' '.join(str(err).split())[:200]}); it is corrupt or truncated. {_REWRITE}"
+        ) from None
+
+
 def _csr_part(X: sp.csr_array, lo: int, hi: int, item_ids: np.ndarray) -> tuple[Any, Any]:
     """List arrays ``(items, values)`` of rows ``[lo, hi)`` of ``X`` (item ids, not columns)."""
     import pyarrow as pa
@@ -112,6 +130,14 @@ def _unwrap(x: Any, name: str) -> tuple[sp.csr_array, np.ndarray | None, np.ndar
     X.sum_duplicates()
     X.sort_indices()
     return X, None, None
+
+
+def _first_ids(size: int, *candidates: Any) -> np.ndarray:
+    """The first ids given (the argument's, the train's, the test's), else ``0..size-1``."""
+    for ids in candidates:
+        if ids is not None:
+            return np.asarray(ids)
+    return np.arange(size, dtype=np.int64)
 
 
 def write_partitioned(
@@ -165,24 +191,8 @@ def write_partitioned(
             f"shape. Got train {A.shape} and test {T.shape} instead."
         )
     m, n = A.shape
-    users = (
-        np.asarray(user_ids)
-        if user_ids is not None
-        else (
-            a_users
-            if a_users is not None
-            else (t_users if t_users is not None else np.arange(m, dtype=np.int64))
-        )
-    )
-    items = (
-        np.asarray(item_ids)
-        if item_ids is not None
-        else (
-            a_items
-            if a_items is not None
-            else (t_items if t_items is not None else np.arange(n, dtype=np.int64))
-        )
-    )
+    users = _first_ids(m, user_ids, a_users, t_users)
+    items = _first_ids(n, item_ids, a_items, t_items)
     if users.shape != (m,):
         raise param_error("user_ids", func, f"one id per row ({m})", users)
     if (
@@ -449,24 +459,15 @@ class PartitionedDataset:
         return train, test, np.concatenate(ids) if len(ids) > 1 else ids[0]
 
     def _read_part(self, part: PartInfo) -> tuple[sp.csr_array, sp.csr_array, np.ndarray]:
-        import pyarrow.parquet as pq
-
         where = self.path_of(part)
         fs, root = _fs(self.url, self.storage_options)
-        try:
-            with fs.open(_join(root, part.file), "rb") as fh:
-                table = pq.read_table(fh, columns=list(_COLUMNS))
-        except FileNotFoundError:
-            raise InputError(
-                f"The part file {where} of the partitioned dataset {self.url} is missing (it "
-                f"holds users {part.lo}..{part.lo + part.users - 1}). {_REWRITE}"
-            ) from None
-        except Exception as err:  # noqa: BLE001 - pyarrow raises several types on bad input
-            raise InputError(
-                f"The part file {where} of the partitioned dataset {self.url} could not be read "
-                f"as Parquet ({type(err).__name__}: {' '.join(str(err).split())[:200]}); it is "
-                f"corrupt or truncated. {_REWRITE}"
-            ) from None
+        table = _read_table(
+            fs,
+            _join(root, part.file),
+            list(_COLUMNS),
+            f"The part file {where} of the partitioned dataset {self.url}",
+            f" (it holds users {part.lo}..{part.lo + part.users - 1})",
+        )
         if table.num_rows != part.users:
             raise InputError(
                 f"The part file {where} of the partitioned dataset {self.url} holds "
@@ -551,7 +552,6 @@ def open_partitioned(
         The folder has no manifest, or the manifest or ``items.parquet`` cannot be read; the
         message names the file.
     """
-    import pyarrow.parquet as pq
 
     url = os.fspath(path)
     fs, root = _fs(url, storage_options)
@@ -581,19 +581,12 @@ def open_partitioned(
         )
     check_manifest(manifest, where, _REWRITE)
     items_where = _join(url, ITEMS_FILE)
-    try:
-        with fs.open(_join(root, ITEMS_FILE), "rb") as fh:
-            items = pq.read_table(fh, columns=["item", "train_users"])
-    except FileNotFoundError:
-        raise InputError(
-            f"The item file {items_where} of the partitioned dataset {url} is missing. {_REWRITE}"
-        ) from None
-    except Exception as err:  # noqa: BLE001 - pyarrow raises several types on bad input
-        raise InputError(
-            f"The item file {items_where} of the partitioned dataset {url} could "
-            f"not be read as Parquet ({type(err).__name__}: {err}). "
-            f"{_REWRITE}"
-        ) from None
+    items = _read_table(
+        fs,
+        _join(root, ITEMS_FILE),
+        ["item", "train_users"],
+        f"The item file {items_where} of the partitioned dataset {url}",
+    )
     item_ids = items.column("item").to_numpy(zero_copy_only=False)
     counts = np.asarray(items.column("train_users").to_numpy(), dtype=np.int64)
     if item_ids.shape[0] != int(manifest["n_items"]):

@@ -23,7 +23,7 @@ import pandas as pd
 from ..metrics.beyond import ratio
 from ..metrics.evaluate import Plan
 from ..metrics.registry import column_name
-from ..metrics.results import Results, ci95_half_width
+from ..metrics.results import Results, ci95_half_width, curve_ci_table
 from .shards import Moments, ShardOutput
 
 __all__ = ["ShardedResults", "merge_shards"]
@@ -92,21 +92,12 @@ class ShardedResults(Results):
         return pd.DataFrame(data)
 
     def curves_ci(self) -> pd.DataFrame:
-        rows = []
-        for name, m in self.curve_moments.items():
-            for j in range(self.k):
-                mean, low, high, n = _ci(Moments(m.n[j], m.sum[j], m.m2[j]))
-                rows.append(
-                    {
-                        "curve": name,
-                        "k": j + 1,
-                        "mean": mean,
-                        "ci95_low": low,
-                        "ci95_high": high,
-                        "n": n,
-                    }
-                )
-        return pd.DataFrame(rows, columns=["curve", "k", "mean", "ci95_low", "ci95_high", "n"])
+        return curve_ci_table(
+            {
+                name: [_ci(Moments(m.n[j], m.sum[j], m.m2[j])) for j in range(self.k)]
+                for name, m in self.curve_moments.items()
+            }
+        )
 
     @property
     def nan_counts(self) -> dict[str, int]:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 import warnings
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -18,6 +19,7 @@ __all__ = [
     "Results",
     "mean_ci95",
     "ci95_half_width",
+    "curve_ci_table",
     "headline_metrics",
     "HEADLINE_FAMILIES",
     "relevance_text",
@@ -89,6 +91,18 @@ def mean_ci95(values: np.ndarray) -> tuple[float, float, float, int]:
         return mean, math.nan, math.nan, n
     half = ci95_half_width(float(v.std(ddof=1)), n)
     return mean, mean - half, mean + half, n
+
+
+def curve_ci_table(
+    intervals: Mapping[str, Sequence[tuple[float, float, float, int]]],
+) -> pd.DataFrame:
+    """The long table of :meth:`Results.curves_ci` (``curve, k, mean, ci95_low, ci95_high,
+    n``) from each curve's ``(mean, low, high, n)`` at k = 1, 2, ... (:func:`mean_ci95`, or
+    the same from merged moments)."""
+    rows = [
+        (name, k, *cell) for name, cells in intervals.items() for k, cell in enumerate(cells, 1)
+    ]
+    return pd.DataFrame(rows, columns=["curve", "k", "mean", "ci95_low", "ci95_high", "n"])
 
 
 def ci95_half_width(sd: float, n: int) -> float:
@@ -176,21 +190,12 @@ class Results:
 
     def curves_ci(self) -> pd.DataFrame:
         """Long table of curve means with 95% t-intervals: ``curve, k, mean, ci95_low, ci95_high, n``."""
-        rows = []
-        for name, arr in self.curves_per_user.items():
-            for j in range(arr.shape[1]):
-                mean, low, high, n = mean_ci95(arr[:, j])
-                rows.append(
-                    {
-                        "curve": name,
-                        "k": j + 1,
-                        "mean": mean,
-                        "ci95_low": low,
-                        "ci95_high": high,
-                        "n": n,
-                    }
-                )
-        return pd.DataFrame(rows, columns=["curve", "k", "mean", "ci95_low", "ci95_high", "n"])
+        return curve_ci_table(
+            {
+                name: [mean_ci95(arr[:, j]) for j in range(arr.shape[1])]
+                for name, arr in self.curves_per_user.items()
+            }
+        )
 
     @property
     def nan_counts(self) -> dict[str, int]:

@@ -252,7 +252,7 @@ class Comparability:
 _NOT_SWEPT_PREFIXES = ("tracking.", "hydra.", "definitions.", "output.", "mlflow.")
 
 
-def swept_params(runs: list[RunData]) -> list[str]:
+def swept_params(runs: Sequence[RunData]) -> list[str]:
     """The params (flattened keys) whose values differ between runs, tracking and Hydra's own
     left out."""
     keys: dict[str, None] = {}

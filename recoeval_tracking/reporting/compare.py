@@ -55,7 +55,6 @@ from .outputs import output
 from .posthoc import POSTHOCS
 from .report import Report, _check_settings, build_report, detect_replicate_key
 from .runs import _lower_better
-from .stats import FAMILIES
 from .verdicts import VerdictMethods, cd_diagram_for
 
 __all__ = ["compare", "Comparison", "detect_dataset_key", "runs_from"]
@@ -170,9 +169,8 @@ def compare(
         user_features,
         slices,
         lower_is_better,
+        family,
     )
-    if family not in FAMILIES:
-        raise param_error("family", _FUNC, f"one of {list(FAMILIES)}", family)
     check_rope(rope, _FUNC)
     if posthoc not in POSTHOCS:
         raise param_error("posthoc", _FUNC, f"one of {list(POSTHOCS)}", posthoc)

@@ -13,7 +13,7 @@ from typing import Any
 
 from .._validation import InputError, param_error
 from .comparability import check_comparable, users_fingerprint
-from .replicate_groups import swept_params as _swept_params
+from .comparability import swept_params as _swept_params
 from .runs import RunData
 
 __all__ = [

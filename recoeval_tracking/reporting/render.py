@@ -41,9 +41,15 @@ from ..jobdir.redact import scrub_text
 from .compare import Comparison
 from .figures import figure_png, render_figures, safe_name
 from .outputs import register_output
-from .render_multi import _comparison_sections
 from .report import Report
-from .sections import Item, _as_comparison, _prefix, md_escape, metric_table
+from .sections import (
+    Item,
+    _as_comparison,
+    _comparison_sections,
+    _prefix,
+    md_escape,
+    metric_table,
+)
 from .summary import Best, headline_metrics
 
 __all__ = [

@@ -46,10 +46,14 @@ from .comparability import (
     comparability,
     resolve_metrics,
 )
+from .comparability import swept_params as _swept_params
 from .multisystem import SMALL_N_MARK, small_n_mark, too_few_pairs
-from .replicate_groups import detect_replicate_key, group_curves_and_catalogue
-from .replicate_groups import swept_params as _swept_params
-from .replicates import aggregate_replicates, default_group_by
+from .replicates import (
+    aggregate_replicates,
+    default_group_by,
+    detect_replicate_key,
+    group_curves_and_catalogue,
+)
 from .runs import (
     FINGERPRINT_KINDS,
     RunData,
@@ -456,10 +460,8 @@ def build_report(
         user_features,
         slices,
         lower_is_better,
+        family,
     )
-    if family not in FAMILIES:
-        raise param_error("family", func, f"one of {list(FAMILIES)}", family)
-    settings["family"] = family
     labels = check_labels(labels, func)
     if _check_names:
         check_option_names(runs, lower_is_better=lower_is_better, group_by=group_by, func=func)
@@ -539,6 +541,7 @@ def _check_settings(
     user_features: Any,
     slices: Any,
     lower_is_better: Any,
+    family: Any,
 ) -> dict[str, Any]:
     """Check :func:`build_report`'s options (in the order of its signature); returns the
     statistical settings of the report."""
@@ -565,6 +568,8 @@ def _check_settings(
         isinstance(slices, (str, Mapping)) or not isinstance(slices, Sequence)
     ):
         raise param_error("slices", func, "a list of slice dicts or None", slices)
+    if family not in FAMILIES:
+        raise param_error("family", func, f"one of {list(FAMILIES)}", family)
     return {
         "correction": correction,
         "test": test,
@@ -575,6 +580,7 @@ def _check_settings(
         "alpha": alpha,
         "allow_mismatch": allow_mismatch,
         "lower_is_better": list(lower_is_better),
+        "family": family,
     }
 
 

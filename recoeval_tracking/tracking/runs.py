@@ -1,4 +1,6 @@
-"""One MLflow run per job directory: :func:`log_job_dir`, and :func:`log_results` in one line.
+"""One MLflow run per job directory: :func:`log_job_dir`, and :func:`log_results` in one line;
+:func:`log_job_dir_into_run` adds a job directory to a run the caller has open instead (the
+user's own Hydra app, whose task may have started a run: :func:`active_run`).
 
 What a run holds (logged from a job directory written by
 :func:`recoeval_tracking.jobdir.write_job_dir`):
@@ -9,7 +11,8 @@ What a run holds (logged from a job directory written by
   ``metrics.k``; tracking and Hydra settings left out) and the caller's ``params``; secret keys
   dropped, and settings left at None (a default that the code resolves) too: a param ``None``
   says nothing and MLflow cannot change it later. The model's constructor arguments that the
-  config left to their defaults are params too (``model.shrink``). The metric definitions are never params: ``definitions.json`` and fingerprint tags.
+  config left to their defaults are params too (``model.shrink``). The metric definitions are
+  never params: ``definitions.json`` and fingerprint tags.
 * **metrics** (one :meth:`MlflowClient.log_batch`), exactly as computed (float64, never
   rounded: rounding is for text): the means of ``metrics.json`` (means at K,
   ``users_evaluated``, ``users_nan_<reason>``, ``<stage>_seconds``) at step 0, and each curve of
@@ -54,12 +57,15 @@ from __future__ import annotations
 import contextlib
 import datetime as _dt
 import errno
+import json
 import os
 import sys
 import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
+
+import numpy as np
 
 from .._validation import check_optional, param_error
 from ..jobdir import FILES, JobDir, check_job_dir, read_job_dir, write_job_dir
@@ -71,7 +77,7 @@ from ..jobdir.markers import (
     lock_if_writable,
     write_json_atomic,
 )
-from ..jobdir.redact import flatten_config, scrub_overrides
+from ..jobdir.redact import flatten_config, scrub_overrides, scrub_text
 from ..metrics.results import Results, headline_metrics, relevance_text
 from .client import (
     _TAG_PREFIX,
@@ -85,19 +91,6 @@ from .client import (
     resolve_tracking_uri,
 )
 from .names import run_label, short_run_name
-from .run_parts import (
-    CI_TAG,
-    PRECISIONS,
-    _context_tags,
-    _dataset_input,
-    _fingerprints,
-    _job_times,
-    _log_preview,
-    _metrics_for,
-    _missing_metrics,
-    _without_none,
-    ci_tag_value,
-)
 
 __all__ = [
     "log_job_dir",
@@ -108,6 +101,12 @@ __all__ = [
     "set_marker",
     "LOCK_WAIT_SECONDS",
     "LABEL_TAG",
+    "CI_TAG",
+    "ci_tag_value",
+    "read_ci_tag",
+    "PRECISIONS",
+    "log_job_dir_into_run",
+    "active_run",
 ]
 
 #: The tag holding a run's display name (the config's top-level ``label``; ``job.json``'s
@@ -130,6 +129,194 @@ _ARTIFACT_FILES = tuple(
         "job",
     )
 )
+
+
+def _is_bound(key: str) -> bool:
+    return key.endswith(("_ci95_low", "_ci95_high"))
+
+
+#: Values accepted for ``precision`` (kept so that existing configs and calls go on working):
+#: both log every value exactly as computed (float64). MLflow is a store that runs are read back
+#: from (``mlflow.search_runs``), so it holds exact values; rounding is for text only (run names,
+#: descriptions, the terminal).
+PRECISIONS = ("auto", "exact")
+
+
+def _metrics_for(job: JobDir, timestamp: int) -> list:
+    """The means (step 0) and the @1..K curves (step k), exactly as ``metrics.json`` and
+    ``curves.csv`` hold them (float64, never rounded); the confidence bounds are not metrics:
+    MLflow's chart view would give them a section of their own, listed before the metrics
+    (:data:`CI_TAG` holds them)."""
+    from mlflow.entities import Metric
+
+    out = [
+        Metric(key, float(value), timestamp, 0)
+        for key, value in job.metrics.items()
+        if not _is_bound(key)
+    ]
+    curves = job.curves
+    if len(curves):
+        ks = curves["k"].to_numpy(dtype=np.int64)
+        for name in job.curve_names:
+            values = curves[name].to_numpy(dtype=np.float64)
+            out.extend(Metric(name, float(v), timestamp, int(k)) for k, v in zip(ks, values))
+    return out
+
+
+#: The tag holding every metric's 95% interval as JSON, ``{"ndcg_at_10": [low, high], ...}``
+#: (also in the ``metrics.json`` artifact).
+CI_TAG = "recoeval.ci95"
+
+
+def ci_tag_value(metrics: dict) -> str | None:
+    """The :data:`CI_TAG` value of a job's ``metrics.json`` (None when it has no bounds)."""
+    bounds = {
+        key[: -len("_ci95_low")]: [metrics[key], metrics.get(key[:-4] + "_high")]
+        for key in metrics
+        if key.endswith("_ci95_low")
+    }
+    if not bounds:
+        return None
+    return json.dumps(
+        {
+            k: [None if v is None or not np.isfinite(v) else float(v) for v in pair]
+            for k, pair in bounds.items()
+        },
+        separators=(",", ":"),
+    )
+
+
+def read_ci_tag(tags: dict) -> dict[str, tuple[float, float]]:
+    """The bounds of a run's :data:`CI_TAG` (NaN where missing; empty without the tag)."""
+    try:
+        raw = json.loads(tags.get(CI_TAG) or "{}")
+    except ValueError:
+        return {}
+    return {
+        k: tuple(float("nan") if v is None else float(v) for v in pair)
+        for k, pair in raw.items()
+        if isinstance(pair, list) and len(pair) == 2
+    }
+
+
+def _without_none(config: Mapping) -> dict:
+    """``config`` without the settings whose value is None, at every level (a section left
+    empty by that goes too)."""
+    out: dict = {}
+    for k, v in config.items():
+        if isinstance(v, Mapping) and v:
+            v = _without_none(v)
+            if not v:
+                continue
+        if v is not None:
+            out[k] = v
+    return out
+
+
+def _job_times(job: JobDir) -> tuple[int | None, int | None]:
+    """The job's real start and end (ms since the epoch): ``job.json``'s ``created_at`` (when
+    the folder was complete) less the job's ``total_seconds``; Nones when not recorded."""
+    created = job.job.get("created_at")
+    if not created:
+        return None, None
+    try:
+        end = _dt.datetime.fromisoformat(str(created)).timestamp()
+    except ValueError:
+        return None, None
+    total = job.metrics.get("total_seconds")
+    start = end - float(total) if total is not None and np.isfinite(total) else end
+    return int(start * 1000), int(end * 1000)
+
+
+def _context_tags() -> dict[str, str]:
+    """MLflow's own run context (``mlflow.source.name``, ``mlflow.user``, git when the entry
+    point is in a checkout), as ``mlflow.start_run`` would set it."""
+    try:
+        from mlflow.tracking.context.registry import resolve_tags
+
+        return dict(resolve_tags())
+    except Exception:  # noqa: BLE001 - context is a nicety, never a reason to fail an upload
+        return {}
+
+
+def _fingerprints(job: JobDir) -> dict[str, str]:
+    ds = job.dataset or {}
+    out = {}
+    data_fp = ds.get("data_fingerprint", ds.get("fingerprint"))
+    if data_fp:
+        out["data_fingerprint"] = str(data_fp)
+    if ds.get("split_fingerprint"):
+        out["split_fingerprint"] = str(ds["split_fingerprint"])
+    if job.fingerprint:
+        out["definitions_fingerprint"] = job.fingerprint
+    return out
+
+
+def _dataset_input(job: JobDir):
+    from mlflow.entities import Dataset, DatasetInput, InputTag
+
+    ds = job.dataset
+    if not ds:
+        return None
+    digest = ds.get("data_fingerprint", ds.get("fingerprint"))
+    if not digest:
+        return None
+    source = ds.get("source") or ds.get("path") or str(job.path / FILES["dataset"])
+    source = scrub_text(str(source))
+    source_type = "http" if source.startswith(("http://", "https://")) else "local"
+    source_json = json.dumps({"url" if source_type == "http" else "uri": source})
+    profile = {
+        k: v
+        for k, v in ds.items()
+        if isinstance(v, (int, float, str, bool)) and k not in ("source", "path")
+    }
+    return DatasetInput(
+        Dataset(
+            name=str(ds.get("name", "dataset"))[:500],
+            digest=str(digest)[:36],
+            source_type=source_type,
+            source=source_json,
+            profile=json.dumps(profile, default=str),
+        ),
+        tags=[InputTag(key="mlflow.data.context", value="evaluation")],
+    )
+
+
+def _missing_metrics(client, run, metrics: list) -> list:
+    """The metrics of ``metrics`` that the run does not hold yet (same key and step)."""
+    have = run.data.metrics
+    out = []
+    history: dict[str, set[int]] = {}
+    for m in metrics:
+        if m.key not in have:
+            out.append(m)
+            continue
+        if m.key not in history:
+            history[m.key] = {h.step for h in client.get_metric_history(run.info.run_id, m.key)}
+        if m.step not in history[m.key]:
+            out.append(m)
+    return out
+
+
+#: Rows of the per-user table in its preview (MLflow's UI shows CSV files, not Parquet).
+PREVIEW_ROWS = 1000
+
+
+def _log_preview(client: Any, run_id: str, per_user: Path, artifact_path: str | None) -> None:
+    """``per_user_head.csv``: the first :data:`PREVIEW_ROWS` users of ``per_user.parquet``, so
+    that the table can be looked at in the UI (the Parquet stays the full record)."""
+    if not per_user.is_file():
+        return
+    import pyarrow.parquet as pq
+
+    pf = pq.ParquetFile(per_user)
+    head = next(pf.iter_batches(batch_size=PREVIEW_ROWS), None)
+    if head is None:
+        return
+    with tempfile.TemporaryDirectory(prefix="recoeval-preview-") as tmp:
+        out = Path(tmp) / "per_user_head.csv"
+        head.to_pandas().to_csv(out, index=False, float_format="%.6g")
+        client.log_artifact(run_id, str(out), artifact_path)
 
 
 def _run_tags(job: JobDir, sweep_id: str | None, extra: Mapping[str, Any] | None) -> dict[str, str]:
@@ -460,8 +647,9 @@ def log_job_dir(
         return upload_job(root, uri, upload)
 
 
-def _active_run() -> tuple[str | None, str | None]:
-    """The active run's id and store (``mlflow.start_run()`` of a training script), or Nones."""
+def active_run() -> tuple[str | None, str | None]:
+    """The id and store of the run open in this process (``mlflow.start_run()`` of a training
+    script, or of the task of the user's own Hydra app), or Nones."""
     import mlflow
 
     active = mlflow.active_run()
@@ -572,7 +760,7 @@ def log_results(
     if config is not None and not isinstance(config, (Mapping, str)):
         raise param_error("config", func, "a plain dict, YAML text or None", config)
     if run_id is None and tracking_uri is None:
-        run_id, tracking_uri = _active_run()
+        run_id, tracking_uri = active_run()
 
     with contextlib.ExitStack() as stack:
         if job_dir is None:
@@ -599,3 +787,29 @@ def log_results(
         if precision not in PRECISIONS:
             raise param_error("precision", func, f"one of {list(PRECISIONS)}", precision)
         return _log_into_run(path, run_id, tracking_uri, tags, params, artifact_path)
+
+
+def log_job_dir_into_run(
+    path: str | Path,
+    run_id: str,
+    *,
+    tracking_uri: str | None = None,
+    sweep_id: str | None = None,
+    parent_run_id: str | None = None,
+    params: Mapping[str, Any] | None = None,
+) -> str:
+    """Add the job directory ``path`` to the existing run ``run_id`` (a run the caller has open,
+    e.g. the training run of the user's own Hydra app; it is left open). In a sweep,
+    ``sweep_id`` and ``parent_run_id`` make it a child of the sweep's parent, as a run of
+    ``recoeval-track`` is. Params the run already holds are kept as they are."""
+    for name, value in (
+        ("run_id", run_id),
+        ("tracking_uri", tracking_uri),
+        ("sweep_id", sweep_id),
+        ("parent_run_id", parent_run_id),
+    ):
+        check_optional(value, str, name, "log_job_dir_into_run")
+    tags = {_TAG_PREFIX + "sweep_id": sweep_id, "mlflow.parentRunId": parent_run_id}
+    return _log_into_run(
+        Path(path), run_id, tracking_uri, {k: v for k, v in tags.items() if v}, params, None
+    )

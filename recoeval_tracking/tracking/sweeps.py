@@ -40,7 +40,7 @@ from .client import (
     params_from_config,
     resolve_tracking_uri,
 )
-from .run_parts import read_ci_tag
+from .runs import read_ci_tag
 from .sweep_records import (
     PARENT_LOCK,
     SWEEP_FILE,

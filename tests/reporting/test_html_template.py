@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import ast
+import re
+import sys
 import tomllib
-from importlib import resources
+from importlib import metadata, resources
 from pathlib import Path
 
 from report_runs import synthetic_run
@@ -24,6 +27,32 @@ def test_the_template_is_package_data():
     }
     assert TEMPLATE in shipped
     assert resources.files("recoeval_tracking.reporting").joinpath(TEMPLATE).is_file()
+
+
+def test_the_template_engine_is_a_declared_dependency():
+    """Every library the renderer imports is in ``[project] dependencies`` by its distribution
+    name, not left for MLflow to install."""
+    data = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    declared = {
+        re.split(r"[<>=!~;\[ ]", req, maxsplit=1)[0].lower().replace("_", "-")
+        for req in data["project"]["dependencies"]
+    }
+    source = (ROOT / "recoeval_tracking" / "reporting" / "render.py").read_text(encoding="utf-8")
+    imported = set()
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            imported |= {alias.name.split(".")[0] for alias in node.names}
+        elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
+            imported.add(node.module.split(".")[0])
+    third_party = imported - set(sys.stdlib_module_names) - {"__future__"}
+    assert {"jinja2", "markupsafe"} <= third_party
+    dists = metadata.packages_distributions()
+    missing = {
+        name: dists[name]
+        for name in third_party
+        if not {d.lower().replace("_", "-") for d in dists[name]} & declared
+    }
+    assert not missing, f"imported by render.py, not declared in pyproject.toml: {missing}"
 
 
 def test_every_run_string_is_escaped_by_the_template():
