@@ -20,7 +20,7 @@ import scipy.sparse as sp
 
 import recoeval_tracking as rt
 
-from .test_trec_eval_quicktest import DATA, HALF_UNIT, judged, read_out, read_qrels
+from .test_trec_eval_quicktest import DATA, HALF_UNIT, judged, read_out
 
 K = 500
 
@@ -38,10 +38,8 @@ def read_run(path) -> dict[str, dict[str, float]]:
 
 @pytest.fixture(scope="module")
 def truncated():
-    qrels = read_qrels(DATA / "qrels.test")
-    run = read_run(DATA / "results.trunc")
+    _, run, topics, col, test = judged("qrels.test", "results.trunc", read_run)
     expected = read_out(DATA / "out.test.aqc")
-    topics, col, test = judged(qrels, run)
     lists = np.full((len(topics), K), -1, dtype=np.int64)
     for u, q in enumerate(topics):
         docs = run.get(q, {})
