@@ -139,29 +139,46 @@ def test_missing_file_named(tmp_path):
     assert "absent.csv" in str(e.value)
 
 
-def test_wrong_separator_named(tmp_path):
-    p = _write(tmp_path, "semi.csv", "user;item;value\n1;2;3\n")
-    with pytest.raises(InputError, match=r"line 1 of .*semi\.csv.*sep=';'"):
-        load_csv(p)
-
-
-def test_missing_column_named(tmp_path):
-    p = _write(tmp_path, "r.csv", "userId,movieId,rating\n1,2,3\n")
-    with pytest.raises(InputError, match=r"\['timestamp'\] not found in the header"):
-        load_csv(p, {"user": "userId", "item": "movieId", "timestamp": "timestamp"})
-
-
-def test_non_numeric_value_names_line_and_column(tmp_path):
-    lines = ["userId,movieId,rating"] + [f"{u},{u + 1},4" for u in range(15)] + ["7,8,good"]
-    p = _write(tmp_path, "ratings.csv", "\n".join(lines) + "\n")
-    with pytest.raises(InputError, match=r"'good' in column 'rating' at line 17 of .*ratings\.csv"):
-        load_csv(p, {"user": "userId", "item": "movieId", "value": "rating"})
-
-
-def test_nan_id_names_line(tmp_path):
-    p = _write(tmp_path, "r.csv", "user,item\n1,2\n,3\n")
-    with pytest.raises(InputError, match=r"missing \(NaN\) user id in column 'user' at line 3"):
-        load_csv(p)
+@pytest.mark.parametrize(
+    "name, text, columns, match",
+    [
+        pytest.param(
+            "semi.csv",
+            "user;item;value\n1;2;3\n",
+            None,
+            r"line 1 of .*semi\.csv.*sep=';'",
+            id="wrong_separator_named",
+        ),
+        pytest.param(
+            "r.csv",
+            "userId,movieId,rating\n1,2,3\n",
+            {"user": "userId", "item": "movieId", "timestamp": "timestamp"},
+            r"\['timestamp'\] not found in the header",
+            id="missing_column_named",
+        ),
+        pytest.param(
+            "ratings.csv",
+            "\n".join(
+                ["userId,movieId,rating"] + [f"{u},{u + 1},4" for u in range(15)] + ["7,8,good"]
+            )
+            + "\n",
+            {"user": "userId", "item": "movieId", "value": "rating"},
+            r"'good' in column 'rating' at line 17 of .*ratings\.csv",
+            id="non_numeric_value_names_line_and_column",
+        ),
+        pytest.param(
+            "r.csv",
+            "user,item\n1,2\n,3\n",
+            None,
+            r"missing \(NaN\) user id in column 'user' at line 3",
+            id="nan_id_names_line",
+        ),
+    ],
+)
+def test_a_bad_file_is_named_with_the_place(tmp_path, name, text, columns, match):
+    p = _write(tmp_path, name, text)
+    with pytest.raises(InputError, match=match):
+        load_csv(p) if columns is None else load_csv(p, columns)
 
 
 def test_empty_data(tmp_path):

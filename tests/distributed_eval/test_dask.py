@@ -141,20 +141,25 @@ def test_any_score_source_and_tie_policy(client, data):
         assert want.aggregates.keys() == got.aggregates.keys()
 
 
-def test_the_per_user_parts_read_back_through_the_job_folder(client, data, local, tmp_path):
+def _parts_into(job, client, data, shards: int):
+    """Every metric on Dask, the per-user values left as parts in the job folder."""
     train, test, A, B = data
-    job = begin_job_dir(tmp_path / "job")
-    assert job_dir_state(job) == "incomplete"
-    got = evaluate_on_dask(
-        client.scheduler.address,
+    return evaluate_on_dask(
+        client,
         train,
         test,
         EvalOptions(**ALL),
         A=A,
         B=B,
-        shards=4,
+        shards=shards,
         per_user_dir=job / "per_user.parquet",
     )
+
+
+def test_the_per_user_parts_read_back_through_the_job_folder(client, data, local, tmp_path):
+    job = begin_job_dir(tmp_path / "job")
+    assert job_dir_state(job) == "incomplete"
+    got = _parts_into(job, client.scheduler.address, data, shards=4)
     assert len(got.per_user) == 0 and list(got.per_user.columns) == list(local.per_user.columns)
     assert sorted(p.name for p in (job / "per_user.parquet").iterdir()) == [
         f"part-{j:06d}.parquet" for j in range(4)
@@ -189,18 +194,8 @@ def test_a_job_folder_with_per_user_parts_goes_to_mlflow_and_back(
     from recoeval_tracking.tracking.runs import log_job_dir
     from recoeval_tracking.tracking.search import download_job_artifacts
 
-    train, test, A, B = data
     job = begin_job_dir(tmp_path / "job")
-    got = evaluate_on_dask(
-        client,
-        train,
-        test,
-        EvalOptions(**ALL),
-        A=A,
-        B=B,
-        shards=3,
-        per_user_dir=job / "per_user.parquet",
-    )
+    got = _parts_into(job, client, data, shards=3)
     write_job_dir(got, job, plots=False)
     run_id = log_job_dir(job, tracking_uri=store_uri)
     back = read_job_dir(download_job_artifacts(run_id, tmp_path / "down", tracking_uri=store_uri))

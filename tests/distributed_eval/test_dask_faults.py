@@ -59,6 +59,22 @@ def _wait(predicate, seconds: float) -> bool:
     return False
 
 
+def _busy_with_a_shard(client) -> list[str]:
+    """The workers running an evaluation shard, once one does (asserted within 60 s)."""
+    busy: list[str] = []
+
+    def running() -> bool:
+        busy[:] = [
+            w
+            for w, keys in client.processing().items()
+            if any("recoeval-shard" in str(k) for k in keys)
+        ]
+        return bool(busy)
+
+    assert _wait(running, 60), "no shard started"
+    return busy
+
+
 def test_a_worker_killed_mid_evaluation_is_survived_with_identical_values(client, data):
     train, test, A, B = data
     want = evaluate(train, test, scorer=slow_scorer(A, B, 0.0), metrics="all", k=5)
@@ -74,17 +90,7 @@ def test_a_worker_killed_mid_evaluation_is_survived_with_identical_values(client
             shards=4,
         )
     )
-    busy: list[str] = []
-
-    def running() -> bool:
-        busy[:] = [
-            w
-            for w, keys in client.processing().items()
-            if any("recoeval-shard" in str(k) for k in keys)
-        ]
-        return bool(busy)
-
-    assert _wait(running, 60), "no shard started"
+    busy = _busy_with_a_shard(client)
     time.sleep(0.5)  # the shard is mid-way (about 30 blocks of 0.15 s)
     victim = pids[busy[0]]
     os.kill(victim, signal.SIGKILL)

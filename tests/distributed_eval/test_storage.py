@@ -20,7 +20,7 @@ from recoeval_tracking.jobdir import begin_job_dir, read_job_dir, write_job_dir
 from recoeval_tracking.options import EvalOptions
 
 from .test_dask import ALL, assert_same_per_user
-from .test_dask_faults import _in_thread, _wait, slow_scorer
+from .test_dask_faults import _busy_with_a_shard, _in_thread, _wait, slow_scorer
 
 
 @pytest.fixture(scope="module")
@@ -182,17 +182,7 @@ def test_a_worker_killed_mid_run_costs_only_its_shards(client, data, stored):
             shards=4,
         )
     )
-    busy: list[str] = []
-
-    def running() -> bool:
-        busy[:] = [
-            w
-            for w, keys in client.processing().items()
-            if any("recoeval-shard" in str(k) for k in keys)
-        ]
-        return bool(busy)
-
-    assert _wait(running, 60), "no shard started"
+    busy = _busy_with_a_shard(client)
     os.kill(pids[busy[0]], signal.SIGKILL)
     thread.join(120)
     assert "error" not in box, box.get("error")

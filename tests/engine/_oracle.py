@@ -3,9 +3,10 @@
 The per-user accuracy metrics come from :func:`reference.metrics_at_k` on a ranking of the pool
 that :func:`reference.rank_pool` (or, for ``index_desc``, the same sort with the index order
 reversed) produces; ``average`` uses :func:`reference.user_metrics`, which enumerates every
-ordering of the tied items. The top-K lists, the beyond-accuracy metrics and the NaN reasons are
-written out here from the README ("Definitions", "Beyond accuracy") and the formulas recorded in
-the registry, never read from the package.
+ordering of the tied items; the NaN reason is the first of :func:`reference.applicable_reasons`
+(the README's order). The top-K lists and the beyond-accuracy metrics are written out here from
+the README ("Definitions", "Beyond accuracy") and the formulas recorded in the registry, never
+read from the package.
 
 Nothing here imports the package: these are the yardsticks.
 """
@@ -26,17 +27,6 @@ from reference import (
     metrics_at_k,
     rank_pool,
     user_metrics,
-)
-
-#: The NaN rules in the order the README ("Definitions", NaN rules) states they are checked:
-#: the first rule that applies is the user's reason.
-README_REASON_ORDER = (
-    "no_test",
-    "min_pos_test",
-    "cold_start",
-    "min_items_pool",
-    "nan_score",
-    "all_equal",
 )
 
 #: Metrics the kernel computes per user from the ranks (all checked against the reference).
@@ -88,23 +78,12 @@ def reason_of(
     scores: Sequence[float],
     train_items: Sequence[int] | None,
     test: Mapping[int, float],
-    *,
-    min_pos_test: int = 1,
-    min_items_pool: int = 2,
-    consider_cold_start: bool = True,
+    **thresholds: Any,
 ) -> str:
-    """The user's NaN reason: the first rule, in the README's order, that applies."""
-    rules = set(
-        applicable_reasons(
-            scores,
-            train_items,
-            test,
-            min_pos_test=min_pos_test,
-            min_items_pool=min_items_pool,
-            consider_cold_start=consider_cold_start,
-        )
-    )
-    return next((r for r in README_REASON_ORDER if r in rules), "")
+    """The user's NaN reason: the first rule that applies, in the README's order
+    (:data:`reference.NAN_REASONS`); the thresholds as in :func:`reference.applicable_reasons`."""
+    rules = applicable_reasons(scores, train_items, test, **thresholds)
+    return rules[0] if rules else ""
 
 
 def ranking(
@@ -333,7 +312,6 @@ def p_pooled(
 
 
 __all__ = [
-    "README_REASON_ORDER",
     "KERNEL_METRICS",
     "LIST_METRICS",
     "AGGREGATE_METRICS",

@@ -8,18 +8,18 @@ the simulated kernels (``test_cuda_sim.py``) run in a child process with the var
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
 import scipy.sparse as sp
-from commands import REPO_ROOT, clean_env, run_command
+from commands import clean_env, run_command
 
 import recoeval_tracking as rt
 from recoeval_tracking.engine.backends import unavailable
 from recoeval_tracking.options import EvalOptions
+
+from ._process import run_python
 
 
 def _simulating() -> bool:
@@ -39,9 +39,8 @@ def test_simulated_kernels_match_the_cpu_engine() -> None:
     in a child process: every test there runs and passes (none skipped)."""
     env = clean_env()
     env["NUMBA_ENABLE_CUDASIM"] = "1"
-    proc = subprocess.run(
+    proc = run_python(
         [
-            sys.executable,
             "-m",
             "pytest",
             "-q",
@@ -51,12 +50,8 @@ def test_simulated_kernels_match_the_cpu_engine() -> None:
             "tests/engine/test_cuda_sim.py",
             "tests/engine/test_cuda_sim_inputs.py",
         ],
-        cwd=REPO_ROOT,
         env=env,
-        capture_output=True,
-        text=True,
         timeout=900,
-        check=False,
     )
     tail = proc.stdout[-4000:] + proc.stderr[-2000:]
     assert proc.returncode == 0, tail
@@ -171,15 +166,7 @@ def test_gpu_arrays_with_a_dask_client_are_refused() -> None:
 def test_bench_gpu_without_a_gpu_says_what_is_missing() -> None:
     """benchmarks/bench_gpu.py on a machine without a GPU: one line naming what is missing and
     the extra, no traceback, nothing measured."""
-    proc = subprocess.run(
-        [sys.executable, "benchmarks/bench_gpu.py"],
-        cwd=REPO_ROOT,
-        env=clean_env(),
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
+    proc = run_python(["benchmarks/bench_gpu.py"], env=clean_env())
     assert proc.returncode == 1, proc.stderr[-3000:]
     assert "Traceback" not in proc.stdout + proc.stderr
     assert proc.stderr.startswith(

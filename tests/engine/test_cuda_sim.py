@@ -24,7 +24,7 @@ import scipy.sparse as sp
 
 import recoeval_tracking as rt
 
-from .test_paths import CHUNK, TEST_VALUES, Case, _topk_only_metrics, make_case
+from .test_paths import CHUNK, TEST_VALUES, Case, _run, _topk_only_metrics, make_case
 
 pytestmark = pytest.mark.skipif(
     os.environ.get("NUMBA_ENABLE_CUDASIM") != "1",
@@ -38,22 +38,7 @@ SEEDS = list(range(48))
 
 
 def _evaluate(case: Case, backend: str, metrics, block_rows: int) -> rt.Results:
-    return rt.evaluate(
-        case.train,
-        case.test,
-        scores=case.S.astype(case.dtype),
-        metrics=metrics,
-        k=case.k,
-        cumulative=case.cumulative,
-        ties=case.ties,
-        nthreads=1,
-        return_topk=True,
-        item_features=case.features,
-        serendipity_top_n=case.top_n,
-        backend=backend,
-        block_rows=block_rows,
-        **case.kw,
-    )
+    return _run(case, metrics, backend=backend, block_rows=block_rows)
 
 
 def _assert_same(cpu: rt.Results, gpu: rt.Results, what: str) -> None:
@@ -139,10 +124,8 @@ def test_app_runs_with_metrics_backend_cuda(tmp_path) -> None:
     """``recoeval-track metrics.backend=cuda`` runs the job on the (simulated) GPU backend, and
     its metrics equal those of the same job with ``metrics.backend=cpu``."""
     import json
-    import subprocess
-    import sys
 
-    from commands import clean_env
+    from commands import run_command
 
     args = [
         "model=popularity",
@@ -158,15 +141,7 @@ def test_app_runs_with_metrics_backend_cuda(tmp_path) -> None:
     for backend in ("cuda", "cpu"):
         cwd = tmp_path / backend
         cwd.mkdir()
-        proc = subprocess.run(
-            [sys.executable, "-m", "recoeval_tracking", *args, f"metrics.backend={backend}"],
-            cwd=cwd,
-            env=clean_env(),
-            capture_output=True,
-            text=True,
-            timeout=300,
-            check=False,
-        )
+        proc = run_command([*args, f"metrics.backend={backend}"], cwd)
         assert proc.returncode == 0, proc.stderr[-3000:]
         [found] = list(cwd.rglob("metrics.json"))
         config = (found.parent / "config.yaml").read_text()
@@ -181,18 +156,10 @@ def test_app_runs_with_metrics_backend_cuda(tmp_path) -> None:
 def test_bench_gpu_runs_under_the_simulator() -> None:
     """benchmarks/bench_gpu.py runs end to end (tiny sizes, numpy in place of CuPy): a check of
     the script, not of its timings. Every line it must print is there."""
-    import subprocess
-    import sys
+    from ._process import run_python
 
-    from commands import REPO_ROOT
-
-    proc = subprocess.run(
-        [sys.executable, "benchmarks/bench_gpu.py", "--repeat", "1", "--cpu-sizes", "300x400x8"],
-        cwd=REPO_ROOT,
-        capture_output=True,
-        text=True,
-        timeout=600,
-        check=False,
+    proc = run_python(
+        ["benchmarks/bench_gpu.py", "--repeat", "1", "--cpu-sizes", "300x400x8"], timeout=600
     )
     assert proc.returncode == 0, proc.stderr[-3000:]
     out = proc.stdout

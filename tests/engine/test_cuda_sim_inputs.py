@@ -29,17 +29,20 @@ pytestmark = pytest.mark.skipif(
 )
 
 
+#: The settings of the runs here (every metric, noise ties, curves and lists); tests change some.
+SETTINGS = dict(
+    metrics="all",
+    k=6,
+    ties="noise",
+    cumulative=True,
+    return_topk=True,
+    block_rows=8,
+    nthreads=1,
+)
+
+
 def _run(train, test, backend: str, **kw) -> rt.Results:
-    args = dict(
-        metrics="all",
-        k=6,
-        ties="noise",
-        cumulative=True,
-        return_topk=True,
-        block_rows=8,
-        nthreads=1,
-    )
-    return rt.evaluate(train, test, backend=backend, **(args | kw))
+    return rt.evaluate(train, test, backend=backend, **(SETTINGS | kw))
 
 
 @pytest.fixture
@@ -201,15 +204,7 @@ def test_a_shard_on_the_gpu_draws_the_tie_keys_of_its_global_users() -> None:
 
     train, test, A, B = _tied_shards()
     lo, hi = 13, 31
-    opts = EvalOptions(
-        metrics="all",
-        k=5,
-        ties="noise",
-        cumulative=True,
-        return_topk=True,
-        nthreads=1,
-        block_rows=4,
-    )
+    opts = EvalOptions(**(SETTINGS | dict(k=5, block_rows=4)))
     whole = shape(compute(train, test, opts, A=A, B=B))
 
     def shard(backend: str, base: int) -> rt.Results:

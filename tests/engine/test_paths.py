@@ -58,6 +58,36 @@ ATOL = 1e-9
 TEST_VALUES = np.array([-1.0, 0.0, 0.5, 1.0, 1.0, 2.0, 3.0, 1.0, 1.0])
 
 
+def _close(got: Any, want: Any, msg: str = "") -> None:
+    """Equal to ATOL, NaN where NaN."""
+    np.testing.assert_allclose(got, want, rtol=0, atol=ATOL, equal_nan=True, err_msg=msg)
+
+
+def _cells(
+    rng: np.random.Generator, m: int, n: int, train_below: float, test_above: float
+) -> tuple[sp.csr_array, sp.csr_array]:
+    """Train cells where a uniform draw is below ``train_below`` (value 1), test cells where it is
+    above ``test_above`` (values drawn from TEST_VALUES)."""
+    cells = rng.random((m, n))
+    tr_r, tr_c = np.nonzero(cells < train_below)
+    te_r, te_c = np.nonzero(cells > test_above)
+    tr = sp.csr_array((np.ones(tr_r.size), (tr_r, tr_c)), shape=(m, n))
+    te = sp.csr_array((rng.choice(TEST_VALUES, te_r.size), (te_r, te_c)), shape=(m, n))
+    return tr, te
+
+
+def _derandomized(max_examples: int, *also: HealthCheck) -> settings:
+    """Hypothesis settings of these tests: the same examples on every run, no example database,
+    no deadline."""
+    return settings(
+        max_examples=max_examples,
+        deadline=None,
+        derandomize=True,
+        database=None,
+        suppress_health_check=[HealthCheck.too_slow, *also],
+    )
+
+
 def _registry_names(stage: str) -> list[str]:
     return [n for n, s in rt.METRICS.items() if s.stage == stage]
 
@@ -275,14 +305,7 @@ def _check_list_metrics(res: rt.Results, case: Case, lists: list[list[int]], wha
         if got is None:
             continue
         want = np.array([fn(lists[u], u) for u in range(m)])
-        np.testing.assert_allclose(
-            got,
-            want,
-            rtol=0,
-            atol=ATOL,
-            equal_nan=True,
-            err_msg=f"{name} ({what}; {case.describe()})",
-        )
+        _close(got, want, f"{name} ({what}; {case.describe()})")
         if case.cumulative:
             curve = res.curves_per_user[f"{name}_at_k"]
             if name in ("ils", "diversity"):
@@ -295,28 +318,14 @@ def _check_list_metrics(res: rt.Results, case: Case, lists: list[list[int]], wha
                 )
             else:
                 want = np.array([[fn(lists[u][:j], u) for j in range(1, k + 1)] for u in range(m)])
-            np.testing.assert_allclose(
-                curve,
-                want,
-                rtol=0,
-                atol=ATOL,
-                equal_nan=True,
-                err_msg=f"{name} curve ({what}; {case.describe()})",
-            )
+            _close(curve, want, f"{name} curve ({what}; {case.describe()})")
     defined = res.per_user["nan_reason"].to_numpy() == ""
     agg = orc.aggregates([lists[u] for u in range(m) if defined[u]], n, k)
     agg.update(_recbole_elliot_aggregates(lists, defined, train_rows, test_rows, n))
     for name, value in agg.items():
         key = f"{name}_at_{k}"
         if key in res.aggregates:
-            np.testing.assert_allclose(
-                res.aggregates[key],
-                value,
-                rtol=0,
-                atol=ATOL,
-                equal_nan=True,
-                err_msg=f"{name} ({what})",
-            )
+            _close(res.aggregates[key], value, f"{name} ({what})")
 
 
 def _spark_graded_ndcg(listed: list[int], labels: dict[int, float], k: int) -> float:
@@ -399,21 +408,15 @@ def _check_aggregates_of_metrics(res: rt.Results, case: Case) -> None:
             else math.nan
             for u in range(m)
         ]
-        np.testing.assert_allclose(
-            res.aggregates["gauc"], orc.gauc(avg, n_test), rtol=0, atol=ATOL, equal_nan=True
-        )
+        _close(res.aggregates["gauc"], orc.gauc(avg, n_test))
     pr = _column(res, "pr_auc")
     if pr is not None and "gm_map" in res.aggregates:
-        np.testing.assert_allclose(
-            res.aggregates["gm_map"], ref.geometric_mean_ap(pr), rtol=0, atol=ATOL, equal_nan=True
-        )
+        _close(res.aggregates["gm_map"], ref.geometric_mean_ap(pr))
     p = _column(res, "p")
     tp = _column(res, "tp")
     if f"p_pooled_at_{k}" in res.aggregates and p is not None and tp is not None:
         want = orc.p_pooled(np.nan_to_num(p) * k, n_test, k, ~np.isnan(tp))
-        np.testing.assert_allclose(
-            res.aggregates[f"p_pooled_at_{k}"], want, rtol=0, atol=ATOL, equal_nan=True
-        )
+        _close(res.aggregates[f"p_pooled_at_{k}"], want)
 
 
 def _compare_kernel(
@@ -426,23 +429,9 @@ def _compare_kernel(
         want = expected[name]
         if case.cumulative and name in TOPK_METRICS:
             curve = res.curves_per_user[f"{name}_at_k"]
-            np.testing.assert_allclose(
-                curve,
-                want,
-                rtol=0,
-                atol=ATOL,
-                equal_nan=True,
-                err_msg=f"{name} curve ({what}; {case.describe()})",
-            )
+            _close(curve, want, f"{name} curve ({what}; {case.describe()})")
             want = want[:, -1]
-        np.testing.assert_allclose(
-            got,
-            want,
-            rtol=0,
-            atol=ATOL,
-            equal_nan=True,
-            err_msg=f"{name} ({what}; {case.describe()})",
-        )
+        _close(got, want, f"{name} ({what}; {case.describe()})")
 
 
 def _expected(case: Case) -> tuple[list[str], dict[str, np.ndarray]]:
@@ -473,13 +462,7 @@ def _expected(case: Case) -> tuple[list[str], dict[str, np.ndarray]]:
 
 DETERMINISTIC_TIES = ["index", "index_desc", "optimistic", "pessimistic", "average"]
 
-SETTINGS = settings(
-    max_examples=120,
-    deadline=None,
-    derandomize=True,
-    database=None,
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
-)
+SETTINGS = _derandomized(120, HealthCheck.data_too_large)
 
 
 @SETTINGS
@@ -532,13 +515,7 @@ def _check_is_ranking_prefix(
     assert all(scores[i] <= s[-1] for i in rest), msg
 
 
-@settings(
-    max_examples=80,
-    deadline=None,
-    derandomize=True,
-    database=None,
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
-)
+@_derandomized(80, HealthCheck.data_too_large)
 @given(case=cases(["noise"]), seed=st.integers(0, 2**31 - 1))
 def test_noise_ties_agree_with_the_top_k_list(case: Case, seed: int) -> None:
     """Under noise, the list is a ranking of the pool by score, and every @k metric is the
@@ -570,36 +547,15 @@ def test_noise_ties_agree_with_the_top_k_list(case: Case, seed: int) -> None:
                     continue
                 if case.cumulative:
                     got_row = res.curves_per_user[f"{name}_at_k"][u]
-                    np.testing.assert_allclose(
-                        got_row,
-                        [r[name] for r in rows],
-                        rtol=0,
-                        atol=ATOL,
-                        equal_nan=True,
-                        err_msg=f"{name} {msg}",
-                    )
-                np.testing.assert_allclose(
-                    got[u],
-                    rows[-1][name],
-                    rtol=0,
-                    atol=ATOL,
-                    equal_nan=True,
-                    err_msg=f"{name} {msg}",
-                )
+                    _close(got_row, [r[name] for r in rows], f"{name} {msg}")
+                _close(got[u], rows[-1][name], f"{name} {msg}")
             roc, pr = _column(res, "roc_auc"), _column(res, "pr_auc")
             if roc is None:
                 continue
             if len(pool) <= k:  # the list is the whole ranking: every metric follows from it
                 full = metrics_at_k(order, test, k)
                 for name in orc.WHOLE_RANKING_METRICS:
-                    np.testing.assert_allclose(
-                        _column(res, name)[u],
-                        full[name],
-                        rtol=0,
-                        atol=ATOL,
-                        equal_nan=True,
-                        err_msg=f"{name} {msg}",
-                    )
+                    _close(_column(res, name)[u], full[name], f"{name} {msg}")
             else:  # any ordering of the ties lies between the pessimistic and optimistic ones
                 lo = metrics_at_k(orc.ranking(pool, case.S[u], test, "pessimistic"), test, k)
                 hi = metrics_at_k(orc.ranking(pool, case.S[u], test, "optimistic"), test, k)
@@ -612,13 +568,7 @@ def test_noise_ties_agree_with_the_top_k_list(case: Case, seed: int) -> None:
         _check_aggregates_of_metrics(res, case)
 
 
-@settings(
-    max_examples=40,
-    deadline=None,
-    derandomize=True,
-    database=None,
-    suppress_health_check=[HealthCheck.too_slow],
-)
+@_derandomized(40)
 @given(
     n=st.integers(1, 40),
     m=st.integers(1, 4),
@@ -670,30 +620,15 @@ def test_ranked_lists_match_reference(n, m, seed, k, cumulative, pad):
             if got is None:
                 continue
             if cumulative:
-                np.testing.assert_allclose(
-                    res.curves_per_user[f"{name}_at_k"][u],
-                    [x[name] for x in rows],
-                    rtol=0,
-                    atol=ATOL,
-                    equal_nan=True,
-                    err_msg=name,
-                )
-            np.testing.assert_allclose(
-                got[u], rows[-1][name], rtol=0, atol=ATOL, equal_nan=True, err_msg=name
-            )
+                _close(res.curves_per_user[f"{name}_at_k"][u], [x[name] for x in rows], name)
+            _close(got[u], rows[-1][name], name)
 
 
 def test_strategy_reaches_every_path():
     """The generated cases reach the paths the properties are meant to cover."""
     seen: set[str] = set()
 
-    @settings(
-        max_examples=100,
-        deadline=None,
-        derandomize=True,
-        database=None,
-        suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
-    )
+    @_derandomized(100, HealthCheck.data_too_large)
     @given(case=cases(DETERMINISTIC_TIES + ["noise"]))
     def collect(case: Case) -> None:
         m, n = case.shape
@@ -1089,11 +1024,7 @@ def test_serial_kernel_with_threads_and_blocks_matches_reference():
     m, n, p = 30, 50, 3
     A = rng.integers(-2, 3, (m, p)).astype(np.float64)
     B = rng.integers(-2, 3, (n, p)).astype(np.float64)  # integer scores: many ties
-    cells = rng.random((m, n))
-    tr_r, tr_c = np.nonzero(cells < 0.2)
-    te_r, te_c = np.nonzero(cells > 0.8)
-    tr = sp.csr_array((np.ones(tr_r.size), (tr_r, tr_c)), shape=(m, n))
-    te = sp.csr_array((rng.choice(TEST_VALUES, te_r.size), (te_r, te_c)), shape=(m, n))
+    tr, te = _cells(rng, m, n, train_below=0.2, test_above=0.8)
     S = A @ B.T
     case = Case(tr, te, S, np.float64, 4, True, "index", {}, B, 1)
     _, expected = _expected(case)
@@ -1120,11 +1051,7 @@ def test_each_metric_alone_equals_its_value_among_all():
     rng = np.random.default_rng(8)
     m, n = 6, CHUNK + 300
     S = rng.integers(0, 30, (m, n)) * 0.5
-    cells = rng.random((m, n))
-    tr_r, tr_c = np.nonzero(cells < 0.1)
-    te_r, te_c = np.nonzero(cells > 0.985)
-    tr = sp.csr_array((np.ones(tr_r.size), (tr_r, tr_c)), shape=(m, n))
-    te = sp.csr_array((rng.choice(TEST_VALUES, te_r.size), (te_r, te_c)), shape=(m, n))
+    tr, te = _cells(rng, m, n, train_below=0.1, test_above=0.985)
     case = Case(tr, te, S, np.float64, 6, True, "index", {}, np.ones((n, 2)), 1)
     _, expected = _expected(case)
     everything = rt.evaluate(
@@ -1155,11 +1082,7 @@ def test_driver_copies_odd_score_blocks_and_reports_progress():
     rng = np.random.default_rng(4)
     m, n = 25, 40
     S = rng.integers(0, 6, (m, n)).astype(np.float64)
-    cells = rng.random((m, n))
-    tr_r, tr_c = np.nonzero(cells < 0.2)
-    te_r, te_c = np.nonzero(cells > 0.8)
-    tr = sp.csr_array((np.ones(tr_r.size), (tr_r, tr_c)), shape=(m, n))
-    te = sp.csr_array((rng.choice(TEST_VALUES, te_r.size), (te_r, te_c)), shape=(m, n))
+    tr, te = _cells(rng, m, n, train_below=0.2, test_above=0.8)
     case = Case(tr, te, S, np.float64, 5, False, "index", {}, np.ones((n, 2)), 1)
     reasons, expected = _expected(case)
 
@@ -1177,35 +1100,19 @@ def test_driver_copies_odd_score_blocks_and_reports_progress():
             got.flags.writeable = False
             return got
 
+    def in_blocks(block_rows: int, **source: Any) -> tuple[rt.Results, list[int]]:
+        seen: list[int] = []
+        every = dict(metrics="all", k=5, ties="index", nthreads=1)
+        res = rt.evaluate(tr, te, **source, **every, block_rows=block_rows, progress=seen.append)
+        return res, seen
+
     for kind in ("float32", "fortran", "read-only"):
-        seen = []
-        res = rt.evaluate(
-            tr,
-            te,
-            scores=OddBlocks(kind),
-            metrics="all",
-            k=5,
-            ties="index",
-            nthreads=1,
-            block_rows=4,
-            progress=seen.append,
-        )
+        res, seen = in_blocks(4, scores=OddBlocks(kind))
         _compare_kernel(res, expected, case, f"blocks {kind}")
         # the users the kernel sees: those no threshold rule excludes beforehand
         assert sum(seen) == sum(1 for r in reasons if r in ("", "nan_score", "all_equal")), kind
         assert max(seen) <= 4
-    seen = []
-    res = rt.evaluate(
-        tr,
-        te,
-        scorer=lambda users: S[users],
-        metrics="all",
-        k=5,
-        ties="index",
-        nthreads=1,
-        block_rows=3,
-        progress=seen.append,
-    )
+    res, seen = in_blocks(3, scorer=lambda users: S[users])
     _compare_kernel(res, expected, case, "scorer")
     assert sum(seen) == sum(1 for r in reasons if r in ("", "nan_score", "all_equal"))
     # no user with a test entry: nothing to score

@@ -107,6 +107,24 @@ def cases(draw, *, max_users: int = 6, max_items: int = 9, allow_ties: bool = Tr
     )
 
 
+def _reference(case: Case, scores: np.ndarray, ties: str = "index"):
+    return reference_metrics(
+        case.X_train, case.X_test, scores, case.k, ties=ties, cumulative=case.cumulative, **case.kw
+    )
+
+
+def _calc(case: Case, A: np.ndarray, B: np.ndarray, **kw: Any) -> dict[str, np.ndarray]:
+    return calc(
+        case.X_train, case.X_test, A, B, case.k, cumulative=case.cumulative, **kw, **case.kw
+    )
+
+
+def _evaluate(case: Case, **kw: Any):
+    return run_evaluate(
+        case.X_train, case.X_test, case.k, cumulative=case.cumulative, **kw, **case.kw
+    )
+
+
 def _tol(case: Case) -> float:
     return 1e-9 if case.dtype is np.float64 else 1e-6
 
@@ -153,30 +171,11 @@ def test_calc_reco_metrics_matches_reference(case: Case) -> None:
     A = case.S.astype(case.dtype)
     B = np.eye(n, dtype=case.dtype)  # A @ B.T == S exactly, NaN rows included
     scores = scores_from_factors(A, B)
-    ref = reference_metrics(
-        case.X_train,
-        case.X_test,
-        scores,
-        case.k,
-        ties="index",
-        cumulative=case.cumulative,
-        **case.kw,
-    )
-    got = calc(
-        case.X_train, case.X_test, A, B, case.k, noise=False, cumulative=case.cumulative, **case.kw
-    )
+    ref = _reference(case, scores)
+    got = _calc(case, A, B, noise=False)
     _compare(got, ref, case, "calc_reco_metrics(noise=False)")
     if not case.tied:
-        got = calc(
-            case.X_train,
-            case.X_test,
-            A,
-            B,
-            case.k,
-            noise=True,
-            cumulative=case.cumulative,
-            **case.kw,
-        )
+        got = _calc(case, A, B, noise=True)
         _compare(got, ref, case, "calc_reco_metrics(noise=True)")
 
 
@@ -189,25 +188,8 @@ def test_calc_reco_metrics_with_item_biases(case: Case, bias_seed: int, bias_shi
     A = case.S.astype(case.dtype)
     B = np.eye(n, dtype=case.dtype)
     scores = scores_from_factors(A, B, bias)
-    ref = reference_metrics(
-        case.X_train,
-        case.X_test,
-        scores,
-        case.k,
-        ties="index",
-        cumulative=case.cumulative,
-        **case.kw,
-    )
-    got = calc(
-        case.X_train,
-        case.X_test,
-        A,
-        B,
-        case.k,
-        item_biases=bias,
-        cumulative=case.cumulative,
-        **case.kw,
-    )
+    ref = _reference(case, scores)
+    got = _calc(case, A, B, item_biases=bias)
     _compare(got, ref, case, "calc_reco_metrics(item_biases)")
 
 
@@ -217,19 +199,9 @@ def test_evaluate_matches_reference(case: Case) -> None:
     # metrics="all": the linear, exponential and binary NDCG gains are compared as ndcg,
     # ndcg_exp and ndcg_bin, with auc_topk and mpr
     S = case.S.astype(case.dtype)
-    ref = reference_metrics(
-        case.X_train, case.X_test, S, case.k, ties="index", cumulative=case.cumulative, **case.kw
-    )
+    ref = _reference(case, S)
     for ties in ("index",) if case.tied else ("index", "noise"):
-        got, reasons, res = run_evaluate(
-            case.X_train,
-            case.X_test,
-            case.k,
-            scores=S,
-            ties=ties,
-            cumulative=case.cumulative,
-            **case.kw,
-        )
+        got, reasons, res = _evaluate(case, scores=S, ties=ties)
         assert {"ndcg_exp", "ndcg_bin", "auc_topk", "mpr"} <= set(got)
         _compare(got, ref, case, f"evaluate(ties={ties})")
         _check_reasons(reasons, case, S.astype(np.float64))
@@ -246,18 +218,8 @@ def test_evaluate_matches_reference(case: Case) -> None:
 @given(case=cases())
 def test_evaluate_scorer_matches_reference(case: Case) -> None:
     S = case.S.astype(case.dtype)
-    ref = reference_metrics(
-        case.X_train, case.X_test, S, case.k, ties="index", cumulative=case.cumulative, **case.kw
-    )
-    got, _, _ = run_evaluate(
-        case.X_train,
-        case.X_test,
-        case.k,
-        scorer=lambda users: S[users],
-        ties="index",
-        cumulative=case.cumulative,
-        **case.kw,
-    )
+    ref = _reference(case, S)
+    got, _, _ = _evaluate(case, scorer=lambda users: S[users], ties="index")
     _compare(got, ref, case, "evaluate(scorer)")
 
 
@@ -267,18 +229,8 @@ def test_evaluate_other_tie_policies(ties: str) -> None:
     @given(case=cases(max_users=4, max_items=6))
     def run(case: Case) -> None:
         S = case.S
-        ref = reference_metrics(
-            case.X_train, case.X_test, S, case.k, ties=ties, cumulative=case.cumulative, **case.kw
-        )
-        got, _, _ = run_evaluate(
-            case.X_train,
-            case.X_test,
-            case.k,
-            scores=S,
-            ties=ties,
-            cumulative=case.cumulative,
-            **case.kw,
-        )
+        ref = _reference(case, S, ties=ties)
+        got, _, _ = _evaluate(case, scores=S, ties=ties)
         _compare(got, ref, case, f"evaluate(ties={ties})")
 
     run()

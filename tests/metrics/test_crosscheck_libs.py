@@ -35,6 +35,7 @@ from reference import METRICS, TOPK_METRICS
 import recoeval_tracking as rt
 
 from ._engine_adapter import CALC_KEYS, calc
+from ._judgements import qrels_and_run
 
 K = 5
 
@@ -54,42 +55,41 @@ def _data(seed: int, m: int = 60, n: int = 30, p: int = 4, graded: bool = True, 
 # ----------------------------------------------------------------------------- recometrics
 
 
-@pytest.mark.parametrize("k", [1, 3, K])
-@pytest.mark.parametrize("noise", [False, True])
-def test_recometrics_single_k(k, noise):
-    recometrics = pytest.importorskip("recometrics")
-    Xtr, Xte, A, B = _data(1)
-    theirs = recometrics.calc_reco_metrics(
-        Xtr, Xte, A, B, k=k, all_metrics=True, as_df=False, break_ties_with_noise=noise, nthreads=1
+def _theirs(recometrics, Xtr, Xte, A, B, k: int, **kw):
+    """recometrics' metrics, every one of them, as arrays (tie-free scores unless noise is asked)."""
+    kw = dict(break_ties_with_noise=False) | kw
+    return recometrics.calc_reco_metrics(
+        Xtr, Xte, A, B, k=k, all_metrics=True, as_df=False, nthreads=1, **kw
     )
-    ours = calc(Xtr, Xte, A, B, k, noise=noise)
-    assert np.sum(~np.isnan(ours["p"])) >= 30  # the comparison covers many defined users
+
+
+def _assert_same(ours, theirs, atol: float) -> None:
     for name in METRICS:
         np.testing.assert_allclose(
             ours[name],
             np.asarray(theirs[CALC_KEYS[name]], dtype=float),
             rtol=0,
-            atol=1e-9,
+            atol=atol,
             equal_nan=True,
             err_msg=name,
         )
 
 
+@pytest.mark.parametrize("k", [1, 3, K])
+@pytest.mark.parametrize("noise", [False, True])
+def test_recometrics_single_k(k, noise):
+    recometrics = pytest.importorskip("recometrics")
+    Xtr, Xte, A, B = _data(1)
+    theirs = _theirs(recometrics, Xtr, Xte, A, B, k, break_ties_with_noise=noise)
+    ours = calc(Xtr, Xte, A, B, k, noise=noise)
+    assert np.sum(~np.isnan(ours["p"])) >= 30  # the comparison covers many defined users
+    _assert_same(ours, theirs, atol=1e-9)
+
+
 def test_recometrics_cumulative():
     recometrics = pytest.importorskip("recometrics")
     Xtr, Xte, A, B = _data(2)
-    theirs = recometrics.calc_reco_metrics(
-        Xtr,
-        Xte,
-        A,
-        B,
-        k=K,
-        all_metrics=True,
-        as_df=False,
-        break_ties_with_noise=False,
-        nthreads=1,
-        cumulative=True,
-    )
+    theirs = _theirs(recometrics, Xtr, Xte, A, B, K, cumulative=True)
     ours = calc(Xtr, Xte, A, B, K, cumulative=True)
     n_test = np.diff(Xte.indptr)
     for name in METRICS:
@@ -104,19 +104,8 @@ def test_recometrics_cumulative():
 def test_recometrics_float32():
     recometrics = pytest.importorskip("recometrics")
     Xtr, Xte, A, B = _data(3, dtype=np.float32)
-    theirs = recometrics.calc_reco_metrics(
-        Xtr, Xte, A, B, k=K, all_metrics=True, as_df=False, break_ties_with_noise=False, nthreads=1
-    )
-    ours = calc(Xtr, Xte, A, B, K)
-    for name in METRICS:
-        np.testing.assert_allclose(
-            ours[name],
-            np.asarray(theirs[CALC_KEYS[name]], dtype=float),
-            rtol=0,
-            atol=1e-5,
-            equal_nan=True,
-            err_msg=name,
-        )
+    theirs = _theirs(recometrics, Xtr, Xte, A, B, K)
+    _assert_same(calc(Xtr, Xte, A, B, K), theirs, atol=1e-5)
 
 
 def test_recometrics_thresholds_where_it_honours_them():
@@ -124,29 +113,10 @@ def test_recometrics_thresholds_where_it_honours_them():
     recometrics = pytest.importorskip("recometrics")
     Xtr, Xte, A, B = _data(4)
     kw = dict(min_items_pool=24, consider_cold_start=False)
-    theirs = recometrics.calc_reco_metrics(
-        Xtr,
-        Xte,
-        A,
-        B,
-        k=K,
-        all_metrics=True,
-        as_df=False,
-        break_ties_with_noise=False,
-        nthreads=1,
-        **kw,
-    )
+    theirs = _theirs(recometrics, Xtr, Xte, A, B, K, **kw)
     ours = calc(Xtr, Xte, A, B, K, **kw)
     assert 5 <= np.sum(np.isnan(ours["ap"])) <= 55
-    for name in METRICS:
-        np.testing.assert_allclose(
-            ours[name],
-            np.asarray(theirs[CALC_KEYS[name]], dtype=float),
-            rtol=0,
-            atol=1e-9,
-            equal_nan=True,
-            err_msg=name,
-        )
+    _assert_same(ours, theirs, atol=1e-9)
 
 
 # -------------------------------------------------------------------------------- implicit
@@ -206,16 +176,8 @@ def test_ranx_profile_per_user(tied):
     Xtr, Xte = sp.csr_array(Xtr), sp.csr_array(Xte)
     if tied:
         A, B = np.round(A), np.round(B)
-    S = A @ B.T
-    qrels, run = {}, {}
-    for u in range(Xte.shape[0]):
-        lo, hi = Xte.indptr[u], Xte.indptr[u + 1]
-        if lo == hi:
-            continue
-        train = set(Xtr.indices[Xtr.indptr[u] : Xtr.indptr[u + 1]].tolist())
-        qid = f"u{u:05d}"  # zero-padded: ranx orders queries by id
-        qrels[qid] = {f"i{j:05d}": int(v) for j, v in zip(Xte.indices[lo:hi], Xte.data[lo:hi])}
-        run[qid] = {f"i{j:05d}": float(S[u, j]) for j in range(Xte.shape[1]) if j not in train}
+    # zero-padded query ids: ranx orders queries by id
+    qrels, run = qrels_and_run(Xtr, Xte, A @ B.T, qid="u{:05d}")
     names = {
         f"precision@{K}": "p",
         f"recall@{K}": "r",
@@ -267,16 +229,8 @@ def test_trec_eval_profile_per_user(tied):
     Xtr, Xte = sp.csr_array(Xtr), sp.csr_array(Xte)
     if tied:
         A, B = np.round(A), np.round(B)
-    S = A @ B.T
-    n = S.shape[1]
-    qrels, run = {}, {}
-    for u in range(Xte.shape[0]):
-        lo, hi = Xte.indptr[u], Xte.indptr[u + 1]
-        if lo == hi:
-            continue
-        train = set(Xtr.indices[Xtr.indptr[u] : Xtr.indptr[u + 1]].tolist())
-        qrels[f"u{u}"] = {f"i{j:05d}": int(v) for j, v in zip(Xte.indices[lo:hi], Xte.data[lo:hi])}
-        run[f"u{u}"] = {f"i{j:05d}": float(S[u, j]) for j in range(n) if j not in train}
+    n = Xte.shape[1]
+    qrels, run = qrels_and_run(Xtr, Xte, A @ B.T)
     measures = {
         f"P_{K}": "p",
         f"recall_{K}": "r",

@@ -31,6 +31,8 @@ from shared_paths import shared_file
 
 import recoeval_tracking as rt
 
+from ._judgements import qrels_and_run
+
 K = 10
 N_USERS = 200
 
@@ -90,24 +92,6 @@ def test_implicit_lists_and_means(ml100k, scores):
         assert not np.array_equal(idx.topk, ids)
 
 
-def _trec_inputs(tr, te, S, lists=None):
-    qrels, run = {}, {}
-    n = S.shape[1]
-    for u in range(tr.shape[0]):
-        lo, hi = te.indptr[u], te.indptr[u + 1]
-        if lo == hi:
-            continue
-        train = set(tr.indices[tr.indptr[u] : tr.indptr[u + 1]].tolist())
-        qrels[f"u{u}"] = {f"i{j:05d}": int(v) for j, v in zip(te.indices[lo:hi], te.data[lo:hi])}
-        items = (
-            [j for j in range(n) if j not in train]
-            if lists is None
-            else [j for j in lists[u] if j >= 0]
-        )
-        run[f"u{u}"] = {f"i{j:05d}": float(S[u, j]) for j in items}
-    return qrels, run
-
-
 FULL_RUN = {
     "map": "pr_auc",
     "Rprec": "rprec",
@@ -141,7 +125,7 @@ def test_trec_eval_profile_new_measures(ml100k, scores):
     rr_full = rt.evaluate(tr, te, scores=S, metrics=["rr"], **{**kw, "k": S.shape[1]}).per_user[
         f"rr_at_{S.shape[1]}"
     ]
-    qrels, run = _trec_inputs(tr, te, S)
+    qrels, run = qrels_and_run(tr, te, S)
     full = pytrec_eval.RelevanceEvaluator(
         qrels,
         {
@@ -157,7 +141,7 @@ def test_trec_eval_profile_new_measures(ml100k, scores):
         },
         relevance_level=4,
     ).evaluate(run)
-    _, top = _trec_inputs(tr, te, S, lists=res.topk)
+    _, top = qrels_and_run(tr, te, S, lists=res.topk)
     listed = pytrec_eval.RelevanceEvaluator(
         qrels, {"bpref", "set", "num_rel_ret"}, relevance_level=4
     ).evaluate(top)
@@ -235,8 +219,8 @@ def test_ranx_new_measures_per_user(ml100k):
     ):
         assert (pu[col].to_numpy()[without] == 0.0).all(), col
     judged = {u for u in users if (te.data[te.indptr[u] : te.indptr[u + 1]] < 4).any()}
-    qrels, top = _trec_inputs(tr, te, S, lists=res.topk)
-    _, full = _trec_inputs(tr, te, S)
+    qrels, top = qrels_and_run(tr, te, S, lists=res.topk)
+    _, full = qrels_and_run(tr, te, S)
     keep = [f"u{u}" for u in users]
     q = ranx.Qrels({k: qrels[k] for k in keep})
     names = {

@@ -160,29 +160,19 @@ def test_bpref_denominator_is_min_of_judged_non_relevant_and_relevant():
     values = [0.0, 1.0, 0.0, 1.0, 1.0, 1.0]
     test = sp.csr_array((np.array(values), ([0] * 6, items)), shape=(1, 9))
     scores = (9.0 - np.arange(9.0))[None, :]
-    res = rt.evaluate(
-        None,
-        test,
-        scores=scores,
-        k=8,
-        metrics=["bpref"],
-        relevance_level=1,
-        ties="index",
-        nthreads=1,
-    )
-    assert res.per_user["bpref_at_8"][0] == pytest.approx(1 / 8, abs=1e-12)
-    # at k = 2 only item 1 is listed among the positives: (1 - 1/2) / 4
-    res = rt.evaluate(
-        None,
-        test,
-        scores=scores,
-        k=2,
-        metrics=["bpref"],
-        relevance_level=1,
-        ties="index",
-        nthreads=1,
-    )
-    assert res.per_user["bpref_at_2"][0] == pytest.approx(1 / 8, abs=1e-12)
+    # at k = 2 only item 1 is listed among the positives: (1 - 1/2) / 4, the same 1/8
+    for k in (8, 2):
+        res = rt.evaluate(
+            None,
+            test,
+            scores=scores,
+            k=k,
+            metrics=["bpref"],
+            relevance_level=1,
+            ties="index",
+            nthreads=1,
+        )
+        assert res.per_user[f"bpref_at_{k}"][0] == pytest.approx(1 / 8, abs=1e-12)
 
 
 def test_gm_map_floors_each_average_precision_at_1e5():

@@ -20,7 +20,7 @@ import scipy.sparse as sp
 
 import recoeval_tracking as rt
 
-from .test_trec_eval_quicktest import DATA, HALF_UNIT, read_out, read_qrels
+from .test_trec_eval_quicktest import DATA, HALF_UNIT, judged, read_out
 
 K = 500
 
@@ -38,21 +38,13 @@ def read_run(path) -> dict[str, dict[str, float]]:
 
 @pytest.fixture(scope="module")
 def truncated():
-    qrels = read_qrels(DATA / "qrels.test")
-    run = read_run(DATA / "results.trunc")
+    _, run, topics, col, test = judged("qrels.test", "results.trunc", read_run)
     expected = read_out(DATA / "out.test.aqc")
-    topics = sorted(qrels)
-    docnos = sorted({d for q in topics for d in qrels[q]} | {d for q in run for d in run[q]})
-    col = {d: j for j, d in enumerate(docnos)}
-    rows, cols, vals = [], [], []
     lists = np.full((len(topics), K), -1, dtype=np.int64)
     for u, q in enumerate(topics):
-        for d, rel in qrels[q].items():
-            rows.append(u), cols.append(col[d]), vals.append(float(rel))
         docs = run.get(q, {})
         ranked = sorted(sorted(docs, reverse=True), key=lambda d: -docs[d])
         lists[u, : len(ranked)] = [col[d] for d in ranked]
-    test = sp.csr_array((vals, (rows, cols)), shape=(len(topics), len(docnos)))
     res = rt.evaluate(
         None,
         test,
@@ -102,6 +94,13 @@ def test_trec_eval_dash_c_values(truncated, measure, column):
     assert abs(np.mean(values) - float(expected[(measure, "all")])) <= HALF_UNIT
 
 
+def _ranked_at_2(test, lists, metrics, **kw) -> rt.Results:
+    """Ranked lists of two items at relevance level 1."""
+    return rt.evaluate(
+        None, test, ranked=lists, k=2, relevance_level=1, metrics=metrics, nthreads=1, **kw
+    )
+
+
 def test_empty_list_by_hand():
     """Two users with ranked input: user 0 lists its positive first, user 1 lists nothing
     (positive item 2, judged non-relevant item 3 at relevance level 1). bpref and rbp of user 1
@@ -109,16 +108,7 @@ def test_empty_list_by_hand():
     in. User 0: bpref 1 (no judged non-relevant above its only positive), rbp (1 - 0.8) * 1."""
     test = sp.csr_array((np.array([1.0, 1.0, 0.0]), ([0, 1, 1], [0, 2, 3])), shape=(2, 5))
     lists = np.array([[0, 1], [-1, -1]])
-    res = rt.evaluate(
-        None,
-        test,
-        ranked=lists,
-        k=2,
-        relevance_level=1,
-        nthreads=1,
-        metrics=["p", "r", "ap", "f1", "bpref", "rbp"],
-        rbp_persistence=0.8,
-    )
+    res = _ranked_at_2(test, lists, ["p", "r", "ap", "f1", "bpref", "rbp"], rbp_persistence=0.8)
     pu = res.per_user
     assert list(pu["nan_reason"]) == ["", ""]
     for col, want in {
@@ -139,16 +129,7 @@ def test_every_nan_of_bpref_and_rbp_has_a_reason():
     NaN of bpref and rbp, each with its reason."""
     test = sp.csr_array((np.array([1.0, 0.0]), ([0, 1], [0, 1])), shape=(3, 4))
     lists = np.array([[-1, -1], [0, 1], [1, 2]])
-    res = rt.evaluate(
-        None,
-        test,
-        ranked=lists,
-        k=2,
-        relevance_level=1,
-        no_positive="nan",
-        metrics=["p", "bpref", "rbp"],
-        nthreads=1,
-    ).per_user
+    res = _ranked_at_2(test, lists, ["p", "bpref", "rbp"], no_positive="nan").per_user
     assert list(res["nan_reason"]) == ["", "no_positive", "no_test"]
     for col in ("bpref_at_2", "rbp_at_2"):
         v = res[col].to_numpy()

@@ -75,22 +75,31 @@ def read_out(path: Path) -> dict[tuple[str, str], str]:
     return out
 
 
-@pytest.fixture(scope="module")
-def quicktest():
-    qrels = read_qrels(DATA / "qrels.comment.test")
-    run = read_run(DATA / "results.comment.test")
-    expected = read_out(DATA / "out.test.aq")
+def judged(qrels_file: str, run_file: str, read_run=read_run) -> tuple:
+    """The qrels and the run of ``DATA``'s files, one user per topic (sorted), one item per docno
+    of the qrels or the run (``col``: in ``strcmp`` order, str order for ASCII docnos), and the
+    judgements as the test matrix: ``qrels, run, topics, col, test``."""
+    qrels = read_qrels(DATA / qrels_file)
+    run = read_run(DATA / run_file)
     topics = sorted(qrels)
     docnos = sorted({d for q in topics for d in qrels[q]} | {d for q in run for d in run[q]})
-    col = {d: j for j, d in enumerate(docnos)}  # str order is strcmp order for ASCII docnos
+    col = {d: j for j, d in enumerate(docnos)}
     rows, cols, vals = [], [], []
-    scores = np.full((len(topics), len(docnos)), -np.inf)
     for u, q in enumerate(topics):
         for d, rel in qrels[q].items():
             rows.append(u), cols.append(col[d]), vals.append(float(rel))
+    test = sp.csr_array((vals, (rows, cols)), shape=(len(topics), len(docnos)))
+    return qrels, run, topics, col, test
+
+
+@pytest.fixture(scope="module")
+def quicktest():
+    qrels, run, topics, col, test = judged("qrels.comment.test", "results.comment.test")
+    expected = read_out(DATA / "out.test.aq")
+    scores = np.full(test.shape, -np.inf)
+    for u, q in enumerate(topics):
         for d, s in run[q].items():
             scores[u, col[d]] = s
-    test = sp.csr_array((vals, (rows, cols)), shape=scores.shape)
     metrics = [
         "p",
         "r",

@@ -12,11 +12,11 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
+from _report_process import run_python
 from report_runs import synthetic_run
 
 from recoeval_tracking import evaluate, load_dataset, make_model, make_split
@@ -140,15 +140,7 @@ def test_old_job_folders_with_one_fingerprint_still_load(tmp_path):
 def _command(args: list[str], cwd: Path) -> subprocess.CompletedProcess:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("MLFLOW_", "HYDRA_FULL_ERROR"))}
     env["PYTHONPATH"] = str(REPO) + os.pathsep + env.get("PYTHONPATH", "")
-    return subprocess.run(
-        [sys.executable, *args],
-        cwd=cwd,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=600,
-        check=False,
-    )
+    return run_python(args, cwd, timeout=600, env=env)
 
 
 def _report(dirs: list[Path], out: Path, cwd: Path) -> subprocess.CompletedProcess:

@@ -4,11 +4,12 @@ pages and plots out; replicates (seeds, folds) with small n; several datasets.""
 from __future__ import annotations
 
 import shutil
-import subprocess
 
 import numpy as np
 import pandas as pd
 import pytest
+from _report_process import assert_latex_compiles
+from _rundata import dataset_runs, evaluate_model
 from report_runs import synthetic_run
 from scipy import stats
 
@@ -24,14 +25,7 @@ def two_results():
     data = rt.make_synthetic(n_users=150, n_items=80, seed=0)
     split = rt.make_split("random", data, test_fraction=0.3, seed=0)
     return {
-        name: rt.evaluate(
-            split.train,
-            split.test,
-            scores=rt.make_model(name).fit(split.train.matrix).score_source(),
-            metrics=["ndcg", "p"],
-            k=5,
-            cumulative=True,
-        )
+        name: evaluate_model(split, name, metrics=["ndcg", "p"], k=5, cumulative=True)
         for name in ("random", "popularity")
     }
 
@@ -109,24 +103,6 @@ def test_plot_gives_curves_with_bands(two_results):
     assert ax.lines[0].get_xdata().tolist() == [1, 2, 3, 4, 5]
 
 
-def _compile(tex: str, tmp_path) -> None:
-    doc = (
-        "\\documentclass{article}\n\\usepackage{booktabs}\n\\usepackage{amssymb}\n"
-        "\\begin{document}\n" + tex + "\n\\end{document}\n"
-    )
-    (tmp_path / "t.tex").write_text(doc, encoding="utf-8")
-    proc = subprocess.run(
-        ["pdflatex", "-interaction=nonstopmode", "-halt-on-error", "t.tex"],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
-    assert proc.returncode == 0, proc.stdout[-2000:]
-    assert (tmp_path / "t.pdf").stat().st_size > 1000
-
-
 def test_latex_booktabs_bold_underline_marks_and_caption(two_results, tmp_path):
     runs = {**two_results, "pop_2 & co": two_results["popularity"]}
     cmp = rt.compare(
@@ -160,7 +136,7 @@ def test_latex_booktabs_bold_underline_marks_and_caption(two_results, tmp_path):
     assert "Wilcoxon" not in tex and "paired t-test" in tex
     assert r"\label{tab:x}" in tex and "Synthetic data." in tex
     if shutil.which("pdflatex"):
-        _compile(tex, tmp_path)
+        assert_latex_compiles(tex, tmp_path)
     wtl = cmp.to_latex(["p_at_5"], win_tie_loss=True)
     assert structure_problems(wtl) == [] and r"System & P@5 & W/T/L \\" in wtl
     s = cmp.summary().set_index(["system", "metric"]).loc[("popularity", "p_at_5")]
@@ -237,25 +213,14 @@ def test_seeds_and_folds_are_replicates_and_three_are_too_few_for_stars(key):
     assert r"$^{\blacktriangle\dagger}$" in cmp.to_latex()
 
 
-def _dataset_runs(n_datasets: int = 4):
-    """Three systems over several datasets, each dataset its own data fingerprint."""
-    rng = np.random.default_rng(7)
-    runs = []
-    for d in range(n_datasets):
-        base = rng.uniform(0.2, 0.4)
-        for j, model in enumerate(("pop", "als", "knn")):
-            mu = base + 0.05 * j * (1 if d % 3 else -0.3)
-            runs.append(
-                synthetic_run(
-                    f"{model}@{d}",
-                    {"ndcg_at_10": mu, "p_at_10": mu / 2},
-                    n_users=80,
-                    seed=10 * d + j,
-                    fingerprints={"data": f"d{d}", "split": f"s{d}", "definitions": "f"},
-                    params={"model.name": model, "dataset.name": f"data{d}"},
-                )
-            )
-    return runs
+def _dataset_runs():
+    """Three systems over four datasets, each dataset its own data fingerprint."""
+
+    def means(base: float, d: int, j: int) -> dict[str, float]:
+        mu = base + 0.05 * j * (1 if d % 3 else -0.3)
+        return {"ndcg_at_10": mu, "p_at_10": mu / 2}
+
+    return dataset_runs(4, seed=7, n_users=80, means=means)
 
 
 def test_several_datasets_ranks_friedman_and_cd_diagram(tmp_path):
@@ -291,7 +256,7 @@ def test_several_datasets_ranks_friedman_and_cd_diagram(tmp_path):
     assert "Friedman" in tex and "Mean rank" in tex
     assert r"\label{tab:comparison-ndcg-at-10}" in tex and "NDCG@10 per dataset." in tex
     if shutil.which("pdflatex"):
-        _compile(tex, tmp_path)
+        assert_latex_compiles(tex, tmp_path)
     md = cmp.to_markdown()
     assert "Friedman test of ndcg_at_10 over 4 datasets and 3 systems" in md
     assert "Dataset data2" in md

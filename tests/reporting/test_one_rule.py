@@ -13,6 +13,7 @@ import re
 
 import pandas as pd
 import pytest
+from _rundata import evaluate_model
 from report_runs import synthetic_run
 
 import recoeval_tracking as rt
@@ -33,8 +34,7 @@ def _split(n_users: int, seed: int = 0):
 
 
 def _evaluate(split, model: str, k: int = 5, metrics=("ndcg", "p")):
-    scores = rt.make_model(model).fit(split.train.matrix).score_source()
-    return rt.evaluate(split.train, split.test, scores=scores, metrics=list(metrics), k=k)
+    return evaluate_model(split, model, metrics=list(metrics), k=k)
 
 
 @pytest.fixture(scope="module")
@@ -198,14 +198,18 @@ def test_unknown_names_in_options_are_refused_with_the_known_ones(option, value,
         build_report(runs, **{option: value}, **FAST)
 
 
-def test_the_report_command_refuses_an_unknown_lower_is_better(tmp_path):
+def _two_job_dirs(tmp_path) -> list[str]:
+    """Job folders of popularity and random on one split of 60 users."""
     split = _split(60)
-    dirs = [
-        write_job_dir(_evaluate(split, m), tmp_path / m, plots=False)
+    return [
+        str(write_job_dir(_evaluate(split, m), tmp_path / m, plots=False))
         for m in ("popularity", "random")
     ]
+
+
+def test_the_report_command_refuses_an_unknown_lower_is_better(tmp_path):
     cfg = {
-        "select": {"job_dirs": [str(d) for d in dirs]},
+        "select": {"job_dirs": _two_job_dirs(tmp_path)},
         "lower_is_better": ["ndgc"],
         "slices": [],
         "output": {"dir": str(tmp_path / "out"), "log_to_mlflow": False},
@@ -259,13 +263,8 @@ def test_labels_that_collide_are_refused():
 
 
 def test_the_report_config_takes_labels(tmp_path):
-    split = _split(60)
-    dirs = [
-        write_job_dir(_evaluate(split, m), tmp_path / m, plots=False)
-        for m in ("popularity", "random")
-    ]
     cfg = {
-        "select": {"job_dirs": [str(d) for d in dirs]},
+        "select": {"job_dirs": _two_job_dirs(tmp_path)},
         "labels": {"popularity": "Most popular"},
         "slices": [],
         "output": {
@@ -290,21 +289,12 @@ def test_the_report_config_takes_labels(tmp_path):
 def test_the_report_command_takes_labels_on_its_command_line(tmp_path):
     """A whole mapping on the command line, keys with spaces (a run's name) included, and
     confidence=0.9 in the page's headers."""
-    import os
-    import subprocess
-    import sys
+    from _report_process import run_report_command
 
-    split = _split(60)
-    dirs = []
-    for m in ("popularity", "random"):
-        dirs.append(write_job_dir(_evaluate(split, m), tmp_path / m, plots=False))
-    env = {k: v for k, v in os.environ.items() if not k.startswith("MLFLOW_")}
-    proc = subprocess.run(
+    dirs = _two_job_dirs(tmp_path)
+    proc = run_report_command(
         [
-            sys.executable,
-            "-m",
-            "recoeval_tracking.app.report",
-            f"select.job_dirs=[{','.join(str(d) for d in dirs)}]",
+            f"select.job_dirs=[{','.join(dirs)}]",
             f"output.dir={tmp_path / 'out'}",
             "output.log_to_mlflow=false",
             "n_bootstrap=20",
@@ -313,12 +303,8 @@ def test_the_report_command_takes_labels_on_its_command_line(tmp_path):
             "confidence=0.9",
             "labels={popularity: Most popular, random: 2024}",
         ],
-        cwd=tmp_path,
-        env=env,
-        capture_output=True,
-        text=True,
+        tmp_path,
         timeout=600,
-        check=False,
     )
     assert proc.returncode == 0, proc.stderr
     page = (tmp_path / "out" / "report.md").read_text()

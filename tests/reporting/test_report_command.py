@@ -7,10 +7,11 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from _report_process import assert_latex_compiles, run_report_command
+from _rundata import evaluate_model
 
 import recoeval_tracking as rt
 from recoeval_tracking import InputError
@@ -21,14 +22,7 @@ MODELS = ("popularity", "random", "item_knn")
 
 
 def _job(root: Path, name: str, data, split, dataset_name: str, model: str, split_cfg: dict) -> str:
-    res = rt.evaluate(
-        split.train,
-        split.test,
-        scores=rt.make_model(model).fit(split.train.matrix).score_source(),
-        metrics=["ndcg", "p"],
-        k=5,
-        cumulative=True,
-    )
+    res = evaluate_model(split, model, metrics=["ndcg", "p"], k=5, cumulative=True)
     config = {"dataset": {"name": dataset_name}, "split": split_cfg, "model": {"name": model}}
     dataset = {
         "name": dataset_name,
@@ -90,11 +84,7 @@ def dataset_dirs(tmp_path_factory):
 
 
 def _cmd(tmp_path: Path, dirs: list[str], *overrides: str) -> subprocess.CompletedProcess:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("MLFLOW_")}
     cmd = [
-        sys.executable,
-        "-m",
-        "recoeval_tracking.app.report",
         f"select.job_dirs=[{','.join(dirs)}]",
         f"output.dir={tmp_path / 'out'}",
         "output.log_to_mlflow=false",
@@ -102,9 +92,7 @@ def _cmd(tmp_path: Path, dirs: list[str], *overrides: str) -> subprocess.Complet
         "slices=[]",
         *overrides,
     ]
-    return subprocess.run(
-        cmd, check=False, capture_output=True, text=True, cwd=tmp_path, env=env, timeout=300
-    )
+    return run_report_command(cmd, tmp_path, timeout=300)
 
 
 def test_kfold_sweep_reports_by_default_with_folds_as_replicates(kfold_dirs, tmp_path):
@@ -119,20 +107,7 @@ def test_kfold_sweep_reports_by_default_with_folds_as_replicates(kfold_dirs, tmp
     assert structure_problems(tex) == []
     assert r"\dagger" in tex
     if shutil.which("pdflatex"):
-        doc = (
-            "\\documentclass{article}\\usepackage{booktabs}\\usepackage{amssymb}"
-            "\\begin{document}" + tex + "\\end{document}"
-        )
-        (tmp_path / "doc.tex").write_text(doc)
-        done = subprocess.run(
-            ["pdflatex", "-interaction=nonstopmode", "-halt-on-error", "doc.tex"],
-            cwd=tmp_path,
-            capture_output=True,
-            text=True,
-            timeout=120,
-            check=False,
-        )
-        assert done.returncode == 0, done.stdout[-2000:]
+        assert_latex_compiles(tex, tmp_path, "doc")
 
 
 def test_two_datasets_get_ranks_friedman_and_a_cd_diagram(dataset_dirs, tmp_path):
@@ -170,30 +145,14 @@ def test_two_datasets_get_ranks_friedman_and_a_cd_diagram(dataset_dirs, tmp_path
 
 
 def test_no_store_leaves_the_folder_as_it_was(tmp_path):
-    env = {k: v for k, v in os.environ.items() if not k.startswith("MLFLOW_")}
-    proc = subprocess.run(
-        [sys.executable, "-m", "recoeval_tracking.app.report", "select.sweep_id=abc"],
-        check=False,
-        capture_output=True,
-        text=True,
-        cwd=tmp_path,
-        env=env,
-        timeout=120,
-    )
+    proc = run_report_command(["select.sweep_id=abc"], tmp_path, timeout=120)
     assert proc.returncode == 2
     assert "no run matches" in proc.stderr and "no MLflow store" in proc.stderr
     assert list(tmp_path.iterdir()) == []
 
 
 def test_help_lists_the_settings(tmp_path):
-    proc = subprocess.run(
-        [sys.executable, "-m", "recoeval_tracking.app.report", "--help"],
-        check=False,
-        capture_output=True,
-        text=True,
-        cwd=tmp_path,
-        timeout=120,
-    )
+    proc = run_report_command(["--help"], tmp_path, timeout=120, env=dict(os.environ))
     assert proc.returncode == 0
     for key in (
         "select.sweep_id",

@@ -6,13 +6,11 @@ changed the selection)."""
 from __future__ import annotations
 
 import importlib.util
-import os
-import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
+from _report_process import run_report_command
 from mlflow_server import dead_uri
 
 from recoeval_tracking import InputError
@@ -39,6 +37,17 @@ def two_jobs(tmp_path):
     ]
 
 
+def _config(jobs: list[str], out: Path, **pages: str) -> dict:
+    """The report of ``jobs`` into ``out``, the pages named in ``pages`` only."""
+    output = {"dir": str(out), "html": None, "markdown": None, "latex": None}
+    return {
+        "select": {"job_dirs": jobs},
+        "n_bootstrap": 20,
+        "slices": [],
+        "output": {**output, "log_to_mlflow": False, **pages},
+    }
+
+
 @pytest.mark.parametrize(
     "key, name",
     [("html", "../../x.html"), ("markdown", "../escaped.md"), ("latex", "ABSOLUTE")],
@@ -47,19 +56,7 @@ def test_a_page_name_leaving_the_output_folder_is_refused(tmp_path, two_jobs, ke
     out = tmp_path / "a" / "b" / "report"
     if name == "ABSOLUTE":
         name = str(tmp_path / "elsewhere.tex")  # an absolute path outside output.dir
-    cfg = {
-        "select": {"job_dirs": two_jobs},
-        "n_bootstrap": 20,
-        "slices": [],
-        "output": {
-            "dir": str(out),
-            "html": None,
-            "markdown": None,
-            "latex": None,
-            "log_to_mlflow": False,
-            key: name,
-        },
-    }
+    cfg = _config(two_jobs, out, **{key: name})
     before = set(tmp_path.rglob("*"))
     with pytest.raises(InputError, match=rf"output\.{key} must be a path inside"):
         run_report(cfg)
@@ -69,18 +66,7 @@ def test_a_page_name_leaving_the_output_folder_is_refused(tmp_path, two_jobs, ke
 
 def test_a_page_name_inside_the_output_folder_is_written(tmp_path, two_jobs):
     out = tmp_path / "report"
-    cfg = {
-        "select": {"job_dirs": two_jobs},
-        "n_bootstrap": 20,
-        "slices": [],
-        "output": {
-            "dir": str(out),
-            "html": "pages/../r.html",
-            "markdown": None,
-            "latex": None,
-            "log_to_mlflow": False,
-        },
-    }
+    cfg = _config(two_jobs, out, html="pages/../r.html")
     result = run_report(cfg)
     assert (out / "r.html").is_file() and result["paths"]["html"].resolve() == out / "r.html"
 
@@ -89,24 +75,12 @@ def test_the_report_gives_up_on_a_dead_server_like_the_sync(tmp_path):
     """It used to still be "reading the selected runs" after 240 s (MLflow's default: 7 retries
     with backoff, 120 s per request); it now ends as the sync does, in seconds, in one
     paragraph."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("MLFLOW_")}
     uri = dead_uri()
     start = time.monotonic()
-    proc = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "recoeval_tracking.app.report",
-            f"tracking.uri={uri}",
-            "select.sweep_id=abc",
-            "output.log_to_mlflow=false",
-        ],
-        cwd=tmp_path,
-        env=env,
-        capture_output=True,
-        text=True,
+    proc = run_report_command(
+        [f"tracking.uri={uri}", "select.sweep_id=abc", "output.log_to_mlflow=false"],
+        tmp_path,
         timeout=100,
-        check=False,
     )
     assert time.monotonic() - start < 60
     assert proc.returncode == 1, proc.stderr

@@ -10,6 +10,7 @@ from types import SimpleNamespace
 
 import numpy as np
 import pytest
+from _rundata import dataset_runs
 from report_runs import synthetic_run
 from scipy import stats
 
@@ -114,23 +115,10 @@ def test_a_bad_posthoc_is_refused_by_name():
         rt.compare(_runs(), baseline="base", n_bootstrap=0, n_permutations=100, posthoc="tukey")
 
 
-def _dataset_runs(n_datasets: int = 8):
-    rng = np.random.default_rng(3)
-    runs = []
-    for d in range(n_datasets):
-        base = rng.uniform(0.2, 0.4)
-        for j, model in enumerate(("pop", "als", "knn")):
-            runs.append(
-                synthetic_run(
-                    f"{model}@{d}",
-                    {"ndcg_at_10": base + 0.08 * j},
-                    n_users=200,
-                    seed=10 * d + j,
-                    fingerprints={"data": f"d{d}", "split": f"s{d}", "definitions": "f"},
-                    params={"model.name": model, "dataset.name": f"data{d}"},
-                )
-            )
-    return runs
+def _dataset_runs():
+    return dataset_runs(
+        8, seed=3, n_users=200, means=lambda base, d, j: {"ndcg_at_10": base + 0.08 * j}
+    )
 
 
 def _holm(p):

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from _rundata import dataset_runs
 from report_runs import synthetic_run
 
 import recoeval_tracking as rt
@@ -81,22 +82,9 @@ def test_lower_is_better_turns_better_around():
 
 
 def _dataset_runs():
-    rng = np.random.default_rng(7)
-    runs = []
-    for d in range(6):
-        base = rng.uniform(0.2, 0.4)
-        for j, model in enumerate(("pop", "als", "knn")):
-            runs.append(
-                synthetic_run(
-                    f"{model}@{d}",
-                    {"ndcg_at_10": base + 0.04 * j},
-                    n_users=60,
-                    seed=10 * d + j,
-                    fingerprints={"data": f"d{d}", "split": f"s{d}", "definitions": "f"},
-                    params={"model.name": model, "dataset.name": f"data{d}"},
-                )
-            )
-    return runs
+    return dataset_runs(
+        6, seed=7, n_users=60, means=lambda base, d, j: {"ndcg_at_10": base + 0.04 * j}
+    )
 
 
 def test_over_datasets_verdicts_posthoc_and_the_diagram_say_which_post_hoc():

@@ -55,15 +55,13 @@ def test_factors_bit_identical_to_the_local_engine(spark):
     uf = spark.createDataFrame(pd.DataFrame({"id": uid, "features": list(A)}))
     itf = spark.createDataFrame(pd.DataFrame({"id": iid, "features": list(B)}))
     kw = dict(k=5, metrics=METRICS, cumulative=True, seed=3)
-    res = evaluate_spark(
-        frame(spark, test, uid, iid),
-        frame(spark, train, uid, iid),
-        user_factors=uf,
-        item_factors=itf,
-        rating_col="rating",
-        shards=3,
-        **kw,
-    )
+
+    def on_spark(**mode):
+        test_df, train_df = frame(spark, test, uid, iid), frame(spark, train, uid, iid)
+        factors = dict(user_factors=uf, item_factors=itf)
+        return evaluate_spark(test_df, train_df, **factors, rating_col="rating", **mode, **kw)
+
+    res = on_spark(shards=3)
     local = rt.evaluate(sp.csr_array(train), sp.csr_array(test), A=A, B=B, user_ids=uid, **kw)
     got = same_per_user(res, local)
     assert res.fingerprint == local.fingerprint and res.definitions == local.definitions
@@ -76,16 +74,7 @@ def test_factors_bit_identical_to_the_local_engine(spark):
     assert res.nan_counts == local.nan_counts
     assert list(res.per_user.columns) == list(local.per_user.columns)
     # the other execution mode: the factors in a column of one frame, mapInPandas
-    res = evaluate_spark(
-        frame(spark, test, uid, iid),
-        frame(spark, train, uid, iid),
-        user_factors=uf,
-        item_factors=itf,
-        rating_col="rating",
-        mode="map",
-        **kw,
-    )
-    same_per_user(res, local)
+    same_per_user(on_spark(mode="map"), local)
 
 
 def test_ranked_lists_exploded_and_nested_in_both_modes(spark):

@@ -1,0 +1,50 @@
+"""Runs for the report tests: a model fitted and evaluated on a split, and synthetic runs of
+three systems over several datasets."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+from report_runs import synthetic_run
+
+import recoeval_tracking as rt
+
+
+def evaluate_model(split, model: str, **kw):
+    """``model`` (a built-in, default settings) fitted on the split's train part and evaluated."""
+    scores = rt.make_model(model).fit(split.train.matrix).score_source()
+    return rt.evaluate(split.train, split.test, scores=scores, **kw)
+
+
+#: The three systems, in the order their runs are made (``j`` is the index in this tuple).
+SYSTEMS = ("pop", "als", "knn")
+
+
+def dataset_runs(
+    n_datasets: int,
+    *,
+    seed: int,
+    n_users: int,
+    means: Callable[[float, int, int], dict[str, float]],
+) -> list:
+    """One synthetic run per system and dataset ``d``: its own data and split fingerprint,
+    ``dataset.name`` ``data{d}``, run id ``{system}@{d}``, seeded ``10 d + j``. A dataset's
+    ``base`` level is drawn uniformly in [0.2, 0.4) (``seed``); ``means(base, d, j)`` gives the
+    metrics' means of system ``j`` on it."""
+    rng = np.random.default_rng(seed)
+    runs = []
+    for d in range(n_datasets):
+        base = rng.uniform(0.2, 0.4)
+        for j, model in enumerate(SYSTEMS):
+            runs.append(
+                synthetic_run(
+                    f"{model}@{d}",
+                    means(base, d, j),
+                    n_users=n_users,
+                    seed=10 * d + j,
+                    fingerprints={"data": f"d{d}", "split": f"s{d}", "definitions": "f"},
+                    params={"model.name": model, "dataset.name": f"data{d}"},
+                )
+            )
+    return runs
