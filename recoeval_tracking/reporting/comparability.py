@@ -34,6 +34,7 @@ import numpy as np
 import pandas as pd
 
 from .._validation import InputError, param_error
+from ..metrics.registry import spec_for_key
 from .runs import RunData
 
 __all__ = [
@@ -154,6 +155,13 @@ def _missing_reason(run: RunData, metric: str) -> tuple[str, str]:
         if others:
             short = f"evaluated at k={', '.join(map(str, others))}"
             return short, f"{short}, not at k={m.group('k')}"
+    spec = spec_for_key(metric)
+    if spec is not None and spec.needs_item_vectors:
+        return (
+            "not computed, needs item vectors",
+            f"no {metric} column: {spec.name} needs item vectors (a factor model's item "
+            "factors, or item_features=), and a model without them gets none",
+        )
     return "missing", f"no {metric} column"
 
 
@@ -232,8 +240,12 @@ class Comparability:
             by_reason: dict[str, list[str]] = {}
             for run_id, reason in left.items():
                 by_reason.setdefault(reason, []).append(names[run_id])
-            parts = [f"{reason} in {', '.join(n)}" for reason, n in by_reason.items()]
-            notes.append(f"{m} is compared over the other runs only ({'; '.join(parts)})")
+            parts = "; ".join(f"{', '.join(n)}: {reason}" for reason, n in by_reason.items())
+            kept = [r.name for r in runs if r.run_id not in left]
+            if len(kept) == 1:
+                notes.append(f"{m} is in {kept[0]} only, so not compared ({parts})")
+            else:
+                notes.append(f"{m} is compared over {', '.join(kept)} only ({parts})")
         return notes
 
     def drop(self, table: pd.DataFrame, tests: bool = False) -> pd.DataFrame:

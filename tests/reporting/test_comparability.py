@@ -40,9 +40,15 @@ def test_a_metric_missing_from_some_runs_is_compared_over_the_others():
     assert rep.comparable and rep.metrics == ["ndcg_at_10", "ils_at_10"]
     assert set(rep.summary.loc[rep.summary["metric"] == "ils_at_10", "run_id"]) == {"als"}
     assert len(rep.comparisons[rep.comparisons["metric"] == "ndcg_at_10"]) == 2
-    assert rep.notes == ["ils_at_10 is compared over the other runs only (missing in pop, rnd)"]
+    assert rep.notes == [
+        "ils_at_10 is in als only, so not compared (pop, rnd: not computed, needs item vectors)"
+    ]
     page = render_markdown(rep)
-    assert "NOT COMPARABLE" not in page and "missing in pop, rnd" in page
+    assert "NOT COMPARABLE" not in page and "pop, rnd: not computed, needs item vectors" in page
+    left = rep.left_out.set_index(["metric", "system"])["reason"]
+    assert "ils needs item vectors (a factor model's item factors, or item_features=)" in (
+        left[("ils_at_10", "pop")]
+    )
 
 
 def test_a_metric_defined_differently_is_left_out_for_that_run_only():
@@ -58,7 +64,7 @@ def test_a_metric_defined_differently_is_left_out_for_that_run_only():
     p = rep.summary[rep.summary["metric"] == "p_at_10"]
     assert list(p["run_id"]) == ["a", "b"]
     assert list(rep.summary.loc[rep.summary["metric"] == "ndcg_at_10", "run_id"]) == list("abc")
-    assert rep.notes == ["p_at_10 is compared over the other runs only (defined differently in c)"]
+    assert rep.notes == ["p_at_10 is compared over a, b only (c: defined differently)"]
 
 
 def _seed_runs():
@@ -185,9 +191,9 @@ def test_sweeps_over_models_and_over_seeds_report_with_exit_0(tmp_path):
     assert models.returncode == 0, models.stderr
     page = (tmp_path / "models" / "report.md").read_text()
     assert "not comparable" not in (models.stderr + page).lower()
-    assert "ils\\_at\\_5 is compared over the other runs only (missing in" in page.replace(
-        "\\(", "("
-    ).replace("\\)", ")")
+    text = page.replace("\\(", "(").replace("\\)", ")")
+    assert "ils\\_at\\_5 is in synthetic als only, so not compared (" in text
+    assert "popularity: not computed, needs item vectors)" in text
     seeds = _report(jobs, tmp_path / "seeds", tmp_path)
     assert seeds.returncode == 0, seeds.stderr
     page = (tmp_path / "seeds" / "report.md").read_text()
