@@ -160,10 +160,13 @@ def user_error_message(
     )
 
     from .._validation import InputError
+    from .job_name import JobNameError
 
     prefix = f"{prog}: "
     see_cfg = _SEE_CFG.replace(_PROG, prog, 1)
     key_hint = key_hint or _key_hint
+    if isinstance(err, JobNameError):  # names the key, its value and where it was set
+        return prefix + _one_line(err)
     if isinstance(err, MissingConfigException):
         text = str(err)
         m = re.search(r"Could not find '([^']+)'", text)
