@@ -150,6 +150,15 @@ def _content_uid(root: Path) -> str:
 
 
 def _check_state(root: Path) -> str:
+    if root.exists() and not root.is_dir():  # its markers would be looked for inside a file
+        raise param_error(
+            "path",
+            _FUNC,
+            "a job directory (a folder)",
+            f"'{root}', which is a file",
+            "Give the job's folder, the one that holds metrics.json.",
+            got_is_text=True,
+        )
     state = job_dir_state(root)
     if state == "incomplete":
         raise param_error(
