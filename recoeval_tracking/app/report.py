@@ -289,6 +289,7 @@ def run_report(
     """
     from ..reporting.compare import compare
     from ..reporting.render import write_report
+    from .precheck import check_tracking_uri
 
     if not isinstance(cfg, Mapping):
         raise param_error("cfg", "run_report", "a plain dict (the report config)", cfg)
@@ -304,6 +305,7 @@ def run_report(
         if name:
             resolve_under(out_dir, name, what=f"output.{key}")
             targets[key] = out_dir / name
+    check_tracking_uri((dict(cfg.get("tracking") or {})).get("uri"))  # before MLflow reads it
     uri_given = (dict(cfg.get("tracking") or {})).get("uri") or os.environ.get(
         "MLFLOW_TRACKING_URI"
     )
@@ -421,7 +423,12 @@ def main() -> None:
     import hydra
 
     from .errors import EXIT_FAILURE, bug_message, user_error_message
-    from .report_config import CONFIG_DIR, register_report_schema, report_key_hint
+    from .report_config import (
+        CONFIG_DIR,
+        register_report_schema,
+        report_input_key,
+        report_key_hint,
+    )
 
     full_error = os.environ.get("HYDRA_FULL_ERROR") == "1"
     os.environ["HYDRA_FULL_ERROR"] = "1"
@@ -441,6 +448,12 @@ def main() -> None:
             print(f"{_PROG}: {err}", file=sys.stderr)
             sys.exit(EXIT_FAILURE)
         message = user_error_message(err, _PROG, report_key_hint)
+        key = report_input_key(str(err)) if isinstance(err, InputError) else None
+        if key is not None:  # the library's parameter is this setting of the report
+            message = (
+                f"{_PROG}: {key}: {' '.join(str(err).split())} Change {key}=... on the command "
+                f"line; `{_PROG} --cfg job` prints the composed config with every setting."
+            )
         if message is None:
             print(bug_message(err).replace("recoeval-track:", f"{_PROG}:", 1), file=sys.stderr)
             sys.exit(EXIT_FAILURE)
