@@ -298,6 +298,12 @@ def run_report(
     out_cfg = dict(cfg.get("output") or {})
     out_dir = Path(out_cfg.get("dir") or ".")
     out_dir = out_dir if out_dir.is_absolute() else base / out_dir
+    if out_dir.exists() and not out_dir.is_dir():
+        raise InputError(
+            f"output.dir must be a folder (the report's pages are written into it); got "
+            f"{str(out_cfg.get('dir'))!r}, which is a file ({out_dir}). Name a folder, new or "
+            "existing."
+        )
     targets: dict[str, Path | None] = {}
     for key in ("html", "markdown", "latex"):  # the pages stay inside output.dir
         name = out_cfg.get(key)
@@ -422,7 +428,7 @@ def main() -> None:
     """Console entry point of ``recoeval-track-report``."""
     import hydra
 
-    from .errors import EXIT_FAILURE, bug_message, user_error_message
+    from .errors import EXIT_FAILURE, bug_message, run_error_message, user_error_message
     from .report_config import (
         CONFIG_DIR,
         register_report_schema,
@@ -448,6 +454,10 @@ def main() -> None:
             print(f"{_PROG}: {err}", file=sys.stderr)
             sys.exit(EXIT_FAILURE)
         message = user_error_message(err, _PROG, report_key_hint)
+        if message is None and isinstance(err, OSError):  # writing the pages: disk, permission
+            failed = run_error_message(err) or str(err)
+            print(failed.replace("recoeval-track:", f"{_PROG}:", 1), file=sys.stderr)
+            sys.exit(EXIT_FAILURE)
         key = report_input_key(str(err)) if isinstance(err, InputError) else None
         if key is not None:  # the library's parameter is this setting of the report
             message = (

@@ -58,3 +58,30 @@ def test_a_missing_job_folder_names_select_job_dirs(tmp_path):
     last = proc.stderr.strip().splitlines()[-1]
     assert last.startswith("recoeval-track-report: select.job_dirs: ")
     assert str(tmp_path / "nope") in last and "Change select.job_dirs=..." in last
+
+
+def test_an_output_dir_that_is_a_file_is_a_usage_error(tmp_path):
+    (tmp_path / "outfile").write_text("x")
+    proc = _report(tmp_path, "select.job_dirs=[nope]", "output.dir=outfile")
+    assert proc.returncode == 2, proc.stderr[-2000:]
+    last = proc.stderr.strip().splitlines()[-1]
+    assert last.startswith("recoeval-track-report: output.dir must be a folder")
+    assert "'outfile', which is a file" in last and "internal error" not in proc.stderr
+    assert (tmp_path / "outfile").read_text() == "x"
+
+
+def test_a_page_that_cannot_be_written_is_a_failure_not_a_bug(tmp_path, monkeypatch, capsys):
+    """An OSError while writing (a full disk, no permission): one paragraph, status 1."""
+    from recoeval_tracking.app import report
+
+    def fail(cfg):
+        raise PermissionError(13, "Permission denied", str(tmp_path / "report"))
+
+    monkeypatch.setattr(report, "_task", fail)
+    monkeypatch.setattr(sys, "argv", ["recoeval-track-report", "select.job_dirs=[a,b]"])
+    with pytest.raises(SystemExit) as stop:
+        report.main()
+    assert stop.value.code == 1
+    err = capsys.readouterr().err.strip().splitlines()[-1]
+    assert err.startswith("recoeval-track-report: Permission denied")
+    assert str(tmp_path / "report") in err and "internal error" not in err
