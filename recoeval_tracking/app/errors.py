@@ -370,6 +370,11 @@ def _config_key(message: str) -> str | None:
     from ..options import config_fields
     from .schema import SCHEMAS
 
+    unknown = re.match(
+        r"The parameters of make_model\('[^']*'\) must be among .*? Got '(\w+)'", message
+    )
+    if unknown:  # a key the model does not take (+model.bogus=1)
+        return f"model.{unknown.group(1)}"
     m = re.match(r"The '([\w.]+)' parameter of ([\w.]+) ", message)
     if not m:
         return None

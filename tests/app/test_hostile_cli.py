@@ -39,3 +39,15 @@ def test_the_command_refuses_an_empty_experiment_before_writing(tmp_path):
     assert last.startswith("recoeval-track: tracking.experiment must be an MLflow experiment name")
     assert "got ''" in last
     assert not (tmp_path / "w.db").exists()
+
+
+def test_a_key_a_builtin_model_does_not_take_is_named(tmp_path):
+    """``+model.bogus=1`` on a model of this package: the message named make_model's parameters
+    but no setting ("Change the matching setting"); it now starts with ``model.bogus``."""
+    proc = run_command(["model=popularity", "tracking=none", "+model.bogus=1"], tmp_path)
+    assert proc.returncode == 2, proc.stderr[-2000:]
+    last = proc.stderr.strip().splitlines()[-1]
+    assert last.startswith(
+        "recoeval-track: model.bogus: The parameters of make_model('popularity')"
+    )
+    assert "must be among weighted" in last and "(model.bogus=...)" in last
