@@ -222,6 +222,21 @@ def job_name_problem(argv: list[str]) -> str | None:
     return None
 
 
+#: Hydra's options that run no job (``--info`` may take no value: nothing is added after it).
+_NO_RUN = {
+    "--help",
+    "-h",
+    "--hydra-help",
+    "--cfg",
+    "-c",
+    "--info",
+    "-i",
+    "--shell-completion",
+    "-sc",
+    "--experimental-rerun",
+}
+
+
 def _first_override(argv: list[str]) -> int:
     """Where the overrides of ``argv`` start (its length when there are none): Hydra's parser
     takes them as one run of arguments, so an override added there keeps them one run."""
@@ -259,7 +274,8 @@ def main() -> None:
     _single_run_error.clear()
     redact_logs()
     sys.argv[1:] = rewrite_mapping_overrides(sys.argv[1:])
-    if "--experimental-rerun" not in sys.argv:  # a name from any config file, before its log
+    if not _NO_RUN.intersection(a.split("=", 1)[0] for a in sys.argv[1:]):
+        # a name from any config file, checked before Hydra opens the job's log
         sys.argv.insert(1 + _first_override(sys.argv[1:]), JOB_NAME_CHECK)
     register_search_plugin()
     app = hydra.main(version_base="1.3", config_path=config_path(), config_name="config")(run_task)

@@ -227,3 +227,12 @@ def test_a_users_app_without_our_callback_is_stopped_at_load_split(tmp_path):
     assert REFUSED in proc.stderr and repr(ESCAPE) in proc.stderr
     assert "Hydra had already opened the log file" in proc.stderr
     assert "loaded" not in proc.stdout
+
+
+@pytest.mark.parametrize("args", [["--info"], ["-i"], ["--info", "config"], ["--hydra-help"]])
+def test_options_that_run_no_job_are_left_as_they_are(tmp_path, args):
+    """The check is added as an override; after ``--info`` (whose value is optional) it would be
+    taken for that value. Options that run no job get nothing added."""
+    proc = run_command(args, tmp_path)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert "recoeval_job_name" not in proc.stdout + proc.stderr
