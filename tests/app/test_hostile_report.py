@@ -85,3 +85,14 @@ def test_a_page_that_cannot_be_written_is_a_failure_not_a_bug(tmp_path, monkeypa
     err = capsys.readouterr().err.strip().splitlines()[-1]
     assert err.startswith("recoeval-track-report: Permission denied")
     assert str(tmp_path / "report") in err and "internal error" not in err
+
+
+def test_a_file_in_select_job_dirs_is_a_usage_error(tmp_path):
+    """``read_job_dir`` looked for the file's INCOMPLETE marker inside it: an internal error."""
+    (tmp_path / "afile.txt").write_text("x")
+    proc = _report(tmp_path, "select.job_dirs=[afile.txt]", "output.log_to_mlflow=false")
+    assert proc.returncode == 2, proc.stderr[-2000:]
+    last = proc.stderr.strip().splitlines()[-1]
+    assert last.startswith("recoeval-track-report: select.job_dirs: ")
+    assert "which is a file" in last and "internal error" not in proc.stderr
+    assert str(tmp_path / "afile.txt") in last
