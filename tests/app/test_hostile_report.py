@@ -27,6 +27,14 @@ def _report(tmp_path, *args: str) -> subprocess.CompletedProcess:
     )
 
 
+def _usage_error(tmp_path, *args: str) -> str:
+    """The last line of a report refused as a usage error (status 2), never a bug."""
+    proc = _report(tmp_path, *args)
+    assert proc.returncode == 2, proc.stderr[-2000:]
+    assert "internal error" not in proc.stderr
+    return proc.stderr.strip().splitlines()[-1]
+
+
 @pytest.mark.parametrize(
     ("message", "key"),
     [
@@ -44,29 +52,23 @@ def test_the_setting_of_a_library_error(message, key):
 
 
 def test_a_tracking_uri_that_is_no_uri_is_a_usage_error(tmp_path):
-    proc = _report(tmp_path, "select.sweep_id=x", "tracking.uri=:::")
-    assert proc.returncode == 2, proc.stderr[-2000:]
-    last = proc.stderr.strip().splitlines()[-1]
+    last = _usage_error(tmp_path, "select.sweep_id=x", "tracking.uri=:::")
     assert last.startswith("recoeval-track-report: tracking.uri must be a URI with a scheme")
-    assert "':::'" in last and "internal error" not in proc.stderr
+    assert "':::'" in last
     assert sorted(p.name for p in tmp_path.iterdir()) == []  # no store made
 
 
 def test_a_missing_job_folder_names_select_job_dirs(tmp_path):
-    proc = _report(tmp_path, "select.job_dirs=[nope]", "output.log_to_mlflow=false")
-    assert proc.returncode == 2, proc.stderr[-2000:]
-    last = proc.stderr.strip().splitlines()[-1]
+    last = _usage_error(tmp_path, "select.job_dirs=[nope]", "output.log_to_mlflow=false")
     assert last.startswith("recoeval-track-report: select.job_dirs: ")
     assert str(tmp_path / "nope") in last and "Change select.job_dirs=..." in last
 
 
 def test_an_output_dir_that_is_a_file_is_a_usage_error(tmp_path):
     (tmp_path / "outfile").write_text("x")
-    proc = _report(tmp_path, "select.job_dirs=[nope]", "output.dir=outfile")
-    assert proc.returncode == 2, proc.stderr[-2000:]
-    last = proc.stderr.strip().splitlines()[-1]
+    last = _usage_error(tmp_path, "select.job_dirs=[nope]", "output.dir=outfile")
     assert last.startswith("recoeval-track-report: output.dir must be a folder")
-    assert "'outfile', which is a file" in last and "internal error" not in proc.stderr
+    assert "'outfile', which is a file" in last
     assert (tmp_path / "outfile").read_text() == "x"
 
 
@@ -90,9 +92,7 @@ def test_a_page_that_cannot_be_written_is_a_failure_not_a_bug(tmp_path, monkeypa
 def test_a_file_in_select_job_dirs_is_a_usage_error(tmp_path):
     """``read_job_dir`` looked for the file's INCOMPLETE marker inside it: an internal error."""
     (tmp_path / "afile.txt").write_text("x")
-    proc = _report(tmp_path, "select.job_dirs=[afile.txt]", "output.log_to_mlflow=false")
-    assert proc.returncode == 2, proc.stderr[-2000:]
-    last = proc.stderr.strip().splitlines()[-1]
+    last = _usage_error(tmp_path, "select.job_dirs=[afile.txt]", "output.log_to_mlflow=false")
     assert last.startswith("recoeval-track-report: select.job_dirs: ")
-    assert "which is a file" in last and "internal error" not in proc.stderr
+    assert "which is a file" in last
     assert str(tmp_path / "afile.txt") in last
