@@ -236,3 +236,16 @@ def test_options_that_run_no_job_are_left_as_they_are(tmp_path, args):
     proc = run_command(args, tmp_path)
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert "recoeval_job_name" not in proc.stdout + proc.stderr
+
+
+def test_a_name_not_resolvable_when_composed_is_left_to_the_task():
+    """A sweep job's name that refers to what only the running job has must not fail the
+    sweep's composition; the task checks the job's own name from HydraConfig."""
+    from omegaconf import OmegaConf
+
+    from recoeval_tracking.app.job_name import check_config_job_name
+
+    later = OmegaConf.create({"hydra": {"job": {"name": "${hydra.runtime.not_yet}"}}})
+    check_config_job_name(later)  # no error
+    with pytest.raises(JobNameError):
+        check_config_job_name(OmegaConf.create({"hydra": {"job": {"name": ESCAPE}}}))
