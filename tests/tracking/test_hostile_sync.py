@@ -10,17 +10,20 @@ replacing ``os.scandir`` (what ``os.walk`` lists with) or ``Path`` methods for o
 
 from __future__ import annotations
 
+import io
 import os
 from pathlib import Path
 
 import pytest
 from results_factory import make_results
 
+from recoeval_tracking import InputError
 from recoeval_tracking.app.sync import main as sync_main
 from recoeval_tracking.jobdir import write_job_dir
+from recoeval_tracking.jobdir.read import check_job_dir
 from recoeval_tracking.tracking.pending import mark_pending
 from recoeval_tracking.tracking.runs import upload_args
-from recoeval_tracking.tracking.sync import scan
+from recoeval_tracking.tracking.sync import scan, sync_paths
 
 URI = "sqlite:///nowhere/mlflow.db"  # never reached: a dry run, or nothing to upload
 
@@ -120,3 +123,23 @@ def test_a_path_that_cannot_be_looked_at_is_named(tmp_path, monkeypatch, capsys)
         err = capsys.readouterr().err
         assert f"cannot look at {target} (Permission denied)" in err
         assert "Traceback" not in err
+
+
+@pytest.mark.parametrize(
+    ("mangle", "reason"),
+    [
+        (lambda p: os.mkfifo(p), "curves.csv is not a regular file"),
+        (lambda p: None, "curves.csv is missing"),
+    ],
+    ids=["fifo", "deleted"],
+)
+def test_a_recorded_file_that_is_gone_or_odd_is_refused(tmp_path, mangle, reason):
+    """``curves.csv`` recorded in job.json, then deleted or replaced by a named pipe: the upload
+    sends regular files only, so it made a run without the curves, with no word."""
+    job = _pending_job(tmp_path / "job")
+    (job / "curves.csv").unlink()
+    mangle(job / "curves.csv")
+    with pytest.raises(InputError, match=reason):
+        check_job_dir(job)
+    outcomes = sync_paths([job], out=io.StringIO())
+    assert [o.status for o in outcomes] == ["skipped"] and reason in outcomes[0].error
