@@ -285,14 +285,16 @@ def with_data_relevance(options: Any, train: Any, test: Any) -> Any:
         ),
         None,
     )
-    if rule is not None and "relevance_level" not in PROFILES.get(options.profile, {}):
+    # a bad profile (not a name) is refused later, by EvalOptions.checked
+    profile_level = isinstance(options.profile, str) and "relevance_level" in PROFILES.get(
+        options.profile, {}
+    )
+    if rule is not None and not profile_level:
         level = rule.level if options.relevance_level is None else options.relevance_level
         options = dataclasses.replace(
             options, relevance_level=level, gains=options.gains or rule.gains
         )
-    if options.relevance_level is None and "relevance_level" not in PROFILES.get(
-        options.profile, {}
-    ):
+    if options.relevance_level is None and not profile_level:
         _warn_negative_gains(test)
     return options
 
