@@ -194,13 +194,17 @@ class RecoevalSweeper(Sweeper):
     def _check_jobs(self, jobs: list[list[str]], overrides: Sequence[Override]) -> None:
         """Compose every job; raise :class:`SweepJobError` naming those that do not compose."""
         from recoeval_tracking.app.errors import SweepJobError, composition_key
+        from recoeval_tracking.app.job_name import check_config_job_name
 
         assert self.hydra_context is not None and self.config is not None
         loader = self.hydra_context.config_loader
         failures = []
         for index, job in enumerate(jobs):
             try:
-                loader.load_sweep_config(master_config=self.config, sweep_overrides=list(job))
+                job_config = loader.load_sweep_config(
+                    master_config=self.config, sweep_overrides=list(job)
+                )
+                check_config_job_name(job_config, "its config")  # names its log file
             except Exception as err:  # noqa: BLE001 - every composition error is reported
                 failures.append((index, list(job), err))
         if not failures:

@@ -59,9 +59,9 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-from hydra.experimental.callback import Callback
 from omegaconf import DictConfig, OmegaConf
 
+from .job_name import JobNameCheck, StartRefused
 from .pipeline import tracking_uri_for
 
 __all__ = [
@@ -88,16 +88,12 @@ _RECOEVAL_SWEEPER = "hydra_plugins.recoeval_sweeper.sweeper.RecoevalSweeper"
 _waiting: list[tuple[MlflowSweepCallback, DictConfig]] = []
 
 
-class SweepRefused(BaseException):
+class SweepRefused(StartRefused):
     """A sweep refused before any job is launched (a local store with a cluster launcher).
 
     A ``BaseException`` on purpose: Hydra turns the exceptions raised by callbacks into
     warnings, and this one must stop the sweep; ``recoeval-track`` prints ``error`` as a usage
     error (status 2)."""
-
-    def __init__(self, error: Exception) -> None:
-        super().__init__(str(error))
-        self.error = error
 
 
 def note_interrupted() -> None:
@@ -276,9 +272,11 @@ def _with_baselines(text: str, parent_run_id: str, uri: str) -> str:
     return "\n".join(out[:at] + lines + out[at:])
 
 
-class MlflowSweepCallback(Callback):
+class MlflowSweepCallback(JobNameCheck):
     """Parent run per multirun sweep, closed with a leaderboard of its children; see the module
-    docstring."""
+    docstring. It refuses a ``hydra.job.name`` that is not a plain name first
+    (:class:`~recoeval_tracking.app.job_name.JobNameCheck`), in a Hydra app of the user's own
+    too."""
 
     def __init__(self) -> None:
         self._parent: dict[str, Any] | None = None
@@ -290,6 +288,7 @@ class MlflowSweepCallback(Callback):
 
     # -- Hydra hooks ------------------------------------------------------------------------
     def on_multirun_start(self, config: DictConfig, **kwargs: Any) -> None:
+        super().on_multirun_start(config, **kwargs)  # before the parent run
         _check_baselines_sweeper(config)
         from .pipeline import progress_mode
 

@@ -54,6 +54,7 @@ from .errors import (
     run_error_message,
     user_error_message,
 )
+from .job_name import CALLBACK_OVERRIDE as JOB_NAME_CHECK
 from .task import (  # the job itself; its names stay importable from here
     CONFIG_PACKAGE,
     _single_run_error,
@@ -203,13 +204,16 @@ def register_search_plugin() -> bool:
 
 def job_name_problem(argv: list[str]) -> str | None:
     """The usage error for a ``hydra.job.name`` override that would put the job's log file
-    (``<name>.log``) outside the job folder: a path separator or ``..``; None when fine."""
+    (``<name>.log``) outside the job folder: a path separator or ``..``; None when fine. A name
+    set in a config file is checked when the run starts (:mod:`.job_name`)."""
+    from .job_name import name_problem
+
     for arg in argv:
         key, sep, value = arg.partition("=")
         if not sep or key.lstrip("+~") != "hydra.job.name":
             continue
         name = value.strip().strip("'\"")
-        if not name or "/" in name or "\\" in name or ".." in name:
+        if name_problem(name) is not None:
             return (
                 f"{_PROG}: hydra.job.name must be a plain name (it names the job's log file, "
                 f"<name>.log, in the job folder); got {value!r}. Use a name without '/', "
@@ -218,12 +222,40 @@ def job_name_problem(argv: list[str]) -> str | None:
     return None
 
 
+#: Hydra's options that run no job (``--info`` may take no value: nothing is added after it).
+_NO_RUN = {
+    "--help",
+    "-h",
+    "--hydra-help",
+    "--cfg",
+    "-c",
+    "--info",
+    "-i",
+    "--shell-completion",
+    "-sc",
+    "--experimental-rerun",
+}
+
+
+def _first_override(argv: list[str]) -> int:
+    """Where the overrides of ``argv`` start (its length when there are none): Hydra's parser
+    takes them as one run of arguments, so an override added there keeps them one run."""
+    skip = False
+    for i, arg in enumerate(argv):
+        if skip or arg.startswith("-"):
+            skip = not skip and arg in _OPTIONS_WITH_VALUE
+            continue
+        return i
+    return len(argv)
+
+
 def main() -> None:
     """Console entry point of ``recoeval-track``: run the Hydra app on ``sys.argv``."""
     import hydra
 
     from . import schema  # noqa: F401 - registers the structured configs
-    from .callbacks import SweepRefused, note_interrupted
+    from .callbacks import note_interrupted
+    from .job_name import StartRefused
 
     if any(a in ("--version", "-V") for a in sys.argv[1:]):
         from .._version import __version__
@@ -242,11 +274,14 @@ def main() -> None:
     _single_run_error.clear()
     redact_logs()
     sys.argv[1:] = rewrite_mapping_overrides(sys.argv[1:])
+    if not _NO_RUN.intersection(a.split("=", 1)[0] for a in sys.argv[1:]):
+        # a name from any config file, checked before Hydra opens the job's log
+        sys.argv.insert(1 + _first_override(sys.argv[1:]), JOB_NAME_CHECK)
     register_search_plugin()
     app = hydra.main(version_base="1.3", config_path=config_path(), config_name="config")(run_task)
     try:
         app()
-    except SweepRefused as refused:  # before any job: a usage error, whatever its type
+    except StartRefused as refused:  # before any job: a usage error, whatever its type
         if full_error:
             raise
         print(

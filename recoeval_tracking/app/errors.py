@@ -160,10 +160,13 @@ def user_error_message(
     )
 
     from .._validation import InputError
+    from .job_name import JobNameError
 
     prefix = f"{prog}: "
     see_cfg = _SEE_CFG.replace(_PROG, prog, 1)
     key_hint = key_hint or _key_hint
+    if isinstance(err, JobNameError):  # names the key, its value and where it was set
+        return prefix + _one_line(err)
     if isinstance(err, MissingConfigException):
         text = str(err)
         m = re.search(r"Could not find '([^']+)'", text)
@@ -367,6 +370,11 @@ def _config_key(message: str) -> str | None:
     from ..options import config_fields
     from .schema import SCHEMAS
 
+    unknown = re.match(
+        r"The parameters of make_model\('[^']*'\) must be among .*? Got '(\w+)'", message
+    )
+    if unknown:  # a key the model does not take (+model.bogus=1)
+        return f"model.{unknown.group(1)}"
     m = re.match(r"The '([\w.]+)' parameter of ([\w.]+) ", message)
     if not m:
         return None

@@ -104,6 +104,9 @@ def _plain(cfg: Any) -> dict[str, Any]:
 def _hydra_context() -> Any:
     from hydra.core.hydra_config import HydraConfig
 
+    from .job_name import check_hydra_job_name
+
+    check_hydra_job_name()  # the user's app may not name our callback, which checks earlier
     return HydraConfig.get() if HydraConfig.initialized() else None
 
 

@@ -21,6 +21,7 @@ __all__ = [
     "check_engine_backend",
     "check_k_against_items",
     "check_tracking_uri",
+    "check_experiment",
     "URI_SCHEMES",
     "kernel_cache_is_cold",
     "COMPILE_NOTICE",
@@ -208,6 +209,21 @@ def check_before_load(cfg: Mapping[str, Any]) -> None:
     tracking = cfg.get("tracking") or {}
     if isinstance(tracking, Mapping) and tracking.get("enabled", False):
         check_tracking_uri(tracking.get("uri"))
+        check_experiment(tracking.get("experiment"))
+
+
+def check_experiment(name: Any) -> None:
+    """``tracking.experiment`` is null (the default experiment) or a name that is not blank: an
+    empty name was replaced by the default experiment without a word."""
+    if name is None:
+        return
+    if not isinstance(name, str) or not name.strip():
+        raise _error(
+            "tracking.experiment",
+            "an MLflow experiment name (a text that is not blank) or null for the default",
+            name,
+            "Name the experiment (tracking.experiment=my_study), or leave it out.",
+        )
 
 
 def check_k_against_items(k: int, n_items: int, dataset_key: str = "dataset") -> None:

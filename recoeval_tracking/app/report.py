@@ -289,6 +289,7 @@ def run_report(
     """
     from ..reporting.compare import compare
     from ..reporting.render import write_report
+    from .precheck import check_tracking_uri
 
     if not isinstance(cfg, Mapping):
         raise param_error("cfg", "run_report", "a plain dict (the report config)", cfg)
@@ -297,6 +298,12 @@ def run_report(
     out_cfg = dict(cfg.get("output") or {})
     out_dir = Path(out_cfg.get("dir") or ".")
     out_dir = out_dir if out_dir.is_absolute() else base / out_dir
+    if out_dir.exists() and not out_dir.is_dir():
+        raise InputError(
+            f"output.dir must be a folder (the report's pages are written into it); got "
+            f"{str(out_cfg.get('dir'))!r}, which is a file ({out_dir}). Name a folder, new or "
+            "existing."
+        )
     targets: dict[str, Path | None] = {}
     for key in ("html", "markdown", "latex"):  # the pages stay inside output.dir
         name = out_cfg.get(key)
@@ -304,6 +311,7 @@ def run_report(
         if name:
             resolve_under(out_dir, name, what=f"output.{key}")
             targets[key] = out_dir / name
+    check_tracking_uri((dict(cfg.get("tracking") or {})).get("uri"))  # before MLflow reads it
     uri_given = (dict(cfg.get("tracking") or {})).get("uri") or os.environ.get(
         "MLFLOW_TRACKING_URI"
     )
@@ -420,8 +428,13 @@ def main() -> None:
     """Console entry point of ``recoeval-track-report``."""
     import hydra
 
-    from .errors import EXIT_FAILURE, bug_message, user_error_message
-    from .report_config import CONFIG_DIR, register_report_schema, report_key_hint
+    from .errors import EXIT_FAILURE, bug_message, run_error_message, user_error_message
+    from .report_config import (
+        CONFIG_DIR,
+        register_report_schema,
+        report_input_key,
+        report_key_hint,
+    )
 
     full_error = os.environ.get("HYDRA_FULL_ERROR") == "1"
     os.environ["HYDRA_FULL_ERROR"] = "1"
@@ -441,6 +454,16 @@ def main() -> None:
             print(f"{_PROG}: {err}", file=sys.stderr)
             sys.exit(EXIT_FAILURE)
         message = user_error_message(err, _PROG, report_key_hint)
+        if message is None and isinstance(err, OSError):  # writing the pages: disk, permission
+            failed = run_error_message(err) or str(err)
+            print(failed.replace("recoeval-track:", f"{_PROG}:", 1), file=sys.stderr)
+            sys.exit(EXIT_FAILURE)
+        key = report_input_key(str(err)) if isinstance(err, InputError) else None
+        if key is not None:  # the library's parameter is this setting of the report
+            message = (
+                f"{_PROG}: {key}: {' '.join(str(err).split())} Change {key}=... on the command "
+                f"line; `{_PROG} --cfg job` prints the composed config with every setting."
+            )
         if message is None:
             print(bug_message(err).replace("recoeval-track:", f"{_PROG}:", 1), file=sys.stderr)
             sys.exit(EXIT_FAILURE)

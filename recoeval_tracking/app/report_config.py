@@ -109,3 +109,23 @@ def report_key_hint(key: str) -> str:
     if close:
         return f"Did you mean {', '.join(close)}? {see}"
     return f"The settings are: {', '.join(known)}. {see}"
+
+
+def report_input_key(message: str) -> str | None:
+    """The report setting a library error is about (``The 'n_bootstrap' parameter of compare``
+    -> ``n_bootstrap``, ``'runs'`` -> ``select``, a job folder -> ``select.job_dirs``), or
+    None when it names none."""
+    import re
+
+    m = re.match(r"The '([\w.]+)' parameter of ([\w.]+) ", message)
+    if not m:
+        return None
+    name, func = m.groups()
+    if func in ("read_job_dir", "RunData.from_job_dir") and name == "path":
+        return "select.job_dirs"
+    if func == "compare":
+        if name == "runs":
+            return "select"
+        if name in _fields(ReportConfig):
+            return name
+    return None

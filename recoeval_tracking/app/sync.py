@@ -12,8 +12,9 @@ number of syncs and jobs may run at once on the same folders. The rules are thos
 :mod:`recoeval_tracking.tracking.sync`.
 
 Exit status: 0 when everything was uploaded (or nothing needed it), 1 when some directories are
-still pending (their marker records the new error) or were skipped (each is named with the
-reason; the others are still uploaded), 2 for bad arguments (a path that does not exist, a
+still pending (their marker records the new error), were skipped, or could not be read (each is
+named with the reason; the others are still uploaded; ``--dry-run`` lists the unreadable
+folders too and exits 1), 2 for bad arguments (a path that does not exist, a
 ``--tracking-uri`` that is no tracking URI). What was done goes to standard output, what went
 wrong (still pending, skipped, could not...) to standard error.
 """
@@ -55,6 +56,27 @@ class _Lines(io.TextIOBase):
             self.write("\n")
 
 
+def _dry_run(paths: Sequence[str]) -> int:
+    """List what a sync would upload; 1 when some folder could not be read (what it holds is
+    unknown, and a sync would not upload it), else 0."""
+    found = scan(paths)
+    for job in found.jobs:
+        print(f"pending job {job}")
+    for job in found.unmarked:
+        print(f"never uploaded job {job}")
+    for job in found.incomplete:
+        print(f"incomplete job {job} (nothing to upload)")
+    for sweep in found.pending_sweeps:
+        print(f"pending sweep parent {sweep}")
+    for folder, reason in found.unreadable:
+        print(
+            f"unreadable folder {folder} ({reason}): a job pending in it is not listed and a "
+            "sync would not upload it; run the sync as a user who can read it",
+            file=sys.stderr,
+        )
+    return 1 if found.unreadable else 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``recoeval-track-sync``; returns the exit status."""
     from .. import __version__
@@ -69,7 +91,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         "               (recorded in its marker when its upload failed)\n"
         "  the runs     each job keeps its experiment, parent and tags from its upload\n"
         "               markers (PENDING, UPLOADING); nothing is uploaded twice\n"
-        "exit status: 0 all uploaded, 1 some still pending or skipped, 2 bad arguments\n"
+        "exit status: 0 all uploaded, 1 some still pending, skipped or unreadable\n"
+        "             (--dry-run too), 2 bad arguments\n"
         "example: recoeval-track-sync multirun/ --dry-run",
     )
     parser.add_argument(
@@ -103,20 +126,20 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"recoeval-track-sync: {text}", file=sys.stderr)
             return 2
     for p in args.paths:
-        if not Path(p).exists():
+        try:
+            exists = Path(p).exists()
+        except OSError as err:  # a folder above it cannot be searched
+            print(
+                f"recoeval-track-sync: cannot look at {p} ({err.strerror or err}): nothing "
+                "under it was listed or uploaded; run the sync as a user who can read it.",
+                file=sys.stderr,
+            )
+            return 1
+        if not exists:
             print(f"recoeval-track-sync: no such file or folder: {p}", file=sys.stderr)
             return 2
     if args.dry_run:
-        found = scan(args.paths)
-        for job in found.jobs:
-            print(f"pending job {job}")
-        for job in found.unmarked:
-            print(f"never uploaded job {job}")
-        for job in found.incomplete:
-            print(f"incomplete job {job} (nothing to upload)")
-        for sweep in found.pending_sweeps:
-            print(f"pending sweep parent {sweep}")
-        return 0
+        return _dry_run(args.paths)
     try:
         lines = _Lines()
         outcomes = sync_paths(args.paths, tracking_uri=args.tracking_uri, out=lines)

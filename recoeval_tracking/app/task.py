@@ -112,6 +112,7 @@ def run_task(cfg: Any) -> dict[str, Any] | None:
 
     from ..jobdir.redact import add_secret_values, env_interpolated_values
     from .callbacks import job_sweep_record
+    from .job_name import check_hydra_job_name
     from .pipeline import run_job
     from .user_model import check_model_allowed
 
@@ -130,6 +131,7 @@ def run_task(cfg: Any) -> dict[str, Any] | None:
             flush=True,
         )
     try:
+        check_hydra_job_name()  # a run start that no callback checked (another sweeper's job)
         _expand_group_choices(cfg)
         plain = OmegaConf.to_container(cfg, resolve=True, throw_on_missing=True)
         # values taken from the environment (${oc.env:...}) are written nowhere

@@ -206,6 +206,18 @@ def _guess_sep(line: str, current: str) -> str | None:
     return None
 
 
+def _no_rows(func: str, path: Path, what: str) -> InputError:
+    """The error of a data file without any interaction (the app names ``dataset.path``)."""
+    return param_error(
+        "path",
+        func,
+        "a file with at least one interaction",
+        f"'{path}', {what or 'which holds no row'}",
+        "Check the path, or write the interactions into the file.",
+        got_is_text=True,
+    )
+
+
 def load_csv(
     path: str | os.PathLike,
     columns: Mapping[str, Any] | None = DEFAULT_COLUMNS,
@@ -268,7 +280,7 @@ def load_csv(
     _check_encoding(encoding, func)
     first = _first_line(p, encoding)
     if first == "" and p.stat().st_size <= 1:
-        raise InputError(f"{func}: no interactions found in {p}; the file is empty.")
+        raise _no_rows(func, p, "which is empty")
     fields = first.split(sep)
     if columns is None or (isinstance(columns, Mapping) and not columns):
         if header:
@@ -346,7 +358,7 @@ def _read_columns(
             f"{func}: {p} is not valid {encoding} text ({exc}); pass the right 'encoding'."
         ) from exc
     except pd.errors.EmptyDataError as exc:
-        raise InputError(f"{func}: no interactions found in {p}; the file is empty.") from exc
+        raise _no_rows(func, p, "which has a header line and no row" if header else "") from exc
     except ValueError as exc:  # e.g. rows with fewer fields than the header names
         raise InputError(
             f"{func}: could not read the columns {sorted(positions)} of {p} with "

@@ -150,6 +150,15 @@ def _content_uid(root: Path) -> str:
 
 
 def _check_state(root: Path) -> str:
+    if root.exists() and not root.is_dir():  # its markers would be looked for inside a file
+        raise param_error(
+            "path",
+            _FUNC,
+            "a job directory (a folder)",
+            f"'{root}', which is a file",
+            "Give the job's folder, the one that holds metrics.json.",
+            got_is_text=True,
+        )
     state = job_dir_state(root)
     if state == "incomplete":
         raise param_error(
@@ -386,11 +395,12 @@ def check_job_dir(path: str | Path) -> JobDir:
     try:
         job = read_job_dir(root, per_user=False)
         sizes = job.job.get("files") if isinstance(job.job.get("files"), dict) else {}
-        problems = [
-            text for p in _uploaded_paths(root) if (text := _problem(root, p, sizes)) is not None
-        ]
-        if FILES["per_user"] in sizes and not (root / FILES["per_user"]).exists():
-            problems.append(f"{FILES['per_user']} is missing")
+        paths = _uploaded_paths(root)
+        problems = [text for p in paths if (text := _problem(root, p, sizes)) is not None]
+        sent = {p.relative_to(root).as_posix() for p in paths}
+        for rel in sorted(set(sizes) - sent):  # recorded when written, not uploadable now
+            gone = not ((root / rel).exists() or (root / rel).is_symlink())
+            problems.append(f"{rel} is missing" if gone else f"{rel} is not a regular file")
     except OSError as err:  # a folder or file this user may not read
         problems = [f"it cannot be read ({type(err).__name__}: {err})"]
     if problems:

@@ -285,10 +285,55 @@ def with_data_relevance(options: Any, train: Any, test: Any) -> Any:
         ),
         None,
     )
-    if rule is None or "relevance_level" in PROFILES.get(options.profile, {}):
-        return options
-    level = rule.level if options.relevance_level is None else options.relevance_level
-    return dataclasses.replace(options, relevance_level=level, gains=options.gains or rule.gains)
+    # a bad profile (not a name) is refused later, by EvalOptions.checked
+    profile_level = isinstance(options.profile, str) and "relevance_level" in PROFILES.get(
+        options.profile, {}
+    )
+    if rule is not None and not profile_level:
+        level = rule.level if options.relevance_level is None else options.relevance_level
+        options = dataclasses.replace(
+            options, relevance_level=level, gains=options.gains or rule.gains
+        )
+    if options.relevance_level is None and not profile_level:
+        _warn_negative_gains(test)
+    return options
+
+
+def _stored_values(x: Any) -> np.ndarray | None:
+    """The stored values of a test input (a sparse matrix, an interactions container or a
+    DataFrame with a value column), or None when it has none to look at."""
+    if sp.issparse(x):
+        return np.asarray(x.data)
+    matrix = getattr(x, "matrix", None)
+    if sp.issparse(matrix):
+        return np.asarray(matrix.data)
+    if isinstance(x, pd.DataFrame):
+        column = next((c for c in FRAME_COLUMNS["value"] if c in x.columns), None)
+        return None if column is None else np.asarray(x[column])
+    return None
+
+
+def _warn_negative_gains(test: Any, func: str = "evaluate") -> None:
+    """Without a relevance level every stored test entry is a positive whose value is its gain
+    (recometrics' rule): a negative value (a dislike on a -1/+1 scale, a centred rating) counts
+    as a hit for P@K and leaves NDCG NaN where no value is > 0. Said in a warning that counts
+    them, since it is rarely what data with negative values means."""
+    values = _stored_values(test)
+    if values is None or values.dtype.kind not in "iuf" or not values.size:
+        return
+    negative = values < 0
+    if not negative.any():
+        return
+    warnings.warn(
+        f"The 'test' data passed to {func} has {int(negative.sum())} stored entries with a "
+        f"negative value (the smallest {float(values[negative].min())}) and no relevance level: "
+        "each counts as a relevant item (a hit for P@K, recall...) with its value as its NDCG "
+        "gain, and NDCG is NaN for a user with no value > 0. Give relevance_level (entries "
+        "below it are judged non-relevant; in recoeval-track: dataset.relevance_level) to "
+        "treat them as dislikes.",
+        UserWarning,
+        stacklevel=4,
+    )
 
 
 def prepare(train: Any, test: Any, user_ids: Any, func: str) -> Prepared:

@@ -177,7 +177,10 @@ def scan(paths: Iterable[str | Path]) -> Found:
             here = Path(folder)
             if here not in seen:
                 seen.add(here)
-                _classify(here, set(files), found)
+                try:
+                    _classify(here, set(files), found)
+                except OSError as err:  # listed, but its files cannot be looked at
+                    found.note_unreadable(err)
     for name in ("jobs", "unmarked", "incomplete", "sweeps", "pending_sweeps"):
         setattr(found, name, sorted(getattr(found, name)))
     return found
