@@ -32,6 +32,8 @@ feedback collaborative filtering", RecSys 2011.
 
 from __future__ import annotations
 
+import logging
+import os
 import sys
 from typing import Any
 
@@ -45,6 +47,8 @@ from ..scores import FactorScores, ScoreSource
 from ._base import Model, check_nonnegative_values
 
 __all__ = ["ALSModel"]
+
+logger = logging.getLogger(__name__)
 
 # Reassociation lets LLVM vectorise the dot products (about 2x faster). The summation order is
 # then fixed by the compiled code, not by the thread count, so results stay bit-identical for
@@ -267,6 +271,8 @@ class ALSModel(Model):
         Xi = _kernel_csr(sp.csr_array(X.T), self.alpha)
         reg = self.regularization
         self.loss_history_ = []
+        if not _sweep_is_cached():
+            logger.info("compiling the ALS kernels (once: numba caches them)...")
         disable = None if self.progress else True
         bar = tqdm(
             range(self.iterations),
@@ -304,6 +310,16 @@ class ALSModel(Model):
 
     def _score_source(self) -> ScoreSource:
         return FactorScores(self.user_factors_, self.item_factors_, func="ALSModel.score_source")
+
+
+def _sweep_is_cached() -> bool:
+    """Whether numba's on-disk cache holds an index of the ALS sweep (else the first fit
+    compiles it, some 5 s on 2 cores: worth a line on the terminal). True when that cannot be
+    told."""
+    try:
+        return os.path.exists(_cg_sweep._cache._cache_file._index_path)
+    except AttributeError:  # numba's cache layout changed
+        return True
 
 
 def _kernel_csr(X: sp.csr_array, alpha: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

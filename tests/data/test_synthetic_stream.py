@@ -16,6 +16,7 @@ import math
 import numpy as np
 import pytest
 
+from recoeval_tracking.data import _synthetic_numba
 from recoeval_tracking.data._synthetic import _generate
 
 MASK = (1 << 64) - 1
@@ -102,12 +103,23 @@ def parameters(n_users, n_items, k, noise, seed, most):
         (20, 8, 3, 0.3, 3, 8),
     ],
 )
-def test_generate_follows_each_users_stream(n_users, n_items, k, noise, seed, most):
+@pytest.mark.parametrize("generate", [_generate, _synthetic_numba.generate])
+def test_generate_follows_each_users_stream(n_users, n_items, k, noise, seed, most, generate):
     args = parameters(n_users, n_items, k, noise, seed, most)
-    items, values, times, rounds = _generate(*args)
+    items, values, times, rounds = generate(*args)
     want_items, want_values, want_times, want_rounds = reference(*args)
     assert items.tolist() == want_items.tolist()
     assert values.tolist() == want_values.tolist()
     assert times.tolist() == want_times.tolist()
     assert rounds == want_rounds
     assert rounds > 4 or seed != 3  # that case reaches the uniform rounds
+
+
+def test_make_synthetic_gives_the_same_data_on_either_path(monkeypatch):
+    from recoeval_tracking.data import _synthetic, make_synthetic
+
+    small = make_synthetic(200, 80, 3000, seed=5)
+    monkeypatch.setattr(_synthetic, "NUMBA_FROM", 0)
+    large = make_synthetic(200, 80, 3000, seed=5)
+    assert small.fingerprint() == large.fingerprint()
+    assert small.reports[0].details == large.reports[0].details
