@@ -7,6 +7,7 @@ import logging
 import numpy as np
 import scipy.sparse as sp
 
+from .._numba_cache import is_cached
 from .._validation import check_in_range, check_int, check_seed
 from ._interactions import Interactions, PrepReport
 
@@ -328,7 +329,7 @@ def make_synthetic(
         from . import _synthetic_numba
 
         generate = _synthetic_numba.generate
-        if not _synthetic_numba.is_cached():
+        if not is_cached(_synthetic_numba._generate):
             logger.info("compiling the generator's parallel kernel (once: numba caches it)...")
     item, values, ts, rounds = generate(
         counts.astype(np.int64),

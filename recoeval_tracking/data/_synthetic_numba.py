@@ -135,17 +135,6 @@ def _generate(
             times[lo + j] = win_start[u] + int(v3 * win_len[u])
 
 
-def is_cached() -> bool:
-    """Whether numba's on-disk cache holds an index of :func:`_generate` (else the first call
-    compiles it). True when that cannot be told."""
-    import os
-
-    try:
-        return os.path.exists(_generate._cache._cache_file._index_path)
-    except AttributeError:  # numba's cache layout changed
-        return True
-
-
 def generate(
     counts: np.ndarray,
     seeds: np.ndarray,

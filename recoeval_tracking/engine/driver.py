@@ -227,6 +227,8 @@ def run_scores(
     with (
         _pool(threads) as pool,
         ThreadPoolExecutor(max_workers=1) if one_ahead else nullcontext() as ahead,
+        # BLAS in the source's thread, on one core, beside the kernels' threads
+        _controller().limit(limits=1, user_api="blas") if one_ahead else nullcontext(),
     ):
 
         def fetch(i: int) -> Future:

@@ -369,7 +369,7 @@ def _write_per_user(self: Results, value: Any) -> None:
 
 
 # a property over the dataclass's field: __init__ and dataclasses.replace go through it
-Results.per_user = property(_read_per_user, _write_per_user, doc="The per-user table.")  # type: ignore[assignment]
+Results.per_user = property(_read_per_user, _write_per_user, doc="The per-user table.")
 
 
 def nothing_evaluated(results: Any, func: str) -> str | None:

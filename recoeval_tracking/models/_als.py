@@ -33,7 +33,6 @@ feedback collaborative filtering", RecSys 2011.
 from __future__ import annotations
 
 import logging
-import os
 import sys
 from typing import Any
 
@@ -42,6 +41,7 @@ import scipy.sparse as sp
 from numba import njit, prange
 from tqdm.auto import tqdm
 
+from .._numba_cache import is_cached
 from .._validation import as_csr, check_bool, check_float, check_int
 from ..scores import FactorScores, ScoreSource
 from ._base import Model, check_nonnegative_values
@@ -271,7 +271,7 @@ class ALSModel(Model):
         Xi = _kernel_csr(sp.csr_array(X.T), self.alpha)
         reg = self.regularization
         self.loss_history_ = []
-        if not _sweep_is_cached():
+        if not is_cached(_cg_sweep):
             logger.info("compiling the ALS kernels (once: numba caches them)...")
         disable = None if self.progress else True
         bar = tqdm(
@@ -310,16 +310,6 @@ class ALSModel(Model):
 
     def _score_source(self) -> ScoreSource:
         return FactorScores(self.user_factors_, self.item_factors_, func="ALSModel.score_source")
-
-
-def _sweep_is_cached() -> bool:
-    """Whether numba's on-disk cache holds an index of the ALS sweep (else the first fit
-    compiles it, some 5 s on 2 cores: worth a line on the terminal). True when that cannot be
-    told."""
-    try:
-        return os.path.exists(_cg_sweep._cache._cache_file._index_path)
-    except AttributeError:  # numba's cache layout changed
-        return True
 
 
 def _kernel_csr(X: sp.csr_array, alpha: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

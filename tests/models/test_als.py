@@ -163,12 +163,12 @@ def test_a_cold_kernel_cache_is_said_before_the_fit(monkeypatch, caplog):
     from recoeval_tracking.models import _als
 
     X = sp.csr_array(np.eye(6, 5))
-    monkeypatch.setattr(_als, "_sweep_is_cached", lambda: False)
+    monkeypatch.setattr(_als, "is_cached", lambda f: False)
     with caplog.at_level(logging.INFO, logger="recoeval_tracking.models._als"):
         ALSModel(factors=2, iterations=1, progress=False).fit(X)
     assert "compiling the ALS kernels" in caplog.text
     monkeypatch.undo()
-    assert _als._sweep_is_cached()  # the fit above wrote the cache
+    assert _als.is_cached(_als._cg_sweep)  # the fit above wrote the cache
     caplog.clear()
     with caplog.at_level(logging.INFO, logger="recoeval_tracking.models._als"):
         ALSModel(factors=2, iterations=1, progress=False).fit(X)
