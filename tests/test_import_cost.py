@@ -87,6 +87,14 @@ def test_the_data_and_split_containers_do_not_load_numba(name: str) -> None:
     assert out.stdout.strip().splitlines()[-1] == "[]"
 
 
+def _last_line(code: str) -> str:
+    """The last line ``code`` prints in a fresh interpreter."""
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=600
+    )
+    return out.stdout.strip().splitlines()[-1]
+
+
 def test_the_first_job_compiles_nothing_before_fit() -> None:
     # README's first command generates synthetic data and splits it at random: both in numpy,
     # so a cold numba cache costs nothing before the model (the app compiles the metric kernels
@@ -100,10 +108,7 @@ def test_the_first_job_compiles_nothing_before_fit() -> None:
         "             if m.startswith('recoeval_tracking')\n"
         "             for n, f in vars(mod).items() if getattr(f, 'signatures', None)))\n"
     )
-    out = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=300
-    )
-    assert out.stdout.strip().splitlines()[-1] == "[]"
+    assert _last_line(code) == "[]"
 
 
 def test_a_first_evaluation_loads_no_pandas() -> None:
@@ -119,7 +124,4 @@ def test_a_first_evaluation_loads_no_pandas() -> None:
         "means = res.means, res.n_users_evaluated, res.metric_columns\n"
         "print(before, 'pandas' in sys.modules, type(res.per_user).__name__)\n"
     )
-    out = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=600
-    )
-    assert out.stdout.strip().splitlines()[-1] == "False False DataFrame"
+    assert _last_line(code) == "False False DataFrame"

@@ -8,6 +8,8 @@ calls it from there only. Tested against the same plain-Python reference.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 from numba import njit, prange
 
@@ -136,20 +138,10 @@ def _generate(
 
 
 def generate(
-    counts: np.ndarray,
-    seeds: np.ndarray,
-    cum_theta: np.ndarray,
-    theta: np.ndarray,
-    topic_of: np.ndarray,
-    item_cdf: np.ndarray,
-    topic_start: np.ndarray,
-    topic_items: np.ndarray,
-    global_cdf: np.ndarray,
-    noise: float,
-    win_start: np.ndarray,
-    win_len: np.ndarray,
+    counts: np.ndarray, seeds: np.ndarray, *params: Any
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
-    """:func:`recoeval_tracking.data._synthetic._generate`'s draws by :func:`_generate`."""
+    """:func:`recoeval_tracking.data._synthetic._generate`'s draws (the same arguments: the
+    rest in :func:`_generate`'s order, ``cum_theta`` to ``win_len``) by :func:`_generate`."""
     n_users = counts.shape[0]
     indptr = np.zeros(n_users + 1, dtype=np.int64)
     np.cumsum(counts, out=indptr[1:])
@@ -158,6 +150,5 @@ def generate(
     values = np.empty(nnz, dtype=np.float64)
     times = np.empty(nnz, dtype=np.int64)
     rounds = np.zeros(n_users, dtype=np.int64)
-    _generate(indptr, seeds, cum_theta, theta, topic_of, item_cdf, topic_start, topic_items,
-              global_cdf, noise, win_start, win_len, items, values, times, rounds)  # fmt: skip
+    _generate(indptr, seeds, *params, items, values, times, rounds)
     return items, values, times, int(rounds.max()) if n_users else 0
