@@ -98,7 +98,8 @@ def run_evaluate(metrics: str, cache: Path) -> dict:
 def run_app(cache: Path, workdir: Path) -> dict:
     """README's first command in ``workdir`` with the numba cache ``cache``: wall seconds, the
     job's stage seconds and the longest time with no new line on stdout or stderr."""
-    exe = shutil.which("recoeval-track") or "recoeval-track"
+    beside = Path(sys.executable).parent / "recoeval-track"  # this environment's entry point
+    exe = str(beside) if beside.exists() else shutil.which("recoeval-track") or "recoeval-track"
     t0 = time.perf_counter()
     proc = subprocess.Popen(
         [exe, "progress=false"],
