@@ -121,14 +121,12 @@ def run_app(cache: Path, workdir: Path) -> dict:
     silence = max(silence, wall - last)
     if code != 0:
         raise SystemExit("recoeval-track failed:\n" + "\n".join(lines))
-    stages = {}
-    for path in workdir.rglob("metrics.json"):
-        data = json.loads(path.read_text())
-        stages = {
-            k.removesuffix("_seconds"): round(float(v), 2)
-            for k, v in data.items()
-            if k.endswith("_seconds")
-        }
+    stages = {}  # from the job's "timings: load 0.12 s, ..." line (eval includes the wait)
+    for line in lines:
+        if "timings: " in line:
+            for part in line.split("timings: ", 1)[1].split(", "):
+                name, _, rest = part.partition(" ")
+                stages[name] = float(rest.split()[0])
     return {"wall": wall, "silence": silence, "stages": stages, "lines": lines}
 
 
