@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 
 import numpy as np
 import scipy.sparse as sp
@@ -324,7 +325,7 @@ def make_synthetic(
     win_len = np.maximum((time_span * rng.uniform(0.05, 0.5, n_users)).astype(np.int64), 1)
     win_start = start_time + (rng.random(n_users) * (time_span - win_len)).astype(np.int64)
     seeds = rng.integers(0, 2**63 - 1, size=n_users, dtype=np.int64).astype(np.uint64)
-    generate = _generate
+    generate: Callable[..., tuple[np.ndarray, np.ndarray, np.ndarray, int]] = _generate
     if n_interactions >= NUMBA_FROM:  # numba pays for its compile (once) from there on
         from . import _synthetic_numba
 

@@ -8,7 +8,7 @@ calls it from there only. Tested against the same plain-Python reference.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 from numba import njit, prange
@@ -150,5 +150,5 @@ def generate(
     values = np.empty(nnz, dtype=np.float64)
     times = np.empty(nnz, dtype=np.int64)
     rounds = np.zeros(n_users, dtype=np.int64)
-    _generate(indptr, seeds, *params, items, values, times, rounds)
+    cast(Any, _generate)(indptr, seeds, *params, items, values, times, rounds)
     return items, values, times, int(rounds.max()) if n_users else 0
