@@ -23,10 +23,6 @@ MIN_DOCSTRING_WORDS = 5
 
 #: "module:function" -> why it stays longer than MAX_FUNCTION_LINES.
 FUNCTION_EXCEPTIONS: dict[str, str] = {
-    "data/_synthetic.py:make_synthetic": (
-        "one public function checking a dozen documented parameters before one numba pass; "
-        "the checks read as the parameter list"
-    ),
     "reporting/report.py:_tables": (
         "builds the summary and comparison tables of every test in one pass over the runs; "
         "the next function to split (by table) when the report is touched"

@@ -85,3 +85,43 @@ def test_the_data_and_split_containers_do_not_load_numba(name: str) -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=300
     )
     assert out.stdout.strip().splitlines()[-1] == "[]"
+
+
+def _last_line(code: str) -> str:
+    """The last line ``code`` prints in a fresh interpreter."""
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=600
+    )
+    return out.stdout.strip().splitlines()[-1]
+
+
+def test_the_first_job_compiles_nothing_before_fit() -> None:
+    # README's first command generates synthetic data and splits it at random: both in numpy,
+    # so a cold numba cache costs nothing before the model (the app compiles the metric kernels
+    # in a second process meanwhile)
+    code = (
+        "import sys, recoeval_tracking as rt\n"
+        "from recoeval_tracking.splitting import random_holdout\n"
+        "X = rt.make_synthetic(2000, 1000, seed=0)\n"
+        "random_holdout(X, seed=0)\n"
+        "print(sorted(f'{m}.{n}' for m, mod in list(sys.modules.items())\n"
+        "             if m.startswith('recoeval_tracking')\n"
+        "             for n, f in vars(mod).items() if getattr(f, 'signatures', None)))\n"
+    )
+    assert _last_line(code) == "[]"
+
+
+def test_a_first_evaluation_loads_no_pandas() -> None:
+    # pandas is 0.8 s of a new process's first result: the per-user frame is made when read
+    # (the means and counts come from its columns)
+    code = (
+        "import sys, numpy as np, scipy.sparse as sp, recoeval_tracking as rt\n"
+        "rng = np.random.default_rng(0)\n"
+        "cells = rng.random((30, 50))\n"
+        "res = rt.evaluate(sp.csr_array((cells < 0.2) * 1.0), sp.csr_array((cells > 0.9) * 1.0),\n"
+        "                  A=rng.random((30, 4)), B=rng.random((50, 4)))\n"
+        "before = 'pandas' in sys.modules\n"
+        "means = res.means, res.n_users_evaluated, res.metric_columns\n"
+        "print(before, 'pandas' in sys.modules, type(res.per_user).__name__)\n"
+    )
+    assert _last_line(code) == "False False DataFrame"

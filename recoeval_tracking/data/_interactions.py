@@ -5,14 +5,16 @@ from __future__ import annotations
 import hashlib
 import logging
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pandas as pd
 import scipy.sparse as sp
 
 from .._validation import InputError, check_type, checked_sparse, param_error
 from ._relevance import Relevance
+
+if TYPE_CHECKING:  # imported by to_dataframe: evaluate() and the splits need no pandas
+    import pandas as pd
 
 __all__ = ["Interactions", "PrepReport", "gini", "DUPLICATE_POLICIES"]
 
@@ -342,6 +344,8 @@ class Interactions:
         }
         if self.timestamps is not None:
             out["timestamp"] = np.asarray(self.timestamps.data, dtype=np.int64)
+        import pandas as pd
+
         return pd.DataFrame(out)
 
     # --------------------------------------------------------------- helpers

@@ -2,70 +2,133 @@
 
 from __future__ import annotations
 
+import logging
+from collections.abc import Callable
+
 import numpy as np
 import scipy.sparse as sp
-from numba import njit, prange
 
+from .._numba_cache import is_cached
 from .._validation import check_in_range, check_int, check_seed
 from ._interactions import Interactions, PrepReport
 
 __all__ = ["make_synthetic"]
 
 
+logger = logging.getLogger(__name__)
+
+#: From this many interactions on, the draws run in one parallel numba pass
+#: (:mod:`._synthetic_numba`: the same draws, 4x faster on 2 cores, compiled once in some 10 s).
+NUMBA_FROM = 4_000_000
+
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 _MIX1 = np.uint64(0xBF58476D1CE4E5B9)
 _MIX2 = np.uint64(0x94D049BB133111EB)
-_S30 = np.uint64(30)
-_S27 = np.uint64(27)
-_S31 = np.uint64(31)
-_S11 = np.uint64(11)
+_TO_UNIT = 1.0 / 9007199254740992.0  # 2**-53
 
 
-@njit(cache=True, inline="always")
-def _splitmix(state: np.uint64) -> tuple:  # pragma: no cover - compiled
-    """SplitMix64 (Steele, Lea & Flood 2014): next state and a uniform in [0, 1)."""
-    state = state + _GOLDEN
-    z = state
-    z = (z ^ (z >> _S30)) * _MIX1
-    z = (z ^ (z >> _S27)) * _MIX2
-    z = z ^ (z >> _S31)
-    return state, float(z >> _S11) * (1.0 / 9007199254740992.0)
+def _uniforms(seeds: np.ndarray, calls: np.ndarray) -> np.ndarray:
+    """The uniform in [0, 1) of call number ``calls`` (1 for the first) of the SplitMix64
+    streams (Steele, Lea & Flood 2014) seeded with ``seeds``, elementwise.
+
+    SplitMix64 advances its state by a constant, so the state after ``n`` calls is ``seed + n *
+    0x9E3779B97F4A7C15`` (mod 2**64): any call of a stream is computed directly, for many
+    streams at once (numpy's uint64 arithmetic wraps)."""
+    z = seeds + calls.astype(np.uint64) * _GOLDEN
+    z = (z ^ (z >> np.uint64(30))) * _MIX1
+    z = (z ^ (z >> np.uint64(27))) * _MIX2
+    z ^= z >> np.uint64(31)
+    return (z >> np.uint64(11)).astype(np.float64) * _TO_UNIT
 
 
-@njit(cache=True)
-def _draw_one(
-    state: np.uint64,
-    r: int,
+def _search_right(a: np.ndarray, lo: np.ndarray, hi: np.ndarray, x: np.ndarray) -> np.ndarray:
+    """``lo + searchsorted(a[lo:hi], x, side="right")`` elementwise (a binary search over each
+    non-decreasing segment ``a[lo:hi]`` at once)."""
+    lo, hi = lo.copy(), hi.copy()
+    last = a.shape[0] - 1
+    while True:
+        open_ = lo < hi
+        if not open_.any():
+            return lo
+        mid = (lo + hi) >> 1
+        right = open_ & (a[np.minimum(mid, last)] <= x)
+        lo = np.where(right, mid + 1, lo)
+        hi = np.where(open_ & ~right, mid, hi)
+
+
+#: Draws per batch of users in a round (bounds the memory of a round: some 100 bytes a draw).
+_BATCH = 1 << 20
+
+
+def _draw_items(
+    user: np.ndarray,
+    seed: np.ndarray,
+    c: np.ndarray,
+    u1: np.ndarray,
     cum_theta: np.ndarray,
     item_cdf: np.ndarray,
     topic_start: np.ndarray,
     topic_items: np.ndarray,
     global_cdf: np.ndarray,
     explore: float,
-    uniform: bool,
-) -> tuple:  # pragma: no cover - compiled
+) -> np.ndarray:
+    """The item of each draw of a round that is not uniform: the draw of ``user`` whose stream
+    stands at ``c`` calls (``u1``: its next uniform) takes, when ``u1 < explore``, an item by
+    global popularity (by its second uniform), else a topic from the user's mixture (by its
+    third) and an item of that topic by popularity (by its second)."""
     n_items = global_cdf.shape[0]
-    state, u1 = _splitmix(state)
-    if uniform:
-        return state, min(int(u1 * n_items), n_items - 1)
-    state, u2 = _splitmix(state)
-    if u1 < explore:
-        j = np.searchsorted(global_cdf, u2, side="right")
-        return state, min(j, n_items - 1)
-    state, u3 = _splitmix(state)
-    k = cum_theta.shape[1]
-    t = 0
-    while t < k - 1 and cum_theta[r, t] <= u3:
-        t += 1
-    lo = topic_start[t]
-    hi = topic_start[t + 1]
-    j = lo + np.searchsorted(item_cdf[lo:hi], u2, side="right")
-    return state, topic_items[min(j, hi - 1)]
+    u2 = _uniforms(seed, c + 2)
+    wide = u1 < explore
+    item = np.empty(user.shape[0], dtype=np.int64)
+    item[wide] = np.minimum(np.searchsorted(global_cdf, u2[wide], side="right"), n_items - 1)
+    near = ~wide
+    u3 = _uniforms(seed[near], c[near] + 3)
+    # the first topic whose cumulative weight exceeds u3 (the last when none does)
+    t = (cum_theta[user[near], :-1] <= u3[:, None]).sum(axis=1)
+    lo, hi = topic_start[t], topic_start[t + 1]
+    j = _search_right(item_cdf, lo, hi, u2[near])
+    item[near] = topic_items[np.minimum(j, hi - 1)]
+    return item
 
 
-@njit(cache=True, parallel=True)
+def _chain(
+    seed: np.ndarray, c0: np.ndarray, need: np.ndarray, explore: float
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Where the draws of a round that is not uniform start in the users' streams: user ``i``
+    (its stream at ``c0[i]`` calls) makes ``need[i]`` draws one after another, each taking two
+    calls (its first uniform below ``explore``) or three.
+
+    The calls a draw takes depend on where the draw before it ended, so the starts are found by
+    pointer doubling over every call a user's round can reach: ``jump[q]`` is the call where
+    a draw starting at ``q`` ends, ``jump[jump]`` two draws on, and so on.
+
+    Returns, for each draw (users in order, then draws in order): the index of its user, the
+    calls before it and its first uniform; and each user's calls after the round.
+    """
+    size = 3 * need + 1  # a user's draws end within 3 * need calls
+    start = np.zeros(need.shape[0], dtype=np.int64)
+    np.cumsum(size[:-1], out=start[1:])
+    owner = np.repeat(np.arange(need.shape[0]), size)
+    offset = np.arange(owner.shape[0]) - start[owner]
+    u1 = _uniforms(seed[owner], c0[owner] + offset + 1)
+    one = np.minimum(np.arange(owner.shape[0]) + 2 + (u1 >= explore), (start + size - 1)[owner])
+    first = np.zeros(need.shape[0], dtype=np.int64)
+    np.cumsum(need[:-1], out=first[1:])
+    drawer = np.repeat(np.arange(need.shape[0]), need)
+    j = np.arange(drawer.shape[0]) - first[drawer]
+    at = start[drawer]  # the flat call each draw starts at: draw j from draw j - span
+    jump, span = one, 1
+    while span < need.max():
+        later = np.flatnonzero((j >= span) & (j < 2 * span))
+        at[later] = jump[at[later - span]]
+        jump = jump[jump]
+        span *= 2
+    after = c0 + offset[one[at[first + need - 1]]]
+    return drawer, c0[drawer] + offset[at], u1[at], after
+
+
 def _generate(
-    indptr: np.ndarray,
+    counts: np.ndarray,
     seeds: np.ndarray,
     cum_theta: np.ndarray,
     theta: np.ndarray,
@@ -77,62 +140,71 @@ def _generate(
     noise: float,
     win_start: np.ndarray,
     win_len: np.ndarray,
-    items: np.ndarray,
-    values: np.ndarray,
-    times: np.ndarray,
-    rounds: np.ndarray,
-) -> None:  # pragma: no cover - compiled
-    """One pass per user (parallel over users): draw distinct items, ratings and timestamps.
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
+    """Each user's ``counts[u]`` distinct items (ascending, users in order), their ratings and
+    timestamps, and the most redraw rounds a user took.
 
-    Each user has its own SplitMix64 stream seeded from ``seeds[u]``, so the output does not
-    depend on the thread count or schedule. Repeated items are redrawn, exploring more each
-    round (after 4 rounds uniformly over the catalogue) until the user has ``indptr[u+1] -
-    indptr[u]`` distinct items; ``rounds[u]`` records the redraw rounds.
+    Each user has its own SplitMix64 stream seeded from ``seeds[u]``. A round draws the items a
+    user still lacks, one after another from the stream, and keeps the distinct ones; repeated
+    items are redrawn, exploring more each round (after 4 rounds uniformly over the catalogue).
+    The users' rounds run together (:func:`_chain`). Then each item, in ascending order, takes
+    three more calls: two for a Gaussian (Box-Muller), one for the timestamp.
     """
-    n_users = indptr.shape[0] - 1
+    n_users, n_items = counts.shape[0], global_cdf.shape[0]
     k = theta.shape[1]
-    for u in prange(n_users):
-        lo = indptr[u]
-        need = indptr[u + 1] - lo
-        if need == 0:
-            continue
-        state = seeds[u]
-        buf = np.empty(need, dtype=np.int64)
-        filled = 0
-        attempt = 0
-        while filled < need:
-            explore = min(1.0, noise + 0.25 * attempt)
-            for j in range(filled, need):
-                state, it = _draw_one(
-                    state,
-                    u,
+    calls = np.zeros(n_users, dtype=np.int64)
+    kept = np.empty(0, dtype=np.int64)  # user * n_items + item, distinct
+    filled = np.zeros(n_users, dtype=np.int64)
+    attempt = 0
+    while True:
+        todo = counts - filled
+        active = np.flatnonzero(todo > 0)
+        if active.shape[0] == 0:
+            break
+        explore = min(1.0, noise + 0.25 * attempt)
+        batch = np.cumsum(todo[active]) // _BATCH
+        new = []
+        for users in np.split(active, np.flatnonzero(np.diff(batch)) + 1):
+            need, seed, c0 = todo[users], seeds[users], calls[users]
+            if attempt > 4:  # uniform: one call a draw
+                drawer = np.repeat(np.arange(users.shape[0]), need)
+                c = c0[drawer] + np.arange(drawer.shape[0]) - (np.cumsum(need) - need)[drawer]
+                u1 = _uniforms(seed[drawer], c + 1)
+                item = np.minimum((u1 * n_items).astype(np.int64), n_items - 1)
+                calls[users] = c0 + need
+            else:
+                drawer, c, u1, calls[users] = _chain(seed, c0, need, explore)
+                item = _draw_items(
+                    users[drawer],
+                    seed[drawer],
+                    c,
+                    u1,
                     cum_theta,
                     item_cdf,
                     topic_start,
                     topic_items,
                     global_cdf,
                     explore,
-                    attempt > 4,
                 )
-                buf[j] = it
-            buf.sort()
-            filled = 1
-            for j in range(1, need):
-                if buf[j] != buf[filled - 1]:
-                    buf[filled] = buf[j]
-                    filled += 1
-            attempt += 1
-        rounds[u] = attempt - 1
-        for j in range(need):
-            it = buf[j]
-            items[lo + j] = it
-            state, v1 = _splitmix(state)
-            state, v2 = _splitmix(state)
-            gauss = np.sqrt(-2.0 * np.log(1.0 - v1)) * np.cos(2.0 * np.pi * v2)
-            pref = max(theta[u, topic_of[it]] * k, 1e-12)
-            values[lo + j] = min(5.0, max(1.0, np.rint(3.0 + np.log(pref) + 0.8 * gauss)))
-            state, v3 = _splitmix(state)
-            times[lo + j] = win_start[u] + int(v3 * win_len[u])
+            new.append(users[drawer] * n_items + item)
+        mine = todo[kept // n_items] > 0
+        merged = np.sort(np.concatenate([kept[mine], *new]))  # (np.unique may hash: slower)
+        merged = merged[np.concatenate(([True], merged[1:] != merged[:-1]))]
+        kept = np.concatenate([kept[~mine], merged])
+        filled[active] = np.bincount(merged // n_items, minlength=n_users)[active]
+        attempt += 1
+    kept.sort()
+    user, items = np.divmod(kept, n_items)
+    first = np.zeros(n_users, dtype=np.int64)
+    np.cumsum(counts[:-1], out=first[1:])
+    base = calls[user] + 3 * (np.arange(kept.shape[0]) - first[user])
+    seed = seeds[user]
+    v1, v2, v3 = (_uniforms(seed, base + i) for i in (1, 2, 3))
+    gauss = np.sqrt(-2.0 * np.log(1.0 - v1)) * np.cos(2.0 * np.pi * v2)
+    pref = np.maximum(theta[user, topic_of[items]] * k, 1e-12)
+    values = np.minimum(5.0, np.maximum(1.0, np.rint(3.0 + np.log(pref) + 0.8 * gauss)))
+    times = win_start[user] + (v3 * win_len[user]).astype(np.int64)
+    return items, values, times, max(attempt - 1, 0)
 
 
 def make_synthetic(
@@ -177,9 +249,10 @@ def make_synthetic(
       time_span)``; interactions fall uniformly in it (int64 seconds).
 
     The item-level parameters and per-user seeds come from ``numpy.random.default_rng(seed)``;
-    one numba pass over users (in parallel) draws each user's items, ratings and timestamps
-    from the user's own SplitMix64 stream (Steele, Lea & Flood 2014). The same arguments give
-    the same data and fingerprint on any thread count.
+    each user's items, ratings and timestamps come from the user's own SplitMix64 stream
+    (Steele, Lea & Flood 2014), drawn for all users at once in numpy (nothing to compile), or
+    from 4 million interactions on in a parallel numba pass (compiled once). The same
+    arguments give the same data and fingerprint on any machine and thread count.
 
     Parameters
     ----------
@@ -252,15 +325,15 @@ def make_synthetic(
     win_len = np.maximum((time_span * rng.uniform(0.05, 0.5, n_users)).astype(np.int64), 1)
     win_start = start_time + (rng.random(n_users) * (time_span - win_len)).astype(np.int64)
     seeds = rng.integers(0, 2**63 - 1, size=n_users, dtype=np.int64).astype(np.uint64)
-    indptr = np.zeros(n_users + 1, dtype=np.int64)
-    np.cumsum(counts, out=indptr[1:])
-    nnz = int(indptr[-1])
-    item = np.empty(nnz, dtype=np.int64)
-    values = np.empty(nnz, dtype=np.float64)
-    ts = np.empty(nnz, dtype=np.int64)
-    user_rounds = np.zeros(n_users, dtype=np.int64)
-    _generate(
-        indptr,
+    generate: Callable[..., tuple[np.ndarray, np.ndarray, np.ndarray, int]] = _generate
+    if n_interactions >= NUMBA_FROM:  # numba pays for its compile (once) from there on
+        from . import _synthetic_numba
+
+        generate = _synthetic_numba.generate
+        if not is_cached(_synthetic_numba._generate):
+            logger.info("compiling the generator's parallel kernel (once: numba caches it)...")
+    item, values, ts, rounds = generate(
+        counts.astype(np.int64),
         seeds,
         cum_theta,
         theta,
@@ -272,12 +345,10 @@ def make_synthetic(
         float(noise),
         win_start,
         win_len,
-        item,
-        values,
-        ts,
-        user_rounds,
     )
-    rounds = int(user_rounds.max())
+    nnz = item.shape[0]
+    indptr = np.zeros(n_users + 1, dtype=np.int64)
+    np.cumsum(counts, out=indptr[1:])
 
     idx_dtype = np.int32 if max(nnz, n_items) < 2**31 - 1 else np.int64
     indptr = indptr.astype(idx_dtype)

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Iterator
-from concurrent.futures import ThreadPoolExecutor
-from contextlib import contextmanager
+from concurrent.futures import Future, ThreadPoolExecutor
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
 from functools import partial
 from typing import Any
@@ -173,9 +173,11 @@ def run_scores(
     The kernels are compiled once, for one thread, and release the GIL: threads are Python's own.
     With several threads and a ``thread_safe`` score source (numpy only: factors, biases, dense
     scores), each worker thread scores a whole block with single-threaded BLAS and evaluates it,
-    so BLAS threads never spin beside the kernels. Otherwise blocks are scored in turn
-    (multi-threaded BLAS) and each block's users are shared among the threads. Each user's
-    values are computed alone, so both arrangements give identical results.
+    so BLAS threads never spin beside the kernels. Otherwise (a user's ``score_users``...) the
+    blocks are scored in turn, one block ahead of the evaluation: a thread calls ``block`` for
+    block ``i + 1`` while the threads evaluate block ``i`` (``block`` is never called twice at
+    once; its exception reaches the caller unchanged). Each user's values are computed alone,
+    so both arrangements give identical results.
     """
     out, whole = inp.allocate()
     topk, n_tied = inp.allocate_lists()
@@ -217,10 +219,26 @@ def run_scores(
             for f in [pool.submit(work, st) for st in starts]:
                 f.result()
         return out, whole, topk, n_tied
-    buf = np.empty((bs, inp.n_items), dtype=dtype)
-    with _pool(threads) as pool:
-        for start in starts:
-            S, users = score(start, buf)
+    # the next block is scored (one call of the source at a time, in a thread of its own) while
+    # this one is evaluated: two buffers, the one of block i rewritten once block i is done;
+    # with one thread, as asked, the source runs between the evaluations, into one buffer
+    one_ahead = threads > 1 and len(starts) > 1
+    bufs = [np.empty((bs, inp.n_items), dtype=dtype) for _ in range(1 + one_ahead)]
+    with (
+        _pool(threads) as pool,
+        ThreadPoolExecutor(max_workers=1) if one_ahead else nullcontext() as ahead,
+        # BLAS in the source's thread, on one core, beside the kernels' threads
+        _controller().limit(limits=1, user_api="blas") if one_ahead else nullcontext(),
+    ):
+
+        def fetch(i: int) -> Future:
+            return _submit(ahead, score, starts[i], bufs[i % len(bufs)])
+
+        coming = fetch(0)
+        for i in range(len(starts)):
+            S, users = coming.result()  # the source's exception, as it raised it
+            if one_ahead and i + 1 < len(starts):
+                coming = fetch(i + 1)
             _spread(
                 pool,
                 threads,
@@ -228,6 +246,8 @@ def run_scores(
                 partial(_evaluate_rows, kernel, S, users, (train, test, plan, outs)),
             )
             done(users.shape[0])
+            if not one_ahead and i + 1 < len(starts):
+                coming = fetch(i + 1)
     return out, whole, topk, n_tied
 
 
@@ -256,6 +276,18 @@ def _pool(threads: int) -> Iterator[ThreadPoolExecutor | None]:
         return
     with ThreadPoolExecutor(max_workers=threads) as pool:
         yield pool
+
+
+def _submit(pool: ThreadPoolExecutor | None, call: Callable[..., Any], *args: Any) -> Future:
+    """``call(*args)`` on the pool, or here and now (its result or exception in the future)."""
+    if pool is not None:
+        return pool.submit(call, *args)
+    done: Future = Future()
+    try:
+        done.set_result(call(*args))
+    except BaseException as exc:  # re-raised, unchanged, by done.result()
+        done.set_exception(exc)
+    return done
 
 
 def _spread(

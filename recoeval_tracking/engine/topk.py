@@ -113,7 +113,7 @@ def topk_into(s, seed, u, tie_mode, tr_idx, t0, t1, K, topk_row, hs, hi, order):
     """:func:`topk_items` with the caller's scratch: ``hs`` (the scores' dtype), ``hi`` and
     ``order`` (int64), ``K`` entries each. It allocates nothing, so a GPU kernel compiles it as a
     device function (:mod:`.cuda_kernels`)."""
-    size = 0
+    size = np.int64(0)  # not a literal 0: numba compiled the helpers below twice for it
     mode = tie_mode if tie_mode in (TIE_NOISE, TIE_INDEX_DESC) else TIE_INDEX
     n = s.shape[0]
     for j0 in range(0, n, _SPAN):

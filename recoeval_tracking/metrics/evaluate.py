@@ -21,7 +21,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-import pandas as pd
 import scipy.sparse as sp
 
 from .._validation import InputError, checked_sparse, param_error
@@ -422,14 +421,12 @@ def shape(raw: RawResult, *, item_features: Any = None, popularity: Any = None) 
     aggregates, skipped = _list_metrics(
         raw, columns, curves if opts.cumulative else None, item_features, popularity
     )
-    per_user = pd.DataFrame(columns)
-    per_user["nan_reason"] = per_user["nan_reason"].astype(str)
     source = raw.source.describe() if hasattr(raw.source, "describe") else {}
     specs = [s for s in raw.specs if s.name not in skipped]
     defs = options_definitions(opts, specs, source, raw.plan.left_out)
     protocol.record_missing(defs, raw.source)
     return Results(
-        per_user=per_user,
+        per_user=columns,  # the frame is made when first read (no pandas before)
         k=k,
         curves_per_user=curves,
         definitions=defs,

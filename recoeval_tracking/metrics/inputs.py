@@ -21,15 +21,18 @@ Policies, each stated in the warning or error it raises:
 from __future__ import annotations
 
 import dataclasses
+import sys
 import warnings
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pandas as pd
 import scipy.sparse as sp
 
 from .._validation import InputError, as_csr, checked_sparse, param_error
+
+if TYPE_CHECKING:  # imported where frames are read: a first evaluate() needs no pandas
+    import pandas as pd
 from ..engine.codes import Reason
 from ..scores import (
     BiasScores,
@@ -95,6 +98,8 @@ def _onto(
     from ..data._prepare import _reindexed
 
     for what, ids, known in (("user", X.user_ids, user_ids), ("item", X.item_ids, item_ids)):
+        import pandas as pd
+
         missing = pd.Index(ids).difference(pd.Index(known))
         if len(missing):
             raise InputError(
@@ -153,6 +158,10 @@ def frames_to_interactions(train: Any, test: Any, func: str = "evaluate") -> tup
     """
     from ..data import align
 
+    if "pandas" not in sys.modules:  # then neither is a DataFrame
+        return train, test
+    import pandas as pd
+
     train_df, test_df = isinstance(train, pd.DataFrame), isinstance(test, pd.DataFrame)
     if not train_df and not test_df:
         return train, test
@@ -198,6 +207,8 @@ def _check_id_maps(train: Any, test: Any, func: str) -> None:
     for what, a, b in (("user", train_u, test_u), ("item", train_i, test_i)):
         if not _differ(a, b):
             continue
+        import pandas as pd
+
         only_test = pd.Index(b).difference(pd.Index(a))
         only_train = pd.Index(a).difference(pd.Index(b))
         detail = (
@@ -245,6 +256,10 @@ def _checked_user_ids(user_ids: Any, m: int, func: str) -> np.ndarray:
     user_ids = np.asarray(user_ids)
     if user_ids.shape != (m,):
         raise param_error("user_ids", func, f"an array with one id per test row ({m})", user_ids)
+    if user_ids.dtype.kind in "iu" and np.unique(user_ids).shape[0] == m:
+        return user_ids  # the common case, without pandas (0.8 s of a first call's import)
+    import pandas as pd
+
     index = pd.Index(user_ids)
     if not index.is_unique:
         dup = index[index.duplicated()].unique()

@@ -21,14 +21,17 @@ Policies, each stated in the warning or error it raises:
 from __future__ import annotations
 
 import dataclasses
+import sys
 import warnings
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pandas as pd
 
 from .._validation import InputError, param_error
 from ..scores import MISSING_USERS, RankedLists, order_key
+
+if TYPE_CHECKING:  # imported where a frame is read: a first evaluate() needs no pandas
+    import pandas as pd
 
 __all__ = ["ranked_lists", "dedupe_lists", "RANKED_ALIASES"]
 
@@ -88,6 +91,8 @@ def _shown(value: Any) -> str:
 
 
 def _from_frame(df: pd.DataFrame, prep: Any, func: str, missing_users: str) -> RankedLists:
+    import pandas as pd
+
     m = prep.test.shape[0]
     order_col = _frame_columns(df, func)
     key, bad, expected = order_key(df[order_col].to_numpy(), is_score=order_col == "score")
@@ -134,7 +139,7 @@ def ranked_lists(
     m, n = prep.test.shape
     if missing_users is not None and missing_users not in MISSING_USERS:
         raise param_error("missing_users", func, f"one of {list(MISSING_USERS)}", missing_users)
-    if isinstance(ranked, pd.DataFrame):
+    if "pandas" in sys.modules and isinstance(ranked, sys.modules["pandas"].DataFrame):
         ranked = _from_frame(ranked, prep, func, missing_users or "zero")
     elif missing_users is not None:
         if not isinstance(ranked, RankedLists) or ranked.listed is None:

@@ -10,10 +10,12 @@ import math
 import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pandas as pd
+
+if TYPE_CHECKING:  # pandas is imported when a frame is first made (0.8 s of a first call)
+    import pandas as pd
 
 __all__ = [
     "Results",
@@ -99,6 +101,8 @@ def curve_ci_table(
     """The long table of :meth:`Results.curves_ci` (``curve, k, mean, ci95_low, ci95_high,
     n``) from each curve's ``(mean, low, high, n)`` at k = 1, 2, ... (:func:`mean_ci95`, or
     the same from merged moments)."""
+    import pandas as pd
+
     rows = [
         (name, k, *cell) for name, cells in intervals.items() for k, cell in enumerate(cells, 1)
     ]
@@ -123,7 +127,9 @@ class Results:
         One row per user of the test matrix, in row order: ``user_id`` (original ids when an id map
         was given, else the row index), ``n_train``, ``n_test``, ``nan_reason`` (empty string for
         users whose metrics are defined) and one float64 column per metric at the requested K
-        (``p_at_10``, ``ndcg_at_10``, ..., ``roc_auc``, ``pr_auc``).
+        (``p_at_10``, ``ndcg_at_10``, ..., ``roc_auc``, ``pr_auc``). Given as a dict of columns
+        (as :func:`~recoeval_tracking.evaluate` does), the frame is made when first read, so that
+        the means, the counts and the summary need no pandas.
     k : int
         The cutoff K.
     curves_per_user : dict of str to ndarray
@@ -153,10 +159,19 @@ class Results:
     topk: np.ndarray | None = None
     aggregates: dict[str, float] = field(default_factory=dict)
 
+    def _column(self, name: str) -> np.ndarray:
+        """One per-user column as an array (from the columns when the frame is not made yet)."""
+        source = self.__dict__["_per_user"]
+        if isinstance(source, dict):
+            return np.asarray(source[name])
+        return source[name].to_numpy()
+
     @property
     def metric_columns(self) -> list[str]:
         """Names of the per-user metric columns at K."""
-        return [c for c in self.per_user.columns if c not in ID_COLUMNS]
+        source = self.__dict__["_per_user"]
+        names = source if isinstance(source, dict) else source.columns
+        return [c for c in names if c not in ID_COLUMNS]
 
     @property
     def means(self) -> dict[str, float]:
@@ -164,7 +179,7 @@ class Results:
         the aggregate metrics, which are already one number over the whole set of users."""
         out = {}
         for c in self.metric_columns:
-            v = self.per_user[c].to_numpy(dtype=np.float64)
+            v = self._column(c).astype(np.float64, copy=False)
             out[c] = float(np.nanmean(v)) if np.any(~np.isnan(v)) else math.nan
         out.update(self.aggregates)
         return out
@@ -173,8 +188,10 @@ class Results:
         """Mean, 95% t-interval and number of defined users for each metric column."""
         rows = []
         for c in self.metric_columns:
-            mean, low, high, n = mean_ci95(self.per_user[c].to_numpy())
+            mean, low, high, n = mean_ci95(self._column(c))
             rows.append({"metric": c, "mean": mean, "ci95_low": low, "ci95_high": high, "n": n})
+        import pandas as pd
+
         return pd.DataFrame(rows).set_index("metric")
 
     @property
@@ -186,6 +203,8 @@ class Results:
                 defined = (~np.isnan(arr)).sum(axis=0)
                 sums = np.nansum(arr, axis=0)
                 data[name] = np.where(defined > 0, sums / np.maximum(defined, 1), np.nan)
+        import pandas as pd
+
         return pd.DataFrame(data)
 
     def curves_ci(self) -> pd.DataFrame:
@@ -207,7 +226,7 @@ class Results:
     @property
     def n_users_evaluated(self) -> int:
         """Users with no NaN reason (their metrics are defined, possibly except a few by rule)."""
-        return int((self.per_user["nan_reason"] == "").sum())
+        return int((self._column("nan_reason") == "").sum())
 
     @property
     def headline(self) -> list[str]:
@@ -336,6 +355,26 @@ class Results:
             ax.set_xlabel(f"mean over users (95% interval), K={self.k}")
         ax.grid(True, alpha=0.3)
         return ax
+
+
+def _read_per_user(self: Results) -> pd.DataFrame:
+    source = self.__dict__["_per_user"]
+    if isinstance(source, dict):  # made on first read (see the class's docstring)
+        import pandas as pd
+
+        source = pd.DataFrame(source)
+        if "nan_reason" in source.columns:
+            source["nan_reason"] = source["nan_reason"].astype(str)
+        self.__dict__["_per_user"] = source
+    return source
+
+
+def _write_per_user(self: Results, value: Any) -> None:
+    self.__dict__["_per_user"] = value
+
+
+# a property over the dataclass's field: __init__ and dataclasses.replace go through it
+Results.per_user = property(_read_per_user, _write_per_user, doc="The per-user table.")
 
 
 def nothing_evaluated(results: Any, func: str) -> str | None:

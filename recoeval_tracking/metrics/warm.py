@@ -18,6 +18,7 @@ Usage (the app does this): ``warm = start(options, "float32")`` before loading, 
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
 import pickle
 import subprocess
@@ -32,6 +33,8 @@ __all__ = ["start", "WarmUp", "score_dtype", "main"]
 
 #: The longest a job waits for the child before compiling for itself.
 WAIT_SECONDS = 120.0
+
+logger = logging.getLogger(__name__)
 
 
 class WarmUp:
@@ -50,6 +53,8 @@ class WarmUp:
         if dtype is not None and np.dtype(dtype) != np.dtype(self.dtype):
             self.stop()
             return False
+        if self.proc.poll() is None:  # a wait of seconds: the terminal says what it is
+            logger.info("waiting for the metric kernels compiling in a second process...")
         t0 = time.perf_counter()
         try:
             code = self.proc.wait(timeout=timeout)

@@ -32,6 +32,7 @@ feedback collaborative filtering", RecSys 2011.
 
 from __future__ import annotations
 
+import logging
 import sys
 from typing import Any
 
@@ -40,11 +41,14 @@ import scipy.sparse as sp
 from numba import njit, prange
 from tqdm.auto import tqdm
 
+from .._numba_cache import is_cached
 from .._validation import as_csr, check_bool, check_float, check_int
 from ..scores import FactorScores, ScoreSource
 from ._base import Model, check_nonnegative_values
 
 __all__ = ["ALSModel"]
+
+logger = logging.getLogger(__name__)
 
 # Reassociation lets LLVM vectorise the dot products (about 2x faster). The summation order is
 # then fixed by the compiled code, not by the thread count, so results stay bit-identical for
@@ -267,6 +271,8 @@ class ALSModel(Model):
         Xi = _kernel_csr(sp.csr_array(X.T), self.alpha)
         reg = self.regularization
         self.loss_history_ = []
+        if not is_cached(_cg_sweep):
+            logger.info("compiling the ALS kernels (once: numba caches them)...")
         disable = None if self.progress else True
         bar = tqdm(
             range(self.iterations),

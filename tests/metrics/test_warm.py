@@ -55,3 +55,21 @@ def test_the_dtype_waited_for_is_the_one_the_engine_scores_in():
     proc = w.proc
     assert not w.wait_for({"ranked": np.zeros((2, 3), np.int64)})  # no score kernel: no wait
     assert proc.poll() is not None and w.waited == 0.0
+
+
+def test_a_wait_for_a_running_child_is_said(caplog):
+    import logging
+    import sys
+
+    # a child still at work when the job reaches its evaluation: one line, then the wait
+    proc = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(0.5)"])
+    w = warm.WarmUp(proc, "float32")
+    with caplog.at_level(logging.INFO, logger="recoeval_tracking.metrics.warm"):
+        assert w.wait("float32", timeout=60)
+    assert "waiting for the metric kernels compiling in a second process" in caplog.text
+    done = subprocess.Popen([sys.executable, "-c", "pass"])
+    done.wait()
+    caplog.clear()
+    with caplog.at_level(logging.INFO, logger="recoeval_tracking.metrics.warm"):
+        assert warm.WarmUp(done, "float32").wait("float32")
+    assert caplog.text == ""  # a child already done: nothing to say

@@ -155,3 +155,21 @@ def test_negative_confidences_are_rejected():
     X = sp.csr_array(np.array([[1.0, -2.0], [0.0, 1.0]]))
     with pytest.raises(InputError, match="non-negative confidences.*-2.0"):
         ALSModel(factors=2, progress=False).fit(X)
+
+
+def test_a_cold_kernel_cache_is_said_before_the_fit(monkeypatch, caplog):
+    import logging
+
+    from recoeval_tracking.models import _als
+
+    X = sp.csr_array(np.eye(6, 5))
+    monkeypatch.setattr(_als, "is_cached", lambda f: False)
+    with caplog.at_level(logging.INFO, logger="recoeval_tracking.models._als"):
+        ALSModel(factors=2, iterations=1, progress=False).fit(X)
+    assert "compiling the ALS kernels" in caplog.text
+    monkeypatch.undo()
+    assert _als.is_cached(_als._cg_sweep)  # the fit above wrote the cache
+    caplog.clear()
+    with caplog.at_level(logging.INFO, logger="recoeval_tracking.models._als"):
+        ALSModel(factors=2, iterations=1, progress=False).fit(X)
+    assert "compiling" not in caplog.text
