@@ -322,7 +322,7 @@ def _stored_values(x: Any) -> np.ndarray | None:
     matrix = getattr(x, "matrix", None)
     if sp.issparse(matrix):
         return np.asarray(matrix.data)
-    if isinstance(x, pd.DataFrame):
+    if "pandas" in sys.modules and isinstance(x, sys.modules["pandas"].DataFrame):
         column = next((c for c in FRAME_COLUMNS["value"] if c in x.columns), None)
         return None if column is None else np.asarray(x[column])
     return None
