@@ -423,7 +423,8 @@ def shape(raw: RawResult, *, item_features: Any = None, popularity: Any = None) 
     )
     source = raw.source.describe() if hasattr(raw.source, "describe") else {}
     specs = [s for s in raw.specs if s.name not in skipped]
-    defs = options_definitions(opts, specs, source, raw.plan.left_out)
+    left_out = {**raw.plan.left_out, **dict.fromkeys(sorted(skipped), protocol.VECTORS_REASON)}
+    defs = options_definitions(opts, specs, source, left_out)
     protocol.record_missing(defs, raw.source)
     return Results(
         per_user=columns,  # the frame is made when first read (no pandas before)

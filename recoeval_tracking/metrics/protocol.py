@@ -123,6 +123,8 @@ class InfAsNaN(ScoreSource):
 
 #: Why a whole-ranking metric is left out of an evaluation of ranked top-K lists.
 RANKED_REASON = "needs a score for every item (ranked top-K input)"
+#: Why ILS and diversity are left out of a run whose model gives no item vectors.
+VECTORS_REASON = "needs item vectors: a factor model's item factors, or item_features="
 
 
 def left_out_for_ranked(plan: Any, func: str) -> Any:

@@ -278,6 +278,10 @@ class Results:
             lines.append(relevance_text(self.definitions))
         if self.topk_only:
             lines.append("input was ranked top-K lists: whole-ranking metrics are not available")
+        by_reason: dict[str, list[str]] = {}
+        for name, reason in (self.definitions.get("left_out") or {}).items():
+            by_reason.setdefault(str(reason), []).append(name)
+        lines += [f"left out: {', '.join(sorted(n))} ({r})" for r, n in by_reason.items()]
         return "\n".join(lines)
 
     def plot(self, metrics: Any = None, *, ax: Any = None):
