@@ -111,10 +111,15 @@ def dataset_record(X: Any, split: Any, dataset: Mapping[str, Any], base: Path) -
 def log_left_out(results: Any) -> None:
     """One warning naming the metrics the run could not compute and why (ranked top-K input
     has no score for the items outside the lists, so the whole-ranking metrics are left out;
-    the reasons are also in ``definitions.json`` under ``left_out``)."""
+    the reasons are also in ``definitions.json`` under ``left_out``). ILS and diversity of a
+    model without item vectors are no fault of the run: the summary's last line names them."""
+    from ..metrics.protocol import VECTORS_REASON
+
     left = dict((getattr(results, "definitions", None) or {}).get("left_out") or {})
     by_reason: dict[str, list[str]] = {}
     for name, reason in left.items():
+        if reason == VECTORS_REASON:  # a property of the model, not a fault: the summary says it
+            continue
         by_reason.setdefault(str(reason), []).append(name)
     for reason, names in by_reason.items():
         logger.warning("left out %d metrics (%s): %s", len(names), reason, ", ".join(sorted(names)))
