@@ -470,6 +470,15 @@ def score_source(
     if kind == "scores":
         if isinstance(scores, ScoreSource):
             src = scores
+        elif hasattr(scores, "score_users") or hasattr(scores, "recommend"):
+            kind_of = type(scores).__name__
+            raise InputError(
+                f"The 'scores' parameter of {func} must be a 2-d array of scores (users x items) "
+                f"or a score source. Got a {kind_of}, a model object, instead: pass "
+                f"scorer=model.score_users, or the model through "
+                f"recoeval_tracking.models.UserModel(model).eval_inputs(k), which also takes a "
+                f"recommend() method ({func}(train, test, **UserModel(model).eval_inputs(10), k=10))."
+            )
         else:
             src = DenseScores(scores, func=func)
             if src.scores.shape != (m, n):

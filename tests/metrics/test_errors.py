@@ -243,3 +243,17 @@ def test_ranked_lists_with_repeated_items_count_each_item_once():
     # user 0: list (2, 0, 1), positives {1, 2, 5}: hits at ranks 1 and 3
     assert got.per_user.loc[0, "p_at_3"] == pytest.approx(2 / 3)
     assert got.per_user.loc[0, "ap_at_3"] == pytest.approx((1 + 2 / 3) / 3)
+
+
+def test_a_model_object_given_as_scores_is_told_how_to_pass_it():
+    class MyKNN:
+        def score_users(self, users):
+            return np.zeros((len(users), 4))
+
+    train = sp.csr_array(np.eye(3, 4))
+    test = sp.csr_array(np.fliplr(np.eye(3, 4)))
+    with pytest.raises(rt.InputError) as err:
+        rt.evaluate(train, test, scores=MyKNN(), k=2)
+    text = str(err.value)
+    assert "'scores' parameter of evaluate" in text and "Got a MyKNN, a model object" in text
+    assert "scorer=model.score_users" in text and "UserModel(model).eval_inputs(k)" in text
