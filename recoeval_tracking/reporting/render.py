@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 import jinja2
+import numpy as np
 import pandas as pd
 from markupsafe import Markup
 
@@ -135,7 +136,24 @@ def _environment() -> jinja2.Environment:
     env.filters["md_inline"] = _md_inline
     env.filters["base64"] = lambda data: base64.b64encode(data).decode("ascii")
     env.tests["best"] = lambda value: isinstance(value, Best)
+    env.filters["text_columns"] = _text_columns
     return env
+
+
+_NUMBER_START = re.compile(r"^\s*[-+\u2212]?(\d|\.\d|nan\b|inf\b|n/a\b)", re.IGNORECASE)
+
+
+def _text_columns(df: Any) -> list[bool]:
+    """Per column, whether it holds words rather than numbers (a name, a reason), which the
+    page aligns left: no cell of it is a number or a number-led string."""
+    return [
+        not any(
+            isinstance(v, Best | int | float | np.number) or bool(_NUMBER_START.match(str(v)))
+            for v in df.iloc[:, j]
+            if str(v) != ""
+        )
+        for j in range(df.shape[1])
+    ]
 
 
 _PAGE = "report.html.j2"

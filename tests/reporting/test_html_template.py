@@ -67,3 +67,21 @@ def test_every_run_string_is_escaped_by_the_template():
     assert page.count(escaped) >= 3
     assert f"<title>{escaped}&lt;/script&gt;</title>" in page
     assert "b &amp; &lt;b&gt;bold&lt;/b&gt;" in page
+
+
+def test_columns_of_words_are_aligned_left_and_columns_of_numbers_right():
+    """A reason or a name reads from the left; a mean, an interval or a count from the right."""
+    runs = [
+        synthetic_run("als", {"ndcg_at_10": 0.3, "ils_at_10": 0.4}, seed=1),
+        synthetic_run("pop", {"ndcg_at_10": 0.2}, seed=2),
+    ]
+    page = render_html(build_report(runs, "pop", n_bootstrap=20, n_permutations=20))
+    assert "td.t,th.t{text-align:left}" in page
+    left_out = page[page.index("Left out of the comparison") :]
+    left_out = left_out[: left_out.index("</table>")]
+    header = re.findall(r"<th( class=\"t\")?>([^<]+)</th>", left_out)
+    assert dict((name, bool(cls)) for cls, name in header)["reason"] is True
+    summary = page[page.index("<h2>Summary") :]
+    summary = summary[: summary.index("</table>")]
+    cells = re.findall(r"<td( class=\"t\")?>(?:<b>)?([^<]+)", summary)
+    assert cells and all(bool(cls) == (value in ("als", "pop (baseline)")) for cls, value in cells)
