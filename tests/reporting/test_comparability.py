@@ -46,8 +46,9 @@ def test_a_metric_missing_from_some_runs_is_compared_over_the_others():
     page = render_markdown(rep)
     assert "NOT COMPARABLE" not in page and "pop, rnd: not computed, needs item vectors" in page
     left = rep.left_out.set_index(["metric", "system"])["reason"]
-    assert "ils needs item vectors (a factor model's item factors, or item_features=)" in (
-        left[("ils_at_10", "pop")]
+    assert (
+        "ils needs item vectors (a factor model's item factors, or item_features=)"
+        in (left[("ils_at_10", "pop")])
     )
 
 

@@ -139,9 +139,7 @@ def test_runs_at_different_k_name_the_reason_instead_of_nan_deltas():
     assert "the baseline k5 is left out of ndcg_at_10" in left.loc[("ndcg_at_10", "k10"), "reason"]
     text = str(cmp)
     assert "ndcg_at_10 of k5: evaluated at k=5, not at k=10" in text
-    assert "ndcg_at_5 is in k5 only, so not compared (k10: evaluated at k=10)" in (
-        cmp.report.notes
-    )
+    assert "ndcg_at_5 is in k5 only, so not compared (k10: evaluated at k=10)" in (cmp.report.notes)
 
 
 def test_a_metric_missing_in_one_run_is_named_in_the_object_the_text_and_the_page():

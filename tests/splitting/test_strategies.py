@@ -228,3 +228,13 @@ def test_registry_and_errors():
         temporal_user(Y)
     with pytest.raises(InputError, match="'interactions' parameter of kfold"):
         kfold(X.matrix)
+
+
+@pytest.mark.parametrize("name", ["random", "leave_one_out", "kfold", "temporal_global"])
+def test_an_unknown_parameter_is_refused_naming_the_known_ones(name):
+    X = make_synthetic(n_users=40, n_items=30, n_interactions=400, seed=0)
+    with pytest.raises(InputError) as err:
+        make_split(name, X, test_fractoin=0.2)  # a typo of a real parameter
+    text = str(err.value)
+    assert f"make_split({name!r})" in text and "Got 'test_fractoin' instead" in text
+    assert "seed" in text  # the parameters it does take are listed
