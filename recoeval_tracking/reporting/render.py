@@ -140,12 +140,12 @@ def _environment() -> jinja2.Environment:
     return env
 
 
-_NUMBER_START = re.compile(r"^\s*[-+\u2212]?(\d|\.\d|nan\b|inf\b|n/a\b)", re.IGNORECASE)
+_NUMBER_START = re.compile(r"^\s*[\[(]?[-+\u2212]?(\d|\.\d|nan\b|inf\b|n/a\b)", re.IGNORECASE)
 
 
 def _text_columns(df: Any) -> list[bool]:
     """Per column, whether it holds words rather than numbers (a name, a reason), which the
-    page aligns left: no cell of it is a number or a number-led string."""
+    page aligns left: no cell of it is a number, a number-led string or an interval."""
     return [
         not any(
             isinstance(v, Best | int | float | np.number) or bool(_NUMBER_START.match(str(v)))

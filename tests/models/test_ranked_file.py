@@ -124,7 +124,9 @@ def test_whole_ranking_metrics_are_left_out_with_the_reason(tmp_path):
     res = evaluate(train, test, **model.eval_inputs(2), k=2, metrics="standard")
     left = res.definitions["left_out"]
     assert {"roc_auc", "pr_auc"} <= set(left) and "roc_auc" not in res.per_user
-    assert all("score for every item" in reason for reason in left.values())
+    vectors = {"ils", "diversity"}  # no item vectors either, and said so
+    assert all("score for every item" in r for m, r in left.items() if m not in vectors)
+    assert all("needs item vectors" in left[m] for m in vectors & set(left))
 
 
 def test_bad_files_name_the_argument(tmp_path):
