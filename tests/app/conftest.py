@@ -9,7 +9,7 @@ migrated database is made per session and copied where a test needs a store.
 from __future__ import annotations
 
 import pytest
-from commands import REPO_ROOT, clean_env, run_command  # noqa: F401 - re-exported to the app tests
+from commands import REPO_ROOT, clean_env, run_command, run_main  # noqa: F401 - re-exported to the app tests
 
 #: A dataset small enough that a job runs in about a second once numba's cache is warm.
 TINY_DATA = ["dataset.n_users=120", "dataset.n_items=60"]

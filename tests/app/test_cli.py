@@ -18,7 +18,7 @@ import pandas as pd
 import pytest
 import yaml
 
-from .conftest import QUIET, TINY_ALS, TINY_DATA, clean_env, run_command
+from .conftest import QUIET, TINY_ALS, TINY_DATA, clean_env, run_command, run_main
 
 JOB_FILES = (
     "per_user.parquet",
@@ -446,34 +446,14 @@ def _invocation(case, data: Path) -> list[str]:
     return [*base, *args]
 
 
-def test_bad_invocations_never_end_in_a_traceback(tmp_path, bad_data):
-    """At least 60 bad command lines, each a real ``recoeval-track`` process (four at a time):
-    the exit status is 2 (usage) or 1 (failure), stderr ends with one paragraph naming what to
-    change, and no output holds a traceback or the bug message."""
-    from concurrent.futures import ThreadPoolExecutor
+#: The cases also run as real ``recoeval-track`` processes: one of each kind, and the failure
+#: that exits 1 (every case runs in-process below).
+IN_PROCESSES = (1, 28, 39, 69, len(BAD_INVOCATIONS) - 1)
 
-    assert len(BAD_INVOCATIONS) >= 60
-    script = Path(sys.executable).with_name("recoeval-track")
-    if not script.is_file():
-        pytest.skip("the recoeval-track console script is not installed in this environment")
 
-    def one(i_case):
-        i, case = i_case
-        cwd = tmp_path / f"c{i}"
-        cwd.mkdir()
-        proc = subprocess.run(
-            [str(script), *_invocation(case, bad_data)],
-            cwd=cwd,
-            env=clean_env(),
-            capture_output=True,
-            text=True,
-            timeout=300,
-            check=False,
-        )
-        return case, proc
-
-    with ThreadPoolExecutor(max_workers=4) as pool:
-        results = list(pool.map(one, enumerate(BAD_INVOCATIONS)))
+def _problems(results, bad_data: Path) -> tuple[list[str], int]:
+    """The cases whose exit status, last line of stderr or output is wrong, and the number of
+    outputs holding a traceback."""
     problems, tracebacks = [], 0
     for (mode, args, status, expected), proc in results:
         text = proc.stdout + proc.stderr
@@ -489,6 +469,54 @@ def test_bad_invocations_never_end_in_a_traceback(tmp_path, bad_data):
             or expected not in last
         ):
             problems.append(f"{mode} {args}: exit {proc.returncode}, last line {last[:300]!r}")
+    return problems, tracebacks
+
+
+def test_bad_invocations_never_end_in_a_traceback(tmp_path, bad_data):
+    """At least 60 bad command lines, each through the command's entry point: the exit status
+    is 2 (usage) or 1 (failure), stderr ends with one paragraph naming what to change, and no
+    output holds a traceback or the bug message. They run in this process (what escapes the
+    entry point counts as a traceback); the next test runs some as real processes."""
+    assert len(BAD_INVOCATIONS) >= 60
+    results = []
+    for i, case in enumerate(BAD_INVOCATIONS):
+        cwd = tmp_path / f"c{i}"
+        cwd.mkdir()
+        results.append((case, run_main(_invocation(case, bad_data), cwd)))
+    problems, tracebacks = _problems(results, bad_data)
     print(f"{len(BAD_INVOCATIONS)} bad invocations, {tracebacks} ending in a traceback")
+    assert tracebacks == 0
+    assert not problems, "\n".join(problems)
+
+
+def test_bad_invocations_as_real_processes(tmp_path, bad_data):
+    """Some of the bad command lines as real ``recoeval-track`` processes (all at once): the
+    process exits with the status, and says on stderr what, the entry point does in-process."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    assert [BAD_INVOCATIONS[i][0] for i in IN_PROCESSES] == ["cfg", "cfg", "run", "file", "file"]
+    assert BAD_INVOCATIONS[IN_PROCESSES[-1]][2] == 1
+    script = Path(sys.executable).with_name("recoeval-track")
+    if not script.is_file():
+        pytest.skip("the recoeval-track console script is not installed in this environment")
+
+    def one(i):
+        case = BAD_INVOCATIONS[i]
+        cwd = tmp_path / f"c{i}"
+        cwd.mkdir()
+        proc = subprocess.run(
+            [str(script), *_invocation(case, bad_data)],
+            cwd=cwd,
+            env=clean_env(),
+            capture_output=True,
+            text=True,
+            timeout=300,
+            check=False,
+        )
+        return case, proc
+
+    with ThreadPoolExecutor(max_workers=len(IN_PROCESSES)) as pool:
+        results = list(pool.map(one, IN_PROCESSES))
+    problems, tracebacks = _problems(results, bad_data)
     assert tracebacks == 0
     assert not problems, "\n".join(problems)
