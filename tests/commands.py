@@ -17,6 +17,9 @@ REPO_ROOT = Path(__file__).resolve().parents[1]
 #: The folder holding the package the tests import: the checkout, or a copy put first on the
 #: path (mutation testing), which the processes must import too.
 PACKAGE_ROOT = Path(recoeval_tracking.__file__).resolve().parents[1]
+#: The name under which a fault test's report carries a row of the table of counts that
+#: ``tests/conftest.py`` prints at the end of the session.
+FAULT_ROW = "recoeval_fault_scenario"
 
 
 def clean_env() -> dict[str, str]:
