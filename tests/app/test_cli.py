@@ -18,27 +18,24 @@ import pandas as pd
 import pytest
 import yaml
 
-from .conftest import QUIET, TINY_ALS, TINY_DATA, clean_env, run_command, run_main
+from .conftest import (
+    QUIET,
+    RESULT_FILES,
+    TINY_ALS,
+    TINY_DATA,
+    assert_ok,
+    clean_env,
+    run_command,
+    run_main,
+)
 
+#: The files of a job the command ran: its results, Hydra's record and the log.
 JOB_FILES = (
-    "per_user.parquet",
-    "metrics.json",
-    "curves.csv",
-    "definitions.json",
-    "dataset.json",
-    "config.yaml",
-    "overrides.yaml",
-    "job.json",
+    *RESULT_FILES,
     ".hydra/config.yaml",
     ".hydra/overrides.yaml",
     "recoeval.log",
 )
-
-
-def _ok(proc) -> None:
-    assert proc.returncode == 0, (
-        f"exit {proc.returncode}\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}"
-    )
 
 
 def _single_job_dir(root: Path) -> Path:
@@ -89,7 +86,7 @@ def test_single_run_end_to_end_and_rerun_from_the_job_config(tmp_path, local_sto
         tmp_path,
         module=False,
     )
-    _ok(proc)
+    assert_ok(proc)
     # progress=auto: no bars when stderr is not a terminal
     assert "ALS:" not in proc.stderr and "eval:" not in proc.stderr
     job = _single_job_dir(tmp_path)
@@ -122,7 +119,7 @@ def test_single_run_end_to_end_and_rerun_from_the_job_config(tmp_path, local_sto
         ["--config-path", str(job / ".hydra"), "--config-name", "config", "tracking.enabled=false"],
         again,
     )
-    _ok(proc)
+    assert_ok(proc)
     rerun = _single_job_dir(again)
     pd.testing.assert_frame_equal(
         pd.read_parquet(rerun / "per_user.parquet"),
@@ -193,7 +190,7 @@ def test_sweep_2x2_joblib_launcher(tmp_path, local_store):
         ],
         tmp_path,
     )
-    _ok(proc)
+    assert_ok(proc)
     _check_sweep(tmp_path, local_store, "JoblibLauncher")
 
 
@@ -202,7 +199,7 @@ def test_sweep_2x2_basic_launcher(tmp_path, local_store):
         ["-m", "model=als,popularity", "seed=0,1", *TINY_DATA, *QUIET, "tracking.precision=exact"],
         tmp_path,
     )
-    _ok(proc)
+    assert_ok(proc)
     _check_sweep(tmp_path, local_store, "BasicLauncher")
 
 
@@ -263,7 +260,7 @@ def test_als_beats_popularity_on_movielens_100k(tmp_path, shared_data):
         ],
         tmp_path,
     )
-    _ok(proc)
+    assert_ok(proc)
     ndcg = {}
     for job in (p for p in _sweep_dir(tmp_path).iterdir() if p.is_dir()):
         cfg = yaml.safe_load((job / "config.yaml").read_text())

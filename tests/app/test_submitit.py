@@ -14,7 +14,7 @@ import pytest
 from recoeval_tracking import InputError
 from recoeval_tracking.app.precheck import check_launcher_store
 
-from .conftest import QUIET, REPO_ROOT, TINY_ALS, TINY_DATA, clean_env, run_command
+from .conftest import QUIET, REPO_ROOT, TINY_ALS, TINY_DATA, assert_ok, clean_env, run_command
 
 pytest.importorskip(
     "hydra_plugins.hydra_submitit_launcher",
@@ -34,12 +34,6 @@ ARGS = [
     *QUIET,
     "tracking.precision=exact",
 ]
-
-
-def _ok(proc) -> None:
-    assert proc.returncode == 0, (
-        f"exit {proc.returncode}\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}"
-    )
 
 
 def _sweep(tmp_path: Path, uri: str):
@@ -76,7 +70,7 @@ def _check_children(sweep: Path, client, parent, children) -> None:
 
 def test_submitit_local_sweep_logs_a_parent_and_its_children(tmp_path, local_store):
     proc = run_command(ARGS, tmp_path)
-    _ok(proc)
+    assert_ok(proc)
     sweep, client, parents, children = _sweep(tmp_path, local_store)
     assert len(parents) == 1
     parent = parents[0]
@@ -105,7 +99,7 @@ def test_submitit_jobs_create_one_parent_when_the_sweep_start_could_not(tmp_path
         timeout=300,
         check=False,
     )
-    _ok(proc)
+    assert_ok(proc)
     assert "could not create the sweep's parent run" in proc.stderr
     sweep, client, parents, children = _sweep(tmp_path, local_store)
     assert json.loads((sweep / "recoeval_sweep.json").read_text())["parent_run_id"] is None

@@ -26,6 +26,8 @@ import recoeval_tracking as rt
 from recoeval_tracking.data import write_partitioned
 from recoeval_tracking.options import EvalOptions
 
+from .conftest import assert_ok
+
 K = 10
 # the app's metrics=standard: names [standard], k=10, ties noise with seed ${seed} (0 here)
 OPTIONS = {"metrics": "standard", "k": K, "seed": 0}
@@ -109,10 +111,6 @@ def _user_app(root: Path) -> Path:
     return root
 
 
-def _ok(proc: subprocess.CompletedProcess) -> None:
-    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
-
-
 def _same_per_user(a: pd.DataFrame, b: pd.DataFrame, surface: str) -> None:
     """Same columns and dtypes, every value bit-identical (NaN where NaN)."""
     assert list(a.columns) == list(b.columns), surface
@@ -161,7 +159,7 @@ def test_python_app_user_app_and_storage_give_one_per_user_table(tmp_path):
         ],
         tmp_path,
     )
-    _ok(proc)
+    assert_ok(proc)
     assert "relevance: test entries >= 4 are the positives, with gain 1" in proc.stdout + (
         proc.stderr
     )
@@ -179,7 +177,7 @@ def test_python_app_user_app_and_storage_give_one_per_user_table(tmp_path):
         timeout=300,
         check=False,
     )
-    _ok(proc)
+    assert_ok(proc)
     _same_per_user(want, pd.read_parquet(user_job / "per_user.parquet"), "door 3")
 
     # 4. evaluate_from_storage: the split written by user, its manifest carrying the rule
