@@ -53,6 +53,14 @@ def run_command(
         if not script.is_file():
             pytest.skip("the recoeval-track console script is not installed in this environment")
         cmd = [str(script), *args]
+    return run_process(cmd, cwd, timeout=timeout, env=env)
+
+
+def run_process(
+    cmd: list[str], cwd: Path, *, timeout: float = 300, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess:
+    """Run ``cmd`` in ``cwd`` with :func:`clean_env` (or ``env``), its output captured as text;
+    a non-zero exit is the caller's to judge."""
     return subprocess.run(
         cmd,
         cwd=cwd,

@@ -14,7 +14,9 @@ import sys
 from pathlib import Path
 
 import pytest
-from commands import REPO_ROOT, clean_env, run_command, run_main  # noqa: F401 - re-exported to the app tests
+
+# re-exported to the app tests
+from commands import REPO_ROOT, clean_env, run_command, run_main, run_process  # noqa: F401
 
 #: A dataset small enough that a job runs in about a second once numba's cache is warm.
 TINY_DATA = ["dataset.n_users=120", "dataset.n_items=60"]
@@ -68,7 +70,7 @@ def built_package(tmp_path_factory) -> Path:
     if (REPO_ROOT / "hydra_plugins").is_dir():  # the package's Hydra plugins
         shutil.copytree(REPO_ROOT / "hydra_plugins", src / "hydra_plugins", ignore=ignore)
     lib = tmp_path / "lib"
-    proc = subprocess.run(
+    proc = run_process(
         [
             sys.executable,
             "-c",
@@ -78,11 +80,8 @@ def built_package(tmp_path_factory) -> Path:
             "--build-lib",
             str(lib),
         ],
-        cwd=src,
-        capture_output=True,
-        text=True,
+        src,
         timeout=120,
-        check=False,
     )
     assert proc.returncode == 0, proc.stderr[-2000:]
     return lib

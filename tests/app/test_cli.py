@@ -10,7 +10,6 @@ gets exercised.
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
 from pathlib import Path
 
@@ -24,9 +23,9 @@ from .conftest import (
     TINY_ALS,
     TINY_DATA,
     assert_ok,
-    clean_env,
     run_command,
     run_main,
+    run_process,
 )
 
 #: The files of a job the command ran: its results, Hydra's record and the log.
@@ -501,15 +500,7 @@ def test_bad_invocations_as_real_processes(tmp_path, bad_data):
         case = BAD_INVOCATIONS[i]
         cwd = tmp_path / f"c{i}"
         cwd.mkdir()
-        proc = subprocess.run(
-            [str(script), *_invocation(case, bad_data)],
-            cwd=cwd,
-            env=clean_env(),
-            capture_output=True,
-            text=True,
-            timeout=300,
-            check=False,
-        )
+        proc = run_process([str(script), *_invocation(case, bad_data)], cwd)
         return case, proc
 
     with ThreadPoolExecutor(max_workers=len(IN_PROCESSES)) as pool:

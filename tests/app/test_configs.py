@@ -8,7 +8,6 @@ through :func:`recoeval_tracking.app.cli.user_error_message` here and through th
 from __future__ import annotations
 
 import dataclasses
-import subprocess
 import sys
 from pathlib import Path
 
@@ -22,7 +21,7 @@ import recoeval_tracking as rt
 from recoeval_tracking.app import schema
 from recoeval_tracking.app.cli import user_error_message
 
-from .conftest import REPO_ROOT, clean_env
+from .conftest import REPO_ROOT, clean_env, run_process
 
 CONFIGS = REPO_ROOT / "configs"
 GROUPS = ("dataset", "split", "model", "metrics", "tracking")
@@ -230,7 +229,7 @@ def test_configs_ship_inside_the_package(tmp_path, built_package):
     env["PYTHONPATH"] = str(lib)
     run = tmp_path / "run"
     run.mkdir()
-    probe = subprocess.run(
+    probe = run_process(
         [
             sys.executable,
             "-c",
@@ -239,24 +238,18 @@ def test_configs_ship_inside_the_package(tmp_path, built_package):
                 "print(recoeval_tracking.__file__); print(c.config_path())"
             ),
         ],
-        cwd=run,
+        run,
         env=env,
-        capture_output=True,
-        text=True,
         timeout=60,
-        check=False,
     )
     assert probe.returncode == 0, probe.stderr
     where, source = probe.stdout.split()
     assert Path(where).is_relative_to(lib) and source == "pkg://recoeval_tracking.configs"
-    shown = subprocess.run(
+    shown = run_process(
         [sys.executable, "-m", "recoeval_tracking", "--cfg", "job", "model=item_knn"],
-        cwd=run,
+        run,
         env=env,
-        capture_output=True,
-        text=True,
         timeout=120,
-        check=False,
     )
     assert shown.returncode == 0, shown.stderr
     job = OmegaConf.create(shown.stdout)

@@ -15,7 +15,7 @@ import yaml
 
 optuna = pytest.importorskip("optuna", reason="optuna is not installed (extra 'search')")
 
-from .conftest import QUIET, TINY_DATA, assert_ok, run_command  # noqa: E402
+from .conftest import QUIET, TINY_DATA, assert_ok, run_command, run_process  # noqa: E402
 
 SEARCH = [
     "-m",
@@ -167,7 +167,6 @@ def test_a_regular_install_ships_the_plugin_where_hydra_scans(tmp_path, built_pa
     """A non-editable build puts ``hydra_plugins/recoeval_optuna_sweeper`` (and no
     ``hydra_plugins/__init__.py``: a namespace shared with other plugins) in site-packages,
     where Hydra's own plugin scan finds the sweeper."""
-    import subprocess
     import sys
 
     from .conftest import clean_env
@@ -179,15 +178,7 @@ def test_a_regular_install_ships_the_plugin_where_hydra_scans(tmp_path, built_pa
     env["PYTHONPATH"] = str(lib)
     run = tmp_path / "run"
     run.mkdir()
-    probe = subprocess.run(
-        [sys.executable, "-c", _DISCOVER],
-        cwd=run,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
+    probe = run_process([sys.executable, "-c", _DISCOVER], run, env=env, timeout=120)
     assert probe.returncode == 0, probe.stderr[-2000:]
     assert "OptunaSweeper" in probe.stdout
 
@@ -195,7 +186,6 @@ def test_a_regular_install_ships_the_plugin_where_hydra_scans(tmp_path, built_pa
 def test_the_command_registers_the_plugin_in_any_install(tmp_path):
     """An editable install maps the plugin through an import hook that Hydra's scan cannot list;
     the command registers it itself (outside the checkout, no PYTHONPATH)."""
-    import subprocess
     import sys
 
     from .conftest import clean_env
@@ -206,14 +196,6 @@ def test_the_command_registers_the_plugin_in_any_install(tmp_path):
         "from recoeval_tracking.app.cli import register_search_plugin as r; "
         "assert r(); " + _DISCOVER
     )
-    probe = subprocess.run(
-        [sys.executable, "-c", code],
-        cwd=tmp_path,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
+    probe = run_process([sys.executable, "-c", code], tmp_path, env=env, timeout=120)
     assert probe.returncode == 0, probe.stderr[-2000:]
     assert "OptunaSweeper" in probe.stdout

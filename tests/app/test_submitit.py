@@ -14,7 +14,15 @@ import pytest
 from recoeval_tracking import InputError
 from recoeval_tracking.app.precheck import check_launcher_store
 
-from .conftest import QUIET, REPO_ROOT, TINY_ALS, TINY_DATA, assert_ok, clean_env, run_command
+from .conftest import (
+    QUIET,
+    REPO_ROOT,
+    TINY_ALS,
+    TINY_DATA,
+    assert_ok,
+    run_command,
+    run_process,
+)
 
 pytest.importorskip(
     "hydra_plugins.hydra_submitit_launcher",
@@ -88,17 +96,8 @@ def test_submitit_jobs_create_one_parent_when_the_sweep_start_could_not(tmp_path
     launching process): the two jobs, in processes of their own, find or create the parent by
     the sweep id, and the sweep still ends with one parent holding both."""
     inject = REPO_ROOT / "tests" / "faults" / "inject.py"
-    import subprocess
 
-    proc = subprocess.run(
-        [sys.executable, str(inject), "parent-fails-once", "track", *ARGS],
-        cwd=tmp_path,
-        env=clean_env(),
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
+    proc = run_process([sys.executable, str(inject), "parent-fails-once", "track", *ARGS], tmp_path)
     assert_ok(proc)
     assert "could not create the sweep's parent run" in proc.stderr
     sweep, client, parents, children = _sweep(tmp_path, local_store)

@@ -12,7 +12,6 @@ user's that scores the same train counts).
 
 from __future__ import annotations
 
-import subprocess
 import sys
 import textwrap
 from pathlib import Path
@@ -20,7 +19,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from commands import clean_env, run_command
+from commands import run_command, run_process
 
 import recoeval_tracking as rt
 from recoeval_tracking.data import write_partitioned
@@ -168,14 +167,8 @@ def test_python_app_user_app_and_storage_give_one_per_user_table(tmp_path):
     # 3. the user's own Hydra app (door 3), its own model class
     app = _user_app(tmp_path / "user_app")
     user_job = tmp_path / "user_job"
-    proc = subprocess.run(
-        [sys.executable, "train.py", f"dataset.path={data}", f"hydra.run.dir={user_job}"],
-        cwd=app,
-        env=clean_env(),
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
+    proc = run_process(
+        [sys.executable, "train.py", f"dataset.path={data}", f"hydra.run.dir={user_job}"], app
     )
     assert_ok(proc)
     _same_per_user(want, pd.read_parquet(user_job / "per_user.parquet"), "door 3")
