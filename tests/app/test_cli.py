@@ -227,7 +227,7 @@ def test_failing_job_closes_the_parent(tmp_path, local_store):
     ],
 )
 def test_bad_override_exits_2_with_one_paragraph(tmp_path, args, expected):
-    proc = run_command([*args, "tracking=none"], tmp_path)
+    proc = run_main([*args, "tracking=none"], tmp_path)
     assert proc.returncode == 2
     err = proc.stderr.strip()
     assert expected in err

@@ -15,7 +15,7 @@ import yaml
 
 optuna = pytest.importorskip("optuna", reason="optuna is not installed (extra 'search')")
 
-from .conftest import QUIET, TINY_DATA, assert_ok, run_command, run_process  # noqa: E402
+from .conftest import QUIET, TINY_DATA, assert_ok, run_command, run_main, run_process  # noqa: E402
 
 SEARCH = [
     "-m",
@@ -141,7 +141,7 @@ def test_stored_study_resumes_and_a_seeded_search_repeats(tmp_path):
     ],
 )
 def test_a_bad_objective_is_refused_before_any_trial(tmp_path, objective, message):
-    proc = run_command([*SEARCH, "tracking=none", *([objective] if objective else [])], tmp_path)
+    proc = run_main([*SEARCH, "tracking=none", *([objective] if objective else [])], tmp_path)
     assert proc.returncode == 2, proc.stderr[-2000:]
     err = proc.stderr.strip()
     assert message in err and "Traceback" not in err and len(err.splitlines()) == 1
@@ -149,7 +149,7 @@ def test_a_bad_objective_is_refused_before_any_trial(tmp_path, objective, messag
 
 
 def test_a_search_space_is_required(tmp_path):
-    proc = run_command(
+    proc = run_main(
         ["-m", "hydra/sweeper=optuna", "objective=ndcg_at_10", "tracking=none", *TINY_DATA, *QUIET],
         tmp_path,
     )

@@ -12,7 +12,7 @@ import pytest
 
 from recoeval_tracking.app.cli import option_node
 
-from .conftest import QUIET, run_command
+from .conftest import QUIET, run_command, run_main
 
 
 def _data(folder: Path) -> Path:
@@ -86,7 +86,7 @@ def test_rerun_with_group_overrides(tmp_path, csv_job):
 
 
 def test_rerun_with_an_unknown_option_names_the_setting(tmp_path, csv_job):
-    proc = run_command(
+    proc = run_main(
         ["--config-path", str(csv_job / ".hydra"), "--config-name", "config", "tracking=nowhere"],
         tmp_path,
     )

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -91,12 +92,23 @@ def _sweep(job_dirs, uri):
     return parent, ids
 
 
-def test_report_from_sweep_id(job_dirs, store_uri, tmp_path):
+@pytest.fixture(scope="module")
+def logged_sweep(job_dirs, tmp_path_factory, migrated_db):
+    """The three jobs logged once as one sweep into a store of the module's: ``(uri, parent,
+    ids)``. The tests that share it read its runs (and add artifacts to the parent only)."""
+    db = tmp_path_factory.mktemp("e2e-store") / "mlflow.db"
+    shutil.copyfile(migrated_db, db)
+    uri = f"sqlite:///{db}"
+    parent, ids = _sweep(job_dirs, uri)
+    return uri, parent, ids
+
+
+def test_report_from_sweep_id(logged_sweep, tmp_path):
     from mlflow import MlflowClient
 
     from recoeval_tracking.app.report import run_report
 
-    parent, ids = _sweep(job_dirs, store_uri)
+    store_uri, parent, ids = logged_sweep
     cfg = {
         "tracking": {"uri": store_uri, "experiment": "e2e"},
         "select": {"sweep_id": parent.sweep_id},
@@ -295,12 +307,12 @@ def test_command_refuses_a_bad_setting_before_reading_runs(tmp_path, override, e
     assert not (tmp_path / "nowhere.db").exists()
 
 
-def test_compare_reads_mlflow_run_ids(job_dirs, store_uri):
+def test_compare_reads_mlflow_run_ids(job_dirs, logged_sweep):
     """rt.compare on run ids gives the numbers it gives on the job folders they were logged
     from."""
     import recoeval_tracking as rt
 
-    _, ids = _sweep(job_dirs, store_uri)
+    store_uri, _, ids = logged_sweep
     by_id = rt.compare(
         {"pop": ids["popularity"], "als": ids["als"]},
         tracking_uri=store_uri,
