@@ -65,6 +65,17 @@ def seed_examples(seed_examples_file: Path) -> dict[str, Any]:
     return data
 
 
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:
+    """``-n auto`` (pyproject.toml): a worker gets whole files (``--dist loadfile``), so a run of
+    test files named on the command line needs no more workers than files, and a run of one
+    file runs in this process (no worker to start). Otherwise pytest-xdist's count, one per
+    core."""
+    files = {arg.split("::")[0] for arg in config.args}
+    if files and all(f.endswith(".py") for f in files):
+        return 0 if len(files) == 1 else min(len(files), os.cpu_count() or 1)
+    return None
+
+
 @pytest.fixture(autouse=True)
 def _no_ambient_tracking(monkeypatch):
     """Tests never fall back on the user's MLflow store or environment."""
