@@ -72,21 +72,25 @@ def run_process(
     )
 
 
-def run_main(args: list[str], cwd: Path) -> subprocess.CompletedProcess:
-    """Run the ``recoeval-track`` entry point (``recoeval_tracking.app.cli.main``) in this
-    process, as the console script would with ``ARGS`` in ``cwd``: its exit status, stdout and
-    stderr, with ``returncode`` 1 and the traceback on stderr if an exception escapes it (as
-    the interpreter would exit). Hundreds of times cheaper than a process (no interpreter or
-    imports to start), for checks of what the command says; the process-level behaviour stays
-    checked with :func:`run_command`. The working folder, ``sys.argv``, the environment and
-    the logging set-up that the command changes are put back afterwards."""
+def run_main(
+    args: list[str], cwd: Path, *, command: str = "recoeval-track"
+) -> subprocess.CompletedProcess:
+    """Run the entry point of ``command`` (``recoeval-track``: ``recoeval_tracking.app.cli.main``;
+    ``recoeval-track-report``: ``recoeval_tracking.app.report.main``) in this process, as the
+    console script would with ``ARGS`` in ``cwd``: its exit status, stdout and stderr, with
+    ``returncode`` 1 and the traceback on stderr if an exception escapes it (as the interpreter
+    would exit). Far cheaper than a process (no interpreter or imports to start), for checks of
+    what the command says; the process-level behaviour stays checked with :func:`run_command`.
+    The working folder, ``sys.argv``, the environment and the logging set-up that the command
+    changes are put back afterwards."""
     import contextlib
     import io
     import logging
     import traceback
 
-    from recoeval_tracking.app.cli import main
+    from recoeval_tracking.app import cli, report
 
+    main = {"recoeval-track": cli.main, "recoeval-track-report": report.main}[command]
     saved_argv, saved_cwd, saved_env = sys.argv[:], os.getcwd(), dict(os.environ)
     root = logging.getLogger()
     saved_handlers, saved_level = root.handlers[:], root.level
@@ -95,7 +99,7 @@ def run_main(args: list[str], cwd: Path) -> subprocess.CompletedProcess:
     status = 0
     os.environ.clear()
     os.environ.update(clean_env())
-    sys.argv = [str(Path(sys.executable).with_name("recoeval-track")), *args]
+    sys.argv = [str(Path(sys.executable).with_name(command)), *args]
     os.chdir(cwd)
     try:
         with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
@@ -120,6 +124,4 @@ def run_main(args: list[str], cwd: Path) -> subprocess.CompletedProcess:
         root.handlers[:] = saved_handlers
         root.setLevel(saved_level)
         logging.setLogRecordFactory(saved_factory)
-    return subprocess.CompletedProcess(
-        ["recoeval-track", *args], status, out.getvalue(), err.getvalue()
-    )
+    return subprocess.CompletedProcess([command, *args], status, out.getvalue(), err.getvalue())

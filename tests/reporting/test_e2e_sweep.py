@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from commands import run_main  # tests/ is on sys.path (tests/conftest.py)
 
 from recoeval_tracking import InputError, evaluate, load_dataset, make_model, make_split
 from recoeval_tracking.jobdir import write_job_dir
@@ -289,16 +290,12 @@ def test_command_takes_a_metric_list_and_says_what_it_does(job_dirs, tmp_path):
 )
 def test_command_refuses_a_bad_setting_before_reading_runs(tmp_path, override, expected):
     """A misspelt key, a wrong type or a bad value: one paragraph naming the setting, exit 2,
-    before any run is read (the selection names a store that does not exist)."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("MLFLOW_")}
-    proc = subprocess.run(
-        _report_cmd("select.sweep_id=abc", "tracking.uri=sqlite:///nowhere.db", override),
-        check=False,
-        capture_output=True,
-        text=True,
-        cwd=tmp_path,
-        env=env,
-        timeout=120,
+    before any run is read (the selection names a store that does not exist). Through the
+    command's entry point in this process; the other command tests run it as a process."""
+    proc = run_main(
+        ["select.sweep_id=abc", "tracking.uri=sqlite:///nowhere.db", override],
+        tmp_path,
+        command="recoeval-track-report",
     )
     assert proc.returncode == 2, proc.stderr
     assert expected in proc.stderr
