@@ -17,6 +17,9 @@ REPO_ROOT = Path(__file__).resolve().parents[1]
 #: The folder holding the package the tests import: the checkout, or a copy put first on the
 #: path (mutation testing), which the processes must import too.
 PACKAGE_ROOT = Path(recoeval_tracking.__file__).resolve().parents[1]
+#: The name under which a fault test's report carries a row of the table of counts that
+#: ``tests/conftest.py`` prints at the end of the session.
+FAULT_ROW = "recoeval_fault_scenario"
 
 
 def clean_env() -> dict[str, str]:
@@ -50,6 +53,14 @@ def run_command(
         if not script.is_file():
             pytest.skip("the recoeval-track console script is not installed in this environment")
         cmd = [str(script), *args]
+    return run_process(cmd, cwd, timeout=timeout, env=env)
+
+
+def run_process(
+    cmd: list[str], cwd: Path, *, timeout: float = 300, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess:
+    """Run ``cmd`` in ``cwd`` with :func:`clean_env` (or ``env``), its output captured as text;
+    a non-zero exit is the caller's to judge."""
     return subprocess.run(
         cmd,
         cwd=cwd,
@@ -59,3 +70,58 @@ def run_command(
         timeout=timeout,
         check=False,
     )
+
+
+def run_main(
+    args: list[str], cwd: Path, *, command: str = "recoeval-track"
+) -> subprocess.CompletedProcess:
+    """Run the entry point of ``command`` (``recoeval-track``: ``recoeval_tracking.app.cli.main``;
+    ``recoeval-track-report``: ``recoeval_tracking.app.report.main``) in this process, as the
+    console script would with ``ARGS`` in ``cwd``: its exit status, stdout and stderr, with
+    ``returncode`` 1 and the traceback on stderr if an exception escapes it (as the interpreter
+    would exit). Far cheaper than a process (no interpreter or imports to start), for checks of
+    what the command says; the process-level behaviour stays checked with :func:`run_command`.
+    The working folder, ``sys.argv``, the environment and the logging set-up that the command
+    changes are put back afterwards."""
+    import contextlib
+    import io
+    import logging
+    import traceback
+
+    from recoeval_tracking.app import cli, report
+
+    main = {"recoeval-track": cli.main, "recoeval-track-report": report.main}[command]
+    saved_argv, saved_cwd, saved_env = sys.argv[:], os.getcwd(), dict(os.environ)
+    root = logging.getLogger()
+    saved_handlers, saved_level = root.handlers[:], root.level
+    saved_factory = logging.getLogRecordFactory()
+    out, err = io.StringIO(), io.StringIO()
+    status = 0
+    os.environ.clear()
+    os.environ.update(clean_env())
+    sys.argv = [str(Path(sys.executable).with_name(command)), *args]
+    os.chdir(cwd)
+    try:
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            try:
+                main()
+            except SystemExit as stop:
+                code = stop.code
+                status = code if isinstance(code, int) else (0 if code is None else 1)
+                if code is not None and not isinstance(code, int):
+                    print(code, file=sys.stderr)
+            except Exception:  # noqa: BLE001 - what escapes ends the process with a traceback
+                status = 1
+                traceback.print_exc()
+    finally:
+        sys.argv = saved_argv
+        os.chdir(saved_cwd)
+        os.environ.clear()
+        os.environ.update(saved_env)
+        for handler in root.handlers:
+            if handler not in saved_handlers:
+                handler.close()
+        root.handlers[:] = saved_handlers
+        root.setLevel(saved_level)
+        logging.setLogRecordFactory(saved_factory)
+    return subprocess.CompletedProcess([command, *args], status, out.getvalue(), err.getvalue())

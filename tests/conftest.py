@@ -65,6 +65,17 @@ def seed_examples(seed_examples_file: Path) -> dict[str, Any]:
     return data
 
 
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:
+    """``-n auto`` (pyproject.toml): a worker gets whole files (``--dist loadfile``), so a run of
+    test files named on the command line needs no more workers than files, and a run of one
+    file runs in this process (no worker to start). Otherwise pytest-xdist's count, one per
+    core."""
+    files = {arg.split("::")[0] for arg in config.args}
+    if files and all(f.endswith(".py") for f in files):
+        return 0 if len(files) == 1 else min(len(files), os.cpu_count() or 1)
+    return None
+
+
 @pytest.fixture(autouse=True)
 def _no_ambient_tracking(monkeypatch):
     """Tests never fall back on the user's MLflow store or environment."""
@@ -94,3 +105,43 @@ def store_uri(tmp_path, migrated_db) -> str:
     db = tmp_path / "mlflow.db"
     shutil.copyfile(migrated_db, db)
     return f"sqlite:///{db}"
+
+
+# ---------------------------------------------------------------------------------------------
+# The fault tests' table of counts (tests/faults): each test's report carries the rows it
+# recorded, so the table is whole whether the tests ran here or on pytest-xdist's workers.
+# ---------------------------------------------------------------------------------------------
+
+_FAULT_ROWS: list[dict[str, Any]] = []
+FAULT_COLUMNS = [
+    "scenario",
+    "jobs",
+    "runs",
+    "parents",
+    "duplicates",
+    "deleted",
+    "running",
+    "pending",
+    "lost",
+]
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    from commands import FAULT_ROW
+
+    if report.when == "call":
+        _FAULT_ROWS.extend(row for name, row in report.user_properties if name == FAULT_ROW)
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus, config):
+    if not _FAULT_ROWS:
+        return
+    rows, cols = _FAULT_ROWS, FAULT_COLUMNS
+    terminalreporter.section("fault scenarios: counts")
+    widths = {c: max(len(c), *(len(str(r.get(c, ""))) for r in rows)) for c in cols}
+    terminalreporter.write_line("  ".join(c.ljust(widths[c]) for c in cols))
+    for row in rows:
+        terminalreporter.write_line("  ".join(str(row.get(c, "")).ljust(widths[c]) for c in cols))
+    out = os.environ.get("RECOEVAL_FAULT_TABLE")
+    if out:
+        Path(out).write_text(json.dumps(rows, indent=2) + "\n", encoding="utf-8")

@@ -10,7 +10,6 @@ gets exercised.
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
 from pathlib import Path
 
@@ -18,27 +17,24 @@ import pandas as pd
 import pytest
 import yaml
 
-from .conftest import QUIET, TINY_ALS, TINY_DATA, clean_env, run_command
+from .conftest import (
+    QUIET,
+    RESULT_FILES,
+    TINY_ALS,
+    TINY_DATA,
+    assert_ok,
+    run_command,
+    run_main,
+    run_process,
+)
 
+#: The files of a job the command ran: its results, Hydra's record and the log.
 JOB_FILES = (
-    "per_user.parquet",
-    "metrics.json",
-    "curves.csv",
-    "definitions.json",
-    "dataset.json",
-    "config.yaml",
-    "overrides.yaml",
-    "job.json",
+    *RESULT_FILES,
     ".hydra/config.yaml",
     ".hydra/overrides.yaml",
     "recoeval.log",
 )
-
-
-def _ok(proc) -> None:
-    assert proc.returncode == 0, (
-        f"exit {proc.returncode}\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}"
-    )
 
 
 def _single_job_dir(root: Path) -> Path:
@@ -89,7 +85,7 @@ def test_single_run_end_to_end_and_rerun_from_the_job_config(tmp_path, local_sto
         tmp_path,
         module=False,
     )
-    _ok(proc)
+    assert_ok(proc)
     # progress=auto: no bars when stderr is not a terminal
     assert "ALS:" not in proc.stderr and "eval:" not in proc.stderr
     job = _single_job_dir(tmp_path)
@@ -122,7 +118,7 @@ def test_single_run_end_to_end_and_rerun_from_the_job_config(tmp_path, local_sto
         ["--config-path", str(job / ".hydra"), "--config-name", "config", "tracking.enabled=false"],
         again,
     )
-    _ok(proc)
+    assert_ok(proc)
     rerun = _single_job_dir(again)
     pd.testing.assert_frame_equal(
         pd.read_parquet(rerun / "per_user.parquet"),
@@ -193,7 +189,7 @@ def test_sweep_2x2_joblib_launcher(tmp_path, local_store):
         ],
         tmp_path,
     )
-    _ok(proc)
+    assert_ok(proc)
     _check_sweep(tmp_path, local_store, "JoblibLauncher")
 
 
@@ -202,7 +198,7 @@ def test_sweep_2x2_basic_launcher(tmp_path, local_store):
         ["-m", "model=als,popularity", "seed=0,1", *TINY_DATA, *QUIET, "tracking.precision=exact"],
         tmp_path,
     )
-    _ok(proc)
+    assert_ok(proc)
     _check_sweep(tmp_path, local_store, "BasicLauncher")
 
 
@@ -231,7 +227,7 @@ def test_failing_job_closes_the_parent(tmp_path, local_store):
     ],
 )
 def test_bad_override_exits_2_with_one_paragraph(tmp_path, args, expected):
-    proc = run_command([*args, "tracking=none"], tmp_path)
+    proc = run_main([*args, "tracking=none"], tmp_path)
     assert proc.returncode == 2
     err = proc.stderr.strip()
     assert expected in err
@@ -263,7 +259,7 @@ def test_als_beats_popularity_on_movielens_100k(tmp_path, shared_data):
         ],
         tmp_path,
     )
-    _ok(proc)
+    assert_ok(proc)
     ndcg = {}
     for job in (p for p in _sweep_dir(tmp_path).iterdir() if p.is_dir()):
         cfg = yaml.safe_load((job / "config.yaml").read_text())
@@ -446,34 +442,14 @@ def _invocation(case, data: Path) -> list[str]:
     return [*base, *args]
 
 
-def test_bad_invocations_never_end_in_a_traceback(tmp_path, bad_data):
-    """At least 60 bad command lines, each a real ``recoeval-track`` process (four at a time):
-    the exit status is 2 (usage) or 1 (failure), stderr ends with one paragraph naming what to
-    change, and no output holds a traceback or the bug message."""
-    from concurrent.futures import ThreadPoolExecutor
+#: The cases also run as real ``recoeval-track`` processes: one of each kind, and the failure
+#: that exits 1 (every case runs in-process below).
+IN_PROCESSES = (1, 28, 39, 69, len(BAD_INVOCATIONS) - 1)
 
-    assert len(BAD_INVOCATIONS) >= 60
-    script = Path(sys.executable).with_name("recoeval-track")
-    if not script.is_file():
-        pytest.skip("the recoeval-track console script is not installed in this environment")
 
-    def one(i_case):
-        i, case = i_case
-        cwd = tmp_path / f"c{i}"
-        cwd.mkdir()
-        proc = subprocess.run(
-            [str(script), *_invocation(case, bad_data)],
-            cwd=cwd,
-            env=clean_env(),
-            capture_output=True,
-            text=True,
-            timeout=300,
-            check=False,
-        )
-        return case, proc
-
-    with ThreadPoolExecutor(max_workers=4) as pool:
-        results = list(pool.map(one, enumerate(BAD_INVOCATIONS)))
+def _problems(results, bad_data: Path) -> tuple[list[str], int]:
+    """The cases whose exit status, last line of stderr or output is wrong, and the number of
+    outputs holding a traceback."""
     problems, tracebacks = [], 0
     for (mode, args, status, expected), proc in results:
         text = proc.stdout + proc.stderr
@@ -489,6 +465,46 @@ def test_bad_invocations_never_end_in_a_traceback(tmp_path, bad_data):
             or expected not in last
         ):
             problems.append(f"{mode} {args}: exit {proc.returncode}, last line {last[:300]!r}")
+    return problems, tracebacks
+
+
+def test_bad_invocations_never_end_in_a_traceback(tmp_path, bad_data):
+    """At least 60 bad command lines, each through the command's entry point: the exit status
+    is 2 (usage) or 1 (failure), stderr ends with one paragraph naming what to change, and no
+    output holds a traceback or the bug message. They run in this process (what escapes the
+    entry point counts as a traceback); the next test runs some as real processes."""
+    assert len(BAD_INVOCATIONS) >= 60
+    results = []
+    for i, case in enumerate(BAD_INVOCATIONS):
+        cwd = tmp_path / f"c{i}"
+        cwd.mkdir()
+        results.append((case, run_main(_invocation(case, bad_data), cwd)))
+    problems, tracebacks = _problems(results, bad_data)
     print(f"{len(BAD_INVOCATIONS)} bad invocations, {tracebacks} ending in a traceback")
+    assert tracebacks == 0
+    assert not problems, "\n".join(problems)
+
+
+def test_bad_invocations_as_real_processes(tmp_path, bad_data):
+    """Some of the bad command lines as real ``recoeval-track`` processes (all at once): the
+    process exits with the status, and says on stderr what, the entry point does in-process."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    assert [BAD_INVOCATIONS[i][0] for i in IN_PROCESSES] == ["cfg", "cfg", "run", "file", "file"]
+    assert BAD_INVOCATIONS[IN_PROCESSES[-1]][2] == 1
+    script = Path(sys.executable).with_name("recoeval-track")
+    if not script.is_file():
+        pytest.skip("the recoeval-track console script is not installed in this environment")
+
+    def one(i):
+        case = BAD_INVOCATIONS[i]
+        cwd = tmp_path / f"c{i}"
+        cwd.mkdir()
+        proc = run_process([str(script), *_invocation(case, bad_data)], cwd)
+        return case, proc
+
+    with ThreadPoolExecutor(max_workers=len(IN_PROCESSES)) as pool:
+        results = list(pool.map(one, IN_PROCESSES))
+    problems, tracebacks = _problems(results, bad_data)
     assert tracebacks == 0
     assert not problems, "\n".join(problems)

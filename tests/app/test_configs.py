@@ -8,8 +8,6 @@ through :func:`recoeval_tracking.app.cli.user_error_message` here and through th
 from __future__ import annotations
 
 import dataclasses
-import shutil
-import subprocess
 import sys
 from pathlib import Path
 
@@ -23,7 +21,7 @@ import recoeval_tracking as rt
 from recoeval_tracking.app import schema
 from recoeval_tracking.app.cli import user_error_message
 
-from .conftest import REPO_ROOT, clean_env
+from .conftest import REPO_ROOT, clean_env, run_process
 
 CONFIGS = REPO_ROOT / "configs"
 GROUPS = ("dataset", "split", "model", "metrics", "tracking")
@@ -217,46 +215,10 @@ def test_bugs_are_not_dressed_as_user_errors():
     assert user_error_message(ZeroDivisionError("division by zero")) is None
 
 
-def _build_lib(tmp_path: Path) -> Path:
-    """Build the package as an installer would (setuptools ``build_py`` from pyproject.toml) into
-    ``tmp_path/lib``, from a copy of the sources (the checkout gets no build files)."""
-    src = tmp_path / "src"
-    src.mkdir()
-    for name in ("pyproject.toml", "README.md"):
-        if (REPO_ROOT / name).is_file():
-            shutil.copy(REPO_ROOT / name, src / name)
-        else:
-            (src / name).write_text("")
-    ignore = shutil.ignore_patterns("__pycache__", "*.pyc", "*.nbi", "*.nbc")
-    shutil.copytree(REPO_ROOT / "recoeval_tracking", src / "recoeval_tracking", ignore=ignore)
-    shutil.copytree(CONFIGS, src / "configs", ignore=ignore)
-    if (REPO_ROOT / "hydra_plugins").is_dir():  # the package's Hydra plugins
-        shutil.copytree(REPO_ROOT / "hydra_plugins", src / "hydra_plugins", ignore=ignore)
-    lib = tmp_path / "lib"
-    proc = subprocess.run(
-        [
-            sys.executable,
-            "-c",
-            "from setuptools import setup; setup()",
-            "-q",
-            "build_py",
-            "--build-lib",
-            str(lib),
-        ],
-        cwd=src,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
-    assert proc.returncode == 0, proc.stderr[-2000:]
-    return lib
-
-
-def test_configs_ship_inside_the_package(tmp_path):
+def test_configs_ship_inside_the_package(tmp_path, built_package):
     """What a non-editable install puts in site-packages holds every yaml of configs/ as the
     package recoeval_tracking.configs, and the command finds them there (pkg://)."""
-    lib = _build_lib(tmp_path)
+    lib = built_package
     shipped = sorted(
         p.relative_to(lib / "recoeval_tracking" / "configs").as_posix()
         for p in (lib / "recoeval_tracking" / "configs").rglob("*.yaml")
@@ -267,7 +229,7 @@ def test_configs_ship_inside_the_package(tmp_path):
     env["PYTHONPATH"] = str(lib)
     run = tmp_path / "run"
     run.mkdir()
-    probe = subprocess.run(
+    probe = run_process(
         [
             sys.executable,
             "-c",
@@ -276,24 +238,18 @@ def test_configs_ship_inside_the_package(tmp_path):
                 "print(recoeval_tracking.__file__); print(c.config_path())"
             ),
         ],
-        cwd=run,
+        run,
         env=env,
-        capture_output=True,
-        text=True,
         timeout=60,
-        check=False,
     )
     assert probe.returncode == 0, probe.stderr
     where, source = probe.stdout.split()
     assert Path(where).is_relative_to(lib) and source == "pkg://recoeval_tracking.configs"
-    shown = subprocess.run(
+    shown = run_process(
         [sys.executable, "-m", "recoeval_tracking", "--cfg", "job", "model=item_knn"],
-        cwd=run,
+        run,
         env=env,
-        capture_output=True,
-        text=True,
         timeout=120,
-        check=False,
     )
     assert shown.returncode == 0, shown.stderr
     job = OmegaConf.create(shown.stdout)

@@ -15,7 +15,7 @@ import yaml
 
 optuna = pytest.importorskip("optuna", reason="optuna is not installed (extra 'search')")
 
-from .conftest import QUIET, TINY_DATA, run_command  # noqa: E402
+from .conftest import QUIET, TINY_DATA, assert_ok, run_command, run_main, run_process  # noqa: E402
 
 SEARCH = [
     "-m",
@@ -28,12 +28,6 @@ SEARCH = [
     *QUIET,
     "tracking.precision=exact",
 ]
-
-
-def _ok(proc) -> None:
-    assert proc.returncode == 0, (
-        f"exit {proc.returncode}\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}"
-    )
 
 
 def _results(root: Path) -> list[dict]:
@@ -58,7 +52,7 @@ def test_search_of_six_trials_logs_children_and_the_best_on_the_parent(tmp_path,
         ],
         tmp_path,
     )
-    _ok(proc)
+    assert_ok(proc)
     client = MlflowClient(local_store)
     exp = client.get_experiment_by_name("recoeval")
     runs = client.search_runs([exp.experiment_id], max_results=100)
@@ -110,8 +104,8 @@ def test_stored_study_resumes_and_a_seeded_search_repeats(tmp_path):
         f"hydra.sweeper.storage={storage}",
         "hydra.sweeper.study_name=resume",
     ]
-    _ok(run_command([*args, "hydra.sweeper.n_trials=2"], tmp_path))
-    _ok(run_command([*args, "hydra.sweeper.n_trials=1"], tmp_path))  # one more trial
+    assert_ok(run_command([*args, "hydra.sweeper.n_trials=2"], tmp_path))
+    assert_ok(run_command([*args, "hydra.sweeper.n_trials=1"], tmp_path))  # one more trial
     first, second = _results(tmp_path)
     assert first["direction"] == "minimize"  # mpr: lower is better (metric registry)
     assert [t["number"] for t in first["trials"]] == [0, 1]
@@ -121,7 +115,7 @@ def test_stored_study_resumes_and_a_seeded_search_repeats(tmp_path):
     values = [t.value for t in study.trials]
     assert len(values) == 3 and second["best_value"] == pytest.approx(min(values), rel=1e-12)
     # a fresh study with the same seed asks the same parameters in the same order
-    _ok(
+    assert_ok(
         run_command(
             [
                 *SEARCH,
@@ -147,7 +141,7 @@ def test_stored_study_resumes_and_a_seeded_search_repeats(tmp_path):
     ],
 )
 def test_a_bad_objective_is_refused_before_any_trial(tmp_path, objective, message):
-    proc = run_command([*SEARCH, "tracking=none", *([objective] if objective else [])], tmp_path)
+    proc = run_main([*SEARCH, "tracking=none", *([objective] if objective else [])], tmp_path)
     assert proc.returncode == 2, proc.stderr[-2000:]
     err = proc.stderr.strip()
     assert message in err and "Traceback" not in err and len(err.splitlines()) == 1
@@ -155,7 +149,7 @@ def test_a_bad_objective_is_refused_before_any_trial(tmp_path, objective, messag
 
 
 def test_a_search_space_is_required(tmp_path):
-    proc = run_command(
+    proc = run_main(
         ["-m", "hydra/sweeper=optuna", "objective=ndcg_at_10", "tracking=none", *TINY_DATA, *QUIET],
         tmp_path,
     )
@@ -169,32 +163,22 @@ _DISCOVER = (
 )
 
 
-def test_a_regular_install_ships_the_plugin_where_hydra_scans(tmp_path):
+def test_a_regular_install_ships_the_plugin_where_hydra_scans(tmp_path, built_package):
     """A non-editable build puts ``hydra_plugins/recoeval_optuna_sweeper`` (and no
     ``hydra_plugins/__init__.py``: a namespace shared with other plugins) in site-packages,
     where Hydra's own plugin scan finds the sweeper."""
-    import subprocess
     import sys
 
     from .conftest import clean_env
-    from .test_configs import _build_lib
 
-    lib = _build_lib(tmp_path)
+    lib = built_package
     assert (lib / "hydra_plugins" / "recoeval_optuna_sweeper" / "optuna_sweeper.py").is_file()
     assert not (lib / "hydra_plugins" / "__init__.py").exists()
     env = clean_env()
     env["PYTHONPATH"] = str(lib)
     run = tmp_path / "run"
     run.mkdir()
-    probe = subprocess.run(
-        [sys.executable, "-c", _DISCOVER],
-        cwd=run,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
+    probe = run_process([sys.executable, "-c", _DISCOVER], run, env=env, timeout=120)
     assert probe.returncode == 0, probe.stderr[-2000:]
     assert "OptunaSweeper" in probe.stdout
 
@@ -202,7 +186,6 @@ def test_a_regular_install_ships_the_plugin_where_hydra_scans(tmp_path):
 def test_the_command_registers_the_plugin_in_any_install(tmp_path):
     """An editable install maps the plugin through an import hook that Hydra's scan cannot list;
     the command registers it itself (outside the checkout, no PYTHONPATH)."""
-    import subprocess
     import sys
 
     from .conftest import clean_env
@@ -213,14 +196,6 @@ def test_the_command_registers_the_plugin_in_any_install(tmp_path):
         "from recoeval_tracking.app.cli import register_search_plugin as r; "
         "assert r(); " + _DISCOVER
     )
-    probe = subprocess.run(
-        [sys.executable, "-c", code],
-        cwd=tmp_path,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
+    probe = run_process([sys.executable, "-c", code], tmp_path, env=env, timeout=120)
     assert probe.returncode == 0, probe.stderr[-2000:]
     assert "OptunaSweeper" in probe.stdout

@@ -18,6 +18,8 @@ import pandas as pd
 import pytest
 from commands import REPO_ROOT, clean_env, run_command
 
+from .conftest import assert_ok
+
 pytestmark = pytest.mark.slow
 
 EXAMPLE = REPO_ROOT / "examples" / "own_model"
@@ -72,10 +74,6 @@ def _sweep_id(sweep_dir: Path) -> str:
     return json.loads(next(sweep_dir.rglob("recoeval_sweep.json")).read_text())["sweep_id"]
 
 
-def _ok(proc: subprocess.CompletedProcess) -> None:
-    assert proc.returncode == 0, proc.stderr[-3000:] + proc.stdout[-2000:]
-
-
 def test_own_class_from_a_config_folder_sweep_and_report(project):
     """Door 1: recoeval-track --config-dir conf model=ease, swept over the class's own
     parameter, logged as written, then reported."""
@@ -91,7 +89,7 @@ def test_own_class_from_a_config_folder_sweep_and_report(project):
         ],
         project,
     )
-    _ok(proc)
+    assert_ok(proc)
     sweep_id = _sweep_id(project / "multirun" / "door1")
     runs = _runs(project, sweep_id)
     children = [r for r in runs if "mlflow.parentRunId" in r.data.tags]
@@ -101,14 +99,14 @@ def test_own_class_from_a_config_folder_sweep_and_report(project):
     names = sorted(r.data.tags["mlflow.runName"] for r in children)
     assert names[0].startswith("ease lam=") and names[1].startswith("ease lam=")
     assert all(np.isfinite(r.data.metrics["ndcg_at_10"]) for r in children)
-    _ok(_report([f"select.sweep_id={sweep_id}"], project))
+    assert_ok(_report([f"select.sweep_id={sweep_id}"], project))
     assert (project / "report" / "report.html").is_file()
 
 
 def test_user_app_sweep_search_and_report(project):
     """Door 3: the example's own Hydra app (train.py) with our groups, a -m sweep, an Optuna
     search over its parameter, and the report over the sweep."""
-    _ok(
+    assert_ok(
         _run(
             [
                 sys.executable,
@@ -130,7 +128,7 @@ def test_user_app_sweep_search_and_report(project):
     assert parent[0].info.status == "FINISHED"
     jobs = sorted((project / "multirun" / "grid").glob("[0-9]*/per_user.parquet"))
     assert len(jobs) == 2 and "ndcg_at_10" in pd.read_parquet(jobs[0]).columns
-    _ok(_report([f"select.sweep_id={sweep_id}"], project))
+    assert_ok(_report([f"select.sweep_id={sweep_id}"], project))
     assert (project / "report" / "report.html").is_file()
 
     proc = _run(
@@ -147,7 +145,7 @@ def test_user_app_sweep_search_and_report(project):
         ],
         project,
     )
-    _ok(proc)
+    assert_ok(proc)
     runs = _runs(project, _sweep_id(project / "multirun" / "search"))
     parent = [r for r in runs if "mlflow.parentRunId" not in r.data.tags]
     assert len(runs) == 3 and "best_ndcg_at_10" in parent[0].data.metrics
@@ -167,7 +165,7 @@ def test_recommendations_made_elsewhere_from_a_csv(project):
         ["model=ranked_file", "model.path=recs.csv", "tracking=none", "hydra.run.dir=job", *SMALL],
         project,
     )
-    _ok(proc)
+    assert_ok(proc)
     assert "1 unknown users" in proc.stdout + proc.stderr
     assert "left out" in proc.stdout + proc.stderr
     per_user = pd.read_parquet(project / "job" / "per_user.parquet")
@@ -228,6 +226,6 @@ def test_a_model_of_another_framework_hands_over_its_factors(project):
         ],
         project,
     )
-    _ok(proc)
+    assert_ok(proc)
     per_user = pd.read_parquet(project / "bpr" / "per_user.parquet")
     assert per_user["ndcg_at_10"].notna().any() and "roc_auc" in per_user

@@ -21,6 +21,8 @@ from recoeval_tracking.app.pipeline import (
 )
 from recoeval_tracking.data import make_synthetic
 
+from .conftest import RESULT_FILES
+
 
 def tiny_config(**changes) -> dict:
     cfg = {
@@ -74,16 +76,7 @@ def tiny_job(tmp_path_factory):
 
 def test_job_directory_holds_every_file(tiny_job):
     out, result = tiny_job
-    for name in (
-        "per_user.parquet",
-        "metrics.json",
-        "curves.csv",
-        "definitions.json",
-        "dataset.json",
-        "config.yaml",
-        "overrides.yaml",
-        "job.json",
-    ):
+    for name in RESULT_FILES:
         assert (out / name).is_file(), name
     assert (out / "plots" / "curves.png").is_file()
     assert (out / "plots" / "per_user_ndcg_at_10.png").is_file()

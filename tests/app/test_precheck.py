@@ -8,7 +8,7 @@ from recoeval_tracking import InputError
 from recoeval_tracking.app import precheck
 from recoeval_tracking.app.precheck import check_before_load, check_tracking_uri
 
-from .conftest import QUIET, TINY_DATA, run_command
+from .conftest import QUIET, TINY_DATA, run_command, run_main
 
 
 @pytest.mark.parametrize(
@@ -66,7 +66,7 @@ def test_metric_settings_name_the_key(metrics, says):
 )
 def test_bad_values_fail_before_the_data_is_read(tmp_path, arg, says):
     # the data file does not exist: the config error must come first
-    proc = run_command(
+    proc = run_main(
         ["dataset=csv", f"dataset.path={tmp_path / 'absent.csv'}", arg, *QUIET], tmp_path
     )
     assert proc.returncode == 2, proc.stderr
@@ -77,7 +77,7 @@ def test_bad_values_fail_before_the_data_is_read(tmp_path, arg, says):
 
 
 def test_k_above_the_number_of_items_names_metrics_k(tmp_path):
-    proc = run_command([*TINY_DATA, "model=popularity", "metrics.k=500", *QUIET], tmp_path)
+    proc = run_main([*TINY_DATA, "model=popularity", "metrics.k=500", *QUIET], tmp_path)
     assert proc.returncode == 2, proc.stderr
     assert "metrics.k must be at most the number of items of the data (60" in proc.stderr
 

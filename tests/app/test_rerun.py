@@ -4,13 +4,15 @@ hands ``tracking=none`` over as a plain text value; the command composes the opt
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import pandas as pd
+import pytest
 
 from recoeval_tracking.app.cli import option_node
 
-from .conftest import QUIET, run_command
+from .conftest import QUIET, run_command, run_main
 
 
 def _data(folder: Path) -> Path:
@@ -30,10 +32,11 @@ def test_option_node_is_the_options_yaml_over_its_schema():
     assert option_node("tracking", "no_such_option") is None
 
 
-def test_rerun_with_group_overrides(tmp_path):
-    start, other = tmp_path / "start", tmp_path / "other"
-    start.mkdir()
-    other.mkdir()
+@pytest.fixture(scope="module")
+def csv_job(tmp_path_factory) -> Path:
+    """The job folder of one run on a small CSV file with ``tracking=none``; the tests re-run its
+    saved config (and only read the folder)."""
+    start = tmp_path_factory.mktemp("start")
     _data(start)
     proc = run_command(
         [
@@ -48,14 +51,22 @@ def test_rerun_with_group_overrides(tmp_path):
     )
     assert proc.returncode == 0, proc.stderr
     (job,) = [p.parent for p in (start / "outputs").rglob("per_user.parquet")]
+    return job
 
+
+def test_rerun_with_group_overrides(tmp_path, csv_job):
+    job, other = csv_job, tmp_path / "other"
+    other.mkdir()
     # tracking=local in the saved config, then tracking=none on the re-run's command line
-    saved = job / ".hydra" / "config.yaml"
+    saved_dir = tmp_path / "saved"
+    shutil.copytree(job / ".hydra", saved_dir)
+    saved = saved_dir / "config.yaml"
     saved.write_text(saved.read_text().replace("enabled: false", "enabled: true"))
+    assert "enabled: true" in saved.read_text()
     proc = run_command(
         [
             "--config-path",
-            str(job / ".hydra"),
+            str(saved_dir),
             "--config-name",
             "config",
             "tracking=none",
@@ -74,23 +85,9 @@ def test_rerun_with_group_overrides(tmp_path):
     )
 
 
-def test_rerun_with_an_unknown_option_names_the_setting(tmp_path):
-    _data(tmp_path)
-    proc = run_command(
-        [
-            "dataset=csv",
-            "dataset.path=d.csv",
-            "model=popularity",
-            "metrics.k=5",
-            "tracking=none",
-            *QUIET,
-        ],
-        tmp_path,
-    )
-    assert proc.returncode == 0, proc.stderr
-    (job,) = [p.parent for p in (tmp_path / "outputs").rglob("per_user.parquet")]
-    proc = run_command(
-        ["--config-path", str(job / ".hydra"), "--config-name", "config", "tracking=nowhere"],
+def test_rerun_with_an_unknown_option_names_the_setting(tmp_path, csv_job):
+    proc = run_main(
+        ["--config-path", str(csv_job / ".hydra"), "--config-name", "config", "tracking=nowhere"],
         tmp_path,
     )
     assert proc.returncode == 2, proc.stderr

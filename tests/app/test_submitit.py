@@ -14,7 +14,15 @@ import pytest
 from recoeval_tracking import InputError
 from recoeval_tracking.app.precheck import check_launcher_store
 
-from .conftest import QUIET, REPO_ROOT, TINY_ALS, TINY_DATA, clean_env, run_command
+from .conftest import (
+    QUIET,
+    REPO_ROOT,
+    TINY_ALS,
+    TINY_DATA,
+    assert_ok,
+    run_command,
+    run_process,
+)
 
 pytest.importorskip(
     "hydra_plugins.hydra_submitit_launcher",
@@ -34,12 +42,6 @@ ARGS = [
     *QUIET,
     "tracking.precision=exact",
 ]
-
-
-def _ok(proc) -> None:
-    assert proc.returncode == 0, (
-        f"exit {proc.returncode}\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}"
-    )
 
 
 def _sweep(tmp_path: Path, uri: str):
@@ -76,7 +78,7 @@ def _check_children(sweep: Path, client, parent, children) -> None:
 
 def test_submitit_local_sweep_logs_a_parent_and_its_children(tmp_path, local_store):
     proc = run_command(ARGS, tmp_path)
-    _ok(proc)
+    assert_ok(proc)
     sweep, client, parents, children = _sweep(tmp_path, local_store)
     assert len(parents) == 1
     parent = parents[0]
@@ -94,18 +96,9 @@ def test_submitit_jobs_create_one_parent_when_the_sweep_start_could_not(tmp_path
     launching process): the two jobs, in processes of their own, find or create the parent by
     the sweep id, and the sweep still ends with one parent holding both."""
     inject = REPO_ROOT / "tests" / "faults" / "inject.py"
-    import subprocess
 
-    proc = subprocess.run(
-        [sys.executable, str(inject), "parent-fails-once", "track", *ARGS],
-        cwd=tmp_path,
-        env=clean_env(),
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
-    _ok(proc)
+    proc = run_process([sys.executable, str(inject), "parent-fails-once", "track", *ARGS], tmp_path)
+    assert_ok(proc)
     assert "could not create the sweep's parent run" in proc.stderr
     sweep, client, parents, children = _sweep(tmp_path, local_store)
     assert json.loads((sweep / "recoeval_sweep.json").read_text())["parent_run_id"] is None

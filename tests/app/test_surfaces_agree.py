@@ -12,7 +12,6 @@ user's that scores the same train counts).
 
 from __future__ import annotations
 
-import subprocess
 import sys
 import textwrap
 from pathlib import Path
@@ -20,11 +19,13 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from commands import clean_env, run_command
+from commands import run_command, run_process
 
 import recoeval_tracking as rt
 from recoeval_tracking.data import write_partitioned
 from recoeval_tracking.options import EvalOptions
+
+from .conftest import assert_ok
 
 K = 10
 # the app's metrics=standard: names [standard], k=10, ties noise with seed ${seed} (0 here)
@@ -109,10 +110,6 @@ def _user_app(root: Path) -> Path:
     return root
 
 
-def _ok(proc: subprocess.CompletedProcess) -> None:
-    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
-
-
 def _same_per_user(a: pd.DataFrame, b: pd.DataFrame, surface: str) -> None:
     """Same columns and dtypes, every value bit-identical (NaN where NaN)."""
     assert list(a.columns) == list(b.columns), surface
@@ -161,7 +158,7 @@ def test_python_app_user_app_and_storage_give_one_per_user_table(tmp_path):
         ],
         tmp_path,
     )
-    _ok(proc)
+    assert_ok(proc)
     assert "relevance: test entries >= 4 are the positives, with gain 1" in proc.stdout + (
         proc.stderr
     )
@@ -170,16 +167,10 @@ def test_python_app_user_app_and_storage_give_one_per_user_table(tmp_path):
     # 3. the user's own Hydra app (door 3), its own model class
     app = _user_app(tmp_path / "user_app")
     user_job = tmp_path / "user_job"
-    proc = subprocess.run(
-        [sys.executable, "train.py", f"dataset.path={data}", f"hydra.run.dir={user_job}"],
-        cwd=app,
-        env=clean_env(),
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
+    proc = run_process(
+        [sys.executable, "train.py", f"dataset.path={data}", f"hydra.run.dir={user_job}"], app
     )
-    _ok(proc)
+    assert_ok(proc)
     _same_per_user(want, pd.read_parquet(user_job / "per_user.parquet"), "door 3")
 
     # 4. evaluate_from_storage: the split written by user, its manifest carrying the rule

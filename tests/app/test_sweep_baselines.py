@@ -8,12 +8,11 @@ Every command runs in a fresh process from a temporary copy of ``examples/own_mo
 from __future__ import annotations
 
 import shutil
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
-from commands import REPO_ROOT, clean_env, run_command
+from commands import REPO_ROOT, run_command, run_process
 
 pytestmark = pytest.mark.slow
 
@@ -90,7 +89,7 @@ def test_door1_and_door3_run_the_same_baselines_beside_the_users_grid(project):
     assert "against the first baseline, popularity" in proc.stdout
     door1 = _check_four_jobs(_sweep(project, "multirun/door1"), "ease lam=")
 
-    proc = subprocess.run(
+    proc = run_process(
         [
             sys.executable,
             "train.py",
@@ -100,12 +99,8 @@ def test_door1_and_door3_run_the_same_baselines_beside_the_users_grid(project):
             "hydra.sweep.dir=multirun/door3",
             *SMALL_APP,
         ],
-        cwd=project,
-        env=clean_env(),
-        capture_output=True,
-        text=True,
+        project,
         timeout=900,
-        check=False,
     )
     assert proc.returncode == 0, proc.stderr[-3000:] + proc.stdout[-2000:]
     assert "against the first baseline, popularity" in proc.stdout
@@ -118,7 +113,7 @@ def test_door1_and_door3_run_the_same_baselines_beside_the_users_grid(project):
 
 
 def test_door3_without_our_sweeper_refuses_baselines(project):
-    proc = subprocess.run(
+    proc = run_process(
         [
             sys.executable,
             "train.py",
@@ -129,12 +124,7 @@ def test_door3_without_our_sweeper_refuses_baselines(project):
             "hydra.sweep.dir=multirun/basic",
             *SMALL_APP,
         ],
-        cwd=project,
-        env=clean_env(),
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
+        project,
     )
     assert proc.returncode != 0
     err = " ".join(proc.stderr.split())

@@ -2,14 +2,13 @@
 real processes (with a fault injected by ``inject.py``), and the counts every scenario is judged
 by (runs per job, duplicates, deleted runs, RUNNING leftovers, pending left, lost results).
 
-The counts of every scenario are collected and printed as a table at the end of the session.
+The counts of every scenario are collected and printed as a table at the end of the session (by
+``tests/conftest.py``).
 """
 
 from __future__ import annotations
 
 import importlib.util
-import json
-import os
 import subprocess
 import sys
 from collections import Counter
@@ -17,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from commands import REPO_ROOT, clean_env  # tests/ is on sys.path (tests/conftest.py)
+from commands import FAULT_ROW, REPO_ROOT, clean_env  # tests/ is on sys.path (tests/conftest.py)
 from mlflow_server import served
 
 HERE = Path(__file__).resolve().parent
@@ -33,8 +32,6 @@ TINY = [
     "dataset.n_users=60",
     "dataset.n_items=40",
 ]
-
-_ROWS: list[dict[str, Any]] = []
 
 
 def start(fault: str, command: str, args: list[str], cwd: Path) -> subprocess.Popen:
@@ -129,34 +126,23 @@ def counts(uri: str, experiment: str, root: Path) -> dict[str, Any]:
     }
 
 
+#: The test running now (set by ``_current_test``), whose report carries the rows it records.
+_CURRENT: list[pytest.Item] = []
+
+
+@pytest.fixture(autouse=True)
+def _current_test(request):
+    _CURRENT[:] = [request.node]
+    yield
+    _CURRENT.clear()
+
+
 def record(scenario: str, numbers: dict[str, Any], **extra: Any) -> dict[str, Any]:
-    """Keep one row of the session's table; returns ``numbers``."""
-    _ROWS.append({"scenario": scenario, **numbers, **extra})
+    """Keep one row of the session's table (``tests/conftest.py`` prints it at the end, from the
+    tests' reports, so that rows recorded on any worker reach it); returns ``numbers``."""
+    row = {"scenario": scenario, **numbers, **extra}
+    _CURRENT[0].user_properties.append((FAULT_ROW, row))
     return numbers
-
-
-def pytest_terminal_summary(terminalreporter, exitstatus, config):
-    if not _ROWS:
-        return
-    cols = [
-        "scenario",
-        "jobs",
-        "runs",
-        "parents",
-        "duplicates",
-        "deleted",
-        "running",
-        "pending",
-        "lost",
-    ]
-    terminalreporter.section("fault scenarios: counts")
-    widths = {c: max(len(c), *(len(str(r.get(c, ""))) for r in _ROWS)) for c in cols}
-    terminalreporter.write_line("  ".join(c.ljust(widths[c]) for c in cols))
-    for row in _ROWS:
-        terminalreporter.write_line("  ".join(str(row.get(c, "")).ljust(widths[c]) for c in cols))
-    out = os.environ.get("RECOEVAL_FAULT_TABLE")
-    if out:
-        Path(out).write_text(json.dumps(_ROWS, indent=2) + "\n", encoding="utf-8")
 
 
 # ---------------------------------------------------------------------------------------------

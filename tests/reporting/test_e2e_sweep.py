@@ -5,11 +5,13 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from commands import run_main  # tests/ is on sys.path (tests/conftest.py)
 
 from recoeval_tracking import InputError, evaluate, load_dataset, make_model, make_split
 from recoeval_tracking.jobdir import write_job_dir
@@ -91,12 +93,23 @@ def _sweep(job_dirs, uri):
     return parent, ids
 
 
-def test_report_from_sweep_id(job_dirs, store_uri, tmp_path):
+@pytest.fixture(scope="module")
+def logged_sweep(job_dirs, tmp_path_factory, migrated_db):
+    """The three jobs logged once as one sweep into a store of the module's: ``(uri, parent,
+    ids)``. The tests that share it read its runs (and add artifacts to the parent only)."""
+    db = tmp_path_factory.mktemp("e2e-store") / "mlflow.db"
+    shutil.copyfile(migrated_db, db)
+    uri = f"sqlite:///{db}"
+    parent, ids = _sweep(job_dirs, uri)
+    return uri, parent, ids
+
+
+def test_report_from_sweep_id(logged_sweep, tmp_path):
     from mlflow import MlflowClient
 
     from recoeval_tracking.app.report import run_report
 
-    parent, ids = _sweep(job_dirs, store_uri)
+    store_uri, parent, ids = logged_sweep
     cfg = {
         "tracking": {"uri": store_uri, "experiment": "e2e"},
         "select": {"sweep_id": parent.sweep_id},
@@ -277,16 +290,12 @@ def test_command_takes_a_metric_list_and_says_what_it_does(job_dirs, tmp_path):
 )
 def test_command_refuses_a_bad_setting_before_reading_runs(tmp_path, override, expected):
     """A misspelt key, a wrong type or a bad value: one paragraph naming the setting, exit 2,
-    before any run is read (the selection names a store that does not exist)."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("MLFLOW_")}
-    proc = subprocess.run(
-        _report_cmd("select.sweep_id=abc", "tracking.uri=sqlite:///nowhere.db", override),
-        check=False,
-        capture_output=True,
-        text=True,
-        cwd=tmp_path,
-        env=env,
-        timeout=120,
+    before any run is read (the selection names a store that does not exist). Through the
+    command's entry point in this process; the other command tests run it as a process."""
+    proc = run_main(
+        ["select.sweep_id=abc", "tracking.uri=sqlite:///nowhere.db", override],
+        tmp_path,
+        command="recoeval-track-report",
     )
     assert proc.returncode == 2, proc.stderr
     assert expected in proc.stderr
@@ -295,12 +304,12 @@ def test_command_refuses_a_bad_setting_before_reading_runs(tmp_path, override, e
     assert not (tmp_path / "nowhere.db").exists()
 
 
-def test_compare_reads_mlflow_run_ids(job_dirs, store_uri):
+def test_compare_reads_mlflow_run_ids(job_dirs, logged_sweep):
     """rt.compare on run ids gives the numbers it gives on the job folders they were logged
     from."""
     import recoeval_tracking as rt
 
-    _, ids = _sweep(job_dirs, store_uri)
+    store_uri, _, ids = logged_sweep
     by_id = rt.compare(
         {"pop": ids["popularity"], "als": ids["als"]},
         tracking_uri=store_uri,

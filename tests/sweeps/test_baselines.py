@@ -4,8 +4,9 @@ on the same split, under one MLflow parent; the leaderboard and the report compa
 first baseline. A sweep whose jobs do not compose names the job and where its key exists, and
 leaves no run.
 
-The commands run as fresh processes in a temporary directory with a SQLite store there
-(``tracking=local``), on a small synthetic dataset.
+The commands run in a temporary directory with a SQLite store there (``tracking=local``), on a
+small synthetic dataset: the sweep as a fresh process, the refusals through the command's entry
+point in the test process.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from commands import run_command
+from commands import run_command, run_main
 from hydra.core.override_parser.overrides_parser import OverridesParser
 from omegaconf import OmegaConf
 
@@ -188,7 +189,7 @@ def test_a_job_that_does_not_compose_is_named_and_leaves_no_run(tmp_path, store_
     conf = tmp_path / "conf" / "model"
     conf.mkdir(parents=True)
     (conf / "cosknn.yaml").write_text("_target_: my_models.CosKNN\nneighbours: 20\n")
-    proc = run_command(
+    proc = run_main(
         ["-m", "--config-dir", "conf", "model=cosknn,popularity", "model.neighbours=10,50", *SMALL],
         tmp_path,
     )
@@ -207,7 +208,7 @@ def test_a_job_that_does_not_compose_is_named_and_leaves_no_run(tmp_path, store_
 
 
 def test_a_misspelt_baseline_is_named_before_any_job_runs(tmp_path, store_uri):
-    proc = run_command(["-m", "model=popularity", "baselines=[random,populrity]", *SMALL], tmp_path)
+    proc = run_main(["-m", "model=popularity", "baselines=[random,populrity]", *SMALL], tmp_path)
     assert proc.returncode == 2, proc.stderr
     err = " ".join(proc.stderr.split())
     assert "job #2 of the sweep's 3 (model=populrity" in err and "populrity" in err, err
@@ -215,7 +216,7 @@ def test_a_misspelt_baseline_is_named_before_any_job_runs(tmp_path, store_uri):
 
 
 def test_a_sweeper_that_cannot_run_baselines_refuses_them_before_any_job(tmp_path, store_uri):
-    proc = run_command(
+    proc = run_main(
         [
             "-m",
             "hydra/sweeper=optuna",
@@ -247,7 +248,7 @@ def test_a_single_run_names_the_users_options_that_have_the_key(tmp_path):
     conf.mkdir(parents=True)
     (conf / "cosknn.yaml").write_text("_target_: my_models.CosKNN\nneighbours: 20\n")
     (conf / "other.yaml").write_text("_target_: my_models.Other\nfactors: 8\n")
-    proc = run_command(
+    proc = run_main(
         ["--config-dir", "conf", "model=popularity", "model.neighbours=10", "tracking=none"],
         tmp_path,
     )
