@@ -46,6 +46,8 @@ def test_simulated_kernels_match_the_cpu_engine() -> None:
             "-q",
             "-p",
             "no:cacheprovider",
+            "-n",
+            "0",  # one process: the parent's worker is already one of the cores
             "-x",
             "tests/engine/test_cuda_sim.py",
             "tests/engine/test_cuda_sim_inputs.py",
