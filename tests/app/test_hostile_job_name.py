@@ -16,7 +16,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from commands import clean_env, run_command
+from commands import clean_env, run_command, run_process
 
 from recoeval_tracking.app.job_name import JobNameError, check_job_name, name_problem
 
@@ -201,15 +201,7 @@ def _user_app(root: Path, *args: str) -> subprocess.CompletedProcess:
     (root / "conf").mkdir()
     (root / "conf" / "config.yaml").write_text(USER_CONFIG)
     (root / "train.py").write_text(USER_APP)
-    return subprocess.run(
-        [sys.executable, "train.py", *args],
-        cwd=root,
-        env=clean_env(),
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
+    return run_process([sys.executable, "train.py", *args], root)
 
 
 def test_a_users_app_naming_our_callback_is_stopped_before_the_log(tmp_path):

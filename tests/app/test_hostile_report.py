@@ -10,21 +10,13 @@ import subprocess
 import sys
 
 import pytest
-from commands import clean_env
+from commands import run_process
 
 from recoeval_tracking.app.report_config import report_input_key
 
 
 def _report(tmp_path, *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "recoeval_tracking.app.report", *args],
-        cwd=tmp_path,
-        env=clean_env(),
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
+    return run_process([sys.executable, "-m", "recoeval_tracking.app.report", *args], tmp_path)
 
 
 def _usage_error(tmp_path, *args: str) -> str:
