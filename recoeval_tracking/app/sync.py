@@ -27,7 +27,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from ..tracking.sync import scan, sync_paths
+from ..tracking.sync import JOB_FILE_NAMES, scan, sync_paths
 
 __all__ = ["main"]
 
@@ -137,6 +137,13 @@ def main(argv: Sequence[str] | None = None) -> int:
             return 1
         if not exists:
             print(f"recoeval-track-sync: no such file or folder: {p}", file=sys.stderr)
+            return 2
+        if Path(p).is_file() and Path(p).name not in JOB_FILE_NAMES:
+            print(
+                f"recoeval-track-sync: {p} is a file, not a job folder or a folder above one "
+                f"(a file of a job folder, such as job.json or PENDING, stands for its folder)",
+                file=sys.stderr,
+            )
             return 2
     if args.dry_run:
         return _dry_run(args.paths)

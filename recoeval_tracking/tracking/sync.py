@@ -77,7 +77,15 @@ from .sweeps import (
     read_sweep_record,
 )
 
-__all__ = ["SyncOutcome", "Found", "scan", "find_pending", "sync_job_dir", "sync_paths"]
+__all__ = [
+    "SyncOutcome",
+    "Found",
+    "scan",
+    "find_pending",
+    "sync_job_dir",
+    "sync_paths",
+    "JOB_FILE_NAMES",
+]
 
 #: How long a sync waits for a job directory another process is writing or uploading.
 SYNC_LOCK_WAIT_SECONDS = 300.0
@@ -162,6 +170,10 @@ def _classify(folder: Path, names: set[str], found: Found) -> None:
         found.pending_sweeps.append(folder)
 
 
+#: The files that name their job folder when given to :func:`scan`.
+JOB_FILE_NAMES = frozenset({*FILES.values(), PENDING, UPLOADING, SYNCED, INCOMPLETE})
+
+
 def scan(paths: Iterable[str | Path]) -> Found:
     """Walk ``paths`` (job directories or any folders above them) and sort what needs a sync;
     artifact stores (``mlartifacts``, ``mlruns``) and ``.hydra`` folders are not entered."""
@@ -171,6 +183,15 @@ def scan(paths: Iterable[str | Path]) -> Found:
         root = Path(p)
         if not root.exists():
             raise param_error("paths", "scan", "existing files or folders", str(root))
+        if root.is_file() and root.name not in JOB_FILE_NAMES:
+            # a job's own file stands for its folder; any other file would scan its whole
+            # parent folder (``mlflow.db`` in the working folder: every job below it)
+            raise param_error(
+                "paths",
+                "scan",
+                f"folders, or a file of a job folder ({', '.join(sorted(JOB_FILE_NAMES))})",
+                str(root),
+            )
         root = (root.parent if root.is_file() else root).resolve()
         for folder, dirs, files in os.walk(root, onerror=found.note_unreadable):
             dirs[:] = sorted(d for d in dirs if d not in _SKIP_DIRS)

@@ -143,3 +143,18 @@ def test_a_recorded_file_that_is_gone_or_odd_is_refused(tmp_path, mangle, reason
         check_job_dir(job)
     outcomes = sync_paths([job], out=io.StringIO())
     assert [o.status for o in outcomes] == ["skipped"] and reason in outcomes[0].error
+
+
+def test_a_file_that_is_not_a_jobs_names_no_folder_and_scans_nothing(tmp_path, capsys):
+    """``recoeval-track-sync mlflow.db`` scanned the whole folder holding the file (every job
+    below the working folder); a file of a job folder still stands for that folder."""
+    job = _pending_job(tmp_path / "runs")
+    (tmp_path / "mlflow.db").write_bytes(b"")
+    assert sync_main([str(tmp_path / "mlflow.db"), "--dry-run"]) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and "mlflow.db is a file, not a job folder" in err
+    with pytest.raises(InputError, match="'paths' parameter of scan"):
+        scan([tmp_path / "mlflow.db"])
+    assert sync_main([str(job / "job.json"), "--dry-run"]) == 0
+    assert f"pending job {job}" in capsys.readouterr().out
+    assert scan([job / "PENDING"]).jobs == [job.resolve()]
