@@ -50,7 +50,7 @@ ISSUE18: dict[str, tuple[str, list[tuple[str, str]], tuple[str, ...], str]] = {
         "ties=average RR: wrong hypergeometric law of the first positive",
     ),
     "topk_list_ignores_noise": (
-        "recoeval_tracking/engine/ranks.py",
+        "recoeval_tracking/engine/topk.py",
         [
             (
                 "mode = tie_mode if tie_mode in (TIE_NOISE, TIE_INDEX_DESC) else TIE_INDEX",
@@ -79,12 +79,12 @@ ISSUE18: dict[str, tuple[str, list[tuple[str, str]], tuple[str, ...], str]] = {
         "recoeval_tracking/metrics/profiles.py",
         [
             (
-                '"metrics": ["hit", "rr", "ndcg_bin", "p", "r", "tap", "gauc"]',
-                '"metrics": ["hit", "rr", "ndcg_bin", "p", "r", "ap", "gauc"]',
+                '            "r",\n            "tap",\n            "gauc",\n',
+                '            "r",\n            "ap",\n            "gauc",\n',
             ),
             (
-                '"recall": "r", "map": "tap", "gauc": "gauc"',
-                '"recall": "r", "map": "ap", "gauc": "gauc"',
+                '"recall": "r",\n            "map": "tap",\n            "gauc": "gauc",',
+                '"recall": "r",\n            "map": "ap",\n            "gauc": "gauc",',
             ),
         ],
         PROFILES,
@@ -94,12 +94,14 @@ ISSUE18: dict[str, tuple[str, list[tuple[str, str]], tuple[str, ...], str]] = {
         "recoeval_tracking/metrics/profiles.py",
         [
             (
-                '"metrics": ["hit", "rr", "ndcg_bin", "p", "r", "tap", "gauc"]',
-                '"metrics": ["hit", "rr", "ndcg", "p", "r", "tap", "gauc"]',
+                '            "rr",\n            "ndcg_bin",\n            "p",\n',
+                '            "rr",\n            "ndcg",\n            "p",\n',
             ),
             (
-                '"mrr": "rr", "ndcg": "ndcg_bin", "precision": "p",\n                    "recall": "r", "map": "tap"',
-                '"mrr": "rr", "ndcg": "ndcg", "precision": "p",\n                    "recall": "r", "map": "tap"',
+                '"ndcg": "ndcg_bin",\n            "precision": "p",\n            "recall": "r",\n'
+                '            "map": "tap",',
+                '"ndcg": "ndcg",\n            "precision": "p",\n            "recall": "r",\n'
+                '            "map": "tap",',
             ),
         ],
         PROFILES,
@@ -160,21 +162,21 @@ ISSUE18: dict[str, tuple[str, list[tuple[str, str]], tuple[str, ...], str]] = {
         "recoeval_tracking/reporting/report.py",
         [
             (
-                "                                                  correction) if len(comp) else []",
-                '                                                  "holm") if len(comp) else []',
+                "st.adjust_pvalues(raw[idx], correction) if len(idx) else raw[idx]",
+                'st.adjust_pvalues(raw[idx], "holm") if len(idx) else raw[idx]',
             )
         ],
         REPORT,
         "the report adjusts p-values with holm whatever `correction` says",
     ),
     "mark_threshold": (
-        "recoeval_tracking/reporting/report.py",
+        "recoeval_tracking/reporting/stats.py",
         [("or p >= alpha or diff == 0:", "or p >= 0.05 or diff == 0:")],
         REPORT,
         "significance marks at 0.05 whatever alpha",
     ),
     "mark_ignores_lower": (
-        "recoeval_tracking/reporting/report.py",
+        "recoeval_tracking/reporting/stats.py",
         [("better = (diff < 0) if lower_is_better else (diff > 0)", "better = diff > 0")],
         REPORT,
         "significance marks ignore lower-is-better",
@@ -305,8 +307,10 @@ AUDIT: dict[str, tuple[str, list[tuple[str, str]], tuple[str, ...], str]] = {
         [
             (
                 '        "relevance_level": 1.0,\n        "no_positive": "zero",\n'
-                '        "aliases": {"precision": "p", "recall": "r", "map": "ap", "ndcg": "ndcg",',
-                '        "aliases": {"precision": "p", "recall": "r", "map": "ap", "ndcg": "ndcg",',
+                '        "aliases": {\n            "precision": "p",\n            "recall": "r",\n'
+                '            "map": "ap",',
+                '        "aliases": {\n            "precision": "p",\n            "recall": "r",\n'
+                '            "map": "ap",',
             )
         ],
         ("tests/metrics/test_peer_unit_values.py",),
@@ -320,7 +324,9 @@ AUDIT: dict[str, tuple[str, list[tuple[str, str]], tuple[str, ...], str]] = {
                 "    return np.where((topk >= 0).any(axis=1) & (R > 0), out, np.nan)",
             ),
             (
+                "    out = (1.0 - p) * (np.where(found, vals, 0.0) * weights).sum(axis=1)\n"
                 "    return np.where(ctx.ok, out, np.nan)",
+                "    out = (1.0 - p) * (np.where(found, vals, 0.0) * weights).sum(axis=1)\n"
                 "    return np.where((topk >= 0).any(axis=1), out, np.nan)",
             ),
         ],
