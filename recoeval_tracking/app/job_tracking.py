@@ -62,10 +62,13 @@ def track_job(
     tags = (
         None if rank is None else {"recoeval.baseline": "true", "recoeval.baseline_rank": str(rank)}
     )
+    experiment = tracking.get("experiment") or DEFAULT_EXPERIMENT
+    # MLflow's import and its store's start take seconds: say what the job is doing meanwhile
+    logger.info("logging the job to MLflow (%s, experiment %r)...", _scrub(uri), experiment)
     run_id = upload_or_mark_pending(
         out,
         tracking_uri=uri,
-        experiment=tracking.get("experiment") or DEFAULT_EXPERIMENT,
+        experiment=experiment,
         parent_run_id=sweep.get("parent_run_id"),
         sweep_id=sweep.get("sweep_id"),
         params=user_params(cfg),
