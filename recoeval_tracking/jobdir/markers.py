@@ -45,6 +45,7 @@ from typing import Any
 
 __all__ = [
     "FILES",
+    "UPLOADED_FILES",
     "INCOMPLETE",
     "UPLOADING",
     "PENDING",
@@ -85,6 +86,21 @@ FILES = {
     "plots": "plots",
     "job": "job.json",
 }
+#: The files of a job directory that an upload sends as artifacts (besides the plots; a
+#: ``per_user.parquet`` folder of parts goes whole): what sync checks and what it uploads.
+UPLOADED_FILES = tuple(
+    FILES[name]
+    for name in (
+        "per_user",
+        "metrics",
+        "curves",
+        "definitions",
+        "dataset",
+        "config",
+        "overrides",
+        "job",
+    )
+)
 
 
 class LockTimeout(TimeoutError):

@@ -19,7 +19,7 @@ import numpy as np
 import pandas as pd
 
 from .._validation import param_error
-from .markers import FILES, INCOMPLETE, read_marker
+from .markers import FILES, INCOMPLETE, UPLOADED_FILES, read_marker
 
 __all__ = ["JobDir", "read_job_dir", "job_dir_state", "check_job_dir", "artifact_sizes"]
 
@@ -291,17 +291,6 @@ def read_job_dir(path: str | Path, *, per_user: bool = True) -> JobDir:
 # Checking a whole folder before it is uploaded
 # ---------------------------------------------------------------------------------------------
 
-#: The files of a job directory that are uploaded (plus the per-user parts and the plots).
-_UPLOADED = (
-    "per_user",
-    "metrics",
-    "curves",
-    "definitions",
-    "dataset",
-    "config",
-    "overrides",
-    "job",
-)
 _PNG = b"\x89PNG\r\n\x1a\n"
 
 
@@ -309,8 +298,8 @@ def _uploaded_paths(root: Path) -> list[Path]:
     """Every path of ``root`` that an upload sends: its files, the parts of a per-user folder
     and the entries of ``plots/`` (links included: they are refused, not followed)."""
     out = []
-    for name in _UPLOADED:
-        p = root / FILES[name]
+    for name in UPLOADED_FILES:
+        p = root / name
         if p.is_symlink() or p.is_file():
             out.append(p)
         elif p.is_dir():

@@ -308,10 +308,9 @@ _ARTIFACT_TYPES = {
 def _artifacts(job_path: Path, artifact_uri: str) -> dict[str, Any]:
     """The uploaded files of the job directory as MLflow evaluation artifacts, named by their
     path without suffix (``per_user``, ``plots/curves``), with their content loaded."""
-    from ..jobdir import FILES
-    from .runs import _ARTIFACT_FILES
+    from ..jobdir.markers import FILES, UPLOADED_FILES
 
-    files = [job_path / name for name in _ARTIFACT_FILES]
+    files = [job_path / name for name in UPLOADED_FILES]
     plots = job_path / FILES["plots"]
     files += sorted(plots.glob("*.png")) if plots.is_dir() else []
     out = {}

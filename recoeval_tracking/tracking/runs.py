@@ -73,6 +73,7 @@ from ..jobdir.markers import (
     JOB_LOCK,
     PENDING,
     SYNCED,
+    UPLOADED_FILES,
     UPLOADING,
     lock_if_writable,
     write_json_atomic,
@@ -115,20 +116,6 @@ LABEL_TAG = _TAG_PREFIX + "label"
 
 #: How long an upload waits for another process holding the job directory's lock.
 LOCK_WAIT_SECONDS = 600.0
-
-_ARTIFACT_FILES = tuple(
-    FILES[name]
-    for name in (
-        "per_user",
-        "metrics",
-        "curves",
-        "definitions",
-        "dataset",
-        "config",
-        "overrides",
-        "job",
-    )
-)
 
 
 def _is_bound(key: str) -> bool:
@@ -394,7 +381,7 @@ def _upload(
     ds_input = _dataset_input(job)
     if ds_input is not None and not (resume is not None and resume.inputs.dataset_inputs):
         client.log_inputs(run_id, datasets=[ds_input])
-    for name in _ARTIFACT_FILES:
+    for name in UPLOADED_FILES:
         p = job.path / name
         if p.is_file():
             client.log_artifact(run_id, str(p), artifact_path)
