@@ -180,6 +180,28 @@ def check_optional(value: Any, kind: type | tuple[type, ...], name: str, func: s
         raise param_error(name, func, f"{text} or None", value)
 
 
+def check_known_params(target: Any, params: Mapping[str, Any], call: str, skip: int = 0) -> None:
+    """Refuse keyword ``params`` that ``target`` (a function or class) does not take, naming
+    the ones it does; ``skip`` leading parameters are the caller's own (the data). A target
+    taking ``**kwargs`` takes anything."""
+    import inspect
+
+    sig = inspect.signature(target)
+    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in sig.parameters.values()):
+        return
+    accepted = [
+        name
+        for name, p in list(sig.parameters.items())[skip:]
+        if p.kind in (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
+    ]
+    unknown = sorted(set(params) - set(accepted))
+    if unknown:
+        raise InputError(
+            f"The parameters of {call} must be among {', '.join(accepted) or '(none)'}. "
+            f"Got {', '.join(map(repr, unknown))} instead."
+        )
+
+
 def check_type(
     value: Any, kind: type, name: str, func: str, expected: str, fix: str | None = None
 ) -> Any:

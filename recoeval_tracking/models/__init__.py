@@ -11,10 +11,9 @@ config gives them).
 
 from __future__ import annotations
 
-import inspect
 from typing import Any
 
-from .._validation import InputError, param_error
+from .._validation import InputError, check_known_params, param_error
 from ._als import ALSModel
 from ._base import Model, NotFittedError
 from ._factors_file import FactorsFileModel
@@ -91,18 +90,5 @@ def make_model(name: str, **params: Any) -> Model:
         known = ", ".join(repr(k) for k in sorted(MODELS))
         raise param_error("name", "make_model", f"one of {known}", name)
     cls = MODELS[name]
-    sig = inspect.signature(cls)
-    takes_any = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in sig.parameters.values())
-    if not takes_any:
-        accepted = [
-            p
-            for p, v in sig.parameters.items()
-            if v.kind in (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
-        ]
-        unknown = sorted(set(params) - set(accepted))
-        if unknown:
-            raise InputError(
-                f"The parameters of make_model({name!r}) must be among "
-                f"{', '.join(accepted) or '(none)'}. Got {', '.join(map(repr, unknown))} instead."
-            )
+    check_known_params(cls, params, f"make_model({name!r})")
     return cls(**params)

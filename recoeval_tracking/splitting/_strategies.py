@@ -13,7 +13,14 @@ from typing import Any
 
 import numpy as np
 
-from .._validation import InputError, check_fraction, check_int, check_seed, param_error
+from .._validation import (
+    InputError,
+    check_fraction,
+    check_int,
+    check_known_params,
+    check_seed,
+    param_error,
+)
 from ..data import Interactions
 from ._recometrics import recometrics_split
 from ._split import (
@@ -410,20 +417,5 @@ def make_split(name: str, interactions: Interactions, **params: Any) -> Split | 
     """Run the split strategy ``name`` (a key of :data:`SPLITS`) with plain parameters."""
     if name not in SPLITS:
         raise param_error("name", "make_split", f"one of {sorted(SPLITS)}", name)
-    import inspect
-
-    sig = inspect.signature(SPLITS[name])
-    accepted = [
-        p
-        for p, v in list(sig.parameters.items())[1:]  # after the interactions
-        if v.kind in (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
-    ]
-    unknown = sorted(set(params) - set(accepted))
-    if unknown and not any(
-        v.kind is inspect.Parameter.VAR_KEYWORD for v in sig.parameters.values()
-    ):
-        raise InputError(
-            f"The parameters of make_split({name!r}) must be among "
-            f"{', '.join(accepted) or '(none)'}. Got {', '.join(map(repr, unknown))} instead."
-        )
+    check_known_params(SPLITS[name], params, f"make_split({name!r})", skip=1)
     return SPLITS[name](interactions, **params)
