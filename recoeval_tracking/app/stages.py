@@ -114,12 +114,9 @@ def log_left_out(results: Any) -> None:
     the reasons are also in ``definitions.json`` under ``left_out``). ILS and diversity of a
     model without item vectors are no fault of the run: the summary's last line names them."""
     from ..metrics.protocol import VECTORS_REASON
+    from ..metrics.results import left_out_by_reason
 
-    left = dict((getattr(results, "definitions", None) or {}).get("left_out") or {})
-    by_reason: dict[str, list[str]] = {}
-    for name, reason in left.items():
-        if reason == VECTORS_REASON:  # a property of the model, not a fault: the summary says it
-            continue
-        by_reason.setdefault(str(reason), []).append(name)
-    for reason, names in by_reason.items():
-        logger.warning("left out %d metrics (%s): %s", len(names), reason, ", ".join(sorted(names)))
+    grouped = left_out_by_reason(getattr(results, "definitions", None) or {})
+    for reason, names in grouped.items():
+        if reason != VECTORS_REASON:  # a property of the model, not a fault: the summary says it
+            logger.warning("left out %d metrics (%s): %s", len(names), reason, ", ".join(names))

@@ -109,6 +109,14 @@ def curve_ci_table(
     return pd.DataFrame(rows, columns=["curve", "k", "mean", "ci95_low", "ci95_high", "n"])
 
 
+def left_out_by_reason(definitions: Mapping[str, Any]) -> dict[str, list[str]]:
+    """The metrics a run left out (``definitions["left_out"]``), sorted, grouped by reason."""
+    by_reason: dict[str, list[str]] = {}
+    for name, reason in (definitions.get("left_out") or {}).items():
+        by_reason.setdefault(str(reason), []).append(str(name))
+    return {reason: sorted(names) for reason, names in by_reason.items()}
+
+
 def ci95_half_width(sd: float, n: int) -> float:
     """Half-width ``t_{0.975, n-1} * sd / sqrt(n)`` of the 95% interval of a mean of ``n >= 2``
     values with sample standard deviation ``sd`` (also used when merging shards of users)."""
@@ -278,10 +286,10 @@ class Results:
             lines.append(relevance_text(self.definitions))
         if self.topk_only:
             lines.append("input was ranked top-K lists: whole-ranking metrics are not available")
-        by_reason: dict[str, list[str]] = {}
-        for name, reason in (self.definitions.get("left_out") or {}).items():
-            by_reason.setdefault(str(reason), []).append(name)
-        lines += [f"left out: {', '.join(sorted(n))} ({r})" for r, n in by_reason.items()]
+        lines += [
+            f"left out: {', '.join(names)} ({reason})"
+            for reason, names in left_out_by_reason(self.definitions).items()
+        ]
         return "\n".join(lines)
 
     def plot(self, metrics: Any = None, *, ax: Any = None):
