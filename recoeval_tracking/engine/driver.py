@@ -18,6 +18,7 @@ import numba
 import numpy as np
 
 from . import kernels as kn
+from .compiling import compile_kernel
 from .records import Csr, Outputs, Plan
 
 __all__ = [
@@ -190,6 +191,7 @@ def run_scores(
     threads = numba.get_num_threads()
     starts = range(0, rows.shape[0], bs)
     kernel = kn.block_kernel(plan)
+    compile_kernel(kernel, dtype, (train, test, plan, outs))  # on two cores when cold
 
     def score(start: int, buf: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         users = np.ascontiguousarray(rows[start : start + bs], dtype=np.int64)

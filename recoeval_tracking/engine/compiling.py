@@ -1,0 +1,196 @@
+"""Compile a block kernel on two cores: half of its callees in a helper process, half here.
+
+numba compiles one function at a time in a process (it holds a lock while it compiles), and on
+an empty cache a block kernel of :mod:`.kernels` compiles some twenty functions first, its
+callees, each on its own and each written to numba's on-disk cache: about 8 s on one core of a
+2-core AMD EPYC for the default metrics. :func:`compile_kernel` splits that work: a helper process
+(``python -m recoeval_tracking.engine.compiling KIND DTYPE``) compiles the callees that come last
+in the kernel's call graph (the metric writers of :mod:`.fill`, the top-K list) while this process
+compiles the first ones (the counts and ranks of :mod:`.ranks`), waits for the helper, then
+compiles the kernel itself, which loads the helper's callees from the cache instead of compiling
+them. The callees are compiled with the exact types the kernel calls them with
+(:func:`callees`), so each is one cache entry that both processes share.
+
+Nothing depends on the helper: when it cannot start, fails or is slow (:data:`WAIT_SECONDS`),
+this process compiles what is missing itself, as numba does without it. It is not started when
+the kernel is compiled or cached already, with one core, or when ``RECOEVAL_WARM_UP=0``.
+
+This module imports numpy and numba only (and the standard library).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import subprocess
+import sys
+import threading
+from typing import Any
+
+import numba
+import numpy as np
+from numba import types
+
+from . import fill, kernels, ranks, topk
+from .codes import AtK, Whole
+from .records import Csr, Outputs, Plan
+
+__all__ = ["callees", "compile_kernel", "kernel_signature", "is_ready", "main"]
+
+#: The longest this process waits for the helper before compiling the rest itself.
+WAIT_SECONDS = 60.0
+
+#: Each block kernel by name (the helper's first argument).
+KERNELS = {
+    "ranked": kernels.block_ranked,
+    "ranked_list": kernels.block_ranked_list,
+    "average": kernels.block_average,
+    "average_list": kernels.block_average_list,
+}
+_NAMES = {id(k): name for name, k in KERNELS.items()}
+_lock = threading.Lock()
+
+
+def _sample_records(dtype: Any) -> tuple[np.ndarray, np.ndarray, Csr, Csr, Plan, Outputs]:
+    """Records of the types the driver builds (see ``EngineInput.records``), tiny."""
+    i64, f64 = np.zeros(1, np.int64), np.zeros(1)
+    csr = Csr(i64, i64, f64)
+    plan = Plan(
+        n_items=1,
+        K=1,
+        cumulative=False,
+        slots=np.zeros(len(AtK), np.int64),
+        wslots=np.zeros(len(Whole), np.int64),
+        full_ranks=False,
+        tie_mode=0,
+        seed=0,
+        want_topk=False,
+        user_base=0,
+        inf_nan=False,
+    )
+    outs = Outputs(
+        np.zeros((1, 1, 1)), np.zeros((1, 1)), np.zeros(1, np.int8), np.zeros((1, 1), np.int64), i64
+    )
+    return np.zeros((1, 1), dtype), i64, csr, csr, plan, outs
+
+
+def kernel_signature(dtype: Any, records: tuple[Any, ...] | None = None) -> tuple[Any, ...]:
+    """The numba types a block kernel is called with for scores of ``dtype`` and ``records``
+    (``(train, test, plan, outs)``; None: the driver's kinds)."""
+    S, rows, *rest = _sample_records(dtype)
+    return tuple(numba.typeof(x) for x in (S, rows, *(records or rest)))
+
+
+def callees(name: str, dtype: Any) -> tuple[list[tuple[Any, tuple]], list[tuple[Any, tuple]]]:
+    """The callees of the block kernel ``name`` with the types it calls them with, in two
+    lists of ``(dispatcher, signature)`` of about equal compile time: the ones this process
+    compiles (first in the call graph) and the ones the helper compiles."""
+    s = types.Array(numba.from_dtype(np.dtype(dtype)), 1, "C")
+    i64, f64, b1 = (types.Array(t, 1, "C") for t in (types.int64, types.float64, types.boolean))
+    f64_2, f64_3 = types.Array(types.float64, 2, "C"), types.Array(types.float64, 3, "C")
+    n = types.int64
+    _, _, csr, _, plan, _ = (numba.typeof(x) for x in _sample_records(dtype))
+    Callee = tuple[Any, tuple[Any, ...]]
+    here: list[Callee] = [
+        (kernels._read_positives, (s, n, csr, s, f64)),
+        (ranks._counts_skipping, (s, b1, s, i64, i64)),
+        (ranks._counts_by_search, (s, s, i64, i64)),
+        (ranks._counts_by_scan, (s, s, n, i64, i64)),
+        (ranks._beats, (n, n, n, n, n)),
+    ]
+    topk_items: Callee = (topk.topk_items, (s, n, n, n, i64, n, n, n, i64))
+    there: list[Callee]
+    if name.startswith("average"):
+        there = [(fill.fill_average, (s, f64, i64, i64, n, plan, f64_3, f64_2, n))]
+        if name == "average_list":
+            here.append(topk_items)
+    else:
+        policy: Callee = (ranks._policy_ranks, (s, f64, i64, i64, n, i64, f64))
+        by_rank: Callee = (ranks.sort_by_rank, (i64, f64))
+        whole: Callee = (fill.fill_whole, (i64, f64, n, i64, f64_2, n, i64, i64))
+        metrics: Callee = (fill.fill_metrics, (i64, f64, n, plan, f64_3, n))
+        if name == "ranked_list":
+            here += [policy, by_rank, whole]
+            there = [metrics, topk_items]
+        else:
+            here += [by_rank, whole]
+            there = [metrics, policy]
+    return here, there
+
+
+def is_ready(kernel: Any, sig: tuple[Any, ...]) -> bool:
+    """Whether ``kernel`` is compiled for ``sig`` in this process or in numba's on-disk cache
+    (a first call then loads it in a fraction of a second). True when the cache cannot be read
+    (numba's layout changed): then nothing is started."""
+    if tuple(sig) in kernel.overloads:
+        return True
+    try:
+        cache = kernel._cache
+        key = cache._index_key(sig, kernel.targetctx.codegen())
+        return key in cache._cache_file._load_index()
+    except Exception:  # noqa: BLE001  (numba internals: best effort)
+        return True
+
+
+def _start_helper(name: str, dtype: Any) -> subprocess.Popen | None:
+    if os.environ.get("RECOEVAL_WARM_UP") == "0" or len(os.sched_getaffinity(0)) < 2:
+        return None
+    try:
+        return subprocess.Popen(
+            [sys.executable, "-m", __name__, name, str(np.dtype(dtype))],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+    except OSError:
+        return None
+
+
+def compile_kernel(kernel: Any, dtype: Any, records: tuple[Any, ...] | None = None) -> None:
+    """Compile the block ``kernel`` for scores of ``dtype`` and ``records`` (``(train, test,
+    plan, outs)``) unless it is ready (:func:`is_ready`), its callees split between this process
+    and a helper (see the module's docstring). Results do not depend on it: it only compiles
+    earlier, and faster, what the kernel's first call would compile."""
+    name = _NAMES.get(id(kernel))
+    sig = kernel_signature(dtype, records)
+    if name is None or getattr(numba.config, "DISABLE_JIT", False):
+        return
+    with _lock:
+        if is_ready(kernel, sig):
+            return
+        helper = _start_helper(name, dtype)
+        if helper is None:
+            return  # the first call compiles everything here, as without this module
+        here, _ = callees(name, dtype)
+        try:
+            for dispatcher, args in here:
+                dispatcher.compile(args)
+            helper.wait(timeout=WAIT_SECONDS)
+        except subprocess.TimeoutExpired:
+            pass  # the kernel compiles what the helper has not written
+        finally:
+            with contextlib.suppress(OSError):
+                helper.kill()
+                helper.wait(timeout=10)
+        kernel.compile(sig)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """The helper: ``python -m recoeval_tracking.engine.compiling KIND DTYPE`` compiles the
+    callees of :func:`callees` ``(KIND, DTYPE)[1]`` into numba's on-disk cache."""
+    args = sys.argv[1:] if argv is None else argv
+    if len(args) != 2 or args[0] not in KERNELS or args[1] not in ("float32", "float64"):
+        print(
+            "usage: python -m recoeval_tracking.engine.compiling KIND DTYPE (KIND one of "
+            f"{', '.join(KERNELS)}; DTYPE float32 or float64); got {' '.join(args)!r}",
+            file=sys.stderr,
+        )
+        return 2
+    name, dtype = args
+    for dispatcher, sig in callees(name, dtype)[1]:
+        dispatcher.compile(sig)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

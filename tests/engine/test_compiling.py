@@ -1,0 +1,107 @@
+"""A cold kernel compiled on two cores (engine/compiling.py): the helper's callees are loaded,
+not compiled again, and the results are those of the usual path."""
+
+from __future__ import annotations
+
+import json
+import os
+
+import numpy as np
+import scipy.sparse as sp
+from numba import types
+
+import recoeval_tracking as rt
+from recoeval_tracking.engine import compiling, kernels
+
+from ._process import run_python
+
+#: A new process on an empty numba cache: ``evaluate(metrics="all")`` (the top-K list kernel)
+#: with numba's compile events recorded; prints the functions it compiled and its per-user
+#: NDCG@5 and ROC-AUC.
+_COLD = r"""
+import json
+import numpy as np, scipy.sparse as sp
+from numba.core import event
+import recoeval_tracking as rt
+
+compiled = []
+
+class Recorder(event.Listener):
+    def on_start(self, ev):
+        pass
+
+    def on_end(self, ev):
+        f = ev.data["dispatcher"].py_func
+        if f.__module__.startswith("recoeval_tracking"):
+            compiled.append(f.__name__)
+
+event.register("numba:compile", Recorder())
+rng = np.random.default_rng(3)
+m, n = 60, 90
+A = rng.standard_normal((m, 4)).astype(np.float32)
+B = rng.standard_normal((n, 4)).astype(np.float32)
+cells = rng.random((m, n))
+train = sp.csr_array((cells < 0.15).astype(np.float64))
+test = sp.csr_array(((cells > 0.85) * rng.integers(1, 4, (m, n))).astype(np.float64))
+res = rt.evaluate(train, test, A=A, B=B, metrics="all", k=5, nthreads=1)
+print(json.dumps({"compiled": compiled,
+                  "ndcg": res.per_user["ndcg_at_5"].tolist(),
+                  "auc": res.per_user["roc_auc"].tolist()}))
+"""
+
+
+def _inputs():
+    rng = np.random.default_rng(3)
+    m, n = 60, 90
+    A = rng.standard_normal((m, 4)).astype(np.float32)
+    B = rng.standard_normal((n, 4)).astype(np.float32)
+    cells = rng.random((m, n))
+    train = sp.csr_array((cells < 0.15).astype(np.float64))
+    test = sp.csr_array(((cells > 0.85) * rng.integers(1, 4, (m, n))).astype(np.float64))
+    return train, test, A, B
+
+
+def test_a_cold_kernel_loads_the_helpers_callees_and_gives_the_same_values(tmp_path):
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path / "cache")}
+    env.pop("RECOEVAL_WARM_UP", None)
+    proc = run_python(["-c", _COLD], env=env, timeout=600)
+    assert proc.returncode == 0, proc.stderr
+    out = json.loads(proc.stdout.strip().splitlines()[-1])
+    compiled = out["compiled"]
+    here, there = compiling.callees("ranked_list", "float32")
+    # the helper's callees were written to the cache by the helper and only loaded here
+    assert not {d.py_func.__name__ for d, _ in there} & set(compiled), compiled
+    # this process's own callees compiled once each: the kernel called them with the types
+    # callees() lists (a second compile would be a signature the list got wrong)
+    mine = [d.py_func.__name__ for d, _ in here]
+    assert all(compiled.count(name) == 1 for name in mine), compiled
+    assert compiled.count("block_ranked_list") == 1
+    # the values of the usual path (this process: kernels from the suite's cache)
+    train, test, A, B = _inputs()
+    res = rt.evaluate(train, test, A=A, B=B, metrics="all", k=5, nthreads=1)
+    np.testing.assert_array_equal(out["ndcg"], res.per_user["ndcg_at_5"].to_numpy())
+    np.testing.assert_array_equal(out["auc"], res.per_user["roc_auc"].to_numpy())
+    assert np.isfinite(out["ndcg"]).sum() > 40
+
+
+def test_a_compiled_kernel_is_ready_and_another_signature_is_not():
+    train, test, A, B = _inputs()
+    rt.evaluate(train, test, A=A, B=B, metrics=["p"], k=5, nthreads=1)  # block_ranked, float32
+    sig = compiling.kernel_signature("float32")
+    assert compiling.is_ready(kernels.block_ranked, sig)
+    other = (sig[0], types.Array(types.int32, 1, "C"), *sig[2:])  # int32 user rows
+    assert not compiling.is_ready(kernels.block_ranked, other)
+
+
+def test_no_helper_is_started_when_turned_off_or_on_one_core(monkeypatch):
+    monkeypatch.setenv("RECOEVAL_WARM_UP", "0")
+    assert compiling._start_helper("ranked", "float32") is None
+    monkeypatch.delenv("RECOEVAL_WARM_UP")
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0})
+    assert compiling._start_helper("ranked", "float32") is None
+
+
+def test_the_helper_refuses_an_unknown_kernel():
+    proc = run_python(["-m", "recoeval_tracking.engine.compiling", "ranked_sorted", "float32"])
+    assert proc.returncode == 2 and "'ranked_sorted float32'" in proc.stderr
+    assert "ranked, ranked_list, average, average_list" in proc.stderr
