@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from .._validation import param_error
+from .stages import heartbeat
 
 __all__ = ["track_job", "tracking_uri_for", "user_params"]
 
@@ -65,17 +66,18 @@ def track_job(
     experiment = tracking.get("experiment") or DEFAULT_EXPERIMENT
     # MLflow's import and its store's start take seconds: say what the job is doing meanwhile
     logger.info("logging the job to MLflow (%s, experiment %r)...", _scrub(uri), experiment)
-    run_id = upload_or_mark_pending(
-        out,
-        tracking_uri=uri,
-        experiment=experiment,
-        parent_run_id=sweep.get("parent_run_id"),
-        sweep_id=sweep.get("sweep_id"),
-        params=user_params(cfg),
-        run_name=name,
-        precision=tracking.get("precision") or "auto",
-        tags=tags,
-    )
+    with heartbeat("logging the job to MLflow"):
+        run_id = upload_or_mark_pending(
+            out,
+            tracking_uri=uri,
+            experiment=experiment,
+            parent_run_id=sweep.get("parent_run_id"),
+            sweep_id=sweep.get("sweep_id"),
+            params=user_params(cfg),
+            run_name=name,
+            precision=tracking.get("precision") or "auto",
+            tags=tags,
+        )
     if run_id is not None:
         logger.info("MLflow run %s in %s", run_id, _scrub(uri))
     return run_id

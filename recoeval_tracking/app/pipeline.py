@@ -35,6 +35,7 @@ import warnings
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import replace
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -44,7 +45,7 @@ from .errors import NOTHING_EVALUATED, refuse_nothing_evaluated
 from .job_tracking import track_job, tracking_uri_for
 from .precheck import check_before_load, check_k_against_items
 from .stages import absolute_path as _absolute
-from .stages import dataset_record, log_left_out, prep_steps
+from .stages import dataset_record, heartbeat, log_left_out, prep_steps
 from .stages import timed_stage as _timed
 
 __all__ = ["run_job", "tracking_uri_for", "progress_mode", "PROGRESS_MODES", "STAGES"]
@@ -336,22 +337,28 @@ def run_job(
     if backend["kind"] == "dask":
         begin_job_dir(out)
     t_start = time.perf_counter()
+    tracking = dict(cfg.get("tracking") or {})
+    uri = (tracking_uri or tracking_uri_for(tracking, base)) if tracking.get("enabled") else None
+    preload = partial(_preload, uri if run_id is None else None, bool(cfg.get("plots", True)))
     X, split, model, results, timings = _run_stages(
-        sections, options, disable, base, backend, out, model_label, fitted, data
+        sections, options, disable, base, backend, out, model_label, fitted, data, preload
     )
     timings["total"] = time.perf_counter() - t_start
     dataset_info = dataset_record(X, split, sections["dataset"], base)
     extra = {f"{stage}_seconds": sec for stage, sec in timings.items() if stage != "eval"}
-    write_job_dir(
-        results,
-        out,
-        config_yaml=dict(cfg),
-        overrides=list(overrides or []),
-        dataset=dataset_info,
-        extra_metrics=extra,
-        plots=bool(cfg.get("plots", True)),
-        model=model_record(model),
-    )
+    plots = bool(cfg.get("plots", True))
+    logger.info("writing the job directory (tables%s)...", ", plots" if plots else "")
+    with heartbeat("writing the job directory"):
+        write_job_dir(
+            results,
+            out,
+            config_yaml=dict(cfg),
+            overrides=list(overrides or []),
+            dataset=dataset_info,
+            extra_metrics=extra,
+            plots=plots,
+            model=model_record(model),
+        )
     if echo:
         timing_text = ", ".join(
             f"{s} {timings[s]:.2f} s" for s in (*STAGES, "total") if s in timings
@@ -425,16 +432,18 @@ def _evaluate(
     backend: Mapping[str, Any],
     out: Path,
     warm: Any = None,
+    preload: Callable[[], Any] | None = None,
 ) -> Any:
     """The ``eval`` stage, in this process or on the Dask cluster of ``backend``; first waits
-    for ``warm`` (:mod:`recoeval_tracking.metrics.warm`) when it compiles this model's dtype."""
+    for ``warm`` (:mod:`recoeval_tracking.metrics.warm`) when it compiles this model's dtype,
+    running ``preload`` meanwhile."""
     from ..metrics import evaluate
     from ..metrics.inputs import with_data_relevance
 
     options = with_data_relevance(options, split.train, split.test)  # unless metrics.* say
     inputs = model.eval_inputs(options.k, split.test_users)
     if warm is not None:
-        warm.wait_for(inputs)
+        warm.wait_for(inputs, meanwhile=preload)
     if backend["kind"] == "cpu":
         with warnings.catch_warnings():  # the job fails with that message instead
             warnings.filterwarnings("ignore", message=NOTHING_EVALUATED)
@@ -461,6 +470,20 @@ def _evaluate(
             shards=backend.get("shards"),
             per_user_dir=parts,
         )
+
+
+def _preload(uri: str | None, plots: bool) -> None:
+    """Import what the job's end needs (seconds on a first run: scipy.stats for the intervals,
+    matplotlib for the plots, MLflow and its store at ``uri`` unless None), while the job
+    waits for the kernels compiling in its warm-up child."""
+    from scipy import stats  # noqa: F401
+
+    if plots:
+        from matplotlib.figure import Figure  # noqa: F401
+    if uri is not None:
+        from ..tracking.pending import preload
+
+        preload(uri)
 
 
 def _warm_up(
@@ -514,10 +537,12 @@ def _run_stages(
     label: str | None = None,
     fitted: Any = None,
     data: Any = None,
+    preload: Callable[[], Any] | None = None,
 ) -> tuple[Any, Any, Any, Any, dict[str, float]]:
     """Build the model (before any data is read), load, prepare, split, fit and evaluate,
     each timed; returns the data, the split, the fitted model, the results and the seconds per
-    stage. With ``fitted`` and ``data`` (the caller's), only ``eval`` runs."""
+    stage. With ``fitted`` and ``data`` (the caller's), only ``eval`` runs. ``preload`` runs
+    while the job waits for the kernels compiling in the warm-up child, if it does."""
     from ..engine.driver import thread_limits
 
     timings: dict[str, float] = {}
@@ -579,7 +604,7 @@ def _run_stages(
         _compile_notice()
         update, bar = _eval_progress(split.train.n_users, disable)
         try:
-            results = _evaluate(split, model, options, update, backend, out, warm)
+            results = _evaluate(split, model, options, update, backend, out, warm, preload)
         finally:
             bar.close()
             if warm is not None:

@@ -1,12 +1,13 @@
 """Compile the metric kernels in a second process while the job loads, splits and fits.
 
-On a fresh install numba compiles the engine's kernels at the first evaluation (about 10 s on a
-2-core machine), and one process compiles one function at a time (numba holds a lock while it
-compiles). The app starts this module in a child process at the start of a job whose kernel
-cache is cold: the child runs :func:`~recoeval_tracking.evaluate` on a tiny input with the
-job's options and score dtype, which compiles the same kernels and writes them to numba's
-on-disk cache, on the other core, while the job loads, splits and fits. When the job reaches its
-evaluation it waits for the child, then loads the kernels from the cache.
+On a fresh install numba compiles the engine's kernels at the first evaluation (about 8 s on a
+2-core machine, on both cores: :mod:`recoeval_tracking.engine.compiling`). The app starts this
+module in a child process at the start of a job whose kernel cache is cold: the child runs
+:func:`~recoeval_tracking.evaluate` on a tiny input with the job's options and score dtype,
+which compiles the same kernels and writes them to numba's on-disk cache while the job loads,
+splits and fits. When the job reaches its evaluation it waits for the child (a line every
+:data:`TICK_SECONDS`, and what the job needs next prepared meanwhile), then loads the kernels
+from the cache.
 
 Nothing depends on the child: if it fails, is slow or compiles another dtype than the model
 scores in, the job compiles what it needs itself, as without it.
@@ -23,7 +24,9 @@ import os
 import pickle
 import subprocess
 import sys
+import threading
 import time
+from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
@@ -33,6 +36,8 @@ __all__ = ["start", "WarmUp", "score_dtype", "main"]
 
 #: The longest a job waits for the child before compiling for itself.
 WAIT_SECONDS = 120.0
+#: Seconds between two lines while the job waits.
+TICK_SECONDS = 1.5
 
 logger = logging.getLogger(__name__)
 
@@ -45,28 +50,53 @@ class WarmUp:
         self.dtype = dtype
         self.waited = 0.0
 
-    def wait(self, dtype: Any = None, timeout: float = WAIT_SECONDS) -> bool:
+    def wait(
+        self,
+        dtype: Any = None,
+        timeout: float = WAIT_SECONDS,
+        meanwhile: Callable[[], Any] | None = None,
+    ) -> bool:
         """Wait for the child when it compiles ``dtype`` (None: whatever it compiles); stop it
-        otherwise. Returns whether it finished and compiled that dtype."""
+        otherwise. Returns whether it finished and compiled that dtype.
+
+        A line says what the job waits for, and another every :data:`TICK_SECONDS` while it
+        waits. ``meanwhile`` (a slow import the job needs next, say) runs in a thread during the
+        wait; the wait ends when both are done (its exception is dropped: the job meets it
+        again where it needs what it prepared)."""
         if self.proc is None:
             return False
         if dtype is not None and np.dtype(dtype) != np.dtype(self.dtype):
             self.stop()
             return False
+        t0 = time.perf_counter()
+        helper = None
         if self.proc.poll() is None:  # a wait of seconds: the terminal says what it is
             logger.info("waiting for the metric kernels compiling in a second process...")
-        t0 = time.perf_counter()
+            if meanwhile is not None:
+                helper = threading.Thread(target=_quietly, args=(meanwhile,), daemon=True)
+                helper.start()
         try:
-            code = self.proc.wait(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            self.stop()
-            return False
+            while True:
+                try:
+                    code = self.proc.wait(timeout=min(TICK_SECONDS, timeout))
+                    break
+                except subprocess.TimeoutExpired:
+                    timeout -= TICK_SECONDS
+                    if timeout <= 0:
+                        self.stop()
+                        return False
+                    logger.info(
+                        "... still compiling the metric kernels (%.0f s; once: numba caches them)",
+                        time.perf_counter() - t0,
+                    )
+            if helper is not None:
+                helper.join()
         finally:
             self.waited = time.perf_counter() - t0
         self.proc = None
         return code == 0
 
-    def wait_for(self, inputs: dict[str, Any]) -> bool:
+    def wait_for(self, inputs: dict[str, Any], meanwhile: Callable[[], Any] | None = None) -> bool:
         """:meth:`wait` for the dtype the engine scores ``inputs`` in (the keyword arguments of
         :func:`~recoeval_tracking.evaluate` that carry a model's scores); ranked lists need no
         score kernel, so the child is stopped without waiting."""
@@ -74,7 +104,7 @@ class WarmUp:
         if dtype is None:
             self.stop()
             return False
-        return self.wait(dtype)
+        return self.wait(dtype, meanwhile=meanwhile)
 
     def stop(self) -> None:
         """End the child (its partial work stays valid: numba writes whole cache entries)."""
@@ -83,6 +113,11 @@ class WarmUp:
                 self.proc.kill()
                 self.proc.wait(timeout=10)
             self.proc = None
+
+
+def _quietly(call: Callable[[], Any]) -> None:
+    with contextlib.suppress(Exception):
+        call()
 
 
 def score_dtype(inputs: dict[str, Any]) -> str | None:

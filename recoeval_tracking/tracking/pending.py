@@ -44,6 +44,7 @@ from .client import (
     _fast_fail_http,
     _first_line,
     _run_exists,
+    _sqlite_path,
     resolve_tracking_uri,
 )
 from .runs import job_lock, set_marker, upload_args, upload_job
@@ -58,6 +59,7 @@ from .sweeps import (
 __all__ = [
     "PENDING_SWEEP",
     "upload_or_mark_pending",
+    "preload",
     "finish_sweep_parent_or_mark_pending",
     "Parents",
     "SyncOutcome",
@@ -312,3 +314,14 @@ def read_pending_sweep(sweep_dir: Path) -> dict[str, Any]:
         return read_marker(sweep_dir / PENDING_SWEEP) or {}
     except ValueError:
         return {}
+
+
+def preload(uri: str) -> None:
+    """Import MLflow (about 2 s) and open a SQLite store at ``uri`` (a new database's schema
+    takes another second), so that a job's upload (:func:`upload_or_mark_pending`) finds both
+    ready: the app calls this in a thread while the job waits for the kernels compiling in its
+    warm-up child. A server is not contacted."""
+    if _sqlite_path(uri) is not None:
+        _client(uri)
+    else:
+        from mlflow.tracking import MlflowClient  # noqa: F401

@@ -370,3 +370,43 @@ def test_none_reaches_the_split_strategy_as_its_signature_means_it():
     # random: test_fraction=None is the strategy's own default (0.2)
     split = split_data(X, {"name": "random", "seed": 0, "test_fraction": None, "test_count": None})
     assert split.fingerprint == random_holdout(X, test_fraction=0.2, seed=0).fingerprint
+
+
+def test_a_cold_job_waits_for_the_warm_up_child_and_opens_the_store_meanwhile(
+    tmp_path, monkeypatch, caplog
+):
+    """The path of README's first command on a fresh install, with a stand-in child (a process
+    that sleeps for a second) so that nothing compiles: the job says it waits, ticks while it
+    waits, and MLflow's store is opened in the meantime, before the upload."""
+    import logging
+    import subprocess
+    import sys
+
+    from recoeval_tracking.app import precheck
+    from recoeval_tracking.metrics import warm
+    from recoeval_tracking.tracking import pending
+
+    started, preloaded = [], []
+
+    def start(options, dtype):
+        started.append((options.k, dtype))
+        proc = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(1.0)"])
+        return warm.WarmUp(proc, dtype)
+
+    real_preload = pending.preload
+    monkeypatch.setenv("RECOEVAL_WARM_UP", "1")
+    monkeypatch.setattr(precheck, "kernel_cache_is_cold", lambda: True)
+    monkeypatch.setattr(warm, "start", start)
+    monkeypatch.setattr(warm, "TICK_SECONDS", 0.2)
+    monkeypatch.setattr(pending, "preload", lambda uri: (preloaded.append(uri), real_preload(uri)))
+    uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
+    cfg = tiny_config(tracking={"enabled": True, "uri": uri, "experiment": "cold"})
+    with caplog.at_level(logging.INFO, logger="recoeval_tracking"):
+        result = run_job(cfg, tmp_path / "job", echo=False)
+    said = [r.getMessage() for r in caplog.records]
+    assert started == [(10, "float32")]  # the options' K and the dtype ALS scores in
+    waiting = said.index("waiting for the metric kernels compiling in a second process...")
+    assert said[waiting + 1].startswith("... still compiling the metric kernels (")
+    assert preloaded == [uri]  # during the wait, before the upload's own line
+    assert said.index(f"logging the job to MLflow ({uri}, experiment 'cold')...") > waiting
+    assert result["run_id"] is not None and result["metrics"]["ndcg_at_10"] > 0

@@ -102,3 +102,43 @@ def test_preparation_steps_are_the_ones_asked_for():
     assert prep_steps(
         {"implicit": {"method": None, "threshold": 4.0}, "min_user_interactions": 2}
     ) == ["implicit", "min_user_interactions"]
+
+
+def test_a_long_stage_says_it_is_still_at_work_and_a_short_one_does_not(caplog, monkeypatch):
+    import time
+
+    from recoeval_tracking.app import stages
+
+    monkeypatch.setattr(stages, "TICK_SECONDS", 0.05)
+    timings: dict[str, float] = {}
+    with caplog.at_level(logging.INFO, logger="recoeval_tracking.app.pipeline"):
+        with stages.timed_stage(timings, "fit", "MyModel()"):
+            time.sleep(0.3)
+        said = [r.getMessage() for r in caplog.records]
+        caplog.clear()
+        with stages.timed_stage(timings, "split", "with 'random'"):
+            pass
+    assert said[0] == "fitting MyModel()..."
+    ticks = said[1:]
+    assert len(ticks) >= 3 and all(t.startswith("... still fitting (") for t in ticks)
+    assert [r.getMessage() for r in caplog.records] == ["splitting with 'random'..."]
+    # no line after the stage ended: the thread stopped with it
+    caplog.clear()
+    time.sleep(0.15)
+    assert caplog.records == []
+
+
+def test_the_console_commands_skip_the_collections_of_the_interpreters_exit(monkeypatch):
+    import atexit
+    import gc
+
+    from recoeval_tracking.app import stages
+
+    registered: list = []
+    monkeypatch.setattr(atexit, "register", registered.append)
+    monkeypatch.setattr(
+        atexit, "unregister", lambda f: registered.remove(f) if f in registered else None
+    )
+    stages.quick_exit()
+    stages.quick_exit()
+    assert registered == [gc.freeze]  # once, however often a process runs a command

@@ -73,3 +73,40 @@ def test_a_wait_for_a_running_child_is_said(caplog):
     with caplog.at_level(logging.INFO, logger="recoeval_tracking.metrics.warm"):
         assert warm.WarmUp(done, "float32").wait("float32")
     assert caplog.text == ""  # a child already done: nothing to say
+
+
+def test_a_long_wait_says_it_is_still_compiling_and_runs_what_the_job_needs_next(
+    caplog, monkeypatch
+):
+    import logging
+    import sys
+    import threading
+
+    monkeypatch.setattr(warm, "TICK_SECONDS", 0.05)
+    proc = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(0.6)"])
+    ran = []
+    w = warm.WarmUp(proc, "float32")
+    with caplog.at_level(logging.INFO, logger="recoeval_tracking.metrics.warm"):
+        assert w.wait(
+            "float32", timeout=60, meanwhile=lambda: ran.append(threading.current_thread())
+        )
+    said = [r.getMessage() for r in caplog.records]
+    assert said[0] == "waiting for the metric kernels compiling in a second process..."
+    assert len(said) >= 4 and all(
+        s.startswith("... still compiling the metric kernels (") for s in said[1:]
+    )
+    # what the job needs next ran in another thread, during the wait
+    assert len(ran) == 1 and ran[0] is not threading.current_thread()
+    # a failure there is the job's to meet later, not the wait's
+    proc = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(0.2)"])
+    assert warm.WarmUp(proc, "float32").wait("float32", meanwhile=lambda: 1 / 0)
+
+
+def test_a_child_past_the_longest_wait_is_stopped(monkeypatch):
+    import sys
+
+    monkeypatch.setattr(warm, "TICK_SECONDS", 0.05)
+    proc = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
+    w = warm.WarmUp(proc, "float32")
+    assert not w.wait("float32", timeout=0.2)
+    assert proc.poll() is not None and w.proc is None

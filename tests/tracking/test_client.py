@@ -38,3 +38,21 @@ def test_secrets_as_hydra_escapes_them_never_reach_names_params_or_tags():
     assert got == {"data.url": f"https://h/x?token={REDACTED}&n=1"}
     tags = _clean_tags({"recoeval.overrides": r"+db.password=PW x=http\://u\:PW@h"})
     assert "PW" not in tags["recoeval.overrides"]
+
+
+def test_preload_opens_a_new_sqlite_store_and_contacts_no_server(tmp_path, monkeypatch):
+    import sqlite3
+
+    from recoeval_tracking.tracking import client, pending
+
+    db = tmp_path / "sub" / "mlflow.db"
+    pending.preload(f"sqlite:///{db}")
+    with sqlite3.connect(db) as con:  # the schema MLflow creates on a store's first use
+        tables = {r[0] for r in con.execute("select name from sqlite_master where type='table'")}
+    assert {"experiments", "runs", "metrics"} <= tables
+    assert f"sqlite:///{db}" in client._ready_stores  # the upload does not open it again
+
+    opened = []
+    monkeypatch.setattr(pending, "_client", opened.append)
+    pending.preload("http://127.0.0.1:9")  # a server: imported only, never contacted
+    assert opened == []
