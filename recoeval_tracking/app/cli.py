@@ -253,6 +253,10 @@ def main() -> None:
     """Console entry point of ``recoeval-track``: run the Hydra app on ``sys.argv``."""
     import hydra
 
+    from .stages import quick_exit
+
+    quick_exit()
+
     from . import schema  # noqa: F401 - registers the structured configs
     from .callbacks import note_interrupted
     from .job_name import StartRefused

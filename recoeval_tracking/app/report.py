@@ -428,6 +428,10 @@ def main() -> None:
     """Console entry point of ``recoeval-track-report``."""
     import hydra
 
+    from .stages import quick_exit
+
+    quick_exit()
+
     from .errors import EXIT_FAILURE, bug_message, run_error_message, user_error_message
     from .report_config import (
         CONFIG_DIR,

@@ -80,6 +80,9 @@ def _dry_run(paths: Sequence[str]) -> int:
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``recoeval-track-sync``; returns the exit status."""
     from .. import __version__
+    from .stages import quick_exit
+
+    quick_exit()
 
     parser = argparse.ArgumentParser(
         prog="recoeval-track-sync",
