@@ -145,3 +145,9 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
     out = os.environ.get("RECOEVAL_FAULT_TABLE")
     if out:
         Path(out).write_text(json.dumps(rows, indent=2) + "\n", encoding="utf-8")
+
+
+# The suite's two workers keep both cores busy, so a cold kernel's compile helper and the app's
+# warm-up child would only add processes: off unless a test turns them on
+# (tests/engine/test_compiling.py, tests/metrics/test_warm.py, tests/app/test_pipeline.py).
+os.environ.setdefault("RECOEVAL_WARM_UP", "0")
