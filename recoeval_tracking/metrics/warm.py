@@ -86,8 +86,7 @@ class WarmUp:
                         self.stop()
                         return False
                     logger.info(
-                        "... still compiling the metric kernels (%.0f s; once: numba caches them)",
-                        time.perf_counter() - t0,
+                        "... still compiling the metric kernels (%.0f s)", time.perf_counter() - t0
                     )
             if helper is not None:
                 helper.join()
