@@ -33,7 +33,7 @@ import sys
 import time
 import warnings
 from collections.abc import Callable, Iterator, Mapping
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from dataclasses import replace
 from functools import partial
 from pathlib import Path
@@ -433,17 +433,33 @@ def _evaluate(
     out: Path,
     warm: Any = None,
     preload: Callable[[], Any] | None = None,
+    beat: bool = False,
 ) -> Any:
     """The ``eval`` stage, in this process or on the Dask cluster of ``backend``; first waits
     for ``warm`` (:mod:`recoeval_tracking.metrics.warm`) when it compiles this model's dtype,
-    running ``preload`` meanwhile."""
-    from ..metrics import evaluate
+    running ``preload`` meanwhile; with ``beat``, a line every few seconds while it
+    evaluates."""
     from ..metrics.inputs import with_data_relevance
 
     options = with_data_relevance(options, split.train, split.test)  # unless metrics.* say
     inputs = model.eval_inputs(options.k, split.test_users)
     if warm is not None:
         warm.wait_for(inputs, meanwhile=preload)
+    # without a progress bar, a first evaluation compiling its kernels here is otherwise silent
+    with heartbeat("evaluating") if beat else nullcontext():
+        return _evaluate_now(split, inputs, options, progress, backend, out)
+
+
+def _evaluate_now(
+    split: Any,
+    inputs: dict[str, Any],
+    options: EvalOptions,
+    progress: Callable[[int], None],
+    backend: Mapping[str, Any],
+    out: Path,
+) -> Any:
+    from ..metrics import evaluate
+
     if backend["kind"] == "cpu":
         with warnings.catch_warnings():  # the job fails with that message instead
             warnings.filterwarnings("ignore", message=NOTHING_EVALUATED)
@@ -504,7 +520,12 @@ def _warm_up(
     from ..metrics import warm
 
     _compile_notice()
-    return warm.start(options, str(model_section.get("dtype") or "float32"))
+    # the dtype the model will score in is known after its fit: the baselines score in
+    # float32 (ALS), a user's own class most often in numpy's float64
+    from .user_model import is_user_model_config
+
+    guess = "float64" if is_user_model_config(model_section) else "float32"
+    return warm.start(options, str(model_section.get("dtype") or guess))
 
 
 @contextmanager
@@ -604,7 +625,9 @@ def _run_stages(
         _compile_notice()
         update, bar = _eval_progress(split.train.n_users, disable)
         try:
-            results = _evaluate(split, model, options, update, backend, out, warm, preload)
+            results = _evaluate(
+                split, model, options, update, backend, out, warm, preload, bar.disable
+            )
         finally:
             bar.close()
             if warm is not None:

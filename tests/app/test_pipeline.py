@@ -410,3 +410,45 @@ def test_a_cold_job_waits_for_the_warm_up_child_and_opens_the_store_meanwhile(
     assert preloaded == [uri]  # during the wait, before the upload's own line
     assert said.index(f"logging the job to MLflow ({uri}, experiment 'cold')...") > waiting
     assert result["run_id"] is not None and result["metrics"]["ndcg_at_10"] > 0
+
+
+def test_the_warm_up_child_compiles_the_dtype_the_model_most_likely_scores_in(monkeypatch):
+    """ALS scores in float32; a user's own class, known only after its fit, most often in
+    numpy's float64: a child compiling the other dtype is stopped and the job compiles alone."""
+    from recoeval_tracking.app import pipeline, precheck
+    from recoeval_tracking.metrics import warm
+    from recoeval_tracking.options import EvalOptions
+
+    started = []
+    monkeypatch.setenv("RECOEVAL_WARM_UP", "1")
+    monkeypatch.setattr(precheck, "kernel_cache_is_cold", lambda: True)
+    monkeypatch.setattr(warm, "start", lambda options, dtype: started.append(dtype))
+    options, cpu = EvalOptions.from_config({"names": ["p"], "k": 5}), {"kind": "cpu"}
+    pipeline._warm_up(options, {"name": "als", "factors": 8}, cpu)
+    pipeline._warm_up(options, {"_target_": "mymodels.knn.CosineKNN", "neighbours": 10}, cpu)
+    pipeline._warm_up(options, {"_target_": "mymodels.Torchy", "dtype": "float32"}, cpu)
+    assert started == ["float32", "float64", "float32"]
+
+
+def test_an_evaluation_without_a_progress_bar_says_it_is_still_at_work(monkeypatch, caplog):
+    import logging
+    import time
+
+    from recoeval_tracking.app import pipeline, stages
+
+    monkeypatch.setattr(stages, "TICK_SECONDS", 0.05)
+    monkeypatch.setattr(pipeline, "_evaluate_now", lambda *a: time.sleep(0.3) or "results")
+    model = type("M", (), {"eval_inputs": lambda self, k, users: {}})()
+    monkeypatch.setattr(
+        "recoeval_tracking.metrics.inputs.with_data_relevance", lambda options, tr, te: options
+    )
+    split = type("S", (), {"train": None, "test": None, "test_users": None})()
+    options = type("O", (), {"k": 5})()
+    with caplog.at_level(logging.INFO, logger="recoeval_tracking.app.pipeline"):
+        got = pipeline._evaluate(split, model, options, None, {}, None, beat=True)
+        said = [r.getMessage() for r in caplog.records]
+        caplog.clear()
+        pipeline._evaluate(split, model, options, None, {}, None, beat=False)
+    assert got == "results"
+    assert len(said) >= 3 and all(s.startswith("... still evaluating (") for s in said)
+    assert caplog.records == []  # with a bar the bar shows the work
