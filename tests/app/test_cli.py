@@ -200,6 +200,10 @@ def test_sweep_2x2_basic_launcher(tmp_path, local_store):
     )
     assert_ok(proc)
     _check_sweep(tmp_path, local_store, "BasicLauncher")
+    # the seconds of MLflow's start before the first job are announced
+    said = proc.stdout + proc.stderr
+    assert f"creating the sweep's MLflow parent run ({local_store})..." in said
+    assert said.index("creating the sweep's MLflow parent run") < said.index("MLflow sweep ")
 
 
 def test_failing_job_closes_the_parent(tmp_path, local_store):
