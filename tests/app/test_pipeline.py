@@ -406,7 +406,8 @@ def test_a_cold_job_waits_for_the_warm_up_child_and_opens_the_store_meanwhile(
     said = [r.getMessage() for r in caplog.records]
     assert started == [(10, "float32")]  # the options' K and the dtype ALS scores in
     waiting = said.index("waiting for the metric kernels compiling in a second process...")
-    assert said[waiting + 1].startswith("... still compiling the metric kernels (")
+    ticks = [m for m in said[waiting:] if m.startswith("... still compiling the metric kernels (")]
+    assert ticks  # (MLflow's own lines about the new store's tables may come between)
     assert preloaded == [uri]  # during the wait, before the upload's own line
     assert said.index(f"logging the job to MLflow ({uri}, experiment 'cold')...") > waiting
     assert result["run_id"] is not None and result["metrics"]["ndcg_at_10"] > 0
