@@ -262,6 +262,14 @@ def _say(progress: Callable[[str], None] | None, text: str) -> None:
         progress(text)
 
 
+def _step(progress: Callable[[str], None] | None, text: str, doing: str) -> Any:
+    """Say ``text`` and, while the step runs, that it is still ``doing`` every 1.5 s."""
+    from .stages import heartbeat
+
+    _say(progress, text)
+    return heartbeat(doing, say=progress) if progress is not None else contextlib.nullcontext()
+
+
 def run_report(
     cfg: Mapping[str, Any],
     base_dir: str | Path | None = None,
@@ -316,50 +324,55 @@ def run_report(
         "MLFLOW_TRACKING_URI"
     )
     with tempfile.TemporaryDirectory(prefix="recoeval-report-") as tmp, _server_calls(uri_given):
-        _say(progress, "reading the selected runs...")
-        runs, uri = load_runs(cfg, tmp, base)
-        _say(progress, f"{len(runs)} runs read; computing intervals and paired tests...")
-        slices = [dict(s) for s in (cfg.get("slices") or [])]
-        features = None
-        if any(s.get("kind") == "popularity" for s in slices):
-            features = _popularity_features(runs, float(cfg.get("popularity_head", 0.2)))
-        replicate_key, group_by = _replicates(cfg)
-        dataset_key = cfg.get("dataset_key", "auto")
-        comparison = compare(
-            runs,
-            cfg.get("baseline") or None,
-            metrics=list(cfg.get("metrics") or []) or None,
-            slices=slices,
-            correction=str(cfg.get("correction", "holm")),
-            test=str(cfg.get("test", "t")),
-            n_permutations=cfg.get("n_permutations", "auto"),
-            family=str(cfg.get("family", "metric")),
-            n_bootstrap=int(cfg.get("n_bootstrap", 1000)),
-            seed=int(cfg.get("seed", 0)),
-            confidence=float(cfg.get("confidence", 0.95)),
-            alpha=float(cfg.get("alpha", 0.05)),
-            allow_mismatch=bool(cfg.get("allow_mismatch", False)),
-            user_features=features,
-            lower_is_better=tuple(cfg.get("lower_is_better") or ()),
-            labels=_labels(cfg.get("labels")),
-            config={k: v for k, v in cfg.items() if k != "hydra"},
-            replicate_key=replicate_key,
-            group_by=group_by,
-            dataset_key=str(dataset_key) if dataset_key else None,
-            rope=_rope(cfg.get("rope")),
-            posthoc=str(cfg.get("posthoc", "wilcoxon")),
-        )
+        with _step(progress, "reading the selected runs...", "reading the runs"):
+            runs, uri = load_runs(cfg, tmp, base)
+        with _step(
+            progress,
+            f"{len(runs)} runs read; computing intervals and paired tests...",
+            "computing the statistics",
+        ):
+            slices = [dict(s) for s in (cfg.get("slices") or [])]
+            features = None
+            if any(s.get("kind") == "popularity" for s in slices):
+                features = _popularity_features(runs, float(cfg.get("popularity_head", 0.2)))
+            replicate_key, group_by = _replicates(cfg)
+            dataset_key = cfg.get("dataset_key", "auto")
+            comparison = compare(
+                runs,
+                cfg.get("baseline") or None,
+                metrics=list(cfg.get("metrics") or []) or None,
+                slices=slices,
+                correction=str(cfg.get("correction", "holm")),
+                test=str(cfg.get("test", "t")),
+                n_permutations=cfg.get("n_permutations", "auto"),
+                family=str(cfg.get("family", "metric")),
+                n_bootstrap=int(cfg.get("n_bootstrap", 1000)),
+                seed=int(cfg.get("seed", 0)),
+                confidence=float(cfg.get("confidence", 0.95)),
+                alpha=float(cfg.get("alpha", 0.05)),
+                allow_mismatch=bool(cfg.get("allow_mismatch", False)),
+                user_features=features,
+                lower_is_better=tuple(cfg.get("lower_is_better") or ()),
+                labels=_labels(cfg.get("labels")),
+                config={k: v for k, v in cfg.items() if k != "hydra"},
+                replicate_key=replicate_key,
+                group_by=group_by,
+                dataset_key=str(dataset_key) if dataset_key else None,
+                rope=_rope(cfg.get("rope")),
+                posthoc=str(cfg.get("posthoc", "wilcoxon")),
+            )
     report = next(iter(comparison.reports.values()))
-    _say(progress, "drawing the figures and writing the pages...")
-    paths = write_report(
-        comparison,
-        targets["html"],
-        targets["markdown"],
-        latex_path=targets["latex"],
-        title=str(out_cfg.get("title") or "Run comparison"),
-    )
+    with _step(progress, "drawing the figures and writing the pages...", "writing the pages"):
+        paths = write_report(
+            comparison,
+            targets["html"],
+            targets["markdown"],
+            latex_path=targets["latex"],
+            title=str(out_cfg.get("title") or "Run comparison"),
+        )
     logged = None
     if uri is not None and out_cfg.get("log_to_mlflow", True):
+        _say(progress, "logging the report to MLflow...")
         from ..tracking.search import find_sweep_parent, log_report_artifacts
 
         sweep_id = _selection(cfg)["sweep_id"]

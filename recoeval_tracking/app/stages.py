@@ -13,7 +13,7 @@ import gc
 import logging
 import threading
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -96,12 +96,15 @@ def _nothing() -> Iterator[None]:
 
 
 @contextmanager
-def heartbeat(doing: str, log: logging.Logger | None = None) -> Iterator[None]:
+def heartbeat(
+    doing: str, log: logging.Logger | None = None, say: Callable[[str], Any] | None = None
+) -> Iterator[None]:
     """Log ``"... still <doing> (<seconds> s)"`` every :data:`TICK_SECONDS` while the block
     runs (every :data:`SLOW_TICK_SECONDS` after its first :data:`QUICK_TICKS_FOR` seconds), from
     a daemon thread: a first run compiles numba kernels for seconds inside a stage, and a
     terminal that stays silent that long looks like a hang. A block shorter than one tick logs
-    nothing."""
+    nothing. ``say`` (a function of the line) replaces the logger, for a command that prints
+    its steps."""
     log = log or logger
     stop = threading.Event()
     t0 = time.perf_counter()
@@ -110,7 +113,11 @@ def heartbeat(doing: str, log: logging.Logger | None = None) -> Iterator[None]:
         while not stop.wait(
             TICK_SECONDS if time.perf_counter() - t0 < QUICK_TICKS_FOR else SLOW_TICK_SECONDS
         ):
-            log.info("... still %s (%.0f s)", doing, time.perf_counter() - t0)
+            seconds = time.perf_counter() - t0
+            if say is not None:
+                say(f"... still {doing} ({seconds:.0f} s)")
+            else:
+                log.info("... still %s (%.0f s)", doing, seconds)
 
     thread = threading.Thread(target=beat, name="recoeval-heartbeat", daemon=True)
     thread.start()

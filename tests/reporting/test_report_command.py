@@ -187,3 +187,24 @@ def test_a_bad_rope_or_posthoc_setting_names_its_key():
     with pytest.raises(InputError, match="^posthoc: expected one of wilcoxon, sign, nemenyi"):
         check_settings({"posthoc": "tukey"})
     check_settings({"rope": "5%", "posthoc": "sign"})  # accepted
+
+
+def test_a_long_step_of_the_report_says_it_is_still_at_work(monkeypatch):
+    """Drawing the figures of a sweep takes 10 s: the command says so every tick instead of
+    staying silent; a step shorter than a tick says its one line only."""
+    import time
+
+    from recoeval_tracking.app import report, stages
+
+    monkeypatch.setattr(stages, "TICK_SECONDS", 0.05)
+    said: list[str] = []
+    with report._step(said.append, "drawing the figures and writing the pages...", "writing"):
+        time.sleep(0.3)
+    assert said[0] == "drawing the figures and writing the pages..."
+    assert len(said) >= 4 and all(s.startswith("... still writing (") for s in said[1:])
+    said.clear()
+    with report._step(said.append, "reading the selected runs...", "reading the runs"):
+        pass
+    assert said == ["reading the selected runs..."]
+    with report._step(None, "nothing to say", "nothing"):  # run_report without progress
+        time.sleep(0.1)
