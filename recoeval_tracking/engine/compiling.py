@@ -132,8 +132,14 @@ def is_ready(kernel: Any, sig: tuple[Any, ...]) -> bool:
         return True
 
 
+def _cores() -> int:
+    """The cores this process may run on (``os.sched_getaffinity`` is Linux-only)."""
+    affinity = getattr(os, "sched_getaffinity", None)
+    return len(affinity(0)) if affinity is not None else (os.cpu_count() or 1)
+
+
 def _start_helper(name: str, dtype: Any) -> subprocess.Popen | None:
-    if os.environ.get("RECOEVAL_WARM_UP") == "0" or len(os.sched_getaffinity(0)) < 2:
+    if os.environ.get("RECOEVAL_WARM_UP") == "0" or _cores() < 2:
         return None
     try:
         return subprocess.Popen(

@@ -99,6 +99,10 @@ def test_no_helper_is_started_when_turned_off_or_on_one_core(monkeypatch):
     monkeypatch.delenv("RECOEVAL_WARM_UP")
     monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0})
     assert compiling._start_helper("ranked", "float32") is None
+    # where there is no affinity call (macOS, Windows), the machine's core count decides
+    monkeypatch.delattr(os, "sched_getaffinity")
+    monkeypatch.setattr(os, "cpu_count", lambda: 1)
+    assert compiling._start_helper("ranked", "float32") is None
 
 
 def test_the_helper_refuses_an_unknown_kernel():
