@@ -332,12 +332,12 @@ class MlflowSweepCallback(JobNameCheck):
         self._lock_fd = try_lock(sweep_dir / SWEEP_LOCK)  # held until this process ends
         experiment = tracking.get("experiment") or DEFAULT_EXPERIMENT
         sweep_id = uuid.uuid4().hex[:12]
+        from .._heartbeat import heartbeat
         from ..jobdir.redact import scrub_text
-        from .stages import heartbeat
 
         # MLflow's import and a new store's tables take seconds before the first job starts
         logger.info("creating the sweep's MLflow parent run (%s)...", scrub_text(uri))
-        with heartbeat("creating the sweep's parent run", logger):
+        with heartbeat("creating the sweep's parent run", logger.info):
             parent_run_id = _create_parent(config, sweep_dir, uri, experiment, sweep_id)
         from ..tracking.names import swept_keys
 

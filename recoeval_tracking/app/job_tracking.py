@@ -8,8 +8,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from .._heartbeat import heartbeat
 from .._validation import param_error
-from .stages import heartbeat
 
 __all__ = ["track_job", "tracking_uri_for", "user_params"]
 
@@ -66,7 +66,7 @@ def track_job(
     experiment = tracking.get("experiment") or DEFAULT_EXPERIMENT
     # MLflow's import and its store's start take seconds: say what the job is doing meanwhile
     logger.info("logging the job to MLflow (%s, experiment %r)...", _scrub(uri), experiment)
-    with heartbeat("logging the job to MLflow"):
+    with heartbeat("logging the job to MLflow", logger.info):
         run_id = upload_or_mark_pending(
             out,
             tracking_uri=uri,

@@ -39,13 +39,14 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
+from .._heartbeat import heartbeat
 from .._validation import InputError, check_int, param_error
 from ..options import EvalOptions
 from .errors import NOTHING_EVALUATED, refuse_nothing_evaluated
 from .job_tracking import track_job, tracking_uri_for
 from .precheck import check_before_load, check_k_against_items
 from .stages import absolute_path as _absolute
-from .stages import dataset_record, heartbeat, log_left_out, prep_steps
+from .stages import dataset_record, log_left_out, prep_steps
 from .stages import timed_stage as _timed
 
 __all__ = ["run_job", "tracking_uri_for", "progress_mode", "PROGRESS_MODES", "STAGES"]
@@ -339,16 +340,16 @@ def run_job(
     t_start = time.perf_counter()
     tracking = dict(cfg.get("tracking") or {})
     uri = (tracking_uri or tracking_uri_for(tracking, base)) if tracking.get("enabled") else None
-    preload = partial(_preload, uri if run_id is None else None, bool(cfg.get("plots", True)))
+    plots = bool(cfg.get("plots", True))
+    preload = partial(_preload, uri if run_id is None else None, plots)
     X, split, model, results, timings = _run_stages(
         sections, options, disable, base, backend, out, model_label, fitted, data, preload
     )
     timings["total"] = time.perf_counter() - t_start
     dataset_info = dataset_record(X, split, sections["dataset"], base)
     extra = {f"{stage}_seconds": sec for stage, sec in timings.items() if stage != "eval"}
-    plots = bool(cfg.get("plots", True))
     logger.info("writing the job directory (tables%s)...", ", plots" if plots else "")
-    with heartbeat("writing the job directory"):
+    with heartbeat("writing the job directory", logger.info):
         write_job_dir(
             results,
             out,
@@ -446,7 +447,7 @@ def _evaluate(
     if warm is not None:
         warm.wait_for(inputs, meanwhile=preload)
     # without a progress bar, a first evaluation compiling its kernels here is otherwise silent
-    with heartbeat("evaluating") if beat else nullcontext():
+    with heartbeat("evaluating", logger.info) if beat else nullcontext():
         return _evaluate_now(split, inputs, options, progress, backend, out)
 
 

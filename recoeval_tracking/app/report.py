@@ -264,10 +264,10 @@ def _say(progress: Callable[[str], None] | None, text: str) -> None:
 
 def _step(progress: Callable[[str], None] | None, text: str, doing: str) -> Any:
     """Say ``text`` and, while the step runs, that it is still ``doing`` every 1.5 s."""
-    from .stages import heartbeat
+    from .._heartbeat import heartbeat
 
     _say(progress, text)
-    return heartbeat(doing, say=progress) if progress is not None else contextlib.nullcontext()
+    return heartbeat(doing, progress) if progress is not None else contextlib.nullcontext()
 
 
 def run_report(

@@ -11,12 +11,13 @@ from __future__ import annotations
 import atexit
 import gc
 import logging
-import threading
 import time
-from collections.abc import Callable, Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager, nullcontext
 from pathlib import Path
 from typing import Any
+
+from .._heartbeat import heartbeat
 
 __all__ = [
     "dataset_record",
@@ -25,18 +26,10 @@ __all__ = [
     "timed_stage",
     "STAGE_VERBS",
     "prep_steps",
-    "heartbeat",
-    "TICK_SECONDS",
     "quick_exit",
 ]
 
 logger = logging.getLogger("recoeval_tracking.app.pipeline")
-
-#: Seconds between two lines of a long stage (:func:`heartbeat`) in its first
-#: :data:`QUICK_TICKS_FOR` seconds; after that, one line every :data:`SLOW_TICK_SECONDS`.
-TICK_SECONDS = 1.5
-QUICK_TICKS_FOR = 30.0
-SLOW_TICK_SECONDS = 15.0
 
 #: What the line at a stage's start says it is doing.
 STAGE_VERBS = {"load": "loading", "prepare": "preparing", "split": "splitting", "fit": "fitting"}
@@ -84,48 +77,10 @@ def timed_stage(
         )
     t0 = time.perf_counter()
     try:
-        with heartbeat(verb) if not quiet else _nothing():
+        with heartbeat(verb, logger.info) if not quiet else nullcontext():
             yield
     finally:
         timings[stage] = time.perf_counter() - t0
-
-
-@contextmanager
-def _nothing() -> Iterator[None]:
-    yield
-
-
-@contextmanager
-def heartbeat(
-    doing: str, log: logging.Logger | None = None, say: Callable[[str], Any] | None = None
-) -> Iterator[None]:
-    """Log ``"... still <doing> (<seconds> s)"`` every :data:`TICK_SECONDS` while the block
-    runs (every :data:`SLOW_TICK_SECONDS` after its first :data:`QUICK_TICKS_FOR` seconds), from
-    a daemon thread: a first run compiles numba kernels for seconds inside a stage, and a
-    terminal that stays silent that long looks like a hang. A block shorter than one tick logs
-    nothing. ``say`` (a function of the line) replaces the logger, for a command that prints
-    its steps."""
-    log = log or logger
-    stop = threading.Event()
-    t0 = time.perf_counter()
-
-    def beat() -> None:
-        while not stop.wait(
-            TICK_SECONDS if time.perf_counter() - t0 < QUICK_TICKS_FOR else SLOW_TICK_SECONDS
-        ):
-            seconds = time.perf_counter() - t0
-            if say is not None:
-                say(f"... still {doing} ({seconds:.0f} s)")
-            else:
-                log.info("... still %s (%.0f s)", doing, seconds)
-
-    thread = threading.Thread(target=beat, name="recoeval-heartbeat", daemon=True)
-    thread.start()
-    try:
-        yield
-    finally:
-        stop.set()
-        thread.join()
 
 
 def absolute_path(path: Any, base_dir: Path | None) -> Any:

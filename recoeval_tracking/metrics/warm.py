@@ -5,9 +5,9 @@ On a fresh install numba compiles the engine's kernels at the first evaluation (
 module in a child process at the start of a job whose kernel cache is cold: the child runs
 :func:`~recoeval_tracking.evaluate` on a tiny input with the job's options and score dtype,
 which compiles the same kernels and writes them to numba's on-disk cache while the job loads,
-splits and fits. When the job reaches its evaluation it waits for the child (a line every
-:data:`TICK_SECONDS`, and what the job needs next prepared meanwhile), then loads the kernels
-from the cache.
+splits and fits. When the job reaches its evaluation it waits for the child (a line every few
+seconds, and what the job needs next prepared meanwhile), then loads the kernels from the
+cache.
 
 Nothing depends on the child: if it fails, is slow or compiles another dtype than the model
 scores in, the job compiles what it needs itself, as without it.
@@ -32,12 +32,12 @@ from typing import Any
 
 import numpy as np
 
+from .._heartbeat import heartbeat
+
 __all__ = ["start", "WarmUp", "score_dtype", "main"]
 
 #: The longest a job waits for the child before compiling for itself.
 WAIT_SECONDS = 120.0
-#: Seconds between two lines while the job waits.
-TICK_SECONDS = 1.5
 
 logger = logging.getLogger(__name__)
 
@@ -59,37 +59,30 @@ class WarmUp:
         """Wait for the child when it compiles ``dtype`` (None: whatever it compiles); stop it
         otherwise. Returns whether it finished and compiled that dtype.
 
-        A line says what the job waits for, and another every :data:`TICK_SECONDS` while it
-        waits. ``meanwhile`` (a slow import the job needs next, say) runs in a thread during the
-        wait; the wait ends when both are done (its exception is dropped: the job meets it
-        again where it needs what it prepared)."""
+        A line says what the job waits for, and another every few seconds while it waits
+        (:func:`~recoeval_tracking._heartbeat.heartbeat`). ``meanwhile`` (a slow import the job
+        needs next, say) runs in a thread during the wait; the wait ends when both are done
+        (its exception is dropped: the job meets it again where it needs what it prepared)."""
         if self.proc is None:
             return False
         if dtype is not None and np.dtype(dtype) != np.dtype(self.dtype):
             self.stop()
             return False
         t0 = time.perf_counter()
-        helper = None
+        side = None
         if self.proc.poll() is None:  # a wait of seconds: the terminal says what it is
             logger.info("waiting for the metric kernels compiling in a second process...")
             if meanwhile is not None:
-                helper = threading.Thread(target=_quietly, args=(meanwhile,), daemon=True)
-                helper.start()
+                side = threading.Thread(target=_quietly, args=(meanwhile,), daemon=True)
+                side.start()
         try:
-            while True:
-                try:
-                    code = self.proc.wait(timeout=min(TICK_SECONDS, timeout))
-                    break
-                except subprocess.TimeoutExpired:
-                    timeout -= TICK_SECONDS
-                    if timeout <= 0:
-                        self.stop()
-                        return False
-                    logger.info(
-                        "... still compiling the metric kernels (%.0f s)", time.perf_counter() - t0
-                    )
-            if helper is not None:
-                helper.join()
+            with heartbeat("compiling the metric kernels", logger.info):
+                code = self.proc.wait(timeout=timeout)
+            if side is not None:
+                side.join()
+        except subprocess.TimeoutExpired:
+            self.stop()
+            return False
         finally:
             self.waited = time.perf_counter() - t0
         self.proc = None

@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from recoeval_tracking import InputError
+from recoeval_tracking import InputError, _heartbeat
 from recoeval_tracking.app.pipeline import (
     build_model,
     load_data,
@@ -397,7 +397,7 @@ def test_a_cold_job_waits_for_the_warm_up_child_and_opens_the_store_meanwhile(
     monkeypatch.setenv("RECOEVAL_WARM_UP", "1")
     monkeypatch.setattr(precheck, "kernel_cache_is_cold", lambda: True)
     monkeypatch.setattr(warm, "start", start)
-    monkeypatch.setattr(warm, "TICK_SECONDS", 0.2)
+    monkeypatch.setattr(_heartbeat, "TICK_SECONDS", 0.2)
     monkeypatch.setattr(pending, "preload", lambda uri: (preloaded.append(uri), real_preload(uri)))
     uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
     cfg = tiny_config(tracking={"enabled": True, "uri": uri, "experiment": "cold"})
@@ -435,9 +435,9 @@ def test_an_evaluation_without_a_progress_bar_says_it_is_still_at_work(monkeypat
     import logging
     import time
 
-    from recoeval_tracking.app import pipeline, stages
+    from recoeval_tracking.app import pipeline
 
-    monkeypatch.setattr(stages, "TICK_SECONDS", 0.05)
+    monkeypatch.setattr(_heartbeat, "TICK_SECONDS", 0.05)
     monkeypatch.setattr(pipeline, "_evaluate_now", lambda *a: time.sleep(0.3) or "results")
     model = type("M", (), {"eval_inputs": lambda self, k, users: {}})()
     monkeypatch.setattr(

@@ -7,6 +7,7 @@ import logging
 
 import pandas as pd
 
+from recoeval_tracking import _heartbeat
 from recoeval_tracking.app.pipeline import _quiet
 from recoeval_tracking.tracking.views import leaderboard_text
 
@@ -109,7 +110,7 @@ def test_a_long_stage_says_it_is_still_at_work_and_a_short_one_does_not(caplog, 
 
     from recoeval_tracking.app import stages
 
-    monkeypatch.setattr(stages, "TICK_SECONDS", 0.05)
+    monkeypatch.setattr(_heartbeat, "TICK_SECONDS", 0.05)
     timings: dict[str, float] = {}
     with caplog.at_level(logging.INFO, logger="recoeval_tracking.app.pipeline"):
         with stages.timed_stage(timings, "fit", "MyModel()"):

@@ -6,6 +6,7 @@ import subprocess
 
 import numpy as np
 
+from recoeval_tracking import _heartbeat
 from recoeval_tracking.metrics import warm
 from recoeval_tracking.options import EvalOptions
 
@@ -82,7 +83,7 @@ def test_a_long_wait_says_it_is_still_compiling_and_runs_what_the_job_needs_next
     import sys
     import threading
 
-    monkeypatch.setattr(warm, "TICK_SECONDS", 0.05)
+    monkeypatch.setattr(_heartbeat, "TICK_SECONDS", 0.05)
     proc = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(0.6)"])
     ran = []
     w = warm.WarmUp(proc, "float32")
@@ -105,7 +106,7 @@ def test_a_long_wait_says_it_is_still_compiling_and_runs_what_the_job_needs_next
 def test_a_child_past_the_longest_wait_is_stopped(monkeypatch):
     import sys
 
-    monkeypatch.setattr(warm, "TICK_SECONDS", 0.05)
+    monkeypatch.setattr(_heartbeat, "TICK_SECONDS", 0.05)
     proc = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
     w = warm.WarmUp(proc, "float32")
     assert not w.wait("float32", timeout=0.2)

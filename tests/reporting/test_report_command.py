@@ -194,9 +194,10 @@ def test_a_long_step_of_the_report_says_it_is_still_at_work(monkeypatch):
     staying silent; a step shorter than a tick says its one line only."""
     import time
 
-    from recoeval_tracking.app import report, stages
+    from recoeval_tracking import _heartbeat
+    from recoeval_tracking.app import report
 
-    monkeypatch.setattr(stages, "TICK_SECONDS", 0.05)
+    monkeypatch.setattr(_heartbeat, "TICK_SECONDS", 0.05)
     said: list[str] = []
     with report._step(said.append, "drawing the figures and writing the pages...", "writing"):
         time.sleep(0.3)
