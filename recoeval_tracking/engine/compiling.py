@@ -51,8 +51,9 @@ _NAMES = {id(k): name for name, k in KERNELS.items()}
 _lock = threading.Lock()
 
 
-def _sample_records(dtype: Any) -> tuple[np.ndarray, np.ndarray, Csr, Csr, Plan, Outputs]:
-    """Records of the types the driver builds (see ``EngineInput.records``), tiny."""
+def _sample_records() -> tuple[Csr, Csr, Plan, Outputs]:
+    """Tiny ``(train, test, plan, outs)`` of the types the driver builds (see
+    ``EngineInput.records``)."""
     i64, f64 = np.zeros(1, np.int64), np.zeros(1)
     csr = Csr(i64, i64, f64)
     plan = Plan(
@@ -71,14 +72,16 @@ def _sample_records(dtype: Any) -> tuple[np.ndarray, np.ndarray, Csr, Csr, Plan,
     outs = Outputs(
         np.zeros((1, 1, 1)), np.zeros((1, 1)), np.zeros(1, np.int8), np.zeros((1, 1), np.int64), i64
     )
-    return np.zeros((1, 1), dtype), i64, csr, csr, plan, outs
+    return csr, csr, plan, outs
 
 
 def kernel_signature(dtype: Any, records: tuple[Any, ...] | None = None) -> tuple[Any, ...]:
-    """The numba types a block kernel is called with for scores of ``dtype`` and ``records``
-    (``(train, test, plan, outs)``; None: the driver's kinds)."""
-    S, rows, *rest = _sample_records(dtype)
-    return tuple(numba.typeof(x) for x in (S, rows, *(records or rest)))
+    """The numba types a block kernel is called with: a C-contiguous 2-d block of scores of
+    ``dtype``, int64 user rows and ``records`` (``(train, test, plan, outs)``; None: the
+    driver's kinds)."""
+    S = types.Array(numba.from_dtype(np.dtype(dtype)), 2, "C")
+    rows = types.Array(types.int64, 1, "C")
+    return (S, rows, *(numba.typeof(r) for r in (records or _sample_records())))
 
 
 def callees(name: str, dtype: Any) -> tuple[list[tuple[Any, tuple]], list[tuple[Any, tuple]]]:
@@ -89,7 +92,7 @@ def callees(name: str, dtype: Any) -> tuple[list[tuple[Any, tuple]], list[tuple[
     i64, f64, b1 = (types.Array(t, 1, "C") for t in (types.int64, types.float64, types.boolean))
     f64_2, f64_3 = types.Array(types.float64, 2, "C"), types.Array(types.float64, 3, "C")
     n = types.int64
-    _, _, csr, _, plan, _ = (numba.typeof(x) for x in _sample_records(dtype))
+    csr, _, plan, _ = (numba.typeof(x) for x in _sample_records())
     Callee = tuple[Any, tuple[Any, ...]]
     here: list[Callee] = [
         (kernels._read_positives, (s, n, csr, s, f64)),
@@ -158,9 +161,9 @@ def compile_kernel(kernel: Any, dtype: Any, records: tuple[Any, ...] | None = No
     and a helper (see the module's docstring). Results do not depend on it: it only compiles
     earlier, and faster, what the kernel's first call would compile."""
     name = _NAMES.get(id(kernel))
-    sig = kernel_signature(dtype, records)
     if name is None or getattr(numba.config, "DISABLE_JIT", False):
         return
+    sig = kernel_signature(dtype, records)
     with _lock:
         if is_ready(kernel, sig):
             return
