@@ -16,10 +16,10 @@ from recoeval_tracking.engine import compiling, kernels
 from ._process import run_python
 
 #: A new process on an empty numba cache: ``evaluate(metrics="all")`` (the top-K list kernel)
-#: with numba's compile events recorded; prints the functions it compiled and its per-user
-#: NDCG@5 and ROC-AUC.
+#: on the inputs of :func:`_inputs` (saved by the test in ``sys.argv[1]``) with numba's compile
+#: events recorded; prints the functions it compiled and its per-user NDCG@5 and ROC-AUC.
 _COLD = r"""
-import json
+import json, sys
 import numpy as np, scipy.sparse as sp
 from numba.core import event
 import recoeval_tracking as rt
@@ -36,14 +36,9 @@ class Recorder(event.Listener):
             compiled.append(f.__name__)
 
 event.register("numba:compile", Recorder())
-rng = np.random.default_rng(3)
-m, n = 60, 90
-A = rng.standard_normal((m, 4)).astype(np.float32)
-B = rng.standard_normal((n, 4)).astype(np.float32)
-cells = rng.random((m, n))
-train = sp.csr_array((cells < 0.15).astype(np.float64))
-test = sp.csr_array(((cells > 0.85) * rng.integers(1, 4, (m, n))).astype(np.float64))
-res = rt.evaluate(train, test, A=A, B=B, metrics="all", k=5, nthreads=1)
+saved = np.load(sys.argv[1])
+train, test = sp.csr_array(saved["train"]), sp.csr_array(saved["test"])
+res = rt.evaluate(train, test, A=saved["A"], B=saved["B"], metrics="all", k=5, nthreads=1)
 print(json.dumps({"compiled": compiled,
                   "ndcg": res.per_user["ndcg_at_5"].tolist(),
                   "auc": res.per_user["roc_auc"].tolist()}))
@@ -64,7 +59,10 @@ def _inputs():
 def test_a_cold_kernel_loads_the_helpers_callees_and_gives_the_same_values(tmp_path):
     env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path / "cache")}
     env.pop("RECOEVAL_WARM_UP", None)
-    proc = run_python(["-c", _COLD], env=env, timeout=600)
+    train, test, A, B = _inputs()
+    saved = tmp_path / "inputs.npz"
+    np.savez(saved, train=train.toarray(), test=test.toarray(), A=A, B=B)
+    proc = run_python(["-c", _COLD, str(saved)], env=env, timeout=600)
     assert proc.returncode == 0, proc.stderr
     out = json.loads(proc.stdout.strip().splitlines()[-1])
     compiled = out["compiled"]
@@ -77,7 +75,6 @@ def test_a_cold_kernel_loads_the_helpers_callees_and_gives_the_same_values(tmp_p
     assert all(compiled.count(name) == 1 for name in mine), compiled
     assert compiled.count("block_ranked_list") == 1
     # the values of the usual path (this process: kernels from the suite's cache)
-    train, test, A, B = _inputs()
     res = rt.evaluate(train, test, A=A, B=B, metrics="all", k=5, nthreads=1)
     np.testing.assert_array_equal(out["ndcg"], res.per_user["ndcg_at_5"].to_numpy())
     np.testing.assert_array_equal(out["auc"], res.per_user["roc_auc"].to_numpy())
