@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:  # the names as static tools see them
     from ._cv import cross_validate
     from ._recometrics import recometrics_split, split_reco_train_test
-    from ._split import TEST, TRAIN, VALIDATION, Split, split_from_parts
+    from ._split import TEST, TRAIN, VALIDATION, Split, split_from_parts, union_of
     from ._strategies import (
         SPLITS,
         kfold,
@@ -37,6 +37,7 @@ _LAZY: dict[str, str] = {
     "VALIDATION": "._split",
     "Split": "._split",
     "split_from_parts": "._split",
+    "union_of": "._split",
     "SPLITS": "._strategies",
     "kfold": "._strategies",
     "leave_n_out": "._strategies",
@@ -63,6 +64,7 @@ __all__ = [
     "recometrics_split",
     "cross_validate",
     "split_from_parts",
+    "union_of",
     "TRAIN",
     "TEST",
     "VALIDATION",

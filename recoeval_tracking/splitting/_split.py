@@ -9,10 +9,11 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+import scipy.sparse as sp
 
 from ..data import Interactions
 
-__all__ = ["Split", "TRAIN", "TEST", "VALIDATION", "split_from_parts"]
+__all__ = ["Split", "TRAIN", "TEST", "VALIDATION", "split_from_parts", "union_of"]
 
 #: Part labels of each stored entry.
 TRAIN, TEST, VALIDATION = 0, 1, 2
@@ -59,6 +60,78 @@ class Split:
         """Row indices of the users with at least one test entry."""
         return np.flatnonzero(self.test.user_counts() > 0)
 
+    @property
+    def has_validation(self) -> bool:
+        """Whether the split has a validation part with at least one entry."""
+        return self.validation is not None and self.validation.nnz > 0
+
+    def validation_split(self) -> Split:
+        """The selection phase of a fair study: fit on ``train``, evaluate on ``validation``.
+
+        A :class:`Split` whose ``test`` is this split's validation part (so evaluating it ranks
+        every item not in ``train``) and which has no validation part of its own; its
+        fingerprint is this split's with the part named (``<fingerprint>/validation`` hashed),
+        so a run evaluated on validation is never paired with one evaluated on test.
+
+        Raises
+        ------
+        InputError
+            The split has no validation part.
+        """
+        self._require_validation("validation_split")
+        assert self.validation is not None
+        return self._part_view(self.train, self.validation, "validation")
+
+    def test_split(self, *, refit: bool = True) -> Split:
+        """The test phase of a fair study: the chosen configuration evaluated once on ``test``.
+
+        A :class:`Split` whose ``train`` is ``train`` plus ``validation`` (the entries a refit
+        learns from, and those evaluating on ``test`` never ranks: every item the user has in
+        train or validation is excluded) and whose ``test`` is this split's test part. Without a
+        validation part, the split itself. ``refit`` only names what the caller fits on: with
+        ``refit=False`` the model keeps its fit on ``train`` alone (``self.train``), and the
+        ranking still excludes the validation items, which are known interactions.
+        """
+        if not self.has_validation:
+            return self
+        assert self.validation is not None
+        merged = union_of(self.train, self.validation)
+        view = self._part_view(merged, self.test, "test")
+        view.details = {**view.details, "refit": bool(refit)}
+        return view
+
+    def _require_validation(self, func: str) -> None:
+        from .._validation import InputError
+
+        if not self.has_validation:
+            raise InputError(
+                f"Split.{func} needs a split with a validation part; this {self.strategy!r} "
+                "split has none. Make one with a validation setting of its strategy "
+                "(validation_fraction=0.1 for 'random', validation_n=1 for 'leave_n_out', "
+                "validation_quantile=0.8 for 'temporal_global')."
+            )
+
+    def _part_view(self, train: Interactions, test: Interactions, part: str) -> Split:
+        per_user = pd.DataFrame(
+            {
+                "user_id": train.user_ids,
+                "n_train": train.user_counts(),
+                "n_test": test.user_counts(),
+            }
+        )
+        h = hashlib.sha256(f"{self.fingerprint}/{part}".encode())
+        return Split(
+            train=train,
+            test=test,
+            validation=None,
+            strategy=self.strategy,
+            params=dict(self.params),
+            fingerprint=h.hexdigest()[:16],
+            per_user=per_user,
+            fold=self.fold,
+            details={**self.details, "evaluated_on": part, "split_fingerprint": self.fingerprint},
+        )
+
     def summary(self) -> dict[str, Any]:
         """Sizes of the parts and the fingerprint (JSON-able)."""
         out = {
@@ -83,6 +156,31 @@ class Split:
             f"Split({self.strategy!r}{fold}, train={self.train.nnz}, test={self.test.nnz}"
             f"{val}, fingerprint={self.fingerprint!r})"
         )
+
+
+def union_of(a: Interactions, b: Interactions) -> Interactions:
+    """The entries of ``a`` and ``b`` (two disjoint parts of one :class:`Interactions`: same
+    shape and id maps) in one container; values and timestamps follow their entries. Explicit
+    zeros are kept (a sparse sum would drop them)."""
+    if a.shape != b.shape:
+        raise ValueError(f"union_of: parts of different shapes {a.shape} and {b.shape}")
+    rows = np.concatenate([a.row_of_entries(), b.row_of_entries()])
+    cols = np.concatenate([np.asarray(a.matrix.indices), np.asarray(b.matrix.indices)])
+    order = np.lexsort((cols, rows))
+    rows, cols = rows[order], cols[order]
+    if rows.size > 1 and np.any((rows[1:] == rows[:-1]) & (cols[1:] == cols[:-1])):
+        raise ValueError("union_of: the parts share an entry (they must be disjoint)")
+    indptr = np.zeros(a.shape[0] + 1, dtype=np.int64)
+    np.cumsum(np.bincount(rows, minlength=a.shape[0]), out=indptr[1:])
+    data = np.concatenate([np.asarray(a.matrix.data), np.asarray(b.matrix.data)])[order]
+    m = sp.csr_array((data, cols, indptr), shape=a.shape)
+    m.has_sorted_indices = True
+    m.has_canonical_format = True
+    t = None
+    if a.timestamps is not None and b.timestamps is not None:
+        tdata = np.concatenate([np.asarray(a.timestamps.data), np.asarray(b.timestamps.data)])
+        t = sp.csr_array((tdata[order], cols, indptr), shape=a.shape)
+    return a.with_data(m, t)
 
 
 def _json_default(o: Any) -> Any:
