@@ -226,21 +226,35 @@ def randomization_pvalues(D: np.ndarray, n_permutations: int = 1000, seed: int =
     return pvals
 
 
+def _exact_means(v: np.ndarray, n_resamples: int, seed: int) -> np.ndarray:
+    """The bootstrap replicate means of the 1-d ``v`` from the draws of :func:`bootstrap_counts`
+    (those of :func:`bootstrap_means`), in float64: ``w·v / n``."""
+    n = v.size
+    out = np.empty(n_resamples)
+    step = max(1, _CHUNK_ELEMENTS // max(n, 1))
+    for start in range(0, n_resamples, step):
+        stop = min(n_resamples, start + step)
+        out[start:stop] = bootstrap_counts(n, n_resamples, seed, start, stop).astype(np.float64) @ v
+    return out / n
+
+
 def bca_interval(
     values, n_resamples: int = 1000, seed: int = 0, confidence: float = 0.95
 ) -> tuple[float, float]:
     """Bias-corrected and accelerated (BCa) bootstrap interval of the mean of the defined values
     (Efron 1987; Efron & Tibshirani 1993, section 14.3).
 
-    With ``θ^*_b`` the replicate means of :func:`bootstrap_means` (the same seeded draws as the
-    percentile interval) over the ``n`` defined values, ``θ`` their mean and ``θ_(i)`` the
-    leave-one-out means,
+    With ``θ^*_b`` the replicate means over the ``n`` defined values (the seeded draws of
+    :func:`bootstrap_means`, the percentile interval's, but in float64: ``z_0`` counts the
+    replicates below ``θ``, and a float32 mean puts the replicates equal to ``θ`` on either
+    side of it), ``θ`` their mean and ``θ_(i)`` the leave-one-out means,
 
     .. math:: z_0 = \\Phi^{-1}\\Big(\\frac{\\#\\{θ^*_b < θ\\} + \\#\\{θ^*_b \\le θ\\}}{2B}\\Big),\\quad
               a = \\frac{\\sum_i (\\bar θ_{(\\cdot)} - θ_{(i)})^3}
                        {6 \\big[\\sum_i (\\bar θ_{(\\cdot)} - θ_{(i)})^2\\big]^{3/2}}
 
-    and the bounds are the replicate quantiles (linear interpolation) at
+    (a replicate within ``1e-9 max|x|`` of ``θ`` counts as equal to it) and the bounds are the
+    replicate quantiles (linear interpolation) at
     ``Φ(z_0 + (z_0 + z_q) / (1 - a (z_0 + z_q)))`` for ``z_q = Φ^{-1}((1 ∓ c)/2)``, as
     :func:`scipy.stats.bootstrap` with ``method="BCa"`` computes them.
 
@@ -264,9 +278,14 @@ def bca_interval(
     n = v.size
     if n < 2 or np.all(v == v[0]):
         return float("nan"), float("nan")
-    reps = bootstrap_means(v[:, None], n_resamples, seed)[:, 0]
+    n_resamples = check_int(n_resamples, "n_resamples", func, minimum=1)
+    seed = check_seed(seed, func)
+    reps = _exact_means(v, n_resamples, seed)
     theta = float(v.mean())
-    share = (np.sum(reps < theta) + np.sum(reps <= theta)) / (2.0 * reps.size)
+    # a replicate equal to θ in exact arithmetic may differ from it in the last bits (the sums
+    # run in another order): within the tolerance it counts as equal
+    tol = 1e-9 * float(np.max(np.abs(v)))
+    share = (np.sum(reps < theta - tol) + np.sum(reps <= theta + tol)) / (2.0 * reps.size)
     z0 = float(special.ndtri(share))
     jack = (v.sum() - v) / (n - 1)
     dev = jack.mean() - jack

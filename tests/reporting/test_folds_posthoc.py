@@ -134,3 +134,39 @@ def test_bca_agrees_with_scipy_and_differs_from_percentile():
     assert abs(pct[1] - ref[1]) > 0.08 * width  # the percentile interval is visibly different
     with pytest.raises(InputError, match="'method'"):
         bootstrap_ci(x, method="bc")
+
+
+def _exact_bca(tenths, n_resamples, seed, confidence=0.95):
+    """BCa of the mean of ``tenths / 10`` on the draws of ``bootstrap_counts``, with every
+    replicate compared to the observed mean in integers (``z_0`` exactly as defined)."""
+    from scipy import special
+
+    from recoeval_tracking.reporting.resampling import bootstrap_counts
+
+    u = np.asarray(tenths, dtype=np.int64)
+    n = u.size
+    sums = bootstrap_counts(n, n_resamples, seed).astype(np.int64) @ u  # n * replicate mean
+    total = int(u.sum())  # n * observed mean
+    z0 = special.ndtri((np.sum(sums < total) + np.sum(sums <= total)) / (2.0 * n_resamples))
+    jack = (total - u) / (n - 1) / 10.0
+    dev = jack.mean() - jack
+    acc = np.sum(dev**3) / (6.0 * np.sum(dev**2) ** 1.5)
+    zq = special.ndtri(np.array([(1 - confidence) / 2, (1 + confidence) / 2]))
+    q = special.ndtr(z0 + (z0 + zq) / (1 - acc * (z0 + zq)))
+    return tuple(np.quantile(sums / (10.0 * n), q))
+
+
+@pytest.mark.parametrize(
+    "tenths",
+    [[1, 2, 0, 1, 0], list(np.random.default_rng(3).integers(-3, 4, 30))],
+    ids=["5 users", "30 users"],
+)
+def test_bca_on_a_lattice_metric_counts_replicates_equal_to_the_mean_as_equal(tenths):
+    # P@10 differences: many replicate means equal the observed one exactly; in float32 they
+    # fell on either side of it and moved z_0 (5 users: [0.00, 0.12] instead of [0.02, 0.16])
+    values = np.asarray(tenths) / 10.0
+    for seed in (0, 1):
+        low, high = bootstrap_ci(values, 2000, seed=seed, method="bca")
+        assert (low, high) == pytest.approx(_exact_bca(tenths, 2000, seed), abs=1e-12)
+    if len(tenths) == 5:
+        assert bootstrap_ci(values, 2000, seed=0, method="bca") == pytest.approx((0.02, 0.16))
