@@ -6,20 +6,28 @@ tags and run names with them, and reports flatten configs with :func:`flatten_co
 
 The secret rule
 ---------------
-A key is a *secret key* when its **last dotted component** names a credential. The component is
-lower-cased and split into words at ``_``, ``-``, spaces and camelCase boundaries
+A key is a *secret key* when **any of its dotted components** names a credential (so every key
+under a secret section is secret too: ``secrets.github``, ``db.passwords.primary``). A component
+is lower-cased and split into words at ``_``, ``-``, spaces and camelCase boundaries
 (``apiKey`` -> ``api``, ``key``). It is secret when
 
-* one of its words is ``password``, ``passwd``, ``pwd``, ``passphrase``, ``token``, ``pat``
-  (a personal access token), ``secret``, ``key``, ``apikey``, ``credential``, ``credentials``,
-  ``authorization`` or ``bearer``; or
+* one of its words is ``password``, ``passwords``, ``passwd``, ``pwd``, ``pw``, ``pass``,
+  ``passphrase``, ``token``, ``pat`` (a personal access token), ``secret``, ``secrets``, ``key``,
+  ``apikey``, ``credential``, ``credentials``, ``authorization`` or ``bearer`` (and the plurals
+  of these: ``passphrases``, ``apikeys``...); or
+* one of its words is ``tokens``, unless it counts tokens: next to ``max``, ``min``, ``num``,
+  ``n``, ``total``, ``count``, ``number`` before it or ``per`` after it (``max_tokens``,
+  ``tokens_per_batch`` are not secret; ``tokens``, ``api_tokens`` are); or
 * its compact form (words joined) ends with ``password``, ``passwd``, ``passphrase``,
-  ``token``, ``secret`` or ``apikey`` (``dbpassword``, ``accesstoken``, ``clientsecret``).
+  ``token``, ``secret`` or ``apikey``, or their plurals (``dbpassword``, ``accesstoken``,
+  ``clientsecrets``).
 
-So ``tracking.password``, ``db.api_key``, ``aws.secretAccessKey``, ``auth.token`` and
+So ``tracking.password``, ``db.api_key``, ``aws.secretAccessKey``, ``auth.token``,
+``db.pw``, ``smtp.pass``, ``vault.passwords``, ``secrets``, ``secrets.path`` and
 ``service.accessToken`` are secret, while ``metrics.k``, ``metrics.max_tokens``,
-``model.tokenizer``, ``split.keys_per_user`` and ``sort.monkey`` are not. Only the last component
-counts: ``secrets.path`` is not secret (its value is a path, not a secret).
+``model.tokenizer``, ``split.keys_per_user``, ``model.n_passes`` and ``sort.monkey`` are not. The
+value of a secret key is replaced whole, whatever it is: a list (``tokens: [a, b]``: every
+element), a mapping (every key under it), a number.
 
 A few names say ``key`` for a sort or lookup column, never a credential, and are not secret:
 ``orderByKey`` (the MLflow UI's sort column in its addresses, ``orderByKey=metrics.`ndcg_at_10```),
@@ -28,20 +36,38 @@ and ``sortByKey`` (:data:`NOT_SECRET`, compared in compact form).
 
 Besides keys, text anywhere is scrubbed by :func:`scrub_text`, whatever its key:
 
+* a PEM private key block (``-----BEGIN ... PRIVATE KEY-----`` to its ``-----END ...
+  PRIVATE KEY-----``, or to the end of the text when the end line is missing), whatever key or
+  text holds it;
 * the password of a URL (``http://user:pw@host`` -> ``http://user:<redacted>@host``), also as
   Hydra writes it in overrides, with ``:`` escaped (``http\\://user\\:pw@host``);
 * the value of a query parameter with a secret name (``?token=abc&x=1`` ->
   ``?token=<redacted>&x=1``);
 * the value of a ``key=value`` assignment whose key is secret (``+db.password=abc`` inside a
-  joined override list), up to the next space;
+  joined override list), up to the next space; a quoted value (``key='a b'``), a list
+  (``key=[a, b]``) or a mapping (``key={a: b}``) whole; an assignment quoted whole, as a
+  launcher prints a quoted override (``'tracking.password=a b'``), to its closing quote; and
+  inside the quoted value of an ordinary key (``x.opts='user=bob password=abc'``) the same rules
+  again;
+* the value of a quoted key with a secret name in JSON or Python text (``"password": "abc"``,
+  ``'tokens': ['a', 'b']``);
 * secrets recognised by their value, whatever their key: an HTTP ``Bearer``/``Basic``
   credential (``Bearer eyJ...`` -> ``Bearer <redacted>``), and tokens of well-known shapes
   (GitHub ``ghp_``/``github_pat_``..., Slack ``xox?-``, AWS access key ids ``AKIA...``,
   Hugging Face ``hf_``, OpenAI-style ``sk-``, JSON web tokens ``eyJ...``);
 * the value of every environment variable whose name is a secret key (``API_TOKEN``,
-  ``DB_PASSWORD``, ``SECRET``; values of 8 characters or more), and every value a config took
-  from the environment (``${oc.env:VAR}``: the app registers them with
-  :func:`add_secret_values` before anything is written), wherever it appears.
+  ``DB_PASSWORD``, ``SECRET``), and every value a config took from the environment
+  (``${oc.env:VAR}``: the app registers them with :func:`add_secret_values` before anything is
+  written), wherever it appears, **longest first** (a secret that holds a shorter one is
+  replaced whole, its tail does not leak).
+
+Which environment values count as secrets (:func:`looks_like_secret_value`): a value replaced
+wherever it appears must look like a secret, or it would redact ordinary text. A value is
+skipped when it is shorter than 8 characters (4 for registered values), when it names an
+existing file or folder, or when it has the shape of a path (``/...``, ``~/...``, ``./...``,
+``C:\\...``, made of path characters only). So ``AWS_SHARED_CREDENTIALS_FILE=/home/me/.aws`` does
+not redact every data path under ``/home/me``: a path says where a secret is, it is not one (the
+file's contents never enter a config). The shell's ``PWD`` and ``OLDPWD`` are never secrets.
 
 What goes through these functions
 ---------------------------------
@@ -75,6 +101,7 @@ __all__ = [
     "sanitize_key",
     "add_secret_values",
     "env_interpolated_values",
+    "looks_like_secret_value",
 ]
 
 #: What a secret value is replaced with in artifacts (params and tags drop the key instead).
@@ -83,21 +110,48 @@ REDACTED = "<redacted>"
 _SECRET_WORDS = frozenset(
     {
         "password",
+        "passwords",
         "passwd",
+        "passwds",
         "pwd",
+        "pwds",
+        "pw",
+        "pass",
         "passphrase",
+        "passphrases",
         "token",
         "pat",
         "secret",
+        "secrets",
         "key",
         "apikey",
+        "apikeys",
         "credential",
         "credentials",
         "authorization",
         "bearer",
     }
 )
-_SECRET_SUFFIXES = ("password", "passwd", "passphrase", "token", "secret", "apikey")
+_SECRET_SUFFIXES = (
+    "password",
+    "passwords",
+    "passwd",
+    "passphrase",
+    "passphrases",
+    "token",
+    "secret",
+    "secrets",
+    "apikey",
+    "apikeys",
+)
+#: Words that make ``tokens`` a count (``max_tokens``, ``tokens_per_batch``), not credentials.
+_COUNT_BEFORE = frozenset({"max", "min", "num", "n", "total", "count", "number"})
+_COUNT_AFTER = frozenset({"per"})
+# a PEM private key block, to its end line or, when that is missing, to the end of the text
+_PEM_PRIVATE_KEY = re.compile(
+    r"-----BEGIN[A-Z0-9 ]*PRIVATE KEY-----.*?(?:-----END[A-Z0-9 ]*PRIVATE KEY-----|\Z)",
+    re.DOTALL,
+)
 # credentials recognised by their value: an HTTP auth scheme's credential, and token shapes
 _AUTH_VALUE = re.compile(
     r"(?P<scheme>\b(?:[Bb]earer|BEARER)\s+)(?P<value>[A-Za-z0-9\-._~+/]{6,}=*)"
@@ -115,6 +169,8 @@ _MIN_ENV_SECRET = 8  # shorter values of secret-named variables would scrub ordi
 #: The shell's working directories: "pwd" in their names is the command, not a password.
 _NOT_SECRET_ENV = frozenset({"PWD", "OLDPWD"})
 _MIN_REGISTERED = 4
+# the shape of a path: optional root (~, ., .., a drive), then /-separated path characters
+_PATH_SHAPE = re.compile(r"(?:~|\.{1,2}|[A-Za-z]:)?(?:[/\\][\w.\-@+ ]*)+")
 #: Names (compact form: lower case, words joined) whose ``key`` names a column, not a credential.
 NOT_SECRET = frozenset({"orderbykey", "sortkey", "sortbykey", "viewstatesharekey"})
 _WORD_SPLIT = re.compile(r"[_\-\s]+")
@@ -127,13 +183,24 @@ _URL_CREDENTIALS = re.compile(
     r"(?P<password>[^/@\s]*)@"
 )
 # key=value where the value runs to the next ',', space, '&' or ';' (query strings, run names),
-# then again to the next space only (a swept override's value holds commas)
+# then again to the next space only (a swept override's value holds commas); a quoted value, a
+# list or a mapping is taken whole
 _ASSIGNMENTS = tuple(
     re.compile(
         r"(?P<key>[A-Za-z_][\w.\-]*)(?P<op>\\?=)"
-        r"(?P<value>'[^']*'|\"[^\"]*\"|" + value + ")"
+        r"(?P<value>'[^']*'|\"[^\"]*\"|\[[^\]]*\]|\{[^}]*\}|" + value + ")"
     )
     for value in (r"[^\s&;,]*", r"[^\s&;]*")
+)
+# an assignment quoted whole, as a launcher prints a quoted override: 'tracking.password=a b'
+_QUOTED_ASSIGNMENT = re.compile(
+    r"(?P<open>(?<![\w=])['\"])(?P<key>[+~]{0,2}[A-Za-z_][\w.\-]*)(?P<op>\\?=)"
+    r"(?P<value>(?:(?!(?P=open)).)*)(?P=open)"
+)
+# "password": "abc" / 'tokens': ['a', 'b'] in JSON or Python text
+_QUOTED_KEY = re.compile(
+    r"(?P<head>(?P<q>['\"])(?P<key>[A-Za-z_][\w.\- ]*)(?P=q)\s*:\s*)"
+    r"(?P<value>\"(?:[^\"\\]|\\.)*\"|'(?:[^'\\]|\\.)*'|\[[^\]]*\]|\{[^}]*\}|[^,}\]\s]+)"
 )
 _KEY_BAD_CHARS = re.compile(r"[^A-Za-z0-9_\-./ ]")
 
@@ -148,13 +215,26 @@ def is_secret_key(key: str) -> bool:
     >>> is_secret_key("metrics.k"), is_secret_key("llm.max_tokens")
     (False, False)
     """
-    last = str(key).rsplit(".", 1)[-1]
-    words = [w.lower() for w in _WORD_SPLIT.split(_CAMEL.sub("_", last)) if w]
+    return any(_is_secret_component(part) for part in str(key).split("."))
+
+
+def _is_secret_component(part: str) -> bool:
+    words = [w.lower() for w in _WORD_SPLIT.split(_CAMEL.sub("_", part)) if w]
     compact = "".join(words)
-    if compact in NOT_SECRET:
+    if not words or compact in NOT_SECRET:
         return False
-    if any(w in _SECRET_WORDS for w in words):
-        return True
+    for i, word in enumerate(words):
+        if word in _SECRET_WORDS:
+            return True
+        if word == "tokens":
+            before = words[i - 1] if i else ""
+            after = words[i + 1] if i + 1 < len(words) else ""
+            if before not in _COUNT_BEFORE and after not in _COUNT_AFTER:
+                return True
+    if compact.endswith("tokens"):
+        stem = compact[: -len("tokens")]
+        if stem and not any(stem.endswith(c) for c in _COUNT_BEFORE - {"n"}) and stem != "n":
+            return True
     return compact.endswith(_SECRET_SUFFIXES)
 
 
@@ -167,9 +247,62 @@ def scrub_url(text: str) -> str:
 
 
 def _scrub_assignment(m: re.Match) -> str:
-    if not is_secret_key(m["key"]) or m["value"] in ("", REDACTED):
+    value = m["value"]
+    if value in ("", REDACTED):
         return m[0]
-    return f"{m['key']}{m['op']}{REDACTED}"
+    if is_secret_key(m["key"].lstrip("+~")):
+        return f"{m['key']}{m['op']}{REDACTED}"
+    if value[:1] in "'\"[{" and len(value) > 1:  # a quoted value holds assignments of its own
+        inner = _scrub_assignments(value[1:-1])
+        return f"{m['key']}{m['op']}{value[0]}{inner}{value[-1]}"
+    return m[0]
+
+
+def _scrub_quoted_assignment(m: re.Match) -> str:
+    if is_secret_key(m["key"].lstrip("+~")) and m["value"] not in ("", REDACTED):
+        value = REDACTED
+    else:
+        value = _scrub_assignments(m["value"])
+    return f"{m['open']}{m['key']}{m['op']}{value}{m['open']}"
+
+
+def _scrub_quoted_key(m: re.Match) -> str:
+    if not is_secret_key(m["key"]):
+        return m[0]
+    q = m["value"][0] if m["value"][:1] in "'\"" else ""
+    return f"{m['head']}{q}{REDACTED}{q}"
+
+
+def _scrub_assignments(text: str) -> str:
+    out = _QUOTED_ASSIGNMENT.sub(_scrub_quoted_assignment, text)
+    for pattern in _ASSIGNMENTS:
+        out = pattern.sub(_scrub_assignment, out)
+    return out
+
+
+def looks_like_secret_value(value: str, min_length: int = _MIN_ENV_SECRET) -> bool:
+    """Whether ``value`` (of a secret-named environment variable, or registered by
+    :func:`add_secret_values`) is scrubbed wherever it appears: at least ``min_length``
+    characters, not :data:`REDACTED`, not an existing file or folder and not shaped like a path
+    (the rule in this module's docstring: a path says where a secret is, it is not one, and
+    replacing it would redact every path under it).
+
+    Examples
+    --------
+    >>> looks_like_secret_value("s3cr3t-v4lue"), looks_like_secret_value("/home/me/.aws")
+    (True, False)
+    >>> looks_like_secret_value("short")
+    False
+    """
+    text = str(value)
+    if len(text) < min_length or text == REDACTED:
+        return False
+    if _PATH_SHAPE.fullmatch(text.strip()):
+        return False
+    try:
+        return not os.path.exists(text)
+    except (OSError, ValueError):  # a name too long for the file system, a NUL byte
+        return True
 
 
 def add_secret_values(values: Any) -> None:
@@ -178,7 +311,7 @@ def add_secret_values(values: Any) -> None:
     shorter than 4 characters are ignored (they would scrub ordinary words)."""
     for value in values or ():
         text = str(value)
-        if len(text) >= _MIN_REGISTERED and text != REDACTED:
+        if looks_like_secret_value(text, _MIN_REGISTERED):
             _SECRET_VALUES.add(text)
 
 
@@ -208,9 +341,9 @@ def _value_secrets() -> list[str]:
     """The values scrubbed wherever they appear, longest first."""
     values = set(_SECRET_VALUES)
     for name, value in os.environ.items():
-        if len(value) >= _MIN_ENV_SECRET and name not in _NOT_SECRET_ENV and is_secret_key(name):
+        if name not in _NOT_SECRET_ENV and is_secret_key(name) and looks_like_secret_value(value):
             values.add(value)
-    return sorted(values, key=len, reverse=True)
+    return sorted(values, key=lambda v: (-len(v), v))
 
 
 def scrub_text(text: str) -> str:
@@ -226,12 +359,12 @@ def scrub_text(text: str) -> str:
     >>> scrub_text("https://h/x?api_key=abc&n=1")
     'https://h/x?api_key=<redacted>&n=1'
     """
-    out = str(text)
-    for value in _value_secrets():
+    out = _PEM_PRIVATE_KEY.sub(REDACTED, str(text))
+    for value in _value_secrets():  # longest first: a longer secret holding a shorter one
         out = out.replace(value, REDACTED)
     out = scrub_url(out)
-    for pattern in _ASSIGNMENTS:
-        out = pattern.sub(_scrub_assignment, out)
+    out = _scrub_assignments(out)
+    out = _QUOTED_KEY.sub(_scrub_quoted_key, out)
     out = _AUTH_VALUE.sub(lambda m: f"{m['scheme'] or m['basic']}{REDACTED}", out)
     return _TOKEN_VALUE.sub(REDACTED, out)
 
