@@ -137,7 +137,13 @@ def run_task(cfg: Any) -> dict[str, Any] | None:
         # values taken from the environment (${oc.env:...}) are written nowhere
         add_secret_values(env_interpolated_values(OmegaConf.to_container(cfg), plain))
         settings = plain if isinstance(plain, dict) else {}
-        check_model_allowed(settings.get("model"), settings.get("model_allow"))  # before import
+        # before anything is built: the text of each _target_, then the object it resolves to
+        check_model_allowed(
+            settings.get("model"),
+            settings.get("model_allow"),
+            base_dir=Path(hc.runtime.cwd),
+            label=hc.runtime.choices.get("model"),
+        )
         _check_int_range(plain)
         _pin_paths(cfg, plain, Path(hc.runtime.cwd), hc)
         sweep = job_sweep_record(hc)

@@ -16,8 +16,21 @@ Trust: a config is code. ``_target_`` imports and calls whatever it names (``bui
 too), so run only configs you would run as Python. The top-level setting ``model_allow`` (a
 list of module prefixes, e.g. ``[my_models]``) limits what ``_target_`` may name, every nested
 ``_target_`` of the model section included; :func:`check_model_allowed` refuses anything else
-before it is imported. It is a guard against a model option or override naming something
-unexpected, not a sandbox.
+before it is built, in two steps:
+
+1. the text of ``_target_`` must be an allowed module or lie below one (``my_models.ease.EASE``
+   for ``[my_models]``; not ``my_models_extra.X``), checked before anything is imported;
+2. the object it resolves to (as Hydra's ``instantiate`` resolves it, attribute by attribute,
+   and as :func:`locate` does) must be a class or a function whose ``__module__`` is an allowed
+   module or lies below one. A target is resolved through the attributes of modules, so its
+   text alone proves nothing: ``my_models.ease.np.save`` is numpy's ``save`` (module
+   ``numpy``) and ``my_models.ease.os.system`` is ``os.system`` (module ``posix``); both are
+   refused. Anything else (an instance, a builtin) is refused too.
+
+``model_allow: null`` (the default) sets no limit. An empty list, ``model_allow: []``, allows no
+``_target_`` at all: only our own models (chosen by name, no ``_target_``) run. It is a guard
+against a model option or override naming something unexpected, not a sandbox: importing an
+allowed module runs its code.
 
 Errors are one paragraph: a target that does not exist, an argument the class does not take, or
 a class that breaks the protocol is a usage error
@@ -37,7 +50,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from ..models import ModelProtocolError, UserModel
+from ..models import ModelCodeError, ModelProtocolError, UserModel
 from ..models._user import code_error, qualified_name
 
 __all__ = [
@@ -74,15 +87,74 @@ def _targets(node: Any, path: str = "model") -> list[tuple[str, str]]:
     return found
 
 
-def check_model_allowed(model: Any, allow: Any) -> None:
-    """Refuse, before anything is imported, a ``_target_`` of the ``model`` section (nested
-    ones included) outside the module prefixes of ``allow`` (the setting ``model_allow``; None:
-    no limit).
+def _inside(name: str, prefixes: list[str]) -> bool:
+    """Whether the dotted ``name`` is one of ``prefixes`` or lies below one (by components:
+    ``my_models_extra`` is not below ``my_models``)."""
+    return any(name == p or name.startswith(p + ".") for p in prefixes)
+
+
+def _resolutions(target: str, where: str, base_dir: str | Path | None) -> list[Any]:
+    """The objects ``target`` resolves to: by :func:`locate` and by the resolver Hydra's
+    ``instantiate`` uses (the same object, unless a package's attributes shadow its
+    submodules). Empty when neither resolves it (nothing can then be built from it, and
+    :func:`instantiate_model` reports why)."""
+    base = str(Path(base_dir) if base_dir is not None else Path.cwd())
+    if base not in sys.path:
+        sys.path.append(base)
+    found: list[Any] = []
+    try:
+        found.append(locate(target, where))
+    except ModelCodeError:
+        return []  # the user's module fails to import: reported when the model is built
+    except ModelProtocolError:
+        pass
+    try:
+        from hydra._internal.utils import _locate
+    except ImportError:  # pragma: no cover - a Hydra without its resolver: ours is checked
+        return found
+    try:
+        obj = _locate(target)
+    except Exception:  # noqa: BLE001 - not resolvable by Hydra: it cannot be built either
+        return found
+    if not any(obj is f for f in found):
+        found.append(obj)
+    return found
+
+
+def _object_module(obj: Any) -> str | None:
+    """The module a class or a function (a bound method's function) is defined in; None for
+    anything else (an instance, a builtin, a module)."""
+    if inspect.ismethod(obj):
+        obj = obj.__func__
+    if inspect.isclass(obj) or inspect.isfunction(obj):
+        module = getattr(obj, "__module__", None)
+        return module if isinstance(module, str) else None
+    return None
+
+
+def check_model_allowed(
+    model: Any,
+    allow: Any,
+    *,
+    base_dir: str | Path | None = None,
+    label: str | None = None,
+) -> None:
+    """Refuse a ``_target_`` of the ``model`` section (nested ones included) outside the module
+    prefixes of ``allow`` (the setting ``model_allow``), before anything is built.
+
+    ``allow`` None: no limit. An empty list: no ``_target_`` is allowed. Otherwise the text of
+    every ``_target_`` must lie in one of the modules (checked before anything is imported),
+    and then the object it resolves to must be a class or function whose ``__module__`` lies
+    in one of them (``my_models.ease.np.save`` resolves to numpy's ``save``: refused). Resolving
+    imports the target's allowed modules (``base_dir``, default the cwd, is put last on
+    ``sys.path`` as :func:`instantiate_model` does); a target that cannot be resolved is left
+    to :func:`instantiate_model` to report.
 
     Raises
     ------
     ModelProtocolError
-        ``model_allow`` is not a list of module names, or a target lies outside it.
+        ``model_allow`` is not a list of module names, or a target lies outside it (the
+        message names the ``_target_``, the resolved object's module and the allow-list).
     """
     if allow is None:
         return
@@ -96,12 +168,42 @@ def check_model_allowed(model: Any, allow: Any) -> None:
             f"[my_models] (or null: no limit). Got {allow!r}."
         )
     prefixes = [a.strip().rstrip(".") for a in allow]
-    for key, target in _targets(model):
-        if not any(target == p or target.startswith(p + ".") for p in prefixes):
+    targets = _targets(model)
+    if targets and not prefixes:
+        key, target = targets[0]
+        raise ModelProtocolError(
+            f"{key} names {target!r}, but model_allow is [], which allows no _target_ (only "
+            "our own models, chosen by name). List the modules you trust, "
+            "model_allow=[my_models], or set model_allow=null for no limit."
+        )
+    for key, target in targets:
+        if not _inside(target, prefixes):
             raise ModelProtocolError(
                 f"{key} names {target!r}, outside model_allow {prefixes}: it is refused before "
                 "anything is imported. A config is code: add the module to model_allow only if "
                 "you trust it."
+            )
+    for key, target in targets:
+        for obj in _resolutions(target, _where(label, target), base_dir):
+            module = _object_module(obj)
+            if module is not None and _inside(module, prefixes):
+                continue
+            if module is not None:
+                kind = "the class" if inspect.isclass(obj) else "the function"
+                name = getattr(obj, "__qualname__", None) or getattr(obj, "__name__", "?")
+                what = f"{kind} {module}.{name} (module {module!r})"
+            else:
+                what = (
+                    f"a {type(obj).__name__} (module {getattr(obj, '__module__', None)!r}), "
+                    "not a class or a function"
+                )
+            raise ModelProtocolError(
+                f"{key} names {target!r}, which resolves to {what}: outside model_allow "
+                f"{prefixes}, refused before it is built. A _target_ is resolved attribute by "
+                "attribute, so what it names is checked, not only its text (an allowed "
+                "module's import of numpy or os does not make them allowed). Name a class or "
+                "function defined in an allowed module, or add the module to model_allow only "
+                "if you trust it."
             )
 
 
@@ -228,7 +330,7 @@ def instantiate_model(
             f"model._target_ must be the dotted path of a class "
             f"(package.module.Class). Got {target!r}."
         )
-    check_model_allowed(section, allow)
+    check_model_allowed(section, allow, base_dir=base_dir, label=label)
     where = _where(label, target)
     base = str(Path(base_dir) if base_dir is not None else Path.cwd())
     if base not in sys.path:
