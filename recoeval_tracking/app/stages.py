@@ -91,9 +91,13 @@ def absolute_path(path: Any, base_dir: Path | None) -> Any:
 
 
 def dataset_record(X: Any, split: Any, dataset: Mapping[str, Any], base: Path) -> dict[str, Any]:
-    """``dataset.json``: sizes, fingerprints of the data and the split, preparation steps, and
-    the data's relevance rule (``relevance``: ``relevance_level``, ``gains``; a stored split's
-    from its manifest)."""
+    """``dataset.json``: sizes, fingerprints of the data and the split, preparation steps, the
+    data's relevance rule (``relevance``: ``relevance_level``, ``gains``; a stored split's from
+    its manifest) and ``leakage``: how much the split lets training see the future
+    (:func:`~recoeval_tracking.splitting.measure_leakage`; None when the data have no
+    timestamps, or the split is a stored one read by reference)."""
+    from ..splitting import Split, measure_leakage
+
     stats = X.stats()
     rule = getattr(X, "relevance", None) or getattr(getattr(X, "ds", None), "relevance", None)
     info: dict[str, Any] = {
@@ -106,6 +110,7 @@ def dataset_record(X: Any, split: Any, dataset: Mapping[str, Any], base: Path) -
         "train_interactions": split.train.nnz,
         "test_interactions": split.test.nnz,
         "preparation": [str(r) for r in X.reports],
+        "leakage": measure_leakage(split) if isinstance(split, Split) else None,
     }
     if rule is not None:
         info["relevance"] = rule.record()

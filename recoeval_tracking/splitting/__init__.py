@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # the names as static tools see them
     from ._cv import cross_validate
+    from ._leakage import LEAKAGE_PHASES, leakage_line, measure_leakage
     from ._recometrics import recometrics_split, split_reco_train_test
     from ._split import TEST, TRAIN, VALIDATION, Split, split_from_parts, union_of
     from ._strategies import (
@@ -30,6 +31,9 @@ if TYPE_CHECKING:  # the names as static tools see them
 #: numba kernels of recometrics' split; ``Split`` alone does not).
 _LAZY: dict[str, str] = {
     "cross_validate": "._cv",
+    "LEAKAGE_PHASES": "._leakage",
+    "leakage_line": "._leakage",
+    "measure_leakage": "._leakage",
     "recometrics_split": "._recometrics",
     "split_reco_train_test": "._recometrics",
     "TEST": "._split",
@@ -63,6 +67,9 @@ __all__ = [
     "split_reco_train_test",
     "recometrics_split",
     "cross_validate",
+    "measure_leakage",
+    "leakage_line",
+    "LEAKAGE_PHASES",
     "split_from_parts",
     "union_of",
     "TRAIN",

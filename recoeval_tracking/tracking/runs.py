@@ -15,8 +15,9 @@ What a run holds (logged from a job directory written by
   never params: ``definitions.json`` and fingerprint tags.
 * **metrics** (one :meth:`MlflowClient.log_batch`), exactly as computed (float64, never
   rounded: rounding is for text): the means of ``metrics.json`` (means at K,
-  ``users_evaluated``, ``users_nan_<reason>``, ``<stage>_seconds``) at step 0, and each curve of
-  ``curves.csv`` (``ndcg_at_k``...) with ``step = k`` for k = 1..K. The bounds
+  ``users_evaluated``, ``users_nan_<reason>``, ``<stage>_seconds``) and the leakage shares of
+  ``dataset.json`` (:func:`leakage_metrics`: ``leakage_test_entries_share``...) at step 0, and
+  each curve of ``curves.csv`` (``ndcg_at_k``...) with ``step = k`` for k = 1..K. The bounds
   ``_ci95_low``/``_ci95_high`` are not metrics (MLflow's chart view would list them first, in a
   section of their own): the tag ``recoeval.ci95`` holds them as JSON, as does ``metrics.json``.
 * **tags**: ``recoeval.label`` (the run's display name, when given: also its name),
@@ -108,6 +109,7 @@ __all__ = [
     "PRECISIONS",
     "log_job_dir_into_run",
     "active_run",
+    "leakage_metrics",
 ]
 
 #: The tag holding a run's display name (the config's top-level ``label``; ``job.json``'s
@@ -129,6 +131,29 @@ def _is_bound(key: str) -> bool:
 PRECISIONS = ("auto", "exact")
 
 
+def leakage_metrics(job: JobDir) -> dict[str, float]:
+    """The shares of ``dataset.json``'s ``leakage`` record (how much the split lets training
+    see the future: :func:`recoeval_tracking.splitting.measure_leakage`) as metrics, one per
+    evaluation and share: ``leakage_test_entries_share``, ``leakage_test_users_share`` and,
+    with a validation part, ``leakage_validation_entries_share`` and
+    ``leakage_validation_users_share``. Empty without timestamps; a share without a
+    denominator (None in the record) is left out."""
+    record = (job.dataset or {}).get("leakage")
+    out: dict[str, float] = {}
+    if not isinstance(record, Mapping):
+        return out
+    for part in ("test", "validation"):  # the evaluations the record can hold
+        figures = record.get(part)
+        if not isinstance(figures, Mapping):
+            continue
+        for name in ("entries_share", "users_share"):
+            value = figures.get(name)
+            if isinstance(value, (int, float)) and not isinstance(value, bool):
+                if np.isfinite(value):
+                    out[f"leakage_{part}_{name}"] = float(value)
+    return out
+
+
 def _metrics_for(job: JobDir, timestamp: int) -> list:
     """The means (step 0) and the @1..K curves (step k), exactly as ``metrics.json`` and
     ``curves.csv`` hold them (float64, never rounded); the confidence bounds are not metrics:
@@ -141,6 +166,7 @@ def _metrics_for(job: JobDir, timestamp: int) -> list:
         for key, value in job.metrics.items()
         if not _is_bound(key)
     ]
+    out.extend(Metric(key, value, timestamp, 0) for key, value in leakage_metrics(job).items())
     curves = job.curves
     if len(curves):
         ks = curves["k"].to_numpy(dtype=np.int64)
@@ -323,6 +349,14 @@ def _run_tags(job: JobDir, sweep_id: str | None, extra: Mapping[str, Any] | None
         tags[_TAG_PREFIX + "relevance"] = relevance_text(defs)
     for name, value in _fingerprints(job).items():
         tags[_TAG_PREFIX + name] = value
+    protocol = (job.dataset or {}).get("protocol")
+    if isinstance(protocol, Mapping):  # a fair study's phase: what the numbers were read on
+        tags[_TAG_PREFIX + "evaluated_on"] = protocol.get("evaluated_on")
+        if protocol.get("validation"):
+            tags[_TAG_PREFIX + "phase"] = (
+                "selection" if protocol.get("evaluated_on") == "validation" else "test"
+            )
+            tags[_TAG_PREFIX + "refit"] = str(bool(protocol.get("refit"))).lower()
     tags[CI_TAG] = ci_tag_value(dict(job.metrics))
     if job.overrides:
         tags[_TAG_PREFIX + "overrides"] = " ".join(scrub_overrides(job.overrides))
