@@ -34,11 +34,9 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-import numpy as np
-
 from .._validation import check_int, check_unit_open, param_error
 from .effects import _paired
-from .equivalence import VERDICTS, resolve_rope
+from .equivalence import decide, resolve_rope, t_posterior_probs
 
 __all__ = [
     "CORRECTION_FOR",
@@ -152,32 +150,18 @@ def correlated_t_verdict(
 ) -> tuple[float, float, float, str]:
     """Bayesian correlated t-test (Corani & Benavoli 2015) of replicate values ``a`` against the
     baseline ``b``: posterior probabilities that ``a`` is worse, equivalent (within ``rope``,
-    absolute or ``"x%"`` of the baseline's mean) or better, and the verdict reaching
-    ``threshold`` (else ``"undecided"``).
+    absolute or ``"x%"`` of the baseline's mean) or better, and the verdict
+    (:func:`~.equivalence.decide`: better or worse at ``(1 + threshold) / 2``, equivalent when
+    both are below ``1 - threshold``, else undecided; the rule of every verdict).
 
     Returns
     -------
     (p_worse, p_equivalent, p_better, verdict)
     """
-    from scipy import stats
-
     func = "correlated_t_verdict"
     ratio = ratio_test_train(n_folds=n_folds, test_fraction=test_fraction)
     threshold = check_unit_open(threshold, "threshold", func)
     x, y = _paired(a, b, func)
     r = resolve_rope(rope, float(y.mean()) if y.size else math.nan)
-    m, var, n = _corrected_moments(x, y, ratio, func)
-    if n < 2:
-        return math.nan, math.nan, math.nan, "undecided"
-    if var == 0:
-        pw, pb = float(m < -r), float(m > r)
-        if r == 0 and m == 0:
-            pw = pb = 0.5
-    else:
-        scale = math.sqrt(var)
-        pw = float(stats.t.cdf(-r, n - 1, m, scale))
-        pb = float(stats.t.sf(r, n - 1, m, scale))
-    pe = max(0.0, 1.0 - pw - pb)
-    probs = np.array([pw, pe, pb])
-    best = int(np.argmax(probs))
-    return pw, pe, pb, (VERDICTS[best] if probs[best] >= threshold else "undecided")
+    pw, pe, pb, _ = t_posterior_probs(x - y, r, ratio)
+    return pw, pe, pb, decide(pw, pe, pb, threshold)

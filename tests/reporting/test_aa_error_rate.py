@@ -82,3 +82,37 @@ def test_aa_rejection_rate_is_nominal(differences, n):
     rate = float(np.mean(p < ALPHA))
     se = math.sqrt(ALPHA * (1 - ALPHA) / DRAWS)
     assert abs(rate - ALPHA) <= 2 * se, (n, rate)
+
+
+def _null_draws(differences: np.ndarray, n: int, draws: int) -> np.ndarray:
+    """``draws`` rows of ``n`` sign-flipped differences (two systems that do not differ)."""
+    rng = np.random.default_rng(2000 + n)
+    if n <= differences.size:
+        idx = np.argsort(rng.random((draws, differences.size)), axis=1)[:, :n]
+    else:
+        idx = rng.integers(0, differences.size, (draws, n))
+    return rng.choice([-1.0, 1.0], (draws, n)) * differences[idx]
+
+
+@pytest.mark.parametrize("n", [20, 200, 2000])
+def test_aa_the_default_verdict_says_better_or_worse_in_at_most_5_percent(differences, n):
+    """The verdict over users (the Bayesian paired t, :func:`~.equivalence.decide`) on equal
+    systems: "better" or "worse" in at most alpha of the draws, within two standard errors,
+    at a rope of 0 (where it is the two-sided t-test) and at ropes of 1% and 5% of a mean
+    NDCG@10 of 0.2; a direction needs P >= 0.975, so each one is a one-sided test at 2.5%.
+    (P >= 0.95 per direction said so in about 10% of the draws at rope 0.) And the verdict is
+    "equivalent" exactly when TOST p < alpha: the page's two columns agree."""
+    from recoeval_tracking.reporting.equivalence import bayesian_paired_t, tost_paired
+
+    D = _null_draws(differences, n, DRAWS)
+    zeros = np.zeros(n)
+    se = math.sqrt(ALPHA * (1 - ALPHA) / DRAWS)
+    for rope in (0.0, 0.002, 0.01):
+        verdicts = [bayesian_paired_t(row, zeros, rope).verdict for row in D]
+        wrong = np.mean([v in ("better", "worse") for v in verdicts])
+        assert wrong <= ALPHA + 2 * se, (n, rope, wrong)
+        if rope == 0.0:  # the two-sided t-test: its nominal rate
+            assert abs(wrong - ALPHA) <= 2 * se, (n, wrong)
+        equivalent = np.array([v == "equivalent" for v in verdicts])
+        tost = np.array([tost_paired(row, zeros, rope)[0] < ALPHA for row in D])
+        assert np.array_equal(equivalent, tost), (n, rope)
