@@ -452,7 +452,9 @@ def resolve_under(
     base: str | os.PathLike, rel: str | os.PathLike, *, what: str, func: str | None = None
 ) -> Path:
     """``base / rel`` resolved (``..`` and symbolic links followed), checked to lie inside
-    ``base``: the one rule for every path taken from a config value or a manifest.
+    ``base``: the one rule for every path taken from a config value or a manifest. "Inside" is
+    judged by path components on the resolved paths (:meth:`pathlib.Path.is_relative_to`),
+    never by text: ``report2/x`` is not inside ``report``.
 
     Parameters
     ----------
@@ -477,7 +479,7 @@ def resolve_under(
     """
     root = Path(base).resolve()
     path = (root / Path(rel)).resolve()
-    if path == root or root in path.parents:
+    if path.is_relative_to(root):  # by components: /out2 is not inside /out
         return path
     expected = f"a path inside {root}"
     got = f"{str(rel)!r}, which resolves to {path}"

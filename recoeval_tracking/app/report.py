@@ -270,6 +270,49 @@ def _step(progress: Callable[[str], None] | None, text: str, doing: str) -> Any:
     return heartbeat(doing, progress) if progress is not None else contextlib.nullcontext()
 
 
+def _refuse_links_out(out_dir: Path, path: Path, *, what: str) -> None:
+    """Refuse ``path`` when it, or a folder between ``out_dir`` and it, is a symbolic link
+    whose target lies outside ``out_dir`` (the report writes nothing outside ``output.dir``).
+
+    Raises
+    ------
+    InputError
+        Naming the link, where it points and the setting ``what``.
+    """
+    root = out_dir.resolve()
+    chain = [path, *path.parents]
+    for link in chain:
+        if link == out_dir or link == root or not link.is_relative_to(out_dir):
+            break
+        if link.is_symlink():
+            target = link.resolve()
+            if not target.is_relative_to(root):
+                raise InputError(
+                    f"{what}: {link} is a symbolic link to {target}, outside output.dir "
+                    f"({root}); the report writes nothing through it. Remove the link, or "
+                    "choose another output.dir."
+                )
+
+
+def _refuse_figure_links_out(out_dir: Path, markdown: Path | None) -> None:
+    """Refuse to write the Markdown page's figures (into ``<stem>_figures/`` beside it) when
+    that folder, or a file in it, is a symbolic link leaving ``out_dir``: the figures would be
+    written through it, outside ``output.dir``.
+
+    Raises
+    ------
+    InputError
+        Naming the link (``output.markdown`` decides where the figures go).
+    """
+    if markdown is None:
+        return
+    figures = markdown.parent / f"{markdown.stem}_figures"
+    _refuse_links_out(out_dir, figures, what="output.markdown (its figures folder)")
+    if figures.is_dir():
+        for entry in sorted(figures.iterdir()):
+            _refuse_links_out(out_dir, entry, what="output.markdown (a figure)")
+
+
 def run_report(
     cfg: Mapping[str, Any],
     base_dir: str | Path | None = None,
@@ -317,8 +360,10 @@ def run_report(
         name = out_cfg.get(key)
         targets[key] = None
         if name:
+            _refuse_links_out(out_dir, out_dir / name, what=f"output.{key}")
             resolve_under(out_dir, name, what=f"output.{key}")
             targets[key] = out_dir / name
+    _refuse_figure_links_out(out_dir, targets["markdown"])
     check_tracking_uri((dict(cfg.get("tracking") or {})).get("uri"))  # before MLflow reads it
     uri_given = (dict(cfg.get("tracking") or {})).get("uri") or os.environ.get(
         "MLFLOW_TRACKING_URI"
@@ -362,6 +407,7 @@ def run_report(
                 posthoc=str(cfg.get("posthoc", "wilcoxon")),
             )
     report = next(iter(comparison.reports.values()))
+    _refuse_figure_links_out(out_dir, targets["markdown"])  # again: the statistics took a while
     with _step(progress, "drawing the figures and writing the pages...", "writing the pages"):
         paths = write_report(
             comparison,
