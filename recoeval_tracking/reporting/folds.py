@@ -34,7 +34,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from .._validation import check_int, check_unit_open, param_error
+from .._validation import check_float, check_int, check_unit_open, param_error
 from .effects import _paired
 from .equivalence import decide, resolve_rope, t_posterior_probs
 
@@ -55,20 +55,29 @@ CORRECTION_FOR = {
 }
 
 
-def ratio_test_train(*, n_folds: int | None = None, test_fraction: float | None = None) -> float:
+def ratio_test_train(
+    *,
+    n_folds: int | None = None,
+    test_fraction: float | None = None,
+    test_train_ratio: float | None = None,
+) -> float:
     """``n_test / n_train``: ``1 / (k - 1)`` for ``n_folds = k``, ``f / (1 - f)`` for a random
-    split with ``test_fraction = f``; exactly one of the two."""
+    split with ``test_fraction = f``, or ``test_train_ratio`` itself (>= 0; 0 is the plain
+    paired t); exactly one of the three."""
     func = "ratio_test_train"
-    if (n_folds is None) == (test_fraction is None):
+    given = [v is not None for v in (n_folds, test_fraction, test_train_ratio)]
+    if sum(given) != 1:
         raise param_error(
             "n_folds",
             func,
-            "given alone or with test_fraction=None (exactly one of n_folds and test_fraction)",
+            "given alone (exactly one of n_folds, test_fraction and test_train_ratio)",
             n_folds,
         )
     if n_folds is not None:
         k = check_int(n_folds, "n_folds", func, minimum=2)
         return 1.0 / (k - 1)
+    if test_train_ratio is not None:
+        return check_float(test_train_ratio, "test_train_ratio", func, minimum=0.0)
     f = check_unit_open(test_fraction, "test_fraction", func)
     return f / (1.0 - f)
 
@@ -101,6 +110,7 @@ def corrected_resampled_t(
     n_folds: int | None = None,
     test_fraction: float | None = None,
     confidence: float = 0.95,
+    test_train_ratio: float | None = None,
 ) -> CorrectedT:
     """Nadeau & Bengio's corrected resampled t-test of paired replicate values (one value per
     fold or seed for ``a`` and the baseline ``b``; formula in the module text).
@@ -109,9 +119,9 @@ def corrected_resampled_t(
     ----------
     a, b : array-like of float
         Per-replicate values (e.g. the mean NDCG of each fold), aligned; NaN pairs left out.
-    n_folds, test_fraction : int or float
-        The design (exactly one): ``k`` of a k-fold split (repeated or not), or the test
-        fraction of repeated random splits.
+    n_folds, test_fraction, test_train_ratio : int or float
+        The design (exactly one): ``k`` of a k-fold split (repeated or not), the test
+        fraction of repeated random splits, or ``n_test / n_train`` itself.
     confidence : float
         Coverage of the interval.
 
@@ -125,7 +135,9 @@ def corrected_resampled_t(
     from scipy import stats
 
     func = "corrected_resampled_t"
-    ratio = ratio_test_train(n_folds=n_folds, test_fraction=test_fraction)
+    ratio = ratio_test_train(
+        n_folds=n_folds, test_fraction=test_fraction, test_train_ratio=test_train_ratio
+    )
     c = check_unit_open(confidence, "confidence", func)
     m, var, n = _corrected_moments(a, b, ratio, func)
     if n < 2 or not math.isfinite(var):
@@ -147,6 +159,7 @@ def correlated_t_verdict(
     n_folds: int | None = None,
     test_fraction: float | None = None,
     threshold: float = 0.95,
+    test_train_ratio: float | None = None,
 ) -> tuple[float, float, float, str]:
     """Bayesian correlated t-test (Corani & Benavoli 2015) of replicate values ``a`` against the
     baseline ``b``: posterior probabilities that ``a`` is worse, equivalent (within ``rope``,
@@ -159,7 +172,9 @@ def correlated_t_verdict(
     (p_worse, p_equivalent, p_better, verdict)
     """
     func = "correlated_t_verdict"
-    ratio = ratio_test_train(n_folds=n_folds, test_fraction=test_fraction)
+    ratio = ratio_test_train(
+        n_folds=n_folds, test_fraction=test_fraction, test_train_ratio=test_train_ratio
+    )
     threshold = check_unit_open(threshold, "threshold", func)
     x, y = _paired(a, b, func)
     r = resolve_rope(rope, float(y.mean()) if y.size else math.nan)

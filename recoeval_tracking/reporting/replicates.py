@@ -15,12 +15,18 @@ Which param makes replicates: :func:`guess_replicate_key` reads a swept ``seed``
 ``*.fold``), and only when the runs are not comparable as they are. Each group then gets the
 @1..K curves and catalogue-level values of its runs (:func:`group_curves_and_catalogue`): the
 mean over replicates at each k, with its Student-t interval over replicates.
+
+Replicates that draw their own split share training data, so their paired tests need Nadeau &
+Bengio's correction (:mod:`~recoeval_tracking.reporting.folds`); :func:`replicate_design`
+finds its ``n_test / n_train`` from the runs and each group carries it (its tags
+:data:`DESIGN_TAGS`), so every comparison of the groups applies it.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -38,7 +44,105 @@ __all__ = [
     "default_group_by",
     "detect_replicate_key",
     "group_curves_and_catalogue",
+    "ReplicateDesign",
+    "replicate_design",
+    "design_of",
+    "DESIGN_TAGS",
 ]
+
+#: The tags of a replicate group that carry its design: ``n_test / n_train`` and how it was found.
+DESIGN_TAGS = ("recoeval.replicate_test_train_ratio", "recoeval.replicate_design")
+
+#: ``n_test / n_train`` assumed when the runs record neither their sizes nor their design: the
+#: package's default splits (5 folds: 1/4; a random holdout of 0.2: 0.2/0.8).
+DEFAULT_RATIO = 0.25
+
+
+@dataclass(frozen=True)
+class ReplicateDesign:
+    """What the paired tests over replicates need: ``ratio``, Nadeau-Bengio's ``n_test /
+    n_train`` (0: no correction, the replicates share one split), and ``basis``, how it was
+    found (for the page)."""
+
+    ratio: float
+    basis: str
+
+    @property
+    def text(self) -> str:
+        """The correction in words."""
+        if self.ratio == 0:
+            return f"plain paired t ({self.basis})"
+        return (
+            f"Nadeau-Bengio corrected t, variance (1/J + n_test/n_train) s^2 with "
+            f"n_test/n_train = {self.ratio:.3g} ({self.basis})"
+        )
+
+
+def replicate_design(runs: Sequence[RunData], replicate_key: str) -> ReplicateDesign:
+    """Nadeau & Bengio's ``n_test / n_train`` for the replicates over ``replicate_key``.
+
+    * Every run records its split and every replicate has the same one (only the model's seed
+      changes): no correction (ratio 0), the plain paired t answers that question.
+    * Else, from the runs' ``n_test`` and ``n_train`` columns: the mean over runs of
+      ``sum(n_test) / sum(n_train)`` (a k-fold split gives ``1/(k-1)``, a random holdout of
+      ``f`` gives ``f/(1-f)``);
+    * else from the params: ``*.n_folds`` (``k``) for folds, ``*.test_fraction`` (``f``);
+    * else :data:`DEFAULT_RATIO` (1/4, the package's default splits), said so.
+    """
+    splits = [r.fingerprints.get("split") for r in runs]
+    if all(splits) and len(set(splits)) == 1 and len(runs) > 1:
+        return ReplicateDesign(0.0, "every replicate on one split: only the model's seed changes")
+    ratios = []
+    for r in runs:
+        cols = r.per_user.columns
+        if "n_test" in cols and "n_train" in cols:
+            n_train = float(np.nansum(r.per_user["n_train"].to_numpy(dtype=np.float64)))
+            n_test = float(np.nansum(r.per_user["n_test"].to_numpy(dtype=np.float64)))
+            if n_train > 0 and n_test > 0:
+                ratios.append(n_test / n_train)
+    if ratios and len(ratios) == len(runs):
+        return ReplicateDesign(float(np.mean(ratios)), "the replicates' test and training entries")
+    params = _first_params(runs, ("n_folds", "test_fraction"))
+    fold = replicate_key.rsplit(".", 1)[-1] == "fold"
+    if fold and "n_folds" in params and float(params["n_folds"]) >= 2:
+        k = float(params["n_folds"])
+        return ReplicateDesign(1.0 / (k - 1.0), f"{k:g} folds: 1/(k-1)")
+    if "test_fraction" in params and 0 < float(params["test_fraction"]) < 1:
+        f = float(params["test_fraction"])
+        return ReplicateDesign(f / (1.0 - f), f"test fraction {f:g}: f/(1-f)")
+    return ReplicateDesign(
+        DEFAULT_RATIO,
+        "assumed: the runs record neither their test and training sizes nor their design; "
+        "1/4 is 5 folds or a test fraction of 0.2, the package's default splits",
+    )
+
+
+def _first_params(runs: Sequence[RunData], leaves: Sequence[str]) -> dict[str, Any]:
+    """The value of a param whose last part is one of ``leaves``, when every run that has it
+    agrees on it (``{leaf: value}``)."""
+    out: dict[str, Any] = {}
+    for leaf in leaves:
+        values = {
+            str(v)
+            for r in runs
+            for k, v in r.params.items()
+            if k.rsplit(".", 1)[-1] == leaf and v is not None and str(v) != "None"
+        }
+        if len(values) == 1:
+            try:
+                out[leaf] = float(values.pop())
+            except ValueError:
+                pass
+    return out
+
+
+def design_of(runs: Sequence[RunData]) -> ReplicateDesign | None:
+    """The design the replicate groups carry (:func:`aggregate_replicates`), or None for runs
+    that are no replicate groups."""
+    tags: Mapping[str, str] = runs[0].tags if runs else {}
+    if DESIGN_TAGS[0] not in tags:
+        return None
+    return ReplicateDesign(float(tags[DESIGN_TAGS[0]]), str(tags.get(DESIGN_TAGS[1], "")))
 
 
 def guess_replicate_key(runs: Sequence[RunData]) -> str | None:
@@ -98,7 +202,8 @@ def aggregate_replicates(
     func: str = "build_report",
 ) -> list[RunData]:
     """One run per group whose rows are the replicates (``user_id`` = the replicate's value of
-    ``replicate_key``) and whose metric columns are each replicate's mean over its users."""
+    ``replicate_key``) and whose metric columns are each replicate's mean over its users; each
+    group's tags carry the replicates' design (:func:`replicate_design`, :func:`design_of`)."""
     if any(replicate_key not in r.params for r in runs):
         lacking = [r.name for r in runs if replicate_key not in r.params]
         raise param_error(
@@ -113,6 +218,7 @@ def aggregate_replicates(
     for r in runs:
         groups.setdefault(tuple(str(r.params.get(k)) for k in keys), []).append(r)
     shown = _shown_keys(runs, keys)
+    design = replicate_design(runs, replicate_key)
     out = []
     for key, members in groups.items():
         reps = [str(r.params[replicate_key]) for r in members]
@@ -125,7 +231,10 @@ def aggregate_replicates(
                 f"Group {key} has {replicate_key} "
                 f"values {reps}; add the other swept keys to group_by.",
             )
-        out.append(_group_run(members, reps, key, keys, shown))
+        group = _group_run(members, reps, key, keys, shown)
+        group.tags[DESIGN_TAGS[0]] = repr(design.ratio)
+        group.tags[DESIGN_TAGS[1]] = design.basis
+        out.append(group)
     return out
 
 

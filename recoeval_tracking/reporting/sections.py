@@ -196,7 +196,7 @@ def _compared(report: Report) -> str:
 def _shown_id(report: Report, run: Any) -> str:
     """A run's id, or for a replicate group the count of its runs (its id lists every param)."""
     if report.settings.get("replicate_key") and run.run_id.startswith("group:"):
-        n = len([s for s in run.source.split(", ") if s])
+        n = len(run.per_user)  # one row per replicate (a run built in Python has no source)
         return f"{n} {report.settings['replicate_key']} replicates"
     return run.run_id
 
@@ -460,10 +460,11 @@ def effect_items(cmp: Comparison, dataset: str | None = None) -> list[tuple[str,
             (
                 "text",
                 "",
-                "Replicates share training data: over folds use the "
-                "Nadeau-Bengio corrected t (n_test/n_train = 1/(k-1)); over seeds that "
-                "each draw a split, the same with f/(1-f); over model seeds on one split, "
-                "the plain paired t (`Comparison.replicate_tests`).",
+                "Replicates that draw their own split share training data, so the t-test, "
+                "its marks, the difference intervals and the verdicts use the "
+                + cmp.settings.get("replicate_correction", "Nadeau-Bengio corrected t")
+                + "; the Wilcoxon and randomisation p-values are not corrected "
+                "(`Comparison.replicate_tests`).",
             )
         )
     return items
@@ -471,8 +472,9 @@ def effect_items(cmp: Comparison, dataset: str | None = None) -> list[tuple[str,
 
 def verdict_table(cmp: Comparison, dataset: str | None = None) -> pd.DataFrame:
     """The verdicts for the comparison's rope, shown: per system and headline metric the rope,
-    the probabilities of better / equivalent / worse (Bayesian paired t over users),
-    the verdict and the TOST p-value. Empty without a rope."""
+    the probabilities of better / equivalent / worse (Bayesian paired t over users; over
+    replicates the correlated t), the verdict, the TOST p-value and the pairs (users or
+    replicates). Empty without a rope."""
     if cmp.rope is None:
         return pd.DataFrame()
     try:
@@ -492,7 +494,7 @@ def verdict_table(cmp: Comparison, dataset: str | None = None) -> pd.DataFrame:
             "P(worse)": [f"{x:.3f}" for x in v["p_worse"]],
             "verdict": v["verdict"],
             "TOST p": [_p(x) for x in v["p_tost"]],
-            "users": v["n"],
+            ("replicates" if cmp.settings.get("replicate_key") else "users"): v["n"],
         },
         dtype=object,
     ).reset_index(drop=True)
@@ -505,15 +507,25 @@ def verdict_items(cmp: Comparison, dataset: str | None = None) -> list[tuple[str
     if table.empty:
         return []
     alpha = cmp.settings["alpha"]
+    rep = cmp.settings.get("replicate_key")
+    test = (
+        f"the Bayesian correlated t-test of the mean difference over the {rep} replicates "
+        "(Corani & Benavoli 2015, Nadeau-Bengio's variance)"
+        if rep and cmp.settings.get("replicate_ratio", 0) > 0
+        else "the Bayesian paired t-test of the mean difference over "
+        + (f"the {rep} replicates" if rep else "users")
+        + " (Benavoli et al. 2017)"
+    )
     return [
         (
             "table",
             (
                 f"Verdicts against {cmp.baseline} for the rope {cmp.rope}: better / equivalent / "
-                "worse by the Bayesian paired t-test of the mean difference over users (Benavoli et "
-                "al. 2017; the one "
-                "with probability >= 0.95, else undecided; for a lower-is-better metric better is "
-                f"lower), and the TOST p-value (equivalent within the rope when < {alpha:g})"
+                f"worse by {test}. Better (worse) when P >= {1 - alpha / 2:g}: the "
+                f"{1 - alpha:g} interval lies beyond the rope, so equal systems get a direction "
+                f"in at most {alpha:g} of comparisons; equivalent when P(better) and P(worse) are "
+                f"both < {alpha:g}, which is exactly TOST p < {alpha:g}; else undecided (for a "
+                "lower-is-better metric better is lower)"
             ),
             table,
         )

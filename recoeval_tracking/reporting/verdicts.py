@@ -25,11 +25,18 @@ import pandas as pd
 
 from .._validation import InputError, param_error
 from .effects import effect_size
-from .equivalence import bayesian_paired_t, bayesian_signed_rank, resolve_rope, tost_paired
+from .equivalence import (
+    BayesianVerdict,
+    bayesian_paired_t,
+    bayesian_signed_rank,
+    resolve_rope,
+    tost_paired,
+)
 from .folds import CORRECTION_FOR, corrected_resampled_t, correlated_t_verdict
 from .outputs import output
 from .posthoc import POSTHOCS, pairwise_cliques, pairwise_tests
 from .power import corrected_alpha, detectable_text, minimum_detectable_difference, sample_size
+from .replicates import design_of
 from .stats import adjust_pvalues
 
 if TYPE_CHECKING:
@@ -48,6 +55,14 @@ def _oriented(
 class VerdictMethods:
     """Effect sizes, equivalence verdicts, replicate tests, pairwise post-hoc and power of a
     :class:`~recoeval_tracking.reporting.compare.Comparison` (mixed into it)."""
+
+    def _replicate_ratio(self: Comparison, dataset: str | None) -> float:
+        """Nadeau-Bengio's ``n_test / n_train`` of the replicates compared (0 over users, or
+        over replicates on one split): the variance of a mean difference over ``n``
+        replicates is ``(1/n + ratio) s^2`` (:func:`~.replicates.replicate_design`)."""
+        rep = self._report(dataset if dataset is not None else self.datasets[0])
+        design = design_of(rep.runs)
+        return design.ratio if design is not None else 0.0
 
     def _pairs(self: Comparison, metric: str, dataset: str | None):
         v = self.values(metric, dataset)
@@ -68,6 +83,8 @@ class VerdictMethods:
         (the smallest difference the paired t-test detects with probability ``power`` at that
         alpha, from the spread of the paired differences) and ``detectable``, the text shown
         beside a non-significant difference. With several datasets, one block per dataset.
+        Over replicates that draw their own split, the intervals and ``mde`` use Nadeau &
+        Bengio's variance ``(1/n + n_test/n_train) s^2``, as the marks do.
         """
         if dataset is None and self.multi_dataset:
             return pd.concat(
@@ -80,6 +97,7 @@ class VerdictMethods:
         n_others = max(1, len(self.systems) - 1)
         m = n_others * (len(metrics) if s.get("family", "metric") == "table" else 1)
         alpha = corrected_alpha(s["alpha"], m, s["correction"])
+        ratio = self._replicate_ratio(dataset)
         rows = []
         for metric in metrics:
             for system, a, b in self._pairs(metric, dataset):
@@ -87,6 +105,11 @@ class VerdictMethods:
                 d = a - b
                 d = d[~np.isnan(d)]
                 sd = float(d.std(ddof=1)) if d.size > 1 else math.nan
+                if ratio > 0 and d.size > 1:
+                    # replicates sharing training data: Nadeau-Bengio's variance
+                    # (1/n + ratio) s^2, the intervals widened by sqrt(1 + n ratio)
+                    e = _widened(e, math.sqrt(1.0 + d.size * ratio))
+                    sd *= math.sqrt(1.0 + d.size * ratio)
                 mde = minimum_detectable_difference(sd, int(d.size), alpha, power)
                 p_adj, mark = math.nan, ""
                 if (system, metric) in summary.index:
@@ -135,7 +158,7 @@ class VerdictMethods:
         *,
         over: str = "users",
         dataset: str | None = None,
-        threshold: float = 0.95,
+        threshold: float | None = None,
         n_samples: int | None = None,
         test: str | None = None,
     ) -> pd.DataFrame:
@@ -143,18 +166,27 @@ class VerdictMethods:
         equivalence ``rope``: absolute (a number), relative (``"2%"`` of the baseline's mean)
         or per metric (a dict metric -> either; a metric it lacks gets 0).
 
-        ``over="users"`` pairs the users of one dataset (each dataset in turn when several);
-        ``over="datasets"`` pairs the datasets' means. Columns: ``rope`` (absolute), the
-        Bayesian test's ``p_worse``, ``p_equivalent``, ``p_better`` and ``verdict`` (the one
-        reaching ``threshold``, else ``undecided``; Benavoli et al. 2017), and ``p_tost``, the
-        TOST's p-value (equivalence shown when below alpha). ``test``: ``"t"`` (the Bayesian
-        paired t on the mean difference, :func:`~.equivalence.bayesian_paired_t`; the default
-        over users) or ``"signed-rank"`` (:func:`~.equivalence.bayesian_signed_rank`; the
+        ``over="users"`` pairs the users of one dataset (each dataset in turn when several),
+        or the replicates (seeds, folds) of a comparison over replicates; ``over="datasets"``
+        pairs the datasets' means. Columns: ``rope`` (absolute), the Bayesian test's
+        ``p_worse``, ``p_equivalent``, ``p_better`` and ``verdict``
+        (:func:`~.equivalence.decide` at credibility ``threshold``, default ``1 - alpha``:
+        better or worse when its probability reaches ``(1 + threshold) / 2``, equivalent when
+        both of theirs are below ``1 - threshold``, else undecided), ``p_tost``, the TOST's
+        p-value (equivalence shown when below alpha; with the t tests the verdict is
+        "equivalent" exactly when ``p_tost < 1 - threshold``) and ``n``, the pairs (users,
+        replicates or datasets). ``test``: ``"t"`` (the Bayesian paired t on the mean
+        difference, :func:`~.equivalence.bayesian_paired_t`; the default over users; over
+        replicates that draw their own split, the correlated t-test with Nadeau-Bengio's
+        ``n_test / n_train``, :func:`~.folds.correlated_t_verdict`, and the TOST with the same
+        variance) or ``"signed-rank"`` (:func:`~.equivalence.bayesian_signed_rank`; the
         default over datasets, its design: over users it judges pairs of users, and calls a
         Hit@K difference of many ropes "equivalent" when most users' differences are 0). For a
         lower-is-better metric "better" means lower. ``rope`` defaults to the comparison's
         (``compare(..., rope=...)``).
         """
+        if threshold is None:
+            threshold = 1.0 - float(self.settings["alpha"])
         if test is None:
             test = "signed-rank" if over == "datasets" else "t"
         if test not in ("t", "signed-rank"):
@@ -180,7 +212,7 @@ class VerdictMethods:
                     for sys in table.columns
                     if sys != self.baseline
                 ]
-            return self._verdict_rows(blocks, rope, threshold, n_samples, test)
+            return self._verdict_rows(blocks, rope, threshold, n_samples, test, 0.0)
         if dataset is None and self.multi_dataset:
             return pd.concat(
                 [
@@ -196,28 +228,35 @@ class VerdictMethods:
             for metric in self._report(dataset).metrics
             for sys, a, b in self._pairs(metric, dataset)
         ]
-        return self._verdict_rows(blocks, rope, threshold, n_samples, test)
+        ratio = self._replicate_ratio(dataset)
+        return self._verdict_rows(blocks, rope, threshold, n_samples, test, ratio)
 
     def _verdict_rows(
-        self: Comparison, blocks, rope, threshold, n_samples, test="signed-rank"
+        self: Comparison, blocks, rope, threshold, n_samples, test="signed-rank", ratio=0.0
     ) -> pd.DataFrame:
         rows = []
         for metric, system, a, b in blocks:
             keep = ~(np.isnan(a) | np.isnan(b))
             width = resolve_rope(rope, float(np.mean(b[keep])) if keep.any() else math.nan, metric)
             x, y = _oriented(self, metric, a, b)
-            v = (
-                bayesian_paired_t(x, y, width, threshold=threshold)
-                if test == "t"
-                else bayesian_signed_rank(
-                    x,
-                    y,
-                    width,
-                    n_samples=n_samples,
-                    seed=int(self.settings.get("seed", 0)),
-                    threshold=threshold,
+            if test == "t" and ratio > 0:
+                pw, pe, pb, verdict = correlated_t_verdict(
+                    x, y, width, test_train_ratio=ratio, threshold=threshold
                 )
-            )
+                v = BayesianVerdict(pw, pe, pb, verdict, width, int(keep.sum()))
+            else:
+                v = (
+                    bayesian_paired_t(x, y, width, threshold=threshold)
+                    if test == "t"
+                    else bayesian_signed_rank(
+                        x,
+                        y,
+                        width,
+                        n_samples=n_samples,
+                        seed=int(self.settings.get("seed", 0)),
+                        threshold=threshold,
+                    )
+                )
             rows.append(
                 {
                     "system": system,
@@ -227,7 +266,7 @@ class VerdictMethods:
                     "p_equivalent": v.p_equivalent,
                     "p_better": v.p_better,
                     "verdict": v.verdict,
-                    "p_tost": tost_paired(x, y, width)[0],
+                    "p_tost": tost_paired(x, y, width, test_train_ratio=ratio)[0],
                     "n": v.n,
                 }
             )
@@ -247,7 +286,8 @@ class VerdictMethods:
         ``high``, ``t``, ``p``, Holm-adjusted ``p_adj``) and the Bayesian correlated t-test's
         probabilities and verdict for ``rope``. ``n_folds`` for k-fold replicates,
         ``test_fraction`` for seeds that each draw a random split (see
-        :data:`~recoeval_tracking.reporting.folds.CORRECTION_FOR`)."""
+        :data:`~recoeval_tracking.reporting.folds.CORRECTION_FOR`); neither: the design the
+        comparison found (:func:`~.replicates.replicate_design`), as its marks use."""
         key = self.settings.get("replicate_key") or self._report(dataset).settings.get(
             "replicate_key"
         )
@@ -256,19 +296,16 @@ class VerdictMethods:
                 "replicate_tests compares replicates (folds or seeds); this "
                 "comparison has none (set replicate_key)."
             )
+        design: dict[str, Any] = {"n_folds": n_folds, "test_fraction": test_fraction}
+        if n_folds is None and test_fraction is None:
+            design = {"test_train_ratio": self._replicate_ratio(dataset)}
         rows = []
         for system, a, b in self._pairs(metric, dataset):
             x, y = _oriented(self, metric, a, b)
-            r = corrected_resampled_t(
-                x,
-                y,
-                n_folds=n_folds,
-                test_fraction=test_fraction,
-                confidence=self.settings["confidence"],
-            )
+            r = corrected_resampled_t(x, y, confidence=self.settings["confidence"], **design)
             width = resolve_rope(rope, float(np.nanmean(b)), metric)
             pw, pe, pb, verdict = correlated_t_verdict(
-                x, y, width, n_folds=n_folds, test_fraction=test_fraction
+                x, y, width, threshold=1.0 - float(self.settings["alpha"]), **design
             )
             sign = -1.0 if self.lower_is_better(metric) else 1.0
             lo, hi = sorted((sign * r.low, sign * r.high))
@@ -295,6 +332,8 @@ class VerdictMethods:
                 CORRECTION_FOR["fold"]
                 if n_folds is not None
                 else CORRECTION_FOR["seed (new random split per seed)"]
+                if test_fraction is not None
+                else self.settings.get("replicate_correction", "")
             )
         return out
 
@@ -361,4 +400,18 @@ def cd_diagram_for(cmp: Comparison, metric: str, posthoc: str = "wilcoxon"):
         title=head + f"post-hoc: pairwise "
         f"{'Wilcoxon' if posthoc == 'wilcoxon' else 'sign'} tests, Holm, "
         f"α = {alpha:g})",
+    )
+
+
+def _widened(e, factor: float):
+    """``e`` (an :class:`~.effects.EffectSize`) with its intervals' half-widths times
+    ``factor``."""
+    import dataclasses
+
+    return dataclasses.replace(
+        e,
+        diff_low=e.diff - factor * (e.diff - e.diff_low),
+        diff_high=e.diff + factor * (e.diff_high - e.diff),
+        rel_low=e.rel - factor * (e.rel - e.rel_low),
+        rel_high=e.rel + factor * (e.rel_high - e.rel),
     )

@@ -166,3 +166,78 @@ def test_effects_latex_with_a_rope_adds_the_verdict(cmp):
     row = next(line for line in tex.splitlines() if "& big &" in line)
     assert v["verdict"] == "better"
     assert row.rstrip().endswith(f"better (${v['p_better']:.2f}$) \\\\")
+
+
+def _fold_runs(deltas, n_users=30):
+    """Two systems over len(deltas) folds: on fold s every user of "als" scores ``deltas[s]``
+    above "pop"; each fold's test has a quarter the entries of its training set (5 folds)."""
+    import pandas as pd
+
+    from recoeval_tracking.reporting.runs import RunData
+
+    rng = np.random.default_rng(0)
+    runs = []
+    for s, delta in enumerate(deltas):
+        base = rng.beta(3, 7, n_users)
+        for model, values in (("pop", base), ("als", base + delta)):
+            per_user = pd.DataFrame(
+                {"user_id": np.arange(n_users), "n_train": 20, "n_test": 5, "ndcg_at_10": values}
+            )
+            runs.append(
+                RunData(
+                    run_id=f"{model}-{s}",
+                    name=f"{model}-{s}",
+                    per_user=per_user,
+                    params={"model.name": model, "fold": s},
+                    fingerprints={"data": "d", "split": f"fold{s}", "definitions": "f"},
+                )
+            )
+    return runs
+
+
+def test_over_folds_the_marks_effects_and_verdicts_use_nadeau_bengio():
+    from recoeval_tracking.reporting.folds import correlated_t_verdict
+    from recoeval_tracking.reporting.stats import paired_t_test
+
+    deltas = np.array([0.022, -0.002, 0.017, 0.007, 0.016])
+    c = rt.compare(
+        _fold_runs(deltas), baseline="pop", replicate_key="fold", n_bootstrap=0, rope=0.001
+    )
+    v = c.values("ndcg_at_10")
+    x, y = v["als"].to_numpy(), v["pop"].to_numpy()
+    assert x - y == pytest.approx(deltas)
+    plain = paired_t_test(x, y)[1]
+    ref = corrected_resampled_t(x, y, n_folds=5)  # n_test/n_train = 5/20 = 1/(5-1)
+    assert plain < 0.05 < ref.p  # the plain t over folds would mark it
+    row = c.report.comparisons.iloc[0]
+    assert (row["p_t"], row["p_t_adj"]) == pytest.approx((ref.p, ref.p))
+    assert (row["t_low"], row["t_high"]) == pytest.approx((ref.low, ref.high))
+    assert "*" not in row["mark"] and "▲" not in row["mark"]  # († : 5 pairs, too few)
+    eff = c.effects().iloc[0]
+    assert (eff["diff_low"], eff["diff_high"]) == pytest.approx((ref.low, ref.high))
+    ver = c.verdicts().iloc[0]
+    pw, pe, pb, verdict = correlated_t_verdict(x, y, 0.001, n_folds=5)
+    assert (ver.p_worse, ver.p_equivalent, ver.p_better) == pytest.approx((pw, pe, pb))
+    assert ver.verdict == verdict == "undecided"
+    assert ver.p_tost == pytest.approx(tost_paired(x, y, 0.001, test_train_ratio=0.25)[0])
+    assert "Nadeau-Bengio" in c.settings["replicate_correction"]
+    md = c.to_markdown()
+    assert "5 fold replicates" in md  # the count of a group built in Python (was 0)
+    head = next(line for line in md.splitlines() if "P(better)" in line)
+    assert "replicates" in head and "users" not in head
+    # the replicate tests take the design the comparison found
+    out = c.replicate_tests("ndcg_at_10")
+    assert out.iloc[0]["p"] == pytest.approx(ref.p)
+
+
+def test_replicates_on_one_split_keep_the_plain_paired_t():
+    from recoeval_tracking.reporting.stats import paired_t_test
+
+    runs = _fold_runs([0.022, -0.002, 0.017, 0.007, 0.016])
+    for r in runs:
+        r.fingerprints["split"] = "one"  # only the model's seed changes
+    c = rt.compare(runs, baseline="pop", replicate_key="fold", n_bootstrap=0)
+    v = c.values("ndcg_at_10")
+    row = c.report.comparisons.iloc[0]
+    assert row["p_t"] == pytest.approx(paired_t_test(v["als"], v["pop"])[1])
+    assert c.settings["replicate_ratio"] == 0.0 and "plain" in c.settings["replicate_correction"]
