@@ -3,7 +3,8 @@
 Mean-rank post-hoc tests (Nemenyi; every system against a control by mean rank) make the
 verdict on A against B depend on which other systems are in the pool (Benavoli, Corani & Mangili
 2016, "Should we really use post-hoc tests based on mean-ranks?", JMLR 17). Their recommendation,
-which autorank and aeon follow for critical-difference diagrams: compare every pair of systems
+which aeon's critical-difference diagram follows (autorank 1.3.0 does not: for more than two
+systems with non-normal scores it uses Friedman's test and Nemenyi's): compare every pair of systems
 by a paired test over the datasets, the Wilcoxon signed-rank test (or the sign test), and adjust
 the ``k (k - 1) / 2`` p-values with Holm's procedure. A diagram then joins with a bar each
 maximal run of systems (by mean rank) in which no pair differs significantly

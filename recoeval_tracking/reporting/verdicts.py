@@ -9,7 +9,9 @@ from :class:`VerdictMethods`, built on :mod:`.effects`, :mod:`.equivalence`, :mo
 * :meth:`VerdictMethods.verdicts`: better / equivalent / worse with their probabilities (Bayesian
   signed-rank test) and the TOST p-value, for a rope, over users or over datasets;
 * :meth:`VerdictMethods.replicate_tests`: Nadeau-Bengio's corrected t and the correlated
-  t-test's verdict over fold or seed replicates;
+  t-test's verdict over fold or seed replicates (over replicates that draw their own split the
+  effects and verdicts use the same corrected variance, as the marks do:
+  :func:`~.compare.correct_replicate_tests`);
 * :meth:`VerdictMethods.pairwise_posthoc` and :func:`cd_diagram_for`: pairwise Wilcoxon (or sign)
   tests with Holm over datasets, the post-hoc a critical-difference diagram can use;
 * :meth:`VerdictMethods.users_needed`: the users (or datasets) a named difference needs.
@@ -340,7 +342,7 @@ class VerdictMethods:
     def pairwise_posthoc(self: Comparison, metric: str, test: str = "wilcoxon") -> pd.DataFrame:
         """Every pair of systems over the datasets by a paired Wilcoxon signed-rank (or
         ``test="sign"``) test, Holm-adjusted: a square table of p-values (Benavoli, Corani &
-        Mangili 2016; as autorank and aeon)."""
+        Mangili 2016; as aeon's critical-difference diagram)."""
         self._need_datasets("A post-hoc test over datasets")
         table = self.dataset_table(metric).drop(columns="mean rank").T
         return pairwise_tests(table, test=test, correction="holm")
