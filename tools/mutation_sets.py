@@ -7,6 +7,10 @@ names the test files that must catch it (run with ``-m "not slow"`` like the dra
 ``issue18``: the 21 wrong edits that an earlier suite let pass (one per kind of blind spot:
 engine paths small inputs never reach, profiles, splits, report statistics and settings, sweeps
 and the app's seeds). Every one of them must be killed by the current suite.
+
+``security``: the hostile-input check's findings (secrets shortest first, a path-valued
+environment variable taken for a secret, ``resolve_under`` by text, ``model_allow=[]`` as no
+limit, a ``_target_`` checked by its text only...): 8 of 8 killed.
 """
 
 from __future__ import annotations
@@ -341,7 +345,80 @@ AUDIT: dict[str, tuple[str, list[tuple[str, str]], tuple[str, ...], str]] = {
     ),
 }
 
-SETS = {"issue18": ISSUE18, "audit": AUDIT}
+#: The hostile-input check's findings (security): wrong edits that would let a secret, a
+#: foreign ``_target_`` or a write outside the report's folder through.
+SECURITY: dict[str, tuple[str, list[tuple[str, str]], tuple[str, ...], str]] = {
+    "secrets_shortest_first": (
+        "recoeval_tracking/jobdir/redact.py",
+        [("key=lambda v: (-len(v), v))", "key=lambda v: (len(v), v))")],
+        ("tests/jobdir/test_redact_hostile.py",),
+        "known secret values replaced shortest first: a longer secret's tail leaks",
+    ),
+    "env_path_is_secret": (
+        "recoeval_tracking/jobdir/redact.py",
+        [
+            (
+                "is_secret_key(name) and looks_like_secret_value(value):",
+                "is_secret_key(name) and len(value) >= _MIN_ENV_SECRET:",
+            )
+        ],
+        ("tests/jobdir/test_redact_hostile.py",),
+        "a secret-named variable holding a folder redacts every path under it",
+    ),
+    "pem_block_kept": (
+        "recoeval_tracking/jobdir/redact.py",
+        [("out = _PEM_PRIVATE_KEY.sub(REDACTED, str(text))", "out = str(text)")],
+        ("tests/jobdir/test_redact_hostile.py",),
+        "a PEM private key under an innocent key is kept",
+    ),
+    "secret_last_component_only": (
+        "recoeval_tracking/jobdir/redact.py",
+        [
+            (
+                'return any(_is_secret_component(part) for part in str(key).split("."))',
+                'return _is_secret_component(str(key).rsplit(".", 1)[-1])',
+            )
+        ],
+        ("tests/jobdir/test_redact_hostile.py",),
+        "a key under a secret section (secrets.github) is not secret",
+    ),
+    "resolve_under_text_prefix": (
+        "recoeval_tracking/_validation.py",
+        [
+            (
+                "if path.is_relative_to(root):  # by components: /out2 is not inside /out",
+                "if str(path).startswith(str(root)):",
+            )
+        ],
+        ("tests/app/test_report_paths.py",),
+        "report2/ counted inside report/",
+    ),
+    "figures_through_links": (
+        "recoeval_tracking/app/report.py",
+        [("        if link.is_symlink():", "        if False:")],
+        ("tests/app/test_report_paths.py",),
+        "the report's figures written through a link leaving output.dir",
+    ),
+    "model_allow_empty_no_limit": (
+        "recoeval_tracking/app/user_model.py",
+        [("    if allow is None:\n        return\n", "    if not allow:\n        return\n")],
+        ("tests/app/test_model_allow.py",),
+        "model_allow=[] read as no limit",
+    ),
+    "model_allow_text_only": (
+        "recoeval_tracking/app/user_model.py",
+        [
+            (
+                "for obj in _resolutions(target, _where(label, target), base_dir):",
+                "for obj in []:",
+            )
+        ],
+        ("tests/app/test_model_allow.py",),
+        "only the text of _target_ checked: my_models.ease.np.save passes",
+    ),
+}
+
+SETS = {"issue18": ISSUE18, "audit": AUDIT, "security": SECURITY}
 
 
 def apply(source: str, replacements: list[tuple[str, str]], where: str) -> str:
