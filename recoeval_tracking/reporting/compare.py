@@ -740,12 +740,19 @@ class Comparison(VerdictMethods):
             }
         )
         return [
-            f"verdicts for the rope {self.rope} (Bayesian paired t over "
-            f"{'replicates' if self.settings.get('replicate_key') else 'users'}: better or "
+            f"verdicts for the rope {self.rope} ({self._verdict_test()}: better or "
             f"worse at P >= {1 - self.settings['alpha'] / 2:g}, equivalent when TOST "
             f"p < {self.settings['alpha']:g}; TOST beside):",
             shown.to_string(index=False),
         ]
+
+    def _verdict_test(self) -> str:
+        """The test of the verdicts over the rows of the tables, in words."""
+        if not self.settings.get("replicate_key"):
+            return "Bayesian paired t over users"
+        if self.settings.get("replicate_ratio", 0) > 0:
+            return "Bayesian correlated t over replicates, Nadeau-Bengio's variance"
+        return "Bayesian paired t over replicates"
 
     def _repr_html_(self) -> str:
         return self.summary()._repr_html_()

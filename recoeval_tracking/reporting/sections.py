@@ -522,8 +522,9 @@ def verdict_items(cmp: Comparison, dataset: str | None = None) -> list[tuple[str
             (
                 f"Verdicts against {cmp.baseline} for the rope {cmp.rope}: better / equivalent / "
                 f"worse by {test}. Better (worse) when P >= {1 - alpha / 2:g}: the "
-                f"{1 - alpha:g} interval lies beyond the rope, so equal systems get a direction "
-                f"in at most {alpha:g} of comparisons; equivalent when P(better) and P(worse) are "
+                f"{100 * (1 - alpha):g}% interval lies beyond the rope, so equal systems get a "
+                f"direction in at most {100 * alpha:g}% of comparisons; equivalent when P(better) "
+                "and P(worse) are "
                 f"both < {alpha:g}, which is exactly TOST p < {alpha:g}; else undecided (for a "
                 "lower-is-better metric better is lower)"
             ),
