@@ -12,11 +12,20 @@ Layout of a job directory
     the original ids, ``n_train``, ``n_test``, ``nan_reason``, every metric column). After a
     distributed evaluation whose workers wrote it (``per_user_dataset``), a folder of Parquet
     parts ``part-000000.parquet``... in row order: one dataset that ``pandas.read_parquet`` reads.
+``per_user_validation.parquet``
+    A job of a split with a validation part that was also tested (see
+    :func:`write_job_dir`'s ``validation``): the per-user table of its evaluation on the
+    validation part, every metric column named with the prefix :data:`VALIDATION_PREFIX`
+    (``val_ndcg_at_10``). A job evaluated on validation only (the selection phase of a fair
+    study, ``part="validation"``) has no such file: its own ``per_user.parquet``,
+    ``metrics.json``, ``curves.csv`` and ``definitions.json`` name every metric with the prefix.
 ``metrics.json``
     Flat ``{key: value}`` (``null`` for NaN): the means at K (``ndcg_at_10``, ``roc_auc``), their
     95% Student-t bounds (``ndcg_at_10_ci95_low``/``_ci95_high``), the catalogue-level metrics
     (``coverage_at_10``, ``gini_at_10``, ``gauc``: one number each, no bounds), ``users_evaluated``,
-    ``users_nan_<reason>``, timings as ``<stage>_seconds``, and any extra metrics.
+    ``users_nan_<reason>``, timings as ``<stage>_seconds``, and any extra metrics. A job tested
+    after a validation evaluation has the validation part's means and bounds beside them
+    (``val_ndcg_at_10``, ``val_ndcg_at_10_ci95_low``...).
 ``curves.csv``
     Column ``k`` (1..K), one column per curve of means (``ndcg_at_k``) and its bounds
     (``ndcg_at_k_ci95_low``, ``ndcg_at_k_ci95_high``). Only when curves were computed.
@@ -91,6 +100,9 @@ from .read import JobDir, read_job_dir
 from .redact import sanitize_key, scrub_mapping, scrub_overrides, scrub_text
 
 __all__ = [
+    "VALIDATION_PREFIX",
+    "PARTS",
+    "validation_metrics",
     "JobDir",
     "JobDirWriteError",
     "write_job_dir",
@@ -104,6 +116,12 @@ __all__ = [
     "UPLOADING",
     "INCOMPLETE",
 ]
+
+#: The prefix of every metric evaluated on a split's validation part (``val_ndcg_at_10``), in
+#: ``metrics.json``, the per-user tables, ``curves.csv`` and MLflow.
+VALIDATION_PREFIX = "val_"
+#: What a job directory's results were evaluated on (``definitions.json``'s ``evaluated_on``).
+PARTS = ("test", "validation")
 
 
 class JobDirWriteError(OSError):
@@ -217,6 +235,8 @@ def write_job_dir(
     extra_metrics: Mapping[str, Any] | None = None,
     plots: bool | str = True,
     model: Mapping[str, Any] | None = None,
+    part: str = "test",
+    validation: Results | None = None,
 ) -> Path:
     """Write ``results`` and their context to the job directory ``path`` (created if needed).
 
@@ -244,6 +264,14 @@ def write_job_dir(
     model : mapping, optional
         What the model was: ``name``, ``description`` (its repr), ``args`` (its constructor's
         arguments), recorded in ``job.json`` (secrets redacted).
+    part : {"test", "validation"}
+        What ``results`` were evaluated on. ``"validation"`` (the selection phase of a fair
+        study) names every metric with :data:`VALIDATION_PREFIX` in every file, so that no
+        validation number is ever read as a test one.
+    validation : Results, optional
+        The same job's evaluation on the validation part, beside ``results`` on test: its means
+        and bounds join ``metrics.json`` under the prefix, and its per-user table is written to
+        ``per_user_validation.parquet``.
 
     Returns
     -------
@@ -267,6 +295,17 @@ def write_job_dir(
             "model", "write_job_dir", "a dict (name, description, args) or None", model
         )
     meta = _job_meta(config_yaml, model)
+    if part not in PARTS:
+        raise param_error("part", "write_job_dir", f"one of {list(PARTS)}", part)
+    if validation is not None and (part != "test" or not isinstance(validation, Results)):
+        raise param_error(
+            "validation",
+            "write_job_dir",
+            "a Results evaluated on the validation part, beside results on test (part='test')",
+            validation,
+        )
+    if validation is not None:
+        extra_metrics = {**validation_metrics(validation), **dict(extra_metrics or {})}
     if not isinstance(plots, bool) and plots != "all":
         raise param_error("plots", "write_job_dir", "True, False or 'all'", plots)
     out = Path(path)
@@ -275,7 +314,18 @@ def write_job_dir(
     uid = uuid.uuid4().hex
     with file_lock(out / JOB_LOCK, what=f"the job directory {out}"):
         writer.step(INCOMPLETE, lambda: _begin(out, uid), keep=False)
-        curves, metric_columns = _write_results(results, writer, extra_metrics)
+        prefix = VALIDATION_PREFIX if part == "validation" else ""
+        curves, metric_columns = _write_results(results, writer, extra_metrics, prefix)
+        if validation is not None:
+            writer.step(
+                FILES["per_user_validation"],
+                lambda: _write_table(
+                    _prefixed_table(validation, VALIDATION_PREFIX),
+                    out / FILES["per_user_validation"],
+                ),
+            )
+        else:
+            (out / FILES["per_user_validation"]).unlink(missing_ok=True)
         _write_context(writer, config_yaml, overrides, dataset)
         if plots:
             per_user = results.per_user.rename(
@@ -407,19 +457,48 @@ def _check_write_args(
                 )
 
 
+def validation_metrics(results: Results) -> dict[str, float]:
+    """The means, bounds and catalogue-level metrics of an evaluation on the validation part,
+    each key with :data:`VALIDATION_PREFIX` (``val_ndcg_at_10``, ``val_ndcg_at_10_ci95_low``,
+    ``val_users_evaluated``); no timings."""
+    keep = job_metrics(results)
+    stages = {sanitize_key(str(s)) for s in (results.timings or {})}
+    stages |= {f"{s}_seconds" for s in stages}
+    return {VALIDATION_PREFIX + k: v for k, v in keep.items() if k not in stages}
+
+
+def _prefixed_table(results: Results, prefix: str) -> pd.DataFrame:
+    """The per-user table of ``results`` with every metric and curve column prefixed."""
+    names = [*results.metric_columns, *results.curves_per_user]
+    table = results.per_user
+    renames = {c: prefix + sanitize_key(c) for c in table.columns if c in names}
+    if prefix and "n_test" in table.columns:  # the entries evaluated: the validation part's
+        renames["n_test"] = "n_validation"
+    return table.rename(columns=renames) if prefix else table
+
+
 def _write_results(
-    results: Results, writer: _Writer, extra_metrics: Mapping[str, Any] | None
+    results: Results,
+    writer: _Writer,
+    extra_metrics: Mapping[str, Any] | None,
+    prefix: str = "",
 ) -> tuple[pd.DataFrame, list[str]]:
-    """``metrics.json``, ``definitions.json``, ``curves.csv`` and ``per_user.parquet``; returns
+    """``metrics.json``, ``definitions.json``, ``curves.csv`` and ``per_user.parquet``, every
+    metric named with ``prefix`` (``val_`` for an evaluation on the validation part); returns
     the curves table and the sanitised metric columns."""
     out = writer.out
-    metrics = job_metrics(results, extra_metrics)
+    metrics = job_metrics(results)
+    if prefix:
+        stages = {sanitize_key(str(s)) for s in (results.timings or {})}
+        stages |= {f"{s}_seconds" for s in stages}
+        metrics = {(k if k in stages else prefix + k): v for k, v in metrics.items()}
+    metrics.update({sanitize_key(str(k)): float(v) for k, v in (extra_metrics or {}).items()})
     writer.step(
         FILES["metrics"],
         lambda: _write_json(out / FILES["metrics"], {k: _num(v) for k, v in metrics.items()}),
     )
 
-    metric_columns = [sanitize_key(c) for c in results.metric_columns]
+    metric_columns = [prefix + sanitize_key(c) for c in results.metric_columns]
     writer.step(
         FILES["definitions"],
         lambda: _write_json(
@@ -430,10 +509,11 @@ def _write_results(
                     "k": int(results.k),
                     "topk_only": bool(results.topk_only),
                     "metric_columns": metric_columns,
-                    "curves": [sanitize_key(c) for c in results.curves_per_user],
+                    "curves": [prefix + sanitize_key(c) for c in results.curves_per_user],
+                    "evaluated_on": "validation" if prefix else "test",
                     "definitions": results.definitions,
                     "metric_fingerprints": {
-                        sanitize_key(c): fp
+                        prefix + sanitize_key(c): fp
                         for c, fp in metric_fingerprints(
                             results.definitions, [*results.metric_columns, *results.aggregates]
                         ).items()
@@ -444,6 +524,8 @@ def _write_results(
     )
 
     curves = curves_table(results)
+    if prefix:
+        curves = curves.rename(columns={c: prefix + c for c in curves.columns if c != "k"})
     curves_path = out / FILES["curves"]
     if len(curves):
         writer.step(
@@ -459,7 +541,8 @@ def _write_results(
     if parts is not None:
         writer.step(FILES["per_user"], lambda: _place_parts(Path(parts), target))
     else:
-        writer.step(FILES["per_user"], lambda: _write_table(results.per_user, target))
+        table = _prefixed_table(results, prefix)
+        writer.step(FILES["per_user"], lambda: _write_table(table, target))
     return curves, metric_columns
 
 

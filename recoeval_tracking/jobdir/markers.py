@@ -77,6 +77,7 @@ _TMP_TAG = ".recoeval-tmp"
 #: Names of the files of a job directory (see :mod:`recoeval_tracking.jobdir.io`).
 FILES = {
     "per_user": "per_user.parquet",
+    "per_user_validation": "per_user_validation.parquet",
     "metrics": "metrics.json",
     "curves": "curves.csv",
     "definitions": "definitions.json",
@@ -92,6 +93,7 @@ UPLOADED_FILES = tuple(
     FILES[name]
     for name in (
         "per_user",
+        "per_user_validation",
         "metrics",
         "curves",
         "definitions",

@@ -53,14 +53,17 @@ def headline_metrics(names: Any, k: int | None = None, limit: int = 7) -> list[s
     --------
     >>> headline_metrics(["aclt_at_10", "r_at_10", "ndcg_at_10", "roc_auc"])
     ['ndcg_at_10', 'r_at_10']
+    >>> headline_metrics(["val_r_at_10", "val_ndcg_at_10"], 10)
+    ['val_ndcg_at_10', 'val_r_at_10']
     """
     names = [str(n) for n in names]
     out = []
     for family in HEADLINE_FAMILIES:
         wanted = f"{family}_at_{k}" if k is not None else None
         for n in names:
-            fam, sep, cut = n.rpartition("_at_")
-            if sep and fam == family and cut.isdigit() and (wanted is None or n == wanted):
+            bare = n.removeprefix("val_")  # an evaluation on the validation part
+            fam, sep, cut = bare.rpartition("_at_")
+            if sep and fam == family and cut.isdigit() and (wanted is None or bare == wanted):
                 out.append(n)
                 break
     return (out or names)[:limit]
