@@ -21,6 +21,14 @@ Stages, each timed into ``metrics.json`` as ``<stage>_seconds``:
    (:func:`recoeval_tracking.tracking.upload_or_mark_pending`): a store that cannot be
    reached leaves the job successful and marked ``PENDING``.
 
+A split with a validation part (``split.validation_fraction=0.1``, ``split.validation_n=1``...)
+runs the protocol of a fair study (:mod:`recoeval_tracking.app.protocol`): the model fits on
+train and is evaluated on validation (``eval_validation``: every item not in train ranked; its
+metrics named ``val_ndcg_at_10``...), then, unless the job is a sweep's selection job
+(``phase=selection``), a new model of the same config refits on train + validation
+(``refit``; ``refit=false`` keeps the first fit) and is evaluated once on test (``eval``: every
+item not in train or validation ranked). The job's ``objective`` is then read on validation.
+
 Reproducibility: every random step is seeded from the config, and the per-user metrics do not
 depend on ``nthreads`` (the engine and ALS are bit-identical whatever the thread count), so the
 same config gives the same ``per_user.parquet``.
@@ -41,22 +49,31 @@ from typing import Any
 
 from .._heartbeat import heartbeat
 from .._validation import InputError, check_int, param_error
+from ..jobdir.io import VALIDATION_PREFIX
 from ..options import EvalOptions
 from .errors import NOTHING_EVALUATED, refuse_nothing_evaluated
 from .job_tracking import track_job, tracking_uri_for
 from .precheck import check_before_load, check_k_against_items
+from .protocol import SEARCH_SPACE, Protocol, Validated, check_validation_users, read_protocol
 from .stages import absolute_path as _absolute
 from .stages import dataset_record, log_left_out, prep_steps
 from .stages import timed_stage as _timed
 
-__all__ = ["run_job", "tracking_uri_for", "progress_mode", "PROGRESS_MODES", "STAGES"]
+__all__ = [
+    "run_job",
+    "tracking_uri_for",
+    "progress_mode",
+    "objective_value",
+    "PROGRESS_MODES",
+    "STAGES",
+]
 
 logger = logging.getLogger(__name__)
 
 #: Accepted values of the top-level ``progress`` setting.
 PROGRESS_MODES = ("auto", "true", "false")
 #: The timed stages, in order (``<stage>_seconds`` in ``metrics.json``).
-STAGES = ("load", "prepare", "split", "fit", "eval")
+STAGES = ("load", "prepare", "split", "fit", "eval_validation", "refit", "eval")
 
 _FUNC = "run_job"
 _SECTIONS = ("dataset", "split", "model", "metrics")
@@ -222,7 +239,8 @@ def build_model(
     has ``_target_`` (:func:`~recoeval_tracking.app.user_model.instantiate_model`, ``label``
     naming it), else a baseline (:func:`recoeval_tracking.models.make_model`).
 
-    Every key except ``name`` is passed to the model's class; its file-path parameters are
+    Every key except ``name`` and ``search_space`` (what a sweep tunes a baseline over) is
+    passed to the model's class; its file-path parameters are
     taken relative to ``base_dir``. ``progress`` is the tqdm ``disable`` flag; models with a
     ``progress`` parameter (a progress bar) get it there.
     """
@@ -230,6 +248,7 @@ def build_model(
     from ._signatures import takes
     from .user_model import instantiate_model, is_user_model_config, no_target_error
 
+    model = {k: v for k, v in model.items() if k != SEARCH_SPACE}  # the sweep's, not the model's
     if is_user_model_config(model):
         return instantiate_model(model, label, base_dir)
     name = model.get("name")
@@ -342,12 +361,20 @@ def run_job(
     uri = (tracking_uri or tracking_uri_for(tracking, base)) if tracking.get("enabled") else None
     plots = bool(cfg.get("plots", True))
     preload = partial(_preload, uri if run_id is None else None, plots)
-    X, split, model, results, timings = _run_stages(
-        sections, options, disable, base, backend, out, model_label, fitted, data, preload
+    wanted = read_protocol(cfg)
+    X, split, model, results, timings, validation = _run_stages(
+        sections, options, disable, base, backend, out, model_label, fitted, data, preload, wanted
     )
     timings["total"] = time.perf_counter() - t_start
-    dataset_info = dataset_record(X, split, sections["dataset"], base)
+    done = wanted.applied(split, validation, fitted is None)
+    dataset_info = {**dataset_record(X, split, sections["dataset"], base), **done.record()}
     extra = {f"{stage}_seconds": sec for stage, sec in timings.items() if stage != "eval"}
+    if validation is not None and done.part == "test":
+        extra.update(validation.extra)
+    if echo:
+        from ..splitting import leakage_line
+
+        logger.info("%s", leakage_line(dataset_info.get("leakage")))
     logger.info("writing the job directory (tables%s)...", ", plots" if plots else "")
     with heartbeat("writing the job directory", logger.info):
         write_job_dir(
@@ -359,27 +386,56 @@ def run_job(
             extra_metrics=extra,
             plots=plots,
             model=model_record(model),
+            part=done.part,
+            validation=validation.results if validation and done.part == "test" else None,
         )
-    if echo:
+    if echo and validation is not None:
+        logger.info(
+            "%s on validation (fitted on train), K=%d, mean over users [95%% interval]:\n%s",
+            model.name,
+            validation.results.k,
+            validation.results.summary("headline"),
+        )
+    if echo and done.part == "validation":
+        logger.info(
+            "selection job: evaluated on validation only; the sweep tests the configuration it "
+            "chooses\ntimings: %s\njob directory: %s",
+            ", ".join(f"{s} {timings[s]:.2f} s" for s in (*STAGES, "total") if s in timings),
+            out,
+        )
+    elif echo:
         timing_text = ", ".join(
             f"{s} {timings[s]:.2f} s" for s in (*STAGES, "total") if s in timings
         )
         logger.info(
-            "%s at K=%d, mean over users [95%% interval]:\n%s\ntimings: %s\njob directory: %s",
+            "%s%s at K=%d, mean over users [95%% interval]:\n%s\ntimings: %s\njob directory: %s",
             model.name,
+            ""
+            if validation is None
+            else (
+                " on test (refit on train + validation)"
+                if done.refit
+                else " on test (fitted on train; train and validation items not ranked)"
+            ),
             results.k,
             results.summary("headline"),
             timing_text,
             out,
         )
     run_id = track_job(cfg, out, base, tracking_uri, sweep, overrides, model.name, run_id)
+    means = {} if done.part == "validation" else dict(results.means)
+    val_means = dict(validation.results.means) if validation is not None else {}
     return {
         "job_dir": str(out),
-        "metrics": dict(results.means),
+        "metrics": means,
+        "validation_metrics": val_means,
+        "part": done.part,
         "timings": timings,
         "run_id": run_id,
         "dataset": dataset_info,
-        "objective": _objective(cfg.get("objective"), {**results.means, **extra}),
+        "objective": objective_value(
+            cfg.get("objective"), means, val_means, extra, validation is not None
+        ),
     }
 
 
@@ -401,18 +457,32 @@ def _with_section_relevance(options: EvalOptions, dataset: Mapping[str, Any]) ->
     return replace(options, **changes) if changes else options
 
 
-def _objective(name: Any, values: Mapping[str, float]) -> float | None:
-    """The value of the configured ``objective`` among the job's results (None when unset)."""
+def objective_value(
+    name: Any,
+    means: Mapping[str, float],
+    val_means: Mapping[str, float],
+    extra: Mapping[str, float],
+    on_validation: bool,
+) -> float | None:
+    """The value of the configured ``objective`` among the job's results (None when unset):
+    read on validation when the job evaluated a validation part (``objective=ndcg_at_10`` is
+    then ``val_ndcg_at_10``: a search never sees a test number), else on test."""
     if name is None:
         return None
-    if name not in values:
+    key = str(name)
+    if on_validation:
+        key = key if key.startswith(VALIDATION_PREFIX) else VALIDATION_PREFIX + key
+        values = {VALIDATION_PREFIX + k: v for k, v in val_means.items()}
+    else:
+        values = {**means, **extra}
+    if key not in values:
         shown = ", ".join(sorted(values)[:12])
         raise InputError(
             f"objective must be one of the job's results ({shown}, ...); got "
             f"{name!r}. Pick a metric the job computes (metrics.names) at "
             "metrics.k, e.g. objective=ndcg_at_10."
         )
-    return float(values[name])
+    return float(values[key])
 
 
 def _backend(cfg: Mapping[str, Any]) -> dict[str, Any]:
@@ -560,11 +630,15 @@ def _run_stages(
     fitted: Any = None,
     data: Any = None,
     preload: Callable[[], Any] | None = None,
-) -> tuple[Any, Any, Any, Any, dict[str, float]]:
+    wanted: Protocol | None = None,
+) -> tuple[Any, Any, Any, Any, dict[str, float], Validated | None]:
     """Build the model (before any data is read), load, prepare, split, fit and evaluate,
-    each timed; returns the data, the split, the fitted model, the results and the seconds per
-    stage. With ``fitted`` and ``data`` (the caller's), only ``eval`` runs. ``preload`` runs
-    while the job waits for the kernels compiling in the warm-up child, if it does."""
+    each timed; returns the data, the split, the fitted model, the results, the seconds per
+    stage and the evaluation on the validation part (None without one). With ``fitted`` and
+    ``data`` (the caller's), only the evaluations run. ``preload`` runs while the job waits
+    for the kernels compiling in the warm-up child, if it does. ``wanted``: the job's phase
+    and refit setting (:func:`~recoeval_tracking.app.protocol.read_protocol`)."""
+    wanted = wanted or Protocol()
     from ..engine.driver import thread_limits
 
     timings: dict[str, float] = {}
@@ -591,28 +665,16 @@ def _run_stages(
             )
             log_left_out(results)
             refuse_nothing_evaluated(results)
-            return X, split, model, results, {**timings, **stored_times}
+            wanted.check_split(split)
+            return X, split, model, results, {**timings, **stored_times}, None
         if data is None:
-            name = sections["dataset"].get("name") or sections["dataset"].get("kind")
-            with _timed(timings, "load", f"dataset {name!r}"):
-                X = load_data(sections["dataset"], base)
-            steps = prep_steps(sections["dataset"])
-            with _timed(timings, "prepare", ", ".join(steps), quiet=not steps):
-                X = prepare_data(X, sections["dataset"])
-            logger.info(
-                "data: %s (%d users x %d items, %d interactions)",
-                X.name or sections["dataset"].get("kind"),
-                X.n_users,
-                X.n_items,
-                X.nnz,
-            )
-            check_k_against_items(options.k, X.n_items)
-            with _timed(timings, "split", f"with {sections['split'].get('name')!r}"):
-                split = split_data(X, sections["split"])
-            logger.info("split: %r", split)
+            X, split = _load_and_split(sections, base, options, timings)
         else:
             X, split = data.data, data.split
             check_k_against_items(options.k, X.n_items)
+        wanted.check_split(split)
+        validation: Validated | None = None
+        unseen = check_validation_users(split) if split.has_validation else 0
         if backend["kind"] != "dask":  # from here a failure (the model's fit...) is marked
             from ..jobdir import begin_job_dir
 
@@ -624,20 +686,105 @@ def _run_stages(
                 )
             logger.info("model: %r fitted in %.2f s", model, timings["fit"])
         _compile_notice()
-        update, bar = _eval_progress(split.train.n_users, disable)
+        first = split.validation_split() if split.has_validation else split
+        update, bar = _eval_progress(first.train.n_users, disable)
         try:
-            results = _evaluate(
-                split, model, options, update, backend, out, warm, preload, bar.disable
-            )
+            with (
+                _timed(timings, "eval_validation", "on validation", quiet=True)
+                if (split.has_validation)
+                else nullcontext()
+            ):
+                results = _evaluate(
+                    first, model, options, update, backend, out, warm, preload, bar.disable
+                )
         finally:
             bar.close()
             if warm is not None:
                 warm.stop()
+        if split.has_validation:
+            validation = Validated(results, {"val_users_without_validation": float(unseen)})
+            if wanted.phase == "selection":
+                log_left_out(results)
+                refuse_nothing_evaluated(results)
+                timings["eval"] = timings.pop("eval_validation")
+                return X, split, model, results, timings, validation
+            model, results = _test_phase(
+                split,
+                model,
+                results,
+                wanted,
+                timings,
+                fitted is None,
+                options,
+                backend,
+                out,
+                lambda: build_model(sections["model"], disable, base, label),
+                disable,
+            )
     log_left_out(results)
     refuse_nothing_evaluated(results)
-    # the wait for the kernels compiling in the child is part of the evaluation's time
-    timings["eval"] = float(results.timings.get("eval", 0.0)) + (warm.waited if warm else 0.0)
-    return X, split, model, results, timings
+    # the wait for the kernels compiling in the child is part of the first evaluation's time
+    waited = warm.waited if warm else 0.0
+    if validation is not None:
+        timings["eval"] = float(results.timings.get("eval", 0.0))
+    else:
+        timings["eval"] = float(results.timings.get("eval", 0.0)) + waited
+    return X, split, model, results, timings, validation
+
+
+def _load_and_split(
+    sections: dict[str, dict[str, Any]], base: Path, options: EvalOptions, timings: dict[str, float]
+) -> tuple[Any, Any]:
+    """The ``load``, ``prepare`` and ``split`` stages, each timed; returns the data and the
+    split."""
+    name = sections["dataset"].get("name") or sections["dataset"].get("kind")
+    with _timed(timings, "load", f"dataset {name!r}"):
+        X = load_data(sections["dataset"], base)
+    steps = prep_steps(sections["dataset"])
+    with _timed(timings, "prepare", ", ".join(steps), quiet=not steps):
+        X = prepare_data(X, sections["dataset"])
+    logger.info(
+        "data: %s (%d users x %d items, %d interactions)",
+        X.name or sections["dataset"].get("kind"),
+        X.n_users,
+        X.n_items,
+        X.nnz,
+    )
+    check_k_against_items(options.k, X.n_items)
+    with _timed(timings, "split", f"with {sections['split'].get('name')!r}"):
+        split = split_data(X, sections["split"])
+    logger.info("split: %r", split)
+    return X, split
+
+
+def _test_phase(
+    split: Any,
+    model: Any,
+    validated: Any,
+    wanted: Protocol,
+    timings: dict[str, float],
+    can_refit: bool,
+    options: EvalOptions,
+    backend: Mapping[str, Any],
+    out: Path,
+    new_model: Callable[[], Any],
+    disable: bool | None,
+) -> tuple[Any, Any]:
+    """After the evaluation on validation (``validated``: its results, checked here): a new
+    model of the same config refit on train + validation (unless ``refit=false`` or the
+    caller fitted the model) and evaluated once on test; returns the model and the results."""
+    log_left_out(validated)
+    refuse_nothing_evaluated(validated)
+    test = split.test_split(refit=wanted.refit)
+    if wanted.refit and can_refit:
+        model = new_model()
+        with _timed(timings, "refit", "on train + validation"):
+            model.fit(test.train.matrix, user_ids=test.train.user_ids, item_ids=test.train.item_ids)
+    update, bar = _eval_progress(test.train.n_users, disable)
+    try:
+        return model, _evaluate(test, model, options, update, backend, out, beat=bar.disable)
+    finally:
+        bar.close()
 
 
 _NOTICE_GIVEN: list[bool] = []

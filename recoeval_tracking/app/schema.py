@@ -161,9 +161,13 @@ class FoldedSplitConfig(SplitConfig):
 @dataclass
 class ModelConfig:
     """Fields shared by every model option: its ``name`` in
-    :data:`recoeval_tracking.models.MODELS`."""
+    :data:`recoeval_tracking.models.MODELS`, and the ``search_space`` a sweep with a
+    validation part tunes it over when it is a baseline (``{neighbours: [20, 50, 100]}``:
+    each key a parameter of the model, each value the list of values to try; empty: the
+    model's defaults only). Not passed to the model."""
 
     name: str = MISSING
+    search_space: dict[str, Any] = field(default_factory=dict)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -396,6 +400,14 @@ class Config:
     and without the grid's ``model.*`` overrides (once per value of any other swept key, such
     as ``seed=0,1``). The sweep sets ``baseline_rank`` on their jobs (0: the first baseline,
     which the sweep's leaderboard and the report compare against); null on every other job.
+
+    A split with a validation part runs the protocol of a fair study
+    (:mod:`recoeval_tracking.app.protocol`): ``phase`` is ``auto`` (validation, then test),
+    ``selection`` (validation only: a sweep's job of one configuration among several) or
+    ``test`` (the configuration a sweep chose); ``refit`` (true) refits the model on train +
+    validation before the test; ``tune_baselines`` (true) gives every baseline of a sweep with
+    a validation part the same number of configurations as the grid's model, drawn from the
+    baseline's ``model.search_space``.
     """
 
     dataset: DatasetConfig = MISSING
@@ -415,6 +427,9 @@ class Config:
     objective: str | None = None
     baselines: list[str] = field(default_factory=list)
     baseline_rank: int | None = None
+    phase: str = "auto"
+    refit: bool = True
+    tune_baselines: bool = True
     # module prefixes a model's `_target_` may name (None: any); app/user_model.py enforces it
     model_allow: list[str] | None = None
 

@@ -89,6 +89,12 @@ def test_every_option_composes_against_its_schema(hydra_compose, group, option):
     plain = OmegaConf.to_container(cfg, resolve=True, throw_on_missing=True)
     # a sweep's settings: no baselines, and a job that is none of them
     assert (plain.pop("baselines"), plain.pop("baseline_rank")) == ([], None)
+    # the protocol of a fair study: validation then test when the split has a validation part
+    assert (plain.pop("phase"), plain.pop("refit"), plain.pop("tune_baselines")) == (
+        "auto",
+        True,
+        True,
+    )
     assert set(plain) == {
         "dataset",
         "split",
