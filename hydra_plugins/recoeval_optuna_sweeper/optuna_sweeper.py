@@ -172,7 +172,9 @@ class OptunaSweeper(Sweeper):
             )
         study = self._study(direction)
         self.sweep_dir.mkdir(parents=True, exist_ok=True)
-        _note_swept_keys(self.sweep_dir, list(space))
+        from recoeval_tracking.tracking.sweep_records import note_swept_keys
+
+        note_swept_keys(self.sweep_dir, list(space))
         tracker = _BestTracker(self.sweep_dir, objective, study)
         log.info(
             "Optuna study %r (%s %s, sampler %s, seed %s): %d trials in batches of %d",
@@ -209,21 +211,6 @@ class OptunaSweeper(Sweeper):
         )
         _log_best(study, objective)
         return returns
-
-
-def _note_swept_keys(sweep_dir: Path, keys: list[str]) -> None:
-    """Add the search space's keys to the ``swept_keys`` of the sweep's record (written by the
-    app's sweep callback, which sees the command line only, not ``hydra.sweeper.params``): each
-    trial's run is then named after its values (``cosknn neighbours=57 shrink=3.142``)."""
-    from recoeval_tracking.tracking.sweeps import read_sweep_record, write_sweep_record
-
-    record = read_sweep_record(sweep_dir)
-    if record is None:  # not tracked
-        return
-    known = [str(k) for k in record.get("swept_keys") or []]
-    keys = [k.lstrip("+~") for k in keys]  # +model.shrink: a key the config did not list
-    record["swept_keys"] = known + [k for k in keys if k not in known]
-    write_sweep_record(sweep_dir, record)
 
 
 def _log_best(study: Any, objective: str) -> None:

@@ -38,6 +38,8 @@ from hydra.plugins.sweeper import Sweeper
 from hydra.types import HydraContext, TaskFunction
 from omegaconf import DictConfig, OmegaConf
 
+from recoeval_tracking.app.study import StudyPlan, write_study
+
 __all__ = ["RecoevalSweeper", "baseline_jobs", "read_baselines"]
 
 log = logging.getLogger(__name__)
@@ -129,6 +131,7 @@ class RecoevalSweeper(Sweeper):
         self.config: DictConfig | None = None
         self.launcher: Any = None
         self._task_function: TaskFunction | None = None
+        self._index = 0
 
     def setup(
         self, *, hydra_context: HydraContext, task_function: TaskFunction, config: DictConfig
@@ -152,7 +155,10 @@ class RecoevalSweeper(Sweeper):
         grid = BasicSweeper.split_arguments(overrides, None)[0]
         baselines = baseline_jobs(overrides, read_baselines(self.config, overrides))
         tic = time.perf_counter()
-        self._check_jobs(grid + baselines, overrides)
+        configs = self._check_jobs(grid + baselines, overrides)
+        plan = StudyPlan(self.config, grid, baselines, configs, overrides)
+        if plan.on_validation:
+            self._check_jobs([c.overrides for c in plan.tuned], overrides, space=True)
         log.debug(
             "composed the %d jobs of the sweep in %.2f s",
             len(grid) + len(baselines),
@@ -163,19 +169,48 @@ class RecoevalSweeper(Sweeper):
         sweep_dir.mkdir(parents=True, exist_ok=True)
         OmegaConf.save(self.config, sweep_dir / "multirun.yaml")
         returns: list[Sequence[Any]] = []
-        index = 0
-        for launcher, jobs in (
-            (self.launcher, grid),
-            (self._baseline_launcher(baselines), baselines),
-        ):
-            for batch in _chunks(jobs, self.max_batch_size):
-                results = launcher.launch(batch, initial_job_idx=index)
-                index += len(batch)
-                returns.append(results)
+        self._index = 0
+        if plan.on_validation:
+            from recoeval_tracking.tracking.sweep_records import note_swept_keys
+
+            note_swept_keys(sweep_dir, plan.tuned_keys())  # runs named after their values
+            log.info("%s", plan.opening_line())
+            selection = plan.selection_candidates()
+            returns += self._launch_candidates(selection, "selection", plan)
+            plan.read_selection(selection, returns)
+            returns += self._launch_candidates(plan.test_candidates(), "test", plan)
+        else:
+            returns += self._launch_candidates(plan.candidates, None, plan)
+        plan.read_tests(returns)
+        write_study(sweep_dir, plan.record())
         for results in returns:
             for r in results:
                 _ = r.return_value  # the first failed job fails the sweep, as Hydra's does
         return returns
+
+    def _launch_candidates(self, candidates: list[Any], phase: str | None, plan: Any) -> list:
+        """Launch ``candidates`` (the grid's first, then the baselines'), ``++phase=<phase>``
+        added, in batches of ``max_batch_size``; returns each batch's results."""
+        out: list[Sequence[Any]] = []
+        extra = [f"++phase={phase}"] if phase else []
+        for launcher, group in (
+            (self.launcher, [c for c in candidates if c.baseline_rank is None]),
+            (
+                self._baseline_launcher(
+                    [c.overrides for c in candidates if c.baseline_rank is not None]
+                ),
+                [c for c in candidates if c.baseline_rank is not None],
+            ),
+        ):
+            jobs = [[*c.overrides, *extra] for c in group]
+            for batch, members in zip(
+                _chunks(jobs, self.max_batch_size), _chunks(group, self.max_batch_size)
+            ):
+                results = launcher.launch(batch, initial_job_idx=self._index)
+                self._index += len(batch)
+                plan.attach(members, results, phase)
+                out.append(results)
+        return out
 
     def _baseline_launcher(self, jobs: list[list[str]]) -> Any:
         """The launcher of the baseline jobs: the sweep's own when its task is the app's job
@@ -191,24 +226,42 @@ class RecoevalSweeper(Sweeper):
         )
 
     # -- the check --------------------------------------------------------------------------
-    def _check_jobs(self, jobs: list[list[str]], overrides: Sequence[Override]) -> None:
-        """Compose every job; raise :class:`SweepJobError` naming those that do not compose."""
+    def _check_jobs(
+        self, jobs: list[list[str]], overrides: Sequence[Override], space: bool = False
+    ) -> list[DictConfig]:
+        """Compose every job and return their configs; raise :class:`SweepJobError` naming
+        those that do not compose (``space``: jobs drawn from a baseline's
+        ``model.search_space``, whose error names the space)."""
         from recoeval_tracking.app.errors import SweepJobError, composition_key
         from recoeval_tracking.app.job_name import check_config_job_name
 
         assert self.hydra_context is not None and self.config is not None
         loader = self.hydra_context.config_loader
         failures = []
+        configs = []
         for index, job in enumerate(jobs):
             try:
                 job_config = loader.load_sweep_config(
                     master_config=self.config, sweep_overrides=list(job)
                 )
                 check_config_job_name(job_config, "its config")  # names its log file
+                configs.append(job_config)
             except Exception as err:  # noqa: BLE001 - every composition error is reported
                 failures.append((index, list(job), err))
         if not failures:
-            return
+            return configs
+        if space:
+            from recoeval_tracking._validation import InputError
+
+            index, job, err = failures[0]
+            model = next((o.split("=", 1)[1] for o in job if o.startswith("model=")), "?")
+            tuned = [o for o in job if o.startswith("model.")]
+            raise InputError(
+                f"model.search_space of the baseline {model!r} does not compose: the job "
+                f"{' '.join(tuned)} fails ({type(err).__name__}: "
+                f"{str(err).splitlines()[0] if str(err) else ''}). Name only parameters the "
+                f"model takes (recoeval-track model={model} --cfg job lists them)."
+            ) from err
         key = composition_key(failures[0][2])
         owners = self._options_having(key, overrides) if key else None
         raise SweepJobError(failures, len(jobs), key=key, owners=owners) from failures[0][2]

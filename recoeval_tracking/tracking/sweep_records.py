@@ -18,7 +18,14 @@ __all__ = [
     "write_sweep_record",
     "read_sweep_record",
     "find_sweep_record",
+    "note_swept_keys",
+    "STUDY_FILE",
+    "read_study",
 ]
+
+#: The study's record in the sweep directory (JSON, written by the recoeval sweeper:
+#: :mod:`recoeval_tracking.app.study`): the protocol line, the objective, each system's budget.
+STUDY_FILE = "recoeval_study.json"
 
 #: File in the sweep directory describing the sweep (JSON: ``sweep_id``, ``parent_run_id`` or
 #: null, ``tracking_uri``, ``experiment``).
@@ -46,6 +53,32 @@ def read_sweep_record(sweep_dir: str | Path) -> dict[str, Any] | None:
     except (OSError, ValueError):
         return None
     return record if isinstance(record, dict) and record.get("sweep_id") else None
+
+
+def read_study(sweep_dir: str | Path | None) -> dict[str, Any] | None:
+    """The study's record of a sweep directory (:data:`STUDY_FILE`), or None when there is
+    none (an older sweep, or a sweep of another sweeper)."""
+    if not sweep_dir:
+        return None
+    try:
+        value = json.loads((Path(sweep_dir) / STUDY_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return value if isinstance(value, dict) else None
+
+
+def note_swept_keys(sweep_dir: str | Path, keys: list[str]) -> None:
+    """Add ``keys`` to the ``swept_keys`` of the sweep's record (written by the app's sweep
+    callback, which sees the command line only): the keys of an Optuna search space, or of the
+    search spaces a sweep tunes its baselines over. Each job's run is then named after its
+    values (``cosknn neighbours=57 shrink=3.142``). Nothing when the sweep is not tracked."""
+    record = read_sweep_record(sweep_dir)
+    if record is None:  # not tracked
+        return
+    known = [str(k) for k in record.get("swept_keys") or []]
+    keys = [k.lstrip("+~") for k in keys]  # +model.shrink: a key the config did not list
+    record["swept_keys"] = known + [k for k in keys if k not in known]
+    write_sweep_record(sweep_dir, record)
 
 
 def find_sweep_record(job_dir: str | Path) -> tuple[Path, dict[str, Any]] | None:

@@ -46,6 +46,7 @@ from .sweep_records import (
     SWEEP_FILE,
     SWEEP_LOCK,
     find_sweep_record,
+    read_study,
     read_sweep_record,
     write_sweep_record,
 )
@@ -313,7 +314,9 @@ def build_leaderboard(
     pandas.DataFrame
         Columns ``run_name, run_id, status, overrides, <metric>, <metric>_ci95_low,
         <metric>_ci95_high, ...``; ``attrs["metrics"]`` lists the metrics, ``attrs["headline"]``
-        those the children tag ``recoeval.headline`` (all of them when no child does).
+        those the children tag ``recoeval.headline`` (all of them when no child does),
+        ``attrs["selection_runs"]`` how many children were left out as a fair study's
+        selection runs (tag ``recoeval.phase=selection``: evaluated on validation only).
     """
     check_optional(parent_run_id, str, "parent_run_id", "build_leaderboard")
     uri = resolve_tracking_uri(tracking_uri)
@@ -324,6 +327,10 @@ def build_leaderboard(
         filter_string=f"tags.`mlflow.parentRunId` = '{parent_run_id}'",
         max_results=5000,
     )
+    everything = list(children)
+    # a fair study's selection runs (evaluated on validation only) are not on the board: it
+    # compares the configurations chosen on validation, each tested once
+    children = [r for r in everything if r.data.tags.get(_TAG_PREFIX + "phase") != "selection"]
     headline: dict[str, None] = {}
     for run in children:
         for m in run.data.tags.get(_TAG_PREFIX + "headline", "").split(","):
@@ -365,7 +372,45 @@ def build_leaderboard(
     table.attrs["metrics"] = list(metrics)
     table.attrs["headline"] = [m for m in headline if m in metrics] or list(metrics)
     table.attrs["sort_by"] = sort_by
+    table.attrs["selection_runs"] = len(everything) - len(children)
     return table
+
+
+def study_tags(study: Mapping[str, Any]) -> dict[str, str]:
+    """The parent run's tags of a study's record: ``recoeval.protocol`` (the one line),
+    ``recoeval.objective``, ``recoeval.equal_budgets`` and, per system,
+    ``recoeval.budget.<system>`` (``"3 configurations, 12.4 s of fits"``)."""
+    out = {
+        _TAG_PREFIX + "protocol": str(study.get("protocol") or ""),
+        _TAG_PREFIX + "equal_budgets": str(bool(study.get("equal_budgets", True))).lower(),
+    }
+    if study.get("objective"):
+        out[_TAG_PREFIX + "objective"] = str(study["objective"])
+    for name, entry in (study.get("systems") or {}).items():
+        out[f"{_TAG_PREFIX}budget.{name}"] = _budget_text(entry)
+    return out
+
+
+def _budget_text(entry: Mapping[str, Any]) -> str:
+    n = int(entry.get("configurations") or 0)
+    seconds = float(entry.get("fit_seconds") or 0.0)
+    return f"{n} configuration{'s' if n != 1 else ''}, {seconds:.1f} s of fits"
+
+
+def budget_lines(study: Mapping[str, Any] | None) -> list[str]:
+    """Each system's budget, a line each under a heading (empty without a study); the heading
+    says when the budgets are unequal."""
+    systems = (study or {}).get("systems") or {}
+    if not systems:
+        return []
+    equal = bool((study or {}).get("equal_budgets", True))
+    head = "budget per system" + ("" if equal else " (unequal: compare with care)") + ":"
+    width = max(len(str(n)) for n in systems) + 2
+    lines = [head]
+    for name, entry in systems.items():
+        kind = " (baseline)" if entry.get("baseline_rank") is not None else ""
+        lines.append(f"     {str(name) + kind:<{width + 11}}{_budget_text(entry)}")
+    return lines
 
 
 def sweep_end_text(parent_run_id: str, tracking_uri: str | None = None) -> str:
@@ -376,12 +421,25 @@ def sweep_end_text(parent_run_id: str, tracking_uri: str | None = None) -> str:
     run = _client(uri).get_run(parent_run_id)
     sweep_id = run.data.tags.get(_TAG_PREFIX + "sweep_id", "")
     lines = []
+    protocol = run.data.tags.get(_TAG_PREFIX + "protocol")
     if len(board):
+        chosen = board.attrs.get("selection_runs") or 0
+        what = (
+            f"{len(board)} tested configurations ({chosen} more evaluated on validation only)"
+            if chosen
+            else f"{len(board)} jobs"
+        )
         lines += [
-            f"sweep {sweep_id}: {len(board)} jobs, best first by "
-            f"{board.attrs.get('sort_by') or 'run name'}:",
+            f"sweep {sweep_id}: {what}, best first by "
+            f"{board.attrs.get('sort_by') or 'run name'} on test:",
             leaderboard_text(board),
         ]
+    if protocol:
+        lines.append(f"protocol: {protocol}")
+        lines += budget_lines(read_study(run.data.tags.get(_TAG_PREFIX + "sweep_dir")))
+    leak = run.data.tags.get(_TAG_PREFIX + "leakage")
+    if leak:
+        lines.append(leak)
     report = f"recoeval-track-report select.sweep_id={sweep_id}"
     if uri != resolve_tracking_uri(None):
         report += f" tracking.uri={scrub_text(uri)}"
@@ -515,6 +573,7 @@ def finish_sweep_parent(
     if close_running_children and "status" in leaderboard.columns:
         for _, row in leaderboard[leaderboard["status"] == "RUNNING"].iterrows():
             client.set_terminated(row["run_id"], "KILLED")
+    study = read_study(parent.data.tags.get(_TAG_PREFIX + "sweep_dir"))
     trial = str(parent.data.tags.get(_TAG_PREFIX + "best.trial", ""))
     batch_metrics, tags = _summary(
         leaderboard,
@@ -552,6 +611,12 @@ def finish_sweep_parent(
             + tags.get("mlflow.note.content", "")
             + "\n\nEvery metric of every job: leaderboard.csv below."
         )
+    if study:
+        tags.update(study_tags(study))
+        protocol_md = f"**Protocol:** {study.get('protocol')}\n\n" + "\n".join(
+            f"- {line.strip()}" for line in budget_lines(study)[1:]
+        )
+        tags["mlflow.note.content"] = protocol_md + "\n\n" + tags.get("mlflow.note.content", "")
     client.log_batch(
         parent_run_id,
         metrics=batch_metrics,

@@ -1,0 +1,252 @@
+"""A sweep with a validation part is a fair study: every configuration of every system (the
+grid's model and each baseline, tuned over its ``model.search_space`` with the grid's budget) is
+evaluated on validation, the best of each system by the validation objective is refit and
+tested once, and the leaderboard, the parent run and the terminal compare those on test and say
+so in one line.
+
+The expected choices are read back from each selection job's own folder (its
+``metrics.json``), independently of the sweeper's record; the expected test values of the
+chosen configuration come from the Python API on the same split (fit on train + validation,
+evaluated on test), not from the job.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+import yaml
+from commands import run_command, run_main
+
+import recoeval_tracking as rt
+from recoeval_tracking.app.protocol import protocol_line
+from recoeval_tracking.app.study import (
+    Candidate,
+    choose,
+    space_configurations,
+    tuned_overrides,
+)
+
+SMALL = [
+    "dataset.n_users=150",
+    "dataset.n_items=60",
+    "plots=false",
+    "progress=false",
+    "nthreads=1",
+    "metrics.cumulative=false",
+    "split.validation_fraction=0.15",
+]
+STUDY = ["-m", "model=item_knn", "model.neighbours=5,20", "baselines=[popularity,als]"]
+
+
+# -- the plan, on its own -------------------------------------------------------------------
+
+
+def test_a_search_space_is_the_product_of_its_lists_in_order():
+    space = {"factors": [8, 16], "regularization": [0.1, 1.0, 10.0]}
+    configs = space_configurations(space, "als")
+    assert configs[:2] == [
+        {"factors": 8, "regularization": 0.1},
+        {"factors": 8, "regularization": 1.0},
+    ]
+    assert len(configs) == 6 and len({tuple(c.values()) for c in configs}) == 6
+    assert space_configurations({}, "x") == [{}] and space_configurations(None, "x") == [{}]
+    with pytest.raises(rt.InputError, match=r"model.search_space.factors of 'als'"):
+        space_configurations({"factors": 8}, "als")
+
+
+def test_a_baseline_gets_the_grids_budget_drawn_from_its_space():
+    configs = space_configurations({"n": list(range(10))}, "m")
+    drawn = tuned_overrides(configs, 3, seed=7)
+    assert len(drawn) == 3 and len({tuple(d) for d in drawn}) == 3
+    values = [int(d[0].split("=")[1]) for d in drawn]
+    assert values == sorted(values)  # the space's order
+    assert drawn == tuned_overrides(configs, 3, seed=7)  # seeded
+    assert tuned_overrides(configs, 3, seed=8) != drawn
+    # a space with no more configurations than the budget runs all of them
+    assert tuned_overrides(configs[:2], 3, seed=7) == [["model.n=0"], ["model.n=1"]]
+
+
+def test_the_choice_is_the_best_validation_value_per_system_and_replicate():
+    cands = [
+        Candidate(["a=1"], "knn", ("seed=0",), value=0.2),
+        Candidate(["a=2"], "knn", ("seed=0",), value=0.3),
+        Candidate(["a=3"], "knn", ("seed=0",), value=0.3),  # a tie: the first one stays
+        Candidate(["a=1"], "knn", ("seed=1",), value=0.5),
+        Candidate(["a=2"], "knn", ("seed=1",), value=math.nan),
+        Candidate(["b=1"], "pop", ("seed=0",), value=0.9, failed=True),
+        Candidate(["b=2"], "pop", ("seed=0",), value=0.1),
+    ]
+    best = choose(cands, "ndcg_at_10", greater_is_better=True)
+    assert best[("knn", ("seed=0",))].overrides == ["a=2"]
+    assert best[("knn", ("seed=1",))].overrides == ["a=1"]
+    assert best[("pop", ("seed=0",))].overrides == ["b=2"]  # a failed job is never chosen
+    lower = choose(cands[:3], "mpr", greater_is_better=False)
+    assert lower[("knn", ("seed=0",))].overrides == ["a=1"]
+
+
+def test_the_protocol_line_says_how_the_winner_was_chosen():
+    fair = protocol_line(
+        on_validation=True, objective="ndcg_at_10", configurations={"knn": 3, "als": 3}
+    )
+    assert fair == (
+        "chosen on validation by val NDCG@10 among 3 configurations per system, tested once "
+        "(refit on train + validation)"
+    )
+    optimistic = protocol_line(
+        on_validation=False, objective="ndcg_at_10", configurations={"knn": 4, "pop": 1}
+    )
+    assert optimistic.startswith("chosen on the test split (optimistic: the best of")
+    assert "unequal budgets: knn 4, pop 1" in optimistic
+    single = protocol_line(on_validation=False, objective=None, configurations={"a": 1, "b": 1})
+    assert "nothing was chosen" in single
+
+
+# -- the sweep, end to end ------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def study(tmp_path_factory, migrated_db):
+    import shutil
+
+    root = tmp_path_factory.mktemp("fair")
+    shutil.copyfile(migrated_db, root / "mlflow.db")
+    proc = run_command(
+        [*STUDY, "hydra.sweep.dir=multirun/s", *SMALL], root, module=False, timeout=900
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:] + proc.stdout[-2000:]
+    jobs = []
+    for d in sorted((root / "multirun" / "s").glob("[0-9]*"), key=lambda p: int(p.name)):
+        config = yaml.safe_load((d / "config.yaml").read_text())
+        metrics = json.loads((d / "metrics.json").read_text())
+        jobs.append((d, config, metrics))
+    record = json.loads((root / "multirun" / "s" / "recoeval_study.json").read_text())
+    return root, proc, jobs, record
+
+
+def _system(config) -> str:
+    return config["model"]["name"]
+
+
+@pytest.mark.slow
+def test_every_system_is_chosen_on_validation_and_tested_once(study):
+    root, proc, jobs, record = study
+    selection = [j for j in jobs if j[1]["phase"] == "selection"]
+    tests = [j for j in jobs if j[1]["phase"] == "test"]
+    # the grid has 2 configurations: each baseline is tuned over 2 of its space
+    assert sorted(_system(c) for _, c, _ in selection) == sorted(
+        ["item_knn"] * 2 + ["popularity"] * 2 + ["als"] * 2
+    )
+    assert sorted(_system(c) for _, c, _ in tests) == ["als", "item_knn", "popularity"]
+    for _, _, metrics in selection:  # validation numbers only
+        assert "val_ndcg_at_10" in metrics and "ndcg_at_10" not in metrics
+    for name in ("item_knn", "popularity", "als"):
+        values = [(m["val_ndcg_at_10"], c["model"]) for _, c, m in selection if _system(c) == name]
+        best = max(values, key=lambda v: v[0])  # no ties on these data
+        (tested,) = [c for _, c, _ in tests if _system(c) == name]
+        assert {k: v for k, v in tested["model"].items() if k != "search_space"} == {
+            k: v for k, v in best[1].items() if k != "search_space"
+        }
+        assert record["systems"][name]["configurations"] == 2
+    assert record["equal_budgets"] is True
+    assert record["protocol"] == (
+        "chosen on validation by val NDCG@10 among 2 configurations per system, tested once "
+        "(refit on train + validation)"
+    )
+
+
+@pytest.mark.slow
+def test_the_tested_number_is_the_refit_on_train_and_validation(study):
+    root, _, jobs, _ = study
+    (job,) = [j for j in jobs if j[1]["phase"] == "test" and _system(j[1]) == "item_knn"]
+    d, config, metrics = job
+    from recoeval_tracking.app.pipeline import load_data, split_data
+
+    split = split_data(load_data(config["dataset"]), config["split"])
+    test = split.test_split()
+    neighbours = config["model"]["neighbours"]
+    model = rt.make_model("item_knn", neighbours=neighbours).fit(test.train.matrix)
+    res = rt.evaluate(test.train, test.test, scores=model.score_source(), k=10, seed=0)
+    assert metrics["ndcg_at_10"] == pytest.approx(res.means["ndcg_at_10"], abs=1e-12)
+    # and its validation number is the first fit's, on train, against the validation part
+    first = rt.make_model("item_knn", neighbours=neighbours).fit(split.train.matrix)
+    val = split.validation_split()
+    vres = rt.evaluate(val.train, val.test, scores=first.score_source(), k=10, seed=0)
+    assert metrics["val_ndcg_at_10"] == pytest.approx(vres.means["ndcg_at_10"], abs=1e-12)
+    assert (d / "per_user_validation.parquet").is_file()
+
+
+@pytest.mark.slow
+def test_the_leaderboard_and_the_parent_compare_the_chosen_on_test(study):
+    from mlflow import MlflowClient
+
+    root, proc, jobs, record = study
+    client = MlflowClient(f"sqlite:///{root / 'mlflow.db'}")
+    runs = client.search_runs([e.experiment_id for e in client.search_experiments()])
+    (parent,) = [r for r in runs if r.data.tags.get("recoeval.sweep_parent") == "true"]
+    children = [r for r in runs if "mlflow.parentRunId" in r.data.tags]
+    phases = sorted(r.data.tags.get("recoeval.phase") for r in children)
+    assert phases == ["selection"] * 6 + ["test"] * 3
+    assert parent.data.tags["recoeval.protocol"] == record["protocol"]
+    assert parent.data.tags["recoeval.budget.als"].startswith("2 configurations, ")
+    best_test = max(
+        r.data.metrics["ndcg_at_10"] for r in children if r.data.tags["recoeval.phase"] == "test"
+    )
+    assert parent.data.metrics["best_ndcg_at_10"] == best_test
+    out = proc.stdout
+    assert "3 tested configurations (6 more evaluated on validation only)" in out
+    assert f"protocol: {record['protocol']}" in out
+    assert out.index("protocol:") < out.index("recoeval-track-report")
+
+
+# -- refusals -------------------------------------------------------------------------------
+
+
+def test_an_objective_that_is_not_a_metric_stops_the_study_before_any_job(tmp_path):
+    proc = run_main([*STUDY, "objective=ndgc_at_10", *SMALL, "tracking=none"], tmp_path)
+    assert proc.returncode != 0
+    assert "objective" in proc.stderr and "ndgc_at_10" in proc.stderr
+    assert not list(Path(tmp_path).glob("multirun/*/*/0/metrics.json"))
+
+
+def test_a_search_space_naming_an_unknown_parameter_is_refused(tmp_path):
+    configs = tmp_path / "my_configs" / "model"
+    configs.mkdir(parents=True)
+    (configs / "pop_bad.yaml").write_text(
+        "defaults:\n  - popularity\n  - _self_\nsearch_space:\n  nope: [1, 2]\n"
+    )
+    proc = run_main(
+        [
+            "--config-dir",
+            str(tmp_path / "my_configs"),
+            *STUDY[:3],
+            "baselines=[pop_bad]",
+            *SMALL,
+            "tracking=none",
+        ],
+        tmp_path,
+    )
+    assert proc.returncode != 0
+    assert "model.search_space of the baseline 'pop_bad'" in proc.stderr, proc.stderr
+    assert "model.nope=" in proc.stderr and "Could not override" in proc.stderr
+    assert not list(tmp_path.glob("multirun/*/*/*/metrics.json"))  # before any job
+
+
+def test_phase_selection_needs_a_validation_part(tmp_path):
+    proc = run_main(
+        ["model=popularity", "phase=selection", "tracking=none", "plots=false"], tmp_path
+    )
+    assert proc.returncode != 0
+    assert "phase=selection" in proc.stderr and "validation_fraction" in proc.stderr
+
+
+def test_users_without_validation_entries_are_counted(tmp_path):
+    from recoeval_tracking.app.protocol import check_validation_users
+
+    X = rt.make_synthetic(n_users=80, n_items=40, n_interactions=900, seed=2)
+    split = rt.make_split("random", X, test_fraction=0.3, validation_fraction=0.03, seed=0)
+    missing = (split.test.user_counts() > 0) & (split.validation.user_counts() == 0)
+    assert check_validation_users(split) == int(np.count_nonzero(missing)) > 0
