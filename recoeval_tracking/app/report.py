@@ -13,6 +13,7 @@ over datasets (Friedman, Nemenyi, a critical-difference diagram).
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
 import sys
 import tempfile
@@ -25,6 +26,7 @@ from .._validation import InputError, param_error, resolve_under
 __all__ = ["main", "run_report", "load_runs", "check_settings"]
 
 _PROG = "recoeval-track-report"
+logger = logging.getLogger(__name__)
 
 
 class StoreUnreachable(RuntimeError):
@@ -133,6 +135,18 @@ def load_runs(
             f"select: no run matches {sel} in {uri} but report runs; select the "
             "runs of a sweep or an experiment."
         )
+    # a fair study's selection runs were evaluated on validation only: the report compares
+    # the configurations each system chose, tested once
+    chosen = [i for i in found if (i.get("tags") or {}).get("recoeval.phase") != "selection"]
+    if len(chosen) < len(found):
+        logger.info(
+            "left out %d selection runs (evaluated on validation only); comparing the %d "
+            "configurations chosen on validation and tested once",
+            len(found) - len(chosen),
+            len(chosen),
+        )
+    found = chosen
+    sweep = _sweep_study(uri, found)
     runs = []
     for info in found:
         folder = download_job_artifacts(
@@ -148,7 +162,35 @@ def load_runs(
                 source=f"mlflow run {info['run_id']}",
             )
         )
+        if sweep:
+            runs[-1].study["sweep"] = sweep
     return runs, uri
+
+
+def _sweep_study(uri: str, found: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """The study record of the sweep the runs belong to (one sweep only), from its parent
+    run's tags: the protocol line and each system's budget."""
+    from ..tracking.search import search_runs_for_report
+
+    sweeps = {(i.get("tags") or {}).get("recoeval.sweep_id") for i in found}
+    if len(sweeps) != 1 or None in sweeps:
+        return None
+    try:
+        parents = search_runs_for_report(
+            tracking_uri=uri, sweep_id=sweeps.pop(), include_parents=True
+        )
+    except Exception:  # noqa: BLE001 - the protocol line is read from the runs then
+        return None
+    for info in parents:
+        tags = info.get("tags") or {}
+        if tags.get("recoeval.sweep_parent") == "true" and tags.get("recoeval.protocol"):
+            prefix = "recoeval.budget."
+            return {
+                "protocol": tags["recoeval.protocol"],
+                "budgets": {k[len(prefix) :]: v for k, v in tags.items() if k.startswith(prefix)},
+                "equal_budgets": tags.get("recoeval.equal_budgets", "true") == "true",
+            }
+    return None
 
 
 def _sqlite_file(uri: str, base: Path) -> Path | None:

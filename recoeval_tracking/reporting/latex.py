@@ -21,7 +21,7 @@ from .._validation import check_int, param_error
 from ..jobdir.redact import scrub_text
 from ..metrics.registry import spec_for_key
 from .outputs import register_output
-from .report import SMALL_N_MARK
+from .report import SMALL_N_MARK, protocol_text
 from .stats import percent
 from .summary import headline_metrics
 
@@ -175,6 +175,8 @@ def _caption(
             "claimed (the arrow gives the direction only)."
         )
     parts.append("Best per column in bold" + ("; second underlined." if underline_second else "."))
+    if protocol_text(s):
+        parts.append(latex_escape(protocol_text(s)))
     if extra:
         parts.append(extra)
     return " ".join(parts)

@@ -477,6 +477,7 @@ def build_report(
     ).mismatches
     swept = _swept_params(runs)
     settings["n_runs"] = len(runs)
+    settings.update(study_protocol(runs))
     notes: list[str] = []
     if replicate_key:
         runs_in, runs = runs, aggregate_replicates(runs, replicate_key, group_by, func)
@@ -526,6 +527,60 @@ def build_report(
         notes=notes,
         left_out=verdict.table,
     )
+
+
+def study_protocol(runs: Sequence[RunData]) -> dict[str, Any]:
+    """How the compared configurations were chosen, for every surface of the report:
+    ``protocol`` (one line), ``budgets`` (system -> its budget, when known),
+    ``equal_budgets`` and ``leakage`` (one line, when the data had timestamps).
+
+    The sweep's record (``study["sweep"]`` of a run read from MLflow: its parent's
+    ``protocol``, ``budgets``, ``equal_budgets``) wins; otherwise the line is read from the
+    runs' own folders: every run tested after a validation part, or evaluated on test with
+    nothing recorded of a choice (which is then optimistic if it was made on the same test
+    data)."""
+    out: dict[str, Any] = {}
+    given = next((dict(r.study["sweep"]) for r in runs if r.study.get("sweep")), {})
+    if given.get("protocol"):
+        out["protocol"] = str(given["protocol"])
+        out["budgets"] = dict(given.get("budgets") or {})
+        out["equal_budgets"] = bool(given.get("equal_budgets", True))
+    else:
+        records = [dict(r.study.get("protocol") or {}) for r in runs]
+        if records and all(rec.get("validation") for rec in records):
+            refit = all(rec.get("refit") for rec in records)
+            out["protocol"] = (
+                "each run evaluated once on test after a validation part"
+                + (" (refit on train + validation)" if refit else "")
+                + "; the choice among configurations is not recorded in the job folders"
+            )
+        elif records and any(records):
+            out["protocol"] = (
+                "evaluated on the test split with no validation part: if these runs were "
+                "chosen among others on the same test data, their numbers are optimistic"
+            )
+    leaks = [r.study.get("leakage") for r in runs if r.study.get("leakage")]
+    if leaks:
+        from ..splitting import leakage_line
+
+        out["leakage"] = leakage_line(leaks[0])
+    return out
+
+
+def protocol_text(settings: Mapping[str, Any]) -> str:
+    """The protocol, each system's budget (saying when they are unequal) and the split's
+    leakage, in sentences; empty when the report knows none of them."""
+    parts = []
+    if settings.get("protocol"):
+        parts.append(f"Protocol: {settings['protocol']}.")
+    budgets = settings.get("budgets") or {}
+    if budgets:
+        head = "Budgets" if settings.get("equal_budgets", True) else "Unequal budgets"
+        parts.append(f"{head}: " + "; ".join(f"{k} {v}" for k, v in budgets.items()) + ".")
+    if settings.get("leakage"):
+        leak = str(settings["leakage"]).rstrip(".")
+        parts.append(leak[:1].upper() + leak[1:] + ".")
+    return " ".join(parts)
 
 
 def _check_settings(

@@ -58,6 +58,10 @@ class RunData:
         The run's resolved config, nested (``config.yaml``), when known.
     metric_fingerprints : dict
         One fingerprint per metric column (missing: the ``definitions`` one stands for all).
+    study : dict
+        What the job folder's ``dataset.json`` says of the study: ``protocol`` (the part
+        evaluated, whether a validation part and a refit came first) and ``leakage``
+        (:func:`recoeval_tracking.splitting.measure_leakage`); empty for a run built in Python.
     """
 
     run_id: str
@@ -71,6 +75,7 @@ class RunData:
     source: str = ""
     config: dict[str, Any] | None = None
     metric_fingerprints: dict[str, str] = field(default_factory=dict)
+    study: dict[str, Any] = field(default_factory=dict)
 
     def metric_fingerprint(self, metric: str) -> str:
         """The fingerprint of this run's definition of ``metric`` (the whole definitions
@@ -111,6 +116,7 @@ class RunData:
             source=source or str(Path(path)),
             config=job.config,
             metric_fingerprints=_job_metric_fingerprints(job),
+            study={k: (job.dataset or {}).get(k) for k in ("protocol", "leakage")},
         )
 
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
@@ -27,7 +28,7 @@ from .._validation import InputError, param_error
 from ..jobdir.redact import scrub_mapping, scrub_text
 from .compare import Comparison
 from .figures import safe_name
-from .report import SMALL_N_MARK, Report
+from .report import SMALL_N_MARK, Report, protocol_text
 from .stats import percent
 from .summary import Best, catalogue_table, headline_metrics, summary_table
 
@@ -201,6 +202,14 @@ def _shown_id(report: Report, run: Any) -> str:
     return run.run_id
 
 
+def _protocol_items(settings: Mapping[str, Any]) -> list[Item]:
+    text = protocol_text(settings)
+    if not text:
+        return []
+    unequal = bool(settings.get("budgets")) and not settings.get("equal_budgets", True)
+    return [("warning" if unequal else "text", "", md_escape(text))]
+
+
 def _head_items(report: Report, comparison: Comparison | None = None) -> list[Item]:
     """The first screen: intro, summary, notes, catalogue-level metrics."""
     base = report.run(report.baseline)
@@ -215,6 +224,7 @@ def _head_items(report: Report, comparison: Comparison | None = None) -> list[It
             ),
         )
     ]
+    items += _protocol_items(report.settings)
     if len(report.runs) > 1 or report.metrics:
         items.append(
             (

@@ -202,6 +202,74 @@ def test_the_leaderboard_and_the_parent_compare_the_chosen_on_test(study):
     assert out.index("protocol:") < out.index("recoeval-track-report")
 
 
+@pytest.mark.slow
+def test_the_report_compares_the_chosen_on_test_and_says_how(study):
+    from recoeval_tracking.app.report import run_report
+
+    root, _, jobs, record = study
+    sweep_id = json.loads((root / "multirun" / "s" / "recoeval_sweep.json").read_text())["sweep_id"]
+    cfg = {
+        "tracking": {"uri": f"sqlite:///{root / 'mlflow.db'}"},
+        "select": {"sweep_id": sweep_id},
+        "metrics": ["ndcg_at_10"],
+        "n_bootstrap": 20,
+        "n_permutations": 20,
+        "output": {
+            "dir": str(root / "report"),
+            "markdown": "report.md",
+            "latex": "report.tex",
+            "log_to_mlflow": False,
+        },
+    }
+    report = run_report(cfg)["report"]
+    assert sorted(r.name.split()[0] for r in report.runs) == ["als", "item_knn", "popularity"]
+    assert report.settings["protocol"] == record["protocol"]
+    assert report.settings["budgets"]["als"].startswith("2 configurations")
+    page = (root / "report" / "report.md").read_text()
+    assert "Protocol: chosen on validation by val NDCG@10 among 2 configurations" in page
+    tex = (root / "report" / "report.tex").read_text()
+    assert "Protocol: chosen on validation by val NDCG@10" in tex and "Budgets: " in tex
+
+
+@pytest.mark.slow
+def test_the_notebook_call_gives_the_apps_numbers(study):
+    from recoeval_tracking.app.pipeline import load_data, split_data
+
+    _, _, jobs, _ = study
+    (test_job,) = [c for _, c, _ in jobs if c["phase"] == "test" and _system(c) == "item_knn"]
+    split = split_data(load_data(test_job["dataset"]), test_job["split"])
+    sel = rt.select_and_test(
+        split,
+        {f"knn {n}": (lambda n=n: rt.make_model("item_knn", neighbours=n)) for n in (5, 20)},
+        objective="ndcg_at_10",
+        metrics=["ndcg"],
+    )
+    by_neighbours = {
+        c["model"]["neighbours"]: m["val_ndcg_at_10"]
+        for _, c, m in jobs
+        if c["phase"] == "selection" and _system(c) == "item_knn"
+    }
+    for n in (5, 20):
+        row = sel.validation.set_index("configuration").loc[f"knn {n}"]
+        assert row["val_ndcg_at_10"] == pytest.approx(by_neighbours[n], abs=1e-12)
+    assert sel.chosen == f"knn {test_job['model']['neighbours']}"
+    (tested,) = [m for _, c, m in jobs if c["phase"] == "test" and _system(c) == "item_knn"]
+    assert sel.test.means["ndcg_at_10"] == pytest.approx(tested["ndcg_at_10"], abs=1e-12)
+    assert sel.protocol.startswith("chosen on validation by val NDCG@10 among 2 configurations")
+
+
+def test_the_notebook_call_refuses_a_split_without_validation_and_a_bad_objective():
+    X = rt.make_synthetic(n_users=60, n_items=30, n_interactions=700, seed=1)
+    configs = {"pop": lambda: rt.make_model("popularity")}
+    with pytest.raises(rt.InputError, match="validation_fraction=0.1"):
+        rt.select_and_test(rt.make_split("random", X, seed=0), configs)
+    split = rt.make_split("random", X, validation_fraction=0.2, seed=0)
+    with pytest.raises(rt.InputError, match="objective"):
+        rt.select_and_test(split, configs, objective="ndgc_at_10")
+    with pytest.raises(rt.InputError, match="configurations"):
+        rt.select_and_test(split, {})
+
+
 # -- refusals -------------------------------------------------------------------------------
 
 
