@@ -26,6 +26,7 @@ if TYPE_CHECKING:  # the names as static tools see them; at run time they load o
         RankedLists,
         ScoreSource,
     )
+    from .selection import Selection, select_and_test
     from .splitting import SPLITS, Split, cross_validate, make_split, split_reco_train_test
     from .tracking import log_results
 
@@ -58,6 +59,8 @@ _LAZY: dict[str, str] = {
     # the report's statistics and renderers
     "compare": ".reporting.compare",
     "Comparison": ".reporting.compare",
+    "select_and_test": ".selection",
+    "Selection": ".selection",
 }
 
 __all__ = ["__version__", *_LAZY]
