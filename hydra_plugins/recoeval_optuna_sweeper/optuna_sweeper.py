@@ -175,7 +175,10 @@ class OptunaSweeper(Sweeper):
         from recoeval_tracking.tracking.sweep_records import note_swept_keys
 
         note_swept_keys(self.sweep_dir, list(space))
-        tracker = _BestTracker(self.sweep_dir, objective, study)
+        on_validation = self._on_validation()
+        # on a split with a validation part every trial is read on validation, and so named
+        read_as = f"val_{objective}" if on_validation else objective
+        tracker = _BestTracker(self.sweep_dir, read_as, study)
         log.info(
             "Optuna study %r (%s %s, sampler %s, seed %s): %d trials in batches of %d",
             study.study_name,
@@ -186,6 +189,7 @@ class OptunaSweeper(Sweeper):
             self.n_trials,
             self.n_jobs,
         )
+        phase = ("++phase=selection",) if on_validation else ()
         done, returns, trials = 0, [], []
         while done < self.n_trials:
             batch = [
@@ -193,7 +197,7 @@ class OptunaSweeper(Sweeper):
                 for _ in range(min(self.n_jobs, self.n_trials - done))
             ]
             overrides = [
-                tuple(fixed) + tuple(format_override(k, v) for k, v in t.params.items())
+                tuple(fixed) + tuple(format_override(k, v) for k, v in t.params.items()) + phase
                 for t in batch
             ]
             self.validate_batch_is_legal(overrides)
@@ -207,10 +211,50 @@ class OptunaSweeper(Sweeper):
             if failure is not None:
                 raise failure
         _write_results(
-            self.sweep_dir / "optimization_results.yaml", study, trials, objective, direction
+            self.sweep_dir / "optimization_results.yaml", study, trials, read_as, direction
         )
-        _log_best(study, objective)
+        _log_best(study, read_as)
+        if on_validation:
+            returns.append(self._test_best(study, fixed))
+        from recoeval_tracking.app.study import Candidate, study_record, write_study
+
+        system = str(OmegaConf.select(self.config, "hydra.runtime.choices.model", default="model"))
+        write_study(
+            self.sweep_dir,
+            study_record(
+                [Candidate([], system) for _ in trials],
+                {},
+                on_validation=on_validation,
+                objective=objective,
+                refit=bool(OmegaConf.select(self.config, "refit", default=True)),
+            ),
+        )
         return returns
+
+    def _on_validation(self) -> bool:
+        """Whether the sweep's split has a validation part: the trials are then selection jobs
+        (evaluated on validation only) and the best one is tested once."""
+        from recoeval_tracking.app.protocol import has_validation_setting
+
+        split = OmegaConf.select(self.config, "split", default=None)
+        value = OmegaConf.to_container(split, resolve=False) if split is not None else {}
+        return isinstance(value, dict) and has_validation_setting(value)
+
+    def _test_best(self, study: Any, fixed: list[str]) -> Any:
+        """The best trial's configuration refit on train + validation and tested once."""
+        try:
+            best = study.best_trial
+        except ValueError:  # no trial completed: nothing to test
+            return []
+        overrides = (
+            tuple(fixed)
+            + tuple(format_override(k, v) for k, v in best.params.items())
+            + ("++phase=test",)
+        )
+        log.info("testing the best trial (#%d) once: %s", best.number, " ".join(overrides))
+        results = self.launcher.launch([overrides], initial_job_idx=self.job_idx)
+        self.job_idx += len(results)
+        return results
 
 
 def _log_best(study: Any, objective: str) -> None:

@@ -425,7 +425,8 @@ def sweep_end_text(parent_run_id: str, tracking_uri: str | None = None) -> str:
     if len(board):
         chosen = board.attrs.get("selection_runs") or 0
         what = (
-            f"{len(board)} tested configurations ({chosen} more evaluated on validation only)"
+            f"{len(board)} tested configuration{'s' if len(board) != 1 else ''} ({chosen} "
+            "more evaluated on validation only)"
             if chosen
             else f"{len(board)} jobs"
         )

@@ -199,3 +199,46 @@ def test_the_command_registers_the_plugin_in_any_install(tmp_path):
     probe = run_process([sys.executable, "-c", code], tmp_path, env=env, timeout=120)
     assert probe.returncode == 0, probe.stderr[-2000:]
     assert "OptunaSweeper" in probe.stdout
+
+
+def test_with_a_validation_part_the_trials_are_read_on_validation_and_the_best_tested_once(
+    tmp_path, local_store
+):
+    from mlflow import MlflowClient
+
+    proc = run_command(
+        [
+            *SEARCH,
+            "hydra.sweeper.n_trials=3",
+            "hydra.sweeper.seed=0",
+            "objective=ndcg_at_10",
+            "split.validation_fraction=0.15",
+        ],
+        tmp_path,
+    )
+    assert_ok(proc)
+    client = MlflowClient(local_store)
+    exp = client.get_experiment_by_name("recoeval")
+    runs = client.search_runs([exp.experiment_id], max_results=100)
+    (parent,) = [r for r in runs if r.data.tags.get("recoeval.sweep_parent") == "true"]
+    children = [r for r in runs if r.data.tags.get("mlflow.parentRunId") == parent.info.run_id]
+    trials = [r for r in children if r.data.tags.get("recoeval.phase") == "selection"]
+    (tested,) = [r for r in children if r.data.tags.get("recoeval.phase") == "test"]
+    assert len(trials) == 3
+    for trial in trials:  # no trial has a test number
+        assert "ndcg_at_10" not in trial.data.metrics and "val_ndcg_at_10" in trial.data.metrics
+    best = max(trials, key=lambda r: r.data.metrics["val_ndcg_at_10"])
+    assert tested.data.params["model.factors"] == best.data.params["model.factors"]
+    assert tested.data.metrics["val_ndcg_at_10"] == pytest.approx(
+        best.data.metrics["val_ndcg_at_10"], rel=1e-12
+    )
+    # the search's curve is the validation one; the parent's best is the one test number
+    assert parent.data.metrics["best_val_ndcg_at_10"] == pytest.approx(
+        best.data.metrics["val_ndcg_at_10"], rel=1e-12
+    )
+    assert parent.data.metrics["best_ndcg_at_10"] == tested.data.metrics["ndcg_at_10"]
+    assert parent.data.tags["recoeval.protocol"] == (
+        "chosen on validation by val NDCG@10 among 3 configurations per system, tested once "
+        "(refit on train + validation)"
+    )
+    assert "protocol: chosen on validation" in proc.stdout
