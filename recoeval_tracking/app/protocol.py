@@ -22,7 +22,7 @@ The sweep (``hydra/sweeper=recoeval`` and ``hydra/sweeper=optuna``) owns the pha
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -191,21 +191,31 @@ def protocol_line(
     objective: str | None,
     configurations: Mapping[str, int],
     refit: bool = True,
+    whole_space: Iterable[str] = (),
 ) -> str:
     """How a study's reported configurations were chosen, in one line.
 
     ``configurations`` gives the number of configurations (or trials) each system was chosen
-    among. With a validation part: ``"chosen on validation by val NDCG@10 among 3
-    configurations per system, tested once (refit on train + validation)"``; without one:
-    ``"chosen on the test split (optimistic: the best of 4 configurations on the data it is
-    reported on)"``. Unequal budgets are named system by system.
+    among; ``whole_space`` names the systems that ran their whole search space, smaller than
+    the others' budget. With a validation part: ``"chosen on validation by val NDCG@10 among
+    3 configurations per system, tested once (refit on train + validation)"``; without one:
+    ``"chosen on the test split (optimistic: the best of 4 configurations per system on the
+    data it is reported on)"``. Unequal budgets are named system by system.
     """
+    whole = set(whole_space)
     counts = sorted(set(int(n) for n in configurations.values()))
     if len(counts) == 1:
         n = counts[0]
         among = f"{n} configuration{'s' if n != 1 else ''} per system"
     else:
-        among = "unequal budgets: " + ", ".join(f"{name} {n}" for name, n in configurations.items())
+        among = (
+            f"up to {counts[-1]} configurations per system ("
+            + ", ".join(
+                f"{name} {n}" + (": its whole search space" if name in whole else "")
+                for name, n in configurations.items()
+            )
+            + ")"
+        )
     metric = _label(objective)
     if on_validation:
         refit_text = "refit on train + validation" if refit else "no refit"

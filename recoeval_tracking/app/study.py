@@ -49,6 +49,7 @@ __all__ = [
     "Candidate",
     "space_configurations",
     "tuned_overrides",
+    "draw_configurations",
     "choose",
     "study_record",
     "read_study",
@@ -112,16 +113,24 @@ def space_configurations(space: Any, name: str) -> list[dict[str, Any]]:
     return [dict(zip(keys, combo)) for combo in itertools.product(*values)]
 
 
-def tuned_overrides(configs: list[dict[str, Any]], budget: int, seed: int) -> list[list[str]]:
-    """The ``model.<key>=<value>`` overrides of ``budget`` configurations of ``configs``: all
-    of them when there are no more, else ``budget`` drawn uniformly without replacement with
-    ``random.Random(seed)``, kept in the space's order."""
+def draw_configurations(
+    configs: list[dict[str, Any]], budget: int, seed: int
+) -> list[dict[str, Any]]:
+    """``budget`` configurations of ``configs``: all of them when there are no more, else
+    ``budget`` drawn uniformly without replacement with ``random.Random(seed)``, kept in the
+    space's order."""
     if budget >= len(configs):
-        chosen = configs
-    else:
-        picks = sorted(random.Random(seed).sample(range(len(configs)), budget))
-        chosen = [configs[i] for i in picks]
-    return [[f"model.{k}={_override_value(v)}" for k, v in c.items()] for c in chosen]
+        return list(configs)
+    picks = sorted(random.Random(seed).sample(range(len(configs)), budget))
+    return [configs[i] for i in picks]
+
+
+def tuned_overrides(configs: list[dict[str, Any]], budget: int, seed: int) -> list[list[str]]:
+    """The ``model.<key>=<value>`` overrides of :func:`draw_configurations`."""
+    return [
+        [f"model.{k}={_override_value(v)}" for k, v in c.items()]
+        for c in draw_configurations(configs, budget, seed)
+    ]
 
 
 def _override_value(value: Any) -> str:
@@ -161,10 +170,13 @@ def study_record(
     on_validation: bool,
     objective: str | None,
     refit: bool,
+    space_sizes: Mapping[str, int] | None = None,
 ) -> dict[str, Any]:
     """The study's record (:data:`STUDY_FILE`): the protocol line, and per system its budget
     (configurations per replicate, fit seconds over every fit), its chosen configurations and
-    their validation values."""
+    their validation values. ``space_sizes``: the size of each tuned baseline's search space;
+    a baseline that ran all of a space smaller than the others' budget still counts as an
+    equal budget (it tried everything it had), and the line says so."""
     systems: dict[str, dict[str, Any]] = {}
     per_group: dict[tuple[str, tuple[str, ...]], int] = {}
     for c in candidates:
@@ -186,17 +198,23 @@ def study_record(
             {"overrides": list(c.overrides), "replicate": list(c.replicate), "value": c.value}
         )
     budgets = {name: entry["configurations"] for name, entry in systems.items()}
+    sizes = dict(space_sizes or {})
+    top = max(budgets.values(), default=0)
+    whole = [n for n, b in budgets.items() if b < top and sizes.get(n) == b]
+    for name in whole:
+        systems[name]["whole_search_space"] = True
     return {
         "protocol": protocol_line(
             on_validation=on_validation,
             objective=objective,
             configurations=budgets,
             refit=refit,
+            whole_space=whole,
         ),
         "on_validation": on_validation,
         "objective": objective,
         "refit": refit,
-        "equal_budgets": len(set(budgets.values())) <= 1,
+        "equal_budgets": all(b == top or n in whole for n, b in budgets.items()),
         "systems": systems,
     }
 
@@ -288,6 +306,7 @@ class StudyPlan:
             counts[c.group] = counts.get(c.group, 0) + 1
         self.budget = max(counts.values(), default=1)
         self.tuned: list[Candidate] = []
+        self.space_sizes: dict[str, int] = {}
         for job, cfg in zip(baselines, configs[n_grid:]):
             name = next(o.split("=", 1)[1] for o in job if o.startswith("model="))
             rank = int(OmegaConf.select(cfg, "baseline_rank", default=0) or 0)
@@ -297,6 +316,8 @@ class StudyPlan:
             if self.on_validation and tune:
                 configurations = space_configurations(space, name)
                 extra = tuned_overrides(configurations, self.budget, int(seed or 0))
+                if space:
+                    self.space_sizes[name] = len(configurations)
             for more in extra:
                 c = Candidate([*job, *more], name, _replicate(job), baseline_rank=rank)
                 self.candidates.append(c)
@@ -395,6 +416,7 @@ class StudyPlan:
             on_validation=self.on_validation,
             objective=self.objective,
             refit=self.refit,
+            space_sizes=self.space_sizes,
         )
 
 

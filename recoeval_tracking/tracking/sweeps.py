@@ -394,7 +394,8 @@ def study_tags(study: Mapping[str, Any]) -> dict[str, str]:
 def _budget_text(entry: Mapping[str, Any]) -> str:
     n = int(entry.get("configurations") or 0)
     seconds = float(entry.get("fit_seconds") or 0.0)
-    return f"{n} configuration{'s' if n != 1 else ''}, {seconds:.1f} s of fits"
+    whole = " (its whole search space)" if entry.get("whole_search_space") else ""
+    return f"{n} configuration{'s' if n != 1 else ''}{whole}, {seconds:.1f} s of fits"
 
 
 def budget_lines(study: Mapping[str, Any] | None) -> list[str]:

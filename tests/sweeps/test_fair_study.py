@@ -88,6 +88,29 @@ def test_the_choice_is_the_best_validation_value_per_system_and_replicate():
     assert lower[("knn", ("seed=0",))].overrides == ["a=1"]
 
 
+def test_a_baseline_that_ran_its_whole_smaller_space_had_an_equal_budget():
+    from recoeval_tracking.app.study import study_record
+
+    cands = [Candidate([f"n={i}"], "knn") for i in range(5)]
+    cands += [Candidate([f"w={i}"], "pop", baseline_rank=0) for i in range(2)]
+    cands += [Candidate(["x"], "rand", baseline_rank=1)]  # no space: its defaults only
+    record = study_record(
+        cands, {}, on_validation=True, objective="ndcg_at_10", refit=True, space_sizes={"pop": 2}
+    )
+    assert record["systems"]["pop"]["whole_search_space"] is True
+    assert "pop 2: its whole search space" in record["protocol"]
+    assert record["equal_budgets"] is False  # rand ran 1 of no space: unequal, and said so
+    fair = study_record(
+        cands[:7],
+        {},
+        on_validation=True,
+        objective="ndcg_at_10",
+        refit=True,
+        space_sizes={"pop": 2},
+    )
+    assert fair["equal_budgets"] is True
+
+
 def test_the_protocol_line_says_how_the_winner_was_chosen():
     fair = protocol_line(
         on_validation=True, objective="ndcg_at_10", configurations={"knn": 3, "als": 3}
@@ -100,7 +123,7 @@ def test_the_protocol_line_says_how_the_winner_was_chosen():
         on_validation=False, objective="ndcg_at_10", configurations={"knn": 4, "pop": 1}
     )
     assert optimistic.startswith("chosen on the test split (optimistic: the best of")
-    assert "unequal budgets: knn 4, pop 1" in optimistic
+    assert "up to 4 configurations per system (knn 4, pop 1)" in optimistic
     single = protocol_line(on_validation=False, objective=None, configurations={"a": 1, "b": 1})
     assert "nothing was chosen" in single
 
