@@ -45,6 +45,8 @@ def track_job(
     name = short_run_name(
         named, overrides, swept if sweep else None, suffix=f"#{out.name}" if sweep else ""
     )
+    if cfg.get("phase") == "selection":  # a fair study's job on validation only
+        name = f"{name} (validation)"
     sweep = dict(sweep or {})
     if run_id is not None:  # the caller's open run (the user's own app): add the job to it
         from ..tracking.runs import log_job_dir_into_run

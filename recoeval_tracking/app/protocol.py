@@ -73,13 +73,14 @@ class Protocol:
     def check_split(self, split: Any) -> None:
         """Refuse ``phase=selection`` on a split without a validation part, and a validation
         part the split strategy left empty."""
-        if split.validation is not None and split.validation.nnz == 0:
+        validation = getattr(split, "validation", None)  # a stored split has none
+        if validation is not None and validation.nnz == 0:
             raise InputError(
                 f"The split's validation part is empty ({split!r}): no entry is left to "
                 "evaluate on. Raise the validation setting (split.validation_fraction, "
                 "split.validation_n...) or lower split.min_train."
             )
-        if self.phase == "selection" and not split.has_validation:
+        if self.phase == "selection" and not getattr(split, "has_validation", False):
             raise InputError(
                 "phase=selection evaluates a configuration on the split's validation part, "
                 f"and this split has none ({split!r}). Give the split one "
@@ -89,17 +90,19 @@ class Protocol:
     def applied(self, split: Any, validation: Validated | None, can_refit: bool) -> Applied:
         """What the job did: the part its main results were evaluated on, and its record."""
         part = "validation" if validation is not None and self.phase == "selection" else "test"
+        if validation is None:  # no validation part (a stored split read by reference too)
+            evaluated = split.fingerprint
+        elif part == "validation":
+            evaluated = split.validation_split().fingerprint
+        else:
+            evaluated = split.test_split().fingerprint
         return Applied(
             part=part,
-            phase=self.phase if split.has_validation else "auto",
+            phase=self.phase if validation is not None else "auto",
             validation=validation is not None,
             refit=bool(self.refit and can_refit and validation is not None and part == "test"),
             split_fingerprint=split.fingerprint,
-            evaluated_fingerprint=(
-                split.validation_split().fingerprint
-                if part == "validation"
-                else split.test_split().fingerprint
-            ),
+            evaluated_fingerprint=evaluated,
         )
 
 

@@ -207,7 +207,11 @@ def _protocol_items(settings: Mapping[str, Any]) -> list[Item]:
     if not text:
         return []
     unequal = bool(settings.get("budgets")) and not settings.get("equal_budgets", True)
-    return [("warning" if unequal else "text", "", md_escape(text))]
+    # a warning is shown as plain text; a text item is Markdown
+    shown = md_escape(text)
+    for head in ("Protocol:", "Budgets:", "Leakage:"):
+        shown = shown.replace(head, f"**{head}**", 1)
+    return [("warning", "", text) if unequal else ("text", "", shown)]
 
 
 def _head_items(report: Report, comparison: Comparison | None = None) -> list[Item]:
@@ -298,8 +302,10 @@ def _sections(
     ``prefix`` starts the names of this report's figures (one dataset of several)."""
     comparison = comparison or Comparison.from_report(report)
     items = _head_items(report, comparison)
-    # effect sizes lead, then the verdicts for a rope, before the marks
-    items[1:1] = effect_items(comparison, dataset) + verdict_items(comparison, dataset)
+    # the intro, the protocol and the summary table first; then the effect sizes and the
+    # verdicts for a rope
+    at = next((i + 1 for i, it in enumerate(items) if str(it[1]).startswith("Summary:")), 1)
+    items[at:at] = effect_items(comparison, dataset) + verdict_items(comparison, dataset)
     curves = [n for n in figure_names if n.startswith(prefix + "curves_")]
     first = _headline_curves(report, curves, prefix)
     if first:

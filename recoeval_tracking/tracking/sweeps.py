@@ -482,6 +482,10 @@ def _summary(
 
     now = _now_ms()
     batch_metrics = [Metric("sweep_jobs", float(len(leaderboard)), now, 0)]
+    if leaderboard.attrs.get("selection_runs"):  # a fair study's jobs on validation only
+        batch_metrics.append(
+            Metric("sweep_selection_jobs", float(leaderboard.attrs["selection_runs"]), now, 0)
+        )
     if "status" in leaderboard.columns:
         n_failed = int((leaderboard["status"] != "FINISHED").sum())
         batch_metrics.append(Metric("sweep_jobs_failed", float(n_failed), now, 0))
@@ -618,7 +622,11 @@ def finish_sweep_parent(
         protocol_md = f"**Protocol:** {study.get('protocol')}\n\n" + "\n".join(
             f"- {line.strip()}" for line in budget_lines(study)[1:]
         )
-        tags["mlflow.note.content"] = protocol_md + "\n\n" + tags.get("mlflow.note.content", "")
+        note = tags.get("mlflow.note.content", "")
+        head, sep, rest = note.partition("\n\n[The jobs of this sweep")  # after the best
+        tags["mlflow.note.content"] = (
+            f"{head}\n\n{protocol_md}{sep}{rest}" if sep else f"{protocol_md}\n\n{note}"
+        )
     client.log_batch(
         parent_run_id,
         metrics=batch_metrics,

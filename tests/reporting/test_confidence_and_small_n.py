@@ -136,8 +136,10 @@ def test_the_effect_lead_shows_its_stars_as_stars_on_both_pages():
     runs[2].name = runs[2].run_id = "model2"
     cmp = rt.compare(runs, **FAST)
     html = render_html(cmp)
-    lead = html[html.index("Effect sizes against") : html.index("Summary")]
+    start = html.index("Effect sizes against")  # below the summary table
+    lead = html[start : html.index("<details", start)]
     assert lead.count("▲***") == 2 and "<b>model" not in lead
     md = render_markdown(cmp)
-    lead_md = md[md.index("Effect sizes against") : md.index("## Summary")]
+    start = md.index("Effect sizes against")
+    lead_md = md[start : md.index("<details", start)]
     assert "▲\\*\\*\\*" in lead_md and "▲***" not in lead_md

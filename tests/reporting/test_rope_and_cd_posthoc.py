@@ -81,7 +81,8 @@ def test_a_rope_puts_the_verdicts_on_the_page_and_in_the_summary(with_rope):
     big = next(line for line in md.splitlines() if line.startswith("| big | ndcg\\_at\\_10 |"))
     assert "| better |" in big  # +0.1 on a mean of 0.3, far outside a rope of 0.015
     # the verdicts come after the effect sizes and before the summary table
-    assert md.index("Effect sizes against") < md.index("Verdicts against") < md.index("Summary:")
+    # the summary table first, then the effect sizes and the verdicts
+    assert md.index("Summary:") < md.index("Effect sizes against") < md.index("Verdicts against")
     printed = str(c)
     assert "verdicts for the rope 5%" in printed
     tail = printed.split("verdicts for the rope 5%")[1]  # after the summary table

@@ -135,7 +135,8 @@ def test_users_needed_and_the_page(cmp):
     assert need.loc[need.system == "same", "n_needed"].iloc[0] == sample_size(0.01, sd, 0.025)
     assert minimum_detectable_difference(sd, 300, 0.025) > 0
     md = cmp.to_markdown()
-    assert md.index("Effect sizes against **base**") < md.index("Summary:")
+    # the summary table first, then the effect sizes (the first screen is the table)
+    assert md.index("Summary:") < md.index("Effect sizes against **base**")
     same = cmp.effects().query("system == 'same' and metric == 'ndcg_at_10'").iloc[0]
     assert f"same {same['diff']:+.4f} [{same['diff_low']:+.4f}, {same['diff_high']:+.4f}]" in md
     if same["detectable"]:

@@ -249,7 +249,7 @@ def test_the_report_compares_the_chosen_on_test_and_says_how(study):
     assert report.settings["protocol"] == record["protocol"]
     assert report.settings["budgets"]["als"].startswith("2 configurations")
     page = (root / "report" / "report.md").read_text()
-    assert "Protocol: chosen on validation by val NDCG@10 among 2 configurations" in page
+    assert "**Protocol:** chosen on validation by val NDCG@10 among 2 configurations" in page
     tex = (root / "report" / "report.tex").read_text()
     assert "Protocol: chosen on validation by val NDCG@10" in tex and "Budgets: " in tex
 
