@@ -315,28 +315,67 @@ def temporal_user(
     )
 
 
-def kfold(interactions: Interactions, n_folds: int = 5, *, seed: int = 0) -> list[Split]:
+def kfold(
+    interactions: Interactions,
+    n_folds: int = 5,
+    *,
+    validation_fraction: float | None = None,
+    seed: int = 0,
+) -> list[Split]:
     """K-fold over each user's interactions (Recommendation.jl ``cross_validation``, stratified
     by user).
 
     Each user's entries are shuffled and dealt to the folds in turn, starting at a random fold,
     so the folds partition every user's entries and per-user fold sizes differ by at most one.
     Fold ``i`` tests on its entries and trains on the other folds. Returns ``n_folds`` splits.
+
+    ``validation_fraction`` gives each fold an inner validation part, for choosing
+    configurations without the fold's test entries: ``round(n_u * validation_fraction)`` of
+    each user's training entries (halves up; at least one entry stays in train), drawn at
+    random from the fold's train part with a generator of its own (``seed``, fold), so the
+    folds themselves are those of the same ``seed`` without it.
     """
     func = "kfold"
     X = Interactions.checked(interactions, func)
     n_folds = check_int(n_folds, "n_folds", func, minimum=2)
+    vfrac = check_fraction(validation_fraction, "validation_fraction", func, allow_none=True)
     seed = check_seed(seed, func)
     rng = np.random.default_rng(seed)
     rank = random_row_rank(X, rng)
+    rows = X.row_of_entries()
     offset = rng.integers(0, n_folds, X.n_users)
-    fold_of = (rank + offset[X.row_of_entries()]) % n_folds
-    params = {"n_folds": n_folds, "seed": seed}
+    fold_of = (rank + offset[rows]) % n_folds
+    params: dict[str, Any] = {"n_folds": n_folds, "seed": seed}
+    if vfrac is not None:
+        params["validation_fraction"] = vfrac
     out = []
     for f in range(n_folds):  # loop over folds, not users
         part = np.where(fold_of == f, TEST, TRAIN)
-        out.append(split_from_parts(X, part, "kfold", params, fold=f))
+        details: dict[str, Any] = {}
+        if vfrac is not None:
+            part, details["validation_users_capped"] = _inner_validation(
+                X, part, rows, vfrac, np.random.default_rng([seed, f])
+            )
+        out.append(split_from_parts(X, part, "kfold", params, fold=f, details=details))
     return out
+
+
+def _inner_validation(
+    X: Interactions, part: np.ndarray, rows: np.ndarray, vfrac: float, rng: np.random.Generator
+) -> tuple[np.ndarray, int]:
+    """``part`` with ``round(n_u * vfrac)`` random training entries of each user moved to
+    VALIDATION (at most all but one of the user's training entries); and how many users were
+    capped so."""
+    train = part == TRAIN
+    key = np.where(train, rng.random(X.nnz), np.inf)  # training entries first, in random order
+    vrank = within_row_rank(X, key)
+    n_train = np.bincount(rows[train], minlength=X.n_users)
+    target = round_half_up(X.user_counts() * vfrac)
+    allowed = np.maximum(n_train - 1, 0)
+    n_val = np.minimum(target, allowed)
+    return np.where(train & (vrank < n_val[rows]), VALIDATION, part), int(
+        np.count_nonzero(target > allowed)
+    )
 
 
 def user_kfold(

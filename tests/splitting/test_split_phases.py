@@ -67,3 +67,23 @@ def test_a_split_without_validation_is_its_own_test_phase():
 def test_union_refuses_overlapping_parts(split):
     with pytest.raises(ValueError, match="share an entry"):
         union_of(split.train, split.train)
+
+
+def test_kfold_with_an_inner_validation_part_keeps_the_folds():
+    X = rt.make_synthetic(n_users=60, n_items=50, n_interactions=1500, seed=3)
+    plain = rt.make_split("kfold", X, n_folds=4, seed=5)
+    inner = rt.make_split("kfold", X, n_folds=4, seed=5, validation_fraction=0.25)
+    counts = X.user_counts()
+    for p, s in zip(plain, inner):
+        assert _entries(s.test) == _entries(p.test)  # the same folds
+        assert _entries(s.train) | _entries(s.validation) == _entries(p.train)
+        assert not _entries(s.train) & _entries(s.validation)
+        n_val, n_train = s.validation.user_counts(), s.train.user_counts()
+        for u in range(X.n_users):  # the rule, user by user
+            trainable = int(p.train.user_counts()[u])
+            want = min(int(np.floor(counts[u] * 0.25 + 0.5)), max(trainable - 1, 0))
+            assert n_val[u] == want
+            assert n_train[u] == trainable - want
+        assert s.has_validation and s.fold == p.fold
+    # each fold draws its validation part on its own
+    assert _entries(inner[0].validation) != _entries(inner[1].validation)
