@@ -324,6 +324,7 @@ class StudyPlan:
                 if more:
                     self.tuned.append(c)
         self.chosen: dict[tuple[str, tuple[str, ...]], Candidate] = {}
+        self.leakage: dict[str, Any] | None = None
 
     def tuned_keys(self) -> list[str]:
         """The ``model.<key>`` of every search space a baseline is tuned over."""
@@ -397,6 +398,8 @@ class StudyPlan:
                 c.value = float(value) if value is not None else math.nan
             else:
                 c.test_fit_seconds = fit + float(metrics.get("refit_seconds") or 0.0)
+                if self.leakage is None:  # the split's, the same for every test job
+                    self.leakage = _job_file(r, "dataset.json").get("leakage")
                 if c.value is None and metrics.get(f"val_{self.objective}") is not None:
                     c.value = float(metrics[f"val_{self.objective}"])
 
@@ -409,8 +412,10 @@ class StudyPlan:
 
     def record(self) -> dict[str, Any]:
         """The study's record (:func:`study_record`)."""
+        from ..splitting import leakage_line
+
         chosen = self.chosen if self.on_validation else {}
-        return study_record(
+        record = study_record(
             self.candidates,
             chosen,
             on_validation=self.on_validation,
@@ -418,10 +423,18 @@ class StudyPlan:
             refit=self.refit,
             space_sizes=self.space_sizes,
         )
+        if self.leakage:
+            record["leakage"] = leakage_line(self.leakage)
+        return record
 
 
 def _job_metrics(r: Any) -> dict[str, Any]:
     """A launched job's ``metrics.json`` (from its output folder), else {}."""
+    return _job_file(r, "metrics.json")
+
+
+def _job_file(r: Any, name: str) -> dict[str, Any]:
+    """A JSON file of a launched job's output folder, else {}."""
     from omegaconf import OmegaConf
 
     out_dir = (
@@ -432,7 +445,7 @@ def _job_metrics(r: Any) -> dict[str, Any]:
     if not out_dir:
         return {}
     try:
-        value = json.loads((Path(str(out_dir)) / "metrics.json").read_text())
+        value = json.loads((Path(str(out_dir)) / name).read_text())
     except (OSError, ValueError):
         return {}
     return value if isinstance(value, dict) else {}

@@ -386,6 +386,8 @@ def study_tags(study: Mapping[str, Any]) -> dict[str, str]:
     }
     if study.get("objective"):
         out[_TAG_PREFIX + "objective"] = str(study["objective"])
+    if study.get("leakage"):
+        out[_TAG_PREFIX + "leakage"] = str(study["leakage"])
     for name, entry in (study.get("systems") or {}).items():
         out[f"{_TAG_PREFIX}budget.{name}"] = _budget_text(entry)
     return out
