@@ -305,6 +305,18 @@ class StudyPlan:
         for c in self.candidates:
             counts[c.group] = counts.get(c.group, 0) + 1
         self.budget = max(counts.values(), default=1)
+        systems = {c.system for c in self.candidates}
+        named = [
+            next(o.split("=", 1)[1] for o in job if o.startswith("model=")) for job in baselines
+        ]
+        same = sorted(systems & set(named))
+        if same:
+            raise InputError(
+                f"baselines names {', '.join(same)}, which the sweep's grid already runs as "
+                "its model: the study would hold two systems of that name. Drop it from "
+                f"baselines (or from the grid's model=...); baselines={sorted(set(named))}, "
+                f"grid: {sorted(systems)}."
+            )
         self.tuned: list[Candidate] = []
         self.space_sizes: dict[str, int] = {}
         for job, cfg in zip(baselines, configs[n_grid:]):

@@ -326,6 +326,16 @@ def test_a_search_space_naming_an_unknown_parameter_is_refused(tmp_path):
     assert not list(tmp_path.glob("multirun/*/*/*/metrics.json"))  # before any job
 
 
+def test_a_baseline_that_is_the_grids_model_is_refused_by_name(tmp_path):
+    proc = run_main(
+        ["-m", "model=popularity", "baselines=[random,popularity]", *SMALL, "tracking=none"],
+        tmp_path,
+    )
+    assert proc.returncode != 0
+    assert "baselines names popularity, which the sweep's grid already runs" in proc.stderr
+    assert not list(tmp_path.glob("multirun/*/*/*/metrics.json"))  # before any job
+
+
 def test_phase_selection_needs_a_validation_part(tmp_path):
     proc = run_main(
         ["model=popularity", "phase=selection", "tracking=none", "plots=false"], tmp_path
