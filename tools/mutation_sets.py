@@ -116,9 +116,9 @@ ISSUE18: dict[str, tuple[str, list[tuple[str, str]], tuple[str, ...], str]] = {
         [
             (
                 "    rng = np.random.default_rng(seed)\n    rank = random_row_rank(X, rng)\n"
-                "    offset = rng.integers(0, n_folds, X.n_users)",
+                "    rows = X.row_of_entries()\n    offset = rng.integers(0, n_folds, X.n_users)",
                 "    rng = np.random.default_rng(0)\n    rank = random_row_rank(X, rng)\n"
-                "    offset = rng.integers(0, n_folds, X.n_users)",
+                "    rows = X.row_of_entries()\n    offset = rng.integers(0, n_folds, X.n_users)",
             )
         ],
         SPLITS,
