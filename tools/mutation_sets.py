@@ -11,6 +11,10 @@ and the app's seeds). Every one of them must be killed by the current suite.
 ``security``: the hostile-input check's findings (secrets shortest first, a path-valued
 environment variable taken for a secret, ``resolve_under`` by text, ``model_allow=[]`` as no
 limit, a ``_target_`` checked by its text only...): 8 of 8 killed.
+
+``fair``: the fair study's protocol (the choice's direction, the validation items in the test
+ranking, the objective read on test, the baselines' budget, the refit, a whole smaller search
+space): every one killed.
 """
 
 from __future__ import annotations
@@ -418,7 +422,74 @@ SECURITY: dict[str, tuple[str, list[tuple[str, str]], tuple[str, ...], str]] = {
     ),
 }
 
-SETS = {"issue18": ISSUE18, "audit": AUDIT, "security": SECURITY}
+FAIR_TESTS = (
+    "tests/sweeps/test_fair_study.py",
+    "tests/app/test_protocol_job.py",
+    "tests/splitting/test_split_phases.py",
+)
+
+#: The fair study (selection on validation, test once): wrong edits that would report a number
+#: chosen on test, or a baseline tuned with another budget, as fair.
+FAIR: dict[str, tuple[str, list[tuple[str, str]], tuple[str, ...], str]] = {
+    "choice_direction_flipped": (
+        "recoeval_tracking/app/study.py",
+        [
+            (
+                "c.value > held if greater_is_better else c.value < held",
+                "c.value < held if greater_is_better else c.value > held",
+            )
+        ],
+        FAIR_TESTS,
+        "the worst configuration on validation is chosen",
+    ),
+    "test_ranks_validation_items": (
+        "recoeval_tracking/splitting/_split.py",
+        [("merged = union_of(self.train, self.validation)", "merged = self.train")],
+        FAIR_TESTS,
+        "the test ranking does not exclude the validation items and the refit ignores them",
+    ),
+    "objective_read_on_test": (
+        "recoeval_tracking/app/pipeline.py",
+        [
+            (
+                '            cfg.get("objective"), means, val_means, extra, validation is not None\n',
+                '            cfg.get("objective"), means, val_means, extra, False\n',
+            )
+        ],
+        FAIR_TESTS,
+        "a search's objective is read on test",
+    ),
+    "baseline_budget_ignored": (
+        "recoeval_tracking/app/study.py",
+        [
+            (
+                "extra = tuned_overrides(configurations, self.budget, int(seed or 0))",
+                "extra = tuned_overrides(configurations, 1, int(seed or 0))",
+            )
+        ],
+        FAIR_TESTS,
+        "baselines get one configuration whatever the grid's budget",
+    ),
+    "no_refit": (
+        "recoeval_tracking/app/pipeline.py",
+        [("    if wanted.refit and can_refit:\n", "    if False:\n")],
+        FAIR_TESTS,
+        "the chosen configuration is tested without its refit on train + validation",
+    ),
+    "whole_space_not_counted": (
+        "recoeval_tracking/app/study.py",
+        [
+            (
+                "whole = [n for n, b in budgets.items() if b < top and sizes.get(n) == b]",
+                "whole = []",
+            )
+        ],
+        FAIR_TESTS,
+        "a baseline that ran its whole, smaller space is called an unequal budget",
+    ),
+}
+
+SETS = {"issue18": ISSUE18, "audit": AUDIT, "security": SECURITY, "fair": FAIR}
 
 
 def apply(source: str, replacements: list[tuple[str, str]], where: str) -> str:

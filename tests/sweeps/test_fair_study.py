@@ -70,6 +70,39 @@ def test_a_baseline_gets_the_grids_budget_drawn_from_its_space():
     assert tuned_overrides(configs[:2], 3, seed=7) == [["model.n=0"], ["model.n=1"]]
 
 
+def _plan(validation=True, tune=True):
+    from omegaconf import OmegaConf
+
+    from recoeval_tracking.app.study import StudyPlan
+
+    split = {"name": "random", "validation_fraction": 0.1 if validation else None}
+    config = OmegaConf.create(
+        {"metrics": {"k": 10}, "objective": None, "tune_baselines": tune, "seed": 0}
+    )
+    grid = [["model.neighbours=5", "seed=0"], ["model.neighbours=20", "seed=0"]]
+    knn = {"split": split, "model": {"name": "item_knn"}}
+    als = {
+        "split": split,
+        "model": {"name": "als", "search_space": {"factors": [8, 16, 32], "regularization": [1]}},
+        "baseline_rank": 0,
+    }
+    configs = [OmegaConf.create(knn), OmegaConf.create(knn), OmegaConf.create(als)]
+    return StudyPlan(config, grid, [["model=als", "seed=0", "++baseline_rank=0"]], configs)
+
+
+def test_a_plan_gives_each_baseline_the_grids_budget_only_with_a_validation_part():
+    plan = _plan()
+    als = [c for c in plan.candidates if c.system == "als"]
+    assert len(als) == 2 and len({tuple(c.overrides) for c in als}) == 2  # 2 of its 3
+    assert all(c.replicate == ("seed=0",) and c.baseline_rank == 0 for c in als)
+    assert {tuple(c.overrides) for c in plan.selection_candidates()} >= {
+        tuple(c.overrides) for c in als
+    }
+    assert plan.objective == "ndcg_at_10" and plan.greater
+    assert len([c for c in _plan(tune=False).candidates if c.system == "als"]) == 1
+    assert len([c for c in _plan(validation=False).candidates if c.system == "als"]) == 1
+
+
 def test_the_choice_is_the_best_validation_value_per_system_and_replicate():
     cands = [
         Candidate(["a=1"], "knn", ("seed=0",), value=0.2),
