@@ -38,24 +38,24 @@ def _results(root: Path) -> list[dict]:
     ]
 
 
-def test_search_of_six_trials_logs_children_and_the_best_on_the_parent(tmp_path, local_store):
+def _search(tmp_path: Path, store: str, *more: str):
+    """A seeded search by ndcg_at_10 with ``more`` settings: the process, a client of the
+    store and every run of its experiment."""
     from mlflow import MlflowClient
 
-    # batches of 2 trials (n_jobs), each launched by the configured launcher (basic here)
-    proc = run_command(
-        [
-            *SEARCH,
-            "hydra.sweeper.n_trials=6",
-            "hydra.sweeper.seed=0",
-            "hydra.sweeper.n_jobs=2",
-            "objective=ndcg_at_10",
-        ],
-        tmp_path,
-    )
+    proc = run_command([*SEARCH, "hydra.sweeper.seed=0", "objective=ndcg_at_10", *more], tmp_path)
     assert_ok(proc)
-    client = MlflowClient(local_store)
+    client = MlflowClient(store)
     exp = client.get_experiment_by_name("recoeval")
-    runs = client.search_runs([exp.experiment_id], max_results=100)
+    return proc, client, client.search_runs([exp.experiment_id], max_results=100)
+
+
+def test_search_of_six_trials_logs_children_and_the_best_on_the_parent(tmp_path, local_store):
+
+    # batches of 2 trials (n_jobs), each launched by the configured launcher (basic here)
+    proc, client, runs = _search(
+        tmp_path, local_store, "hydra.sweeper.n_trials=6", "hydra.sweeper.n_jobs=2"
+    )
     parents = [r for r in runs if r.data.tags.get("recoeval.sweep_parent") == "true"]
     assert len(parents) == 1
     parent = parents[0]
@@ -204,22 +204,9 @@ def test_the_command_registers_the_plugin_in_any_install(tmp_path):
 def test_with_a_validation_part_the_trials_are_read_on_validation_and_the_best_tested_once(
     tmp_path, local_store
 ):
-    from mlflow import MlflowClient
-
-    proc = run_command(
-        [
-            *SEARCH,
-            "hydra.sweeper.n_trials=3",
-            "hydra.sweeper.seed=0",
-            "objective=ndcg_at_10",
-            "split.validation_fraction=0.15",
-        ],
-        tmp_path,
+    proc, client, runs = _search(
+        tmp_path, local_store, "hydra.sweeper.n_trials=3", "split.validation_fraction=0.15"
     )
-    assert_ok(proc)
-    client = MlflowClient(local_store)
-    exp = client.get_experiment_by_name("recoeval")
-    runs = client.search_runs([exp.experiment_id], max_results=100)
     (parent,) = [r for r in runs if r.data.tags.get("recoeval.sweep_parent") == "true"]
     children = [r for r in runs if r.data.tags.get("mlflow.parentRunId") == parent.info.run_id]
     trials = [r for r in children if r.data.tags.get("recoeval.phase") == "selection"]
