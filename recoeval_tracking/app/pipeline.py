@@ -371,10 +371,10 @@ def run_job(
     extra = {f"{stage}_seconds": sec for stage, sec in timings.items() if stage != "eval"}
     if validation is not None and done.part == "test":
         extra.update(validation.extra)
-    if echo:
+    if echo and dataset_info.get("leakage"):  # data with timestamps
         from ..splitting import leakage_line
 
-        logger.info("%s", leakage_line(dataset_info.get("leakage")))
+        logger.info("%s", leakage_line(dataset_info["leakage"]))
     logger.info("writing the job directory (tables%s)...", ", plots" if plots else "")
     with heartbeat("writing the job directory", logger.info):
         write_job_dir(
