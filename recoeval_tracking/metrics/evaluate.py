@@ -283,6 +283,15 @@ def compute(
 ) -> RawResult:
     """Check the inputs, plan and run. Shared by :func:`evaluate` and ``calc_reco_metrics``."""
     t0 = time.perf_counter()
+    if progress is not None and not callable(progress):
+        raise param_error(
+            "progress",
+            func,
+            "None or a callable taking the number of users just evaluated",
+            progress,
+            "Pass e.g. a tqdm bar's update method (progress=bar.update), or leave it None.",
+        )
+    inputs.check_factor_rows(test, A, B, func)
     prep = prepare(train, test, user_ids, func)
     opts = apply_profile(options.checked(func), func)
     positives, judged, no_positive = protocol.split_judgements(prep.test, opts.relevance_level)
@@ -559,6 +568,9 @@ def evaluate(
         (:mod:`~recoeval_tracking.metrics.sampling`); by default the full catalogue.
     options : EvalOptions, optional
         Every option above at once; keyword options given explicitly are applied on top of it.
+    progress : callable, optional
+        Called with the number of users just evaluated after each block of users (e.g. a
+        ``tqdm`` bar's ``update``); anything else but None is refused.
     client : dask.distributed.Client or str, optional
         Run on a Dask cluster (a client or a scheduler address): see
         :func:`recoeval_tracking.distributed.evaluate_on_dask`; the same values as locally.

@@ -53,6 +53,7 @@ __all__ = [
     "lists_without_train",
     "frames_to_interactions",
     "FRAME_COLUMNS",
+    "check_factor_rows",
     "with_gains",
     "with_data_relevance",
 ]
@@ -70,7 +71,17 @@ def _frame_roles(df: pd.DataFrame, name: str, func: str) -> dict[str, str]:
     """The column of each role in ``df`` (:data:`FRAME_COLUMNS`)."""
     roles = {}
     for role, candidates in FRAME_COLUMNS.items():
-        found = next((c for c in candidates if c in df.columns), None)
+        present = [c for c in candidates if c in df.columns]
+        if role != "value" and len(present) > 1:
+            raise param_error(
+                name,
+                func,
+                f"a DataFrame with one {role} id column (one of {list(candidates)})",
+                f"both {present[0]!r} and {present[1]!r} (which holds the ids is ambiguous)",
+                got_is_text=True,
+                fix=f"Keep the one that holds the ids, e.g. df.drop(columns={present[1]!r}).",
+            )
+        found = present[0] if present else None
         if found is None and role != "value":
             raise param_error(
                 name,
@@ -252,6 +263,25 @@ def _matrix(X: Any, name: str, func: str, *, allow_none: bool = False) -> sp.csr
     return as_csr(X, name, func, allow_none=allow_none)
 
 
+def check_factor_rows(test: Any, A: Any, B: Any, func: str) -> None:
+    """Refuse factors ``A`` or ``B`` whose row count does not match a sparse ``test``'s shape,
+    read from the shape alone, before the matrix is checked and converted: a COO test of
+    2**31 rows costs a 16 GiB row pointer, which a wrong ``A`` should not ask for."""
+    matrix = test if sp.issparse(test) else getattr(test, "matrix", None)
+    if not sp.issparse(matrix) or len(matrix.shape) != 2:
+        return
+    m, n = (int(d) for d in matrix.shape)
+    for name, x, size, what in (
+        ("A", A, m, f"one row per user ({m} rows, as the test matrix)"),
+        ("B", B, n, f"one row per item ({n} rows, as the columns of the test matrix)"),
+    ):
+        shape = getattr(x, "shape", None)
+        if x is None or not isinstance(shape, tuple) or len(shape) != 2:
+            continue  # anything else is checked with the score source
+        if int(shape[0]) != size:
+            raise param_error(name, func, f"an array with {what}", x)
+
+
 def _checked_user_ids(user_ids: Any, m: int, func: str) -> np.ndarray:
     user_ids = np.asarray(user_ids)
     if user_ids.shape != (m,):
@@ -318,14 +348,23 @@ def _stored_values(x: Any) -> np.ndarray | None:
     """The stored values of a test input (a sparse matrix, an interactions container or a
     DataFrame with a value column), or None when it has none to look at."""
     if sp.issparse(x):
-        return np.asarray(x.data)
+        return _sparse_values(x)
     matrix = getattr(x, "matrix", None)
     if sp.issparse(matrix):
-        return np.asarray(matrix.data)
+        return _sparse_values(matrix)
     if "pandas" in sys.modules and isinstance(x, sys.modules["pandas"].DataFrame):
         column = next((c for c in FRAME_COLUMNS["value"] if c in x.columns), None)
         return None if column is None else np.asarray(x[column])
     return None
+
+
+def _sparse_values(x: Any) -> np.ndarray:
+    """The stored values of any scipy sparse format: ``data`` of CSR, CSC, COO and BSR (read
+    as is, before the structure check); DOK, LIL and DIA have no flat ``data`` (a dict, lists,
+    padded diagonals) and are read through COO, as the structure check converts them."""
+    if x.format in ("csr", "csc", "coo", "bsr"):
+        return np.asarray(x.data)
+    return np.asarray(x.tocoo().data)
 
 
 def _warn_negative_gains(test: Any, func: str = "evaluate") -> None:

@@ -11,6 +11,10 @@ Policies, each stated in the warning or error it raises:
 * a rank must be a finite number >= 0 and a score a number other than NaN, in every row: the
   same rule as a ranked file (:func:`~recoeval_tracking.scores.order_key`); complex values are
   refused (their imaginary part would be dropped);
+* two different items at one rank of one user's list are refused (their order would be
+  chance), naming the user and the rank;
+* with bare matrices (no id maps) the ``item`` column must hold column indices: string ids
+  are refused, pointing to interactions containers;
 * an item listed twice in a user's list counts once, at its best rank (a warning gives the
   count of copies dropped);
 * users the DataFrame gives no list are counted at evaluation time and treated by
@@ -90,6 +94,41 @@ def _shown(value: Any) -> str:
     return repr(value.item() if isinstance(value, np.generic) else value)
 
 
+def _integral(values: np.ndarray) -> np.ndarray:
+    """Which values are whole numbers (ints, or floats such as 3.0)."""
+    if values.dtype.kind in "iub":
+        return np.ones(values.shape, dtype=bool)
+    if values.dtype.kind == "f":
+        return np.isfinite(values) & (values == np.round(values))
+    return np.array([isinstance(v, (int, np.integer)) and not isinstance(v, bool) for v in values])
+
+
+def _holds_indices(values: np.ndarray) -> bool:
+    return bool(_integral(values).all())
+
+
+def _refuse_shared_ranks(df: pd.DataFrame, func: str) -> None:
+    """Two different items at one rank of one user's list leave their order to chance: refused,
+    naming the first user and rank (the same item twice is a copy, dropped later)."""
+    pairs = df[["user", "rank", "item"]].drop_duplicates()
+    shared = pairs.duplicated(["user", "rank"], keep=False).to_numpy()
+    if not shared.any():
+        return
+    first = pairs[shared].iloc[0]
+    items = pairs[shared & (pairs["user"] == first["user"]).to_numpy()]
+    items = items[items["rank"] == first["rank"]]["item"].tolist()
+    raise param_error(
+        "ranked",
+        func,
+        "a DataFrame whose 'rank' column gives each item of a user's list its own rank",
+        f"user {_shown(first['user'])} with {len(items)} items at rank "
+        f"{_shown(first['rank'])} ({', '.join(_shown(i) for i in items[:5])})",
+        got_is_text=True,
+        fix="Number each user's items 1, 2, 3... in the model's order, or give a 'score' "
+        "column instead of 'rank' (tied scores keep the frame's row order).",
+    )
+
+
 def _from_frame(df: pd.DataFrame, prep: Any, func: str, missing_users: str) -> RankedLists:
     import pandas as pd
 
@@ -106,6 +145,22 @@ def _from_frame(df: pd.DataFrame, prep: Any, func: str, missing_users: str) -> R
         )
     users = df["user"].to_numpy()
     items = df["item"].to_numpy()
+    if order_col == "rank":
+        _refuse_shared_ranks(df, func)
+    if prep.item_ids is None and not _holds_indices(items):
+        bad_item = items[np.flatnonzero(~_integral(items))[0]]
+        raise param_error(
+            "ranked",
+            func,
+            "a DataFrame whose 'item' column holds column indices (ints in "
+            f"[0, {prep.test.shape[1]})) when train and test are bare matrices, which carry "
+            "no item ids",
+            f"an item {_shown(bad_item)} (dtype {items.dtype})",
+            got_is_text=True,
+            fix="Pass train and test as interactions (rt.from_dataframe(...) or "
+            "rt.Interactions) whose item ids the frame's ids are looked up in, or map the ids "
+            "to the matrices' column indices first.",
+        )
     if prep.item_ids is not None:
         pos = pd.Index(prep.item_ids).get_indexer(items)
         if (pos < 0).any():

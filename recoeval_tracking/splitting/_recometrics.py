@@ -20,7 +20,7 @@ import numpy as np
 import scipy.sparse as sp
 from numba import njit
 
-from .._validation import InputError, check_int, check_unit_open, param_error
+from .._validation import InputError, check_int, check_unit_open, checked_sparse, param_error
 from ..data import Interactions
 from ._split import TEST, TRAIN, Split, split_from_parts
 
@@ -217,7 +217,9 @@ def _prepare_csr(X: Any, func: str) -> sp.csr_array:
         )
     if X.ndim != 2:
         raise param_error("X", func, "two-dimensional", X)
-    X = sp.csr_array(X, copy=True) if X.format == "csr" else sp.csr_array(X.tocsr())
+    # the structure (indices within the shape, indptr) checked before any scipy method runs:
+    # a negative column index would otherwise be kept, and an inflated indptr crash scipy
+    X = sp.csr_array(checked_sparse(X, "X", func), copy=True)
     if X.shape[0] == 0 or X.shape[1] == 0:
         raise param_error("X", func, "non-empty", X)
     if X.dtype not in (np.float32, np.float64):
