@@ -265,6 +265,20 @@ def _rope(value: Any) -> Any:
     return value
 
 
+def _check_rope_keys(value: Any, metrics: list[str]) -> None:
+    """A per-metric ``rope`` naming no metric the report compares (``rope={nope_at_10:0.01}``)
+    is refused: the rope it meant would be 0."""
+    from ..reporting.equivalence import rope_metrics_text, unknown_rope_metrics
+
+    unknown, close, known = unknown_rope_metrics(_rope(value), metrics)
+    if unknown:
+        raise InputError(
+            "rope: expected a number, a percentage or a mapping whose keys are metrics the "
+            f"report compares; got {', '.join(map(repr, unknown))}. The "
+            + rope_metrics_text(unknown, close, known)
+        )
+
+
 def check_settings(cfg: Mapping[str, Any]) -> None:
     """The statistical settings checked before any run is read, each error naming its key."""
     from ..reporting.equivalence import resolve_rope
@@ -448,6 +462,7 @@ def run_report(
                 rope=_rope(cfg.get("rope")),
                 posthoc=str(cfg.get("posthoc", "wilcoxon")),
             )
+    _check_rope_keys(cfg.get("rope"), comparison.metrics)
     report = next(iter(comparison.reports.values()))
     _refuse_figure_links_out(out_dir, targets["markdown"])  # again: the statistics took a while
     with _step(progress, "drawing the figures and writing the pages...", "writing the pages"):

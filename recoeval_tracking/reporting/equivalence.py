@@ -72,6 +72,9 @@ from .._validation import check_float, check_int, check_seed, check_unit_open, p
 from .effects import _paired
 
 __all__ = [
+    "check_rope_metrics",
+    "unknown_rope_metrics",
+    "rope_metrics_text",
     "BayesianVerdict",
     "bayesian_signed_rank",
     "bayesian_paired_t",
@@ -177,6 +180,54 @@ def t_posterior_probs(
     pw = float(stats.t.cdf(-rope, n - 1, m, scale))
     pb = float(stats.t.sf(rope, n - 1, m, scale))
     return pw, max(0.0, 1.0 - pw - pb), pb, scale
+
+
+def unknown_rope_metrics(
+    rope: object, metrics: list[str]
+) -> tuple[list[str], list[str], list[str]]:
+    """The keys of a per-metric ``rope`` that name no metric of ``metrics`` (a rope of one of
+    them would otherwise be 0, silently), the close matches of the first unknown key
+    (:func:`difflib.get_close_matches`), and ``metrics`` with those close matches first.
+    Nothing unknown for a number or a percentage.
+
+    Examples
+    --------
+    >>> unknown_rope_metrics({"ndgc_at_5": 0.05}, ["p_at_5", "ndcg_at_5"])
+    (['ndgc_at_5'], ['ndcg_at_5', 'p_at_5'], ['ndcg_at_5', 'p_at_5'])
+    """
+    import difflib
+
+    known = list(dict.fromkeys(str(m) for m in metrics))
+    if not isinstance(rope, Mapping):
+        return [], [], known
+    unknown = [str(k) for k in rope if str(k) not in known]
+    if not unknown:
+        return [], [], known
+    close = difflib.get_close_matches(unknown[0], known, n=3, cutoff=0.6)
+    return unknown, close, close + [m for m in known if m not in close]
+
+
+def rope_metrics_text(unknown: list[str], close: list[str], known: list[str]) -> str:
+    """What a message about unknown rope keys says: the metrics compared (close ones first,
+    at most 20) and the fix."""
+    shown = ", ".join(known[:20]) + (f" and {len(known) - 20} more" if len(known) > 20 else "")
+    hint = f"Did you mean {close[0]!r}? " if close else ""
+    return f"metrics compared: {shown}. {hint}(A metric the dict leaves out gets the rope 0.)"
+
+
+def check_rope_metrics(rope: object, metrics: list[str], func: str) -> None:
+    """Refuse a per-metric ``rope`` naming a metric the comparison does not have, naming the
+    metrics it has (close matches first)."""
+    unknown, close, known = unknown_rope_metrics(rope, metrics)
+    if unknown:
+        raise param_error(
+            "rope",
+            func,
+            "a number, 'x%' or a dict whose keys are metrics compared",
+            f"{', '.join(map(repr, unknown))}, which names no metric compared",
+            "The " + rope_metrics_text(unknown, close, known),
+            got_is_text=True,
+        )
 
 
 def resolve_rope(rope, baseline_mean: float = math.nan, metric: str | None = None) -> float:

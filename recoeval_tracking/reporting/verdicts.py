@@ -31,6 +31,7 @@ from .equivalence import (
     BayesianVerdict,
     bayesian_paired_t,
     bayesian_signed_rank,
+    check_rope_metrics,
     resolve_rope,
     tost_paired,
 )
@@ -202,6 +203,7 @@ class VerdictMethods:
                 "a rope (a number, 'x%' or a dict per metric), here or in compare(rope=...)",
                 None,
             )
+        check_rope_metrics(rope, self.metrics, "Comparison.verdicts")
         if over not in ("users", "datasets"):
             raise param_error("over", "Comparison.verdicts", "'users' or 'datasets'", over)
         if over == "datasets":
@@ -298,6 +300,7 @@ class VerdictMethods:
                 "replicate_tests compares replicates (folds or seeds); this "
                 "comparison has none (set replicate_key)."
             )
+        check_rope_metrics(rope, self.metrics, "Comparison.replicate_tests")
         design: dict[str, Any] = {"n_folds": n_folds, "test_fraction": test_fraction}
         if n_folds is None and test_fraction is None:
             design = {"test_train_ratio": self._replicate_ratio(dataset)}
