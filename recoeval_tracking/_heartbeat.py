@@ -14,7 +14,14 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
-__all__ = ["heartbeat", "TICK_SECONDS", "QUICK_TICKS_FOR", "SLOW_TICK_SECONDS"]
+__all__ = [
+    "heartbeat",
+    "beat",
+    "next_wait",
+    "TICK_SECONDS",
+    "QUICK_TICKS_FOR",
+    "SLOW_TICK_SECONDS",
+]
 
 #: Seconds between two lines in a step's first :data:`QUICK_TICKS_FOR` seconds; after that, one
 #: line every :data:`SLOW_TICK_SECONDS`.
@@ -31,17 +38,35 @@ def heartbeat(doing: str, say: Callable[[str], Any]) -> Iterator[None]:
     tick says nothing."""
     stop = threading.Event()
     t0 = time.perf_counter()
-
-    def beat() -> None:
-        while not stop.wait(
-            TICK_SECONDS if time.perf_counter() - t0 < QUICK_TICKS_FOR else SLOW_TICK_SECONDS
-        ):
-            say(f"... still {doing} ({time.perf_counter() - t0:.0f} s)")
-
-    thread = threading.Thread(target=beat, name="recoeval-heartbeat", daemon=True)
+    thread = threading.Thread(
+        target=beat,
+        args=(doing, say, stop.wait, time.perf_counter, t0),
+        name="recoeval-heartbeat",
+        daemon=True,
+    )
     thread.start()
     try:
         yield
     finally:
         stop.set()
         thread.join()
+
+
+def next_wait(elapsed: float) -> float:
+    """Seconds to the next line when the step has run ``elapsed`` seconds: :data:`TICK_SECONDS`
+    in its first :data:`QUICK_TICKS_FOR` seconds, :data:`SLOW_TICK_SECONDS` after."""
+    return TICK_SECONDS if elapsed < QUICK_TICKS_FOR else SLOW_TICK_SECONDS
+
+
+def beat(
+    doing: str,
+    say: Callable[[str], Any],
+    wait: Callable[[float], bool],
+    clock: Callable[[], float],
+    t0: float,
+) -> None:
+    """The heartbeat's loop: ``wait(seconds)`` (an event's ``wait``: True once stopped), then
+    a line, until stopped. ``clock`` and ``wait`` are parameters so that a test runs the
+    schedule on a fake clock."""
+    while not wait(next_wait(clock() - t0)):
+        say(f"... still {doing} ({clock() - t0:.0f} s)")
