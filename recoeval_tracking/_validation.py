@@ -34,6 +34,7 @@ __all__ = [
     "checked_sparse",
     "resolve_under",
     "relative_under",
+    "artifact_path_problem",
 ]
 
 
@@ -489,6 +490,25 @@ def resolve_under(
         f"{what} must be {expected}; got {got}. Give a name inside that folder "
         "(no '..' leaving it, no absolute path elsewhere)."
     )
+
+
+def artifact_path_problem(value: str) -> str | None:
+    """Why ``value`` cannot be an MLflow artifact path (a folder inside a run's artifacts), or
+    None when it can: an absolute path, a drive or URL, or a ``..`` component would leave the
+    run's artifacts, and MLflow refuses it only after the run was made.
+
+    Examples
+    --------
+    >>> artifact_path_problem("report/figures") is None, artifact_path_problem("../..")
+    (True, "a '..' component leaves the run's artifacts")
+    """
+    text = str(value).replace("\\", "/")
+    parts = text.split("/")
+    if text.startswith("/") or "://" in text or (len(parts[0]) == 2 and parts[0][1] == ":"):
+        return "an absolute path or a URL is not inside the run's artifacts"
+    if ".." in parts:
+        return "a '..' component leaves the run's artifacts"
+    return None
 
 
 def relative_under(rel: str, folder: str, *, what: str) -> str:

@@ -21,7 +21,7 @@ from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-from .._validation import InputError, param_error, resolve_under
+from .._validation import InputError, artifact_path_problem, param_error, resolve_under
 
 __all__ = ["main", "run_report", "load_runs", "check_settings"]
 
@@ -420,6 +420,14 @@ def run_report(
             resolve_under(out_dir, name, what=f"output.{key}")
             targets[key] = out_dir / name
     _refuse_figure_links_out(out_dir, targets["markdown"])
+    artifact_path = out_cfg.get("artifact_path")
+    problem = artifact_path_problem(artifact_path) if artifact_path else None
+    if problem:
+        raise InputError(
+            "output.artifact_path: expected a folder inside the run's MLflow artifacts (e.g. "
+            f"report, the default); got {str(artifact_path)!r}: {problem}. Give a relative "
+            "name without '..', or output.log_to_mlflow=false to log nothing."
+        )
     check_tracking_uri((dict(cfg.get("tracking") or {})).get("uri"))  # before MLflow reads it
     uri_given = (dict(cfg.get("tracking") or {})).get("uri") or os.environ.get(
         "MLFLOW_TRACKING_URI"

@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from .._validation import check_optional, param_error
+from .._validation import artifact_path_problem, check_optional, param_error
 from ..jobdir import FILES
 from .client import (
     _TAG_PREFIX,
@@ -267,6 +267,15 @@ def log_report_artifacts(
         ("artifact_path", artifact_path),
     ):
         check_optional(value, str, name, func)
+    problem = artifact_path_problem(artifact_path) if artifact_path else None
+    if problem:
+        raise param_error(
+            "artifact_path",
+            func,
+            "a folder inside the run's artifacts (a relative name such as 'report')",
+            f"{artifact_path!r} ({problem})",
+            got_is_text=True,
+        )
     check_optional(tags, Mapping, "tags", func)
     if isinstance(paths, (str, Path)) or not paths:
         raise param_error("paths", func, "a non-empty list of files or folders", paths)

@@ -88,3 +88,27 @@ def test_a_file_in_select_job_dirs_is_a_usage_error(tmp_path):
     assert last.startswith("recoeval-track-report: select.job_dirs: ")
     assert "which is a file" in last
     assert str(tmp_path / "afile.txt") in last
+
+
+@pytest.mark.parametrize("path", ["../..", "/tmp/elsewhere", "report/../../x"])
+def test_an_artifact_path_leaving_the_run_is_a_usage_error_naming_the_key(tmp_path, path):
+    # MLflow refused it only after the report was drawn and a run made: an internal error
+    last = _usage_error(tmp_path, "select.job_dirs=[nope]", f"output.artifact_path={path}")
+    assert last.startswith(
+        "recoeval-track-report: output.artifact_path: expected a folder inside the run's "
+    )
+    assert repr(path) in last
+    assert sorted(p.name for p in tmp_path.iterdir()) == []  # nothing written
+
+
+def test_log_report_artifacts_refuses_an_artifact_path_leaving_the_run(tmp_path):
+    from recoeval_tracking import InputError
+    from recoeval_tracking.tracking.search import log_report_artifacts
+
+    page = tmp_path / "report.html"
+    page.write_text("<p>x</p>")
+    with pytest.raises(
+        InputError, match=r"'artifact_path' parameter of log_report_artifacts.*Got '\.\./\.\.'"
+    ):
+        log_report_artifacts([page], artifact_path="../..", tracking_uri=tmp_path.as_uri())
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["report.html"]
