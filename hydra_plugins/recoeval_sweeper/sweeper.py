@@ -53,9 +53,14 @@ def _group_of(override: Override) -> str:
     return override.key_or_group.split(".", 1)[0].split("/", 1)[0]
 
 
-def read_baselines(config: DictConfig, overrides: Sequence[Override]) -> list[str]:
+def read_baselines(
+    config: DictConfig, overrides: Sequence[Override], options: Sequence[str] | None = None
+) -> list[str]:
     """The ``baselines`` setting of the composed config, checked: a list of distinct option
-    names (``baselines=[popularity,random]``), given once (not swept)."""
+    names (``baselines=[popularity,random]``), given once (not swept), each one of
+    ``options`` (the ``model`` group's options) when they are given."""
+    import difflib
+
     from recoeval_tracking._validation import InputError
 
     for o in overrides:
@@ -83,7 +88,32 @@ def read_baselines(config: DictConfig, overrides: Sequence[Override]) -> list[st
         raise InputError(
             f"baselines must name each model option once; got {names!r} ({', '.join(twice)} twice)."
         )
+    known = sorted({str(o) for o in options or ()})
+    unknown = [n for n in names if known and n not in known]
+    if unknown:
+        close = difflib.get_close_matches(unknown[0], known, n=3, cutoff=0.6)
+        shown = close + [o for o in known if o not in close]
+        raise InputError(
+            f"baselines must name options of the config group '{GROUP}' ({', '.join(shown)}); "
+            f"got {names!r}, where {', '.join(map(repr, unknown))} is none of them."
+        )
     return list(names)
+
+
+def _refused(err: Exception, config: DictConfig) -> BaseException:
+    """``err`` as a refusal of the sweep before any job: one line on standard error naming the
+    command that ran (``train.py: baselines ...`` in a Hydra app of the user's own, not a
+    traceback), and for ``recoeval-track``, whose entry point catches it, its usage error."""
+    import sys
+
+    from recoeval_tracking.app.job_name import StartRefused
+
+    prog = Path(sys.argv[0]).name if sys.argv and sys.argv[0] not in ("", "-c") else ""
+    if not prog or prog == "__main__.py":
+        prog = str(OmegaConf.select(config, "hydra.job.name", default=None) or "the app")
+    refused = StartRefused(err)
+    refused.code = f"{prog}: {' '.join(str(err).split())}"
+    return refused
 
 
 def baseline_jobs(overrides: Sequence[Override], baselines: Sequence[str]) -> list[list[str]]:
@@ -153,7 +183,13 @@ class RecoevalSweeper(Sweeper):
         params = [f"{k}={v}" for k, v in self.params.items()]
         overrides = parser.parse_overrides([*params, *arguments])
         grid = BasicSweeper.split_arguments(overrides, None)[0]
-        baselines = baseline_jobs(overrides, read_baselines(self.config, overrides))
+        from recoeval_tracking._validation import InputError
+
+        try:
+            names = read_baselines(self.config, overrides, self._group_options())
+        except InputError as err:  # before any job: a one-line refusal, not a traceback
+            raise _refused(err, self.config) from None
+        baselines = baseline_jobs(overrides, names)
         tic = time.perf_counter()
         configs = self._check_jobs(grid + baselines, overrides)
         plan = StudyPlan(self.config, grid, baselines, configs, overrides)
@@ -187,6 +223,22 @@ class RecoevalSweeper(Sweeper):
             for r in results:
                 _ = r.return_value  # the first failed job fails the sweep, as Hydra's does
         return returns
+
+    def _group_options(self) -> list[str] | None:
+        """The options of the ``model`` group on the primary config's search path (a user's
+        app's own and, through its ``hydra.searchpath``, ours); None when they cannot be
+        listed (then the baselines are checked when their jobs are composed)."""
+        assert self.hydra_context is not None and self.config is not None
+        try:
+            return list(
+                self.hydra_context.config_loader.get_group_options(
+                    GROUP,
+                    config_name=OmegaConf.select(self.config, "hydra.job.config_name"),
+                    overrides=list(OmegaConf.select(self.config, "hydra.overrides.hydra") or []),
+                )
+            )
+        except Exception:  # noqa: BLE001 - a best-effort list; composing each job decides
+            return None
 
     def _launch_candidates(self, candidates: list[Any], phase: str | None, plan: Any) -> list:
         """Launch ``candidates`` (the grid's first, then the baselines'), ``++phase=<phase>``

@@ -67,12 +67,20 @@ def test_a_key_swept_outside_the_model_gives_each_baseline_one_job_per_value():
         ("popularity", [], "list of model option names"),
         (["popularity", "popularity"], [], "popularity twice"),
         ([], ["baselines=popularity,random"], "'baselines=[popularity,random]'"),
+        (["random", "populrity"], [], "(popularity, als, random); got ['random', 'populrity']"),
     ],
 )
 def test_baselines_that_are_not_one_list_of_names_are_refused(baselines, args, says):
+    options = ["als", "popularity", "random"]
     with pytest.raises(InputError, match="baselines") as info:
-        read_baselines(OmegaConf.create({"baselines": baselines}), _parse(args))
+        read_baselines(OmegaConf.create({"baselines": baselines}), _parse(args), options)
     assert says in str(info.value)
+
+
+def test_baselines_are_checked_against_the_options_only_when_they_are_known():
+    config = OmegaConf.create({"baselines": ["mine"]})
+    assert read_baselines(config, [], None) == ["mine"]  # composing the job decides
+    assert read_baselines(config, [], ["mine", "random"]) == ["mine"]
 
 
 # -- the exact command, end to end ----------------------------------------------------------
@@ -211,8 +219,40 @@ def test_a_misspelt_baseline_is_named_before_any_job_runs(tmp_path, store_uri):
     proc = run_main(["-m", "model=popularity", "baselines=[random,populrity]", *SMALL], tmp_path)
     assert proc.returncode == 2, proc.stderr
     err = " ".join(proc.stderr.split())
-    assert "job #2 of the sweep's 3 (model=populrity" in err and "populrity" in err, err
-    assert "No job was run" in err and _runs(tmp_path) == []
+    # named with the group's options, the close one first, before any job is composed
+    assert err.startswith(
+        "recoeval-track: baselines must name options of the config group 'model' (popularity, "
+    ), err
+    assert "where 'populrity' is none of them" in err, err
+    assert _runs(tmp_path) == [] and "Traceback" not in proc.stderr
+
+
+def test_baselines_in_the_users_own_app_are_refused_in_one_line_naming_that_app(tmp_path):
+    """Door 3 (docs/guides/own-model.md): a bad ``baselines=`` in the user's own Hydra app
+    (examples/own_model/train.py) ends in one line naming that app, not a traceback naming
+    recoeval-track."""
+    import shutil
+    import sys
+
+    from commands import REPO_ROOT, run_process
+
+    app = tmp_path / "own_model"
+    shutil.copytree(
+        REPO_ROOT / "examples" / "own_model",
+        app,
+        ignore=shutil.ignore_patterns("__pycache__", "outputs", "multirun", "mlflow.db"),
+    )
+    for bad, says in (
+        ("baselines=[populrity]", "where 'populrity' is none of them"),
+        ("baselines=popularity", "got 'popularity'"),
+    ):
+        proc = run_process([sys.executable, "train.py", "-m", bad, "tracking=none"], app)
+        assert proc.returncode != 0
+        lines = proc.stderr.strip().splitlines()
+        assert len(lines) == 1, proc.stderr
+        assert lines[0].startswith("train.py: baselines must "), lines[0]
+        assert says in lines[0] and "recoeval-track" not in lines[0], lines[0]
+    assert not (app / "multirun").exists()
 
 
 def test_a_sweeper_that_cannot_run_baselines_refuses_them_before_any_job(tmp_path, store_uri):
