@@ -166,27 +166,32 @@ def fingerprint(definitions: dict[str, Any]) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
-#: Definition entries that concern one metric only (left out of the other metrics' prints).
+#: Definition entries that concern some metrics only (left out of the other metrics' prints):
+#: entry -> the metrics whose values it changes.
 _METRIC_OWN = {
-    "serendipity_top_n": "serendipity",
-    "rbp_persistence": "rbp",
-    "tail_ratio": "tailpercentage",
+    "serendipity_top_n": ("serendipity",),
+    "rbp_persistence": ("rbp",),
+    "tail_ratio": ("tailpercentage",),
+    "short_head_share": ("aplt", "aclt", "pop_rsp", "pop_reo"),
 }
-# (short_head_share is shared by four metrics: it stays in the shared part of their prints)
 #: Entries that define no metric's own numbers: the score source's description, the other
-#: metrics' formulas, the seed of random tie-breaking (it draws a replicate) and the metrics an
+#: metrics' formulas, the seed of random tie-breaking (it draws a replicate), the metrics an
 #: input left out (ranked top-K lists leave out the whole-ranking ones: a top-K metric from
-#: lists and from scores is the same metric).
-_NOT_DEFINING = ("source", "metrics", "ties_seed", "left_out")
+#: lists and from scores is the same metric) and whether the @1..K curves were computed (a
+#: metric at K is the same number with or without its curve).
+_NOT_DEFINING = ("source", "metrics", "ties_seed", "left_out", "cumulative")
 
 
 def metric_fingerprints(definitions: dict[str, Any], columns: Sequence[str]) -> dict[str, str]:
     """One fingerprint per metric column (``ndcg_at_10``, ``coverage_at_10``): the shared part
     of the definitions record (K, ties, NaN rules, protocol, profile) plus that metric's own
-    formula, so that runs are compared metric by metric. The seed of random tie-breaking is left
-    out: runs that differ only by it are replicates of one definition; so is the score source
-    (scores, factors or ranked top-K lists) and what it left out of the evaluation. Columns that
-    name no metric of the record are left out."""
+    formula and parameters, so that runs are compared metric by metric: a print covers only
+    what changes that metric's values. The seed of random tie-breaking is left out: runs that
+    differ only by it are replicates of one definition; so are the score source (scores,
+    factors or ranked top-K lists), what it left out of the evaluation, whether the @1..K
+    curves were computed (``cumulative``) and the parameters of other metrics
+    (``short_head_share`` enters the prints of aplt, aclt, pop_rsp and pop_reo only). Columns
+    that name no metric of the record are left out."""
     formulas = dict(definitions.get("metrics") or {})
     shared = {
         k: v for k, v in definitions.items() if k not in _NOT_DEFINING and k not in _METRIC_OWN
@@ -198,8 +203,8 @@ def metric_fingerprints(definitions: dict[str, Any], columns: Sequence[str]) -> 
             continue
         own = {
             k: definitions[k]
-            for k, name in _METRIC_OWN.items()
-            if name == spec.name and k in definitions
+            for k, names in _METRIC_OWN.items()
+            if spec.name in names and k in definitions
         }
         out[str(col)] = fingerprint(
             {**shared, **own, "metric": spec.name, "formula": formulas[spec.name]}
