@@ -52,7 +52,7 @@ from ._shard import (
     evaluate_partition,
 )
 
-__all__ = ["evaluate_spark", "SparkResults", "USERS_PER_SHARD"]
+__all__ = ["evaluate_spark", "SparkResults", "USERS_PER_SHARD", "relevance_options"]
 
 FUNC = "evaluate_spark"
 #: Users per shard by default (at least two shards per core of the session).
@@ -109,6 +109,79 @@ def _options(options: EvalOptions | None, kwargs: dict[str, Any]) -> EvalOptions
         raise param_error(
             "negatives", FUNC, "None (sampled negatives are not offered on Spark)", opts.negatives
         )
+    return opts
+
+
+#: Column names that hold an interaction's value (a rating) in the frames users pass.
+VALUE_COLUMNS = ("value", "rating", "ratings")
+
+
+def relevance_options(
+    opts: EvalOptions,
+    relevance: Any,
+    rating_col: str | None,
+    columns: dict[str, list[str]],
+) -> EvalOptions:
+    """``opts`` with the data's relevance rule, or the refusal of values with no rule.
+
+    ``relevance`` (a :class:`~recoeval_tracking.data.Relevance`) is applied as
+    :func:`~recoeval_tracking.evaluate` applies an interactions container's rule (where the
+    options leave ``relevance_level`` or ``gains`` None; a profile with a level keeps it). A
+    rule is also given by ``relevance_level``, ``gains`` or a ``profile``. Without any, values
+    are refused: a ``rating_col`` (every rating would be a positive, its value its gain), or a
+    frame column named like a value (``columns``: the test and train frames' column names)
+    that ``rating_col`` leaves out (every row would be a positive of gain 1, ratings of 1 star
+    included).
+    """
+    from types import SimpleNamespace
+
+    from ..data import Relevance
+    from ..metrics.inputs import with_data_relevance
+
+    if relevance is not None:
+        if not isinstance(relevance, Relevance):
+            raise param_error(
+                "relevance",
+                FUNC,
+                "a recoeval_tracking.data.Relevance (the data's rule: split.test.relevance)",
+                relevance,
+            )
+        return with_data_relevance(opts, None, SimpleNamespace(relevance=relevance))
+    stated = opts.relevance_level is not None or opts.gains is not None or opts.profile is not None
+    if stated:
+        return opts
+    hint = (
+        "Pass the data's rule, relevance=split.test.relevance (MovieLens: ratings >= 4 are "
+        "the positives, with gain 1, as the app counts them), or state one: "
+        "relevance_level=... and gains='binary' or 'graded'"
+    )
+    if rating_col is not None:
+        raise param_error(
+            "relevance",
+            FUNC,
+            "the data's relevance rule when rating_col is given",
+            "none",
+            f"Without one every {rating_col!r} value is a positive with its value as gain. "
+            + hint
+            + " (gains='graded' alone: every entry a positive, its value its gain).",
+            got_is_text=True,
+        )
+    for name, cols in columns.items():
+        found = [c for c in cols if str(c).lower() in VALUE_COLUMNS]
+        if found:
+            raise param_error(
+                "rating_col",
+                FUNC,
+                f"the column of the {name} frame's values ({found[0]!r}) with the data's "
+                "relevance rule",
+                "None",
+                f"Without them every row of the {name} frame is a positive of gain 1, "
+                f"whatever its rating. Pass rating_col={found[0]!r} with the data's rule, "
+                "relevance=split.test.relevance (MovieLens: ratings >= 4 are the positives, "
+                "with gain 1, as the app counts them), or relevance_level=...; or, when every "
+                "row is a positive, say so: gains='binary'.",
+                got_is_text=True,
+            )
     return opts
 
 
@@ -209,6 +282,7 @@ def evaluate_spark(
     user_col: str = "user",
     item_col: str = "item",
     rating_col: str | None = None,
+    relevance: Any = None,
     rank_col: str | None = None,
     score_col: str | None = None,
     id_col: str = "id",
@@ -223,9 +297,9 @@ def evaluate_spark(
     Parameters
     ----------
     test, train : pyspark.sql.DataFrame
-        Interactions (``user_col``, ``item_col`` and optionally ``rating_col``: the values, as
-        gains for graded metrics; 1.0 without it). Train entries are left out of each user's
-        ranking; ``train`` may be None.
+        Interactions (``user_col``, ``item_col`` and optionally ``rating_col``: the values,
+        judged by the data's relevance rule; 1.0 without it). Train entries are left out of
+        each user's ranking; ``train`` may be None.
     ranked : pyspark.sql.DataFrame, optional
         Top-K lists: rows (user, item, rank) or (user, item, score) (``rank_col`` ascending or
         ``score_col`` descending; found by name among rank, score, rating, prediction when
@@ -239,6 +313,14 @@ def evaluate_spark(
         dropped with a warning.
     user_col, item_col, rating_col, rank_col, score_col, id_col, features_col : str
         Column names.
+    relevance : Relevance, optional
+        The data's relevance rule (``split.test.relevance``, ``X.relevance``: MovieLens,
+        ratings >= 4 with gain 1), applied to the ``rating_col`` values as
+        :func:`~recoeval_tracking.evaluate` applies an interactions container's: a Spark frame
+        carries none. Values (``rating_col``, or a ``value``/``rating`` column left unnamed)
+        with no rule, neither ``relevance`` nor ``relevance_level``/``gains``/``profile``, are
+        refused: every rating would count as a positive, and the numbers would not be the
+        app's (:func:`relevance_options`).
     shards : int, optional
         Number of user shards (tasks); by default one per :data:`USERS_PER_SHARD` users and at
         least two per core of the session.
@@ -266,6 +348,10 @@ def evaluate_spark(
     spark_modules()  # pyspark, or the install hint, before any frame is read
     te = _renamed(test, user_col, item_col, rating_col, "test")
     tr = None if train is None else _renamed(train, user_col, item_col, rating_col, "train")
+    # the frames' own columns (checked above): a value column left unnamed is refused there
+    frames = {"test": test} if train is None else {"test": test, "train": train}
+    columns = {name: list(df.columns) for name, df in frames.items()}
+    opts = relevance_options(opts, relevance, rating_col, columns)
     spark = te.sparkSession
     model = _model(
         te,

@@ -59,7 +59,9 @@ def test_factors_bit_identical_to_the_local_engine(spark):
     def on_spark(**mode):
         test_df, train_df = frame(spark, test, uid, iid), frame(spark, train, uid, iid)
         factors = dict(user_factors=uf, item_factors=itf)
-        return evaluate_spark(test_df, train_df, **factors, rating_col="rating", **mode, **kw)
+        return evaluate_spark(
+            test_df, train_df, **factors, rating_col="rating", gains="graded", **mode, **kw
+        )
 
     res = on_spark(shards=3)
     local = rt.evaluate(sp.csr_array(train), sp.csr_array(test), A=A, B=B, user_ids=uid, **kw)
@@ -99,6 +101,7 @@ def test_ranked_lists_exploded_and_nested_in_both_modes(spark):
         frame(spark, train, uid, iid),
         ranked=ranked,
         rating_col="rating",
+        gains="graded",  # the rule of these values: every entry a positive, its value its gain
         **kw,
     )
     same_per_user(res, local)
@@ -121,6 +124,7 @@ def test_ranked_lists_exploded_and_nested_in_both_modes(spark):
         frame(spark, train, uid, iid),
         ranked=nested,
         rating_col="rating",
+        gains="graded",
         mode="map",
         **kw,
     )
