@@ -108,7 +108,7 @@ class EvalOptions:
     k: int = 10
     cumulative: bool = False
     ties: str | None = None
-    seed: int = 1
+    seed: int = 0
     min_pos_test: int = 1
     min_items_pool: int = 2
     consider_cold_start: bool = True

@@ -14,6 +14,7 @@ An evaluation runs in three steps, each a function here:
 from __future__ import annotations
 
 import dataclasses
+import sys
 import time
 from collections import ChainMap
 from collections.abc import Callable, Sequence
@@ -453,7 +454,7 @@ def shape(raw: RawResult, *, item_features: Any = None, popularity: Any = None) 
 
 def evaluate(
     train: Any,
-    test: Any,
+    test: Any = None,
     *,
     A: Any = None,
     B: Any = None,
@@ -465,7 +466,7 @@ def evaluate(
     k: int = 10,
     cumulative: bool = False,
     ties: str | None = None,
-    seed: int = 1,
+    seed: int = 0,
     min_pos_test: int = 1,
     min_items_pool: int = 2,
     consider_cold_start: bool = True,
@@ -496,7 +497,13 @@ def evaluate(
     ----------
     train, test : scipy.sparse CSR (users x items) or an interactions container
         Train entries are excluded from each user's ranking; test entries are judged by the
-        data's relevance rule (below). ``train`` may be None (nothing excluded).
+        data's relevance rule (below). ``train`` may be None (nothing excluded). Or a
+        :class:`~recoeval_tracking.splitting.Split` alone (``rt.evaluate(split, scores=...)``):
+        its part the app's job evaluates, ``split.test_split()`` (with a validation part, test
+        ranked with train and validation excluded; ``split.validation_split()`` for the
+        validation part), and the results record its fingerprint
+        (:attr:`Results.split_fingerprint`), so that ``rt.compare`` pairs them with the app's
+        jobs of the same split.
     A, B, item_biases : array-like, optional
         User factors (m x p), item factors (n x p) and item biases:
         :math:`s_{ui} = \langle A_u, B_i \rangle + b_i`. ``item_biases`` alone is a
@@ -529,7 +536,8 @@ def evaluate(
         after (pessimistic) tied negatives; or the exact expected value over every ordering of
         the tied items (average, McSherry & Najork 2008).
     seed : int
-        Seed of the tie-breaking noise.
+        Seed of the tie-breaking noise; 0 by default, as the app's top-level ``seed``, so that
+        a notebook and a job of the same split break ties alike.
     min_pos_test, min_items_pool, consider_cold_start
         The recometrics thresholds: users below them get NaN (counted by reason).
     user_ids : array-like, optional
@@ -586,6 +594,7 @@ def evaluate(
     recometrics" section of docs/guides/profiles.md.
     """
     given = {name: value for name, value in locals().items() if name in _OPTION_NAMES}
+    train, test, split_fp = _split_parts(train, test)
     opts = inputs.with_data_relevance(_merge_options(options, given), train, test)
     if client is not None:
         run_remote = remote_runner("dask")  # registered by recoeval_tracking.distributed
@@ -597,7 +606,7 @@ def evaluate(
                 "the lists as RankedLists.from_pairs(..., missing_users=...))",
                 missing_users,
             )
-        return run_remote(
+        done = run_remote(
             client,
             train,
             test,
@@ -611,6 +620,10 @@ def evaluate(
             user_ids=user_ids,
             item_features=item_features,
         )
+        if hasattr(done, "split_fingerprint"):
+            done.split_fingerprint = split_fp
+            done.parts_fingerprint = _parts_fingerprint(train, test)
+        return done
     raw = compute(
         train,
         test,
@@ -625,7 +638,45 @@ def evaluate(
         progress=progress,
         missing_users=missing_users,
     )
-    return warn_if_nothing_evaluated(shape(raw, item_features=item_features), "evaluate")
+    results = shape(raw, item_features=item_features)
+    results.split_fingerprint = split_fp
+    results.parts_fingerprint = _parts_fingerprint(train, test)
+    return warn_if_nothing_evaluated(results, "evaluate")
+
+
+def _parts_fingerprint(train: Any, test: Any) -> str:
+    """A hash of the train and test interactions' fingerprints (``""`` unless both are
+    interactions containers: matrices carry none, and hashing them would cost a pass)."""
+    fps = [getattr(x, "fingerprint", None) for x in (train, test)]
+    if not all(callable(f) for f in fps):
+        return ""
+    import hashlib
+
+    text = "/".join(str(f()) for f in fps)
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def _split_parts(train: Any, test: Any) -> tuple[Any, Any, str]:
+    """``(train, test, split fingerprint)``: a Split given as ``train`` (and no ``test``) gives
+    the part a job evaluates and its fingerprint; otherwise the matrices as given and ``""``."""
+    # a Split exists only once its module is loaded: no import (of pandas) for matrices
+    split_module = sys.modules.get("recoeval_tracking.splitting._split")
+    if split_module is not None and isinstance(train, split_module.Split):
+        if test is not None:
+            raise param_error(
+                "test",
+                "evaluate",
+                "None when a Split is given (its test part is evaluated: "
+                "rt.evaluate(split, scores=...))",
+                test,
+            )
+        part = train.test_split()  # the split itself when it has no validation part
+        return part.train, part.test, str(part.fingerprint)
+    if test is None:
+        raise param_error(
+            "test", "evaluate", "the test matrix or interactions (or a Split as train)", test
+        )
+    return train, test, ""
 
 
 _OPTION_NAMES = frozenset(f.name for f in dataclasses.fields(EvalOptions))

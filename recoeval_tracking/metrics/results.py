@@ -158,6 +158,19 @@ class Results:
         Each user's top-K item indices, best first (-1 where undefined), when extracted.
     aggregates : dict of str to float
         Metrics defined over the whole set of users (coverage, gini, GAUC, pooled precision...).
+    split_fingerprint : str
+        The fingerprint of the split part these results were evaluated on, as a job folder's
+        ``dataset.json`` records it (``split_fingerprint``), so that ``rt.compare`` pairs a
+        notebook's results with the app's runs of the same split and refuses those of another:
+        set by ``rt.evaluate(split, ...)`` (a :class:`~recoeval_tracking.splitting.Split`
+        given in place of train and test); empty when the results were evaluated on matrices
+        or parts, which do not say which split they are (a random split of a fixed fraction
+        keeps every user's counts: nothing in the parts tells two such splits apart).
+    parts_fingerprint : str
+        A hash of the fingerprints of the train and test interactions evaluated, when both were
+        given as :class:`~recoeval_tracking.data.Interactions` (a split's parts); empty for
+        matrices. Two results of different random splits of the same data differ in it, so
+        ``rt.compare`` refuses to pair them user by user even without a split fingerprint.
     """
 
     per_user: pd.DataFrame
@@ -169,6 +182,8 @@ class Results:
     timings: dict[str, float] = field(default_factory=dict)
     topk: np.ndarray | None = None
     aggregates: dict[str, float] = field(default_factory=dict)
+    split_fingerprint: str = ""
+    parts_fingerprint: str = ""
 
     def _column(self, name: str) -> np.ndarray:
         """One per-user column as an array (from the columns when the frame is not made yet)."""

@@ -3,9 +3,12 @@ compare.compare` (``rt.compare``) and the report command (both build through
 :func:`~recoeval_tracking.reporting.report.build_report`, which calls :func:`comparability`).
 
 * **Runs** are comparable when their data and split fingerprints agree
-  (:func:`check_comparable`). ``Results`` objects record neither: they are told apart by their
-  evaluated users (ids and train counts, :func:`users_fingerprint`), so that two datasets are
-  never paired user by user. Otherwise the comparison is refused with both fingerprints and the
+  (:func:`check_comparable`). ``Results`` of ``rt.evaluate(split, ...)`` record the split
+  part's fingerprint as a job folder does (it covers the data), so a notebook's results pair
+  with the app's jobs of the same split. Other ``Results`` are told apart by their evaluated
+  users (ids and train counts, :func:`users_fingerprint`) and, when they were evaluated on
+  interactions containers, the fingerprints of those parts, so that two datasets or two
+  random splits are never paired user by user. Otherwise the comparison is refused with both fingerprints and the
   runs named, unless the caller allows it (``allow_mismatch=True``; report config
   ``allow_mismatch=true``), and then every table is marked.
 * **A metric** is compared over the runs whose own definition of it agrees (one fingerprint per
@@ -66,12 +69,14 @@ _AT_K = re.compile(r"^(?P<base>.+)_at_(?P<k>\d+)$")
 # ---------------------------------------------------------------------------------------------
 
 
-def users_fingerprint(per_user: pd.DataFrame) -> str:
+def users_fingerprint(per_user: pd.DataFrame, parts: str = "") -> str:
     """A short hash of the users a run was evaluated on: each user's id and train count
     (``n_train``), in id order. The same data and split give the same one, whatever the model
     and the metrics; it stands in for the data and split fingerprints of ``Results`` objects,
     which do not record them. The relevance rule does not enter it (``n_test`` counts
-    positives)."""
+    positives). ``parts``, the fingerprint of the train and test interactions evaluated
+    (``Results.parts_fingerprint``), enters it when given: two random splits of one fixed
+    fraction keep every user's train count."""
     ids = per_user["user_id"].astype(str).to_numpy()
     n_train = (
         per_user["n_train"].to_numpy(dtype=np.float64)
@@ -80,6 +85,8 @@ def users_fingerprint(per_user: pd.DataFrame) -> str:
     )
     order = np.argsort(ids, kind="stable")
     text = "\n".join(f"{u}:{t:g}" for u, t in zip(ids[order], n_train[order]))
+    if parts:
+        text += f"\nparts:{parts}"
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
@@ -91,7 +98,9 @@ def check_comparable(runs: Sequence[RunData], kinds: Sequence[str] = RUN_KINDS) 
     """What differs between the runs' data and split fingerprints (``kinds``).
 
     A fingerprint recorded for some runs and not for others counts as a difference; one recorded
-    for none is not checked. When no run records any of ``kinds`` and every run records its
+    for none is not checked. A run that records a split fingerprint and no data fingerprint
+    (``Results`` of ``rt.evaluate(split, ...)``) is not checked on its data: the split
+    fingerprint hashes the data's, so agreeing splits share their data. When no run records any of ``kinds`` and every run records its
     ``users`` fingerprint (``Results`` objects, :func:`users_fingerprint`), the users are
     compared instead. Returns one message per differing kind (empty list: comparable).
     """
@@ -100,6 +109,8 @@ def check_comparable(runs: Sequence[RunData], kinds: Sequence[str] = RUN_KINDS) 
     for kind in recorded:
         values: dict[str, list[str]] = {}
         for r in runs:
+            if kind == "data" and not r.fingerprints.get(kind) and r.fingerprints.get("split"):
+                continue  # a split fingerprint covers the data (it hashes the data's)
             values.setdefault(r.fingerprints.get(kind) or "<not recorded>", []).append(r.name)
         if len(values) > 1:
             parts = [f"{fp} ({_names(names)})" for fp, names in values.items()]
@@ -114,9 +125,10 @@ def check_comparable(runs: Sequence[RunData], kinds: Sequence[str] = RUN_KINDS) 
                 for fp, members in users.items()
             ]
             problems.append(
-                "the evaluated users differ (Results record no data or split "
-                "fingerprint; their users and train counts stand in): users "
-                "fingerprint " + " vs ".join(parts)
+                "the evaluated users or parts differ (these Results record no split "
+                "fingerprint; their users and train counts, and the fingerprints of the "
+                "train and test interactions evaluated, stand in): users fingerprint "
+                + " vs ".join(parts)
             )
     return problems
 
@@ -296,9 +308,21 @@ def not_comparable(
         if candidates
         else ""
     )
+    text = "; ".join(mismatches)
+    if "<not recorded>" in text and "split fingerprint" in text:
+        hint += (
+            " Results evaluated on a split's parts (rt.evaluate(split.train, split.test, ...)) "
+            "record no split fingerprint: evaluate the Split itself, rt.evaluate(split, ...), "
+            "and they carry the one a job of that split records."
+        )
+    if "data fingerprint differs" in text:
+        hint += (
+            " If these are different datasets, say so: compare({dataset: {name: run}}) or "
+            "dataset_key=<the param naming the dataset> (report config: dataset_key=...)."
+        )
     return InputError(
         f"The runs given to {func} are not comparable: "
-        + "; ".join(mismatches)
+        + text
         + ". Select runs evaluated on the same data, split and metric definitions, or pass "
         "allow_mismatch=True (report config: allow_mismatch=true) to compare them anyway; "
         "the tables are then marked." + hint

@@ -207,6 +207,10 @@ def compare(
         rep_key = replicate_key
         if rep_key == "auto":
             rep_key = detect_replicate_key(members)
+            if rep_key is not None and not all(rep_key in r.params for r in members):
+                # a key some runs lack (a notebook's Results have no params) draws no
+                # replicates of them: the runs' own mismatch is the message
+                rep_key = None
         try:
             reports[ds] = build_report(members, baseline, replicate_key=rep_key, **kw)
         except InputError as err:

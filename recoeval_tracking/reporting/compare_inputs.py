@@ -38,8 +38,15 @@ def _from_results(name: str, res: Any) -> RunData:
 
     curves = curves_table(res) if res.curves_per_user else None
     fps = {"definitions": res.fingerprint} if res.fingerprint else {}
-    # Results record no data or split fingerprint: their users stand in (comparability.py)
-    fps["users"] = users_fingerprint(res.per_user)
+    # rt.evaluate(split, ...) records the split part's fingerprint, as a job folder does (it
+    # covers the data: a split's fingerprint hashes the data's)
+    split_fp = getattr(res, "split_fingerprint", "")
+    if split_fp:
+        fps["split"] = str(split_fp)
+    # otherwise the users stand in (comparability.py), with the parts evaluated when they were
+    # interactions containers: two random splits of one fixed fraction keep every user's counts
+    parts = getattr(res, "parts_fingerprint", "")
+    fps["users"] = users_fingerprint(res.per_user, parts)
     # compared metric by metric, as job folders are: two models' Results differ in their score
     # source (factors, biases...), which is part of the whole record but of no metric's definition
     per_metric = (
@@ -168,8 +175,10 @@ def runs_from(
 def detect_dataset_key(runs: Sequence[RunData]) -> str | None:
     """The param that tells the datasets of ``runs`` apart, or None: only when the runs' data
     fingerprints differ, the first of ``dataset.name``, ``dataset.kind``... (or another swept
-    ``dataset.*`` param) that every run has, that takes several values and whose runs of one
-    value share their data. A seed is never one (``dataset.seed`` of synthetic data drawn
+    ``dataset.*`` param) that every run has, that takes several values, whose runs of one
+    value share their data and are at least two (something to compare in each dataset: two
+    runs of different data, one each, are refused as not comparable, naming both data
+    fingerprints, unless the caller names the datasets). A seed is never one (``dataset.seed`` of synthetic data drawn
     per seed: those runs are replicates)."""
     runs = list(runs)
     if len(runs) < 2 or not check_comparable(runs, kinds=("data",)):
@@ -183,8 +192,12 @@ def detect_dataset_key(runs: Sequence[RunData]) -> str | None:
         groups: dict[str, list[RunData]] = {}
         for r in runs:
             groups.setdefault(str(r.params[k]), []).append(r)
-        return len(groups) > 1 and not any(
-            check_comparable(g, kinds=("data",)) for g in groups.values()
+        # each dataset holds runs to compare: two runs of different data, one each, are
+        # one comparison of two datasets mixed up (refused naming both), not two datasets
+        return (
+            len(groups) > 1
+            and all(len(g) > 1 for g in groups.values())
+            and not any(check_comparable(g, kinds=("data",)) for g in groups.values())
         )
 
     swept = [k for k in _swept_params(runs) if k.startswith("dataset.")]
