@@ -31,8 +31,8 @@ directory is on a shared file system, as submitit requires), and with the Optuna
   machines), so the sweep still has one parent.
 * ``on_multirun_end`` closes the parent as FINISHED with a leaderboard of the children
   (:func:`~recoeval_tracking.tracking.pending.finish_sweep_parent_or_mark_pending`); with
-  ``baselines``, the end of the sweep says how each job compares with the first baseline
-  (:func:`baseline_lines`).
+  ``baselines``, the end of the sweep says how each system compares with each baseline, paired
+  by fold or seed (:func:`baseline_lines`).
 * When a job fails Hydra never calls ``on_multirun_end``; an exit handler (and a SIGTERM
   handler) registered at sweep start closes the parent then, as FAILED (KILLED when the sweep
   was interrupted). A store that cannot be reached leaves ``PENDING_SWEEP`` in the sweep
@@ -208,47 +208,18 @@ def _check_baselines_sweeper(config: DictConfig) -> None:
 
 
 def baseline_lines(board: Any, tags: dict[str, dict[str, str]]) -> list[str]:
-    """How each job of a sweep compares with its first baseline on the leaderboard's sort
-    metric: ``board`` as :func:`~recoeval_tracking.tracking.sweeps.build_leaderboard` returns
-    it, ``tags`` the tags of each run by id. Empty when no run is a first baseline
-    (``recoeval.baseline_rank`` 0) or the sort metric is unknown."""
-    import math
+    """How each system of a sweep compares with each baseline on the leaderboard's sort
+    metric: one block per baseline, in the order of ``baselines=[...]``; each run is paired
+    with the baseline's run of the same replicate (fold, seed: the overrides outside the model
+    group), and a system's difference is the mean over the replicates paired, their number
+    beside it (:func:`~recoeval_tracking.tracking.sweeps.baseline_differences`, the numbers the
+    parent run and each run's ``vs_<baseline>_<metric>`` hold). ``board`` as
+    :func:`~recoeval_tracking.tracking.sweeps.build_leaderboard` returns it, ``tags`` the tags
+    of each run by id. Empty when no run is a baseline (``recoeval.baseline_rank``) or the sort
+    metric is unknown."""
+    from ..tracking.sweeps import baseline_differences, baseline_text
 
-    metric = board.attrs.get("sort_by")
-    first = [
-        i
-        for i, run_id in enumerate(board.get("run_id", []))
-        if (tags.get(run_id) or {}).get("recoeval.baseline_rank") == "0"
-    ]
-    if not first or not metric or metric not in board.columns:
-        return []
-    base = board.iloc[first[0]]
-    value = float(base[metric])
-    if math.isnan(value):
-        return []
-    names = [str(n) for n in board["run_name"]]
-    width = max(len(n) for n in names) + 2
-    ranks = {r: (tags.get(r) or {}).get("recoeval.baseline_rank") for r in board["run_id"]}
-    baselines = [
-        n
-        for n, r in sorted(
-            zip(names, board["run_id"]),  # in the order given
-            key=lambda nr: int(ranks[nr[1]] or 0),
-        )
-        if (tags.get(r) or {}).get("recoeval.baseline") == "true"
-    ]
-    lines = [
-        f"against the first baseline, {base['run_name']} ({metric} = {value:.4f}; "
-        f"baselines: {', '.join(baselines)}):"
-    ]
-    for i, (name, v) in enumerate(zip(names, board[metric])):
-        if i == first[0] or v is None or math.isnan(float(v)):
-            continue
-        delta = float(v) - value
-        rel = f"  ({delta / value:+.1%})" if value else ""
-        kind = "  (baseline)" if name in baselines else ""
-        lines.append(f"     {name:<{width}}{delta:+.4f}{rel}{kind}")
-    return lines
+    return baseline_text(baseline_differences(board, tags))
 
 
 def _with_baselines(text: str, parent_run_id: str, uri: str) -> str:

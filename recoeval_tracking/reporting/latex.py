@@ -12,7 +12,7 @@ LaTeX (:func:`latex_escape`).
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import pandas as pd
@@ -21,6 +21,7 @@ from .._validation import check_int, param_error
 from ..jobdir.redact import scrub_text
 from ..metrics.registry import spec_for_key
 from .outputs import register_output
+from .power import POWER_BASIS
 from .report import SMALL_N_MARK, protocol_text
 from .stats import percent
 from .summary import headline_metrics
@@ -33,6 +34,7 @@ __all__ = [
     "metric_label",
     "comparison_latex",
     "effects_latex",
+    "baselines_latex",
     "structure_problems",
     "PREAMBLE",
 ]
@@ -411,7 +413,10 @@ def effects_latex(
     if rope is None:
         rope = cmp.rope  # the comparison's own, if it has one
     if rope is not None:
+        named = [str(k) for k in rope] if isinstance(rope, Mapping) else None
         for v in cmp.verdicts(rope, dataset=dataset).itertuples():
+            if named is not None and str(v.metric) not in named:
+                continue  # a per-metric rope judges only the metrics it names
             prob = {"worse": v.p_worse, "equivalent": v.p_equivalent, "better": v.p_better}.get(
                 str(v.verdict)
             )
@@ -438,7 +443,9 @@ def effects_latex(
         f"intervals, relative differences (\\%) and $d_z$; "
         r"$^{\blacktriangle}$/$^{\blacktriangledown}$: significantly better/worse "
         f"after correction ($\\alpha = {s['alpha']:g}$). Detectable: for a non-significant "
-        "difference, the smallest one the comparison could detect at 80\\% power."
+        "difference, the smallest one the comparison could detect at 80\\% power, from "
+        + latex_escape(POWER_BASIS.get(s["test"], POWER_BASIS["t"]))
+        + "."
     )
     header = [
         "Metric",
@@ -450,13 +457,99 @@ def effects_latex(
         "Detectable",
     ]
     if verdict:
+        from .sections import rope_text
+
         text += (
-            " Verdict: Bayesian signed-rank test over users with its rope (Benavoli et al. "
-            "2017), the verdict whose probability reaches 0.95, else undecided."
+            " Verdict: Bayesian paired t-test of the mean difference with its rope "
+            f"({latex_escape(rope_text(rope))}; Benavoli et al. 2017; over replicates that "
+            "draw their own split the correlated t-test), better or worse when its probability "
+            f"reaches {1 - s['alpha'] / 2:g}, equivalent when both tails are below "
+            f"{s['alpha']:g}, else undecided."
         )
         header.append("Verdict")
     full = (latex_escape(caption) + " " if caption else "") + text
     return _table("llrrrcr" + ("l" if verdict else ""), header, rows, full, label)
+
+
+def baselines_latex(
+    cmp: Comparison,
+    metrics: Sequence[str] | None = None,
+    *,
+    dataset: str | None = None,
+    precision: int = 4,
+    intervals: bool = True,
+    caption: str = "",
+    label: str = "tab:baselines",
+) -> str:
+    """Every system against every baseline of a sweep (two or more; else ``""``): one row per
+    system, one column per (metric, baseline) (``metrics`` default: the first headline
+    metric), each cell the difference with its interval and mark
+    (:meth:`~.verdicts.VerdictMethods.against_baselines`, the page's table); booktabs."""
+    precision = check_int(precision, "precision", "baselines_latex", minimum=0)
+    chosen = list(metrics) if metrics else headline_metrics(cmp.metrics)[:1]
+    for m in chosen:
+        if m not in cmp.metrics:
+            raise param_error(
+                "metrics", "baselines_latex", f"metrics of the comparison {cmp.metrics}", m
+            )
+    table = cmp.against_baselines(dataset=dataset)
+    bases = list(dict.fromkeys(table["baseline"]))
+    if len(bases) < 2:
+        return ""
+    systems = [n for n in cmp.systems if n not in bases] + bases
+    cells = {(r.system, r.baseline, r.metric): r for r in table.itertuples()}
+    small = False
+    rows = []
+    for n in systems:
+        row = [latex_escape(n + (" (baseline)" if n in bases else ""))]
+        for m in chosen:
+            for b in bases:
+                r = cells.get((n, b, m))
+                if r is None:
+                    row.append("" if n == b else "--")
+                    continue
+                text = f"${r.delta:+.{precision}f}$"
+                if intervals and math.isfinite(r.delta_low):
+                    text += (
+                        r"\,{\scriptsize[$"
+                        + f"{r.delta_low:+.{precision}f}$, ${r.delta_high:+.{precision}f}"
+                        + "$]}"
+                    )
+                text += _mark_tex(str(r.mark))
+                small = small or str(r.mark).endswith(SMALL_N_MARK)
+                row.append(text)
+        rows.append(row)
+    header = ["System"] + [
+        f"{metric_label(m)} vs {latex_escape(b)}" if len(chosen) > 1 else f"vs {latex_escape(b)}"
+        for m in chosen
+        for b in bases
+    ]
+    s = cmp.settings
+    key = s.get("replicate_key")
+    parts = [latex_escape(caption)] if caption else []
+    parts.append(
+        (
+            f"Difference to each baseline in {', '.join(_plain_label(m) for m in chosen)}"
+            + (f", mean over the paired {key} replicates" if key else ", mean over users")
+            + (f" with its {percent(s['confidence'])} t interval" if intervals else "")
+            + "."
+        )
+        .replace("%", r"\%")
+        .replace("_", r"\_")
+    )
+    parts.append(
+        r"$^{\blacktriangle}$/$^{\blacktriangledown}$: significantly better/worse than that "
+        f"baseline, {_TEST_NAMES[s['test']]}, {_CORRECTION_NAMES[s['correction']]} correction "
+        f"over each metric's comparisons with that baseline, $\\alpha = {s['alpha']:g}$."
+    )
+    if small:
+        parts.append(
+            r"$^{\dagger}$: too few pairs for a distribution-free test to reach $\alpha$ after "
+            "correction (the arrow gives the direction only)."
+        )
+    if protocol_text(s):
+        parts.append(latex_escape(protocol_text(s)))
+    return _table("l" + "r" * (len(header) - 1), header, rows, " ".join(parts), label)
 
 
 register_output("latex", comparison_latex)  # Comparison.to_latex

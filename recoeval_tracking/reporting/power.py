@@ -30,6 +30,9 @@ __all__ = [
     "sample_size",
     "corrected_alpha",
     "detectable_text",
+    "detectable_difference",
+    "POWER_BASIS",
+    "WILCOXON_ARE",
 ]
 
 
@@ -144,7 +147,58 @@ def sample_size(
 
 def detectable_text(mde: float, observed: float, precision: int = 3) -> str:
     """``"could detect 0.011; observed 0.004"``: the minimum detectable difference beside the
-    observed absolute difference (empty when the detectable difference is NaN)."""
-    if mde is None or not math.isfinite(mde):
+    observed absolute difference (empty when the detectable difference is NaN; "too few pairs
+    to detect any difference" when it is infinite, :func:`detectable_difference`)."""
+    if mde is None or math.isnan(mde):
         return ""
+    if math.isinf(mde):
+        return f"too few pairs to detect any difference; observed {abs(observed):.{precision}f}"
     return f"could detect {mde:.{precision}f}; observed {abs(observed):.{precision}f}"
+
+
+#: Pitman's asymptotic relative efficiency of the Wilcoxon signed-rank test to the paired
+#: t-test when the differences are normal (3/pi, about 0.955; Lehmann 1975, "Nonparametrics",
+#: ch. 4): with ``n`` pairs it has about the t's power with ``n * 3/pi`` pairs, so its
+#: detectable difference is the t's times ``sqrt(pi/3)``.
+WILCOXON_ARE = 3.0 / math.pi
+
+#: What the detectable difference of each test is computed from, in words (the page says it).
+POWER_BASIS = {
+    "t": "the paired t-test's power (noncentral t)",
+    "wilcoxon": (
+        "the Wilcoxon signed-rank test's power as the t's at its asymptotic relative efficiency "
+        "3/π (normal differences; no exact formula), and none when its smallest p-value with "
+        "the pairs there cannot pass the corrected alpha"
+    ),
+    "randomization": (
+        "the t's power, which the sign-flip randomisation test of the mean matches "
+        "asymptotically (no exact formula), and none when its smallest p-value with the pairs "
+        "there cannot pass the corrected alpha"
+    ),
+}
+
+
+def detectable_difference(
+    sd: float,
+    n: int,
+    alpha: float = 0.05,
+    power: float = 0.8,
+    test: str = "t",
+    n_nonzero: int | None = None,
+) -> float:
+    """The smallest mean difference ``test`` (``"t"``, ``"wilcoxon"``, ``"randomization"``)
+    detects with probability ``power`` at level ``alpha`` over ``n`` pairs whose differences
+    have spread ``sd`` (:data:`POWER_BASIS` says how for each test). ``inf`` when the test's
+    smallest p-value over ``n_nonzero`` pairs with a sign (default ``n``) is not below
+    ``alpha``: no difference can be detected there."""
+    if test not in POWER_BASIS:
+        raise param_error("test", "detectable_difference", f"one of {list(POWER_BASIS)}", test)
+    mde = minimum_detectable_difference(sd, n, alpha, power)
+    if test == "t" or not math.isfinite(mde):
+        return mde
+    from .multisystem import min_attainable_p
+
+    floor = min_attainable_p(int(n if n_nonzero is None else n_nonzero), test)
+    if math.isfinite(floor) and floor >= alpha:
+        return math.inf
+    return mde * math.sqrt(1.0 / WILCOXON_ARE) if test == "wilcoxon" else mde

@@ -41,6 +41,7 @@ from .._validation import InputError, param_error
 from ..jobdir.redact import scrub_text
 from .compare import Comparison
 from .figures import figure_png, render_figures, safe_name
+from .latex import baselines_latex
 from .outputs import register_output
 from .report import Report
 from .sections import (
@@ -223,7 +224,9 @@ def write_report(
     title: str = "Run comparison",
 ) -> dict[str, Path]:
     """Write the HTML page, the Markdown (with its figures in ``<stem>_figures/`` beside it)
-    and the LaTeX table (:meth:`Comparison.to_latex`), each when its path is given. Returns the
+    and the LaTeX table (:meth:`Comparison.to_latex`, then with two baselines or more the
+    table of every system against every baseline, :func:`~.latex.baselines_latex`), each when
+    its path is given. Returns the
     paths written: ``html``, ``markdown``, ``figures`` (the folder), ``latex``."""
     if html_path is None and markdown_path is None and latex_path is None:
         raise param_error(
@@ -252,7 +255,11 @@ def write_report(
     if latex_path is not None:
         p = Path(latex_path)
         p.parent.mkdir(parents=True, exist_ok=True)
-        p.write_text(comparison.to_latex(caption=title + "."), encoding="utf-8")
+        tex = comparison.to_latex(caption=title + ".")
+        if not comparison.multi_dataset:  # every baseline of a sweep, when it has two or more
+            more = baselines_latex(comparison, caption=title + ".")
+            tex += f"\n{more}\n" if more else ""
+        p.write_text(tex, encoding="utf-8")
         out["latex"] = p
     return out
 

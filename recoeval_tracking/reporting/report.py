@@ -82,6 +82,8 @@ __all__ = [
     "fingerprints_from",
     "significance_mark",
     "permutations_for",
+    "baseline_ids",
+    "against_baseline",
 ]
 
 #: Tests whose adjusted p-value can set the significance marks.
@@ -160,6 +162,7 @@ class Report:
     config: dict[str, Any] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
     left_out: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=LEFT_OUT_COLUMNS))
+    _against: dict[str, pd.DataFrame] = field(default_factory=dict, repr=False)
 
     @property
     def comparable(self) -> bool:
@@ -481,6 +484,7 @@ def build_report(
     notes: list[str] = []
     if replicate_key:
         runs_in, runs = runs, aggregate_replicates(runs, replicate_key, group_by, func)
+        _name_groups(runs, runs_in, replicate_key)
         settings["replicate_key"] = replicate_key
         settings["group_by"] = list(group_by or default_group_by(runs_in, replicate_key))
         group_curves_and_catalogue(runs, runs_in)
@@ -744,3 +748,91 @@ def _inputs(runs: list[RunData]) -> pd.DataFrame:
             },
         }
     )
+
+
+# ---------------------------------------------------------------------------------------------
+# Every baseline
+# ---------------------------------------------------------------------------------------------
+
+#: The tag of a sweep's baselines: their place in ``baselines=[...]`` (0 is the first).
+BASELINE_RANK_TAG = "recoeval.baseline_rank"
+
+
+def baseline_ids(report: Report) -> list[str]:
+    """The run ids of the report's baselines in the order the sweep named them (tag
+    :data:`BASELINE_RANK_TAG`, a replicate group's from its runs); the report's own baseline
+    alone when no run carries the tag."""
+    ranked = sorted(
+        (int(str(r.tags.get(BASELINE_RANK_TAG))), i, r.run_id)
+        for i, r in enumerate(report.runs)
+        if str(r.tags.get(BASELINE_RANK_TAG, "")).isdigit()
+    )
+    return [run_id for _, _, run_id in ranked] or [report.baseline]
+
+
+def against_baseline(report: Report, baseline: str) -> pd.DataFrame:
+    """The comparisons table of every other run against the run ``baseline`` (an id of
+    ``report.runs``), computed as :func:`build_report` computes ``report.comparisons`` (the
+    same tests, corrections over each metric's comparisons with that baseline, marks and,
+    over replicates that draw their own split, Nadeau-Bengio's corrected t). For the report's
+    own baseline it is ``report.comparisons`` itself."""
+    if baseline == report.baseline:
+        return report.comparisons
+    if baseline in report._against:
+        return report._against[baseline]
+    base = report.run(baseline)
+    runs = [base] + [r for r in report.runs if r is not base]
+    verdict = comparability(runs, report.metrics, base, check_runs=False, func="build_report")
+    aligned = _align(runs, report.metrics, None, verdict.excluded)
+    s = report.settings
+    _, comp = _tables(
+        aligned.values,
+        aligned.present,
+        np.arange(len(aligned.union)),
+        runs,
+        0,
+        report.metrics,
+        confidence=s["confidence"],
+        n_bootstrap=s["n_bootstrap"],
+        n_permutations=s["n_permutations"],
+        seed=s["seed"],
+        correction=s["correction"],
+        family=s["family"],
+        test=s["test"],
+        alpha=s["alpha"],
+        lower=tuple(s["lower_is_better"]),
+    )
+    comp = verdict.drop(comp, tests=True)
+    from dataclasses import replace
+
+    from .compare import correct_replicate_tests  # compare builds on this module
+
+    other = replace(report, runs=runs, baseline=baseline, comparisons=comp, settings=dict(s))
+    correct_replicate_tests(other)
+    report._against[baseline] = other.comparisons
+    return other.comparisons
+
+
+def _name_groups(groups: list[RunData], runs: Sequence[RunData], replicate_key: str) -> None:
+    """Name a replicate group after its runs when its params do not name its model (a model of
+    the user's, ``_target_``, has no ``model.name``; the group was ``all runs`` or only its
+    swept values): the runs' common name without the replicate's word (``mypop fold=0``,
+    ``mypop fold=1`` -> ``mypop``)."""
+    last = replicate_key.rsplit(".", 1)[-1]
+    taken = {g.name for g in groups}
+    for g in groups:
+        unnamed = g.name == "all runs" or str(g.params.get("model.name", "")) == "None"
+        if not unnamed:
+            continue
+        members = [
+            r for r in runs if all(str(r.params.get(k)) == str(v) for k, v in g.params.items())
+        ]
+        names = {
+            " ".join(w for w in r.name.split() if not w.startswith(f"{last}=")) for r in members
+        }
+        if len(names) == 1:
+            name = names.pop()
+            if name and name not in taken:
+                taken.discard(g.name)
+                taken.add(name)
+                g.name = name

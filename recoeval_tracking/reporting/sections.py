@@ -28,11 +28,20 @@ from .._validation import InputError, param_error
 from ..jobdir.redact import scrub_mapping, scrub_text
 from .compare import Comparison
 from .figures import safe_name
+from .power import POWER_BASIS
 from .report import SMALL_N_MARK, Report, protocol_text
 from .stats import percent
 from .summary import Best, catalogue_table, headline_metrics, summary_table
 
-__all__ = ["Item", "metric_table", "md_escape", "effect_items", "multi_sections"]
+__all__ = [
+    "Item",
+    "metric_table",
+    "md_escape",
+    "effect_items",
+    "multi_sections",
+    "baselines_table",
+    "rope_text",
+]
 
 
 def _f(x: Any, digits: int = 4) -> str:
@@ -305,7 +314,11 @@ def _sections(
     # the intro, the protocol and the summary table first; then the effect sizes and the
     # verdicts for a rope
     at = next((i + 1 for i, it in enumerate(items) if str(it[1]).startswith("Summary:")), 1)
-    items[at:at] = effect_items(comparison, dataset) + verdict_items(comparison, dataset)
+    items[at:at] = (
+        baselines_items(comparison, dataset)
+        + effect_items(comparison, dataset)
+        + verdict_items(comparison, dataset)
+    )
     curves = [n for n in figure_names if n.startswith(prefix + "curves_")]
     first = _headline_curves(report, curves, prefix)
     if first:
@@ -321,6 +334,7 @@ def _sections(
             ("fold", "Every @1..K curve", [("figures", "", [n for n in curves if n not in first])])
         )
     mark = " [fingerprints differ]" if report.mismatches else ""
+    items += baselines_items(comparison, dataset, folded=True)
     items.append(
         (
             "fold",
@@ -456,7 +470,9 @@ def effect_items(cmp: Comparison, dataset: str | None = None) -> list[tuple[str,
             (
                 f"Effect sizes against **{base}**: difference [{conf} CI] (relative difference "
                 f"[{conf} CI]; d\\_z), then the mark; beside a non-significant difference, the smallest "
-                "one this comparison could detect at 80% power after its correction."
+                "one this comparison could detect at 80% power after its correction, from "
+                + POWER_BASIS.get(cmp.settings.get("test", "t"), POWER_BASIS["t"])
+                + "."
             ),
         )
     ]
@@ -499,7 +515,11 @@ def verdict_table(cmp: Comparison, dataset: str | None = None) -> pd.DataFrame:
         return pd.DataFrame()
     if v.empty:
         return v
+    if isinstance(cmp.rope, Mapping):  # a per-metric rope judges only the metrics it names
+        v = v[v["metric"].isin([str(k) for k in cmp.rope])]
     v = v[v["metric"].isin(headline_metrics(list(dict.fromkeys(v["metric"]))))]
+    if v.empty:
+        return pd.DataFrame()
     return pd.DataFrame(
         {
             "system": v["system"],
@@ -514,6 +534,83 @@ def verdict_table(cmp: Comparison, dataset: str | None = None) -> pd.DataFrame:
         },
         dtype=object,
     ).reset_index(drop=True)
+
+
+def baselines_table(cmp: Comparison, metric: str, dataset: str | None = None) -> pd.DataFrame:
+    """Systems x baselines for ``metric``: each cell a system's difference to that baseline
+    with its interval and mark (:meth:`~.verdicts.VerdictMethods.against_baselines`), the
+    compared systems first, then the baselines; empty with fewer than two baselines."""
+    table = cmp.against_baselines(metric, dataset)
+    bases = list(dict.fromkeys(table["baseline"]))
+    if len(bases) < 2:
+        return pd.DataFrame()
+    systems = [n for n in cmp.systems if n not in bases] + bases
+    out: dict[str, list[str]] = {
+        "system": [n + (" (baseline)" if n in bases else "") for n in systems]
+    }
+    cells = {(r.system, r.baseline): r for r in table.itertuples()}
+    for b in bases:
+        col = []
+        for n in systems:
+            r = cells.get((n, b))
+            if r is None:
+                col.append("–" if n != b else "")
+                continue
+            col.append(
+                f"{r.delta:+.4f} [{r.delta_low:+.4f}, {r.delta_high:+.4f}]"
+                + (f" {r.mark}" if r.mark else "")
+                + f" (n={int(r.n)})"
+            )
+        out[f"vs {b} (baseline)"] = col
+    return pd.DataFrame(out, dtype=object)
+
+
+def baselines_items(
+    cmp: Comparison, dataset: str | None = None, folded: bool = False
+) -> list[Item]:
+    """With two baselines or more: the first headline metric's systems x baselines table (for
+    the first screen), or with ``folded`` the other headline metrics' tables in a fold."""
+    try:
+        metrics = headline_metrics(cmp._report(dataset).metrics)
+        tables = [(m, baselines_table(cmp, m, dataset)) for m in metrics]
+    except InputError:
+        return []
+    tables = [(m, t) for m, t in tables if len(t.columns)]
+    if not tables:
+        return []
+    s = cmp.settings
+    rep = s.get("replicate_key")
+    unit = f"{rep} replicates" if rep else "users"
+    what = (
+        f"difference [{percent(s['confidence'])} t CI] and mark against each baseline, paired "
+        f"by {'replicate' if rep else 'user'} (n: {unit} paired); p-values adjusted with "
+        f"{s['correction']} over each metric's comparisons with that baseline"
+    )
+    if not folded:
+        return [("table", f"{tables[0][0]} against every baseline: {what}", tables[0][1])]
+    if len(tables) < 2:
+        return []
+    return [
+        (
+            "fold",
+            "Every headline metric against every baseline",
+            [("table", f"{m} against every baseline: {what}", t) for m, t in tables[1:]],
+        )
+    ]
+
+
+def rope_text(rope: Any) -> str:
+    """A rope as the page says it: ``0.01``, ``5% of the baseline's mean``, or per metric
+    ``ndcg_at_10: 0.01; p_at_10: 5% of the baseline's mean`` (never a Python dict)."""
+
+    def one(width: Any) -> str:
+        if isinstance(width, str):
+            return f"{width.strip()} of the baseline's mean"
+        return f"{float(width):g}"
+
+    if isinstance(rope, Mapping):
+        return "; ".join(f"{k}: {one(v)}" for k, v in rope.items())
+    return one(rope)
 
 
 def verdict_items(cmp: Comparison, dataset: str | None = None) -> list[tuple[str, str, Any]]:
@@ -536,7 +633,9 @@ def verdict_items(cmp: Comparison, dataset: str | None = None) -> list[tuple[str
         (
             "table",
             (
-                f"Verdicts against {cmp.baseline} for the rope {cmp.rope}: better / equivalent / "
+                f"Verdicts against {cmp.baseline} for the rope {rope_text(cmp.rope)}"
+                + (" (the metrics it names)" if isinstance(cmp.rope, Mapping) else "")
+                + ": better / equivalent / "
                 f"worse by {test}. Better (worse) when P >= {1 - alpha / 2:g}: the "
                 f"{100 * (1 - alpha):g}% interval lies beyond the rope, so equal systems get a "
                 f"direction in at most {100 * alpha:g}% of comparisons; equivalent when P(better) "

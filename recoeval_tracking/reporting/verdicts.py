@@ -14,7 +14,8 @@ from :class:`VerdictMethods`, built on :mod:`.effects`, :mod:`.equivalence`, :mo
   :func:`~.compare.correct_replicate_tests`);
 * :meth:`VerdictMethods.pairwise_posthoc` and :func:`cd_diagram_for`: pairwise Wilcoxon (or sign)
   tests with Holm over datasets, the post-hoc a critical-difference diagram can use;
-* :meth:`VerdictMethods.users_needed`: the users (or datasets) a named difference needs.
+* :meth:`VerdictMethods.users_needed`: the users (or datasets) a named difference needs;
+* :meth:`VerdictMethods.against_baselines`: every system against every baseline of a sweep.
 """
 
 from __future__ import annotations
@@ -38,7 +39,7 @@ from .equivalence import (
 from .folds import CORRECTION_FOR, corrected_resampled_t, correlated_t_verdict
 from .outputs import output
 from .posthoc import POSTHOCS, pairwise_cliques, pairwise_tests
-from .power import corrected_alpha, detectable_text, minimum_detectable_difference, sample_size
+from .power import corrected_alpha, detectable_difference, detectable_text, sample_size
 from .replicates import design_of
 from .stats import adjust_pvalues
 
@@ -83,9 +84,11 @@ class VerdictMethods:
         confidence), ``rel`` (``diff / baseline mean``) with ``rel_low``/``rel_high``
         (delta method), ``d_z``, ``n`` pairs, the chosen test's corrected ``p_adj`` and ``mark``,
         ``alpha_used`` (the per-comparison alpha at the correction's strictest step), ``mde``
-        (the smallest difference the paired t-test detects with probability ``power`` at that
-        alpha, from the spread of the paired differences) and ``detectable``, the text shown
-        beside a non-significant difference. With several datasets, one block per dataset.
+        (the smallest difference the comparison's test, ``test=``, detects with probability
+        ``power`` at that alpha, from the spread of the paired differences:
+        :func:`~.power.detectable_difference`, ``inf`` when that test cannot pass the alpha
+        with the pairs there) and ``detectable``, the text shown beside a non-significant
+        difference. With several datasets, one block per dataset.
         Over replicates that draw their own split, the intervals and ``mde`` use Nadeau &
         Bengio's variance ``(1/n + n_test/n_train) s^2``, as the marks do.
         """
@@ -113,7 +116,10 @@ class VerdictMethods:
                     # (1/n + ratio) s^2, the intervals widened by sqrt(1 + n ratio)
                     e = _widened(e, math.sqrt(1.0 + d.size * ratio))
                     sd *= math.sqrt(1.0 + d.size * ratio)
-                mde = minimum_detectable_difference(sd, int(d.size), alpha, power)
+                # the power of the test that sets the marks (POWER_BASIS says how)
+                mde = detectable_difference(
+                    sd, int(d.size), alpha, power, s["test"], int(np.count_nonzero(d))
+                )
                 p_adj, mark = math.nan, ""
                 if (system, metric) in summary.index:
                     p_adj = summary.loc[(system, metric), "p_adj"]
@@ -132,6 +138,63 @@ class VerdictMethods:
                     }
                 )
         return pd.DataFrame(rows)
+
+    def against_baselines(
+        self: Comparison, metric: str | None = None, dataset: str | None = None
+    ) -> pd.DataFrame:
+        """Every system against every baseline of the sweep (the runs tagged
+        ``recoeval.baseline_rank``, in the order ``baselines=[...]`` named them; the
+        comparison's baseline alone when none is tagged): one row per (baseline, system,
+        metric) with ``delta`` and its interval ``delta_low``/``delta_high``, the chosen test's
+        ``p`` and corrected ``p_adj`` (over each metric's comparisons with that baseline, as
+        for the first), the ``mark`` and ``n`` pairs (users, or replicates paired by fold or
+        seed). The rows of the comparison's own baseline are :meth:`summary`'s numbers. With
+        several datasets, a leading ``dataset`` column."""
+        from .report import against_baseline, baseline_ids
+
+        if dataset is None and self.multi_dataset:
+            return pd.concat(
+                [self.against_baselines(metric, ds).assign(dataset=ds) for ds in self.datasets],
+                ignore_index=True,
+            ).pipe(lambda df: df[["dataset"] + [c for c in df.columns if c != "dataset"]])
+        rep = self._report(dataset)
+        p_col = {"t": "p_t", "wilcoxon": "p_wilcoxon", "randomization": "p_randomization"}[
+            rep.settings["test"]
+        ]
+        rows = []
+        for bid in baseline_ids(rep):
+            name = rep.run(bid).name
+            comp = against_baseline(rep, bid)
+            for c in comp.to_dict("records"):
+                if metric is not None and c["metric"] != metric:
+                    continue
+                rows.append(
+                    {
+                        "baseline": name,
+                        "system": c["run"],
+                        "metric": c["metric"],
+                        "delta": c["mean_diff"],
+                        "delta_low": c["t_low"],
+                        "delta_high": c["t_high"],
+                        "p": c[p_col],
+                        "p_adj": c[f"{p_col}_adj"],
+                        "mark": c["mark"],
+                        "n": c["n_pairs"],
+                    }
+                )
+        columns = [
+            "baseline",
+            "system",
+            "metric",
+            "delta",
+            "delta_low",
+            "delta_high",
+            "p",
+            "p_adj",
+            "mark",
+            "n",
+        ]
+        return pd.DataFrame(rows, columns=columns)
 
     def effects_to_latex(
         self: Comparison,

@@ -25,6 +25,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
 
+import numpy as np
 import pandas as pd
 
 from .._validation import check_optional, param_error
@@ -86,6 +87,10 @@ __all__ = [
     "leaderboard_text",
     "UI_WORKFLOW",
     "sweep_end_text",
+    "baseline_differences",
+    "baseline_text",
+    "replicate_of",
+    "ROLE_TAG",
 ]
 
 
@@ -316,7 +321,9 @@ def build_leaderboard(
         <metric>_ci95_high, ...``; ``attrs["metrics"]`` lists the metrics, ``attrs["headline"]``
         those the children tag ``recoeval.headline`` (all of them when no child does),
         ``attrs["selection_runs"]`` how many children were left out as a fair study's
-        selection runs (tag ``recoeval.phase=selection``: evaluated on validation only).
+        selection runs (tag ``recoeval.phase=selection``: evaluated on validation only),
+        ``attrs["baselines"]`` the baselines' ranks by run id and ``attrs["tags"]`` each
+        row's ``recoeval.*`` tags (for :func:`baseline_differences`).
     """
     check_optional(parent_run_id, str, "parent_run_id", "build_leaderboard")
     uri = resolve_tracking_uri(tracking_uri)
@@ -373,6 +380,17 @@ def build_leaderboard(
     table.attrs["headline"] = [m for m in headline if m in metrics] or list(metrics)
     table.attrs["sort_by"] = sort_by
     table.attrs["selection_runs"] = len(everything) - len(children)
+    # what marks and pairs the baselines (baseline_differences): each tested run's rank among
+    # the baselines and its tags of the sweep
+    table.attrs["baselines"] = {
+        run.info.run_id: _rank(run.data.tags)
+        for run in children
+        if _rank(run.data.tags) is not None
+    }
+    table.attrs["tags"] = {
+        run.info.run_id: {k: v for k, v in run.data.tags.items() if k.startswith(_TAG_PREFIX)}
+        for run in children
+    }
     return table
 
 
@@ -413,6 +431,212 @@ def budget_lines(study: Mapping[str, Any] | None) -> list[str]:
     for name, entry in systems.items():
         kind = " (baseline)" if entry.get("baseline_rank") is not None else ""
         lines.append(f"     {str(name) + kind:<{width + 11}}{_budget_text(entry)}")
+    return lines
+
+
+# -- every run against every baseline, paired by replicate ----------------------------------
+
+#: Override keys that say which system a job is (its model, its place among the baselines, the
+#: phase of a fair study), not which replicate (fold, seed, dataset...) it evaluates.
+_SYSTEM_KEYS = ("model", "baselines", "baseline_rank", "phase", "label")
+_NOT_SETTINGS = ("hydra", "tracking", "mlflow", "output")
+
+
+def _override_items(overrides: str) -> list[tuple[str, str]]:
+    out = []
+    for item in str(overrides or "").split():
+        key, sep, value = item.partition("=")
+        key = key.lstrip("+~")
+        if sep and key:
+            out.append((key, value))
+    return out
+
+
+def _head(key: str) -> str:
+    return key.split(".", 1)[0].split("/", 1)[0]
+
+
+def replicate_of(overrides: str) -> tuple[str, ...]:
+    """The replicate a job evaluates, from its override list (the ``recoeval.overrides`` tag):
+    its overrides outside the ``model`` group and the keys that name a system (``baselines``,
+    ``baseline_rank``, ``phase``, ``label``), sorted. A baseline job gets the grid's values of
+    these keys (one job per fold or seed), so a job and the baseline's job of the same fold or
+    seed have the same replicate."""
+    return tuple(
+        sorted(
+            f"{k}={v}"
+            for k, v in _override_items(overrides)
+            if _head(k) not in _SYSTEM_KEYS and _head(k) not in _NOT_SETTINGS
+        )
+    )
+
+
+def _system_of(overrides: str, rank: int | None) -> tuple[str, ...]:
+    if rank is not None:
+        return ("baseline", str(rank))
+    return tuple(sorted(f"{k}={v}" for k, v in _override_items(overrides) if _head(k) == "model"))
+
+
+def _system_name(run_name: str, replicate: Sequence[str], varying: set[str]) -> str:
+    """A run's name without the words its replicate adds (``item_knn fold=2`` -> ``item_knn``)."""
+    from .names import _short
+
+    words = {
+        _short(k, v) for k, _, v in (item.partition("=") for item in replicate) if k in varying
+    }
+    kept = [w for w in str(run_name).split() if w not in words]
+    return " ".join(kept) or str(run_name)
+
+
+def _rank(tags: Mapping[str, str] | None) -> int | None:
+    text = str((tags or {}).get(_TAG_PREFIX + "baseline_rank", "") or "")
+    return int(text) if text.isdigit() else None
+
+
+def baseline_differences(
+    board: pd.DataFrame,
+    tags: Mapping[str, Mapping[str, str]],
+    metric: str | None = None,
+) -> pd.DataFrame:
+    """Every system of a sweep against every baseline on ``metric`` (default the board's sort
+    metric), each run paired with the baseline's run of the same replicate (the same fold, seed
+    or other setting outside the model group: :func:`replicate_of`).
+
+    ``board`` as :func:`build_leaderboard` returns it (the tested runs), ``tags`` the tags of
+    each run by id. One row per (baseline, system), the baselines in the order given
+    (``recoeval.baseline_rank``), the systems best first against each: ``baseline``,
+    ``baseline_rank``, ``baseline_key`` (the model option, for metric keys), ``baseline_value``
+    (its mean over the paired replicates), ``system``, ``is_baseline``, ``diff`` (the mean over
+    the paired replicates of the run's value minus the baseline's), ``rel`` (``diff`` over
+    ``baseline_value``), ``n`` (replicates paired) and ``run_ids``. ``attrs``: ``metric``,
+    ``replicate_keys`` (the keys that vary between replicates), ``per_run`` ({(run id,
+    baseline_key): difference}: what :func:`finish_sweep_parent` logs on each run as
+    ``vs_<baseline>_<metric>``), ``baseline_runs`` (the baselines' run ids). Empty without a
+    baseline or a metric."""
+    metric = metric or board.attrs.get("sort_by")
+    columns = [
+        "baseline",
+        "baseline_rank",
+        "baseline_key",
+        "baseline_value",
+        "system",
+        "is_baseline",
+        "diff",
+        "rel",
+        "n",
+        "run_ids",
+    ]
+    empty = pd.DataFrame(columns=columns)
+    empty.attrs.update(metric=metric, replicate_keys=[], per_run={}, baseline_runs=[])
+    if not metric or metric not in board.columns or not len(board):
+        return empty
+    runs: list[dict[str, Any]] = []
+    for _, row in board.iterrows():
+        t = tags.get(str(row["run_id"])) or {}
+        overrides = str(t.get(_TAG_PREFIX + "overrides", row.get("overrides", "")) or "")
+        rank = _rank(t)
+        runs.append(
+            {
+                "run_id": str(row["run_id"]),
+                "name": str(row["run_name"]),
+                "value": float(row[metric]) if pd.notna(row[metric]) else math.nan,
+                "replicate": replicate_of(overrides),
+                "system": _system_of(overrides, rank),
+                "rank": rank,
+                "model": next((v for k, v in _override_items(overrides) if k == "model"), ""),
+            }
+        )
+    if not any(r["rank"] is not None for r in runs):
+        return empty
+    values: dict[str, set[str]] = {}
+    for r in runs:
+        for item in r["replicate"]:
+            k, _, v = item.partition("=")
+            values.setdefault(k, set()).add(v)
+    varying = {k for k, v in values.items() if len(v) > 1}
+    systems: dict[tuple[str, ...], list[dict[str, Any]]] = {}
+    for r in runs:
+        systems.setdefault(r["system"], []).append(r)
+    names = {
+        key: _system_name(members[0]["name"], members[0]["replicate"], varying)
+        for key, members in systems.items()
+    }
+    lower = _lower_is_better(metric, None)
+    rows, per_run = [], {}
+    ranks = sorted({r["rank"] for r in runs if r["rank"] is not None})
+    for rank in ranks:
+        bkey = ("baseline", str(rank))
+        base = {r["replicate"]: r["value"] for r in systems[bkey] if math.isfinite(r["value"])}
+        model = systems[bkey][0]["model"] or names[bkey]
+        bname = sanitize_key(model)
+        block = []
+        for key, members in systems.items():
+            if key == bkey:
+                continue
+            diffs, bases, ids = [], [], []
+            for r in members:
+                if r["replicate"] in base and math.isfinite(r["value"]):
+                    d = r["value"] - base[r["replicate"]]
+                    diffs.append(d)
+                    bases.append(base[r["replicate"]])
+                    ids.append(r["run_id"])
+                    per_run[(r["run_id"], bname)] = d
+            if not diffs:
+                continue
+            diff, ref = float(np.mean(diffs)), float(np.mean(bases))
+            block.append(
+                {
+                    "baseline": names[bkey],
+                    "baseline_rank": rank,
+                    "baseline_key": bname,
+                    "baseline_value": ref,
+                    "system": names[key],
+                    "is_baseline": key[:1] == ("baseline",),
+                    "diff": diff,
+                    "rel": diff / ref if ref else math.nan,
+                    "n": len(diffs),
+                    "run_ids": ids,
+                }
+            )
+        block.sort(key=lambda row: row["diff"], reverse=not lower)
+        rows += block
+    out = pd.DataFrame(rows, columns=columns)
+    out.attrs.update(
+        metric=metric,
+        replicate_keys=sorted(varying),
+        per_run=per_run,
+        baseline_runs=[r["run_id"] for r in runs if r["rank"] is not None],
+    )
+    return out
+
+
+def baseline_text(diffs: pd.DataFrame) -> list[str]:
+    """The terminal's lines of :func:`baseline_differences`: one block per baseline, in the
+    order given, each system's mean difference (relative in brackets) and, with replicates,
+    how many were paired."""
+    if not len(diffs):
+        return []
+    metric = diffs.attrs.get("metric")
+    keys = diffs.attrs.get("replicate_keys") or []
+    pairs = (
+        f", each run paired with the baseline's run of the same {', '.join(keys)}" if keys else ""
+    )
+    lines = [f"against each baseline on {metric}{pairs}:"]
+    width = max(
+        len(str(s)) + (11 if b else 0) for s, b in zip(diffs["system"], diffs["is_baseline"])
+    )
+    for _, block in diffs.groupby("baseline_rank", sort=True):
+        first = block.iloc[0]
+        n_base = int(block["n"].max())
+        mean_of = f", mean of {n_base} replicates" if keys else ""
+        lines.append(
+            f"  {first['baseline']} (baseline; {metric} = {first['baseline_value']:.4f}{mean_of}):"
+        )
+        for row in block.itertuples():
+            name = str(row.system) + (" (baseline)" if row.is_baseline else "")
+            rel = f"  ({row.rel:+.1%})" if math.isfinite(row.rel) else ""
+            count = f"  {row.n} replicate{'s' if row.n != 1 else ''}" if keys else ""
+            lines.append(f"     {name:<{width + 2}}{row.diff:+.4f}{rel}{count}")
     return lines
 
 
@@ -513,6 +737,107 @@ def _summary(
     return batch_metrics, tags
 
 
+#: The tag that marks each tested run of a sweep with baselines: ``baseline`` or ``compared``
+#: (a column of the sweep's view in the MLflow UI).
+ROLE_TAG = _TAG_PREFIX + "role"
+
+
+def _children_tags(client: Any, experiment_id: str, parent_run_id: str) -> dict[str, dict]:
+    runs = client.search_runs(
+        [experiment_id],
+        filter_string=f"tags.`mlflow.parentRunId` = '{parent_run_id}'",
+        max_results=5000,
+    )
+    return {r.info.run_id: dict(r.data.tags) for r in runs}
+
+
+def _vs_columns(diffs: pd.DataFrame) -> list[str]:
+    """The runs table's columns of a sweep with baselines: each run's role, then its
+    difference to each baseline (the keys :func:`_log_baseline_differences` logs)."""
+    if not len(diffs):
+        return []
+    metric = diffs.attrs["metric"]
+    keys = dict.fromkeys(diffs.sort_values("baseline_rank")["baseline_key"])
+    return [f"tags.`{ROLE_TAG}`"] + [f"metrics.`{sanitize_key(f'vs_{b}_{metric}')}`" for b in keys]
+
+
+def _log_baseline_differences(
+    client: Any, leaderboard: pd.DataFrame, diffs: pd.DataFrame
+) -> tuple[list, dict[str, str], str]:
+    """Log on each tested run ``vs_<baseline>_<metric>`` (its difference on the sort metric to
+    each baseline's run of the same replicate, :func:`baseline_differences`) and its role
+    (:data:`ROLE_TAG`); return the parent's metrics (``vs_<baseline>_<metric>``: the best
+    compared system's mean difference to that baseline), tags (``recoeval.vs_best.<baseline>``
+    naming that system, ``recoeval.vs_baselines``: the terminal's lines) and the Markdown
+    table of every system against every baseline for its description."""
+    from mlflow.entities import Metric, RunTag
+
+    if not len(diffs):
+        return [], {}, ""
+    metric = diffs.attrs["metric"]
+    now = _now_ms()
+    per_run: dict[str, list] = {}
+    for (run_id, bname), d in diffs.attrs["per_run"].items():
+        per_run.setdefault(run_id, []).append(
+            Metric(sanitize_key(f"vs_{bname}_{metric}"), float(d), now, 0)
+        )
+    ranks = set(diffs.attrs.get("baseline_runs") or [])
+    for run_id in leaderboard["run_id"]:
+        role = "baseline" if run_id in ranks else "compared"
+        client.log_batch(
+            str(run_id), metrics=per_run.get(str(run_id), []), tags=[RunTag(ROLE_TAG, role)]
+        )
+    metrics, tags = [], {}
+    for _, block in diffs.groupby("baseline_rank", sort=True):
+        bname = str(block["baseline_key"].iloc[0])
+        compared = block[~block["is_baseline"]]
+        if len(compared):
+            best = compared.iloc[0]
+            metrics.append(
+                Metric(sanitize_key(f"vs_{bname}_{metric}"), float(best["diff"]), now, 0)
+            )
+            tags[sanitize_key(f"{_TAG_PREFIX}vs_best.{bname}")] = str(best["system"])
+    tags[_TAG_PREFIX + "vs_baselines"] = "\n".join(baseline_text(diffs))[:5000]
+    return metrics, tags, _baseline_markdown(diffs)
+
+
+def _baseline_markdown(diffs: pd.DataFrame) -> str:
+    """Every system against every baseline as a Markdown table: rows the systems (the
+    compared ones first), columns the baselines; each cell the mean difference and the
+    replicates paired."""
+    from .views import _md_cell
+
+    metric = diffs.attrs.get("metric")
+    order = list(dict.fromkeys(diffs.sort_values("is_baseline", kind="stable")["system"]))
+    bases = list(dict.fromkeys(diffs.sort_values("baseline_rank")["baseline"]))
+    keys = diffs.attrs.get("replicate_keys") or []
+    lines = [
+        f"**Against each baseline** ({_md_cell(metric)}, difference"
+        + (
+            f"; mean over the {_md_cell(', '.join(keys))} replicates paired, their number"
+            if keys
+            else ""
+        )
+        + "):",
+        "",
+        "| system | " + " | ".join(f"vs {_md_cell(b)} (baseline)" for b in bases) + " |",
+        "|---|" + "---|" * len(bases),
+    ]
+    is_base = dict(zip(diffs["system"], diffs["is_baseline"]))
+    for system in order:
+        cells = []
+        for b in bases:
+            hit = diffs[(diffs["system"] == system) & (diffs["baseline"] == b)]
+            if not len(hit):
+                cells.append("")
+                continue
+            row = hit.iloc[0]
+            cells.append(f"{row['diff']:+.4f}" + (f" ({int(row['n'])})" if keys else ""))
+        name = _md_cell(system) + (" (baseline)" if is_base.get(system) else "")
+        lines.append(f"| {name} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
 def finish_sweep_parent(
     parent_run_id: str,
     status: str = "FINISHED",
@@ -591,6 +916,13 @@ def finish_sweep_parent(
         int(trial) if trial.isdigit() else 0,
         parent.data.metrics,
     )
+    try:  # every tested run against every baseline, paired by replicate
+        tags_by_run = leaderboard.attrs.get("tags")
+        if tags_by_run is None:
+            tags_by_run = _children_tags(client, parent.info.experiment_id, parent_run_id)
+        diffs = baseline_differences(leaderboard, tags_by_run)
+    except Exception:  # noqa: BLE001 - the differences are a convenience; the board is closed
+        diffs = baseline_differences(leaderboard.iloc[0:0], {})
     if sweep_id:
         sort_by = leaderboard.attrs.get("sort_by")
         link = sweep_view_link(parent.info.experiment_id, sweep_id, sort_by)
@@ -605,6 +937,7 @@ def finish_sweep_parent(
                 [m for m in headline if m in leaderboard.columns],
                 sort_by,
                 f"{fam}_at_k" if sep and cut.isdigit() else None,
+                extra_columns=_vs_columns(diffs),
             )
         except Exception:  # noqa: BLE001 - the view is a convenience
             pass
@@ -629,6 +962,18 @@ def finish_sweep_parent(
         tags["mlflow.note.content"] = (
             f"{head}\n\n{protocol_md}{sep}{rest}" if sep else f"{protocol_md}\n\n{note}"
         )
+    try:
+        vs_metrics, vs_tags, vs_note = _log_baseline_differences(client, leaderboard, diffs)
+    except Exception:  # noqa: BLE001 - the differences are a convenience; the board is closed
+        vs_metrics, vs_tags, vs_note = [], {}, ""
+    batch_metrics += vs_metrics
+    tags.update(vs_tags)
+    if vs_note:
+        note = tags.get("mlflow.note.content", "")
+        at = note.find("\n\nEvery metric of every job")
+        tags["mlflow.note.content"] = (
+            note[:at] + "\n\n" + vs_note + note[at:] if at >= 0 else note + "\n\n" + vs_note
+        )
     client.log_batch(
         parent_run_id,
         metrics=batch_metrics,
@@ -639,7 +984,12 @@ def finish_sweep_parent(
             client,
             parent,
             best,
-            str(leaderboard["run_name"].iloc[0]),
+            str(leaderboard["run_name"].iloc[0])
+            + (
+                " (baseline)"
+                if leaderboard["run_id"].iloc[0] in diffs.attrs["baseline_runs"]
+                else ""
+            ),
             sort_by,
             float(leaderboard[sort_by].iloc[0]),
             table_link,

@@ -28,6 +28,7 @@ __all__ = [
     "show_sweep_best",
     "sweep_line",
     "RECENT_SWEEPS",
+    "UI_PORT_TAG",
 ]
 
 #: Heading of the experiment description's list of recent sweeps (:func:`show_sweep_best`).
@@ -142,7 +143,11 @@ SHARED_VIEW_TAG = "mlflow.sharedViewState."
 
 
 def _view_state(
-    sweep_id: str, metrics: Sequence[str], sort_by: str | None, curve: str | None
+    sweep_id: str,
+    metrics: Sequence[str],
+    sort_by: str | None,
+    curve: str | None,
+    extra_columns: Sequence[str] = (),
 ) -> dict[str, Any]:
     """The state of the runs page that MLflow 3's shared views restore: the sweep's jobs, best
     first, the headline metrics as the table's columns, and their charts first (one bar chart
@@ -176,10 +181,14 @@ def _view_state(
                 "selectedXAxisMetricKey": "",
             }
         )
+    # the role first, the sort metric, the differences to the baselines, the other metrics
+    first = [sort_by] if extra_columns and sort_by in metrics else []
+    shown = [f"metrics.`{m}`" for m in [*first, *(m for m in metrics if m not in first)]]
+    columns = [*extra_columns[:1], *shown[:1], *extra_columns[1:], *shown[1:]]
     state: dict[str, Any] = {
         "searchFilter": _sweep_filter(sweep_id),
-        "selectedColumns": [f"metrics.`{m}`" for m in metrics],
-        "columnOrder": [f"metrics.`{m}`" for m in metrics],
+        "selectedColumns": columns,
+        "columnOrder": columns,
         "runsHiddenMode": "SHOW_ALL",
         "compareRunCharts": charts,
         "compareRunSections": [
@@ -207,13 +216,17 @@ def save_sweep_view(
     metrics: Sequence[str],
     sort_by: str | None = None,
     curve: str | None = None,
+    extra_columns: Sequence[str] = (),
 ) -> str:
     """Store a view of the sweep's jobs as an MLflow shared view (an experiment tag
     ``mlflow.sharedViewState.<key>``, as the UI's "Share" button does) and return its address
     (the part after the host, from ``#``): the runs table of the jobs, best first by
-    ``sort_by``, with the headline ``metrics`` as its columns and their charts first."""
+    ``sort_by``, with the headline ``metrics`` as its columns and their charts first.
+    ``extra_columns`` (the UI's column keys, ``tags.`recoeval.role``` first, then e.g.
+    ``metrics.`vs_popularity_ndcg_at_10```): the first before the metrics, the others after
+    the first metric (the sort metric, when it is a headline one)."""
     key = f"recoeval-sweep-{sweep_id}"
-    state = _view_state(sweep_id, list(metrics), sort_by, curve)
+    state = _view_state(sweep_id, list(metrics), sort_by, curve, list(extra_columns))
     client.set_experiment_tag(
         experiment_id, SHARED_VIEW_TAG + key, json.dumps(state, separators=(",", ":"))
     )
@@ -237,13 +250,52 @@ def _free_port(preferred: int = 5000) -> int:
     return preferred
 
 
-def ui_base(tracking_uri: str) -> tuple[str, str | None]:
+#: The experiment tag where a sweep records the port of the ``mlflow ui`` command it printed,
+#: so that a later sweep on the same store finds the UI the user started there.
+UI_PORT_TAG = _TAG_PREFIX + "ui_port"
+#: The port ``mlflow ui`` serves on by default.
+DEFAULT_UI_PORT = 5000
+
+
+def _serves_run(port: int, run_id: str, timeout: float = 0.5) -> bool:
+    """Whether an MLflow UI on ``127.0.0.1:port`` serves the store that holds ``run_id``: it
+    answers the REST call for that run (a run id is unique, so a UI of another store does
+    not)."""
+    import urllib.error
+    import urllib.request
+
+    url = f"http://127.0.0.1:{port}/api/2.0/mlflow/runs/get?run_id={run_id}"
+    try:
+        with urllib.request.urlopen(url, timeout=timeout) as answer:  # noqa: S310 - local
+            body = json.loads(answer.read(1_000_000).decode("utf-8", "replace"))
+    except (OSError, ValueError, urllib.error.URLError):
+        return False
+    return isinstance(body, dict) and body.get("run", {}).get("info", {}).get("run_id") == run_id
+
+
+def _listening(port: int) -> bool:
+    import socket
+
+    with socket.socket() as sock:
+        sock.settimeout(0.2)
+        return sock.connect_ex(("127.0.0.1", port)) == 0
+
+
+def ui_base(
+    tracking_uri: str, run_id: str | None = None, ports: Sequence[int] = ()
+) -> tuple[str, str | None]:
     """Where the MLflow UI of ``tracking_uri`` is: the server itself for an HTTP store (and no
-    command), else ``http://127.0.0.1:<port>`` with the ``mlflow ui`` command that serves the
-    store there, on port 5000 when it is free on this machine, else on a free port."""
+    command); else a UI already serving the store on this machine (one of ``ports``, then
+    port 5000, that answers for ``run_id``: no command); else ``http://127.0.0.1:<port>``
+    with the ``mlflow ui`` command that serves the store there, on port 5000 when it is free
+    on this machine, else on a free port."""
     if tracking_uri.startswith(("http://", "https://")):
         return scrub_text(tracking_uri.rstrip("/")), None
-    port = _free_port()
+    if run_id:
+        for port in dict.fromkeys([*ports, DEFAULT_UI_PORT]):
+            if _listening(port) and _serves_run(port, run_id):
+                return f"http://127.0.0.1:{port}", None
+    port = _free_port(DEFAULT_UI_PORT)
     return (
         f"http://127.0.0.1:{port}",
         f"mlflow ui --backend-store-uri {scrub_text(tracking_uri)} --port {port}",
@@ -271,8 +323,29 @@ def sweep_view_hint(parent_run_id: str, tracking_uri: str | None = None) -> str:
             None,
         )
         link = sweep_view_link(run.info.experiment_id, sweep_id, sort_by)
-    base, command = ui_base(uri)
-    lines = [f"start the MLflow UI: {command}"] if command else []
+    client = _client(uri)
+    known: list[int] = []
+    try:
+        exp = client.get_experiment(run.info.experiment_id)
+        text = str(exp.tags.get(UI_PORT_TAG, ""))
+        known = [int(text)] if text.isdigit() else []
+    except Exception:  # noqa: BLE001 - a remembered port is a convenience
+        exp = None
+    base, command = ui_base(uri, parent_run_id, known)
+    if command and exp is not None:  # remembered for the next sweep on this store
+        try:
+            client.set_experiment_tag(exp.experiment_id, UI_PORT_TAG, base.rsplit(":", 1)[-1])
+        except Exception:  # noqa: BLE001
+            pass
+    lines = (
+        [f"start the MLflow UI: {command}"]
+        if command
+        else (
+            [f"the MLflow UI already serving this store: {base}"]
+            if not uri.startswith(("http://", "https://"))
+            else []
+        )
+    )
     lines.append(f"the sweep's jobs, best first: {base}/{link}")
     lines.append(
         f"the sweep's parent run: {base}/#/experiments/{run.info.experiment_id}/runs/"
@@ -306,7 +379,14 @@ def leaderboard_text(
     sort_by = leaderboard.attrs.get("sort_by")
     first = sort_by if sort_by in leaderboard.columns else (metrics[0] if metrics else None)
     others = [m for m in metrics if m != first][:3]
-    names = [str(n) for n in leaderboard.get("run_name", pd.Series(dtype=str))]
+    marked = leaderboard.attrs.get("baselines") or {}
+    names = [
+        str(n) + (" (baseline)" if r in marked else "")
+        for n, r in zip(
+            leaderboard.get("run_name", pd.Series(dtype=str)),
+            leaderboard.get("run_id", pd.Series([None] * len(leaderboard))),
+        )
+    ]
     width = max([8, *(len(n) for n in names[:limit])]) + 2
     header = f"{'#':>3}  {'run':<{width}}"
     if first:
@@ -314,7 +394,7 @@ def leaderboard_text(
     header += "".join(f"{m:>15}" for m in others)
     lines = [header]
     for i, (_, row) in enumerate(leaderboard.head(limit).iterrows()):
-        line = f"{i + 1:>3}  {str(row.get('run_name', '')):<{width}}"
+        line = f"{i + 1:>3}  {names[i]:<{width}}"
         if first:
             low, high = row.get(f"{first}_ci95_low"), row.get(f"{first}_ci95_high")
             interval = f"[{_fmt(low)}, {_fmt(high)}]" if _fmt(low) else ""
@@ -344,8 +424,10 @@ def _markdown(table: pd.DataFrame, metrics: Sequence[str], sort_by: str | None =
         if m == sort_by and f"{m}_ci95_low" in table.columns:
             cols.append("95% interval")
     lines = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
+    marked = table.attrs.get("baselines") or {}
     for _, row in table.iterrows():
-        cells = [_md_cell(row["run_name"]), _md_cell(row["status"])]
+        mark = " (baseline)" if row.get("run_id") in marked else ""
+        cells = [_md_cell(row["run_name"]) + mark, _md_cell(row["status"])]
         for m in metrics:
             cells.append("" if pd.isna(row[m]) else f"{row[m]:.4f}")
             if m == sort_by and f"{m}_ci95_low" in table.columns:
@@ -365,7 +447,8 @@ def _best_line(leaderboard: pd.DataFrame, sort_by: str | None) -> str:
     ):
         return ""
     row = leaderboard.iloc[0]
-    text = f"{_md_cell(row.get('run_name', ''))}: {sort_by} = {row[sort_by]:.4f}"
+    mark = " (baseline)" if row.get("run_id") in (leaderboard.attrs.get("baselines") or {}) else ""
+    text = f"{_md_cell(row.get('run_name', ''))}{mark}: {sort_by} = {row[sort_by]:.4f}"
     low, high = row.get(f"{sort_by}_ci95_low"), row.get(f"{sort_by}_ci95_high")
     if low is not None and high is not None and not (pd.isna(low) or pd.isna(high)):
         text += f" (95% interval {low:.4f} to {high:.4f})"

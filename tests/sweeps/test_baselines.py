@@ -1,7 +1,7 @@
 """Baselines as part of a sweep: ``-m model=item_knn model.neighbours=10,50
 'baselines=[popularity,random]'`` runs the grid and each baseline once, with its own defaults,
-on the same split, under one MLflow parent; the leaderboard and the report compare against the
-first baseline. A sweep whose jobs do not compose names the job and where its key exists, and
+on the same split, under one MLflow parent; the terminal, the parent run and the report compare
+every system against every baseline (tests/sweeps/test_study_agrees.py reads all of them). A sweep whose jobs do not compose names the job and where its key exists, and
 leaves no run.
 
 The commands run in a temporary directory with a SQLite store there (``tracking=local``), on a
@@ -166,15 +166,20 @@ def test_the_leaderboard_and_the_report_compare_against_the_first_baseline(swept
     pop = next(r for r in children if r.data.params["model.name"] == "popularity")
     base = pop.data.metrics["ndcg_at_10"]
     out = proc.stdout
-    assert f"against the first baseline, popularity (ndcg_at_10 = {base:.4f}" in out
+    # one block per baseline, the first first; one split: no replicates to pair or count
+    assert "against each baseline on ndcg_at_10:" in out
+    block = out[out.index(f"  popularity (baseline; ndcg_at_10 = {base:.4f}):") :]
+    block = block[: block.index("  random (baseline;")]
     for run in children:
         if run is not pop:
             delta = run.data.metrics["ndcg_at_10"] - base
             assert re.search(
-                re.escape(run.info.run_name) + r"\s+" + re.escape(f"{delta:+.4f}"), out
+                re.escape(run.info.run_name) + r"( \(baseline\))?\s+" + re.escape(f"{delta:+.4f}"),
+                block,
             ), out
+    assert "replicate" not in block
     # the baseline lines sit between the leaderboard and the report command
-    assert out.index("against the first baseline") < out.index("recoeval-track-report")
+    assert out.index("against each baseline") < out.index("recoeval-track-report")
 
     sweep_id = pop.data.tags["recoeval.sweep_id"]
     cfg = {
@@ -317,9 +322,50 @@ def test_baseline_lines_list_the_baselines_in_the_order_given_and_mark_them():
         "m": {},
     }
     lines = baseline_lines(board, tags)
+    assert lines[0] == "against each baseline on ndcg_at_10:"
+    assert lines[1] == "  popularity (baseline; ndcg_at_10 = 0.2000):"
+    assert lines[2].split() == ["item_knn", "(baseline)", "+0.1000", "(+50.0%)"]
+    assert lines[3].split() == ["mine", "+0.0500", "(+25.0%)"]
+    # every baseline is compared, the second too
+    assert lines[4] == "  item_knn (baseline; ndcg_at_10 = 0.3000):"
+    assert lines[5].split() == ["mine", "-0.0500", "(-16.7%)"]
+    assert lines[6].split() == ["popularity", "(baseline)", "-0.1000", "(-33.3%)"]
+
+
+def test_baseline_lines_pair_each_fold_with_the_baselines_fold():
+    """k-fold with a baseline: each run is paired with the baseline's run of its own fold, the
+    difference averaged over the folds, their number said; the system is named without its
+    fold (the issue: +0.0305 on fold 1 printed as +0.0005 against another fold)."""
+    import pandas as pd
+
+    from recoeval_tracking.app.callbacks import baseline_lines
+
+    values = {
+        ("mine", 0): 0.3305,
+        ("mine", 1): 0.2505,
+        ("popularity", 0): 0.3000,
+        ("popularity", 1): 0.2500,
+    }
+    board = pd.DataFrame(
+        {
+            "run_id": [f"{m}{f}" for m, f in values],
+            "run_name": [f"{m} fold={f}" for m, f in values],
+            "ndcg_at_10": list(values.values()),
+        }
+    ).sort_values("ndcg_at_10", ascending=False)
+    board.attrs["sort_by"] = "ndcg_at_10"
+    tags = {}
+    for m, f in values:
+        model = "model=my.Model" if m == "mine" else "model=popularity"
+        extra = " ++baseline_rank=0" if m == "popularity" else ""
+        tags[f"{m}{f}"] = {"recoeval.overrides": f"{model} split=kfold split.fold={f}{extra}"}
+        if extra:
+            tags[f"{m}{f}"].update({"recoeval.baseline": "true", "recoeval.baseline_rank": "0"})
+    lines = baseline_lines(board, tags)
     assert lines[0] == (
-        "against the first baseline, popularity (ndcg_at_10 = 0.2000; "
-        "baselines: popularity, item_knn):"
+        "against each baseline on ndcg_at_10, each run paired with the baseline's run of the "
+        "same split.fold:"
     )
-    assert lines[1].split() == ["item_knn", "+0.1000", "(+50.0%)", "(baseline)"]
-    assert lines[2].split() == ["mine", "+0.0500", "(+25.0%)"]
+    assert lines[1] == "  popularity (baseline; ndcg_at_10 = 0.2750, mean of 2 replicates):"
+    assert lines[2].split() == ["mine", "+0.0155", "(+5.6%)", "2", "replicates"]
+    assert len(lines) == 3
