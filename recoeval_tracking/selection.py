@@ -191,8 +191,9 @@ def select_and_test(
     val, test = split.validation_split(), split.test_split(refit=refit)
 
     def run(model: Any, part: Any) -> Any:
+        # the phase's split itself: its Results carry the fingerprint an app's job records
         inputs = model.eval_inputs(k, part.test_users)
-        return evaluate(part.train, part.test, **inputs, k=k, seed=seed, **evaluate_kwargs)
+        return evaluate(part, **inputs, k=k, seed=seed, **evaluate_kwargs)
 
     rows, results, models, seconds = [], {}, {}, 0.0
     for name, make in configurations.items():

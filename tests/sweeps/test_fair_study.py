@@ -309,8 +309,13 @@ def test_the_notebook_call_gives_the_apps_numbers(study):
         row = sel.validation.set_index("configuration").loc[f"knn {n}"]
         assert row["val_ndcg_at_10"] == pytest.approx(by_neighbours[n], abs=1e-12)
     assert sel.chosen == f"knn {test_job['model']['neighbours']}"
-    (tested,) = [m for _, c, m in jobs if c["phase"] == "test" and _system(c) == "item_knn"]
+    ((folder, tested),) = [
+        (d, m) for d, c, m in jobs if c["phase"] == "test" and _system(c) == "item_knn"
+    ]
     assert sel.test.means["ndcg_at_10"] == pytest.approx(tested["ndcg_at_10"], abs=1e-12)
+    # the fingerprint the job records: rt.compare pairs the notebook's result with the job
+    recorded = json.loads((folder / "dataset.json").read_text())["split_fingerprint"]
+    assert sel.test.split_fingerprint == recorded
     assert sel.protocol.startswith("chosen on validation by val NDCG@10 among 2 configurations")
 
 
