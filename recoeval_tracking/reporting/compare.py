@@ -232,13 +232,18 @@ def compare(
             + ", ".join(f"{n} in {ds}" for ds, n in chosen.items())
             + "; name the system instead.",
         )
-    return Comparison(
+    comparison = Comparison(
         reports=reports,
         dataset_key=key if len(groups) > 1 else None,
         n_runs=len(read),
         rope=rope,
         cd_posthoc=posthoc,
     )
+    from .equivalence import check_rope_metrics
+
+    # a per-metric rope naming no metric compared: refused here, not dropped by the page
+    check_rope_metrics(rope, comparison.metrics, "compare")
+    return comparison
 
 
 def correct_replicate_tests(report: Report) -> None:

@@ -99,3 +99,27 @@ def test_a_relative_rope_over_replicates_is_of_the_baselines_mean_over_replicate
     assert c.verdicts({"ndcg_at_10": "10%"})["rope"].iloc[0] == pytest.approx(width, rel=1e-12)
     with pytest.raises(InputError, match=r"'rope' parameter of Comparison.replicate_tests"):
         c.replicate_tests("ndcg_at_10", n_folds=4, rope={"nope_at_10": 0.01})
+
+
+def test_compare_itself_refuses_a_rope_naming_no_metric_compared():
+    import numpy as np
+    import pandas as pd
+
+    import recoeval_tracking as rt
+    from recoeval_tracking.reporting.runs import RunData
+
+    rng = np.random.default_rng(0)
+    users = np.arange(30)
+    runs = [
+        RunData(
+            run_id=name,
+            name=name,
+            per_user=pd.DataFrame(
+                {"user_id": users, "ndcg_at_5": rng.random(30), "p_at_5": rng.random(30)}
+            ),
+        )
+        for name in ("base", "other")
+    ]
+    with pytest.raises(rt.InputError, match="ndcg_at_5") as info:
+        rt.compare(runs, rope={"ndgc_at_5": 0.05}, n_bootstrap=20, n_permutations=20)
+    assert "ndgc_at_5" in str(info.value)
