@@ -86,7 +86,9 @@ def test_door1_and_door3_run_the_same_baselines_beside_the_users_grid(project):
         timeout=900,
     )
     assert proc.returncode == 0, proc.stderr[-3000:] + proc.stdout[-2000:]
-    assert "against the first baseline, popularity" in proc.stdout
+    assert "against each baseline on ndcg_at_10:" in proc.stdout
+    assert "  popularity (baseline; ndcg_at_10 = " in proc.stdout
+    assert "  random (baseline; ndcg_at_10 = " in proc.stdout  # every baseline, not the first
     door1 = _check_four_jobs(_sweep(project, "multirun/door1"), "ease lam=")
 
     proc = run_process(
@@ -103,7 +105,9 @@ def test_door1_and_door3_run_the_same_baselines_beside_the_users_grid(project):
         timeout=900,
     )
     assert proc.returncode == 0, proc.stderr[-3000:] + proc.stdout[-2000:]
-    assert "against the first baseline, popularity" in proc.stdout
+    assert "against each baseline on ndcg_at_10:" in proc.stdout
+    assert "  popularity (baseline; ndcg_at_10 = " in proc.stdout
+    assert "  random (baseline; ndcg_at_10 = " in proc.stdout  # every baseline, not the first
     door3 = _check_four_jobs(_sweep(project, "multirun/door3"), "ease lam=")
     # the same data, split and baseline give the same numbers through either door
     for name in ("popularity", "random"):
