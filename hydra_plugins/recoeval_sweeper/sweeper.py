@@ -192,7 +192,7 @@ class RecoevalSweeper(Sweeper):
         baselines = baseline_jobs(overrides, names)
         tic = time.perf_counter()
         configs = self._check_jobs(grid + baselines, overrides)
-        plan = StudyPlan(self.config, grid, baselines, configs, overrides)
+        plan = StudyPlan(self.config, grid, baselines, configs)
         if plan.on_validation:
             self._check_jobs([c.overrides for c in plan.tuned], overrides, space=True)
         log.debug(
@@ -213,11 +213,10 @@ class RecoevalSweeper(Sweeper):
             log.info("%s", plan.opening_line())
             selection = plan.selection_candidates()
             returns += self._launch_candidates(selection, "selection", plan)
-            plan.read_selection(selection, returns)
+            plan.choose(selection)
             returns += self._launch_candidates(plan.test_candidates(), "test", plan)
         else:
             returns += self._launch_candidates(plan.candidates, None, plan)
-        plan.read_tests(returns)
         write_study(sweep_dir, plan.record())
         for results in returns:
             for r in results:

@@ -36,7 +36,7 @@ import json
 import math
 import random
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -76,7 +76,6 @@ class Candidate:
     fit_seconds: float = 0.0
     test_fit_seconds: float = 0.0
     failed: bool = False
-    extra: dict[str, Any] = field(default_factory=dict)
 
     @property
     def group(self) -> tuple[str, tuple[str, ...]]:
@@ -264,8 +263,8 @@ def _system(cfg: Any) -> str:
 class StudyPlan:
     """The jobs of a recoeval sweep as a study (see the module docstring): built from the
     grid's and the baselines' overrides and their composed configs; the sweeper launches
-    :meth:`selection_candidates`, then :meth:`test_candidates`, attaching each batch's results
-    (:meth:`attach`), and writes :meth:`record`."""
+    :meth:`selection_candidates`, attaching each batch's results (:meth:`attach`), lets the
+    plan :meth:`choose`, launches :meth:`test_candidates` and writes :meth:`record`."""
 
     def __init__(
         self,
@@ -273,7 +272,6 @@ class StudyPlan:
         grid: Sequence[Sequence[str]],
         baselines: Sequence[Sequence[str]],
         configs: Sequence[Any],
-        overrides: Any = None,
     ) -> None:
         from omegaconf import OmegaConf
 
@@ -415,12 +413,9 @@ class StudyPlan:
                 if c.value is None and metrics.get(f"val_{self.objective}") is not None:
                     c.value = float(metrics[f"val_{self.objective}"])
 
-    def read_selection(self, selection: Sequence[Candidate], returns: Any = None) -> None:
+    def choose(self, selection: Sequence[Candidate]) -> None:
         """Choose each group's configuration from the selection jobs' values."""
         self.chosen.update(choose(selection, self.objective, self.greater))
-
-    def read_tests(self, returns: Any = None) -> None:
-        """Nothing to read after the test jobs beyond :meth:`attach`; kept for symmetry."""
 
     def record(self) -> dict[str, Any]:
         """The study's record (:func:`study_record`)."""
