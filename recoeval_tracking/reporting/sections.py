@@ -582,9 +582,8 @@ def baselines_items(
     rep = s.get("replicate_key")
     unit = f"{rep} replicates" if rep else "users"
     what = (
-        f"difference [{percent(s['confidence'])} t CI] and mark against each baseline, paired "
-        f"by {'replicate' if rep else 'user'} (n: {unit} paired); p-values adjusted with "
-        f"{s['correction']} over each metric's comparisons with that baseline"
+        f"difference [{percent(s['confidence'])} t CI] and mark, n = {unit} paired "
+        f"({s['correction']} over each baseline's comparisons)"
     )
     if not folded:
         return [("table", f"{tables[0][0]} against every baseline: {what}", tables[0][1])]
