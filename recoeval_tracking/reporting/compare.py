@@ -50,7 +50,7 @@ from .compare_inputs import (
     group_datasets,
     runs_from,
 )
-from .equivalence import resolve_rope
+from .equivalence import resolve_rope, rope_text
 from .folds import corrected_resampled_t
 from .multisystem import small_n_mark
 from .outputs import output
@@ -146,7 +146,7 @@ def compare(
         refused, listing the known names.
     rope : float, str or dict, optional
         A region of practical equivalence: absolute (``0.01``), relative to the baseline's
-        mean (``"5%"``) or per metric (``{"ndcg_at_10": 0.01}``; a metric it lacks gets 0),
+        mean (``"5%"``) or per metric (``{"ndcg_at_10": 0.01}``; a metric it lacks gets no verdict on the page or in the printed summary),
         as :func:`~recoeval_tracking.reporting.equivalence.resolve_rope` takes it. When given,
         the page and the printed summary show each system's verdict against the baseline
         (better / equivalent / worse with their probabilities, the Bayesian paired t-test of the
@@ -733,6 +733,8 @@ class Comparison(VerdictMethods):
             v = self.verdicts()
         except InputError:  # nothing to compare (one run, no shared metric)
             return []
+        if isinstance(self.rope, Mapping):  # a per-metric rope: only the metrics it names
+            v = v[v["metric"].isin(list(self.rope))]
         if v.empty:
             return []
         shown = pd.DataFrame(
@@ -749,7 +751,7 @@ class Comparison(VerdictMethods):
             }
         )
         return [
-            f"verdicts for the rope {self.rope} ({self._verdict_test()}: better or "
+            f"verdicts for the rope {rope_text(self.rope)} ({self._verdict_test()}: better or "
             f"worse at P >= {1 - self.settings['alpha'] / 2:g}, equivalent when TOST "
             f"p < {self.settings['alpha']:g}; TOST beside):",
             shown.to_string(index=False),

@@ -65,6 +65,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -442,3 +443,17 @@ def tost_paired(a, b, rope, *, test_train_ratio: float = 0.0) -> tuple[float, fl
     p_low = float(stats.t.sf((m + r) / se, n - 1))
     p_up = float(stats.t.cdf((m - r) / se, n - 1))
     return max(p_low, p_up), p_low, p_up
+
+
+def rope_text(rope: Any) -> str:
+    """A rope as the page says it: ``0.01``, ``5% of the baseline's mean``, or per metric
+    ``ndcg_at_10: 0.01; p_at_10: 5% of the baseline's mean`` (never a Python dict)."""
+
+    def one(width: Any) -> str:
+        if isinstance(width, str):
+            return f"{width.strip()} of the baseline's mean"
+        return f"{float(width):g}"
+
+    if isinstance(rope, Mapping):
+        return "; ".join(f"{k}: {one(v)}" for k, v in rope.items())
+    return one(rope)

@@ -27,6 +27,7 @@ import pandas as pd
 from .._validation import InputError, param_error
 from ..jobdir.redact import scrub_mapping, scrub_text
 from .compare import Comparison
+from .equivalence import rope_text
 from .figures import safe_name
 from .power import POWER_BASIS
 from .report import SMALL_N_MARK, Report, protocol_text
@@ -596,20 +597,6 @@ def baselines_items(
             [("table", f"{m} against every baseline: {what}", t) for m, t in tables[1:]],
         )
     ]
-
-
-def rope_text(rope: Any) -> str:
-    """A rope as the page says it: ``0.01``, ``5% of the baseline's mean``, or per metric
-    ``ndcg_at_10: 0.01; p_at_10: 5% of the baseline's mean`` (never a Python dict)."""
-
-    def one(width: Any) -> str:
-        if isinstance(width, str):
-            return f"{width.strip()} of the baseline's mean"
-        return f"{float(width):g}"
-
-    if isinstance(rope, Mapping):
-        return "; ".join(f"{k}: {one(v)}" for k, v in rope.items())
-    return one(rope)
 
 
 def verdict_items(cmp: Comparison, dataset: str | None = None) -> list[tuple[str, str, Any]]:

@@ -123,3 +123,28 @@ def test_compare_itself_refuses_a_rope_naming_no_metric_compared():
     with pytest.raises(rt.InputError, match="ndcg_at_5") as info:
         rt.compare(runs, rope={"ndgc_at_5": 0.05}, n_bootstrap=20, n_permutations=20)
     assert "ndgc_at_5" in str(info.value)
+
+
+def test_the_printed_summary_gives_verdicts_only_for_the_metrics_a_rope_names():
+    import numpy as np
+    import pandas as pd
+
+    import recoeval_tracking as rt
+    from recoeval_tracking.reporting.runs import RunData
+
+    rng = np.random.default_rng(1)
+    users = np.arange(40)
+    runs = [
+        RunData(
+            run_id=name,
+            name=name,
+            per_user=pd.DataFrame(
+                {"user_id": users, "ndcg_at_5": rng.random(40), "p_at_5": rng.random(40)}
+            ),
+        )
+        for name in ("base", "other")
+    ]
+    text = str(rt.compare(runs, rope={"ndcg_at_5": 0.05}, n_bootstrap=20, n_permutations=20))
+    block = text[text.index("verdicts for the rope") :]
+    assert block.startswith("verdicts for the rope ndcg_at_5: 0.05 (")  # not a Python dict
+    assert "ndcg_at_5" in block and "p_at_5" not in block
