@@ -51,14 +51,16 @@ from .compare_inputs import (
     runs_from,
 )
 from .equivalence import resolve_rope, rope_text
-from .folds import corrected_resampled_t
-from .multisystem import small_n_mark
 from .outputs import output
 from .posthoc import POSTHOCS
-from .replicates import design_of
-from .report import Report, _check_settings, build_report, detect_replicate_key
+from .report import (
+    Report,
+    _check_settings,
+    build_report,
+    correct_replicate_tests,
+    detect_replicate_key,
+)
 from .runs import _lower_better
-from .stats import adjust_pvalues, significance_mark
 from .verdicts import VerdictMethods, cd_diagram_for
 
 __all__ = ["compare", "Comparison", "detect_dataset_key", "runs_from"]
@@ -244,58 +246,6 @@ def compare(
     # a per-metric rope naming no metric compared: refused here, not dropped by the page
     check_rope_metrics(rope, comparison.metrics, "compare")
     return comparison
-
-
-def correct_replicate_tests(report: Report) -> None:
-    """Over replicates that draw their own split (folds, seeds; their groups carry the design,
-    :func:`~.replicates.replicate_design`), the t-test of each comparison becomes Nadeau &
-    Bengio's corrected resampled t (:func:`~.folds.corrected_resampled_t`): ``t_low``,
-    ``t_high``, ``t_stat``, ``p_t``, ``p_t_adj`` and, when the t-test sets them, the marks.
-    The plain paired t over replicates that share training data overstates significance.
-    ``settings["replicate_correction"]`` says which applies (the Wilcoxon and randomisation
-    columns are left as they are: they have no such correction). Recomputed from the values,
-    so applying it twice changes nothing."""
-    design = design_of(report.runs)
-    if design is None:
-        return
-    s = report.settings
-    s["replicate_correction"] = design.text
-    s["replicate_ratio"] = design.ratio
-    comp = report.comparisons
-    if design.ratio == 0 or not len(comp):
-        return
-    base = report.run(report.baseline).per_user.set_index("user_id")
-    for idx in comp.index:
-        metric = comp.at[idx, "metric"]
-        run = report.run(comp.at[idx, "run_id"]).per_user.set_index("user_id")
-        pair = pd.concat([run[metric], base[metric]], axis=1, join="inner").to_numpy(float)
-        r = corrected_resampled_t(
-            pair[:, 0],
-            pair[:, 1],
-            test_train_ratio=design.ratio,
-            confidence=s["confidence"],
-        )
-        comp.loc[idx, ["t_low", "t_high", "t_stat", "p_t"]] = [r.low, r.high, r.t, r.p]
-    raw = comp["p_t"].to_numpy(dtype=np.float64)
-    adj = np.empty_like(raw)
-    groups = (
-        comp.groupby("metric", sort=False).indices.values()
-        if s.get("family", "metric") == "metric"
-        else [np.arange(len(comp))]
-    )
-    for rows in groups:
-        adj[rows] = adjust_pvalues(raw[rows], s["correction"]) if len(rows) else raw[rows]
-    comp["p_t_adj"] = adj
-    if s["test"] == "t":
-        lower = s.get("lower_is_better", ())
-        comp["mark"] = [
-            small_n_mark(
-                significance_mark(p, diff, _lower_better(m, lower), s["alpha"]), bool(small)
-            )
-            for p, diff, m, small in zip(
-                comp["p_t_adj"], comp["mean_diff"], comp["metric"], comp["small_n"]
-            )
-        ]
 
 
 def check_rope(rope: Any, func: str) -> None:

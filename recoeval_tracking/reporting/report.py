@@ -47,10 +47,12 @@ from .comparability import (
     resolve_metrics,
 )
 from .comparability import swept_params as _swept_params
+from .folds import corrected_resampled_t
 from .multisystem import SMALL_N_MARK, small_n_mark, too_few_pairs
 from .replicates import (
     aggregate_replicates,
     default_group_by,
+    design_of,
     detect_replicate_key,
     group_curves_and_catalogue,
 )
@@ -805,8 +807,6 @@ def against_baseline(report: Report, baseline: str) -> pd.DataFrame:
     comp = verdict.drop(comp, tests=True)
     from dataclasses import replace
 
-    from .compare import correct_replicate_tests  # compare builds on this module
-
     other = replace(report, runs=runs, baseline=baseline, comparisons=comp, settings=dict(s))
     correct_replicate_tests(other)
     report._against[baseline] = other.comparisons
@@ -836,3 +836,55 @@ def _name_groups(groups: list[RunData], runs: Sequence[RunData], replicate_key: 
                 taken.discard(g.name)
                 taken.add(name)
                 g.name = name
+
+
+def correct_replicate_tests(report: Report) -> None:
+    """Over replicates that draw their own split (folds, seeds; their groups carry the design,
+    :func:`~.replicates.replicate_design`), the t-test of each comparison becomes Nadeau &
+    Bengio's corrected resampled t (:func:`~.folds.corrected_resampled_t`): ``t_low``,
+    ``t_high``, ``t_stat``, ``p_t``, ``p_t_adj`` and, when the t-test sets them, the marks.
+    The plain paired t over replicates that share training data overstates significance.
+    ``settings["replicate_correction"]`` says which applies (the Wilcoxon and randomisation
+    columns are left as they are: they have no such correction). Recomputed from the values,
+    so applying it twice changes nothing."""
+    design = design_of(report.runs)
+    if design is None:
+        return
+    s = report.settings
+    s["replicate_correction"] = design.text
+    s["replicate_ratio"] = design.ratio
+    comp = report.comparisons
+    if design.ratio == 0 or not len(comp):
+        return
+    base = report.run(report.baseline).per_user.set_index("user_id")
+    for idx in comp.index:
+        metric = comp.at[idx, "metric"]
+        run = report.run(comp.at[idx, "run_id"]).per_user.set_index("user_id")
+        pair = pd.concat([run[metric], base[metric]], axis=1, join="inner").to_numpy(float)
+        r = corrected_resampled_t(
+            pair[:, 0],
+            pair[:, 1],
+            test_train_ratio=design.ratio,
+            confidence=s["confidence"],
+        )
+        comp.loc[idx, ["t_low", "t_high", "t_stat", "p_t"]] = [r.low, r.high, r.t, r.p]
+    raw = comp["p_t"].to_numpy(dtype=np.float64)
+    adj = np.empty_like(raw)
+    groups = (
+        comp.groupby("metric", sort=False).indices.values()
+        if s.get("family", "metric") == "metric"
+        else [np.arange(len(comp))]
+    )
+    for rows in groups:
+        adj[rows] = st.adjust_pvalues(raw[rows], s["correction"]) if len(rows) else raw[rows]
+    comp["p_t_adj"] = adj
+    if s["test"] == "t":
+        lower = s.get("lower_is_better", ())
+        comp["mark"] = [
+            small_n_mark(
+                significance_mark(p, diff, _lower_better(m, lower), s["alpha"]), bool(small)
+            )
+            for p, diff, m, small in zip(
+                comp["p_t_adj"], comp["mean_diff"], comp["metric"], comp["small_n"]
+            )
+        ]

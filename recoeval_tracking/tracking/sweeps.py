@@ -838,6 +838,38 @@ def _baseline_markdown(diffs: pd.DataFrame) -> str:
     return "\n".join(lines)
 
 
+def _differences(client: Any, parent: Any, leaderboard: pd.DataFrame) -> Any:
+    """Every tested run against every baseline, paired by replicate
+    (:func:`baseline_differences`); none when the children's tags cannot be read."""
+    try:
+        tags_by_run = leaderboard.attrs.get("tags")
+        if tags_by_run is None:
+            tags_by_run = _children_tags(client, parent.info.experiment_id, parent.info.run_id)
+        return baseline_differences(leaderboard, tags_by_run)
+    except Exception:  # noqa: BLE001 - the differences are a convenience; the board is closed
+        return baseline_differences(leaderboard.iloc[0:0], {})
+
+
+def _insert_note(tags: dict[str, str], text: str, *, before: str) -> None:
+    """Put ``text`` into the parent's description before the paragraph starting ``before``
+    (at its end when there is none)."""
+    note = tags.get("mlflow.note.content", "")
+    at = note.find(before)
+    tags["mlflow.note.content"] = (
+        note[:at] + "\n\n" + text + note[at:] if at >= 0 else (note + "\n\n" + text).strip()
+    )
+
+
+def _add_study(tags: dict[str, str], study: Mapping[str, Any]) -> None:
+    """A fair study's tags (:func:`study_tags`) and, in the description after the best run,
+    its protocol line and each system's budget."""
+    tags.update(study_tags(study))
+    protocol_md = f"**Protocol:** {study.get('protocol')}\n\n" + "\n".join(
+        f"- {line.strip()}" for line in budget_lines(study)[1:]
+    )
+    _insert_note(tags, protocol_md, before="\n\n[The jobs of this sweep")
+
+
 def finish_sweep_parent(
     parent_run_id: str,
     status: str = "FINISHED",
@@ -916,13 +948,7 @@ def finish_sweep_parent(
         int(trial) if trial.isdigit() else 0,
         parent.data.metrics,
     )
-    try:  # every tested run against every baseline, paired by replicate
-        tags_by_run = leaderboard.attrs.get("tags")
-        if tags_by_run is None:
-            tags_by_run = _children_tags(client, parent.info.experiment_id, parent_run_id)
-        diffs = baseline_differences(leaderboard, tags_by_run)
-    except Exception:  # noqa: BLE001 - the differences are a convenience; the board is closed
-        diffs = baseline_differences(leaderboard.iloc[0:0], {})
+    diffs = _differences(client, parent, leaderboard)
     if sweep_id:
         sort_by = leaderboard.attrs.get("sort_by")
         link = sweep_view_link(parent.info.experiment_id, sweep_id, sort_by)
@@ -953,15 +979,7 @@ def finish_sweep_parent(
             + "\n\nEvery metric of every job: leaderboard.csv below."
         )
     if study:
-        tags.update(study_tags(study))
-        protocol_md = f"**Protocol:** {study.get('protocol')}\n\n" + "\n".join(
-            f"- {line.strip()}" for line in budget_lines(study)[1:]
-        )
-        note = tags.get("mlflow.note.content", "")
-        head, sep, rest = note.partition("\n\n[The jobs of this sweep")  # after the best
-        tags["mlflow.note.content"] = (
-            f"{head}\n\n{protocol_md}{sep}{rest}" if sep else f"{protocol_md}\n\n{note}"
-        )
+        _add_study(tags, study)
     try:
         vs_metrics, vs_tags, vs_note = _log_baseline_differences(client, leaderboard, diffs)
     except Exception:  # noqa: BLE001 - the differences are a convenience; the board is closed
@@ -969,11 +987,7 @@ def finish_sweep_parent(
     batch_metrics += vs_metrics
     tags.update(vs_tags)
     if vs_note:
-        note = tags.get("mlflow.note.content", "")
-        at = note.find("\n\nEvery metric of every job")
-        tags["mlflow.note.content"] = (
-            note[:at] + "\n\n" + vs_note + note[at:] if at >= 0 else note + "\n\n" + vs_note
-        )
+        _insert_note(tags, vs_note, before="\n\nEvery metric of every job")
     client.log_batch(
         parent_run_id,
         metrics=batch_metrics,
