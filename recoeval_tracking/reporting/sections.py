@@ -506,8 +506,9 @@ def effect_items(cmp: Comparison, dataset: str | None = None) -> list[tuple[str,
 def verdict_table(cmp: Comparison, dataset: str | None = None) -> pd.DataFrame:
     """The verdicts for the comparison's rope, shown: per system and headline metric the rope,
     the probabilities of better / equivalent / worse (Bayesian paired t over users; over
-    replicates the correlated t), the verdict, the TOST p-value and the pairs (users or
-    replicates). Empty without a rope."""
+    replicates the correlated t), the verdict and the pairs (users or replicates); TOST's
+    p-value is the larger of P(better) and P(worse), said in the caption. Empty without a
+    rope."""
     if cmp.rope is None:
         return pd.DataFrame()
     try:
@@ -530,7 +531,6 @@ def verdict_table(cmp: Comparison, dataset: str | None = None) -> pd.DataFrame:
             "P(equivalent)": [f"{x:.3f}" for x in v["p_equivalent"]],
             "P(worse)": [f"{x:.3f}" for x in v["p_worse"]],
             "verdict": v["verdict"],
-            "TOST p": [_p(x) for x in v["p_tost"]],
             ("replicates" if cmp.settings.get("replicate_key") else "users"): v["n"],
         },
         dtype=object,
@@ -626,8 +626,12 @@ def verdict_items(cmp: Comparison, dataset: str | None = None) -> list[tuple[str
                 f"{100 * (1 - alpha):g}% interval lies beyond the rope, so equal systems get a "
                 f"direction in at most {100 * alpha:g}% of comparisons; equivalent when P(better) "
                 "and P(worse) are "
-                f"both < {alpha:g}, which is exactly TOST p < {alpha:g}; else undecided (for a "
-                "lower-is-better metric better is lower)"
+                f"both < {alpha:g}, which is exactly TOST p < {alpha:g} (TOST's p is the larger "
+                "of the two, so it has no column of its own); else undecided (for a "
+                "lower-is-better metric better is lower). Each verdict is its own comparison's, "
+                "not corrected for multiplicity, while the marks of the summary are "
+                f"{cmp.settings.get('correction', 'holm')}-corrected: a difference without a mark "
+                "can still read better here"
             ),
             table,
         )
