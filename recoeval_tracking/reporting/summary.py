@@ -9,7 +9,7 @@ import math
 import pandas as pd
 
 from ..metrics.registry import greater_is_better, spec_for_key
-from .report import Report
+from .report import Report, baseline_ids
 
 __all__ = ["Best", "headline_metrics", "summary_table", "catalogue_table"]
 
@@ -45,8 +45,10 @@ def _cell(row: pd.Series, mark: str) -> str:
 
 
 def _run_labels(report: Report) -> list[str]:
-    """Each run's name, the baseline's marked, in report order."""
-    return [r.name + (" (baseline)" if r.run_id == report.baseline else "") for r in report.runs]
+    """Each run's name, every baseline marked (the report's own and a sweep's others), in
+    report order."""
+    marked = set(baseline_ids(report)) | {report.baseline}
+    return [r.name + (" (baseline)" if r.run_id in marked else "") for r in report.runs]
 
 
 def summary_table(report: Report) -> pd.DataFrame:
