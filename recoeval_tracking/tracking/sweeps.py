@@ -850,6 +850,39 @@ def _differences(client: Any, parent: Any, leaderboard: pd.DataFrame) -> Any:
         return baseline_differences(leaderboard.iloc[0:0], {})
 
 
+def _sweep_views(
+    client: Any,
+    parent: Any,
+    sweep_id: str,
+    leaderboard: pd.DataFrame,
+    headline: Sequence[str],
+    diffs: Any,
+) -> tuple[str, str]:
+    """The addresses of the sweep's jobs as charts and as a saved table view (a fair study's
+    tested runs only), also kept in the leaderboard's ``attrs``."""
+    sort_by = leaderboard.attrs.get("sort_by")
+    tested_only = bool(leaderboard.attrs.get("selection_runs"))  # a fair study
+    link = sweep_view_link(parent.info.experiment_id, sweep_id, sort_by, tested_only)
+    leaderboard.attrs["view_link"] = link
+    table_link = link
+    try:  # a view the UI restores; a store refusing the tag keeps the plain address
+        fam, sep, cut = (sort_by or "").rpartition("_at_")
+        table_link = save_sweep_view(
+            client,
+            parent.info.experiment_id,
+            sweep_id,
+            [m for m in headline if m in leaderboard.columns],
+            sort_by,
+            f"{fam}_at_k" if sep and cut.isdigit() else None,
+            extra_columns=_vs_columns(diffs),
+            tested_only=tested_only,
+        )
+    except Exception:  # noqa: BLE001 - the view is a convenience
+        pass
+    leaderboard.attrs["view_address"] = table_link
+    return link, table_link
+
+
 def _insert_note(tags: dict[str, str], text: str, *, before: str) -> None:
     """Put ``text`` into the parent's description before the paragraph starting ``before``
     (at its end when there is none)."""
@@ -951,23 +984,7 @@ def finish_sweep_parent(
     diffs = _differences(client, parent, leaderboard)
     if sweep_id:
         sort_by = leaderboard.attrs.get("sort_by")
-        link = sweep_view_link(parent.info.experiment_id, sweep_id, sort_by)
-        leaderboard.attrs["view_link"] = link
-        table_link = link
-        try:  # a view the UI restores; a store refusing the tag keeps the plain address
-            fam, sep, cut = (sort_by or "").rpartition("_at_")
-            table_link = save_sweep_view(
-                client,
-                parent.info.experiment_id,
-                sweep_id,
-                [m for m in headline if m in leaderboard.columns],
-                sort_by,
-                f"{fam}_at_k" if sep and cut.isdigit() else None,
-                extra_columns=_vs_columns(diffs),
-            )
-        except Exception:  # noqa: BLE001 - the view is a convenience
-            pass
-        leaderboard.attrs["view_address"] = table_link
+        link, table_link = _sweep_views(client, parent, sweep_id, leaderboard, headline, diffs)
         tags[_TAG_PREFIX + "view_link"] = table_link
         best, closed = _best_line(leaderboard, sort_by), closed_at()
         tags["mlflow.note.content"] = (

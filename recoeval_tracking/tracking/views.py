@@ -117,19 +117,24 @@ def _lower_is_better(metric: str, lower: Sequence[str] | None) -> bool:
     return not greater_is_better(metric)
 
 
-def _sweep_filter(sweep_id: str) -> str:
-    """The runs of a sweep without their parent (jobs carry a job uid, the parent none)."""
-    return f"tags.`{_TAG_PREFIX}sweep_id` = '{sweep_id}' and tags.`{_TAG_PREFIX}job_uid` LIKE '%'"
+def _sweep_filter(sweep_id: str, tested_only: bool = False) -> str:
+    """The runs of a sweep without their parent (jobs carry a job uid, the parent none);
+    ``tested_only``: a fair study's tested runs, without its selection runs (evaluated on
+    validation only, tag ``recoeval.phase=selection``)."""
+    text = f"tags.`{_TAG_PREFIX}sweep_id` = '{sweep_id}' and tags.`{_TAG_PREFIX}job_uid` LIKE '%'"
+    return text + (f" and tags.`{_TAG_PREFIX}phase` = 'test'" if tested_only else "")
 
 
-def sweep_view_link(experiment_id: str, sweep_id: str, sort_by: str | None = None) -> str:
+def sweep_view_link(
+    experiment_id: str, sweep_id: str, sort_by: str | None = None, tested_only: bool = False
+) -> str:
     """The MLflow UI address (the part after the host, from ``#``) of a sweep's jobs without
     their parent, best first by ``sort_by``, in the chart view: the runs page otherwise shows the
     parent collapsed, and its charts only the parent's ``best_*`` values. It carries
     :data:`UI_WORKFLOW`, so the UI stays on its training-runs pages."""
     from urllib.parse import quote
 
-    parts = [f"searchFilter={quote(_sweep_filter(sweep_id), safe='')}"]
+    parts = [f"searchFilter={quote(_sweep_filter(sweep_id, tested_only), safe='')}"]
     if sort_by:
         asc = "true" if _lower_is_better(sort_by, None) else "false"
         parts += [f"orderByKey={quote(f'metrics.`{sort_by}`', safe='')}", f"orderByAsc={asc}"]
@@ -148,10 +153,12 @@ def _view_state(
     sort_by: str | None,
     curve: str | None,
     extra_columns: Sequence[str] = (),
+    tested_only: bool = False,
 ) -> dict[str, Any]:
     """The state of the runs page that MLflow 3's shared views restore: the sweep's jobs, best
     first, the headline metrics as the table's columns, and their charts first (one bar chart
-    per headline metric, then the headline curve over k)."""
+    per headline metric, then the headline curve over k); ``tested_only``: a fair study's
+    tested runs only."""
     charts = [
         {
             "uuid": f"recoeval-{m}",
@@ -186,7 +193,7 @@ def _view_state(
     shown = [f"metrics.`{m}`" for m in [*first, *(m for m in metrics if m not in first)]]
     columns = [*extra_columns[:1], *shown[:1], *extra_columns[1:], *shown[1:]]
     state: dict[str, Any] = {
-        "searchFilter": _sweep_filter(sweep_id),
+        "searchFilter": _sweep_filter(sweep_id, tested_only),
         "selectedColumns": columns,
         "columnOrder": columns,
         "runsHiddenMode": "SHOW_ALL",
@@ -217,6 +224,7 @@ def save_sweep_view(
     sort_by: str | None = None,
     curve: str | None = None,
     extra_columns: Sequence[str] = (),
+    tested_only: bool = False,
 ) -> str:
     """Store a view of the sweep's jobs as an MLflow shared view (an experiment tag
     ``mlflow.sharedViewState.<key>``, as the UI's "Share" button does) and return its address
@@ -226,7 +234,9 @@ def save_sweep_view(
     ``metrics.`vs_popularity_ndcg_at_10```): the first before the metrics, the others after
     the first metric (the sort metric, when it is a headline one)."""
     key = f"recoeval-sweep-{sweep_id}"
-    state = _view_state(sweep_id, list(metrics), sort_by, curve, list(extra_columns))
+    state = _view_state(
+        sweep_id, list(metrics), sort_by, curve, list(extra_columns), tested_only=tested_only
+    )
     client.set_experiment_tag(
         experiment_id, SHARED_VIEW_TAG + key, json.dumps(state, separators=(",", ":"))
     )

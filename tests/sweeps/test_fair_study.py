@@ -252,6 +252,11 @@ def test_the_leaderboard_and_the_parent_compare_the_chosen_on_test(study):
         r.data.metrics["ndcg_at_10"] for r in children if r.data.tags["recoeval.phase"] == "test"
     )
     assert parent.data.metrics["best_ndcg_at_10"] == best_test
+    # the saved table view of the jobs shows the tested runs only
+    exp = client.get_experiment(parent.info.experiment_id)
+    sweep_id = parent.data.tags["recoeval.sweep_id"]
+    view = exp.tags[f"mlflow.sharedViewState.recoeval-sweep-{sweep_id}"]
+    assert "tags.`recoeval.phase` = 'test'" in json.loads(view)["searchFilter"]
     out = proc.stdout
     assert "3 tested configurations (6 more evaluated on validation only)" in out
     assert f"protocol: {record['protocol']}" in out
