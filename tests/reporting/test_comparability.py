@@ -200,3 +200,25 @@ def test_sweeps_over_models_and_over_seeds_report_with_exit_0(tmp_path):
     page = (tmp_path / "seeds" / "report.md").read_text()
     assert "not comparable" not in (seeds.stderr + page).lower()
     assert "Replicates over `seed`" in page
+
+
+def test_a_fingerprint_recorded_for_some_runs_only_is_a_difference():
+    """A run that does not record a fingerprint the others record is not taken as agreeing
+    (a survivor of the hand mutants: such runs were skipped); a split fingerprint stands for
+    the data's, which it hashes."""
+    import pandas as pd
+
+    from recoeval_tracking.reporting.comparability import check_comparable
+    from recoeval_tracking.reporting.runs import RunData
+
+    table = pd.DataFrame({"user_id": [1, 2], "ndcg_at_10": [0.1, 0.2]})
+
+    def run(name, **fps):
+        return RunData(run_id=name, name=name, per_user=table, fingerprints=dict(fps))
+
+    out = check_comparable([run("a", data="d1"), run("b")])
+    assert out == ["the data fingerprint differs: d1 (a) vs <not recorded> (b)"]
+    out = check_comparable([run("a", data="d1", split="s1"), run("b", data="d1")])
+    assert out == ["the split fingerprint differs: s1 (a) vs <not recorded> (b)"]
+    # a split fingerprint covers the data: no data difference for a run that has only it
+    assert check_comparable([run("a", data="d1", split="s1"), run("b", split="s1")]) == []
