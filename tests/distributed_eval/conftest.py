@@ -40,6 +40,16 @@ def client():
         yield c
 
 
+@pytest.fixture(autouse=True)
+def _both_workers(request):
+    """Each test that uses the cluster starts with both workers up: a worker killed by the
+    test before comes back through its nanny, which takes seconds on a busy machine; a test
+    started meanwhile saw one worker take every shard (and a kill then left none)."""
+    if "client" in request.fixturenames:
+        request.getfixturevalue("client").wait_for_workers(2, timeout=180)
+    yield
+
+
 @pytest.fixture(scope="package")
 def data():
     return tied_data()
