@@ -8,6 +8,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -125,3 +126,30 @@ def run_main(
         root.setLevel(saved_level)
         logging.setLogRecordFactory(saved_factory)
     return subprocess.CompletedProcess([command, *args], status, out.getvalue(), err.getvalue())
+
+
+#: The settings that keep a test sweep small and quiet (a synthetic set of 120 users x 60 items,
+#: no plots, no bars, one thread, no curves).
+SMALL_SWEEP = [
+    "dataset.n_users=120",
+    "dataset.n_items=60",
+    "plots=false",
+    "progress=false",
+    "nthreads=1",
+    "metrics.cumulative=false",
+]
+
+
+def sweep_in_store(
+    tmp_path_factory: Any, migrated_db: Path, name: str, args: list[str], *, module: bool = True
+) -> tuple[Path, subprocess.CompletedProcess]:
+    """Run the sweep ``args`` once in a fresh process, in a new folder holding a copy of the
+    migrated SQLite store, its sweep folder ``multirun/s``; returns the folder and the process
+    (asserted to have succeeded)."""
+    import shutil
+
+    root = tmp_path_factory.mktemp(name)
+    shutil.copyfile(migrated_db, root / "mlflow.db")
+    proc = run_command([*args, "hydra.sweep.dir=multirun/s"], root, module=module, timeout=900)
+    assert proc.returncode == 0, proc.stderr[-3000:] + proc.stdout[-2000:]
+    return root, proc

@@ -12,19 +12,12 @@ import sys
 from pathlib import Path
 
 import pytest
-from commands import REPO_ROOT, run_command, run_process
+from commands import REPO_ROOT, SMALL_SWEEP, run_command, run_process
 
 pytestmark = pytest.mark.slow
 
 EXAMPLE = REPO_ROOT / "examples" / "own_model"
-SMALL = [
-    "dataset.n_users=120",
-    "dataset.n_items=60",
-    "plots=false",
-    "progress=false",
-    "nthreads=1",
-    "metrics.cumulative=false",
-]
+SMALL = SMALL_SWEEP
 # The user's app has no plots/progress/nthreads settings of ours: added with +.
 SMALL_APP = [f"+{o}" if o.split("=")[0] in ("plots", "progress", "nthreads") else o for o in SMALL]
 BASELINES = "baselines=[popularity,random]"

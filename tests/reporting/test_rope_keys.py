@@ -101,50 +101,40 @@ def test_a_relative_rope_over_replicates_is_of_the_baselines_mean_over_replicate
         c.replicate_tests("ndcg_at_10", n_folds=4, rope={"nope_at_10": 0.01})
 
 
-def test_compare_itself_refuses_a_rope_naming_no_metric_compared():
+def _two_runs(seed: int, n: int) -> list:
+    """A baseline and another system, random NDCG@5 and P@5 for ``n`` users."""
     import numpy as np
     import pandas as pd
 
-    import recoeval_tracking as rt
     from recoeval_tracking.reporting.runs import RunData
 
-    rng = np.random.default_rng(0)
-    users = np.arange(30)
-    runs = [
+    rng = np.random.default_rng(seed)
+    users = np.arange(n)
+    return [
         RunData(
             run_id=name,
             name=name,
             per_user=pd.DataFrame(
-                {"user_id": users, "ndcg_at_5": rng.random(30), "p_at_5": rng.random(30)}
+                {"user_id": users, "ndcg_at_5": rng.random(n), "p_at_5": rng.random(n)}
             ),
         )
         for name in ("base", "other")
     ]
+
+
+def test_compare_itself_refuses_a_rope_naming_no_metric_compared():
+    import recoeval_tracking as rt
+
     with pytest.raises(rt.InputError, match="ndcg_at_5") as info:
-        rt.compare(runs, rope={"ndgc_at_5": 0.05}, n_bootstrap=20, n_permutations=20)
+        rt.compare(_two_runs(0, 30), rope={"ndgc_at_5": 0.05}, n_bootstrap=20, n_permutations=20)
     assert "ndgc_at_5" in str(info.value)
 
 
 def test_the_printed_summary_gives_verdicts_only_for_the_metrics_a_rope_names():
-    import numpy as np
-    import pandas as pd
-
     import recoeval_tracking as rt
-    from recoeval_tracking.reporting.runs import RunData
 
-    rng = np.random.default_rng(1)
-    users = np.arange(40)
-    runs = [
-        RunData(
-            run_id=name,
-            name=name,
-            per_user=pd.DataFrame(
-                {"user_id": users, "ndcg_at_5": rng.random(40), "p_at_5": rng.random(40)}
-            ),
-        )
-        for name in ("base", "other")
-    ]
-    text = str(rt.compare(runs, rope={"ndcg_at_5": 0.05}, n_bootstrap=20, n_permutations=20))
+    cmp = rt.compare(_two_runs(1, 40), rope={"ndcg_at_5": 0.05}, n_bootstrap=20, n_permutations=20)
+    text = str(cmp)
     block = text[text.index("verdicts for the rope") :]
     assert block.startswith("verdicts for the rope ndcg_at_5: 0.05 (")  # not a Python dict
     assert "ndcg_at_5" in block and "p_at_5" not in block

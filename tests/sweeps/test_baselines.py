@@ -16,21 +16,14 @@ from pathlib import Path
 
 import pytest
 import yaml
-from commands import run_command, run_main
+from commands import SMALL_SWEEP, run_command, run_main, sweep_in_store
 from hydra.core.override_parser.overrides_parser import OverridesParser
 from omegaconf import OmegaConf
 
 from hydra_plugins.recoeval_sweeper.sweeper import baseline_jobs, read_baselines
 from recoeval_tracking._validation import InputError
 
-SMALL = [
-    "dataset.n_users=120",
-    "dataset.n_items=60",
-    "plots=false",
-    "progress=false",
-    "nthreads=1",
-    "metrics.cumulative=false",
-]
+SMALL = SMALL_SWEEP
 EXACT = ["-m", "model=item_knn", "model.neighbours=10,50", "baselines=[popularity,random]"]
 
 
@@ -89,15 +82,9 @@ def test_baselines_are_checked_against_the_options_only_when_they_are_known():
 @pytest.fixture(scope="module")
 def swept(tmp_path_factory, migrated_db):
     """The exact command of the guide, run once in a fresh process."""
-    import shutil
-
-    root = tmp_path_factory.mktemp("baselines")
-    shutil.copyfile(migrated_db, root / "mlflow.db")
-    proc = run_command(
-        [*EXACT, "hydra.sweep.dir=multirun/s", *SMALL], root, module=False, timeout=900
+    return sweep_in_store(
+        tmp_path_factory, migrated_db, "baselines", [*EXACT, *SMALL], module=False
     )
-    assert proc.returncode == 0, proc.stderr[-3000:] + proc.stdout[-2000:]
-    return root, proc
 
 
 def _runs(root: Path):

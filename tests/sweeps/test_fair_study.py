@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import yaml
-from commands import run_command, run_main
+from commands import SMALL_SWEEP, run_main, sweep_in_store
 
 import recoeval_tracking as rt
 from recoeval_tracking.app.protocol import protocol_line
@@ -31,12 +31,8 @@ from recoeval_tracking.app.study import (
 )
 
 SMALL = [
+    *(o for o in SMALL_SWEEP if not o.startswith("dataset.n_users=")),
     "dataset.n_users=150",
-    "dataset.n_items=60",
-    "plots=false",
-    "progress=false",
-    "nthreads=1",
-    "metrics.cumulative=false",
     "split.validation_fraction=0.15",
 ]
 STUDY = ["-m", "model=item_knn", "model.neighbours=5,20", "baselines=[popularity,als]"]
@@ -166,14 +162,7 @@ def test_the_protocol_line_says_how_the_winner_was_chosen():
 
 @pytest.fixture(scope="module")
 def study(tmp_path_factory, migrated_db):
-    import shutil
-
-    root = tmp_path_factory.mktemp("fair")
-    shutil.copyfile(migrated_db, root / "mlflow.db")
-    proc = run_command(
-        [*STUDY, "hydra.sweep.dir=multirun/s", *SMALL], root, module=False, timeout=900
-    )
-    assert proc.returncode == 0, proc.stderr[-3000:] + proc.stdout[-2000:]
+    root, proc = sweep_in_store(tmp_path_factory, migrated_db, "fair", [*STUDY, *SMALL])
     jobs = []
     for d in sorted((root / "multirun" / "s").glob("[0-9]*"), key=lambda p: int(p.name)):
         config = yaml.safe_load((d / "config.yaml").read_text())

@@ -16,22 +16,14 @@ from __future__ import annotations
 
 import math
 import re
-import shutil
 
 import numpy as np
 import pytest
-from commands import run_command
+from commands import SMALL_SWEEP, sweep_in_store
 
 import recoeval_tracking as rt
 
-SMALL = [
-    "dataset.n_users=120",
-    "dataset.n_items=60",
-    "plots=false",
-    "progress=false",
-    "nthreads=1",
-    "metrics.cumulative=false",
-]
+SMALL = SMALL_SWEEP
 STUDY = [
     "-m",
     "model=item_knn",
@@ -46,10 +38,7 @@ BASELINES = ["popularity", "random"]
 
 @pytest.fixture(scope="module")
 def study(tmp_path_factory, migrated_db):
-    root = tmp_path_factory.mktemp("study")
-    shutil.copyfile(migrated_db, root / "mlflow.db")
-    proc = run_command([*STUDY, "hydra.sweep.dir=multirun/s", *SMALL], root, timeout=900)
-    assert proc.returncode == 0, proc.stderr[-3000:] + proc.stdout[-2000:]
+    root, proc = sweep_in_store(tmp_path_factory, migrated_db, "study", [*STUDY, *SMALL])
     from mlflow import MlflowClient
 
     uri = f"sqlite:///{root / 'mlflow.db'}"

@@ -10,18 +10,11 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from commands import run_command
+from commands import SMALL_SWEEP, run_command
 
 pytestmark = pytest.mark.slow
 
-SMALL = [
-    "dataset.n_users=120",
-    "dataset.n_items=60",
-    "plots=false",
-    "progress=false",
-    "nthreads=1",
-    "metrics.cumulative=false",
-]
+SMALL = SMALL_SWEEP
 
 MODEL_CODE = '''
 import numpy as np
