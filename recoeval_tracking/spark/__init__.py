@@ -38,6 +38,15 @@ from ..metrics.profiles import PROFILES
 from ..metrics.protocol import left_out_for_ranked
 from ..options import EvalOptions
 from ..scores import RankedLists
+from ._checks import (
+    Part,
+    check_factors,
+    check_item_lengths,
+    check_part,
+    check_types,
+    gather,
+    warn_unlisted,
+)
 from ._frames import check_frame, item_table, long_frame, number_users, output_schema, spark_modules
 from ._shard import (
     KIND_FACTORS,
@@ -45,6 +54,7 @@ from ._shard import (
     KIND_TEST,
     KIND_TRAIN,
     STATS,
+    WARNINGS,
     ShardSpec,
     empty_input,
     evaluate_cogroup,
@@ -52,7 +62,13 @@ from ._shard import (
     evaluate_partition,
 )
 
-__all__ = ["evaluate_spark", "SparkResults", "USERS_PER_SHARD", "relevance_options"]
+__all__ = [
+    "evaluate_spark",
+    "SparkResults",
+    "USERS_PER_SHARD",
+    "relevance_options",
+    "local_workers_python",
+]
 
 FUNC = "evaluate_spark"
 #: Users per shard by default (at least two shards per core of the session).
@@ -204,14 +220,27 @@ def _ranked_frame(
     ``ALSModel.recommendForAllUsers`` exploded (rank = position), or exploded rows with a rank
     (ascending) or score (descending) column."""
     _, F, _ = spark_modules()
-    check_frame(ranked, "ranked", [user_col], FUNC)
-    if rank_col is None and score_col is None and "recommendations" in ranked.columns:
+    nested, rank_col, score_col = _ranked_columns(ranked, user_col, rank_col, score_col)
+    if nested:
         ex = ranked.select(
             F.col(user_col).alias("user"), F.posexplode("recommendations").alias("value", "rec")
         )
         return ex.select(
             "user", F.col(f"rec.{item_col}").alias("item"), F.col("value").cast("double")
         )
+    col = rank_col or score_col
+    assert col is not None
+    df = _renamed(ranked, user_col, item_col, col, "ranked")
+    return df.withColumn("value", F.col("value").cast("double") * F.lit(1.0 if rank_col else -1.0))
+
+
+def _ranked_columns(
+    ranked: Any, user_col: str, rank_col: str | None, score_col: str | None
+) -> tuple[bool, str | None, str | None]:
+    """(nested ``recommendations`` arrays?, the rank column, the score column) of ``ranked``."""
+    check_frame(ranked, "ranked", [user_col], FUNC)
+    if rank_col is None and score_col is None and "recommendations" in ranked.columns:
+        return True, None, None
     if rank_col is None and score_col is None:
         rank_col = "rank" if "rank" in ranked.columns else None
         score_col = (
@@ -227,9 +256,50 @@ def _ranked_frame(
             f"columns {ranked.columns}",
             got_is_text=True,
         )
-    col = rank_col or score_col
-    df = _renamed(ranked, user_col, item_col, col, "ranked")
-    return df.withColumn("value", F.col("value").cast("double") * F.lit(1.0 if rank_col else -1.0))
+    return False, rank_col, score_col
+
+
+def _raw_parts(
+    frames: dict[str, Any], ranked: Any, user_factors: Any, item_factors: Any, names: tuple
+) -> list[Part]:
+    """The frames as the user named them, with the Spark types of their id and value
+    columns (for :func:`check_types`, before Spark casts anything)."""
+    user_col, item_col, rating_col, rank_col, score_col, id_col, features_col = names
+
+    def typed(arg: str, df: Any, cols: dict[str, str | None]) -> Part:
+        named = {role: c for role, c in cols.items() if c is not None}
+        check_frame(df, arg, list(named.values()), FUNC)
+        return Part(arg, None, named, {role: df.schema[c].dataType for role, c in named.items()})
+
+    parts = [
+        typed(arg, df, {"user": user_col, "item": item_col, "value": rating_col})
+        for arg, df in frames.items()
+    ]
+    if ranked is not None:
+        nested, rank_col, score_col = _ranked_columns(ranked, user_col, rank_col, score_col)
+        if nested:
+            part = typed("ranked", ranked, {"user": user_col})
+            element = ranked.schema["recommendations"].dataType.elementType
+            if item_col not in getattr(element, "names", []):
+                raise param_error(
+                    "ranked",
+                    FUNC,
+                    f"'recommendations' structs with an {item_col!r} field (item_col)",
+                    element.simpleString(),
+                    got_is_text=True,
+                )
+            part.names["item"] = f"recommendations.{item_col}"
+            part.raw_types["item"] = element[item_col].dataType
+            parts.append(part)
+        else:
+            cols = {"user": user_col, "item": item_col, "value": rank_col or score_col}
+            parts.append(typed("ranked", ranked, cols))
+    else:
+        for df, arg in ((item_factors, "item_factors"), (user_factors, "user_factors")):
+            check_frame(df, arg, [id_col, features_col], FUNC)
+        parts.append(typed("user_factors", user_factors, {"user": id_col}))
+        parts.append(typed("item_factors", item_factors, {"item": id_col}))
+    return parts
 
 
 def _catalogue(frames: list[Any]) -> np.ndarray:
@@ -253,6 +323,17 @@ def _factor_side(
         raise param_error(
             "item_factors", FUNC, "a non-empty factor DataFrame", "no rows", got_is_text=True
         )
+    nulls = int(pdf[id_col].isna().sum() + pdf[features_col].isna().sum())
+    if nulls:
+        raise param_error(
+            "item_factors",
+            FUNC,
+            f"a frame without nulls in {id_col!r} and {features_col!r}",
+            f"{nulls} nulls",
+            f"Drop them first: item_factors.dropna(subset=[{id_col!r}, {features_col!r}]).",
+            got_is_text=True,
+        )
+    check_item_lengths(pdf[features_col].map(len).to_numpy(), features_col)
     B = np.stack([np.asarray(f) for f in pdf[features_col]])
     dtype = np.float32 if B.dtype == np.float32 or B.dtype.kind == "O" else B.dtype
     _, F, _ = spark_modules()
@@ -352,7 +433,14 @@ def evaluate_spark(
     frames = {"test": test} if train is None else {"test": test, "train": train}
     columns = {name: list(df.columns) for name, df in frames.items()}
     opts = relevance_options(opts, relevance, rating_col, columns)
+    given = (user_col, item_col, rating_col, rank_col, score_col, id_col, features_col)
+    check_types(_raw_parts(frames, ranked, user_factors, item_factors, given))
+    named = {"user": user_col, "item": item_col, "value": rating_col or "value"}
+    for arg, df in (("test", te), ("train", tr)):
+        if df is not None:
+            check_part(Part(arg, df, named, {}))
     spark = te.sparkSession
+    local_workers_python(spark)
     model = _model(
         te,
         tr,
@@ -361,6 +449,13 @@ def evaluate_spark(
         item_factors,
         (user_col, item_col, rank_col, score_col, id_col, features_col),
     )
+    if model.kind == KIND_LIST:
+        nested, rank_col, score_col = _ranked_columns(ranked, user_col, rank_col, score_col)
+        value_name = "recommendations (position)" if nested else (rank_col or score_col)
+        _check_lists(model, opts, user_col, item_col, str(value_name))
+    else:
+        check_factors(model.frame, model.B, model.item_ids, (id_col, features_col))
+    warn_unlisted(te, model.frame, model.kind == KIND_LIST, user_col)
     n = int(model.item_ids.shape[0])
     items = item_table(spark, model.item_ids)
     if model.B is not None:
@@ -422,6 +517,7 @@ def evaluate_spark(
         else None,
     )
     outs, out, names = _run(long, fac, spec, shared, p, mode, n_shards)
+    gather(outs, WARNINGS, users)
     _, F, _ = spark_modules()
     per_user = (
         out.where(F.col("row") >= 0)
@@ -434,6 +530,28 @@ def evaluate_spark(
     res.timings["spark_prepare"] = t_prepare  # catalogue, list width, user numbering
     fields = {f.name: getattr(res, f.name) for f in dataclasses.fields(ShardedResults)}
     return SparkResults(**fields, per_user_spark=per_user.select(*cols), n_users=m, _cached=out)
+
+
+def local_workers_python(spark: Any) -> str:
+    """In local mode, the workers run this Python (``sys.executable``), the one that holds
+    recoeval_tracking, unless ``PYSPARK_PYTHON`` names one: Spark's default is the ``python3``
+    found on the PATH, the system's when the virtual environment is not activated, and the
+    tasks then fail on ``import recoeval_tracking`` (numba, pandas...). On a cluster the
+    workers' Python is the cluster's to set (``spark.pyspark.python``). Returns the workers'
+    Python."""
+    import os
+    import sys
+
+    sc = spark.sparkContext
+    if (
+        str(sc.master).startswith("local")
+        and "PYSPARK_PYTHON" not in os.environ
+        and not sc.getConf().get("spark.pyspark.python")
+        and sc.pythonExec == "python3"
+        and sys.executable
+    ):
+        sc.pythonExec = sys.executable
+    return str(sc.pythonExec)
 
 
 def _check_models(mode: str, ranked: Any, user_factors: Any, item_factors: Any) -> None:
@@ -454,6 +572,40 @@ def _check_models(mode: str, ranked: Any, user_factors: Any, item_factors: Any) 
             "given with the other factor DataFrame",
             None,
         )
+
+
+def _check_lists(
+    model: Any,
+    opts: EvalOptions,
+    user_col: str,
+    item_col: str,
+    value: str,
+) -> None:
+    """Nulls refused; an item repeated in a user's list warned about (it counts once, at its
+    best rank, as in evaluate()), or refused under ``profile="spark"`` (Spark counts every
+    copy, which the engine does not reproduce)."""
+    cols = {"user": user_col, "item": item_col, "value": value}
+    extra = check_part(Part("ranked", model.frame, cols, {}), lists=True)
+    if not extra:
+        return
+    if opts.profile == "spark":
+        raise param_error(
+            "ranked",
+            FUNC,
+            "lists without a repeated item under profile='spark'",
+            f"{extra} repeated (user, item) rows",
+            "Spark's RankingMetrics counts every copy (a recall can pass 1), which this "
+            "profile does not reproduce. Drop the copies first, keeping the best rank: "
+            "ranked.dropDuplicates([user, item]) after ordering by rank.",
+            got_is_text=True,
+        )
+    warnings.warn(
+        f"The 'ranked' lists passed to {FUNC} repeat an item {extra} times; each item counts "
+        "once, at its best rank (the later copies are dropped and the rest of the list moves "
+        "up), as in evaluate().",
+        UserWarning,
+        stacklevel=3,
+    )
 
 
 @dataclass

@@ -13,6 +13,7 @@ one more row (``row = -1 - shard``) holding the shard's sufficient statistics, p
 from __future__ import annotations
 
 import pickle
+import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from typing import Any
@@ -32,6 +33,7 @@ __all__ = [
     "KIND_LIST",
     "KIND_FACTORS",
     "STATS",
+    "WARNINGS",
     "ShardSpec",
     "evaluate_group",
     "evaluate_cogroup",
@@ -45,6 +47,9 @@ STATS = "_recoeval_stats"
 #: Columns of the long input frame every task reads (and ``features`` where it holds factors:
 #: a null array column beside millions of interactions costs 5x the rest of the transfer).
 INPUT_COLUMNS = ("shard", "row", "kind", "item", "value")
+#: Attribute of the statistics object holding the shard's warnings: ``[(category, message)]``
+#: (the warnings raised on an executor never reach the driver by themselves).
+WARNINGS = "spark_warnings"
 
 
 @dataclass(frozen=True)
@@ -134,13 +139,15 @@ def evaluate_group(
             part[frows] = np.stack([np.asarray(f, dtype=part.dtype) for f in feats])
         has_list[frows] = True
     adjust = _zero_rule(has_list) if spec.zero_no_truth else None
-    out = run_shard(
-        ShardInput(j, lo, hi, train, test, np.arange(lo, hi, dtype=np.int64), part),
-        spec.options,
-        spec.shared_value(),
-        None,
-        adjust=adjust,
-    )
+    with warnings.catch_warnings(record=True) as caught:  # sent to the driver, not the log
+        warnings.simplefilter("always")
+        out = run_shard(
+            ShardInput(j, lo, hi, train, test, np.arange(lo, hi, dtype=np.int64), part),
+            spec.options,
+            spec.shared_value(),
+            None,
+            adjust=adjust,
+        )
     frame = out.per_user.rename(columns={"user_id": "row"})
     for name, curve in out.curves.items():
         frame[name] = list(curve)
@@ -151,6 +158,8 @@ def evaluate_group(
         curves={c: v[:0] for c, v in out.curves.items()},
         topk=None,
     )
+    # the warnings of the shard, for the driver to gather into one (WARNINGS attribute)
+    setattr(stats, WARNINGS, [(w.category.__name__, str(w.message)) for w in caught])
     head: dict[str, list[Any]] = {c: [None] for c in frame.columns}
     head["row"] = [-1 - j]
     head[STATS] = [pickle.dumps(stats, protocol=pickle.HIGHEST_PROTOCOL)]
