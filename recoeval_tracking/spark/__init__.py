@@ -98,9 +98,11 @@ class SparkResults(ShardedResults):
     _cached: Any = field(default=None, repr=False)
 
     def unpersist(self) -> None:
-        """Free the executors' copy of the per-user values."""
-        if self._cached is not None:
-            self._cached.unpersist()
+        """Free the executors' copies: the per-user values and the numbered user table
+        (``per_user_spark`` is not to be read after this)."""
+        for frame in self._cached or []:
+            frame.unpersist()
+        self._cached = []
 
 
 def _options(options: EvalOptions | None, kwargs: dict[str, Any]) -> EvalOptions:
@@ -470,9 +472,10 @@ def evaluate_spark(
     ids = te.select("user").union(model.frame.select("user"))
     if tr is not None:
         ids = ids.union(tr.select("user"))
-    users, m = number_users(ids)
+    users, m, numbered = number_users(ids)
     t_prepare = time.perf_counter() - t0
     if m == 0:
+        numbered.unpersist()
         raise param_error(
             "test", FUNC, "a DataFrame with at least one user", "no rows", got_is_text=True
         )
@@ -529,7 +532,9 @@ def evaluate_spark(
     res = merge_shards(outs, p, n, time.perf_counter() - t0, None)
     res.timings["spark_prepare"] = t_prepare  # catalogue, list width, user numbering
     fields = {f.name: getattr(res, f.name) for f in dataclasses.fields(ShardedResults)}
-    return SparkResults(**fields, per_user_spark=per_user.select(*cols), n_users=m, _cached=out)
+    return SparkResults(
+        **fields, per_user_spark=per_user.select(*cols), n_users=m, _cached=[out, numbered]
+    )
 
 
 def local_workers_python(spark: Any) -> str:

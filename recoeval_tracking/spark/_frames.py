@@ -63,8 +63,11 @@ def check_frame(df: Any, name: str, columns: list[str], func: str) -> None:
         )
 
 
-def number_users(ids: Any) -> tuple[Any, int]:
-    """``(table of (user, row), number of users)``: rows 0..m-1 in sorted id order."""
+def number_users(ids: Any) -> tuple[Any, int, Any]:
+    """``(table of (user, row), number of users, the persisted frame it reads)``: rows 0..m-1
+    in sorted id order. The persisted frame must stay cached while the table is used (its
+    partition ids and offsets were collected from that one computation): unpersist it with
+    the results."""
     _, F, _ = spark_modules()
     ordered = (
         ids.distinct()
@@ -96,7 +99,7 @@ def number_users(ids: Any) -> tuple[Any, int]:
     users = ordered.join(F.broadcast(table), "_pid").select(
         "user", (F.col("_off") + F.col("_mid") - F.col("_first")).alias("row")
     )
-    return users, int(sizes["n"].sum())
+    return users, int(sizes["n"].sum()), ordered
 
 
 def item_table(spark: Any, items: np.ndarray) -> Any:

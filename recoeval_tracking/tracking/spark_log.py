@@ -13,11 +13,13 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import os
 import tempfile
 from pathlib import Path
 from typing import Any
 
 from .._validation import param_error
+from .client import resolve_tracking_uri
 from .runs import log_results
 
 __all__ = ["log_spark_results"]
@@ -58,11 +60,55 @@ def log_spark_results(
         )
     if per_user_path is not None and not isinstance(per_user_path, (str, Path)):
         raise param_error("per_user_path", func, "a str or pathlib.Path", per_user_path)
+    _check_store(log_kwargs.get("tracking_uri"), func)
     with contextlib.ExitStack() as stack:
         if per_user_path is None:
             tmp = stack.enter_context(tempfile.TemporaryDirectory(prefix="recoeval-spark-"))
             per_user_path = Path(tmp) / "per_user"
         folder = Path(per_user_path)
         frame.orderBy("user_id").write.mode("overwrite").parquet(str(folder))
+        _drop_markers(folder)
         local = dataclasses.replace(results, per_user_dataset=folder)
         return log_results(local, **log_kwargs)
+
+
+#: Hosted stores MLflow names without a scheme.
+_BARE_STORES = ("databricks", "databricks-uc", "uc")
+
+
+def _check_store(uri: Any, func: str) -> None:
+    """Refuse MLflow's file store (``file:`` or a bare path) before Spark writes anything:
+    MLflow 3 (3.17 here) refuses it with an error at the upload, after the evaluation's
+    table is written, unless ``MLFLOW_ALLOW_FILE_STORE`` is set."""
+    if uri is not None and not isinstance(uri, str):
+        raise param_error("tracking_uri", func, "a str (a tracking URI) or None", uri)
+    resolved = resolve_tracking_uri(uri or None)
+    is_file = resolved.startswith("file:") or (
+        "://" not in resolved and resolved not in _BARE_STORES
+    )
+    allowed = os.environ.get("MLFLOW_ALLOW_FILE_STORE", "").strip().lower() in ("1", "true")
+    if is_file and not allowed:
+        source = "tracking_uri" if uri else "MLFLOW_TRACKING_URI"
+        raise param_error(
+            "tracking_uri",
+            func,
+            "a database or server store: sqlite:///mlflow.db (the default without "
+            "tracking_uri and MLFLOW_TRACKING_URI), http://host:5000, databricks",
+            f"the file store {resolved!r} (from {source})",
+            "MLflow 3 refuses its file store (the './mlruns' folder) with an MlflowException "
+            "when the run is logged. Leave tracking_uri out for the SQLite default or give "
+            "tracking_uri='sqlite:///mlflow.db'; move existing runs with `mlflow "
+            "migrate-filestore`; or set MLFLOW_ALLOW_FILE_STORE=true to keep the file store.",
+            got_is_text=True,
+        )
+
+
+def _drop_markers(folder: Path) -> None:
+    """Leave only the Parquet parts in the folder Spark wrote: its ``_SUCCESS`` marker and
+    the Hadoop checksums (``.part-*.crc``) are not the table, and would be logged as artifacts.
+    Skipped where the driver cannot see the folder."""
+    if not folder.is_dir():
+        return
+    for path in folder.iterdir():
+        if path.is_file() and (path.name.startswith(("_", ".")) or path.suffix == ".crc"):
+            path.unlink()

@@ -26,6 +26,7 @@ def test_logged_run_holds_the_spark_results(spark, tmp_path, store_uri):
             "rank": np.tile(np.arange(1, 7), 60),
         }
     )
+    spark.catalog.clearCache()
     res = evaluate_spark(
         spark.createDataFrame(test),
         ranked=spark.createDataFrame(lists),
@@ -60,6 +61,13 @@ def test_logged_run_holds_the_spark_results(spark, tmp_path, store_uri):
     np.testing.assert_array_equal(merged["ndcg_at_4"], merged["ndcg_at_4_spark"])
     names = {a.path for a in MlflowClient(store_uri).list_artifacts(run_id)}
     assert {"per_user.parquet", "metrics.json", "definitions.json", "curves.csv"} <= names
+    # only the table's parts: not Spark's _SUCCESS marker nor the Hadoop .crc checksums
+    parts = [a.path for a in MlflowClient(store_uri).list_artifacts(run_id, "per_user.parquet")]
+    assert parts and all(p.rsplit("/", 1)[-1].startswith("part-") for p in parts), parts
+    assert all(p.endswith(".parquet") for p in parts), parts
+    # unpersist frees every cached frame of the evaluation, the numbered users included
+    res.unpersist()
+    assert spark._jsparkSession.sharedState().cacheManager().isEmpty()
 
 
 def test_refuses_results_without_a_spark_table():
@@ -67,3 +75,21 @@ def test_refuses_results_without_a_spark_table():
 
     with pytest.raises(rt.InputError, match="'results'"):
         log_spark_results(object())
+
+
+def test_a_file_store_is_refused_before_spark_writes(tmp_path, monkeypatch):
+    """MLflow 3.17 refuses its file store with an MlflowException at the upload, after Spark
+    has written the table: refused first, naming tracking_uri and the ways out."""
+    import recoeval_tracking as rt
+
+    monkeypatch.delenv("MLFLOW_ALLOW_FILE_STORE", raising=False)
+    written = []
+    table = type("Frame", (), {"write": None, "orderBy": lambda self, *a: written.append(a)})()
+    results = type("R", (), {"per_user_spark": table})()
+    uri = (tmp_path / "mlruns").as_uri()
+    with pytest.raises(rt.InputError, match=r"'tracking_uri'.*file store.*sqlite:///mlflow.db"):
+        log_spark_results(results, tracking_uri=uri)
+    monkeypatch.setenv("MLFLOW_TRACKING_URI", str(tmp_path / "mlruns"))  # a bare path
+    with pytest.raises(rt.InputError, match=r"MLFLOW_TRACKING_URI.*MLFLOW_ALLOW_FILE_STORE"):
+        log_spark_results(results)
+    assert not written
