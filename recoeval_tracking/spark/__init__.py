@@ -455,6 +455,8 @@ def evaluate_spark(
         nested, rank_col, score_col = _ranked_columns(ranked, user_col, rank_col, score_col)
         value_name = "recommendations (position)" if nested else (rank_col or score_col)
         _check_lists(model, opts, user_col, item_col, str(value_name))
+        if rank_col is not None:
+            _refuse_shared_ranks(model.frame, rank_col)
     else:
         check_factors(model.frame, model.B, model.item_ids, (id_col, features_col))
     warn_unlisted(te, model.frame, model.kind == KIND_LIST, user_col)
@@ -610,6 +612,33 @@ def _check_lists(
         "up), as in evaluate().",
         UserWarning,
         stacklevel=3,
+    )
+
+
+def _refuse_shared_ranks(lists: Any, rank_col: str) -> None:
+    """Two different items at one rank of a user's list leave their order to chance: refused,
+    as :func:`~recoeval_tracking.evaluate` refuses them in a frame of ranks (a tied score, by
+    contrast, goes to the lower item id)."""
+    _, F, _ = spark_modules()
+    row = (
+        lists.groupBy("user", "value")
+        .agg(F.countDistinct("item").alias("items"))
+        .where(F.col("items") > 1)
+        .agg(F.count(F.lit(1)).alias("n"), F.min(F.struct("user", "value")).alias("first"))
+        .first()
+    )
+    if not int(row["n"]):
+        return
+    first = row["first"]
+    raise param_error(
+        "ranked",
+        FUNC,
+        f"a frame whose {rank_col!r} column gives each item of a user's list its own rank",
+        f"{int(row['n'])} (user, rank) pairs with several items (first: user "
+        f"{first['user']!r} at rank {first['value']:g})",
+        "Number each user's items 1, 2, 3... in the model's order, or give a score column "
+        "instead (score_col=...; tied scores go to the lower item id).",
+        got_is_text=True,
     )
 
 
