@@ -462,6 +462,8 @@ def evaluate_spark(
     warn_unlisted(te, model.frame, model.kind == KIND_LIST, user_col)
     n = int(model.item_ids.shape[0])
     items = item_table(spark, model.item_ids)
+    if model.kind == KIND_LIST and opts.profile == "spark":
+        model, n = _spark_profile_lists(model, opts, n)
     if model.B is not None:
         dropped = te.join(items, "item", "left_anti").count()
         if dropped:
@@ -613,6 +615,33 @@ def _check_lists(
         UserWarning,
         stacklevel=3,
     )
+
+
+def _spark_profile_lists(model: Any, opts: EvalOptions, n: int) -> tuple[Any, int]:
+    """``profile="spark"`` on lists, as ``RankingMetrics`` reads them: a k past the lists'
+    length or the catalogue is computed (the lists padded to k, k + 1 items added to the
+    catalogue that no list and no test entry holds: they change none of the profile's
+    metrics, and leave every user a pool larger than k);
+    ``meanAveragePrecision`` reads the whole list, so ``ap`` at a k shorter than the lists is
+    refused by name."""
+    k = int(opts.k)
+    if "ap" in opts.metrics and model.width > k:
+        raise param_error(
+            "k",
+            FUNC,
+            f"at least the lists' length ({model.width}) for meanAveragePrecision (ap) under "
+            "profile='spark'",
+            k,
+            "Spark's meanAveragePrecision reads each whole list, ap at k stops at k. Pass "
+            f"k={model.width} (every @k metric is then at {model.width}), leave 'ap' out "
+            "(metrics=['p', 'r', 'tap', 'ndcg_bin', 'ndcg_spark']), or cut the lists to k "
+            "first, as Spark would need to give the same number.",
+        )
+    if set(opts.metrics) - set(PROFILES["spark"]["metrics"]):
+        return model, n  # metrics that count the catalogue: k as evaluate() takes it
+    # k + 1 more items than any list or test entry names: the pool of every user exceeds k
+    # (train entries, which Spark ignores, are out of the pool), so no @k value is NaN there
+    return dataclasses.replace(model, width=max(model.width, k)), n + k + 1
 
 
 def _refuse_shared_ranks(lists: Any, rank_col: str) -> None:
