@@ -257,8 +257,9 @@ def warn_unlisted(te: Any, model_users: Any, lists: bool, user_col: str) -> int:
     return n
 
 
-#: Executor warnings the driver says itself (with totals and the users' ids).
-_SAID = ("have no list in the ranked input", "repeat an item")
+#: Executor warnings the driver says itself (with totals and the users' ids; the profile's
+#: metrics left out for lists: when it plans the run).
+_SAID = ("have no list in the ranked input", "repeat an item", "takes the top-K metrics only")
 _IDS = re.compile(r"user ids \[([0-9, ]*)\]")
 
 
