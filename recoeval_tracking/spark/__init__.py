@@ -429,37 +429,16 @@ def evaluate_spark(
     opts = _checked_options(_options(options, eval_options), shards, FUNC)
     _check_models(mode, ranked, user_factors, item_factors)
     spark_modules()  # pyspark, or the install hint, before any frame is read
-    te = _renamed(test, user_col, item_col, rating_col, "test")
-    tr = None if train is None else _renamed(train, user_col, item_col, rating_col, "train")
-    # the frames' own columns (checked above): a value column left unnamed is refused there
-    frames = {"test": test} if train is None else {"test": test, "train": train}
-    columns = {name: list(df.columns) for name, df in frames.items()}
-    opts = relevance_options(opts, relevance, rating_col, columns)
-    given = (user_col, item_col, rating_col, rank_col, score_col, id_col, features_col)
-    check_types(_raw_parts(frames, ranked, user_factors, item_factors, given))
-    named = {"user": user_col, "item": item_col, "value": rating_col or "value"}
-    for arg, df in (("test", te), ("train", tr)):
-        if df is not None:
-            check_part(Part(arg, df, named, {}))
-    spark = te.sparkSession
-    local_workers_python(spark)
-    model = _model(
-        te,
-        tr,
+    te, tr, opts, model, spark = _checked_inputs(
+        test,
+        train,
         ranked,
         user_factors,
         item_factors,
-        (user_col, item_col, rank_col, score_col, id_col, features_col),
+        opts,
+        relevance,
+        (user_col, item_col, rating_col, rank_col, score_col, id_col, features_col),
     )
-    if model.kind == KIND_LIST:
-        nested, rank_col, score_col = _ranked_columns(ranked, user_col, rank_col, score_col)
-        value_name = "recommendations (position)" if nested else (rank_col or score_col)
-        _check_lists(model, opts, user_col, item_col, str(value_name))
-        if rank_col is not None:
-            _refuse_shared_ranks(model.frame, rank_col)
-    else:
-        check_factors(model.frame, model.B, model.item_ids, (id_col, features_col))
-    warn_unlisted(te, model.frame, model.kind == KIND_LIST, user_col)
     n = int(model.item_ids.shape[0])
     items = item_table(spark, model.item_ids)
     if model.kind == KIND_LIST and opts.profile == "spark":
@@ -539,6 +518,53 @@ def evaluate_spark(
     return SparkResults(
         **fields, per_user_spark=per_user.select(*cols), n_users=m, _cached=[out, numbered]
     )
+
+
+def _checked_inputs(
+    test: Any,
+    train: Any,
+    ranked: Any,
+    user_factors: Any,
+    item_factors: Any,
+    opts: Any,
+    relevance: Any,
+    given: tuple[Any, ...],
+) -> tuple[Any, Any, Any, Any, Any]:
+    """The frames renamed and checked on the driver before any task (types, nulls, duplicates,
+    empty test, factor lengths, users without a list), the relevance rule applied to the
+    options, and the model's frames: ``(test, train, options, model, session)``."""
+    user_col, item_col, rating_col, rank_col, score_col, id_col, features_col = given
+    te = _renamed(test, user_col, item_col, rating_col, "test")
+    tr = None if train is None else _renamed(train, user_col, item_col, rating_col, "train")
+    # the frames' own columns (checked above): a value column left unnamed is refused there
+    frames = {"test": test} if train is None else {"test": test, "train": train}
+    columns = {name: list(df.columns) for name, df in frames.items()}
+    opts = relevance_options(opts, relevance, rating_col, columns)
+    check_types(_raw_parts(frames, ranked, user_factors, item_factors, given))
+    named = {"user": user_col, "item": item_col, "value": rating_col or "value"}
+    for arg, df in (("test", te), ("train", tr)):
+        if df is not None:
+            check_part(Part(arg, df, named, {}))
+    spark = te.sparkSession
+    local_workers_python(spark)
+    model = _model(
+        te,
+        tr,
+        ranked,
+        user_factors,
+        item_factors,
+        (user_col, item_col, rank_col, score_col, id_col, features_col),
+    )
+    if model.kind == KIND_LIST:
+        nested, rank_col, score_col = _ranked_columns(ranked, user_col, rank_col, score_col)
+        value_name = "recommendations (position)" if nested else (rank_col or score_col)
+        _check_lists(model, opts, user_col, item_col, str(value_name))
+        if rank_col is not None:
+            _refuse_shared_ranks(model.frame, rank_col)
+    else:
+        check_factors(model.frame, model.B, model.item_ids, (id_col, features_col))
+    warn_unlisted(te, model.frame, model.kind == KIND_LIST, user_col)
+    return te, tr, opts, model, spark
 
 
 def local_workers_python(spark: Any) -> str:
