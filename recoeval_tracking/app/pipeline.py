@@ -59,14 +59,7 @@ from .stages import absolute_path as _absolute
 from .stages import dataset_record, log_left_out, prep_steps
 from .stages import timed_stage as _timed
 
-__all__ = [
-    "run_job",
-    "tracking_uri_for",
-    "progress_mode",
-    "objective_value",
-    "PROGRESS_MODES",
-    "STAGES",
-]
+__all__ = ["run_job", "tracking_uri_for", "progress_mode", "PROGRESS_MODES", "STAGES"]
 
 logger = logging.getLogger(__name__)
 
@@ -433,7 +426,7 @@ def run_job(
         "timings": timings,
         "run_id": run_id,
         "dataset": dataset_info,
-        "objective": objective_value(
+        "objective": _objective(
             cfg.get("objective"), means, val_means, extra, validation is not None
         ),
     }
@@ -457,7 +450,7 @@ def _with_section_relevance(options: EvalOptions, dataset: Mapping[str, Any]) ->
     return replace(options, **changes) if changes else options
 
 
-def objective_value(
+def _objective(
     name: Any,
     means: Mapping[str, float],
     val_means: Mapping[str, float],
@@ -724,11 +717,9 @@ def _run_stages(
     log_left_out(results)
     refuse_nothing_evaluated(results)
     # the wait for the kernels compiling in the child is part of the first evaluation's time
-    waited = warm.waited if warm else 0.0
-    if validation is not None:
-        timings["eval"] = float(results.timings.get("eval", 0.0))
-    else:
-        timings["eval"] = float(results.timings.get("eval", 0.0)) + waited
+    # (eval_validation's, when there is a validation part)
+    waited = warm.waited if warm and validation is None else 0.0
+    timings["eval"] = float(results.timings.get("eval", 0.0)) + waited
     return X, split, model, results, timings, validation
 
 

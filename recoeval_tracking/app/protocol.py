@@ -90,12 +90,8 @@ class Protocol:
     def applied(self, split: Any, validation: Validated | None, can_refit: bool) -> Applied:
         """What the job did: the part its main results were evaluated on, and its record."""
         part = "validation" if validation is not None and self.phase == "selection" else "test"
-        if validation is None:  # no validation part (a stored split read by reference too)
-            evaluated = split.fingerprint
-        elif part == "validation":
-            evaluated = split.validation_split().fingerprint
-        else:
-            evaluated = split.test_split().fingerprint
+        # a stored split read by reference has no phases: its own fingerprint
+        evaluated = split.fingerprint if validation is None else split.part_fingerprint(part)
         return Applied(
             part=part,
             phase=self.phase if validation is not None else "auto",

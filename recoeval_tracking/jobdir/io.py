@@ -457,14 +457,20 @@ def _check_write_args(
                 )
 
 
+def _prefixed_metrics(results: Results, prefix: str) -> dict[str, float]:
+    """:func:`job_metrics` of ``results`` with every metric key named with ``prefix``; the
+    timings (``<stage>_seconds``) as they are."""
+    stages = {sanitize_key(str(s)) for s in (results.timings or {})}
+    stages |= {f"{s}_seconds" for s in stages}
+    return {(k if k in stages else prefix + k): v for k, v in job_metrics(results).items()}
+
+
 def validation_metrics(results: Results) -> dict[str, float]:
     """The means, bounds and catalogue-level metrics of an evaluation on the validation part,
     each key with :data:`VALIDATION_PREFIX` (``val_ndcg_at_10``, ``val_ndcg_at_10_ci95_low``,
     ``val_users_evaluated``); no timings."""
-    keep = job_metrics(results)
-    stages = {sanitize_key(str(s)) for s in (results.timings or {})}
-    stages |= {f"{s}_seconds" for s in stages}
-    return {VALIDATION_PREFIX + k: v for k, v in keep.items() if k not in stages}
+    named = _prefixed_metrics(results, VALIDATION_PREFIX)
+    return {k: v for k, v in named.items() if k.startswith(VALIDATION_PREFIX)}
 
 
 def _prefixed_table(results: Results, prefix: str) -> pd.DataFrame:
@@ -487,11 +493,7 @@ def _write_results(
     metric named with ``prefix`` (``val_`` for an evaluation on the validation part); returns
     the curves table and the sanitised metric columns."""
     out = writer.out
-    metrics = job_metrics(results)
-    if prefix:
-        stages = {sanitize_key(str(s)) for s in (results.timings or {})}
-        stages |= {f"{s}_seconds" for s in stages}
-        metrics = {(k if k in stages else prefix + k): v for k, v in metrics.items()}
+    metrics = _prefixed_metrics(results, prefix)
     metrics.update({sanitize_key(str(k)): float(v) for k, v in (extra_metrics or {}).items()})
     writer.step(
         FILES["metrics"],

@@ -100,6 +100,14 @@ class Split:
         view.details = {**view.details, "refit": bool(refit)}
         return view
 
+    def part_fingerprint(self, part: str) -> str:
+        """The fingerprint of the phase evaluating ``part`` (``"validation"`` or ``"test"``):
+        that of :meth:`validation_split` or :meth:`test_split`, without building its parts
+        (the split's own fingerprint for the test of a split without a validation part)."""
+        if part == "test" and not self.has_validation:
+            return self.fingerprint
+        return hashlib.sha256(f"{self.fingerprint}/{part}".encode()).hexdigest()[:16]
+
     def _require_validation(self, func: str) -> None:
         from .._validation import InputError
 
@@ -119,14 +127,13 @@ class Split:
                 "n_test": test.user_counts(),
             }
         )
-        h = hashlib.sha256(f"{self.fingerprint}/{part}".encode())
         return Split(
             train=train,
             test=test,
             validation=None,
             strategy=self.strategy,
             params=dict(self.params),
-            fingerprint=h.hexdigest()[:16],
+            fingerprint=self.part_fingerprint(part),
             per_user=per_user,
             fold=self.fold,
             details={**self.details, "evaluated_on": part, "split_fingerprint": self.fingerprint},
