@@ -41,7 +41,7 @@ from pathlib import Path
 from typing import Any
 
 from .._validation import InputError
-from ..tracking.sweep_records import STUDY_FILE, read_study
+from ..tracking.sweep_records import STUDY_FILE, read_study, replicate_of, write_study
 from .protocol import protocol_line
 
 __all__ = [
@@ -218,31 +218,9 @@ def study_record(
     }
 
 
-def write_study(sweep_dir: str | Path, record: Mapping[str, Any]) -> Path:
-    """Write the study's record into the sweep folder (atomically)."""
-    from ..jobdir.markers import write_json_atomic
-
-    path = Path(sweep_dir) / STUDY_FILE
-    write_json_atomic(path, dict(record))
-    return path
-
-
 # ---------------------------------------------------------------------------------------------
 # the plan of a sweep (used by hydra_plugins/recoeval_sweeper)
 # ---------------------------------------------------------------------------------------------
-
-_NOT_REPLICATE = ("model", "baseline_rank", "baselines", "phase", "label")
-
-
-def _replicate(job: Sequence[str]) -> tuple[str, ...]:
-    """The overrides of a job that make a replicate (``seed=1``, ``split.fold=2``): those
-    outside the ``model`` group and the study's own settings."""
-    out = []
-    for o in job:
-        key = o.split("=", 1)[0].lstrip("+~")
-        if key.split(".", 1)[0].split("/", 1)[0] not in _NOT_REPLICATE:
-            out.append(o.lstrip("+~"))
-    return tuple(sorted(out))
 
 
 def _system(cfg: Any) -> str:
@@ -296,7 +274,7 @@ class StudyPlan:
         seed = OmegaConf.select(config, "seed", default=0)
         n_grid = len(grid)
         self.candidates: list[Candidate] = [
-            Candidate(list(job), _system(cfg), _replicate(job))
+            Candidate(list(job), _system(cfg), replicate_of(job))
             for job, cfg in zip(grid, configs[:n_grid])
         ]
         counts: dict[tuple[str, tuple[str, ...]], int] = {}
@@ -329,7 +307,7 @@ class StudyPlan:
                 if space:
                     self.space_sizes[name] = len(configurations)
             for more in extra:
-                c = Candidate([*job, *more], name, _replicate(job), baseline_rank=rank)
+                c = Candidate([*job, *more], name, replicate_of(job), baseline_rank=rank)
                 self.candidates.append(c)
                 if more:
                     self.tuned.append(c)

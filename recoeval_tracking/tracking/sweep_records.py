@@ -5,7 +5,7 @@ lock files the sweep holds while it runs and while its parent is found or closed
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +21,8 @@ __all__ = [
     "note_swept_keys",
     "STUDY_FILE",
     "read_study",
+    "write_study",
+    "replicate_of",
 ]
 
 #: The study's record in the sweep directory (JSON, written by the recoeval sweeper:
@@ -65,6 +67,34 @@ def read_study(sweep_dir: str | Path | None) -> dict[str, Any] | None:
     except (OSError, ValueError):
         return None
     return value if isinstance(value, dict) else None
+
+
+def write_study(sweep_dir: str | Path, record: Mapping[str, Any]) -> Path:
+    """Write a study's record (:data:`STUDY_FILE`) into the sweep directory, atomically."""
+    return write_json_atomic(Path(sweep_dir) / STUDY_FILE, dict(record))
+
+
+#: The keys that name a system, not a replicate (a baseline job gets the grid's values of the
+#: others); and those that configure the run, not what it evaluates.
+_SYSTEM_KEYS = ("model", "baselines", "baseline_rank", "phase", "label")
+_NOT_SETTINGS = ("hydra", "tracking", "mlflow", "output")
+
+
+def replicate_of(overrides: str | Sequence[str] | None) -> tuple[str, ...]:
+    """The replicate a job evaluates (``seed=1``, ``split.fold=2``), from its overrides (a
+    list, or the ``recoeval.overrides`` tag's text): those outside the ``model`` group and the
+    keys that name a system or configure the run, ``+``/``~`` dropped, sorted. A job of the
+    grid and a baseline's job of the same fold or seed have the same replicate: what a fair
+    study chooses within, and what a system is paired with its baselines by."""
+    items = overrides.split() if isinstance(overrides, str) else list(overrides or ())
+    out = []
+    for item in items:
+        key, sep, value = item.partition("=")
+        key = key.lstrip("+~")
+        head = key.split(".", 1)[0].split("/", 1)[0]
+        if sep and key and head not in _SYSTEM_KEYS and head not in _NOT_SETTINGS:
+            out.append(f"{key}={value}")
+    return tuple(sorted(out))
 
 
 def note_swept_keys(sweep_dir: str | Path, keys: list[str]) -> None:

@@ -49,6 +49,7 @@ from .sweep_records import (
     find_sweep_record,
     read_study,
     read_sweep_record,
+    replicate_of,
     write_sweep_record,
 )
 from .views import (
@@ -436,11 +437,6 @@ def budget_lines(study: Mapping[str, Any] | None) -> list[str]:
 
 # -- every run against every baseline, paired by replicate ----------------------------------
 
-#: Override keys that say which system a job is (its model, its place among the baselines, the
-#: phase of a fair study), not which replicate (fold, seed, dataset...) it evaluates.
-_SYSTEM_KEYS = ("model", "baselines", "baseline_rank", "phase", "label")
-_NOT_SETTINGS = ("hydra", "tracking", "mlflow", "output")
-
 
 def _override_items(overrides: str) -> list[tuple[str, str]]:
     out = []
@@ -454,21 +450,6 @@ def _override_items(overrides: str) -> list[tuple[str, str]]:
 
 def _head(key: str) -> str:
     return key.split(".", 1)[0].split("/", 1)[0]
-
-
-def replicate_of(overrides: str) -> tuple[str, ...]:
-    """The replicate a job evaluates, from its override list (the ``recoeval.overrides`` tag):
-    its overrides outside the ``model`` group and the keys that name a system (``baselines``,
-    ``baseline_rank``, ``phase``, ``label``), sorted. A baseline job gets the grid's values of
-    these keys (one job per fold or seed), so a job and the baseline's job of the same fold or
-    seed have the same replicate."""
-    return tuple(
-        sorted(
-            f"{k}={v}"
-            for k, v in _override_items(overrides)
-            if _head(k) not in _SYSTEM_KEYS and _head(k) not in _NOT_SETTINGS
-        )
-    )
 
 
 def _system_of(overrides: str, rank: int | None) -> tuple[str, ...]:
