@@ -1,5 +1,5 @@
-"""Runs for the report tests: a model fitted and evaluated on a split, and synthetic runs of
-three systems over several datasets."""
+"""Runs for the report tests: a model fitted and evaluated on a split, synthetic runs of
+three systems over several datasets, and two systems over folds."""
 
 from __future__ import annotations
 
@@ -45,6 +45,35 @@ def dataset_runs(
                     seed=10 * d + j,
                     fingerprints={"data": f"d{d}", "split": f"s{d}", "definitions": "f"},
                     params={"model.name": model, "dataset.name": f"data{d}"},
+                )
+            )
+    return runs
+
+
+def fold_runs(deltas, *, n_users: int, seed: int) -> list:
+    """Two systems over ``len(deltas)`` folds: on fold ``s`` every user of "als" scores
+    ``deltas[s]`` above "pop" (NDCG@10 drawn from Beta(3, 7), seeded), each fold's test a
+    quarter the entries of its training set (``n_test`` 5, ``n_train`` 20), its own split
+    fingerprint; run ids ``{system}-{s}``, param ``fold``."""
+    import pandas as pd
+
+    from recoeval_tracking.reporting.runs import RunData
+
+    rng = np.random.default_rng(seed)
+    runs = []
+    for s, delta in enumerate(deltas):
+        base = rng.beta(3, 7, n_users)
+        for model, values in (("pop", base), ("als", base + delta)):
+            per_user = pd.DataFrame(
+                {"user_id": np.arange(n_users), "n_train": 20, "n_test": 5, "ndcg_at_10": values}
+            )
+            runs.append(
+                RunData(
+                    run_id=f"{model}-{s}",
+                    name=f"{model}-{s}",
+                    per_user=per_user,
+                    params={"model.name": model, "fold": s},
+                    fingerprints={"data": "d", "split": f"fold{s}", "definitions": "f"},
                 )
             )
     return runs

@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
+from _rundata import fold_runs
 from report_runs import synthetic_run
 
 import recoeval_tracking as rt
@@ -62,25 +63,11 @@ def test_the_report_command_refuses_an_unknown_rope_key_naming_the_setting():
 
 def _fold_runs(n_folds=4, n_users=20):
     """Two systems over folds; "als" is far above "pop" (0.25), so a rope of the system's mean
-    differs from one of the baseline's."""
-    rng = np.random.default_rng(5)
-    runs, means = [], {"pop": [], "als": []}
-    for s in range(n_folds):
-        base = rng.beta(3, 7, n_users)
-        for model, values in (("pop", base), ("als", base + 0.25 + 0.01 * s)):
-            means[model].append(float(np.mean(values)))
-            per_user = pd.DataFrame(
-                {"user_id": np.arange(n_users), "n_train": 20, "n_test": 5, "ndcg_at_10": values}
-            )
-            runs.append(
-                RunData(
-                    run_id=f"{model}-{s}",
-                    name=f"{model}-{s}",
-                    per_user=per_user,
-                    params={"model.name": model, "fold": s},
-                    fingerprints={"data": "d", "split": f"fold{s}", "definitions": "f"},
-                )
-            )
+    differs from one of the baseline's. Returns the runs and each system's per-fold means."""
+    runs = fold_runs([0.25 + 0.01 * s for s in range(n_folds)], n_users=n_users, seed=5)
+    means: dict[str, list[float]] = {"pop": [], "als": []}
+    for r in runs:
+        means[r.params["model.name"]].append(float(np.mean(r.per_user["ndcg_at_10"])))
     return runs, means
 
 
@@ -104,9 +91,6 @@ def test_a_relative_rope_over_replicates_is_of_the_baselines_mean_over_replicate
 def _two_runs(seed: int, n: int) -> list:
     """A baseline and another system, random NDCG@5 and P@5 for ``n`` users."""
     import numpy as np
-    import pandas as pd
-
-    from recoeval_tracking.reporting.runs import RunData
 
     rng = np.random.default_rng(seed)
     users = np.arange(n)

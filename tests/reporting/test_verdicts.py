@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from _rundata import dataset_runs
+from _rundata import dataset_runs, fold_runs
 from report_runs import synthetic_run
 
 import recoeval_tracking as rt
@@ -172,28 +172,7 @@ def test_effects_latex_with_a_rope_adds_the_verdict(cmp):
 def _fold_runs(deltas, n_users=30):
     """Two systems over len(deltas) folds: on fold s every user of "als" scores ``deltas[s]``
     above "pop"; each fold's test has a quarter the entries of its training set (5 folds)."""
-    import pandas as pd
-
-    from recoeval_tracking.reporting.runs import RunData
-
-    rng = np.random.default_rng(0)
-    runs = []
-    for s, delta in enumerate(deltas):
-        base = rng.beta(3, 7, n_users)
-        for model, values in (("pop", base), ("als", base + delta)):
-            per_user = pd.DataFrame(
-                {"user_id": np.arange(n_users), "n_train": 20, "n_test": 5, "ndcg_at_10": values}
-            )
-            runs.append(
-                RunData(
-                    run_id=f"{model}-{s}",
-                    name=f"{model}-{s}",
-                    per_user=per_user,
-                    params={"model.name": model, "fold": s},
-                    fingerprints={"data": "d", "split": f"fold{s}", "definitions": "f"},
-                )
-            )
-    return runs
+    return fold_runs(deltas, n_users=n_users, seed=0)
 
 
 def test_over_folds_the_marks_effects_and_verdicts_use_nadeau_bengio():
