@@ -7,7 +7,6 @@ overrides.yaml, the overrides tag, params and the terminal."""
 
 from __future__ import annotations
 
-import importlib
 import logging
 
 import pytest
@@ -32,10 +31,7 @@ PEM = (
 PEM_BODY = ("pemkeyBODYline1", "pemkeyBODYline2")
 
 
-@pytest.fixture(autouse=True)
-def _fresh_registry(monkeypatch):
-    module = importlib.import_module("recoeval_tracking.jobdir.redact")
-    monkeypatch.setattr(module, "_SECRET_VALUES", set())
+pytestmark = pytest.mark.usefixtures("fresh_secrets")
 
 
 @pytest.mark.parametrize(

@@ -33,10 +33,7 @@ _spec.loader.exec_module(_factory)
 make_results = _factory.make_results
 
 
-@pytest.fixture(autouse=True)
-def _fresh_registry(monkeypatch):
-    module = importlib.import_module("recoeval_tracking.jobdir.redact")
-    monkeypatch.setattr(module, "_SECRET_VALUES", set())
+pytestmark = pytest.mark.usefixtures("fresh_secrets")
 
 
 @pytest.mark.parametrize(
