@@ -153,3 +153,21 @@ def sweep_in_store(
     proc = run_command([*args, "hydra.sweep.dir=multirun/s"], root, module=module, timeout=900)
     assert proc.returncode == 0, proc.stderr[-3000:] + proc.stdout[-2000:]
     return root, proc
+
+
+def sweep_report_config(root: Path, sweep_id: str, **output: Any) -> dict[str, Any]:
+    """A quick report of a test sweep logged to ``root``'s SQLite store (NDCG@10 only, 20
+    resamples): Markdown into ``root/report`` and not logged back, plus ``output``'s files."""
+    return {
+        "tracking": {"uri": f"sqlite:///{root / 'mlflow.db'}"},
+        "select": {"sweep_id": sweep_id},
+        "metrics": ["ndcg_at_10"],
+        "n_bootstrap": 20,
+        "n_permutations": 20,
+        "output": {
+            "dir": str(root / "report"),
+            "markdown": "report.md",
+            "log_to_mlflow": False,
+            **output,
+        },
+    }

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from commands import SMALL_SWEEP, run_command, run_main, sweep_in_store
+from commands import SMALL_SWEEP, run_command, run_main, sweep_in_store, sweep_report_config
 from hydra.core.override_parser.overrides_parser import OverridesParser
 from omegaconf import OmegaConf
 
@@ -169,14 +169,7 @@ def test_the_leaderboard_and_the_report_compare_against_the_first_baseline(swept
     assert out.index("against each baseline") < out.index("recoeval-track-report")
 
     sweep_id = pop.data.tags["recoeval.sweep_id"]
-    cfg = {
-        "tracking": {"uri": f"sqlite:///{root / 'mlflow.db'}"},
-        "select": {"sweep_id": sweep_id},
-        "metrics": ["ndcg_at_10"],
-        "n_bootstrap": 20,
-        "n_permutations": 20,
-        "output": {"dir": str(root / "report"), "markdown": "report.md", "log_to_mlflow": False},
-    }
+    cfg = sweep_report_config(root, sweep_id)
     assert run_report(cfg)["report"].baseline == pop.info.run_id  # not the sweep's first run
     told = run_report({**cfg, "baseline": "random"})["report"]
     assert told.run(told.baseline).name == "random"

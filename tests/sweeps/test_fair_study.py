@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import yaml
-from commands import SMALL_SWEEP, run_main, sweep_in_store
+from commands import SMALL_SWEEP, run_main, sweep_in_store, sweep_report_config
 
 import recoeval_tracking as rt
 from recoeval_tracking.app.protocol import protocol_line
@@ -258,19 +258,7 @@ def test_the_report_compares_the_chosen_on_test_and_says_how(study):
 
     root, _, jobs, record = study
     sweep_id = json.loads((root / "multirun" / "s" / "recoeval_sweep.json").read_text())["sweep_id"]
-    cfg = {
-        "tracking": {"uri": f"sqlite:///{root / 'mlflow.db'}"},
-        "select": {"sweep_id": sweep_id},
-        "metrics": ["ndcg_at_10"],
-        "n_bootstrap": 20,
-        "n_permutations": 20,
-        "output": {
-            "dir": str(root / "report"),
-            "markdown": "report.md",
-            "latex": "report.tex",
-            "log_to_mlflow": False,
-        },
-    }
+    cfg = sweep_report_config(root, sweep_id, latex="report.tex")
     report = run_report(cfg)["report"]
     assert sorted(r.name.split()[0] for r in report.runs) == ["als", "item_knn", "popularity"]
     assert report.settings["protocol"] == record["protocol"]
