@@ -67,11 +67,6 @@ class Selection:
         )
 
 
-def _label(metric: str) -> str:
-    fam, sep, cut = metric.rpartition("_at_")
-    return f"{fam.upper()}@{cut}" if sep and cut.isdigit() else metric
-
-
 def _as_model(made: Any, name: str) -> Any:
     """Our models and :class:`~recoeval_tracking.models.UserModel` as they are; any other
     object with ``fit`` and a scoring method adapted by ``UserModel``."""
@@ -230,11 +225,13 @@ def select_and_test(
         model = _as_model(configurations[chosen](), chosen)
         seconds += _fit(model, test.train)
     tested = run(model, test)
-    n = len(configurations)
-    protocol = (
-        f"chosen on validation by val {_label(key)} among {n} configuration"
-        f"{'s' if n != 1 else ''}, tested once "
-        f"({'refit on train + validation' if refit else 'no refit'})"
+    from .app.protocol import protocol_line  # the app's line (no Hydra in that module)
+
+    protocol = protocol_line(
+        on_validation=True,
+        objective=key,
+        configurations={"model": len(configurations)},
+        refit=bool(refit),
     )
     return Selection(
         chosen=chosen,
