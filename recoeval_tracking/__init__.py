@@ -59,6 +59,7 @@ _LAZY: dict[str, str] = {
     # the report's statistics and renderers
     "compare": ".reporting.compare",
     "Comparison": ".reporting.compare",
+    "compare_profiles": ".metrics.agreement",
     "select_and_test": ".selection",
     "Selection": ".selection",
 }

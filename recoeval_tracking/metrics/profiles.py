@@ -49,28 +49,53 @@ spark          precisionAtK p (hits / k, a shorter list still divided by k), rec
                evaluate_spark on lists: ap at a k shorter than the lists is refused
                (meanAveragePrecision reads the whole list), a k past the lists or the catalogue
                is computed as Spark does, a repeated item is refused (Spark counts every copy).
+elliot         Precision p, Recall r, nDCG ndcg_exp1 (gain 2^(v + 1) - 1: its DiscountedRelevance
+               at the default relevance_threshold 0), MAP ap_elliot (the mean of P@1..P@k, not an
+               AP), MRR rr, HR hit, Gini gini_complement (1 - gini); every test value >= 0 is
+               relevant (relevance level 0); ties by item index (its ProxyRecommender keeps a
+               file's order of tied scores). Ranked lists: cut at k, then items outside the
+               catalogue dropped (the list gets shorter). Read in sisinflab/elliot (package
+               1.0.0, metric modules 0.3.1) and its copy in sisinflab/warprec-benchmark-2026.
+warprec        Precision p, Recall r, nDCG ndcg_exp1 (gain 2^(v + 1) - 1), nDCGRendle2020
+               ndcg_bin, MAP tap (/min(k,|T|)), MRR rr, HitRate hit, Gini gini, ShannonEntropy
+               entropy; a test value > 0 is relevant (WARPREC_LEVEL); ties by item index
+               (WarpRec's torch.topk order is not verified: torch is not installed). Ranked
+               lists: items outside the catalogue dropped, a repeated item's scores summed (its
+               ProxyRecommender builds a sparse score matrix). Read in warprec 2.2.8.
 =============  ==================================================================================
 
 With ranked top-K input a profile keeps its top-K metrics and leaves out (and records) the
 whole-ranking ones. A profile sets ``ties``, ``relevance_level``, ``no_positive`` and
 ``inf_scores`` when they are left None.
+
+``choices`` says, per registered metric of the profile that varies one of ours, the definition
+choices that make it differ (the keys of :attr:`MetricSpec.variant`, and optionally ``ties``,
+``no_positive``...); ``lists`` the profile's rules for generated lists (items outside the
+catalogue, repeated items) and ``not_reproduced`` what of the library the profile does not
+reproduce. :func:`recoeval_tracking.metrics.agreement.compare_profiles` reads them.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import math
 from typing import Any
 
 from .._validation import param_error
 from ..options import EvalOptions
 
-__all__ = ["PROFILES", "get_profile", "apply_profile"]
+__all__ = ["PROFILES", "get_profile", "apply_profile", "WARPREC_LEVEL"]
+
+#: WarpRec's relevance rule, ``value > 0``, as a level (``value >= level``): the smallest
+#: positive float64, so every positive value and no zero or negative one is relevant.
+WARPREC_LEVEL = math.ulp(0.0)
 
 PROFILES: dict[str, dict[str, Any]] = {
     "recometrics": {
         "metrics": ["p", "tp", "r", "ap", "tap", "ndcg", "hit", "rr", "roc_auc", "pr_auc"],
         "ties": "noise",
         "inf_scores": "nan",
+        "choices": {},
         "aliases": {
             "P": "p",
             "TP": "tp",
@@ -96,6 +121,12 @@ PROFILES: dict[str, dict[str, Any]] = {
             "ndcg": "ndcg_bin",
             "ndcg_graded": "ndcg_exp",
             "hit": "hit",
+        },
+        "choices": {
+            "ap_hits": {"denominator": "hits"},
+            "auc_topk": {"scope": "top_k_list"},
+            "ndcg_bin": {"gain": "binary"},
+            "ndcg_exp": {"gain": "exponential"},
         },
     },
     "recbole": {
@@ -128,11 +159,23 @@ PROFILES: dict[str, dict[str, Any]] = {
             "shannonentropy": "entropy_mean",
             "itemcoverage": "coverage",
         },
+        "choices": {
+            "ndcg_bin": {"gain": "binary"},
+            "tap": {"denominator": "min(k,|T|)"},
+            "gauc": {"scope": "user_weighted"},
+            "gini_items": {"normalise": "items"},
+            "entropy_mean": {"normalise": "recommended_items"},
+        },
     },
     "implicit": {
         "metrics": ["p_pooled", "tap", "ndcg_bin"],
         "ties": "implicit",
         "aliases": {"precision": "p_pooled", "map": "tap", "ndcg": "ndcg_bin"},
+        "choices": {
+            "p_pooled": {"average": "pooled"},
+            "tap": {"denominator": "min(k,|T|)"},
+            "ndcg_bin": {"gain": "binary"},
+        },
     },
     "ranx": {
         "metrics": [
@@ -172,6 +215,7 @@ PROFILES: dict[str, dict[str, Any]] = {
             "rbp": "rbp",
             "bpref": "bpref",
         },
+        "choices": {"ndcg_exp": {"gain": "exponential"}, "dcg_exp": {"gain": "exponential"}},
     },
     "trec_eval": {
         "metrics": [
@@ -213,6 +257,7 @@ PROFILES: dict[str, dict[str, Any]] = {
             "11pt_avg": "11pt_avg",
             **{f"iprec_at_recall_{j / 10:.2f}": f"iprec_at_recall_{j / 10:.2f}" for j in range(11)},
         },
+        "choices": {"gm_map": {"average": "geometric"}},
     },
     "spark": {
         "metrics": ["p", "r", "tap", "ap", "ndcg_bin", "ndcg_spark"],
@@ -227,6 +272,67 @@ PROFILES: dict[str, dict[str, Any]] = {
             "ndcgAtK": "ndcg_bin",
             # ndcgAtK on (prediction, label, relevance) triples: graded, ideal in label order
             "ndcgAtK_graded": "ndcg_spark",
+        },
+        "choices": {
+            "tap": {"denominator": "min(k,|T|)"},
+            "ndcg_bin": {"gain": "binary"},
+            "ndcg_spark": {"gain": "exponential", "ideal": "label_order"},
+        },
+    },
+    "elliot": {
+        "metrics": ["p", "r", "ndcg_exp1", "ap_elliot", "rr", "hit", "gini_complement"],
+        "ties": "index",
+        "relevance_level": 0.0,
+        "choices": {
+            "ndcg_exp1": {"gain": "exponential+1"},
+            "ap_elliot": {"denominator": "k", "precision_at": "every_rank"},
+            "gini_complement": {"orientation": "one_minus"},
+        },
+        "lists": {"out_of_catalogue": "cut_then_drop", "duplicates": "slot"},
+        "not_reproduced": {
+            "duplicates": "Elliot counts every copy of a repeated item (a repeated hit counts "
+            "twice in Precision, Recall, nDCG and MAP); here a later copy takes its rank as a "
+            "miss",
+            "train_items": "Elliot drops a train item after cutting the list at k (the list "
+            "gets shorter); here it is dropped before the cut",
+        },
+        "aliases": {
+            "Precision": "p",
+            "Recall": "r",
+            "nDCG": "ndcg_exp1",
+            "MAP": "ap_elliot",
+            "MRR": "rr",
+            "HR": "hit",
+            "Gini": "gini_complement",
+        },
+    },
+    "warprec": {
+        "metrics": ["p", "r", "ndcg_exp1", "ndcg_bin", "tap", "rr", "hit", "gini", "entropy"],
+        "ties": "index",
+        "relevance_level": WARPREC_LEVEL,
+        "choices": {
+            "ndcg_exp1": {"gain": "exponential+1"},
+            "ndcg_bin": {"gain": "binary"},
+            "tap": {"denominator": "min(k,|T|)"},
+        },
+        "lists": {"out_of_catalogue": "drop", "duplicates": "sum"},
+        "not_reproduced": {
+            "short_list": "WarpRec scores a list through a score matrix, so a list shorter "
+            "than k is filled with unlisted items in torch.topk's order of their zero scores; "
+            "here it stays short (its missing ranks are misses)",
+            "ties": "WarpRec breaks ties with torch.topk (not verified here: torch is not "
+            "installed); here by item index",
+        },
+        "aliases": {
+            "Precision": "p",
+            "Recall": "r",
+            "nDCG": "ndcg_exp1",
+            "nDCGRendle2020": "ndcg_bin",
+            "MAP": "tap",
+            "MRR": "rr",
+            "HitRate": "hit",
+            "Gini": "gini",
+            "ShannonEntropy": "entropy",
         },
     },
 }

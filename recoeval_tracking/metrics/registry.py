@@ -24,7 +24,7 @@ from typing import Any
 
 from .._validation import InputError
 from ..engine.codes import AtK, Whole
-from . import beyond, listrank, popularity
+from . import beyond, listrank, peers, popularity
 
 __all__ = [
     "MetricSpec",
@@ -123,9 +123,25 @@ _SPECS = [
     MetricSpec("p", AtK.P, "P", True, True, "P@k = hits(k) / k"),
     MetricSpec("tp", AtK.TP, "TP", True, True, "TP@k = hits(k) / min(k, |T|)"),
     MetricSpec("r", AtK.R, "R", True, True, "R@k = hits(k) / |T|"),
-    MetricSpec("ap", AtK.AP, "AP", True, False, "AP@k = (1/|T|) * sum_{i : r_i <= k} i / r_i"),
     MetricSpec(
-        "tap", AtK.TAP, "TAP", True, False, "TAP@k = (1/min(k, |T|)) * sum_{i : r_i <= k} i / r_i"
+        "ap",
+        AtK.AP,
+        "AP",
+        True,
+        False,
+        "AP@k = (1/|T|) * sum_{i : r_i <= k} i / r_i",
+        "ap",
+        (("denominator", "|T|"),),
+    ),
+    MetricSpec(
+        "tap",
+        AtK.TAP,
+        "TAP",
+        True,
+        False,
+        "TAP@k = (1/min(k, |T|)) * sum_{i : r_i <= k} i / r_i",
+        "ap",
+        (("denominator", "min(k,|T|)"),),
     ),
     MetricSpec(
         "ndcg",
@@ -578,12 +594,55 @@ _SPECS = [
         needs=("tp",),
         compute=beyond.pooled_precision_of,
     ),
+    MetricSpec(
+        "ndcg_exp1",
+        -1,
+        "NDCG_EXP1",
+        True,
+        False,
+        "as ndcg with the gain g_i = 2^(v_i + 1) - 1 of each listed positive, the ideal over "
+        "the min(k, |T|) largest gains: Elliot's nDCG (its DiscountedRelevance at the default "
+        "relevance_threshold 0) and WarpRec's nDCG (discounted_relevance); 0 when the ideal is 0",
+        "ndcg",
+        (("gain", "exponential+1"),),
+        stage="list",
+        compute=peers.ndcg_exp1_of,
+        average_ties=False,
+    ),
+    MetricSpec(
+        "ap_elliot",
+        -1,
+        "AP_ELLIOT",
+        True,
+        False,
+        "(1/k) * sum_{n <= k} hits(n) / n: the mean of P@1..P@k over every rank, hits or not "
+        "(Elliot's MAP); not an average precision: below 1 for a perfect list when |T| < k",
+        "ap",
+        (("denominator", "k"), ("precision_at", "every_rank")),
+        stage="list",
+        compute=peers.ap_elliot_of,
+        average_ties=False,
+    ),
+    MetricSpec(
+        "gini_complement",
+        -1,
+        "GiniComplement",
+        True,
+        True,
+        "1 - sum_j (2j - |I| - 1) c_(j) / ((|I| - 1) sum c), c ascending: one minus gini "
+        "over the lists' item counts (Elliot's Gini); higher = spread more evenly",
+        "gini",
+        (("orientation", "one_minus"),),
+        stage="aggregate",
+        compute=beyond.over_lists(peers.gini_complement),
+    ),
 ]
 
 #: All registered metrics by name, in the canonical output order.
-#: Left out of ``"standard"`` (see :attr:`MetricSpec.standard`): 17 columns a user rarely wants
+#: Left out of ``"standard"`` (see :attr:`MetricSpec.standard`): 20 columns a user rarely wants
 #: by default; ``"all"``, a profile or a name gives them.
 _NOT_STANDARD = {"ap_hits", "set_map", "gini_items", "entropy_mean", "11pt_avg", "ndcg_spark"}
+_NOT_STANDARD |= {"ndcg_exp1", "ap_elliot", "gini_complement"}  # Elliot's and WarpRec's
 _SPECS = [
     dataclasses.replace(s, standard=False)
     if s.name in _NOT_STANDARD or s.name.startswith("iprec_at_recall_")

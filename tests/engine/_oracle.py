@@ -40,6 +40,8 @@ LIST_METRICS = (
     "rbp",
     "bpref",
     "ndcg_spark",
+    "ndcg_exp1",
+    "ap_elliot",
     "arp",
     "tailpercentage",
     "aplt",
@@ -59,6 +61,7 @@ AGGREGATE_METRICS = (
     "pop_reo",
     "gini_items",
     "entropy_mean",
+    "gini_complement",
 )
 
 

@@ -344,6 +344,22 @@ def _spark_graded_ndcg(listed: list[int], labels: dict[int, float], k: int) -> f
     return 0.0 if ideal == 0.0 else dcg / ideal
 
 
+def _elliot_ndcg(listed: list[int], test: dict[int, float], k: int) -> float:
+    """Elliot's ``nDCG`` as its code reads (relevance_threshold 0): the gain of a listed test
+    item is ``2^(v + 1) - 1``, the ideal sums the ``min(|gains|, k)`` largest gains with the
+    discount ``1 / log2(r + 2)`` at 0-based rank r; 0 when the DCG is 0."""
+    gains = {i: 2.0 ** (v + 1.0) - 1.0 for i, v in test.items()}
+    ideal_gains = sorted(gains.values(), reverse=True)[:k]
+    idcg = sum(g / math.log2(r + 2) for r, g in enumerate(ideal_gains))
+    dcg = sum(gains.get(i, 0.0) / math.log2(r + 2) for r, i in enumerate(listed[:k]))
+    return dcg / idcg if dcg > 0 else 0.0
+
+
+def _elliot_map(listed: list[int], test: dict[int, float], k: int) -> float:
+    """Elliot's ``MAP``: the average over n = 1..k of the precision of the first n items."""
+    return sum(sum(1 for i in listed[:n] if i in test) / n for n in range(1, k + 1)) / k
+
+
 def _popularity_and_list_ranks(train_rows, test_rows, n: int, k: int) -> dict[str, Any]:
     """Oracles of the list metrics of reference.py (default parameters: rbp persistence 0.8,
     RecBole tail_ratio 0.1, Elliot short head 0.8; no judged non-relevant item)."""
@@ -364,6 +380,12 @@ def _popularity_and_list_ranks(train_rows, test_rows, n: int, k: int) -> dict[st
         "ndcg_spark": lambda L, u: (
             # the list's width is the cutoff (a curve's prefix is ndcgAt(j))
             _spark_graded_ndcg(listed(L), test_rows[u], len(L)) if listed(L) else math.nan
+        ),
+        "ndcg_exp1": lambda L, u: (
+            _elliot_ndcg(listed(L), test_rows[u], len(L)) if listed(L) else math.nan
+        ),
+        "ap_elliot": lambda L, u: (
+            _elliot_map(listed(L), test_rows[u], len(L)) if listed(L) else math.nan
         ),
         "arp": lambda L, u: (
             sum(counts[i] for i in listed(L)) / len(listed(L)) if listed(L) else math.nan
@@ -386,9 +408,26 @@ def _recbole_elliot_aggregates(lists, defined, train_rows, test_rows, n: int) ->
     return {
         "gini_items": ref.recbole_gini(dl, n),
         "entropy_mean": ref.recbole_entropy(dl),
+        "gini_complement": _elliot_gini(dl, n),
         "pop_rsp": ref.pop_parity(dl, trains, None, long_tail, n),
         "pop_reo": ref.pop_parity(dl, trains, [test_rows[u] for u in users], long_tail, n),
     }
+
+
+def _elliot_gini(lists: list[list[int]], n: int) -> float:
+    """Elliot's ``Gini`` as its code reads: over the recommended items' counts sorted
+    ascending, each at its place j past the n - #recommended items never listed,
+    ``1 - sum (2 (j + offset + 1) - n - 1) count / total / (n - 1)``."""
+    counts: dict[int, int] = {}
+    for L in lists:
+        for i in L:
+            counts[i] = counts.get(i, 0) + 1
+    total = sum(counts.values())
+    offset = n - len(counts)
+    gini = sum(
+        (2 * (j + offset + 1) - n - 1) * c / total for j, c in enumerate(sorted(counts.values()))
+    )
+    return 1.0 - gini / (n - 1)
 
 
 def _check_aggregates_of_metrics(res: rt.Results, case: Case) -> None:

@@ -253,7 +253,52 @@ PROFILE_TIES = {
     "hivemall": "index",
     "trec_eval": "index_desc",
     "spark": "index",
+    "elliot": "index",
+    "warprec": "index",
 }
+
+
+def elliot_user(ranking: list[int], rel: dict[int, float], k: int) -> dict[str, float]:
+    """Elliot 0.3.1 (``elliot/evaluation/metrics/accuracy``) at relevance_threshold 0: binary
+    relevance for Precision, Recall, MRR, HR and MAP; nDCG with the gain ``2^(v - 0 + 1) - 1``
+    (``DiscountedRelevance``) and the ideal over the ``min(|gains|, k)`` largest gains; MAP the
+    average over n = 1..k of the precision of the first n items."""
+    top = ranking[:k]
+    hits = [i for i in top if i in rel]
+    gains = {i: 2.0 ** (v + 1) - 1 for i, v in rel.items()}
+    idcg = sum(g / math.log2(r + 2) for r, g in enumerate(sorted(gains.values())[::-1][:k]))
+    dcg = sum(gains.get(i, 0.0) / math.log2(r + 2) for r, i in enumerate(top))
+    first = next((r for r, i in enumerate(top, start=1) if i in rel), None)
+    return {
+        "Precision": len(hits) / k,
+        "Recall": len(hits) / len(rel),
+        "nDCG": dcg / idcg if dcg > 0 else 0.0,
+        "MAP": float(np.mean([sum(1 for i in top[:n] if i in rel) / n for n in range(1, k + 1)])),
+        "MRR": 0.0 if first is None else 1.0 / first,
+        "HR": 1.0 if hits else 0.0,
+    }
+
+
+def warprec_user(ranking: list[int], rel: dict[int, float], k: int) -> dict[str, float]:
+    """WarpRec 2.2.8 (``warprec/evaluation/metrics/accuracy``): binary relevance ``target > 0``;
+    nDCG over ``discounted_relevance`` = ``2^(target + 1) - 1`` with the ideal
+    ``topk(target, k)``; nDCGRendle2020 the same on binary relevance; MAP sums precision at
+    the hits over ``min(|T|, k)``."""
+    top = ranking[:k]
+    binary = [1.0 if i in rel else 0.0 for i in top]
+    disc = [2.0 ** (rel[i] + 1) - 1 if i in rel else 0.0 for i in top]
+    ideal = sorted((2.0 ** (v + 1) - 1 for v in rel.values()), reverse=True)[:k]
+    prec_at = np.cumsum(binary) / np.arange(1, k + 1)
+    first = next((r for r, b in enumerate(binary, start=1) if b), None)
+    return {
+        "Precision": sum(binary) / k,
+        "Recall": sum(binary) / len(rel),
+        "nDCG": _dcg(disc) / _dcg(ideal),
+        "nDCGRendle2020": _dcg(binary) / _dcg([1.0] * min(k, len(rel))),
+        "MAP": float((prec_at * binary).sum() / min(len(rel), k)),
+        "MRR": 0.0 if first is None else 1.0 / first,
+        "HitRate": 1.0 if sum(binary) else 0.0,
+    }
 
 
 # --------------------------------------------------------------------------------------------
@@ -410,6 +455,31 @@ def test_trec_eval_profile(library_name):
     res = _evaluate("trec_eval")
     want = [trec_eval_user(_ranked(u, "desc"), _rel(u), K)[library_name] for u in range(len(USERS))]
     np.testing.assert_allclose(_column(res, "trec_eval", library_name), want, rtol=0, atol=1e-12)
+
+
+@pytest.mark.parametrize("library_name", ["Precision", "Recall", "nDCG", "MAP", "MRR", "HR"])
+def test_elliot_profile(library_name):
+    res = _evaluate("elliot")
+    want = [elliot_user(_ranked(u, "asc"), _rel(u), K)[library_name] for u in range(len(USERS))]
+    np.testing.assert_allclose(_column(res, "elliot", library_name), want, rtol=0, atol=1e-12)
+
+
+@pytest.mark.parametrize(
+    "library_name", ["Precision", "Recall", "nDCG", "nDCGRendle2020", "MAP", "MRR", "HitRate"]
+)
+def test_warprec_profile(library_name):
+    res = _evaluate("warprec")
+    want = [warprec_user(_ranked(u, "asc"), _rel(u), K)[library_name] for u in range(len(USERS))]
+    np.testing.assert_allclose(_column(res, "warprec", library_name), want, rtol=0, atol=1e-12)
+
+
+def test_elliot_and_warprec_gini_run_opposite_ways():
+    """Elliot's Gini is one minus WarpRec's (both over the item counts of full top-K lists:
+    ``gini_index.py`` of each, 0.3.1 and 2.2.8)."""
+    elliot, warprec = _evaluate("elliot"), _evaluate("warprec")
+    g = _aggregate(warprec, "warprec", "Gini")
+    assert 0.0 < g < 1.0
+    assert _aggregate(elliot, "elliot", "Gini") == pytest.approx(1.0 - g)
 
 
 def test_trec_eval_orders_ties_by_decreasing_docno():
