@@ -794,6 +794,16 @@ def _iman_davenport(f: Any) -> str:
 
 
 def _comparison_sections(comparison: Comparison, figure_names: list[str]) -> list[Item]:
+    items = _comparison_items(comparison, figure_names)
+    agreement = getattr(comparison, "agreement", None)  # set by the user: rt.compare_profiles
+    if agreement is not None:
+        from .agreement import agreement_items
+
+        items.append(("fold", "Why libraries disagree", agreement_items(agreement)))
+    return items
+
+
+def _comparison_items(comparison: Comparison, figure_names: list[str]) -> list[Item]:
     if comparison.multi_dataset:
         return multi_sections(comparison, figure_names)
     items = _sections(comparison.report, figure_names, comparison=comparison)
