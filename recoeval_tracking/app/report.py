@@ -70,6 +70,8 @@ def _selection(cfg: Mapping[str, Any]) -> dict[str, Any]:
         "run_ids": list(sel.get("run_ids") or []),
         "filter": sel.get("filter") or None,
         "job_dirs": [str(p) for p in (sel.get("job_dirs") or [])],
+        "files": [str(p) for p in (sel.get("files") or [])],
+        "format": sel.get("format") or None,
     }
 
 
@@ -77,7 +79,7 @@ def load_runs(
     cfg: Mapping[str, Any], workdir: str | Path, base_dir: str | Path | None = None
 ) -> tuple[list, str | None]:
     """The selected runs as :class:`~recoeval_tracking.reporting.report.RunData`, and the
-    tracking URI used (None for job directories).
+    tracking URI used (None for job directories and per-user files).
 
     MLflow runs are downloaded into ``workdir`` (one folder per run).
     """
@@ -85,11 +87,14 @@ def load_runs(
 
     sel = _selection(cfg)
     base = Path(base_dir) if base_dir else Path.cwd()
-    if sel["job_dirs"]:
+    if sel["job_dirs"] or sel["files"]:
         runs = []
         for p in sel["job_dirs"]:
             path = Path(p) if Path(p).is_absolute() else base / p
             runs.append(RunData.from_job_dir(path))
+        from ..reporting.per_user_files import read_per_user_files
+
+        runs += read_per_user_files(sel["files"], sel["format"], base, _PROG)
         return runs, None
     from ..tracking.client import resolve_tracking_uri
     from ..tracking.search import download_job_artifacts, search_runs_for_report
@@ -101,7 +106,7 @@ def load_runs(
             "select",
             _PROG,
             "one of select.sweep_id, select.experiment, "
-            "select.run_ids, select.filter or select.job_dirs",
+            "select.run_ids, select.filter, select.job_dirs or select.files",
             None,
             "Say which runs to compare, e.g. select.sweep_id=<id>.",
         )

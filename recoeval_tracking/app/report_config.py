@@ -38,6 +38,8 @@ class SelectSection:
     run_ids: list[str] = MISSING
     filter: Optional[str] = MISSING
     job_dirs: list[str] = MISSING
+    files: list[str] = MISSING
+    format: Optional[str] = MISSING
 
 
 @dataclass

@@ -98,6 +98,7 @@ def compare(
     labels: Mapping[str, str] | None = None,
     rope: Any = None,
     posthoc: str = "wilcoxon",
+    format: str | None = None,
 ) -> Comparison:
     """Compare systems on the same users: means with intervals, paired tests against a
     baseline with a multiple-comparison correction, win/tie/loss counts, and with a ``rope``
@@ -110,7 +111,9 @@ def compare(
     runs : dict or list
         ``{name: item}``, ``{dataset: {name: item}}`` or a list of items, where an item is a
         :class:`~recoeval_tracking.metrics.results.Results` (from
-        :func:`recoeval_tracking.evaluate`), a job folder, an MLflow run id (read through
+        :func:`recoeval_tracking.evaluate`), a job folder, a per-user file written by another
+        tool (trec_eval ``-q``, ranx, PyTerrier, LensKit, WarpRec, or a plain table; see
+        :mod:`~recoeval_tracking.reporting.per_user_files`), an MLflow run id (read through
         :mod:`recoeval_tracking.tracking`, from ``tracking_uri``) or a :class:`RunData`.
     baseline : str, optional
         The system the others are tested against: a name, ``"best:<metric>"``,
@@ -157,6 +160,10 @@ def compare(
         The post-hoc of the critical-difference diagrams over datasets: pairwise Wilcoxon
         signed-rank (or sign) tests with Holm (default; Benavoli, Corani & Mangili 2016), or
         Nemenyi's critical difference of mean ranks.
+    format : str, optional
+        The format of the per-user files among ``runs`` (one of
+        :data:`~recoeval_tracking.reporting.per_user_files.FORMATS`); default: each recognised
+        by its content.
 
     Returns
     -------
@@ -180,7 +187,9 @@ def compare(
     check_rope(rope, _FUNC)
     if posthoc not in POSTHOCS:
         raise param_error("posthoc", _FUNC, f"one of {list(POSTHOCS)}", posthoc)
-    read, datasets = runs_from(runs, tracking_uri)
+    read, datasets = runs_from(
+        runs, tracking_uri, format=format, allow_mismatch=bool(allow_mismatch)
+    )
     check_option_names(read, lower_is_better=lower_is_better, group_by=group_by, func=_FUNC)
     labels = check_labels(labels, _FUNC)
     groups, key = group_datasets(read, datasets, dataset_key, _FUNC)

@@ -14,6 +14,7 @@ from typing import Any
 from .._validation import InputError, param_error
 from .comparability import check_comparable, users_fingerprint
 from .comparability import swept_params as _swept_params
+from .per_user_files import FORMATS, check_same_users, runs_of_file
 from .runs import RunData
 
 __all__ = [
@@ -98,15 +99,52 @@ def _is_results(obj: Any) -> bool:
     return isinstance(obj, Results)
 
 
+def _read_item(
+    name: str | None, item: Any, i: int, fmt: str | None, func: str
+) -> list[RunData] | None:
+    """The runs of the ``i``-th input item (None for an MLflow run id, read later with the
+    others)."""
+    if _is_results(item):
+        return [_from_results(name or f"run {i}", item)]
+    if isinstance(item, RunData):
+        return [dataclasses.replace(item, name=name) if name else item]
+    if isinstance(item, (str, Path)) and Path(item).is_dir():
+        return [RunData.from_job_dir(item, name=name)]
+    if isinstance(item, (str, Path)) and Path(item).is_file():
+        return runs_of_file(item, name, fmt, func)
+    # an MLflow run id is 32 hex digits: a name with a dot or a slash is a missing file
+    if isinstance(item, str) and item and not any(c in item for c in "/\\."):
+        return None
+    label = f"{name!r}" if name is not None else f"at position {i}"
+    raise param_error(
+        "runs",
+        func,
+        "Results objects, RunData, job folders, per-user files or MLflow run ids",
+        f"{item!r} for {label}"
+        + (" (no such file or folder)" if isinstance(item, (str, Path)) else ""),
+        got_is_text=True,
+    )
+
+
 def runs_from(
-    runs: Any, tracking_uri: str | None = None, func: str = _FUNC
+    runs: Any,
+    tracking_uri: str | None = None,
+    func: str = _FUNC,
+    *,
+    format: str | None = None,
+    allow_mismatch: bool = False,
 ) -> tuple[list[RunData], dict[str, str] | None]:
     """The runs of :func:`compare` as :class:`RunData`, and the dataset of each run id when
     the input named them (a nested mapping), else None.
 
     ``runs`` is a mapping name -> item (or dataset -> {name -> item}) or a list of items; an
     item is a :class:`~recoeval_tracking.metrics.results.Results`, a :class:`RunData`, a job
-    folder (a path) or an MLflow run id (a string that is not a folder).
+    folder (a path), a per-user file written by another tool (a path; read by
+    :func:`~recoeval_tracking.reporting.per_user_files.read_per_user_runs`, in ``format`` when
+    given, else the format its content shows; in a list, every system the file holds) or an
+    MLflow run id (a string that is not a path). Runs read from per-user files must hold the
+    same users (per dataset), unless ``allow_mismatch``
+    (:func:`~recoeval_tracking.reporting.per_user_files.check_same_users`).
     """
     datasets: dict[str, str] | None = None
     pairs: list[tuple[str | None, Any, str | None]] = []
@@ -124,51 +162,42 @@ def runs_from(
         raise param_error(
             "runs",
             func,
-            "a dict name -> Results (or job folder, MLflow run id, "
+            "a dict name -> Results (or job folder, per-user file, MLflow run id, "
             "RunData), a dict dataset -> such a dict, or a list of them",
             runs,
         )
     if not pairs:
         raise param_error("runs", func, "at least one run", "none", got_is_text=True)
-    out: list[RunData | None] = []
-    mlflow_at: list[int] = []
+    if format is not None and format not in FORMATS:
+        raise param_error("format", func, f"one of {list(FORMATS)} or None", format)
+    out: list[list[RunData] | None] = []
     for i, (name, item, _ds) in enumerate(pairs):
-        label = f"{name!r}" if name is not None else f"at position {i}"
-        if _is_results(item):
-            out.append(_from_results(name or f"run {i}", item))
-        elif isinstance(item, RunData):
-            out.append(dataclasses.replace(item, name=name) if name else item)
-        elif isinstance(item, (str, Path)) and Path(item).is_dir():
-            out.append(RunData.from_job_dir(item, name=name))
-        elif isinstance(item, str) and item and "/" not in item and "\\" not in item:
-            out.append(None)
-            mlflow_at.append(i)
-        else:
-            raise param_error(
-                "runs",
-                func,
-                "Results objects, RunData, job folders or MLflow run ids",
-                f"{item!r} for {label}",
-                got_is_text=True,
-            )
+        out.append(_read_item(name, item, i, format, func))
+    mlflow_at = [i for i, r in enumerate(out) if r is None]
     if mlflow_at:
         read = _from_mlflow(
             [pairs[i][1] for i in mlflow_at], [pairs[i][0] for i in mlflow_at], tracking_uri
         )
         for i, r in zip(mlflow_at, read):
-            out[i] = r
+            out[i] = [r]
     result: list[RunData] = []
-    for (_, _, ds), r in zip(pairs, out):
-        if ds is not None:
-            r = dataclasses.replace(r, run_id=f"{ds}/{r.run_id}")
-            datasets[r.run_id] = ds
-        result.append(r)
+    by_dataset: dict[str | None, list[RunData]] = {}
+    for (_, _, ds), members in zip(pairs, out):
+        for r in members or []:
+            if ds is not None:
+                r = dataclasses.replace(r, run_id=f"{ds}/{r.run_id}")
+                datasets[r.run_id] = ds
+            result.append(r)
+            by_dataset.setdefault(ds, []).append(r)
     ids = [r.run_id for r in result]
     dup = [i for i in ids if ids.count(i) > 1]
     if dup:
         raise param_error(
             "runs", func, "runs with distinct ids", f"{dup[0]!r} twice", got_is_text=True
         )
+    if not allow_mismatch:
+        for members in by_dataset.values():
+            check_same_users(members, func)
     return result, datasets
 
 
