@@ -140,7 +140,7 @@ _EXTRA_ALIASES: dict[str, dict[str, str]] = {
     },
     # WarpRec (evaluation/metrics/accuracy): Precision = hits / k, Recall = hits / |T|,
     # HitRate, MRR at k, MAP = sum of precisions at hits / min(|T|, k) (TAP@k),
-    # nDCGRendle2020 binary gains. nDCG uses the gain 2^(rel + 1) - 1: kept as WarpRec's.
+    # nDCGRendle2020 binary gains. nDCG's gain 2^(rel + 1) - 1 is the profile's ndcg_exp1.
     "warprec": {
         "Precision": "p",
         "Recall": "r",
@@ -204,7 +204,7 @@ def project_name(format: str, name: str, k: int | None = None) -> str:
     str
         ``ndcg_at_10`` for trec_eval's ``ndcg_cut_10``, PyTerrier's ``nDCG@10`` and ranx's
         ``ndcg@10``; ``rr`` for ``recip_rank``; ``tp_at_10`` for LensKit's ``Recall@10``
-        (hits / min(|T|, 10)); a name of no known meaning unchanged (WarpRec's with ``@k``).
+        (hits / min(|T|, 10)); a name of no known meaning unchanged (with ``@k`` for WarpRec's).
     """
     name = str(name)
     if format in ("trec_eval", "pyterrier"):

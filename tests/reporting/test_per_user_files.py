@@ -214,9 +214,13 @@ def test_warprec_per_user_file_takes_its_cutoff_from_the_name(tmp_path):
     values = {"Precision": [0.1, 0.2, np.nan], "nDCG": [0.3, 0.0, np.nan], "MAP": [0.2, 0, 0.5]}
     run = read_per_user(write_warprec(tmp_path, "ItemKNN", 10, values, users))
     assert run.name == "ItemKNN" and run.tags[SOURCE_FORMAT_TAG] == "warprec"
-    # Precision = hits / k; MAP divides by min(|T|, k) (TAP); nDCG's gain 2^(rel+1)-1 is
-    # WarpRec's own: kept, with its cutoff
-    want = {"p_at_10": values["Precision"], "nDCG@10": values["nDCG"], "tap_at_10": values["MAP"]}
+    # Precision = hits / k; MAP divides by min(|T|, k) (TAP); nDCG's gain 2^(rel+1)-1 is the
+    # warprec profile's ndcg_exp1
+    want = {
+        "p_at_10": values["Precision"],
+        "ndcg_exp1_at_10": values["nDCG"],
+        "tap_at_10": values["MAP"],
+    }
     _frame_checks(run, want, users)
 
 
