@@ -4,14 +4,16 @@
 they are comparable (:func:`comparability`: same data and split; each metric over the runs that
 define it alike, every left-out one named with its reason) and
 computes every interval and test into a :class:`Report`; :func:`write_report` renders it as a
-self-contained HTML page and Markdown. The statistics are functions of their own
-(:func:`paired_comparison`, :func:`mean_ci`, :func:`adjust_pvalues`, ...), usable on any paired
-per-user values.
+self-contained HTML page and Markdown. The statistics it computes are plain functions on arrays
+in :mod:`recoeval_tracking.stats` (``paired_comparison``, ``mean_ci``, ``adjust_pvalues``, ...),
+usable on any paired per-user values; the names that moved there still read from here, with a
+:class:`DeprecationWarning`, for one release.
 """
 
 from __future__ import annotations
 
 from . import latex as _latex  # noqa: F401 - registers Comparison.to_latex
+from ._moved import moved_names
 from .comparability import Comparability, check_comparable, comparability
 from .compare import Comparison, compare
 from .effects import DEFAULT_TEST, EffectSize, effect_size, relative_difference
@@ -42,24 +44,7 @@ from .replicates import (
 from .report import TESTS, Report, SliceTable, build_report
 from .runs import FINGERPRINT_KINDS, RunData, fingerprints_from
 from .slices import SLICE_KINDS, user_popularity_share
-from .stats import (
-    CORRECTIONS,
-    FAMILIES,
-    MeanCI,
-    PairedComparison,
-    adjust_pvalues,
-    bca_interval,
-    bootstrap_ci,
-    cohens_dz,
-    mean_ci,
-    paired_comparison,
-    paired_t_test,
-    randomization_test,
-    sign_test,
-    significance_mark,
-    t_interval,
-    wilcoxon_test,
-)
+from .stats import FAMILIES, significance_mark
 from .summary import catalogue_table, headline_metrics, summary_table
 
 __all__ = [
@@ -85,22 +70,8 @@ __all__ = [
     "check_replicates",
     "aggregate_replicates",
     # statistics
-    "t_interval",
-    "bootstrap_ci",
-    "mean_ci",
-    "MeanCI",
-    "paired_t_test",
-    "wilcoxon_test",
-    "randomization_test",
-    "cohens_dz",
-    "paired_comparison",
-    "PairedComparison",
-    "adjust_pvalues",
     "significance_mark",
-    "CORRECTIONS",
     "FAMILIES",
-    "sign_test",
-    "bca_interval",
     # effect sizes, equivalence, folds, post-hoc by pairs, power
     "DEFAULT_TEST",
     "EffectSize",
@@ -134,3 +105,31 @@ __all__ = [
     "render_markdown",
     "write_report",
 ]
+
+#: The statistics on arrays moved to :mod:`recoeval_tracking.stats`: read from here with a
+#: warning, for one release.
+_MOVED = dict.fromkeys(
+    (
+        # intervals
+        "t_interval",
+        "bootstrap_ci",
+        "mean_ci",
+        "MeanCI",
+        "bca_interval",
+        # paired tests
+        "paired_t_test",
+        "wilcoxon_test",
+        "sign_test",
+        "randomization_test",
+        "paired_comparison",
+        "PairedComparison",
+        # corrections
+        "CORRECTIONS",
+        "adjust_pvalues",
+        # effect sizes
+        "cohens_dz",
+    ),
+    "recoeval_tracking.stats",
+)
+
+__getattr__ = moved_names(__name__, _MOVED)

@@ -37,7 +37,7 @@ import numpy as np
 import pandas as pd
 
 from .._validation import InputError, param_error
-from .stats import CORRECTIONS, adjust_pvalues
+from ..stats import CORRECTIONS, adjust_pvalues
 
 __all__ = [
     "win_tie_loss",

@@ -23,7 +23,7 @@ import numpy as np
 import pandas as pd
 
 from .._validation import check_unit_open, param_error
-from .stats import CORRECTIONS, adjust_pvalues, sign_test, wilcoxon_test
+from ..stats import CORRECTIONS, adjust_pvalues, sign_test, wilcoxon_test
 
 __all__ = ["POSTHOCS", "pairwise_tests", "pairwise_cliques"]
 

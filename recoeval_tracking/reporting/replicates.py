@@ -33,7 +33,7 @@ import numpy as np
 import pandas as pd
 
 from .._validation import param_error
-from . import stats as st
+from ..stats import t_interval
 from .comparability import check_comparable, check_replicates, swept_params
 from .runs import RunData
 
@@ -326,7 +326,7 @@ def group_curves_and_catalogue(groups: list[RunData], runs: list[RunData]) -> No
         out = {"k": ks}
         for name in names:
             stack = np.column_stack([c[name].to_numpy(dtype=np.float64) for c in curves])
-            cols = [st.t_interval(row) for row in stack]
+            cols = [t_interval(row) for row in stack]
             out[name] = np.array([c[0] for c in cols])
             out[f"{name}_ci95_low"] = np.array([c[1] for c in cols])
             out[f"{name}_ci95_high"] = np.array([c[2] for c in cols])

@@ -27,6 +27,7 @@ import numpy as np
 import pandas as pd
 
 from .._validation import InputError, param_error
+from ..stats import adjust_pvalues
 from .effects import effect_size
 from .equivalence import (
     BayesianVerdict,
@@ -41,7 +42,6 @@ from .outputs import output
 from .posthoc import POSTHOCS, pairwise_cliques, pairwise_tests
 from .power import corrected_alpha, detectable_difference, detectable_text, sample_size
 from .replicates import design_of
-from .stats import adjust_pvalues
 
 if TYPE_CHECKING:
     from .compare import Comparison

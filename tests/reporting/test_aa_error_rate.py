@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from recoeval_tracking.reporting import stats as st
+from recoeval_tracking import stats as st
 from recoeval_tracking.reporting.effects import DEFAULT_TEST
 
 ALPHA = 0.05

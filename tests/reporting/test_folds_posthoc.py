@@ -17,7 +17,7 @@ from recoeval_tracking.reporting.folds import (
     ratio_test_train,
 )
 from recoeval_tracking.reporting.posthoc import pairwise_cliques, pairwise_tests
-from recoeval_tracking.reporting.stats import bootstrap_ci, sign_test
+from recoeval_tracking.stats import bootstrap_ci, sign_test
 
 A = [0.312, 0.335, 0.301, 0.344, 0.322, 0.318, 0.329, 0.307, 0.338, 0.315]
 B = [0.301, 0.318, 0.300, 0.327, 0.305, 0.309, 0.320, 0.301, 0.322, 0.311]
@@ -141,7 +141,7 @@ def _exact_bca(tenths, n_resamples, seed, confidence=0.95):
     replicate compared to the observed mean in integers (``z_0`` exactly as defined)."""
     from scipy import special
 
-    from recoeval_tracking.reporting.resampling import bootstrap_counts
+    from recoeval_tracking.stats import bootstrap_counts
 
     u = np.asarray(tenths, dtype=np.int64)
     n = u.size

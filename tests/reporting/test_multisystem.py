@@ -11,9 +11,9 @@ import pandas as pd
 import pytest
 from scipy import stats
 
+from recoeval_tracking import stats as st
 from recoeval_tracking.reporting import multisystem as ms
-from recoeval_tracking.reporting import stats as st
-from recoeval_tracking.reporting.resampling import randomization_pvalues
+from recoeval_tracking.stats import randomization_pvalues
 
 # Demšar (2006), Table 6: AUC of C4.5 with and without cut-off (cf) and m tuning on 14 data sets.
 # On "voting" both cf columns print 0.975, yet the paper ranks C4.5+cf 2nd and C4.5+m+cf 3rd

@@ -1,7 +1,9 @@
-"""The report statistics against scipy.stats, hand computation and slow references."""
+"""The paired tests, intervals, corrections and resampling of recoeval_tracking.stats against
+scipy.stats, hand computation and slow references."""
 
 from __future__ import annotations
 
+import doctest
 import math
 
 import numpy as np
@@ -9,7 +11,7 @@ import pytest
 from scipy import stats as sps
 
 from recoeval_tracking import InputError
-from recoeval_tracking.reporting import stats as st
+from recoeval_tracking import stats as st
 
 
 def _pair(n, seed, shift=0.05, decimals=None):
@@ -210,3 +212,15 @@ def test_errors_name_the_argument():
         st.randomization_pvalues(np.ones(3), 0)
     with pytest.raises(InputError, match="'confidence'"):
         st.t_interval([1.0, 2.0], confidence=95)
+
+
+def test_wilcoxon_docstring_gives_the_zero_case_with_scipys_numbers():
+    finder = doctest.DocTestFinder()
+    (test,) = [t for t in finder.find(st.wilcoxon_test, "wilcoxon_test") if t.examples]
+    result = doctest.DocTestRunner().run(test)
+    assert result.attempted >= 2 and result.failed == 0
+    assert "zero" in st.wilcoxon_test.__doc__ and "better number" in st.wilcoxon_test.__doc__
+    # the claim itself: with zeros, scipy's default is not the exact p on the non-zero ones
+    d = np.array([0.0] * 16 + [0.1, 0.2, 0.3, 0.4])
+    assert st.wilcoxon_test(d, np.zeros(20))[1] == sps.wilcoxon(d[d != 0]).pvalue == 0.125
+    assert sps.wilcoxon(d).pvalue < 0.1

@@ -1,0 +1,58 @@
+"""Statistics on arrays of per-user values: paired tests, intervals, corrections, effect sizes.
+
+Plain functions of numpy arrays (NaN marks a user for whom a metric is undefined), numpy and
+scipy only: usable on any tool's per-user output, and what the package's comparison of runs
+calls. Each function's docstring gives its formula, a citation and an example.
+"""
+
+from __future__ import annotations
+
+from ._corrections import CORRECTIONS, adjust_pvalues
+from ._effects import cohens_dz
+from ._intervals import MeanCI, bca_interval, bootstrap_ci, mean_ci, t_interval
+from ._paired import (
+    PairedComparison,
+    paired_comparison,
+    paired_t_test,
+    randomization_test,
+    sign_test,
+    wilcoxon_test,
+)
+from ._resampling import (
+    FLIP_BLOCK,
+    all_sign_vectors,
+    auto_permutations,
+    bootstrap_counts,
+    bootstrap_means,
+    randomization_pvalues,
+    sign_flips,
+)
+
+__all__ = [
+    # paired tests
+    "paired_t_test",
+    "wilcoxon_test",
+    "sign_test",
+    "randomization_test",
+    "paired_comparison",
+    "PairedComparison",
+    # intervals
+    "t_interval",
+    "bootstrap_ci",
+    "bca_interval",
+    "mean_ci",
+    "MeanCI",
+    # corrections
+    "CORRECTIONS",
+    "adjust_pvalues",
+    # effect sizes
+    "cohens_dz",
+    # resampling shared by many columns
+    "bootstrap_counts",
+    "bootstrap_means",
+    "sign_flips",
+    "all_sign_vectors",
+    "auto_permutations",
+    "randomization_pvalues",
+    "FLIP_BLOCK",
+]
