@@ -16,7 +16,6 @@ from . import latex as _latex  # noqa: F401 - registers Comparison.to_latex
 from ._moved import moved_names
 from .comparability import Comparability, check_comparable, comparability
 from .compare import Comparison, compare
-from .effects import DEFAULT_TEST, EffectSize, effect_size, relative_difference
 from .equivalence import (
     VERDICTS,
     BayesianVerdict,
@@ -73,10 +72,6 @@ __all__ = [
     "significance_mark",
     "FAMILIES",
     # effect sizes, equivalence, folds, post-hoc by pairs, power
-    "DEFAULT_TEST",
-    "EffectSize",
-    "effect_size",
-    "relative_difference",
     "VERDICTS",
     "BayesianVerdict",
     "bayesian_signed_rank",
@@ -128,6 +123,10 @@ _MOVED = dict.fromkeys(
         "adjust_pvalues",
         # effect sizes
         "cohens_dz",
+        "effect_size",
+        "EffectSize",
+        "relative_difference",
+        "DEFAULT_TEST",
     ),
     "recoeval_tracking.stats",
 )

@@ -70,7 +70,7 @@ from typing import Any
 import numpy as np
 
 from .._validation import check_float, check_int, check_seed, check_unit_open, param_error
-from .effects import _paired
+from ..stats._arrays import _paired
 
 __all__ = [
     "check_rope_metrics",

@@ -35,7 +35,7 @@ import math
 from dataclasses import dataclass
 
 from .._validation import check_float, check_int, check_unit_open, param_error
-from .effects import _paired
+from ..stats._arrays import _paired
 from .equivalence import decide, resolve_rope, t_posterior_probs
 
 __all__ = [

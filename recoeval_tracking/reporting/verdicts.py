@@ -27,8 +27,7 @@ import numpy as np
 import pandas as pd
 
 from .._validation import InputError, param_error
-from ..stats import adjust_pvalues
-from .effects import effect_size
+from ..stats import adjust_pvalues, effect_size
 from .equivalence import (
     BayesianVerdict,
     bayesian_paired_t,

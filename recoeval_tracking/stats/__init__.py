@@ -8,9 +8,10 @@ calls. Each function's docstring gives its formula, a citation and an example.
 from __future__ import annotations
 
 from ._corrections import CORRECTIONS, adjust_pvalues
-from ._effects import cohens_dz
+from ._effects import EffectSize, cohens_dz, effect_size, relative_difference
 from ._intervals import MeanCI, bca_interval, bootstrap_ci, mean_ci, t_interval
 from ._paired import (
+    DEFAULT_TEST,
     PairedComparison,
     paired_comparison,
     paired_t_test,
@@ -36,6 +37,7 @@ __all__ = [
     "randomization_test",
     "paired_comparison",
     "PairedComparison",
+    "DEFAULT_TEST",
     # intervals
     "t_interval",
     "bootstrap_ci",
@@ -46,6 +48,9 @@ __all__ = [
     "CORRECTIONS",
     "adjust_pvalues",
     # effect sizes
+    "effect_size",
+    "EffectSize",
+    "relative_difference",
     "cohens_dz",
     # resampling shared by many columns
     "bootstrap_counts",

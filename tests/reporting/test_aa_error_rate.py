@@ -19,7 +19,7 @@ import numpy as np
 import pytest
 
 from recoeval_tracking import stats as st
-from recoeval_tracking.reporting.effects import DEFAULT_TEST
+from recoeval_tracking.stats import DEFAULT_TEST
 
 ALPHA = 0.05
 DRAWS = 1000
