@@ -108,6 +108,7 @@ AREAS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
             "stats/_intervals.py",
             "stats/_corrections.py",
             "stats/_effects.py",
+            "stats/_equivalence.py",
             "stats/_resampling.py",
             "reporting/stats.py",
         ),

@@ -16,14 +16,6 @@ from . import latex as _latex  # noqa: F401 - registers Comparison.to_latex
 from ._moved import moved_names
 from .comparability import Comparability, check_comparable, comparability
 from .compare import Comparison, compare
-from .equivalence import (
-    VERDICTS,
-    BayesianVerdict,
-    bayesian_paired_t,
-    bayesian_signed_rank,
-    resolve_rope,
-    tost_paired,
-)
 from .folds import CORRECTION_FOR, CorrectedT, corrected_resampled_t, correlated_t_verdict
 from .posthoc import POSTHOCS, pairwise_cliques, pairwise_tests
 from .power import (
@@ -72,12 +64,6 @@ __all__ = [
     "significance_mark",
     "FAMILIES",
     # effect sizes, equivalence, folds, post-hoc by pairs, power
-    "VERDICTS",
-    "BayesianVerdict",
-    "bayesian_signed_rank",
-    "bayesian_paired_t",
-    "tost_paired",
-    "resolve_rope",
     "CORRECTION_FOR",
     "CorrectedT",
     "corrected_resampled_t",
@@ -127,6 +113,13 @@ _MOVED = dict.fromkeys(
         "EffectSize",
         "relative_difference",
         "DEFAULT_TEST",
+        # equivalence and the Bayesian verdicts
+        "VERDICTS",
+        "BayesianVerdict",
+        "bayesian_signed_rank",
+        "bayesian_paired_t",
+        "tost_paired",
+        "resolve_rope",
     ),
     "recoeval_tracking.stats",
 )

@@ -41,6 +41,7 @@ import numpy as np
 import pandas as pd
 
 from .._validation import InputError, param_error
+from ..stats import resolve_rope
 from . import multisystem as ms
 from .comparability import LEFT_OUT_COLUMNS, check_labels, check_option_names
 from .compare_inputs import (
@@ -50,7 +51,7 @@ from .compare_inputs import (
     group_datasets,
     runs_from,
 )
-from .equivalence import resolve_rope, rope_text
+from .equivalence import rope_text
 from .outputs import output
 from .posthoc import POSTHOCS
 from .report import (
@@ -149,7 +150,7 @@ def compare(
     rope : float, str or dict, optional
         A region of practical equivalence: absolute (``0.01``), relative to the baseline's
         mean (``"5%"``) or per metric (``{"ndcg_at_10": 0.01}``; a metric it lacks gets no verdict on the page or in the printed summary),
-        as :func:`~recoeval_tracking.reporting.equivalence.resolve_rope` takes it. When given,
+        as :func:`~recoeval_tracking.stats.resolve_rope` takes it. When given,
         the page and the printed summary show each system's verdict against the baseline
         (better / equivalent / worse with their probabilities, the Bayesian paired t-test of the
         mean difference over users, and the TOST beside it), and :meth:`Comparison.verdicts` uses it by default.
@@ -249,7 +250,8 @@ def compare(
 
 
 def check_rope(rope: Any, func: str) -> None:
-    """Refuse a rope :func:`~.equivalence.resolve_rope` cannot read (``None``: no rope)."""
+    """Refuse a rope :func:`~recoeval_tracking.stats.resolve_rope` cannot read (``None``: no
+    rope)."""
     if rope is None:
         return
     widths = rope.values() if isinstance(rope, Mapping) else [rope]

@@ -35,8 +35,8 @@ import math
 from dataclasses import dataclass
 
 from .._validation import check_float, check_int, check_unit_open, param_error
+from ..stats import decide, resolve_rope, t_posterior_probs
 from ..stats._arrays import _paired
-from .equivalence import decide, resolve_rope, t_posterior_probs
 
 __all__ = [
     "CORRECTION_FOR",
@@ -164,7 +164,7 @@ def correlated_t_verdict(
     """Bayesian correlated t-test (Corani & Benavoli 2015) of replicate values ``a`` against the
     baseline ``b``: posterior probabilities that ``a`` is worse, equivalent (within ``rope``,
     absolute or ``"x%"`` of the baseline's mean) or better, and the verdict
-    (:func:`~.equivalence.decide`: better or worse at ``(1 + threshold) / 2``, equivalent when
+    (:func:`~recoeval_tracking.stats.decide`: better or worse at ``(1 + threshold) / 2``, equivalent when
     both are below ``1 - threshold``, else undecided; the rule of every verdict).
 
     Returns

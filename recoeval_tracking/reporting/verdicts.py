@@ -27,15 +27,16 @@ import numpy as np
 import pandas as pd
 
 from .._validation import InputError, param_error
-from ..stats import adjust_pvalues, effect_size
-from .equivalence import (
+from ..stats import (
     BayesianVerdict,
+    adjust_pvalues,
     bayesian_paired_t,
     bayesian_signed_rank,
-    check_rope_metrics,
+    effect_size,
     resolve_rope,
     tost_paired,
 )
+from .equivalence import check_rope_metrics
 from .folds import CORRECTION_FOR, corrected_resampled_t, correlated_t_verdict
 from .outputs import output
 from .posthoc import POSTHOCS, pairwise_cliques, pairwise_tests
@@ -235,16 +236,16 @@ class VerdictMethods:
         or the replicates (seeds, folds) of a comparison over replicates; ``over="datasets"``
         pairs the datasets' means. Columns: ``rope`` (absolute), the Bayesian test's
         ``p_worse``, ``p_equivalent``, ``p_better`` and ``verdict``
-        (:func:`~.equivalence.decide` at credibility ``threshold``, default ``1 - alpha``:
+        (:func:`~recoeval_tracking.stats.decide` at credibility ``threshold``, default ``1 - alpha``:
         better or worse when its probability reaches ``(1 + threshold) / 2``, equivalent when
         both of theirs are below ``1 - threshold``, else undecided), ``p_tost``, the TOST's
         p-value (equivalence shown when below alpha; with the t tests the verdict is
         "equivalent" exactly when ``p_tost < 1 - threshold``) and ``n``, the pairs (users,
         replicates or datasets). ``test``: ``"t"`` (the Bayesian paired t on the mean
-        difference, :func:`~.equivalence.bayesian_paired_t`; the default over users; over
+        difference, :func:`~recoeval_tracking.stats.bayesian_paired_t`; the default over users; over
         replicates that draw their own split, the correlated t-test with Nadeau-Bengio's
         ``n_test / n_train``, :func:`~.folds.correlated_t_verdict`, and the TOST with the same
-        variance) or ``"signed-rank"`` (:func:`~.equivalence.bayesian_signed_rank`; the
+        variance) or ``"signed-rank"`` (:func:`~recoeval_tracking.stats.bayesian_signed_rank`; the
         default over datasets, its design: over users it judges pairs of users, and calls a
         Hit@K difference of many ropes "equivalent" when most users' differences are 0). For a
         lower-is-better metric "better" means lower. ``rope`` defaults to the comparison's

@@ -9,6 +9,16 @@ from __future__ import annotations
 
 from ._corrections import CORRECTIONS, adjust_pvalues
 from ._effects import EffectSize, cohens_dz, effect_size, relative_difference
+from ._equivalence import (
+    VERDICTS,
+    BayesianVerdict,
+    bayesian_paired_t,
+    bayesian_signed_rank,
+    decide,
+    resolve_rope,
+    t_posterior_probs,
+    tost_paired,
+)
 from ._intervals import MeanCI, bca_interval, bootstrap_ci, mean_ci, t_interval
 from ._paired import (
     DEFAULT_TEST,
@@ -52,6 +62,15 @@ __all__ = [
     "EffectSize",
     "relative_difference",
     "cohens_dz",
+    # equivalence and the Bayesian verdicts
+    "resolve_rope",
+    "tost_paired",
+    "bayesian_paired_t",
+    "bayesian_signed_rank",
+    "t_posterior_probs",
+    "decide",
+    "BayesianVerdict",
+    "VERDICTS",
     # resampling shared by many columns
     "bootstrap_counts",
     "bootstrap_means",

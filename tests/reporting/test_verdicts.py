@@ -10,9 +10,9 @@ from report_runs import synthetic_run
 
 import recoeval_tracking as rt
 from recoeval_tracking import InputError
-from recoeval_tracking.reporting.equivalence import bayesian_signed_rank, tost_paired
 from recoeval_tracking.reporting.folds import corrected_resampled_t
 from recoeval_tracking.reporting.power import minimum_detectable_difference, sample_size
+from recoeval_tracking.stats import bayesian_signed_rank, tost_paired
 
 
 @pytest.fixture(scope="module")

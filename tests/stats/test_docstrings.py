@@ -19,7 +19,7 @@ MODULES = ["recoeval_tracking.stats"] + [
     f"recoeval_tracking.stats.{m.name}" for m in pkgutil.iter_modules(stats.__path__)
 ]
 #: A citation: an author's name followed by a year, "(Wilcoxon 1945)", "Holm 1979", "et al. 2017".
-CITATION = re.compile(r"[A-Z][\w-]+\.?,? (?:\d{4}|\(\d{4}\))")
+CITATION = re.compile(r"[A-Z][\w-]+\.?,?\s+(?:\d{4}|\(\d{4}\))")
 #: A formula: a math block or role, or a code span holding an operator.
 FORMULA = re.compile(r"\.\. math::|:math:`|``[^`]*(?:=|/|±|\^|sqrt|\bsum\b|\bmin\b|\bmax\b)[^`]*``")
 
