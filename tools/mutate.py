@@ -109,6 +109,7 @@ AREAS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
             "stats/_corrections.py",
             "stats/_effects.py",
             "stats/_equivalence.py",
+            "stats/_replicates.py",
             "stats/_resampling.py",
             "reporting/stats.py",
         ),

@@ -16,7 +16,6 @@ from . import latex as _latex  # noqa: F401 - registers Comparison.to_latex
 from ._moved import moved_names
 from .comparability import Comparability, check_comparable, comparability
 from .compare import Comparison, compare
-from .folds import CORRECTION_FOR, CorrectedT, corrected_resampled_t, correlated_t_verdict
 from .posthoc import POSTHOCS, pairwise_cliques, pairwise_tests
 from .power import (
     corrected_alpha,
@@ -64,10 +63,6 @@ __all__ = [
     "significance_mark",
     "FAMILIES",
     # effect sizes, equivalence, folds, post-hoc by pairs, power
-    "CORRECTION_FOR",
-    "CorrectedT",
-    "corrected_resampled_t",
-    "correlated_t_verdict",
     "POSTHOCS",
     "pairwise_tests",
     "pairwise_cliques",
@@ -120,6 +115,11 @@ _MOVED = dict.fromkeys(
         "bayesian_paired_t",
         "tost_paired",
         "resolve_rope",
+        # replicates that share training data
+        "CORRECTION_FOR",
+        "CorrectedT",
+        "corrected_resampled_t",
+        "correlated_t_verdict",
     ),
     "recoeval_tracking.stats",
 )

@@ -28,16 +28,18 @@ import pandas as pd
 
 from .._validation import InputError, param_error
 from ..stats import (
+    CORRECTION_FOR,
     BayesianVerdict,
     adjust_pvalues,
     bayesian_paired_t,
     bayesian_signed_rank,
+    corrected_resampled_t,
+    correlated_t_verdict,
     effect_size,
     resolve_rope,
     tost_paired,
 )
 from .equivalence import check_rope_metrics
-from .folds import CORRECTION_FOR, corrected_resampled_t, correlated_t_verdict
 from .outputs import output
 from .posthoc import POSTHOCS, pairwise_cliques, pairwise_tests
 from .power import corrected_alpha, detectable_difference, detectable_text, sample_size
@@ -244,7 +246,7 @@ class VerdictMethods:
         replicates or datasets). ``test``: ``"t"`` (the Bayesian paired t on the mean
         difference, :func:`~recoeval_tracking.stats.bayesian_paired_t`; the default over users; over
         replicates that draw their own split, the correlated t-test with Nadeau-Bengio's
-        ``n_test / n_train``, :func:`~.folds.correlated_t_verdict`, and the TOST with the same
+        ``n_test / n_train``, :func:`~recoeval_tracking.stats.correlated_t_verdict`, and the TOST with the same
         variance) or ``"signed-rank"`` (:func:`~recoeval_tracking.stats.bayesian_signed_rank`; the
         default over datasets, its design: over users it judges pairs of users, and calls a
         Hit@K difference of many ropes "equivalent" when most users' differences are 0). For a
@@ -353,7 +355,7 @@ class VerdictMethods:
         ``high``, ``t``, ``p``, Holm-adjusted ``p_adj``) and the Bayesian correlated t-test's
         probabilities and verdict for ``rope``. ``n_folds`` for k-fold replicates,
         ``test_fraction`` for seeds that each draw a random split (see
-        :data:`~recoeval_tracking.reporting.folds.CORRECTION_FOR`); neither: the design the
+        :data:`~recoeval_tracking.stats.CORRECTION_FOR`); neither: the design the
         comparison found (:func:`~.replicates.replicate_design`), as its marks use."""
         key = self.settings.get("replicate_key") or self._report(dataset).settings.get(
             "replicate_key"

@@ -29,6 +29,13 @@ from ._paired import (
     sign_test,
     wilcoxon_test,
 )
+from ._replicates import (
+    CORRECTION_FOR,
+    CorrectedT,
+    corrected_resampled_t,
+    correlated_t_verdict,
+    ratio_test_train,
+)
 from ._resampling import (
     FLIP_BLOCK,
     all_sign_vectors,
@@ -71,6 +78,12 @@ __all__ = [
     "decide",
     "BayesianVerdict",
     "VERDICTS",
+    # replicates that share training data (folds, seeds)
+    "corrected_resampled_t",
+    "CorrectedT",
+    "correlated_t_verdict",
+    "ratio_test_train",
+    "CORRECTION_FOR",
     # resampling shared by many columns
     "bootstrap_counts",
     "bootstrap_means",

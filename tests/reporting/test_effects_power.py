@@ -52,7 +52,6 @@ def test_corrected_alpha_and_the_text():
     "module",
     [
         "recoeval_tracking.reporting.equivalence",
-        "recoeval_tracking.reporting.folds",
         "recoeval_tracking.reporting.posthoc",
         "recoeval_tracking.reporting.power",
     ],

@@ -11,13 +11,14 @@ import pytest
 from scipy import stats
 
 from recoeval_tracking import InputError
-from recoeval_tracking.reporting.folds import (
+from recoeval_tracking.reporting.posthoc import pairwise_cliques, pairwise_tests
+from recoeval_tracking.stats import (
+    bootstrap_ci,
     corrected_resampled_t,
     correlated_t_verdict,
     ratio_test_train,
+    sign_test,
 )
-from recoeval_tracking.reporting.posthoc import pairwise_cliques, pairwise_tests
-from recoeval_tracking.stats import bootstrap_ci, sign_test
 
 A = [0.312, 0.335, 0.301, 0.344, 0.322, 0.318, 0.329, 0.307, 0.338, 0.315]
 B = [0.301, 0.318, 0.300, 0.327, 0.305, 0.309, 0.320, 0.301, 0.322, 0.311]
