@@ -110,6 +110,7 @@ AREAS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
             "stats/_effects.py",
             "stats/_equivalence.py",
             "stats/_replicates.py",
+            "stats/_power.py",
             "stats/_resampling.py",
             "reporting/stats.py",
         ),

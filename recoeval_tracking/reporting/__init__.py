@@ -17,13 +17,7 @@ from ._moved import moved_names
 from .comparability import Comparability, check_comparable, comparability
 from .compare import Comparison, compare
 from .posthoc import POSTHOCS, pairwise_cliques, pairwise_tests
-from .power import (
-    corrected_alpha,
-    detectable_text,
-    minimum_detectable_difference,
-    power_paired,
-    sample_size,
-)
+from .power import detectable_text
 from .render import metric_table, render_figures, render_html, render_markdown, write_report
 from .replicates import (
     aggregate_replicates,
@@ -66,10 +60,6 @@ __all__ = [
     "POSTHOCS",
     "pairwise_tests",
     "pairwise_cliques",
-    "power_paired",
-    "minimum_detectable_difference",
-    "sample_size",
-    "corrected_alpha",
     "detectable_text",
     # rendering
     "summary_table",
@@ -120,6 +110,11 @@ _MOVED = dict.fromkeys(
         "CorrectedT",
         "corrected_resampled_t",
         "correlated_t_verdict",
+        # power and sample size
+        "power_paired",
+        "minimum_detectable_difference",
+        "sample_size",
+        "corrected_alpha",
     ),
     "recoeval_tracking.stats",
 )

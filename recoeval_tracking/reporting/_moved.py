@@ -29,6 +29,7 @@ STILL_ON_OLD_PATHS = frozenset(
     {
         "recoeval_tracking.app.report",
         "recoeval_tracking.reporting.report",
+        "recoeval_tracking.reporting.sections",
     }
 )
 

@@ -37,12 +37,11 @@ import numpy as np
 import pandas as pd
 
 from .._validation import InputError, param_error
-from ..stats import CORRECTIONS, adjust_pvalues
+from ..stats import adjust_pvalues
+from ._moved import moved_names
 
 __all__ = [
     "win_tie_loss",
-    "min_attainable_p",
-    "too_few_pairs",
     "small_n_mark",
     "SMALL_N_MARK",
     "tukey_hsd",
@@ -55,6 +54,11 @@ __all__ = [
     "posthoc_vs_control",
     "cd_cliques",
 ]
+
+#: Names that moved to :mod:`recoeval_tracking.stats`: read from here with a warning.
+_MOVED = dict.fromkeys(("min_attainable_p", "too_few_pairs"), "recoeval_tracking.stats")
+
+__getattr__ = moved_names(__name__, _MOVED)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -82,70 +86,6 @@ def win_tie_loss(a, b, *, lower_is_better: bool = False) -> tuple[int, int, int]
     if lower_is_better:
         d = -d
     return int((d > 0).sum()), int((d == 0).sum()), int((d < 0).sum())
-
-
-def min_attainable_p(n: int, test: str, n_permutations: int | None = None) -> float:
-    """The smallest two-sided p-value ``test`` can give over ``n`` pairs (before correction).
-
-    * ``wilcoxon``: exact up to 50 pairs (:func:`~recoeval_tracking.reporting.stats.wilcoxon_test`),
-      where the most extreme outcome (every difference of one sign) has probability ``2 / 2^n``;
-      above, the normal approximation at ``W = 0``.
-    * ``randomization``: ``2 / 2^n`` (every sign vector, exact) and never below ``1 / (R + 1)``
-      with ``R = n_permutations`` random sign vectors.
-    * ``t``: 0 for ``n >= 2`` (the t-test reaches any level, by assuming normal differences).
-
-    NaN for fewer than one pair (two for the t-test).
-
-    Examples
-    --------
-    >>> min_attainable_p(3, "wilcoxon"), min_attainable_p(3, "randomization")
-    (0.25, 0.25)
-    """
-    from scipy import stats
-
-    if n < 1 or (test == "t" and n < 2):
-        return math.nan
-    if test == "t":
-        return 0.0
-    exact = math.ldexp(2.0, -n)  # 2 / 2^n, 0.0 (no overflow) for thousands of pairs
-    if test == "wilcoxon":
-        if n <= 50:
-            return min(1.0, exact)
-        z = (n * (n + 1) / 4.0) / math.sqrt(n * (n + 1) * (2 * n + 1) / 24.0)
-        return float(2.0 * stats.norm.sf(z))
-    if test == "randomization":
-        if n_permutations is not None and n > math.log2(max(n_permutations, 1)):
-            return max(exact, 1.0 / (n_permutations + 1.0))
-        return min(1.0, exact)
-    raise param_error("test", "min_attainable_p", "one of ['t', 'wilcoxon', 'randomization']", test)
-
-
-def too_few_pairs(
-    n: int, m: int, correction: str, alpha: float, n_permutations: int | None = None
-) -> bool:
-    """True when neither distribution-free test (Wilcoxon, randomisation) can reach ``alpha``
-    over ``n`` pairs, once corrected over a family of ``m`` comparisons: ``m`` times the
-    smallest p for Holm and Bonferroni (the smallest p of a family is multiplied by ``m``), the
-    smallest p itself for Benjamini-Hochberg and no correction.
-
-    Examples
-    --------
-    >>> too_few_pairs(3, 1, "holm", 0.05), too_few_pairs(6, 1, "holm", 0.05)
-    (True, False)
-    >>> too_few_pairs(6, 2, "holm", 0.05)  # 2 x 2/64 = 0.0625
-    True
-    """
-    if correction not in CORRECTIONS:
-        raise param_error("correction", "too_few_pairs", f"one of {list(CORRECTIONS)}", correction)
-    best = (
-        min(min_attainable_p(n, "wilcoxon"), min_attainable_p(n, "randomization", n_permutations))
-        if n >= 1
-        else math.nan
-    )
-    if not math.isfinite(best):
-        return True
-    factor = max(1, m) if correction in ("holm", "bonferroni") else 1
-    return min(1.0, factor * best) >= alpha
 
 
 #: Appended to a mark when the pairs are too few for a distribution-free test to reach alpha.

@@ -33,16 +33,19 @@ from ..stats import (
     adjust_pvalues,
     bayesian_paired_t,
     bayesian_signed_rank,
+    corrected_alpha,
     corrected_resampled_t,
     correlated_t_verdict,
+    detectable_difference,
     effect_size,
     resolve_rope,
+    sample_size,
     tost_paired,
 )
 from .equivalence import check_rope_metrics
 from .outputs import output
 from .posthoc import POSTHOCS, pairwise_cliques, pairwise_tests
-from .power import corrected_alpha, detectable_difference, detectable_text, sample_size
+from .power import detectable_text
 from .replicates import design_of
 
 if TYPE_CHECKING:
@@ -88,7 +91,7 @@ class VerdictMethods:
         ``alpha_used`` (the per-comparison alpha at the correction's strictest step), ``mde``
         (the smallest difference the comparison's test, ``test=``, detects with probability
         ``power`` at that alpha, from the spread of the paired differences:
-        :func:`~.power.detectable_difference`, ``inf`` when that test cannot pass the alpha
+        :func:`~recoeval_tracking.stats.detectable_difference`, ``inf`` when that test cannot pass the alpha
         with the pairs there) and ``detectable``, the text shown beside a non-significant
         difference. With several datasets, one block per dataset.
         Over replicates that draw their own split, the intervals and ``mde`` use Nadeau &

@@ -7,7 +7,7 @@ calls. Each function's docstring gives its formula, a citation and an example.
 
 from __future__ import annotations
 
-from ._corrections import CORRECTIONS, adjust_pvalues
+from ._corrections import CORRECTIONS, adjust_pvalues, corrected_alpha, too_few_pairs
 from ._effects import EffectSize, cohens_dz, effect_size, relative_difference
 from ._equivalence import (
     VERDICTS,
@@ -23,11 +23,19 @@ from ._intervals import MeanCI, bca_interval, bootstrap_ci, mean_ci, t_interval
 from ._paired import (
     DEFAULT_TEST,
     PairedComparison,
+    min_attainable_p,
     paired_comparison,
     paired_t_test,
     randomization_test,
     sign_test,
     wilcoxon_test,
+)
+from ._power import (
+    WILCOXON_ARE,
+    detectable_difference,
+    minimum_detectable_difference,
+    power_paired,
+    sample_size,
 )
 from ._replicates import (
     CORRECTION_FOR,
@@ -55,6 +63,7 @@ __all__ = [
     "paired_comparison",
     "PairedComparison",
     "DEFAULT_TEST",
+    "min_attainable_p",
     # intervals
     "t_interval",
     "bootstrap_ci",
@@ -64,6 +73,8 @@ __all__ = [
     # corrections
     "CORRECTIONS",
     "adjust_pvalues",
+    "corrected_alpha",
+    "too_few_pairs",
     # effect sizes
     "effect_size",
     "EffectSize",
@@ -84,6 +95,12 @@ __all__ = [
     "correlated_t_verdict",
     "ratio_test_train",
     "CORRECTION_FOR",
+    # power and sample size
+    "power_paired",
+    "minimum_detectable_difference",
+    "sample_size",
+    "detectable_difference",
+    "WILCOXON_ARE",
     # resampling shared by many columns
     "bootstrap_counts",
     "bootstrap_means",

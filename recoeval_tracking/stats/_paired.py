@@ -33,6 +33,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import ArrayLike
 
+from .._validation import param_error
 from ._arrays import _defined_differences, _pair
 from ._effects import cohens_dz
 from ._intervals import bootstrap_ci, t_interval
@@ -46,6 +47,7 @@ __all__ = [
     "randomization_test",
     "paired_comparison",
     "PairedComparison",
+    "min_attainable_p",
 ]
 
 #: The test the package uses by default for paired per-user comparisons (see the module text).
@@ -251,3 +253,39 @@ def paired_comparison(
     w, pw = wilcoxon_test(x, y)
     pr = float(randomization_pvalues(d, n_permutations, seed)[0]) if n else math.nan
     return PairedComparison(mean, lo, hi, blo, bhi, n, t, pt, w, pw, pr, cohens_dz(x, y))
+
+
+def min_attainable_p(n: int, test: str, n_permutations: int | None = None) -> float:
+    """The smallest two-sided p-value ``test`` can give over ``n`` pairs (before correction).
+
+    * ``wilcoxon``: exact up to 50 pairs (:func:`wilcoxon_test`; Wilcoxon 1945), where the most
+      extreme outcome (every difference of one sign) has probability ``2 / 2^n``; above, the
+      normal approximation at ``W = 0``.
+    * ``randomization``: ``2 / 2^n`` (every sign vector, exact; Fisher 1935) and never below
+      ``1 / (R + 1)`` with ``R = n_permutations`` random sign vectors (Phipson & Smyth 2010).
+    * ``t``: 0 for ``n >= 2`` (the t-test reaches any level, by assuming normal differences).
+
+    NaN for fewer than one pair (two for the t-test).
+
+    Examples
+    --------
+    >>> min_attainable_p(3, "wilcoxon"), min_attainable_p(3, "randomization")
+    (0.25, 0.25)
+    """
+    from scipy import stats
+
+    if n < 1 or (test == "t" and n < 2):
+        return math.nan
+    if test == "t":
+        return 0.0
+    exact = math.ldexp(2.0, -n)  # 2 / 2^n, 0.0 (no overflow) for thousands of pairs
+    if test == "wilcoxon":
+        if n <= 50:
+            return min(1.0, exact)
+        z = (n * (n + 1) / 4.0) / math.sqrt(n * (n + 1) * (2 * n + 1) / 24.0)
+        return float(2.0 * stats.norm.sf(z))
+    if test == "randomization":
+        if n_permutations is not None and n > math.log2(max(n_permutations, 1)):
+            return max(exact, 1.0 / (n_permutations + 1.0))
+        return min(1.0, exact)
+    raise param_error("test", "min_attainable_p", "one of ['t', 'wilcoxon', 'randomization']", test)

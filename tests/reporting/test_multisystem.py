@@ -11,9 +11,7 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from recoeval_tracking import stats as st
 from recoeval_tracking.reporting import multisystem as ms
-from recoeval_tracking.stats import randomization_pvalues
 
 # Demšar (2006), Table 6: AUC of C4.5 with and without cut-off (cf) and m tuning on 14 data sets.
 # On "voting" both cf columns print 0.975, yet the paper ranks C4.5+cf 2nd and C4.5+m+cf 3rd
@@ -176,28 +174,6 @@ def test_win_tie_loss_counts_users():
     b = np.array([0.1, 0.2, 0.3, 0.4, 0.6, 0.9])
     assert ms.win_tie_loss(a, b) == (2, 1, 2)
     assert ms.win_tie_loss(a, b, lower_is_better=True) == (2, 1, 2)[::-1]
-
-
-def test_smallest_p_of_the_distribution_free_tests_is_reached():
-    for n in (3, 4, 6):
-        d = np.arange(1.0, n + 1)  # every difference positive: the most extreme outcome
-        assert ms.min_attainable_p(n, "wilcoxon") == pytest.approx(
-            stats.wilcoxon(d).pvalue, rel=1e-12
-        )
-        assert ms.min_attainable_p(n, "randomization") == pytest.approx(
-            randomization_pvalues(d, 1000, 0)[0], rel=1e-12
-        )
-        assert ms.min_attainable_p(n, "wilcoxon") == pytest.approx(st.wilcoxon_test(d, 0 * d)[1])
-    assert ms.min_attainable_p(3, "wilcoxon") == 0.25
-    # randomisation with R random vectors cannot go below 1/(R+1)
-    assert ms.min_attainable_p(40, "randomization", 999) == pytest.approx(1e-3)
-    # thousands of users: no overflow, and never too few
-    assert ms.min_attainable_p(5000, "randomization", 2000) == pytest.approx(1 / 2001)
-    assert ms.min_attainable_p(5000, "wilcoxon") == 0.0
-    assert not ms.too_few_pairs(5000, 3, "holm", 0.05, 2000)
-    # three seeds: no distribution-free test reaches 0.05, even uncorrected
-    assert ms.too_few_pairs(3, 1, "none", 0.05)
-    assert not ms.too_few_pairs(20, 5, "holm", 0.05)
 
 
 def test_identical_rankings_leave_iman_davenport_undefined():

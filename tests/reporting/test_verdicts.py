@@ -10,8 +10,13 @@ from report_runs import synthetic_run
 
 import recoeval_tracking as rt
 from recoeval_tracking import InputError
-from recoeval_tracking.reporting.power import minimum_detectable_difference, sample_size
-from recoeval_tracking.stats import bayesian_signed_rank, corrected_resampled_t, tost_paired
+from recoeval_tracking.stats import (
+    bayesian_signed_rank,
+    corrected_resampled_t,
+    minimum_detectable_difference,
+    sample_size,
+    tost_paired,
+)
 
 
 @pytest.fixture(scope="module")

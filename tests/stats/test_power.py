@@ -1,4 +1,5 @@
-"""The power of the paired t-test, and the detectable difference beside an observed one."""
+"""The power and sample size of the paired t-test against statsmodels and their definitions, and
+the per-comparison alpha of a correction."""
 
 from __future__ import annotations
 
@@ -7,9 +8,8 @@ import math
 import pytest
 
 from recoeval_tracking import InputError
-from recoeval_tracking.reporting.power import (
+from recoeval_tracking.stats import (
     corrected_alpha,
-    detectable_text,
     minimum_detectable_difference,
     power_paired,
     sample_size,
@@ -37,28 +37,10 @@ def test_sample_size_is_the_smallest_n_reaching_the_power():
     assert power_paired(0.01, 0.1, n, 0.01) >= 0.9 > power_paired(0.01, 0.1, n - 1, 0.01)
 
 
-def test_corrected_alpha_and_the_text():
+def test_corrected_alpha_and_the_detectable_difference_s_edges():
     assert corrected_alpha(0.05, 4, "holm") == 0.0125
     assert corrected_alpha(0.05, 4, "none") == 0.05
     with pytest.raises(InputError, match="'correction'"):
         corrected_alpha(0.05, 4, "sidak")
-    assert detectable_text(0.0112, -0.0041) == "could detect 0.011; observed 0.004"
-    assert detectable_text(math.nan, 0.1) == ""
     assert minimum_detectable_difference(0.0, 10) == 0.0
     assert math.isnan(minimum_detectable_difference(0.1, 1))
-
-
-@pytest.mark.parametrize(
-    "module",
-    [
-        "recoeval_tracking.reporting.equivalence",
-        "recoeval_tracking.reporting.posthoc",
-        "recoeval_tracking.reporting.power",
-    ],
-)
-def test_doctests(module):
-    import doctest
-    import importlib
-
-    result = doctest.testmod(importlib.import_module(module))
-    assert result.attempted > 0 and result.failed == 0
