@@ -111,6 +111,8 @@ AREAS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
             "stats/_equivalence.py",
             "stats/_replicates.py",
             "stats/_power.py",
+            "stats/_posthoc.py",
+            "stats/_friedman.py",
             "stats/_resampling.py",
             "reporting/stats.py",
         ),

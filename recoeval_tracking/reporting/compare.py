@@ -6,7 +6,8 @@ so a number in a notebook and in the page is the same number.
 
 The statistics are those of :func:`~recoeval_tracking.reporting.report.build_report` (one
 :class:`~recoeval_tracking.reporting.report.Report` per dataset) and of
-:mod:`~recoeval_tracking.reporting.multisystem`; nothing is computed twice.
+:mod:`recoeval_tracking.stats` (labelled by :mod:`~recoeval_tracking.reporting.multisystem`);
+nothing is computed twice.
 
 Examples
 --------
@@ -40,6 +41,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from .. import stats as st
 from .._validation import InputError, param_error
 from ..stats import resolve_rope
 from . import multisystem as ms
@@ -450,7 +452,7 @@ class Comparison(VerdictMethods):
                 )
                 v = self.values(s["metric"], dataset)
                 if s["run"] in v.columns and base_name in v.columns:
-                    w, t, l_ = ms.win_tie_loss(
+                    w, t, l_ = st.win_tie_loss(
                         v[s["run"]].to_numpy(),
                         v[base_name].to_numpy(),
                         lower_is_better=self.lower_is_better(s["metric"]),
@@ -491,7 +493,7 @@ class Comparison(VerdictMethods):
             names = list(v.columns)
             for i, a in enumerate(names):
                 for b in names[i + 1 :]:
-                    w, t, l_ = ms.win_tie_loss(
+                    w, t, l_ = st.win_tie_loss(
                         v[a].to_numpy(), v[b].to_numpy(), lower_is_better=self.lower_is_better(m)
                     )
                     rows.append(
@@ -555,7 +557,7 @@ class Comparison(VerdictMethods):
     def critical_difference(self, metric: str) -> float:
         """Nemenyi's critical difference of mean ranks at the comparison's alpha."""
         f = self.friedman(metric)
-        return ms.critical_difference(f.n_systems, f.n_datasets, self.settings["alpha"])
+        return st.critical_difference(f.n_systems, f.n_datasets, self.settings["alpha"])
 
     def posthoc(
         self, metric: str, method: str = "nemenyi", control: str | None = None

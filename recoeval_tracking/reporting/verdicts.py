@@ -36,6 +36,7 @@ from ..stats import (
     corrected_alpha,
     corrected_resampled_t,
     correlated_t_verdict,
+    critical_difference,
     detectable_difference,
     effect_size,
     resolve_rope,
@@ -452,8 +453,6 @@ def cd_diagram_for(cmp: Comparison, metric: str, posthoc: str = "wilcoxon"):
     groups that the pairwise Wilcoxon / sign tests with Holm find no difference in
     (``"wilcoxon"``, the default, ``"sign"``; Benavoli, Corani & Mangili 2016) or that
     Nemenyi's CD leaves together (``"nemenyi"``). The title says which."""
-    from . import multisystem as ms
-
     cd_figure = output("cd_figure")
     if posthoc not in POSTHOCS:
         raise param_error("posthoc", "Comparison.cd_diagram", f"one of {list(POSTHOCS)}", posthoc)
@@ -461,7 +460,7 @@ def cd_diagram_for(cmp: Comparison, metric: str, posthoc: str = "wilcoxon"):
     alpha = cmp.settings["alpha"]
     head = f"{metric}: mean rank over {f.n_datasets} datasets (Friedman p = {f.pvalue:.3g}; "
     if posthoc == "nemenyi":
-        cd = ms.critical_difference(f.n_systems, f.n_datasets, alpha)
+        cd = critical_difference(f.n_systems, f.n_datasets, alpha)
         return cd_figure(
             f.mean_ranks, cd, title=head + f"CD = {cd:.2f} at α = {alpha:g}; post-hoc: Nemenyi)"
         )

@@ -8,7 +8,7 @@ calls. Each function's docstring gives its formula, a citation and an example.
 from __future__ import annotations
 
 from ._corrections import CORRECTIONS, adjust_pvalues, corrected_alpha, too_few_pairs
-from ._effects import EffectSize, cohens_dz, effect_size, relative_difference
+from ._effects import EffectSize, cohens_dz, effect_size, relative_difference, win_tie_loss
 from ._equivalence import (
     VERDICTS,
     BayesianVerdict,
@@ -18,6 +18,17 @@ from ._equivalence import (
     resolve_rope,
     t_posterior_probs,
     tost_paired,
+)
+from ._friedman import (
+    ControlComparison,
+    FriedmanResult,
+    cd_cliques,
+    critical_difference,
+    friedman_test,
+    nemenyi_pvalues,
+    nemenyi_q,
+    posthoc_vs_control,
+    rank_table,
 )
 from ._intervals import MeanCI, bca_interval, bootstrap_ci, mean_ci, t_interval
 from ._paired import (
@@ -30,6 +41,7 @@ from ._paired import (
     sign_test,
     wilcoxon_test,
 )
+from ._posthoc import TukeyHSD, pairwise_cliques, pairwise_tests, tukey_hsd
 from ._power import (
     WILCOXON_ARE,
     detectable_difference,
@@ -80,6 +92,7 @@ __all__ = [
     "EffectSize",
     "relative_difference",
     "cohens_dz",
+    "win_tie_loss",
     # equivalence and the Bayesian verdicts
     "resolve_rope",
     "tost_paired",
@@ -101,6 +114,21 @@ __all__ = [
     "sample_size",
     "detectable_difference",
     "WILCOXON_ARE",
+    # post-hoc tests over every pair of systems
+    "pairwise_tests",
+    "pairwise_cliques",
+    "tukey_hsd",
+    "TukeyHSD",
+    # many datasets: the Friedman family (Demšar 2006)
+    "friedman_test",
+    "FriedmanResult",
+    "rank_table",
+    "nemenyi_q",
+    "critical_difference",
+    "nemenyi_pvalues",
+    "posthoc_vs_control",
+    "ControlComparison",
+    "cd_cliques",
     # resampling shared by many columns
     "bootstrap_counts",
     "bootstrap_means",

@@ -13,7 +13,8 @@ For paired per-user values ``a`` and a baseline ``b``, over the users defined on
   order, so ``r ± t_{(1+c)/2, n-1} sd(u) / sqrt(n)`` (Deng, Knoblich & Lu 2018, "Applying the
   delta method in metric analytics", KDD); NaN when ``mean(b)`` is 0;
 * **Cohen's d_z** ``mean(d) / sd(d)`` (Cohen 1988; Lakens 2013, "Calculating and reporting
-  effect sizes", Frontiers in Psychology 4, eq. 5).
+  effect sizes", Frontiers in Psychology 4, eq. 5);
+* **wins, ties and losses**: the users where ``a`` is better than, equal to, worse than ``b``.
 """
 
 from __future__ import annotations
@@ -21,12 +22,13 @@ from __future__ import annotations
 import math
 from dataclasses import asdict, dataclass
 
+import numpy as np
 from numpy.typing import ArrayLike
 
-from .._validation import check_unit_open
+from .._validation import check_unit_open, param_error
 from ._arrays import _defined_differences, _paired
 
-__all__ = ["cohens_dz", "EffectSize", "effect_size", "relative_difference"]
+__all__ = ["cohens_dz", "EffectSize", "effect_size", "relative_difference", "win_tie_loss"]
 
 
 def cohens_dz(a: ArrayLike, b: ArrayLike) -> float:
@@ -150,3 +152,29 @@ def effect_size(a: ArrayLike, b: ArrayLike, *, confidence: float = 0.95) -> Effe
         dz = diff / sd if sd > 0 else nan
     rel, rlo, rhi = relative_difference(x, y, c)
     return EffectSize(diff, lo, hi, rel, rlo, rhi, dz, n, float(y.mean()))
+
+
+def win_tie_loss(
+    a: ArrayLike, b: ArrayLike, *, lower_is_better: bool = False
+) -> tuple[int, int, int]:
+    """Users where ``a`` is better than, equal to, worse than ``b`` (pairs with a NaN side left
+    out): the counts of ``d_i > 0``, ``d_i = 0`` and ``d_i < 0`` for ``d = a - b`` (``b - a``
+    when ``lower_is_better``), the counts of wins, ties and losses of Demšar (2006, section
+    3.1.3) over users.
+
+    Examples
+    --------
+    >>> win_tie_loss([0.5, 0.2, 0.1, float("nan")], [0.1, 0.2, 0.3, 0.4])
+    (1, 1, 1)
+    """
+    x = np.asarray(a, dtype=np.float64)
+    y = np.asarray(b, dtype=np.float64)
+    if x.shape != y.shape or x.ndim != 1:
+        raise param_error(
+            "b", "win_tie_loss", f"a 1-d array of the same length as 'a' ({x.shape})", y
+        )
+    keep = ~(np.isnan(x) | np.isnan(y))
+    d = x[keep] - y[keep]
+    if lower_is_better:
+        d = -d
+    return int((d > 0).sum()), int((d == 0).sum()), int((d < 0).sum())
