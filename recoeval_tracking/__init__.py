@@ -78,6 +78,7 @@ _SUBPACKAGES = frozenset(
         "reporting",
         "scores",
         "splitting",
+        "stats",
         "tracking",
     }
 )

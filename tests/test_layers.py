@@ -4,10 +4,11 @@ Every ``import`` and ``from ... import`` of every module counts, those inside fu
 (lazy imports are still dependencies); relative imports are resolved against the module's
 package. The layers, bottom up: ``engine``; ``_validation``, ``scores``, ``data``, ``splitting``,
 ``models``, ``metrics``, ``stats`` (statistics on arrays: numpy, scipy, the standard library and
-``_validation``'s errors only, so that any tool's per-user values can use them); ``distributed`` (the only importer of Dask; it registers its runner in
-the registry of ``metrics.remote``, where ``evaluate(client=...)`` finds it, so no module below
-imports it: ``metrics.remote`` loads it by name, from a table, when nothing is registered yet);
-``jobdir``; ``tracking`` and ``reporting``; ``app``.
+``_validation``'s errors only, so that any tool's per-user values can use them);
+``distributed`` (the only importer of Dask; it registers its runner in the registry of
+``metrics.remote``, where ``evaluate(client=...)`` finds it, so no module below imports it:
+``metrics.remote`` loads it by name, from a table, when nothing is registered yet); ``jobdir``;
+``tracking`` and ``reporting``; ``app``.
 """
 
 from __future__ import annotations

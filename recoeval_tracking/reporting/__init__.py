@@ -53,14 +53,14 @@ __all__ = [
     "default_group_by",
     "check_replicates",
     "aggregate_replicates",
-    # statistics
+    # the report's statistical settings and words (the statistics: recoeval_tracking.stats)
     "significance_mark",
     "FAMILIES",
-    # effect sizes, equivalence, folds, post-hoc by pairs, power
+    "detectable_text",
+    # post-hoc by pairs, labelled with the systems' names
     "POSTHOCS",
     "pairwise_tests",
     "pairwise_cliques",
-    "detectable_text",
     # rendering
     "summary_table",
     "catalogue_table",

@@ -17,9 +17,9 @@ Which param makes replicates: :func:`guess_replicate_key` reads a swept ``seed``
 mean over replicates at each k, with its Student-t interval over replicates.
 
 Replicates that draw their own split share training data, so their paired tests need Nadeau &
-Bengio's correction (:func:`~recoeval_tracking.stats.corrected_resampled_t`); :func:`replicate_design`
-finds its ``n_test / n_train`` from the runs and each group carries it (its tags
-:data:`DESIGN_TAGS`), so every comparison of the groups applies it.
+Bengio's correction (:func:`~recoeval_tracking.stats.corrected_resampled_t`);
+:func:`replicate_design` finds its ``n_test / n_train`` from the runs and each group carries it
+(its tags :data:`DESIGN_TAGS`), so every comparison of the groups applies it.
 """
 
 from __future__ import annotations

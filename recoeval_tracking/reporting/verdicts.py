@@ -1,6 +1,7 @@
 """The comparison's effect sizes and verdicts: the methods :class:`~.compare.Comparison` gains
-from :class:`VerdictMethods`, built on :mod:`.effects`, :mod:`.equivalence`, :mod:`.folds`,
-:mod:`.posthoc` and :mod:`.power`.
+from :class:`VerdictMethods`, built on the statistics of :mod:`recoeval_tracking.stats`
+(effect sizes, equivalence and the Bayesian verdicts, replicate corrections, post-hoc tests,
+power) and the labelled tables of :mod:`.posthoc`.
 
 * :meth:`VerdictMethods.effects`: per system and metric against the baseline, the difference
   with its interval, the relative difference with its interval, d_z, the corrected p and mark,
@@ -92,9 +93,9 @@ class VerdictMethods:
         ``alpha_used`` (the per-comparison alpha at the correction's strictest step), ``mde``
         (the smallest difference the comparison's test, ``test=``, detects with probability
         ``power`` at that alpha, from the spread of the paired differences:
-        :func:`~recoeval_tracking.stats.detectable_difference`, ``inf`` when that test cannot pass the alpha
-        with the pairs there) and ``detectable``, the text shown beside a non-significant
-        difference. With several datasets, one block per dataset.
+        :func:`~recoeval_tracking.stats.detectable_difference`, ``inf`` when that test cannot
+        pass the alpha with the pairs there) and ``detectable``, the text shown beside a
+        non-significant difference. With several datasets, one block per dataset.
         Over replicates that draw their own split, the intervals and ``mde`` use Nadeau &
         Bengio's variance ``(1/n + n_test/n_train) s^2``, as the marks do.
         """
@@ -242,17 +243,17 @@ class VerdictMethods:
         or the replicates (seeds, folds) of a comparison over replicates; ``over="datasets"``
         pairs the datasets' means. Columns: ``rope`` (absolute), the Bayesian test's
         ``p_worse``, ``p_equivalent``, ``p_better`` and ``verdict``
-        (:func:`~recoeval_tracking.stats.decide` at credibility ``threshold``, default ``1 - alpha``:
-        better or worse when its probability reaches ``(1 + threshold) / 2``, equivalent when
-        both of theirs are below ``1 - threshold``, else undecided), ``p_tost``, the TOST's
-        p-value (equivalence shown when below alpha; with the t tests the verdict is
-        "equivalent" exactly when ``p_tost < 1 - threshold``) and ``n``, the pairs (users,
-        replicates or datasets). ``test``: ``"t"`` (the Bayesian paired t on the mean
-        difference, :func:`~recoeval_tracking.stats.bayesian_paired_t`; the default over users; over
-        replicates that draw their own split, the correlated t-test with Nadeau-Bengio's
-        ``n_test / n_train``, :func:`~recoeval_tracking.stats.correlated_t_verdict`, and the TOST with the same
-        variance) or ``"signed-rank"`` (:func:`~recoeval_tracking.stats.bayesian_signed_rank`; the
-        default over datasets, its design: over users it judges pairs of users, and calls a
+        (:func:`~recoeval_tracking.stats.decide` at credibility ``threshold``, default
+        ``1 - alpha``: better or worse when its probability reaches ``(1 + threshold) / 2``,
+        equivalent when both of theirs are below ``1 - threshold``, else undecided),
+        ``p_tost``, the TOST's p-value (equivalence shown when below alpha; with the t tests the
+        verdict is "equivalent" exactly when ``p_tost < 1 - threshold``) and ``n``, the pairs
+        (users, replicates or datasets). ``test``: ``"t"`` (the Bayesian paired t on the mean
+        difference, :func:`~recoeval_tracking.stats.bayesian_paired_t`; the default over users;
+        over replicates that draw their own split, the correlated t-test with Nadeau-Bengio's
+        ``n_test / n_train``, :func:`~recoeval_tracking.stats.correlated_t_verdict`, and the
+        TOST with the same variance) or ``"signed-rank"``
+        (:func:`~recoeval_tracking.stats.bayesian_signed_rank`; the default over datasets, its design: over users it judges pairs of users, and calls a
         Hit@K difference of many ropes "equivalent" when most users' differences are 0). For a
         lower-is-better metric "better" means lower. ``rope`` defaults to the comparison's
         (``compare(..., rope=...)``).

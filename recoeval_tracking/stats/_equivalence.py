@@ -35,8 +35,8 @@ A difference inside ``[-rope, rope]`` is too small to matter. Two procedures dec
   ``d``) each one-sided p is 0 when ``d`` is strictly inside its bound and 1 otherwise.
 
 **The verdict** (:func:`decide`, the same rule for the three Bayesian tests, the correlated
-t-test over replicates, :func:`correlated_t_verdict`, included) reads the three probabilities at a credibility ``c``
-(``threshold``, default 0.95):
+t-test over replicates, :func:`correlated_t_verdict`, included) reads the three probabilities
+at a credibility ``c`` (``threshold``, default 0.95):
 
 * *better* when ``P(better) >= (1 + c) / 2`` (0.975): the central ``c`` credible interval of
   the difference lies above the rope; *worse* likewise below it. Each direction is a one-sided

@@ -35,9 +35,9 @@ def bootstrap_counts(
 
     Resample ``b`` draws ``n`` indices uniformly with replacement
     (``numpy.random.default_rng([seed, n, b]).integers(0, n, n)``) and counts them: the counts
-    ``w_b`` with ``sum(w_b) = n`` whose replicate mean is ``w_b·x / n`` (the nonparametric bootstrap,
-    Efron & Tibshirani 1993, ch. 6). Each resample has its own stream, so any slice of the series
-    can be produced without the rest.
+    ``w_b`` with ``sum(w_b) = n`` whose replicate mean is ``w_b·x / n`` (the nonparametric
+    bootstrap, Efron & Tibshirani 1993, ch. 6). Each resample has its own stream, so any slice
+    of the series can be produced without the rest.
 
     Returns
     -------

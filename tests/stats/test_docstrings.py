@@ -18,7 +18,8 @@ FUNCTIONS = [n for n in stats.__all__ if inspect.isfunction(getattr(stats, n))]
 MODULES = ["recoeval_tracking.stats"] + [
     f"recoeval_tracking.stats.{m.name}" for m in pkgutil.iter_modules(stats.__path__)
 ]
-#: A citation: a name and a year: "(Wilcoxon 1945)", "et al. 2017", "Bengio's (2003)", "Demšar (2006,".
+#: A citation, a name and a year: "(Wilcoxon 1945)", "et al. 2017", "Bengio's (2003)",
+#: "Demšar (2006,".
 CITATION = re.compile(r"[A-Z][\w-]+(?:'s)?\.?,?\s+(?:\d{4}\b|\(\d{4}[,)])")
 #: A formula: a math block or role, or a code span holding an operator.
 FORMULA = re.compile(
