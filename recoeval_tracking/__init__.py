@@ -79,6 +79,7 @@ _SUBPACKAGES = frozenset(
         "reporting",
         "scores",
         "splitting",
+        "stats",
         "tracking",
     }
 )

@@ -199,6 +199,14 @@ def test_the_graph_is_read():
     assert any(m.startswith("hydra_plugins.") for m in GRAPH)
     # a relative import inside a function is seen and resolved
     assert "recoeval_tracking.jobdir" in GRAPH["recoeval_tracking.app.pipeline"]
+    # the statistics' old paths read from recoeval_tracking.stats, which imports nothing back
+    assert "recoeval_tracking.stats" in GRAPH["recoeval_tracking.reporting.stats"]
+    assert not any(
+        t.startswith("recoeval_tracking.reporting")
+        for m, edges in GRAPH.items()
+        if m.startswith("recoeval_tracking.stats")
+        for t in edges
+    )
 
 
 def test_the_cycle_finder_finds_cycles():

@@ -3,15 +3,18 @@
 Every ``import`` and ``from ... import`` of every module counts, those inside functions included
 (lazy imports are still dependencies); relative imports are resolved against the module's
 package. The layers, bottom up: ``engine``; ``_validation``, ``scores``, ``data``, ``splitting``,
-``models``, ``metrics``; ``distributed`` (the only importer of Dask; it registers its runner in
-the registry of ``metrics.remote``, where ``evaluate(client=...)`` finds it, so no module below
-imports it: ``metrics.remote`` loads it by name, from a table, when nothing is registered yet);
-``jobdir``; ``tracking`` and ``reporting``; ``app``.
+``models``, ``metrics``, ``stats`` (statistics on arrays: numpy, scipy, the standard library and
+``_validation``'s errors only, so that any tool's per-user values can use them);
+``distributed`` (the only importer of Dask; it registers its runner in the registry of
+``metrics.remote``, where ``evaluate(client=...)`` finds it, so no module below imports it:
+``metrics.remote`` loads it by name, from a table, when nothing is registered yet); ``jobdir``;
+``tracking`` and ``reporting``; ``app``.
 """
 
 from __future__ import annotations
 
 import ast
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -148,6 +151,30 @@ def test_core_layers_do_not_import_upper_layers():
         "metrics/, data/, splitting/, models/, scores.py or _validation.py import "
         "jobdir/, tracking/, reporting/ or app/",
     )
+
+
+#: What ``recoeval_tracking.stats`` may import besides the standard library: numpy, scipy, itself
+#: and the package's error vocabulary (``_validation``: numpy and scipy.sparse only).
+STATS_MAY_IMPORT = {"numpy", "scipy"}
+STATS_MAY_IMPORT_OF_OURS = {"stats", "_validation"}
+
+
+def _stats_may_import(target: str) -> bool:
+    if _ours(target):
+        return _layer(target) in STATS_MAY_IMPORT_OF_OURS
+    return _top(target) in STATS_MAY_IMPORT or _top(target) in sys.stdlib_module_names
+
+
+def test_stats_imports_only_numpy_scipy_and_the_standard_library():
+    _fail_on(
+        _violations({"stats"}, lambda t: not _stats_may_import(t)),
+        "stats/ imports only numpy, scipy, the standard library, itself and _validation",
+    )
+    # the rule sees what it should: stats has modules, and pandas or reporting would break it
+    assert any(_layer(m) == "stats" for m, _, _ in EDGES)
+    assert not _stats_may_import("pandas") and not _stats_may_import("matplotlib.pyplot")
+    assert not _stats_may_import("recoeval_tracking.reporting.runs")
+    assert _stats_may_import("scipy.stats") and _stats_may_import("__future__")
 
 
 def test_only_tracking_imports_mlflow():

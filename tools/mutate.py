@@ -103,12 +103,20 @@ AREAS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
         ("tests/splitting",),
     ),
     "stats": (
-        ("reporting/stats.py",),
         (
-            "tests/reporting/test_stats.py",
-            "tests/reporting/test_stats_contract.py",
-            "tests/reporting/test_report_settings.py",
+            "stats/_paired.py",
+            "stats/_intervals.py",
+            "stats/_corrections.py",
+            "stats/_effects.py",
+            "stats/_equivalence.py",
+            "stats/_replicates.py",
+            "stats/_power.py",
+            "stats/_posthoc.py",
+            "stats/_friedman.py",
+            "stats/_resampling.py",
+            "reporting/stats.py",
         ),
+        ("tests/stats", "tests/reporting/test_report_settings.py"),
     ),
     # the report tests without the browser screenshot and the end-to-end sweep (minutes each)
     "report": (

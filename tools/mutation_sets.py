@@ -161,9 +161,9 @@ ISSUE18: dict[str, tuple[str, list[tuple[str, str]], tuple[str, ...], str]] = {
         "user k-fold assigns users to groups in id order",
     ),
     "bh_no_step_up": (
-        "recoeval_tracking/reporting/stats.py",
+        "recoeval_tracking/stats/_corrections.py",
         [("stepped = np.minimum.accumulate(ranked[::-1])[::-1]", "stepped = ranked")],
-        ("tests/reporting/test_stats.py", "tests/reporting/test_report_settings.py"),
+        ("tests/stats/test_paired_and_intervals.py", "tests/reporting/test_report_settings.py"),
         "Benjamini-Hochberg without its step-up minimum",
     ),
     "report_ignores_correction": (

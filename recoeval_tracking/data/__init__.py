@@ -13,7 +13,6 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # the names as static tools see them
     from ._build import build_interactions, factorize_sorted
-    from ._factor_rows import FactorRows
     from ._interactions import DUPLICATE_POLICIES, Interactions, PrepReport, gini
     from ._loaders import (
         DATASETS,
@@ -26,6 +25,7 @@ if TYPE_CHECKING:  # the names as static tools see them
         load_parquet,
     )
     from ._partitioned import (
+        FactorRows,
         PartitionedDataset,
         PartitionedWriter,
         open_partitioned,
@@ -46,7 +46,7 @@ if TYPE_CHECKING:  # the names as static tools see them
 _LAZY: dict[str, str] = {
     "build_interactions": "._build",
     "factorize_sorted": "._build",
-    "FactorRows": "._factor_rows",
+    "FactorRows": "._partitioned",
     "DUPLICATE_POLICIES": "._interactions",
     "Interactions": "._interactions",
     "PrepReport": "._interactions",

@@ -29,8 +29,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from .._validation import param_error
-from ..data._factor_rows import FactorRows, read_whole
-from ..data._partitioned import PartitionedDataset, open_partitioned
+from ..data._partitioned import FactorRows, PartitionedDataset, open_partitioned, read_whole
 from ..metrics.evaluate import plan, plan_for_source
 from ..metrics.inputs import Prepared, score_source, with_data_relevance
 from ..options import EvalOptions
@@ -71,7 +70,7 @@ def run_stored_shard(
 
 def _item_array(value: Any, name: str, func: str, storage_options: dict[str, Any] | None) -> Any:
     """An item-side array given as an array or as a ``.npy`` or ``.parquet`` path or URL (read
-    whole by :func:`~recoeval_tracking.data._factor_rows.read_whole`)."""
+    whole by :func:`~recoeval_tracking.data._partitioned.read_whole`)."""
     if value is None or not isinstance(value, (str, os.PathLike)):
         return value
     return read_whole(value, name=name, func=func, storage_options=storage_options)

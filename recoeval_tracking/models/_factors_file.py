@@ -123,7 +123,7 @@ class FactorsFileModel(Model):
                         f"'{key}'. Got {self.path!r} with keys {sorted(arrays)} instead."
                     )
             return arrays, self.path
-        from ..data._factor_rows import read_whole
+        from ..data._partitioned import read_whole
 
         arrays = {
             "user_factors": read_whole(self.user_factors, name="user_factors", func=_FUNC),

@@ -4,34 +4,20 @@
 they are comparable (:func:`comparability`: same data and split; each metric over the runs that
 define it alike, every left-out one named with its reason) and
 computes every interval and test into a :class:`Report`; :func:`write_report` renders it as a
-self-contained HTML page and Markdown. The statistics are functions of their own
-(:func:`paired_comparison`, :func:`mean_ci`, :func:`adjust_pvalues`, ...), usable on any paired
-per-user values.
+self-contained HTML page and Markdown. The statistics it computes are plain functions on arrays
+in :mod:`recoeval_tracking.stats` (``paired_comparison``, ``mean_ci``, ``adjust_pvalues``, ...),
+usable on any paired per-user values; the names that moved there still read from here, with a
+:class:`DeprecationWarning`, for one release.
 """
 
 from __future__ import annotations
 
 from . import latex as _latex  # noqa: F401 - registers Comparison.to_latex
+from ._moved import moved_names
 from .comparability import Comparability, check_comparable, comparability
 from .compare import Comparison, compare
-from .effects import DEFAULT_TEST, EffectSize, effect_size, relative_difference
-from .equivalence import (
-    VERDICTS,
-    BayesianVerdict,
-    bayesian_paired_t,
-    bayesian_signed_rank,
-    resolve_rope,
-    tost_paired,
-)
-from .folds import CORRECTION_FOR, CorrectedT, corrected_resampled_t, correlated_t_verdict
 from .posthoc import POSTHOCS, pairwise_cliques, pairwise_tests
-from .power import (
-    corrected_alpha,
-    detectable_text,
-    minimum_detectable_difference,
-    power_paired,
-    sample_size,
-)
+from .power import detectable_text
 from .render import metric_table, render_figures, render_html, render_markdown, write_report
 from .replicates import (
     aggregate_replicates,
@@ -42,24 +28,7 @@ from .replicates import (
 from .report import TESTS, Report, SliceTable, build_report
 from .runs import FINGERPRINT_KINDS, RunData, fingerprints_from
 from .slices import SLICE_KINDS, user_popularity_share
-from .stats import (
-    CORRECTIONS,
-    FAMILIES,
-    MeanCI,
-    PairedComparison,
-    adjust_pvalues,
-    bca_interval,
-    bootstrap_ci,
-    cohens_dz,
-    mean_ci,
-    paired_comparison,
-    paired_t_test,
-    randomization_test,
-    sign_test,
-    significance_mark,
-    t_interval,
-    wilcoxon_test,
-)
+from .stats import FAMILIES, significance_mark
 from .summary import catalogue_table, headline_metrics, summary_table
 
 __all__ = [
@@ -84,46 +53,14 @@ __all__ = [
     "default_group_by",
     "check_replicates",
     "aggregate_replicates",
-    # statistics
-    "t_interval",
-    "bootstrap_ci",
-    "mean_ci",
-    "MeanCI",
-    "paired_t_test",
-    "wilcoxon_test",
-    "randomization_test",
-    "cohens_dz",
-    "paired_comparison",
-    "PairedComparison",
-    "adjust_pvalues",
+    # the report's statistical settings and words (the statistics: recoeval_tracking.stats)
     "significance_mark",
-    "CORRECTIONS",
     "FAMILIES",
-    "sign_test",
-    "bca_interval",
-    # effect sizes, equivalence, folds, post-hoc by pairs, power
-    "DEFAULT_TEST",
-    "EffectSize",
-    "effect_size",
-    "relative_difference",
-    "VERDICTS",
-    "BayesianVerdict",
-    "bayesian_signed_rank",
-    "bayesian_paired_t",
-    "tost_paired",
-    "resolve_rope",
-    "CORRECTION_FOR",
-    "CorrectedT",
-    "corrected_resampled_t",
-    "correlated_t_verdict",
+    "detectable_text",
+    # post-hoc by pairs, labelled with the systems' names
     "POSTHOCS",
     "pairwise_tests",
     "pairwise_cliques",
-    "power_paired",
-    "minimum_detectable_difference",
-    "sample_size",
-    "corrected_alpha",
-    "detectable_text",
     # rendering
     "summary_table",
     "catalogue_table",
@@ -134,3 +71,52 @@ __all__ = [
     "render_markdown",
     "write_report",
 ]
+
+#: The statistics on arrays moved to :mod:`recoeval_tracking.stats`: read from here with a
+#: warning, for one release.
+_MOVED = dict.fromkeys(
+    (
+        # intervals
+        "t_interval",
+        "bootstrap_ci",
+        "mean_ci",
+        "MeanCI",
+        "bca_interval",
+        # paired tests
+        "paired_t_test",
+        "wilcoxon_test",
+        "sign_test",
+        "randomization_test",
+        "paired_comparison",
+        "PairedComparison",
+        # corrections
+        "CORRECTIONS",
+        "adjust_pvalues",
+        # effect sizes
+        "cohens_dz",
+        "effect_size",
+        "EffectSize",
+        "relative_difference",
+        "DEFAULT_TEST",
+        # equivalence and the Bayesian verdicts
+        "VERDICTS",
+        "BayesianVerdict",
+        "bayesian_signed_rank",
+        "bayesian_paired_t",
+        "tost_paired",
+        "resolve_rope",
+        # replicates that share training data
+        "CORRECTION_FOR",
+        "CorrectedT",
+        "corrected_resampled_t",
+        "correlated_t_verdict",
+        # power and sample size
+        "power_paired",
+        "minimum_detectable_difference",
+        "sample_size",
+        "corrected_alpha",
+    ),
+    "recoeval_tracking.stats",
+)
+
+__getattr__ = moved_names(__name__, _MOVED)

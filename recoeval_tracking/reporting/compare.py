@@ -6,7 +6,8 @@ so a number in a notebook and in the page is the same number.
 
 The statistics are those of :func:`~recoeval_tracking.reporting.report.build_report` (one
 :class:`~recoeval_tracking.reporting.report.Report` per dataset) and of
-:mod:`~recoeval_tracking.reporting.multisystem`; nothing is computed twice.
+:mod:`recoeval_tracking.stats` (labelled by :mod:`~recoeval_tracking.reporting.multisystem`);
+nothing is computed twice.
 
 Examples
 --------
@@ -40,7 +41,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from .. import stats as st
 from .._validation import InputError, param_error
+from ..stats import resolve_rope
 from . import multisystem as ms
 from .comparability import LEFT_OUT_COLUMNS, check_labels, check_option_names
 from .compare_inputs import (
@@ -50,7 +53,7 @@ from .compare_inputs import (
     group_datasets,
     runs_from,
 )
-from .equivalence import resolve_rope, rope_text
+from .equivalence import rope_text
 from .outputs import output
 from .posthoc import POSTHOCS
 from .report import (
@@ -152,7 +155,7 @@ def compare(
     rope : float, str or dict, optional
         A region of practical equivalence: absolute (``0.01``), relative to the baseline's
         mean (``"5%"``) or per metric (``{"ndcg_at_10": 0.01}``; a metric it lacks gets no verdict on the page or in the printed summary),
-        as :func:`~recoeval_tracking.reporting.equivalence.resolve_rope` takes it. When given,
+        as :func:`~recoeval_tracking.stats.resolve_rope` takes it. When given,
         the page and the printed summary show each system's verdict against the baseline
         (better / equivalent / worse with their probabilities, the Bayesian paired t-test of the
         mean difference over users, and the TOST beside it), and :meth:`Comparison.verdicts` uses it by default.
@@ -258,7 +261,8 @@ def compare(
 
 
 def check_rope(rope: Any, func: str) -> None:
-    """Refuse a rope :func:`~.equivalence.resolve_rope` cannot read (``None``: no rope)."""
+    """Refuse a rope :func:`~recoeval_tracking.stats.resolve_rope` cannot read (``None``: no
+    rope)."""
     if rope is None:
         return
     widths = rope.values() if isinstance(rope, Mapping) else [rope]
@@ -457,7 +461,7 @@ class Comparison(VerdictMethods):
                 )
                 v = self.values(s["metric"], dataset)
                 if s["run"] in v.columns and base_name in v.columns:
-                    w, t, l_ = ms.win_tie_loss(
+                    w, t, l_ = st.win_tie_loss(
                         v[s["run"]].to_numpy(),
                         v[base_name].to_numpy(),
                         lower_is_better=self.lower_is_better(s["metric"]),
@@ -498,7 +502,7 @@ class Comparison(VerdictMethods):
             names = list(v.columns)
             for i, a in enumerate(names):
                 for b in names[i + 1 :]:
-                    w, t, l_ = ms.win_tie_loss(
+                    w, t, l_ = st.win_tie_loss(
                         v[a].to_numpy(), v[b].to_numpy(), lower_is_better=self.lower_is_better(m)
                     )
                     rows.append(
@@ -562,7 +566,7 @@ class Comparison(VerdictMethods):
     def critical_difference(self, metric: str) -> float:
         """Nemenyi's critical difference of mean ranks at the comparison's alpha."""
         f = self.friedman(metric)
-        return ms.critical_difference(f.n_systems, f.n_datasets, self.settings["alpha"])
+        return st.critical_difference(f.n_systems, f.n_datasets, self.settings["alpha"])
 
     def posthoc(
         self, metric: str, method: str = "nemenyi", control: str | None = None

@@ -17,9 +17,9 @@ Which param makes replicates: :func:`guess_replicate_key` reads a swept ``seed``
 mean over replicates at each k, with its Student-t interval over replicates.
 
 Replicates that draw their own split share training data, so their paired tests need Nadeau &
-Bengio's correction (:mod:`~recoeval_tracking.reporting.folds`); :func:`replicate_design`
-finds its ``n_test / n_train`` from the runs and each group carries it (its tags
-:data:`DESIGN_TAGS`), so every comparison of the groups applies it.
+Bengio's correction (:func:`~recoeval_tracking.stats.corrected_resampled_t`);
+:func:`replicate_design` finds its ``n_test / n_train`` from the runs and each group carries it
+(its tags :data:`DESIGN_TAGS`), so every comparison of the groups applies it.
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ import numpy as np
 import pandas as pd
 
 from .._validation import param_error
-from . import stats as st
+from ..stats import t_interval
 from .comparability import check_comparable, check_replicates, swept_params
 from .runs import RunData
 
@@ -326,7 +326,7 @@ def group_curves_and_catalogue(groups: list[RunData], runs: list[RunData]) -> No
         out = {"k": ks}
         for name in names:
             stack = np.column_stack([c[name].to_numpy(dtype=np.float64) for c in curves])
-            cols = [st.t_interval(row) for row in stack]
+            cols = [t_interval(row) for row in stack]
             out[name] = np.array([c[0] for c in cols])
             out[f"{name}_ci95_low"] = np.array([c[1] for c in cols])
             out[f"{name}_ci95_high"] = np.array([c[2] for c in cols])

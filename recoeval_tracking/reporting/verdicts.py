@@ -1,6 +1,7 @@
 """The comparison's effect sizes and verdicts: the methods :class:`~.compare.Comparison` gains
-from :class:`VerdictMethods`, built on :mod:`.effects`, :mod:`.equivalence`, :mod:`.folds`,
-:mod:`.posthoc` and :mod:`.power`.
+from :class:`VerdictMethods`, built on the statistics of :mod:`recoeval_tracking.stats`
+(effect sizes, equivalence and the Bayesian verdicts, replicate corrections, post-hoc tests,
+power) and the labelled tables of :mod:`.posthoc`.
 
 * :meth:`VerdictMethods.effects`: per system and metric against the baseline, the difference
   with its interval, the relative difference with its interval, d_z, the corrected p and mark,
@@ -27,21 +28,27 @@ import numpy as np
 import pandas as pd
 
 from .._validation import InputError, param_error
-from .effects import effect_size
-from .equivalence import (
+from ..stats import (
+    CORRECTION_FOR,
     BayesianVerdict,
+    adjust_pvalues,
     bayesian_paired_t,
     bayesian_signed_rank,
-    check_rope_metrics,
+    corrected_alpha,
+    corrected_resampled_t,
+    correlated_t_verdict,
+    critical_difference,
+    detectable_difference,
+    effect_size,
     resolve_rope,
+    sample_size,
     tost_paired,
 )
-from .folds import CORRECTION_FOR, corrected_resampled_t, correlated_t_verdict
+from .equivalence import check_rope_metrics
 from .outputs import output
 from .posthoc import POSTHOCS, pairwise_cliques, pairwise_tests
-from .power import corrected_alpha, detectable_difference, detectable_text, sample_size
+from .power import detectable_text
 from .replicates import design_of
-from .stats import adjust_pvalues
 
 if TYPE_CHECKING:
     from .compare import Comparison
@@ -86,9 +93,9 @@ class VerdictMethods:
         ``alpha_used`` (the per-comparison alpha at the correction's strictest step), ``mde``
         (the smallest difference the comparison's test, ``test=``, detects with probability
         ``power`` at that alpha, from the spread of the paired differences:
-        :func:`~.power.detectable_difference`, ``inf`` when that test cannot pass the alpha
-        with the pairs there) and ``detectable``, the text shown beside a non-significant
-        difference. With several datasets, one block per dataset.
+        :func:`~recoeval_tracking.stats.detectable_difference`, ``inf`` when that test cannot
+        pass the alpha with the pairs there) and ``detectable``, the text shown beside a
+        non-significant difference. With several datasets, one block per dataset.
         Over replicates that draw their own split, the intervals and ``mde`` use Nadeau &
         Bengio's variance ``(1/n + n_test/n_train) s^2``, as the marks do.
         """
@@ -236,17 +243,17 @@ class VerdictMethods:
         or the replicates (seeds, folds) of a comparison over replicates; ``over="datasets"``
         pairs the datasets' means. Columns: ``rope`` (absolute), the Bayesian test's
         ``p_worse``, ``p_equivalent``, ``p_better`` and ``verdict``
-        (:func:`~.equivalence.decide` at credibility ``threshold``, default ``1 - alpha``:
-        better or worse when its probability reaches ``(1 + threshold) / 2``, equivalent when
-        both of theirs are below ``1 - threshold``, else undecided), ``p_tost``, the TOST's
-        p-value (equivalence shown when below alpha; with the t tests the verdict is
-        "equivalent" exactly when ``p_tost < 1 - threshold``) and ``n``, the pairs (users,
-        replicates or datasets). ``test``: ``"t"`` (the Bayesian paired t on the mean
-        difference, :func:`~.equivalence.bayesian_paired_t`; the default over users; over
-        replicates that draw their own split, the correlated t-test with Nadeau-Bengio's
-        ``n_test / n_train``, :func:`~.folds.correlated_t_verdict`, and the TOST with the same
-        variance) or ``"signed-rank"`` (:func:`~.equivalence.bayesian_signed_rank`; the
-        default over datasets, its design: over users it judges pairs of users, and calls a
+        (:func:`~recoeval_tracking.stats.decide` at credibility ``threshold``, default
+        ``1 - alpha``: better or worse when its probability reaches ``(1 + threshold) / 2``,
+        equivalent when both of theirs are below ``1 - threshold``, else undecided),
+        ``p_tost``, the TOST's p-value (equivalence shown when below alpha; with the t tests the
+        verdict is "equivalent" exactly when ``p_tost < 1 - threshold``) and ``n``, the pairs
+        (users, replicates or datasets). ``test``: ``"t"`` (the Bayesian paired t on the mean
+        difference, :func:`~recoeval_tracking.stats.bayesian_paired_t`; the default over users;
+        over replicates that draw their own split, the correlated t-test with Nadeau-Bengio's
+        ``n_test / n_train``, :func:`~recoeval_tracking.stats.correlated_t_verdict`, and the
+        TOST with the same variance) or ``"signed-rank"``
+        (:func:`~recoeval_tracking.stats.bayesian_signed_rank`; the default over datasets, its design: over users it judges pairs of users, and calls a
         Hit@K difference of many ropes "equivalent" when most users' differences are 0). For a
         lower-is-better metric "better" means lower. ``rope`` defaults to the comparison's
         (``compare(..., rope=...)``).
@@ -353,7 +360,7 @@ class VerdictMethods:
         ``high``, ``t``, ``p``, Holm-adjusted ``p_adj``) and the Bayesian correlated t-test's
         probabilities and verdict for ``rope``. ``n_folds`` for k-fold replicates,
         ``test_fraction`` for seeds that each draw a random split (see
-        :data:`~recoeval_tracking.reporting.folds.CORRECTION_FOR`); neither: the design the
+        :data:`~recoeval_tracking.stats.CORRECTION_FOR`); neither: the design the
         comparison found (:func:`~.replicates.replicate_design`), as its marks use."""
         key = self.settings.get("replicate_key") or self._report(dataset).settings.get(
             "replicate_key"
@@ -447,8 +454,6 @@ def cd_diagram_for(cmp: Comparison, metric: str, posthoc: str = "wilcoxon"):
     groups that the pairwise Wilcoxon / sign tests with Holm find no difference in
     (``"wilcoxon"``, the default, ``"sign"``; Benavoli, Corani & Mangili 2016) or that
     Nemenyi's CD leaves together (``"nemenyi"``). The title says which."""
-    from . import multisystem as ms
-
     cd_figure = output("cd_figure")
     if posthoc not in POSTHOCS:
         raise param_error("posthoc", "Comparison.cd_diagram", f"one of {list(POSTHOCS)}", posthoc)
@@ -456,7 +461,7 @@ def cd_diagram_for(cmp: Comparison, metric: str, posthoc: str = "wilcoxon"):
     alpha = cmp.settings["alpha"]
     head = f"{metric}: mean rank over {f.n_datasets} datasets (Friedman p = {f.pvalue:.3g}; "
     if posthoc == "nemenyi":
-        cd = ms.critical_difference(f.n_systems, f.n_datasets, alpha)
+        cd = critical_difference(f.n_systems, f.n_datasets, alpha)
         return cd_figure(
             f.mean_ranks, cd, title=head + f"CD = {cd:.2f} at α = {alpha:g}; post-hoc: Nemenyi)"
         )

@@ -18,8 +18,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from recoeval_tracking.reporting import stats as st
-from recoeval_tracking.reporting.effects import DEFAULT_TEST
+from recoeval_tracking import stats as st
+from recoeval_tracking.stats import DEFAULT_TEST
 
 ALPHA = 0.05
 DRAWS = 1000
@@ -102,7 +102,7 @@ def test_aa_the_default_verdict_says_better_or_worse_in_at_most_5_percent(differ
     NDCG@10 of 0.2; a direction needs P >= 0.975, so each one is a one-sided test at 2.5%.
     (P >= 0.95 per direction said so in about 10% of the draws at rope 0.) And the verdict is
     "equivalent" exactly when TOST p < alpha: the page's two columns agree."""
-    from recoeval_tracking.reporting.equivalence import bayesian_paired_t, tost_paired
+    from recoeval_tracking.stats import bayesian_paired_t, tost_paired
 
     D = _null_draws(differences, n, DRAWS)
     zeros = np.zeros(n)

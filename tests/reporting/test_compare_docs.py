@@ -1,5 +1,5 @@
 """The compare guide's Python blocks run as written (each on its own), and the doctests of the
-comparison modules pass."""
+comparison module pass (those of the statistics run in tests/stats/test_docstrings.py)."""
 
 from __future__ import annotations
 
@@ -25,9 +25,7 @@ def test_guide_block_runs(index, capsys):
     exec(compile(_blocks()[index], f"{GUIDE.name}[{index}]", "exec"), {})
 
 
-@pytest.mark.parametrize(
-    "module", ["recoeval_tracking.reporting.compare", "recoeval_tracking.reporting.multisystem"]
-)
+@pytest.mark.parametrize("module", ["recoeval_tracking.reporting.compare"])
 def test_doctests(module):
     import importlib
 

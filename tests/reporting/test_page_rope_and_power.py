@@ -12,14 +12,13 @@ from report_runs import synthetic_run
 
 import recoeval_tracking as rt
 from recoeval_tracking.reporting.latex import effects_latex
-from recoeval_tracking.reporting.power import (
-    POWER_BASIS,
+from recoeval_tracking.reporting.power import POWER_BASIS, detectable_text
+from recoeval_tracking.reporting.sections import rope_text, verdict_table
+from recoeval_tracking.stats import (
     WILCOXON_ARE,
     detectable_difference,
-    detectable_text,
     minimum_detectable_difference,
 )
-from recoeval_tracking.reporting.sections import rope_text, verdict_table
 
 FAST = {"n_bootstrap": 0, "n_permutations": 100}
 
@@ -70,3 +69,29 @@ def test_a_test_that_cannot_pass_alpha_with_so_few_pairs_detects_nothing():
     )
     with pytest.raises(rt.InputError, match="'test'"):
         detectable_difference(0.1, 10, test="sign")
+
+
+def test_the_text_beside_a_difference_and_the_words_of_each_test():
+    assert detectable_text(0.0112, -0.0041) == "could detect 0.011; observed 0.004"
+    assert detectable_text(math.nan, 0.1) == ""
+    # the page's words cover every test the detectable difference knows, and no other
+    for test in POWER_BASIS:
+        assert math.isfinite(detectable_difference(0.1, 100, test=test))
+    with pytest.raises(rt.InputError, match="'test'.*\\['t', 'wilcoxon', 'randomization'\\]"):
+        detectable_difference(0.1, 100, test="sign")
+    assert sorted(POWER_BASIS) == ["randomization", "t", "wilcoxon"]
+
+
+@pytest.mark.parametrize(
+    "module",
+    [
+        "recoeval_tracking.reporting.equivalence",
+        "recoeval_tracking.reporting.posthoc",
+    ],
+)
+def test_doctests(module):
+    import doctest
+    import importlib
+
+    result = doctest.testmod(importlib.import_module(module))
+    assert result.attempted > 0 and result.failed == 0

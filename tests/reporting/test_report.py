@@ -9,7 +9,7 @@ import pytest
 from report_runs import synthetic_run
 
 from recoeval_tracking import InputError
-from recoeval_tracking.reporting import stats as st
+from recoeval_tracking import stats as st
 from recoeval_tracking.reporting.render import render_html, render_markdown, write_report
 from recoeval_tracking.reporting.report import build_report, check_comparable
 

@@ -21,7 +21,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import stats as sps
 
-from recoeval_tracking.reporting import stats as st_
+from recoeval_tracking import stats as st_
 from recoeval_tracking.reporting.report import RunData, build_report, significance_mark
 
 FPS = {"data": "d", "split": "s", "definitions": "f"}

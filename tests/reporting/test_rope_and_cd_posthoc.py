@@ -16,7 +16,7 @@ from scipy import stats
 
 import recoeval_tracking as rt
 from recoeval_tracking import InputError
-from recoeval_tracking.reporting.equivalence import bayesian_signed_rank
+from recoeval_tracking.stats import bayesian_signed_rank
 
 
 def _runs():

@@ -10,9 +10,13 @@ from report_runs import synthetic_run
 
 import recoeval_tracking as rt
 from recoeval_tracking import InputError
-from recoeval_tracking.reporting.equivalence import bayesian_signed_rank, tost_paired
-from recoeval_tracking.reporting.folds import corrected_resampled_t
-from recoeval_tracking.reporting.power import minimum_detectable_difference, sample_size
+from recoeval_tracking.stats import (
+    bayesian_signed_rank,
+    corrected_resampled_t,
+    minimum_detectable_difference,
+    sample_size,
+    tost_paired,
+)
 
 
 @pytest.fixture(scope="module")
@@ -176,8 +180,7 @@ def _fold_runs(deltas, n_users=30):
 
 
 def test_over_folds_the_marks_effects_and_verdicts_use_nadeau_bengio():
-    from recoeval_tracking.reporting.folds import correlated_t_verdict
-    from recoeval_tracking.reporting.stats import paired_t_test
+    from recoeval_tracking.stats import correlated_t_verdict, paired_t_test
 
     deltas = np.array([0.022, -0.002, 0.017, 0.007, 0.016])
     c = rt.compare(
@@ -211,7 +214,7 @@ def test_over_folds_the_marks_effects_and_verdicts_use_nadeau_bengio():
 
 
 def test_replicates_on_one_split_keep_the_plain_paired_t():
-    from recoeval_tracking.reporting.stats import paired_t_test
+    from recoeval_tracking.stats import paired_t_test
 
     runs = _fold_runs([0.022, -0.002, 0.017, 0.007, 0.016])
     for r in runs:

@@ -1,5 +1,6 @@
-"""The documented defaults and counts of the report statistics, and their error messages:
-the lines a value-by-value check with explicit arguments (test_stats.py) leaves unchecked."""
+"""The documented defaults and counts of recoeval_tracking.stats, and their error messages:
+the lines a value-by-value check with explicit arguments (test_paired_and_intervals.py) leaves
+unchecked."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import numpy as np
 import pytest
 
 from recoeval_tracking import InputError
-from recoeval_tracking.reporting import stats as st
+from recoeval_tracking import stats as st
 
 
 def _slow_bootstrap(values, n_resamples, seed, confidence):

@@ -10,15 +10,15 @@ import numpy as np
 import pytest
 
 from recoeval_tracking import InputError
-from recoeval_tracking.reporting.equivalence import (
-    _signed_rank_samples,
+from recoeval_tracking.stats import (
     bayesian_paired_t,
     bayesian_signed_rank,
+    correlated_t_verdict,
     decide,
     resolve_rope,
     tost_paired,
 )
-from recoeval_tracking.reporting.folds import correlated_t_verdict
+from recoeval_tracking.stats._equivalence import _signed_rank_samples
 
 
 def _pairs(n, shift, seed):

@@ -1,7 +1,9 @@
-"""The report statistics against scipy.stats, hand computation and slow references."""
+"""The paired tests, intervals, corrections and resampling of recoeval_tracking.stats against
+scipy.stats, hand computation and slow references."""
 
 from __future__ import annotations
 
+import doctest
 import math
 
 import numpy as np
@@ -9,7 +11,7 @@ import pytest
 from scipy import stats as sps
 
 from recoeval_tracking import InputError
-from recoeval_tracking.reporting import stats as st
+from recoeval_tracking import stats as st
 
 
 def _pair(n, seed, shift=0.05, decimals=None):
@@ -210,3 +212,37 @@ def test_errors_name_the_argument():
         st.randomization_pvalues(np.ones(3), 0)
     with pytest.raises(InputError, match="'confidence'"):
         st.t_interval([1.0, 2.0], confidence=95)
+
+
+def test_wilcoxon_docstring_gives_the_zero_case_with_scipys_numbers():
+    finder = doctest.DocTestFinder()
+    (test,) = [t for t in finder.find(st.wilcoxon_test, "wilcoxon_test") if t.examples]
+    result = doctest.DocTestRunner().run(test)
+    assert result.attempted >= 2 and result.failed == 0
+    assert "zero" in st.wilcoxon_test.__doc__ and "better number" in st.wilcoxon_test.__doc__
+    # the claim itself: with zeros, scipy's default is not the exact p on the non-zero ones
+    d = np.array([0.0] * 16 + [0.1, 0.2, 0.3, 0.4])
+    assert st.wilcoxon_test(d, np.zeros(20))[1] == sps.wilcoxon(d[d != 0]).pvalue == 0.125
+    assert sps.wilcoxon(d).pvalue < 0.1
+
+
+def test_smallest_p_of_the_distribution_free_tests_is_reached():
+    for n in (3, 4, 6):
+        d = np.arange(1.0, n + 1)  # every difference positive: the most extreme outcome
+        assert st.min_attainable_p(n, "wilcoxon") == pytest.approx(
+            sps.wilcoxon(d).pvalue, rel=1e-12
+        )
+        assert st.min_attainable_p(n, "randomization") == pytest.approx(
+            st.randomization_pvalues(d, 1000, 0)[0], rel=1e-12
+        )
+        assert st.min_attainable_p(n, "wilcoxon") == pytest.approx(st.wilcoxon_test(d, 0 * d)[1])
+    assert st.min_attainable_p(3, "wilcoxon") == 0.25
+    # randomisation with R random vectors cannot go below 1/(R+1)
+    assert st.min_attainable_p(40, "randomization", 999) == pytest.approx(1e-3)
+    # thousands of users: no overflow, and never too few
+    assert st.min_attainable_p(5000, "randomization", 2000) == pytest.approx(1 / 2001)
+    assert st.min_attainable_p(5000, "wilcoxon") == 0.0
+    assert not st.too_few_pairs(5000, 3, "holm", 0.05, 2000)
+    # three seeds: no distribution-free test reaches 0.05, even uncorrected
+    assert st.too_few_pairs(3, 1, "none", 0.05)
+    assert not st.too_few_pairs(20, 5, "holm", 0.05)
