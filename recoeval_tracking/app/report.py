@@ -286,10 +286,10 @@ def _check_rope_keys(value: Any, metrics: list[str]) -> None:
 
 def check_settings(cfg: Mapping[str, Any]) -> None:
     """The statistical settings checked before any run is read, each error naming its key."""
-    from ..reporting.equivalence import resolve_rope
     from ..reporting.posthoc import POSTHOCS
     from ..reporting.report import TESTS
-    from ..reporting.stats import CORRECTIONS, FAMILIES
+    from ..reporting.stats import FAMILIES
+    from ..stats import CORRECTIONS, resolve_rope
 
     rope = _rope(cfg.get("rope"))
     for width in rope.values() if isinstance(rope, Mapping) else [] if rope is None else [rope]:

@@ -35,8 +35,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from .. import stats as st
 from .._validation import check_int, check_unit_open, param_error
-from . import stats as st
+from ..stats import corrected_resampled_t, too_few_pairs
+from ..stats._intervals import _percentile_bounds
 from .comparability import (
     LEFT_OUT_COLUMNS,
     apply_labels,
@@ -47,8 +49,7 @@ from .comparability import (
     resolve_metrics,
 )
 from .comparability import swept_params as _swept_params
-from .folds import corrected_resampled_t
-from .multisystem import SMALL_N_MARK, small_n_mark, too_few_pairs
+from .multisystem import SMALL_N_MARK, small_n_mark
 from .replicates import (
     aggregate_replicates,
     default_group_by,
@@ -215,7 +216,7 @@ def _tables(
     big = np.concatenate(cols, axis=1) if cols else np.empty((rows.size, 0))
     if n_bootstrap > 0 and rows.size:
         boot = st.bootstrap_means(big, n_bootstrap, seed)
-        boot_low, boot_high = st._percentile_bounds(boot, confidence)
+        boot_low, boot_high = _percentile_bounds(boot, confidence)
     else:
         boot_low = boot_high = np.full(big.shape[1], np.nan)
     diff_cols = [
@@ -841,7 +842,7 @@ def _name_groups(groups: list[RunData], runs: Sequence[RunData], replicate_key: 
 def correct_replicate_tests(report: Report) -> None:
     """Over replicates that draw their own split (folds, seeds; their groups carry the design,
     :func:`~.replicates.replicate_design`), the t-test of each comparison becomes Nadeau &
-    Bengio's corrected resampled t (:func:`~.folds.corrected_resampled_t`): ``t_low``,
+    Bengio's corrected resampled t (:func:`~recoeval_tracking.stats.corrected_resampled_t`): ``t_low``,
     ``t_high``, ``t_stat``, ``p_t``, ``p_t_adj`` and, when the t-test sets them, the marks.
     The plain paired t over replicates that share training data overstates significance.
     ``settings["replicate_correction"]`` says which applies (the Wilcoxon and randomisation

@@ -170,7 +170,7 @@ def _small_n_text(report: Report) -> str:
     if not len(c) or "small_n" not in c.columns or not c["small_n"].any():
         return ""
     n = sorted({int(v) for v in c.loc[c["small_n"], "n_nonzero"]})
-    from .multisystem import min_attainable_p
+    from ..stats import min_attainable_p
 
     smallest = min_attainable_p(n[0], "wilcoxon") if n[0] >= 1 else float("nan")
     return (

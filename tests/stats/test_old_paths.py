@@ -1,21 +1,19 @@
 """The statistics' old paths: each name that moved from ``recoeval_tracking.reporting`` to
 ``recoeval_tracking.stats`` still reads from its old module, as the same object, with a
-DeprecationWarning naming the new path; the package itself reads no moved name from an old path
-but in the modules :data:`STILL_ON_OLD_PATHS` names, and those get no warning."""
+DeprecationWarning naming the new path; the package itself reads no moved name from an old
+path."""
 
 from __future__ import annotations
 
 import ast
 import importlib
 import pkgutil
-import warnings
 from pathlib import Path
 
 import pytest
 
 import recoeval_tracking.reporting as reporting
 from recoeval_tracking import stats
-from recoeval_tracking.reporting._moved import STILL_ON_OLD_PATHS
 
 ROOT = Path(__file__).resolve().parents[2] / "recoeval_tracking"
 
@@ -62,15 +60,6 @@ def test_an_unknown_name_is_still_an_attribute_error():
         reporting.stats.no_such_statistic  # noqa: B018
 
 
-def test_the_modules_still_on_old_paths_get_no_warning():
-    code = "import recoeval_tracking.reporting.stats as st\nvalue = st.wilcoxon_test"
-    for caller, warned in (("recoeval_tracking.reporting.report", False), ("user_code", True)):
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
-            exec(compile(code, "<test>", "exec"), {"__name__": caller})
-        assert any(issubclass(w.category, DeprecationWarning) for w in caught) is warned
-
-
 def _old_path_reads(path: Path) -> set[str]:
     """The moved names ``path`` reads from an old path: ``from <old> import <moved>`` and
     ``<alias>.<moved>`` for ``from . import <old> as <alias>`` (relative imports resolved)."""
@@ -106,6 +95,6 @@ def test_the_package_reads_moved_names_only_where_it_says_it_does():
         if reads:
             name = ".".join(("recoeval_tracking", *path.relative_to(ROOT).with_suffix("").parts))
             readers[name.removesuffix(".__init__")] = reads
-    # a module that switched to recoeval_tracking.stats leaves STILL_ON_OLD_PATHS; no other
-    # module starts reading the old paths
-    assert set(readers) == set(STILL_ON_OLD_PATHS), readers
+    # the package reads every moved name from recoeval_tracking.stats: the warnings are only
+    # ever about a user's code
+    assert readers == {}, readers
