@@ -13,6 +13,7 @@ from recoeval_tracking import InputError
 from recoeval_tracking.reporting.equivalence import bayesian_signed_rank, tost_paired
 from recoeval_tracking.reporting.folds import corrected_resampled_t
 from recoeval_tracking.reporting.power import minimum_detectable_difference, sample_size
+from recoeval_tracking.reporting.sections import md_escape
 
 
 @pytest.fixture(scope="module")
@@ -138,7 +139,8 @@ def test_users_needed_and_the_page(cmp):
     # the summary table first, then the effect sizes (the first screen is the table)
     assert md.index("Summary:") < md.index("Effect sizes against **base**")
     same = cmp.effects().query("system == 'same' and metric == 'ndcg_at_10'").iloc[0]
-    assert f"same {same['diff']:+.4f} [{same['diff_low']:+.4f}, {same['diff_high']:+.4f}]" in md
+    diff = f"{same['diff']:+.4f} [{same['diff_low']:+.4f}, {same['diff_high']:+.4f}]"
+    assert f"| ndcg\\_at\\_10 | same | {md_escape(diff)} |" in md  # the effect table's row
     if same["detectable"]:
         assert same["detectable"] in md
     with pytest.raises(InputError, match="replicate"):
