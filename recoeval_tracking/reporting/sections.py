@@ -393,7 +393,14 @@ def _sections(
                 ],
             )
         )
+    union = int(report.coverage["users_union"].iloc[0]) if len(report.coverage) else -1
     for name in dict.fromkeys(sl.slice for sl in report.slices):
+        groups = [sl for sl in report.slices if sl.slice == name]
+        if len(groups) == 1 and groups[0].n_users == union:  # the slice is every user
+            items.append(
+                ("fold", f"Slice {name}{mark}", [("text", "", _one_group_text(groups[0]))])
+            )
+            continue
         items.append(
             (
                 "fold",
@@ -439,6 +446,14 @@ def _sections(
         )
     )
     return items
+
+
+def _one_group_text(group: Any) -> str:
+    """What a slice whose one group holds every user says instead of repeating the tables."""
+    return (
+        f"Every user falls in one group of this slice, {md_escape(group.group)} "
+        f"({group.n_users} users): its tables are those of every metric, all users, above."
+    )
 
 
 def _plain_wtl(table: pd.DataFrame) -> pd.DataFrame:
