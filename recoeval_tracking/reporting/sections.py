@@ -393,6 +393,36 @@ def _sections(
                 ],
             )
         )
+    items += _slice_items(report, mark)
+    per_user = [n for n in figure_names if n.startswith(prefix + "per_user_")]
+    if per_user:
+        items.append(("fold", "Per-user distributions", [("figures", "", per_user)]))
+    sweeps = [n for n in figure_names if n.startswith(prefix + "sweep_")]
+    if sweeps:
+        items.append(("fold", "Metrics against the swept parameters", [("figures", "", sweeps)]))
+    items.append(
+        (
+            "fold",
+            "Users per run, inputs and the report's config",
+            [
+                (
+                    "table",
+                    "Users per run (union of all runs; missing and NaN are counted, never dropped "
+                    "silently)",
+                    _plain(report.coverage),
+                ),
+                ("table", "Inputs", report.inputs),
+                ("config", "Report config", _config_text(report)),
+            ],
+        )
+    )
+    return items
+
+
+def _slice_items(report: Report, mark: str) -> list[Item]:
+    """One fold per slice: each group's table of every metric, or one line when the slice's
+    one group holds every user."""
+    items: list[Item] = []
     union = int(report.coverage["users_union"].iloc[0]) if len(report.coverage) else -1
     for name in dict.fromkeys(sl.slice for sl in report.slices):
         groups = [sl for sl in report.slices if sl.slice == name]
@@ -423,28 +453,6 @@ def _sections(
                 ],
             )
         )
-    per_user = [n for n in figure_names if n.startswith(prefix + "per_user_")]
-    if per_user:
-        items.append(("fold", "Per-user distributions", [("figures", "", per_user)]))
-    sweeps = [n for n in figure_names if n.startswith(prefix + "sweep_")]
-    if sweeps:
-        items.append(("fold", "Metrics against the swept parameters", [("figures", "", sweeps)]))
-    items.append(
-        (
-            "fold",
-            "Users per run, inputs and the report's config",
-            [
-                (
-                    "table",
-                    "Users per run (union of all runs; missing and NaN are counted, never dropped "
-                    "silently)",
-                    _plain(report.coverage),
-                ),
-                ("table", "Inputs", report.inputs),
-                ("config", "Report config", _config_text(report)),
-            ],
-        )
-    )
     return items
 
 
