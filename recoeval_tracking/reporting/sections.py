@@ -60,6 +60,8 @@ def _f(x: Any, digits: int = 4) -> str:
 def _p(x: Any) -> str:
     if x is None or not np.isfinite(x):
         return "–"
+    if x < 1e-300:  # below what a double holds: the test's p-value underflowed to 0
+        return "< 1e-300"
     return f"{x:.2e}" if x < 1e-3 else f"{x:.4f}"
 
 
