@@ -24,7 +24,7 @@ from .._validation import param_error
 from ..jobdir.plots import new_figure
 from ..jobdir.redact import scrub_text
 from .outputs import register_output
-from .report import Report
+from .report import Report, baseline_ids
 from .stats import percent
 
 __all__ = [
@@ -34,9 +34,18 @@ __all__ = [
     "comparison_plot",
     "cd_figure",
     "figure_png",
+    "curve_figure",
+    "distribution_figure",
+    "sweep_figure",
 ]
 
 _MAX_SWEEP_FIGURES = 8
+#: Room under the axes for the tick labels and the axis label, and over them for a title, in
+#: inches: a margin given as a fraction of the height leaves too little on a short figure.
+_BOTTOM_IN = 0.55
+_TOP_IN = 0.4
+#: Room left of the widest tick label of the y axis (ticks, their pad, the edge), in inches.
+_LABEL_PAD_IN = 0.2
 #: The param that names the model: sweep figures are drawn within each of its values.
 MODEL_KEY = "model.name"
 
@@ -68,10 +77,46 @@ def curve_names(report: Report) -> list[str]:
     return list(names)
 
 
-def _curve_figure(report: Report, name: str) -> bytes:
+def _vertical_margins(fig, height: float, title: bool = True) -> None:
+    """Fixed room in inches under and over the axes of a ``height``-inch figure."""
+    fig.subplots_adjust(bottom=_BOTTOM_IN / height, top=1 - (_TOP_IN if title else 0.15) / height)
+
+
+def _fit_labels(fig, labels: list[str], fontsize: float, most: float = 0.55) -> list[str]:
+    """Set the left margin of ``fig`` to its widest label of the y axis, measured at
+    ``fontsize`` (at most ``most`` of the width); labels wider than that are shortened with
+    an ellipsis. Returns the labels as they fit."""
+    from matplotlib.font_manager import FontProperties
+
+    renderer = fig.canvas.get_renderer()
+    prop = FontProperties(size=fontsize)
+    room = most * fig.bbox.width - _LABEL_PAD_IN * fig.dpi
+
+    def width(s: str) -> float:
+        return renderer.get_text_width_height_descent(s, prop, ismath=False)[0]
+
+    fitted = []
+    for label in labels:
+        while len(label) > 2 and width(label) > room:
+            label = label[:-2] + "…"
+        fitted.append(label)
+    widest = max((width(s) for s in fitted), default=0.0)
+    fig.subplots_adjust(left=max(0.08, (widest + _LABEL_PAD_IN * fig.dpi) / fig.bbox.width))
+    return fitted
+
+
+def curve_figure(report: Report, name: str):
+    """The @1..K curve ``name`` of every run with its 95% band, as a figure."""
     fig = new_figure(8.0, 5.0)
+    _vertical_margins(fig, 5.0)
     _draw_curves(fig.add_subplot(), report, name)
-    return _png(fig)
+    return fig
+
+
+def _shown_name(report: Report, run: Any) -> str:
+    """A run's name as the figures show it: every baseline marked, as in the summary table."""
+    marked = run.run_id == report.baseline or run.run_id in baseline_ids(report)
+    return scrub_text(f"{run.name} (baseline)" if marked else run.name)
 
 
 def _colours(n: int) -> list:
@@ -86,7 +131,9 @@ def _colours(n: int) -> list:
     return [colormaps["turbo"](x) for x in np.linspace(0.05, 0.95, n)]
 
 
-def _distribution_figure(report: Report, m: str) -> bytes:
+def distribution_figure(report: Report, m: str):
+    """Each run's per-user values of ``m`` as a box plot (quartiles, whiskers at 1.5 IQR, the
+    mean as a dot), as a figure."""
     from matplotlib import cbook
 
     stats_list, labels = [], []
@@ -98,11 +145,13 @@ def _distribution_figure(report: Report, m: str) -> bytes:
         if v.size == 0:
             continue
         stats_list.append(cbook.boxplot_stats(v, whis=1.5)[0])
-        labels.append(scrub_text(r.name))
+        labels.append(_shown_name(report, r))
     height = max(3.0, 0.3 * len(stats_list) + 1.5)
     fig = new_figure(8.0, height)
-    longest = max((len(s) for s in labels), default=10)
-    fig.subplots_adjust(left=min(0.55, 0.08 + 0.0085 * longest), right=0.97, top=0.92, bottom=0.1)
+    fontsize = 7 if len(labels) > 20 else 9
+    labels = _fit_labels(fig, labels, fontsize)
+    fig.subplots_adjust(right=0.97)
+    _vertical_margins(fig, height)
     ax = fig.add_subplot()
     if stats_list:
         for s, label in zip(stats_list, labels):
@@ -120,13 +169,14 @@ def _distribution_figure(report: Report, m: str) -> bytes:
             },
         )
         ax.invert_yaxis()
-        ax.tick_params(axis="y", labelsize=7 if len(labels) > 20 else 9)
+        ax.tick_params(axis="y", labelsize=fontsize)
     else:
         ax.text(0.5, 0.5, "no defined values", ha="center", va="center", transform=ax.transAxes)
     ax.set_xlabel(f"per-user {m}")
     ax.grid(True, axis="x", alpha=0.3)
-    ax.set_title(f"Per-user {m} (box: quartiles, dot: mean)")
-    return _png(fig)
+    # over the figure, not the axes: a wide left margin would push a centred title off the edge
+    fig.suptitle(f"Per-user {m} (box: quartiles, dot: mean)", y=1 - 0.08 / height)
+    return fig
 
 
 def _as_number(value: Any) -> float | None:
@@ -156,7 +206,9 @@ def sweep_params(report: Report) -> list[str]:
     return out
 
 
-def _sweep_figure(report: Report, param: str) -> bytes:
+def sweep_figure(report: Report, param: str):
+    """Each metric's mean with its t interval against the swept ``param``, one series per model,
+    as a figure."""
     runs = [r for r in report.runs if r.params.get(param) is not None]
     raw = [r.params.get(param) for r in runs]
     nums = [_as_number(v) for v in raw]
@@ -206,7 +258,7 @@ def _sweep_figure(report: Report, param: str) -> bytes:
         if i == 0 and len(models) > 1:
             ax.legend(fontsize="x-small")
     fig.suptitle(f"Metrics against {param} ({percent(report.settings['confidence'])} t intervals)")
-    return _png(fig)
+    return fig
 
 
 def render_figures(report: Report) -> dict[str, bytes]:
@@ -216,11 +268,11 @@ def render_figures(report: Report) -> dict[str, bytes]:
         raise param_error("report", "render_figures", "a Report from build_report", report)
     figures: dict[str, bytes] = {}
     for name in curve_names(report):
-        figures[f"curves_{safe_name(name)}.png"] = _curve_figure(report, name)
+        figures[f"curves_{safe_name(name)}.png"] = _png(curve_figure(report, name))
     for m in report.metrics:
-        figures[f"per_user_{safe_name(m)}.png"] = _distribution_figure(report, m)
+        figures[f"per_user_{safe_name(m)}.png"] = _png(distribution_figure(report, m))
     for param in sweep_params(report)[:_MAX_SWEEP_FIGURES]:
-        figures[f"sweep_{safe_name(param)}.png"] = _sweep_figure(report, param)
+        figures[f"sweep_{safe_name(param)}.png"] = _png(sweep_figure(report, param))
     return figures
 
 
@@ -245,9 +297,10 @@ def comparison_plot(report: Report, metric: str | None = None):
             "metric", "Comparison.plot", f"a curve {curves} or a metric {report.metrics}", metric
         )
     s = report.summary[report.summary["metric"] == metric]
-    fig = new_figure(7.0, max(2.5, 0.35 * len(s) + 1.2))
-    longest = max((len(str(n)) for n in s["run"]), default=10)
-    fig.subplots_adjust(left=min(0.5, 0.08 + 0.0085 * longest))
+    height = max(2.5, 0.35 * len(s) + 1.2)
+    fig = new_figure(7.0, height)
+    names = _fit_labels(fig, [scrub_text(str(n)) for n in s["run"]], 10.0)
+    _vertical_margins(fig, height, title=False)
     ax = fig.add_subplot()
     y = np.arange(len(s))
     mean = s["mean"].to_numpy(dtype=float)
@@ -256,7 +309,7 @@ def comparison_plot(report: Report, metric: str | None = None):
     )
     ax.errorbar(mean, y, xerr=np.where(np.isfinite(err), err, 0.0), fmt="o", capsize=3)
     ax.set_yticks(y)
-    ax.set_yticklabels([scrub_text(str(n)) for n in s["run"]])
+    ax.set_yticklabels(names)
     ax.invert_yaxis()
     ax.set_xlabel(f"mean {metric} ({percent(report.settings['confidence'])} t interval)")
     ax.grid(True, axis="x", alpha=0.3)
@@ -276,7 +329,7 @@ def _draw_curves(ax, report: Report, name: str) -> None:
             r.curves[name].to_numpy(dtype=float),
             color=colours[i],
             linewidth=2.2 if is_base else 1.2,
-            label=scrub_text(f"{r.name} (baseline)" if is_base else r.name),
+            label=_shown_name(report, r),
         )
         low, high = f"{name}_ci95_low", f"{name}_ci95_high"
         if low in r.curves.columns and high in r.curves.columns:

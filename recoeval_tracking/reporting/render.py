@@ -184,7 +184,8 @@ def _md_items(items: list[Item], figures_dir: str | None, level: int = 2) -> lis
         elif kind == "warning":
             lines += [f"> **{scrub_text(payload)}**", ""]
         elif kind == "table":
-            lines += [f"{hashes} {scrub_text(heading)}", "", _md_table(payload), ""]
+            lines += [f"{hashes} {scrub_text(heading)}", ""] if heading else []
+            lines += [_md_table(payload), ""]
         elif kind == "config":
             lines += [f"{hashes} {heading}", "", "```yaml", payload.rstrip("\n"), "```", ""]
         elif kind == "figures":

@@ -39,6 +39,7 @@ __all__ = [
     "metric_table",
     "md_escape",
     "effect_items",
+    "effect_table",
     "multi_sections",
     "baselines_table",
     "rope_text",
@@ -59,6 +60,8 @@ def _f(x: Any, digits: int = 4) -> str:
 def _p(x: Any) -> str:
     if x is None or not np.isfinite(x):
         return "–"
+    if x < 1e-300:  # below what a double holds: the test's p-value underflowed to 0
+        return "< 1e-300"
     return f"{x:.2e}" if x < 1e-3 else f"{x:.4f}"
 
 
@@ -267,9 +270,9 @@ def _head_items(report: Report, comparison: Comparison | None = None) -> list[It
     if len(report.left_out):
         items.append(
             (
-                "table",
-                "Left out of the comparison, with the reason",
-                report.left_out.drop(columns="run_id"),
+                "fold",
+                _left_out_title(len(report.left_out)),
+                [("table", "", _left_out_shown(report.left_out))],
             )
         )
     if report.mismatches:
@@ -289,6 +292,26 @@ def _head_items(report: Report, comparison: Comparison | None = None) -> list[It
         )
     items.append(("text", "", _settings_text(report)))
     return items
+
+
+#: What a row of the left-out table leaves out, as the page says it.
+_LEFT_OUT_SHOWN = {"values": "the metric", "test": "the test (mean shown)"}
+
+
+_LEFT_OUT = "Left out of the comparison"
+
+
+def _left_out_title(n: int) -> str:
+    """The heading of the left-out fold, a part of the first screen."""
+    return f"{_LEFT_OUT}, with the reason ({n})"
+
+
+def _left_out_shown(left_out: pd.DataFrame) -> pd.DataFrame:
+    """The left-out table as the page shows it: metric, system, what is left out, the
+    reason."""
+    shown = left_out.drop(columns="run_id").rename(columns={"left_out": "left out"})
+    shown["left out"] = shown["left out"].map(lambda v: _LEFT_OUT_SHOWN.get(v, v))
+    return shown
 
 
 def _headline_curves(report: Report, curves: list[str], prefix: str = "") -> list[str]:
@@ -372,29 +395,7 @@ def _sections(
                 ],
             )
         )
-    for name in dict.fromkeys(sl.slice for sl in report.slices):
-        items.append(
-            (
-                "fold",
-                f"Slice {name}{mark}",
-                [
-                    (
-                        "table",
-                        f"{m}: slice {sl.slice}, {sl.group} ({sl.n_users} users){mark}",
-                        metric_table(
-                            sl.summary,
-                            sl.comparisons,
-                            m,
-                            report.baseline,
-                            report.settings["confidence"],
-                        ),
-                    )
-                    for sl in report.slices
-                    if sl.slice == name
-                    for m in report.metrics
-                ],
-            )
-        )
+    items += _slice_items(report, mark)
     per_user = [n for n in figure_names if n.startswith(prefix + "per_user_")]
     if per_user:
         items.append(("fold", "Per-user distributions", [("figures", "", per_user)]))
@@ -420,6 +421,51 @@ def _sections(
     return items
 
 
+def _slice_items(report: Report, mark: str) -> list[Item]:
+    """One fold per slice: each group's table of every metric, or one line when the slice's
+    one group holds every user."""
+    items: list[Item] = []
+    union = int(report.coverage["users_union"].iloc[0]) if len(report.coverage) else -1
+    for name in dict.fromkeys(sl.slice for sl in report.slices):
+        groups = [sl for sl in report.slices if sl.slice == name]
+        if len(groups) == 1 and groups[0].n_users == union:  # the slice is every user
+            items.append(
+                ("fold", f"Slice {name}{mark}", [("text", "", _one_group_text(groups[0]))])
+            )
+            continue
+        items.append(
+            (
+                "fold",
+                f"Slice {name}{mark}",
+                [
+                    (
+                        "table",
+                        f"{m}: slice {sl.slice}, {sl.group} ({sl.n_users} users){mark}",
+                        metric_table(
+                            sl.summary,
+                            sl.comparisons,
+                            m,
+                            report.baseline,
+                            report.settings["confidence"],
+                        ),
+                    )
+                    for sl in report.slices
+                    if sl.slice == name
+                    for m in report.metrics
+                ],
+            )
+        )
+    return items
+
+
+def _one_group_text(group: Any) -> str:
+    """What a slice whose one group holds every user says instead of repeating the tables."""
+    return (
+        f"Every user falls in one group of this slice, {md_escape(group.group)} "
+        f"({group.n_users} users): its tables are those of every metric, all users, above."
+    )
+
+
 def _plain_wtl(table: pd.DataFrame) -> pd.DataFrame:
     return table.drop(columns="metric").astype({c: object for c in ("wins", "ties", "losses", "n")})
 
@@ -438,29 +484,48 @@ def _as_comparison(obj: Any, func: str) -> Comparison:
     )
 
 
-def _effect_phrase(r: Any) -> str:
-    text = (
-        f"{md_escape(str(r.system))} {r.diff:+.4f} [{r.diff_low:+.4f}, {r.diff_high:+.4f}] "
-        f"({100 * r.rel:+.1f}% [{100 * r.rel_low:+.1f}%, {100 * r.rel_high:+.1f}%]; "
-        f"d\\_z {r.d_z:+.2f})"
-    )
-    if r.mark:  # its stars are Markdown's emphasis unless escaped
-        text += f" {md_escape(r.mark)}"
-    if r.detectable:
-        text += f", {r.detectable}"
-    return text
+def effect_table(cmp: Comparison, dataset: str | None = None) -> pd.DataFrame:
+    """The page's effect sizes, one row per headline metric and system against the baseline:
+    the difference with its interval, the relative difference with its interval, d_z, the mark,
+    and (when any comparison is non-significant) what the comparison could detect. Empty when
+    nothing is compared."""
+    try:
+        eff = cmp.effects(dataset)
+    except InputError:  # nothing to compare (one run, no shared metric)
+        return pd.DataFrame()
+    if eff.empty:
+        return pd.DataFrame()
+    conf = percent(cmp.settings["confidence"])
+    rows = []
+    for metric in headline_metrics(list(dict.fromkeys(eff["metric"]))):
+        for r in eff[eff["metric"] == metric].itertuples():
+            rows.append(
+                {
+                    "metric": metric,
+                    "system": scrub_text(str(r.system)),
+                    f"difference [{conf} CI]": f"{r.diff:+.4f} [{r.diff_low:+.4f}, "
+                    f"{r.diff_high:+.4f}]",
+                    f"relative [{conf} CI]": f"{100 * r.rel:+.1f}% [{100 * r.rel_low:+.1f}%, "
+                    f"{100 * r.rel_high:+.1f}%]",
+                    "d_z": f"{r.d_z:+.2f}",
+                    "mark": r.mark or "",
+                    "detectable at 80% power": r.detectable or "",
+                }
+            )
+    table = pd.DataFrame(rows)
+    if not table["detectable at 80% power"].any():
+        table = table.drop(columns="detectable at 80% power")
+    return table
 
 
 def effect_items(cmp: Comparison, dataset: str | None = None) -> list[tuple[str, str, Any]]:
     """The report page's lead: per headline metric, each system's difference to the baseline
     with its interval, the relative difference with its interval and d_z, then the mark, and
-    beside a non-significant difference what the comparison could detect; over replicates,
-    which correction applies to which replicate kind."""
-    try:
-        eff = cmp.effects(dataset)
-    except InputError:  # nothing to compare (one run, no shared metric)
-        return []
-    if eff.empty:
+    beside a non-significant difference what the comparison could detect (one table,
+    :func:`effect_table`); over replicates, which correction applies to which replicate
+    kind."""
+    table = effect_table(cmp, dataset)
+    if table.empty:
         return []
     conf = f"{100 * cmp.settings['confidence']:g}%"
     base = md_escape(cmp.baseline)
@@ -469,25 +534,16 @@ def effect_items(cmp: Comparison, dataset: str | None = None) -> list[tuple[str,
             "text",
             "",
             (
-                f"Effect sizes against **{base}**: difference [{conf} CI] (relative difference "
-                f"[{conf} CI]; d\\_z), then the mark; beside a non-significant difference, the smallest "
+                f"Effect sizes against **{base}**, one row per headline metric and system: the "
+                f"difference of means and the relative difference with their {conf} intervals, "
+                "Cohen's d\\_z and the mark; beside a non-significant difference, the smallest "
                 "one this comparison could detect at 80% power after its correction, from "
                 + POWER_BASIS.get(cmp.settings.get("test", "t"), POWER_BASIS["t"])
                 + "."
             ),
-        )
+        ),
+        ("table", "", table),
     ]
-    for metric in headline_metrics(list(dict.fromkeys(eff["metric"]))):
-        rows = eff[eff["metric"] == metric]
-        items.append(
-            (
-                "text",
-                "",
-                f"**{md_escape(metric)}**: "
-                + "; ".join(_effect_phrase(r) for r in rows.itertuples())
-                + ".",
-            )
-        )
     if cmp.settings.get("replicate_key"):
         items.append(
             (
@@ -808,7 +864,14 @@ def _comparison_items(comparison: Comparison, figure_names: list[str]) -> list[I
         return multi_sections(comparison, figure_names)
     items = _sections(comparison.report, figure_names, comparison=comparison)
     items.insert(
-        next((i for i, it in enumerate(items) if it[0] == "fold"), len(items)),
+        next(
+            (
+                i
+                for i, it in enumerate(items)
+                if it[0] == "fold" and not str(it[1]).startswith(_LEFT_OUT)
+            ),
+            len(items),
+        ),
         (
             "text",
             "",

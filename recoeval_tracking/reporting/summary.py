@@ -97,12 +97,15 @@ def catalogue_table(report: Report) -> pd.DataFrame:
         values = [r.metrics.get(k) for r in report.runs]
         finite = [v for v in values if v is not None and math.isfinite(v)]
         best = (max if greater_is_better(k) else min)(finite) if len(finite) > 1 else None
+        # a count (every value whole and some above 1, such as aggregated_diversity) without
+        # decimals; a share with four, 1.0 included, so a column reads alike down its rows
+        counts = all(float(v).is_integer() for v in finite) and any(v > 1 for v in finite)
         col = []
         for v in values:
             if v is None or not math.isfinite(v):
                 col.append("–")
                 continue
-            text = str(int(v)) if float(v).is_integer() else f"{v:.4f}"
+            text = str(int(v)) if counts else f"{v:.4f}"
             col.append(Best(text) if best is not None and v == best else text)
         table[k] = col
     return pd.DataFrame(table, dtype=object)

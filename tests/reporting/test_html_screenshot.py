@@ -75,10 +75,10 @@ def test_report_page_in_headless_chromium(tmp_path):
     console = [line for line in dump.stderr.splitlines() if "CONSOLE" in line or "Uncaught" in line]
     assert console == []
     dom = dump.stdout
-    # The summary, one table per metric, the win/tie/loss table of each metric, users per run,
-    # inputs; figures: the ndcg curves, two per-user distributions, the metrics against
-    # model.factors.
-    assert dom.count("<table") == 2 * len(rep.metrics) + 3 and dom.count("<img") == 4
+    # The summary, the effect sizes, one table per metric, the win/tie/loss table of each
+    # metric, users per run, inputs; figures: the ndcg curves, two per-user distributions, the
+    # metrics against model.factors.
+    assert dom.count("<table") == 2 * len(rep.metrics) + 4 and dom.count("<img") == 4
     # First the summary and the headline curve, then the folded details: every metric's table,
     # the distributions, the sweep figure, the inputs.
     first_fold = dom.index("<details")

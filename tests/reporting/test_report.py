@@ -151,6 +151,6 @@ def test_pages_hold_tables_figures_and_inputs(tmp_path):
     md = paths["markdown"].read_text()
     assert "![sweep_model.factors.png](r_figures/sweep_model.factors.png)" in md
     assert "| run | mean | 95% t CI |" in md
-    # the summary, one table per metric, the win/tie/loss table of each (headline) metric, the
-    # users per run, the inputs
-    assert render_html(rep, {}).count("<table") == 2 * len(rep.metrics) + 3
+    # the summary, the effect sizes, one table per metric, the win/tie/loss table of each
+    # (headline) metric, the users per run, the inputs
+    assert render_html(rep, {}).count("<table") == 2 * len(rep.metrics) + 4

@@ -34,3 +34,21 @@ def test_summary_comes_first_with_marks_and_the_best_in_bold():
     assert md.index("## Summary") < md.index("## ndcg_at_10: all users")
     assert "| **" in md
     assert "<td><b>" in render_html(rep, figures={})
+
+
+def test_catalogue_columns_read_alike_down_their_rows():
+    """A share of 1 was shown as '1' beside '0.9990' (pop_rsp_at_10 of a popularity baseline);
+    a count keeps no decimals."""
+    from recoeval_tracking.reporting.summary import catalogue_table
+
+    runs = [synthetic_run(name, {"ndcg_at_10": 0.3}, seed=j) for j, name in enumerate("abc")]
+    for run, share, count, coverage in zip(runs, (1.0, 0.999, 0.25), (47, 309, 380), (1, 1, 1)):
+        run.metrics = {
+            "pop_rsp_at_10": share,
+            "aggregated_diversity_at_10": float(count),
+            "coverage_at_10": float(coverage),
+        }
+    table = catalogue_table(build_report(runs, "a", n_bootstrap=0, n_permutations=20))
+    assert [str(v) for v in table["pop_rsp_at_10"]] == ["1.0000", "0.9990", "0.2500"]
+    assert [str(v) for v in table["aggregated_diversity_at_10"]] == ["47", "309", "380"]
+    assert [str(v) for v in table["coverage_at_10"]] == ["1.0000"] * 3

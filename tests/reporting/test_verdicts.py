@@ -10,6 +10,7 @@ from report_runs import synthetic_run
 
 import recoeval_tracking as rt
 from recoeval_tracking import InputError
+from recoeval_tracking.reporting.sections import md_escape
 from recoeval_tracking.stats import (
     bayesian_signed_rank,
     corrected_resampled_t,
@@ -142,7 +143,8 @@ def test_users_needed_and_the_page(cmp):
     # the summary table first, then the effect sizes (the first screen is the table)
     assert md.index("Summary:") < md.index("Effect sizes against **base**")
     same = cmp.effects().query("system == 'same' and metric == 'ndcg_at_10'").iloc[0]
-    assert f"same {same['diff']:+.4f} [{same['diff_low']:+.4f}, {same['diff_high']:+.4f}]" in md
+    diff = f"{same['diff']:+.4f} [{same['diff_low']:+.4f}, {same['diff_high']:+.4f}]"
+    assert f"| ndcg\\_at\\_10 | same | {md_escape(diff)} |" in md  # the effect table's row
     if same["detectable"]:
         assert same["detectable"] in md
     with pytest.raises(InputError, match="replicate"):
