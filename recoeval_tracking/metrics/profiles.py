@@ -45,10 +45,11 @@ spark          precisionAtK p (hits / k, a shorter list still divided by k), rec
                ndcgAtK_graded ndcg_spark: ndcgAtK on (prediction, label, relevance) triples
                (Spark >= 3.4), gains 2^rel - 1, natural log, the ideal DCG over the labels in
                the order given (not sorted by relevance): here item index order (sorted item
-               ids with evaluate_spark); the test values are the relevances. With
-               evaluate_spark on lists: ap at a k shorter than the lists is refused
-               (meanAveragePrecision reads the whole list), a k past the lists or the catalogue
-               is computed as Spark does, a repeated item is refused (Spark counts every copy).
+               ids with evaluate_spark); the test values are the relevances. On ranked lists,
+               with evaluate_spark and with evaluate (:mod:`.profile_inputs`): ap at a k shorter
+               than the lists is refused (meanAveragePrecision reads the whole list), a k past
+               the lists or the catalogue is computed as Spark does, a repeated item is refused
+               (Spark counts every copy).
 =============  ==================================================================================
 
 With ranked top-K input a profile keeps its top-K metrics and leaves out (and records) the
