@@ -64,6 +64,8 @@ class Whole(IntEnum):
     #: ROC-AUC with tied scores given their average rank, whatever the tie policy (the AUC of
     #: ``gauc``); filled from the raw-score counts only when its output row is asked.
     ROC_AUC_AVG = 16
+    #: Reciprocal rank of the first positive over the whole ranking, no cutoff (Cornac's MRR).
+    RR_FULL = 17
 
 
 N_AT_K = len(AtK)

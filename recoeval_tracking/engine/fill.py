@@ -71,6 +71,7 @@ ROC_AUC, PR_AUC, MPR, RPREC = (
 IPREC_0 = int(Whole.IPREC_0)
 AVG_11PT = int(Whole.AVG_11PT)
 ROC_AUC_AVG = int(Whole.ROC_AUC_AVG)
+RR_FULL = int(Whole.RR_FULL)
 _NW = len(Whole)
 
 #: Gain kinds, the index of the three DCG sums: linear ``v``, exponential ``2^v - 1``, binary 1.
@@ -259,8 +260,9 @@ def _auc_in_list(ranks, hits, length):
 
 @njit(cache=True)
 def fill_whole(ranks, vals, pool, wslots, whole_out, u, gt, eq):
-    """ROC-AUC, PR-AUC, MPR, R-precision and the interpolated precisions of user ``u`` from the
-    exact sorted ranks of all its positives.
+    """ROC-AUC, PR-AUC, MPR, R-precision, the interpolated precisions and the reciprocal rank
+    of the first positive (``RR_FULL = 1 / r_0``, no cutoff) of user ``u`` from the exact sorted
+    ranks of all its positives.
 
     .. math::
 
@@ -301,6 +303,7 @@ def fill_whole(ranks, vals, pool, wslots, whole_out, u, gt, eq):
             psum += vals[t] * (ranks[t] - 1.0) / (pool - 1.0)
         w[MPR] = psum / wsum if wsum > 0 else np.nan
         _iprec(ranks, w)
+        w[RR_FULL] = 1.0 / ranks[0]
         if wslots[ROC_AUC_AVG] >= 0:
             w[ROC_AUC_AVG] = auc_average_ties(gt, eq, n_neg)
     _put_whole(w, wslots, whole_out, u)

@@ -301,7 +301,7 @@ def compute(
     source = score_source(
         prep, A, B, item_biases, scores, scorer, ranked, func, opts.backend, missing_users
     )
-    prep, source = profile_inputs.spark_lists(prep, source, opts, func)
+    prep, source = profile_inputs.for_profile(prep, source, opts, func)
     full, cand = prep, None
     if opts.negatives is not None:
         prep, source, cand = candidate_problem(prep, source, opts.negatives, func)

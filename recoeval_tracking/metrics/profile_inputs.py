@@ -1,19 +1,29 @@
-"""What a profile asks of ranked input before the engine runs: the ``spark`` profile on lists.
+"""What a profile asks of ranked input before the engine runs: lists read as the library reads
+them.
 
-pyspark's ``RankingMetrics`` reads each list as it is given (``RankingMetrics.scala``, Spark 3.5
-and 4.x): ``meanAveragePrecision`` reads the whole list whatever k, a k past the lists or past
-the catalogue is computed (a shorter list is still divided by k in ``precisionAt``), and a
-repeated item counts at every copy (a recall can pass 1). ``evaluate(..., profile="spark")`` on
-ranked lists does the same where the engine can, and refuses by name where it cannot:
+Libraries that take recommendation lists as given (pyspark's ``RankingMetrics``, Microsoft
+Recommenders, LensKit, RecTools) count an item at every copy in a list, and compute a k past the
+lists or past the catalogue (a shorter list is a short list: its precision still divided by k,
+or by its length, as the library does). A profile says so in its entry of
+:data:`~.profiles.PROFILES`, and ``evaluate(ranked=..., profile=...)`` then reads the lists the
+same way, or refuses by name:
 
-* ``ap`` (meanAveragePrecision) at a k shorter than the lists: refused, naming the lists'
-  length (at k >= the lists' length, AP@k is the whole list's AP, Spark's number);
-* a k past the lists' length or the catalogue: computed, the lists padded to k and k + 1 items
-  added to the catalogue that no list, train or test entry holds (they change none of the
-  profile's metrics and leave every user a pool larger than k, so no @k value is NaN there);
-* an item repeated in a user's list: refused (each item counts once here, at its best rank).
+* ``"repeats": "refuse"``: an item repeated in a user's list is refused, naming the profile
+  (the engine counts each item once, at its best rank; the library counts every copy: a hit at
+  each, a recall above 1);
+* ``"past_lists": "compute"``: a k past the lists' length or the catalogue is computed, the lists
+  padded to k and k + 1 items added to the catalogue that no list, train or test entry holds
+  (they change none of the profile's metrics and leave every user a pool larger than k, so no
+  @k value is NaN there), when the metrics are the profile's own (metrics that count the
+  catalogue, such as coverage, keep k as evaluate() takes it);
+* ``"train_below_level": "candidates"``: train entries below the relevance level leave the
+  train matrix, their items joining the user's pool as negatives (Cornac excludes only the
+  train positives from its candidates);
+* the ``spark`` profile's ``ap`` (meanAveragePrecision, which reads each whole list, Spark 3.5
+  and 4.x ``RankingMetrics.scala``) at a k shorter than the lists is refused, naming the lists'
+  length (at k >= the lists' length, AP@k is the whole list's AP, Spark's number).
 
-:func:`recoeval_tracking.spark.evaluate_spark` applies the same rules to Spark frames.
+:func:`recoeval_tracking.spark.evaluate_spark` applies the spark profile's rules to Spark frames.
 """
 
 from __future__ import annotations
@@ -31,10 +41,14 @@ from .profiles import PROFILES
 from .ranked_input import dedupe_lists
 from .registry import resolve_metrics
 
-__all__ = ["refuse_repeats", "spark_lists"]
+__all__ = ["refuse_repeats", "for_profile", "lists_as_given", "train_below_level"]
 
-#: The profile whose ranked-input rules this module applies.
+#: The profile whose ``ap`` is meanAveragePrecision (the whole list).
 SPARK = "spark"
+
+
+def _rule(opts: Any, key: str) -> Any:
+    return PROFILES.get(opts.profile, {}).get(key) if isinstance(opts.profile, str) else None
 
 
 def _repeats(ranked: Any) -> int:
@@ -49,35 +63,60 @@ def _repeats(ranked: Any) -> int:
 
 
 def refuse_repeats(ranked: Any, opts: Any, func: str) -> None:
-    """Under ``profile="spark"``, ranked lists that repeat an item are refused: Spark counts
-    every copy (a hit at each, a recall above 1), the engine one copy at its best rank."""
-    if ranked is None or opts.profile != SPARK:
+    """Under a profile whose library counts every copy of a listed item (``"repeats":
+    "refuse"``: spark, LensKit, Microsoft Recommenders, RecTools), ranked lists that repeat an
+    item are refused by name: the engine counts one copy, at its best rank."""
+    if ranked is None or _rule(opts, "repeats") != "refuse":
         return
     n = _repeats(ranked)
     if n:
         raise param_error(
             "ranked",
             func,
-            "lists without a repeated item under profile='spark'",
+            f"lists without a repeated item under profile={opts.profile!r}",
             f"{n} repeated (user, item) entries",
-            "Spark's RankingMetrics counts every copy (a hit at each: a recall can pass 1), "
-            "which this profile does not reproduce. Drop the copies first, keeping the best "
-            "rank (for a DataFrame: df.sort_values('rank').drop_duplicates(['user', 'item'])).",
+            f"The library of the {opts.profile!r} profile counts every copy (a hit at each: "
+            "a recall can pass 1), which the profile does not reproduce. Drop the copies "
+            "first, keeping the best rank (for a DataFrame: "
+            "df.sort_values('rank').drop_duplicates(['user', 'item'])).",
             got_is_text=True,
         )
 
 
-def spark_lists(prep: Any, source: Any, opts: Any, func: str) -> tuple[Any, Any]:
-    """``(prep, source)`` for ranked lists under ``profile="spark"``, as ``RankingMetrics``
-    reads them: ``ap`` at a k shorter than the lists refused by name; the lists padded to k and
-    the catalogue grown by k + 1 items when the metrics are the profile's own (metrics that
-    count the catalogue, such as coverage, keep k as evaluate() takes it). Anything else passes
-    unchanged."""
-    if opts.profile != SPARK or not isinstance(source, RankedLists):
+def for_profile(prep: Any, source: Any, opts: Any, func: str) -> tuple[Any, Any]:
+    """``(prep, source)`` as the profile's library reads them: :func:`train_below_level`, then
+    :func:`lists_as_given`."""
+    return lists_as_given(train_below_level(prep, opts), source, opts, func)
+
+
+def train_below_level(prep: Any, opts: Any) -> Any:
+    """Under a profile whose library keeps train entries below the relevance level among the
+    candidates (``"train_below_level": "candidates"``: Cornac excludes only a user's train
+    *positives*, ``rating >= rating_threshold``), those entries leave the train matrix, so the
+    items they name are in the user's pool (negatives). Without a level, or without train,
+    nothing changes."""
+    level = opts.relevance_level
+    if _rule(opts, "train_below_level") != "candidates" or level is None or prep.train is None:
+        return prep
+    coo = prep.train.tocoo()
+    keep = coo.data >= level
+    if keep.all():
+        return prep
+    train = sp.csr_array((coo.data[keep], (coo.row[keep], coo.col[keep])), shape=prep.train.shape)
+    train.sort_indices()
+    return dataclasses.replace(prep, train=train)
+
+
+def lists_as_given(prep: Any, source: Any, opts: Any, func: str) -> tuple[Any, Any]:
+    """``(prep, source)`` for ranked lists under a profile that reads them as given
+    (``"past_lists": "compute"``): the spark profile's ``ap`` at a k shorter than the lists
+    refused by name; the lists padded to k and the catalogue grown by k + 1 items when the
+    metrics are the profile's own. Anything else passes unchanged."""
+    if _rule(opts, "past_lists") != "compute" or not isinstance(source, RankedLists):
         return prep, source
     k, width = int(opts.k), int(source.k)
     names = {s.name for s in resolve_metrics(opts.metrics, func)}
-    if "ap" in names and width > k:
+    if opts.profile == SPARK and "ap" in names and width > k:
         raise param_error(
             "k",
             func,
@@ -89,7 +128,7 @@ def spark_lists(prep: Any, source: Any, opts: Any, func: str) -> tuple[Any, Any]
             "(metrics=['p', 'r', 'tap', 'ndcg_bin', 'ndcg_spark']), or cut the lists to k "
             "first, as Spark would need to give the same number.",
         )
-    if names - set(PROFILES[SPARK]["metrics"]):
+    if names - set(PROFILES[opts.profile]["metrics"]):
         return prep, source
     if width < k:
         pad = np.full((source.items.shape[0], k - width), -1, dtype=np.int64)

@@ -54,7 +54,10 @@ spark          precisionAtK p (hits / k, a shorter list still divided by k), rec
 
 With ranked top-K input a profile keeps its top-K metrics and leaves out (and records) the
 whole-ranking ones. A profile sets ``ties``, ``relevance_level``, ``no_positive`` and
-``inf_scores`` when they are left None.
+``inf_scores`` when they are left None. "Lists read as given" (``"repeats": "refuse"``,
+``"past_lists": "compute"``): on ranked lists a repeated item is refused by name (the library
+counts every copy) and a k past the lists or the catalogue is computed
+(:mod:`.profile_inputs`).
 """
 
 from __future__ import annotations
@@ -66,6 +69,7 @@ from .._validation import param_error
 from ..options import EvalOptions
 
 __all__ = ["PROFILES", "get_profile", "apply_profile"]
+
 
 PROFILES: dict[str, dict[str, Any]] = {
     "recometrics": {
@@ -220,6 +224,10 @@ PROFILES: dict[str, dict[str, Any]] = {
         "ties": "index",
         # read by recoeval_tracking.spark: users with a list and no test entry score 0
         "no_ground_truth": "zero",
+        # read by metrics.profile_inputs on ranked lists: a repeated item refused (Spark counts
+        # every copy), a k past the lists or the catalogue computed
+        "repeats": "refuse",
+        "past_lists": "compute",
         "aliases": {
             "precisionAtK": "p",
             "recallAtK": "r",
