@@ -36,6 +36,11 @@ trec_eval      P / set_P p, recall / set_recall r, map_cut ap (/|T|), ndcg_cut n
                ties by item index descending (trec_eval orders tied documents by docno
                descending: the same order when docnos are zero-padded item indices); relevance
                level 1 and a user without a relevant item counted as 0 (no_positive="zero")
+lenskit        Precision p_list (hits / the list's length), Recall tp (/min(k, |T|)),
+               AveragePrecision tap_list (/min(|T|, |L|)), NDCG ndcg_bin_jk (binary, discount
+               max(1, log2 r)), NDCG(gain=...) ndcg_jk, Hit hit, RecipRank rr (LensKit 2025.8.1
+               and 2026.3.0, lenskit/metrics/ranking/); ties by item index (LensKit's top_n
+               leaves tied scores in its own selection order); lists read as given
 spark          precisionAtK p (hits / k, a shorter list still divided by k), recallAtK r,
                meanAveragePrecisionAtK tap (/min(k,|T|)), meanAveragePrecision ap (/|T|, at k =
                the lists' length), ndcgAtK ndcg_bin (binary relevance) of pyspark's
@@ -58,6 +63,10 @@ whole-ranking ones. A profile sets ``ties``, ``relevance_level``, ``no_positive`
 ``"past_lists": "compute"``): on ranked lists a repeated item is refused by name (the library
 counts every copy) and a k past the lists or the catalogue is computed
 (:mod:`.profile_inputs`).
+
+Each entry's ``choices`` records, per registered metric, the definition choices the profile
+makes, with the registry's choice names (``gain``, ``ideal``, ``denominator``, ``discount``,
+``scope``...) plus ``log_base``, ``ties``, ``no_positive``, ``short_list`` and ``duplicates``.
 """
 
 from __future__ import annotations
@@ -69,6 +78,15 @@ from .._validation import param_error
 from ..options import EvalOptions
 
 __all__ = ["PROFILES", "get_profile", "apply_profile"]
+
+
+def _choices(
+    shared: dict[str, str], per_metric: dict[str, dict[str, str]]
+) -> dict[str, dict[str, str]]:
+    """A profile's ``choices``: each metric's definition choices, the ``shared`` ones (tie order,
+    users without a positive, repeated items) under the metric's own (gain, ideal, log base,
+    denominator, short-list rule), with the registry's choice names (MetricSpec.variant)."""
+    return {name: {**shared, **own} for name, own in per_metric.items()}
 
 
 PROFILES: dict[str, dict[str, Any]] = {
@@ -219,6 +237,44 @@ PROFILES: dict[str, dict[str, Any]] = {
             **{f"iprec_at_recall_{j / 10:.2f}": f"iprec_at_recall_{j / 10:.2f}" for j in range(11)},
         },
     },
+    "lenskit": {
+        # LensKit 2025.8.1 and 2026.3.0, lenskit/metrics/ranking/{_pr,_map,_dcg,_hit,_recip}.py
+        "metrics": ["p_list", "tp", "tap_list", "ndcg_bin_jk", "ndcg_jk", "hit", "rr"],
+        "ties": "index",
+        "repeats": "refuse",
+        "past_lists": "compute",
+        "aliases": {
+            "Precision": "p_list",
+            "Recall": "tp",
+            "AveragePrecision": "tap_list",
+            "NDCG": "ndcg_bin_jk",
+            "NDCG(gain=...)": "ndcg_jk",
+            "Hit": "hit",
+            "RecipRank": "rr",
+        },
+        "choices": _choices(
+            {"ties": "index", "no_positive": "nan", "duplicates": "refused"},
+            {
+                "p_list": {"denominator": "|L|", "short_list": "length"},
+                "tp": {"denominator": "min(k, |T|)", "short_list": "k"},
+                "tap_list": {"denominator": "min(|T|, |L|)", "short_list": "length"},
+                "ndcg_bin_jk": {
+                    "gain": "binary",
+                    "discount": "max(1, log2 r)",
+                    "log_base": "2",
+                    "ideal": "min(k, |T|)",
+                },
+                "ndcg_jk": {
+                    "gain": "linear",
+                    "discount": "max(1, log2 r)",
+                    "log_base": "2",
+                    "ideal": "min(k, |T|)",
+                },
+                "hit": {},
+                "rr": {},
+            },
+        ),
+    },
     "spark": {
         "metrics": ["p", "r", "tap", "ap", "ndcg_bin", "ndcg_spark"],
         "ties": "index",
@@ -237,6 +293,17 @@ PROFILES: dict[str, dict[str, Any]] = {
             # ndcgAtK on (prediction, label, relevance) triples: graded, ideal in label order
             "ndcgAtK_graded": "ndcg_spark",
         },
+        "choices": _choices(
+            {"ties": "index", "no_positive": "zero", "duplicates": "refused"},
+            {
+                "p": {"denominator": "k", "short_list": "k"},
+                "r": {"denominator": "|T|"},
+                "tap": {"denominator": "min(k, |T|)"},
+                "ap": {"denominator": "|T|", "short_list": "whole list"},
+                "ndcg_bin": {"gain": "binary", "log_base": "e", "ideal": "min(k, |T|)"},
+                "ndcg_spark": {"gain": "exponential", "log_base": "e", "ideal": "label_order"},
+            },
+        ),
     },
 }
 

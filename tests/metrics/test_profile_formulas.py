@@ -253,6 +253,7 @@ PROFILE_TIES = {
     "hivemall": "index",
     "trec_eval": "index_desc",
     "spark": "index",
+    "lenskit": "index",
 }
 
 
