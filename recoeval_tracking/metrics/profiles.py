@@ -41,6 +41,12 @@ lenskit        Precision p_list (hits / the list's length), Recall tp (/min(k, |
                max(1, log2 r)), NDCG(gain=...) ndcg_jk, Hit hit, RecipRank rr (LensKit 2025.8.1
                and 2026.3.0, lenskit/metrics/ranking/); ties by item index (LensKit's top_n
                leaves tied scores in its own selection order); lists read as given
+torchmetrics   RetrievalPrecision p, RetrievalRecall r, RetrievalMAP ap_hits, RetrievalNormalizedDCG
+               ndcg (linear), RetrievalMRR rr, RetrievalHitRate hit, RetrievalRPrecision rprec
+               (torchmetrics 1.9.0, functional/retrieval/); a query without a positive scores 0
+               (empty_target_action="neg"); ties by item index (torch's sort order is its own;
+               its NDCG averages tied scores: ties="average"); torchmetrics >= 1.8 drops a
+               relevant document scored <= 0 from P, R, MAP and MRR, which is not reproduced
 spark          precisionAtK p (hits / k, a shorter list still divided by k), recallAtK r,
                meanAveragePrecisionAtK tap (/min(k,|T|)), meanAveragePrecision ap (/|T|, at k =
                the lists' length), ndcgAtK ndcg_bin (binary relevance) of pyspark's
@@ -272,6 +278,33 @@ PROFILES: dict[str, dict[str, Any]] = {
                 },
                 "hit": {},
                 "rr": {},
+            },
+        ),
+    },
+    "torchmetrics": {
+        # torchmetrics 1.9.0, torchmetrics/functional/retrieval/*.py, retrieval/base.py
+        "metrics": ["p", "r", "ap_hits", "ndcg", "rr", "hit", "rprec"],
+        "ties": "index",
+        "no_positive": "zero",
+        "aliases": {
+            "RetrievalPrecision": "p",
+            "RetrievalRecall": "r",
+            "RetrievalMAP": "ap_hits",
+            "RetrievalNormalizedDCG": "ndcg",
+            "RetrievalMRR": "rr",
+            "RetrievalHitRate": "hit",
+            "RetrievalRPrecision": "rprec",
+        },
+        "choices": _choices(
+            {"ties": "index", "no_positive": "zero"},
+            {
+                "p": {"denominator": "k", "short_list": "k"},
+                "r": {"denominator": "|T|"},
+                "ap_hits": {"denominator": "hits"},
+                "ndcg": {"gain": "linear", "log_base": "2", "ideal": "min(k, |T|)"},
+                "rr": {},
+                "hit": {},
+                "rprec": {"denominator": "|T|"},
             },
         ),
     },

@@ -254,6 +254,7 @@ PROFILE_TIES = {
     "trec_eval": "index_desc",
     "spark": "index",
     "lenskit": "index",
+    "torchmetrics": "index",
 }
 
 
