@@ -47,6 +47,13 @@ torchmetrics   RetrievalPrecision p, RetrievalRecall r, RetrievalMAP ap_hits, Re
                (empty_target_action="neg"); ties by item index (torch's sort order is its own;
                its NDCG averages tied scores: ties="average"); torchmetrics >= 1.8 drops a
                relevant document scored <= 0 from P, R, MAP and MRR, which is not reproduced
+recommenders   precision_at_k p, recall_at_k r, ndcg_at_k ndcg_bin (ndcg, ndcg_exp with
+               score_type raw, exp), map_at_k tap, map ap (Microsoft Recommenders 1.2.1,
+               recommenders/evaluation/python_evaluation.py); ties by row order (a stable sort:
+               item index for frames in item order); lists read as given
+recommenders_spark
+               precision_at_k p, recall_at_k r, ndcg_at_k ndcg_bin, map ap, map_at_k tap (its
+               spark_evaluation.py: pyspark's RankingMetrics on the top-k lists); lists as given
 spark          precisionAtK p (hits / k, a shorter list still divided by k), recallAtK r,
                meanAveragePrecisionAtK tap (/min(k,|T|)), meanAveragePrecision ap (/|T|, at k =
                the lists' length), ndcgAtK ndcg_bin (binary relevance) of pyspark's
@@ -305,6 +312,60 @@ PROFILES: dict[str, dict[str, Any]] = {
                 "rr": {},
                 "hit": {},
                 "rprec": {"denominator": "|T|"},
+            },
+        ),
+    },
+    "recommenders": {
+        # Microsoft Recommenders 1.2.1, recommenders/evaluation/python_evaluation.py
+        "metrics": ["p", "r", "ndcg_bin", "ndcg", "ndcg_exp", "tap", "ap"],
+        "ties": "index",
+        "repeats": "refuse",
+        "past_lists": "compute",
+        "aliases": {
+            "precision_at_k": "p",
+            "recall_at_k": "r",
+            "ndcg_at_k": "ndcg_bin",
+            "ndcg_at_k(score_type='raw')": "ndcg",
+            "ndcg_at_k(score_type='exp')": "ndcg_exp",
+            "map_at_k": "tap",
+            "map": "ap",
+        },
+        "choices": _choices(
+            {"ties": "index", "no_positive": "nan", "duplicates": "refused"},
+            {
+                "p": {"denominator": "k", "short_list": "k"},
+                "r": {"denominator": "|T|"},
+                "ndcg_bin": {"gain": "binary", "log_base": "e", "ideal": "min(k, |T|)"},
+                "ndcg": {"gain": "linear", "log_base": "e", "ideal": "min(k, |T|)"},
+                "ndcg_exp": {"gain": "exponential", "log_base": "e", "ideal": "min(k, |T|)"},
+                "tap": {"denominator": "min(k, |T|)"},
+                "ap": {"denominator": "|T|"},
+            },
+        ),
+    },
+    "recommenders_spark": {
+        # Microsoft Recommenders 1.2.1, recommenders/evaluation/spark_evaluation.py
+        # (SparkRankingEvaluation: pyspark's RankingMetrics on the top-k lists joined with the
+        # users' ground truth)
+        "metrics": ["p", "r", "ndcg_bin", "ap", "tap"],
+        "ties": "index",
+        "repeats": "refuse",
+        "past_lists": "compute",
+        "aliases": {
+            "precision_at_k": "p",
+            "recall_at_k": "r",
+            "ndcg_at_k": "ndcg_bin",
+            "map": "ap",
+            "map_at_k": "tap",
+        },
+        "choices": _choices(
+            {"ties": "index", "no_positive": "nan", "duplicates": "refused"},
+            {
+                "p": {"denominator": "k", "short_list": "k"},
+                "r": {"denominator": "|T|"},
+                "ndcg_bin": {"gain": "binary", "log_base": "e", "ideal": "min(k, |T|)"},
+                "ap": {"denominator": "|T|"},
+                "tap": {"denominator": "min(k, |T|)"},
             },
         ),
     },

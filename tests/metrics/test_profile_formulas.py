@@ -255,6 +255,8 @@ PROFILE_TIES = {
     "spark": "index",
     "lenskit": "index",
     "torchmetrics": "index",
+    "recommenders": "index",
+    "recommenders_spark": "index",
 }
 
 
