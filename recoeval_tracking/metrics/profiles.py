@@ -54,6 +54,11 @@ recommenders   precision_at_k p, recall_at_k r, ndcg_at_k ndcg_bin (ndcg, ndcg_e
 recommenders_spark
                precision_at_k p, recall_at_k r, ndcg_at_k ndcg_bin, map ap, map_at_k tap (its
                spark_evaluation.py: pyspark's RankingMetrics on the top-k lists); lists as given
+cornac         Precision p, Recall r, FMeasure f1, HitRatio hit, NDCG ndcg_bin, NCRR ncrr, MRR
+               rr_full (the whole ranking), AUC roc_auc, MAP pr_auc (Cornac 3.0.1,
+               cornac/metrics/ranking.py, eval_methods/base_method.py); pessimistic ties (AUC
+               counts a tied pair wrong, MAP takes rankdata "max"); rating_threshold 1.0 as
+               relevance level, train entries below it left among the candidates
 spark          precisionAtK p (hits / k, a shorter list still divided by k), recallAtK r,
                meanAveragePrecisionAtK tap (/min(k,|T|)), meanAveragePrecision ap (/|T|, at k =
                the lists' length), ndcgAtK ndcg_bin (binary relevance) of pyspark's
@@ -366,6 +371,38 @@ PROFILES: dict[str, dict[str, Any]] = {
                 "ndcg_bin": {"gain": "binary", "log_base": "e", "ideal": "min(k, |T|)"},
                 "ap": {"denominator": "|T|"},
                 "tap": {"denominator": "min(k, |T|)"},
+            },
+        ),
+    },
+    "cornac": {
+        # Cornac 3.0.1, cornac/metrics/ranking.py, cornac/eval_methods/base_method.py
+        "metrics": ["p", "r", "f1", "hit", "ndcg_bin", "ncrr", "rr_full", "roc_auc", "pr_auc"],
+        "ties": "pessimistic",
+        "relevance_level": 1.0,
+        "train_below_level": "candidates",
+        "aliases": {
+            "Precision": "p",
+            "Recall": "r",
+            "FMeasure": "f1",
+            "HitRatio": "hit",
+            "NDCG": "ndcg_bin",
+            "NCRR": "ncrr",
+            "MRR": "rr_full",
+            "AUC": "roc_auc",
+            "MAP": "pr_auc",
+        },
+        "choices": _choices(
+            {"ties": "pessimistic", "no_positive": "nan"},
+            {
+                "p": {"denominator": "k", "short_list": "k"},
+                "r": {"denominator": "|T|"},
+                "f1": {"denominator": "k + |T|"},
+                "hit": {},
+                "ndcg_bin": {"gain": "binary", "log_base": "2", "ideal": "min(k, |T|)"},
+                "ncrr": {"ideal": "min(|T|, |L|)", "short_list": "length"},
+                "rr_full": {"scope": "whole_ranking"},
+                "roc_auc": {"scope": "catalog"},
+                "pr_auc": {"denominator": "|T|"},
             },
         ),
     },

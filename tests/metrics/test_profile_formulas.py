@@ -257,6 +257,7 @@ PROFILE_TIES = {
     "torchmetrics": "index",
     "recommenders": "index",
     "recommenders_spark": "index",
+    "cornac": "pessimistic",
 }
 
 
