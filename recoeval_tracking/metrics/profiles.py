@@ -59,6 +59,10 @@ cornac         Precision p, Recall r, FMeasure f1, HitRatio hit, NDCG ndcg_bin, 
                cornac/metrics/ranking.py, eval_methods/base_method.py); pessimistic ties (AUC
                counts a tied pair wrong, MAP takes rankdata "max"); rating_threshold 1.0 as
                relevance level, train entries below it left among the candidates
+rectools       Precision p, Precision(r_precision=True) tp, Recall r, F1Beta f1, MAP ap, NDCG
+               ndcg_bin_idealk (the ideal of k relevant items), NDCG(divide_by_achievable=True)
+               ndcg_bin, MRR rr, HitRate hit (RecTools 0.19.0, rectools/metrics/); ties by item
+               index; lists read as given
 spark          precisionAtK p (hits / k, a shorter list still divided by k), recallAtK r,
                meanAveragePrecisionAtK tap (/min(k,|T|)), meanAveragePrecision ap (/|T|, at k =
                the lists' length), ndcgAtK ndcg_bin (binary relevance) of pyspark's
@@ -403,6 +407,38 @@ PROFILES: dict[str, dict[str, Any]] = {
                 "rr_full": {"scope": "whole_ranking"},
                 "roc_auc": {"scope": "catalog"},
                 "pr_auc": {"denominator": "|T|"},
+            },
+        ),
+    },
+    "rectools": {
+        # RecTools 0.19.0, rectools/metrics/{classification,ranking}.py
+        "metrics": ["p", "tp", "r", "f1", "ap", "ndcg_bin_idealk", "ndcg_bin", "rr", "hit"],
+        "ties": "index",
+        "repeats": "refuse",
+        "past_lists": "compute",
+        "aliases": {
+            "Precision": "p",
+            "Precision(r_precision=True)": "tp",
+            "Recall": "r",
+            "F1Beta": "f1",
+            "MAP": "ap",
+            "NDCG": "ndcg_bin_idealk",
+            "NDCG(divide_by_achievable=True)": "ndcg_bin",
+            "MRR": "rr",
+            "HitRate": "hit",
+        },
+        "choices": _choices(
+            {"ties": "index", "no_positive": "nan", "duplicates": "refused"},
+            {
+                "p": {"denominator": "k", "short_list": "k"},
+                "tp": {"denominator": "min(k, |T|)", "short_list": "k"},
+                "r": {"denominator": "|T|"},
+                "f1": {"denominator": "k + |T|"},
+                "ap": {"denominator": "|T|"},
+                "ndcg_bin_idealk": {"gain": "binary", "log_base": "2", "ideal": "k"},
+                "ndcg_bin": {"gain": "binary", "log_base": "2", "ideal": "min(k, |T|)"},
+                "rr": {},
+                "hit": {},
             },
         ),
     },

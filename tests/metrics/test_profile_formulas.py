@@ -258,6 +258,7 @@ PROFILE_TIES = {
     "recommenders": "index",
     "recommenders_spark": "index",
     "cornac": "pessimistic",
+    "rectools": "index",
 }
 
 
