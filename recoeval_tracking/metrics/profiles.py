@@ -18,8 +18,9 @@ recbole        Hit hit, MRR rr, NDCG ndcg_bin (binary relevance), Precision p, R
                (/min(K,|T|)), GAUC gauc (per-user AUC with average ranks for ties, weighted by
                |T_u|), AveragePopularity arp, TailPercentage tailpercentage, GiniIndex
                gini_items, ShannonEntropy entropy_mean, ItemCoverage coverage; ties by item
-               index (RecBole's torch.topk tie order is not verified here: torch is not
-               installed)
+               index: RecBole's torch.topk orders tied scores its own way, so users whose
+               top-K holds a tie (n_tied_topk > 0) may differ; without ties its lists are
+               torch's (checked with torch installed)
 implicit       precision p_pooled (sum hits / sum min(K,|T_u|)), map tap, ndcg ndcg_bin; ties
                "implicit": implicit's own heap selection (top-K metrics only). implicit's auc
                counts train items as negatives inside its top-K list and is not reproduced.
