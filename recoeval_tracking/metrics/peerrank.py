@@ -17,6 +17,9 @@ values ``v``, ``h_j = [i_j \in T_u]`` and ``H_j = h_1 + ... + h_j``:
 * ``ndcg_bin_idealk`` (RecTools ``NDCG``, ``divide_by_achievable=False``, its default): binary
   DCG with the discount :math:`\log_2(j + 1)` divided by the DCG of k relevant items, whatever
   :math:`|T_u|`.
+* ``unj`` (trec_eval 10.0 ``unj_k``): the share of the first k positions holding an unjudged
+  item (neither a positive nor a judged non-relevant test entry), a shorter list still over k;
+  NaN for a user without a positive.
 * ``ncrr`` (Cornac ``NCRR``): :math:`\sum_{j \le n} h_j / j` divided by
   :math:`\sum_{j \le \min(|T_u|, n)} 1 / j`, 0 without a hit.
 
@@ -37,6 +40,7 @@ __all__ = [
     "ndcg_jk_of",
     "ndcg_bin_idealk_of",
     "ncrr_of",
+    "unj_of",
     "jk_discount",
 ]
 
@@ -134,3 +138,14 @@ def ncrr_of(ctx: ListContext, topk: np.ndarray) -> np.ndarray:
     icrr = cum[np.minimum(np.diff(ctx.test.indptr), n)]
     with np.errstate(invalid="ignore", divide="ignore"):
         return _per_user(ctx, np.where(crr > 0, crr / icrr, 0.0))
+
+
+def unj_of(ctx: ListContext, topk: np.ndarray) -> np.ndarray:
+    """trec_eval 10.0's ``unj``: unjudged listed items over k (the lists' width); NaN for a user
+    without a positive (whose list the engine does not rank)."""
+    h, _, _ = _hits(ctx, topk)
+    judged = h.copy()
+    if ctx.judged is not None:
+        judged |= _lookup(ctx.judged, topk)[1]
+    unjudged = ((topk >= 0) & ~judged).sum(axis=1) / topk.shape[1]
+    return np.where(ctx.ok & (np.diff(ctx.test.indptr) > 0), unjudged, np.nan)

@@ -64,6 +64,10 @@ rectools       Precision p, Precision(r_precision=True) tp, Recall r, F1Beta f1,
                ndcg_bin_idealk (the ideal of k relevant items), NDCG(divide_by_achievable=True)
                ndcg_bin, MRR rr, HitRate hit (RecTools 0.19.0, rectools/metrics/); ties by item
                index; lists read as given
+trec_eval10    as trec_eval, with trec_eval 10.0's interpolated precisions: iprec_at_recall_*
+               iprec10_at_recall_* and 11pt_avg 11pt_avg10 (the recall cutoff lround(rho |T|),
+               where 9 added 0.9 and truncated), and its new unj (unjudged share of the top k);
+               rbp and rbp_resid (also new in 10.0's all_trec) are not offered
 spark          precisionAtK p (hits / k, a shorter list still divided by k), recallAtK r,
                meanAveragePrecisionAtK tap (/min(k,|T|)), meanAveragePrecision ap (/|T|, at k =
                the lists' length), ndcgAtK ndcg_bin (binary relevance) of pyspark's
@@ -440,6 +444,81 @@ PROFILES: dict[str, dict[str, Any]] = {
                 "ndcg_bin": {"gain": "binary", "log_base": "2", "ideal": "min(k, |T|)"},
                 "rr": {},
                 "hit": {},
+            },
+        ),
+    },
+    "trec_eval10": {
+        # trec_eval 10.0 (usnistgov/trec_eval, tag v10.0): the trec_eval profile with 10.0's
+        # rounded recall cutoffs (m_iprec_at_recall.c, m_11pt_avg.c) and its unj measure
+        "metrics": [
+            "p",
+            "r",
+            "ap",
+            "ndcg",
+            "rr",
+            "pr_auc",
+            "rprec",
+            "bpref",
+            "gm_map",
+            "f1",
+            "tp",
+            "set_map",
+            "hits",
+            "unj",
+            "11pt_avg10",
+            *[f"iprec10_at_recall_{j / 10:.2f}" for j in range(11)],
+        ],
+        "ties": "index_desc",
+        "relevance_level": 1.0,
+        "no_positive": "zero",
+        "aliases": {
+            "P": "p",
+            "recall": "r",
+            "map_cut": "ap",
+            "ndcg_cut": "ndcg",
+            "recip_rank": "rr",
+            "map": "pr_auc",
+            "Rprec": "rprec",
+            "bpref": "bpref",
+            "gm_map": "gm_map",
+            "set_P": "p",
+            "set_recall": "r",
+            "set_F": "f1",
+            "set_relative_P": "tp",
+            "set_map": "set_map",
+            "num_rel_ret": "hits",
+            "unj": "unj",
+            "11pt_avg": "11pt_avg10",
+            **{
+                f"iprec_at_recall_{j / 10:.2f}": f"iprec10_at_recall_{j / 10:.2f}"
+                for j in range(11)
+            },
+        },
+        "choices": _choices(
+            {"ties": "index_desc", "no_positive": "zero"},
+            {
+                "p": {"denominator": "k", "short_list": "k"},
+                "r": {"denominator": "|T|"},
+                "ap": {"denominator": "|T|"},
+                "ndcg": {"gain": "linear", "log_base": "2", "ideal": "min(k, |T|)"},
+                "rr": {},
+                "pr_auc": {"denominator": "|T|"},
+                "rprec": {"denominator": "|T|"},
+                "bpref": {},
+                "gm_map": {"average": "geometric"},
+                "f1": {"denominator": "k + |T|"},
+                "tp": {"denominator": "min(k, |T|)"},
+                "set_map": {},
+                "hits": {},
+                "unj": {"denominator": "k", "short_list": "k", "no_positive": "nan"},
+                "11pt_avg10": {"cutoff": "lround"},
+                **{
+                    f"iprec10_at_recall_{j / 10:.2f}": {
+                        "recall": f"{j / 10:.2f}",
+                        "cutoff": "lround",
+                    }
+                    for j in range(11)
+                },
             },
         ),
     },

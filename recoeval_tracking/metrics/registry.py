@@ -676,6 +676,48 @@ _SPECS = [
         (("scope", "whole_ranking"),),
         average_ties=False,
     ),
+    *[
+        MetricSpec(
+            f"iprec10_at_recall_{j / 10:.2f}",
+            Whole(Whole.IPREC10_0 + j),
+            f"IPREC10@{j / 10:.2f}",
+            False,
+            False,
+            f"interpolated precision at recall {j / 10:.2f} as trec_eval 10.0 counts it: "
+            f"max over i >= max(1, c) of i / r_i, c = lround({j / 10:.2f} |T|), rounded half "
+            "away from zero (trec_eval 10.0, 2026: 9 added 0.9 and truncated)",
+            "iprec",
+            (("recall", f"{j / 10:.2f}"), ("cutoff", "lround")),
+            average_ties=False,
+        )
+        for j in range(11)
+    ],
+    MetricSpec(
+        "11pt_avg10",
+        Whole.AVG_11PT10,
+        "11pt_avg10",
+        False,
+        False,
+        "mean of the 11 interpolated precisions of trec_eval 10.0 (iprec10_at_recall_*; "
+        "trec_eval 10.0's 11pt_avg, 2026)",
+        "11pt_avg",
+        (("cutoff", "lround"),),
+        average_ties=False,
+    ),
+    MetricSpec(
+        "unj",
+        -1,
+        "unj",
+        True,
+        True,
+        "#{j <= k : the j-th listed item is unjudged} / k, unjudged: neither a positive nor a "
+        "judged non-relevant test entry (below relevance_level); a shorter list still over k; "
+        "NaN for a user without a positive (trec_eval 10.0 unj_k, 2026)",
+        stage="list",
+        compute=peerrank.unj_of,
+        average_ties=False,
+        greater_is_better=False,
+    ),
 ]
 
 #: All registered metrics by name, in the canonical output order.
@@ -684,7 +726,8 @@ _SPECS = [
 _NOT_STANDARD = {"ap_hits", "set_map", "gini_items", "entropy_mean", "11pt_avg", "ndcg_spark"}
 #: The variants other libraries' profiles add (see metrics/peerrank.py), also left out.
 _NOT_STANDARD |= {"p_list", "tap_list", "ndcg_bin_jk", "ndcg_jk", "ndcg_bin_idealk", "ncrr"}
-_NOT_STANDARD |= {"rr_full"}
+_NOT_STANDARD |= {"rr_full", "11pt_avg10", "unj"}
+_NOT_STANDARD |= {f"iprec10_at_recall_{j / 10:.2f}" for j in range(11)}
 _SPECS = [
     dataclasses.replace(s, standard=False)
     if s.name in _NOT_STANDARD or s.name.startswith("iprec_at_recall_")

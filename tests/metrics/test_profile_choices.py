@@ -19,10 +19,11 @@ CHOICE_NAMES = {key for spec in METRICS.values() for key, _ in spec.variant} | {
     "denominator",
     "ideal",
     "discount",
+    "average",
 }
 #: Profiles written with their choices (the ones added with the choices record, and spark).
 WITH_CHOICES = ["lenskit", "torchmetrics", "recommenders", "recommenders_spark", "cornac"]
-WITH_CHOICES += ["rectools", "spark"]
+WITH_CHOICES += ["rectools", "trec_eval10", "spark"]
 
 
 @pytest.mark.parametrize("name", WITH_CHOICES)

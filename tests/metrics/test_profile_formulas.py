@@ -259,6 +259,7 @@ PROFILE_TIES = {
     "recommenders_spark": "index",
     "cornac": "pessimistic",
     "rectools": "index",
+    "trec_eval10": "index_desc",
 }
 
 
