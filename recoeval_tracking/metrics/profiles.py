@@ -133,6 +133,21 @@ PROFILES: dict[str, dict[str, Any]] = {
             "ROC_AUC": "roc_auc",
             "PR_AUC": "pr_auc",
         },
+        "choices": _choices(
+            {"ties": "noise", "no_positive": "nan", "duplicates": "dropped"},
+            {
+                "p": {"denominator": "k", "short_list": "k"},
+                "tp": {"denominator": "min(k, |T|)"},
+                "r": {"denominator": "|T|"},
+                "ap": {"denominator": "|T|"},
+                "tap": {"denominator": "min(k, |T|)"},
+                "ndcg": {"gain": "linear", "log_base": "2", "ideal": "min(k, |T|)"},
+                "hit": {},
+                "rr": {},
+                "roc_auc": {"scope": "catalog"},
+                "pr_auc": {"denominator": "|T|"},
+            },
+        ),
     },
     "hivemall": {
         "metrics": ["p", "r", "ap_hits", "auc_topk", "rr", "ndcg_bin", "ndcg_exp", "hit"],
@@ -147,6 +162,19 @@ PROFILES: dict[str, dict[str, Any]] = {
             "ndcg_graded": "ndcg_exp",
             "hit": "hit",
         },
+        "choices": _choices(
+            {"ties": "index", "no_positive": "nan"},
+            {
+                "p": {"denominator": "k"},
+                "r": {"denominator": "|T|"},
+                "ap_hits": {"denominator": "hits"},
+                "auc_topk": {"scope": "top_k_list"},
+                "rr": {},
+                "ndcg_bin": {"gain": "binary", "log_base": "2", "ideal": "min(k, |T|)"},
+                "ndcg_exp": {"gain": "exponential", "log_base": "2", "ideal": "min(k, |T|)"},
+                "hit": {},
+            },
+        ),
     },
     "recbole": {
         "metrics": [
@@ -178,11 +206,36 @@ PROFILES: dict[str, dict[str, Any]] = {
             "shannonentropy": "entropy_mean",
             "itemcoverage": "coverage",
         },
+        "choices": _choices(
+            {"ties": "index", "no_positive": "nan"},
+            {
+                "hit": {},
+                "rr": {},
+                "ndcg_bin": {"gain": "binary", "log_base": "2", "ideal": "min(k, |T|)"},
+                "p": {"denominator": "k"},
+                "r": {"denominator": "|T|"},
+                "tap": {"denominator": "min(k, |T|)"},
+                "gauc": {"scope": "user_weighted", "ties": "average"},
+                "arp": {},
+                "tailpercentage": {},
+                "gini_items": {"normalise": "items"},
+                "entropy_mean": {"normalise": "recommended_items"},
+                "coverage": {},
+            },
+        ),
     },
     "implicit": {
         "metrics": ["p_pooled", "tap", "ndcg_bin"],
         "ties": "implicit",
         "aliases": {"precision": "p_pooled", "map": "tap", "ndcg": "ndcg_bin"},
+        "choices": _choices(
+            {"ties": "implicit", "no_positive": "nan"},
+            {
+                "p_pooled": {"average": "pooled", "denominator": "min(k, |T|)"},
+                "tap": {"denominator": "min(k, |T|)"},
+                "ndcg_bin": {"gain": "binary", "log_base": "2", "ideal": "min(k, |T|)"},
+            },
+        ),
     },
     "ranx": {
         "metrics": [
@@ -222,6 +275,26 @@ PROFILES: dict[str, dict[str, Any]] = {
             "rbp": "rbp",
             "bpref": "bpref",
         },
+        "choices": _choices(
+            {"ties": "index", "no_positive": "zero"},
+            {
+                "p": {"denominator": "k"},
+                "r": {"denominator": "|T|"},
+                "ap": {"denominator": "|T|"},
+                "ndcg": {"gain": "linear", "log_base": "2", "ideal": "min(k, |T|)"},
+                "ndcg_exp": {"gain": "exponential", "log_base": "2", "ideal": "min(k, |T|)"},
+                "rr": {},
+                "hit": {},
+                "pr_auc": {"denominator": "|T|"},
+                "hits": {},
+                "f1": {"denominator": "k + |T|"},
+                "rprec": {"denominator": "|T|"},
+                "dcg": {"gain": "linear", "log_base": "2"},
+                "dcg_exp": {"gain": "exponential", "log_base": "2"},
+                "rbp": {},
+                "bpref": {},
+            },
+        ),
     },
     "trec_eval": {
         "metrics": [
@@ -263,6 +336,32 @@ PROFILES: dict[str, dict[str, Any]] = {
             "11pt_avg": "11pt_avg",
             **{f"iprec_at_recall_{j / 10:.2f}": f"iprec_at_recall_{j / 10:.2f}" for j in range(11)},
         },
+        "choices": _choices(
+            {"ties": "index_desc", "no_positive": "zero"},
+            {
+                "p": {"denominator": "k", "short_list": "k"},
+                "r": {"denominator": "|T|"},
+                "ap": {"denominator": "|T|"},
+                "ndcg": {"gain": "linear", "log_base": "2", "ideal": "min(k, |T|)"},
+                "rr": {},
+                "pr_auc": {"denominator": "|T|"},
+                "rprec": {"denominator": "|T|"},
+                "bpref": {},
+                "gm_map": {"average": "geometric"},
+                "f1": {"denominator": "k + |T|"},
+                "tp": {"denominator": "min(k, |T|)"},
+                "set_map": {},
+                "hits": {},
+                "11pt_avg": {"cutoff": "(long) (rho |T| + 0.9)"},
+                **{
+                    f"iprec_at_recall_{j / 10:.2f}": {
+                        "recall": f"{j / 10:.2f}",
+                        "cutoff": "(long) (rho |T| + 0.9)",
+                    }
+                    for j in range(11)
+                },
+            },
+        ),
     },
     "lenskit": {
         # LensKit 2025.8.1 and 2026.3.0, lenskit/metrics/ranking/{_pr,_map,_dcg,_hit,_recip}.py
