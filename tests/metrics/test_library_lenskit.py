@@ -5,7 +5,7 @@ these metrics: ``lenskit/metrics/ranking/_pr.py``, ``_map.py``, ``_dcg.py``, ``_
 ``lenskit_user`` below is that code written out for one list, independently of the package; it
 gives the expected values on a hand-checked user, on MovieLens 100K lists (short lists, empty
 lists, k past the lists) and on tied scores. With LensKit installed (an optional cross-check, it
-skips without it: LensKit 2025.8 wants pandas 2, see docs/guides/profiles.md), its own
+skips without it: LensKit 2025.8 wants pandas 2; docs/guides/profiles.md gives the commands), its own
 ``measure_list`` gives the same numbers user by user.
 """
 

@@ -6,9 +6,8 @@ test user counts (``merge_reco`` starts from the interactions: a user without a 
 scores 0), and NDCG divides by the DCG of k relevant items unless ``divide_by_achievable``. It
 gives the expected values on MovieLens 100K lists (short lists, users without a list, k past the
 lists). With RecTools installed (it pins numpy < 2 and pandas < 3, so it is not in the
-``crosscheck`` extra: install it beside the package with ``pip install --no-deps rectools``
-and its few pure-Python requirements to run these), its own ``calc_per_user`` gives the same
-numbers user by user.
+``crosscheck`` extra: docs/guides/profiles.md gives the commands that install it beside the
+package), its own ``calc_per_user`` gives the same numbers user by user.
 """
 
 from __future__ import annotations
