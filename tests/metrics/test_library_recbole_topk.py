@@ -55,7 +55,8 @@ def test_untied_scores_give_torchs_lists_and_recboles_numbers(torch_topk):
     ]
     values = [recbole_user(list(lists[u]), tru[u], K) for u in range(test.shape[0])]
     pairs = {"hit": "hit", "mrr": "rr", "ndcg": "ndcg_bin", "precision": "p", "recall": "r"}
-    for name, metric in (pairs | {"map": "tap"}).items():
+    pairs["map"] = "tap"
+    for name, metric in pairs.items():
         want = [v[name] for v in values]
         np.testing.assert_allclose(res.per_user[f"{metric}_at_{K}"], want, rtol=1e-12, err_msg=name)
 
