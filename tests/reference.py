@@ -139,6 +139,9 @@ EXTRA_METRICS: tuple[str, ...] = (
     "rprec",
     *[f"iprec_at_recall_{j / 10:.2f}" for j in range(11)],
     "11pt_avg",
+    "rr_full",
+    *[f"iprec10_at_recall_{j / 10:.2f}" for j in range(11)],
+    "11pt_avg10",
 )
 #: Every metric the reference computes.
 ALL_METRICS: tuple[str, ...] = METRICS + EXTRA_METRICS
@@ -162,6 +165,9 @@ WHOLE_RANKING_METRICS: tuple[str, ...] = (
     "rprec",
     *[f"iprec_at_recall_{j / 10:.2f}" for j in range(11)],
     "11pt_avg",
+    "rr_full",
+    *[f"iprec10_at_recall_{j / 10:.2f}" for j in range(11)],
+    "11pt_avg10",
 )
 #: Metrics that are NaN when the pool holds at most k items (their value would not depend on order).
 ORDER_FREE_METRICS: tuple[str, ...] = ("p", "tp", "r", "hit", "hits", "f1", "set_map")
@@ -392,6 +398,18 @@ def metrics_at_k(
         out[name] = max(p for p, s in prec_seen if s >= c)
         levels.append(out[name])
     out["11pt_avg"] = sum(levels) / 11
+    # trec_eval 10.0 counts the recall level as c = lround(rho |T|), rounded half away from 0
+    levels = []
+    for j in range(11):
+        rho = j / 10
+        x = rho * n_pos
+        c = math.floor(x) + (1 if x - math.floor(x) >= 0.5 else 0)
+        name = f"iprec10_at_recall_{rho:.2f}"
+        out[name] = max(p for p, s in prec_seen if s >= c)
+        levels.append(out[name])
+    out["11pt_avg10"] = sum(levels) / 11
+    # the reciprocal rank of the first positive over the whole ranked pool (no cutoff)
+    out["rr_full"] = next(1.0 / j for j, item in enumerate(order, start=1) if item in test)
 
     # ROC-AUC among the items of the top-k list only; 0.5 when the list lacks a positive or a
     # negative (a list without a pair to order is neither good nor bad).

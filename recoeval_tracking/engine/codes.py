@@ -64,6 +64,22 @@ class Whole(IntEnum):
     #: ROC-AUC with tied scores given their average rank, whatever the tie policy (the AUC of
     #: ``gauc``); filled from the raw-score counts only when its output row is asked.
     ROC_AUC_AVG = 16
+    #: Reciprocal rank of the first positive over the whole ranking, no cutoff (Cornac's MRR).
+    RR_FULL = 17
+    #: The interpolated precisions of trec_eval 10.0 (recall 0.0, 0.1, ..., 1.0: the cutoff
+    #: ``lround(rho |T|)`` instead of 9's ``(long) (rho |T| + 0.9)``) and their mean.
+    IPREC10_0 = 18
+    IPREC10_1 = 19
+    IPREC10_2 = 20
+    IPREC10_3 = 21
+    IPREC10_4 = 22
+    IPREC10_5 = 23
+    IPREC10_6 = 24
+    IPREC10_7 = 25
+    IPREC10_8 = 26
+    IPREC10_9 = 27
+    IPREC10_10 = 28
+    AVG_11PT10 = 29
 
 
 N_AT_K = len(AtK)

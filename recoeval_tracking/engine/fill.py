@@ -71,6 +71,9 @@ ROC_AUC, PR_AUC, MPR, RPREC = (
 IPREC_0 = int(Whole.IPREC_0)
 AVG_11PT = int(Whole.AVG_11PT)
 ROC_AUC_AVG = int(Whole.ROC_AUC_AVG)
+RR_FULL = int(Whole.RR_FULL)
+IPREC10_0 = int(Whole.IPREC10_0)
+AVG_11PT10 = int(Whole.AVG_11PT10)
 _NW = len(Whole)
 
 #: Gain kinds, the index of the three DCG sums: linear ``v``, exponential ``2^v - 1``, binary 1.
@@ -259,8 +262,9 @@ def _auc_in_list(ranks, hits, length):
 
 @njit(cache=True)
 def fill_whole(ranks, vals, pool, wslots, whole_out, u, gt, eq):
-    """ROC-AUC, PR-AUC, MPR, R-precision and the interpolated precisions of user ``u`` from the
-    exact sorted ranks of all its positives.
+    """ROC-AUC, PR-AUC, MPR, R-precision, the interpolated precisions and the reciprocal rank
+    of the first positive (``RR_FULL = 1 / r_0``, no cutoff) of user ``u`` from the exact sorted
+    ranks of all its positives.
 
     .. math::
 
@@ -301,6 +305,9 @@ def fill_whole(ranks, vals, pool, wslots, whole_out, u, gt, eq):
             psum += vals[t] * (ranks[t] - 1.0) / (pool - 1.0)
         w[MPR] = psum / wsum if wsum > 0 else np.nan
         _iprec(ranks, w)
+        w[RR_FULL] = 1.0 / ranks[0]
+        if _wants_lround(wslots):
+            _iprec_lround(ranks, w)
         if wslots[ROC_AUC_AVG] >= 0:
             w[ROC_AUC_AVG] = auc_average_ties(gt, eq, n_neg)
     _put_whole(w, wslots, whole_out, u)
@@ -350,6 +357,37 @@ def _iprec(ranks, w):
         w[IPREC_0 + j] = best[max(c, 1) - 1]
         total += w[IPREC_0 + j]
     w[AVG_11PT] = total / 11.0
+
+
+@njit(cache=True)
+def _wants_lround(wslots):
+    """Whether a trec_eval 10.0 interpolated precision (or their mean) is asked."""
+    for c in range(IPREC10_0, AVG_11PT10 + 1):
+        if wslots[c] >= 0:
+            return True
+    return False
+
+
+@njit(cache=True)
+def _iprec_lround(ranks, w):
+    """trec_eval 10.0's interpolated precisions and their mean into ``w``: as :func:`_iprec`
+    with the cutoff ``c = lround(rho n)`` (``m_iprec_at_recall.c``, ``m_11pt_avg.c``: rounded
+    half away from zero, where 9 added 0.9 and truncated)."""
+    n_pos = ranks.shape[0]
+    best = np.empty(n_pos)
+    run = 0.0
+    for t in range(n_pos - 1, -1, -1):
+        run = max(run, (t + 1) / ranks[t])
+        best[t] = run
+    total = 0.0
+    for j in range(11):
+        x = j / 10.0 * n_pos
+        c = int(np.floor(x))
+        if x - c >= 0.5:
+            c += 1
+        w[IPREC10_0 + j] = best[max(c, 1) - 1]
+        total += w[IPREC10_0 + j]
+    w[AVG_11PT10] = total / 11.0
 
 
 @njit(cache=True, inline="always")

@@ -30,7 +30,7 @@ from ..engine.codes import N_AT_K, N_WHOLE, REASONS, Reason, Tie, Whole
 from ..engine.driver import EngineInput
 from ..options import EvalOptions
 from ..scores import BiasScores, DenseScores, FactorScores, RankedLists
-from . import inputs, protocol
+from . import inputs, profile_inputs, protocol
 from .beyond import AUC_AVERAGE_TIES, ListContext
 from .definitions import (
     NAN_RULES,
@@ -297,9 +297,11 @@ def compute(
     opts = apply_profile(options.checked(func), func)
     positives, judged, no_positive = protocol.split_judgements(prep.test, opts.relevance_level)
     prep = dataclasses.replace(prep, test=with_gains(positives, opts.gains))
+    profile_inputs.refuse_repeats(ranked, opts, func)
     source = score_source(
         prep, A, B, item_biases, scores, scorer, ranked, func, opts.backend, missing_users
     )
+    prep, source = profile_inputs.for_profile(prep, source, opts, func)
     full, cand = prep, None
     if opts.negatives is not None:
         prep, source, cand = candidate_problem(prep, source, opts.negatives, func)

@@ -18,8 +18,9 @@ recbole        Hit hit, MRR rr, NDCG ndcg_bin (binary relevance), Precision p, R
                (/min(K,|T|)), GAUC gauc (per-user AUC with average ranks for ties, weighted by
                |T_u|), AveragePopularity arp, TailPercentage tailpercentage, GiniIndex
                gini_items, ShannonEntropy entropy_mean, ItemCoverage coverage; ties by item
-               index (RecBole's torch.topk tie order is not verified here: torch is not
-               installed)
+               index: RecBole's torch.topk orders tied scores its own way, so users whose
+               top-K holds a tie (n_tied_topk > 0) may differ; without ties its lists are
+               torch's (checked with torch installed)
 implicit       precision p_pooled (sum hits / sum min(K,|T_u|)), map tap, ndcg ndcg_bin; ties
                "implicit": implicit's own heap selection (top-K metrics only). implicit's auc
                counts train items as negatives inside its top-K list and is not reproduced.
@@ -36,6 +37,37 @@ trec_eval      P / set_P p, recall / set_recall r, map_cut ap (/|T|), ndcg_cut n
                ties by item index descending (trec_eval orders tied documents by docno
                descending: the same order when docnos are zero-padded item indices); relevance
                level 1 and a user without a relevant item counted as 0 (no_positive="zero")
+lenskit        Precision p_list (hits / the list's length), Recall tp (/min(k, |T|)),
+               AveragePrecision tap_list (/min(|T|, |L|)), NDCG ndcg_bin_jk (binary, discount
+               max(1, log2 r)), NDCG(gain=...) ndcg_jk, Hit hit, RecipRank rr (LensKit 2025.8.1
+               and 2026.3.0, lenskit/metrics/ranking/); ties by item index (LensKit's top_n
+               leaves tied scores in its own selection order); lists read as given
+torchmetrics   RetrievalPrecision p, RetrievalRecall r, RetrievalMAP ap_hits, RetrievalNormalizedDCG
+               ndcg (linear), RetrievalMRR rr, RetrievalHitRate hit, RetrievalRPrecision rprec
+               (torchmetrics 1.9.0, functional/retrieval/); a query without a positive scores 0
+               (empty_target_action="neg"); ties by item index (torch's sort order is its own;
+               its NDCG averages tied scores: ties="average"); torchmetrics >= 1.8 drops a
+               relevant document scored <= 0 from P, R, MAP and MRR, which is not reproduced
+recommenders   precision_at_k p, recall_at_k r, ndcg_at_k ndcg_bin (ndcg, ndcg_exp with
+               score_type raw, exp), map_at_k tap, map ap (Microsoft Recommenders 1.2.1,
+               recommenders/evaluation/python_evaluation.py); ties by row order (a stable sort:
+               item index for frames in item order); lists read as given
+recommenders_spark
+               precision_at_k p, recall_at_k r, ndcg_at_k ndcg_bin, map ap, map_at_k tap (its
+               spark_evaluation.py: pyspark's RankingMetrics on the top-k lists); lists as given
+cornac         Precision p, Recall r, FMeasure f1, HitRatio hit, NDCG ndcg_bin, NCRR ncrr, MRR
+               rr_full (the whole ranking), AUC roc_auc, MAP pr_auc (Cornac 3.0.1,
+               cornac/metrics/ranking.py, eval_methods/base_method.py); pessimistic ties (AUC
+               counts a tied pair wrong, MAP takes rankdata "max"); rating_threshold 1.0 as
+               relevance level, train entries below it left among the candidates
+rectools       Precision p, Precision(r_precision=True) tp, Recall r, F1Beta f1, MAP ap, NDCG
+               ndcg_bin_idealk (the ideal of k relevant items), NDCG(divide_by_achievable=True)
+               ndcg_bin, MRR rr, HitRate hit (RecTools 0.19.0, rectools/metrics/); ties by item
+               index; lists read as given
+trec_eval10    as trec_eval, with trec_eval 10.0's interpolated precisions: iprec_at_recall_*
+               iprec10_at_recall_* and 11pt_avg 11pt_avg10 (the recall cutoff lround(rho |T|),
+               where 9 added 0.9 and truncated), and its new unj (unjudged share of the top k);
+               rbp and rbp_resid (also new in 10.0's all_trec) are not offered
 spark          precisionAtK p (hits / k, a shorter list still divided by k), recallAtK r,
                meanAveragePrecisionAtK tap (/min(k,|T|)), meanAveragePrecision ap (/|T|, at k =
                the lists' length), ndcgAtK ndcg_bin (binary relevance) of pyspark's
@@ -45,10 +77,11 @@ spark          precisionAtK p (hits / k, a shorter list still divided by k), rec
                ndcgAtK_graded ndcg_spark: ndcgAtK on (prediction, label, relevance) triples
                (Spark >= 3.4), gains 2^rel - 1, natural log, the ideal DCG over the labels in
                the order given (not sorted by relevance): here item index order (sorted item
-               ids with evaluate_spark); the test values are the relevances. With
-               evaluate_spark on lists: ap at a k shorter than the lists is refused
-               (meanAveragePrecision reads the whole list), a k past the lists or the catalogue
-               is computed as Spark does, a repeated item is refused (Spark counts every copy).
+               ids with evaluate_spark); the test values are the relevances. On ranked lists,
+               with evaluate_spark and with evaluate (:mod:`.profile_inputs`): ap at a k shorter
+               than the lists is refused (meanAveragePrecision reads the whole list), a k past
+               the lists or the catalogue is computed as Spark does, a repeated item is refused
+               (Spark counts every copy).
 elliot         Precision p, Recall r, nDCG ndcg_exp1 (gain 2^(v + 1) - 1: its DiscountedRelevance
                at the default relevance_threshold 0), MAP ap_elliot (the mean of P@1..P@k, not an
                AP), MRR rr, HR hit, Gini gini_complement (1 - gini); every test value >= 0 is
@@ -66,13 +99,18 @@ warprec        Precision p, Recall r, nDCG ndcg_exp1 (gain 2^(v + 1) - 1), nDCGR
 
 With ranked top-K input a profile keeps its top-K metrics and leaves out (and records) the
 whole-ranking ones. A profile sets ``ties``, ``relevance_level``, ``no_positive`` and
-``inf_scores`` when they are left None.
+``inf_scores`` when they are left None. "Lists read as given" (``"repeats": "refuse"``,
+``"past_lists": "compute"``): on ranked lists a repeated item is refused by name (the library
+counts every copy) and a k past the lists or the catalogue is computed
+(:mod:`.profile_inputs`).
 
-``choices`` says, per registered metric of the profile that varies one of ours, the definition
-choices that make it differ (the keys of :attr:`MetricSpec.variant`, and optionally ``ties``,
-``no_positive``...); ``lists`` the profile's rules for generated lists (items outside the
-catalogue, repeated items) and ``not_reproduced`` what of the library the profile does not
-reproduce. :func:`recoeval_tracking.metrics.agreement.compare_profiles` reads them.
+Each entry's ``choices`` records, per registered metric, the definition choices the profile
+makes, with the registry's choice names (``gain``, ``ideal``, ``denominator``, ``discount``,
+``scope``...; those that make a variant differ are its :attr:`MetricSpec.variant`) plus
+``log_base``, ``ties``, ``no_positive``, ``short_list`` and ``duplicates``; ``lists`` the
+profile's rules for generated lists (items outside the catalogue, repeated items) and
+``not_reproduced`` what of the library the profile does not reproduce.
+:func:`recoeval_tracking.metrics.agreement.compare_profiles` reads them.
 """
 
 from __future__ import annotations
@@ -89,6 +127,16 @@ __all__ = ["PROFILES", "get_profile", "apply_profile", "WARPREC_LEVEL"]
 #: WarpRec's relevance rule, ``value > 0``, as a level (``value >= level``): the smallest
 #: positive float64, so every positive value and no zero or negative one is relevant.
 WARPREC_LEVEL = math.ulp(0.0)
+
+
+def _choices(
+    shared: dict[str, str], per_metric: dict[str, dict[str, str]]
+) -> dict[str, dict[str, str]]:
+    """A profile's ``choices``: each metric's definition choices, the ``shared`` ones (tie order,
+    users without a positive, repeated items) under the metric's own (gain, ideal, log base,
+    denominator, short-list rule), with the registry's choice names (MetricSpec.variant)."""
+    return {name: {**shared, **own} for name, own in per_metric.items()}
+
 
 PROFILES: dict[str, dict[str, Any]] = {
     "recometrics": {
@@ -108,6 +156,21 @@ PROFILES: dict[str, dict[str, Any]] = {
             "ROC_AUC": "roc_auc",
             "PR_AUC": "pr_auc",
         },
+        "choices": _choices(
+            {"ties": "noise", "no_positive": "nan", "duplicates": "dropped"},
+            {
+                "p": {"denominator": "k", "short_list": "k"},
+                "tp": {"denominator": "min(k, |T|)"},
+                "r": {"denominator": "|T|"},
+                "ap": {"denominator": "|T|"},
+                "tap": {"denominator": "min(k, |T|)"},
+                "ndcg": {"gain": "linear", "log_base": "2", "ideal": "min(k, |T|)"},
+                "hit": {},
+                "rr": {},
+                "roc_auc": {"scope": "catalog"},
+                "pr_auc": {"denominator": "|T|"},
+            },
+        ),
     },
     "hivemall": {
         "metrics": ["p", "r", "ap_hits", "auc_topk", "rr", "ndcg_bin", "ndcg_exp", "hit"],
@@ -122,12 +185,19 @@ PROFILES: dict[str, dict[str, Any]] = {
             "ndcg_graded": "ndcg_exp",
             "hit": "hit",
         },
-        "choices": {
-            "ap_hits": {"denominator": "hits"},
-            "auc_topk": {"scope": "top_k_list"},
-            "ndcg_bin": {"gain": "binary"},
-            "ndcg_exp": {"gain": "exponential"},
-        },
+        "choices": _choices(
+            {"ties": "index", "no_positive": "nan"},
+            {
+                "p": {"denominator": "k"},
+                "r": {"denominator": "|T|"},
+                "ap_hits": {"denominator": "hits"},
+                "auc_topk": {"scope": "top_k_list"},
+                "rr": {},
+                "ndcg_bin": {"gain": "binary", "log_base": "2", "ideal": "min(k, |T|)"},
+                "ndcg_exp": {"gain": "exponential", "log_base": "2", "ideal": "min(k, |T|)"},
+                "hit": {},
+            },
+        ),
     },
     "recbole": {
         "metrics": [
@@ -159,23 +229,36 @@ PROFILES: dict[str, dict[str, Any]] = {
             "shannonentropy": "entropy_mean",
             "itemcoverage": "coverage",
         },
-        "choices": {
-            "ndcg_bin": {"gain": "binary"},
-            "tap": {"denominator": "min(k,|T|)"},
-            "gauc": {"scope": "user_weighted"},
-            "gini_items": {"normalise": "items"},
-            "entropy_mean": {"normalise": "recommended_items"},
-        },
+        "choices": _choices(
+            {"ties": "index", "no_positive": "nan"},
+            {
+                "hit": {},
+                "rr": {},
+                "ndcg_bin": {"gain": "binary", "log_base": "2", "ideal": "min(k, |T|)"},
+                "p": {"denominator": "k"},
+                "r": {"denominator": "|T|"},
+                "tap": {"denominator": "min(k, |T|)"},
+                "gauc": {"scope": "user_weighted", "ties": "average"},
+                "arp": {},
+                "tailpercentage": {},
+                "gini_items": {"normalise": "items"},
+                "entropy_mean": {"normalise": "recommended_items"},
+                "coverage": {},
+            },
+        ),
     },
     "implicit": {
         "metrics": ["p_pooled", "tap", "ndcg_bin"],
         "ties": "implicit",
         "aliases": {"precision": "p_pooled", "map": "tap", "ndcg": "ndcg_bin"},
-        "choices": {
-            "p_pooled": {"average": "pooled"},
-            "tap": {"denominator": "min(k,|T|)"},
-            "ndcg_bin": {"gain": "binary"},
-        },
+        "choices": _choices(
+            {"ties": "implicit", "no_positive": "nan"},
+            {
+                "p_pooled": {"average": "pooled", "denominator": "min(k, |T|)"},
+                "tap": {"denominator": "min(k, |T|)"},
+                "ndcg_bin": {"gain": "binary", "log_base": "2", "ideal": "min(k, |T|)"},
+            },
+        ),
     },
     "ranx": {
         "metrics": [
@@ -215,7 +298,26 @@ PROFILES: dict[str, dict[str, Any]] = {
             "rbp": "rbp",
             "bpref": "bpref",
         },
-        "choices": {"ndcg_exp": {"gain": "exponential"}, "dcg_exp": {"gain": "exponential"}},
+        "choices": _choices(
+            {"ties": "index", "no_positive": "zero"},
+            {
+                "p": {"denominator": "k"},
+                "r": {"denominator": "|T|"},
+                "ap": {"denominator": "|T|"},
+                "ndcg": {"gain": "linear", "log_base": "2", "ideal": "min(k, |T|)"},
+                "ndcg_exp": {"gain": "exponential", "log_base": "2", "ideal": "min(k, |T|)"},
+                "rr": {},
+                "hit": {},
+                "pr_auc": {"denominator": "|T|"},
+                "hits": {},
+                "f1": {"denominator": "k + |T|"},
+                "rprec": {"denominator": "|T|"},
+                "dcg": {"gain": "linear", "log_base": "2"},
+                "dcg_exp": {"gain": "exponential", "log_base": "2"},
+                "rbp": {},
+                "bpref": {},
+            },
+        ),
     },
     "trec_eval": {
         "metrics": [
@@ -257,13 +359,300 @@ PROFILES: dict[str, dict[str, Any]] = {
             "11pt_avg": "11pt_avg",
             **{f"iprec_at_recall_{j / 10:.2f}": f"iprec_at_recall_{j / 10:.2f}" for j in range(11)},
         },
-        "choices": {"gm_map": {"average": "geometric"}},
+        "choices": _choices(
+            {"ties": "index_desc", "no_positive": "zero"},
+            {
+                "p": {"denominator": "k", "short_list": "k"},
+                "r": {"denominator": "|T|"},
+                "ap": {"denominator": "|T|"},
+                "ndcg": {"gain": "linear", "log_base": "2", "ideal": "min(k, |T|)"},
+                "rr": {},
+                "pr_auc": {"denominator": "|T|"},
+                "rprec": {"denominator": "|T|"},
+                "bpref": {},
+                "gm_map": {"average": "geometric"},
+                "f1": {"denominator": "k + |T|"},
+                "tp": {"denominator": "min(k, |T|)"},
+                "set_map": {},
+                "hits": {},
+                "11pt_avg": {"cutoff": "(long) (rho |T| + 0.9)"},
+                **{
+                    f"iprec_at_recall_{j / 10:.2f}": {
+                        "recall": f"{j / 10:.2f}",
+                        "cutoff": "(long) (rho |T| + 0.9)",
+                    }
+                    for j in range(11)
+                },
+            },
+        ),
+    },
+    "lenskit": {
+        # LensKit 2025.8.1 and 2026.3.0, lenskit/metrics/ranking/{_pr,_map,_dcg,_hit,_recip}.py
+        "metrics": ["p_list", "tp", "tap_list", "ndcg_bin_jk", "ndcg_jk", "hit", "rr"],
+        "ties": "index",
+        "repeats": "refuse",
+        "past_lists": "compute",
+        "aliases": {
+            "Precision": "p_list",
+            "Recall": "tp",
+            "AveragePrecision": "tap_list",
+            "NDCG": "ndcg_bin_jk",
+            "NDCG(gain=...)": "ndcg_jk",
+            "Hit": "hit",
+            "RecipRank": "rr",
+        },
+        "choices": _choices(
+            {"ties": "index", "no_positive": "nan", "duplicates": "refused"},
+            {
+                "p_list": {"denominator": "|L|", "short_list": "length"},
+                "tp": {"denominator": "min(k, |T|)", "short_list": "k"},
+                "tap_list": {"denominator": "min(|T|, |L|)", "short_list": "length"},
+                "ndcg_bin_jk": {
+                    "gain": "binary",
+                    "discount": "max(1, log2 r)",
+                    "log_base": "2",
+                    "ideal": "min(k, |T|)",
+                },
+                "ndcg_jk": {
+                    "gain": "linear",
+                    "discount": "max(1, log2 r)",
+                    "log_base": "2",
+                    "ideal": "min(k, |T|)",
+                },
+                "hit": {},
+                "rr": {},
+            },
+        ),
+    },
+    "torchmetrics": {
+        # torchmetrics 1.9.0, torchmetrics/functional/retrieval/*.py, retrieval/base.py
+        "metrics": ["p", "r", "ap_hits", "ndcg", "rr", "hit", "rprec"],
+        "ties": "index",
+        "no_positive": "zero",
+        "aliases": {
+            "RetrievalPrecision": "p",
+            "RetrievalRecall": "r",
+            "RetrievalMAP": "ap_hits",
+            "RetrievalNormalizedDCG": "ndcg",
+            "RetrievalMRR": "rr",
+            "RetrievalHitRate": "hit",
+            "RetrievalRPrecision": "rprec",
+        },
+        "choices": _choices(
+            {"ties": "index", "no_positive": "zero"},
+            {
+                "p": {"denominator": "k", "short_list": "k"},
+                "r": {"denominator": "|T|"},
+                "ap_hits": {"denominator": "hits"},
+                "ndcg": {"gain": "linear", "log_base": "2", "ideal": "min(k, |T|)"},
+                "rr": {},
+                "hit": {},
+                "rprec": {"denominator": "|T|"},
+            },
+        ),
+    },
+    "recommenders": {
+        # Microsoft Recommenders 1.2.1, recommenders/evaluation/python_evaluation.py
+        "metrics": ["p", "r", "ndcg_bin", "ndcg", "ndcg_exp", "tap", "ap"],
+        "ties": "index",
+        "repeats": "refuse",
+        "past_lists": "compute",
+        "aliases": {
+            "precision_at_k": "p",
+            "recall_at_k": "r",
+            "ndcg_at_k": "ndcg_bin",
+            "ndcg_at_k(score_type='raw')": "ndcg",
+            "ndcg_at_k(score_type='exp')": "ndcg_exp",
+            "map_at_k": "tap",
+            "map": "ap",
+        },
+        "choices": _choices(
+            {"ties": "index", "no_positive": "nan", "duplicates": "refused"},
+            {
+                "p": {"denominator": "k", "short_list": "k"},
+                "r": {"denominator": "|T|"},
+                "ndcg_bin": {"gain": "binary", "log_base": "e", "ideal": "min(k, |T|)"},
+                "ndcg": {"gain": "linear", "log_base": "e", "ideal": "min(k, |T|)"},
+                "ndcg_exp": {"gain": "exponential", "log_base": "e", "ideal": "min(k, |T|)"},
+                "tap": {"denominator": "min(k, |T|)"},
+                "ap": {"denominator": "|T|"},
+            },
+        ),
+    },
+    "recommenders_spark": {
+        # Microsoft Recommenders 1.2.1, recommenders/evaluation/spark_evaluation.py
+        # (SparkRankingEvaluation: pyspark's RankingMetrics on the top-k lists joined with the
+        # users' ground truth)
+        "metrics": ["p", "r", "ndcg_bin", "ap", "tap"],
+        "ties": "index",
+        "repeats": "refuse",
+        "past_lists": "compute",
+        "aliases": {
+            "precision_at_k": "p",
+            "recall_at_k": "r",
+            "ndcg_at_k": "ndcg_bin",
+            "map": "ap",
+            "map_at_k": "tap",
+        },
+        "choices": _choices(
+            {"ties": "index", "no_positive": "nan", "duplicates": "refused"},
+            {
+                "p": {"denominator": "k", "short_list": "k"},
+                "r": {"denominator": "|T|"},
+                "ndcg_bin": {"gain": "binary", "log_base": "e", "ideal": "min(k, |T|)"},
+                "ap": {"denominator": "|T|"},
+                "tap": {"denominator": "min(k, |T|)"},
+            },
+        ),
+    },
+    "cornac": {
+        # Cornac 3.0.1, cornac/metrics/ranking.py, cornac/eval_methods/base_method.py
+        "metrics": ["p", "r", "f1", "hit", "ndcg_bin", "ncrr", "rr_full", "roc_auc", "pr_auc"],
+        "ties": "pessimistic",
+        "relevance_level": 1.0,
+        "train_below_level": "candidates",
+        "aliases": {
+            "Precision": "p",
+            "Recall": "r",
+            "FMeasure": "f1",
+            "HitRatio": "hit",
+            "NDCG": "ndcg_bin",
+            "NCRR": "ncrr",
+            "MRR": "rr_full",
+            "AUC": "roc_auc",
+            "MAP": "pr_auc",
+        },
+        "choices": _choices(
+            {"ties": "pessimistic", "no_positive": "nan"},
+            {
+                "p": {"denominator": "k", "short_list": "k"},
+                "r": {"denominator": "|T|"},
+                "f1": {"denominator": "k + |T|"},
+                "hit": {},
+                "ndcg_bin": {"gain": "binary", "log_base": "2", "ideal": "min(k, |T|)"},
+                "ncrr": {"ideal": "min(|T|, |L|)", "short_list": "length"},
+                "rr_full": {"scope": "whole_ranking"},
+                "roc_auc": {"scope": "catalog"},
+                "pr_auc": {"denominator": "|T|"},
+            },
+        ),
+    },
+    "rectools": {
+        # RecTools 0.19.0, rectools/metrics/{classification,ranking}.py
+        "metrics": ["p", "tp", "r", "f1", "ap", "ndcg_bin_idealk", "ndcg_bin", "rr", "hit"],
+        "ties": "index",
+        "repeats": "refuse",
+        "past_lists": "compute",
+        "aliases": {
+            "Precision": "p",
+            "Precision(r_precision=True)": "tp",
+            "Recall": "r",
+            "F1Beta": "f1",
+            "MAP": "ap",
+            "NDCG": "ndcg_bin_idealk",
+            "NDCG(divide_by_achievable=True)": "ndcg_bin",
+            "MRR": "rr",
+            "HitRate": "hit",
+        },
+        "choices": _choices(
+            {"ties": "index", "no_positive": "nan", "duplicates": "refused"},
+            {
+                "p": {"denominator": "k", "short_list": "k"},
+                "tp": {"denominator": "min(k, |T|)", "short_list": "k"},
+                "r": {"denominator": "|T|"},
+                "f1": {"denominator": "k + |T|"},
+                "ap": {"denominator": "|T|"},
+                "ndcg_bin_idealk": {"gain": "binary", "log_base": "2", "ideal": "k"},
+                "ndcg_bin": {"gain": "binary", "log_base": "2", "ideal": "min(k, |T|)"},
+                "rr": {},
+                "hit": {},
+            },
+        ),
+    },
+    "trec_eval10": {
+        # trec_eval 10.0 (usnistgov/trec_eval, tag v10.0): the trec_eval profile with 10.0's
+        # rounded recall cutoffs (m_iprec_at_recall.c, m_11pt_avg.c) and its unj measure
+        "metrics": [
+            "p",
+            "r",
+            "ap",
+            "ndcg",
+            "rr",
+            "pr_auc",
+            "rprec",
+            "bpref",
+            "gm_map",
+            "f1",
+            "tp",
+            "set_map",
+            "hits",
+            "unj",
+            "11pt_avg10",
+            *[f"iprec10_at_recall_{j / 10:.2f}" for j in range(11)],
+        ],
+        "ties": "index_desc",
+        "relevance_level": 1.0,
+        "no_positive": "zero",
+        "aliases": {
+            "P": "p",
+            "recall": "r",
+            "map_cut": "ap",
+            "ndcg_cut": "ndcg",
+            "recip_rank": "rr",
+            "map": "pr_auc",
+            "Rprec": "rprec",
+            "bpref": "bpref",
+            "gm_map": "gm_map",
+            "set_P": "p",
+            "set_recall": "r",
+            "set_F": "f1",
+            "set_relative_P": "tp",
+            "set_map": "set_map",
+            "num_rel_ret": "hits",
+            "unj": "unj",
+            "11pt_avg": "11pt_avg10",
+            **{
+                f"iprec_at_recall_{j / 10:.2f}": f"iprec10_at_recall_{j / 10:.2f}"
+                for j in range(11)
+            },
+        },
+        "choices": _choices(
+            {"ties": "index_desc", "no_positive": "zero"},
+            {
+                "p": {"denominator": "k", "short_list": "k"},
+                "r": {"denominator": "|T|"},
+                "ap": {"denominator": "|T|"},
+                "ndcg": {"gain": "linear", "log_base": "2", "ideal": "min(k, |T|)"},
+                "rr": {},
+                "pr_auc": {"denominator": "|T|"},
+                "rprec": {"denominator": "|T|"},
+                "bpref": {},
+                "gm_map": {"average": "geometric"},
+                "f1": {"denominator": "k + |T|"},
+                "tp": {"denominator": "min(k, |T|)"},
+                "set_map": {},
+                "hits": {},
+                "unj": {"denominator": "k", "short_list": "k", "no_positive": "nan"},
+                "11pt_avg10": {"cutoff": "lround"},
+                **{
+                    f"iprec10_at_recall_{j / 10:.2f}": {
+                        "recall": f"{j / 10:.2f}",
+                        "cutoff": "lround",
+                    }
+                    for j in range(11)
+                },
+            },
+        ),
     },
     "spark": {
         "metrics": ["p", "r", "tap", "ap", "ndcg_bin", "ndcg_spark"],
         "ties": "index",
         # read by recoeval_tracking.spark: users with a list and no test entry score 0
         "no_ground_truth": "zero",
+        # read by metrics.profile_inputs on ranked lists: a repeated item refused (Spark counts
+        # every copy), a k past the lists or the catalogue computed
+        "repeats": "refuse",
+        "past_lists": "compute",
         "aliases": {
             "precisionAtK": "p",
             "recallAtK": "r",
@@ -273,11 +662,17 @@ PROFILES: dict[str, dict[str, Any]] = {
             # ndcgAtK on (prediction, label, relevance) triples: graded, ideal in label order
             "ndcgAtK_graded": "ndcg_spark",
         },
-        "choices": {
-            "tap": {"denominator": "min(k,|T|)"},
-            "ndcg_bin": {"gain": "binary"},
-            "ndcg_spark": {"gain": "exponential", "ideal": "label_order"},
-        },
+        "choices": _choices(
+            {"ties": "index", "no_positive": "zero", "duplicates": "refused"},
+            {
+                "p": {"denominator": "k", "short_list": "k"},
+                "r": {"denominator": "|T|"},
+                "tap": {"denominator": "min(k, |T|)"},
+                "ap": {"denominator": "|T|", "short_list": "whole list"},
+                "ndcg_bin": {"gain": "binary", "log_base": "e", "ideal": "min(k, |T|)"},
+                "ndcg_spark": {"gain": "exponential", "log_base": "e", "ideal": "label_order"},
+            },
+        ),
     },
     "elliot": {
         "metrics": ["p", "r", "ndcg_exp1", "ap_elliot", "rr", "hit", "gini_complement"],

@@ -24,7 +24,7 @@ from typing import Any
 
 from .._validation import InputError
 from ..engine.codes import AtK, Whole
-from . import beyond, listrank, peers, popularity
+from . import beyond, listrank, peerrank, peers, popularity
 
 __all__ = [
     "MetricSpec",
@@ -636,6 +636,146 @@ _SPECS = [
         stage="aggregate",
         compute=beyond.over_lists(peers.gini_complement),
     ),
+    # other libraries' variants that differ from the kernel metrics (see metrics/peerrank.py)
+    MetricSpec(
+        "p_list",
+        -1,
+        "P_LIST",
+        True,
+        True,
+        "hits(k) / |L|, |L| = min(k, the list's length): a shorter list divided by its own "
+        "length; NaN for an empty list (LensKit 2025.8 / 2026.3 Precision)",
+        "p",
+        (("short_list", "length"),),
+        stage="list",
+        compute=peerrank.p_list_of,
+        average_ties=False,
+    ),
+    MetricSpec(
+        "tap_list",
+        -1,
+        "TAP_LIST",
+        True,
+        False,
+        "(1/min(|T|, |L|)) * sum_{i : r_i <= k} i / r_i, |L| = min(k, the list's length); NaN "
+        "for an empty list (LensKit 2025.8 / 2026.3 AveragePrecision)",
+        "ap",
+        (("denominator", "min(|T|, |L|)"),),
+        stage="list",
+        compute=peerrank.tap_list_of,
+        average_ties=False,
+    ),
+    MetricSpec(
+        "ndcg_bin_jk",
+        -1,
+        "NDCG_BIN_JK",
+        True,
+        False,
+        "sum_{i : r_i <= k} 1 / max(1, log2 r_i) over the same sum for min(k, |T|) positives at "
+        "the top: binary gains, the discount of Jarvelin & Kekalainen (2002) with base 2 "
+        "(positions 1 and 2 undiscounted; LensKit 2025.8 / 2026.3 NDCG without gain=)",
+        "ndcg",
+        (("gain", "binary"), ("discount", "max(1, log2 r)")),
+        stage="list",
+        compute=peerrank.ndcg_bin_jk_of,
+        average_ties=False,
+    ),
+    MetricSpec(
+        "ndcg_jk",
+        -1,
+        "NDCG_JK",
+        True,
+        False,
+        "sum_{i : r_i <= k} max(v_i, 0) / max(1, log2 r_i) over the same sum for the k largest "
+        "max(v, 0) at the top; 0 when that ideal is 0 (LensKit 2026.3 NDCG(gain=...), the "
+        "discount of Jarvelin & Kekalainen 2002)",
+        "ndcg",
+        (("gain", "linear"), ("discount", "max(1, log2 r)")),
+        stage="list",
+        compute=peerrank.ndcg_jk_of,
+        average_ties=False,
+    ),
+    MetricSpec(
+        "ndcg_bin_idealk",
+        -1,
+        "NDCG_BIN_IDEALK",
+        True,
+        False,
+        "sum_{i : r_i <= k} 1 / log2(r_i + 1) over sum_{j <= k} 1 / log2(j + 1): binary gains, "
+        "the ideal of k relevant items whatever |T| (RecTools 0.19 NDCG, "
+        "divide_by_achievable=False, its default, 2026)",
+        "ndcg",
+        (("gain", "binary"), ("ideal", "k")),
+        stage="list",
+        compute=peerrank.ndcg_bin_idealk_of,
+        average_ties=False,
+    ),
+    MetricSpec(
+        "ncrr",
+        -1,
+        "NCRR",
+        True,
+        False,
+        "sum_{i : r_i <= k} 1 / r_i over sum_{j <= min(|T|, |L|)} 1 / j, |L| = min(k, the "
+        "list's length); 0 without a hit (Cornac 3.0.1 NCRR, 2026)",
+        stage="list",
+        compute=peerrank.ncrr_of,
+        average_ties=False,
+    ),
+    MetricSpec(
+        "rr_full",
+        Whole.RR_FULL,
+        "RR_FULL",
+        False,
+        False,
+        "1 / r_1: the reciprocal rank of the first positive over the whole ranking, no cutoff "
+        "(Cornac 3.0.1 MRR, 2026)",
+        "rr",
+        (("scope", "whole_ranking"),),
+        average_ties=False,
+    ),
+    *[
+        MetricSpec(
+            f"iprec10_at_recall_{j / 10:.2f}",
+            Whole(Whole.IPREC10_0 + j),
+            f"IPREC10@{j / 10:.2f}",
+            False,
+            False,
+            f"interpolated precision at recall {j / 10:.2f} as trec_eval 10.0 counts it: "
+            f"max over i >= max(1, c) of i / r_i, c = lround({j / 10:.2f} |T|), rounded half "
+            "away from zero (trec_eval 10.0, 2026: 9 added 0.9 and truncated)",
+            "iprec",
+            (("recall", f"{j / 10:.2f}"), ("cutoff", "lround")),
+            average_ties=False,
+        )
+        for j in range(11)
+    ],
+    MetricSpec(
+        "11pt_avg10",
+        Whole.AVG_11PT10,
+        "11pt_avg10",
+        False,
+        False,
+        "mean of the 11 interpolated precisions of trec_eval 10.0 (iprec10_at_recall_*; "
+        "trec_eval 10.0's 11pt_avg, 2026)",
+        "11pt_avg",
+        (("cutoff", "lround"),),
+        average_ties=False,
+    ),
+    MetricSpec(
+        "unj",
+        -1,
+        "unj",
+        True,
+        True,
+        "#{j <= k : the j-th listed item is unjudged} / k, unjudged: neither a positive nor a "
+        "judged non-relevant test entry (below relevance_level); a shorter list still over k; "
+        "NaN for a user without a positive (trec_eval 10.0 unj_k, 2026)",
+        stage="list",
+        compute=peerrank.unj_of,
+        average_ties=False,
+        greater_is_better=False,
+    ),
 ]
 
 #: All registered metrics by name, in the canonical output order.
@@ -643,6 +783,10 @@ _SPECS = [
 #: by default; ``"all"``, a profile or a name gives them.
 _NOT_STANDARD = {"ap_hits", "set_map", "gini_items", "entropy_mean", "11pt_avg", "ndcg_spark"}
 _NOT_STANDARD |= {"ndcg_exp1", "ap_elliot", "gini_complement"}  # Elliot's and WarpRec's
+#: The variants other libraries' profiles add (see metrics/peerrank.py), also left out.
+_NOT_STANDARD |= {"p_list", "tap_list", "ndcg_bin_jk", "ndcg_jk", "ndcg_bin_idealk", "ncrr"}
+_NOT_STANDARD |= {"rr_full", "11pt_avg10", "unj"}
+_NOT_STANDARD |= {f"iprec10_at_recall_{j / 10:.2f}" for j in range(11)}
 _SPECS = [
     dataclasses.replace(s, standard=False)
     if s.name in _NOT_STANDARD or s.name.startswith("iprec_at_recall_")

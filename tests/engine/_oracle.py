@@ -46,6 +46,13 @@ LIST_METRICS = (
     "tailpercentage",
     "aplt",
     "aclt",
+    "p_list",
+    "tap_list",
+    "ndcg_bin_jk",
+    "ndcg_jk",
+    "ndcg_bin_idealk",
+    "ncrr",
+    "unj",
 )
 #: One number over all users.
 AGGREGATE_METRICS = (
@@ -336,3 +343,41 @@ __all__ = [
     "gauc",
     "p_pooled",
 ]
+
+
+def peer_list_metrics(listed: Sequence[int], test: Mapping[int, float], width: int) -> dict:
+    """Other libraries' list metrics of one list (``listed``: the items, in order; ``width``:
+    the cutoff), written out from their definitions (LensKit's Precision, AveragePrecision and
+    NDCG with the discount max(1, log2 j); RecTools' NDCG over the ideal of ``width`` items;
+    Cornac's NCRR; trec_eval 10.0's unj), without the package."""
+    n_t = len(test)
+    hits = [i in test for i in listed]
+    nan = math.nan
+    out: dict[str, float] = {}
+    n = len(listed)
+    out["p_list"] = sum(hits) / n if n else nan
+    seen, total = 0, 0.0
+    for j, h in enumerate(hits, start=1):
+        if h:
+            seen += 1
+            total += seen / j
+    out["tap_list"] = total / min(n_t, n) if n else nan
+
+    def jk(j: int) -> float:
+        return max(1.0, math.log2(j))
+
+    dcg_bin = sum(1.0 / jk(j) for j, h in enumerate(hits, start=1) if h)
+    ideal_bin = sum(1.0 / jk(j) for j in range(1, min(n_t, width) + 1))
+    out["ndcg_bin_jk"] = dcg_bin / ideal_bin if ideal_bin > 0 else 0.0
+    gains = sorted((max(float(v), 0.0) for v in test.values()), reverse=True)[:width]
+    dcg = sum(max(float(test[i]), 0.0) / jk(j) for j, i in enumerate(listed, start=1) if i in test)
+    ideal = sum(g / jk(j) for j, g in enumerate(gains, start=1))
+    out["ndcg_jk"] = dcg / ideal if ideal > 0 else 0.0
+    out["ndcg_bin_idealk"] = sum(
+        1.0 / math.log2(j + 1) for j, h in enumerate(hits, start=1) if h
+    ) / sum(1.0 / math.log2(j + 1) for j in range(1, width + 1))
+    crr = sum(1.0 / j for j, h in enumerate(hits, start=1) if h)
+    icrr = sum(1.0 / j for j in range(1, min(n_t, n) + 1))
+    out["ncrr"] = crr / icrr if crr > 0 else 0.0
+    out["unj"] = sum(1 for h in hits if not h) / width if n_t else nan
+    return out

@@ -395,6 +395,17 @@ def _popularity_and_list_ranks(train_rows, test_rows, n: int, k: int) -> dict[st
         "aclt": lambda L, u: (
             float(sum(1 for i in listed(L) if i in long_tail)) if listed(L) else math.nan
         ),
+        **{
+            name: (
+                lambda L, u, name=name: (
+                    orc.peer_list_metrics(listed(L), test_rows[u], len(L))[name]
+                    if listed(L)
+                    else math.nan
+                )
+            )
+            for name in ("p_list", "tap_list", "ndcg_bin_jk", "ndcg_jk", "ndcg_bin_idealk")
+            + ("ncrr", "unj")
+        },
     }
 
 

@@ -255,6 +255,13 @@ PROFILE_TIES = {
     "spark": "index",
     "elliot": "index",
     "warprec": "index",
+    "lenskit": "index",
+    "torchmetrics": "index",
+    "recommenders": "index",
+    "recommenders_spark": "index",
+    "cornac": "pessimistic",
+    "rectools": "index",
+    "trec_eval10": "index_desc",
 }
 
 
