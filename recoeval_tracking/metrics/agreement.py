@@ -73,6 +73,9 @@ METRIC_CHOICES = (
     "normalise",
     "orientation",
     "recall",
+    "discount",
+    "short_list",
+    "cutoff",
 )
 #: The order in which a decomposition applies the choices, one at a time.
 CHOICE_ORDER = (
@@ -85,6 +88,8 @@ CHOICE_ORDER = (
     "ties",
 )
 _OPTION_CHOICES = ("relevance_level", "no_positive", "inf_scores", "out_of_catalogue", "duplicates")
+#: The options a profile's ``choices`` may set for one metric alone.
+_METRIC_OPTIONS = ("relevance_level", "no_positive", "inf_scores")
 
 #: What each rule for generated lists does (a profile's ``lists``).
 LIST_RULES = {
@@ -405,7 +410,12 @@ def _variant_index() -> dict[tuple[str, frozenset], str]:
 
 
 def _metric_choices(prof: dict[str, Any], name: str) -> dict[str, str]:
-    return {c: v for c, v in prof.get("choices", {}).get(name, {}).items() if c in METRIC_CHOICES}
+    """The definition choices that make the registered metric ``name`` differ from the default
+    metric of its family: its :attr:`MetricSpec.variant` where it differs from the base's (the
+    profile's ``choices`` record states them too, with the rest of its definition)."""
+    spec = METRICS[name]
+    base = dict(METRICS[_base(spec)].variant)
+    return {c: v for c, v in spec.variant if c in METRIC_CHOICES and base.get(c) != v}
 
 
 def _options(prof: dict[str, Any], name: str, rule: tuple[Any, Any]) -> dict[str, Any]:
@@ -416,7 +426,9 @@ def _options(prof: dict[str, Any], name: str, rule: tuple[Any, Any]) -> dict[str
         (float(prof["relevance_level"]), "graded") if "relevance_level" in prof else rule
     )
     own = prof.get("choices", {}).get(name, {})
-    for c in (*_OPTION_CHOICES, "ties"):
+    # a metric's own option (the profile's record also repeats the profile's tie order and its
+    # rule for repeated items in words; those options come from the profile's entry)
+    for c in _METRIC_OPTIONS:
         if c in own:
             opts[c] = own[c] if c != "relevance_level" else (float(own[c]), "graded")
     return opts

@@ -143,7 +143,6 @@ PROFILES: dict[str, dict[str, Any]] = {
         "metrics": ["p", "tp", "r", "ap", "tap", "ndcg", "hit", "rr", "roc_auc", "pr_auc"],
         "ties": "noise",
         "inf_scores": "nan",
-        "choices": {},
         "aliases": {
             "P": "p",
             "TP": "tp",
@@ -708,7 +707,7 @@ PROFILES: dict[str, dict[str, Any]] = {
         "choices": {
             "ndcg_exp1": {"gain": "exponential+1"},
             "ndcg_bin": {"gain": "binary"},
-            "tap": {"denominator": "min(k,|T|)"},
+            "tap": {"denominator": "min(k, |T|)"},
         },
         "lists": {"out_of_catalogue": "drop", "duplicates": "sum"},
         "not_reproduced": {

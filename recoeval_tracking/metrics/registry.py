@@ -141,7 +141,7 @@ _SPECS = [
         False,
         "TAP@k = (1/min(k, |T|)) * sum_{i : r_i <= k} i / r_i",
         "ap",
-        (("denominator", "min(k,|T|)"),),
+        (("denominator", "min(k, |T|)"),),
     ),
     MetricSpec(
         "ndcg",
