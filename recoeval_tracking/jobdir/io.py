@@ -69,6 +69,7 @@ import math
 import numbers
 import os
 import shutil
+import time
 import uuid
 from collections.abc import Mapping
 from pathlib import Path
@@ -237,6 +238,7 @@ def write_job_dir(
     model: Mapping[str, Any] | None = None,
     part: str = "test",
     validation: Results | None = None,
+    timings: dict[str, float] | None = None,
 ) -> Path:
     """Write ``results`` and their context to the job directory ``path`` (created if needed).
 
@@ -272,6 +274,9 @@ def write_job_dir(
         The same job's evaluation on the validation part, beside ``results`` on test: its means
         and bounds join ``metrics.json`` under the prefix, and its per-user table is written to
         ``per_user_validation.parquet``.
+    timings : dict, optional
+        Filled with the seconds spent: ``plots`` (drawing and saving them) and ``total`` (the
+        whole call).
 
     Returns
     -------
@@ -309,6 +314,9 @@ def write_job_dir(
     if not isinstance(plots, bool) and plots != "all":
         raise param_error("plots", "write_job_dir", "True, False or 'all'", plots)
     out = Path(path)
+    t_start = time.perf_counter()
+    seconds = timings if timings is not None else {}
+    seconds["plots"] = 0.0
     writer = _Writer(out)
     writer.step("the folder", lambda: out.mkdir(parents=True, exist_ok=True), keep=False)
     uid = uuid.uuid4().hex
@@ -334,14 +342,17 @@ def write_job_dir(
             shown = metric_columns if len(per_user) else []  # a table left on the workers
             if plots != "all":
                 shown = headline_metrics(shown, results.k, limit=1) if shown else []
+            t_plots = time.perf_counter()
             writer.step(
                 FILES["plots"],
                 lambda: write_job_plots(
                     per_user, shown, curves if len(curves) else None, out / FILES["plots"]
                 ),
             )
+            seconds["plots"] = time.perf_counter() - t_plots
         writer.step(FILES["job"], lambda: _write_job_json(out, uid, meta))
         writer.step(INCOMPLETE, lambda: _finish(out), keep=False)
+    seconds["total"] = time.perf_counter() - t_start
     return out
 
 

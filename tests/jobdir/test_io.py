@@ -278,3 +278,13 @@ def test_rewrite_clears_every_marker(tmp_path, results):
         "metrics.json",
         "per_user.parquet",
     ]
+
+
+def test_the_seconds_of_writing_and_of_the_plots_are_reported(tmp_path):
+    res = make_results(n_users=30, k=3, seed=2)
+    seconds: dict[str, float] = {}
+    write_job_dir(res, tmp_path / "job", timings=seconds)
+    assert set(seconds) == {"plots", "total"}
+    assert 0 < seconds["plots"] < seconds["total"]
+    write_job_dir(res, tmp_path / "job2", plots=False, timings=seconds)
+    assert seconds["plots"] == 0.0 and seconds["total"] > 0
