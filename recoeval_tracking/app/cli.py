@@ -249,7 +249,11 @@ def _first_override(argv: list[str]) -> int:
 
 
 def _is_multirun(argv: list[str]) -> bool:
-    return any(a in ("-m", "--multirun") for a in argv)
+    """Whether ``argv`` asks for a sweep (``-m``, or Hydra's mode set on the command line)."""
+    return any(
+        a in ("-m", "--multirun") or a.replace(" ", "").lstrip("+") == "hydra.mode=MULTIRUN"
+        for a in argv
+    )
 
 
 def main() -> None:

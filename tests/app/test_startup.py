@@ -52,6 +52,8 @@ def test_a_sweep_says_it_starts_before_hydra_numpy_or_scipy_is_imported():
     seen = _probe(["-m", "model=popularity,random"])
     assert seen["printed"] == "recoeval-track: starting the sweep...\n"
     assert seen["loaded"] == []
+    seen = _probe(["model=popularity,random", "hydra.mode=MULTIRUN"])
+    assert seen["printed"] == "recoeval-track: starting the sweep...\n"
 
 
 def test_a_single_run_says_it_starts_and_a_command_that_runs_nothing_does_not():
