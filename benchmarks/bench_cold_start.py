@@ -11,7 +11,9 @@ folder (``cold``) or one a previous process filled (``warm``), with ``OPENBLAS_C
   cache (import included: what a user waits for the first result of a new session);
 * ``recoeval-track cold``: README's first command (synthetic data, a random split, ALS, the
   standard metrics; ``tracking=local`` into a temporary folder) with an empty cache, wall
-  seconds, its stage times and the longest silence on the terminal (seconds between two lines);
+  seconds, the CPU seconds of the command and of every process it started (``cpu``: the work a
+  quiet 2-core machine can at best halve, steadier than the wall on a shared one), its stage
+  times and the longest silence on the terminal (seconds between two lines);
 * ``recoeval-track -m``: a sweep of two models (``model=popularity,item_knn``) into a new
   store (its parent run creates it), with the kernel cache the row before left (or an empty
   one when run alone: ``--only sweep``): the seconds to its first line, the longest silence
@@ -34,6 +36,7 @@ import argparse
 import json
 import os
 import platform
+import resource
 import shutil
 import subprocess
 import sys
@@ -110,6 +113,7 @@ def run_app(cache: Path, workdir: Path, args: tuple[str, ...] = ()) -> dict:
     longest time with no new line on stdout or stderr."""
     beside = Path(sys.executable).parent / "recoeval-track"  # this environment's entry point
     exe = str(beside) if beside.exists() else shutil.which("recoeval-track") or "recoeval-track"
+    used = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
     proc = subprocess.Popen(
         [exe, *args, "progress=false"],
@@ -129,6 +133,8 @@ def run_app(cache: Path, workdir: Path, args: tuple[str, ...] = ()) -> dict:
         lines.append(f"{now - t0:6.2f} {line.rstrip()}")
     code = proc.wait()
     wall = time.perf_counter() - t0
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - used.ru_utime) + (after.ru_stime - used.ru_stime)
     silence = max(silence, wall - last)
     if code != 0:
         raise SystemExit("recoeval-track failed:\n" + "\n".join(lines))
@@ -138,7 +144,14 @@ def run_app(cache: Path, workdir: Path, args: tuple[str, ...] = ()) -> dict:
             for part in line.split("timings: ", 1)[1].split(", "):
                 name, _, rest = part.partition(" ")
                 stages[name] = float(rest.split()[0])
-    return {"wall": wall, "silence": silence, "first": first, "stages": stages, "lines": lines}
+    return {
+        "wall": wall,
+        "cpu": cpu,
+        "silence": silence,
+        "first": first,
+        "stages": stages,
+        "lines": lines,
+    }
 
 
 def main() -> None:
@@ -178,7 +191,8 @@ def main() -> None:
                     app = run_app(Path(cache), Path(work))
                 stages = ", ".join(f"{k} {v}" for k, v in app["stages"].items())
                 print(
-                    f"recoeval-track cold: wall {app['wall']:.2f} s ({stages}); first line "
+                    f"recoeval-track cold: wall {app['wall']:.2f} s, cpu {app['cpu']:.1f} s "
+                    f"({stages}); first line "
                     f"{app['first']:.2f} s, longest silence {app['silence']:.2f} s"
                 )
                 if args.show_lines:
