@@ -11,7 +11,13 @@ folder (``cold``) or one a previous process filled (``warm``), with ``OPENBLAS_C
   cache (import included: what a user waits for the first result of a new session);
 * ``recoeval-track cold``: README's first command (synthetic data, a random split, ALS, the
   standard metrics; ``tracking=local`` into a temporary folder) with an empty cache, wall
-  seconds, its stage times and the longest silence on the terminal (seconds between two lines).
+  seconds, the CPU seconds of the command and of every process it started (``cpu``: the work a
+  quiet 2-core machine can at best halve, steadier than the wall on a shared one), its stage
+  times and the longest silence on the terminal (seconds between two lines);
+* ``recoeval-track -m``: a sweep of two models (``model=popularity,item_knn``) into a new
+  store (its parent run creates it), with the kernel cache the row before left (or an empty
+  one when run alone: ``--only sweep``): the seconds to its first line, the longest silence
+  and the wall seconds.
 
 Each row prints the seconds inside the process (import, first call) and the wall seconds of the
 process. The CPU (model, AVX2 / AVX-512) and the load are printed first: the numbers depend on
@@ -19,8 +25,9 @@ both (compiling is single-threaded; the app's warm-up child uses the second core
 
 Usage::
 
-    python benchmarks/bench_cold_start.py                 # all four, ~1 min on 2 cores
+    python benchmarks/bench_cold_start.py                 # all five, ~1 min on 2 cores
     python benchmarks/bench_cold_start.py --only evaluate --repeat 2
+    python benchmarks/bench_cold_start.py --only app --only sweep
 """
 
 from __future__ import annotations
@@ -29,6 +36,7 @@ import argparse
 import json
 import os
 import platform
+import resource
 import shutil
 import subprocess
 import sys
@@ -95,14 +103,20 @@ def run_evaluate(metrics: str, cache: Path) -> dict:
     return row
 
 
-def run_app(cache: Path, workdir: Path) -> dict:
-    """README's first command in ``workdir`` with the numba cache ``cache``: wall seconds, the
-    job's stage seconds and the longest time with no new line on stdout or stderr."""
+#: The sweep of the ``recoeval-track -m`` row.
+SWEEP = ["-m", "model=popularity,item_knn"]
+
+
+def run_app(cache: Path, workdir: Path, args: tuple[str, ...] = ()) -> dict:
+    """README's first command (or ``recoeval-track ARGS``) in ``workdir`` with the numba cache
+    ``cache``: wall seconds, the job's stage seconds, the seconds to the first line and the
+    longest time with no new line on stdout or stderr."""
     beside = Path(sys.executable).parent / "recoeval-track"  # this environment's entry point
     exe = str(beside) if beside.exists() else shutil.which("recoeval-track") or "recoeval-track"
+    used = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
     proc = subprocess.Popen(
-        [exe, "progress=false"],
+        [exe, *args, "progress=false"],
         cwd=workdir,
         env=_env(cache),
         stdout=subprocess.PIPE,
@@ -110,14 +124,17 @@ def run_app(cache: Path, workdir: Path) -> dict:
         text=True,
     )
     assert proc.stdout is not None
-    last, silence, lines = t0, 0.0, []
+    last, silence, lines, first = t0, 0.0, [], None
     for line in proc.stdout:
         now = time.perf_counter()
         silence = max(silence, now - last)
         last = now
+        first = now - t0 if first is None else first
         lines.append(f"{now - t0:6.2f} {line.rstrip()}")
     code = proc.wait()
     wall = time.perf_counter() - t0
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - used.ru_utime) + (after.ru_stime - used.ru_stime)
     silence = max(silence, wall - last)
     if code != 0:
         raise SystemExit("recoeval-track failed:\n" + "\n".join(lines))
@@ -127,19 +144,31 @@ def run_app(cache: Path, workdir: Path) -> dict:
             for part in line.split("timings: ", 1)[1].split(", "):
                 name, _, rest = part.partition(" ")
                 stages[name] = float(rest.split()[0])
-    return {"wall": wall, "silence": silence, "stages": stages, "lines": lines}
+    return {
+        "wall": wall,
+        "cpu": cpu,
+        "silence": silence,
+        "first": first,
+        "stages": stages,
+        "lines": lines,
+    }
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--only", choices=["evaluate", "app"], help="one half of the rows")
+    ap.add_argument(
+        "--only",
+        choices=["evaluate", "app", "sweep"],
+        action="append",
+        help="only these rows (repeat it for several)",
+    )
     ap.add_argument("--repeat", type=int, default=1, help="runs per row (each printed)")
     ap.add_argument("--show-lines", action="store_true", help="the app's lines, timed")
     args = ap.parse_args()
     print(f"CPU: {cpu_info()}; load average {os.getloadavg()[0]:.2f}")
     print(f"python {platform.python_version()}")
     for _ in range(args.repeat):
-        if args.only in (None, "evaluate"):
+        if not args.only or "evaluate" in args.only:
             for metrics in ("all", "default"):
                 with tempfile.TemporaryDirectory() as tmp:
                     cold = run_evaluate(metrics, Path(tmp))
@@ -156,16 +185,29 @@ def main() -> None:
                             f"loaded: {', '.join(warm['modules']) or 'none of'} "
                             "(pandas, mlflow, hydra, matplotlib, dask)"
                         )
-        if args.only in (None, "app"):
-            with tempfile.TemporaryDirectory() as cache, tempfile.TemporaryDirectory() as work:
-                app = run_app(Path(cache), Path(work))
+        with tempfile.TemporaryDirectory() as cache:
+            if not args.only or "app" in args.only:
+                with tempfile.TemporaryDirectory() as work:
+                    app = run_app(Path(cache), Path(work))
                 stages = ", ".join(f"{k} {v}" for k, v in app["stages"].items())
                 print(
-                    f"recoeval-track cold: wall {app['wall']:.2f} s ({stages}); longest "
-                    f"silence {app['silence']:.2f} s"
+                    f"recoeval-track cold: wall {app['wall']:.2f} s, cpu {app['cpu']:.1f} s "
+                    f"({stages}); first line "
+                    f"{app['first']:.2f} s, longest silence {app['silence']:.2f} s"
                 )
                 if args.show_lines:
                     print("\n".join("    " + line for line in app["lines"]))
+            if not args.only or "sweep" in args.only:
+                kernels = "warm" if any(Path(cache).iterdir()) else "cold"
+                with tempfile.TemporaryDirectory() as work:
+                    sweep = run_app(Path(cache), Path(work), tuple(SWEEP))
+                print(
+                    f"recoeval-track {' '.join(SWEEP)} ({kernels} kernels, new store): first "
+                    f"line {sweep['first']:.2f} s, longest silence {sweep['silence']:.2f} s, "
+                    f"wall {sweep['wall']:.2f} s"
+                )
+                if args.show_lines:
+                    print("\n".join("    " + line for line in sweep["lines"]))
     print(f"load average after: {os.getloadavg()[0]:.2f}")
 
 

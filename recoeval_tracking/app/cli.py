@@ -54,7 +54,6 @@ from .errors import (
     run_error_message,
     user_error_message,
 )
-from .job_name import CALLBACK_OVERRIDE as JOB_NAME_CHECK
 from .task import (  # the job itself; its names stay importable from here
     CONFIG_PACKAGE,
     _single_run_error,
@@ -249,26 +248,53 @@ def _first_override(argv: list[str]) -> int:
     return len(argv)
 
 
+def _is_multirun(argv: list[str]) -> bool:
+    """Whether ``argv`` asks for a sweep (``-m``, or Hydra's mode set on the command line)."""
+    return any(
+        a in ("-m", "--multirun") or a.replace(" ", "").lstrip("+") == "hydra.mode=MULTIRUN"
+        for a in argv
+    )
+
+
 def main() -> None:
-    """Console entry point of ``recoeval-track``: run the Hydra app on ``sys.argv``."""
-    import hydra
+    """Console entry point of ``recoeval-track``: run the Hydra app on ``sys.argv``.
 
-    from .stages import quick_exit
+    A run's first line comes before Hydra, numpy or scipy is imported (:mod:`.startup`), and a
+    line follows every few seconds until the job or the sweep says something of its own."""
+    from . import startup
 
-    quick_exit()
-
-    from . import schema  # noqa: F401 - registers the structured configs
-    from .callbacks import note_interrupted
-    from .job_name import StartRefused
-
-    if any(a in ("--version", "-V") for a in sys.argv[1:]):
+    argv = sys.argv[1:]
+    if any(a in ("--version", "-V") for a in argv):
         from .._version import __version__
 
         # Hydra's own --version would print Hydra's version; --hydra-help lists Hydra's flags
         print(f"{_PROG} (recoeval_tracking) {__version__}")
         return
+    runs = not _NO_RUN.intersection(a.split("=", 1)[0] for a in argv)
+    if runs:
+        startup.begin(_PROG, "starting the sweep" if _is_multirun(argv) else "starting the job")
+    try:
+        _main(runs)
+    finally:
+        startup.end()
+
+
+def _main(runs: bool) -> None:
+    import hydra
+
+    from .stages import quick_exit
+    from .startup import end as end_startup
+
+    quick_exit()
+
+    from . import schema  # noqa: F401 - registers the structured configs
+    from .callbacks import note_interrupted
+    from .job_name import CALLBACK_OVERRIDE as JOB_NAME_CHECK
+    from .job_name import StartRefused
+
     bad_name = job_name_problem(sys.argv[1:])
     if bad_name:
+        end_startup()
         print(bad_name, file=sys.stderr)
         sys.exit(EXIT_USAGE)
     full_error = os.environ.get("HYDRA_FULL_ERROR") == "1"
@@ -278,7 +304,7 @@ def main() -> None:
     _single_run_error.clear()
     redact_logs()
     sys.argv[1:] = rewrite_mapping_overrides(sys.argv[1:])
-    if not _NO_RUN.intersection(a.split("=", 1)[0] for a in sys.argv[1:]):
+    if runs:
         # a name from any config file, checked before Hydra opens the job's log
         sys.argv.insert(1 + _first_override(sys.argv[1:]), JOB_NAME_CHECK)
     register_search_plugin()
@@ -286,6 +312,7 @@ def main() -> None:
     try:
         app()
     except StartRefused as refused:  # before any job: a usage error, whatever its type
+        end_startup()
         if full_error:
             raise
         print(
@@ -293,10 +320,12 @@ def main() -> None:
         )
         sys.exit(EXIT_USAGE)
     except KeyboardInterrupt:
+        end_startup()
         note_interrupted()
         print(f"{_PROG}: interrupted.", file=sys.stderr)
         sys.exit(130)
     except Exception as err:
+        end_startup()
         if full_error:
             raise
         status, message = error_message(err) or (EXIT_FAILURE, bug_message(err))
@@ -305,6 +334,7 @@ def main() -> None:
     finally:
         if not full_error:
             os.environ.pop("HYDRA_FULL_ERROR", None)
+    end_startup()
     if _single_run_error:
         status, message = _single_run_error[0]
         print(message, file=sys.stderr)

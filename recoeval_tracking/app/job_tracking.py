@@ -4,6 +4,7 @@ its params and its name; and the store a ``tracking`` config section names."""
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -68,6 +69,7 @@ def track_job(
     experiment = tracking.get("experiment") or DEFAULT_EXPERIMENT
     # MLflow's import and its store's start take seconds: say what the job is doing meanwhile
     logger.info("logging the job to MLflow (%s, experiment %r)...", _scrub(uri), experiment)
+    t0 = time.perf_counter()
     with heartbeat("logging the job to MLflow", logger.info):
         run_id = upload_or_mark_pending(
             out,
@@ -81,7 +83,9 @@ def track_job(
             tags=tags,
         )
     if run_id is not None:
-        logger.info("MLflow run %s in %s", run_id, _scrub(uri))
+        logger.info(
+            "MLflow run %s in %s (logged in %.2f s)", run_id, _scrub(uri), time.perf_counter() - t0
+        )
     return run_id
 
 

@@ -369,6 +369,7 @@ def run_job(
 
         logger.info("%s", leakage_line(dataset_info["leakage"]))
     logger.info("writing the job directory (tables%s)...", ", plots" if plots else "")
+    written: dict[str, float] = {}
     with heartbeat("writing the job directory", logger.info):
         write_job_dir(
             results,
@@ -381,40 +382,10 @@ def run_job(
             model=model_record(model),
             part=done.part,
             validation=validation.results if validation and done.part == "test" else None,
+            timings=written,
         )
-    if echo and validation is not None:
-        logger.info(
-            "%s on validation (fitted on train), K=%d, mean over users [95%% interval]:\n%s",
-            model.name,
-            validation.results.k,
-            validation.results.summary("headline"),
-        )
-    if echo and done.part == "validation":
-        logger.info(
-            "selection job: evaluated on validation only; the sweep tests the configuration it "
-            "chooses\ntimings: %s\njob directory: %s",
-            ", ".join(f"{s} {timings[s]:.2f} s" for s in (*STAGES, "total") if s in timings),
-            out,
-        )
-    elif echo:
-        timing_text = ", ".join(
-            f"{s} {timings[s]:.2f} s" for s in (*STAGES, "total") if s in timings
-        )
-        logger.info(
-            "%s%s at K=%d, mean over users [95%% interval]:\n%s\ntimings: %s\njob directory: %s",
-            model.name,
-            ""
-            if validation is None
-            else (
-                " on test (refit on train + validation)"
-                if done.refit
-                else " on test (fitted on train; train and validation items not ranked)"
-            ),
-            results.k,
-            results.summary("headline"),
-            timing_text,
-            out,
-        )
+    if echo:
+        _echo_results(model, results, validation, done, timings, written, plots, out)
     run_id = track_job(cfg, out, base, tracking_uri, sweep, overrides, model.name, run_id)
     means = {} if done.part == "validation" else dict(results.means)
     val_means = dict(validation.results.means) if validation is not None else {}
@@ -430,6 +401,56 @@ def run_job(
             cfg.get("objective"), means, val_means, extra, validation is not None
         ),
     }
+
+
+def _echo_results(
+    model: Any,
+    results: Any,
+    validation: Validated | None,
+    done: Any,
+    timings: Mapping[str, float],
+    written: Mapping[str, float],
+    plots: bool,
+    out: Path,
+) -> None:
+    """The job's summary on the terminal: the headline table (on validation too, with a
+    validation part), the seconds of each stage and of writing the job directory, and where
+    it is."""
+    timing_text = (
+        ", ".join(f"{s} {timings[s]:.2f} s" for s in (*STAGES, "total") if s in timings)
+        + f"; job directory written in {written['total']:.2f} s"
+        + (f" (plots {written['plots']:.2f} s)" if plots else "")
+    )
+    if validation is not None:
+        logger.info(
+            "%s on validation (fitted on train), K=%d, mean over users [95%% interval]:\n%s",
+            model.name,
+            validation.results.k,
+            validation.results.summary("headline"),
+        )
+    if done.part == "validation":
+        logger.info(
+            "selection job: evaluated on validation only; the sweep tests the configuration it "
+            "chooses\ntimings: %s\njob directory: %s",
+            timing_text,
+            out,
+        )
+        return
+    logger.info(
+        "%s%s at K=%d, mean over users [95%% interval]:\n%s\ntimings: %s\njob directory: %s",
+        model.name,
+        ""
+        if validation is None
+        else (
+            " on test (refit on train + validation)"
+            if done.refit
+            else " on test (fitted on train; train and validation items not ranked)"
+        ),
+        results.k,
+        results.summary("headline"),
+        timing_text,
+        out,
+    )
 
 
 def _with_section_relevance(options: EvalOptions, dataset: Mapping[str, Any]) -> EvalOptions:

@@ -37,8 +37,8 @@ Layout of a job directory
 ``config.yaml``, ``overrides.yaml``
     The resolved config and the Hydra overrides, secrets redacted. Only when given.
 ``plots/curves.png``, ``plots/per_user_<metric>.png``
-    See :mod:`recoeval_tracking.jobdir.plots`; one histogram (the first headline metric) unless
-    ``plots="all"``.
+    See :mod:`recoeval_tracking.jobdir.plots`; the curves of the headline metrics and one
+    histogram (the first headline metric) unless ``plots="all"`` (every curve, every metric).
 ``job.json``
     ``{"job_uid", "created_at", "package_version", "git_commit", "git_dirty", "files"}``
     (``files``: the size of every other file, checked before an upload), with ``label``
@@ -69,6 +69,7 @@ import math
 import numbers
 import os
 import shutil
+import time
 import uuid
 from collections.abc import Mapping
 from pathlib import Path
@@ -237,6 +238,7 @@ def write_job_dir(
     model: Mapping[str, Any] | None = None,
     part: str = "test",
     validation: Results | None = None,
+    timings: dict[str, float] | None = None,
 ) -> Path:
     """Write ``results`` and their context to the job directory ``path`` (created if needed).
 
@@ -257,10 +259,12 @@ def write_job_dir(
     extra_metrics : mapping of str to number, optional
         More metrics for ``metrics.json`` (e.g. ``fit_seconds`` measured by the caller).
     plots : bool or "all"
-        Write ``plots/``: True (default) writes ``curves.png`` and the per-user histogram of the
-        first headline metric (``per_user_ndcg_at_10.png``:
-        :func:`recoeval_tracking.metrics.results.headline_metrics`); ``"all"`` a histogram of
-        every metric (one PNG each, about 0.08 s apiece); False nothing.
+        Write ``plots/``: True (default) writes ``curves.png``, the @1..K curves of the headline
+        metrics (:func:`recoeval_tracking.metrics.results.headline_metrics`: NDCG, P, R, AP,
+        hit rate, RR, in one panel), and the per-user histogram of the first of them
+        (``per_user_ndcg_at_10.png``); ``"all"`` the curves of every metric (one panel per six
+        curves of one scale) and a histogram of every metric (one PNG each, about 0.08 s
+        apiece); False nothing. ``curves.csv`` holds every curve either way.
     model : mapping, optional
         What the model was: ``name``, ``description`` (its repr), ``args`` (its constructor's
         arguments), recorded in ``job.json`` (secrets redacted).
@@ -272,6 +276,9 @@ def write_job_dir(
         The same job's evaluation on the validation part, beside ``results`` on test: its means
         and bounds join ``metrics.json`` under the prefix, and its per-user table is written to
         ``per_user_validation.parquet``.
+    timings : dict, optional
+        Filled with the seconds spent: ``plots`` (drawing and saving them) and ``total`` (the
+        whole call).
 
     Returns
     -------
@@ -309,6 +316,9 @@ def write_job_dir(
     if not isinstance(plots, bool) and plots != "all":
         raise param_error("plots", "write_job_dir", "True, False or 'all'", plots)
     out = Path(path)
+    t_start = time.perf_counter()
+    seconds = timings if timings is not None else {}
+    seconds["plots"] = 0.0
     writer = _Writer(out)
     writer.step("the folder", lambda: out.mkdir(parents=True, exist_ok=True), keep=False)
     uid = uuid.uuid4().hex
@@ -328,21 +338,55 @@ def write_job_dir(
             (out / FILES["per_user_validation"]).unlink(missing_ok=True)
         _write_context(writer, config_yaml, overrides, dataset)
         if plots:
-            per_user = results.per_user.rename(
-                columns=dict(zip(results.metric_columns, metric_columns))
-            )
-            shown = metric_columns if len(per_user) else []  # a table left on the workers
-            if plots != "all":
-                shown = headline_metrics(shown, results.k, limit=1) if shown else []
+            t_plots = time.perf_counter()
             writer.step(
                 FILES["plots"],
-                lambda: write_job_plots(
-                    per_user, shown, curves if len(curves) else None, out / FILES["plots"]
-                ),
+                lambda: _write_plots(results, metric_columns, curves, plots, out / FILES["plots"]),
             )
+            seconds["plots"] = time.perf_counter() - t_plots
         writer.step(FILES["job"], lambda: _write_job_json(out, uid, meta))
         writer.step(INCOMPLETE, lambda: _finish(out), keep=False)
+    seconds["total"] = time.perf_counter() - t_start
     return out
+
+
+def _write_plots(
+    results: Results,
+    metric_columns: list[str],
+    curves: pd.DataFrame,
+    plots: bool | str,
+    folder: Path,
+) -> None:
+    """The job's plots (see :func:`write_job_dir`'s ``plots``): with ``plots="all"``, the
+    curves of every metric and a histogram of each; else the curves of the headline metrics
+    (:func:`~recoeval_tracking.metrics.results.headline_metrics`: one panel instead of one per
+    six curves, most of a job's plotting time) and the histogram of the first of them.
+    ``metric_columns``: the names the files use (prefixed for a validation part)."""
+    named = dict(zip(results.metric_columns, metric_columns))
+    shown = metric_columns if len(results.per_user) else []  # a table left on the workers
+    table = curves if len(curves) else None
+    if plots != "all":
+        shown = headline_metrics(shown, results.k, limit=1) if shown else []
+        table = _headline_curves(table, metric_columns, results.k)
+    per_user = results.per_user[[c for c, n in named.items() if n in shown]].rename(columns=named)
+    write_job_plots(per_user, shown, table, folder)
+
+
+def _headline_curves(
+    curves: pd.DataFrame | None, metric_columns: list[str], k: int
+) -> pd.DataFrame | None:
+    """``curves`` (the layout of ``curves.csv``) cut to the curves of the headline metrics,
+    with their bounds; the first six curves when no headline metric has one."""
+    if curves is None:
+        return None
+    names = [c for c in curves.columns if c != "k" and not c.endswith(("_ci95_low", "_ci95_high"))]
+    wanted = [
+        curve
+        for metric in headline_metrics(metric_columns, k)
+        if (curve := metric.rpartition("_at_")[0] + "_at_k") in names
+    ] or names[:6]
+    kept = [c for n in wanted for c in (n, f"{n}_ci95_low", f"{n}_ci95_high") if c in curves]
+    return curves[["k", *kept]]
 
 
 class _Writer:

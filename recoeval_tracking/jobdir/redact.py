@@ -338,12 +338,22 @@ def env_interpolated_values(raw: Any, resolved: Any) -> list[str]:
 
 
 def _value_secrets() -> list[str]:
-    """The values scrubbed wherever they appear, longest first."""
+    """The values scrubbed wherever they appear, longest first (worked out again only when the
+    environment or the registered values changed: every text written goes through this)."""
+    key = (tuple(os.environ.items()), frozenset(_SECRET_VALUES))
+    if _VALUE_SECRETS_MEMO and _VALUE_SECRETS_MEMO[0] == key:
+        return _VALUE_SECRETS_MEMO[1]
     values = set(_SECRET_VALUES)
     for name, value in os.environ.items():
         if name not in _NOT_SECRET_ENV and is_secret_key(name) and looks_like_secret_value(value):
             values.add(value)
-    return sorted(values, key=lambda v: (-len(v), v))
+    found = sorted(values, key=lambda v: (-len(v), v))
+    _VALUE_SECRETS_MEMO[:] = [key, found]
+    return found
+
+
+#: The last environment and registered values seen by :func:`_value_secrets`, and its answer.
+_VALUE_SECRETS_MEMO: list[Any] = []
 
 
 def scrub_text(text: str) -> str:

@@ -34,8 +34,10 @@ from __future__ import annotations
 
 import logging
 import sys
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
+import numba
 import numpy as np
 import scipy.sparse as sp
 from numba import njit, prange
@@ -56,23 +58,22 @@ logger = logging.getLogger(__name__)
 _FASTMATH = {"reassoc", "contract", "arcp", "nsz"}
 
 
-@njit(parallel=True, cache=True, fastmath=_FASTMATH)
-def _gram(Yt: np.ndarray) -> np.ndarray:  # pragma: no cover - compiled
-    """``Yt @ Yt.T`` for ``Yt`` of shape (k, n), accumulated in float64 in a fixed order."""
+@njit(nogil=True, cache=True, fastmath=_FASTMATH)
+def _gram_rows(Yt: np.ndarray, G: np.ndarray, rows: np.ndarray) -> None:  # pragma: no cover
+    """Rows ``rows`` of ``Yt @ Yt.T`` (and their mirror entries) into ``G``, for ``Yt`` of
+    shape (k, n), accumulated in float64 in a fixed order."""
     k, n = Yt.shape
-    G = np.empty((k, k), dtype=np.float64)
-    for a in prange(k):
+    for a in rows:
         for b in range(a, k):
             s = 0.0
             for i in range(n):
                 s += np.float64(Yt[a, i]) * np.float64(Yt[b, i])
             G[a, b] = s
             G[b, a] = s
-    return G
 
 
-@njit(parallel=True, cache=True, fastmath=_FASTMATH)
-def _cg_sweep(
+@njit(nogil=True, cache=True, fastmath=_FASTMATH)
+def _cg_rows(
     indptr: np.ndarray,
     indices: np.ndarray,
     cm1: np.ndarray,
@@ -81,15 +82,18 @@ def _cg_sweep(
     G: np.ndarray,
     reg: float,
     cg_steps: int,
+    lo: int,
+    hi: int,
 ) -> None:  # pragma: no cover
-    """Update every row of ``X`` in place by ``cg_steps`` CG steps on its normal equations.
+    """Update rows ``lo:hi`` of ``X`` in place by ``cg_steps`` CG steps on their normal
+    equations.
 
     ``cm1`` holds :math:`c_{ui} - 1 = \\alpha r_{ui}` for each stored entry. Row ``u`` reads only
     ``Y``, ``G`` and its own row, and writes only its own row, so the result does not depend on
-    the number of threads.
+    how the rows are shared among threads.
     """
-    m, k = X.shape
-    for u in prange(m):
+    k = X.shape[1]
+    for u in range(lo, hi):
         x = np.empty(k, dtype=np.float64)
         r = np.empty(k, dtype=np.float64)
         p = np.empty(k, dtype=np.float64)
@@ -189,7 +193,8 @@ class ALSModel(Model):
     + \sum_i\lVert y_i\rVert^2)` with :math:`c_{ui} = 1 + \alpha r_{ui}` and :math:`p_{ui} = 1` on
     the stored entries, alternating user and item sweeps; each row is updated by ``cg_steps``
     conjugate-gradient steps on its normal equations, warm-started at its current value (Takács,
-    Pilászy & Tikk 2011). The sweeps run in parallel over rows (numba); each row reads only the
+    Pilászy & Tikk 2011). The sweeps run in parallel over chunks of rows (compiled numba kernels on
+    numba's thread count, in threads: they release the GIL); each row reads only the
     other side's factors, so the factors are bit-identical whatever the thread count.
 
     Parameters
@@ -271,7 +276,7 @@ class ALSModel(Model):
         Xi = _kernel_csr(sp.csr_array(X.T), self.alpha)
         reg = self.regularization
         self.loss_history_ = []
-        if not is_cached(_cg_sweep):
+        if not is_cached(_cg_rows):
             logger.info("compiling the ALS kernels (once: numba caches them)...")
         disable = None if self.progress else True
         bar = tqdm(
@@ -282,13 +287,14 @@ class ALSModel(Model):
             file=sys.stderr,
             leave=False,
         )
-        for _ in bar:
-            _cg_sweep(*Xu, U, V, _gram(np.ascontiguousarray(V.T)), reg, self.cg_steps)
-            _cg_sweep(*Xi, V, U, _gram(np.ascontiguousarray(U.T)), reg, self.cg_steps)
-            if self.compute_loss:
-                loss = self._loss(Xu, U, V)
-                self.loss_history_.append(loss)
-                bar.set_postfix(loss=f"{loss:.6g}")
+        with _Sweeps(numba.get_num_threads()) as sweeps:
+            for _ in bar:
+                sweeps.cg(Xu, U, V, sweeps.gram(V), reg, self.cg_steps)
+                sweeps.cg(Xi, V, U, sweeps.gram(U), reg, self.cg_steps)
+                if self.compute_loss:
+                    loss = self._loss(Xu, U, V)
+                    self.loss_history_.append(loss)
+                    bar.set_postfix(loss=f"{loss:.6g}")
         bar.close()
         self.user_factors_ = U
         self.item_factors_ = V
@@ -296,7 +302,8 @@ class ALSModel(Model):
     def _loss(
         self, Xu: tuple[np.ndarray, np.ndarray, np.ndarray], U: np.ndarray, V: np.ndarray
     ) -> float:
-        G = _gram(np.ascontiguousarray(V.T))
+        with _Sweeps(1) as sweeps:
+            G = sweeps.gram(V)
         data = float(np.sum(_loss_rows(*Xu, U, V, G)))
         U64, V64 = U.astype(np.float64), V.astype(np.float64)
         penalty = self.regularization * (float(np.sum(U64 * U64)) + float(np.sum(V64 * V64)))
@@ -321,3 +328,96 @@ def _kernel_csr(X: sp.csr_array, alpha: float) -> tuple[np.ndarray, np.ndarray, 
         np.asarray(X.indices, dtype=np.int64),
         alpha * np.asarray(X.data, dtype=np.float64),
     )
+
+
+#: Row chunks per thread in a sweep: users differ in their counts, so a thread that ends its
+#: chunk early takes the next one.
+_CHUNKS_PER_THREAD = 8
+
+
+class _Sweeps:
+    """Runs the compiled row kernels on ``nthreads`` threads (they release the GIL), each on
+    chunks of rows. A row's update reads only the other side's factors and the Gram matrix,
+    and every Gram entry is summed in one fixed order, so the factors do not depend on the
+    thread count. (Plain ``njit`` kernels with ``nogil`` compile in a fraction of the time of
+    numba's ``parallel=True`` loops, which a first fit on a fresh install waits for.)"""
+
+    def __init__(self, nthreads: int) -> None:
+        self.nthreads = max(1, int(nthreads))
+        self.pool = ThreadPoolExecutor(self.nthreads) if self.nthreads > 1 else None
+
+    def __enter__(self) -> _Sweeps:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.pool is not None:
+            self.pool.shutdown()
+
+    def _run(self, call: Any, tasks: list[tuple[Any, ...]]) -> None:
+        if self.pool is None or len(tasks) < 2:
+            for args in tasks:
+                call(*args)
+            return
+        for future in [self.pool.submit(call, *args) for args in tasks]:
+            future.result()
+
+    def gram(self, Y: np.ndarray) -> np.ndarray:
+        """``Y.T @ Y`` in float64 (rows of ``Y.T`` dealt round-robin to the threads)."""
+        Yt = np.ascontiguousarray(Y.T)
+        k = Yt.shape[0]
+        G = np.empty((k, k), dtype=np.float64)
+        parts = min(self.nthreads, max(1, k))
+        self._run(_gram_rows, [(Yt, G, np.arange(t, k, parts)) for t in range(parts)])
+        return G
+
+    def cg(
+        self,
+        csr: tuple[np.ndarray, np.ndarray, np.ndarray],
+        X: np.ndarray,
+        Y: np.ndarray,
+        G: np.ndarray,
+        reg: float,
+        cg_steps: int,
+    ) -> None:
+        """One sweep of :func:`_cg_rows` over every row of ``X``, in chunks of about equal
+        work (stored entries plus ``k`` per row)."""
+        indptr, indices, cm1 = csr
+        m, k = X.shape
+        parts = 1 if self.pool is None else min(m, self.nthreads * _CHUNKS_PER_THREAD)
+        work = indptr[1:] + k * np.arange(1, m + 1, dtype=np.int64)
+        total = int(work[-1]) if m else 0
+        cuts = np.searchsorted(work, np.linspace(0, total, parts + 1)[1:-1], side="left")
+        bounds = [0, *sorted({int(c) for c in cuts}), m]
+        tasks = [
+            (indptr, indices, cm1, X, Y, G, float(reg), int(cg_steps), lo, hi)
+            for lo, hi in zip(bounds[:-1], bounds[1:])
+            if hi > lo
+        ]
+        self._run(_cg_rows, tasks)
+
+
+def _gram(Yt: np.ndarray) -> np.ndarray:
+    """``Yt @ Yt.T`` for ``Yt`` of shape (k, n), accumulated in float64 in a fixed order, on
+    numba's thread count."""
+    with _Sweeps(numba.get_num_threads()) as sweeps:
+        return sweeps.gram(np.asarray(Yt).T)
+
+
+def _cg_sweep(
+    indptr: np.ndarray,
+    indices: np.ndarray,
+    cm1: np.ndarray,
+    X: np.ndarray,
+    Y: np.ndarray,
+    G: np.ndarray,
+    reg: float,
+    cg_steps: int,
+) -> None:
+    """Update every row of ``X`` in place by ``cg_steps`` CG steps on its normal equations
+    (:func:`_cg_rows` over all rows, on numba's thread count)."""
+    with _Sweeps(numba.get_num_threads()) as sweeps:
+        sweeps.cg((indptr, indices, cm1), X, Y, G, reg, cg_steps)
+
+
+# whether the sweep is compiled is whether its row kernel is in numba's cache
+_cg_sweep._cache = _cg_rows._cache  # type: ignore[attr-defined]

@@ -181,7 +181,7 @@ def upload_locked(
     resolve the sweep parent, then :func:`~.runs.upload_job`; the caller holds the lock. A
     folder that fails the check raises :class:`~recoeval_tracking.InputError` before the store
     is contacted: no run (nor sweep parent) is made for it."""
-    check_job_dir(root)
+    job = check_job_dir(root)
     if upload.get("parent_run_id") or upload.get("sweep_id"):
         parents = parents or Parents(uri)
         lock_dir = sweep_lock_dir(root) if upload.get("sweep_id") else None
@@ -192,7 +192,7 @@ def upload_locked(
             lock_dir,
         )
         upload = {**upload, "parent_run_id": parent}
-    return upload_job(root, uri, upload)
+    return upload_job(root, uri, upload, job=job)
 
 
 def upload_or_mark_pending(path: str | Path, **kw: Any) -> str | None:

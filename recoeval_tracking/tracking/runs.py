@@ -526,13 +526,18 @@ def upload_args(
     }
 
 
-def upload_job(root: Path, uri: str, upload: Mapping[str, Any]) -> str:
+def upload_job(
+    root: Path, uri: str, upload: Mapping[str, Any], *, job: JobDir | None = None
+) -> str:
     """Log the job directory ``root`` as one run of ``uri``, exactly once (the rules in the
     module docstring); the caller holds the directory's lock (:func:`job_lock`). Returns the
-    run id. On an error the directory stays marked ``UPLOADING``."""
+    run id. On an error the directory stays marked ``UPLOADING``. ``job``: the folder as
+    :func:`~recoeval_tracking.jobdir.check_job_dir` returned it under this lock (else it is
+    checked here)."""
     from ..jobdir.redact import scrub_url
 
-    job = check_job_dir(root)  # every file readable, no link: before any run is made
+    if job is None:  # every file readable, no link: before any run is made
+        job = check_job_dir(root)
     marker = {
         "tracking_uri": scrub_url(uri),
         "run_id": None,

@@ -453,3 +453,22 @@ def test_an_evaluation_without_a_progress_bar_says_it_is_still_at_work(monkeypat
     assert got == "results"
     assert len(said) >= 3 and all(s.startswith("... still evaluating (") for s in said)
     assert caplog.records == []  # with a bar the bar shows the work
+
+
+def test_the_terminal_says_how_long_the_folder_and_the_upload_took(tmp_path, caplog):
+    import logging
+    import re
+
+    uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
+    cfg = tiny_config(plots=True, tracking={"enabled": True, "uri": uri, "experiment": "t"})
+    with caplog.at_level(logging.INFO, logger="recoeval_tracking"):
+        result = run_job(cfg, tmp_path / "job", echo=True)
+    said = "\n".join(r.getMessage() for r in caplog.records)
+    timings = re.search(r"^timings: (.*)$", said, re.M)
+    assert timings, said
+    written = re.search(
+        r"; job directory written in ([0-9.]+) s \(plots ([0-9.]+) s\)$", timings[1]
+    )
+    assert written and 0 < float(written[2]) <= float(written[1]), timings[1]
+    run = re.search(r"^MLflow run (\w+) in (\S+) \(logged in ([0-9.]+) s\)$", said, re.M)
+    assert run and run[1] == result["run_id"] and run[2] == uri and float(run[3]) > 0, said

@@ -278,3 +278,40 @@ def test_rewrite_clears_every_marker(tmp_path, results):
         "metrics.json",
         "per_user.parquet",
     ]
+
+
+def test_the_seconds_of_writing_and_of_the_plots_are_reported(tmp_path):
+    res = make_results(n_users=30, k=3, seed=2)
+    seconds: dict[str, float] = {}
+    write_job_dir(res, tmp_path / "job", timings=seconds)
+    assert set(seconds) == {"plots", "total"}
+    assert 0 < seconds["plots"] < seconds["total"]
+    write_job_dir(res, tmp_path / "job2", plots=False, timings=seconds)
+    assert seconds["plots"] == 0.0 and seconds["total"] > 0
+
+
+def test_default_curves_are_the_headline_ones_and_all_draws_every_curve(tmp_path, monkeypatch):
+    from recoeval_tracking.jobdir import io
+
+    drawn = []
+    real = io.write_job_plots
+    monkeypatch.setattr(
+        io,
+        "write_job_plots",
+        lambda per_user, shown, curves, folder: (
+            drawn.append((list(per_user.columns), list(shown), list(curves.columns))),
+            real(per_user, shown, curves, folder),
+        ),
+    )
+    res = make_results(n_users=40, k=4, seed=3, curves=("ndcg", "p", "dcg", "novelty", "r"))
+    write_job_dir(res, tmp_path / "job")
+    write_job_dir(res, tmp_path / "all", plots="all")
+    (table, shown, curves), (_, shown_all, curves_all) = drawn
+    bounds = lambda n: [n, f"{n}_ci95_low", f"{n}_ci95_high"]  # noqa: E731
+    # the headline curves, in the headline order (NDCG, P, R...); DCG and novelty left out
+    assert curves == ["k", *bounds("ndcg_at_k"), *bounds("p_at_k"), *bounds("r_at_k")]
+    assert shown == ["ndcg_at_4"] and table == ["ndcg_at_4"]
+    assert set(curves_all) == set(pd.read_csv(tmp_path / "all" / "curves.csv").columns)
+    assert len(curves_all) == 1 + 3 * 5 and len(shown_all) == 6  # five curves, r and roc_auc
+    # curves.csv keeps every curve whatever is drawn
+    assert list(pd.read_csv(tmp_path / "job" / "curves.csv").columns) == curves_all

@@ -160,3 +160,16 @@ def test_the_shells_working_directory_is_not_a_secret(monkeypatch):
     assert scrub_text(text) == (
         "sqlite:////home/someone/study/mlflow.db from /home/someone/previous pw <redacted>"
     )
+
+
+def test_a_secret_set_in_the_environment_after_a_first_text_is_still_scrubbed(monkeypatch):
+    # the values scrubbed are worked out once per environment: a change must be seen
+    text = "connect with hunter2-passphrase-77 please"
+    monkeypatch.delenv("MY_SERVICE_PASSWORD", raising=False)
+    assert scrub_text(text) == text
+    monkeypatch.setenv("MY_SERVICE_PASSWORD", "hunter2-passphrase-77")
+    assert scrub_text(text) == f"connect with {REDACTED} please"
+    monkeypatch.delenv("MY_SERVICE_PASSWORD")
+    assert scrub_text(text) == text
+    add_secret_values(["hunter2-passphrase-77"])
+    assert scrub_text(text) == f"connect with {REDACTED} please"

@@ -1,0 +1,92 @@
+"""The command's first line comes before anything heavy is imported, and lines follow every few
+seconds until the job or the sweep logs its own."""
+
+from __future__ import annotations
+
+import json
+import logging
+import subprocess
+import sys
+import time
+
+from commands import clean_env
+
+from recoeval_tracking import _heartbeat
+from recoeval_tracking.app import startup
+
+#: Runs ``recoeval-track ARGV`` in a fresh interpreter with the Hydra part replaced by a probe
+#: that records what was printed and imported before it started.
+_PROBE = r"""
+import io, json, sys
+from recoeval_tracking.app import cli
+seen = {}
+real_stdout = sys.stdout
+sys.stdout = buffer = io.StringIO()
+def probe(runs):
+    seen.update(
+        printed=buffer.getvalue(),
+        loaded=sorted(m for m in ("hydra", "omegaconf", "numpy", "scipy", "pandas", "mlflow")
+                      if m in sys.modules),
+    )
+cli._main = probe
+sys.argv = ["recoeval-track", *json.loads(sys.argv[1])]
+cli.main()
+sys.stdout = real_stdout
+print(json.dumps({**seen, "after": buffer.getvalue()[len(seen.get("printed", "")):]}))
+"""
+
+
+def _probe(argv: list[str]) -> dict:
+    out = subprocess.run(
+        [sys.executable, "-c", _PROBE, json.dumps(argv)],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=120,
+        env=clean_env(),
+    )
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def test_a_sweep_says_it_starts_before_hydra_numpy_or_scipy_is_imported():
+    seen = _probe(["-m", "model=popularity,random"])
+    assert seen["printed"] == "recoeval-track: starting the sweep...\n"
+    assert seen["loaded"] == []
+    seen = _probe(["model=popularity,random", "hydra.mode=MULTIRUN"])
+    assert seen["printed"] == "recoeval-track: starting the sweep...\n"
+
+
+def test_a_single_run_says_it_starts_and_a_command_that_runs_nothing_does_not():
+    assert _probe(["model=popularity"])["printed"] == "recoeval-track: starting the job...\n"
+    for argv in (["--help"], ["--cfg", "job"], ["--info"]):
+        assert _probe(argv)["printed"] == "", argv
+
+
+def test_the_startup_lines_end_with_the_first_logged_line(monkeypatch, capsys):
+    monkeypatch.setattr(_heartbeat, "TICK_SECONDS", 0.05)
+    log = logging.getLogger("recoeval_tracking.test_startup")
+    monkeypatch.setattr(log, "level", logging.INFO)
+    before = logging.getLogRecordFactory()
+    startup.begin("recoeval-track", "starting the sweep")
+    try:
+        time.sleep(0.4)
+        log.debug("not a line the terminal shows")
+        assert startup.running()
+        log.info("creating the sweep's MLflow parent run")
+        assert not startup.running()
+        said = capsys.readouterr().out.splitlines()
+        time.sleep(0.2)
+        assert capsys.readouterr().out == ""  # nothing after the first logged line
+    finally:
+        startup.end()
+    assert said[0] == "recoeval-track: starting the sweep..."
+    ticks = said[1:]
+    assert len(ticks) >= 3
+    assert all(t.startswith("... still starting the sweep (") for t in ticks), ticks
+    assert logging.getLogRecordFactory() is before  # taken out again
+
+
+def test_end_without_begin_and_twice_is_harmless(capsys):
+    startup.end()
+    startup.end()
+    assert capsys.readouterr().out == ""
