@@ -69,6 +69,7 @@ def _sample_records() -> tuple[Csr, Csr, Plan, Outputs]:
         want_topk=False,
         user_base=0,
         inf_nan=False,
+        finite=False,
     )
     outs = Outputs(
         np.zeros((1, 1, 1)), np.zeros((1, 1)), np.zeros(1, np.int8), np.zeros((1, 1), np.int64), i64
