@@ -102,8 +102,11 @@ def callees(name: str, dtype: Any) -> tuple[list[tuple[Any, tuple]], list[tuple[
     by_rank: Callee = (ranks.sort_by_rank, (i64, f64))
     metrics: Callee = (fill.fill_metrics, (i64, f64, n, plan, f64_3, n))
     if name == "topk":
-        # the ideal gains first: the helper's fill_metrics then loads them from the cache
-        here = [(fill._all_ideal_gains, (f64,)), read, scan, beats, by_rank]
+        # stable_order and _put_topk first: the helper's fill_metrics loads them from the cache
+        # (each compiled once, in this process); the helper compiles the ideal gains
+        b1, f = types.boolean, types.float64
+        put: Callee = (fill._put_topk, (f64_3, i64, n, n, n, n, b1, b1, f, f, f64, f64, f, f, f))
+        here = [(ranks.stable_order, (f64,)), put, read, scan, beats, by_rank]
         return here, [metrics]
     here = [read, (ranks._counts_by_search, (s, s, i64, i64)), scan, beats]
     topk_items: Callee = (topk.topk_items, (s, n, n, n, i64, n, n, n, i64))
