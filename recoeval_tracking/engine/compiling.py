@@ -42,6 +42,7 @@ WAIT_SECONDS = 60.0
 
 #: Each block kernel by name (the helper's first argument).
 KERNELS = {
+    "topk": kernels.block_topk,
     "ranked": kernels.block_ranked,
     "ranked_list": kernels.block_ranked_list,
     "average": kernels.block_average,
@@ -68,6 +69,7 @@ def _sample_records() -> tuple[Csr, Csr, Plan, Outputs]:
         want_topk=False,
         user_base=0,
         inf_nan=False,
+        finite=False,
     )
     outs = Outputs(
         np.zeros((1, 1, 1)), np.zeros((1, 1)), np.zeros(1, np.int8), np.zeros((1, 1), np.int64), i64
@@ -89,18 +91,24 @@ def callees(name: str, dtype: Any) -> tuple[list[tuple[Any, tuple]], list[tuple[
     lists of ``(dispatcher, signature)`` of about equal compile time: the ones this process
     compiles (first in the call graph) and the ones the helper compiles."""
     s = types.Array(numba.from_dtype(np.dtype(dtype)), 1, "C")
-    i64, f64, b1 = (types.Array(t, 1, "C") for t in (types.int64, types.float64, types.boolean))
+    i64, f64 = (types.Array(t, 1, "C") for t in (types.int64, types.float64))
     f64_2, f64_3 = types.Array(types.float64, 2, "C"), types.Array(types.float64, 3, "C")
     n = types.int64
     csr, _, plan, _ = (numba.typeof(x) for x in _sample_records())
     Callee = tuple[Any, tuple[Any, ...]]
-    here: list[Callee] = [
-        (kernels._read_positives, (s, n, csr, s, f64)),
-        (ranks._counts_skipping, (s, b1, s, i64, i64)),
-        (ranks._counts_by_search, (s, s, i64, i64)),
-        (ranks._counts_by_scan, (s, s, n, i64, i64)),
-        (ranks._beats, (n, n, n, n, n)),
-    ]
+    read: Callee = (kernels._read_positives, (s, n, csr, s, f64))
+    scan: Callee = (ranks._counts_by_scan, (s, s, n, i64, i64))
+    beats: Callee = (ranks._beats, (n, n, n, n, n))
+    by_rank: Callee = (ranks.sort_by_rank, (i64, f64))
+    metrics: Callee = (fill.fill_metrics, (i64, f64, n, plan, f64_3, n))
+    if name == "topk":
+        # stable_order and _put_topk first: the helper's fill_metrics loads them from the cache
+        # (each compiled once, in this process); the helper compiles the ideal gains
+        b1, f = types.boolean, types.float64
+        put: Callee = (fill._put_topk, (f64_3, i64, n, n, n, n, b1, b1, f, f, f64, f64, f, f, f))
+        here = [(ranks.stable_order, (f64,)), put, read, scan, beats, by_rank]
+        return here, [metrics]
+    here = [read, (ranks._counts_by_search, (s, s, i64, i64)), scan, beats]
     topk_items: Callee = (topk.topk_items, (s, n, n, n, i64, n, n, n, i64))
     there: list[Callee]
     if name.startswith("average"):
@@ -109,9 +117,7 @@ def callees(name: str, dtype: Any) -> tuple[list[tuple[Any, tuple]], list[tuple[
             here.append(topk_items)
     else:
         policy: Callee = (ranks._policy_ranks, (s, f64, i64, i64, n, i64, f64))
-        by_rank: Callee = (ranks.sort_by_rank, (i64, f64))
         whole: Callee = (fill.fill_whole, (i64, f64, n, i64, f64_2, n, i64, i64))
-        metrics: Callee = (fill.fill_metrics, (i64, f64, n, plan, f64_3, n))
         if name == "ranked_list":
             here += [policy, by_rank, whole]
             there = [metrics, topk_items]

@@ -28,6 +28,7 @@ __all__ = [
     "run_scores",
     "run_ranked",
     "default_block_rows",
+    "factors_finite",
 ]
 
 #: Smallest target size of one block of scores: on small catalogues a block holds at least this
@@ -93,6 +94,43 @@ def default_block_rows(n_items: int, itemsize: int, n_rows: int) -> int:
     return int(max(1, min(rows, n_rows)))
 
 
+#: Rows of a factor matrix read at a time by :func:`factors_finite` (bounds its scratch).
+_NORM_ROWS = 16384
+
+
+def _largest(X: np.ndarray, norm: bool) -> float:
+    """The largest row 1-norm (``norm``) or absolute entry of ``X``, in float64, ``_NORM_ROWS``
+    rows at a time; NaN or inf when ``X`` holds one."""
+    top = 0.0
+    for start in range(0, X.shape[0], _NORM_ROWS):
+        part = np.abs(X[start : start + _NORM_ROWS], dtype=np.float64)
+        value = float((part.sum(axis=1) if norm else part).max())
+        if not np.isfinite(value):
+            return value
+        top = max(top, value)
+    return top
+
+
+def factors_finite(A: np.ndarray, B: np.ndarray, ones: bool = False) -> bool:
+    """Whether every score ``A[u] @ B[j]`` is finite whatever the summation order, so that the
+    kernels need not look for a NaN or +-inf in the rows (``EngineInput.finite``).
+
+    Every product and partial sum of ``sum_k A[u, k] B[j, k]`` is at most
+    ``L = max_u ||A[u]||_1 * max |B|`` in magnitude, up to a rounding factor
+    ``(1 + eps / 2)^p < 2``: the scores are finite when ``2 L`` is below the largest number of
+    their dtype (float32 when both factors are). ``ones``: each row of ``A`` gains a factor 1
+    (the item biases, a last column of ``B``). False for a NaN or +-inf factor. One pass over
+    each matrix, a slice at a time.
+    """
+    if A.size == 0 or B.size == 0:
+        return True
+    dtype = np.result_type(A.dtype, B.dtype)
+    if dtype.kind != "f":
+        return False
+    bound = (_largest(A, norm=True) + (1.0 if ones else 0.0)) * _largest(B, norm=False)
+    return bool(2.0 * bound < float(np.finfo(dtype).max))
+
+
 @dataclass
 class EngineInput:
     """CSR arrays of train and test, and what to compute. Plain numpy only."""
@@ -112,6 +150,7 @@ class EngineInput:
     want_topk: bool = False  # also return each user's top-K items (beyond-accuracy metrics)
     user_base: int = 0  # global row of row 0 (a shard of a distributed run): tie keys
     inf_nan: bool = False  # a +-inf score in the pool makes the user undefined, as a NaN
+    finite: bool = False  # every score is finite (factors_finite): no NaN or +-inf to look for
 
     @property
     def n_users(self) -> int:
@@ -135,6 +174,7 @@ class EngineInput:
             want_topk=bool(self.want_topk),
             user_base=int(self.user_base),
             inf_nan=bool(self.inf_nan),
+            finite=bool(self.finite),
         )
         return train, test, plan
 

@@ -41,9 +41,14 @@ from .codes import Reason
 from .fill import fill_average, fill_metrics, fill_whole
 from .ranks import (
     TIE_AVERAGE,
+    TIE_INDEX,
+    TIE_INDEX_DESC,
+    TIE_NOISE,
+    _exact_ranks,
     count_nan,
     count_nonfinite,
     counts,
+    counts_topk,
     in_sorted,
     lower_bound,
     sort_by_rank,
@@ -52,6 +57,8 @@ from .ranks import (
 from .topk import topk_items
 
 NAN_SCORE = int(Reason.NAN_SCORE)
+#: The tie rules that order every tied item (a noise key, the item index either way).
+TOTAL_ORDERS = (TIE_NOISE, TIE_INDEX, TIE_INDEX_DESC)
 ALL_EQUAL = int(Reason.ALL_EQUAL)
 
 
@@ -69,12 +76,14 @@ def _read_positives(s, u, test, pos_scores, vals):
 
 
 @njit(cache=True, inline="always")
-def _prepare_user(s, u, train, test, plan, outs):
+def _read_and_mask(s, u, train, test, plan, outs):
     """The first steps of every user's evaluation: read the positives, mask the train items of
-    ``s`` (in place), count each positive's items above and tied (``gt``, ``eq``).
+    ``s`` (in place) and look for a NaN in the pool (or a +-inf, with ``plan.inf_nan``), unless
+    ``plan.finite`` says the scores have none.
 
-    Returns ``(ok, pos_scores, vals, gt, eq, pool)``; ``ok`` is False when the user is found
-    undefined here (``outs.reason[u]`` receives NAN_SCORE or ALL_EQUAL).
+    Returns ``(ok, pos_scores, vals, gt, eq, pool, any_neg_inf)`` with ``gt`` and ``eq`` left for
+    the counts; ``ok`` is False when the user is found undefined here (``outs.reason[u]``
+    receives NAN_SCORE).
     """
     t0 = train.ptr[u]
     t1 = train.ptr[u + 1]
@@ -87,26 +96,48 @@ def _prepare_user(s, u, train, test, plan, outs):
     gt = np.empty(n_pos, dtype=np.int64)
     eq = np.empty(n_pos, dtype=np.int64)
     # a NaN anywhere in the pool (or a +-inf, with plan.inf_nan) makes the user undefined;
-    # train items do not count
+    # train items do not count. With plan.finite (factors whose every product is bounded) there
+    # is none, and the row is not read for it: at 660,940 items that pass cost as much as the
+    # block's GEMM
     bad = 0
-    if plan.inf_nan:
+    if plan.inf_nan and not plan.finite:
         bad = count_nonfinite(s)
         for t in range(t0, t1):
             x = s[train.idx[t]]
             bad -= (x - x) != (x - x)
     for t in range(t0, t1):
         s[train.idx[t]] = -np.inf
-    if not plan.inf_nan:
+    if not plan.inf_nan and not plan.finite:
         bad = count_nan(s)
     if bad > 0:
         outs.reason[u] = NAN_SCORE
-        return False, pos_scores, vals, gt, eq, pool
-    counts(s, u, pos_scores, any_neg_inf, train, plan, gt, eq)
-    # every pool score equal <=> the first positive ties with the whole pool
+        return False, pos_scores, vals, gt, eq, pool, any_neg_inf
+    return True, pos_scores, vals, gt, eq, pool, any_neg_inf
+
+
+@njit(cache=True, inline="always")
+def _all_equal(u, gt, eq, pool, outs):
+    """Whether every pool score is equal (the first positive ties with the whole pool); then
+    ``outs.reason[u]`` receives ALL_EQUAL."""
     if gt[0] == 0 and eq[0] == pool:
         outs.reason[u] = ALL_EQUAL
-        return False, pos_scores, vals, gt, eq, pool
-    return True, pos_scores, vals, gt, eq, pool
+        return True
+    return False
+
+
+@njit(cache=True, inline="always")
+def _prepare_user(s, u, train, test, plan, outs):
+    """:func:`_read_and_mask`, then count each positive's items above and tied (``gt``,
+    ``eq``) and look for a user whose pool scores are all equal.
+
+    Returns ``(ok, pos_scores, vals, gt, eq, pool)``; ``ok`` is False when the user is found
+    undefined here (``outs.reason[u]`` receives NAN_SCORE or ALL_EQUAL).
+    """
+    ok, pos_scores, vals, gt, eq, pool, any_neg_inf = _read_and_mask(s, u, train, test, plan, outs)
+    if ok:
+        counts(s, u, pos_scores, any_neg_inf, train, plan, gt, eq)
+        ok = not _all_equal(u, gt, eq, pool, outs)
+    return ok, pos_scores, vals, gt, eq, pool
 
 
 @njit(cache=True, inline="always")
@@ -164,6 +195,30 @@ def block_ranked(S, rows, train, test, plan, outs):
 
 
 @njit(nogil=True, cache=True)
+def block_topk(S, rows, train, test, plan, outs):
+    """:func:`block_ranked` for the @k metrics alone under a total order of tied items
+    (``noise``, ``index``, ``index_desc``), without the list: the default evaluation. It
+    compiles only what that runs (no binary-search counts, tie policies or whole-ranking
+    writers), about a third less than :func:`block_ranked`, with the same values."""
+    for b in range(rows.shape[0]):
+        s, u = S[b], rows[b]
+        ok, pos_scores, vals, gt, eq, pool, any_neg_inf = _read_and_mask(
+            s, u, train, test, plan, outs
+        )
+        if not ok:
+            continue
+        counts_topk(s, u, pos_scores, any_neg_inf, train, plan, gt, eq)
+        if _all_equal(u, gt, eq, pool, outs):
+            continue
+        n_pos = pos_scores.shape[0]
+        ranks = np.empty(n_pos, dtype=np.int64)
+        rvals = np.empty(n_pos, dtype=np.float64)
+        _exact_ranks(s, u, pos_scores, vals, gt, eq, train, test, plan, ranks, rvals)
+        sort_by_rank(ranks, rvals)
+        fill_metrics(ranks, rvals, pool, plan, outs.out, u)
+
+
+@njit(nogil=True, cache=True)
 def block_ranked_list(S, rows, train, test, plan, outs):
     """:func:`block_ranked` with the top-K list."""
     for b in range(rows.shape[0]):
@@ -200,7 +255,11 @@ def block_kernel(plan):
     """The block kernel for ``plan``: ``kernel(S, rows, train, test, plan, outs)``."""
     if plan.tie_mode == TIE_AVERAGE:
         return block_average_list if plan.want_topk else block_average
-    return block_ranked_list if plan.want_topk else block_ranked
+    if plan.want_topk:
+        return block_ranked_list
+    if plan.tie_mode in TOTAL_ORDERS and not plan.full_ranks:
+        return block_topk
+    return block_ranked
 
 
 @njit(nogil=True, cache=True)

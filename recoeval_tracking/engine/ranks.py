@@ -8,13 +8,13 @@ For positive ``i`` with score ``s_i`` among the user's pool (the items not in tr
 
 so every rank follows from two counts per positive, ``gt_i = #{j : s_j > s_i}`` and
 ``eq_i = #{j : s_j = s_i}`` (``i`` included), and from the tie rule. This module computes them
-(:func:`counts`: a branch-free chunked scan that stops once a count passes ``K``, a binary search
-of every item among the sorted positives when there are many, or an exact scan that skips the
-masked train items when a positive scores ``-inf``), turns them into ranks under each tie policy
+(:func:`counts`: a branch-free chunked scan that stops once a count passes ``K``, or a binary
+search of every item among the sorted positives when there are many; a ``-inf`` positive's ties
+then lose the masked train items), turns them into ranks under each tie policy
 (:func:`user_ranks`); :mod:`.topk` builds the top-K list.
 
 Train items are masked to ``-inf`` in the score row before any count, so they rank below every
-pool item; they only tie with a ``-inf`` positive, the one case that looks them up.
+pool item; they only tie with a ``-inf`` positive, whose tie count takes them off again.
 
 This module imports numpy and numba only.
 """
@@ -223,22 +223,6 @@ def counts_by_search_into(s, q, order, hist, eqh, gts, gt, eq):
         eq[order[t]] = eqh[first]
 
 
-@njit(cache=True)
-def _counts_skipping(s, skip, pos_scores, gt, eq):
-    """Exact counts over the items not flagged in ``skip`` (slow path for -inf positives)."""
-    for i in range(pos_scores.shape[0]):
-        g = 0
-        e = 0
-        p = pos_scores[i]
-        for j in range(s.shape[0]):
-            if skip[j]:
-                continue
-            g += s[j] > p
-            e += s[j] == p
-        gt[i] = g
-        eq[i] = e
-
-
 @njit(cache=True, inline="always")
 def counts(s, u, pos_scores, any_neg_inf, train, plan, gt, eq):
     """Fill ``gt[i] = #{j in pool : s_j > p_i}`` and ``eq[i] = #{j in pool : s_j = p_i}``.
@@ -251,28 +235,44 @@ def counts(s, u, pos_scores, any_neg_inf, train, plan, gt, eq):
     pos_scores : float array (n_pos,)
         The positives' scores ``p_i``.
     any_neg_inf : bool
-        Whether some ``p_i`` is ``-inf`` (it would tie with the masked train items).
+        Whether some ``p_i`` is ``-inf``: it ties with the ``t1 - t0`` masked train items too,
+        which the count over the row includes and which are taken off its ``eq`` here.
     train : records.Csr
         The train matrix (its row ``u`` is not in the pool).
     plan : records.Plan
         Without ``plan.full_ranks`` a count may stop once ``gt[i] >= plan.K`` (the positive is
-        beyond K).
+        beyond K; its ``eq`` is then partial, floored at 0).
     gt, eq : int64 arrays (n_pos,)
         Filled in place.
     """
     n_pos = pos_scores.shape[0]
     n_items = s.shape[0]
-    t0 = train.ptr[u]
-    t1 = train.ptr[u + 1]
-    if any_neg_inf and t1 > t0:
-        skip = np.zeros(n_items, dtype=np.bool_)
-        for t in range(t0, t1):
-            skip[train.idx[t]] = True
-        _counts_skipping(s, skip, pos_scores, gt, eq)
-    elif n_pos >= _BINARY_SEARCH_MIN_POS and (plan.full_ranks or n_pos * _CHUNK > n_items * 4):
+    if n_pos >= _BINARY_SEARCH_MIN_POS and (plan.full_ranks or n_pos * _CHUNK > n_items * 4):
         _counts_by_search(s, pos_scores, gt, eq)
     else:
         _counts_by_scan(s, pos_scores, 0 if plan.full_ranks else plan.K, gt, eq)
+    if any_neg_inf:
+        _off_train(pos_scores, train.ptr[u + 1] - train.ptr[u], eq)
+
+
+@njit(cache=True, inline="always")
+def counts_topk(s, u, pos_scores, any_neg_inf, train, plan, gt, eq):
+    """:func:`counts` for the @k metrics alone (``plan.full_ranks`` False): always the scan that
+    stops once a count reaches ``plan.K``, never the binary search (the two give the same
+    counts below K; the scan compiles without the search's sort)."""
+    _counts_by_scan(s, pos_scores, plan.K, gt, eq)
+    if any_neg_inf:
+        _off_train(pos_scores, train.ptr[u + 1] - train.ptr[u], eq)
+
+
+@njit(cache=True, inline="always")
+def _off_train(pos_scores, n_train, eq):
+    """Take the ``n_train`` masked train items (at ``-inf``) off the tie count of each ``-inf``
+    positive: they are counted over the row, and are not in the pool. A count stopped early may
+    have seen only some of them: it is floored at 0 (it is not read beyond K)."""
+    for i in range(pos_scores.shape[0]):
+        if pos_scores[i] == -np.inf:
+            eq[i] = max(eq[i] - n_train, 0)
 
 
 # -- ranks under each tie policy ------------------------------------------------------------------

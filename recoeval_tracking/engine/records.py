@@ -36,7 +36,9 @@ Csr = namedtuple("Csr", ["ptr", "idx", "val"])
 #: * ``user_base`` (int): added to the row ``u`` in the tie key, so that a shard of users whose
 #:   row 0 is user ``user_base`` of the whole run draws the same keys as the whole run;
 #: * ``inf_nan`` (bool): a +-inf score in the user's pool makes the user undefined, as a NaN
-#:   does (``inf_scores="nan"``).
+#:   does (``inf_scores="nan"``);
+#: * ``finite`` (bool): every score is known to be finite (factors whose products cannot
+#:   overflow), so the kernels do not read the rows for a NaN or +-inf.
 Plan = namedtuple(
     "Plan",
     [
@@ -51,8 +53,9 @@ Plan = namedtuple(
         "want_topk",
         "user_base",
         "inf_nan",
+        "finite",
     ],
-    defaults=[False],
+    defaults=[False, False],
 )
 
 #: Where results go, written in place, one row (or entry) per user of the whole run:

@@ -27,7 +27,7 @@ import scipy.sparse as sp
 from .._validation import InputError, checked_sparse, param_error
 from ..engine.backends import get_backend
 from ..engine.codes import N_AT_K, N_WHOLE, REASONS, Reason, Tie, Whole
-from ..engine.driver import EngineInput
+from ..engine.driver import EngineInput, factors_finite
 from ..options import EvalOptions
 from ..scores import BiasScores, DenseScores, FactorScores, RankedLists
 from . import inputs, profile_inputs, protocol
@@ -210,7 +210,20 @@ def _engine_input(
         want_topk=p.want_topk and not p.topk_only,
         user_base=user_base,
         inf_nan=bool(getattr(source, "in_engine", False)),
+        finite=_finite(source),
     )
+
+
+def _finite(source: Any) -> bool:
+    """Whether every score of ``source`` is known to be finite, so that the engine does not read
+    each row for a NaN: factors whose products cannot overflow, or finite item biases (through
+    ``inf_scores``'s wrapper too). False for any other source."""
+    inner = getattr(source, "inner", source)
+    if isinstance(inner, FactorScores):
+        return factors_finite(inner.A, inner.B, ones=inner._ones)
+    if isinstance(inner, BiasScores):
+        return bool(np.isfinite(inner.item_biases).all())
+    return False
 
 
 def run(

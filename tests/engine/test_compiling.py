@@ -7,6 +7,7 @@ import json
 import os
 
 import numpy as np
+import pytest
 import scipy.sparse as sp
 from numba import types
 
@@ -83,11 +84,32 @@ def test_a_cold_kernel_loads_the_helpers_callees_and_gives_the_same_values(tmp_p
 
 def test_a_compiled_kernel_is_ready_and_another_signature_is_not():
     train, test, A, B = _inputs()
-    rt.evaluate(train, test, A=A, B=B, metrics=["p"], k=5, nthreads=1)  # block_ranked, float32
+    rt.evaluate(train, test, A=A, B=B, metrics=["p"], k=5, nthreads=1)  # block_topk, float32
     sig = compiling.kernel_signature("float32")
-    assert compiling.is_ready(kernels.block_ranked, sig)
+    assert compiling.is_ready(kernels.block_topk, sig)
     other = (sig[0], types.Array(types.int32, 1, "C"), *sig[2:])  # int32 user rows
-    assert not compiling.is_ready(kernels.block_ranked, other)
+    assert not compiling.is_ready(kernels.block_topk, other)
+
+
+@pytest.mark.parametrize(
+    ("name", "metrics"), [("topk", ["p", "ndcg"]), ("ranked", ["p", "roc_auc"])]
+)
+def test_the_callees_are_listed_with_the_types_the_kernel_calls_them_with(name, metrics):
+    """Once the kernel is compiled (or loaded) for these inputs, numba's cache holds every
+    callee of both halves with the signature ``callees`` lists: a signature listed wrong would
+    be compiled in vain by the helper (the kernel would compile its own)."""
+    train, test, A, B = _inputs()
+    rt.evaluate(train, test, A=A, B=B, metrics=metrics, k=5, nthreads=1)
+    assert compiling.KERNELS[name] is kernels.block_kernel(_plan(metrics))
+    here, there = compiling.callees(name, "float32")
+    for dispatcher, sig in here + there:
+        assert compiling.is_ready(dispatcher, sig), (dispatcher.py_func.__name__, sig)
+
+
+def _plan(metrics):
+    """The kernels' plan of ``metrics`` (full ranks when a whole-ranking metric is asked)."""
+    _, _, plan, _ = compiling._sample_records()
+    return plan._replace(full_ranks="roc_auc" in metrics)
 
 
 def test_no_helper_is_started_when_turned_off_or_on_one_core(monkeypatch):
@@ -105,4 +127,4 @@ def test_no_helper_is_started_when_turned_off_or_on_one_core(monkeypatch):
 def test_the_helper_refuses_an_unknown_kernel():
     proc = run_python(["-m", "recoeval_tracking.engine.compiling", "ranked_sorted", "float32"])
     assert proc.returncode == 2 and "'ranked_sorted float32'" in proc.stderr
-    assert "ranked, ranked_list, average, average_list" in proc.stderr
+    assert "topk, ranked, ranked_list, average, average_list" in proc.stderr
