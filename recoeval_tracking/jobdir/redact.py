@@ -32,7 +32,8 @@ element), a mapping (every key under it), a number.
 A few names say ``key`` for a sort or lookup column, never a credential, and are not secret:
 ``orderByKey`` (the MLflow UI's sort column in its addresses, ``orderByKey=metrics.`ndcg_at_10```),
 ``viewStateShareKey`` (the name of a view the MLflow UI saved in an experiment tag), ``sortKey``
-and ``sortByKey`` (:data:`NOT_SECRET`, compared in compact form).
+and ``sortByKey``, and the report's ``replicate_key`` and ``dataset_key`` (the param that names
+a run's replicate or dataset) (:data:`NOT_SECRET`, compared in compact form).
 
 Besides keys, text anywhere is scrubbed by :func:`scrub_text`, whatever its key:
 
@@ -172,7 +173,9 @@ _MIN_REGISTERED = 4
 # the shape of a path: optional root (~, ., .., a drive), then /-separated path characters
 _PATH_SHAPE = re.compile(r"(?:~|\.{1,2}|[A-Za-z]:)?(?:[/\\][\w.\-@+ ]*)+")
 #: Names (compact form: lower case, words joined) whose ``key`` names a column, not a credential.
-NOT_SECRET = frozenset({"orderbykey", "sortkey", "sortbykey", "viewstatesharekey"})
+NOT_SECRET = frozenset(
+    {"orderbykey", "sortkey", "sortbykey", "viewstatesharekey", "replicatekey", "datasetkey"}
+)
 _WORD_SPLIT = re.compile(r"[_\-\s]+")
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 # scheme://user:password@ ; Hydra escapes ':' (and other specials) with a backslash in

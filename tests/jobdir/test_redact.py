@@ -53,6 +53,9 @@ def test_secret_keys(key):
         "keyword",
         "model.factors",
         "tracking.uri",
+        # the report's settings: a param naming the replicate or the dataset, not a credential
+        "replicate_key",
+        "dataset_key",
     ],
 )
 def test_not_secret_keys(key):
