@@ -33,6 +33,7 @@ __all__ = [
     "RankedLists",
     "MISSING_USERS",
     "order_key",
+    "id_order",
 ]
 
 
@@ -296,6 +297,22 @@ def order_key(values: Any, *, is_score: bool) -> tuple[np.ndarray, int | None, s
     return (-num if is_score else num), None, expected
 
 
+def id_order(ids: Any) -> np.ndarray | None:
+    """Each id's position in the ids' sorted order (ascending), the tie key of ranked pairs:
+    a tied score goes to the lower item id. None when the ids are already ascending (the
+    index order is then the id order: every loader numbers ids so) or cannot be compared
+    (ids of mixed types: the index order then breaks ties)."""
+    arr = np.asarray(ids)
+    try:
+        if arr.shape[0] < 2 or bool(np.all(arr[1:] > arr[:-1])):
+            return None
+        rank = np.empty(arr.shape[0], dtype=np.int64)
+        rank[np.argsort(arr, kind="stable")] = np.arange(arr.shape[0], dtype=np.int64)
+    except TypeError:
+        return None
+    return rank
+
+
 #: What a user that ranked pairs (a file, a DataFrame) give no list gets
 #: (``missing_users=``): an empty list, so every metric 0 (with a warning); NaN with reason
 #: ``no_list``, left out of the means; or an error.
@@ -353,14 +370,20 @@ class RankedLists:
         min_width: int = 1,
         func: str = "evaluate",
         missing_users: str = "zero",
+        tie: np.ndarray | None = None,
     ) -> RankedLists:
         """Lists from (user row, item index, key) triples: each user's items in ascending
-        ``key`` (a rank, or a negated score; ties keep the given order), padded with -1 to the
-        longest list and at least ``min_width`` ranks. Users with no pair are recorded as
-        without a list (``listed``), for the ``missing_users`` rule."""
+        ``key`` (a rank, or a negated score), equal keys in ascending ``tie`` (default: the item
+        index; pass :func:`id_order` of the item ids, per pair, when the index order is not the
+        ids' sorted order), so a tied score goes to the lower item id whatever the pairs' order,
+        as in :func:`~recoeval_tracking.spark.evaluate_spark`. Padded with -1 to the longest
+        list and at least ``min_width`` ranks. Users with no pair are recorded as without a
+        list (``listed``), for the ``missing_users`` rule."""
         users = np.asarray(users, dtype=np.int64)
-        order = np.lexsort((np.asarray(key), users))
-        users, items = users[order], np.asarray(items, dtype=np.int64)[order]
+        items = np.asarray(items, dtype=np.int64)
+        second = items if tie is None else np.asarray(tie)
+        order = np.lexsort((second, np.asarray(key), users))
+        users, items = users[order], items[order]
         counts = np.bincount(users, minlength=n_users)
         width = max(int(counts.max()) if counts.size else 0, int(min_width), 1)
         lists = np.full((n_users, width), -1, dtype=np.int64)

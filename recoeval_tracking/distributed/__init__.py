@@ -2,7 +2,8 @@
 
 The users are cut into contiguous shards holding about the same number of test entries
 (:func:`~recoeval_tracking.distributed.shards.shard_bounds`); the item side of the score source
-and the item features are scattered once to every worker; each shard is one task that runs the
+and the item features are sent once into the cluster (the workers fetch copies from peers);
+each shard is one task that runs the
 local engine of ``options.backend`` (:func:`~recoeval_tracking.distributed.shards.run_shard`;
 ``"cuda"``: every worker needs a GPU, and factors are given as host arrays), so every metric,
 profile and tie policy works as locally and the per-user values are bit-identical to a local
@@ -10,9 +11,11 @@ run for any number of workers and shards. Means, intervals and catalogue-level m
 merged from the shards' sufficient statistics (:mod:`~recoeval_tracking.distributed.merge`).
 
 Faults: a task whose worker dies is run again by Dask on another worker (its inputs live in the
-task; the shared inputs on every worker), with the same result. A lost scheduler raises
-:class:`DistributedError` naming the address; callers writing a job folder mark it
-``INCOMPLETE`` first, so it is never read as a result.
+task; the shared inputs on the workers that fetched them), with the same result; when every
+copy of a shared input is lost with its workers, the inputs are sent again and the shards not
+yet gathered run again (:func:`~recoeval_tracking.distributed.on_dask.run_shards`). A lost
+scheduler raises :class:`DistributedError` naming the address; callers writing a job folder
+mark it ``INCOMPLETE`` first, so it is never read as a result.
 
 Users read from storage: :func:`~recoeval_tracking.distributed.storage.evaluate_from_storage`
 evaluates a partitioned dataset (:func:`recoeval_tracking.data.write_partitioned`) whose tasks

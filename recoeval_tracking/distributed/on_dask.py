@@ -1,6 +1,6 @@
-"""Evaluate on a Dask cluster: the users cut into shards, the item side scattered once, one task
-per shard, the shards' sufficient statistics merged (:func:`evaluate_on_dask`); the cluster's
-helpers (:func:`cluster_client`, the gathering of tasks and its :class:`DistributedError`) that
+"""Evaluate on a Dask cluster: the users cut into shards, the item side sent once, one task per
+shard, the shards' sufficient statistics merged (:func:`evaluate_on_dask`); the cluster's
+helpers (:func:`cluster_client`, :func:`run_shards` and its :class:`DistributedError`) that
 :mod:`.storage` shares."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import contextlib
 import time
 import uuid
 import warnings
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from concurrent.futures import CancelledError
 from dataclasses import replace
 from pathlib import Path
@@ -121,21 +121,12 @@ def _address(client: Any) -> str:
         return "<unknown>"
 
 
-def _gather(client: Any, futures: list[Any]) -> list[Any]:
-    """The shards' outputs; a lost scheduler becomes a :class:`DistributedError`."""
-    from distributed.comm.core import CommClosedError
-
-    try:
-        return client.gather(futures)
-    except (CancelledError, CommClosedError, OSError, TimeoutError) as err:
-        raise DistributedError(
-            f"the Dask scheduler at {_address(client)} was lost during the evaluation "
-            f"({type(err).__name__}: {str(err)[:200]}). No result was kept; a job folder being "
-            "written stays marked INCOMPLETE. Restart the scheduler and run again."
-        ) from None
-    finally:
-        with contextlib.suppress(Exception):
-            client.cancel([f for f in futures if not f.done()])
+def _scheduler_lost(client: Any, err: BaseException) -> DistributedError:
+    return DistributedError(
+        f"the Dask scheduler at {_address(client)} was lost during the evaluation "
+        f"({type(err).__name__}: {str(err)[:200]}). No result was kept; a job folder being "
+        "written stays marked INCOMPLETE. Restart the scheduler and run again."
+    )
 
 
 #: Times a shard's task is run again after it raised (Dask's ``retries``), e.g. a storage
@@ -143,19 +134,32 @@ def _gather(client: Any, futures: list[Any]) -> list[Any]:
 TASK_RETRIES = 2
 #: Attempts at sending the shared inputs to the workers (a worker lost meanwhile fails one).
 SCATTER_TRIES = 3
+#: Runs of the shards not yet gathered when every copy of a shared input was lost with its
+#: workers (the inputs are sent again for each run).
+SHARED_TRIES = 3
+#: Why Dask cancels every future of a client that lost its scheduler.
+_SCHEDULER_GONE = "scheduler-connection-lost"
 
 
-def _scatter(client: Any, items: list[Any]) -> list[Any]:
-    """Send ``items`` once to every worker. A worker that dies while the data is sent (the
-    connection closes under the scheduler) fails the attempt: once the scheduler has dropped
-    it, the data is sent again to the workers left. After :data:`SCATTER_TRIES` attempts, a
+def _scatter(client: Any, items: dict[str, Any], token: str) -> dict[str, Any]:
+    """Send each of ``items`` once into the cluster, keyed ``recoeval-shared-<token>-<name>``;
+    the workers that run a shard fetch a copy from a peer, as for any task's input.
+
+    Not ``broadcast=True``: the scheduler's replication behind it loops for ever when a worker
+    dies while it copies (dask/distributed#5704: a run with a worker killed in its first
+    second never ended). A worker that dies while the data is sent (the connection closes
+    under the scheduler) fails the attempt: once the scheduler has dropped it, the data is sent
+    again to the workers left. After :data:`SCATTER_TRIES` attempts, a
     :class:`DistributedError` in one paragraph."""
     from distributed.comm.core import CommClosedError
 
+    data = {f"recoeval-shared-{token}-{name}": value for name, value in items.items()}
     for attempt in range(1, SCATTER_TRIES + 1):
         try:
-            return client.scatter(items, broadcast=True, hash=False)
-        except (CommClosedError, OSError, TimeoutError) as err:
+            futures = client.scatter(data, hash=False)
+            return {name: futures[key] for name, key in zip(items, data)}
+        except (CommClosedError, OSError, TimeoutError, KeyError) as err:
+            # KeyError: the scheduler was told of data on a worker it had just removed
             if attempt == SCATTER_TRIES:
                 raise DistributedError(
                     f"a Dask worker was lost while the evaluation's shared data was sent to "
@@ -166,6 +170,88 @@ def _scatter(client: Any, items: list[Any]) -> list[Any]:
                 ) from None
             time.sleep(0.5 * attempt)  # the scheduler drops the dead worker meanwhile
     raise AssertionError("unreachable")  # pragma: no cover
+
+
+def _check_cancelled(client: Any, err: CancelledError) -> None:
+    """A shard's task cancelled by a lost scheduler raises; otherwise a shared input of the
+    task was lost with every worker holding it, and the shard can run again."""
+    if getattr(err, "reason", None) == _SCHEDULER_GONE or client.status != "running":
+        raise _scheduler_lost(client, err) from None
+
+
+def _collect(client: Any, futures: dict[Any, int], outs: dict[int, Any]) -> int:
+    """Put each shard's output in ``outs`` once every task has ended; the number of shards
+    cancelled because a shared input was lost with every worker holding it (they can run
+    again). A task's own error is raised as it is; a lost scheduler becomes a
+    :class:`DistributedError`. The outputs are fetched after the last task ends, so a
+    scheduler lost meanwhile is seen from the cancelled futures, not waited for."""
+    from distributed import as_completed
+    from distributed.comm.core import CommClosedError
+
+    lost, done = 0, []
+    try:
+        # the client's own event loop: as_completed takes the default client's, and with two
+        # clients in one process (a LocalCluster's and one for an address) the cancellation
+        # of a lost scheduler never reached a loop that was not its client's
+        for fut in as_completed(list(futures), loop=client.loop):
+            if fut.status == "finished":
+                done.append(fut)
+                continue
+            try:
+                fut.result()  # raises the task's error, or why it was cancelled
+            except CancelledError as err:
+                _check_cancelled(client, err)
+                lost += 1
+        try:
+            values = client.gather(done)
+        except CancelledError:  # a result lost with its worker, and its inputs with it
+            values = []
+            for fut in done:
+                try:
+                    values.append(fut.result())
+                except CancelledError as err:
+                    _check_cancelled(client, err)
+                    lost += 1
+                    values.append(None)
+        for fut, value in zip(done, values):
+            if value is not None:
+                outs[futures[fut]] = value
+    except (CancelledError, CommClosedError, OSError, TimeoutError) as err:
+        raise _scheduler_lost(client, err) from None
+    finally:
+        with contextlib.suppress(Exception):
+            client.cancel([f for f in futures if not f.done()])
+    return lost
+
+
+def run_shards(
+    client: Any,
+    items: dict[str, Any],
+    n_shards: int,
+    submit: Callable[[dict[str, Any], str, int], Any],
+) -> list[Any]:
+    """The outputs of shards ``0..n_shards-1``, in order: ``items`` (the shared inputs) sent
+    into the cluster, then ``submit(shared, token, j)`` (the future of shard ``j``, given the
+    shared futures) for every shard. A worker that dies costs its shards, which Dask runs
+    again elsewhere; when every copy of a shared input was lost with its workers, the inputs
+    are sent again and the shards not yet gathered run again, up to :data:`SHARED_TRIES`
+    times, then a :class:`DistributedError` in one paragraph."""
+    outs: dict[int, Any] = {}
+    for _ in range(SHARED_TRIES):
+        token = uuid.uuid4().hex[:8]
+        shared = _scatter(client, items, token)
+        futures = {submit(shared, token, j): j for j in range(n_shards) if j not in outs}
+        lost = _collect(client, futures, outs)
+        with contextlib.suppress(Exception):
+            client.cancel(list(shared.values()))  # the inputs are no longer needed
+        if not lost:
+            return [outs[j] for j in range(n_shards)]
+    raise DistributedError(
+        f"the evaluation's shared data (the item side) was lost with the Dask workers holding "
+        f"it {SHARED_TRIES} times on {_address(client)} ({n_shards - len(outs)} of {n_shards} "
+        "shards not evaluated). No result was kept; a job folder being written stays marked "
+        "INCOMPLETE. Check the workers (memory limits, restarts) and run again."
+    )
 
 
 def _n_threads(client: Any) -> int:
@@ -266,17 +352,9 @@ def evaluate_on_dask(
             np.diff(prep.test.indptr), shards or SHARDS_PER_THREAD * _n_threads(c)
         )
         shared_source, slicer = split_source(source)
-        # a list, not a dict: scatter would use a dict's keys as the cluster's keys
-        shared = dict(
-            zip(
-                ("source", "item_features", "popularity"),
-                _scatter(c, [shared_source, item_features, popularity]),
-            )
-        )
-        token = uuid.uuid4().hex[:8]
-        futures = []
-        for j, (lo, hi) in enumerate(zip(bounds[:-1], bounds[1:])):
-            lo, hi = int(lo), int(hi)
+
+        def submit(shared: dict[str, Any], token: str, j: int) -> Any:
+            lo, hi = int(bounds[j]), int(bounds[j + 1])
             part = ShardInput(
                 j,
                 lo,
@@ -288,8 +366,10 @@ def evaluate_on_dask(
             )
             with warnings.catch_warnings():  # the user side travels in the task on purpose
                 warnings.filterwarnings("ignore", message="Sending large graph")
-                futures.append(submit_shard(c, run_shard, part, opts, shared, folder, token, j))
-        outs = _gather(c, futures)
+                return submit_shard(c, run_shard, part, opts, shared, folder, token, j)
+
+        items = {"source": shared_source, "item_features": item_features, "popularity": popularity}
+        outs = run_shards(c, items, len(bounds) - 1, submit)
     return merge_shards(outs, p, n, time.perf_counter() - t0, folder)
 
 

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import os
 import time
-import uuid
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -147,8 +146,7 @@ def evaluate_from_storage(
         _check_mergeable,
         _checked_options,
         _client_for,
-        _gather,
-        _scatter,
+        run_shards,
         submit_shard,
     )
 
@@ -203,19 +201,19 @@ def evaluate_from_storage(
     with _client_for(client, func, timeout) as c:
         tests = np.array([part.test for part in ds.parts], dtype=np.int64)
         bounds = np.arange(len(ds.parts) + 1) if shards is None else shard_bounds(tests, shards)
-        shared = dict(
-            zip(
-                ("source", "item_features", "popularity", "dataset"),
-                _scatter(c, [shared_source, item_features, ds.popularity, ds]),
-            )
-        )
-        token = uuid.uuid4().hex[:8]
-        futures = []
-        for j, (first, last) in enumerate(zip(bounds[:-1], bounds[1:])):
-            first, last = int(first), int(last)
+
+        def submit(shared: dict[str, Any], token: str, j: int) -> Any:
+            first, last = int(bounds[j]), int(bounds[j + 1])
             lo = ds.parts[first].lo
             hi = ds.parts[last - 1].lo + ds.parts[last - 1].users
             task = StoredShard(j, first, last, lo, hi, rows)
-            futures.append(submit_shard(c, run_stored_shard, task, opts, shared, folder, token, j))
-        outs = _gather(c, futures)
+            return submit_shard(c, run_stored_shard, task, opts, shared, folder, token, j)
+
+        items = {
+            "source": shared_source,
+            "item_features": item_features,
+            "popularity": ds.popularity,
+            "dataset": ds,
+        }
+        outs = run_shards(c, items, len(bounds) - 1, submit)
     return merge_shards(outs, p, n, time.perf_counter() - t0, folder)

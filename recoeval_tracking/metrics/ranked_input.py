@@ -12,7 +12,8 @@ Policies, each stated in the warning or error it raises:
   same rule as a ranked file (:func:`~recoeval_tracking.scores.order_key`); complex values are
   refused (their imaginary part would be dropped);
 * two different items at one rank of one user's list are refused (their order would be
-  chance), naming the user and the rank;
+  chance), naming the user and the rank; a tied score goes to the lower item id, whatever the
+  frame's row order (the rule of :func:`~recoeval_tracking.spark.evaluate_spark`);
 * with bare matrices (no id maps) the ``item`` column must hold column indices: string ids
   are refused, pointing to interactions containers;
 * an item listed twice in a user's list counts once, at its best rank (a warning gives the
@@ -32,7 +33,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from .._validation import InputError, param_error
-from ..scores import MISSING_USERS, RankedLists, order_key
+from ..scores import MISSING_USERS, RankedLists, id_order, order_key
 
 if TYPE_CHECKING:  # imported where a frame is read: a first evaluate() needs no pandas
     import pandas as pd
@@ -125,7 +126,7 @@ def _refuse_shared_ranks(df: pd.DataFrame, func: str) -> None:
         f"{_shown(first['rank'])} ({', '.join(_shown(i) for i in items[:5])})",
         got_is_text=True,
         fix="Number each user's items 1, 2, 3... in the model's order, or give a 'score' "
-        "column instead of 'rank' (tied scores keep the frame's row order).",
+        "column instead of 'rank' (a tied score goes to the lower item id).",
     )
 
 
@@ -183,7 +184,16 @@ def _from_frame(df: pd.DataFrame, prep: Any, func: str, missing_users: str) -> R
             f"an unknown user id {bad_user!r}",
             got_is_text=True,
         )
-    return RankedLists.from_pairs(upos, items, key, m, func=func, missing_users=missing_users)
+    rank = None if prep.item_ids is None else id_order(prep.item_ids)
+    return RankedLists.from_pairs(
+        upos,
+        items,
+        key,
+        m,
+        func=func,
+        missing_users=missing_users,
+        tie=None if rank is None else rank[items],
+    )
 
 
 def ranked_lists(

@@ -18,7 +18,7 @@ import pandas as pd
 import scipy.sparse as sp
 
 from .._validation import InputError, check_file, param_error
-from ..scores import MISSING_USERS, RankedLists, order_key
+from ..scores import MISSING_USERS, RankedLists, id_order, order_key
 from ._base import Model
 
 __all__ = ["RankedFileModel", "read_ranked_file", "FORMATS"]
@@ -144,7 +144,8 @@ def read_ranked_file(
     rank_col, score_col : str, optional
         The column that orders each list: a rank (smaller = better, 1 = best; a finite number
         >= 0) or a score (higher = better; any number but NaN). By default ``rank`` when the
-        file has it, else ``score``. A TREC run is ordered as trec_eval orders it: by score,
+        file has it, else ``score``. :class:`RankedFileModel` puts a tied score (or rank) to
+        the lower item id, whatever the rows' order in the file. A TREC run is ordered as trec_eval orders it: by score,
         descending, ties by docno descending (its rank column is checked, then ignored).
     sep : str, optional
         CSV separator (default ``,``, or a tab for ``.tsv``).
@@ -231,8 +232,10 @@ class RankedFileModel(Model):
     ``fit`` reads the file and matches its users and items to the dataset's own ids (the id maps
     ``fit`` is given; without them, ids are row and column indices). Users and items the dataset
     does not know are counted and logged as a warning, never dropped silently; an item listed
-    twice for a user counts once, at its best rank; lists may be shorter than K (the missing
-    ranks hold no item); items the user has in train are skipped, as in every ranking here.
+    twice for a user counts once, at its best rank; a tied score goes to the lower item id,
+    whatever the rows' order (a TREC run: as trec_eval orders it, tied scores by docno
+    descending); lists may be shorter than K (the missing ranks hold no item); items the user
+    has in train are skipped, as in every ranking here.
     Evaluated users the file has no list for are counted, in a warning and in the run's
     ``definitions.json`` (``definitions.source``), and treated by ``missing_users``.
 
@@ -312,7 +315,9 @@ class RankedFileModel(Model):
         keep = ~unknown_u & ~unknown_i
         key = df["key"].to_numpy()[keep]
         users, items = users[keep], items[keep]
-        order = np.lexsort((key, users))
+        rank = id_order(item_ids) if item_ids is not None else None
+        tie = items if rank is None else rank[items]  # a tied score: the lower item id first
+        order = np.lexsort((tie, key, users))
         users, items = users[order], items[order]
         pair = users.astype(np.int64) * n + items
         _, first = np.unique(pair, return_index=True)

@@ -1,6 +1,7 @@
 """One Dask cluster for the distributed-evaluation tests: ``LocalCluster(n_workers=2,
 threads_per_worker=1, processes=True)``, started once per package (a worker process loads the
-compiled kernels once), and small data with many tied scores, so that the tie keys matter.
+compiled kernels once) and kept whole (a worker killed by a test comes back), and small data
+with many tied scores, so that the tie keys matter.
 
 The folder is not named ``distributed`` so that it never shadows the ``distributed`` package.
 """
@@ -27,11 +28,21 @@ def tied_data(m: int = 300, n: int = 90, p: int = 4, seed: int = 0):
     return sp.csr_array(train), sp.csr_array(test.astype(np.float64)), A, B
 
 
+#: How long the cluster waits for a killed worker to come back before it drops it for good.
+#: Dask's default, 15 s, dropped a worker killed again within 15 s of a kill (a test that kills
+#: one after another), or whose restart took 15 s on a busy machine: the cluster then had one
+#: worker (which took every shard) or none (a run waited for ever). The nannies restart every
+#: worker the tests kill; the cluster must keep them.
+LOST_WORKER_TIMEOUT = "1h"
+
+
 @pytest.fixture(scope="package")
 def client():
+    import dask
     from distributed import Client, LocalCluster
 
     with (
+        dask.config.set({"distributed.deploy.lost-worker-timeout": LOST_WORKER_TIMEOUT}),
         LocalCluster(
             n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0"
         ) as cluster,

@@ -176,6 +176,27 @@ def test_a_file_with_only_a_score_column_is_ordered_by_score_descending(tmp_path
     np.testing.assert_array_equal(res.per_user["hit_at_1"], [1.0, 1.0, np.nan])
 
 
+@pytest.mark.parametrize("columns", [[0, 1, 2, 3, 4], [3, 2, 4, 0, 1]], ids=["sorted", "shuffled"])
+def test_a_tied_score_goes_to_the_lower_item_id_whatever_the_row_order(tmp_path, columns):
+    # u1 (test {20, 30}, train {10}) lists 40 then 30, tied at 0.5: the lower id, 30, goes
+    # first, so P@1 = 1 (the rows' order would put 40 first: P@1 = 0); the same with the
+    # dataset's columns not in id order (a tie is broken by the id, not the column)
+    path = tmp_path / "ties.csv"
+    pd.DataFrame({"user": ["u1", "u1"], "item": [40, 30], "score": [0.5, 0.5]}).to_csv(
+        path, index=False
+    )
+    ids = ITEMS[columns]
+    col = {int(v): j for j, v in enumerate(ids)}
+    train = sp.csr_array(([1.0], ([0], [col[10]])), shape=(3, 5))
+    test = sp.csr_array(
+        (np.ones(4), ([0, 0, 1, 2], [col[20], col[30], col[10], col[50]])), shape=(3, 5)
+    )
+    test.sort_indices()
+    model = RankedFileModel(path, missing_users="skip").fit(train, user_ids=USERS, item_ids=ids)
+    res = evaluate(train, test, **model.eval_inputs(1), k=1, metrics=["p"])
+    np.testing.assert_array_equal(res.per_user["p_at_1"], [1.0, np.nan, np.nan])
+
+
 BAD_FILES = {
     # name: (content, what the error must say: the line, what was expected, what was got)
     "five_fields.run": (

@@ -1,6 +1,7 @@
-"""One tie rule for ranked (user, item, score) rows (issue #44, item 10): a tied score goes to
-the lower item id, whatever the frame's row order (a Spark frame has none that survives a
-shuffle); two items at one rank are refused, as evaluate() refuses them."""
+"""One tie rule for ranked (user, item, score) rows: a tied score goes to the lower item id,
+whatever the frame's row order (a Spark frame has none that survives a shuffle), in
+evaluate_spark and in evaluate(ranked=DataFrame) alike; two items at one rank are refused, as
+evaluate() refuses them."""
 
 from __future__ import annotations
 
@@ -55,12 +56,8 @@ def test_spark_follows_the_rule_user_by_user(spark):
         np.testing.assert_array_equal(got[col].to_numpy(), local.per_user[col].to_numpy())
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="evaluate(ranked=DataFrame) keeps the frame's row order for tied scores: "
-    "RankedLists.from_pairs must order ties by item index too (issue #44, item 10)",
-)
 def test_local_evaluate_of_the_same_frame_follows_the_same_rule():
+    # no Spark here: evaluate(ranked=DataFrame) on the shuffled frame gives the rule's lists
     frame, test = tied_frame()
     m = test.shape[0]
     kw = dict(k=10, metrics=["ap"])
