@@ -531,7 +531,9 @@ def evaluate(
         ``scorer(user_indices) -> (len(user_indices), n)`` scores; called one block at a time.
     ranked : ndarray or DataFrame, optional
         Top-K lists: an (m x L) array of item indices best first (-1 padded), or a DataFrame with
-        columns user, item and rank or score. Gives the top-K metrics only.
+        columns user, item and rank or score. Gives the top-K metrics only. Two items of one
+        user with the same score are listed lower item id first (the rule of ``evaluate_spark``);
+        two items at one rank are refused.
     missing_users : {"zero", "skip", "error"}, optional
         With a ``ranked`` DataFrame, what an evaluated user without a row gets: an empty list,
         so 0 (the default); NaN with reason ``no_list``; an error. Always counted in a warning
