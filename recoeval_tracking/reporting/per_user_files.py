@@ -129,8 +129,8 @@ _EXTRA_ALIASES: dict[str, dict[str, str]] = {
     },
     # LensKit (lkpy metrics/ranking): Precision@N = hits / list length (N for a full list),
     # Recall@N = hits / min(|T|, N) (TP@N, not R@N), RecipRank@N and Hit@N as ours,
-    # AveragePrecision@N = sum of precisions at hits / min(|T|, N) (TAP@N). NDCG uses
-    # 1/log2(max(rank, 2)) (the first two ranks weigh alike): kept as LensKit's.
+    # AveragePrecision@N = sum of precisions at hits / min(|T|, N) (TAP@N). NDCG (binary gains,
+    # 1/max(1, log2 rank): the first two ranks weigh alike) is the profile's ndcg_bin_jk.
     "lenskit": {
         "Precision": "p",
         "Recall": "tp",

@@ -199,9 +199,9 @@ def test_lenskit_list_metrics(tmp_path, suffix):
     run = read_per_user(path)
     assert run.tags[SOURCE_FORMAT_TAG] == "lenskit"
     # LensKit's Recall@N is hits / min(|T|, N): this project's tp (truncated precision); its
-    # NDCG weighs the first two ranks alike: kept under its own label
+    # NDCG (binary gains, the first two ranks weigh alike) is the lenskit profile's ndcg_bin_jk
     expected = {
-        "NDCG@10": values["NDCG@10"],
+        "ndcg_bin_jk_at_10": values["NDCG@10"],
         "tp_at_10": values["Recall@10"],
         "p_at_10": values["Precision@10"],
         "rr": values["RecipRank"],
@@ -265,7 +265,7 @@ def test_names_are_mapped_only_where_the_definition_is_the_same():
     assert project_name("ranx", "f1@10") == "f1_at_10"
     assert project_name("ranx", "r-precision") == "rprec"
     assert project_name("ranx", "ndcg@10-l2") == "ndcg@10-l2"  # another relevance level
-    assert project_name("lenskit", "NDCG@10") == "NDCG@10"
+    assert project_name("lenskit", "NDCG@10") == "ndcg_bin_jk_at_10"
     assert project_name("wide", "P_10") == "P_10"  # a plain table's names are its own
 
 
