@@ -111,12 +111,12 @@ def check_types(parts: list[Part]) -> None:
             )
 
 
-def check_counts(merged: dict[str, Any], parts: list[Part]) -> None:
-    """From the tasks' counts (:func:`merge_checks`): an empty test frame refused, then nulls
-    refused, frame by frame (user, item, value)."""
+def check_counts(rows: dict[int, int], nulls: dict[int, dict[str, int]], parts: list[Part]) -> None:
+    """An empty test frame refused, then nulls refused, frame by frame (user, item, value):
+    ``rows[kind]`` the rows of each frame, ``nulls[kind][column]`` those with a null."""
     for part in parts:
         k = part.kind
-        total = merged["rows"].get(k, 0)
+        total = rows.get(k, 0)
         if total == 0 and part.arg == "test":
             raise param_error(
                 "test",
@@ -126,16 +126,16 @@ def check_counts(merged: dict[str, Any], parts: list[Part]) -> None:
                 "Check the filter or split that made it: every mean would be NaN.",
                 got_is_text=True,
             )
-        nulls = merged["nulls"].get(k, {})
+        these = nulls.get(k, {})
         for c in ("user", "item", "value"):
-            if c not in part.names or not nulls.get(c):
+            if c not in part.names or not these.get(c):
                 continue
             name = part.names[c]
             raise param_error(
                 part.arg,
                 FUNC,
                 f"a frame without nulls in {name!r}",
-                f"{nulls[c]} of {total} rows with a null {name!r}",
+                f"{these[c]} of {total} rows with a null {name!r}",
                 "A row without a user, an item or a "
                 + ("rank/score" if part.arg == "ranked" else "value")
                 + f" cannot be placed. Drop or fill them first: "
@@ -148,22 +148,19 @@ def merge_checks(checks: list[Any]) -> dict[str, Any]:
     """The shards' input counts (:class:`~recoeval_tracking.spark._shard.ShardChecks`) over
     every user: duplicates per kind (extra rows, pairs, the smallest pair), (user, rank) pairs
     with several items (number, the smallest), the longest list, and the test users without a
-    list or factors (number, test users, the five smallest ids); the rows and the rows with a
-    null per frame kind; the test rows naming items outside the catalogue."""
+    list or factors (number, test users, the five smallest ids); the rows per frame kind, the
+    rows left out for a null; the test rows naming items outside the catalogue."""
     rows: dict[int, int] = {}
-    nulls: dict[int, dict[str, int]] = {}
-    unknown = 0
+    nulls = unknown = 0
     dup: dict[int, tuple[int, int, Any]] = {}
     tied, first_tied, width = 0, None, 0
     unlisted, tested = 0, 0
     ids: list[Any] = []
     for c in checks:
         unknown += c.unknown
+        nulls += c.nulls
         for kind, count in c.rows.items():
             rows[kind] = rows.get(kind, 0) + count
-            into = nulls.setdefault(kind, {})
-            for col, n in c.nulls.get(kind, {}).items():
-                into[col] = into.get(col, 0) + n
         for kind, (extra, pairs, first) in c.duplicates.items():
             e0, p0, f0 = dup.get(kind, (0, 0, None))
             dup[kind] = (e0 + extra, p0 + pairs, _least(f0, first))

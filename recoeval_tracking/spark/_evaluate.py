@@ -55,8 +55,10 @@ from ._checks import (
 from ._frames import (
     input_frame,
     item_table,
+    null_counts,
     number_users,
     output_schema,
+    per_user,
     spark_modules,
 )
 from ._inputs import Inputs, checked_inputs, local_workers_python, relevance_options
@@ -80,7 +82,6 @@ __all__ = [
     "evaluate_spark",
     "SparkResults",
     "USERS_PER_SHARD",
-    "ROWS_PER_SHARD",
     "relevance_options",
     "local_workers_python",
 ]
@@ -88,8 +89,6 @@ __all__ = [
 FUNC = "evaluate_spark"
 #: Users per shard by default with factors (at least two shards per core of the session).
 USERS_PER_SHARD = 50_000
-#: Input rows (test, train and list entries) per shard by default with ranked lists.
-ROWS_PER_SHARD = 1_000_000
 _MODES = ("map", "apply")
 
 
@@ -204,9 +203,11 @@ def evaluate_spark(
         refused: every rating would count as a positive, and the numbers would not be the
         app's (:func:`relevance_options`).
     shards : int, optional
-        Number of user shards (tasks); by default at least two per core of the session, and
-        one per :data:`USERS_PER_SHARD` users (factors) or :data:`ROWS_PER_SHARD` input rows
-        (lists).
+        Number of user shards (tasks). Factors: by default at least two per core of the
+        session, and one per :data:`USERS_PER_SHARD` users. Lists: by default the session's
+        shuffle partitions (``spark.sql.shuffle.partitions``, which adaptive execution may
+        coalesce); given, the entries are moved to that many partitions before they are
+        gathered per user.
     mode : {"map", "apply"}
         ``repartition`` + ``mapInArrow`` (default: the users hashed to partitions, one shard
         each; factors: ``repartitionByRange`` of contiguous shards), or
@@ -364,7 +365,10 @@ def _after_tasks(inp: Inputs, outs: list[Any], p: Any, user_col: str) -> None:
     test users without a list or factors (warned), the lists' width against k; then the
     executors' own warnings, gathered into one."""
     merged = merge_checks([getattr(o, CHECKS) for o in outs])
-    check_counts(merged, inp.named)
+    nulls: dict[int, dict[str, int]] = {}
+    if merged["nulls"]:  # the tasks left rows out: count them by frame and column
+        _, nulls = null_counts(input_frame(inp.parts))
+    check_counts(merged["rows"], nulls, inp.named)
     lists = inp.model.kind == KIND_LIST
     if merged["unknown"] and not lists:
         warnings.warn(
@@ -432,7 +436,9 @@ def _driver_plan(inp: Inputs, n: int, width: int) -> tuple[Any, dict[str, Any]]:
         p = left_out_for_ranked(p, FUNC)
     p = plan_for_source(p, source, FUNC)
     _check_mergeable(p, FUNC)
-    needs_pop = any(s.kind in ("list", "aggregate") for s in p.specs)
+    # the list metrics may read the train popularity of the items (none of the spark
+    # profile's, the only ones run without a catalogue: needs_catalogue)
+    needs_pop = inp.catalogue is not None and any(s.kind in ("list", "aggregate") for s in p.specs)
     popularity = (
         _popularity(inp.train, n, item_table(inp.spark, model.item_ids))
         if needs_pop
@@ -457,8 +463,8 @@ def _tasks_input(
     B = model.B
     fac, cached, bounds = None, [], None
     if model.kind == KIND_LIST:
-        n_shards = shards or max(parallel, -(-inp.rows // ROWS_PER_SHARD))
-        frame = input_frame(inp.parts)
+        frame = per_user(input_frame(inp.parts), shards)
+        n_shards = shards or int(spark.conf.get("spark.sql.shuffle.partitions"))
     else:
         ids = inp.test.select("user").union(model.frame.select("user"))
         if inp.train is not None:
@@ -532,7 +538,9 @@ def _run(
         spec, shared=shared, bounds=None if spec.bounds is None else np.zeros(2, dtype=np.int64)
     )
     probe = evaluate_table(
-        empty_input(item_type=shared["items"].type, rows=spec.bounds is not None), probe_spec, 0
+        empty_input(getattr(shared["items"], "type", None), grouped=spec.bounds is None),
+        probe_spec,
+        0,
     )
     names = list(probe.column_names)
     if p.want_topk and not p.topk_only and "n_tied_topk" not in names:  # no users, no counts
@@ -547,10 +555,8 @@ def _run(
         if spec.bounds is None:
             frame = frame.withColumn("shard", F.pmod(F.hash("user"), F.lit(spec.n_shards)))
         out = frame.groupBy("shard").applyInArrow(partial(evaluate_table, spec=spec), schema)
-    elif spec.bounds is None:  # users hashed to partitions: partition j is shard j
-        out = frame.repartition(spec.n_shards, "user").mapInArrow(
-            partial(evaluate_batches, spec=spec), schema
-        )
+    elif spec.bounds is None:  # one row per user, hashed to partitions: a partition, a shard
+        out = frame.mapInArrow(partial(evaluate_batches, spec=spec), schema)
     else:
         out = frame.repartitionByRange(spec.n_shards, "shard").mapInArrow(
             partial(evaluate_batches, spec=spec), schema

@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 
 from .._validation import param_error
-from ._shard import COUNT_COLUMNS, STATS
+from ._shard import COUNT_COLUMNS, LISTED, STATS
 
 __all__ = [
     "spark_modules",
@@ -27,7 +27,9 @@ __all__ = [
     "item_table",
     "collect_arrow",
     "input_frame",
-    "item_counts",
+    "catalogue",
+    "per_user",
+    "null_counts",
     "output_schema",
 ]
 
@@ -147,17 +149,48 @@ def input_frame(parts: list[tuple[Any, int, str | None]], extra: tuple[str, ...]
     return out
 
 
-def item_counts(frame: Any) -> tuple[Any, int]:
+def catalogue(frame: Any) -> Any:
     """The first pass over the input frame of a lists' run, one aggregate over its item
     columns alone: the sorted catalogue (an Arrow array of the distinct non-null items, in id
-    order: the order of the item indices, so a tied score goes to the lower id) and the number
-    of rows."""
+    order: the order of the item indices, so a tied score goes to the lower id)."""
     import pyarrow.compute as pc
 
-    counts = collect_arrow(frame.groupBy("item").count())
-    rows = int(pc.sum(counts.column("count")).as_py() or 0)
-    items = counts.column("item").combine_chunks().drop_null()
-    return items.take(pc.array_sort_indices(items)), rows
+    items = collect_arrow(frame.select("item").distinct()).column("item")
+    items = items.combine_chunks().drop_null()
+    return items.take(pc.array_sort_indices(items))
+
+
+def per_user(frame: Any, shards: int | None) -> Any:
+    """One row per user of the input frame: ``user`` and its rows' kinds, items and values as
+    lists (``LISTED``; the three lists of one aggregate, so in one order).
+    Spark aggregates each map task's rows before the shuffle, which then moves one row per
+    user and task rather than every entry. The users are hashed into the session's shuffle
+    partitions, or into ``shards`` partitions (the rows are then moved before the
+    aggregate)."""
+    _, F, _ = spark_modules()
+    if shards:
+        frame = frame.repartition(int(shards), "user")
+    kinds, items, values = LISTED
+    return frame.groupBy("user").agg(
+        F.collect_list("kind").alias(kinds),
+        F.collect_list("item").alias(items),
+        F.collect_list("value").alias(values),
+    )
+
+
+def null_counts(frame: Any) -> tuple[dict[int, int], dict[int, dict[str, int]]]:
+    """Rows and rows with a null ``user``, ``item``, ``value`` per kind of the input frame (one
+    aggregate, run when the tasks met a null, for the error that names the frame)."""
+    _, F, _ = spark_modules()
+    rows, nulls = {}, {}
+    counted = frame.groupBy("kind").agg(
+        F.count(F.lit(1)).alias("rows"), *[F.count(c).alias(c) for c in ("user", "item", "value")]
+    )
+    for r in counted.collect():
+        k = int(r["kind"])
+        rows[k] = int(r["rows"])
+        nulls[k] = {c: rows[k] - int(r[c]) for c in ("user", "item", "value")}
+    return rows, nulls
 
 
 def output_schema(names: list[str], curves: list[str], user_type: Any) -> Any:

@@ -16,7 +16,7 @@ import numpy as np
 from .._validation import param_error
 from ..options import EvalOptions
 from ._checks import Part, check_factors, check_item_lengths, check_types
-from ._frames import check_frame, input_frame, item_counts, spark_modules
+from ._frames import catalogue, check_frame, input_frame, spark_modules
 from ._shard import KIND_FACTORS, KIND_LIST, KIND_TEST, KIND_TRAIN
 
 __all__ = [
@@ -24,6 +24,7 @@ __all__ = [
     "Inputs",
     "checked_inputs",
     "ranked_columns",
+    "needs_catalogue",
     "relevance_options",
     "local_workers_python",
 ]
@@ -145,8 +146,8 @@ class Inputs:
     """What the driver checked and built before any task: the renamed test and train frames,
     the options with the data's relevance rule, the model, the session, the input parts
     ``(frame, kind, value column)`` and their :class:`Part` (names, for the checks' messages),
-    the catalogue as a sorted Arrow array and the number of input rows (lists: from the
-    first pass; factors: unknown, 0)."""
+    and the catalogue as a sorted Arrow array (None: each task numbers its own items,
+    :func:`needs_catalogue`)."""
 
     test: Any
     train: Any
@@ -156,7 +157,6 @@ class Inputs:
     parts: list[tuple[Any, int, str | None]]
     named: list[Part]
     catalogue: Any
-    rows: int = 0
 
 
 def checked_inputs(
@@ -168,7 +168,7 @@ def checked_inputs(
     """The frames renamed and checked on the driver before any task (types from the schemas,
     factor lengths from one aggregate), the relevance rule applied to the options, the model,
     and the catalogue: the item factors' ids, or the frames' items (lists: the first pass, one
-    aggregate over the item columns alone). ``frames``: test, train, ranked, user_factors,
+    aggregate over the item columns alone, where a metric or rule reads it). ``frames``: test, train, ranked, user_factors,
     item_factors."""
     test, train, ranked, user_factors, item_factors = frames
     user_col, item_col, rating_col, rank_col, score_col, id_col, features_col = given
@@ -196,11 +196,27 @@ def checked_inputs(
         named.append(Part("ranked", model.frame, {**names, "value": key}, {}, KIND_LIST))
         parts.append((model.frame, KIND_LIST, "value"))
     if model.kind == KIND_LIST:
-        catalogue, rows = item_counts(input_frame(parts))
-        model.item_ids = catalogue.to_numpy(zero_copy_only=False)
-        return Inputs(te, tr, opts, model, spark, parts, named, catalogue, rows)
+        if not needs_catalogue(opts):
+            return Inputs(te, tr, opts, model, spark, parts, named, None)
+        items = catalogue(input_frame(parts))
+        model.item_ids = items.to_numpy(zero_copy_only=False)
+        return Inputs(te, tr, opts, model, spark, parts, named, items)
     check_factors(model.frame, model.B, model.item_ids, (id_col, features_col))
     return Inputs(te, tr, opts, model, spark, parts, named, _arrow(model.item_ids))
+
+
+def needs_catalogue(opts: EvalOptions) -> bool:
+    """Whether a lists' run numbers the items over every frame (the first pass). The spark
+    profile's own metrics read neither the catalogue's size nor the items' global numbers nor
+    their train popularity (``ndcg_spark`` reads the test values in item id order):
+    each task then numbers its own items in id order (a tied score still goes to the lower
+    id), and the k + 1 items the profile adds keep every user's pool above k, so the pool rule
+    (``min_items_pool``, unless it exceeds k + 1) holds whatever the catalogue."""
+    from ..metrics.profiles import PROFILES
+
+    if opts.profile != "spark" or set(opts.metrics) - set(PROFILES["spark"]["metrics"]):
+        return True
+    return int(opts.min_items_pool) > int(opts.k) + 1
 
 
 def _arrow(ids: np.ndarray) -> Any:

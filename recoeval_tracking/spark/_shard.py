@@ -2,13 +2,15 @@
 numba at import: a Python worker's import of this module costs numpy; pyarrow, which the worker
 already holds, and the engine are imported on the first shard).
 
-The task reads Arrow record batches of the input frame (:data:`INPUT_COLUMNS`): the users' and
-the items' own ids, the kind of each row (a test or train entry, a ranked-list entry, a user's
-factors) and its value (a rating; a list entry's rank key, ascending = better). It builds the
-engine's arrays with numpy directly: the users numbered in the shard (their ids hashed by
-pyarrow), the items numbered by the sorted catalogue the driver broadcast (``pc.index_in``:
-item index order = item id order, the tie rule), the test and train rows as CSR, the lists as a
-users x width matrix ordered by (key, item index), the factors as a users x p matrix. It then
+The input's entries (:data:`INPUT_COLUMNS`) hold the users' and the items' own ids, the kind of
+each entry (a test or train entry, a ranked-list entry, a user's factors) and its value (a
+rating; a list entry's rank key, ascending = better). A lists' run gives the task one row per
+user, its entries as lists (:data:`LISTED`, gathered by Spark before the shuffle); a factor run
+one row per entry, with the user's global row. The task builds the engine's arrays with numpy
+directly: the users numbered in the shard, the items numbered by the sorted catalogue the
+driver broadcast (``pc.index_in``: item index order = item id order, the tie rule), the test
+and train rows as CSR, the lists as a users x width matrix ordered by (key, item index), the
+factors as a users x p matrix. It then
 runs :func:`recoeval_tracking.distributed.shards.run_shard`, the Dask path's shard evaluation,
 and answers an Arrow table: one row per user (``user_id``: the users' own ids) and one more row
 holding the shard's statistics, pickled, with the counts the driver's input checks read
@@ -42,6 +44,7 @@ __all__ = [
     "CHECKS",
     "TIMES",
     "INPUT_COLUMNS",
+    "LISTED",
     "COUNT_COLUMNS",
     "ShardSpec",
     "evaluate_table",
@@ -56,6 +59,10 @@ STATS = "_recoeval_stats"
 #: Columns of the input frame every task reads; with factors also ``row`` (the user's global
 #: row), ``shard`` and ``features`` (null beside the interactions when they share a frame).
 INPUT_COLUMNS = ("user", "kind", "item", "value")
+#: The list columns of the per-user input of a lists' run (one row per user: ``user`` and its
+#: entries' kinds, items and values as lists; Spark's ``collect_list`` skips nulls, so an item
+#: or value list shorter than the kinds' says the user has a null).
+LISTED = ("kinds", "items", "values")
 #: Per-user output columns that hold counts (longs); ``nan_reason`` is a string, curves are
 #: arrays, every other column a double.
 COUNT_COLUMNS = ("n_train", "n_test", "n_tied_topk")
@@ -67,12 +74,14 @@ WARNINGS, CHECKS, TIMES = "spark_warnings", "spark_checks", "spark_times"
 
 @dataclass(frozen=True)
 class ShardSpec:
-    """What every task is given: the catalogue size, the resolved options, the lists' least
+    """What every task is given: the catalogue size (with ``items`` None: the items added to
+    each shard's own), the resolved options, the lists' least
     width (every shard pads its lists to it; 0 without lists), the factor width and dtype (0
     without factors), whether train was given, whether users with a list and no test entry
     score 0 (the ``spark`` profile), the shared item side (a Spark broadcast or the dict itself:
     ``source``, ``item_features``, ``popularity`` and ``items``, the sorted catalogue as an
-    Arrow array), the shard bounds over the global rows (factors; None for lists), whether the
+    Arrow array, or None where no metric nor rule reads it: each shard then numbers its own
+    items, in id order), the shard bounds over the global rows (factors; None for lists), whether the
     list keys are ranks (two items at one rank are counted), the number of shards and the
     output columns in order."""
 
@@ -99,12 +108,13 @@ class ShardChecks:
     (user, item) pairs repeated, the smallest such pair as ids); ``tied_ranks``: ((user, rank)
     pairs holding several items, the smallest such pair); ``width``: the longest list (rows of
     one user); ``unlisted``: (test users without a list or factors, test users, the five
-    smallest ids of the former); ``users``: the shard's users; ``rows[kind]``: its rows, and
-    ``nulls[kind]``: those with a null ``user``, ``item`` or ``value`` (left out); ``unknown``:
-    the test rows naming an item outside the catalogue (left out)."""
+    smallest ids of the former); ``users``: the shard's users; ``rows[kind]``: its rows;
+    ``nulls``: the rows left out for a null id, item or value (with a grouped input, every row
+    of a user that has one); ``unknown``: the test rows naming an item outside the catalogue
+    (left out)."""
 
     rows: dict[int, int] = field(default_factory=dict)
-    nulls: dict[int, dict[str, int]] = field(default_factory=dict)
+    nulls: int = 0
     unknown: int = 0
     duplicates: dict[int, tuple[int, int, Any]] = field(default_factory=dict)
     tied_ranks: tuple[int, Any] = (0, None)
@@ -113,20 +123,30 @@ class ShardChecks:
     users: int = 0
 
 
-def empty_input(item_type: Any = None, rows: bool = False) -> Any:
-    """An input table without rows (the driver's probe of the output columns); ``rows``: with
-    the users' global rows (factors)."""
+def empty_input(item_type: Any = None, grouped: bool = True) -> Any:
+    """An input table without rows (the driver's probe of the output columns): grouped (a
+    lists' run) or entries with the users' global rows (a factor run)."""
     import pyarrow as pa
 
-    columns = {
-        "user": pa.array([], type=pa.int64()),
-        "kind": pa.array([], type=pa.int8()),
-        "item": pa.array([], type=item_type or pa.int64()),
-        "value": pa.array([], type=pa.float64()),
-    }
-    if rows:
-        columns["row"] = pa.array([], type=pa.int64())
-    return pa.table(columns)
+    item_type = item_type or pa.int64()
+    if grouped:
+        return pa.table(
+            {
+                "user": pa.array([], type=pa.int64()),
+                "kinds": pa.array([], type=pa.list_(pa.int8())),
+                "items": pa.array([], type=pa.list_(item_type)),
+                "values": pa.array([], type=pa.list_(pa.float64())),
+            }
+        )
+    return pa.table(
+        {
+            "user": pa.array([], type=pa.int64()),
+            "kind": pa.array([], type=pa.int8()),
+            "item": pa.array([], type=item_type),
+            "value": pa.array([], type=pa.float64()),
+            "row": pa.array([], type=pa.int64()),
+        }
+    )
 
 
 def _array(table: Any, name: str) -> Any:
@@ -151,8 +171,8 @@ def _common_catalogue(items: Any, catalogue: Any) -> tuple[Any, Any]:
 @dataclass
 class _Rows:
     """The shard's rows as numpy arrays: local user row, kind, item index (-1: not in the
-    catalogue), value; the users' ids (Arrow, by local row), the raw item ids (Arrow) and the
-    table itself (for the factors)."""
+    catalogue), value; the users' ids (Arrow, by local row), the raw item ids (Arrow), the
+    number of users, the global row of the first (factors) and the number of items."""
 
     rows: np.ndarray
     kind: np.ndarray
@@ -162,37 +182,58 @@ class _Rows:
     raw_items: Any
     m: int
     lo: int
+    n: int
 
 
 def _valid(table: Any, checks: ShardChecks) -> Any:
-    """``table`` without its rows holding a null id or value (counted by kind in ``checks``:
-    the driver refuses them by name); the factors' rows (no item) stay."""
+    """``table`` without the rows (flat input) or users (grouped input) holding a null id,
+    item or value: their rows are counted (``checks.nulls``; the driver then counts them by
+    frame and refuses them by name), as are the rows of each kind; the factors' rows (no
+    item) stay."""
     import pyarrow as pa
+    import pyarrow.compute as pc
 
-    kind = _array(table, "kind").to_numpy()
-    nulls = {
-        c: np.asarray(_array(table, c).is_null()) & (kind != KIND_FACTORS)
-        for c in ("user", "item", "value")
-    }
-    for k in np.unique(kind):
-        if k == KIND_FACTORS:
-            continue
-        this = kind == k
-        checks.rows[int(k)] = int(this.sum())
-        checks.nulls[int(k)] = {c: int((mask & this).sum()) for c, mask in nulls.items()}
-    bad = nulls["user"] | nulls["item"] | nulls["value"]
+    if "kinds" in table.column_names:  # one row per user, its rows as lists
+        kinds = _array(table, "kinds")  # a kind for every entry: never null
+        n = pc.list_value_length(kinds).to_numpy()
+        kind = kinds.flatten().to_numpy()
+        short = [pc.list_value_length(_array(table, c)).to_numpy() != n for c in LISTED[1:]]
+        bad = np.asarray(_array(table, "user").is_null()) | short[0] | short[1]
+        dropped = int(n[bad].sum())
+    else:
+        kind = _array(table, "kind").to_numpy()
+        bad = np.zeros(kind.shape[0], dtype=bool)
+        for c in ("user", "item", "value"):
+            bad |= np.asarray(_array(table, c).is_null())
+        bad &= kind != KIND_FACTORS
+        dropped = int(bad.sum())
+    for k, count in enumerate(np.bincount(kind[kind != KIND_FACTORS], minlength=KIND_FACTORS)):
+        if count:
+            checks.rows[k] = int(count)
+    checks.nulls = dropped
     return table.filter(pa.array(~bad)) if bad.any() else table
 
 
 def _read(table: Any, spec: ShardSpec, j: int, extra: Any = None) -> _Rows:
-    """Number the shard's users and items. ``extra``: the users' factor rows of a cogroup
-    (their ``user`` and ``row`` columns take part in the numbering)."""
+    """Number the shard's users and items: a lists' run gives one row per user (grouped
+    input); a factor run one row per entry with the users' global rows (flat input, the
+    contiguous rows ``spec.bounds[j]`` to ``spec.bounds[j + 1]``). ``extra``: the users'
+    factor rows of a cogroup (their ``user`` and ``row`` columns take part in the
+    numbering)."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
     users = _array(table, "user")
-    if spec.bounds is not None:  # factors: global rows, a contiguous range [lo, hi)
-        lo, hi = int(spec.bounds[j]), int(spec.bounds[j + 1])
+    if "kinds" in table.column_names:  # one row per user: its rows are its lists' entries
+        lo, m, user_ids = 0, len(users), users
+        n = pc.list_value_length(_array(table, "kinds")).to_numpy()
+        rows = np.repeat(np.arange(m, dtype=np.int64), n)
+        kind, raw_items, values = (_array(table, c).flatten() for c in LISTED)
+        kind, values = kind.to_numpy(), values.to_numpy()
+    else:
+        kind = _array(table, "kind").to_numpy()
+        raw_items, values = _array(table, "item"), _array(table, "value").to_numpy()
+        lo, hi = int(spec.bounds[j]), int(spec.bounds[j + 1])  # factors: global rows
         rows = _array(table, "row").to_numpy().astype(np.int64) - lo
         every_rows, every_users = rows, users
         if extra is not None and extra.num_rows:
@@ -202,30 +243,28 @@ def _read(table: Any, spec: ShardSpec, j: int, extra: Any = None) -> _Rows:
         first[every_rows] = np.arange(every_rows.shape[0])
         user_ids = every_users.take(pa.array(first)) if hi > lo else every_users[:0]
         m = hi - lo
-    else:
-        lo = 0
-        encoded = users.dictionary_encode()
-        rows = encoded.indices.to_numpy().astype(np.int64)
-        user_ids = encoded.dictionary
-        m = len(user_ids)
-    raw_items = _array(table, "item")
     catalogue = spec.shared_value()["items"]
+    n = spec.n_items
+    if catalogue is None:  # no metric reads the catalogue: the shard's own items, in id order
+        catalogue = pc.unique(raw_items.drop_null())
+        catalogue = catalogue.take(pc.array_sort_indices(catalogue))
+        n += len(catalogue)
     looked, catalogue = _common_catalogue(raw_items, catalogue)
     index = pc.index_in(looked, value_set=catalogue)
     items = pc.fill_null(index, -1).to_numpy().astype(np.int64)
-    kind = _array(table, "kind").to_numpy()
-    values = _array(table, "value").to_numpy()
-    return _Rows(rows, kind, items, values, user_ids, raw_items, m, lo)
+    return _Rows(rows, kind, items, values, user_ids, raw_items, m, lo, n)
 
 
-def _interactions(r: _Rows, sel: np.ndarray, n: int) -> tuple[Any, tuple[int, int, Any]]:
+def _interactions(r: _Rows, sel: np.ndarray) -> tuple[Any, tuple[int, int, Any]]:
     """The CSR matrix of the rows ``sel`` (items outside the catalogue left out; a repeated
     (user, item) pair counts once with the sum of its values) and their duplicate count."""
     import scipy.sparse as sp
 
     known = sel & (r.items >= 0)
     rows = r.rows[known]
-    out = sp.csr_array((r.values[known], (rows, r.items[known])), shape=(r.m, n), dtype=np.float64)
+    out = sp.csr_array(
+        (r.values[known], (rows, r.items[known])), shape=(r.m, r.n), dtype=np.float64
+    )
     out.sum_duplicates()
     extra = rows.shape[0] - out.nnz
     unknown = sel & ~known
@@ -259,33 +298,47 @@ def _duplicates(r: _Rows, sel: np.ndarray) -> tuple[int, int, Any]:
     return int(same.sum()), int(repeated.shape[0]), min(pairs)
 
 
-def _key_order(rows: np.ndarray, keys: np.ndarray, items: np.ndarray, m: int, n: int) -> Any:
-    """The order of the list rows by user, key ascending, then item index: one sort of one
-    64-bit key (the keys replaced by their rank among the shard's distinct keys), or three
-    when that key would not fit."""
-    distinct, rank = np.unique(keys, return_inverse=True)
-    span = max(int(distinct.shape[0]), 1)
-    if float(max(m, 1)) * span * max(n, 1) < 2.0**62:
-        return np.argsort((rows * span + rank.reshape(-1)) * n + items)
-    return np.lexsort((items, keys, rows))
+def _sorted_lists(
+    rows: np.ndarray, keys: np.ndarray, items: np.ndarray, m: int, width: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """Each user's items and keys as rows of a users x ``width`` matrix, ordered by key
+    ascending, then item index (-1 and NaN padded). ``rows`` is ascending: a grouped input
+    gives each user's entries together, so each user's row is sorted on its own."""
+    counts = np.bincount(rows, minlength=m)
+    starts = np.concatenate([[0], np.cumsum(counts)[:-1]]).astype(np.int64)
+    place = (rows, np.arange(rows.shape[0]) - starts[rows])
+    key = np.full((m, width), np.inf)
+    item = np.full((m, width), np.iinfo(np.int64).max)
+    key[place], item[place] = keys, items
+    low = float(keys.min()) if keys.size else 0.0
+    span = float(keys.max()) - low + 1 if keys.size else 1.0
+    if np.all(keys == np.floor(keys)) and span * (int(items.max(initial=0)) + 2) < 2.0**62:
+        # integral keys (ranks): one 64-bit key, (key - low) * (n + 1) + item, per row
+        mult = int(items.max(initial=0)) + 2
+        packed = np.where(np.isinf(key), np.iinfo(np.int64).max, 0)
+        packed[place] = (keys - low).astype(np.int64) * mult + items
+        order = np.argsort(packed, axis=1)
+    else:
+        order = np.lexsort((item, key), axis=1)
+    lists = np.take_along_axis(item, order, axis=1)
+    lists[lists == np.iinfo(np.int64).max] = -1
+    key = np.take_along_axis(key, order, axis=1)
+    key[np.isinf(key) & (lists < 0)] = np.nan
+    return lists, key
 
 
-def _tied_ranks(r: _Rows, li: np.ndarray, order: np.ndarray) -> tuple[int, Any]:
-    """(user, rank) pairs of the lists holding several items (``order``: the list rows sorted
-    by user, key, item), and the smallest one as (user id, rank)."""
-    rows, keys, items = r.rows[li][order], r.values[li][order], r.items[li][order]
-    if rows.shape[0] < 2:
+def _tied_ranks(r: _Rows, li: np.ndarray, lists: np.ndarray, keys: np.ndarray) -> tuple[int, Any]:
+    """(user, rank) pairs of the lists holding several items (``lists`` and ``keys``: the
+    users' sorted items and keys, NaN padded), and the smallest one as (user id, rank)."""
+    if keys.shape[1] < 2:
         return 0, None
-    same = (rows[1:] == rows[:-1]) & (keys[1:] == keys[:-1])
-    several = same & (items[1:] != items[:-1])
+    several = (keys[:, 1:] == keys[:, :-1]) & (lists[:, 1:] != lists[:, :-1])
     if not several.any():
         return 0, None
-    group = np.concatenate([[0], np.cumsum(~same)])
-    bad = np.unique(group[1:][several])
-    starts = np.flatnonzero(np.concatenate([[True], ~same]))[bad]
+    users, at = np.nonzero(several)
+    pairs = sorted({(int(u), float(keys[u, j])) for u, j in zip(users, at, strict=True)})
     ids = r.user_ids.to_pylist()
-    pairs = [(ids[rows[s]], float(keys[s])) for s in starts]
-    return int(bad.shape[0]), min(pairs)
+    return len(pairs), min((ids[u], key) for u, key in pairs)
 
 
 def _lists(r: _Rows, spec: ShardSpec, checks: ShardChecks) -> tuple[Any, np.ndarray]:
@@ -294,17 +347,13 @@ def _lists(r: _Rows, spec: ShardSpec, checks: ShardChecks) -> tuple[Any, np.ndar
     from ..scores import RankedLists
 
     li = r.kind == KIND_LIST
-    rows, keys, items = r.rows[li], r.values[li], r.items[li]
-    order = _key_order(rows, keys, items, r.m, spec.n_items)
+    rows = r.rows[li]
     counts = np.bincount(rows, minlength=r.m)
     checks.width = int(counts.max()) if counts.size else 0
-    if spec.unique_ranks:
-        checks.tied_ranks = _tied_ranks(r, li, order)
     width = max(checks.width, spec.list_width, 1)
-    lists = np.full((r.m, width), -1, dtype=np.int64)
-    starts = np.concatenate([[0], np.cumsum(counts)[:-1]]).astype(np.int64)
-    sorted_rows = rows[order]
-    lists[sorted_rows, np.arange(sorted_rows.shape[0]) - starts[sorted_rows]] = items[order]
+    lists, keys = _sorted_lists(rows, r.values[li], r.items[li], r.m, width)
+    if spec.unique_ranks:
+        checks.tied_ranks = _tied_ranks(r, li, lists, keys)
     each = np.sort(lists, axis=1)  # an item twice in a list: equal neighbours once sorted
     extra = int(((each[:, 1:] == each[:, :-1]) & (each[:, 1:] >= 0)).sum())
     checks.duplicates[KIND_LIST] = _duplicates(r, li) if extra else (0, 0, None)
@@ -350,8 +399,8 @@ def evaluate_table(
     factors: Any = None,
     received: float = 0.0,
 ) -> Any:
-    """The per-user rows and the statistics row of one shard (an Arrow table of
-    :data:`INPUT_COLUMNS`; the users' factor rows in ``factors``, or in ``table`` itself).
+    """The per-user rows and the statistics row of one shard (an Arrow table: grouped input,
+    or entries with the users' factor rows in ``factors`` or in ``table`` itself).
     ``received``: the seconds the task waited for its input batches (for the timings)."""
     t0 = time.perf_counter()
     from ..distributed.shards import ShardInput, run_shard  # the engine: numba, scipy, pandas
@@ -364,10 +413,10 @@ def evaluate_table(
     te, tr = r.kind == KIND_TEST, r.kind == KIND_TRAIN
     checks.unknown = int((te & (r.items < 0)).sum())
     t_read = time.perf_counter()
-    test, checks.duplicates[KIND_TEST] = _interactions(r, te, spec.n_items)
+    test, checks.duplicates[KIND_TEST] = _interactions(r, te)
     train = None
     if spec.has_train:
-        train, checks.duplicates[KIND_TRAIN] = _interactions(r, tr, spec.n_items)
+        train, checks.duplicates[KIND_TRAIN] = _interactions(r, tr)
     part: Any = None
     has = np.zeros(r.m, dtype=bool)
     if spec.list_width:
