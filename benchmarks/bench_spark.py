@@ -221,14 +221,17 @@ def import_seconds(runs: int = 3) -> float:
 _PYTHON_OPS = ("MapInArrow", "FlatMapGroupsInArrow", "FlatMapCoGroupsInArrow", "PythonMapInArrow")
 
 
-def stage_times(log_dir: Path) -> dict[str, tuple[float, float]]:
+def stage_times(log_dir: Path) -> dict[str, tuple[float, float, float]]:
     """From the (uncompressed) event log of the stopped session: per job group, the summed
-    executor run time of the tasks of the stages that run the shard function (an Arrow Python
-    operator among their RDDs' scopes, and tasks that computed them, not read a cached copy)
-    and of every stage of the group, in seconds."""
+    executor run time and CPU time of the tasks of the stage that ran the shard function (an
+    Arrow Python operator among its RDDs' scopes; a stage that only read its cached output
+    lists the operator too, and takes milliseconds: the slowest such stage is the one) and the
+    run time of every stage of the group, in seconds. The CPU time is the JVM task thread's:
+    in Spark 3.5+ that thread also feeds the Python worker (shuffle read, Arrow writing) and
+    reads its output back."""
     import json
 
-    group_of_job, stages_of_job, python, run_time = {}, {}, set(), {}
+    group_of_job, stages_of_job, python, run_time, cpu_time = {}, {}, set(), {}, {}
     for path in log_dir.iterdir():
         with open(path) as fh:
             for line in fh:
@@ -249,17 +252,17 @@ def stage_times(log_dir: Path) -> dict[str, tuple[float, float]]:
                     m = e.get("Task Metrics") or {}
                     stage = e["Stage ID"]
                     run_time[stage] = run_time.get(stage, 0) + m.get("Executor Run Time", 0)
-    out: dict[str, tuple[float, float]] = {}
+                    cpu_time[stage] = cpu_time.get(stage, 0) + m.get("Executor CPU Time", 0)
+    out: dict[str, tuple[float, float, float]] = {}
     for job, group in group_of_job.items():
         if group is None:
             continue
         stages = stages_of_job[job]
-        # a stage that only reads the cached output lists the Python operator too: the one that
-        # ran it is the slowest Python stage of the group (the reads take milliseconds)
-        py = max((run_time.get(s, 0) for s in stages if s in python), default=0)
-        total = sum(run_time.get(s, 0) for s in stages)
-        prev = out.get(group, (0.0, 0.0))
-        out[group] = (max(prev[0], py / 1e3), prev[1] + total / 1e3)
+        py = max((s for s in stages if s in python), key=lambda s: run_time.get(s, 0), default=None)
+        prev = out.get(group, (0.0, 0.0, 0.0))
+        if py is not None and run_time.get(py, 0) / 1e3 > prev[0]:
+            prev = (run_time[py] / 1e3, cpu_time.get(py, 0) / 1e9, prev[2])
+        out[group] = (prev[0], prev[1], prev[2] + sum(run_time.get(s, 0) for s in stages) / 1e3)
     return out
 
 
@@ -403,22 +406,32 @@ def main() -> None:
         if jvm is not None:
             print(f"JVM peak (driver and executors, local mode): {jvm / mib:.0f} MiB")
         spark.stop()
-        python_stage(stage_times(log_dir), timings, args.rounds)
+        python_stage(stage_times(log_dir), timings)
     print(f"load at the end: {os.getloadavg()}")
 
 
-def python_stage(times: dict[str, tuple[float, float]], timings: list[dict], rounds: int) -> None:
-    """The Python stage's task time against the engine's, per round of evaluate_spark."""
+def python_stage(times: dict[str, tuple[float, float, float]], timings: list[dict]) -> None:
+    """The Python stage against the engine, per round of evaluate_spark: its task time and its
+    CPU time (the JVM task threads' and the Python workers' own), against the engine's
+    (``run_shard``: the engine's evaluation of each shard and its statistics; the wall seconds
+    of ``compute`` alone in brackets)."""
     for i, tim in enumerate(timings):
-        py, total = times.get(f"ours-{i}", (float("nan"), float("nan")))
-        engine = tim.get("eval_shards", float("nan"))
+        run, jvm, total = times.get(f"ours-{i}", (float("nan"),) * 3)
+        engine, engine_cpu = tim.get("shard_engine", float("nan")), tim.get("shard_engine_cpu", 0)
+        cpu = jvm + tim.get("shard_cpu", float("nan"))
         steps = ", ".join(
             f"{k.removeprefix('shard_')} {v:.2f}" for k, v in tim.items() if k.startswith("shard_")
         )
         print(
-            f"round {i + 1}: Python stage task time {py:.1f} s, engine (compute in the tasks) "
-            f"{engine:.2f} s, ratio {py / engine:.2f}; every stage of the call {total:.1f} s; "
-            f"in the tasks: {steps}; driver before the tasks {tim.get('spark_prepare', 0):.1f} s"
+            f"round {i + 1}: Python stage task time {run:.1f} s against the engine's "
+            f"{engine:.2f} s (compute {tim.get('eval_shards', float('nan')):.2f} s): ratio "
+            f"{run / engine:.2f}; its CPU {cpu:.2f} s (JVM {jvm:.2f}, Python "
+            f"{tim.get('shard_cpu', float('nan')):.2f}) against the engine's {engine_cpu:.2f} "
+            f"CPU s: ratio {cpu / engine_cpu if engine_cpu else float('nan'):.2f}"
+        )
+        print(
+            f"  every stage of the call {total:.1f} s; in the tasks: {steps}; driver before "
+            f"the tasks {tim.get('spark_prepare', 0):.1f} s"
         )
 
 

@@ -411,7 +411,9 @@ def _task_times(outs: list[Any]) -> dict[str, float]:
     """The tasks' seconds summed over the shards, by step (``shard_import``: the engine's
     modules; ``shard_read``: Arrow columns to numbered numpy arrays; ``shard_arrays``: the
     CSR matrices, the lists or factors and the input counts; ``shard_engine``: the engine and
-    the shard's statistics; ``shard_output``: the per-user Arrow table)."""
+    the shard's statistics (``shard_engine_cpu``: its CPU seconds); ``shard_output``: the
+    per-user Arrow table; ``shard_receive``: the wait for the input batches; ``shard_cpu``:
+    the CPU seconds of all the steps after it)."""
     out: dict[str, float] = {}
     for o in outs:
         for name, seconds in (getattr(o, TIMES, None) or {}).items():

@@ -402,7 +402,7 @@ def evaluate_table(
     """The per-user rows and the statistics row of one shard (an Arrow table: grouped input,
     or entries with the users' factor rows in ``factors`` or in ``table`` itself).
     ``received``: the seconds the task waited for its input batches (for the timings)."""
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     from ..distributed.shards import ShardInput, run_shard  # the engine: numba, scipy, pandas
 
     t_import = time.perf_counter()
@@ -425,7 +425,7 @@ def evaluate_table(
         part, has = _factors(r, spec, table if factors is None else factors)
     checks.unlisted = _unlisted(r, te, has)
     user_ids = r.user_ids.to_numpy(zero_copy_only=False)
-    t_arrays = time.perf_counter()
+    t_arrays, c_arrays = time.perf_counter(), time.process_time()
     adjust = _zero_rule(has) if spec.zero_no_truth else None
     with warnings.catch_warnings(record=True) as caught:  # sent to the driver, not the log
         warnings.simplefilter("always")
@@ -436,7 +436,7 @@ def evaluate_table(
             None,
             adjust=adjust,
         )
-    t_engine = time.perf_counter()
+    t_engine, c_engine = time.perf_counter(), time.process_time()
     stats = replace(
         out,
         per_user=out.per_user.iloc[:0],
@@ -451,11 +451,14 @@ def evaluate_table(
         "read": t_read - t_import,
         "arrays": t_arrays - t_read,
         "engine": t_engine - t_arrays,
+        "engine_cpu": c_engine - c_arrays,
     }
-    return _output(out, r.user_ids, spec, stats, times, t_engine)
+    return _output(out, r.user_ids, spec, stats, times, t_engine, c0)
 
 
-def _output(out: Any, user_ids: Any, spec: ShardSpec, stats: Any, times: dict, t: float) -> Any:
+def _output(
+    out: Any, user_ids: Any, spec: ShardSpec, stats: Any, times: dict, t: float, c0: float
+) -> Any:
     """The Arrow table the task answers: one row per user in the columns of ``spec.columns``
     (the probe's, or the shard's own when the spec names none), then the statistics row."""
     import pyarrow as pa
@@ -484,6 +487,7 @@ def _output(out: Any, user_ids: Any, spec: ShardSpec, stats: Any, times: dict, t
             arrays.append(pa.nulls(m, type=_arrow_type(name)))
     body = pa.Table.from_arrays(arrays, names=list(columns))
     times["output"] = time.perf_counter() - t
+    times["cpu"] = time.process_time() - c0  # the task's CPU seconds in Python, all steps
     setattr(stats, TIMES, times)
     blob = pickle.dumps(stats, protocol=pickle.HIGHEST_PROTOCOL)
     head = [
