@@ -76,6 +76,7 @@ from ._shard import (
     evaluate_batches,
     evaluate_cogroup,
     evaluate_table,
+    group_task,
 )
 
 __all__ = [
@@ -556,7 +557,7 @@ def _run(
     elif mode == "apply":
         if spec.bounds is None:
             frame = frame.withColumn("shard", F.pmod(F.hash("user"), F.lit(spec.n_shards)))
-        out = frame.groupBy("shard").applyInArrow(partial(evaluate_table, spec=spec), schema)
+        out = frame.groupBy("shard").applyInArrow(group_task(spec), schema)
     elif spec.bounds is None:  # one row per user, hashed to partitions: a partition, a shard
         out = frame.mapInArrow(partial(evaluate_batches, spec=spec), schema)
     else:

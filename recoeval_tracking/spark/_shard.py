@@ -48,6 +48,7 @@ __all__ = [
     "COUNT_COLUMNS",
     "ShardSpec",
     "evaluate_table",
+    "group_task",
     "evaluate_cogroup",
     "evaluate_batches",
     "empty_input",
@@ -505,6 +506,17 @@ def _arrow_type(name: str) -> Any:
     if name == "nan_reason":
         return pa.string()
     return pa.float64()
+
+
+def group_task(spec: ShardSpec) -> Any:
+    """``groupBy(shard).applyInArrow``'s function: :func:`evaluate_table` of each shard's
+    table. A plain function without annotations: pyspark 4 reads a function's type hints to
+    choose the Arrow form, and fails on a ``functools.partial``."""
+
+    def run(table):  # no annotations (see above)
+        return evaluate_table(table, spec)
+
+    return run
 
 
 def evaluate_cogroup(table: Any, factors: Any, spec: ShardSpec) -> Any:
