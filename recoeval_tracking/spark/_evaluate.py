@@ -170,7 +170,7 @@ def evaluate_spark(
     id_col: str = "id",
     features_col: str = "features",
     shards: int | None = None,
-    mode: str = "map",
+    mode: str | None = None,
     options: EvalOptions | None = None,
     **eval_options: Any,
 ) -> SparkResults:
@@ -209,10 +209,13 @@ def evaluate_spark(
         shuffle partitions (``spark.sql.shuffle.partitions``, which adaptive execution may
         coalesce); given, the entries are moved to that many partitions before they are
         gathered per user.
-    mode : {"map", "apply"}
-        ``repartition`` + ``mapInArrow`` (default: the users hashed to partitions, one shard
-        each; factors: ``repartitionByRange`` of contiguous shards), or
-        ``groupBy(shard).applyInArrow`` (factors: ``cogroup``; pyspark 4).
+    mode : {"map", "apply"}, optional
+        How the tasks receive their users. ``map``, the default with lists: Spark gathers each
+        user's entries before the shuffle and ``mapInArrow`` gives a task its partition of
+        users, one row each. ``apply``, the default with factors: ``groupBy(shard)``, each
+        shard's entries and (``cogroup``) its users' factors to ``applyInArrow`` (pyspark 4);
+        ``map`` with factors carries them in a column of the entries' frame, measured 4 to 5
+        times slower (see the guide).
     options : EvalOptions, optional
     **eval_options
         Any option of :func:`recoeval_tracking.evaluate` (``metrics``, ``k``, ``profile``,
@@ -231,6 +234,7 @@ def evaluate_spark(
     t0 = time.perf_counter()
     opts = _checked_options(_options(options, eval_options), shards, FUNC)
     _check_models(mode, ranked, user_factors, item_factors)
+    mode = mode or ("map" if ranked is not None else "apply")
     spark_modules()  # pyspark, or the install hint, before any frame is read
     inp = checked_inputs(
         (test, train, ranked, user_factors, item_factors),
@@ -267,8 +271,8 @@ def evaluate_spark(
     )
 
 
-def _check_models(mode: str, ranked: Any, user_factors: Any, item_factors: Any) -> None:
-    if mode not in _MODES:
+def _check_models(mode: Any, ranked: Any, user_factors: Any, item_factors: Any) -> None:
+    if mode is not None and mode not in _MODES:
         raise param_error("mode", FUNC, f"one of {list(_MODES)}", mode)
     if (ranked is None) == (user_factors is None and item_factors is None):
         raise param_error(

@@ -75,8 +75,8 @@ def test_factors_bit_identical_to_the_local_engine(spark):
     pd.testing.assert_frame_equal(res.curves, local.curves, rtol=1e-12)
     assert res.nan_counts == local.nan_counts
     assert list(res.per_user.columns) == list(local.per_user.columns)
-    # the other execution mode: the factors cogrouped with the interactions, applyInArrow
-    same_per_user(on_spark(mode="apply"), local)
+    # the other execution mode: the factors in a column of one frame, mapInArrow
+    same_per_user(on_spark(mode="map"), local)
 
 
 def test_ranked_lists_exploded_and_nested_in_both_modes(spark):
