@@ -125,6 +125,30 @@ class Peak:
         self._t.join()
 
 
+def tree_cpu() -> float:
+    """CPU seconds (user + system) of this process and every process below it: the local
+    session's JVM (driver and executors) and its Python workers, live or reaped. Less
+    sensitive than wall time to the other work of a shared machine."""
+    tick = os.sysconf("SC_CLK_TCK")
+    parent, times = {}, {}
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open(f"/proc/{pid}/stat") as fh:
+                fields = fh.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        parent[int(pid)] = int(fields[1])
+        times[int(pid)] = sum(int(x) for x in fields[11:15]) / tick  # utime stime cutime cstime
+    me, total = os.getpid(), 0.0
+    for pid, t in times.items():
+        p = pid
+        while p > 1 and p != me:
+            p = parent.get(p, 0)
+        if p == me:
+            total += t
+    return total
+
+
 def jvm_peak() -> int | None:
     """Peak RSS (``VmHWM``) of the java child of this process (the local session's JVM)."""
     for pid in filter(str.isdigit, os.listdir("/proc")):
@@ -162,14 +186,135 @@ def spark_numbers(test, ranked, k: int) -> dict[str, float]:
     return out
 
 
-def ours(test, ranked, k: int) -> dict[str, float]:
+def ours(test, ranked, k: int) -> tuple[dict[str, float], dict[str, float]]:
+    """RankingEvaluator's five numbers from evaluate_spark (the spark profile's metrics of the
+    five: its graded ``ndcg_spark`` left out, which RankingEvaluator does not compute), and
+    its timings."""
     from recoeval_tracking.metrics.profiles import PROFILES
     from recoeval_tracking.spark import evaluate_spark
 
-    res = evaluate_spark(test, ranked=ranked, k=k, profile="spark")
-    res.unpersist()
     alias = PROFILES["spark"]["aliases"]
-    return {name: res.means[f"{alias[name]}_at_{k}"] for name in SPARK_METRICS}
+    five = [alias[name] for name in SPARK_METRICS]
+    res = evaluate_spark(test, ranked=ranked, k=k, profile="spark", metrics=five)
+    res.unpersist()
+    return {name: res.means[f"{alias[name]}_at_{k}"] for name in SPARK_METRICS}, res.timings
+
+
+def import_seconds(runs: int = 3) -> float:
+    """The median, over ``runs`` fresh interpreters, of ``python -X importtime -c "import
+    recoeval_tracking.spark._shard"``: the module's cumulative import time (what a Python
+    worker imports to unpickle a task's function)."""
+    times = []
+    for _ in range(runs):
+        out = subprocess.run(
+            [sys.executable, "-X", "importtime", "-c", "import recoeval_tracking.spark._shard"],
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        last = [x for x in out.stderr.splitlines() if x.rstrip().endswith("_shard")][-1]
+        times.append(int(last.split("|")[1]) / 1e6)
+    return float(np.median(times))
+
+
+#: Operators that run Python on Arrow batches (the stage of the shard function).
+_PYTHON_OPS = ("MapInArrow", "FlatMapGroupsInArrow", "FlatMapCoGroupsInArrow", "PythonMapInArrow")
+
+
+def stage_times(log_dir: Path) -> dict[str, tuple[float, float, float]]:
+    """From the (uncompressed) event log of the stopped session: per job group, the summed
+    executor run time and CPU time of the tasks of the stage that ran the shard function (an
+    Arrow Python operator among its RDDs' scopes; a stage that only read its cached output
+    lists the operator too, and takes milliseconds: the slowest such stage is the one) and the
+    run time of every stage of the group, in seconds. The CPU time is the JVM task thread's:
+    in Spark 3.5+ that thread also feeds the Python worker (shuffle read, Arrow writing) and
+    reads its output back."""
+    import json
+
+    group_of_job, stages_of_job, python, run_time, cpu_time = {}, {}, set(), {}, {}
+    for path in log_dir.iterdir():
+        with open(path) as fh:
+            for line in fh:
+                e = json.loads(line)
+                kind = e["Event"]
+                if kind == "SparkListenerJobStart":
+                    group = (e.get("Properties") or {}).get("spark.jobGroup.id")
+                    group_of_job[e["Job ID"]] = group
+                    stages_of_job[e["Job ID"]] = e["Stage IDs"]
+                elif kind == "SparkListenerStageCompleted":
+                    info = e["Stage Info"]
+                    scopes = [
+                        json.loads(r["Scope"])["name"] for r in info["RDD Info"] if r.get("Scope")
+                    ]
+                    if any(op in scopes for op in _PYTHON_OPS):
+                        python.add(info["Stage ID"])
+                elif kind == "SparkListenerTaskEnd":
+                    m = e.get("Task Metrics") or {}
+                    stage = e["Stage ID"]
+                    run_time[stage] = run_time.get(stage, 0) + m.get("Executor Run Time", 0)
+                    cpu_time[stage] = cpu_time.get(stage, 0) + m.get("Executor CPU Time", 0)
+    out: dict[str, tuple[float, float, float]] = {}
+    for job, group in group_of_job.items():
+        if group is None:
+            continue
+        stages = stages_of_job[job]
+        py = max((s for s in stages if s in python), key=lambda s: run_time.get(s, 0), default=None)
+        prev = out.get(group, (0.0, 0.0, 0.0))
+        if py is not None and run_time.get(py, 0) / 1e3 > prev[0]:
+            prev = (run_time[py] / 1e3, cpu_time.get(py, 0) / 1e9, prev[2])
+        out[group] = (prev[0], prev[1], prev[2] + sum(run_time.get(s, 0) for s in stages) / 1e3)
+    return out
+
+
+def session(args, log_dir: Path):
+    from pyspark.sql import SparkSession
+
+    spark = (
+        SparkSession.builder.master(f"local[{args.cores}]")
+        .config("spark.ui.enabled", "false")
+        .config("spark.ui.showConsoleProgress", "false")
+        .config("spark.driver.memory", args.driver_memory)
+        .config("spark.sql.shuffle.partitions", str(4 * args.cores))
+        .config("spark.eventLog.enabled", "true")
+        .config("spark.eventLog.dir", log_dir.as_uri())
+        .config("spark.eventLog.compress", "false")
+        .config("spark.eventLog.rolling.enabled", "false")
+        .getOrCreate()
+    )
+    spark.sparkContext.setLogLevel("ERROR")
+    return spark
+
+
+def ensure_data(folder: Path, args) -> None:
+    """Write the data into ``folder`` by a child process, unless a complete copy of this size is
+    there (``--data`` keeps it for the next run)."""
+    mark = folder / f"done-{args.users}-{args.items}-{args.factors_dim}-{args.k}"
+    if mark.exists():
+        print(f"data reused from {folder}")
+        return
+    t0 = time.perf_counter()
+    subprocess.run(
+        [
+            sys.executable,
+            __file__,
+            "--write",
+            str(folder),
+            "--users",
+            str(args.users),
+            "--items",
+            str(args.items),
+            "--factors-dim",
+            str(args.factors_dim),
+            "--k",
+            str(args.k),
+        ],
+        check=True,
+    )
+    mark.touch()
+    print(
+        f"data written in {time.perf_counter() - t0:.1f} s "
+        f"({args.users} users x {args.items} items, K={args.k})"
+    )
 
 
 def main() -> None:
@@ -180,49 +325,29 @@ def main() -> None:
     ap.add_argument("--k", type=int, default=10)
     ap.add_argument("--cores", type=int, default=2)
     ap.add_argument("--driver-memory", default="6g")
+    ap.add_argument("--rounds", type=int, default=2, help="timed rounds, alternating the order")
+    ap.add_argument("--data", type=Path, help="folder to keep (and reuse) the written data")
     ap.add_argument("--factors", action="store_true", help="also time the factors input")
     ap.add_argument("--write", type=Path, help=argparse.SUPPRESS)  # the child's mode
     args = ap.parse_args()
     if args.write is not None:
         write_data(args.write, args.users, args.items, args.factors_dim, args.k)
         return
+    import platform
     import warnings
 
     warnings.filterwarnings("ignore", message="PySpark does not yet fully support pandas")
+    os.environ.pop("OPENBLAS_CORETYPE", None)
+    print(f"machine: {platform.machine()}, {os.cpu_count()} CPUs; load: {os.getloadavg()}")
+    t_import = import_seconds()
+    print(f"worker import of recoeval_tracking.spark._shard: {t_import:.3f} s (median of 3)")
     with tempfile.TemporaryDirectory(prefix="bench-spark-") as tmp:
-        folder = Path(tmp)
-        t0 = time.perf_counter()
-        subprocess.run(
-            [
-                sys.executable,
-                __file__,
-                "--write",
-                str(folder),
-                "--users",
-                str(args.users),
-                "--items",
-                str(args.items),
-                "--factors-dim",
-                str(args.factors_dim),
-                "--k",
-                str(args.k),
-            ],
-            check=True,
-        )
-        print(
-            f"data written in {time.perf_counter() - t0:.1f} s "
-            f"({args.users} users x {args.items} items, K={args.k})"
-        )
-        from pyspark.sql import SparkSession
-
-        spark = (
-            SparkSession.builder.master(f"local[{args.cores}]")
-            .config("spark.ui.enabled", "false")
-            .config("spark.driver.memory", args.driver_memory)
-            .config("spark.sql.shuffle.partitions", str(4 * args.cores))
-            .getOrCreate()
-        )
-        spark.sparkContext.setLogLevel("ERROR")
+        folder = args.data or Path(tmp) / "data"
+        folder.mkdir(parents=True, exist_ok=True)
+        ensure_data(folder, args)
+        log_dir = Path(tmp) / "events"
+        log_dir.mkdir()
+        spark = session(args, log_dir)
         read = {
             name: spark.read.parquet(str(folder / f"{name}.parquet"))
             for name in ("test", "train", "ranked", "user_factors", "item_factors")
@@ -235,54 +360,105 @@ def main() -> None:
         spark_numbers(sample["test"], sample["ranked"], args.k)  # warm-up
         ours(sample["test"], sample["ranked"], args.k)
         base = rss()
-        with Peak() as p_spark:
-            t0 = time.perf_counter()
-            want = spark_numbers(read["test"], read["ranked"], args.k)
-            t_spark = time.perf_counter() - t0
-        with Peak() as p_ours:
-            t0 = time.perf_counter()
-            got = ours(read["test"], read["ranked"], args.k)
-            t_ours = time.perf_counter() - t0
+        t_spark, t_ours, peaks, timings = [], [], [0, 0], []
+        c_spark, c_ours = [], []
+        for i in range(args.rounds):
+            for who in ("spark", "ours") if i % 2 == 0 else ("ours", "spark"):
+                spark.sparkContext.setJobGroup(f"{who}-{i}", who)
+                with Peak() as peak:
+                    c0 = tree_cpu()
+                    t0 = time.perf_counter()
+                    if who == "spark":
+                        want = spark_numbers(read["test"], read["ranked"], args.k)
+                    else:
+                        got, tim = ours(read["test"], read["ranked"], args.k)
+                        timings.append(tim)
+                    (t_spark if who == "spark" else t_ours).append(time.perf_counter() - t0)
+                    (c_spark if who == "spark" else c_ours).append(tree_cpu() - c0)
+                peaks[who == "ours"] = max(peaks[who == "ours"], peak.peak)
+                wall = (t_spark if who == "spark" else t_ours)[-1]
+                used = (c_spark if who == "spark" else c_ours)[-1]
+                print(f"  round {i + 1}: {who} {wall:.1f} s, {used:.1f} CPU s")
+        spark.sparkContext.setJobGroup("other", "other")
         diff = max(abs(got[n] - want[n]) for n in SPARK_METRICS)
         mib = 2**20
         print(
-            f"RankingEvaluator (5 metrics): {t_spark:.1f} s, Python driver peak "
-            f"{p_spark.peak / mib:.0f} MiB (base {base / mib:.0f} MiB)"
+            f"RankingEvaluator (5 metrics): {sum(t_spark) / len(t_spark):.1f} s "
+            f"(rounds {', '.join(f'{t:.1f}' for t in t_spark)}), Python driver peak "
+            f"{peaks[0] / mib:.0f} MiB (base {base / mib:.0f} MiB)"
         )
         print(
-            f"evaluate_spark (profile='spark'): {t_ours:.1f} s, Python driver peak "
-            f"{p_ours.peak / mib:.0f} MiB"
+            f"evaluate_spark (profile='spark'): {sum(t_ours) / len(t_ours):.1f} s "
+            f"(rounds {', '.join(f'{t:.1f}' for t in t_ours)}), Python driver peak "
+            f"{peaks[1] / mib:.0f} MiB"
         )
         print(
-            f"ratio recoeval / Spark: {t_ours / t_spark:.2f}; largest difference of the "
-            f"means: {diff:.2e}"
+            f"ratio recoeval / Spark: {sum(t_ours) / sum(t_spark):.2f} (wall), "
+            f"{sum(c_ours) / sum(c_spark):.2f} (CPU seconds of the JVM, its Python workers and "
+            f"this process: {sum(c_ours) / len(c_ours):.1f} against "
+            f"{sum(c_spark) / len(c_spark):.1f}); largest difference of the means: {diff:.2e}"
         )
         for n in SPARK_METRICS:
             print(f"  {n}: spark {want[n]:.12f}  recoeval {got[n]:.12f}")
         if args.factors:
-            from recoeval_tracking.spark import evaluate_spark
-
-            with Peak() as p_fac:
-                t0 = time.perf_counter()
-                res = evaluate_spark(
-                    read["test"],
-                    read["train"],
-                    user_factors=read["user_factors"],
-                    item_factors=read["item_factors"],
-                    k=args.k,
-                    metrics=["p", "ap", "ndcg"],
-                    rating_col="rating",
-                )
-                t_fac = time.perf_counter() - t0
-            print(
-                f"evaluate_spark on the factors (P/AP/NDCG@{args.k}, whole catalogue): "
-                f"{t_fac:.1f} s, Python driver peak {p_fac.peak / mib:.0f} MiB, "
-                f"{res.n_shards} shards; means {res.means}"
-            )
+            factors_run(read, args)
         jvm = jvm_peak()
         if jvm is not None:
             print(f"JVM peak (driver and executors, local mode): {jvm / mib:.0f} MiB")
         spark.stop()
+        python_stage(stage_times(log_dir), timings)
+    print(f"load at the end: {os.getloadavg()}")
+
+
+def python_stage(times: dict[str, tuple[float, float, float]], timings: list[dict]) -> None:
+    """The Python stage against the engine, per round of evaluate_spark: its task time and its
+    CPU time (the JVM task threads' and the Python workers' own), against the engine's
+    (``run_shard``: the engine's evaluation of each shard and its statistics; the wall seconds
+    of ``compute`` alone in brackets)."""
+    for i, tim in enumerate(timings):
+        run, jvm, total = times.get(f"ours-{i}", (float("nan"),) * 3)
+        engine, engine_cpu = tim.get("shard_engine", float("nan")), tim.get("shard_engine_cpu", 0)
+        cpu = jvm + tim.get("shard_cpu", float("nan"))
+        steps = ", ".join(
+            f"{k.removeprefix('shard_')} {v:.2f}" for k, v in tim.items() if k.startswith("shard_")
+        )
+        print(
+            f"round {i + 1}: Python stage task time {run:.1f} s against the engine's "
+            f"{engine:.2f} s (compute {tim.get('eval_shards', float('nan')):.2f} s): ratio "
+            f"{run / engine:.2f}; its CPU {cpu:.2f} s (JVM {jvm:.2f}, Python "
+            f"{tim.get('shard_cpu', float('nan')):.2f}) against the engine's {engine_cpu:.2f} "
+            f"CPU s: ratio {cpu / engine_cpu if engine_cpu else float('nan'):.2f}"
+        )
+        print(
+            f"  every stage of the call {total:.1f} s; in the tasks: {steps}; driver before "
+            f"the tasks {tim.get('spark_prepare', 0):.1f} s"
+        )
+
+
+def factors_run(read, args) -> None:
+    from recoeval_tracking.spark import evaluate_spark
+
+    mib = 2**20
+    with Peak() as p_fac:
+        t0 = time.perf_counter()
+        res = evaluate_spark(
+            read["test"],
+            read["train"],
+            user_factors=read["user_factors"],
+            item_factors=read["item_factors"],
+            k=args.k,
+            metrics=["p", "ap", "ndcg"],
+            rating_col="rating",
+            relevance_level=4,
+            gains="binary",
+        )
+        t_fac = time.perf_counter() - t0
+    res.unpersist()
+    print(
+        f"evaluate_spark on the factors (P/AP/NDCG@{args.k}, whole catalogue): "
+        f"{t_fac:.1f} s, Python driver peak {p_fac.peak / mib:.0f} MiB, "
+        f"{res.n_shards} shards; means {res.means}"
+    )
 
 
 if __name__ == "__main__":

@@ -1,14 +1,18 @@
-"""Driver-side checks of :func:`recoeval_tracking.spark.evaluate_spark`'s frames, run before any
-task: id types that agree across the frames, value columns that are numbers, no null ids,
-ranks or values, a test frame with rows, duplicate (user, item) rows counted, factors of one
-length, and the test users without a list (or without factors) counted; then the warnings the
-executors raised, gathered into one driver-side warning that names the users' own ids.
+"""The checks of :func:`recoeval_tracking.spark.evaluate_spark`'s frames, each raised or warned on
+the driver: id types that agree across the frames and value columns that are numbers (from the
+schemas), no null ids, ranks or values and a test frame with rows (from the first pass's
+per-item counts), factors of one length (a Spark aggregate); duplicate (user, item) rows, two
+items at one rank, the lists' width and the test users without a list or without factors
+(counted by the tasks, which see every row of their users, and merged here); then the warnings
+the executors raised, gathered into one driver-side warning that names the users' own ids.
 
-Every check is a Spark aggregate (one small row back), never a collect of the data.
+None collects the data: a check reads one small row, or the shards' counts.
 """
 
 from __future__ import annotations
 
+import ast
+import heapq
 import re
 import warnings
 from dataclasses import dataclass
@@ -19,7 +23,18 @@ import numpy as np
 from .._validation import param_error
 from ._frames import spark_modules
 
-__all__ = ["Part", "check_types", "check_part", "check_factors", "warn_unlisted", "gather"]
+__all__ = [
+    "Part",
+    "check_counts",
+    "check_types",
+    "check_counts",
+    "merge_checks",
+    "warn_duplicates",
+    "refuse_tied_ranks",
+    "check_factors",
+    "warn_unlisted",
+    "gather",
+]
 
 FUNC = "evaluate_spark"
 
@@ -27,12 +42,14 @@ FUNC = "evaluate_spark"
 @dataclass
 class Part:
     """One input frame as the user named it: the argument, the renamed frame (columns
-    ``user``, ``item``, ``value`` or ``features``) and the user's name of each column."""
+    ``user``, ``item``, ``value`` or ``features``), the user's name of each column, their
+    Spark types and the kind of its rows in the input frame."""
 
     arg: str
     frame: Any
     names: dict[str, str]
     raw_types: dict[str, Any]
+    kind: int = -1
 
 
 def _kind(dtype: Any) -> str:
@@ -94,64 +111,113 @@ def check_types(parts: list[Part]) -> None:
             )
 
 
-def check_part(part: Part, *, lists: bool = False) -> int:
-    """Nulls refused, an empty test frame refused, duplicate (user, item) rows warned about
-    (test, train) or counted (lists: returned, the caller's rule applies). Returns the number
-    of duplicate rows of a list frame."""
-    _, F, _ = spark_modules()
-    df = part.frame
-    cols = [c for c in ("user", "item", "value") if c in df.columns]
-    row = df.agg(F.count(F.lit(1)).alias("_n"), *[F.count(c).alias(c) for c in cols]).first()
-    total = int(row["_n"])
-    if total == 0 and part.arg == "test":
-        raise param_error(
-            "test",
-            FUNC,
-            "a DataFrame with at least one row (the users to evaluate)",
-            "an empty DataFrame",
-            "Check the filter or split that made it: every mean would be NaN.",
-            got_is_text=True,
-        )
-    for c in cols:
-        nulls = total - int(row[c])
-        if nulls:
+def check_counts(rows: dict[int, int], nulls: dict[int, dict[str, int]], parts: list[Part]) -> None:
+    """An empty test frame refused, then nulls refused, frame by frame (user, item, value):
+    ``rows[kind]`` the rows of each frame, ``nulls[kind][column]`` those with a null."""
+    for part in parts:
+        k = part.kind
+        total = rows.get(k, 0)
+        if total == 0 and part.arg == "test":
+            raise param_error(
+                "test",
+                FUNC,
+                "a DataFrame with at least one row (the users to evaluate)",
+                "an empty DataFrame",
+                "Check the filter or split that made it: every mean would be NaN.",
+                got_is_text=True,
+            )
+        these = nulls.get(k, {})
+        for c in ("user", "item", "value"):
+            if c not in part.names or not these.get(c):
+                continue
             name = part.names[c]
             raise param_error(
                 part.arg,
                 FUNC,
                 f"a frame without nulls in {name!r}",
-                f"{nulls} of {total} rows with a null {name!r}",
+                f"{these[c]} of {total} rows with a null {name!r}",
                 "A row without a user, an item or a "
                 + ("rank/score" if part.arg == "ranked" else "value")
                 + f" cannot be placed. Drop or fill them first: "
                 f"df.dropna(subset=[{name!r}]) or df.fillna(...).",
                 got_is_text=True,
             )
-    dup = (
-        df.groupBy("user", "item")
-        .count()
-        .where(F.col("count") > 1)
-        .agg(
-            F.count(F.lit(1)).alias("pairs"),
-            F.sum(F.col("count") - 1).alias("extra"),
-            F.min(F.struct("user", "item")).alias("first"),
-        )
-        .first()
+
+
+def merge_checks(checks: list[Any]) -> dict[str, Any]:
+    """The shards' input counts (:class:`~recoeval_tracking.spark._shard.ShardChecks`) over
+    every user: duplicates per kind (extra rows, pairs, the smallest pair), (user, rank) pairs
+    with several items (number, the smallest), the longest list, and the test users without a
+    list or factors (number, test users, the five smallest ids); the rows per frame kind, the
+    rows left out for a null; the test rows naming items outside the catalogue."""
+    rows: dict[int, int] = {}
+    nulls = unknown = 0
+    dup: dict[int, tuple[int, int, Any]] = {}
+    tied, first_tied, width = 0, None, 0
+    unlisted, tested = 0, 0
+    ids: list[Any] = []
+    for c in checks:
+        unknown += c.unknown
+        nulls += c.nulls
+        for kind, count in c.rows.items():
+            rows[kind] = rows.get(kind, 0) + count
+        for kind, (extra, pairs, first) in c.duplicates.items():
+            e0, p0, f0 = dup.get(kind, (0, 0, None))
+            dup[kind] = (e0 + extra, p0 + pairs, _least(f0, first))
+        tied += c.tied_ranks[0]
+        first_tied = _least(first_tied, c.tied_ranks[1])
+        width = max(width, c.width)
+        unlisted += c.unlisted[0]
+        tested += c.unlisted[1]
+        ids = heapq.nsmallest(5, ids + list(c.unlisted[2]))
+    return {
+        "rows": rows,
+        "nulls": nulls,
+        "unknown": unknown,
+        "duplicates": dup,
+        "tied_ranks": (tied, first_tied),
+        "width": width,
+        "unlisted": (unlisted, tested, ids),
+    }
+
+
+def _least(a: Any, b: Any) -> Any:
+    return b if a is None else a if b is None else min(a, b)
+
+
+def warn_duplicates(part: Part, extra: int, pairs: int, first: Any) -> None:
+    """Duplicate (user, item) rows of a test or train frame: a warning (each pair counts once,
+    with the sum of its values)."""
+    if not extra:
+        return
+    warnings.warn(
+        f"The {part.arg!r} frame passed to {FUNC} has {extra} duplicate "
+        f"({part.names['user']}, {part.names['item']}) rows over {pairs} pairs "
+        f"(e.g. user {first[0]!r}, item {first[1]!r}); each pair counts once, "
+        "with the sum of its values as its value (the rule of evaluate() on a sparse "
+        "matrix: a repeated test item's NDCG gain adds up). Merge them first to choose "
+        "another rule: df.groupBy(user, item).agg(F.max(rating)).",
+        UserWarning,
+        stacklevel=4,
     )
-    extra = int(dup["extra"] or 0)
-    if extra and not lists:
-        first = dup["first"]
-        warnings.warn(
-            f"The {part.arg!r} frame passed to {FUNC} has {extra} duplicate "
-            f"({part.names['user']}, {part.names['item']}) rows over {int(dup['pairs'])} pairs "
-            f"(e.g. user {first['user']!r}, item {first['item']!r}); each pair counts once, "
-            "with the sum of its values as its value (the rule of evaluate() on a sparse "
-            "matrix: a repeated test item's NDCG gain adds up). Merge them first to choose "
-            "another rule: df.groupBy(user, item).agg(F.max(rating)).",
-            UserWarning,
-            stacklevel=3,
-        )
-    return extra
+
+
+def refuse_tied_ranks(n: int, first: Any, rank_col: str) -> None:
+    """Two different items at one rank of a user's list leave their order to chance: refused,
+    as :func:`~recoeval_tracking.evaluate` refuses them in a frame of ranks (a tied score, by
+    contrast, goes to the lower item id)."""
+    if not n:
+        return
+    raise param_error(
+        "ranked",
+        FUNC,
+        f"a frame whose {rank_col!r} column gives each item of a user's list its own rank",
+        f"{n} (user, rank) pairs with several items (first: user "
+        f"{first[0]!r} at rank {first[1]:g})",
+        "Number each user's items 1, 2, 3... in the model's order, or give a score column "
+        "instead (score_col=...; tied scores go to the lower item id).",
+        got_is_text=True,
+    )
 
 
 def check_factors(users: Any, B: np.ndarray, item_ids: np.ndarray, names: tuple[str, str]) -> None:
@@ -222,20 +288,14 @@ def check_item_lengths(lengths: np.ndarray, features_col: str) -> None:
         )
 
 
-def warn_unlisted(te: Any, model_users: Any, lists: bool, user_col: str) -> int:
+def warn_unlisted(unlisted: tuple[int, int, list[Any]], lists: bool, user_col: str) -> int:
     """Warn, with their number and a few ids, about the test users without a list (they score
     0, averaged in, as ``missing_users='zero'`` does in :func:`~recoeval_tracking.evaluate`)
-    or without factors (NaN, reason ``nan_score``). Returns their number."""
-    _, F, _ = spark_modules()
-    missing = te.select("user").distinct().join(model_users.select("user"), "user", "left_anti")
-    row = missing.agg(
-        F.count(F.lit(1)).alias("n"), F.slice(F.sort_array(F.collect_list("user")), 1, 5)
-    ).first()
-    n = int(row[0])
+    or without factors (NaN, reason ``nan_score``). ``unlisted``: (their number, the test
+    users, the five smallest ids). Returns their number."""
+    n, total, ids = unlisted
     if not n:
         return 0
-    total = te.select("user").distinct().count()
-    ids = list(row[1])
     if lists:
         what = (
             "have no list in 'ranked': each gets an empty list, so every metric 0, averaged "
@@ -250,9 +310,9 @@ def warn_unlisted(te: Any, model_users: Any, lists: bool, user_col: str) -> int:
         )
     warnings.warn(
         f"{n} of {total} test users ({n / total:.1%}) passed to {FUNC} {what} "
-        f"First {user_col} ids: {ids}.",
+        f"First {user_col} ids: {list(ids)}.",
         UserWarning,
-        stacklevel=3,
+        stacklevel=4,
     )
     return n
 
@@ -260,44 +320,44 @@ def warn_unlisted(te: Any, model_users: Any, lists: bool, user_col: str) -> int:
 #: Executor warnings the driver says itself (with totals and the users' ids; the profile's
 #: metrics left out for lists: when it plans the run).
 _SAID = ("have no list in the ranked input", "repeat an item", "takes the top-K metrics only")
-_IDS = re.compile(r"user ids \[([0-9, ]*)\]")
+_IDS = re.compile(r"user ids \[([^\]]*)\]")
 
 
-def _rows(message: str) -> list[int]:
-    return [int(x) for m in _IDS.finditer(message) for x in m.group(1).split(",") if x.strip()]
+def _ids(message: str) -> list[Any]:
+    """The users' ids a message lists (``user ids [...]``: the tasks give the users' own)."""
+    out: list[Any] = []
+    for m in _IDS.finditer(message):
+        try:
+            out += list(ast.literal_eval(f"[{m.group(1)}]"))
+        except (ValueError, SyntaxError):
+            continue
+    return out
 
 
-def gather(outs: list[Any], attr: str, users: Any) -> None:
+def gather(outs: list[Any], attr: str) -> None:
     """One driver-side warning for the warnings the tasks raised: each distinct message once
-    (numbers aside), with how many shards raised it, its function named ``evaluate_spark`` and
-    the internal user rows replaced by the users' ids (the first five over every shard)."""
-    seen: dict[str, tuple[str, str, int, list[int]]] = {}
+    (numbers and ids aside), with how many shards raised it, its function named
+    ``evaluate_spark`` and the first five users' ids over every shard."""
+    seen: dict[str, tuple[str, str, int, list[Any]]] = {}
     for out in outs:
         for category, message in getattr(out, attr, []) or []:
             if any(s in message for s in _SAID):
                 continue
             key = re.sub(r"\d+(\.\d+)?", "#", _IDS.sub("user ids []", message))
-            cat, first, count, rows = seen.get(key, (category, message, 0, []))
-            seen[key] = (cat, first, count + 1, rows + _rows(message))
+            cat, first, count, ids = seen.get(key, (category, message, 0, []))
+            seen[key] = (cat, first, count + 1, ids + _ids(message))
     if not seen:
         return
-    wanted = sorted({r for *_, rows in seen.values() for r in rows[:5]})
-    ids: dict[int, Any] = {}
-    if wanted:
-        _, F, _ = spark_modules()
-        found = users.where(F.col("row").isin(wanted)).collect()
-        ids = {int(r["row"]): r["user"] for r in found}
 
-    def named(message: str, rows: list[int]) -> str:
-        shown = repr([ids.get(r, r) for r in rows[:5]])
-        message = _IDS.sub(lambda m: "user ids " + shown, message)
+    def named(message: str, ids: list[Any]) -> str:
+        message = _IDS.sub(lambda m: "user ids " + repr(ids[:5]), message)
         return re.sub(r"\bevaluate\b(?!\()", FUNC, message)
 
     n = len(outs)
     lines = [
-        f"[{cat}, {count} of {n} shards] {named(first, rows)}"
+        f"[{cat}, {count} of {n} shards] {named(first, ids)}"
         + (" (the counts are those of the first shard)" if count > 1 else "")
-        for cat, first, count, rows in seen.values()
+        for cat, first, count, ids in seen.values()
     ]
     warnings.warn(
         f"The executors of {FUNC} warned ({len(lines)} distinct warnings, each given once with "

@@ -75,7 +75,7 @@ def test_factors_bit_identical_to_the_local_engine(spark):
     pd.testing.assert_frame_equal(res.curves, local.curves, rtol=1e-12)
     assert res.nan_counts == local.nan_counts
     assert list(res.per_user.columns) == list(local.per_user.columns)
-    # the other execution mode: the factors in a column of one frame, mapInPandas
+    # the other execution mode: the factors in a column of one frame, mapInArrow
     same_per_user(on_spark(mode="map"), local)
 
 
@@ -107,7 +107,7 @@ def test_ranked_lists_exploded_and_nested_in_both_modes(spark):
     same_per_user(res, local)
     assert res.fingerprint == local.fingerprint
     # recommendForAllUsers' form (one row per user, an array of (item, rating) structs), run
-    # with the other execution mode (repartitionByRange + mapInPandas)
+    # with the other execution mode (groupBy(shard).applyInArrow)
     nested = spark.createDataFrame(
         pd.DataFrame(
             {
@@ -125,7 +125,7 @@ def test_ranked_lists_exploded_and_nested_in_both_modes(spark):
         ranked=nested,
         rating_col="rating",
         gains="graded",
-        mode="map",
+        mode="apply",
         **kw,
     )
     same_per_user(res, local)

@@ -117,21 +117,26 @@ def test_test_users_without_a_list_are_counted_once_with_their_ids(spark):
     assert res.means["p_at_2"] == pytest.approx(1 / 3)
 
 
-def test_executor_warnings_are_gathered_into_one_naming_user_ids(spark):
-    users = spark.createDataFrame(pd.DataFrame({"user": [101, 205, 307], "row": [0, 1, 2]}))
+def test_executor_warnings_are_gathered_into_one_naming_user_ids():
+    # the tasks give the users' own ids (their shard's numbering never leaves the task)
     text = "5 of 9 users in evaluate are odd, e.g. user ids [{}]"
     outs = [
-        SimpleNamespace(w=[("UserWarning", text.format("0, 1"))]),
-        SimpleNamespace(w=[("UserWarning", text.format("2"))]),
+        SimpleNamespace(w=[("UserWarning", text.format("101, 205"))]),
+        SimpleNamespace(w=[("UserWarning", text.format("307"))]),
         SimpleNamespace(w=[]),
     ]
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        gather(outs, "w", users)
+        gather(outs, "w")
     assert len(caught) == 1
     message = str(caught[0].message)
     assert "2 of 3 shards" in message and "[101, 205, 307]" in message
     assert "in evaluate_spark" in message and "in evaluate " not in message
+    outs = [SimpleNamespace(w=[("UserWarning", text.format("'a', 'b'"))])]  # string ids
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        gather(outs, "w")
+    assert "user ids ['a', 'b']" in str(caught[0].message)
 
 
 def test_local_mode_workers_run_this_python(monkeypatch):
