@@ -217,15 +217,23 @@ def run_shard(
     shared: dict[str, Any],
     per_user_dir: str | None,
     adjust: Callable[[Any], None] | None = None,
+    profile_lists: bool = True,
 ) -> ShardOutput:
     """Evaluate one shard with the local engine (one thread: a worker runs one task per
     thread) and return its :class:`ShardOutput`. ``adjust(raw)``, when given, changes the
     engine's raw result in place before it is shaped (the Spark profile's users without
-    ground truth)."""
+    ground truth); ``profile_lists=False`` when the caller applied the profile's list rules
+    (Spark's driver)."""
     kind, source = _shard_source(shard, shared["source"])
     opts = replace(options, nthreads=1)
     raw = compute(
-        shard.train, shard.test, opts, user_ids=shard.user_ids, user_base=shard.lo, **{kind: source}
+        shard.train,
+        shard.test,
+        opts,
+        user_ids=shard.user_ids,
+        user_base=shard.lo,
+        profile_lists=profile_lists,
+        **{kind: source},
     )
     if adjust is not None:
         adjust(raw)

@@ -436,6 +436,7 @@ def evaluate_table(
             spec.shared_value(),
             None,
             adjust=adjust,
+            profile_lists=False,
         )
     t_engine, c_engine = time.perf_counter(), time.process_time()
     stats = replace(
