@@ -99,7 +99,8 @@ def _at(lines: list[tuple[float, str]], text: str, start: int = 0) -> tuple[int,
     for i in range(start, len(lines)):
         if text in lines[i][1]:
             return i, lines[i][0]
-    raise SystemExit(f"no line with {text!r} in the output")
+    shown = "\n".join(f"{t:6.2f} {s[:200]}" for t, s in lines[start:])
+    raise SystemExit(f"no line with {text!r} in the output:\n{shown}")
 
 
 _SECONDS = re.compile(r"(\w+) ([0-9.]+) s")
@@ -185,16 +186,19 @@ def main() -> None:
     work = Path(tempfile.mkdtemp(prefix="bench-job-"))
     try:
         shown = []
-        wall, lines = run(job, work)  # makes the store; numba's cache is warm after it
+        # each run in a folder of its own (Hydra's default names folders by the second)
+        wall, lines = run([*job, "hydra.run.dir=runs/0"], work)  # makes the store
         shown.append(("new store", lines))
         _row("new store", job_stages(lines, 0, 0.0)[0], compose)
         singles = []
         for i in range(args.repeat):
-            wall, lines = run(job, work)
+            wall, lines = run([*job, f"hydra.run.dir=runs/{i + 1}"], work)
             shown.append((f"single run {i + 1}", lines))
             singles.append(_row(f"single run {i + 1}", job_stages(lines, 0, 0.0)[0], compose))
         neighbours = ",".join(str(50 + 10 * j) for j in range(args.jobs))
-        wall, lines = run(["-m", *job, f"model.neighbours={neighbours}"], work)
+        wall, lines = run(
+            ["-m", *job, f"model.neighbours={neighbours}", "hydra.sweep.dir=sweep"], work
+        )
         shown.append(("sweep", lines))
         later, at = [], 0
         for j in range(args.jobs):

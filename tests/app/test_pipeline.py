@@ -455,11 +455,11 @@ def test_an_evaluation_without_a_progress_bar_says_it_is_still_at_work(monkeypat
     assert caplog.records == []  # with a bar the bar shows the work
 
 
-def test_the_terminal_says_how_long_the_folder_and_the_upload_took(tmp_path, caplog):
+def test_the_terminal_says_how_long_the_folder_and_the_upload_took(tmp_path, caplog, store_uri):
     import logging
     import re
 
-    uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
+    uri = store_uri
     cfg = tiny_config(plots=True, tracking={"enabled": True, "uri": uri, "experiment": "t"})
     with caplog.at_level(logging.INFO, logger="recoeval_tracking"):
         result = run_job(cfg, tmp_path / "job", echo=True)
