@@ -1,10 +1,12 @@
 """Evaluation inside a Spark session, on Spark DataFrames: :func:`evaluate_spark`.
 
-Two Spark jobs read the data. The first, one aggregate with no shuffle of the rows, gives the
-catalogue (the frames' sorted items, or the item factors' ids) and the null counts. The second
-sends every row to its shard of users (``repartition`` on the user id; factors: contiguous
-shards of the users' global rows) and runs one Arrow task per shard (``mapInArrow``): the
-task builds the engine's arrays from the Arrow columns with numpy and runs
+Ranked lists: at most two Spark jobs read the data. The first, one aggregate over the item
+columns alone, gives the catalogue (skipped where no metric reads it). The second gathers each
+user's entries (``groupBy(user)`` with ``collect_list``: Spark aggregates before the shuffle)
+and runs one Arrow task per partition of users (``mapInArrow``). Factors: the item factors are
+collected, the users numbered in sorted id order, and each contiguous shard of users cogrouped
+with its users' factors (``applyInArrow``). A task builds the engine's arrays from the Arrow
+columns with numpy and runs
 :func:`recoeval_tracking.distributed.shards.run_shard`, the same shard evaluation as on Dask
 (:mod:`recoeval_tracking.spark._shard`). The item side (item factors, the train popularity of the
 items, the catalogue) is broadcast once; the users' rows, lists and factors stay on the
