@@ -571,7 +571,11 @@ def _run(
             partial(evaluate_batches, spec=spec), schema
         )
     out = out.persist()
-    blobs = out.where(F.col(STATS).isNotNull()).select(STATS).collect()
+    try:
+        blobs = out.where(F.col(STATS).isNotNull()).select(STATS).collect()
+    except BaseException:  # a failed task: the frame is registered as cached all the same
+        out.unpersist()
+        raise
     return [pickle.loads(b[0]) for b in blobs], out
 
 
