@@ -216,7 +216,7 @@ def evaluate_spark(
         user's entries before the shuffle and ``mapInArrow`` gives a task its partition of
         users, one row each. ``apply``, the default with factors: ``groupBy(shard)``, each
         shard's entries and (``cogroup``) its users' factors to ``applyInArrow`` (pyspark 4);
-        ``map`` with factors carries them in a column of the entries' frame, measured 4 to 5
+        ``map`` with factors carries them in a column of the entries' frame, measured 6
         times slower (see the guide).
     options : EvalOptions, optional
     **eval_options
