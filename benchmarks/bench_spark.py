@@ -4,27 +4,35 @@
 A child process writes a synthetic split (``bench_engine.make_data``: power-law items, 80/20
 split, float32 factors) as Parquet: test and train interactions (user, item, rating), the
 top-K lists of the factor model (user, item, rank; computed by the local engine) and the
-factors as ALS holds them (id, features). This process, which never loads the users itself,
-then reads them with a local Spark session and times, on the same lists:
+factors as ALS holds them (id, features); ``--data DIR`` keeps them for the next run. This
+process, which never loads the users itself, then reads them with a local Spark session and
+times, on the same frames:
 
 * **Spark**: what a Spark user runs to get RankingEvaluator's numbers: the lists and the test
   items gathered per user (``collect_list``), joined (a user without test items gets an empty
   label array), cached, and ``RankingEvaluator(k=K).evaluate`` for each of its five metrics;
-* **recoeval**: ``evaluate_spark(test, ranked=lists, profile="spark")``: the same five numbers,
-  plus per-user values (left on the executors), 95% intervals and the fingerprint.
+* **recoeval**: ``evaluate_spark(test, ranked=lists, profile="spark", metrics=[the five])``:
+  the same five numbers, plus per-user values (persisted on the executors), 95% intervals and
+  the fingerprint.
 
-It prints both times, their ratio, the largest difference between the two sets of means, the
-Python driver's peak resident memory during each (sampled every 5 ms) and the JVM's peak
-(``VmHWM``; in local mode the JVM holds the driver and the executors). ``--factors`` also times
-``evaluate_spark`` on the factors (the engine scoring the whole catalogue on the executors).
-A warm-up on a 1% sample comes first for both (Python workers, numba kernels, JIT).
+A warm-up on a 1% sample comes first for both (Python workers, numba kernels, JIT); then
+``--rounds`` rounds, the order alternating (Spark first in odd rounds). It prints each round's
+wall time and CPU seconds (the JVM, its Python workers and this process, read from ``/proc``:
+less sensitive than wall time to the other work of a shared machine), the ratio of the sums
+(wall and CPU), the largest difference between the two sets of means, the Python driver's peak
+resident memory and the JVM's peak (``VmHWM``; in local mode the JVM holds the driver and the
+executors). From the session's event log and ``res.timings``: the Python stage's task time and
+CPU time against the engine's, and the tasks' seconds by step. It also prints the import time
+of the module a Python worker imports to run a task (``python -X importtime -c "import
+recoeval_tracking.spark._shard"``, median of 3). ``--factors`` also times ``evaluate_spark`` on
+the factors (the engine scoring the whole catalogue on the executors).
 
-Timings on a shared machine are noisy: print ``uptime`` beside them.
+Timings on a shared machine are noisy: the load average is printed at the start and the end.
 
 Usage::
 
-    python benchmarks/bench_spark.py                                  # 1M users x 20k items
-    python benchmarks/bench_spark.py --users 100000 --cores 2 --factors
+    python benchmarks/bench_spark.py --rounds 4 --data /tmp/spark-1m   # 1M users x 20k items
+    python benchmarks/bench_spark.py --users 100000 --cores 2 --factors [--factors-mode map]
 """
 
 from __future__ import annotations
@@ -328,6 +336,9 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=2, help="timed rounds, alternating the order")
     ap.add_argument("--data", type=Path, help="folder to keep (and reuse) the written data")
     ap.add_argument("--factors", action="store_true", help="also time the factors input")
+    ap.add_argument(
+        "--factors-mode", choices=("apply", "map"), help="evaluate_spark's mode for the factors"
+    )
     ap.add_argument("--write", type=Path, help=argparse.SUPPRESS)  # the child's mode
     args = ap.parse_args()
     if args.write is not None:
@@ -451,11 +462,13 @@ def factors_run(read, args) -> None:
             rating_col="rating",
             relevance_level=4,
             gains="binary",
+            mode=args.factors_mode,
         )
         t_fac = time.perf_counter() - t0
     res.unpersist()
     print(
-        f"evaluate_spark on the factors (P/AP/NDCG@{args.k}, whole catalogue): "
+        f"evaluate_spark on the factors (P/AP/NDCG@{args.k}, whole catalogue, mode "
+        f"{args.factors_mode or 'apply (the default)'}): "
         f"{t_fac:.1f} s, Python driver peak {p_fac.peak / mib:.0f} MiB, "
         f"{res.n_shards} shards; means {res.means}"
     )

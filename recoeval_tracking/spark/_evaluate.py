@@ -216,7 +216,7 @@ def evaluate_spark(
         user's entries before the shuffle and ``mapInArrow`` gives a task its partition of
         users, one row each. ``apply``, the default with factors: ``groupBy(shard)``, each
         shard's entries and (``cogroup``) its users' factors to ``applyInArrow`` (pyspark 4);
-        ``map`` with factors carries them in a column of the entries' frame, measured 4 to 5
+        ``map`` with factors carries them in a column of the entries' frame, measured 6
         times slower (see the guide).
     options : EvalOptions, optional
     **eval_options
@@ -571,7 +571,11 @@ def _run(
             partial(evaluate_batches, spec=spec), schema
         )
     out = out.persist()
-    blobs = out.where(F.col(STATS).isNotNull()).select(STATS).collect()
+    try:
+        blobs = out.where(F.col(STATS).isNotNull()).select(STATS).collect()
+    except BaseException:  # a failed task: the frame is registered as cached all the same
+        out.unpersist()
+        raise
     return [pickle.loads(b[0]) for b in blobs], out
 
 
