@@ -287,19 +287,12 @@ def _in_turn(
     """:func:`run_scores` for a source called one block at a time: the next block is scored
     (one call of the source at a time, in a thread of its own) while this one is evaluated,
     into two buffers, the one of block i rewritten once block i is done; with one thread, as
-    asked, the source runs between the evaluations, into one buffer. Each block is summed
-    where it was scored (:func:`_clean`): a block without a NaN (nor +-inf, with ``inf_nan``)
-    is evaluated with ``plan.finite``, without the kernels' pass over every row for one."""
-    train, test, plan, outs = records
+    asked, the source runs between the evaluations, into one buffer."""
+    plan, outs = records[2], records[3]
     threads = numba.get_num_threads()
     n_items = int(plan.n_items)
     one_ahead = threads > 1 and len(starts) > 1
     bufs = [np.empty((bs, n_items), dtype=dtype) for _ in range(1 + one_ahead)]
-
-    def scored(start: int, buf: np.ndarray) -> tuple[np.ndarray, np.ndarray, Plan]:
-        S, users = score(start, buf)
-        clean = not plan.finite and _clean(S, plan.inf_nan)
-        return S, users, plan._replace(finite=True) if clean else plan
 
     with (
         _pool(threads) as pool,
@@ -307,32 +300,23 @@ def _in_turn(
     ):
 
         def fetch(i: int) -> Future:
-            return _submit(ahead, scored, starts[i], bufs[i % len(bufs)])
+            return _submit(ahead, score, starts[i], bufs[i % len(bufs)])
 
         coming = fetch(0)
         for i in range(len(starts)):
-            S, users, block_plan = coming.result()  # the source's exception, as it raised it
+            S, users = coming.result()  # the source's exception, as it raised it
             if one_ahead and i + 1 < len(starts):
                 coming = fetch(i + 1)
             _spread(
                 pool,
                 threads,
                 users.shape[0],
-                partial(_evaluate_rows, kernel, S, users, (train, test, block_plan, outs)),
+                partial(_evaluate_rows, kernel, S, users, records),
             )
             done(users.shape[0])
             if not one_ahead and i + 1 < len(starts):
                 coming = fetch(i + 1)
     return outs.out, outs.whole, outs.topk, outs.n_tied
-
-
-def _clean(S: np.ndarray, inf_nan: bool) -> bool:
-    """Whether the block ``S`` holds no NaN (and no +-inf, with ``inf_nan``), from one sum over
-    it where it was just written: a NaN anywhere makes the sum NaN, a +-inf makes it +-inf or
-    NaN. A sum that overflows (or meets +inf and -inf) only leaves the block to the kernels'
-    own look at each row, which also leaves out the train items."""
-    total = S.sum()
-    return bool(np.isfinite(total)) if inf_nan else not bool(np.isnan(total))
 
 
 def _evaluate_rows(

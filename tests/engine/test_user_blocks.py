@@ -155,15 +155,14 @@ class Given:
 @pytest.mark.parametrize("inf_scores", ["rank", "nan"])
 @pytest.mark.parametrize("nthreads", [1, 2])
 def test_nan_and_inf_in_a_models_blocks_follow_the_rules(inf_scores, nthreads):
-    """Each block is summed where it was scored: a block whose sum shows no NaN (no +-inf with
-    inf_scores="nan") skips the kernels' look at every row; any other block gets it, so a NaN
-    on a train item, a NaN or +-inf in the pool, or +inf and -inf whose sum is NaN give the
-    values of the same scores given densely."""
+    """A model's blocks, evaluated where the model put them (in blocks of 16), follow the NaN
+    rules as the same scores given densely: a NaN on a train item does not count, a NaN in the
+    pool makes the user undefined, +-inf does under inf_scores="nan" only."""
     train, test, A, B = _data()
     S = A @ B.T
     S[3, 0] = np.nan  # a train item: the user stays defined
     S[20, 5:7] = np.nan  # in the pool: undefined
-    S[40, 3], S[40, 4] = np.inf, -np.inf  # the block's sum is NaN; defined under "rank"
+    S[40, 3], S[40, 4] = np.inf, -np.inf  # defined under "rank"
     S[55, 2] = np.inf  # in the pool: undefined under "nan"
     kw = dict(k=K, ties="index", metrics=METRICS, inf_scores=inf_scores)
     model = Given(S)
