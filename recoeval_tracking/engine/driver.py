@@ -43,6 +43,12 @@ BLOCK_BYTES = 16 * 1024 * 1024
 MIN_BLOCK_USERS = 1024
 #: The most scores one block may hold (per thread scoring a block), whatever the catalogue.
 MAX_BLOCK_BYTES = 128 * 1024 * 1024
+#: The most scores one block of any other source may hold (a user's ``score_users``...): such a
+#: model most often returns a new array per block, and glibc serves one of less than 32 MiB from
+#: memory it keeps, where a larger one is mapped afresh with every page zeroed on first write
+#: (a new 1,024 x 20,000 float32 block cost 18% more CPU than one written into a kept buffer,
+#: a 400-user block 0-5%; the GEMM per user the same within 3%).
+SOURCE_BLOCK_BYTES = 30 * 1024 * 1024
 
 #: The train matrix's values: the kernels only read which items a train row holds.
 _NO_VALUES = np.empty(0, dtype=np.float64)
@@ -82,15 +88,17 @@ def thread_limits(nthreads: int) -> Iterator[int]:
         numba.set_num_threads(previous)
 
 
-def default_block_rows(n_items: int, itemsize: int, n_rows: int) -> int:
-    """Users per block of scores: ``MIN_BLOCK_USERS`` where at most ``MAX_BLOCK_BYTES`` allow
-    it, more on small catalogues (up to ``BLOCK_BYTES``), at least 8 and at most ``n_rows``.
+def default_block_rows(
+    n_items: int, itemsize: int, n_rows: int, max_bytes: int = MAX_BLOCK_BYTES
+) -> int:
+    """Users per block of scores: ``MIN_BLOCK_USERS`` where at most ``max_bytes`` allow it,
+    more on small catalogues (up to ``BLOCK_BYTES``), at least 8 and at most ``n_rows``.
 
     A block's scores take ``rows * n_items * itemsize`` bytes, at most
-    ``max(BLOCK_BYTES, MAX_BLOCK_BYTES)`` (or 8 users' scores on a catalogue too large for that).
+    ``max(BLOCK_BYTES, max_bytes)`` (or 8 users' scores on a catalogue too large for that).
     """
     row = max(1, n_items * itemsize)
-    rows = max(8, BLOCK_BYTES // row, min(MIN_BLOCK_USERS, MAX_BLOCK_BYTES // row))
+    rows = max(8, BLOCK_BYTES // row, min(MIN_BLOCK_USERS, max_bytes // row))
     return int(max(1, min(rows, n_rows)))
 
 
@@ -217,7 +225,9 @@ def run_scores(
     so BLAS threads never spin beside the kernels. Otherwise (a user's ``score_users``...) the
     blocks are scored in turn, one block ahead of the evaluation: a thread calls ``block`` for
     block ``i + 1`` while the threads evaluate block ``i`` (``block`` is never called twice at
-    once; its exception reaches the caller unchanged). Each user's values are computed alone,
+    once; its exception reaches the caller unchanged). BLAS keeps every thread there: the
+    source's own GEMM (``A[users] @ B.T`` in a user's model) on one core took twice the time of
+    the factors path, whatever the evaluation beside it. Each user's values are computed alone,
     so both arrangements give identical results.
     """
     out, whole = inp.allocate()
@@ -225,7 +235,8 @@ def run_scores(
     if rows.shape[0] == 0:
         return out, whole, topk, n_tied
     itemsize = np.dtype(dtype).itemsize
-    bs = block_rows or default_block_rows(inp.n_items, itemsize, rows.shape[0])
+    cap = MAX_BLOCK_BYTES if thread_safe else SOURCE_BLOCK_BYTES
+    bs = block_rows or default_block_rows(inp.n_items, itemsize, rows.shape[0], cap)
     train, test, plan = inp.records()
     outs = Outputs(out, whole, reason, topk, n_tied)
     threads = numba.get_num_threads()
@@ -261,16 +272,31 @@ def run_scores(
             for f in [pool.submit(work, st) for st in starts]:
                 f.result()
         return out, whole, topk, n_tied
-    # the next block is scored (one call of the source at a time, in a thread of its own) while
-    # this one is evaluated: two buffers, the one of block i rewritten once block i is done;
-    # with one thread, as asked, the source runs between the evaluations, into one buffer
+    return _in_turn(kernel, score, starts, bs, (train, test, plan, outs), dtype, done)
+
+
+def _in_turn(
+    kernel: Callable[..., None],
+    score: Callable[[int, np.ndarray], tuple[np.ndarray, np.ndarray]],
+    starts: range,
+    bs: int,
+    records: tuple[Any, Any, Plan, Outputs],
+    dtype: np.dtype,
+    done: Callable[[int], None],
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`run_scores` for a source called one block at a time: the next block is scored
+    (one call of the source at a time, in a thread of its own) while this one is evaluated,
+    into two buffers, the one of block i rewritten once block i is done; with one thread, as
+    asked, the source runs between the evaluations, into one buffer."""
+    plan, outs = records[2], records[3]
+    threads = numba.get_num_threads()
+    n_items = int(plan.n_items)
     one_ahead = threads > 1 and len(starts) > 1
-    bufs = [np.empty((bs, inp.n_items), dtype=dtype) for _ in range(1 + one_ahead)]
+    bufs = [np.empty((bs, n_items), dtype=dtype) for _ in range(1 + one_ahead)]
+
     with (
         _pool(threads) as pool,
         ThreadPoolExecutor(max_workers=1) if one_ahead else nullcontext() as ahead,
-        # BLAS in the source's thread, on one core, beside the kernels' threads
-        _controller().limit(limits=1, user_api="blas") if one_ahead else nullcontext(),
     ):
 
         def fetch(i: int) -> Future:
@@ -285,12 +311,12 @@ def run_scores(
                 pool,
                 threads,
                 users.shape[0],
-                partial(_evaluate_rows, kernel, S, users, (train, test, plan, outs)),
+                partial(_evaluate_rows, kernel, S, users, records),
             )
             done(users.shape[0])
             if not one_ahead and i + 1 < len(starts):
                 coming = fetch(i + 1)
-    return out, whole, topk, n_tied
+    return outs.out, outs.whole, outs.topk, outs.n_tied
 
 
 def _evaluate_rows(

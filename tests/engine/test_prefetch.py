@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import threading
 
+import numba
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -118,3 +119,28 @@ def test_the_models_exception_reaches_the_caller_with_its_name():
     with pytest.raises(ModelCodeError, match=r"Recording\.score_users .*KeyError.*user 30") as e:
         _run(Recording(A, B, fail_at=30), train, test, block_rows=7, nthreads=2)
     assert isinstance(e.value.__cause__, KeyError)
+
+
+class BlasThreads(Recording):
+    """Notes how many threads BLAS may use while each block is scored."""
+
+    def __init__(self, A, B):
+        super().__init__(A, B)
+        self.blas = []
+
+    def score_users(self, user_indices):
+        from threadpoolctl import threadpool_info
+
+        self.blas.append({d["num_threads"] for d in threadpool_info() if d["user_api"] == "blas"})
+        return super().score_users(user_indices)
+
+
+@pytest.mark.skipif(numba.config.NUMBA_NUM_THREADS < 2, reason="needs two threads")
+def test_the_models_blas_gets_every_thread():
+    """The model's own GEMM runs on every thread of the evaluation (on one, it took twice the
+    time of the factors path), one block ahead of the evaluation as before."""
+    train, test, A, B = _data()
+    model = BlasThreads(A, B)
+    _run(model, train, test, block_rows=7, nthreads=2)
+    assert len(model.blas) > 3 and all(seen == {2} for seen in model.blas), model.blas
+    assert threading.main_thread().name not in model.threads and model.most_at_once == 1

@@ -137,3 +137,41 @@ def test_what_counts_as_exclusive():
         return _exclusive(got)
 
     assert not matrix()
+
+
+class Given:
+    """Returns rows of a score matrix it was given (new arrays: fancy indexing)."""
+
+    def __init__(self, S):
+        self.S, self.returned = S, []
+
+    def fit(self, train):
+        return self
+
+    def score_users(self, user_indices):
+        return self.S[user_indices]
+
+
+@pytest.mark.parametrize("inf_scores", ["rank", "nan"])
+@pytest.mark.parametrize("nthreads", [1, 2])
+def test_nan_and_inf_in_a_models_blocks_follow_the_rules(inf_scores, nthreads):
+    """A model's blocks, evaluated where the model put them (in blocks of 16), follow the NaN
+    rules as the same scores given densely: a NaN on a train item does not count, a NaN in the
+    pool makes the user undefined, +-inf does under inf_scores="nan" only."""
+    train, test, A, B = _data()
+    S = A @ B.T
+    S[3, 0] = np.nan  # a train item: the user stays defined
+    S[20, 5:7] = np.nan  # in the pool: undefined
+    S[40, 3], S[40, 4] = np.inf, -np.inf  # defined under "rank"
+    S[55, 2] = np.inf  # in the pool: undefined under "nan"
+    kw = dict(k=K, ties="index", metrics=METRICS, inf_scores=inf_scores)
+    model = Given(S)
+    um = UserModel(model)
+    um.fit(train)
+    got = evaluate(train, test, **um.eval_inputs(K), block_rows=16, nthreads=nthreads, **kw)
+    want = evaluate(train, test, scores=S, **kw)
+    for column in want.per_user.columns:
+        assert got.per_user[column].equals(want.per_user[column]), column
+    reasons = got.per_user["nan_reason"]
+    ranked = "nan_score" if inf_scores == "nan" else ""
+    assert [reasons[3], reasons[20], reasons[40], reasons[55]] == ["", "nan_score", ranked, ranked]
