@@ -46,13 +46,8 @@ __all__ = [
     "cd_cliques",
 ]
 
-#: Names that moved to :mod:`recoeval_tracking.stats`: read from here with a warning.
-_MOVED = dict.fromkeys(
-    ("win_tie_loss", "min_attainable_p", "too_few_pairs", "nemenyi_q", "critical_difference"),
-    "recoeval_tracking.stats",
-)
 
-__getattr__ = moved_names(__name__, _MOVED)
+__getattr__ = moved_names(__name__)
 
 
 #: Appended to a mark when the pairs are too few for a distribution-free test to reach alpha.
