@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import math
+from collections import defaultdict
 from collections.abc import Mapping
 from typing import Any
 
@@ -75,6 +76,29 @@ def _ci(lo: Any, hi: Any) -> str:
     return f"[{_f(lo)}, {_f(hi)}]"
 
 
+def _with_intervals(label: str, pc: str, r: Any, value: str) -> dict[str, str]:
+    """A row's ``value`` shown as ``label``, with its t and bootstrap intervals (``t_low``,
+    ``t_high``, ``boot_low``, ``boot_high``) under headers that start with ``pc``."""
+    return {
+        label: _f(r[value]),
+        f"{pc} t CI": _ci(r["t_low"], r["t_high"]),
+        f"{pc} bootstrap CI": _ci(r["boot_low"], r["boot_high"]),
+    }
+
+
+def _against_baseline(d: Any, pc: str) -> dict[str, str]:
+    """A run's comparison with the baseline (a row of ``comparisons``), as the table shows it."""
+    return {
+        **_with_intervals("Δ vs baseline", f"Δ {pc}", d, "mean_diff"),
+        "pairs": _f(d["n_pairs"]),
+        "p t (adj)": _p(d["p_t_adj"]),
+        "p Wilcoxon (adj)": _p(d["p_wilcoxon_adj"]),
+        "p randomisation (adj)": _p(d["p_randomization_adj"]),
+        "d_z": _f(d["cohens_dz"], 3),
+        "sig.": d["mark"],
+    }
+
+
 def metric_table(
     summary: pd.DataFrame,
     comparisons: pd.DataFrame,
@@ -88,50 +112,21 @@ def metric_table(
     pc = percent(confidence)
     s = summary[summary["metric"] == metric]
     c = comparisons[comparisons["metric"] == metric].set_index("run_id")
+    # the comparison's columns, left empty for the baseline (a row of NaN names them)
+    empty = dict.fromkeys(_against_baseline(defaultdict(lambda: math.nan), pc), "")
     rows = []
     for _, row in s.iterrows():
-        out = {
-            "run": row["run"] + (" (baseline)" if row["run_id"] == baseline else ""),
-            "mean": _f(row["mean"]),
-            f"{pc} t CI": _ci(row["t_low"], row["t_high"]),
-            f"{pc} bootstrap CI": _ci(row["boot_low"], row["boot_high"]),
-            "users": _f(row["n"]),
-            "NaN": _f(row["n_nan"]),
-            "missing": _f(row["n_missing"]),
-        }
-        if row["run_id"] in c.index:
-            d = c.loc[row["run_id"]]
-            out.update(
-                {
-                    "Δ vs baseline": _f(d["mean_diff"]),
-                    f"Δ {pc} t CI": _ci(d["t_low"], d["t_high"]),
-                    f"Δ {pc} bootstrap CI": _ci(d["boot_low"], d["boot_high"]),
-                    "pairs": _f(d["n_pairs"]),
-                    "p t (adj)": _p(d["p_t_adj"]),
-                    "p Wilcoxon (adj)": _p(d["p_wilcoxon_adj"]),
-                    "p randomisation (adj)": _p(d["p_randomization_adj"]),
-                    "d_z": _f(d["cohens_dz"], 3),
-                    "sig.": d["mark"],
-                }
-            )
-        else:
-            out.update(
-                {
-                    k: ""
-                    for k in (
-                        "Δ vs baseline",
-                        f"Δ {pc} t CI",
-                        f"Δ {pc} bootstrap CI",
-                        "pairs",
-                        "p t (adj)",
-                        "p Wilcoxon (adj)",
-                        "p randomisation (adj)",
-                        "d_z",
-                        "sig.",
-                    )
-                }
-            )
-        rows.append(out)
+        in_c = row["run_id"] in c.index
+        rows.append(
+            {
+                "run": row["run"] + (" (baseline)" if row["run_id"] == baseline else ""),
+                **_with_intervals("mean", pc, row, "mean"),
+                "users": _f(row["n"]),
+                "NaN": _f(row["n_nan"]),
+                "missing": _f(row["n_missing"]),
+                **(_against_baseline(c.loc[row["run_id"]], pc) if in_c else empty),
+            }
+        )
     return pd.DataFrame(rows)
 
 
