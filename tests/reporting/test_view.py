@@ -24,7 +24,9 @@ def _report():
         synthetic_run("pop", {"ndcg_at_10": 0.2}, n_users=40, seed=1),
         synthetic_run("als", {"ndcg_at_10": 0.3}, n_users=40, seed=2),
     ]
-    return build_report(runs, "pop", n_bootstrap=0, n_permutations=10, slices=[{"kind": "activity"}])
+    return build_report(
+        runs, "pop", n_bootstrap=0, n_permutations=10, slices=[{"kind": "activity"}]
+    )
 
 
 def _members(protocol) -> set[str]:
