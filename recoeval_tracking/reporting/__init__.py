@@ -4,7 +4,8 @@
 they are comparable (:func:`comparability`: same data and split; each metric over the runs that
 define it alike, every left-out one named with its reason) and
 computes every interval and test into a :class:`Report`; :func:`write_report` renders it as a
-self-contained HTML page and Markdown. The statistics it computes are plain functions on arrays
+self-contained HTML page and Markdown (the renderers, :mod:`.render`, read the comparison only
+through its read-only view, :mod:`.view`). The statistics it computes are plain functions on arrays
 in :mod:`recoeval_tracking.stats` (``paired_comparison``, ``mean_ci``, ``adjust_pvalues``, ...),
 usable on any paired per-user values; the names that moved there still read from here, with a
 :class:`DeprecationWarning`, for one release.
@@ -12,13 +13,12 @@ usable on any paired per-user values; the names that moved there still read from
 
 from __future__ import annotations
 
-from . import render as _render  # noqa: F401 - registers Comparison.to_html, to_latex, ...
 from ._moved import moved_names
 from .comparability import Comparability, check_comparable, comparability
 from .compare import Comparison, compare
 from .posthoc import POSTHOCS, pairwise_cliques, pairwise_tests
 from .power import detectable_text
-from .render import (
+from .render import (  # importing the renderers registers Comparison.to_html, to_latex, ...
     catalogue_table,
     headline_metrics,
     metric_table,
