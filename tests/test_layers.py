@@ -8,7 +8,8 @@ package. The layers, bottom up: ``engine``; ``_validation``, ``scores``, ``data`
 ``distributed`` (the only importer of Dask; it registers its runner in the registry of
 ``metrics.remote``, where ``evaluate(client=...)`` finds it, so no module below imports it:
 ``metrics.remote`` loads it by name, from a table, when nothing is registered yet); ``jobdir``;
-``tracking`` and ``reporting``; ``app``.
+``tracking`` and ``reporting``; ``app``. Inside ``reporting``, the renderers
+(``reporting/render/``) sit on the model and see it only through its view (``reporting/view.py``).
 """
 
 from __future__ import annotations
@@ -175,6 +176,100 @@ def test_stats_imports_only_numpy_scipy_and_the_standard_library():
     assert not _stats_may_import("pandas") and not _stats_may_import("matplotlib.pyplot")
     assert not _stats_may_import("recoeval_tracking.reporting.runs")
     assert _stats_may_import("scipy.stats") and _stats_may_import("__future__")
+
+
+#: What the renderers (``reporting/render/``) may import of ``reporting/``: the model's read-only
+#: view (``view.py``), the outputs' registry, one another, and the agreement section's items
+#: (``agreement.py``, which imports nothing of the model).
+RENDER_MAY_IMPORT = {"view", "outputs", "render", "agreement"}
+#: The modules of ``reporting/`` that may import a renderer: the package (its public names), the
+#: agreement page (a page of its own, drawn with the report's template).
+MAY_IMPORT_RENDER = {"", "render", "agreement_page"}
+
+
+def _reporting_module(module: str) -> str | None:
+    """The module of ``reporting/`` (``compare`` for ``recoeval_tracking.reporting.compare``,
+    ``render`` for anything under ``reporting/render/``, ``""`` for the package), else None."""
+    parts = module.split(".")
+    if parts[:2] != [PACKAGE, "reporting"]:
+        return None
+    return parts[2] if len(parts) > 2 else ""
+
+
+def _render_violations(edges: list[tuple[str, int, str]]) -> list[str]:
+    """A renderer importing the model other than through its view, or the model importing a
+    renderer."""
+    bad = []
+    for module, line, target in edges:
+        importer, imported = _reporting_module(module), _reporting_module(target)
+        if importer is None or imported is None:
+            continue
+        if importer == "render" and imported not in RENDER_MAY_IMPORT:
+            bad.append(f"{module} (line {line}) imports {target}: a renderer reads the view")
+        elif imported == "render" and importer not in MAY_IMPORT_RENDER:
+            bad.append(f"{module} (line {line}) imports {target}: the model imports a renderer")
+    return bad
+
+
+def test_the_renderers_see_the_model_only_through_its_view():
+    _fail_on(
+        _render_violations(EDGES),
+        "reporting/render/ imports of reporting/ only view, outputs and agreement; the model "
+        "never imports reporting/render/",
+    )
+    # the rule sees what it should: the renderers are there, and read the view
+    assert any(
+        m.startswith(f"{PACKAGE}.reporting.render.") and t == f"{PACKAGE}.reporting.view"
+        for m, _, t in EDGES
+    )
+    # a renderer importing a model module, or the package, is found; so is the model importing a
+    # renderer; a lower layer, the view, a renderer beside it are not
+    R = f"{PACKAGE}.reporting"
+    caught = _render_violations(
+        [
+            (f"{R}.render.html", 1, f"{R}.compare"),
+            (f"{R}.render.latex", 2, f"{R}.report"),
+            (f"{R}.render.figures", 3, R),
+            (f"{R}.verdicts", 4, f"{R}.render.latex"),
+            (f"{R}.render.html", 5, f"{R}.view"),
+            (f"{R}.render.html", 6, f"{R}.render.sections"),
+            (f"{R}.render.html", 7, f"{PACKAGE}.jobdir.redact"),
+            (f"{R}.render.write", 8, f"{R}.outputs"),
+        ]
+    )
+    assert [c.split(" (line ")[1][0] for c in caught] == ["1", "2", "3", "4"]
+
+
+def _attribute_writes(source: str, name: str) -> list[str]:
+    """Where the module ``name`` (its ``source``) sets an attribute (``x.a = ...``,
+    ``x.a += ...``, ``del x.a``, ``setattr(...)``)."""
+    found = []
+    for node in ast.walk(ast.parse(source, filename=name)):
+        targets = (
+            node.targets
+            if isinstance(node, ast.Assign | ast.Delete)
+            else [node.target]
+            if isinstance(node, ast.AugAssign | ast.AnnAssign)
+            else []
+        )
+        calls = isinstance(node, ast.Call) and getattr(node.func, "id", "") == "setattr"
+        if calls or any(isinstance(t, ast.Attribute) for t in targets):
+            found.append(f"{name} (line {node.lineno})")
+    return found
+
+
+def test_the_renderers_set_no_attribute():
+    """The view is read-only by rule: what a renderer receives stays as the model made it."""
+    paths = sorted((ROOT / "reporting" / "render").glob("*.py"))
+    assert paths
+    writes = [
+        w for p in paths for w in _attribute_writes(p.read_text(encoding="utf-8"), _module_name(p))
+    ]
+    _fail_on(writes, "reporting/render/ sets an attribute")
+    # the rule sees a write, an augmented write, a deletion and setattr; an item of a local
+    # dict is no attribute
+    probe = "r.metrics = []\nc.rope += 1\ndel c.n\nsetattr(c, 'n', 0)\nfigures['a'] = b''\n"
+    assert _attribute_writes(probe, "m") == [f"m (line {i})" for i in (1, 2, 3, 4)]
 
 
 def test_only_tracking_imports_mlflow():

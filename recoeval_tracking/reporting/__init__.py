@@ -4,7 +4,8 @@
 they are comparable (:func:`comparability`: same data and split; each metric over the runs that
 define it alike, every left-out one named with its reason) and
 computes every interval and test into a :class:`Report`; :func:`write_report` renders it as a
-self-contained HTML page and Markdown. The statistics it computes are plain functions on arrays
+self-contained HTML page and Markdown (the renderers, :mod:`.render`, read the comparison only
+through its read-only view, :mod:`.view`). The statistics it computes are plain functions on arrays
 in :mod:`recoeval_tracking.stats` (``paired_comparison``, ``mean_ci``, ``adjust_pvalues``, ...),
 usable on any paired per-user values; the names that moved there still read from here, with a
 :class:`DeprecationWarning`, for one release.
@@ -12,13 +13,21 @@ usable on any paired per-user values; the names that moved there still read from
 
 from __future__ import annotations
 
-from . import latex as _latex  # noqa: F401 - registers Comparison.to_latex
 from ._moved import moved_names
 from .comparability import Comparability, check_comparable, comparability
 from .compare import Comparison, compare
 from .posthoc import POSTHOCS, pairwise_cliques, pairwise_tests
 from .power import detectable_text
-from .render import metric_table, render_figures, render_html, render_markdown, write_report
+from .render import (  # importing the renderers registers Comparison.to_html, to_latex, ...
+    catalogue_table,
+    headline_metrics,
+    metric_table,
+    render_figures,
+    render_html,
+    render_markdown,
+    summary_table,
+    write_report,
+)
 from .replicates import (
     aggregate_replicates,
     check_replicates,
@@ -29,7 +38,6 @@ from .report import TESTS, Report, SliceTable, build_report
 from .runs import FINGERPRINT_KINDS, RunData, fingerprints_from
 from .slices import SLICE_KINDS, user_popularity_share
 from .stats import FAMILIES, significance_mark
-from .summary import catalogue_table, headline_metrics, summary_table
 
 __all__ = [
     "compare",
@@ -72,51 +80,5 @@ __all__ = [
     "write_report",
 ]
 
-#: The statistics on arrays moved to :mod:`recoeval_tracking.stats`: read from here with a
-#: warning, for one release.
-_MOVED = dict.fromkeys(
-    (
-        # intervals
-        "t_interval",
-        "bootstrap_ci",
-        "mean_ci",
-        "MeanCI",
-        "bca_interval",
-        # paired tests
-        "paired_t_test",
-        "wilcoxon_test",
-        "sign_test",
-        "randomization_test",
-        "paired_comparison",
-        "PairedComparison",
-        # corrections
-        "CORRECTIONS",
-        "adjust_pvalues",
-        # effect sizes
-        "cohens_dz",
-        "effect_size",
-        "EffectSize",
-        "relative_difference",
-        "DEFAULT_TEST",
-        # equivalence and the Bayesian verdicts
-        "VERDICTS",
-        "BayesianVerdict",
-        "bayesian_signed_rank",
-        "bayesian_paired_t",
-        "tost_paired",
-        "resolve_rope",
-        # replicates that share training data
-        "CORRECTION_FOR",
-        "CorrectedT",
-        "corrected_resampled_t",
-        "correlated_t_verdict",
-        # power and sample size
-        "power_paired",
-        "minimum_detectable_difference",
-        "sample_size",
-        "corrected_alpha",
-    ),
-    "recoeval_tracking.stats",
-)
 
-__getattr__ = moved_names(__name__, _MOVED)
+__getattr__ = moved_names(__name__)

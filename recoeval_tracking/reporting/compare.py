@@ -62,6 +62,7 @@ from .report import (
     build_report,
     correct_replicate_tests,
     detect_replicate_key,
+    setting_options,
 )
 from .runs import _lower_better
 from .verdicts import VerdictMethods, cd_diagram_for
@@ -172,21 +173,9 @@ def compare(
     -------
     Comparison
     """
-    _check_settings(
-        _FUNC,
-        correction,
-        test,
-        n_permutations,
-        n_bootstrap,
-        seed,
-        confidence,
-        alpha,
-        allow_mismatch,
-        user_features,
-        slices,
-        lower_is_better,
-        family,
-    )
+    # build_report's options, checked before any run is read (build_report checks them again)
+    options = setting_options(locals())
+    _check_settings(_FUNC, **options)
     check_rope(rope, _FUNC)
     if posthoc not in POSTHOCS:
         raise param_error("posthoc", _FUNC, f"one of {list(POSTHOCS)}", posthoc)
@@ -197,21 +186,11 @@ def compare(
     labels = check_labels(labels, _FUNC)
     groups, key = group_datasets(read, datasets, dataset_key, _FUNC)
     kw: dict[str, Any] = {
+        **options,
         "metrics": metrics,
-        "slices": slices,
-        "correction": correction,
-        "test": test,
-        "n_permutations": n_permutations,
-        "n_bootstrap": n_bootstrap,
-        "seed": seed,
-        "confidence": confidence,
-        "alpha": alpha,
-        "allow_mismatch": allow_mismatch,
-        "user_features": user_features,
         "lower_is_better": tuple(lower_is_better),
         "config": config,
         "group_by": group_by,
-        "family": family,
         "labels": labels,
         "_check_names": False,
         "_func": _FUNC,

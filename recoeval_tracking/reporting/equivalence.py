@@ -17,22 +17,8 @@ from ._moved import moved_names
 
 __all__ = ["check_rope_metrics", "unknown_rope_metrics", "rope_metrics_text", "rope_text"]
 
-_MOVED = dict.fromkeys(
-    (
-        "VERDICTS",
-        "BayesianVerdict",
-        "decide",
-        "resolve_rope",
-        "bayesian_signed_rank",
-        "bayesian_paired_t",
-        "tost_paired",
-        "t_posterior_probs",
-    ),
-    "recoeval_tracking.stats",
-)
-_MOVED["BOUNDARY_TOL"] = "recoeval_tracking.stats._equivalence"
 
-__getattr__ = moved_names(__name__, _MOVED)
+__getattr__ = moved_names(__name__)
 
 
 def unknown_rope_metrics(

@@ -24,6 +24,7 @@ from here, with a :class:`DeprecationWarning`, for one release.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -46,13 +47,8 @@ __all__ = [
     "cd_cliques",
 ]
 
-#: Names that moved to :mod:`recoeval_tracking.stats`: read from here with a warning.
-_MOVED = dict.fromkeys(
-    ("win_tie_loss", "min_attainable_p", "too_few_pairs", "nemenyi_q", "critical_difference"),
-    "recoeval_tracking.stats",
-)
 
-__getattr__ = moved_names(__name__, _MOVED)
+__getattr__ = moved_names(__name__)
 
 
 #: Appended to a mark when the pairs are too few for a distribution-free test to reach alpha.
@@ -133,25 +129,12 @@ def rank_table(table, lower_is_better: bool = False) -> pd.DataFrame:
 
 
 @dataclass(frozen=True)
-class FriedmanResult:
-    """The Friedman test over ``n_datasets`` datasets and ``n_systems`` systems, its mean ranks
-    labelled with the systems' names (the fields of
-    :class:`recoeval_tracking.stats.FriedmanResult`).
-
-    ``statistic`` is the chi-square statistic (tie-corrected unless asked otherwise),
-    ``pvalue`` its p-value with ``k - 1`` degrees of freedom; ``iman_davenport`` is
-    ``F_F = (N - 1) chi2 / (N (k - 1) - chi2)`` with its p-value from ``F(k-1, (k-1)(N-1))``
-    (Iman & Davenport 1980), NaN when every dataset ranks the systems alike. ``note`` says why
-    a value is NaN (empty when none is)."""
+class FriedmanResult(st.FriedmanResult):
+    """The Friedman test's result (:class:`recoeval_tracking.stats.FriedmanResult`, whose
+    fields it has and documents) with its ``mean_ranks`` labelled: a :class:`pandas.Series`
+    indexed by the systems' names."""
 
     mean_ranks: pd.Series
-    statistic: float
-    pvalue: float
-    iman_davenport: float
-    pvalue_iman_davenport: float
-    n_datasets: int
-    n_systems: int
-    note: str = ""
 
 
 def friedman_test(
@@ -162,16 +145,8 @@ def friedman_test(
     columns. Datasets with a NaN are left out."""
     t = _table(table, "rank_table")
     r = st.friedman_test(t.to_numpy(), lower_is_better, tie_correction)
-    return FriedmanResult(
-        pd.Series(r.mean_ranks, index=t.columns),
-        r.statistic,
-        r.pvalue,
-        r.iman_davenport,
-        r.pvalue_iman_davenport,
-        r.n_datasets,
-        r.n_systems,
-        r.note,
-    )
+    fields = {f.name: getattr(r, f.name) for f in dataclasses.fields(r)}
+    return FriedmanResult(**{**fields, "mean_ranks": pd.Series(r.mean_ranks, index=t.columns)})
 
 
 def nemenyi_pvalues(mean_ranks: pd.Series, n: int) -> pd.DataFrame:

@@ -15,19 +15,8 @@ from ._moved import moved_names
 
 __all__ = ["detectable_text", "POWER_BASIS"]
 
-_MOVED = dict.fromkeys(
-    (
-        "power_paired",
-        "minimum_detectable_difference",
-        "sample_size",
-        "corrected_alpha",
-        "detectable_difference",
-        "WILCOXON_ARE",
-    ),
-    "recoeval_tracking.stats",
-)
 
-__getattr__ = moved_names(__name__, _MOVED)
+__getattr__ = moved_names(__name__)
 
 
 def detectable_text(mde: float, observed: float, precision: int = 3) -> str:

@@ -27,6 +27,7 @@ metric's comparisons with the baseline (default) or every (run, metric) comparis
 
 from __future__ import annotations
 
+import inspect
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -453,21 +454,7 @@ def build_report(
     """
     func = _func
     runs = _check_runs(runs, func)
-    settings = _check_settings(
-        func,
-        correction,
-        test,
-        n_permutations,
-        n_bootstrap,
-        seed,
-        confidence,
-        alpha,
-        allow_mismatch,
-        user_features,
-        slices,
-        lower_is_better,
-        family,
-    )
+    settings = _check_settings(func, **setting_options(locals()))
     labels = check_labels(labels, func)
     if _check_names:
         check_option_names(runs, lower_is_better=lower_is_better, group_by=group_by, func=func)
@@ -590,8 +577,15 @@ def protocol_text(settings: Mapping[str, Any]) -> str:
     return " ".join(parts)
 
 
+def setting_options(scope: Mapping[str, Any]) -> dict[str, Any]:
+    """The options :func:`_check_settings` checks, by name, from the ``locals()`` of
+    :func:`build_report` or :func:`~.compare.compare` (whose parameters share those names)."""
+    return {name: scope[name] for name in _SETTING_NAMES}
+
+
 def _check_settings(
     func: str,
+    *,
     correction: Any,
     test: Any,
     n_permutations: Any,
@@ -605,8 +599,8 @@ def _check_settings(
     lower_is_better: Any,
     family: Any,
 ) -> dict[str, Any]:
-    """Check :func:`build_report`'s options (in the order of its signature); returns the
-    statistical settings of the report."""
+    """Check :func:`build_report`'s options (:func:`~.compare.compare` checks them before it
+    reads any run); returns the statistical settings of the report."""
     if correction not in st.CORRECTIONS:
         raise param_error("correction", func, f"one of {list(st.CORRECTIONS)}", correction)
     if test not in TESTS:
@@ -644,6 +638,10 @@ def _check_settings(
         "lower_is_better": list(lower_is_better),
         "family": family,
     }
+
+
+#: The options :func:`_check_settings` checks, in the order of its signature.
+_SETTING_NAMES = tuple(inspect.signature(_check_settings).parameters)[1:]
 
 
 @dataclass

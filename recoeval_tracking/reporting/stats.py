@@ -16,35 +16,8 @@ from ._moved import moved_names
 
 __all__ = ["FAMILIES", "permutations_for", "significance_mark", "percent"]
 
-#: Names that moved to :mod:`recoeval_tracking.stats`: read from here with a warning.
-_MOVED = dict.fromkeys(
-    (
-        "CORRECTIONS",
-        "MeanCI",
-        "PairedComparison",
-        "t_interval",
-        "bootstrap_counts",
-        "bootstrap_means",
-        "bootstrap_ci",
-        "bca_interval",
-        "mean_ci",
-        "sign_flips",
-        "all_sign_vectors",
-        "auto_permutations",
-        "randomization_pvalues",
-        "randomization_test",
-        "paired_t_test",
-        "wilcoxon_test",
-        "sign_test",
-        "cohens_dz",
-        "paired_comparison",
-        "adjust_pvalues",
-    ),
-    "recoeval_tracking.stats",
-)
-_MOVED["_percentile_bounds"] = "recoeval_tracking.stats._intervals"
 
-__getattr__ = moved_names(__name__, _MOVED)
+__getattr__ = moved_names(__name__)
 
 
 def percent(confidence: float) -> str:

@@ -47,6 +47,18 @@ resampling                    ``bootstrap_counts``, ``bootstrap_means``, ``sign_
 
 from __future__ import annotations
 
+from . import (
+    _corrections,
+    _effects,
+    _equivalence,
+    _friedman,
+    _intervals,
+    _paired,
+    _posthoc,
+    _power,
+    _replicates,
+    _resampling,
+)
 from ._corrections import CORRECTIONS, adjust_pvalues, corrected_alpha, too_few_pairs
 from ._effects import EffectSize, cohens_dz, effect_size, relative_difference, win_tie_loss
 from ._equivalence import (
@@ -106,75 +118,16 @@ from ._resampling import (
     sign_flips,
 )
 
+#: Every name of each concept's module (its own ``__all__``), in the order of the table above.
 __all__ = [
-    # paired tests
-    "paired_t_test",
-    "wilcoxon_test",
-    "sign_test",
-    "randomization_test",
-    "paired_comparison",
-    "PairedComparison",
-    "DEFAULT_TEST",
-    "min_attainable_p",
-    # intervals
-    "t_interval",
-    "bootstrap_ci",
-    "bca_interval",
-    "mean_ci",
-    "MeanCI",
-    # corrections
-    "CORRECTIONS",
-    "adjust_pvalues",
-    "corrected_alpha",
-    "too_few_pairs",
-    # effect sizes
-    "effect_size",
-    "EffectSize",
-    "relative_difference",
-    "cohens_dz",
-    "win_tie_loss",
-    # equivalence and the Bayesian verdicts
-    "resolve_rope",
-    "tost_paired",
-    "bayesian_paired_t",
-    "bayesian_signed_rank",
-    "t_posterior_probs",
-    "decide",
-    "BayesianVerdict",
-    "VERDICTS",
-    # replicates that share training data (folds, seeds)
-    "corrected_resampled_t",
-    "CorrectedT",
-    "correlated_t_verdict",
-    "ratio_test_train",
-    "CORRECTION_FOR",
-    # power and sample size
-    "power_paired",
-    "minimum_detectable_difference",
-    "sample_size",
-    "detectable_difference",
-    "WILCOXON_ARE",
-    # post-hoc tests over every pair of systems
-    "pairwise_tests",
-    "pairwise_cliques",
-    "tukey_hsd",
-    "TukeyHSD",
-    # many datasets: the Friedman family (Demšar 2006)
-    "friedman_test",
-    "FriedmanResult",
-    "rank_table",
-    "nemenyi_q",
-    "critical_difference",
-    "nemenyi_pvalues",
-    "posthoc_vs_control",
-    "ControlComparison",
-    "cd_cliques",
-    # resampling shared by many columns
-    "bootstrap_counts",
-    "bootstrap_means",
-    "sign_flips",
-    "all_sign_vectors",
-    "auto_permutations",
-    "randomization_pvalues",
-    "FLIP_BLOCK",
+    *_paired.__all__,
+    *_intervals.__all__,
+    *_corrections.__all__,
+    *_effects.__all__,
+    *_equivalence.__all__,
+    *_replicates.__all__,
+    *_power.__all__,
+    *_posthoc.__all__,
+    *_friedman.__all__,
+    *_resampling.__all__,
 ]

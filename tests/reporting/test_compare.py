@@ -16,7 +16,7 @@ from scipy import stats
 import recoeval_tracking as rt
 from recoeval_tracking import InputError
 from recoeval_tracking import stats as st
-from recoeval_tracking.reporting.latex import structure_problems
+from recoeval_tracking.reporting.render.latex import structure_problems
 from recoeval_tracking.reporting.report import build_report
 
 

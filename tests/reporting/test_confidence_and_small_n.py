@@ -12,8 +12,8 @@ from scipy import stats
 import recoeval_tracking as rt
 from recoeval_tracking.reporting import multisystem as ms
 from recoeval_tracking.reporting import stats as st
-from recoeval_tracking.reporting.figures import comparison_plot
 from recoeval_tracking.reporting.render import render_html, render_markdown
+from recoeval_tracking.reporting.render.figures import comparison_plot
 from recoeval_tracking.reporting.report import build_report
 from recoeval_tracking.reporting.runs import RunData
 

@@ -202,34 +202,20 @@ def test_command_refuses_different_split_fingerprints(job_dirs, store_uri, tmp_p
     info["split_fingerprint"] = "0123456789abcdef"
     (changed / "dataset.json").write_text(json.dumps(info))
     dirs = [str(job_dirs["popularity"]), str(changed)]
-    env = {k: v for k, v in os.environ.items() if not k.startswith("MLFLOW_")}
     cmd = [
-        sys.executable,
-        "-m",
-        "recoeval_tracking.app.report",
         f"select.job_dirs=[{','.join(dirs)}]",
         f"output.dir={tmp_path / 'out'}",
         "output.log_to_mlflow=false",
         "n_bootstrap=50",
         "n_permutations=50",
     ]
-    proc = subprocess.run(
-        cmd, check=False, capture_output=True, text=True, cwd=tmp_path, env=env, timeout=300
-    )
+    proc = _run_report(tmp_path, *cmd)
     assert proc.returncode == 2, proc.stderr
     assert "not comparable: the split fingerprint differs" in proc.stderr
     assert "0123456789abcdef" in proc.stderr and "allow_mismatch=true" in proc.stderr
     assert not (tmp_path / "out" / "report.html").exists()
 
-    proc = subprocess.run(
-        cmd + ["allow_mismatch=true", "slices=[]"],
-        check=False,
-        capture_output=True,
-        text=True,
-        cwd=tmp_path,
-        env=env,
-        timeout=300,
-    )
+    proc = _run_report(tmp_path, *cmd, "allow_mismatch=true", "slices=[]")
     assert proc.returncode == 0, proc.stderr
     assert "NOT COMPARABLE" in (tmp_path / "out" / "report.html").read_text()
 
@@ -243,30 +229,33 @@ def test_selection_errors(store_uri, tmp_path):
         run_report({"tracking": {"uri": store_uri}, "select": {"sweep_id": "nope"}})
 
 
-def _report_cmd(*overrides: str) -> list[str]:
-    return [sys.executable, "-m", "recoeval_tracking.app.report", *overrides]
+def _run_report(cwd, *overrides: str) -> subprocess.CompletedProcess:
+    """``recoeval-report`` with ``overrides``, run in ``cwd`` without the environment's MLflow
+    settings."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MLFLOW_")}
+    return subprocess.run(
+        [sys.executable, "-m", "recoeval_tracking.app.report", *overrides],
+        check=False,
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        env=env,
+        timeout=300,
+    )
 
 
 def test_command_takes_a_metric_list_and_says_what_it_does(job_dirs, tmp_path):
     """``metrics=[...]`` is a plain list of the report's config (not a config group), and the
     command says what it is doing while it runs."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("MLFLOW_")}
     dirs = ",".join(str(job_dirs[m]) for m in ("popularity", "als"))
-    proc = subprocess.run(
-        _report_cmd(
-            f"select.job_dirs=[{dirs}]",
-            f"output.dir={tmp_path}",
-            "output.log_to_mlflow=false",
-            "n_bootstrap=20",
-            "metrics=[ndcg_at_10,p_at_10]",
-            "slices=[]",
-        ),
-        check=False,
-        capture_output=True,
-        text=True,
-        cwd=tmp_path,
-        env=env,
-        timeout=300,
+    proc = _run_report(
+        tmp_path,
+        f"select.job_dirs=[{dirs}]",
+        f"output.dir={tmp_path}",
+        "output.log_to_mlflow=false",
+        "n_bootstrap=20",
+        "metrics=[ndcg_at_10,p_at_10]",
+        "slices=[]",
     )
     assert proc.returncode == 0, proc.stderr
     assert "2 runs read; computing intervals and paired tests" in proc.stderr

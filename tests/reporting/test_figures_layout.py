@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 from report_runs import synthetic_run
 
-from recoeval_tracking.reporting import figures
+from recoeval_tracking.reporting.render import figures
 from recoeval_tracking.reporting.report import build_report
 
 #: Text may overhang the canvas by this many pixels (antialiasing), no more.

@@ -4,31 +4,20 @@ same arrays, under the systems' names (Demšar's Table 6 as the worked example).
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pandas as pd
 import pytest
+from demsar import DEMSAR_TABLE6
 
 from recoeval_tracking import stats as st
 from recoeval_tracking.reporting import multisystem as ms
 from recoeval_tracking.reporting import posthoc
 
-NAMES = ["C4.5", "C4.5+m", "C4.5+cf", "C4.5+m+cf"]
+NAMES = list(DEMSAR_TABLE6.columns)
 # Demšar (2006), Table 6, the first nine data sets (the systems in Table 6's order)
-TABLE = pd.DataFrame(
-    [
-        [0.763, 0.768, 0.771, 0.798],
-        [0.599, 0.591, 0.590, 0.569],
-        [0.954, 0.971, 0.968, 0.967],
-        [0.628, 0.661, 0.654, 0.657],
-        [0.882, 0.888, 0.886, 0.898],
-        [0.936, 0.931, 0.916, 0.931],
-        [0.661, 0.668, 0.609, 0.685],
-        [0.583, 0.583, 0.563, 0.625],
-        [0.775, 0.838, 0.866, 0.875],
-    ],
-    index=[f"ds{i}" for i in range(9)],
-    columns=NAMES,
-)
+TABLE = DEMSAR_TABLE6.iloc[:9]
 
 
 def test_friedman_ranks_and_nemenyi_carry_the_names():
@@ -37,13 +26,18 @@ def test_friedman_ranks_and_nemenyi_carry_the_names():
     assert list(res.mean_ranks.index) == NAMES
     np.testing.assert_array_equal(res.mean_ranks.to_numpy(), ref.mean_ranks)
     assert (res.statistic, res.pvalue, res.n_datasets) == (ref.statistic, ref.pvalue, 9)
+    # one definition of the fields: the labelled result is the statistics' own, ranks named
+    assert isinstance(res, st.FriedmanResult)
+    others = [f.name for f in dataclasses.fields(ref) if f.name != "mean_ranks"]
+    assert [f.name for f in dataclasses.fields(res)] == ["mean_ranks", *others]
+    assert [getattr(res, n) for n in others] == [getattr(ref, n) for n in others]
     p = ms.nemenyi_pvalues(res.mean_ranks, 9)
     assert list(p.index) == list(p.columns) == NAMES
     np.testing.assert_array_equal(p.to_numpy(), st.nemenyi_pvalues(ref.mean_ranks, 9))
     with_nan = TABLE.copy()
     with_nan.iloc[2, 1] = np.nan
     ranks = ms.rank_table(with_nan)
-    assert "ds2" not in ranks.index and list(ranks.columns) == NAMES
+    assert TABLE.index[2] not in ranks.index and list(ranks.columns) == NAMES
     np.testing.assert_array_equal(ranks.to_numpy(), st.rank_table(with_nan.to_numpy()))
 
 

@@ -21,8 +21,8 @@ from recoeval_tracking import InputError
 from recoeval_tracking.app.report import run_report
 from recoeval_tracking.jobdir import write_job_dir
 from recoeval_tracking.metrics.evaluate import metric_fingerprints
-from recoeval_tracking.reporting.figures import comparison_plot
 from recoeval_tracking.reporting.render import render_markdown
+from recoeval_tracking.reporting.render.figures import comparison_plot
 from recoeval_tracking.reporting.report import build_report
 
 FAST = {"n_bootstrap": 20, "n_permutations": 20}

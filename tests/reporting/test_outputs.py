@@ -6,17 +6,17 @@ from __future__ import annotations
 import pytest
 
 import recoeval_tracking.reporting  # noqa: F401 - the package imports every renderer
-from recoeval_tracking.reporting import figures, latex, render
 from recoeval_tracking.reporting.compare import Comparison
 from recoeval_tracking.reporting.outputs import OUTPUTS, output
+from recoeval_tracking.reporting.render import figures, html, latex, markdown, write
 
 
 def test_every_output_is_registered_by_its_renderer():
     assert OUTPUTS["latex"] is latex.comparison_latex
     assert OUTPUTS["effects_latex"] is latex.effects_latex
-    assert OUTPUTS["html"] is render.render_html
-    assert OUTPUTS["markdown"] is render.render_markdown
-    assert OUTPUTS["write"] is render.write_report
+    assert OUTPUTS["html"] is html.render_html
+    assert OUTPUTS["markdown"] is markdown.render_markdown
+    assert OUTPUTS["write"] is write.write_report
     assert OUTPUTS["plot"] is figures.comparison_plot
     assert OUTPUTS["cd_figure"] is figures.cd_figure
 

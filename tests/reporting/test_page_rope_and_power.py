@@ -11,9 +11,9 @@ import pytest
 from report_runs import synthetic_run
 
 import recoeval_tracking as rt
-from recoeval_tracking.reporting.latex import effects_latex
 from recoeval_tracking.reporting.power import POWER_BASIS, detectable_text
-from recoeval_tracking.reporting.sections import rope_text, verdict_table
+from recoeval_tracking.reporting.render.latex import effects_latex
+from recoeval_tracking.reporting.render.sections import rope_text, verdict_table
 from recoeval_tracking.stats import (
     WILCOXON_ARE,
     detectable_difference,

@@ -11,7 +11,7 @@ from scipy import stats
 
 import recoeval_tracking as rt
 from recoeval_tracking.reporting.render import render_html, render_markdown
-from recoeval_tracking.reporting.sections import effect_table, md_escape
+from recoeval_tracking.reporting.render.sections import effect_table, md_escape
 
 
 @pytest.fixture(scope="module")
@@ -73,7 +73,7 @@ def test_without_a_non_significant_difference_the_power_column_is_left_out():
 def test_a_p_value_that_underflowed_reads_as_a_bound():
     """A p-value below what a double holds came out of the test as 0 and was shown as
     '0.00e+00', as if the difference were certain."""
-    from recoeval_tracking.reporting.sections import _p
+    from recoeval_tracking.reporting.render.sections import _p
 
     assert _p(0.0) == "< 1e-300"
     assert _p(3.1e-11) == "3.10e-11" and _p(0.0123) == "0.0123" and _p(float("nan")) == "–"

@@ -16,7 +16,7 @@ from _rundata import evaluate_model
 import recoeval_tracking as rt
 from recoeval_tracking import InputError
 from recoeval_tracking.jobdir import write_job_dir
-from recoeval_tracking.reporting.latex import structure_problems
+from recoeval_tracking.reporting.render.latex import structure_problems
 
 MODELS = ("popularity", "random", "item_knn")
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 from report_runs import synthetic_run
 
 from recoeval_tracking.reporting.render import render_html, render_markdown
+from recoeval_tracking.reporting.render.summary import Best, headline_metrics, summary_table
 from recoeval_tracking.reporting.report import build_report
-from recoeval_tracking.reporting.summary import Best, headline_metrics, summary_table
 
 
 def test_headline_metrics_put_the_usual_ones_first():
@@ -39,7 +39,7 @@ def test_summary_comes_first_with_marks_and_the_best_in_bold():
 def test_catalogue_columns_read_alike_down_their_rows():
     """A share of 1 was shown as '1' beside '0.9990' (pop_rsp_at_10 of a popularity baseline);
     a count keeps no decimals."""
-    from recoeval_tracking.reporting.summary import catalogue_table
+    from recoeval_tracking.reporting.render.summary import catalogue_table
 
     runs = [synthetic_run(name, {"ndcg_at_10": 0.3}, seed=j) for j, name in enumerate("abc")]
     for run, share, count, coverage in zip(runs, (1.0, 0.999, 0.25), (47, 309, 380), (1, 1, 1)):

@@ -6,8 +6,8 @@ import numpy as np
 import pandas as pd
 
 import recoeval_tracking as rt
+from recoeval_tracking.reporting.render.summary import summary_table
 from recoeval_tracking.reporting.runs import RunData
-from recoeval_tracking.reporting.summary import summary_table
 
 
 def test_every_baseline_is_marked_in_the_summary():

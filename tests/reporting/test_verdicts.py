@@ -10,7 +10,7 @@ from report_runs import synthetic_run
 
 import recoeval_tracking as rt
 from recoeval_tracking import InputError
-from recoeval_tracking.reporting.sections import md_escape
+from recoeval_tracking.reporting.render.sections import md_escape
 from recoeval_tracking.stats import (
     bayesian_signed_rank,
     corrected_resampled_t,
@@ -152,7 +152,7 @@ def test_users_needed_and_the_page(cmp):
 
 
 def test_effects_latex_leads_with_the_difference(cmp):
-    from recoeval_tracking.reporting.latex import structure_problems
+    from recoeval_tracking.reporting.render.latex import structure_problems
 
     tex = cmp.effects_to_latex(["ndcg_at_10"], caption="Effects.")
     assert structure_problems(tex) == []
@@ -165,7 +165,7 @@ def test_effects_latex_leads_with_the_difference(cmp):
 
 
 def test_effects_latex_with_a_rope_adds_the_verdict(cmp):
-    from recoeval_tracking.reporting.latex import structure_problems
+    from recoeval_tracking.reporting.render.latex import structure_problems
 
     tex = cmp.effects_to_latex(["ndcg_at_10"], rope=0.001)
     assert structure_problems(tex) == [] and "& Verdict" in tex

@@ -1,7 +1,7 @@
-"""The statistics' old paths: each name that moved from ``recoeval_tracking.reporting`` to
-``recoeval_tracking.stats`` still reads from its old module, as the same object, with a
-DeprecationWarning naming the new path; the package itself reads no moved name from an old
-path."""
+"""The old paths: each name that moved from ``recoeval_tracking.reporting`` to
+``recoeval_tracking.stats`` (the statistics) or ``recoeval_tracking.reporting.render`` (the
+renderers) still reads from its old module, as the same object, with a DeprecationWarning naming
+the new path; the package itself reads no moved name from an old path."""
 
 from __future__ import annotations
 
@@ -14,30 +14,24 @@ import pytest
 
 import recoeval_tracking.reporting as reporting
 from recoeval_tracking import stats
+from recoeval_tracking.reporting._moved import OLD_PATHS
 
 ROOT = Path(__file__).resolve().parents[2] / "recoeval_tracking"
-
-
-def _old_modules() -> dict[str, dict[str, str]]:
-    """Every reporting module with moved names: its name -> its ``_MOVED``."""
-    names = ["recoeval_tracking.reporting"] + [
-        f"recoeval_tracking.reporting.{m.name}" for m in pkgutil.iter_modules(reporting.__path__)
-    ]
-    out = {}
-    for name in names:
-        moved = vars(importlib.import_module(name)).get("_MOVED")
-        if moved:
-            out[name] = dict(moved)
-    return out
-
-
-OLD = _old_modules()
+OLD = OLD_PATHS
 CASES = [(old, name) for old, moved in OLD.items() for name in moved]
 
 
 def test_the_old_modules_are_found():
     assert {"recoeval_tracking.reporting", "recoeval_tracking.reporting.stats"} <= set(OLD)
     assert ("recoeval_tracking.reporting.stats", "wilcoxon_test") in CASES
+    assert ("recoeval_tracking.reporting.latex", "comparison_latex") in CASES
+    # every module of the package that serves old paths is in the table, and no other
+    serving = {
+        f"recoeval_tracking.reporting.{m.name}"
+        for m in pkgutil.iter_modules(reporting.__path__)
+        if "__getattr__" in vars(importlib.import_module(f"recoeval_tracking.reporting.{m.name}"))
+    }
+    assert serving | {"recoeval_tracking.reporting"} == set(OLD)
 
 
 @pytest.mark.parametrize(("old", "name"), CASES, ids=[f"{o}.{n}" for o, n in CASES])
@@ -50,8 +44,9 @@ def test_a_moved_name_reads_from_its_old_path_with_a_warning(old, name):
     assert f"{old}.{name} has moved to {new}.{name}" in str(warning.message)
     assert warning.filename == __file__  # pointed at the caller, not at the shim
     assert value is getattr(importlib.import_module(new), name)
-    # a public name moved to the public package; only private helpers point at a module of it
-    assert (new == "recoeval_tracking.stats") is (name in stats.__all__)
+    # a public statistic moved to the public package; only private helpers point at a module of it
+    if new.startswith("recoeval_tracking.stats"):
+        assert (new == "recoeval_tracking.stats") is (name in stats.__all__)
     assert name not in getattr(module, "__all__", [])
 
 
