@@ -1,0 +1,119 @@
+"""What a sweep says when it ends, whatever it tracks, and what a study says of its failed jobs.
+
+A newcomer's study: their own model (a class of theirs, through ``--config-dir``), one of whose
+configurations scores NaN for every item (a bug of theirs), tuned against a tuned baseline on a
+split with a validation part, with ``tracking=none``. The sweep must say at once that the job
+failed, go on, end with the leaderboard a tracked sweep prints, and state on its protocol line
+that the system chose among fewer configurations than its budget.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from .conftest import QUIET, TINY_DATA, clean_env
+
+MODEL = '''
+import numpy as np
+
+
+class Flaky:
+    """Item popularity; with broken=True every score is NaN (the job then fails)."""
+
+    def __init__(self, broken=False):
+        self.broken = broken
+
+    def fit(self, train):
+        self.counts = np.asarray(train.sum(axis=0), dtype=float).ravel()
+        return self
+
+    def score_users(self, user_indices):
+        scores = np.tile(self.counts, (len(user_indices), 1))
+        return scores * np.nan if self.broken else scores
+'''
+
+
+@pytest.fixture(scope="module")
+def study(tmp_path_factory):
+    """The untracked study above, run once as the console command would (a failed job fails
+    the process, whose exit handlers print the end)."""
+    root = tmp_path_factory.mktemp("newcomer")
+    (root / "flaky_models.py").write_text(MODEL)
+    (root / "conf" / "model").mkdir(parents=True)
+    (root / "conf" / "model" / "flaky.yaml").write_text(
+        "_target_: flaky_models.Flaky\nbroken: false\n"
+    )
+    proc = run_process(
+        [
+            sys.executable,
+            "-m",
+            "recoeval_tracking",
+            "-m",
+            "--config-dir",
+            "conf",
+            "model=flaky",
+            "model.broken=true,false",
+            "split.validation_fraction=0.2",
+            "baselines=[popularity]",
+            "hydra.sweep.dir=multirun/study",
+            "tracking=none",
+            *TINY_DATA,
+            *QUIET,
+        ],
+        root,
+    )
+    return root, proc
+
+
+def run_process(cmd: list[str], cwd: Path) -> subprocess.CompletedProcess:
+    """``cmd`` in ``cwd``, its stderr merged into its stdout in the order written (what a
+    terminal shows)."""
+    return subprocess.run(
+        cmd,
+        cwd=cwd,
+        env=clean_env(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+
+
+def _tested(root: Path) -> dict[str, float]:
+    """ndcg_at_10 of each tested job, read from its own metrics.json, by model option."""
+    out = {}
+    for folder in sorted((root / "multirun" / "study").iterdir()):
+        overrides = folder / ".hydra" / "overrides.yaml"
+        metrics = folder / "metrics.json"
+        if not metrics.is_file() or "phase=test" not in overrides.read_text():
+            continue
+        model = re.search(r"model=(\w+)", overrides.read_text()).group(1)
+        out[model] = json.loads(metrics.read_text())["ndcg_at_10"]
+    return out
+
+
+def test_an_untracked_sweep_ends_with_its_leaderboard(study):
+    root, proc = study
+    assert proc.returncode == 1  # the failed job fails the sweep, as Hydra's sweeps do
+    end = proc.stdout[proc.stdout.index("(not tracked): ") :]
+    assert end.splitlines()[0].endswith(
+        "2 tested configurations (3 more evaluated on validation only), best first by "
+        "ndcg_at_10 on test:"
+    )
+    tested = _tested(root)
+    assert sorted(tested) == ["flaky", "popularity"]
+    rows = end.splitlines()[2:4]  # after the line's end and the table's header
+    assert [r.split()[0] for r in rows] == ["1", "2"]
+    for model in tested:  # each tested job once, with the value its own folder holds
+        (row,) = [r for r in rows if r.split()[1] == model]
+        assert f"{tested[model]:.4f}" in row.split()
+    assert "flaky broken=False" in end and "(baseline)" in end
+    assert "against each baseline on ndcg_at_10:" in end
+    assert "compare them with paired tests: recoeval-track-report 'select.job_dirs=[" in end
