@@ -117,3 +117,12 @@ def test_an_untracked_sweep_ends_with_its_leaderboard(study):
     assert "flaky broken=False" in end and "(baseline)" in end
     assert "against each baseline on ndcg_at_10:" in end
     assert "compare them with paired tests: recoeval-track-report 'select.job_dirs=[" in end
+
+
+def test_a_failed_job_is_said_at_once_and_the_sweep_goes_on(study):
+    _, proc = study
+    out = proc.stdout
+    said = out.index("recoeval-track: job #0 of the sweep failed: The evaluation evaluated none")
+    assert out.index("#0 : ") < said < out.index("#1 : ")  # before the next job starts
+    assert "#5 : " in out  # every job ran
+    assert "failed: job #0 " in out
