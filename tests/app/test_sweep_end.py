@@ -126,3 +126,36 @@ def test_a_failed_job_is_said_at_once_and_the_sweep_goes_on(study):
     assert out.index("#0 : ") < said < out.index("#1 : ")  # before the next job starts
     assert "#5 : " in out  # every job ran
     assert "failed: job #0 " in out
+
+
+def test_the_protocol_says_the_failed_configurations_and_the_budgets_unequal(study):
+    root, proc = study
+    line = "failed jobs: flaky 1 of 2 configurations on validation (not chosen from)"
+    assert "protocol: chosen on validation by val NDCG@10 among 2 configurations" in proc.stdout
+    assert line in proc.stdout
+    assert "budget per system (unequal: compare with care):" in proc.stdout
+    record = json.loads((root / "multirun" / "study" / "recoeval_study.json").read_text())
+    assert line in record["protocol"] and record["equal_budgets"] is False
+    assert record["systems"]["flaky"]["failed"] == 1
+
+
+def test_a_failed_test_job_is_named_on_the_protocol_line():
+    """A system whose chosen configuration fails on test has no test number: the line says so
+    (and a system none of whose jobs failed is not named)."""
+    from recoeval_tracking.app.study import Candidate, study_record
+
+    mine = [Candidate([f"model.lam={v}"], "mine", value=v) for v in (1.0, 2.0)]
+    base = [Candidate([f"model.k={v}"], "pop", baseline_rank=0, value=v) for v in (1.0, 2.0)]
+    mine[1].test_failed = True
+    record = study_record(
+        mine + base,
+        {("mine", ()): mine[1], ("pop", ()): base[1]},
+        on_validation=True,
+        objective="ndcg_at_10",
+        refit=True,
+    )
+    assert record["protocol"] == (
+        "chosen on validation by val NDCG@10 among 2 configurations per system, tested once "
+        "(refit on train + validation); failed jobs: mine's tested one (no test number)"
+    )
+    assert record["equal_budgets"] is True  # both chose among their 2 configurations
