@@ -76,12 +76,16 @@ def _selection(cfg: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def load_runs(
-    cfg: Mapping[str, Any], workdir: str | Path, base_dir: str | Path | None = None
+    cfg: Mapping[str, Any],
+    workdir: str | Path,
+    base_dir: str | Path | None = None,
+    progress: Callable[[str], None] | None = None,
 ) -> tuple[list, str | None]:
     """The selected runs as :class:`~recoeval_tracking.reporting.report.RunData`, and the
     tracking URI used (None for job directories and per-user files).
 
-    MLflow runs are downloaded into ``workdir`` (one folder per run).
+    MLflow runs are downloaded into ``workdir`` (one folder per run). ``progress`` is told
+    what was left out (a fair study's selection runs); without it, the log is.
     """
     from ..reporting.runs import RunData
 
@@ -144,11 +148,11 @@ def load_runs(
     # the configurations each system chose, tested once
     chosen = [i for i in found if (i.get("tags") or {}).get("recoeval.phase") != "selection"]
     if len(chosen) < len(found):
-        logger.info(
-            "left out %d selection runs (evaluated on validation only); comparing the %d "
-            "configurations chosen on validation and tested once",
-            len(found) - len(chosen),
-            len(chosen),
+        left, kept = len(found) - len(chosen), len(chosen)
+        (progress or logger.info)(
+            f"left out {left} selection run{'s' if left != 1 else ''} (evaluated on validation "
+            f"only); comparing the {kept} configuration{'s' if kept != 1 else ''} chosen on "
+            "validation and tested once"
         )
     found = chosen
     sweep = _sweep_study(uri, found)
@@ -439,7 +443,7 @@ def run_report(
     )
     with tempfile.TemporaryDirectory(prefix="recoeval-report-") as tmp, _server_calls(uri_given):
         with _step(progress, "reading the selected runs...", "reading the runs"):
-            runs, uri = load_runs(cfg, tmp, base)
+            runs, uri = load_runs(cfg, tmp, base, progress)
         with _step(
             progress,
             f"{len(runs)} runs read; computing intervals and paired tests...",

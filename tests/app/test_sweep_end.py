@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from .conftest import QUIET, TINY_DATA, clean_env
+from .conftest import QUIET, TINY_DATA, clean_env, run_main
 
 MODEL = '''
 import numpy as np
@@ -137,6 +137,34 @@ def test_the_protocol_says_the_failed_configurations_and_the_budgets_unequal(stu
     record = json.loads((root / "multirun" / "study" / "recoeval_study.json").read_text())
     assert line in record["protocol"] and record["equal_budgets"] is False
     assert record["systems"]["flaky"]["failed"] == 1
+
+
+def test_the_selection_runs_a_report_leaves_out_are_said_as_its_other_steps(tmp_path, local_store):
+    """The report command prefixes every step it reports (``recoeval-track-report: ...``)
+    through its progress callback; the selection runs it leaves out go there too."""
+    from recoeval_tracking.app.report import load_runs
+
+    sweep = run_main(
+        [
+            "-m",
+            "model=item_knn",
+            "model.neighbours=5,10",
+            "split.validation_fraction=0.2",
+            *TINY_DATA,
+            *QUIET,
+        ],
+        tmp_path,
+    )
+    assert sweep.returncode == 0, sweep.stderr[-2000:]
+    sweep_id = re.search(r"select\.sweep_id=(\w+)", sweep.stdout).group(1)
+    said: list[str] = []
+    cfg = {"select": {"sweep_id": sweep_id}, "tracking": {"uri": local_store}}
+    runs, _ = load_runs(cfg, tmp_path / "read", tmp_path, progress=said.append)
+    assert len(runs) == 1
+    assert said == [
+        "left out 2 selection runs (evaluated on validation only); comparing the 1 "
+        "configuration chosen on validation and tested once"
+    ]
 
 
 def test_a_failed_test_job_is_named_on_the_protocol_line():
