@@ -100,7 +100,7 @@ def load_runs(
 
         runs += read_per_user_files(sel["files"], sel["format"], base, _PROG)
         return runs, None
-    from ..tracking.client import resolve_tracking_uri
+    from ..tracking.client import _sqlite_path, resolve_tracking_uri
     from ..tracking.search import download_job_artifacts, search_runs_for_report
 
     tracking = dict(cfg.get("tracking") or {})
@@ -114,7 +114,8 @@ def load_runs(
             None,
             "Say which runs to compare, e.g. select.sweep_id=<id>.",
         )
-    db = _sqlite_file(uri, base)
+    # looked at before searching: opening a missing SQLite store creates an empty one
+    db = _sqlite_path(uri)
     if db is not None and not db.is_file():
         given = {k: v for k, v in sel.items() if v}
         raise InputError(
@@ -200,18 +201,6 @@ def _sweep_study(uri: str, found: list[dict[str, Any]]) -> dict[str, Any] | None
                 "equal_budgets": tags.get("recoeval.equal_budgets", "true") == "true",
             }
     return None
-
-
-def _sqlite_file(uri: str, base: Path) -> Path | None:
-    """The database file of a ``sqlite:///`` URI (None for other stores): looked at before
-    searching, because opening a missing SQLite store creates an empty one."""
-    if not uri.startswith("sqlite:///"):
-        return None
-    path = uri[len("sqlite:///") :].split("?", 1)[0]
-    if not path or path == ":memory:":
-        return None
-    p = Path(path)
-    return p if p.is_absolute() else base / p
 
 
 def _popularity_features(runs: list, head: float):
