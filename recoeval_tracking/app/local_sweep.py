@@ -132,9 +132,11 @@ def local_sweep_end_text(sweep_dir: str | Path) -> str:
             leaderboard_text(board),
         ]
     if failed:
+        many = len(failed) != 1
         lines.append(
-            f"failed: job{'s' if len(failed) != 1 else ''} #{', #'.join(failed)} (their "
-            "folders are marked INCOMPLETE; the lines above say why)"
+            f"failed: job{'s' if many else ''} #{', #'.join(failed)} "
+            f"({'their folders are' if many else 'its folder is'} marked INCOMPLETE; the lines "
+            "above say why)"
         )
     study = read_study(sweep_dir)
     if study and study.get("protocol"):
