@@ -37,7 +37,8 @@ def _pairs(overrides: list[str] | None) -> dict[str, str]:
 
 def _swept(jobs: list[Any]) -> list[str]:
     """The keys whose value differs between the jobs (a key some jobs lack counts): what the
-    sweep varied, the grid's and the baselines' search spaces alike."""
+    sweep varied, the grid's, the baselines' and an Optuna search's spaces alike (read over
+    every job, so that a search's one tested job is named after its values too)."""
     pairs = [_pairs(job.overrides) for job in jobs]
     keys = list(dict.fromkeys(k for p in pairs for k in p if k not in _SWEEPER_KEYS))
     return [k for k in keys if len({p.get(k) for p in pairs}) > 1]
@@ -104,12 +105,13 @@ def local_sweep_end_text(sweep_dir: str | Path) -> str:
     from ..tracking.views import leaderboard_text
 
     sweep_dir = Path(sweep_dir)
-    tested, failed, selection = [], [], 0
+    tested, failed, selection, read = [], [], 0, []
     for folder in _job_folders(sweep_dir):
         if job_dir_state(folder) != "complete":
             failed.append(folder.name)
             continue
         job = read_job_dir(folder, per_user=False)
+        read.append(job)
         if (job.config or {}).get("phase") == "selection":
             selection += 1
         else:
@@ -118,7 +120,7 @@ def local_sweep_end_text(sweep_dir: str | Path) -> str:
         return ""
     lines = []
     if tested:
-        board = _board(tested, _swept(tested))
+        board = _board(tested, _swept(read))  # what the whole sweep varied names each run
         n = len(board)
         what = (
             f"{n} tested configuration{'s' if n != 1 else ''} ({selection} more evaluated on "

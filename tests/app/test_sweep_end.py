@@ -187,3 +187,34 @@ def test_a_failed_test_job_is_named_on_the_protocol_line():
         "(refit on train + validation); failed jobs: mine's tested one (no test number)"
     )
     assert record["equal_budgets"] is True  # both chose among their 2 configurations
+
+
+def test_an_untracked_searchs_tested_job_is_named_after_its_values(tmp_path):
+    """An Optuna search tests one configuration: its name on the board carries the values the
+    search chose, as its MLflow run's does."""
+    proc = run_main(
+        [
+            "-m",
+            "hydra/sweeper=optuna",
+            "hydra.sweeper.n_trials=2",
+            "objective=ndcg_at_10",
+            "model=item_knn",
+            "model.neighbours=int(interval(5,50))",
+            "split.validation_fraction=0.2",
+            "tracking=none",
+            *TINY_DATA,
+            *QUIET,
+        ],
+        tmp_path,
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    end = proc.stdout[proc.stdout.index("(not tracked): ") + 15 :].splitlines()
+    assert end[0].startswith("1 tested configuration (2 more evaluated on validation only)")
+    tested = [f for f in (tmp_path / "multirun").glob("*/*/*") if (f / "metrics.json").is_file()]
+    chosen = json.loads(
+        sorted(tested, key=lambda f: int(f.name))[-1].joinpath("job.json").read_text()
+    )
+    assert end[2].split()[1:3] == [
+        "item_knn",
+        f"neighbours={chosen['model']['args']['neighbours']}",
+    ]
