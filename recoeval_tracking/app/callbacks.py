@@ -43,7 +43,9 @@ The parent's tags and name hold the overrides redacted
 (:func:`recoeval_tracking.jobdir.redact.scrub_overrides`); Hydra's own ``multirun.yaml`` keeps
 them as typed.
 
-With ``tracking=none`` the callback does nothing. A single run (no ``-m``) has no parent: its run
+With ``tracking=none`` the callback opens no run; the sweep still ends with its leaderboard,
+protocol, budgets, leakage and report command, read from the job folders
+(:func:`~recoeval_tracking.app.local_sweep.local_sweep_end_text`). A single run (no ``-m``) has no parent: its run
 carries its own job uid as ``recoeval.sweep_id``.
 """
 
@@ -121,6 +123,12 @@ def job_sweep_record(hc: Any) -> dict[str, Any] | None:
     if not sweep_dir.is_absolute():
         sweep_dir = Path(hc.runtime.cwd) / sweep_dir
     return read_sweep_parent(sweep_dir)
+
+
+def _sweep_dir_of(config: DictConfig) -> Path:
+    """The sweep's folder (``hydra.sweep.dir``, relative to the start directory)."""
+    sweep_dir = Path(str(config.hydra.sweep.dir))
+    return sweep_dir if sweep_dir.is_absolute() else Path(config.hydra.runtime.cwd) / sweep_dir
 
 
 def _sweep_overrides(config: DictConfig) -> list[str]:
@@ -256,6 +264,7 @@ class MlflowSweepCallback(JobNameCheck):
         self._previous_sigterm: Any = None
         self._lock_fd: int | None = None
         self._baselines = False
+        self._untracked_dir: Path | None = None  # a sweep with tracking=none: its folder
 
     # -- Hydra hooks ------------------------------------------------------------------------
     def on_multirun_start(self, config: DictConfig, **kwargs: Any) -> None:
@@ -272,6 +281,8 @@ class MlflowSweepCallback(JobNameCheck):
             OmegaConf.to_container(config.tracking, resolve=True) if "tracking" in config else None
         )
         if not isinstance(tracking, dict) or not tracking.get("enabled", False):
+            self._untracked_dir = _sweep_dir_of(config)
+            atexit.register(self._end_untracked)  # a failed job skips on_multirun_end
             return
         from .precheck import check_launcher_store
 
@@ -296,9 +307,7 @@ class MlflowSweepCallback(JobNameCheck):
         base_dir = Path(config.hydra.runtime.cwd)
         uri = tracking_uri_for(tracking, base_dir)
         self._baselines = bool(OmegaConf.select(config, "baselines", default=None))
-        sweep_dir = Path(str(config.hydra.sweep.dir))
-        if not sweep_dir.is_absolute():
-            sweep_dir = base_dir / sweep_dir
+        sweep_dir = _sweep_dir_of(config)
         sweep_dir.mkdir(parents=True, exist_ok=True)
         self._lock_fd = try_lock(sweep_dir / SWEEP_LOCK)  # held until this process ends
         experiment = tracking.get("experiment") or DEFAULT_EXPERIMENT
@@ -330,7 +339,24 @@ class MlflowSweepCallback(JobNameCheck):
         )
 
     def on_multirun_end(self, config: DictConfig, **kwargs: Any) -> None:
+        self._end_untracked()
         self.close("FINISHED")
+
+    def _end_untracked(self) -> None:
+        """A sweep without tracking ends with the lines a tracked one prints, read from its job
+        folders (:func:`~recoeval_tracking.app.local_sweep.local_sweep_end_text`)."""
+        if self._untracked_dir is None:
+            return
+        sweep_dir, self._untracked_dir = self._untracked_dir, None
+        atexit.unregister(self._end_untracked)
+        from .local_sweep import local_sweep_end_text
+
+        try:
+            text = local_sweep_end_text(sweep_dir)
+        except Exception as err:  # noqa: BLE001 - never mask the sweep's own outcome
+            text = f"recoeval: WARNING: could not read the sweep's job folders ({err})."
+        if text:
+            print(text, flush=True)
 
     # -- closing ----------------------------------------------------------------------------
     def close(self, status: str) -> bool:

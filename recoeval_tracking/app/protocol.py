@@ -191,6 +191,7 @@ def protocol_line(
     configurations: Mapping[str, int],
     refit: bool = True,
     whole_space: Iterable[str] = (),
+    failures: Mapping[str, tuple[int, int, int]] | None = None,
 ) -> str:
     """How a study's reported configurations were chosen, in one line.
 
@@ -199,9 +200,37 @@ def protocol_line(
     the others' budget. With a validation part: ``"chosen on validation by val NDCG@10 among
     3 configurations per system, tested once (refit on train + validation)"``; without one:
     ``"chosen on the test split (optimistic: the best of 4 configurations per system on the
-    data it is reported on)"``. Unequal budgets are named system by system.
+    data it is reported on)"``. Unequal budgets are named system by system. ``failures``
+    (system -> its failed selection jobs, its selection jobs, its failed test jobs) adds what
+    the failed jobs took away: ``"; failed jobs: cosine 2 of 6 configurations on validation
+    (not chosen from)"``, ``"mine's tested one (no test number)"``.
     """
-    whole = set(whole_space)
+    return _chosen_line(
+        on_validation, objective, configurations, refit, set(whole_space)
+    ) + _failures_text(failures or {})
+
+
+def _failures_text(failures: Mapping[str, tuple[int, int, int]]) -> str:
+    parts = []
+    for name, (failed, jobs, test_failed) in failures.items():
+        if failed:
+            parts.append(
+                f"{name} {failed} of {jobs} configuration{'s' if jobs != 1 else ''} on "
+                "validation (not chosen from)"
+            )
+        if test_failed:
+            many = f" {test_failed} tested configurations" if test_failed > 1 else "'s tested one"
+            parts.append(f"{name}{many} (no test number)")
+    return "; failed jobs: " + ", ".join(parts) if parts else ""
+
+
+def _chosen_line(
+    on_validation: bool,
+    objective: str | None,
+    configurations: Mapping[str, int],
+    refit: bool,
+    whole: set[str],
+) -> str:
     counts = sorted(set(int(n) for n in configurations.values()))
     if len(counts) == 1:
         n = counts[0]

@@ -76,12 +76,16 @@ def _selection(cfg: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def load_runs(
-    cfg: Mapping[str, Any], workdir: str | Path, base_dir: str | Path | None = None
+    cfg: Mapping[str, Any],
+    workdir: str | Path,
+    base_dir: str | Path | None = None,
+    progress: Callable[[str], None] | None = None,
 ) -> tuple[list, str | None]:
     """The selected runs as :class:`~recoeval_tracking.reporting.report.RunData`, and the
     tracking URI used (None for job directories and per-user files).
 
-    MLflow runs are downloaded into ``workdir`` (one folder per run).
+    MLflow runs are downloaded into ``workdir`` (one folder per run). ``progress`` is told
+    what was left out (a fair study's selection runs); without it, the log is.
     """
     from ..reporting.runs import RunData
 
@@ -96,7 +100,7 @@ def load_runs(
 
         runs += read_per_user_files(sel["files"], sel["format"], base, _PROG)
         return runs, None
-    from ..tracking.client import resolve_tracking_uri
+    from ..tracking.client import _sqlite_path, resolve_tracking_uri
     from ..tracking.search import download_job_artifacts, search_runs_for_report
 
     tracking = dict(cfg.get("tracking") or {})
@@ -110,7 +114,8 @@ def load_runs(
             None,
             "Say which runs to compare, e.g. select.sweep_id=<id>.",
         )
-    db = _sqlite_file(uri, base)
+    # looked at before searching: opening a missing SQLite store creates an empty one
+    db = _sqlite_path(uri)
     if db is not None and not db.is_file():
         given = {k: v for k, v in sel.items() if v}
         raise InputError(
@@ -144,11 +149,11 @@ def load_runs(
     # the configurations each system chose, tested once
     chosen = [i for i in found if (i.get("tags") or {}).get("recoeval.phase") != "selection"]
     if len(chosen) < len(found):
-        logger.info(
-            "left out %d selection runs (evaluated on validation only); comparing the %d "
-            "configurations chosen on validation and tested once",
-            len(found) - len(chosen),
-            len(chosen),
+        left, kept = len(found) - len(chosen), len(chosen)
+        (progress or logger.info)(
+            f"left out {left} selection run{'s' if left != 1 else ''} (evaluated on validation "
+            f"only); comparing the {kept} configuration{'s' if kept != 1 else ''} chosen on "
+            "validation and tested once"
         )
     found = chosen
     sweep = _sweep_study(uri, found)
@@ -196,18 +201,6 @@ def _sweep_study(uri: str, found: list[dict[str, Any]]) -> dict[str, Any] | None
                 "equal_budgets": tags.get("recoeval.equal_budgets", "true") == "true",
             }
     return None
-
-
-def _sqlite_file(uri: str, base: Path) -> Path | None:
-    """The database file of a ``sqlite:///`` URI (None for other stores): looked at before
-    searching, because opening a missing SQLite store creates an empty one."""
-    if not uri.startswith("sqlite:///"):
-        return None
-    path = uri[len("sqlite:///") :].split("?", 1)[0]
-    if not path or path == ":memory:":
-        return None
-    p = Path(path)
-    return p if p.is_absolute() else base / p
 
 
 def _popularity_features(runs: list, head: float):
@@ -439,7 +432,7 @@ def run_report(
     )
     with tempfile.TemporaryDirectory(prefix="recoeval-report-") as tmp, _server_calls(uri_given):
         with _step(progress, "reading the selected runs...", "reading the runs"):
-            runs, uri = load_runs(cfg, tmp, base)
+            runs, uri = load_runs(cfg, tmp, base, progress)
         with _step(
             progress,
             f"{len(runs)} runs read; computing intervals and paired tests...",

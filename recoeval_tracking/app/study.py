@@ -65,7 +65,9 @@ class Candidate:
     (the model option, or the config's ``label``); ``replicate``: the overrides of the other
     swept keys, which a choice is made within; ``baseline_rank``: its place in ``baselines``
     (None for the grid's systems). ``value`` (the validation objective) and ``fit_seconds`` are
-    filled once the selection job ran; ``test_fit_seconds`` once the test job ran.
+    filled once the selection job ran; ``test_fit_seconds`` once the test job ran. ``failed``:
+    its selection job failed (it is never chosen); ``test_failed``: its test job failed (its
+    system has no test number).
     """
 
     overrides: list[str]
@@ -76,6 +78,7 @@ class Candidate:
     fit_seconds: float = 0.0
     test_fit_seconds: float = 0.0
     failed: bool = False
+    test_failed: bool = False
 
     @property
     def group(self) -> tuple[str, tuple[str, ...]]:
@@ -187,9 +190,15 @@ def study_record(
                 "fit_seconds": 0.0,
                 "baseline_rank": c.baseline_rank,
                 "chosen": [],
+                "jobs": 0,
+                "failed": 0,
+                "test_failed": 0,
             },
         )
         entry["fit_seconds"] += float(c.fit_seconds) + float(c.test_fit_seconds)
+        entry["jobs"] += 1
+        entry["failed"] += int(c.failed)
+        entry["test_failed"] += int(c.test_failed)
     for (system, _), n in per_group.items():
         systems[system]["configurations"] = max(systems[system]["configurations"], n)
     for c in chosen.values():
@@ -202,6 +211,12 @@ def study_record(
     whole = [n for n, b in budgets.items() if b < top and sizes.get(n) == b]
     for name in whole:
         systems[name]["whole_search_space"] = True
+    # a configuration whose job failed was not chosen from: its system chose among fewer
+    failures = {
+        name: (entry["failed"], entry["jobs"], entry["test_failed"])
+        for name, entry in systems.items()
+        if entry["failed"] or entry["test_failed"]
+    }
     return {
         "protocol": protocol_line(
             on_validation=on_validation,
@@ -209,11 +224,13 @@ def study_record(
             configurations=budgets,
             refit=refit,
             whole_space=whole,
+            failures=failures,
         ),
         "on_validation": on_validation,
         "objective": objective,
         "refit": refit,
-        "equal_budgets": all(b == top or n in whole for n, b in budgets.items()),
+        "equal_budgets": not any(f for f, _, _ in failures.values())
+        and all(b == top or n in whole for n, b in budgets.items()),
         "systems": systems,
     }
 
@@ -369,6 +386,7 @@ class StudyPlan:
         for c, r in zip(members, results):
             if r.status != JobStatus.COMPLETED:
                 c.failed = c.failed or phase == "selection"
+                c.test_failed = phase != "selection"
                 continue
             metrics = _job_metrics(r)
             fit = float(metrics.get("fit_seconds") or 0.0)

@@ -157,10 +157,31 @@ def run_task(cfg: Any) -> dict[str, Any] | None:
         )
     except Exception as err:
         found = error_message(err)
-        if found is None or multirun:
+        if multirun:
+            _say_job_failed(hc.job.num, err, found)
             raise  # a sweep job must fail (Hydra marks it FAILED); main() prints the message
+        if found is None:
+            raise
         _single_run_error.append(found)
         return None
+
+
+def _say_job_failed(num: Any, err: BaseException, found: tuple[int, str] | None) -> None:
+    """Say at once that a job of a sweep failed and why: the sweep's own failure comes only
+    once its launched jobs have run, and the jobs after this one would otherwise hide it."""
+    from ..jobdir.redact import scrub_text
+
+    why = found[1].removeprefix(f"{_PROG}: ") if found else f"{type(err).__name__}: {err}"
+    why = " ".join(why.split())
+    why = why if len(why) <= 600 else why[:599].rstrip() + "…"
+    print(
+        scrub_text(
+            f"{_PROG}: job #{num} of the sweep failed: {why} Nothing of it is logged to "
+            "MLflow; the sweep fails once the jobs launched with it have run."
+        ),
+        file=sys.stderr,
+        flush=True,
+    )
 
 
 def option_node(group: str, option: str) -> Any:

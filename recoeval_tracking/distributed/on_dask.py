@@ -86,6 +86,15 @@ def _client_for(client: Any, func: str, timeout: float) -> Iterator[Any]:
         own.close()
 
 
+#: How long a ``LocalCluster`` of :func:`cluster_client` waits for a lost worker to come back
+#: before it drops it for good (``distributed.deploy.lost-worker-timeout``; the test cluster of
+#: ``tests/distributed_eval`` uses the same). Distributed's default, 15 s, dropped a worker
+#: killed twice within 15 s (an out-of-memory kill, then another), or whose restart took 15 s on
+#: a busy machine: the evaluation went on with one worker, or with none and waited for ever.
+#: Each worker's nanny restarts it; the cluster, closed with the client, must keep it.
+LOST_WORKER_TIMEOUT = "1h"
+
+
 @contextlib.contextmanager
 def cluster_client(
     address: str | None = None,
@@ -94,15 +103,19 @@ def cluster_client(
     threads_per_worker: int = 1,
     timeout: float = 30.0,
 ) -> Iterator[Any]:
-    """A Dask client for ``address`` (a running scheduler), or for a new
-    ``LocalCluster(n_workers, threads_per_worker, processes=True)`` when ``address`` is None;
-    the cluster and client are closed on exit."""
+    """A Dask client for ``address`` (a running scheduler, which keeps its own settings), or
+    for a new ``LocalCluster(n_workers, threads_per_worker, processes=True)`` when ``address``
+    is None, which keeps a worker its nanny restarts (:data:`LOST_WORKER_TIMEOUT`); the cluster
+    and client are closed on exit."""
     distributed = _dask()
     if address is not None:
         with _client_for(str(address), "cluster_client", timeout) as client:
             yield client
         return
+    import dask
+
     with (
+        dask.config.set({"distributed.deploy.lost-worker-timeout": LOST_WORKER_TIMEOUT}),
         distributed.LocalCluster(
             n_workers=int(n_workers),
             processes=True,

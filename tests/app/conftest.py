@@ -37,6 +37,20 @@ RESULT_FILES = (
 QUIET = ["plots=false", "progress=false", "nthreads=1"]
 
 
+def own_model_project(parent: Path, db: Path) -> Path:
+    """A copy of ``examples/own_model`` (the project the docs tell a user to copy) in
+    ``parent/own_model``, without what a run of it leaves, and the MLflow store ``db`` copied
+    beside it as its ``mlflow.db``."""
+    root = parent / "own_model"
+    shutil.copytree(
+        REPO_ROOT / "examples" / "own_model",
+        root,
+        ignore=shutil.ignore_patterns("__pycache__", "outputs", "multirun", "mlflow.db"),
+    )
+    shutil.copyfile(db, root / "mlflow.db")
+    return root
+
+
 def assert_ok(proc: subprocess.CompletedProcess) -> None:
     """The command exited 0; else the message shows its exit status, stdout and stderr."""
     assert proc.returncode == 0, (

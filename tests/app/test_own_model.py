@@ -8,7 +8,6 @@ the repository (the example is what the docs tell a user to copy).
 from __future__ import annotations
 
 import json
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -16,13 +15,12 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from commands import REPO_ROOT, clean_env, run_command
+from commands import clean_env, run_command
 
-from .conftest import assert_ok
+from .conftest import assert_ok, own_model_project
 
 pytestmark = pytest.mark.slow
 
-EXAMPLE = REPO_ROOT / "examples" / "own_model"
 SMALL = [
     "dataset.n_users=150",
     "dataset.n_items=80",
@@ -52,14 +50,7 @@ def _report(args: list[str], cwd: Path) -> subprocess.CompletedProcess:
 @pytest.fixture
 def project(tmp_path_factory, store_uri) -> Path:
     """A copy of the example project, with a migrated ``mlflow.db`` beside it."""
-    root = tmp_path_factory.mktemp("user") / "own_model"
-    shutil.copytree(
-        EXAMPLE,
-        root,
-        ignore=shutil.ignore_patterns("__pycache__", "outputs", "multirun", "mlflow.db"),
-    )
-    shutil.copyfile(store_uri.removeprefix("sqlite:///"), root / "mlflow.db")
-    return root
+    return own_model_project(tmp_path_factory.mktemp("user"), store_uri.removeprefix("sqlite:///"))
 
 
 def _runs(root: Path, sweep_id: str):

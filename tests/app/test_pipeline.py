@@ -472,3 +472,43 @@ def test_the_terminal_says_how_long_the_folder_and_the_upload_took(tmp_path, cap
     assert written and 0 < float(written[2]) <= float(written[1]), timings[1]
     run = re.search(r"^MLflow run (\w+) in (\S+) \(logged in ([0-9.]+) s\)$", said, re.M)
     assert run and run[1] == result["run_id"] and run[2] == uri and float(run[3]) > 0, said
+
+
+@pytest.mark.parametrize("address", [None, "tcp://scheduler:8786"])
+def test_the_jobs_own_dask_cluster_keeps_a_worker_its_nanny_restarts(
+    monkeypatch, tmp_path, address
+):
+    """distributed drops a lost worker for good once ``lost-worker-timeout`` (15 s by default)
+    has passed without it: a worker killed twice within 15 s, or slow to restart on a busy
+    machine, was gone for the rest of the job. The job's own LocalCluster (backend=dask) waits
+    far longer, as the cluster of tests/distributed_eval does; a scheduler of the user's keeps
+    its own rule."""
+    distributed = pytest.importorskip("distributed")
+    import contextlib
+
+    import dask
+
+    import recoeval_tracking.distributed as ours
+    from recoeval_tracking.app import pipeline
+    from recoeval_tracking.distributed import on_dask
+
+    default = dask.config.get("distributed.deploy.lost-worker-timeout")
+    seen = {}
+
+    @contextlib.contextmanager
+    def started(*args, **kwargs):  # the cluster, or the client of a running scheduler
+        seen.setdefault("timeout", dask.config.get("distributed.deploy.lost-worker-timeout"))
+        yield object()
+
+    monkeypatch.setattr(distributed, "LocalCluster", started)
+    monkeypatch.setattr(distributed, "Client", lambda *a, **k: started())
+    monkeypatch.setattr(on_dask, "_client_for", started)
+    monkeypatch.setattr(ours, "evaluate_on_dask", lambda *a, **k: "evaluated")
+    split = type("Split", (), {"train": None, "test": None})()
+    backend = {"kind": "dask", "address": address}
+    assert pipeline._evaluate_now(split, {}, None, None, backend, tmp_path) == "evaluated"
+    if address is None:
+        assert dask.utils.parse_timedelta(seen["timeout"]) >= 600
+    else:
+        assert seen["timeout"] == default
+    assert dask.config.get("distributed.deploy.lost-worker-timeout") == default  # put back

@@ -128,3 +128,16 @@ def test_a_page_linked_out_is_refused_naming_the_link(tmp_path):
     with pytest.raises(InputError, match=r"output\.markdown: .*report\.md is a symbolic link to"):
         run_report(_cfg(tmp_path, out), tmp_path)
     assert victim.read_text() == "precious"
+
+
+def test_a_missing_sqlite_store_is_named_and_not_created(tmp_path):
+    """The report looks for the SQLite file before it searches (opening a missing store would
+    create an empty one): the message names the file MLflow would have opened."""
+    from .conftest import run_main
+
+    proc = run_main(["select.sweep_id=0123456789ab"], tmp_path, command="recoeval-track-report")
+    assert proc.returncode == 2
+    assert f"there is no MLflow store at {tmp_path.resolve() / 'mlflow.db'} " in " ".join(
+        proc.stderr.split()
+    )
+    assert not (tmp_path / "mlflow.db").exists()

@@ -7,16 +7,16 @@ Every command runs in a fresh process from a temporary copy of ``examples/own_mo
 
 from __future__ import annotations
 
-import shutil
 import sys
 from pathlib import Path
 
 import pytest
-from commands import REPO_ROOT, SMALL_SWEEP, run_command, run_process
+from commands import SMALL_SWEEP, run_command, run_process
+
+from .conftest import own_model_project
 
 pytestmark = pytest.mark.slow
 
-EXAMPLE = REPO_ROOT / "examples" / "own_model"
 SMALL = SMALL_SWEEP
 # The user's app has no plots/progress/nthreads settings of ours: added with +.
 SMALL_APP = [f"+{o}" if o.split("=")[0] in ("plots", "progress", "nthreads") else o for o in SMALL]
@@ -25,14 +25,7 @@ BASELINES = "baselines=[popularity,random]"
 
 @pytest.fixture(scope="module")
 def project(tmp_path_factory, migrated_db) -> Path:
-    root = tmp_path_factory.mktemp("user") / "own_model"
-    shutil.copytree(
-        EXAMPLE,
-        root,
-        ignore=shutil.ignore_patterns("__pycache__", "outputs", "multirun", "mlflow.db"),
-    )
-    shutil.copyfile(migrated_db, root / "mlflow.db")
-    return root
+    return own_model_project(tmp_path_factory.mktemp("user"), migrated_db)
 
 
 def _sweep(root: Path, sweep_dir: str):
@@ -63,6 +56,16 @@ def _check_four_jobs(runs, grid_name: str) -> dict[str, object]:
     return base
 
 
+def _four_jobs_beside_every_baseline(proc, root: Path, sweep_dir: str) -> dict[str, object]:
+    """The sweep ended well, compared its jobs with every baseline (not the first only), and
+    holds the four jobs of :func:`_check_four_jobs`; its baselines' runs by name."""
+    assert proc.returncode == 0, proc.stderr[-3000:] + proc.stdout[-2000:]
+    assert "against each baseline on ndcg_at_10:" in proc.stdout
+    assert "  popularity (baseline; ndcg_at_10 = " in proc.stdout
+    assert "  random (baseline; ndcg_at_10 = " in proc.stdout
+    return _check_four_jobs(_sweep(root, sweep_dir), "ease lam=")
+
+
 def test_door1_and_door3_run_the_same_baselines_beside_the_users_grid(project):
     proc = run_command(
         [
@@ -78,11 +81,7 @@ def test_door1_and_door3_run_the_same_baselines_beside_the_users_grid(project):
         project,
         timeout=900,
     )
-    assert proc.returncode == 0, proc.stderr[-3000:] + proc.stdout[-2000:]
-    assert "against each baseline on ndcg_at_10:" in proc.stdout
-    assert "  popularity (baseline; ndcg_at_10 = " in proc.stdout
-    assert "  random (baseline; ndcg_at_10 = " in proc.stdout  # every baseline, not the first
-    door1 = _check_four_jobs(_sweep(project, "multirun/door1"), "ease lam=")
+    door1 = _four_jobs_beside_every_baseline(proc, project, "multirun/door1")
 
     proc = run_process(
         [
@@ -97,11 +96,7 @@ def test_door1_and_door3_run_the_same_baselines_beside_the_users_grid(project):
         project,
         timeout=900,
     )
-    assert proc.returncode == 0, proc.stderr[-3000:] + proc.stdout[-2000:]
-    assert "against each baseline on ndcg_at_10:" in proc.stdout
-    assert "  popularity (baseline; ndcg_at_10 = " in proc.stdout
-    assert "  random (baseline; ndcg_at_10 = " in proc.stdout  # every baseline, not the first
-    door3 = _check_four_jobs(_sweep(project, "multirun/door3"), "ease lam=")
+    door3 = _four_jobs_beside_every_baseline(proc, project, "multirun/door3")
     # the same data, split and baseline give the same numbers through either door
     for name in ("popularity", "random"):
         a, b = door1[name].data, door3[name].data
