@@ -38,8 +38,9 @@ text, or as integers when every id is one written plainly (``301``, not ``0301``
 
 Metric names become this project's where the tool's definition is clearly the same
 (:func:`project_name`: trec_eval's ``ndcg_cut_10`` is ``ndcg_at_10``, ``P_10`` ``p_at_10``,
-``recip_rank`` ``rr``; the trec_eval and ranx names come from their profiles in
-:mod:`recoeval_tracking.metrics.profiles`); any other name is kept as the tool wrote it.
+``recip_rank`` ``rr``; the trec_eval, ranx, LensKit and WarpRec names come from their profiles'
+``aliases`` in :mod:`recoeval_tracking.metrics.profiles`, so LensKit's ``Precision@10`` is
+``p_list_at_10``, hits over the list's own length); any other name is kept as the tool wrote it.
 
 A run read from a file records its format (``source``, the tag ``recoeval.source_format``), the
 file's fingerprint (``fingerprints["file"]``, a SHA-256 of its bytes) and its users'
@@ -112,8 +113,11 @@ _FUNC = "read_per_user"
 # Metric names
 # ---------------------------------------------------------------------------------------------
 
-#: Tool names -> registered metrics, beside the trec_eval and ranx profiles' aliases.
-_EXTRA_ALIASES: dict[str, dict[str, str]] = {
+#: Tool names -> registered metrics that no profile holds: the reader's own. A tool with a
+#: profile (trec_eval, ranx, LensKit, WarpRec) is read with the profile's ``aliases``, the one
+#: mapping of its names (:mod:`recoeval_tracking.metrics.profiles`); these only add names its
+#: profile does not compute, never another meaning for one it has.
+_READER_ALIASES: dict[str, dict[str, str]] = {
     # trec_eval's success_k: 1 when a relevant document is in the top k (m_success.c): hit
     "trec_eval": {"success": "hit"},
     # ir_measures' names, as PyTerrier writes them (nDCG@10 is trec_eval's ndcg_cut_10, AP@10
@@ -127,29 +131,10 @@ _EXTRA_ALIASES: dict[str, dict[str, str]] = {
         "Success": "hit",
         "Rprec": "rprec",
     },
-    # LensKit (lkpy metrics/ranking): Precision@N = hits / list length (N for a full list),
-    # Recall@N = hits / min(|T|, N) (TP@N, not R@N), RecipRank@N and Hit@N as ours,
-    # AveragePrecision@N = sum of precisions at hits / min(|T|, N) (TAP@N). NDCG (binary gains,
-    # 1/max(1, log2 rank): the first two ranks weigh alike) is the profile's ndcg_bin_jk.
-    "lenskit": {
-        "Precision": "p",
-        "Recall": "tp",
-        "RecipRank": "rr",
-        "Hit": "hit",
-        "AveragePrecision": "tap",
-    },
-    # WarpRec (evaluation/metrics/accuracy): Precision = hits / k, Recall = hits / |T|,
-    # HitRate, MRR at k, MAP = sum of precisions at hits / min(|T|, k) (TAP@k),
-    # nDCGRendle2020 binary gains. nDCG's gain 2^(rel + 1) - 1 is the profile's ndcg_exp1.
-    "warprec": {
-        "Precision": "p",
-        "Recall": "r",
-        "HitRate": "hit",
-        "MRR": "rr",
-        "MAP": "tap",
-        "nDCGRendle2020": "ndcg_bin",
-    },
 }
+#: LensKit's labels of metrics its profile does not compute (kept as written): a frame whose
+#: columns are all LensKit labels is read as LensKit's.
+_LENSKIT_OTHER_LABELS = {"DCG", "RBP"}
 #: Names without a cutoff that are the metric over the whole ranking (the reciprocal rank of
 #: the first relevant item, wherever it is).
 _UNCUT = {
@@ -163,7 +148,7 @@ _AT_CUT = re.compile(r"^(?P<base>[A-Za-z][A-Za-z0-9_\-]*?)(?:@(?P<k>\d+))?$")
 
 
 def _aliases(tool: str) -> dict[str, str]:
-    return {**PROFILES.get(tool, {}).get("aliases", {}), **_EXTRA_ALIASES.get(tool, {})}
+    return {**_READER_ALIASES.get(tool, {}), **PROFILES.get(tool, {}).get("aliases", {})}
 
 
 def _mapped(tool: str, base: str, k: str | None) -> str | None:
@@ -307,7 +292,7 @@ def _index_column(name: Any) -> bool:
 
 def _is_lenskit_label(name: str) -> bool:
     base = str(name).split("@", 1)[0]
-    known = {*_EXTRA_ALIASES["lenskit"], "NDCG", "DCG", "RBP", "RecipRank", "Hit"}
+    known = {*PROFILES["lenskit"]["aliases"], *_LENSKIT_OTHER_LABELS}
     return base in known and bool(_AT_CUT.match(str(name)))
 
 

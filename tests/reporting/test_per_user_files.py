@@ -203,10 +203,40 @@ def test_lenskit_list_metrics(tmp_path, suffix):
     expected = {
         "ndcg_bin_jk_at_10": values["NDCG@10"],
         "tp_at_10": values["Recall@10"],
-        "p_at_10": values["Precision@10"],
+        "p_list_at_10": values["Precision@10"],
         "rr": values["RecipRank"],
     }
     _frame_checks(run, expected, users)
+
+
+def test_lenskit_columns_take_the_lenskit_profiles_metrics(tmp_path):
+    """A frame as LensKit writes it for two users at k = 5, its values from LensKit's code
+    (lenskit/metrics/ranking/_pr.py, _map.py, _dcg.py, _recip.py, _hit.py) worked by hand. User
+    0's list is 3 items long, 4 relevant items: Precision divides by the list's length (2/3,
+    not P@5 = 2/5), AveragePrecision by min(|T|, |L|) = 3 ((1 + 2/3) / 3, not TAP@5's / 4). The
+    file's columns are the lenskit profile's metrics, which give the same values here."""
+    import scipy.sparse as sp
+
+    jk = 1 / math.log2(3)  # rank 3 under max(1, log2 r); ranks 1 and 2 are undiscounted
+    values = {
+        "Precision@5": [2 / 3, 1 / 5],
+        "Recall@5": [2 / 4, 1.0],
+        "AveragePrecision@5": [(1 + 2 / 3) / 3, 1 / 4],
+        "NDCG@5": [(1 + jk) / (1 + 1 + jk + 1 / 2), 1 / 2],
+        "RecipRank@5": [1.0, 1 / 4],
+        "Hit@5": [1.0, 1.0],
+    }
+    lenskit_frame(values, [0, 1]).to_csv(tmp_path / "lenskit.csv")
+    run = read_per_user(tmp_path / "lenskit.csv")
+    names = ["p_list", "tp", "tap_list", "ndcg_bin_jk", "rr", "hit"]
+    expected = {f"{n}_at_5": v for n, v in zip(names, values.values(), strict=True)}
+    _frame_checks(run, expected, [0, 1])
+    train = sp.csr_array(([1.0, 1.0], ([0, 1], [7, 7])), shape=(2, 8))
+    test = sp.csr_array((np.ones(5), ([0, 0, 0, 0, 1], [1, 2, 4, 5, 2])), shape=(2, 8))
+    ranked = np.array([[1, 3, 2, -1, -1], [0, 3, 6, 2, 5]])
+    ours = rt.evaluate(train, test, ranked=ranked, k=5, profile="lenskit").per_user
+    for name in expected:
+        np.testing.assert_allclose(ours[name], run.per_user[name], rtol=0, atol=1e-12)
 
 
 def test_warprec_per_user_file_takes_its_cutoff_from_the_name(tmp_path):
@@ -266,6 +296,8 @@ def test_names_are_mapped_only_where_the_definition_is_the_same():
     assert project_name("ranx", "r-precision") == "rprec"
     assert project_name("ranx", "ndcg@10-l2") == "ndcg@10-l2"  # another relevance level
     assert project_name("lenskit", "NDCG@10") == "ndcg_bin_jk_at_10"
+    assert project_name("lenskit", "Precision@10") == "p_list_at_10"  # hits / the list's length
+    assert project_name("lenskit", "AveragePrecision@10") == "tap_list_at_10"
     assert project_name("wide", "P_10") == "P_10"  # a plain table's names are its own
 
 
