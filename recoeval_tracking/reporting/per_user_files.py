@@ -577,7 +577,8 @@ def read_per_user(
     name: str | None = None,
 ) -> RunData:
     """One system of a per-user file written by another tool, as a run that
-    :func:`~recoeval_tracking.reporting.compare.compare` takes.
+    :func:`~recoeval_tracking.reporting.compare.compare` takes, and whose per-user values the
+    functions of :mod:`recoeval_tracking.stats` take.
 
     Parameters
     ----------
@@ -595,18 +596,26 @@ def read_per_user(
     Returns
     -------
     RunData
+        With ``user_id`` and one column per metric.
 
     Examples
     --------
     >>> import recoeval_tracking as rt  # doctest: +SKIP
-    >>> from recoeval_tracking.reporting.per_user_files import read_per_user  # doctest: +SKIP
-    >>> rt.compare({"bm25": read_per_user("bm25.txt", format="trec_eval"),
-    ...             "dph": "dph.txt"})  # doctest: +SKIP
+    >>> a = rt.read_per_user("bm25.txt")  # trec_eval -q output  # doctest: +SKIP
+    >>> b = rt.read_per_user("dph.txt")  # doctest: +SKIP
+    >>> rt.stats.paired_comparison(b.per_user["ndcg_at_10"], a.per_user["ndcg_at_10"])
+    ... # doctest: +SKIP
+    >>> rt.compare({"bm25": a, "dph": b})  # doctest: +SKIP
     """
     run = _pick(read_per_user_runs(path, format), system, path, _FUNC, "system")
     if name is not None:
         run.name = str(name)
     return run
+
+
+def _shown(ids: Iterable[Any]) -> str:
+    some = sorted(map(str, ids))
+    return ", ".join(some[:5]) + (", ..." if len(some) > 5 else "")
 
 
 def runs_of_file(
@@ -649,14 +658,9 @@ def check_same_users(runs: Sequence[RunData], func: str) -> None:
         theirs = set(other.per_user["user_id"].tolist())
         if theirs == users:
             continue
-
-        def shown(ids: set[Any]) -> str:
-            some = sorted(ids, key=str)[:5]
-            return ", ".join(map(str, some)) + (", ..." if len(ids) > 5 else "")
-
         only_a, only_b = users - theirs, theirs - users
         parts = [
-            f"{len(ids)} only in {r.name} ({shown(ids)})"
+            f"{len(ids)} only in {r.name} ({_shown(ids)})"
             for ids, r in ((only_a, first), (only_b, other))
             if ids
         ]

@@ -164,6 +164,21 @@ def test_ranx_scores_json(tmp_path):
     assert run.tags[SOURCE_FORMAT_TAG] == "ranx"
 
 
+def test_two_tools_files_reach_the_statistics_from_the_top_level_package(tmp_path):
+    """A ranx user's own files: ``rt.read_per_user`` then ``rt.stats``, user by user (the paired
+    t-test as scipy gives it on the values written)."""
+    qids = [f"q_{i:02d}" for i in range(12)]
+    rng = np.random.default_rng(3)
+    a = {"ndcg@10": rng.uniform(0, 1, 12)}
+    b = {"ndcg@10": np.clip(a["ndcg@10"] + rng.normal(0.05, 0.1, 12), 0, 1)}
+    ra = rt.read_per_user(write_ranx(tmp_path / "a.json", a, qids))
+    rb = rt.read_per_user(write_ranx(tmp_path / "b.json", b, qids), name="B")
+    assert rb.name == "B" and list(ra.per_user["user_id"]) == qids
+    c = rt.stats.paired_comparison(rb.per_user["ndcg_at_10"], ra.per_user["ndcg_at_10"])
+    assert c.n_pairs == 12
+    assert c.p_t == pytest.approx(stats.ttest_rel(b["ndcg@10"], a["ndcg@10"]).pvalue, rel=1e-9)
+
+
 def test_pyterrier_perquery_csv_with_two_systems(tmp_path):
     qids = [1, 2, 3, 4]
     systems = {
