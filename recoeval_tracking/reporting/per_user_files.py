@@ -575,6 +575,7 @@ def read_per_user(
     *,
     system: str | None = None,
     name: str | None = None,
+    train: Any = None,
 ) -> RunData:
     """One system of a per-user file written by another tool, as a run that
     :func:`~recoeval_tracking.reporting.compare.compare` takes, and whose per-user values the
@@ -592,11 +593,20 @@ def read_per_user(
         The system to read from a file that holds several (PyTerrier's ``name`` column).
     name : str, optional
         The run's name (default: the system's).
+    train : interactions, DataFrame or scipy.sparse matrix, optional
+        The train data the tool's run was fitted on, for the users' train counts: a file holds
+        none, so the report's slices by activity (``activity``, ``cold_warm``: ``n_train``) need
+        it. An interactions container (``split.train``), a frame of one row per train entry with
+        a user column (named as the file's may be) and optionally an item column (entries then
+        count once per item), or a matrix whose row ``u`` is user id ``u``. A user of the file
+        without a train entry counts 0; a ``train`` that holds none of the file's users is
+        refused. The users' fingerprint stays that of their ids, so files read with and
+        without ``train`` compare.
 
     Returns
     -------
     RunData
-        With ``user_id`` and one column per metric.
+        With ``user_id`` (and ``n_train`` when ``train`` is given) and one column per metric.
 
     Examples
     --------
@@ -605,17 +615,59 @@ def read_per_user(
     >>> b = rt.read_per_user("dph.txt")  # doctest: +SKIP
     >>> rt.stats.paired_comparison(b.per_user["ndcg_at_10"], a.per_user["ndcg_at_10"])
     ... # doctest: +SKIP
-    >>> rt.compare({"bm25": a, "dph": b})  # doctest: +SKIP
+    >>> rt.compare({"bm25": a, "dph": b}, slices=[{"kind": "activity"}])  # doctest: +SKIP
     """
     run = _pick(read_per_user_runs(path, format), system, path, _FUNC, "system")
     if name is not None:
         run.name = str(name)
+    if train is not None:
+        counts = _train_counts(train)
+        keys = run.per_user["user_id"].astype(str).str.strip()
+        if not keys.isin(counts.index).any():
+            raise param_error(
+                "train",
+                _FUNC,
+                "the train data of the file's users (their ids as in the file)",
+                f"train users {_shown(counts.index)} for the file's {_shown(keys)}",
+                got_is_text=True,
+            )
+        found = counts.reindex(keys).fillna(0).to_numpy(dtype=np.int64)
+        run.per_user.insert(1, "n_train", found)
     return run
 
 
 def _shown(ids: Iterable[Any]) -> str:
     some = sorted(map(str, ids))
     return ", ".join(some[:5]) + (", ..." if len(some) > 5 else "")
+
+
+def _train_counts(train: Any) -> pd.Series:
+    """Each user's train entries, by the user's id as text."""
+    import scipy.sparse as sp
+
+    from ..data import Interactions
+
+    if isinstance(train, Interactions):
+        ids, counts = train.user_ids, np.diff(train.matrix.indptr)
+    elif isinstance(train, (sp.sparray, sp.spmatrix)):
+        counts = np.diff(sp.csr_array(train).indptr)
+        ids = np.arange(counts.size)
+    elif isinstance(train, pd.DataFrame) and _column(train, _USER_COLUMNS) is not None:
+        user = _column(train, _USER_COLUMNS)
+        item = _column(train, ("item_id", "item", "itemid", "iid"))
+        rows = train.drop_duplicates([user, item]) if item is not None else train
+        per = rows.groupby(rows[user].astype(str).str.strip(), sort=False).size()
+        return per.astype(np.int64)
+    else:
+        raise param_error(
+            "train",
+            _FUNC,
+            "interactions, a DataFrame with a user column "
+            f"({', '.join(_USER_COLUMNS)}) or a scipy.sparse matrix (users x items)",
+            train,
+        )
+    keys = pd.Index(pd.Series(ids).astype(str).str.strip())
+    return pd.Series(np.asarray(counts, dtype=np.int64), index=keys).groupby(level=0).sum()
 
 
 def runs_of_file(

@@ -179,6 +179,37 @@ def test_two_tools_files_reach_the_statistics_from_the_top_level_package(tmp_pat
     assert c.p_t == pytest.approx(stats.ttest_rel(b["ndcg@10"], a["ndcg@10"]).pvalue, rel=1e-9)
 
 
+def test_a_train_frame_gives_files_their_activity_slices(tmp_path):
+    """A file holds no train counts: ``train=`` counts each user's train entries (an item once),
+    so that the slices by activity group the users; every form of ``train`` gives the same
+    counts, and a train of other users is refused."""
+    import scipy.sparse as sp
+
+    qids = ["1", "2", "3", "4"]
+    a = {"ndcg_cut_10": [0.1, 0.2, 0.3, 0.4]}
+    b = {"ndcg_cut_10": [0.2, 0.1, 0.5, 0.6]}
+    fa = write_trec_eval_q(tmp_path / "a.txt", "a", a, qids)
+    fb = write_trec_eval_q(tmp_path / "b.txt", "b", b, qids)
+    # users 1 and 2 have 1 and 2 train items (item 7 of user 2 twice), user 3 has 6, user 4 none
+    train = pd.DataFrame(
+        {"user": [1, 2, 2, 2, 3, 3, 3, 3, 3, 3, 9], "item": [5, 6, 7, 7, 1, 2, 3, 4, 5, 6, 1]}
+    )
+    runs = {"a": rt.read_per_user(fa, train=train), "b": rt.read_per_user(fb, train=train)}
+    assert list(runs["a"].per_user["n_train"]) == [1, 2, 6, 0]
+    matrix = sp.csr_array((np.ones(9), ([1, 2, 2, 3, 3, 3, 3, 3, 3], [5, 6, 7, 1, 2, 3, 4, 5, 6])))
+    assert list(rt.read_per_user(fa, train=matrix).per_user["n_train"]) == [1, 2, 6, 0]
+    inter = rt.from_dataframe(train, {"user": "user", "item": "item"}, duplicates="sum")
+    assert list(rt.read_per_user(fa, train=inter).per_user["n_train"]) == [1, 2, 6, 0]
+    cmp = rt.compare(runs, slices=[{"kind": "cold_warm", "threshold": 2}], **FAST)
+    groups = {t.group: t.n_users for t in cmp.report.slices}
+    assert groups == {"cold (n_train < 2)": 2, "warm (n_train >= 2)": 2}
+    # the users' fingerprint is their ids': a file read without train still compares
+    mixed = rt.compare({"a": runs["a"], "b": rt.read_per_user(fb)}, **FAST)
+    assert mixed.table("ndcg_at_10").loc["b", "n"] == 4
+    with pytest.raises(InputError, match="The 'train' parameter of read_per_user must be"):
+        rt.read_per_user(fa, train=pd.DataFrame({"user": ["u7"], "item": [1]}))
+
+
 def test_pyterrier_perquery_csv_with_two_systems(tmp_path):
     qids = [1, 2, 3, 4]
     systems = {
