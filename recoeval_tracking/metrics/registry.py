@@ -34,6 +34,7 @@ __all__ = [
     "curve_name",
     "spec_for_key",
     "greater_is_better",
+    "definition_choices",
 ]
 
 
@@ -796,6 +797,44 @@ _SPECS = [
 #: Names that stand for a set of metrics: every one, or the standard ones.
 METRIC_SETS = ("all", "standard")
 METRICS: dict[str, MetricSpec] = {s.name: s for s in _SPECS}
+
+#: The definition choices of the metrics beyond their :attr:`MetricSpec.variant`, by family
+#: (the base metric's, which its variants share) and by metric where a variant adds to it, in
+#: the choice names of :mod:`~recoeval_tracking.metrics.agreement` plus ``log_base``. A metric
+#: with no entry makes no such choice (``hit``, ``rr``, ``bpref``...). The rule for a list
+#: shorter than k (``short_list``): ``k``, its missing ranks are misses; ``length``, divided by
+#: the list's own length.
+_DEFINITION: dict[str, dict[str, str]] = {
+    "p": {"denominator": "k", "short_list": "k"},
+    "tp": {"denominator": "min(k, |T|)", "short_list": "k"},
+    "r": {"denominator": "|T|"},
+    "f1": {"denominator": "k + |T|"},
+    "rprec": {"denominator": "|T|"},
+    "pr_auc": {"denominator": "|T|"},
+    "ndcg": {"log_base": "2", "ideal": "min(k, |T|)"},
+    "dcg": {"log_base": "2"},
+    "iprec": {"cutoff": "(long) (rho |T| + 0.9)"},
+    "11pt_avg": {"cutoff": "(long) (rho |T| + 0.9)"},
+    "unj": {"denominator": "k", "short_list": "k"},
+    "ncrr": {"ideal": "min(|T|, |L|)", "short_list": "length"},
+    # variants that add to their family's
+    "p_list": {"denominator": "|L|"},
+    "p_pooled": {"denominator": "min(k, |T|)"},
+    "tap_list": {"short_list": "length"},
+    "ndcg_spark": {"log_base": "e"},
+    "gauc": {"ties": "average"},
+}
+
+
+def definition_choices(name: str) -> dict[str, str]:
+    """The definition choices of the registered metric ``name``: its family's, then its own,
+    then its :attr:`MetricSpec.variant` (``ndcg_bin``: ``log_base`` 2, ``ideal`` min(k, |T|),
+    ``gain`` binary). One description per metric, which library profiles
+    (:mod:`~recoeval_tracking.metrics.profiles`) state their own choices over."""
+    spec = METRICS[name]
+    family = spec.family or name
+    own = _DEFINITION.get(name, {}) if family != name else {}
+    return {**_DEFINITION.get(family, {}), **own, **dict(spec.variant)}
 
 
 def column_name(spec: MetricSpec, k: int) -> str:
