@@ -108,10 +108,11 @@ Each entry's ``choices`` records, per metric of the profile, the definition choi
 profile makes, with the registry's choice names (``gain``, ``ideal``, ``denominator``,
 ``discount``, ``scope``...; those that make a variant differ are its
 :attr:`MetricSpec.variant`) plus ``log_base``, ``ties``, ``no_positive``, ``short_list`` and
-``duplicates``. An entry states only its own: the choices its metrics share (tie order, users
-without a positive, repeated items) and where it departs from the registry's description of a
-metric (Microsoft Recommenders' natural log); the rest of each record is
-:func:`~.registry.definition_choices`, one description per registered metric. ``lists`` holds
+``duplicates``. An entry states only its own: the choices its metrics share follow from its
+options (``ties``, ``no_positive``, ``repeats``) unless it states them (recometrics' rule for
+repeated items, Spark's users without ground truth), and it states where it departs from the
+registry's description of a metric (Microsoft Recommenders' natural log); the rest of each
+record is :func:`~.registry.definition_choices`, one description per registered metric. ``lists`` holds
 the profile's rules for generated lists (items outside the catalogue, repeated items) and
 ``not_reproduced`` what of the library the profile does not reproduce.
 :func:`recoeval_tracking.metrics.agreement.compare_profiles` reads them.
@@ -147,13 +148,19 @@ def _own(shared: dict[str, str], per_metric: dict[str, dict[str, str]] | None = 
     return _Own(shared, per_metric or {})
 
 
+def _shared(prof: dict[str, Any]) -> dict[str, str]:
+    """The choices a profile's metrics share, as its options set them: the tie order, what a
+    user without a positive scores and, when it refuses them, repeated items."""
+    shared = {"ties": prof["ties"], "no_positive": prof.get("no_positive", "nan")}
+    return shared | ({"duplicates": "refused"} if prof.get("repeats") == "refuse" else {})
+
+
 def _choices(name: str, prof: dict[str, Any]) -> dict[str, dict[str, str]]:
-    """A profile's ``choices``: for each of its metrics, its shared choices (without an entry
-    of its own: its tie order and rule for users without a positive), the registry's
-    description of the metric (gain, ideal, log base, denominator, short-list rule...) and
-    what the profile states of its own for it, in that order (the last wins)."""
-    default = _own({"ties": prof["ties"], "no_positive": prof.get("no_positive", "nan")})
-    own: _Own = prof.get("choices", default)
+    """A profile's ``choices``: for each of its metrics, its shared choices (:func:`_shared`
+    unless its entry states its own), the registry's description of the metric (gain, ideal,
+    log base, denominator, short-list rule...) and what the profile states of its own for it,
+    in that order (the last wins)."""
+    own: _Own = prof.get("choices", _own(_shared(prof)))
     unknown = sorted(set(own.per_metric) - set(prof["metrics"]))
     if unknown:
         raise ValueError(f"profile {name!r} states choices of metrics it lacks: {unknown}")
@@ -204,7 +211,6 @@ _TREC_EVAL: dict[str, Any] = {
         "11pt_avg": "11pt_avg",
         **{f"iprec_at_recall_{j / 10:.2f}": f"iprec_at_recall_{j / 10:.2f}" for j in range(11)},
     },
-    "choices": _own({"ties": "index_desc", "no_positive": "zero"}),
 }
 
 
@@ -224,10 +230,8 @@ def _trec_eval10(base: dict[str, Any]) -> dict[str, Any]:
             **{alias: renamed.get(m, m) for alias, m in base["aliases"].items()},
             "unj": "unj",
         },
-        "choices": _own(
-            base["choices"].shared,
-            {"unj": {"no_positive": "nan"}},  # unj_k of a user without a positive is undefined
-        ),
+        # unj_k of a user without a positive is undefined
+        "choices": _own(_shared(base), {"unj": {"no_positive": "nan"}}),
     }
 
 
@@ -298,7 +302,6 @@ PROFILES: dict[str, dict[str, Any]] = {
             "ndcg_graded": "ndcg_exp",
             "hit": "hit",
         },
-        "choices": _own({"ties": "index", "no_positive": "nan"}),
     },
     "recbole": {
         "metrics": [
@@ -330,13 +333,11 @@ PROFILES: dict[str, dict[str, Any]] = {
             "shannonentropy": "entropy_mean",
             "itemcoverage": "coverage",
         },
-        "choices": _own({"ties": "index", "no_positive": "nan"}),
     },
     "implicit": {
         "metrics": ["p_pooled", "tap", "ndcg_bin"],
         "ties": "implicit",
         "aliases": {"precision": "p_pooled", "map": "tap", "ndcg": "ndcg_bin"},
-        "choices": _own({"ties": "implicit", "no_positive": "nan"}),
     },
     "ranx": {
         "metrics": [
@@ -376,7 +377,6 @@ PROFILES: dict[str, dict[str, Any]] = {
             "rbp": "rbp",
             "bpref": "bpref",
         },
-        "choices": _own({"ties": "index", "no_positive": "zero"}),
     },
     "trec_eval": _TREC_EVAL,
     "lenskit": {
@@ -394,7 +394,6 @@ PROFILES: dict[str, dict[str, Any]] = {
             "Hit": "hit",
             "RecipRank": "rr",
         },
-        "choices": _own({"ties": "index", "no_positive": "nan", "duplicates": "refused"}),
     },
     "torchmetrics": {
         # torchmetrics 1.9.0, torchmetrics/functional/retrieval/*.py, retrieval/base.py
@@ -410,7 +409,6 @@ PROFILES: dict[str, dict[str, Any]] = {
             "RetrievalHitRate": "hit",
             "RetrievalRPrecision": "rprec",
         },
-        "choices": _own({"ties": "index", "no_positive": "zero"}),
     },
     "recommenders": _RECOMMENDERS,
     # Microsoft Recommenders 1.2.1, recommenders/evaluation/spark_evaluation.py
@@ -434,7 +432,6 @@ PROFILES: dict[str, dict[str, Any]] = {
             "AUC": "roc_auc",
             "MAP": "pr_auc",
         },
-        "choices": _own({"ties": "pessimistic", "no_positive": "nan"}),
     },
     "rectools": {
         # RecTools 0.19.0, rectools/metrics/{classification,ranking}.py
@@ -453,7 +450,6 @@ PROFILES: dict[str, dict[str, Any]] = {
             "MRR": "rr",
             "HitRate": "hit",
         },
-        "choices": _own({"ties": "index", "no_positive": "nan", "duplicates": "refused"}),
     },
     # trec_eval 10.0 (usnistgov/trec_eval, tag v10.0): the trec_eval profile with 10.0's
     # rounded recall cutoffs (m_iprec_at_recall.c, m_11pt_avg.c) and its unj measure
