@@ -16,8 +16,10 @@ if TYPE_CHECKING:  # the names as static tools see them; at run time they load o
     from ._validation import InputError
     from .data import Interactions, from_dataframe, load_dataset, make_synthetic
     from .metrics import METRICS, Results, calc_reco_metrics, evaluate
+    from .metrics.agreement import compare_profiles
     from .models import MODELS, make_model
     from .reporting.compare import Comparison, compare
+    from .reporting.per_user_files import read_per_user
     from .scores import (
         BiasScores,
         CallableScores,
@@ -60,6 +62,8 @@ _LAZY: dict[str, str] = {
     "compare": ".reporting.compare",
     "Comparison": ".reporting.compare",
     "compare_profiles": ".metrics.agreement",
+    # other tools' per-user files (trec_eval -q, ranx, PyTerrier, LensKit, WarpRec, tables)
+    "read_per_user": ".reporting.per_user_files",
     "select_and_test": ".selection",
     "Selection": ".selection",
 }

@@ -57,6 +57,12 @@ class ScoreSource:
         """A JSON-able description of the source, for the definitions record."""
         return {"kind": type(self).__name__}
 
+    def _buffer(self, users: np.ndarray, out: np.ndarray | None) -> np.ndarray:
+        """``out``, or a new block of ``users`` x every item in the source's dtype."""
+        if out is None:
+            out = np.empty((len(users), self.n_items), dtype=self.dtype)
+        return out
+
 
 def _float_array(x: Any, name: str, func: str, ndim: int) -> np.ndarray:
     if not isinstance(x, np.ndarray):
@@ -125,15 +131,17 @@ class FactorScores(ScoreSource):
         Ablk = self.A[users]
         if self._ones:
             Ablk = np.hstack([Ablk, np.ones((Ablk.shape[0], 1), dtype=self.dtype)])
-        if out is None:
-            out = np.empty((len(users), self.n_items), dtype=self.dtype)
+        out = self._buffer(users, out)
         np.matmul(Ablk, self.B.T, out=out)
         return out
+
+    def _n_factors(self) -> int:
+        return int(self.A.shape[1])
 
     def describe(self) -> dict[str, Any]:
         return {
             "kind": "factors",
-            "n_factors": int(self.A.shape[1]),
+            "n_factors": self._n_factors(),
             "item_biases": bool(self._ones),
             "dtype": str(self.dtype),
         }
@@ -153,8 +161,7 @@ class BiasScores(ScoreSource):
         self.n_items = b.shape[0]
 
     def block(self, users: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
-        if out is None:
-            out = np.empty((len(users), self.n_items), dtype=self.dtype)
+        out = self._buffer(users, out)
         out[...] = self.item_biases[None, :]
         return out
 
@@ -176,10 +183,7 @@ class DenseScores(ScoreSource):
         self.n_users, self.n_items = S.shape
 
     def block(self, users: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
-        if out is None:
-            out = np.empty((len(users), self.n_items), dtype=self.dtype)
-        np.take(self.scores, users, axis=0, out=out)
-        return out
+        return np.take(self.scores, users, axis=0, out=self._buffer(users, out))
 
     def describe(self) -> dict[str, Any]:
         return {"kind": "dense", "dtype": str(self.dtype)}

@@ -124,18 +124,21 @@ __all__ = [
 METRICS: tuple[str, ...] = ("p", "tp", "r", "ap", "tap", "ndcg", "hit", "rr", "roc_auc", "pr_auc")
 #: Further definition variants: NDCG with exponential (2^v - 1) and binary (1 per test item) gains,
 #: ROC-AUC inside the top-k list (Hivemall), the mean percentile rank (Hu, Koren & Volinsky 2008)
-#: and the unnormalised DCG with linear gains (Järvelin & Kekäläinen 2002).
-EXTRA_METRICS: tuple[str, ...] = (
+#: and the unnormalised DCG with linear gains (Järvelin & Kekäläinen 2002); first those with a
+#: cutoff k, then those over the whole ranked pool.
+_EXTRA_TOPK: tuple[str, ...] = (
     "ndcg_exp",
     "ndcg_bin",
     "auc_topk",
-    "mpr",
     "dcg",
     "ap_hits",
     "hits",
     "f1",
     "dcg_exp",
     "set_map",
+)
+_EXTRA_WHOLE: tuple[str, ...] = (
+    "mpr",
     "rprec",
     *[f"iprec_at_recall_{j / 10:.2f}" for j in range(11)],
     "11pt_avg",
@@ -143,32 +146,13 @@ EXTRA_METRICS: tuple[str, ...] = (
     *[f"iprec10_at_recall_{j / 10:.2f}" for j in range(11)],
     "11pt_avg10",
 )
+EXTRA_METRICS: tuple[str, ...] = _EXTRA_TOPK + _EXTRA_WHOLE
 #: Every metric the reference computes.
 ALL_METRICS: tuple[str, ...] = METRICS + EXTRA_METRICS
 #: Metrics with a cutoff k.
-TOPK_METRICS: tuple[str, ...] = METRICS[:8] + (
-    "ndcg_exp",
-    "ndcg_bin",
-    "auc_topk",
-    "dcg",
-    "ap_hits",
-    "hits",
-    "f1",
-    "dcg_exp",
-    "set_map",
-)
+TOPK_METRICS: tuple[str, ...] = METRICS[:8] + _EXTRA_TOPK
 #: Metrics over the whole ranked pool, independent of k.
-WHOLE_RANKING_METRICS: tuple[str, ...] = (
-    "roc_auc",
-    "pr_auc",
-    "mpr",
-    "rprec",
-    *[f"iprec_at_recall_{j / 10:.2f}" for j in range(11)],
-    "11pt_avg",
-    "rr_full",
-    *[f"iprec10_at_recall_{j / 10:.2f}" for j in range(11)],
-    "11pt_avg10",
-)
+WHOLE_RANKING_METRICS: tuple[str, ...] = METRICS[8:] + _EXTRA_WHOLE
 #: Metrics that are NaN when the pool holds at most k items (their value would not depend on order).
 ORDER_FREE_METRICS: tuple[str, ...] = ("p", "tp", "r", "hit", "hits", "f1", "set_map")
 #: Tie policies the reference implements.
@@ -492,8 +476,18 @@ def user_metrics(
         cold-start rule does not apply).
     test : mapping of int to float
         The user's test items (positives) and their values.
-    k, ties, ndcg_gain, cumulative, min_pos_test, min_items_pool, consider_cold_start
-        As in :func:`reference_metrics`.
+    k : int
+        Cutoff.
+    ties : {"index", "optimistic", "pessimistic", "average"}
+        Tie policy (module docstring).
+    ndcg_gain : {"linear", "exponential"}
+        NDCG gain.
+    cumulative : bool
+        Also compute the top-K metrics at every cutoff 1..k (arrays of shape (k,)).
+    min_pos_test, min_items_pool : int
+        Users with fewer positives / pool items get NaN.
+    consider_cold_start : bool
+        When False (and there is a train matrix), a user with no train entries gets NaN.
 
     Returns
     -------
@@ -593,17 +587,7 @@ def _rows(X: Any, m: int, n: int, name: str) -> list[dict[int, float]]:
 
 
 def reference_metrics(
-    X_train: Any,
-    X_test: Any,
-    scores: np.ndarray,
-    k: int,
-    *,
-    ties: str = "index",
-    ndcg_gain: str = "linear",
-    cumulative: bool = False,
-    min_pos_test: int = 1,
-    min_items_pool: int = 2,
-    consider_cold_start: bool = True,
+    X_train: Any, X_test: Any, scores: np.ndarray, k: int, **options: Any
 ) -> ReferenceResult:
     """Per-user metrics of a dense score matrix, computed literally (slow).
 
@@ -618,16 +602,9 @@ def reference_metrics(
         Model scores, higher is better (NaN allowed: it makes the user NaN if in the pool).
     k : int
         Cutoff.
-    ties : {"index", "optimistic", "pessimistic", "average"}
-        Tie policy (module docstring).
-    ndcg_gain : {"linear", "exponential"}
-        NDCG gain.
-    cumulative : bool
-        Also compute the top-K metrics at every cutoff 1..k (arrays of shape (m, k)).
-    min_pos_test, min_items_pool : int
-        Users with fewer positives / pool items get NaN.
-    consider_cold_start : bool
-        When False (and ``X_train`` is given), users with no train entries get NaN.
+    **options
+        ``ties``, ``ndcg_gain``, ``cumulative``, ``min_pos_test``, ``min_items_pool``,
+        ``consider_cold_start``: every user's, as :func:`user_metrics` takes them.
 
     Returns
     -------
@@ -637,7 +614,7 @@ def reference_metrics(
     m, n = scores.shape
     test_rows = _rows(X_test, m, n, "X_test")
     train_rows = None if X_train is None else _rows(X_train, m, n, "X_train")
-    shape = (m, k) if cumulative else (m,)
+    shape = (m, k) if options.get("cumulative", False) else (m,)
     values = {
         name: np.full(shape if name in TOPK_METRICS else (m,), np.nan) for name in ALL_METRICS
     }
@@ -648,12 +625,7 @@ def reference_metrics(
             None if train_rows is None else list(train_rows[u]),
             test_rows[u],
             k,
-            ties=ties,
-            ndcg_gain=ndcg_gain,
-            cumulative=cumulative,
-            min_pos_test=min_pos_test,
-            min_items_pool=min_items_pool,
-            consider_cold_start=consider_cold_start,
+            **options,
         )
         reasons.append(reason)
         for name in ALL_METRICS:
@@ -668,7 +640,7 @@ def reference_metrics(
         n_train=n_train,
         n_test=np.array([len(r) for r in test_rows], dtype=np.int64),
         k=k,
-        cumulative=cumulative,
+        cumulative=bool(options.get("cumulative", False)),
     )
 
 

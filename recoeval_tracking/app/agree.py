@@ -25,12 +25,17 @@ __all__ = ["main", "read_inputs"]
 _PROG = "recoeval-track-agree"
 
 
-def _read(path: str, header: bool, names: list[str]) -> Any:
+def _read(option: str, path: str, header: bool, names: list[str]) -> Any:
+    from pathlib import Path
+
     import pandas as pd
 
+    expected = f"{option} must be a file of {', '.join(names)} rows (tab- or comma-separated)"
+    if not Path(path).is_file():
+        raise ValueError(f"{expected}; got {path!r}, which is no file")
     df = pd.read_csv(path, sep=None, engine="python", header=0 if header else None)
     if df.shape[1] < 3:
-        raise ValueError(f"{path}: expected 3 columns ({', '.join(names)}), got {df.shape[1]}")
+        raise ValueError(f"{expected}; got {path!r}, whose rows have {df.shape[1]} columns")
     df = df.iloc[:, :3]
     df.columns = names
     return df
@@ -43,10 +48,10 @@ def read_inputs(args: argparse.Namespace) -> tuple[Any, Any, Any]:
     import pandas as pd
     import scipy.sparse as sp
 
-    train = _read(args.train, args.header, ["user", "item", "value"])
-    test = _read(args.test, args.header, ["user", "item", "value"])
+    train = _read("--train", args.train, args.header, ["user", "item", "value"])
+    test = _read("--test", args.test, args.header, ["user", "item", "value"])
     order = "rank" if args.rank else "score"
-    ranked = _read(args.ranked, args.header, ["user", "item", order])
+    ranked = _read("--ranked", args.ranked, args.header, ["user", "item", order])
     users = pd.Index(pd.unique(pd.concat([train["user"], test["user"]]).astype(str)))
     items = pd.Index(pd.unique(pd.concat([train["item"], test["item"]]).astype(str)))
     shape = (len(users), len(items))
@@ -66,18 +71,48 @@ def read_inputs(args: argparse.Namespace) -> tuple[Any, Any, Any]:
     return matrix(train), matrix(test), out
 
 
+_DESCRIPTION = """\
+Score one set of top-k lists as each library's profile scores it (RecBole, Elliot, WarpRec,
+trec_eval, ...) and split every difference from the project's default into the definition
+choices that make it (gain, AP's denominator, relevance level, list rules...). The files hold
+rows without a header (unless --header): train and test user, item, value (every test row is a
+relevant item, its value its gain), the lists user, item, score (or user, item, rank with
+--rank); an item that neither train nor test holds is outside the catalogue. The explanations
+are printed; --markdown and --html write them as a report section."""
+_EXAMPLE = """\
+example:
+  recoeval-track-agree --train train.tsv --test test.tsv --ranked recs.tsv --k 10 \\
+      --profiles recbole,elliot,warprec --markdown agreement.md --html agreement.html"""
+
+
 def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog=_PROG, description=__doc__.split("\n\n")[0])
-    p.add_argument("--train", required=True)
-    p.add_argument("--test", required=True)
-    p.add_argument("--ranked", required=True)
-    p.add_argument("--k", type=int, default=10)
-    p.add_argument("--profiles", default=None, help="comma-separated; every profile by default")
-    p.add_argument("--metrics", default=None, help="comma-separated registered metrics")
+    from ..metrics.profiles import PROFILES
+
+    p = argparse.ArgumentParser(
+        prog=_PROG,
+        description=_DESCRIPTION,
+        epilog=_EXAMPLE,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("--train", required=True, help="the train rows: user, item, value")
+    p.add_argument("--test", required=True, help="the test rows: user, item, value")
+    p.add_argument("--ranked", required=True, help="the lists: user, item, score (or rank)")
+    p.add_argument("--k", type=int, default=10, help="the cutoff (default 10)")
+    p.add_argument(
+        "--profiles",
+        default=None,
+        help=f"comma-separated, among {', '.join(PROFILES)}; every one by default",
+    )
+    p.add_argument(
+        "--metrics",
+        default=None,
+        help="comma-separated registered metrics (ndcg,ap keeps their variants too); every "
+        "metric of the profiles by default",
+    )
     p.add_argument("--rank", action="store_true", help="the ranked file's third column is a rank")
     p.add_argument("--header", action="store_true", help="the files start with a header")
-    p.add_argument("--markdown", default=None)
-    p.add_argument("--html", default=None)
+    p.add_argument("--markdown", default=None, help="write the section as Markdown to this file")
+    p.add_argument("--html", default=None, help="write the section as HTML to this file")
     return p
 
 

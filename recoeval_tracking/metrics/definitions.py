@@ -123,6 +123,22 @@ _PARAMETERS = {
 }
 
 
+#: The options every definitions record holds (:func:`definitions_record`'s parameters).
+_RECORDED = (
+    "k",
+    "cumulative",
+    "ties",
+    "seed",
+    "min_pos_test",
+    "min_items_pool",
+    "consider_cold_start",
+    "relevance_level",
+    "no_positive",
+    "inf_scores",
+    "negatives",
+)
+
+
 def options_definitions(
     opts: Any,
     specs: Sequence[MetricSpec],
@@ -132,22 +148,8 @@ def options_definitions(
     """The definitions record of an evaluation with resolved options ``opts`` (an
     :class:`~recoeval_tracking.options.EvalOptions` with its profile applied): the shared
     record, the parameters of the metrics evaluated, the profile and what it left out."""
-    defs = definitions_record(
-        specs,
-        k=opts.k,
-        cumulative=opts.cumulative,
-        ties=opts.ties,
-        seed=opts.seed,
-        min_pos_test=opts.min_pos_test,
-        min_items_pool=opts.min_items_pool,
-        consider_cold_start=opts.consider_cold_start,
-        source=source,
-        relevance_level=opts.relevance_level,
-        no_positive=opts.no_positive,
-        inf_scores=opts.inf_scores,
-        negatives=opts.negatives,
-        gains=getattr(opts, "gains", None),
-    )
+    recorded = {name: getattr(opts, name) for name in _RECORDED}
+    defs = definitions_record(specs, source=source, gains=getattr(opts, "gains", None), **recorded)
     names = {s.name for s in specs}
     for option, metrics in _PARAMETERS.items():
         if names.intersection(metrics):

@@ -113,13 +113,8 @@ class DeviceFactorScores(_DeviceScores, FactorScores):
         """A host copy of the item factors, biases appended (made once, on first use)."""
         return self._to_host("B")
 
-    def describe(self) -> dict[str, Any]:
-        return {
-            "kind": "factors",
-            "n_factors": int(self.A_device.shape[1]),
-            "item_biases": bool(self._ones),
-            "dtype": str(self.dtype),
-        }
+    def _n_factors(self) -> int:  # read on the device: no host copy for a description
+        return int(self.A_device.shape[1])
 
     def __repr__(self) -> str:
         return (
@@ -208,22 +203,16 @@ def device_factors(
             f"(columns). Got A with shape {tuple(Ad.shape)} and B with shape {tuple(Bd.shape)} "
             "instead."
         )
-    if Ad.shape[0] != m:
-        raise param_error(
-            "A",
-            func,
-            f"an array with one row per user ({m} rows, as X_test)",
-            f"an array of shape {tuple(Ad.shape)}",
-            got_is_text=True,
-        )
-    if Bd.shape[0] != n:
-        raise param_error(
-            "B",
-            func,
-            f"an array with one row per item ({n} rows, as the columns of X_test)",
-            f"an array of shape {tuple(Bd.shape)}",
-            got_is_text=True,
-        )
+    for name, x, rows, per in (("A", Ad, m, "user"), ("B", Bd, n, "item")):
+        if x.shape[0] != rows:
+            as_test = "X_test" if per == "user" else "the columns of X_test"
+            raise param_error(
+                name,
+                func,
+                f"an array with one row per {per} ({rows} rows, as {as_test})",
+                f"an array of shape {tuple(x.shape)}",
+                got_is_text=True,
+            )
     dtype = np.dtype(
         np.float32 if Ad.dtype == np.float32 and Bd.dtype == np.float32 else np.float64
     )

@@ -619,6 +619,16 @@ def evaluate(
     given = {name: value for name, value in locals().items() if name in _OPTION_NAMES}
     train, test, split_fp = _split_parts(train, test)
     opts = inputs.with_data_relevance(_merge_options(options, given), train, test)
+    # what is scored, as both the local and the remote path take it
+    model = {
+        "A": A,
+        "B": B,
+        "item_biases": item_biases,
+        "scores": scores,
+        "scorer": scorer,
+        "ranked": ranked,
+        "user_ids": user_ids,
+    }
     if client is not None:
         run_remote = remote_runner("dask")  # registered by recoeval_tracking.distributed
         if missing_users is not None:
@@ -629,38 +639,12 @@ def evaluate(
                 "the lists as RankedLists.from_pairs(..., missing_users=...))",
                 missing_users,
             )
-        done = run_remote(
-            client,
-            train,
-            test,
-            opts,
-            A=A,
-            B=B,
-            item_biases=item_biases,
-            scores=scores,
-            scorer=scorer,
-            ranked=ranked,
-            user_ids=user_ids,
-            item_features=item_features,
-        )
+        done = run_remote(client, train, test, opts, **model, item_features=item_features)
         if hasattr(done, "split_fingerprint"):
             done.split_fingerprint = split_fp
             done.parts_fingerprint = _parts_fingerprint(train, test)
         return done
-    raw = compute(
-        train,
-        test,
-        opts,
-        A=A,
-        B=B,
-        item_biases=item_biases,
-        scores=scores,
-        scorer=scorer,
-        ranked=ranked,
-        user_ids=user_ids,
-        progress=progress,
-        missing_users=missing_users,
-    )
+    raw = compute(train, test, opts, **model, progress=progress, missing_users=missing_users)
     results = shape(raw, item_features=item_features)
     results.split_fingerprint = split_fp
     results.parts_fingerprint = _parts_fingerprint(train, test)

@@ -104,11 +104,16 @@ whole-ranking ones. A profile sets ``ties``, ``relevance_level``, ``no_positive`
 counts every copy) and a k past the lists or the catalogue is computed
 (:mod:`.profile_inputs`).
 
-Each entry's ``choices`` records, per registered metric, the definition choices the profile
-makes, with the registry's choice names (``gain``, ``ideal``, ``denominator``, ``discount``,
-``scope``...; those that make a variant differ are its :attr:`MetricSpec.variant`) plus
-``log_base``, ``ties``, ``no_positive``, ``short_list`` and ``duplicates``; ``lists`` the
-profile's rules for generated lists (items outside the catalogue, repeated items) and
+Each entry's ``choices`` records, per metric of the profile, the definition choices the
+profile makes, with the registry's choice names (``gain``, ``ideal``, ``denominator``,
+``discount``, ``scope``...; those that make a variant differ are its
+:attr:`MetricSpec.variant`) plus ``log_base``, ``ties``, ``no_positive``, ``short_list`` and
+``duplicates``. An entry states only its own: the choices its metrics share follow from its
+options (``ties``, ``no_positive``, ``repeats``) unless it states them (recometrics' rule for
+repeated items, Spark's users without ground truth), and it states where it departs from the
+registry's description of a metric (Microsoft Recommenders' natural log); the rest of each
+record is :func:`~.registry.definition_choices`, one description per registered metric. ``lists`` holds
+the profile's rules for generated lists (items outside the catalogue, repeated items) and
 ``not_reproduced`` what of the library the profile does not reproduce.
 :func:`recoeval_tracking.metrics.agreement.compare_profiles` reads them.
 """
@@ -117,10 +122,11 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from typing import Any
+from typing import Any, NamedTuple
 
 from .._validation import param_error
 from ..options import EvalOptions
+from .registry import definition_choices
 
 __all__ = ["PROFILES", "get_profile", "apply_profile", "WARPREC_LEVEL"]
 
@@ -129,13 +135,139 @@ __all__ = ["PROFILES", "get_profile", "apply_profile", "WARPREC_LEVEL"]
 WARPREC_LEVEL = math.ulp(0.0)
 
 
-def _choices(
-    shared: dict[str, str], per_metric: dict[str, dict[str, str]]
-) -> dict[str, dict[str, str]]:
-    """A profile's ``choices``: each metric's definition choices, the ``shared`` ones (tie order,
-    users without a positive, repeated items) under the metric's own (gain, ideal, log base,
-    denominator, short-list rule), with the registry's choice names (MetricSpec.variant)."""
-    return {name: {**shared, **own} for name, own in per_metric.items()}
+class _Own(NamedTuple):
+    """A profile's own definition choices: ``shared`` by its metrics (tie order, users without
+    a positive, repeated items) and ``per_metric`` where it departs from the registry's
+    description of a metric (:func:`~.registry.definition_choices`)."""
+
+    shared: dict[str, str]
+    per_metric: dict[str, dict[str, str]]
+
+
+def _own(shared: dict[str, str], per_metric: dict[str, dict[str, str]] | None = None) -> _Own:
+    return _Own(shared, per_metric or {})
+
+
+def _shared(prof: dict[str, Any]) -> dict[str, str]:
+    """The choices a profile's metrics share, as its options set them: the tie order, what a
+    user without a positive scores and, when it refuses them, repeated items."""
+    shared = {"ties": prof["ties"], "no_positive": prof.get("no_positive", "nan")}
+    return shared | ({"duplicates": "refused"} if prof.get("repeats") == "refuse" else {})
+
+
+def _choices(name: str, prof: dict[str, Any]) -> dict[str, dict[str, str]]:
+    """A profile's ``choices``: for each of its metrics, its shared choices (:func:`_shared`
+    unless its entry states its own), the registry's description of the metric (gain, ideal,
+    log base, denominator, short-list rule...) and what the profile states of its own for it,
+    in that order (the last wins)."""
+    own: _Own = prof.get("choices", _own(_shared(prof)))
+    unknown = sorted(set(own.per_metric) - set(prof["metrics"]))
+    if unknown:
+        raise ValueError(f"profile {name!r} states choices of metrics it lacks: {unknown}")
+    return {
+        m: {**own.shared, **definition_choices(m), **own.per_metric.get(m, {})}
+        for m in prof["metrics"]
+    }
+
+
+#: trec_eval 9, the base of trec_eval 10.0's profile (:func:`_trec_eval10`).
+_TREC_EVAL: dict[str, Any] = {
+    "metrics": [
+        "p",
+        "r",
+        "ap",
+        "ndcg",
+        "rr",
+        "pr_auc",
+        "rprec",
+        "bpref",
+        "gm_map",
+        "f1",
+        "tp",
+        "set_map",
+        "hits",
+        "11pt_avg",
+        *[f"iprec_at_recall_{j / 10:.2f}" for j in range(11)],
+    ],
+    "ties": "index_desc",
+    "relevance_level": 1.0,
+    "no_positive": "zero",
+    "aliases": {
+        "P": "p",
+        "recall": "r",
+        "map_cut": "ap",
+        "ndcg_cut": "ndcg",
+        "recip_rank": "rr",
+        "map": "pr_auc",
+        "Rprec": "rprec",
+        "bpref": "bpref",
+        "gm_map": "gm_map",
+        "set_P": "p",
+        "set_recall": "r",
+        "set_F": "f1",
+        "set_relative_P": "tp",
+        "set_map": "set_map",
+        "num_rel_ret": "hits",
+        "11pt_avg": "11pt_avg",
+        **{f"iprec_at_recall_{j / 10:.2f}": f"iprec_at_recall_{j / 10:.2f}" for j in range(11)},
+    },
+}
+
+
+def _trec_eval10(base: dict[str, Any]) -> dict[str, Any]:
+    """trec_eval 10.0's profile: ``base`` (trec_eval 9's) with the interpolated precisions of
+    10.0 (``iprec10_at_recall_*``, ``11pt_avg10``: the recall cutoff rounded) in place of 9's,
+    and 10.0's new ``unj`` before them."""
+    renamed = {"11pt_avg": "11pt_avg10"}
+    renamed |= {
+        f"iprec_at_recall_{j / 10:.2f}": f"iprec10_at_recall_{j / 10:.2f}" for j in range(11)
+    }
+    cut = base["metrics"].index("11pt_avg")
+    return {
+        **base,
+        "metrics": [*base["metrics"][:cut], "unj", *(renamed[m] for m in base["metrics"][cut:])],
+        "aliases": {
+            **{alias: renamed.get(m, m) for alias, m in base["aliases"].items()},
+            "unj": "unj",
+        },
+        # unj_k of a user without a positive is undefined
+        "choices": _own(_shared(base), {"unj": {"no_positive": "nan"}}),
+    }
+
+
+#: Microsoft Recommenders' Python evaluation, whose names its Spark evaluation shares.
+_RECOMMENDERS: dict[str, Any] = {
+    # Microsoft Recommenders 1.2.1, recommenders/evaluation/python_evaluation.py
+    "metrics": ["p", "r", "ndcg_bin", "ndcg", "ndcg_exp", "tap", "ap"],
+    "ties": "index",
+    "repeats": "refuse",
+    "past_lists": "compute",
+    "aliases": {
+        "precision_at_k": "p",
+        "recall_at_k": "r",
+        "ndcg_at_k": "ndcg_bin",
+        "ndcg_at_k(score_type='raw')": "ndcg",
+        "ndcg_at_k(score_type='exp')": "ndcg_exp",
+        "map_at_k": "tap",
+        "map": "ap",
+    },
+    "choices": _own(
+        {"ties": "index", "no_positive": "nan", "duplicates": "refused"},
+        # its NDCGs take the natural log (the same ratio as log2)
+        dict.fromkeys(("ndcg_bin", "ndcg", "ndcg_exp"), {"log_base": "e"}),
+    ),
+}
+
+
+def _restricted(base: dict[str, Any], metrics: list[str]) -> dict[str, Any]:
+    """``base`` on ``metrics`` alone (a subset of its metrics): its names and choices of them."""
+    own: _Own = base["choices"]
+    return {
+        **base,
+        "metrics": metrics,
+        "aliases": {a: m for a, m in base["aliases"].items() if m in metrics},
+        "choices": _own(own.shared, {m: c for m, c in own.per_metric.items() if m in metrics}),
+    }
 
 
 PROFILES: dict[str, dict[str, Any]] = {
@@ -155,21 +287,7 @@ PROFILES: dict[str, dict[str, Any]] = {
             "ROC_AUC": "roc_auc",
             "PR_AUC": "pr_auc",
         },
-        "choices": _choices(
-            {"ties": "noise", "no_positive": "nan", "duplicates": "dropped"},
-            {
-                "p": {"denominator": "k", "short_list": "k"},
-                "tp": {"denominator": "min(k, |T|)"},
-                "r": {"denominator": "|T|"},
-                "ap": {"denominator": "|T|"},
-                "tap": {"denominator": "min(k, |T|)"},
-                "ndcg": {"gain": "linear", "log_base": "2", "ideal": "min(k, |T|)"},
-                "hit": {},
-                "rr": {},
-                "roc_auc": {"scope": "catalog"},
-                "pr_auc": {"denominator": "|T|"},
-            },
-        ),
+        "choices": _own({"ties": "noise", "no_positive": "nan", "duplicates": "dropped"}),
     },
     "hivemall": {
         "metrics": ["p", "r", "ap_hits", "auc_topk", "rr", "ndcg_bin", "ndcg_exp", "hit"],
@@ -184,19 +302,6 @@ PROFILES: dict[str, dict[str, Any]] = {
             "ndcg_graded": "ndcg_exp",
             "hit": "hit",
         },
-        "choices": _choices(
-            {"ties": "index", "no_positive": "nan"},
-            {
-                "p": {"denominator": "k"},
-                "r": {"denominator": "|T|"},
-                "ap_hits": {"denominator": "hits"},
-                "auc_topk": {"scope": "top_k_list"},
-                "rr": {},
-                "ndcg_bin": {"gain": "binary", "log_base": "2", "ideal": "min(k, |T|)"},
-                "ndcg_exp": {"gain": "exponential", "log_base": "2", "ideal": "min(k, |T|)"},
-                "hit": {},
-            },
-        ),
     },
     "recbole": {
         "metrics": [
@@ -228,36 +333,11 @@ PROFILES: dict[str, dict[str, Any]] = {
             "shannonentropy": "entropy_mean",
             "itemcoverage": "coverage",
         },
-        "choices": _choices(
-            {"ties": "index", "no_positive": "nan"},
-            {
-                "hit": {},
-                "rr": {},
-                "ndcg_bin": {"gain": "binary", "log_base": "2", "ideal": "min(k, |T|)"},
-                "p": {"denominator": "k"},
-                "r": {"denominator": "|T|"},
-                "tap": {"denominator": "min(k, |T|)"},
-                "gauc": {"scope": "user_weighted", "ties": "average"},
-                "arp": {},
-                "tailpercentage": {},
-                "gini_items": {"normalise": "items"},
-                "entropy_mean": {"normalise": "recommended_items"},
-                "coverage": {},
-            },
-        ),
     },
     "implicit": {
         "metrics": ["p_pooled", "tap", "ndcg_bin"],
         "ties": "implicit",
         "aliases": {"precision": "p_pooled", "map": "tap", "ndcg": "ndcg_bin"},
-        "choices": _choices(
-            {"ties": "implicit", "no_positive": "nan"},
-            {
-                "p_pooled": {"average": "pooled", "denominator": "min(k, |T|)"},
-                "tap": {"denominator": "min(k, |T|)"},
-                "ndcg_bin": {"gain": "binary", "log_base": "2", "ideal": "min(k, |T|)"},
-            },
-        ),
     },
     "ranx": {
         "metrics": [
@@ -297,94 +377,8 @@ PROFILES: dict[str, dict[str, Any]] = {
             "rbp": "rbp",
             "bpref": "bpref",
         },
-        "choices": _choices(
-            {"ties": "index", "no_positive": "zero"},
-            {
-                "p": {"denominator": "k"},
-                "r": {"denominator": "|T|"},
-                "ap": {"denominator": "|T|"},
-                "ndcg": {"gain": "linear", "log_base": "2", "ideal": "min(k, |T|)"},
-                "ndcg_exp": {"gain": "exponential", "log_base": "2", "ideal": "min(k, |T|)"},
-                "rr": {},
-                "hit": {},
-                "pr_auc": {"denominator": "|T|"},
-                "hits": {},
-                "f1": {"denominator": "k + |T|"},
-                "rprec": {"denominator": "|T|"},
-                "dcg": {"gain": "linear", "log_base": "2"},
-                "dcg_exp": {"gain": "exponential", "log_base": "2"},
-                "rbp": {},
-                "bpref": {},
-            },
-        ),
     },
-    "trec_eval": {
-        "metrics": [
-            "p",
-            "r",
-            "ap",
-            "ndcg",
-            "rr",
-            "pr_auc",
-            "rprec",
-            "bpref",
-            "gm_map",
-            "f1",
-            "tp",
-            "set_map",
-            "hits",
-            "11pt_avg",
-            *[f"iprec_at_recall_{j / 10:.2f}" for j in range(11)],
-        ],
-        "ties": "index_desc",
-        "relevance_level": 1.0,
-        "no_positive": "zero",
-        "aliases": {
-            "P": "p",
-            "recall": "r",
-            "map_cut": "ap",
-            "ndcg_cut": "ndcg",
-            "recip_rank": "rr",
-            "map": "pr_auc",
-            "Rprec": "rprec",
-            "bpref": "bpref",
-            "gm_map": "gm_map",
-            "set_P": "p",
-            "set_recall": "r",
-            "set_F": "f1",
-            "set_relative_P": "tp",
-            "set_map": "set_map",
-            "num_rel_ret": "hits",
-            "11pt_avg": "11pt_avg",
-            **{f"iprec_at_recall_{j / 10:.2f}": f"iprec_at_recall_{j / 10:.2f}" for j in range(11)},
-        },
-        "choices": _choices(
-            {"ties": "index_desc", "no_positive": "zero"},
-            {
-                "p": {"denominator": "k", "short_list": "k"},
-                "r": {"denominator": "|T|"},
-                "ap": {"denominator": "|T|"},
-                "ndcg": {"gain": "linear", "log_base": "2", "ideal": "min(k, |T|)"},
-                "rr": {},
-                "pr_auc": {"denominator": "|T|"},
-                "rprec": {"denominator": "|T|"},
-                "bpref": {},
-                "gm_map": {"average": "geometric"},
-                "f1": {"denominator": "k + |T|"},
-                "tp": {"denominator": "min(k, |T|)"},
-                "set_map": {},
-                "hits": {},
-                "11pt_avg": {"cutoff": "(long) (rho |T| + 0.9)"},
-                **{
-                    f"iprec_at_recall_{j / 10:.2f}": {
-                        "recall": f"{j / 10:.2f}",
-                        "cutoff": "(long) (rho |T| + 0.9)",
-                    }
-                    for j in range(11)
-                },
-            },
-        ),
-    },
+    "trec_eval": _TREC_EVAL,
     "lenskit": {
         # LensKit 2025.8.1 and 2026.3.0, lenskit/metrics/ranking/{_pr,_map,_dcg,_hit,_recip}.py
         "metrics": ["p_list", "tp", "tap_list", "ndcg_bin_jk", "ndcg_jk", "hit", "rr"],
@@ -400,28 +394,6 @@ PROFILES: dict[str, dict[str, Any]] = {
             "Hit": "hit",
             "RecipRank": "rr",
         },
-        "choices": _choices(
-            {"ties": "index", "no_positive": "nan", "duplicates": "refused"},
-            {
-                "p_list": {"denominator": "|L|", "short_list": "length"},
-                "tp": {"denominator": "min(k, |T|)", "short_list": "k"},
-                "tap_list": {"denominator": "min(|T|, |L|)", "short_list": "length"},
-                "ndcg_bin_jk": {
-                    "gain": "binary",
-                    "discount": "max(1, log2 r)",
-                    "log_base": "2",
-                    "ideal": "min(k, |T|)",
-                },
-                "ndcg_jk": {
-                    "gain": "linear",
-                    "discount": "max(1, log2 r)",
-                    "log_base": "2",
-                    "ideal": "min(k, |T|)",
-                },
-                "hit": {},
-                "rr": {},
-            },
-        ),
     },
     "torchmetrics": {
         # torchmetrics 1.9.0, torchmetrics/functional/retrieval/*.py, retrieval/base.py
@@ -437,73 +409,12 @@ PROFILES: dict[str, dict[str, Any]] = {
             "RetrievalHitRate": "hit",
             "RetrievalRPrecision": "rprec",
         },
-        "choices": _choices(
-            {"ties": "index", "no_positive": "zero"},
-            {
-                "p": {"denominator": "k", "short_list": "k"},
-                "r": {"denominator": "|T|"},
-                "ap_hits": {"denominator": "hits"},
-                "ndcg": {"gain": "linear", "log_base": "2", "ideal": "min(k, |T|)"},
-                "rr": {},
-                "hit": {},
-                "rprec": {"denominator": "|T|"},
-            },
-        ),
     },
-    "recommenders": {
-        # Microsoft Recommenders 1.2.1, recommenders/evaluation/python_evaluation.py
-        "metrics": ["p", "r", "ndcg_bin", "ndcg", "ndcg_exp", "tap", "ap"],
-        "ties": "index",
-        "repeats": "refuse",
-        "past_lists": "compute",
-        "aliases": {
-            "precision_at_k": "p",
-            "recall_at_k": "r",
-            "ndcg_at_k": "ndcg_bin",
-            "ndcg_at_k(score_type='raw')": "ndcg",
-            "ndcg_at_k(score_type='exp')": "ndcg_exp",
-            "map_at_k": "tap",
-            "map": "ap",
-        },
-        "choices": _choices(
-            {"ties": "index", "no_positive": "nan", "duplicates": "refused"},
-            {
-                "p": {"denominator": "k", "short_list": "k"},
-                "r": {"denominator": "|T|"},
-                "ndcg_bin": {"gain": "binary", "log_base": "e", "ideal": "min(k, |T|)"},
-                "ndcg": {"gain": "linear", "log_base": "e", "ideal": "min(k, |T|)"},
-                "ndcg_exp": {"gain": "exponential", "log_base": "e", "ideal": "min(k, |T|)"},
-                "tap": {"denominator": "min(k, |T|)"},
-                "ap": {"denominator": "|T|"},
-            },
-        ),
-    },
-    "recommenders_spark": {
-        # Microsoft Recommenders 1.2.1, recommenders/evaluation/spark_evaluation.py
-        # (SparkRankingEvaluation: pyspark's RankingMetrics on the top-k lists joined with the
-        # users' ground truth)
-        "metrics": ["p", "r", "ndcg_bin", "ap", "tap"],
-        "ties": "index",
-        "repeats": "refuse",
-        "past_lists": "compute",
-        "aliases": {
-            "precision_at_k": "p",
-            "recall_at_k": "r",
-            "ndcg_at_k": "ndcg_bin",
-            "map": "ap",
-            "map_at_k": "tap",
-        },
-        "choices": _choices(
-            {"ties": "index", "no_positive": "nan", "duplicates": "refused"},
-            {
-                "p": {"denominator": "k", "short_list": "k"},
-                "r": {"denominator": "|T|"},
-                "ndcg_bin": {"gain": "binary", "log_base": "e", "ideal": "min(k, |T|)"},
-                "ap": {"denominator": "|T|"},
-                "tap": {"denominator": "min(k, |T|)"},
-            },
-        ),
-    },
+    "recommenders": _RECOMMENDERS,
+    # Microsoft Recommenders 1.2.1, recommenders/evaluation/spark_evaluation.py
+    # (SparkRankingEvaluation: pyspark's RankingMetrics on the top-k lists joined with the
+    # users' ground truth): the Python evaluation's names and choices, on its metrics
+    "recommenders_spark": _restricted(_RECOMMENDERS, ["p", "r", "ndcg_bin", "ap", "tap"]),
     "cornac": {
         # Cornac 3.0.1, cornac/metrics/ranking.py, cornac/eval_methods/base_method.py
         "metrics": ["p", "r", "f1", "hit", "ndcg_bin", "ncrr", "rr_full", "roc_auc", "pr_auc"],
@@ -521,20 +432,6 @@ PROFILES: dict[str, dict[str, Any]] = {
             "AUC": "roc_auc",
             "MAP": "pr_auc",
         },
-        "choices": _choices(
-            {"ties": "pessimistic", "no_positive": "nan"},
-            {
-                "p": {"denominator": "k", "short_list": "k"},
-                "r": {"denominator": "|T|"},
-                "f1": {"denominator": "k + |T|"},
-                "hit": {},
-                "ndcg_bin": {"gain": "binary", "log_base": "2", "ideal": "min(k, |T|)"},
-                "ncrr": {"ideal": "min(|T|, |L|)", "short_list": "length"},
-                "rr_full": {"scope": "whole_ranking"},
-                "roc_auc": {"scope": "catalog"},
-                "pr_auc": {"denominator": "|T|"},
-            },
-        ),
     },
     "rectools": {
         # RecTools 0.19.0, rectools/metrics/{classification,ranking}.py
@@ -553,96 +450,10 @@ PROFILES: dict[str, dict[str, Any]] = {
             "MRR": "rr",
             "HitRate": "hit",
         },
-        "choices": _choices(
-            {"ties": "index", "no_positive": "nan", "duplicates": "refused"},
-            {
-                "p": {"denominator": "k", "short_list": "k"},
-                "tp": {"denominator": "min(k, |T|)", "short_list": "k"},
-                "r": {"denominator": "|T|"},
-                "f1": {"denominator": "k + |T|"},
-                "ap": {"denominator": "|T|"},
-                "ndcg_bin_idealk": {"gain": "binary", "log_base": "2", "ideal": "k"},
-                "ndcg_bin": {"gain": "binary", "log_base": "2", "ideal": "min(k, |T|)"},
-                "rr": {},
-                "hit": {},
-            },
-        ),
     },
-    "trec_eval10": {
-        # trec_eval 10.0 (usnistgov/trec_eval, tag v10.0): the trec_eval profile with 10.0's
-        # rounded recall cutoffs (m_iprec_at_recall.c, m_11pt_avg.c) and its unj measure
-        "metrics": [
-            "p",
-            "r",
-            "ap",
-            "ndcg",
-            "rr",
-            "pr_auc",
-            "rprec",
-            "bpref",
-            "gm_map",
-            "f1",
-            "tp",
-            "set_map",
-            "hits",
-            "unj",
-            "11pt_avg10",
-            *[f"iprec10_at_recall_{j / 10:.2f}" for j in range(11)],
-        ],
-        "ties": "index_desc",
-        "relevance_level": 1.0,
-        "no_positive": "zero",
-        "aliases": {
-            "P": "p",
-            "recall": "r",
-            "map_cut": "ap",
-            "ndcg_cut": "ndcg",
-            "recip_rank": "rr",
-            "map": "pr_auc",
-            "Rprec": "rprec",
-            "bpref": "bpref",
-            "gm_map": "gm_map",
-            "set_P": "p",
-            "set_recall": "r",
-            "set_F": "f1",
-            "set_relative_P": "tp",
-            "set_map": "set_map",
-            "num_rel_ret": "hits",
-            "unj": "unj",
-            "11pt_avg": "11pt_avg10",
-            **{
-                f"iprec_at_recall_{j / 10:.2f}": f"iprec10_at_recall_{j / 10:.2f}"
-                for j in range(11)
-            },
-        },
-        "choices": _choices(
-            {"ties": "index_desc", "no_positive": "zero"},
-            {
-                "p": {"denominator": "k", "short_list": "k"},
-                "r": {"denominator": "|T|"},
-                "ap": {"denominator": "|T|"},
-                "ndcg": {"gain": "linear", "log_base": "2", "ideal": "min(k, |T|)"},
-                "rr": {},
-                "pr_auc": {"denominator": "|T|"},
-                "rprec": {"denominator": "|T|"},
-                "bpref": {},
-                "gm_map": {"average": "geometric"},
-                "f1": {"denominator": "k + |T|"},
-                "tp": {"denominator": "min(k, |T|)"},
-                "set_map": {},
-                "hits": {},
-                "unj": {"denominator": "k", "short_list": "k", "no_positive": "nan"},
-                "11pt_avg10": {"cutoff": "lround"},
-                **{
-                    f"iprec10_at_recall_{j / 10:.2f}": {
-                        "recall": f"{j / 10:.2f}",
-                        "cutoff": "lround",
-                    }
-                    for j in range(11)
-                },
-            },
-        ),
-    },
+    # trec_eval 10.0 (usnistgov/trec_eval, tag v10.0): the trec_eval profile with 10.0's
+    # rounded recall cutoffs (m_iprec_at_recall.c, m_11pt_avg.c) and its unj measure
+    "trec_eval10": _trec_eval10(_TREC_EVAL),
     "spark": {
         "metrics": ["p", "r", "tap", "ap", "ndcg_bin", "ndcg_spark"],
         "ties": "index",
@@ -661,27 +472,16 @@ PROFILES: dict[str, dict[str, Any]] = {
             # ndcgAtK on (prediction, label, relevance) triples: graded, ideal in label order
             "ndcgAtK_graded": "ndcg_spark",
         },
-        "choices": _choices(
+        "choices": _own(
             {"ties": "index", "no_positive": "zero", "duplicates": "refused"},
-            {
-                "p": {"denominator": "k", "short_list": "k"},
-                "r": {"denominator": "|T|"},
-                "tap": {"denominator": "min(k, |T|)"},
-                "ap": {"denominator": "|T|", "short_list": "whole list"},
-                "ndcg_bin": {"gain": "binary", "log_base": "e", "ideal": "min(k, |T|)"},
-                "ndcg_spark": {"gain": "exponential", "log_base": "e", "ideal": "label_order"},
-            },
+            {"ap": {"short_list": "whole list"}, "ndcg_bin": {"log_base": "e"}},
         ),
     },
     "elliot": {
         "metrics": ["p", "r", "ndcg_exp1", "ap_elliot", "rr", "hit", "gini_complement"],
         "ties": "index",
+        # its relevance_threshold 0 (the default) keeps every test value >= 0
         "relevance_level": 0.0,
-        "choices": {
-            "ndcg_exp1": {"gain": "exponential+1"},
-            "ap_elliot": {"denominator": "k", "precision_at": "every_rank"},
-            "gini_complement": {"orientation": "one_minus"},
-        },
         "lists": {"out_of_catalogue": "cut_then_drop", "duplicates": "slot"},
         "not_reproduced": {
             "duplicates": "Elliot counts every copy of a repeated item (a repeated hit counts "
@@ -704,11 +504,6 @@ PROFILES: dict[str, dict[str, Any]] = {
         "metrics": ["p", "r", "ndcg_exp1", "ndcg_bin", "tap", "rr", "hit", "gini", "entropy"],
         "ties": "index",
         "relevance_level": WARPREC_LEVEL,
-        "choices": {
-            "ndcg_exp1": {"gain": "exponential+1"},
-            "ndcg_bin": {"gain": "binary"},
-            "tap": {"denominator": "min(k, |T|)"},
-        },
         "lists": {"out_of_catalogue": "drop", "duplicates": "sum"},
         "not_reproduced": {
             "short_list": "WarpRec scores a list through a score matrix, so a list shorter "
@@ -730,6 +525,9 @@ PROFILES: dict[str, dict[str, Any]] = {
         },
     },
 }
+
+for _name, _prof in PROFILES.items():
+    _prof["choices"] = _choices(_name, _prof)
 
 #: Options a profile sets when they are left None, and their value without a profile.
 _DEFAULTS = {"ties": "noise", "relevance_level": None, "no_positive": "nan", "inf_scores": "rank"}

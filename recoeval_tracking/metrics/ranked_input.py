@@ -130,9 +130,22 @@ def _refuse_shared_ranks(df: pd.DataFrame, func: str) -> None:
     )
 
 
-def _from_frame(df: pd.DataFrame, prep: Any, func: str, missing_users: str) -> RankedLists:
+def _positions(known: Any, ids: np.ndarray, what: str, where: str, func: str) -> np.ndarray:
+    """The positions of the ``what`` ids ``ids`` among ``known`` (the ``where`` ids), refusing
+    the first that is not there."""
     import pandas as pd
 
+    pos = pd.Index(known).get_indexer(ids)
+    if (pos < 0).any():
+        bad = ids[np.flatnonzero(pos < 0)[0]]
+        expected = f"{what}s that are in the {where} ids"
+        raise param_error(
+            "ranked", func, expected, f"an unknown {what} id {bad!r}", got_is_text=True
+        )
+    return pos
+
+
+def _from_frame(df: pd.DataFrame, prep: Any, func: str, missing_users: str) -> RankedLists:
     m = prep.test.shape[0]
     order_col = _frame_columns(df, func)
     key, bad, expected = order_key(df[order_col].to_numpy(), is_score=order_col == "score")
@@ -163,27 +176,8 @@ def _from_frame(df: pd.DataFrame, prep: Any, func: str, missing_users: str) -> R
             "to the matrices' column indices first.",
         )
     if prep.item_ids is not None:
-        pos = pd.Index(prep.item_ids).get_indexer(items)
-        if (pos < 0).any():
-            bad_item = items[np.flatnonzero(pos < 0)[0]]
-            raise param_error(
-                "ranked",
-                func,
-                "items that are in the dataset's item ids",
-                f"an unknown item id {bad_item!r}",
-                got_is_text=True,
-            )
-        items = pos
-    upos = pd.Index(prep.user_ids).get_indexer(users)
-    if (upos < 0).any():
-        bad_user = users[np.flatnonzero(upos < 0)[0]]
-        raise param_error(
-            "ranked",
-            func,
-            "users that are in the evaluated user ids",
-            f"an unknown user id {bad_user!r}",
-            got_is_text=True,
-        )
+        items = _positions(prep.item_ids, items, "item", "dataset's item", func)
+    upos = _positions(prep.user_ids, users, "user", "evaluated user", func)
     rank = None if prep.item_ids is None else id_order(prep.item_ids)
     return RankedLists.from_pairs(
         upos,

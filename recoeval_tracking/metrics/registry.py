@@ -34,6 +34,7 @@ __all__ = [
     "curve_name",
     "spec_for_key",
     "greater_is_better",
+    "definition_choices",
 ]
 
 
@@ -796,6 +797,42 @@ _SPECS = [
 #: Names that stand for a set of metrics: every one, or the standard ones.
 METRIC_SETS = ("all", "standard")
 METRICS: dict[str, MetricSpec] = {s.name: s for s in _SPECS}
+
+#: The definition choices of the metrics beyond their :attr:`MetricSpec.variant`, choice by
+#: choice: the value a metric takes, or its family's (the base metric's, which its variants
+#: share) when the metric has none of its own; in the choice names of
+#: :mod:`~recoeval_tracking.metrics.agreement` plus ``log_base``. A metric in no table makes no
+#: such choice (``hit``, ``rr``, ``bpref``...). ``short_list``, the rule for a list shorter than
+#: k: ``k``, its missing ranks are misses; ``length``, divided by the list's own length.
+_DEFINITION: dict[str, dict[str, str]] = {
+    "denominator": {
+        "p": "k",
+        "tp": "min(k, |T|)",
+        "r": "|T|",
+        "f1": "k + |T|",
+        "rprec": "|T|",
+        "pr_auc": "|T|",
+        "unj": "k",
+        "p_list": "|L|",
+        "p_pooled": "min(k, |T|)",
+    },
+    "short_list": {"p": "k", "tp": "k", "unj": "k", "ncrr": "length", "tap_list": "length"},
+    "log_base": {"ndcg": "2", "dcg": "2", "ndcg_spark": "e"},
+    "ideal": {"ndcg": "min(k, |T|)", "ncrr": "min(|T|, |L|)"},
+    "cutoff": dict.fromkeys(("iprec", "11pt_avg"), "(long) (rho |T| + 0.9)"),
+    "ties": {"gauc": "average"},
+}
+
+
+def definition_choices(name: str) -> dict[str, str]:
+    """The definition choices of the registered metric ``name``: each choice's value for the
+    metric, or for its family, then its :attr:`MetricSpec.variant` (``ndcg_bin``: ``log_base``
+    2, ``ideal`` min(k, |T|), ``gain`` binary). One description per metric, which library
+    profiles (:mod:`~recoeval_tracking.metrics.profiles`) state their own choices over."""
+    spec = METRICS[name]
+    family = spec.family or name
+    found = {c: by.get(name, by.get(family)) for c, by in _DEFINITION.items()}
+    return {**{c: v for c, v in found.items() if v is not None}, **dict(spec.variant)}
 
 
 def column_name(spec: MetricSpec, k: int) -> str:

@@ -38,8 +38,9 @@ text, or as integers when every id is one written plainly (``301``, not ``0301``
 
 Metric names become this project's where the tool's definition is clearly the same
 (:func:`project_name`: trec_eval's ``ndcg_cut_10`` is ``ndcg_at_10``, ``P_10`` ``p_at_10``,
-``recip_rank`` ``rr``; the trec_eval and ranx names come from their profiles in
-:mod:`recoeval_tracking.metrics.profiles`); any other name is kept as the tool wrote it.
+``recip_rank`` ``rr``; the trec_eval, ranx, LensKit and WarpRec names come from their profiles'
+``aliases`` in :mod:`recoeval_tracking.metrics.profiles`, so LensKit's ``Precision@10`` is
+``p_list_at_10``, hits over the list's own length); any other name is kept as the tool wrote it.
 
 A run read from a file records its format (``source``, the tag ``recoeval.source_format``), the
 file's fingerprint (``fingerprints["file"]``, a SHA-256 of its bytes) and its users'
@@ -112,8 +113,11 @@ _FUNC = "read_per_user"
 # Metric names
 # ---------------------------------------------------------------------------------------------
 
-#: Tool names -> registered metrics, beside the trec_eval and ranx profiles' aliases.
-_EXTRA_ALIASES: dict[str, dict[str, str]] = {
+#: Tool names -> registered metrics that no profile holds: the reader's own. A tool with a
+#: profile (trec_eval, ranx, LensKit, WarpRec) is read with the profile's ``aliases``, the one
+#: mapping of its names (:mod:`recoeval_tracking.metrics.profiles`); these only add names its
+#: profile does not compute, never another meaning for one it has.
+_READER_ALIASES: dict[str, dict[str, str]] = {
     # trec_eval's success_k: 1 when a relevant document is in the top k (m_success.c): hit
     "trec_eval": {"success": "hit"},
     # ir_measures' names, as PyTerrier writes them (nDCG@10 is trec_eval's ndcg_cut_10, AP@10
@@ -127,29 +131,10 @@ _EXTRA_ALIASES: dict[str, dict[str, str]] = {
         "Success": "hit",
         "Rprec": "rprec",
     },
-    # LensKit (lkpy metrics/ranking): Precision@N = hits / list length (N for a full list),
-    # Recall@N = hits / min(|T|, N) (TP@N, not R@N), RecipRank@N and Hit@N as ours,
-    # AveragePrecision@N = sum of precisions at hits / min(|T|, N) (TAP@N). NDCG (binary gains,
-    # 1/max(1, log2 rank): the first two ranks weigh alike) is the profile's ndcg_bin_jk.
-    "lenskit": {
-        "Precision": "p",
-        "Recall": "tp",
-        "RecipRank": "rr",
-        "Hit": "hit",
-        "AveragePrecision": "tap",
-    },
-    # WarpRec (evaluation/metrics/accuracy): Precision = hits / k, Recall = hits / |T|,
-    # HitRate, MRR at k, MAP = sum of precisions at hits / min(|T|, k) (TAP@k),
-    # nDCGRendle2020 binary gains. nDCG's gain 2^(rel + 1) - 1 is the profile's ndcg_exp1.
-    "warprec": {
-        "Precision": "p",
-        "Recall": "r",
-        "HitRate": "hit",
-        "MRR": "rr",
-        "MAP": "tap",
-        "nDCGRendle2020": "ndcg_bin",
-    },
 }
+#: LensKit's labels of metrics its profile does not compute (kept as written): a frame whose
+#: columns are all LensKit labels is read as LensKit's.
+_LENSKIT_OTHER_LABELS = {"DCG", "RBP"}
 #: Names without a cutoff that are the metric over the whole ranking (the reciprocal rank of
 #: the first relevant item, wherever it is).
 _UNCUT = {
@@ -163,7 +148,7 @@ _AT_CUT = re.compile(r"^(?P<base>[A-Za-z][A-Za-z0-9_\-]*?)(?:@(?P<k>\d+))?$")
 
 
 def _aliases(tool: str) -> dict[str, str]:
-    return {**PROFILES.get(tool, {}).get("aliases", {}), **_EXTRA_ALIASES.get(tool, {})}
+    return {**_READER_ALIASES.get(tool, {}), **PROFILES.get(tool, {}).get("aliases", {})}
 
 
 def _mapped(tool: str, base: str, k: str | None) -> str | None:
@@ -307,7 +292,7 @@ def _index_column(name: Any) -> bool:
 
 def _is_lenskit_label(name: str) -> bool:
     base = str(name).split("@", 1)[0]
-    known = {*_EXTRA_ALIASES["lenskit"], "NDCG", "DCG", "RBP", "RecipRank", "Hit"}
+    known = {*PROFILES["lenskit"]["aliases"], *_LENSKIT_OTHER_LABELS}
     return base in known and bool(_AT_CUT.match(str(name)))
 
 
@@ -590,9 +575,11 @@ def read_per_user(
     *,
     system: str | None = None,
     name: str | None = None,
+    train: Any = None,
 ) -> RunData:
     """One system of a per-user file written by another tool, as a run that
-    :func:`~recoeval_tracking.reporting.compare.compare` takes.
+    :func:`~recoeval_tracking.reporting.compare.compare` takes, and whose per-user values the
+    functions of :mod:`recoeval_tracking.stats` take.
 
     Parameters
     ----------
@@ -606,22 +593,81 @@ def read_per_user(
         The system to read from a file that holds several (PyTerrier's ``name`` column).
     name : str, optional
         The run's name (default: the system's).
+    train : interactions, DataFrame or scipy.sparse matrix, optional
+        The train data the tool's run was fitted on, for the users' train counts: a file holds
+        none, so the report's slices by activity (``activity``, ``cold_warm``: ``n_train``) need
+        it. An interactions container (``split.train``), a frame of one row per train entry with
+        a user column (named as the file's may be) and optionally an item column (entries then
+        count once per item), or a matrix whose row ``u`` is user id ``u``. A user of the file
+        without a train entry counts 0; a ``train`` that holds none of the file's users is
+        refused. The users' fingerprint stays that of their ids, so files read with and
+        without ``train`` compare.
 
     Returns
     -------
     RunData
+        With ``user_id`` (and ``n_train`` when ``train`` is given) and one column per metric.
 
     Examples
     --------
     >>> import recoeval_tracking as rt  # doctest: +SKIP
-    >>> from recoeval_tracking.reporting.per_user_files import read_per_user  # doctest: +SKIP
-    >>> rt.compare({"bm25": read_per_user("bm25.txt", format="trec_eval"),
-    ...             "dph": "dph.txt"})  # doctest: +SKIP
+    >>> a = rt.read_per_user("bm25.txt")  # trec_eval -q output  # doctest: +SKIP
+    >>> b = rt.read_per_user("dph.txt")  # doctest: +SKIP
+    >>> rt.stats.paired_comparison(b.per_user["ndcg_at_10"], a.per_user["ndcg_at_10"])
+    ... # doctest: +SKIP
+    >>> rt.compare({"bm25": a, "dph": b}, slices=[{"kind": "activity"}])  # doctest: +SKIP
     """
     run = _pick(read_per_user_runs(path, format), system, path, _FUNC, "system")
     if name is not None:
         run.name = str(name)
+    if train is not None:
+        counts = _train_counts(train)
+        keys = run.per_user["user_id"].astype(str).str.strip()
+        if not keys.isin(counts.index).any():
+            raise param_error(
+                "train",
+                _FUNC,
+                "the train data of the file's users (their ids as in the file)",
+                f"train users {_shown(counts.index)} for the file's {_shown(keys)}",
+                got_is_text=True,
+            )
+        found = counts.reindex(keys).fillna(0).to_numpy(dtype=np.int64)
+        run.per_user.insert(1, "n_train", found)
     return run
+
+
+def _shown(ids: Iterable[Any]) -> str:
+    some = sorted(map(str, ids))
+    return ", ".join(some[:5]) + (", ..." if len(some) > 5 else "")
+
+
+def _train_counts(train: Any) -> pd.Series:
+    """Each user's train entries, by the user's id as text."""
+    import scipy.sparse as sp
+
+    from ..data import Interactions
+
+    if isinstance(train, Interactions):
+        ids, counts = train.user_ids, np.diff(train.matrix.indptr)
+    elif isinstance(train, (sp.sparray, sp.spmatrix)):
+        counts = np.diff(sp.csr_array(train).indptr)
+        ids = np.arange(counts.size)
+    elif isinstance(train, pd.DataFrame) and _column(train, _USER_COLUMNS) is not None:
+        user = _column(train, _USER_COLUMNS)
+        item = _column(train, ("item_id", "item", "itemid", "iid"))
+        rows = train.drop_duplicates([user, item]) if item is not None else train
+        per = rows.groupby(rows[user].astype(str).str.strip(), sort=False).size()
+        return per.astype(np.int64)
+    else:
+        raise param_error(
+            "train",
+            _FUNC,
+            "interactions, a DataFrame with a user column "
+            f"({', '.join(_USER_COLUMNS)}) or a scipy.sparse matrix (users x items)",
+            train,
+        )
+    keys = pd.Index(pd.Series(ids).astype(str).str.strip())
+    return pd.Series(np.asarray(counts, dtype=np.int64), index=keys).groupby(level=0).sum()
 
 
 def runs_of_file(
@@ -664,14 +710,9 @@ def check_same_users(runs: Sequence[RunData], func: str) -> None:
         theirs = set(other.per_user["user_id"].tolist())
         if theirs == users:
             continue
-
-        def shown(ids: set[Any]) -> str:
-            some = sorted(ids, key=str)[:5]
-            return ", ".join(map(str, some)) + (", ..." if len(ids) > 5 else "")
-
         only_a, only_b = users - theirs, theirs - users
         parts = [
-            f"{len(ids)} only in {r.name} ({shown(ids)})"
+            f"{len(ids)} only in {r.name} ({_shown(ids)})"
             for ids, r in ((only_a, first), (only_b, other))
             if ids
         ]

@@ -8,9 +8,13 @@ decomposition that skips a step, applies one twice or in another order fails.
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
+import io
 import math
+import re
 import sys
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -283,3 +287,18 @@ def test_warprec_metrics_agree_with_the_library():  # pragma: no cover - needs w
         metric.update(preds, users, ground=ground)
         got = next(iter(metric.compute().values())).numpy()
         np.testing.assert_allclose(got, res.per_user[col].to_numpy(), rtol=1e-5, equal_nan=True)
+
+
+def test_the_guides_example_prints_what_the_guide_shows():
+    """docs/guides/why-libraries-disagree.md: its Python block runs and prints the text block
+    that follows it (the values, the choice order and the sentences a newcomer compares)."""
+    guide = Path(__file__).resolve().parents[2] / "docs" / "guides" / "why-libraries-disagree.md"
+    code, shown = re.search(
+        r"```python\n(.*?)```\s*```text\n(.*?)```", guide.read_text(), re.S
+    ).groups()
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        exec(compile(code, guide.name, "exec"), {})
+    assert [line.rstrip() for line in out.getvalue().splitlines()] == [
+        line.rstrip() for line in shown.splitlines()
+    ]

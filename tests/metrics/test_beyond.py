@@ -52,19 +52,13 @@ def test_personalisation_matches_pairwise_brute_force():
     assert beyond.personalisation(lists, 12) == pytest.approx(1 - np.mean(overlaps))
 
 
+def _csr(rows: list[list[int]]) -> sp.csr_array:
+    return sp.csr_array(np.array(rows, dtype=float))
+
+
 def test_novelty_serendipity_ils_by_hand():
     # train: item 0 seen by 3 users, item 1 by 2, item 2 by 1, items 3-4 by nobody; 4 users
-    train = sp.csr_array(
-        np.array(
-            [
-                [1, 1, 0, 0, 0],
-                [1, 1, 0, 0, 0],
-                [1, 0, 1, 0, 0],
-                [0, 0, 0, 0, 0],
-            ],
-            dtype=float,
-        )
-    )
+    train = _csr([[1, 1, 0, 0, 0], [1, 1, 0, 0, 0], [1, 0, 1, 0, 0], [0, 0, 0, 0, 0]])
     # user 3 has no train entry: |U_train| = 3 users with an interaction
     lists = np.array([[0, 1], [2, 3], [3, 4], [-1, -1]])
     got = beyond.novelty(lists, train)
@@ -79,17 +73,7 @@ def test_novelty_serendipity_ils_by_hand():
     assert got[1] == pytest.approx((info[2] + info[3]) / 2)
     assert got[2] == pytest.approx((info[3] + info[4]) / 2)
     assert math.isnan(got[3])
-    test = sp.csr_array(
-        np.array(
-            [
-                [0, 0, 0, 1, 0],
-                [0, 0, 1, 1, 0],
-                [0, 0, 0, 0, 1],
-                [0, 0, 0, 0, 0],
-            ],
-            dtype=float,
-        )
-    )
+    test = _csr([[0, 0, 0, 1, 0], [0, 0, 1, 1, 0], [0, 0, 0, 0, 1], [0, 0, 0, 0, 0]])
     # top-1 popular item is item 0: relevant and unexpected = in test and not item 0
     ser = beyond.serendipity(lists, test, train, top_n_popular=1)
     np.testing.assert_allclose(ser[:3], [0 / 2, 2 / 2, 1 / 2])

@@ -29,6 +29,11 @@ POS_LEN = [1, 3, 4, 2]
 L2 = np.log2
 
 
+def _evaluate(train, test, **kw):
+    """``rt.evaluate`` on one thread."""
+    return rt.evaluate(train, test, nthreads=1, **kw)
+
+
 def _recbole_users(n_items: int = 12):
     """Users whose top-3 lists have the hit pattern of POS_IDX, the other positives ranked
     right after the list, then the negatives (scores decrease with the position)."""
@@ -76,15 +81,8 @@ def test_recbole_topk_metrics(library_name, expected):
     """RecBole TestTopKMetrics.test_{hit,ndcg,mrr,map,recall,precision}: the @1..3 values."""
     test, scores = _recbole_users()
     name = PROFILES["recbole"]["aliases"][library_name]
-    res = rt.evaluate(
-        None,
-        test,
-        scores=scores,
-        k=3,
-        cumulative=True,
-        metrics=[name],
-        profile="recbole",
-        nthreads=1,
+    res = _evaluate(
+        None, test, scores=scores, k=3, cumulative=True, metrics=[name], profile="recbole"
     )
     np.testing.assert_allclose(res.curves_per_user[f"{name}_at_k"], expected, rtol=0, atol=1e-12)
 
@@ -119,9 +117,7 @@ def test_recbole_list_metrics():
     (``data.count_items``, a Counter of the train interactions) never holds a 0 either."""
     train, test, lists = _recbole_lists()
     with pytest.warns(UserWarning, match="left out: \\['gauc', 'roc_auc'\\]"):
-        res = rt.evaluate(
-            train, test, ranked=lists, k=3, cumulative=True, profile="recbole", nthreads=1
-        )
+        res = _evaluate(train, test, ranked=lists, k=3, cumulative=True, profile="recbole")
     assert res.aggregates["coverage_at_3"] == pytest.approx(7 / 8, abs=1e-12)
     arp = [
         [4 / 1, 4 / 2, 6 / 3],
@@ -173,15 +169,8 @@ def test_recbole_gauc(case, users, expected):
         te_c += [r - 1 for r in ranks]
     train = sp.csr_array((np.ones(len(tr_r)), (tr_r, tr_c)), shape=(m, n))
     test = sp.csr_array((np.ones(len(te_r)), (te_r, te_c)), shape=(m, n))
-    res = rt.evaluate(
-        train,
-        test,
-        scores=scores,
-        k=1,
-        metrics=["gauc"],
-        profile="recbole",
-        min_items_pool=1,
-        nthreads=1,
+    res = _evaluate(
+        train, test, scores=scores, k=1, metrics=["gauc"], profile="recbole", min_items_pool=1
     )
     assert res.aggregates["gauc"] == pytest.approx(expected, abs=1e-12)
 
@@ -191,9 +180,7 @@ def test_recbole_gauc_average_rank_example():
     give 0.875 where ranking ties by index gives 1.0."""
     test = sp.csr_array((np.ones(2), ([0, 0], [0, 1])), shape=(1, 4))
     scores = np.array([[2.0, 1.0, 1.0, 0.0]])
-    res = rt.evaluate(
-        None, test, scores=scores, k=1, profile="recbole", metrics=["gauc"], nthreads=1
-    )
+    res = _evaluate(None, test, scores=scores, k=1, profile="recbole", metrics=["gauc"])
     assert res.aggregates["gauc"] == pytest.approx(0.875, abs=1e-12)
     assert res.per_user["roc_auc"][0] == 1.0  # the profile's index order
 
@@ -241,7 +228,7 @@ def test_ranx_bpref(q, expected):
     """ranx bpref_test.py: bpref over the run, judgements below 1 judged non-relevant (the
     ranx profile with relevance_level=1, K = the run's length)."""
     test, scores = _query(RANX_QRELS[q], RANX_RUN[q])
-    res = rt.evaluate(
+    res = _evaluate(
         None,
         test,
         scores=scores,
@@ -249,7 +236,6 @@ def test_ranx_bpref(q, expected):
         profile="ranx",
         metrics=["bpref"],
         relevance_level=1,
-        nthreads=1,
     )
     assert res.per_user[f"bpref_at_{len(RANX_RUN[q])}"][0] == pytest.approx(expected, abs=1e-12)
 
@@ -261,15 +247,8 @@ def test_ranx_f1(q):
     run of non-relevant items)."""
     test, scores = _query(RANX_QRELS[q], RANX_RUN[q])
     k = len(RANX_RUN[q])
-    res = rt.evaluate(
-        None,
-        test,
-        scores=scores,
-        k=k,
-        metrics=["p", "r", "f1"],
-        relevance_level=1,
-        ties="index",
-        nthreads=1,
+    res = _evaluate(
+        None, test, scores=scores, k=k, metrics=["p", "r", "f1"], relevance_level=1, ties="index"
     ).per_user
     p, r = res[f"p_at_{k}"][0], res[f"r_at_{k}"][0]
     assert res[f"f1_at_{k}"][0] == pytest.approx(2 * p * r / (p + r), abs=1e-12)
@@ -278,9 +257,7 @@ def test_ranx_f1(q):
 def test_ranx_f1_without_a_hit_is_zero():
     run = {"d1": 10, "d12": 9, "d3": 8, "d14": 7, "d16": 5, "d7": 4, "d8": 3}
     test, scores = _query(RANX_QRELS["q4"], run)
-    res = rt.evaluate(
-        None, test, scores=scores, k=7, metrics=["f1"], relevance_level=1, ties="index", nthreads=1
-    )
+    res = _evaluate(None, test, scores=scores, k=7, metrics=["f1"], relevance_level=1, ties="index")
     assert res.per_user["f1_at_7"][0] == 0.0
 
 
@@ -291,15 +268,8 @@ def test_ranx_rank_biased_precision(p, expected):
     qrels = {f"d{i}": 1 for i in (1, 2, 6, 11, 17)}
     run = {f"d{i}": 21 - i for i in range(1, 21)}
     test, scores = _query(qrels, run, n_items=21)
-    res = rt.evaluate(
-        None,
-        test,
-        scores=scores,
-        k=20,
-        metrics=["rbp"],
-        rbp_persistence=p,
-        ties="index",
-        nthreads=1,
+    res = _evaluate(
+        None, test, scores=scores, k=20, metrics=["rbp"], rbp_persistence=p, ties="index"
     )
     assert round(res.per_user["rbp_at_20"][0], 4) == expected
     assert res.definitions["rbp_persistence"] == p
@@ -341,14 +311,13 @@ def test_ranx_profile_judged_non_relevant_and_query_without_relevant():
     The project before the profile set relevance level 1 and the zero rule took every stored
     entry as a positive (q0 precision 2/3, q1 NaN or computed on d2)."""
     test, scores = _ranx_zero_queries()
-    res = rt.evaluate(
+    res = _evaluate(
         None,
         test,
         scores=scores,
         k=3,
         profile="ranx",
         metrics=["p", "r", "rr", "ndcg", "hits", "hit"],
-        nthreads=1,
     )
     pu = res.per_user
     ndcg_q0 = 2.0 / (2.0 + 1.0 / math.log2(3))
@@ -374,8 +343,8 @@ def test_ranx_profile_two_query_fixture_of_the_audit():
     means 0.25, 0.5 and 0.5."""
     test = sp.csr_array((np.array([1.0, 0.0]), ([0, 1], [0, 0])), shape=(2, 4))
     scores = np.tile(np.array([4.0, 3.0, 2.0, 1.0]), (2, 1))
-    res = rt.evaluate(
-        None, test, scores=scores, k=2, profile="ranx", metrics=["p", "rr", "ndcg"], nthreads=1
+    res = _evaluate(
+        None, test, scores=scores, k=2, profile="ranx", metrics=["p", "rr", "ndcg"]
     ).per_user
     assert res["p_at_2"].mean() == pytest.approx(0.25, abs=1e-12)
     assert res["rr_at_2"].mean() == pytest.approx(0.5, abs=1e-12)

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from recoeval_tracking.metrics.profiles import PROFILES
-from recoeval_tracking.metrics.registry import METRICS
+from recoeval_tracking.metrics.registry import METRICS, definition_choices
 
 #: The choice names: the registry's variant keys, and those every profile may state.
 CHOICE_NAMES = {key for spec in METRICS.values() for key, _ in spec.variant} | {
@@ -24,7 +24,18 @@ CHOICE_NAMES = {key for spec in METRICS.values() for key, _ in spec.variant} | {
 #: Profiles that record their choices (every profile written before or with the record).
 WITH_CHOICES = ["recometrics", "hivemall", "recbole", "implicit", "ranx", "trec_eval"]
 WITH_CHOICES += ["lenskit", "torchmetrics", "recommenders", "recommenders_spark", "cornac"]
-WITH_CHOICES += ["rectools", "trec_eval10", "spark"]
+WITH_CHOICES += ["rectools", "trec_eval10", "spark", "elliot", "warprec"]
+#: Where a library's metric departs from the registry's description of the metric it maps to:
+#: Microsoft Recommenders' and Spark's NDCGs take the natural log (the same ratio), Spark's
+#: meanAveragePrecision reads each whole list.
+DEPARTURES = {
+    ("recommenders", "ndcg_bin", "log_base"): "e",
+    ("recommenders", "ndcg", "log_base"): "e",
+    ("recommenders", "ndcg_exp", "log_base"): "e",
+    ("recommenders_spark", "ndcg_bin", "log_base"): "e",
+    ("spark", "ndcg_bin", "log_base"): "e",
+    ("spark", "ap", "short_list"): "whole list",
+}
 
 
 @pytest.mark.parametrize("name", WITH_CHOICES)
@@ -62,4 +73,34 @@ def test_the_choices_separate_the_libraries():
     denominators = {
         ch[n][m]["denominator"] for n in ch for m in ch[n] if m.startswith(("ap", "tap"))
     }
-    assert denominators == {"|T|", "min(k, |T|)", "hits", "min(|T|, |L|)"}
+    assert denominators == {"|T|", "min(k, |T|)", "hits", "min(|T|, |L|)", "k"}  # k: Elliot
+
+
+@pytest.mark.parametrize("name", sorted(PROFILES))
+def test_every_record_holds_the_registrys_description_of_the_metric(name):
+    """Every profile records every one of its metrics, and a metric's record is the registry's
+    one description of it (its family's choices and its variant's) but where the library
+    departs from it: the same metric reads alike in every profile."""
+    prof = PROFILES[name]
+    assert set(prof["choices"]) == set(prof["metrics"])
+    for metric, made in prof["choices"].items():
+        for key, value in definition_choices(metric).items():
+            assert made[key] == DEPARTURES.get((name, metric, key), value), (metric, key)
+
+
+def test_the_registry_describes_each_variant_apart():
+    """One description per registered metric: two metrics of a family never read alike, and
+    each description holds the metric's variant."""
+    seen: dict[tuple, str] = {}
+    for name, spec in METRICS.items():
+        described = definition_choices(name)
+        assert dict(spec.variant).items() <= described.items(), name
+        key = (spec.family or name, tuple(sorted(described.items())))
+        assert key not in seen, (name, seen.get(key))
+        seen[key] = name
+    assert definition_choices("ndcg_bin") == {
+        "gain": "binary",
+        "log_base": "2",
+        "ideal": "min(k, |T|)",
+    }
+    assert definition_choices("p_list") == {"denominator": "|L|", "short_list": "length"}

@@ -90,6 +90,14 @@ def _column(res: rt.Results, profile: str, library_name: str) -> np.ndarray:
     return res.per_user[col].to_numpy(dtype=np.float64)
 
 
+def _agrees(profile: str, library_user, library_name: str, order: str = "asc") -> None:
+    """The profile's column of ``library_name`` is the library's formula ``library_user``,
+    user by user, on each user's ranking in the library's tie ``order``."""
+    want = [library_user(_ranked(u, order), _rel(u), K)[library_name] for u in range(len(USERS))]
+    got = _column(_evaluate(profile), profile, library_name)
+    np.testing.assert_allclose(got, want, rtol=0, atol=1e-12)
+
+
 def _aggregate(res: rt.Results, profile: str, library_name: str) -> float:
     name = PROFILES[profile]["aliases"][library_name]
     key = f"{name}_at_{K}" if rt.METRICS[name].at_k else name
@@ -345,9 +353,7 @@ def test_profile_selects_its_metrics_and_tie_policy(profile):
 
 @pytest.mark.parametrize("library_name", ["hit", "mrr", "ndcg", "precision", "recall", "map"])
 def test_recbole_profile(library_name):
-    res = _evaluate("recbole")
-    want = [recbole_user(_ranked(u, "asc"), _rel(u), K)[library_name] for u in range(len(USERS))]
-    np.testing.assert_allclose(_column(res, "recbole", library_name), want, rtol=0, atol=1e-12)
+    _agrees("recbole", recbole_user, library_name)
 
 
 def test_recbole_map_is_over_min_k_and_t_and_ndcg_is_binary():
@@ -450,34 +456,26 @@ def test_implicit_profile():
     ["precision", "recall", "map", "ndcg", "ndcg_burges", "mrr", "hit_rate", "map_full"],
 )
 def test_ranx_profile(library_name):
-    res = _evaluate("ranx")
-    want = [ranx_user(_ranked(u, "asc"), _rel(u), K)[library_name] for u in range(len(USERS))]
-    np.testing.assert_allclose(_column(res, "ranx", library_name), want, rtol=0, atol=1e-12)
+    _agrees("ranx", ranx_user, library_name)
 
 
 @pytest.mark.parametrize(
     "library_name", ["P", "recall", "map_cut", "ndcg_cut", "recip_rank", "map"]
 )
 def test_trec_eval_profile(library_name):
-    res = _evaluate("trec_eval")
-    want = [trec_eval_user(_ranked(u, "desc"), _rel(u), K)[library_name] for u in range(len(USERS))]
-    np.testing.assert_allclose(_column(res, "trec_eval", library_name), want, rtol=0, atol=1e-12)
+    _agrees("trec_eval", trec_eval_user, library_name, "desc")
 
 
 @pytest.mark.parametrize("library_name", ["Precision", "Recall", "nDCG", "MAP", "MRR", "HR"])
 def test_elliot_profile(library_name):
-    res = _evaluate("elliot")
-    want = [elliot_user(_ranked(u, "asc"), _rel(u), K)[library_name] for u in range(len(USERS))]
-    np.testing.assert_allclose(_column(res, "elliot", library_name), want, rtol=0, atol=1e-12)
+    _agrees("elliot", elliot_user, library_name)
 
 
 @pytest.mark.parametrize(
     "library_name", ["Precision", "Recall", "nDCG", "nDCGRendle2020", "MAP", "MRR", "HitRate"]
 )
 def test_warprec_profile(library_name):
-    res = _evaluate("warprec")
-    want = [warprec_user(_ranked(u, "asc"), _rel(u), K)[library_name] for u in range(len(USERS))]
-    np.testing.assert_allclose(_column(res, "warprec", library_name), want, rtol=0, atol=1e-12)
+    _agrees("warprec", warprec_user, library_name)
 
 
 def test_elliot_and_warprec_gini_run_opposite_ways():
@@ -502,9 +500,7 @@ def test_trec_eval_orders_ties_by_decreasing_docno():
     "library_name", ["precision", "recall", "map", "auc", "mrr", "ndcg", "ndcg_graded"]
 )
 def test_hivemall_profile(library_name):
-    res = _evaluate("hivemall")
-    want = [hivemall_user(_ranked(u, "asc"), _rel(u), K)[library_name] for u in range(len(USERS))]
-    np.testing.assert_allclose(_column(res, "hivemall", library_name), want, rtol=0, atol=1e-12)
+    _agrees("hivemall", hivemall_user, library_name)
 
 
 def _hivemall_case(ranked: list, truth: list, k: int, profile_metric: str) -> float:

@@ -74,3 +74,24 @@ def test_command_line(tmp_path, capsys):
     assert agree_main([*args, "--profiles=nope"]) == 2
     err = capsys.readouterr().err
     assert "recoeval-track-agree:" in err and "'profiles'" in err and "'warprec'" in err
+
+
+def test_command_line_help_and_file_errors_name_the_option(tmp_path, capsys):
+    """A newcomer's first look: --help says what each file holds and shows a run; a missing or
+    narrow file is refused naming its option."""
+    with pytest.raises(SystemExit):
+        agree_main(["--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    for words in ("user, item, value", "user, item, score", "outside the catalogue"):
+        assert words in text, words
+    assert "recoeval-track-agree --train train.tsv --test test.tsv --ranked recs.tsv" in text
+    (tmp_path / "two.tsv").write_text("u1\ta\n")
+    assert agree_main(["--train=none.tsv", "--test=none.tsv", "--ranked=none.tsv"]) == 2
+    assert "--train must be a file of user, item, value rows" in capsys.readouterr().err
+    one = str(tmp_path / "two.tsv")
+    assert agree_main([f"--train={one}", f"--test={one}", f"--ranked={one}"]) == 2
+    err = capsys.readouterr().err
+    assert (
+        "--train must be a file of user, item, value rows" in err
+        and "whose rows have 2 columns" in err
+    )

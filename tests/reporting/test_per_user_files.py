@@ -164,6 +164,52 @@ def test_ranx_scores_json(tmp_path):
     assert run.tags[SOURCE_FORMAT_TAG] == "ranx"
 
 
+def test_two_tools_files_reach_the_statistics_from_the_top_level_package(tmp_path):
+    """A ranx user's own files: ``rt.read_per_user`` then ``rt.stats``, user by user (the paired
+    t-test as scipy gives it on the values written)."""
+    qids = [f"q_{i:02d}" for i in range(12)]
+    rng = np.random.default_rng(3)
+    a = {"ndcg@10": rng.uniform(0, 1, 12)}
+    b = {"ndcg@10": np.clip(a["ndcg@10"] + rng.normal(0.05, 0.1, 12), 0, 1)}
+    ra = rt.read_per_user(write_ranx(tmp_path / "a.json", a, qids))
+    rb = rt.read_per_user(write_ranx(tmp_path / "b.json", b, qids), name="B")
+    assert rb.name == "B" and list(ra.per_user["user_id"]) == qids
+    c = rt.stats.paired_comparison(rb.per_user["ndcg_at_10"], ra.per_user["ndcg_at_10"])
+    assert c.n_pairs == 12
+    assert c.p_t == pytest.approx(stats.ttest_rel(b["ndcg@10"], a["ndcg@10"]).pvalue, rel=1e-9)
+
+
+def test_a_train_frame_gives_files_their_activity_slices(tmp_path):
+    """A file holds no train counts: ``train=`` counts each user's train entries (an item once),
+    so that the slices by activity group the users; every form of ``train`` gives the same
+    counts, and a train of other users is refused."""
+    import scipy.sparse as sp
+
+    qids = ["1", "2", "3", "4"]
+    a = {"ndcg_cut_10": [0.1, 0.2, 0.3, 0.4]}
+    b = {"ndcg_cut_10": [0.2, 0.1, 0.5, 0.6]}
+    fa = write_trec_eval_q(tmp_path / "a.txt", "a", a, qids)
+    fb = write_trec_eval_q(tmp_path / "b.txt", "b", b, qids)
+    # users 1 and 2 have 1 and 2 train items (item 7 of user 2 twice), user 3 has 6, user 4 none
+    train = pd.DataFrame(
+        {"user": [1, 2, 2, 2, 3, 3, 3, 3, 3, 3, 9], "item": [5, 6, 7, 7, 1, 2, 3, 4, 5, 6, 1]}
+    )
+    runs = {"a": rt.read_per_user(fa, train=train), "b": rt.read_per_user(fb, train=train)}
+    assert list(runs["a"].per_user["n_train"]) == [1, 2, 6, 0]
+    matrix = sp.csr_array((np.ones(9), ([1, 2, 2, 3, 3, 3, 3, 3, 3], [5, 6, 7, 1, 2, 3, 4, 5, 6])))
+    assert list(rt.read_per_user(fa, train=matrix).per_user["n_train"]) == [1, 2, 6, 0]
+    inter = rt.from_dataframe(train, {"user": "user", "item": "item"}, duplicates="sum")
+    assert list(rt.read_per_user(fa, train=inter).per_user["n_train"]) == [1, 2, 6, 0]
+    cmp = rt.compare(runs, slices=[{"kind": "cold_warm", "threshold": 2}], **FAST)
+    groups = {t.group: t.n_users for t in cmp.report.slices}
+    assert groups == {"cold (n_train < 2)": 2, "warm (n_train >= 2)": 2}
+    # the users' fingerprint is their ids': a file read without train still compares
+    mixed = rt.compare({"a": runs["a"], "b": rt.read_per_user(fb)}, **FAST)
+    assert mixed.table("ndcg_at_10").loc["b", "n"] == 4
+    with pytest.raises(InputError, match="The 'train' parameter of read_per_user must be"):
+        rt.read_per_user(fa, train=pd.DataFrame({"user": ["u7"], "item": [1]}))
+
+
 def test_pyterrier_perquery_csv_with_two_systems(tmp_path):
     qids = [1, 2, 3, 4]
     systems = {
@@ -203,10 +249,40 @@ def test_lenskit_list_metrics(tmp_path, suffix):
     expected = {
         "ndcg_bin_jk_at_10": values["NDCG@10"],
         "tp_at_10": values["Recall@10"],
-        "p_at_10": values["Precision@10"],
+        "p_list_at_10": values["Precision@10"],
         "rr": values["RecipRank"],
     }
     _frame_checks(run, expected, users)
+
+
+def test_lenskit_columns_take_the_lenskit_profiles_metrics(tmp_path):
+    """A frame as LensKit writes it for two users at k = 5, its values from LensKit's code
+    (lenskit/metrics/ranking/_pr.py, _map.py, _dcg.py, _recip.py, _hit.py) worked by hand. User
+    0's list is 3 items long, 4 relevant items: Precision divides by the list's length (2/3,
+    not P@5 = 2/5), AveragePrecision by min(|T|, |L|) = 3 ((1 + 2/3) / 3, not TAP@5's / 4). The
+    file's columns are the lenskit profile's metrics, which give the same values here."""
+    import scipy.sparse as sp
+
+    jk = 1 / math.log2(3)  # rank 3 under max(1, log2 r); ranks 1 and 2 are undiscounted
+    values = {
+        "Precision@5": [2 / 3, 1 / 5],
+        "Recall@5": [2 / 4, 1.0],
+        "AveragePrecision@5": [(1 + 2 / 3) / 3, 1 / 4],
+        "NDCG@5": [(1 + jk) / (1 + 1 + jk + 1 / 2), 1 / 2],
+        "RecipRank@5": [1.0, 1 / 4],
+        "Hit@5": [1.0, 1.0],
+    }
+    lenskit_frame(values, [0, 1]).to_csv(tmp_path / "lenskit.csv")
+    run = read_per_user(tmp_path / "lenskit.csv")
+    names = ["p_list", "tp", "tap_list", "ndcg_bin_jk", "rr", "hit"]
+    expected = {f"{n}_at_5": v for n, v in zip(names, values.values(), strict=True)}
+    _frame_checks(run, expected, [0, 1])
+    train = sp.csr_array(([1.0, 1.0], ([0, 1], [7, 7])), shape=(2, 8))
+    test = sp.csr_array((np.ones(5), ([0, 0, 0, 0, 1], [1, 2, 4, 5, 2])), shape=(2, 8))
+    ranked = np.array([[1, 3, 2, -1, -1], [0, 3, 6, 2, 5]])
+    ours = rt.evaluate(train, test, ranked=ranked, k=5, profile="lenskit").per_user
+    for name in expected:
+        np.testing.assert_allclose(ours[name], run.per_user[name], rtol=0, atol=1e-12)
 
 
 def test_warprec_per_user_file_takes_its_cutoff_from_the_name(tmp_path):
@@ -248,25 +324,26 @@ def test_plain_long_and_wide_tables(tmp_path, sep):
 
 
 def test_names_are_mapped_only_where_the_definition_is_the_same():
-    assert project_name("trec_eval", "ndcg_cut_10") == "ndcg_at_10"
-    assert project_name("trec_eval", "P_10") == "p_at_10"
-    assert project_name("trec_eval", "recall_20") == "r_at_20"
-    assert project_name("trec_eval", "map_cut_100") == "ap_at_100"
-    assert project_name("trec_eval", "recip_rank") == "rr"
-    assert project_name("trec_eval", "Rprec") == "rprec"
-    assert project_name("trec_eval", "success_5") == "hit_at_5"
-    # at the run's depth, which the file does not say
-    for name in ("map", "set_P", "num_rel_ret", "gm_map_x", "ndcg"):
-        assert project_name("trec_eval", name) == name
-    assert project_name("pyterrier", "nDCG@10") == "ndcg_at_10"
-    assert project_name("pyterrier", "P(rel=2)@10") == "P(rel=2)@10"
-    assert project_name("ranx", "precision@5") == "p_at_5"
-    assert project_name("ranx", "ndcg_burges@5") == "ndcg_exp_at_5"
-    assert project_name("ranx", "f1@10") == "f1_at_10"
-    assert project_name("ranx", "r-precision") == "rprec"
-    assert project_name("ranx", "ndcg@10-l2") == "ndcg@10-l2"  # another relevance level
-    assert project_name("lenskit", "NDCG@10") == "ndcg_bin_jk_at_10"
-    assert project_name("wide", "P_10") == "P_10"  # a plain table's names are its own
+    # trec_eval's map, set_P, num_rel_ret and the like are at the run's depth, which the file
+    # does not say; ranx's ndcg@10-l2 is at another relevance level; a plain table's names are
+    # its own; LensKit's Precision divides by the list's length, AveragePrecision by
+    # min(|T|, |L|)
+    same = ["map", "set_P", "num_rel_ret", "gm_map_x", "ndcg"]
+    expected = {
+        "trec_eval": {"ndcg_cut_10": "ndcg_at_10", "P_10": "p_at_10", "recall_20": "r_at_20"}
+        | {"map_cut_100": "ap_at_100", "recip_rank": "rr", "Rprec": "rprec"}
+        | {"success_5": "hit_at_5", **{name: name for name in same}},
+        "pyterrier": {"nDCG@10": "ndcg_at_10", "P(rel=2)@10": "P(rel=2)@10"},
+        "ranx": {"precision@5": "p_at_5", "ndcg_burges@5": "ndcg_exp_at_5", "f1@10": "f1_at_10"}
+        | {"r-precision": "rprec", "ndcg@10-l2": "ndcg@10-l2"},
+        "lenskit": {"NDCG@10": "ndcg_bin_jk_at_10", "Precision@10": "p_list_at_10"}
+        | {"AveragePrecision@10": "tap_list_at_10"},
+        "wide": {"P_10": "P_10"},
+    }
+    got = {
+        fmt: {name: project_name(fmt, name) for name in names} for fmt, names in expected.items()
+    }
+    assert got == expected
 
 
 # ------------------------------------------------------------------------------- refusals
