@@ -99,7 +99,9 @@ def slice_groups(
             func,
             f"a slice over a known user column {[c for c in users.columns if c != 'user_id']}",
             f"{name!r} over {column!r}",
-            "Give user_features with that column (e.g. user_popularity_share(train, test)).",
+            "Give user_features with that column (e.g. user_popularity_share(train, test)); "
+            "a per-user file has n_train when read with rt.read_per_user(path, train=train), "
+            "or pass slices=[].",
             got_is_text=True,
         )
     values = pd.to_numeric(users[column], errors="coerce")

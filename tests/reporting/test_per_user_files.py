@@ -208,6 +208,10 @@ def test_a_train_frame_gives_files_their_activity_slices(tmp_path):
     assert mixed.table("ndcg_at_10").loc["b", "n"] == 4
     with pytest.raises(InputError, match="The 'train' parameter of read_per_user must be"):
         rt.read_per_user(fa, train=pd.DataFrame({"user": ["u7"], "item": [1]}))
+    # without train, a slice by activity is refused with the way to give it
+    bare = {"a": rt.read_per_user(fa), "b": rt.read_per_user(fb)}
+    with pytest.raises(InputError, match=r"rt\.read_per_user\(path, train=train\)"):
+        rt.compare(bare, slices=[{"kind": "cold_warm", "threshold": 2}], **FAST)
 
 
 def test_pyterrier_perquery_csv_with_two_systems(tmp_path):
