@@ -34,14 +34,19 @@ __all__ = [
 
 DEFAULT_EXPERIMENT = "recoeval"
 
-#: The experiment's description (MLflow's ``mlflow.note.content`` tag), shown above its runs.
+#: The experiment's description (MLflow's ``mlflow.note.content`` tag), shown above its runs. The
+#: UI folds it to its first line, a header: that line is a sentence that reads alone, the rest
+#: below it (:data:`DESCRIPTION_HEAD`).
+DESCRIPTION_HEAD = (
+    "Evaluations of recommenders by recoeval-track: one run per job, a sweep's jobs under its "
+    "parent run."
+)
 EXPERIMENT_DESCRIPTION = (
-    "Offline evaluations of implicit-feedback recommenders by recoeval-track. One run per job "
-    "(model x data x split); a sweep is a parent run with its jobs as children and a "
-    "leaderboard. Metrics: means at K (ndcg_at_10...), curves over k (ndcg_at_k, step = k), "
-    "timings; their 95% intervals are in the tag recoeval.ci95. Params: the config chosen; "
-    "artifacts: per-user results, definitions.json, plots. Compare runs with "
-    "recoeval-track-report."
+    DESCRIPTION_HEAD + "\n\n"
+    "Each run is one job (model x data x split). Metrics: means at K (ndcg_at_10...), curves "
+    "over k (ndcg_at_k, step = k), timings; their 95% intervals are in the tag recoeval.ci95. "
+    "Params: the config chosen; artifacts: per-user results, definitions.json, plots. A sweep's "
+    "parent run holds its leaderboard. Compare runs with recoeval-track-report."
 )
 
 _TAG_PREFIX = "recoeval."
