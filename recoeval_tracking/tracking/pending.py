@@ -172,13 +172,6 @@ class Parents:
         return run_id
 
 
-def sweep_lock_dir(job_dir: Path) -> Path:
-    """Where the parent lock of ``job_dir``'s sweep is: its sweep directory when one is found
-    above it, else the folder above it."""
-    found = find_sweep_record(job_dir)
-    return found[0] if found else Path(job_dir).resolve().parent
-
-
 # ---------------------------------------------------------------------------------------------
 # Uploading, or marking pending
 # ---------------------------------------------------------------------------------------------
@@ -206,13 +199,18 @@ def upload_locked(
     root: Path, uri: str, upload: dict[str, Any], parents: Parents | None = None
 ) -> str:
     """Check every file of the folder (:func:`~recoeval_tracking.jobdir.read.check_job_dir`),
-    resolve the sweep parent, then :func:`~.runs.upload_job`; the caller holds the lock. A
+    resolve the sweep parent, then :func:`~.runs.upload_job` (with the keys its sweep record
+    says the sweep varies, for the run's name and description); the caller holds the lock. A
     folder that fails the check raises :class:`~recoeval_tracking.InputError` before the store
     is contacted: no run (nor sweep parent) is made for it."""
     job = check_job_dir(root)
+    found = find_sweep_record(root) if upload.get("sweep_id") else None
+    swept = list(found[1].get("swept_keys") or []) if found else None
     if upload.get("parent_run_id") or upload.get("sweep_id"):
         parents = parents or Parents(uri)
-        lock_dir = sweep_lock_dir(root) if upload.get("sweep_id") else None
+        lock_dir = None
+        if upload.get("sweep_id"):  # the parent lock: in its sweep folder, else the one above
+            lock_dir = found[0] if found else Path(root).resolve().parent
         parent = parents.resolve(
             upload.get("parent_run_id"),
             upload.get("sweep_id"),
@@ -220,7 +218,7 @@ def upload_locked(
             lock_dir,
         )
         upload = {**upload, "parent_run_id": parent}
-    return upload_job(root, uri, upload, job=job)
+    return upload_job(root, uri, upload, job=job, swept=swept)
 
 
 def upload_or_mark_pending(path: str | Path, **kw: Any) -> str | None:
