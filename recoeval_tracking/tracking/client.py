@@ -20,7 +20,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from .._validation import param_error
+from .._validation import check_optional, param_error
 from ..jobdir.markers import file_lock
 from ..jobdir.redact import flatten_config, is_secret_key, sanitize_key, scrub_text
 
@@ -170,6 +170,13 @@ def _run_exists(client, run_id: str) -> bool:
         ):
             return False
         raise
+
+
+def _check_texts(func: str, **values: Any) -> None:
+    """Each of ``values`` (the argument's name -> its value) is a str or None, else an
+    :class:`~recoeval_tracking.InputError` naming the argument and ``func``."""
+    for name, value in values.items():
+        check_optional(value, str, name, func)
 
 
 def _now_ms() -> int:

@@ -89,12 +89,8 @@ from .sweeps import (
     read_sweep_record,
 )
 
-__all__ = [
-    "PENDING_SWEEP",
-    "upload_or_mark_pending",
-    "preload",
-    "finish_sweep_parent_or_mark_pending",
-    "Parents",
+#: The sync's names: :mod:`.sync`, their old module, reads them from here.
+SYNC_NAMES = (
     "SyncOutcome",
     "Found",
     "scan",
@@ -102,6 +98,14 @@ __all__ = [
     "sync_job_dir",
     "sync_paths",
     "JOB_FILE_NAMES",
+)
+__all__ = [
+    "PENDING_SWEEP",
+    "upload_or_mark_pending",
+    "preload",
+    "finish_sweep_parent_or_mark_pending",
+    "Parents",
+    *SYNC_NAMES,
 ]
 
 #: Marker written into a sweep directory when its parent run could not be closed.

@@ -84,6 +84,7 @@ from ..metrics.results import Results, headline_metrics, relevance_text
 from .client import (
     _TAG_PREFIX,
     DEFAULT_EXPERIMENT,
+    _check_texts,
     _clean_params,
     _clean_tags,
     _client,
@@ -543,13 +544,13 @@ def upload_args(
 ) -> dict[str, Any]:
     """The upload arguments of :func:`log_job_dir`, checked and cleaned (secrets dropped), as
     recorded in the ``UPLOADING`` and ``PENDING`` markers."""
-    for name, value in (
-        ("run_name", run_name),
-        ("parent_run_id", parent_run_id),
-        ("sweep_id", sweep_id),
-        ("artifact_location", artifact_location),
-    ):
-        check_optional(value, str, name, func)
+    _check_texts(
+        func,
+        run_name=run_name,
+        parent_run_id=parent_run_id,
+        sweep_id=sweep_id,
+        artifact_location=artifact_location,
+    )
     if not isinstance(experiment, str) or not experiment:
         raise param_error("experiment", func, "a non-empty str", experiment)
     check_optional(tags, Mapping, "tags", func)
@@ -829,13 +830,13 @@ def log_results(
     func = "log_results"
     if not isinstance(results, Results):
         raise param_error("results", func, "a recoeval_tracking Results object", results)
-    for name, value in (
-        ("run_id", run_id),
-        ("tracking_uri", tracking_uri),
-        ("run_name", run_name),
-        ("artifact_path", artifact_path),
-    ):
-        check_optional(value, str, name, func)
+    _check_texts(
+        func,
+        run_id=run_id,
+        tracking_uri=tracking_uri,
+        run_name=run_name,
+        artifact_path=artifact_path,
+    )
     check_optional(tags, Mapping, "tags", func)
     check_optional(params, Mapping, "params", func)
     if config is not None and not isinstance(config, (Mapping, str)):
@@ -883,13 +884,13 @@ def log_job_dir_into_run(
     e.g. the training run of the user's own Hydra app; it is left open). In a sweep,
     ``sweep_id`` and ``parent_run_id`` make it a child of the sweep's parent, as a run of
     ``recoeval-track`` is. Params the run already holds are kept as they are."""
-    for name, value in (
-        ("run_id", run_id),
-        ("tracking_uri", tracking_uri),
-        ("sweep_id", sweep_id),
-        ("parent_run_id", parent_run_id),
-    ):
-        check_optional(value, str, name, "log_job_dir_into_run")
+    _check_texts(
+        "log_job_dir_into_run",
+        run_id=run_id,
+        tracking_uri=tracking_uri,
+        sweep_id=sweep_id,
+        parent_run_id=parent_run_id,
+    )
     tags = {_TAG_PREFIX + "sweep_id": sweep_id, "mlflow.parentRunId": parent_run_id}
     return _log_into_run(
         Path(path), run_id, tracking_uri, {k: v for k, v in tags.items() if v}, params, None

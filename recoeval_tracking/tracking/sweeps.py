@@ -44,6 +44,7 @@ from .client import (
     _TAG_PREFIX,
     _TERMINAL,
     DEFAULT_EXPERIMENT,
+    _check_texts,
     _clean_tags,
     _client,
     _experiment_id,
@@ -376,13 +377,13 @@ def create_sweep_parent(
     from mlflow.entities import Param
 
     func = "create_sweep_parent"
-    for name, value in (
-        ("tracking_uri", tracking_uri),
-        ("run_name", run_name),
-        ("sweep_id", sweep_id),
-        ("artifact_location", artifact_location),
-    ):
-        check_optional(value, str, name, func)
+    _check_texts(
+        func,
+        tracking_uri=tracking_uri,
+        run_name=run_name,
+        sweep_id=sweep_id,
+        artifact_location=artifact_location,
+    )
     check_optional(tags, Mapping, "tags", func)
     check_optional(params, Mapping, "params", func)
     sweep_id = sweep_id or uuid.uuid4().hex[:12]

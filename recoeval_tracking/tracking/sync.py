@@ -6,18 +6,8 @@ release."""
 from __future__ import annotations
 
 from . import _moved_names
+from .pending import SYNC_NAMES
 
-_MOVED = dict.fromkeys(
-    (
-        "SyncOutcome",
-        "Found",
-        "scan",
-        "find_pending",
-        "sync_job_dir",
-        "sync_paths",
-        "JOB_FILE_NAMES",
-    ),
-    "recoeval_tracking.tracking.pending",
-)
+_MOVED = dict.fromkeys(SYNC_NAMES, "recoeval_tracking.tracking.pending")
 
 __getattr__ = _moved_names(__name__, _MOVED)
