@@ -12,10 +12,10 @@ import numpy as np
 import pandas as pd
 import pytest
 from results_factory import make_results
+from sweep_children import upload_child
 
 from recoeval_tracking.jobdir import write_job_dir
 from recoeval_tracking.tracking.names import job_run_name
-from recoeval_tracking.tracking.pending import upload_or_mark_pending
 from recoeval_tracking.tracking.runs import log_job_dir
 from recoeval_tracking.tracking.sweeps import create_sweep_parent, write_sweep_record
 
@@ -71,18 +71,17 @@ def sweep_job(tmp_path, store_uri):
 
 
 def _uploaded(store_uri, parent, path, **given):
-    """The run :func:`upload_or_mark_pending` makes of the sweep's job, as the store holds it."""
+    """The run the upload makes of the sweep's job, as the store holds it."""
     from mlflow import MlflowClient
 
-    where = {"tracking_uri": store_uri, "experiment": "descriptions"}
-    run_id = upload_or_mark_pending(path, **where, sweep_id=parent.sweep_id, **given)
+    run_id = upload_child(path, parent, store_uri, "descriptions", **given)
     return MlflowClient(store_uri).get_run(run_id)
 
 
 def test_a_sweep_child_describes_itself_in_one_line(sweep_job, store_uri):
     parent, path = sweep_job
-    given = {"parent_run_id": parent.run_id, "run_name": "ease lam=500"}  # as the app logs it
-    note = _uploaded(store_uri, parent, path, **given).data.tags["mlflow.note.content"]
+    run = _uploaded(store_uri, parent, path, run_name="ease lam=500")  # as the app logs it
+    note = run.data.tags["mlflow.note.content"]
     # the model, the swept value (seed is not swept), the data and split, the headline value
     assert note == f"ease with lam=500 on movielens_100k, split temporal_user: {_headline(path)}."
     assert "\n" not in note
@@ -90,8 +89,9 @@ def test_a_sweep_child_describes_itself_in_one_line(sweep_job, store_uri):
 
 def test_a_sweep_job_synced_later_gets_the_name_the_app_gives_it(sweep_job, store_uri):
     parent, path = sweep_job
-    # a job killed before its upload: the sync uploads it without a run name
-    run = _uploaded(store_uri, parent, path)
+    # a job killed before its upload: the sync uploads it without a run name, and finds its
+    # parent by its sweep id
+    run = _uploaded(store_uri, parent, path, parent_run_id=None)
     # the model option's name and the swept value, as the app names the job (not "EASE ...",
     # the class of the option's _target_, nor the plain run's "movielens_100k ease lam=500")
     assert run.info.run_name == "ease lam=500"
