@@ -8,6 +8,10 @@ and ``ranked_file b``): folders, URIs and query strings never enter a name, nor 
 Hydra keys or secrets; the full override list goes into a tag instead. A top-level ``label``
 (the user's display name for the run) replaces the model's name, followed by the swept values
 it does not already say.
+
+A job has one name on every surface: :func:`job_run_name` names it from what its folder
+records (the model option it ran, ``ease``, never the class of the option's ``_target_``), for
+its run, a later sync of its folder and a report read from the folder alike.
 """
 
 from __future__ import annotations

@@ -6,7 +6,10 @@ What a run holds (logged from a job directory written by
 :func:`recoeval_tracking.jobdir.write_job_dir`):
 
 * **name**: short and distinct (:mod:`.names`: ``als f=64 reg=0.1`` in a sweep, dataset and
-  model for a plain run); **start and end**: the job's real times (``job.json``).
+  model for a plain run; a sweep's job uploaded without a name gets the one the app gives it,
+  :func:`~.names.job_run_name`); **description** (``mlflow.note.content``): one line, its
+  model, the values its sweep varies, its data and split, its headline value
+  (:func:`run_description`); **start and end**: the job's real times (``job.json``).
 * **params**: the config the user chose flattened to dotted keys (``model.factors``,
   ``metrics.k``; tracking and Hydra settings left out) and the caller's ``params``; secret keys
   dropped, and settings left at None (a default that the code resolves) too: a param ``None``
