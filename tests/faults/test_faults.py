@@ -80,6 +80,11 @@ def _track(server, experiment: str, *extra: str) -> list[str]:
     return [*TINY, f"tracking.uri={server.uri}", f"tracking.experiment={experiment}", *extra]
 
 
+def _four_seeds(server, experiment: str) -> list[str]:
+    """The arguments of a sweep of four jobs (seeds 0-3) into ``multirun``."""
+    return ["-m", *_track(server, experiment), "seed=0,1,2,3", "hydra.sweep.dir=multirun"]
+
+
 # ---------------------------------------------------------------------------------------------
 # secrets
 # ---------------------------------------------------------------------------------------------
@@ -291,7 +296,7 @@ def test_syncs_running_while_the_sweep_runs(tmp_path, server):
             (
                 "none",
                 "track",
-                ["-m", *_track(server, exp), "seed=0,1,2,3", "hydra.sweep.dir=multirun"],
+                _four_seeds(server, exp),
                 tmp_path,
             )
         ]
@@ -413,12 +418,7 @@ def test_sigkill_of_a_sweep_then_sync_closes_its_parent(tmp_path, server):
     """A sweep killed outright (SIGKILL, no exit handler) leaves its parent RUNNING; sync sees
     the sweep's lock is free and closes it as KILLED."""
     exp = "sigkill-sweep"
-    proc = run(
-        "kill-third-job",
-        "track",
-        ["-m", *_track(server, exp), "seed=0,1,2,3", "hydra.sweep.dir=multirun"],
-        tmp_path,
-    )
+    proc = run("kill-third-job", "track", _four_seeds(server, exp), tmp_path)
     assert proc.returncode == -9
     sweep = tmp_path / "multirun"
     assert counts(server.uri, exp, sweep)["running"] == 1  # the parent
@@ -459,12 +459,7 @@ def test_store_down_only_at_sweep_start(tmp_path, server):
     """The parent cannot be created at the sweep's start; the jobs create it once by sweep id
     (under the sweep's parent lock) and the sweep's end closes it: no sync needed."""
     exp = "down-at-start"
-    proc = run(
-        "parent-fails-once",
-        "track",
-        ["-m", *_track(server, exp), "seed=0,1,2,3", "hydra.sweep.dir=multirun"],
-        tmp_path,
-    )
+    proc = run("parent-fails-once", "track", _four_seeds(server, exp), tmp_path)
     _ok(proc)
     assert "could not create the sweep's parent run" in proc.stderr
     sweep = tmp_path / "multirun"
