@@ -20,7 +20,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from .._validation import check_optional, param_error
+from .._validation import artifact_path_problem, check_optional, param_error
 from ..jobdir.markers import file_lock
 from ..jobdir.redact import flatten_config, is_secret_key, sanitize_key, scrub_text
 
@@ -177,6 +177,34 @@ def _check_texts(func: str, **values: Any) -> None:
     :class:`~recoeval_tracking.InputError` naming the argument and ``func``."""
     for name, value in values.items():
         check_optional(value, str, name, func)
+
+
+def _check_destination(
+    func: str,
+    run_id: str | None,
+    tracking_uri: str | None,
+    run_name: str | None,
+    artifact_path: str | None,
+) -> None:
+    """The arguments that say where files are logged (an existing run or a new one, and the
+    folder of its artifacts): texts or None, and ``artifact_path`` a folder inside the run's
+    artifacts (MLflow refuses an absolute one or one with ``..`` only after the run exists)."""
+    _check_texts(
+        func,
+        run_id=run_id,
+        tracking_uri=tracking_uri,
+        run_name=run_name,
+        artifact_path=artifact_path,
+    )
+    problem = artifact_path_problem(artifact_path) if artifact_path else None
+    if problem:
+        raise param_error(
+            "artifact_path",
+            func,
+            "a folder inside the run's artifacts (a relative name such as 'report')",
+            f"{artifact_path!r} ({problem})",
+            got_is_text=True,
+        )
 
 
 def _now_ms() -> int:

@@ -87,6 +87,7 @@ from ..metrics.results import Results, headline_metrics, relevance_text
 from .client import (
     _TAG_PREFIX,
     DEFAULT_EXPERIMENT,
+    _check_destination,
     _check_texts,
     _clean_params,
     _clean_tags,
@@ -833,13 +834,7 @@ def log_results(
     func = "log_results"
     if not isinstance(results, Results):
         raise param_error("results", func, "a recoeval_tracking Results object", results)
-    _check_texts(
-        func,
-        run_id=run_id,
-        tracking_uri=tracking_uri,
-        run_name=run_name,
-        artifact_path=artifact_path,
-    )
+    _check_destination(func, run_id, tracking_uri, run_name, artifact_path)
     check_optional(tags, Mapping, "tags", func)
     check_optional(params, Mapping, "params", func)
     if config is not None and not isinstance(config, (Mapping, str)):

@@ -412,6 +412,13 @@ def test_validation(tmp_path, store_uri):
     # bad arguments raise even through the never-fail wrapper
     with pytest.raises(InputError):
         upload_or_mark_pending(tmp_path, tracking_uri=store_uri)
+    # a folder outside the run's artifacts is refused before anything is logged
+    run_id = client(store_uri).create_run("0").info.run_id
+    with pytest.raises(InputError, match="'artifact_path' parameter of log_results.*'\\.\\.'"):
+        log_results(
+            make_results(10, k=3), run_id=run_id, tracking_uri=store_uri, artifact_path=".."
+        )
+    assert client(store_uri).list_artifacts(run_id) == []
 
 
 def test_leaderboard_and_description_are_redacted_and_escaped(tmp_path, store_uri):
