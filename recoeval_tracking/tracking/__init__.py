@@ -19,11 +19,11 @@ One concept a module:
 * :mod:`.search`: reading runs back for reports (``search_runs_for_report``,
   ``find_sweep_parent``, ``download_job_artifacts``, ``log_report_artifacts``);
 * :mod:`.evaluator`: the ``recoeval`` evaluator of ``mlflow.models.evaluate``
-  (``RecoevalEvaluator``, ``metric_threshold``); its data contract, which knows nothing of
-  MLflow, in :mod:`.evaluator_data`.
+  (``RecoevalEvaluator``, ``metric_threshold``) and its inputs (interaction frames to matrices
+  and a score source).
 
-:mod:`.sweep_records` and :mod:`.sync` are old paths only: their names read from there with a
-:class:`DeprecationWarning` for one release.
+:mod:`.sweep_records`, :mod:`.sync` and :mod:`.evaluator_data` are old paths only: their names
+read from there with a :class:`DeprecationWarning` for one release.
 
 Importing this package is cheap: the names above are loaded from their module on first use, and
 :mod:`mlflow` itself only when something is logged or read. ``flatten_config`` and

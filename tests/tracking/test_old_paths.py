@@ -1,8 +1,8 @@
 """The old paths of tracking's names: each name that moved to the module of its concept (the
 sweep directory's records to ``sweeps``, the sync to ``pending``, the views that ``sweeps``
-handed out to ``views``) still reads from its old module, as the same object, with a
-DeprecationWarning naming the new path; the package itself reads no moved name from an old
-path."""
+handed out to ``views``, the evaluator's inputs to ``evaluator``) still reads from its old
+module, as the same object, with a DeprecationWarning naming the new path; the package itself
+reads no moved name from an old path."""
 
 from __future__ import annotations
 
@@ -18,6 +18,7 @@ OLD_MODULES = [
     "recoeval_tracking.tracking.sweep_records",
     "recoeval_tracking.tracking.sync",
     "recoeval_tracking.tracking.sweeps",
+    "recoeval_tracking.tracking.evaluator_data",
 ]
 OLD = {name: dict(importlib.import_module(name)._MOVED) for name in OLD_MODULES}
 CASES = [(old, name) for old, moved in OLD.items() for name in moved]
