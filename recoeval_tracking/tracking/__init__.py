@@ -1,19 +1,29 @@
 """Experiment tracking with MLflow: the only package that imports :mod:`mlflow`.
 
-Modules, each with one job:
+One concept a module:
 
-* :mod:`.client`: the tracking URI, the client, the experiment, fast-fail HTTP settings, clean
-  params and tags (``resolve_tracking_uri``, ``params_from_config``, ``run_name_from_overrides``);
-* :mod:`.runs`: one run per job directory (``log_job_dir``, ``log_results``);
-* :mod:`.sweeps`: sweep parents and leaderboards (``create_sweep_parent``, ``build_leaderboard``,
-  ``finish_sweep_parent``);
-* :mod:`.pending`: nothing lost (``upload_or_mark_pending``,
-  ``finish_sweep_parent_or_mark_pending``, the ``PENDING_SWEEP`` marker) and the sync of what is
-  pending (``sync_paths``, ``sync_job_dir``, ``find_pending``, ``SyncOutcome``);
+* :mod:`.client`: the connection: the tracking URI, the client, the experiment, fast-fail HTTP
+  settings, clean params and tags (``resolve_tracking_uri``, ``params_from_config``,
+  ``run_name_from_overrides``);
+* :mod:`.names`: short, distinct run names (``als f=64 reg=0.1``);
+* :mod:`.runs`: a run's logging: one run per job directory, exactly once (``log_job_dir``,
+  ``log_results``, ``log_job_dir_into_run``); :mod:`.spark_log` logs a Spark evaluation
+  through it;
+* :mod:`.sweeps`: a sweep: its directory's records, its parent run, its children compared
+  (``create_sweep_parent``, ``build_leaderboard``, ``finish_sweep_parent``, ``SWEEP_FILE``);
+* :mod:`.views`: what a user is shown of a sweep: UI addresses, the experiment's and the
+  parent's descriptions, the terminal's lines;
+* :mod:`.pending`: nothing lost: the offline queue and its sync (``upload_or_mark_pending``,
+  ``finish_sweep_parent_or_mark_pending``, the ``PENDING_SWEEP`` marker, ``sync_paths``,
+  ``sync_job_dir``, ``find_pending``, ``SyncOutcome``);
 * :mod:`.search`: reading runs back for reports (``search_runs_for_report``,
   ``find_sweep_parent``, ``download_job_artifacts``, ``log_report_artifacts``);
 * :mod:`.evaluator`: the ``recoeval`` evaluator of ``mlflow.models.evaluate``
-  (``RecoevalEvaluator``, ``metric_threshold``), its data contract in :mod:`.evaluator_data`.
+  (``RecoevalEvaluator``, ``metric_threshold``) and its inputs (interaction frames to matrices
+  and a score source).
+
+:mod:`.sweep_records`, :mod:`.sync` and :mod:`.evaluator_data` are old paths only: their names
+read from there with a :class:`DeprecationWarning` for one release.
 
 Importing this package is cheap: the names above are loaded from their module on first use, and
 :mod:`mlflow` itself only when something is logged or read. ``flatten_config`` and
@@ -23,6 +33,8 @@ Importing this package is cheap: the names above are loaded from their module on
 from __future__ import annotations
 
 import importlib
+import warnings
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from ..jobdir.redact import flatten_config, is_secret_key
@@ -78,3 +90,25 @@ def __getattr__(name: str) -> Any:
 
 def __dir__() -> list[str]:
     return sorted(set(globals()) | set(_MODULE_OF))
+
+
+def _moved_names(old: str, moved: Mapping[str, str]) -> Callable[[str], Any]:
+    """The ``__getattr__`` of a module of this package whose names ``moved`` (name -> the module
+    that holds it now) left it: each is read from its new module with a
+    :class:`DeprecationWarning` naming the new path (the old one goes after the next release);
+    any other name is an :class:`AttributeError`. The package imports the new paths itself
+    (``tests/tracking/test_old_paths.py``), so every warning is about the caller's code."""
+
+    def __getattr__(name: str) -> Any:
+        if name not in moved:
+            raise AttributeError(f"module {old!r} has no attribute {name!r}")
+        new = moved[name]
+        message = f"{old}.{name} has moved to {new}.{name}; import it from {new}"
+        warnings.warn(
+            message + " (the old path is removed after the next release)",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return getattr(importlib.import_module(new), name)
+
+    return __getattr__

@@ -20,7 +20,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from .._validation import param_error
+from .._validation import artifact_path_problem, check_optional, param_error
 from ..jobdir.markers import file_lock
 from ..jobdir.redact import flatten_config, is_secret_key, sanitize_key, scrub_text
 
@@ -34,14 +34,19 @@ __all__ = [
 
 DEFAULT_EXPERIMENT = "recoeval"
 
-#: The experiment's description (MLflow's ``mlflow.note.content`` tag), shown above its runs.
+#: The experiment's description (MLflow's ``mlflow.note.content`` tag), shown above its runs. The
+#: UI folds it to its first line, a header: that line is a sentence that reads alone, the rest
+#: below it (:data:`DESCRIPTION_HEAD`).
+DESCRIPTION_HEAD = (
+    "Evaluations of recommenders by recoeval-track: one run per job, a sweep's jobs under its "
+    "parent run."
+)
 EXPERIMENT_DESCRIPTION = (
-    "Offline evaluations of implicit-feedback recommenders by recoeval-track. One run per job "
-    "(model x data x split); a sweep is a parent run with its jobs as children and a "
-    "leaderboard. Metrics: means at K (ndcg_at_10...), curves over k (ndcg_at_k, step = k), "
-    "timings; their 95% intervals are in the tag recoeval.ci95. Params: the config chosen; "
-    "artifacts: per-user results, definitions.json, plots. Compare runs with "
-    "recoeval-track-report."
+    DESCRIPTION_HEAD + "\n\n"
+    "Each run is one job (model x data x split). Metrics: means at K (ndcg_at_10...), curves "
+    "over k (ndcg_at_k, step = k), timings; their 95% intervals are in the tag recoeval.ci95. "
+    "Params: the config chosen; artifacts: per-user results, definitions.json, plots. A sweep's "
+    "parent run holds its leaderboard. Compare runs with recoeval-track-report."
 )
 
 _TAG_PREFIX = "recoeval."
@@ -165,6 +170,41 @@ def _run_exists(client, run_id: str) -> bool:
         ):
             return False
         raise
+
+
+def _check_texts(func: str, **values: Any) -> None:
+    """Each of ``values`` (the argument's name -> its value) is a str or None, else an
+    :class:`~recoeval_tracking.InputError` naming the argument and ``func``."""
+    for name, value in values.items():
+        check_optional(value, str, name, func)
+
+
+def _check_destination(
+    func: str,
+    run_id: str | None,
+    tracking_uri: str | None,
+    run_name: str | None,
+    artifact_path: str | None,
+) -> None:
+    """The arguments that say where files are logged (an existing run or a new one, and the
+    folder of its artifacts): texts or None, and ``artifact_path`` a folder inside the run's
+    artifacts (MLflow refuses an absolute one or one with ``..`` only after the run exists)."""
+    _check_texts(
+        func,
+        run_id=run_id,
+        tracking_uri=tracking_uri,
+        run_name=run_name,
+        artifact_path=artifact_path,
+    )
+    problem = artifact_path_problem(artifact_path) if artifact_path else None
+    if problem:
+        raise param_error(
+            "artifact_path",
+            func,
+            "a folder inside the run's artifacts (a relative name such as 'report')",
+            f"{artifact_path!r} ({problem})",
+            got_is_text=True,
+        )
 
 
 def _now_ms() -> int:

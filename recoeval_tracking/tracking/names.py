@@ -8,6 +8,10 @@ and ``ranked_file b``): folders, URIs and query strings never enter a name, nor 
 Hydra keys or secrets; the full override list goes into a tag instead. A top-level ``label``
 (the user's display name for the run) replaces the model's name, followed by the swept values
 it does not already say.
+
+A job has one name on every surface: :func:`job_run_name` names it from what its folder
+records (the model option it ran, ``ease``, never the class of the option's ``_target_``), for
+its run, a later sync of its folder and a report read from the folder alike.
 """
 
 from __future__ import annotations
@@ -19,7 +23,15 @@ from typing import Any
 
 from ..jobdir.redact import is_secret_key, scrub_text
 
-__all__ = ["short_run_name", "swept_keys", "shown_value", "MAX_NAME_CHARS", "LABEL_KEY"]
+__all__ = [
+    "short_run_name",
+    "job_run_name",
+    "varied_values",
+    "swept_keys",
+    "shown_value",
+    "MAX_NAME_CHARS",
+    "LABEL_KEY",
+]
 
 #: Names stay below MLflow's table column width.
 MAX_NAME_CHARS = 39
@@ -125,6 +137,18 @@ def _get(config: Mapping[str, Any] | None, section: str, *keys: str) -> str | No
     return None
 
 
+def varied_values(overrides: Sequence[str] | None, swept: Sequence[str] | None) -> list[str]:
+    """The values that tell a job from the others, as a name shows them (``f=64``, a file's
+    stem): those of the ``swept`` keys in a sweep (the model's name and the label left out:
+    a name says them first), else those of the ``model.*`` overrides."""
+    pairs = dict(_pairs(overrides))
+    if swept is None:
+        keys = [k for k in pairs if k.startswith("model.")]
+    else:
+        keys = [k for k in swept if k in pairs and k not in ("model", "model.name", LABEL_KEY)]
+    return [_short(k, pairs[k]) for k in keys]
+
+
 def run_label(config: Mapping[str, Any] | None) -> str | None:
     """The display name a run was given (top-level :data:`LABEL_KEY`), or None."""
     label = (config or {}).get(LABEL_KEY)
@@ -156,24 +180,41 @@ def short_run_name(
     ``config``'s model section has none (a ``_target_`` model: its config option)."""
     model = _model_name(config, model_name)
     label = run_label(config)
-    pairs = dict(_pairs(overrides))
     if swept is not None or label:
-        keys = [
-            k for k in swept or [] if k in pairs and k not in ("model", "model.name", LABEL_KEY)
-        ]
         head = label or model
         parts = [head] if head else []
-        parts += [_short(k, pairs[k]) for k in keys]
+        parts += varied_values(overrides, swept or [])
         if label and len(parts) == 1:
             return label[:250]
     else:
         dataset = _get(config, "dataset", "name", "kind")
         parts = [p for p in (dataset, model) if p]
-        parts += [_short(k, v) for k, v in pairs.items() if k.startswith("model.")]
+        parts += varied_values(overrides, None)
     name = scrub_text(" ".join(parts)).strip()
     if not name:
         return None
     if len(name) > MAX_NAME_CHARS:
         tail = f" {suffix}" if suffix else ""
         name = name[: MAX_NAME_CHARS - len(tail) - 1].rstrip() + "…" + tail
+    return name
+
+
+def job_run_name(
+    config: Mapping[str, Any] | None,
+    overrides: Sequence[str] | None,
+    *,
+    model_name: str | None = None,
+    swept: Sequence[str] | None = None,
+    folder: str | None = None,
+) -> str | None:
+    """The name of a job's run, the one name the job has on every surface (its MLflow run, a
+    report read from its folder or from the store): :func:`short_run_name` with the model's
+    name the job recorded (``job.json``'s ``model.name``: ``ease`` for the option ``model=ease``,
+    never the class of its ``_target_``), the ``swept`` keys of its sweep and, in a sweep, its
+    ``folder``'s name as the suffix that keeps names distinct (``ease lam=500 #3``); a fair
+    study's selection job (``phase: selection``) ends in ``(validation)``."""
+    suffix = f"#{folder}" if folder is not None else ""
+    name = short_run_name(config, overrides, swept, suffix=suffix, model_name=model_name)
+    if name and (config or {}).get("phase") == "selection":
+        name = f"{name} (validation)"
     return name

@@ -6,7 +6,10 @@ What a run holds (logged from a job directory written by
 :func:`recoeval_tracking.jobdir.write_job_dir`):
 
 * **name**: short and distinct (:mod:`.names`: ``als f=64 reg=0.1`` in a sweep, dataset and
-  model for a plain run); **start and end**: the job's real times (``job.json``).
+  model for a plain run; a sweep's job uploaded without a name gets the one the app gives it,
+  :func:`~.names.job_run_name`); **description** (``mlflow.note.content``): one line, its
+  model, the values its sweep varies, its data and split, its headline value
+  (:func:`run_description`); **start and end**: the job's real times (``job.json``).
 * **params**: the config the user chose flattened to dotted keys (``model.factors``,
   ``metrics.k``; tracking and Hydra settings left out) and the caller's ``params``; secret keys
   dropped, and settings left at None (a default that the code resolves) too: a param ``None``
@@ -84,6 +87,8 @@ from ..metrics.results import Results, headline_metrics, relevance_text
 from .client import (
     _TAG_PREFIX,
     DEFAULT_EXPERIMENT,
+    _check_destination,
+    _check_texts,
     _clean_params,
     _clean_tags,
     _client,
@@ -92,7 +97,7 @@ from .client import (
     params_from_config,
     resolve_tracking_uri,
 )
-from .names import run_label, short_run_name
+from .names import _get, _model_name, job_run_name, run_label, varied_values
 
 __all__ = [
     "log_job_dir",
@@ -110,6 +115,7 @@ __all__ = [
     "log_job_dir_into_run",
     "active_run",
     "leakage_metrics",
+    "run_description",
 ]
 
 #: The tag holding a run's display name (the config's top-level ``label``; ``job.json``'s
@@ -332,6 +338,47 @@ def _log_preview(client: Any, run_id: str, per_user: Path, artifact_path: str | 
         client.log_artifact(run_id, str(out), artifact_path)
 
 
+def _headline_value(job: JobDir) -> str | None:
+    """``ndcg_at_10 = 0.3521 (95% interval 0.3401 to 0.3642)``: the first headline metric the
+    job computed (:func:`~recoeval_tracking.metrics.results.headline_metrics`), rounded for
+    text; None without one."""
+    values = job.metrics
+    for key in headline_metrics([*job.metric_columns, *values], job.k):
+        value = values.get(key)
+        if isinstance(value, (int, float)) and np.isfinite(value):
+            text = f"{key} = {value:.4f}"
+            low, high = values.get(f"{key}_ci95_low"), values.get(f"{key}_ci95_high")
+            if all(isinstance(b, (int, float)) and np.isfinite(b) for b in (low, high)):
+                text += f" (95% interval {low:.4f} to {high:.4f})"
+            return text
+    return None
+
+
+def run_description(job: JobDir, swept: list[str] | None = None) -> str:
+    """The one line a job's run shows as its description (``mlflow.note.content``): its model,
+    the values that tell it from the other jobs (those of the sweep's ``swept`` keys, else the
+    ``model.*`` overrides), its data and split, and its headline value, e.g. ``ease with
+    lam=500 on movielens_100k, split temporal_user, evaluated on test: ndcg_at_10 = 0.3521
+    (95% interval 0.3401 to 0.3642).``"""
+    model = job.job.get("model") if isinstance(job.job.get("model"), Mapping) else {}
+    text = run_label(job.config) or _model_name(job.config, model.get("name")) or "the model"
+    values = varied_values(job.overrides, swept)
+    if values:
+        text += " with " + " ".join(values)
+    dataset = _get(job.config, "dataset", "name", "kind")
+    if dataset:
+        text += f" on {dataset}"
+    split = _get(job.config, "split", "name")
+    if split:
+        fold = (job.config.get("split") or {}).get("fold")
+        text += f", split {split}" + (f" fold {fold}" if fold is not None else "")
+    protocol = (job.dataset or {}).get("protocol")
+    if isinstance(protocol, Mapping) and protocol.get("evaluated_on"):
+        text += f", evaluated on {protocol['evaluated_on']}"
+    headline = _headline_value(job)
+    return scrub_text(text + (f": {headline}." if headline else "."))
+
+
 def _run_tags(job: JobDir, sweep_id: str | None, extra: Mapping[str, Any] | None) -> dict[str, str]:
     tags: dict[str, Any] = {
         _TAG_PREFIX + "job_uid": job.job_uid or None,
@@ -501,13 +548,13 @@ def upload_args(
 ) -> dict[str, Any]:
     """The upload arguments of :func:`log_job_dir`, checked and cleaned (secrets dropped), as
     recorded in the ``UPLOADING`` and ``PENDING`` markers."""
-    for name, value in (
-        ("run_name", run_name),
-        ("parent_run_id", parent_run_id),
-        ("sweep_id", sweep_id),
-        ("artifact_location", artifact_location),
-    ):
-        check_optional(value, str, name, func)
+    _check_texts(
+        func,
+        run_name=run_name,
+        parent_run_id=parent_run_id,
+        sweep_id=sweep_id,
+        artifact_location=artifact_location,
+    )
     if not isinstance(experiment, str) or not experiment:
         raise param_error("experiment", func, "a non-empty str", experiment)
     check_optional(tags, Mapping, "tags", func)
@@ -527,13 +574,19 @@ def upload_args(
 
 
 def upload_job(
-    root: Path, uri: str, upload: Mapping[str, Any], *, job: JobDir | None = None
+    root: Path,
+    uri: str,
+    upload: Mapping[str, Any],
+    *,
+    job: JobDir | None = None,
+    swept: list[str] | None = None,
 ) -> str:
     """Log the job directory ``root`` as one run of ``uri``, exactly once (the rules in the
     module docstring); the caller holds the directory's lock (:func:`job_lock`). Returns the
     run id. On an error the directory stays marked ``UPLOADING``. ``job``: the folder as
     :func:`~recoeval_tracking.jobdir.check_job_dir` returned it under this lock (else it is
-    checked here)."""
+    checked here). ``swept``: the keys its sweep varies (its sweep record's), which its name,
+    when the upload gives none, and its description show."""
     from ..jobdir.redact import scrub_url
 
     if job is None:  # every file readable, no link: before any run is made
@@ -555,14 +608,21 @@ def upload_job(
     resume = runs[0] if runs else None
     for extra in runs[1:]:
         client.delete_run(extra.info.run_id)
-    run_tags = _run_tags(job, upload.get("sweep_id"), upload.get("tags"))
+    run_tags = {
+        "mlflow.note.content": run_description(job, swept),
+        **_run_tags(job, upload.get("sweep_id"), upload.get("tags")),
+    }
     if upload.get("parent_run_id"):
         run_tags["mlflow.parentRunId"] = upload["parent_run_id"]
     start_ms, end_ms = _job_times(job)
     if resume is None:
         model = job.job.get("model") if isinstance(job.job.get("model"), Mapping) else {}
-        name = upload.get("run_name") or short_run_name(
-            job.config, job.overrides, model_name=model.get("name")
+        name = upload.get("run_name") or job_run_name(
+            job.config,
+            job.overrides,
+            model_name=model.get("name"),
+            swept=swept,
+            folder=root.name if upload.get("sweep_id") else None,
         )
         run_tags = _clean_tags({**_context_tags(), **run_tags})
         run_id = client.create_run(
@@ -774,13 +834,7 @@ def log_results(
     func = "log_results"
     if not isinstance(results, Results):
         raise param_error("results", func, "a recoeval_tracking Results object", results)
-    for name, value in (
-        ("run_id", run_id),
-        ("tracking_uri", tracking_uri),
-        ("run_name", run_name),
-        ("artifact_path", artifact_path),
-    ):
-        check_optional(value, str, name, func)
+    _check_destination(func, run_id, tracking_uri, run_name, artifact_path)
     check_optional(tags, Mapping, "tags", func)
     check_optional(params, Mapping, "params", func)
     if config is not None and not isinstance(config, (Mapping, str)):
@@ -828,13 +882,13 @@ def log_job_dir_into_run(
     e.g. the training run of the user's own Hydra app; it is left open). In a sweep,
     ``sweep_id`` and ``parent_run_id`` make it a child of the sweep's parent, as a run of
     ``recoeval-track`` is. Params the run already holds are kept as they are."""
-    for name, value in (
-        ("run_id", run_id),
-        ("tracking_uri", tracking_uri),
-        ("sweep_id", sweep_id),
-        ("parent_run_id", parent_run_id),
-    ):
-        check_optional(value, str, name, "log_job_dir_into_run")
+    _check_texts(
+        "log_job_dir_into_run",
+        run_id=run_id,
+        tracking_uri=tracking_uri,
+        sweep_id=sweep_id,
+        parent_run_id=parent_run_id,
+    )
     tags = {_TAG_PREFIX + "sweep_id": sweep_id, "mlflow.parentRunId": parent_run_id}
     return _log_into_run(
         Path(path), run_id, tracking_uri, {k: v for k, v in tags.items() if v}, params, None

@@ -12,11 +12,13 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from .._validation import artifact_path_problem, check_optional, param_error
+from .._validation import check_optional, param_error
 from ..jobdir import FILES
 from .client import (
     _TAG_PREFIX,
     DEFAULT_EXPERIMENT,
+    _check_destination,
+    _check_texts,
     _clean_tags,
     _client,
     _experiment_id,
@@ -140,13 +142,13 @@ def search_runs_for_report(
         When no selector is given, or an experiment does not exist.
     """
     func = "search_runs_for_report"
-    for name, value in (
-        ("tracking_uri", tracking_uri),
-        ("experiment", experiment),
-        ("sweep_id", sweep_id),
-        ("filter_string", filter_string),
-    ):
-        check_optional(value, str, name, func)
+    _check_texts(
+        func,
+        tracking_uri=tracking_uri,
+        experiment=experiment,
+        sweep_id=sweep_id,
+        filter_string=filter_string,
+    )
     if run_ids is not None and (
         isinstance(run_ids, str) or not all(isinstance(r, str) for r in run_ids)
     ):
@@ -260,22 +262,7 @@ def log_report_artifacts(
     from mlflow.entities import RunTag
 
     func = "log_report_artifacts"
-    for name, value in (
-        ("run_id", run_id),
-        ("tracking_uri", tracking_uri),
-        ("run_name", run_name),
-        ("artifact_path", artifact_path),
-    ):
-        check_optional(value, str, name, func)
-    problem = artifact_path_problem(artifact_path) if artifact_path else None
-    if problem:
-        raise param_error(
-            "artifact_path",
-            func,
-            "a folder inside the run's artifacts (a relative name such as 'report')",
-            f"{artifact_path!r} ({problem})",
-            got_is_text=True,
-        )
+    _check_destination(func, run_id, tracking_uri, run_name, artifact_path)
     check_optional(tags, Mapping, "tags", func)
     if isinstance(paths, (str, Path)) or not paths:
         raise param_error("paths", func, "a non-empty list of files or folders", paths)

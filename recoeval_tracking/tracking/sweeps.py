@@ -1,18 +1,26 @@
-"""Sweeps: a parent run per sweep, closed with a leaderboard of its children.
+"""A sweep: its directory's records, its parent run, and its children compared when the
+parent is closed.
+
+The sweep directory holds :data:`SWEEP_FILE` (the sweep id, the parent run id when one was
+created, the store, the experiment, the swept keys), written when the sweep starts so that each
+job finds its sweep (:func:`find_sweep_record`), the study's record :data:`STUDY_FILE` (a fair
+study's protocol, objective and budgets), and two lock files: the running sweep holds
+:data:`SWEEP_LOCK` (so a sync can tell a sweep that was killed from one that is running), and
+whoever creates or closes the parent holds :data:`PARENT_LOCK` meanwhile (so concurrent jobs
+and syncs create one parent per sweep id). :func:`replicate_of` reads the replicate a job
+evaluates (its fold or seed) from its overrides.
 
 Children are linked to their parent by the ``mlflow.parentRunId`` tag and all carry the sweep's
 ``recoeval.sweep_id``; a parent carries ``recoeval.sweep_parent=true`` and is found by its sweep id
 (:func:`find_sweep_parent_run`) when a job or a sync does not know its run id (the store was down
-when the sweep started).
+when the sweep started). :func:`finish_sweep_parent` closes it with a leaderboard of its
+children (:func:`build_leaderboard`) and each system's differences from its baselines
+(:func:`baseline_differences`); what the user is shown of it (addresses, descriptions, the
+terminal) is :mod:`.views`.
 
-The sweep directory holds :data:`SWEEP_FILE` (the sweep id, the parent run id when one was
-created, the store, the experiment), written when the sweep starts, and two lock files: the
-running sweep holds :data:`SWEEP_LOCK` (so a sync can tell a sweep that was killed from one that
-is running), and whoever creates or closes the parent holds :data:`PARENT_LOCK` meanwhile (so
-concurrent jobs and syncs create one parent per sweep id). The direction of a metric (which child is best, how the leaderboard is
-sorted) comes from the metric registry
-(:func:`recoeval_tracking.metrics.registry.greater_is_better`: lower is better for ``mpr`` and
-``*_seconds``); callers may name more lower-is-better metrics.
+The direction of a metric (which child is best, how the leaderboard is sorted) comes from the
+metric registry (:func:`recoeval_tracking.metrics.registry.greater_is_better`: lower is better
+for ``mpr`` and ``*_seconds``); callers may name more lower-is-better metrics.
 """
 
 from __future__ import annotations
@@ -29,11 +37,14 @@ import numpy as np
 import pandas as pd
 
 from .._validation import check_optional, param_error
+from ..jobdir.markers import write_json_atomic
 from ..jobdir.redact import sanitize_key, scrub_text
+from . import _moved_names, views
 from .client import (
     _TAG_PREFIX,
     _TERMINAL,
     DEFAULT_EXPERIMENT,
+    _check_texts,
     _clean_tags,
     _client,
     _experiment_id,
@@ -42,57 +53,156 @@ from .client import (
     resolve_tracking_uri,
 )
 from .runs import read_ci_tag
-from .sweep_records import (
-    PARENT_LOCK,
-    SWEEP_FILE,
-    SWEEP_LOCK,
-    find_sweep_record,
-    read_study,
-    read_sweep_record,
-    replicate_of,
-    write_sweep_record,
-)
-from .views import (
-    UI_WORKFLOW,
-    _best_line,
-    _lower_is_better,
-    _markdown,
-    closed_at,
-    leaderboard_text,
-    save_sweep_view,
-    show_sweep_best,
-    sweep_view_hint,
-    sweep_view_link,
-    ui_base,
-)
+from .views import _best_line, _lower_is_better, _markdown
 
 __all__ = [
-    "SweepParent",
-    "create_sweep_parent",
-    "build_leaderboard",
-    "finish_sweep_parent",
+    # the sweep directory's records
     "SWEEP_FILE",
     "SWEEP_LOCK",
     "PARENT_LOCK",
+    "STUDY_FILE",
     "write_sweep_record",
     "read_sweep_record",
     "find_sweep_record",
+    "note_swept_keys",
+    "read_study",
+    "write_study",
+    "replicate_of",
+    # the parent run
+    "SweepParent",
+    "create_sweep_parent",
     "find_sweep_parent_run",
     "find_or_create_sweep_parent",
     "adopt_sweep_runs",
     "record_sweep_best",
-    "sweep_view_link",
-    "sweep_view_hint",
-    "save_sweep_view",
-    "ui_base",
-    "leaderboard_text",
-    "UI_WORKFLOW",
+    "finish_sweep_parent",
+    # its children compared
+    "build_leaderboard",
     "sweep_end_text",
     "baseline_differences",
     "baseline_text",
-    "replicate_of",
     "ROLE_TAG",
 ]
+
+#: What this module handed out of :mod:`.views` before each name had one home: read from here
+#: they still work, with a :class:`DeprecationWarning`, for one release.
+_MOVED = dict.fromkeys(
+    (
+        "sweep_view_link",
+        "sweep_view_hint",
+        "save_sweep_view",
+        "ui_base",
+        "leaderboard_text",
+        "UI_WORKFLOW",
+    ),
+    "recoeval_tracking.tracking.views",
+)
+__getattr__ = _moved_names(__name__, _MOVED)
+
+
+# ---------------------------------------------------------------------------------------------
+# The sweep directory's records
+# ---------------------------------------------------------------------------------------------
+
+#: The study's record in the sweep directory (JSON, written by the recoeval sweeper:
+#: :mod:`recoeval_tracking.app.study`): the protocol line, the objective, each system's budget.
+STUDY_FILE = "recoeval_study.json"
+
+#: File in the sweep directory describing the sweep (JSON: ``sweep_id``, ``parent_run_id`` or
+#: null, ``tracking_uri``, ``experiment``).
+SWEEP_FILE = "recoeval_sweep.json"
+#: Lock file held by the running sweep for its whole life.
+SWEEP_LOCK = ".recoeval_sweep.lock"
+#: Lock file held while a sweep's parent run is found or created, and while it is closed.
+PARENT_LOCK = ".recoeval_parent.lock"
+_SWEEP_DEPTH = 4  # how many folders above a job directory its sweep directory may be
+
+
+def write_sweep_record(sweep_dir: str | Path, record: Mapping[str, Any]) -> Path:
+    """Write :data:`SWEEP_FILE` into ``sweep_dir`` (created if needed), atomically."""
+    root = Path(sweep_dir)
+    root.mkdir(parents=True, exist_ok=True)
+    return write_json_atomic(root / SWEEP_FILE, dict(record))
+
+
+def read_sweep_record(sweep_dir: str | Path) -> dict[str, Any] | None:
+    """The record of :data:`SWEEP_FILE` in ``sweep_dir``, or None when there is no readable one
+    naming a sweep id."""
+    path = Path(sweep_dir) / SWEEP_FILE
+    try:
+        record = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return record if isinstance(record, dict) and record.get("sweep_id") else None
+
+
+def read_study(sweep_dir: str | Path | None) -> dict[str, Any] | None:
+    """The study's record of a sweep directory (:data:`STUDY_FILE`), or None when there is
+    none (an older sweep, or a sweep of another sweeper)."""
+    if not sweep_dir:
+        return None
+    try:
+        value = json.loads((Path(sweep_dir) / STUDY_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return value if isinstance(value, dict) else None
+
+
+def write_study(sweep_dir: str | Path, record: Mapping[str, Any]) -> Path:
+    """Write a study's record (:data:`STUDY_FILE`) into the sweep directory, atomically."""
+    return write_json_atomic(Path(sweep_dir) / STUDY_FILE, dict(record))
+
+
+#: The keys that name a system, not a replicate (a baseline job gets the grid's values of the
+#: others); and those that configure the run, not what it evaluates.
+_SYSTEM_KEYS = ("model", "baselines", "baseline_rank", "phase", "label")
+_NOT_SETTINGS = ("hydra", "tracking", "mlflow", "output")
+
+
+def replicate_of(overrides: str | Sequence[str] | None) -> tuple[str, ...]:
+    """The replicate a job evaluates (``seed=1``, ``split.fold=2``), from its overrides (a
+    list, or the ``recoeval.overrides`` tag's text): those outside the ``model`` group and the
+    keys that name a system or configure the run, ``+``/``~`` dropped, sorted. A job of the
+    grid and a baseline's job of the same fold or seed have the same replicate: what a fair
+    study chooses within, and what a system is paired with its baselines by."""
+    items = overrides.split() if isinstance(overrides, str) else list(overrides or ())
+    out = []
+    for item in items:
+        key, sep, value = item.partition("=")
+        key = key.lstrip("+~")
+        head = key.split(".", 1)[0].split("/", 1)[0]
+        if sep and key and head not in _SYSTEM_KEYS and head not in _NOT_SETTINGS:
+            out.append(f"{key}={value}")
+    return tuple(sorted(out))
+
+
+def note_swept_keys(sweep_dir: str | Path, keys: list[str]) -> None:
+    """Add ``keys`` to the ``swept_keys`` of the sweep's record (written by the app's sweep
+    callback, which sees the command line only): the keys of an Optuna search space, or of the
+    search spaces a sweep tunes its baselines over. Each job's run is then named after its
+    values (``cosknn neighbours=57 shrink=3.142``). Nothing when the sweep is not tracked."""
+    record = read_sweep_record(sweep_dir)
+    if record is None:  # not tracked
+        return
+    known = [str(k) for k in record.get("swept_keys") or []]
+    keys = [k.lstrip("+~") for k in keys]  # +model.shrink: a key the config did not list
+    record["swept_keys"] = known + [k for k in keys if k not in known]
+    write_sweep_record(sweep_dir, record)
+
+
+def find_sweep_record(job_dir: str | Path) -> tuple[Path, dict[str, Any]] | None:
+    """The sweep directory above ``job_dir`` (up to four levels) and its record, or None."""
+    here = Path(job_dir).resolve()
+    for folder in list(here.parents)[:_SWEEP_DEPTH]:
+        record = read_sweep_record(folder)
+        if record is not None:
+            return folder, record
+    return None
+
+
+# ---------------------------------------------------------------------------------------------
+# The parent run
+# ---------------------------------------------------------------------------------------------
 
 
 def _parent_key(run) -> tuple[int, str]:
@@ -267,13 +377,13 @@ def create_sweep_parent(
     from mlflow.entities import Param
 
     func = "create_sweep_parent"
-    for name, value in (
-        ("tracking_uri", tracking_uri),
-        ("run_name", run_name),
-        ("sweep_id", sweep_id),
-        ("artifact_location", artifact_location),
-    ):
-        check_optional(value, str, name, func)
+    _check_texts(
+        func,
+        tracking_uri=tracking_uri,
+        run_name=run_name,
+        sweep_id=sweep_id,
+        artifact_location=artifact_location,
+    )
     check_optional(tags, Mapping, "tags", func)
     check_optional(params, Mapping, "params", func)
     sweep_id = sweep_id or uuid.uuid4().hex[:12]
@@ -641,7 +751,7 @@ def sweep_end_text(parent_run_id: str, tracking_uri: str | None = None) -> str:
         lines += [
             f"sweep {sweep_id}: {what}, best first by "
             f"{board.attrs.get('sort_by') or 'run name'} on test:",
-            leaderboard_text(board),
+            views.leaderboard_text(board),
         ]
     if protocol:
         lines.append(f"protocol: {protocol}")
@@ -653,7 +763,7 @@ def sweep_end_text(parent_run_id: str, tracking_uri: str | None = None) -> str:
     if uri != resolve_tracking_uri(None):
         report += f" tracking.uri={scrub_text(uri)}"
     lines.append(f"compare them with paired tests: {report}")
-    lines.append(sweep_view_hint(parent_run_id, uri))
+    lines.append(views.sweep_view_hint(parent_run_id, uri))
     return "\n".join(lines)
 
 
@@ -843,12 +953,12 @@ def _sweep_views(
     tested runs only), also kept in the leaderboard's ``attrs``."""
     sort_by = leaderboard.attrs.get("sort_by")
     tested_only = bool(leaderboard.attrs.get("selection_runs"))  # a fair study
-    link = sweep_view_link(parent.info.experiment_id, sweep_id, sort_by, tested_only)
+    link = views.sweep_view_link(parent.info.experiment_id, sweep_id, sort_by, tested_only)
     leaderboard.attrs["view_link"] = link
     table_link = link
     try:  # a view the UI restores; a store refusing the tag keeps the plain address
         fam, sep, cut = (sort_by or "").rpartition("_at_")
-        table_link = save_sweep_view(
+        table_link = views.save_sweep_view(
             client,
             parent.info.experiment_id,
             sweep_id,
@@ -901,7 +1011,7 @@ def finish_sweep_parent(
     of each headline metric over the children as ``best_<metric>`` (max, or min where lower is
     better), the tag ``recoeval.best_run.<metric>`` (the best child's name), ``sweep_jobs`` and
     ``sweep_jobs_failed``, the leaderboard as the run's description (``mlflow.note.content``,
-    under a link to the jobs side by side: :func:`sweep_view_link`, also in the returned
+    under a link to the jobs side by side: :func:`.views.sweep_view_link`, also in the returned
     table's ``attrs["view_link"]``), then sets the status.
 
     Parameters
@@ -967,7 +1077,7 @@ def finish_sweep_parent(
         sort_by = leaderboard.attrs.get("sort_by")
         link, table_link = _sweep_views(client, parent, sweep_id, leaderboard, headline, diffs)
         tags[_TAG_PREFIX + "view_link"] = table_link
-        best, closed = _best_line(leaderboard, sort_by), closed_at()
+        best, closed = _best_line(leaderboard, sort_by), views.closed_at()
         tags["mlflow.note.content"] = (
             f"Sweep {sweep_id}, closed {closed}.\n\n"
             + (f"**Best: {best}**\n\n" if best else "")
@@ -992,7 +1102,7 @@ def finish_sweep_parent(
         tags=[RunTag(k, v) for k, v in _clean_tags(tags).items()],
     )
     if sweep_id and best:  # the UI's first screens: the runs table and the experiment's top
-        show_sweep_best(
+        views.show_sweep_best(
             client,
             parent,
             best,

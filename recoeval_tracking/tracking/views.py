@@ -28,6 +28,8 @@ __all__ = [
     "show_sweep_best",
     "sweep_line",
     "RECENT_SWEEPS",
+    "NEWEST_SWEEP",
+    "newest_sweep_line",
     "UI_PORT_TAG",
 ]
 
@@ -35,7 +37,16 @@ __all__ = [
 RECENT_SWEEPS = "**Recent sweeps**, newest first (each line names its sweep):"
 #: How many sweeps the experiment's description lists.
 RECENT_SWEEPS_SHOWN = 5
+#: The start of the description's first line once a sweep has closed: the UI folds the
+#: description to that line, so it says alone which sweep is newest and its best job.
+NEWEST_SWEEP = "Newest sweep "
 _OLD_HEAD = "Latest sweep"  # the one-sweep banner of earlier versions, replaced when seen
+
+
+def newest_sweep_line(sweep_id: str, closed: str, best: str) -> str:
+    """The experiment description's first line: ``Newest sweep 3f2a9c1b0d4e, closed 2026-11-27
+    07:40 UTC: best als f=64: ndcg_at_10 = 0.3521 (...).`` (no link: it is the folded header)."""
+    return f"{NEWEST_SWEEP}{sweep_id}, closed {closed}: best {best}."
 
 
 def sweep_line(sweep_id: str, closed: str, best: str, link: str) -> str:
@@ -47,11 +58,12 @@ def sweep_line(sweep_id: str, closed: str, best: str, link: str) -> str:
     )
 
 
-def _recent_sweeps(old: str, sweep_id: str, line: str) -> str:
-    """The experiment description ``old`` with ``line`` first in its list of recent sweeps (an
-    earlier line of the same sweep dropped, at most :data:`RECENT_SWEEPS_SHOWN` kept), the
-    other paragraphs as they were."""
-    paragraphs = [p for p in old.split("\n\n") if p and not p.startswith(_OLD_HEAD)]
+def _recent_sweeps(old: str, sweep_id: str, line: str, head: str) -> str:
+    """The experiment description ``old`` with ``head`` (:func:`newest_sweep_line`) as its
+    first line, then ``line`` first in its list of recent sweeps (an earlier line of the same
+    sweep dropped, at most :data:`RECENT_SWEEPS_SHOWN` kept), the other paragraphs as they
+    were."""
+    paragraphs = [p for p in old.split("\n\n") if p and not p.startswith((_OLD_HEAD, NEWEST_SWEEP))]
     lines = [line]
     rest = []
     for p in paragraphs:
@@ -64,7 +76,7 @@ def _recent_sweeps(old: str, sweep_id: str, line: str) -> str:
         else:
             rest.append(p)
     block = "\n".join([RECENT_SWEEPS, *lines[:RECENT_SWEEPS_SHOWN]])
-    return "\n\n".join([block, *rest])
+    return "\n\n".join([head, block, *rest])
 
 
 def closed_at() -> str:
@@ -85,21 +97,24 @@ def show_sweep_best(
     closed: str | None = None,
 ) -> None:
     """Put a closed sweep's best job where the MLflow UI shows it first: in the parent run's name
-    (the runs table lists the parent collapsed: ``best als 0.3521 · sweep model``)
-    and atop the experiment's description, which the UI shows above the runs whatever page it
-    opens: a list of the recent sweeps, newest first, each line naming its sweep id and when it
-    closed with its best job and the address of its jobs side by side (:func:`sweep_line`).
-    A page opened from an earlier sweep's address thus never reads another sweep's winner as
-    its own."""
+    (the runs table lists the parent collapsed: ``best als 0.3521 · sweep model``) and atop the
+    experiment's description, which the UI shows above the runs whatever page it opens, folded
+    to its first line. That line names the newest sweep and its best job
+    (:func:`newest_sweep_line`); below it, a list of the recent sweeps, newest first, each line
+    naming its sweep id and when it closed with its best job and the address of its jobs side
+    by side (:func:`sweep_line`). A page opened from an earlier sweep's address thus never reads
+    another sweep's winner as its own."""
     name = parent.info.run_name or ""
     if not name.startswith("best "):  # the answer first: the table's column is narrow
         client.update_run(parent.info.run_id, name=f"best {best_name} {value:.4f} · {name}"[:250])
     sweep_id = parent.data.tags.get(_TAG_PREFIX + "sweep_id", parent.info.run_id)
     exp = client.get_experiment(parent.info.experiment_id)
     old = exp.tags.get("mlflow.note.content", "")
-    line = sweep_line(sweep_id, closed or closed_at(), best, link)
+    closed = closed or closed_at()
+    line = sweep_line(sweep_id, closed, best, link)
+    head = newest_sweep_line(sweep_id, closed, best)
     client.set_experiment_tag(
-        exp.experiment_id, "mlflow.note.content", _recent_sweeps(old, sweep_id, line)[:5000]
+        exp.experiment_id, "mlflow.note.content", _recent_sweeps(old, sweep_id, line, head)[:5000]
     )
 
 

@@ -47,34 +47,35 @@ def _kill_at(module, name: str) -> None:
     setattr(module, name, _die)
 
 
+def _at_call(module, name: str, n: int, fault) -> None:
+    """Replace ``module.name`` by a wrapper that runs ``fault`` at its ``n``-th call (before
+    the call; a fault that raises stops it) and calls the original otherwise."""
+    original = getattr(module, name)
+    calls = []
+
+    def wrapper(*args, **kwargs):
+        calls.append(1)
+        if len(calls) == n:
+            fault()
+        return original(*args, **kwargs)
+
+    setattr(module, name, wrapper)
+
+
 def _kill_third_job() -> None:
     from recoeval_tracking.app import pipeline
 
-    original = pipeline.run_job
-    calls = []
+    _at_call(pipeline, "run_job", 3, _die)
 
-    def run_job(*args, **kwargs):
-        calls.append(1)
-        if len(calls) == 3:
-            _die()
-        return original(*args, **kwargs)
 
-    pipeline.run_job = run_job
+def _store_down() -> None:
+    raise ConnectionError("injected: the tracking store is down at sweep start")
 
 
 def _parent_fails_once() -> None:
     from recoeval_tracking.tracking import sweeps
 
-    original = sweeps.create_sweep_parent
-    calls = []
-
-    def create_sweep_parent(*args, **kwargs):
-        calls.append(1)
-        if len(calls) == 1:
-            raise ConnectionError("injected: the tracking store is down at sweep start")
-        return original(*args, **kwargs)
-
-    sweeps.create_sweep_parent = create_sweep_parent
+    _at_call(sweeps, "create_sweep_parent", 1, _store_down)
 
 
 def _enospc_per_user() -> None:

@@ -61,8 +61,28 @@ def _client(uri):
     return MlflowClient(uri)
 
 
+def _sweep_parent(uri: str, experiment: str):
+    """The parent run of the experiment's one sweep."""
+    c = _client(uri)
+    exp = c.get_experiment_by_name(experiment)
+    return c.search_runs([exp.experiment_id], "tags.`recoeval.sweep_parent` = 'true'")[0]
+
+
+def _one_run_per_job(numbers: dict, jobs: int, parents: int | None = 1) -> None:
+    """``jobs`` job folders, each logged once (under ``parents`` sweep parents; None: not
+    counted): nothing duplicated, deleted, left running, pending or lost."""
+    assert numbers["jobs"] == numbers["runs"] == jobs
+    assert parents is None or numbers["parents"] == parents
+    assert {k: numbers[k] for k in ZERO} == ZERO
+
+
 def _track(server, experiment: str, *extra: str) -> list[str]:
     return [*TINY, f"tracking.uri={server.uri}", f"tracking.experiment={experiment}", *extra]
+
+
+def _four_seeds(server, experiment: str) -> list[str]:
+    """The arguments of a sweep of four jobs (seeds 0-3) into ``multirun``."""
+    return ["-m", *_track(server, experiment), "seed=0,1,2,3", "hydra.sweep.dir=multirun"]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -122,9 +142,7 @@ def test_secrets_in_overrides_leak_nowhere(tmp_path, server):
         and p.name not in ("multirun.yaml", "recoeval_sweep.json")
         and SECRET in p.read_text(errors="replace")
     ]
-    c = _client(server.uri)
-    exp = c.get_experiment_by_name("secrets")
-    parent = c.search_runs([exp.experiment_id], "tags.`recoeval.sweep_parent` = 'true'")[0]
+    parent = _sweep_parent(server.uri, "secrets")
     assert "<redacted>" in parent.data.tags["recoeval.overrides"]
     numbers = record(
         "secrets in overrides (URL password, +db.password)",
@@ -132,8 +150,7 @@ def test_secrets_in_overrides_leak_nowhere(tmp_path, server):
         leaks=len(leaks) + len(local),
     )
     assert leaks == [] and local == []
-    assert numbers["jobs"] == numbers["runs"] == 2 and numbers["parents"] == 1
-    assert {k: numbers[k] for k in ZERO} == ZERO
+    _one_run_per_job(numbers, 2)
 
 
 def test_secrets_known_by_their_value_leak_nowhere(tmp_path, server, monkeypatch):
@@ -187,8 +204,7 @@ def test_secrets_known_by_their_value_leak_nowhere(tmp_path, server, monkeypatch
         leaks=len(leaks) + len(local),
     )
     assert leaks == [] and local == []
-    assert numbers["jobs"] == numbers["runs"] == 2
-    assert {k: numbers[k] for k in ZERO} == ZERO
+    _one_run_per_job(numbers, 2, None)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -258,15 +274,14 @@ def test_concurrent_syncs_on_one_sweep_folder(tmp_path, server):
     numbers = record(
         "3 concurrent syncs on one sweep folder", counts(server.uri, "concurrent-syncs", sweep)
     )
-    assert numbers["jobs"] == numbers["runs"] == 8 and numbers["parents"] == 1
+    _one_run_per_job(numbers, 8)
     assert numbers["sweep_ids"] == 1
-    assert {k: numbers[k] for k in ZERO} == ZERO
     assert not (sweep / PENDING_SWEEP).exists()
-    c = _client(server.uri)
-    exp = c.get_experiment_by_name("concurrent-syncs")
-    parent = c.search_runs([exp.experiment_id], "tags.`recoeval.sweep_parent` = 'true'")[0]
+    parent = _sweep_parent(server.uri, "concurrent-syncs")
     assert parent.info.status == "FINISHED"
-    kids = c.search_runs([exp.experiment_id], f"tags.`mlflow.parentRunId` = '{parent.info.run_id}'")
+    kids = _client(server.uri).search_runs(
+        [parent.info.experiment_id], f"tags.`mlflow.parentRunId` = '{parent.info.run_id}'"
+    )
     assert len(kids) == 8
 
 
@@ -281,7 +296,7 @@ def test_syncs_running_while_the_sweep_runs(tmp_path, server):
             (
                 "none",
                 "track",
-                ["-m", *_track(server, exp), "seed=0,1,2,3", "hydra.sweep.dir=multirun"],
+                _four_seeds(server, exp),
                 tmp_path,
             )
         ]
@@ -289,12 +304,8 @@ def test_syncs_running_while_the_sweep_runs(tmp_path, server):
     )
     for proc in procs:
         _ok(proc)
-    numbers = record("2 syncs while the sweep runs", counts(server.uri, exp, sweep))
-    assert numbers["jobs"] == numbers["runs"] == 4 and numbers["parents"] == 1
-    assert {k: numbers[k] for k in ZERO} == ZERO
-    c = _client(server.uri)
-    e = c.get_experiment_by_name(exp)
-    parent = c.search_runs([e.experiment_id], "tags.`recoeval.sweep_parent` = 'true'")[0]
+    _one_run_per_job(record("2 syncs while the sweep runs", counts(server.uri, exp, sweep)), 4)
+    parent = _sweep_parent(server.uri, exp)
     assert parent.info.status == "FINISHED" and parent.data.metrics["sweep_jobs"] == 4
 
 
@@ -315,8 +326,7 @@ def test_concurrent_first_runs_share_one_new_sqlite_store(tmp_path):
         "2 first runs at once on a new SQLite store",
         counts(uri, "first-runs", tmp_path / "multirun"),
     )
-    assert numbers["jobs"] == numbers["runs"] == 4 and numbers["parents"] == 2
-    assert {k: numbers[k] for k in ZERO} == ZERO
+    _one_run_per_job(numbers, 4, 2)
     with sqlite3.connect(tmp_path / "mlflow.db") as db:
         tables = {r[0] for r in db.execute("select name from sqlite_master where type='table'")}
     assert not [t for t in tables if t.startswith("_alembic_tmp")]
@@ -356,8 +366,7 @@ def test_sigkill_at_each_stage_of_a_job_then_sync(tmp_path, server):
     _ok(sync)
     assert "incomplete" in sync.stdout and str(cut) in sync.stdout
     numbers = record("SIGKILL at 4 stages of a job, then sync", counts(server.uri, exp, jobs))
-    assert numbers["jobs"] == numbers["runs"] == 3
-    assert {k: numbers[k] for k in ZERO} == ZERO
+    _one_run_per_job(numbers, 3, None)
     for stage in STAGES[1:]:
         assert (jobs / stage / SYNCED).is_file()
 
@@ -375,8 +384,7 @@ def test_sigkill_of_a_sync_mid_upload_then_sync_again(tmp_path, server):
     assert counts(server.uri, exp, root)["running"] == 1
     _ok(run("none", "sync", [root, "--tracking-uri", server.uri], tmp_path))
     numbers = record("SIGKILL of a sync mid-upload, then sync", counts(server.uri, exp, root))
-    assert numbers["jobs"] == numbers["runs"] == 2
-    assert {k: numbers[k] for k in ZERO} == ZERO
+    _one_run_per_job(numbers, 2, None)
 
 
 def test_full_disk_while_writing_the_job_folder(tmp_path, server):
@@ -398,8 +406,7 @@ def test_full_disk_while_writing_the_job_folder(tmp_path, server):
         with pytest.raises(Exception, match="INCOMPLETE"):
             log_job_dir(job, tracking_uri=server.uri, experiment=exp)
     numbers = record("full disk while writing (ENOSPC)", counts(server.uri, exp, job))
-    assert numbers["jobs"] == numbers["runs"] == 0
-    assert {k: numbers[k] for k in ZERO} == ZERO
+    _one_run_per_job(numbers, 0, None)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -411,22 +418,14 @@ def test_sigkill_of_a_sweep_then_sync_closes_its_parent(tmp_path, server):
     """A sweep killed outright (SIGKILL, no exit handler) leaves its parent RUNNING; sync sees
     the sweep's lock is free and closes it as KILLED."""
     exp = "sigkill-sweep"
-    proc = run(
-        "kill-third-job",
-        "track",
-        ["-m", *_track(server, exp), "seed=0,1,2,3", "hydra.sweep.dir=multirun"],
-        tmp_path,
-    )
+    proc = run("kill-third-job", "track", _four_seeds(server, exp), tmp_path)
     assert proc.returncode == -9
     sweep = tmp_path / "multirun"
     assert counts(server.uri, exp, sweep)["running"] == 1  # the parent
     _ok(run("none", "sync", [sweep], tmp_path))
     numbers = record("SIGKILL of a sweep at its 3rd job, then sync", counts(server.uri, exp, sweep))
-    assert numbers["jobs"] == numbers["runs"] == 2 and numbers["parents"] == 1
-    assert {k: numbers[k] for k in ZERO} == ZERO
-    c = _client(server.uri)
-    e = c.get_experiment_by_name(exp)
-    parent = c.search_runs([e.experiment_id], "tags.`recoeval.sweep_parent` = 'true'")[0]
+    _one_run_per_job(numbers, 2)
+    parent = _sweep_parent(server.uri, exp)
     assert parent.info.status == "KILLED"
 
 
@@ -452,31 +451,22 @@ def test_store_down_for_a_whole_sweep_then_sync(tmp_path, server):
     assert len(list(sweep.glob("*/PENDING"))) == 4 and (sweep / PENDING_SWEEP).is_file()
     _ok(run("none", "sync", [sweep, "--tracking-uri", server.uri], tmp_path))
     numbers = record("store down for a whole sweep, then sync", counts(server.uri, exp, sweep))
-    assert numbers["jobs"] == numbers["runs"] == 4 and numbers["parents"] == 1
+    _one_run_per_job(numbers, 4)
     assert numbers["sweep_ids"] == 1
-    assert {k: numbers[k] for k in ZERO} == ZERO
 
 
 def test_store_down_only_at_sweep_start(tmp_path, server):
     """The parent cannot be created at the sweep's start; the jobs create it once by sweep id
     (under the sweep's parent lock) and the sweep's end closes it: no sync needed."""
     exp = "down-at-start"
-    proc = run(
-        "parent-fails-once",
-        "track",
-        ["-m", *_track(server, exp), "seed=0,1,2,3", "hydra.sweep.dir=multirun"],
-        tmp_path,
-    )
+    proc = run("parent-fails-once", "track", _four_seeds(server, exp), tmp_path)
     _ok(proc)
     assert "could not create the sweep's parent run" in proc.stderr
     sweep = tmp_path / "multirun"
     numbers = record("store down at sweep start only", counts(server.uri, exp, sweep))
-    assert numbers["jobs"] == numbers["runs"] == 4 and numbers["parents"] == 1
+    _one_run_per_job(numbers, 4)
     assert numbers["sweep_ids"] == 1
-    assert {k: numbers[k] for k in ZERO} == ZERO
-    c = _client(server.uri)
-    e = c.get_experiment_by_name(exp)
-    parent = c.search_runs([e.experiment_id], "tags.`recoeval.sweep_parent` = 'true'")[0]
+    parent = _sweep_parent(server.uri, exp)
     assert parent.info.status == "FINISHED" and parent.data.metrics["sweep_jobs"] == 4
 
 
@@ -565,8 +555,7 @@ def test_a_truncated_per_user_table_leaves_no_half_made_run(tmp_path, server):
     numbers = record(
         "a pending job with a truncated per_user.parquet", counts(server.uri, exp, root)
     )
-    assert numbers["jobs"] == numbers["runs"] == 2
-    assert {k: numbers[k] for k in ZERO} == ZERO
+    _one_run_per_job(numbers, 2, None)
 
 
 def test_ids_beyond_64_bits_are_refused_at_load(tmp_path):

@@ -237,11 +237,13 @@ SMALL = pd.DataFrame(
 )
 
 
-def _evaluate_small(config, **kw):
+def _evaluate_small(config, data=SMALL, **kw):
+    """``mlflow.models.evaluate`` of the recoeval evaluator on a static ranking (``data``'s
+    ``score`` column, unless ``kw`` says otherwise), in a run of its own."""
     kw.setdefault("predictions", "score")
     with mlflow.start_run():
         return mlflow.models.evaluate(
-            data=SMALL,
+            data=data,
             targets="rating",
             model_type="recommender",
             evaluators="recoeval",
@@ -297,15 +299,7 @@ def test_errors_name_the_key(store, config, kw, words):
 
 def test_small_static_ranking_by_rank(store):
     ranks = SMALL.assign(score=[1, 2, 2, 1])  # the same order as the scores
-    with mlflow.start_run():
-        result = mlflow.models.evaluate(
-            data=ranks,
-            predictions="score",
-            targets="rating",
-            model_type="recommender",
-            evaluators="recoeval",
-            evaluator_config={"k": 1, "prediction_type": "rank"},
-        )
+    result = _evaluate_small({"k": 1, "prediction_type": "rank"}, ranks)
     assert result.metrics["p_at_1"] == 1.0 and result.metrics["users_evaluated"] == 2
     assert not math.isnan(result.metrics["ndcg_at_1"])
 
@@ -314,15 +308,8 @@ def test_unlisted_pairs_give_top_k_lists(store):
     # user 2 has no score for item 10 (and did not train on it): its ranking is incomplete
     partial = SMALL.iloc[[0, 1, 3]]
     warning = "1 \\(user, item\\) pairs .* ranked top-K lists"
-    with pytest.warns(UserWarning, match=warning), mlflow.start_run():
-        result = mlflow.models.evaluate(
-            data=partial,
-            predictions="score",
-            targets="rating",
-            model_type="recommender",
-            evaluators="recoeval",
-            evaluator_config={"k": 1, "metrics": "all"},
-        )
+    with pytest.warns(UserWarning, match=warning):
+        result = _evaluate_small({"k": 1, "metrics": "all"}, partial)
     assert result.metrics["p_at_1"] == 1.0 and "roc_auc" not in result.metrics
     assert result.artifacts["dataset"].content["whole_ranking"] is False
 

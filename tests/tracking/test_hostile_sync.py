@@ -21,9 +21,8 @@ from recoeval_tracking import InputError
 from recoeval_tracking.app.sync import main as sync_main
 from recoeval_tracking.jobdir import write_job_dir
 from recoeval_tracking.jobdir.read import check_job_dir
-from recoeval_tracking.tracking.pending import mark_pending
+from recoeval_tracking.tracking.pending import mark_pending, scan, sync_paths
 from recoeval_tracking.tracking.runs import upload_args
-from recoeval_tracking.tracking.sync import scan, sync_paths
 
 URI = "sqlite:///nowhere/mlflow.db"  # never reached: a dry run, or nothing to upload
 

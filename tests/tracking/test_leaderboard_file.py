@@ -108,7 +108,10 @@ def test_closing_a_sweep_shows_its_best_on_the_uis_first_screens(store_uri, tmp_
     assert client.get_run(parent.run_id).info.run_name == "best c 0.2000 · sweep model"
     exp = client.get_experiment(parent.experiment_id)
     note = exp.tags["mlflow.note.content"]
-    head, newest, older = note.split("\n\n")[0].splitlines()
+    first, recent = note.split("\n\n")[:2]
+    assert first.startswith(f"Newest sweep {sweep_ids[1]}, closed ")  # the UI's folded header
+    assert first.endswith(": best c: ndcg_at_4 = 0.2000.")
+    head, newest, older = recent.splitlines()
     assert head.startswith("**Recent sweeps**, newest first")
     assert newest.startswith(f"- Sweep {sweep_ids[1]} (closed ")
     assert "): best c: ndcg_at_4 = 0.2000. [Its jobs side by side" in newest

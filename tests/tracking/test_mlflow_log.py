@@ -11,6 +11,7 @@ import numpy as np
 import pandas as pd
 import pytest
 from results_factory import make_results
+from sweep_children import upload_child
 
 from recoeval_tracking import InputError
 from recoeval_tracking.app.sync import main as sync_main
@@ -353,24 +354,9 @@ def test_pending_sweep_parent_closed_by_sync(tmp_path, store_uri):
     parent = create_sweep_parent(tracking_uri=store_uri, experiment="sw")
     _, ok = job(tmp_path / "multirun", name="0", seed=1, plots=False)
     _, late = job(tmp_path / "multirun", name="1", seed=2, plots=False)
-    upload_or_mark_pending(
-        ok,
-        tracking_uri=store_uri,
-        experiment="sw",
-        parent_run_id=parent.run_id,
-        sweep_id=parent.sweep_id,
-    )
+    upload_child(ok, parent, store_uri, "sw")
     bad = dead_uri()
-    assert (
-        upload_or_mark_pending(
-            late,
-            tracking_uri=bad,
-            experiment="sw",
-            parent_run_id=parent.run_id,
-            sweep_id=parent.sweep_id,
-        )
-        is None
-    )
+    assert upload_child(late, parent, bad, "sw") is None
     assert not finish_sweep_parent_or_mark_pending(
         tmp_path / "multirun", parent.run_id, "FINISHED", tracking_uri=bad
     )
@@ -426,6 +412,13 @@ def test_validation(tmp_path, store_uri):
     # bad arguments raise even through the never-fail wrapper
     with pytest.raises(InputError):
         upload_or_mark_pending(tmp_path, tracking_uri=store_uri)
+    # a folder outside the run's artifacts is refused before anything is logged
+    run_id = client(store_uri).create_run("0").info.run_id
+    with pytest.raises(InputError, match="'artifact_path' parameter of log_results.*'\\.\\.'"):
+        log_results(
+            make_results(10, k=3), run_id=run_id, tracking_uri=store_uri, artifact_path=".."
+        )
+    assert client(store_uri).list_artifacts(run_id) == []
 
 
 def test_leaderboard_and_description_are_redacted_and_escaped(tmp_path, store_uri):

@@ -8,12 +8,12 @@ import json
 
 import pytest
 from results_factory import make_results
+from sweep_children import upload_child
 
 from recoeval_tracking.app.sync import main as sync_main
 from recoeval_tracking.jobdir import PENDING, SYNCED, read_job_dir, write_job_dir
 from recoeval_tracking.tracking.pending import (
     finish_sweep_parent_or_mark_pending,
-    upload_or_mark_pending,
 )
 from recoeval_tracking.tracking.sweeps import create_sweep_parent, finish_sweep_parent
 
@@ -42,30 +42,16 @@ def test_server_down_mid_sweep_then_sync_exactly_once(tmp_path, mlflow_server):
     # sweep 1: all jobs reach the server
     p1 = create_sweep_parent(tracking_uri=uri, experiment="srv")
     for path in _jobs(tmp_path, 1, 2):
-        assert upload_or_mark_pending(
-            path, tracking_uri=uri, experiment="srv", parent_run_id=p1.run_id, sweep_id=p1.sweep_id
-        )
+        assert upload_child(path, p1, uri, "srv")
     finish_sweep_parent(p1.run_id, tracking_uri=uri)
 
     # sweep 2: the server goes away after the first job
     p2 = create_sweep_parent(tracking_uri=uri, experiment="srv")
     jobs2 = _jobs(tmp_path, 2, 3)
-    first = upload_or_mark_pending(
-        jobs2[0], tracking_uri=uri, experiment="srv", parent_run_id=p2.run_id, sweep_id=p2.sweep_id
-    )
-    assert first
+    assert upload_child(jobs2[0], p2, uri, "srv")
     mlflow_server.stop()
     for path in jobs2[1:]:
-        assert (
-            upload_or_mark_pending(
-                path,
-                tracking_uri=uri,
-                experiment="srv",
-                parent_run_id=p2.run_id,
-                sweep_id=p2.sweep_id,
-            )
-            is None
-        )
+        assert upload_child(path, p2, uri, "srv") is None
         assert (path / PENDING).exists()
         assert read_job_dir(path).per_user.shape[0] == 30  # everything is on disk
     assert not finish_sweep_parent_or_mark_pending(tmp_path / "sweep2", p2.run_id, tracking_uri=uri)

@@ -1,11 +1,14 @@
-"""The experiment's description lists recent sweeps, each line naming its sweep: the banner of an
-earlier version (one "Latest sweep" line) is replaced, a sweep closed again keeps one line, and
-the list stops at five sweeps; the rest of the description is kept."""
+"""The experiment's description, which the MLflow UI folds to its first line: that line is a
+sentence that reads alone (what the experiment holds; once a sweep closed, the newest sweep and
+its best job), the rest below it. It lists recent sweeps, each line naming its sweep: the banner
+of an earlier version (one "Latest sweep" line) is replaced, a sweep closed again keeps one
+line, and the list stops at five sweeps; the rest of the description is kept."""
 
 from __future__ import annotations
 
 from types import SimpleNamespace
 
+from recoeval_tracking.tracking.client import EXPERIMENT_DESCRIPTION
 from recoeval_tracking.tracking.views import RECENT_SWEEPS, show_sweep_best
 
 
@@ -54,7 +57,8 @@ def test_recent_sweeps_each_named_old_banner_replaced_at_most_five():
         _close(client, f"s{i}", 0.1 * (i + 1))
     _close(client, "s6", 0.7)  # closed again (a sync after the sweep): still one line
     note = client.tags["mlflow.note.content"]
-    block, rest = note.split("\n\n")
+    head, block, rest = note.split("\n\n")
+    assert head == "Newest sweep s6, closed time-s6: best als: ndcg_at_10 = 0.7000."
     assert rest == about and "Latest sweep" not in note
     lines = block.splitlines()
     assert lines[0] == RECENT_SWEEPS
@@ -64,3 +68,25 @@ def test_recent_sweeps_each_named_old_banner_replaced_at_most_five():
         for i in (6, 5, 4, 3, 2)
     ]
     assert client.names["run-s0"] == "best als 0.1000 · sweep model"
+
+
+def _reads_alone(line: str) -> bool:
+    """A folded header that says something by itself: one sentence, short enough for one line
+    of the UI, no Markdown list, heading or emphasis left open."""
+    return (
+        line.endswith(".")
+        and len(line) <= 120
+        and not line.startswith(("- ", "#", "**"))
+        and not line.rstrip(".").endswith(":")
+    )
+
+
+def test_the_first_line_reads_alone_before_and_after_a_sweep():
+    head, _, rest = EXPERIMENT_DESCRIPTION.partition("\n\n")
+    assert _reads_alone(head) and "recoeval-track" in head
+    assert rest, "the details go below the first line"
+    client = FakeClient(EXPERIMENT_DESCRIPTION)
+    _close(client, "3f2a9c1b0d4e", 0.3521)
+    first, *others = client.tags["mlflow.note.content"].split("\n\n")
+    assert _reads_alone(first) and "3f2a9c1b0d4e" in first and "0.3521" in first
+    assert others[-2:] == [head, rest]  # what the experiment holds stays, below the sweeps

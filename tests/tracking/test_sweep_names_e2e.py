@@ -63,8 +63,14 @@ def project(tmp_path, store_uri) -> Path:
     return root
 
 
-def _ok(proc) -> None:
+def _sweep(root: Path, sweep_dir: str, *overrides: str) -> tuple[list, str]:
+    """Run ``recoeval-track -m`` with ``overrides`` into ``sweep_dir``: the sweep's child runs
+    and the command's output."""
+    proc = run_command(
+        ["-m", *overrides, f"hydra.sweep.dir={sweep_dir}", *SMALL], root, timeout=600
+    )
     assert proc.returncode == 0, proc.stderr[-3000:] + proc.stdout[-2000:]
+    return _children(root, sweep_dir), proc.stdout + proc.stderr
 
 
 def _children(root: Path, sweep_dir: str) -> list:
@@ -78,21 +84,9 @@ def _children(root: Path, sweep_dir: str) -> list:
 
 
 def test_grid_and_search_of_a_users_model_are_named_after_their_values(project):
-    grid = run_command(
-        [
-            "-m",
-            "--config-dir",
-            "conf",
-            "model=cosknn",
-            "model.neighbours=5,30",
-            "hydra.sweep.dir=multirun/grid",
-            *SMALL,
-        ],
-        project,
-        timeout=600,
+    children, output = _sweep(
+        project, "multirun/grid", "--config-dir", "conf", "model=cosknn", "model.neighbours=5,30"
     )
-    _ok(grid)
-    children = _children(project, "multirun/grid")
     assert sorted(r.info.run_name for r in children) == [
         "cosknn neighbours=30",
         "cosknn neighbours=5",
@@ -102,28 +96,21 @@ def test_grid_and_search_of_a_users_model_are_named_after_their_values(project):
         # the default the config left out is logged and shown
         assert run.data.params["model.shrink"] == "10.0"
         assert run.data.tags["recoeval.model"] == f"CosineItemKNN(neighbours={n}, shrink=10.0)"
-        assert f"CosineItemKNN(neighbours={n}, shrink=10.0) fitted" in grid.stdout + grid.stderr
+        assert f"CosineItemKNN(neighbours={n}, shrink=10.0) fitted" in output
 
-    search = run_command(
-        [
-            "-m",
-            "--config-dir",
-            "conf",
-            "model=cosknn",
-            "hydra/sweeper=optuna",
-            "hydra.sweeper.n_trials=3",
-            "hydra.sweeper.seed=0",
-            "objective=ndcg_at_10",
-            "model.neighbours=int(interval(2,40))",
-            "+search=shrink",
-            "hydra.sweep.dir=multirun/search",
-            *SMALL,
-        ],
+    trials, _ = _sweep(
         project,
-        timeout=600,
+        "multirun/search",
+        "--config-dir",
+        "conf",
+        "model=cosknn",
+        "hydra/sweeper=optuna",
+        "hydra.sweeper.n_trials=3",
+        "hydra.sweeper.seed=0",
+        "objective=ndcg_at_10",
+        "model.neighbours=int(interval(2,40))",
+        "+search=shrink",
     )
-    _ok(search)
-    trials = _children(project, "multirun/search")
     assert len(trials) == 3
     names = [r.info.run_name for r in trials]
     for run, name in zip(trials, names):
@@ -143,19 +130,9 @@ def test_a_sweep_over_ranked_files_names_each_run_by_its_file(project):
             for r, i in enumerate(rng.choice(60, size=10, replace=False))
         ]
         pd.DataFrame(rows, columns=["user", "item", "rank"]).to_csv(project / name, index=False)
-    proc = run_command(
-        [
-            "-m",
-            "model=ranked_file",
-            "model.path=a.csv,runs/b.csv,c.csv",
-            "hydra.sweep.dir=multirun/files",
-            *SMALL,
-        ],
-        project,
-        timeout=600,
+    children, _ = _sweep(
+        project, "multirun/files", "model=ranked_file", "model.path=a.csv,runs/b.csv,c.csv"
     )
-    _ok(proc)
-    children = _children(project, "multirun/files")
     assert sorted(r.info.run_name for r in children) == [
         "ranked_file a",
         "ranked_file b",

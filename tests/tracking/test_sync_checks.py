@@ -21,9 +21,8 @@ from results_factory import make_results
 from recoeval_tracking.app.sync import main as sync_main
 from recoeval_tracking.jobdir import PENDING, SYNCED, write_job_dir
 from recoeval_tracking.jobdir.markers import read_marker
-from recoeval_tracking.tracking.pending import mark_pending
+from recoeval_tracking.tracking.pending import mark_pending, sync_paths
 from recoeval_tracking.tracking.runs import upload_args
-from recoeval_tracking.tracking.sync import sync_paths
 
 EXP = "sync-checks"
 

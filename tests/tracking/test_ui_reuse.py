@@ -16,8 +16,8 @@ from urllib.parse import parse_qs, urlparse
 
 import pytest
 
-from recoeval_tracking.tracking.sweeps import create_sweep_parent, sweep_view_hint
-from recoeval_tracking.tracking.views import UI_PORT_TAG, ui_base
+from recoeval_tracking.tracking.sweeps import create_sweep_parent
+from recoeval_tracking.tracking.views import UI_PORT_TAG, sweep_view_hint, ui_base
 
 
 @pytest.fixture

@@ -1,7 +1,7 @@
 """Headless-Chromium screenshots of the MLflow UI on a 3-model sweep (random, popularity and ALS
 evaluated on synthetic data) logged as a parent with three children: the runs table as MLflow
 opens it, and the chart view at the address ``recoeval-track`` prints at the end of a sweep
-(:func:`~recoeval_tracking.tracking.sweeps.sweep_view_link`: the jobs without their parent, best
+(:func:`~recoeval_tracking.tracking.views.sweep_view_link`: the jobs without their parent, best
 first). Skipped when Chromium is absent. Set ``RECOEVAL_SCREENSHOT_DIR`` to keep the PNGs."""
 
 from __future__ import annotations
@@ -15,11 +15,8 @@ import pytest
 import recoeval_tracking as rt
 from recoeval_tracking.jobdir import write_job_dir
 from recoeval_tracking.tracking.runs import log_job_dir
-from recoeval_tracking.tracking.sweeps import (
-    create_sweep_parent,
-    finish_sweep_parent,
-    sweep_view_link,
-)
+from recoeval_tracking.tracking.sweeps import create_sweep_parent, finish_sweep_parent
+from recoeval_tracking.tracking.views import sweep_view_link
 
 CHROMIUM = next(
     (shutil.which(n) for n in ("chromium", "chromium-browser", "google-chrome") if shutil.which(n)),
