@@ -172,7 +172,7 @@ class OptunaSweeper(Sweeper):
             )
         study = self._study(direction)
         self.sweep_dir.mkdir(parents=True, exist_ok=True)
-        from recoeval_tracking.tracking.sweep_records import note_swept_keys
+        from recoeval_tracking.tracking.sweeps import note_swept_keys
 
         note_swept_keys(self.sweep_dir, list(space))
         on_validation = self._on_validation()

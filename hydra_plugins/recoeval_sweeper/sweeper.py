@@ -207,7 +207,7 @@ class RecoevalSweeper(Sweeper):
         returns: list[Sequence[Any]] = []
         self._index = 0
         if plan.on_validation:
-            from recoeval_tracking.tracking.sweep_records import note_swept_keys
+            from recoeval_tracking.tracking.sweeps import note_swept_keys
 
             note_swept_keys(sweep_dir, plan.tuned_keys())  # runs named after their values
             log.info("%s", plan.opening_line())

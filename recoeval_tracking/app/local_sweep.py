@@ -100,8 +100,7 @@ def local_sweep_end_text(sweep_dir: str | Path) -> str:
     """What a sweep without tracking prints last (see the module docstring); empty when no
     job folder of the sweep holds results."""
     from ..jobdir.read import job_dir_state, read_job_dir
-    from ..tracking.sweep_records import read_study
-    from ..tracking.sweeps import baseline_differences, baseline_text, budget_lines
+    from ..tracking.sweeps import baseline_differences, baseline_text, budget_lines, read_study
     from ..tracking.views import leaderboard_text
 
     sweep_dir = Path(sweep_dir)

@@ -41,7 +41,7 @@ from pathlib import Path
 from typing import Any
 
 from .._validation import InputError
-from ..tracking.sweep_records import STUDY_FILE, read_study, replicate_of, write_study
+from ..tracking.sweeps import STUDY_FILE, read_study, replicate_of, write_study
 from .protocol import protocol_line
 
 __all__ = [

@@ -9,7 +9,7 @@ Finds every job directory under the given paths (recursively) that needs an uplo
 uploads each exactly once, to ``--tracking-uri`` or else the URI the job was configured with;
 then closes sweep parents (marked ``PENDING_SWEEP``, or left RUNNING by a killed sweep). Any
 number of syncs and jobs may run at once on the same folders. The rules are those of
-:mod:`recoeval_tracking.tracking.sync`.
+:mod:`recoeval_tracking.tracking.pending`.
 
 Exit status: 0 when everything was uploaded (or nothing needed it), 1 when some directories are
 still pending (their marker records the new error), were skipped, or could not be read (each is
@@ -27,11 +27,11 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from ..tracking.sync import JOB_FILE_NAMES, scan, sync_paths
+from ..tracking.pending import JOB_FILE_NAMES, scan, sync_paths
 
 __all__ = ["main"]
 
-#: The starts of the lines of :func:`~recoeval_tracking.tracking.sync.sync_paths` that report a
+#: The starts of the lines of :func:`~recoeval_tracking.tracking.pending.sync_paths` that report a
 #: problem (they go to standard error).
 _PROBLEMS = ("still pending ", "skipped ", "could not ")
 

@@ -14,15 +14,13 @@ that hold nothing else (``effects``, ``folds``, ``resampling``, ``latex``, ``fig
 
 from __future__ import annotations
 
-import importlib
-import warnings
 from collections.abc import Callable
 from typing import Any
 
-__all__ = ["moved_names", "OLD_PATHS", "REMOVAL"]
+from .._moved import REMOVAL
+from .._moved import moved_names as _moved_names
 
-#: When the old paths go: they work, with the warning, for one release.
-REMOVAL = "after the next release"
+__all__ = ["moved_names", "OLD_PATHS", "REMOVAL"]
 
 _STATS = "recoeval_tracking.stats"
 _RENDER = "recoeval_tracking.reporting.render"
@@ -92,22 +90,5 @@ OLD_PATHS: dict[str, dict[str, str]] = {
 
 def moved_names(old: str) -> Callable[[str], Any]:
     """A module ``__getattr__`` for the module ``old`` whose names :data:`OLD_PATHS` says left
-    it: each is looked up in the module it lives in now, with a :class:`DeprecationWarning`
-    that names the new path; any other name is an :class:`AttributeError`, as for a module
-    without ``__getattr__``."""
-    moved = OLD_PATHS[old]
-
-    def __getattr__(name: str) -> Any:
-        new = moved.get(name)
-        if new is None:
-            raise AttributeError(f"module {old!r} has no attribute {name!r}")
-        value = getattr(importlib.import_module(new), name)
-        warnings.warn(
-            f"{old}.{name} has moved to {new}.{name}; import it from {new} "
-            f"(the old path is removed {REMOVAL})",
-            DeprecationWarning,
-            stacklevel=2,
-        )
-        return value
-
-    return __getattr__
+    it (:func:`recoeval_tracking._moved.moved_names` over its row of the table)."""
+    return _moved_names(old, OLD_PATHS[old])

@@ -121,12 +121,13 @@ class RunData:
 
 
 def _job_dir_name(path: Path, job: Any) -> str:
-    """The name a job directory's run gets in MLflow (:func:`short_run_name`: its model and the
-    keys its sweep varies, read from the sweep folder's ``recoeval_sweep.json``; else its dataset
-    and model), falling back on the folder's name."""
+    """The name a job directory's run gets in MLflow (:func:`~recoeval_tracking.tracking.names.job_run_name`:
+    the model's name the job recorded and the keys its sweep varies, read from the sweep
+    folder's ``recoeval_sweep.json``; else its dataset and model), falling back on the folder's
+    name."""
     import json
 
-    from ..tracking.names import short_run_name
+    from ..tracking.names import job_run_name
 
     swept = None
     marker = path.parent / "recoeval_sweep.json"
@@ -135,8 +136,12 @@ def _job_dir_name(path: Path, job: Any) -> str:
             swept = list(json.loads(marker.read_text(encoding="utf-8")).get("swept_keys") or [])
         except (OSError, ValueError, AttributeError):
             swept = None
-    name = short_run_name(
-        job.config, job.overrides, swept, suffix=f"#{path.name}" if swept is not None else ""
+    name = job_run_name(
+        job.config,
+        job.overrides,
+        model_name=((job.job or {}).get("model") or {}).get("name"),
+        swept=swept,
+        folder=path.name if swept is not None else None,
     )
     return name or path.name
 

@@ -90,25 +90,3 @@ def __getattr__(name: str) -> Any:
 
 def __dir__() -> list[str]:
     return sorted(set(globals()) | set(_MODULE_OF))
-
-
-def _moved_names(old: str, moved: Mapping[str, str]) -> Callable[[str], Any]:
-    """The ``__getattr__`` of a module of this package whose names ``moved`` (name -> the module
-    that holds it now) left it: each is read from its new module with a
-    :class:`DeprecationWarning` naming the new path (the old one goes after the next release);
-    any other name is an :class:`AttributeError`. The package imports the new paths itself
-    (``tests/tracking/test_old_paths.py``), so every warning is about the caller's code."""
-
-    def __getattr__(name: str) -> Any:
-        if name not in moved:
-            raise AttributeError(f"module {old!r} has no attribute {name!r}")
-        new = moved[name]
-        message = f"{old}.{name} has moved to {new}.{name}; import it from {new}"
-        warnings.warn(
-            message + " (the old path is removed after the next release)",
-            DeprecationWarning,
-            stacklevel=2,
-        )
-        return getattr(importlib.import_module(new), name)
-
-    return __getattr__

@@ -5,11 +5,11 @@ release."""
 
 from __future__ import annotations
 
-from . import _moved_names
+from .._moved import moved_names
 
 _MOVED = dict.fromkeys(
     ("PREDICTION_TYPES", "EvalInputs", "model_inputs", "read_train", "static_inputs"),
     "recoeval_tracking.tracking.evaluator",
 )
 
-__getattr__ = _moved_names(__name__, _MOVED)
+__getattr__ = moved_names(__name__, _MOVED)

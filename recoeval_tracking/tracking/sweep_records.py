@@ -4,7 +4,7 @@ name, and read from here with a :class:`DeprecationWarning` for one release."""
 
 from __future__ import annotations
 
-from . import _moved_names
+from .._moved import moved_names
 
 _MOVED = dict.fromkeys(
     (
@@ -23,4 +23,4 @@ _MOVED = dict.fromkeys(
     "recoeval_tracking.tracking.sweeps",
 )
 
-__getattr__ = _moved_names(__name__, _MOVED)
+__getattr__ = moved_names(__name__, _MOVED)

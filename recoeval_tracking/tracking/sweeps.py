@@ -36,10 +36,11 @@ from typing import Any, NamedTuple
 import numpy as np
 import pandas as pd
 
+from .. import _moved
 from .._validation import check_optional, param_error
 from ..jobdir.markers import write_json_atomic
 from ..jobdir.redact import sanitize_key, scrub_text
-from . import _moved_names, views
+from . import views
 from .client import (
     _TAG_PREFIX,
     _TERMINAL,
@@ -97,7 +98,7 @@ _MOVED = dict.fromkeys(
     ),
     "recoeval_tracking.tracking.views",
 )
-__getattr__ = _moved_names(__name__, _MOVED)
+__getattr__ = _moved.moved_names(__name__, _MOVED)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -5,9 +5,9 @@ release."""
 
 from __future__ import annotations
 
-from . import _moved_names
+from .._moved import moved_names
 from .pending import SYNC_NAMES
 
 _MOVED = dict.fromkeys(SYNC_NAMES, "recoeval_tracking.tracking.pending")
 
-__getattr__ = _moved_names(__name__, _MOVED)
+__getattr__ = moved_names(__name__, _MOVED)

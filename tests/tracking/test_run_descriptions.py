@@ -122,11 +122,6 @@ def test_the_job_name_is_the_model_option_not_the_target_class():
     )
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="reporting/runs.py:_job_dir_name names a folder without the job's model name; "
-    "it is to call tracking.names.job_run_name (reporting/ is edited elsewhere now)",
-)
 def test_a_report_read_from_the_folder_names_the_job_as_its_run(sweep_job):
     from recoeval_tracking.reporting.runs import RunData
 

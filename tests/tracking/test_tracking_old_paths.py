@@ -23,18 +23,6 @@ OLD_MODULES = [
 OLD = {name: dict(importlib.import_module(name)._MOVED) for name in OLD_MODULES}
 CASES = [(old, name) for old, moved in OLD.items() for name in moved]
 
-#: Old-path imports in modules that other work owns now, each to switch to the new path (then
-#: dropped from here: the test says when one is stale).
-AWAITING = {
-    ("recoeval_tracking/app/sync.py", "recoeval_tracking.tracking.sync"),
-    ("recoeval_tracking/app/study.py", "recoeval_tracking.tracking.sweep_records"),
-    ("hydra_plugins/recoeval_sweeper/sweeper.py", "recoeval_tracking.tracking.sweep_records"),
-    (
-        "hydra_plugins/recoeval_optuna_sweeper/optuna_sweeper.py",
-        "recoeval_tracking.tracking.sweep_records",
-    ),
-}
-
 
 def test_each_old_module_names_what_left_it():
     assert {"sync_paths", "scan", "JOB_FILE_NAMES"} <= set(OLD["recoeval_tracking.tracking.sync"])
@@ -92,5 +80,4 @@ def test_the_package_reads_no_moved_name_from_an_old_path():
         for path in sorted((REPO / top).rglob("*.py")):
             for old in _old_path_imports(path):
                 used.add((str(path.relative_to(REPO)), old))
-    assert not used - AWAITING, f"old paths read by the package: {sorted(used - AWAITING)}"
-    assert not AWAITING - used, f"switched to the new path, drop from AWAITING: {AWAITING - used}"
+    assert not used, f"old paths read by the package: {sorted(used)}"
