@@ -527,7 +527,10 @@ def _budget_text(entry: Mapping[str, Any]) -> str:
     n = int(entry.get("configurations") or 0)
     seconds = float(entry.get("fit_seconds") or 0.0)
     whole = " (its whole search space)" if entry.get("whole_search_space") else ""
-    return f"{n} configuration{'s' if n != 1 else ''}{whole}, {seconds:.1f} s of fits"
+    failed, jobs, test_failed = (int(entry.get(k) or 0) for k in ("failed", "jobs", "test_failed"))
+    lost = f", {failed} of {jobs} failed on validation" if failed else ""
+    lost += f", {test_failed} failed on test" if test_failed else ""
+    return f"{n} configuration{'s' if n != 1 else ''}{whole}{lost}, {seconds:.1f} s of fits"
 
 
 def budget_lines(study: Mapping[str, Any] | None) -> list[str]:

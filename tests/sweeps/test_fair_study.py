@@ -140,6 +140,20 @@ def test_a_baseline_that_ran_its_whole_smaller_space_had_an_equal_budget():
     assert fair["equal_budgets"] is True
 
 
+def test_a_budget_line_counts_the_configurations_whose_job_failed():
+    """A system that ran 6 configurations, 2 of whose jobs failed, chose among 4: its budget
+    line says so on every surface (terminal, the parent run's tag, the report)."""
+    from recoeval_tracking.tracking.sweeps import budget_lines
+
+    entry = {"configurations": 6, "fit_seconds": 2.34, "jobs": 6, "failed": 2, "test_failed": 0}
+    ok = {"configurations": 6, "fit_seconds": 5.1, "jobs": 6, "failed": 0, "test_failed": 1}
+    lines = budget_lines({"systems": {"cosine": entry, "als": ok}, "equal_budgets": False})
+    assert (
+        lines[1].split(None, 1)[1] == "6 configurations, 2 of 6 failed on validation, 2.3 s of fits"
+    )
+    assert lines[2].split(None, 1)[1] == "6 configurations, 1 failed on test, 5.1 s of fits"
+
+
 def test_the_protocol_line_says_how_the_winner_was_chosen():
     fair = protocol_line(
         on_validation=True, objective="ndcg_at_10", configurations={"knn": 3, "als": 3}
