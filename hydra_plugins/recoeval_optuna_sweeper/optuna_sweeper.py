@@ -277,14 +277,16 @@ def _tell(study: Any, batch: list, results: list) -> BaseException | None:
     """Tell each trial's outcome to the study; the first job failure, if any."""
     import optuna
 
+    from hydra_plugins.recoeval_sweeper.jobs import job_error
+
     failure = None
     for trial, result in zip(batch, results):
-        try:
-            returned = result.return_value  # re-raises the job's error
-        except Exception as err:  # noqa: BLE001 - told to Optuna, then raised by the sweeper
+        error = job_error(result)  # the job has said why, in its own words
+        if error is not None:  # told to Optuna, then raised by the sweeper
             study.tell(trial, state=optuna.trial.TrialState.FAIL)
-            failure = failure or err
+            failure = failure or error
             continue
+        returned = result.return_value
         if isinstance(returned, dict):
             for key in ("run_id", "job_dir"):
                 if returned.get(key):
