@@ -3,9 +3,16 @@
 Each trial is one job of the configured launcher with the trial's parameters as overrides; the
 job returns the value of the top-level ``objective`` setting (``objective=ndcg_at_10``), which
 Optuna maximises or minimises as the metric registry says
-(:func:`recoeval_tracking.metrics.registry.greater_is_better`). A failed job is told to Optuna as
-FAIL, then fails the sweep (as Hydra's basic sweeper does); a NaN objective (an undefined metric)
-is a FAIL that the search goes on past.
+(:func:`recoeval_tracking.metrics.registry.greater_is_better`). A failed job (which says why
+itself) is told to Optuna as FAIL and stops the search after its batch: the best completed trial
+is still tested (with a validation part), then the sweep fails (as Hydra's basic sweeper does); a
+NaN objective (an undefined metric) is a FAIL that the search goes on past.
+
+The study's record (``recoeval_study.json``: the protocol line, the budget, the split's leakage)
+is kept as the grid sweeper keeps it, a :class:`~recoeval_tracking.app.study.StudyPlan` of one
+system (the model option) whose candidates are the trials, each attached to its job as it ends:
+its fit seconds (and the test's fit and refit), its validation value, its failure. The app's
+sweep callback states it on the terminal and the parent run, failed trials counted.
 
 Tracking: every trial is a job of the multirun, so the app's sweep callback makes it a child of
 the sweep's parent run, named after the trial's values of the searched keys (they are added to
@@ -81,6 +88,8 @@ class OptunaSweeper(Sweeper):
         self.launcher: Any = None
         self.hydra_context: HydraContext | None = None
         self.job_idx = 0
+        #: This command's trials (by number) as candidates of the study's record.
+        self.trial_candidates: dict[int, Any] = {}
 
     def setup(
         self, *, hydra_context: HydraContext, task_function: TaskFunction, config: DictConfig
@@ -175,9 +184,9 @@ class OptunaSweeper(Sweeper):
         from recoeval_tracking.tracking.sweeps import note_swept_keys
 
         note_swept_keys(self.sweep_dir, list(space))
-        on_validation = self._on_validation()
+        plan = self._plan()
         # on a split with a validation part every trial is read on validation, and so named
-        read_as = f"val_{objective}" if on_validation else objective
+        read_as = f"val_{objective}" if plan.on_validation else objective
         tracker = _BestTracker(self.sweep_dir, read_as, study)
         log.info(
             "Optuna study %r (%s %s, sampler %s, seed %s): %d trials in batches of %d",
@@ -189,71 +198,85 @@ class OptunaSweeper(Sweeper):
             self.n_trials,
             self.n_jobs,
         )
-        phase = ("++phase=selection",) if on_validation else ()
+        returns, trials, failure = self._search(study, plan, space, fixed, tracker)
+        _write_results(
+            self.sweep_dir / "optimization_results.yaml", study, trials, read_as, direction
+        )
+        _log_best(study, read_as)
+        if plan.on_validation:
+            returns.append(self._test_best(study, fixed, plan))
+        from recoeval_tracking.app.study import write_study
+
+        write_study(self.sweep_dir, plan.record())
+        if failure is not None:  # the search stopped at its batch; its record is written
+            raise failure
+        return returns
+
+    def _plan(self) -> Any:
+        """The study's record as the grid sweeper keeps it: one system (the model option),
+        one candidate per trial, added as the trials are launched (:meth:`_search`)."""
+        from recoeval_tracking.app.study import StudyPlan
+
+        assert self.config is not None
+        return StudyPlan(self.config, [], [], [self.config])
+
+    def _search(
+        self, study: Any, plan: Any, space: dict[str, Any], fixed: list[str], tracker: Any
+    ) -> tuple[list, list, BaseException | None]:
+        """Ask, launch and tell the trials batch by batch, each trial's job attached to the
+        plan (its fit seconds, its value; a failed job counted); a failed job stops the
+        search after its batch. Returns the batches' results, the trials and that failure."""
+        from recoeval_tracking.app.study import Candidate
+
+        assert self.config is not None
+        system = str(OmegaConf.select(self.config, "hydra.runtime.choices.model", default="model"))
+        phase = ("++phase=selection",) if plan.on_validation else ()
         done, returns, trials = 0, [], []
-        while done < self.n_trials:
+        failure: BaseException | None = None
+        while done < self.n_trials and failure is None:
             batch = [
                 study.ask(fixed_distributions=space)
                 for _ in range(min(self.n_jobs, self.n_trials - done))
             ]
-            overrides = [
-                tuple(fixed) + tuple(format_override(k, v) for k, v in t.params.items()) + phase
-                for t in batch
+            chosen = [
+                [*fixed, *(format_override(k, v) for k, v in t.params.items())] for t in batch
             ]
+            overrides = [tuple(c) + phase for c in chosen]
             self.validate_batch_is_legal(overrides)
             results = self.launcher.launch(overrides, initial_job_idx=self.job_idx)
             self.job_idx += len(results)
+            members = [Candidate(c, system) for c in chosen]
+            self.trial_candidates.update({t.number: c for t, c in zip(batch, members)})
+            plan.candidates += members
+            plan.attach(members, results, "selection" if plan.on_validation else None)
             failure = _tell(study, batch, results)
             trials.extend(batch)
             returns.append(results)
             done += len(batch)
             tracker.update()
-            if failure is not None:
-                raise failure
-        _write_results(
-            self.sweep_dir / "optimization_results.yaml", study, trials, read_as, direction
-        )
-        _log_best(study, read_as)
-        if on_validation:
-            returns.append(self._test_best(study, fixed))
-        from recoeval_tracking.app.study import Candidate, study_record, write_study
+        return returns, trials, failure
 
-        system = str(OmegaConf.select(self.config, "hydra.runtime.choices.model", default="model"))
-        write_study(
-            self.sweep_dir,
-            study_record(
-                [Candidate([], system) for _ in trials],
-                {},
-                on_validation=on_validation,
-                objective=objective,
-                refit=bool(OmegaConf.select(self.config, "refit", default=True)),
-            ),
-        )
-        return returns
+    def _test_best(self, study: Any, fixed: list[str], plan: Any) -> Any:
+        """The best trial's configuration refit on train + validation and tested once; its
+        job attached to the plan as the chosen candidate's test."""
+        from recoeval_tracking.app.study import Candidate
 
-    def _on_validation(self) -> bool:
-        """Whether the sweep's split has a validation part: the trials are then selection jobs
-        (evaluated on validation only) and the best one is tested once."""
-        from recoeval_tracking.app.protocol import has_validation_setting
-
-        split = OmegaConf.select(self.config, "split", default=None)
-        value = OmegaConf.to_container(split, resolve=False) if split is not None else {}
-        return isinstance(value, dict) and has_validation_setting(value)
-
-    def _test_best(self, study: Any, fixed: list[str]) -> Any:
-        """The best trial's configuration refit on train + validation and tested once."""
         try:
             best = study.best_trial
         except ValueError:  # no trial completed: nothing to test
             return []
-        overrides = (
-            tuple(fixed)
-            + tuple(format_override(k, v) for k, v in best.params.items())
-            + ("++phase=test",)
-        )
+        chosen = [*fixed, *(format_override(k, v) for k, v in best.params.items())]
+        overrides = (*chosen, "++phase=test")
         log.info("testing the best trial (#%d) once: %s", best.number, " ".join(overrides))
         results = self.launcher.launch([overrides], initial_job_idx=self.job_idx)
         self.job_idx += len(results)
+        candidate = self.trial_candidates.get(best.number)
+        if candidate is None:  # the best trial of a stored study, run by an earlier command
+            system = plan.candidates[0].system if plan.candidates else "model"
+            candidate = Candidate(chosen, system, value=float(best.value))
+            plan.candidates.append(candidate)
+        plan.chosen[candidate.group] = candidate
+        plan.attach([candidate], results, "test")
         return results
 
 
@@ -277,14 +300,16 @@ def _tell(study: Any, batch: list, results: list) -> BaseException | None:
     """Tell each trial's outcome to the study; the first job failure, if any."""
     import optuna
 
+    from hydra_plugins.recoeval_sweeper.jobs import job_error
+
     failure = None
     for trial, result in zip(batch, results):
-        try:
-            returned = result.return_value  # re-raises the job's error
-        except Exception as err:  # noqa: BLE001 - told to Optuna, then raised by the sweeper
+        error = job_error(result)  # the job has said why, in its own words
+        if error is not None:  # told to Optuna, then raised by the sweeper
             study.tell(trial, state=optuna.trial.TrialState.FAIL)
-            failure = failure or err
+            failure = failure or error
             continue
+        returned = result.return_value
         if isinstance(returned, dict):
             for key in ("run_id", "job_dir"):
                 if returned.get(key):

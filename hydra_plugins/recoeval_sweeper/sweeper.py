@@ -40,6 +40,8 @@ from omegaconf import DictConfig, OmegaConf
 
 from recoeval_tracking.app.study import StudyPlan, write_study
 
+from .jobs import job_error
+
 __all__ = ["RecoevalSweeper", "baseline_jobs", "read_baselines"]
 
 log = logging.getLogger(__name__)
@@ -220,7 +222,9 @@ class RecoevalSweeper(Sweeper):
         write_study(sweep_dir, plan.record())
         for results in returns:
             for r in results:
-                _ = r.return_value  # the first failed job fails the sweep, as Hydra's does
+                error = job_error(r)
+                if error is not None:  # the first failed job fails the sweep, as Hydra's does
+                    raise error
         return returns
 
     def _group_options(self) -> list[str] | None:

@@ -102,6 +102,7 @@ def load_runs(
         return runs, None
     from ..tracking.client import _sqlite_path, resolve_tracking_uri
     from ..tracking.search import download_job_artifacts, search_runs_for_report
+    from ..tracking.study_read import sweep_study
 
     tracking = dict(cfg.get("tracking") or {})
     uri = resolve_tracking_uri(tracking.get("uri") or None)
@@ -156,7 +157,7 @@ def load_runs(
             "validation and tested once"
         )
     found = chosen
-    sweep = _sweep_study(uri, found)
+    sweep = sweep_study(found, tracking_uri=uri)
     runs = []
     for info in found:
         folder = download_job_artifacts(
@@ -175,32 +176,6 @@ def load_runs(
         if sweep:
             runs[-1].study["sweep"] = sweep
     return runs, uri
-
-
-def _sweep_study(uri: str, found: list[dict[str, Any]]) -> dict[str, Any] | None:
-    """The study record of the sweep the runs belong to (one sweep only), from its parent
-    run's tags: the protocol line and each system's budget."""
-    from ..tracking.search import search_runs_for_report
-
-    sweeps = {(i.get("tags") or {}).get("recoeval.sweep_id") for i in found}
-    if len(sweeps) != 1 or None in sweeps:
-        return None
-    try:
-        parents = search_runs_for_report(
-            tracking_uri=uri, sweep_id=sweeps.pop(), include_parents=True
-        )
-    except Exception:  # noqa: BLE001 - the protocol line is read from the runs then
-        return None
-    for info in parents:
-        tags = info.get("tags") or {}
-        if tags.get("recoeval.sweep_parent") == "true" and tags.get("recoeval.protocol"):
-            prefix = "recoeval.budget."
-            return {
-                "protocol": tags["recoeval.protocol"],
-                "budgets": {k[len(prefix) :]: v for k, v in tags.items() if k.startswith(prefix)},
-                "equal_budgets": tags.get("recoeval.equal_budgets", "true") == "true",
-            }
-    return None
 
 
 def _popularity_features(runs: list, head: float):

@@ -392,8 +392,9 @@ class StudyPlan:
             fit = float(metrics.get("fit_seconds") or 0.0)
             if phase == "selection":
                 c.fit_seconds = fit
+                # a NaN value is written as null: an undefined metric, never chosen
                 value = metrics.get(f"val_{self.objective}")
-                if value is None:
+                if f"val_{self.objective}" not in metrics:
                     shown = ", ".join(sorted(k for k in metrics if k.startswith("val_"))[:10])
                     raise InputError(
                         f"objective {self.objective!r} is not among the results of the job "

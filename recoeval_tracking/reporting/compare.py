@@ -654,6 +654,9 @@ class Comparison(VerdictMethods):
         )
         lines = [head, shown[cols].to_string(index=False)]
         lines += self._verdict_lines()
+        # how the compared configurations were chosen, as the report's pages say it
+        lines += [f"protocol: {st_['protocol']}"] if st_.get("protocol") else []
+        lines += [str(st_["leakage"])] if st_.get("leakage") else []
         for ds, rep in self.reports.items():
             where = f"dataset {ds}: " if self.multi_dataset else ""
             lines += [

@@ -26,6 +26,8 @@ __all__ = [
 ]
 
 _FUNC = "compare"
+#: The ``source`` of a run read from a ``Results`` object.
+_RESULTS_SOURCE = "Results object"
 #: Params that name a dataset, looked at first (then any other swept ``dataset.*`` param).
 _DATASET_KEYS = ("dataset.name", "dataset.kind", "dataset._target_", "dataset.path", "dataset")
 
@@ -62,7 +64,7 @@ def _from_results(name: str, res: Any) -> RunData:
         curves=curves,
         fingerprints=fps,
         metrics=dict(res.means),
-        source="Results object",
+        source=_RESULTS_SOURCE,
         metric_fingerprints=per_metric,
     )
 
@@ -72,9 +74,12 @@ def _from_mlflow(
 ) -> list[RunData]:
     from ..tracking.client import resolve_tracking_uri
     from ..tracking.search import download_job_artifacts, search_runs_for_report
+    from ..tracking.study_read import sweep_study
 
     uri = resolve_tracking_uri(tracking_uri)
     found = {r["run_id"]: r for r in search_runs_for_report(tracking_uri=uri, run_ids=run_ids)}
+    # the runs of one sweep: the protocol it ran, from its parent run (as the report reads it)
+    sweep = sweep_study(list(found.values()), tracking_uri=uri)
     out = []
     with tempfile.TemporaryDirectory(prefix="recoeval-compare-") as tmp:
         for run_id, name in zip(run_ids, names):
@@ -90,7 +95,33 @@ def _from_mlflow(
                     source=f"mlflow run {run_id}",
                 )
             )
+            if sweep:
+                out[-1].study["sweep"] = sweep
     return out
+
+
+def _note_results_protocol(runs: Sequence[RunData]) -> None:
+    """Record what is known of how a ``Results`` was evaluated: nothing in the object says
+    whether its split had a validation part, but its split fingerprint is that of the part
+    evaluated (``rt.evaluate(split, ...)`` evaluates ``split.test_split()``), so when another
+    run's folder records the same fingerprint, the notebook's result was evaluated on that
+    same part, after a validation part or not as that run's record says. How its
+    configuration was chosen is not recorded (the line then says so); without such a run its
+    protocol stays unknown."""
+    folders = [r for r in runs if r.study.get("protocol") and r.fingerprints.get("split")]
+    for r in runs:
+        fp = r.fingerprints.get("split")
+        if r.source != _RESULTS_SOURCE or r.study.get("protocol") or not fp:
+            continue
+        same = next((o for o in folders if o.fingerprints["split"] == fp), None)
+        if same is not None:
+            rec = same.study["protocol"]
+            r.study["protocol"] = {
+                "evaluated_on": rec.get("evaluated_on"),
+                "validation": bool(rec.get("validation")),
+                "refit": None,  # what the notebook fitted on is not recorded
+                "from_fingerprint": same.name,
+            }
 
 
 def _is_results(obj: Any) -> bool:
@@ -189,6 +220,8 @@ def runs_from(
                 datasets[r.run_id] = ds
             result.append(r)
             by_dataset.setdefault(ds, []).append(r)
+    for members in by_dataset.values():
+        _note_results_protocol(members)
     ids = [r.run_id for r in result]
     dup = [i for i in ids if ids.count(i) > 1]
     if dup:

@@ -529,36 +529,89 @@ def study_protocol(runs: Sequence[RunData]) -> dict[str, Any]:
     ``equal_budgets`` and ``leakage`` (one line, when the data had timestamps).
 
     The sweep's record (``study["sweep"]`` of a run read from MLflow: its parent's
-    ``protocol``, ``budgets``, ``equal_budgets``) wins; otherwise the line is read from the
-    runs' own folders: every run tested after a validation part, or evaluated on test with
-    nothing recorded of a choice (which is then optimistic if it was made on the same test
-    data)."""
+    ``protocol``, ``budgets``, ``equal_budgets``) states the protocol of the runs that carry
+    it; otherwise each run's own record (``study["protocol"]``, from its job folder) says
+    what it was evaluated on: tested once after a validation part, or evaluated on test with
+    no validation part (optimistic if the choice among configurations was made on the same
+    test data). A run that records nothing (a ``Results`` made in a notebook, whose split
+    part no other run shares) is named as such, never counted as either; when no run
+    records anything there is no line."""
     out: dict[str, Any] = {}
     given = next((dict(r.study["sweep"]) for r in runs if r.study.get("sweep")), {})
     if given.get("protocol"):
         out["protocol"] = str(given["protocol"])
         out["budgets"] = dict(given.get("budgets") or {})
         out["equal_budgets"] = bool(given.get("equal_budgets", True))
-    else:
-        records = [dict(r.study.get("protocol") or {}) for r in runs]
-        if records and all(rec.get("validation") for rec in records):
-            refit = all(rec.get("refit") for rec in records)
-            out["protocol"] = (
-                "each run evaluated once on test after a validation part"
-                + (" (refit on train + validation)" if refit else "")
-                + "; the choice among configurations is not recorded in the job folders"
-            )
-        elif records and any(records):
-            out["protocol"] = (
-                "evaluated on the test split with no validation part: if these runs were "
-                "chosen among others on the same test data, their numbers are optimistic"
-            )
+        others = [r for r in runs if not r.study.get("sweep")]
+        if others:
+            out["protocol"] += "; outside the sweep: " + _runs_protocol(others, alone=False)
+    elif any(r.study.get("protocol") for r in runs):
+        out["protocol"] = _runs_protocol(runs, alone=True)
     leaks = [r.study.get("leakage") for r in runs if r.study.get("leakage")]
     if leaks:
         from ..splitting import leakage_line
 
         out["leakage"] = leakage_line(leaks[0])
     return out
+
+
+_OPTIMISTIC = (
+    "if these runs were chosen among others on the same test data, their numbers are optimistic"
+)
+_NOT_RECORDED = "protocol not recorded"
+
+
+def _run_protocol(record: Mapping[str, Any] | None) -> str:
+    """What one run's folder says it was evaluated on (:data:`_NOT_RECORDED` when nothing)."""
+    rec = dict(record or {})
+    if not rec:
+        return _NOT_RECORDED
+    if rec.get("evaluated_on") == "validation":
+        role = "" if rec.get("from_fingerprint") else " (a selection run, never tested)"
+        return f"evaluated on the validation part only{role}"
+    if rec.get("validation") and rec.get("from_fingerprint"):  # a notebook's: its part only
+        return (
+            "evaluated on test after a validation part; how it was chosen is not recorded "
+            f"(same split part as {rec['from_fingerprint']})"
+        )
+    if rec.get("validation"):
+        refit = {True: " (refit on train + validation)", False: " (no refit)"}.get(
+            rec.get("refit"), ""
+        )
+        return f"evaluated once on test after a validation part{refit}"
+    return "evaluated on the test split with no validation part"
+
+
+def _names(runs: Sequence[RunData], shown: int = 5) -> str:
+    names = [r.name for r in runs]
+    more = f" and {len(names) - shown} more" if len(names) > shown else ""
+    return ", ".join(names[:shown]) + more
+
+
+def _runs_protocol(runs: Sequence[RunData], *, alone: bool) -> str:
+    """The protocol line read from the runs' own records: one sentence when they agree (and
+    ``alone``: no sweep's line precedes it), else the runs of each protocol named."""
+    groups: dict[str, list[RunData]] = {}
+    for r in runs:
+        groups.setdefault(_run_protocol(r.study.get("protocol")), []).append(r)
+    if alone and len(groups) == 1:
+        (text,) = groups
+        if text.startswith("evaluated once on test after"):
+            return (
+                "each run " + text + "; the choice among configurations is not recorded in the "
+                "job folders"
+            )
+        if text.startswith("evaluated on the test split"):
+            return f"{text}: {_OPTIMISTIC}"
+    parts = []
+    for text, members in groups.items():
+        if text == _NOT_RECORDED:
+            one = len(members) == 1
+            parts.append(f"{_names(members)}: {'its' if one else 'their'} protocol is not recorded")
+            continue
+        extra = f" ({_OPTIMISTIC})" if text.startswith("evaluated on the test split") else ""
+        parts.append(f"{_names(members)}: {text}{extra}")
+    return "; ".join(parts)
 
 
 def protocol_text(settings: Mapping[str, Any]) -> str:

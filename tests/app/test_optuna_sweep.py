@@ -13,6 +13,8 @@ from pathlib import Path
 import pytest
 import yaml
 
+from recoeval_tracking.splitting import leakage_line
+
 optuna = pytest.importorskip("optuna", reason="optuna is not installed (extra 'search')")
 
 from .conftest import QUIET, TINY_DATA, assert_ok, run_command, run_main, run_process  # noqa: E402
@@ -229,3 +231,74 @@ def test_with_a_validation_part_the_trials_are_read_on_validation_and_the_best_t
         "(refit on train + validation)"
     )
     assert "protocol: chosen on validation" in proc.stdout
+    # the budget counts the fits the jobs measured (each trial's fit on train, the test's fit
+    # and refit), read from their own folders; the split's leakage, from the tested job's
+    jobs = _job_folders(tmp_path)
+    seconds = sum(m.get("fit_seconds", 0.0) + m.get("refit_seconds", 0.0) for _, m, _ in jobs)
+    assert seconds > 0
+    budget = f"3 configurations, {seconds:.1f} s of fits"
+    assert parent.data.tags["recoeval.budget.als"] == budget
+    assert budget in proc.stdout
+    ((dataset,),) = [[d] for o, _, d in jobs if "phase=test" in o]
+    leak = leakage_line(dataset["leakage"])
+    assert leak.startswith("leakage: ") and parent.data.tags["recoeval.leakage"] == leak
+    assert leak in proc.stdout
+
+
+def _job_folders(root: Path) -> list[tuple[str, dict, dict]]:
+    """Each completed job of the sweeps under ``root``: its overrides (as text), its
+    ``metrics.json`` and its ``dataset.json``."""
+    out = []
+    for metrics in sorted((root / "multirun").rglob("metrics.json")):
+        overrides = (metrics.parent / ".hydra" / "overrides.yaml").read_text()
+        dataset = json.loads((metrics.parent / "dataset.json").read_text())
+        out.append((overrides, json.loads(metrics.read_text()), dataset))
+    return out
+
+
+@pytest.mark.slow
+def test_a_failed_trial_is_counted_said_once_and_the_best_still_tested(tmp_path, local_store):
+    """A trial whose job fails (ALS with 0 factors) is said by the job itself, never by
+    Hydra's raw line; the search stops after its batch, tests its best completed trial, and
+    the parent's protocol line and budget say the configurations the failure took away."""
+    from mlflow import MlflowClient
+
+    proc = run_command(
+        [
+            "-m",
+            "hydra/sweeper=optuna",
+            "model=als",
+            "model.iterations=2",
+            "model.factors=choice(0,4)",
+            *TINY_DATA,
+            *QUIET,
+            "split.validation_fraction=0.15",
+            "hydra.sweeper.seed=0",
+            "hydra.sweeper.n_trials=3",
+            "hydra.sweeper.n_jobs=3",
+            "objective=ndcg_at_10",
+        ],
+        tmp_path,
+    )
+    assert proc.returncode != 0
+    out = proc.stdout + proc.stderr
+    assert "Error executing job with overrides" not in out
+    assert "of the sweep failed: " in out
+    launched = list((tmp_path / "multirun").rglob(".hydra/overrides.yaml"))
+    jobs = _job_folders(tmp_path)
+    failed = sum("phase=selection" in p.read_text() for p in launched) - sum(
+        "phase=selection" in o for o, _, _ in jobs
+    )
+    assert 1 <= failed < 3  # the seeded search drew both values
+    assert sum("phase=test" in o for o, _, _ in jobs) == 1
+    client = MlflowClient(local_store)
+    (parent,) = client.search_runs(
+        [client.get_experiment_by_name("recoeval").experiment_id],
+        filter_string="tags.`recoeval.sweep_parent` = 'true'",
+    )
+    line = f"failed jobs: als {failed} of 3 configurations on validation (not chosen from)"
+    assert parent.data.tags["recoeval.protocol"].endswith(line)
+    assert f"protocol: {parent.data.tags['recoeval.protocol']}" in proc.stdout
+    seconds = sum(m.get("fit_seconds", 0.0) + m.get("refit_seconds", 0.0) for _, m, _ in jobs)
+    assert parent.data.tags["recoeval.budget.als"] == f"3 configurations, {seconds:.1f} s of fits"
+    assert parent.data.tags["recoeval.equal_budgets"] == "false"

@@ -126,6 +126,8 @@ def test_a_failed_job_is_said_at_once_and_the_sweep_goes_on(study):
     assert out.index("#0 : ") < said < out.index("#1 : ")  # before the next job starts
     assert "#5 : " in out  # every job ran
     assert "failed: job #0 " in out
+    # said once, in the job's words: not again as Hydra's raw line when the sweep fails
+    assert "Error executing job with overrides" not in out
 
 
 def test_the_protocol_says_the_failed_configurations_and_the_budgets_unequal(study):
