@@ -300,5 +300,9 @@ def test_a_failed_trial_is_counted_said_once_and_the_best_still_tested(tmp_path,
     assert parent.data.tags["recoeval.protocol"].endswith(line)
     assert f"protocol: {parent.data.tags['recoeval.protocol']}" in proc.stdout
     seconds = sum(m.get("fit_seconds", 0.0) + m.get("refit_seconds", 0.0) for _, m, _ in jobs)
-    assert parent.data.tags["recoeval.budget.als"] == f"3 configurations, {seconds:.1f} s of fits"
+    lost = f"{failed} of 3 failed on validation"
+    assert (
+        parent.data.tags["recoeval.budget.als"]
+        == f"3 configurations, {lost}, {seconds:.1f} s of fits"
+    )
     assert parent.data.tags["recoeval.equal_budgets"] == "false"
