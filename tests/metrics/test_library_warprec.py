@@ -10,7 +10,8 @@ or as one number. Nothing here is computed by this package on WarpRec's side.
 
 Agreement to 1e-6 on MovieLens 100K (ratings as test values, so nDCG's gains are graded) for
 Precision, Recall, nDCG, nDCGRendle2020, MAP, MRR, HitRate per user and Gini and ShannonEntropy,
-when no two scores tie. Departures shown, not hidden (the profile's ``not_reproduced``):
+when no two scores tie, and for generated lists with scores (items outside the catalogue, repeated
+items, train items) read by WarpRec's ``ProxyRecommender`` from a file. Departures shown, not hidden (the profile's ``not_reproduced``):
 
 * ties: the Evaluator breaks them per user by a hash of (seed 42, user, item)
   (``top_k_breaking_ties``), the profile by item index; users whose top-k holds no tie agree;
@@ -28,17 +29,19 @@ from __future__ import annotations
 import math
 
 import numpy as np
+import pandas as pd
 import pytest
 import scipy.sparse as sp
 
 import recoeval_tracking as rt
 from recoeval_tracking.metrics.profiles import PROFILES
 
-from ._peer_lists import ml100k
+from ._peer_lists import ml100k, top_lists
 
 torch = pytest.importorskip("torch")
 evaluator = pytest.importorskip("warprec.evaluation.evaluator")
 ranking = pytest.importorskip("warprec.data.ranking")
+proxy = pytest.importorskip("warprec.recommenders.proxy")
 
 K = 10
 ALIASES = PROFILES["warprec"]["aliases"]
@@ -107,6 +110,43 @@ def test_ml100k_tied_scores_agree_where_the_top_k_holds_no_tie(data, ties):
         np.testing.assert_allclose(
             column(res, name)[~tied], theirs[name][~tied], atol=1e-6, err_msg=name
         )
+
+
+def test_ml100k_generated_lists_agree_through_its_proxy_recommender(data, tmp_path):
+    """Each user's 15 best items with distinct scores, every 3rd list's first item replaced
+    by one outside the catalogue, every 4th with a repeated item (WarpRec sums its scores), every
+    5th with a train item: WarpRec reads the file with its ProxyRecommender and evaluates its
+    score matrix; the profile's means (``compare_profiles``, its list rules) are WarpRec's."""
+    train, test, scores = data
+    m, n = test.shape
+    rng = np.random.default_rng(1)
+    rows = []
+    for u, items in enumerate(top_lists(train, scores["untied"], K + 5).tolist()):
+        if u % 3 == 0:
+            items[0] = n + 7
+        if u % 4 == 0:
+            items[5] = items[2]
+        if u % 5 == 0:
+            items[1] = int(train.indices[train.indptr[u]])
+        values = np.sort(rng.random(len(items)))[::-1] + 1.0
+        rows += [(u, i, float(v)) for i, v in zip(items, values, strict=True)]
+    ranked = pd.DataFrame(rows, columns=["user", "item", "score"])
+    path = tmp_path / "recs.tsv"
+    ranked.to_csv(path, sep="\t", header=False, index=False)
+    info = {
+        "item_mapping": {i: i for i in range(n)},
+        "user_mapping": {u: u for u in range(m)},
+        "n_users": m,
+        "n_items": n,
+    }
+    params = {"recommendation_file": str(path), "separator": "\t", "header": False}
+    model = proxy.ProxyRecommender(params, info)
+    theirs, _ = warprec_values(train, test, model.predict(torch.arange(m)).numpy(), K)
+    table = rt.compare_profiles(train, test, ranked=ranked, k=K, profiles="warprec").table
+    value = dict(zip(table["name"], table["value"], strict=True))
+    for name in PER_USER + GLOBAL:
+        want = theirs[name] if name in GLOBAL else np.nanmean(theirs[name])
+        assert value[name] == pytest.approx(want, abs=1e-6), name
 
 
 def _small() -> tuple[sp.csr_array, sp.csr_array, np.ndarray]:
