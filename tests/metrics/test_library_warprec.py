@@ -96,15 +96,19 @@ def test_ml100k_untied_scores_agree_user_by_user(data):
 
 @pytest.mark.parametrize("ties", ["hash", "topk"])
 def test_ml100k_tied_scores_agree_where_the_top_k_holds_no_tie(data, ties):
-    """Popularity scores (heavy ties): the Evaluator's per-user draw (or torch.topk's order)
-    gives other lists than the item index; every user whose list differs has a tie in its top
-    k (``n_tied_topk > 0``), and every user without one gets WarpRec's numbers."""
+    """Popularity scores (heavy ties), untied for every other user by a small distinct
+    perturbation: the Evaluator's per-user draw (or torch.topk's order) gives other lists than
+    the item index; every user whose list differs has a tie in its top k (``n_tied_topk > 0``),
+    and every user without one gets WarpRec's numbers."""
     train, test, scores = data
-    theirs, lists = warprec_values(train, test, scores["tied"], K, ties=ties)
-    res = ours(train, test, scores["tied"])
+    S = scores["tied"].copy()
+    S[::2] += 1e-6 * np.random.default_rng(2).random(S[::2].shape)
+    theirs, lists = warprec_values(train, test, S, K, ties=ties)
+    res = ours(train, test, S)
     differ = (res.topk != lists).any(axis=1)
     tied = res.per_user["n_tied_topk"].to_numpy() > 0
     assert differ.any() and (tied[differ]).all()
+    assert (~tied).sum() == 75  # the perturbed users, whose values are compared below
     assert "top_k_breaking_ties" in PROFILES["warprec"]["not_reproduced"]["ties"]
     for name in PER_USER:
         np.testing.assert_allclose(
