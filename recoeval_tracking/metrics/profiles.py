@@ -508,8 +508,8 @@ PROFILES: dict[str, dict[str, Any]] = {
         "lists": {"out_of_catalogue": "drop", "duplicates": "sum"},
         "not_reproduced": {
             "short_list": "WarpRec scores a list through a score matrix, so a list shorter "
-            "than k is filled with unlisted items in torch.topk's order of their zero scores; "
-            "here it stays short (its missing ranks are misses)",
+            "than k is filled with unlisted items of score 0, drawn per user by its "
+            "Evaluator's tie break; here it stays short (its missing ranks are misses)",
             "ties": "WarpRec's Evaluator breaks ties per user by a hash of its seed (42), the "
             "user and the item (warprec/data/ranking.py, top_k_breaking_ties), a metric class "
             "updated on its own by torch.topk's order; here by item index",

@@ -153,6 +153,33 @@ def test_ml100k_generated_lists_agree_through_its_proxy_recommender(data, tmp_pa
         assert value[name] == pytest.approx(want, abs=1e-6), name
 
 
+def test_a_short_list_is_filled_by_the_evaluators_draw_per_user(tmp_path):
+    """Three users list the same two items (a list shorter than k = 6, read by the
+    ProxyRecommender): WarpRec fills each list with unlisted items of score 0, drawn per user by
+    its Evaluator (torch.topk alone would give every user the same ones); the profile's list
+    stays short."""
+    m, n, k = 3, 40, 6
+    ranked = pd.DataFrame({"user": [0, 0, 1, 1, 2, 2], "item": [5, 9] * 3, "score": [2, 1] * 3})
+    path = tmp_path / "recs.tsv"
+    ranked.to_csv(path, sep="\t", header=False, index=False)
+    info = {"item_mapping": {i: i for i in range(n)}, "user_mapping": {u: u for u in range(m)}}
+    params = {"recommendation_file": str(path), "separator": "\t", "header": False}
+    model = proxy.ProxyRecommender(params, {**info, "n_users": m, "n_items": n})
+    scores = model.predict(torch.arange(m)).numpy()
+    train = sp.csr_array((m, n))
+    test = sp.csr_array((np.ones(m), (np.arange(m), [9, 20, 30])), shape=(m, n))
+    _, drawn = warprec_values(train, test, scores, k)
+    _, by_topk = warprec_values(train, test, scores, k, ties="topk")
+    assert (drawn[:, :2] == [5, 9]).all() and (by_topk[:, :2] == [5, 9]).all()
+    assert len({tuple(row) for row in drawn[:, 2:]}) == m  # a draw of its own for each user
+    assert len({tuple(row) for row in by_topk[:, 2:]}) == 1
+    padded = np.full((m, k), -1)
+    padded[:, :2] = [5, 9]
+    res = rt.evaluate(train, test, ranked=padded, k=k, profile="warprec", return_topk=True)
+    assert (res.topk[:, 2:] == -1).all()
+    assert "drawn per user" in PROFILES["warprec"]["not_reproduced"]["short_list"]
+
+
 def _small() -> tuple[sp.csr_array, sp.csr_array, np.ndarray]:
     """Five users, eight items, k = 3. 0: graded positives; 1: one test value, -1 (no
     positive); 2: six train items, so two candidates for k = 3; 3: a positive tied with four
