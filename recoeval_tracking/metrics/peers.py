@@ -10,7 +10,8 @@ values ``v_i`` and ``hits(n)`` the positives among the first ``n`` listed items:
   the :math:`\min(K, |T_u|)` largest gains; 0 when that ideal is 0. Elliot's ``nDCG``
   (``DiscountedRelevance``: :math:`2^{v - t + 1} - 1` for :math:`v \ge t`, ``t`` its
   ``relevance_threshold``, 0 by default) and WarpRec's ``nDCG`` (``discounted_relevance``:
-  :math:`2^{v + 1} - 1` for :math:`v > 0`).
+  :math:`2^{v + 1} - 1` for :math:`v > 0`; it keeps a negative value as its gain, where the
+  warprec profile, whose level leaves out every value :math:`\le 0`, gains 0).
 * ``ap_elliot``: :math:`\frac{1}{K}\sum_{n \le K} hits(n) / n`, the mean precision at every
   rank ``1..K``, hits or not (Elliot's ``MAP``); it is not an average precision and stays below
   1 for a perfect list when :math:`|T_u| < K`.
@@ -27,7 +28,8 @@ References
    modules version 0.3.1, package 1.0.0).
 .. [2] M. Avolio et al., "WarpRec: unifying academic rigor and industrial scale for responsible,
    reproducible, and efficient recommendation", RecSys 2026; code: sisinflab/warprec 2.2.8,
-   ``warprec/evaluation/metrics/accuracy/ndcg.py`` and ``metrics/base_metric.py``.
+   ``warprec/evaluation/metrics/accuracy/ndcg.py`` and ``metrics/base_metric.py``; checked
+   against the installed library in tests/metrics/test_library_warprec.py.
 """
 
 from __future__ import annotations

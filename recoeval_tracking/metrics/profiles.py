@@ -92,9 +92,10 @@ elliot         Precision p, Recall r, nDCG ndcg_exp1 (gain 2^(v + 1) - 1: its Di
 warprec        Precision p, Recall r, nDCG ndcg_exp1 (gain 2^(v + 1) - 1), nDCGRendle2020
                ndcg_bin, MAP tap (/min(k,|T|)), MRR rr, HitRate hit, Gini gini, ShannonEntropy
                entropy; a test value > 0 is relevant (WARPREC_LEVEL); ties by item index
-               (WarpRec's torch.topk order is not verified: torch is not installed). Ranked
-               lists: items outside the catalogue dropped, a repeated item's scores summed (its
-               ProxyRecommender builds a sparse score matrix). Read in warprec 2.2.8.
+               (WarpRec's Evaluator draws them per user from a hash of its seed, the user and
+               the item). Ranked lists: items outside the catalogue dropped, a repeated item's
+               scores summed (its ProxyRecommender builds a sparse score matrix). Read in
+               warprec 2.2.8 and checked against it (tests/metrics/test_library_warprec.py).
 =============  ==================================================================================
 
 With ranked top-K input a profile keeps its top-K metrics and leaves out (and records) the
@@ -507,10 +508,19 @@ PROFILES: dict[str, dict[str, Any]] = {
         "lists": {"out_of_catalogue": "drop", "duplicates": "sum"},
         "not_reproduced": {
             "short_list": "WarpRec scores a list through a score matrix, so a list shorter "
-            "than k is filled with unlisted items in torch.topk's order of their zero scores; "
-            "here it stays short (its missing ranks are misses)",
-            "ties": "WarpRec breaks ties with torch.topk (not verified here: torch is not "
-            "installed); here by item index",
+            "than k is filled with unlisted items of score 0, drawn per user by its "
+            "Evaluator's tie break; here it stays short (its missing ranks are misses)",
+            "ties": "WarpRec's Evaluator breaks ties per user by a hash of its seed (42), the "
+            "user and the item (warprec/data/ranking.py, top_k_breaking_ties), a metric class "
+            "updated on its own by torch.topk's order; here by item index",
+            "negative_values": "WarpRec's nDCG keeps a negative test value as a negative gain "
+            "(discounted_relevance replaces only the values > 0); here a value <= 0 gains 0",
+            "no_positive_lists": "WarpRec's Gini and ShannonEntropy count the list of every "
+            "user with a test entry, those whose values are all <= 0 included; here only the "
+            "users with a positive",
+            "pool_le_k": "WarpRec fills the list of a user with k items or fewer outside train "
+            "with train items and scores its Precision, Recall and HitRate (and counts those "
+            "items in Gini and ShannonEntropy); here those three are NaN",
         },
         "aliases": {
             "Precision": "p",
