@@ -345,7 +345,7 @@ def _tied_ranks(r: _Rows, li: np.ndarray, lists: np.ndarray, keys: np.ndarray) -
 def _lists(r: _Rows, spec: ShardSpec, checks: ShardChecks) -> tuple[Any, np.ndarray]:
     """The shard's ranked lists (each user's items by key ascending, then item index: a tied
     score goes to the lower item id) and which users have one."""
-    from ..scores import RankedLists
+    from ..metrics.profile_inputs import ProfiledLists
 
     li = r.kind == KIND_LIST
     rows = r.rows[li]
@@ -358,7 +358,9 @@ def _lists(r: _Rows, spec: ShardSpec, checks: ShardChecks) -> tuple[Any, np.ndar
     each = np.sort(lists, axis=1)  # an item twice in a list: equal neighbours once sorted
     extra = int(((each[:, 1:] == each[:, :-1]) & (each[:, 1:] >= 0)).sum())
     checks.duplicates[KIND_LIST] = _duplicates(r, li) if extra else (0, 0, None)
-    return RankedLists(lists, listed=counts > 0), counts > 0
+    # the driver grew the catalogue and pads the lists to k (the profile's rules), and refuses
+    # from the counts: the shard's lists are read as they are
+    return ProfiledLists(lists, listed=counts > 0), counts > 0
 
 
 def _factors(r: _Rows, spec: ShardSpec, src: Any) -> tuple[np.ndarray, np.ndarray]:
@@ -436,7 +438,6 @@ def evaluate_table(
             spec.shared_value(),
             None,
             adjust=adjust,
-            profile_lists=False,
         )
     t_engine, c_engine = time.perf_counter(), time.process_time()
     stats = replace(
