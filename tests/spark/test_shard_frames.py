@@ -8,8 +8,6 @@ a task loads neither the engine nor pandas."""
 from __future__ import annotations
 
 import pickle
-import subprocess
-import sys
 
 import numpy as np
 import pyarrow as pa
@@ -30,6 +28,8 @@ from recoeval_tracking.spark._shard import (
     evaluate_cogroup,
     evaluate_table,
 )
+
+from ._python import fresh_python
 
 
 def _rows(table):
@@ -155,5 +155,4 @@ def test_the_worker_imports_neither_the_engine_nor_pandas():
         "import sys, recoeval_tracking.spark._shard; "
         "print(sorted(m for m in ('numba', 'scipy', 'pandas', 'pyspark') if m in sys.modules))"
     )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert out.stdout.strip() == "[]"
+    assert fresh_python(code) == "[]"
