@@ -64,7 +64,7 @@ from ._frames import (
     per_user,
     spark_modules,
 )
-from ._inputs import Inputs, checked_inputs, local_workers_python, relevance_options
+from ._inputs import Inputs, checked_inputs
 from ._shard import (
     CHECKS,
     KIND_FACTORS,
@@ -82,13 +82,8 @@ from ._shard import (
     group_task,
 )
 
-__all__ = [
-    "evaluate_spark",
-    "SparkResults",
-    "USERS_PER_SHARD",
-    "relevance_options",
-    "local_workers_python",
-]
+# the public names are the package's (recoeval_tracking.spark.__all__), loaded from here on
+# first use
 
 FUNC = "evaluate_spark"
 #: Users per shard by default with factors (at least two shards per core of the session).
