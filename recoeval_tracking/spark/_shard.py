@@ -281,9 +281,15 @@ def _interactions(r: _Rows, sel: np.ndarray) -> tuple[Any, tuple[int, int, Any]]
 
     known = sel & (r.items >= 0)
     rows = r.rows[known]
-    out = sp.csr_array(
-        (r.values[known], (rows, r.items[known])), shape=(r.m, r.n), dtype=np.float64
-    )
+    if rows.size and (rows[1:] < rows[:-1]).any():  # entries in any order (a factor run)
+        out = sp.csr_array(
+            (r.values[known], (rows, r.items[known])), shape=(r.m, r.n), dtype=np.float64
+        )
+    else:  # a grouped input gives each user's entries together: the row pointers by a count
+        indptr = np.zeros(r.m + 1, dtype=np.int64)
+        np.cumsum(np.bincount(rows, minlength=r.m), out=indptr[1:])
+        data = r.values[known].astype(np.float64, copy=False)
+        out = sp.csr_array((data, r.items[known], indptr), shape=(r.m, r.n))
     out.sum_duplicates()
     extra = rows.shape[0] - out.nnz
     unknown = sel & ~known
@@ -327,6 +333,8 @@ def _sorted_lists(
     starts = np.concatenate([[0], np.cumsum(counts)[:-1]]).astype(np.int64)
     place = (rows, np.arange(rows.shape[0]) - starts[rows])
     if _in_order(rows, keys, items):
+        if counts.size and counts.min() == width:  # every list full: the entries as they come
+            return items.reshape(m, width), keys.reshape(m, width)
         lists = np.full((m, width), -1, dtype=np.int64)
         ordered = np.full((m, width), np.nan)
         lists[place], ordered[place] = items, keys

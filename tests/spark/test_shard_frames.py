@@ -11,6 +11,7 @@ import pickle
 
 import numpy as np
 import pyarrow as pa
+import pytest
 import scipy.sparse as sp
 
 import recoeval_tracking as rt
@@ -158,7 +159,8 @@ def test_the_worker_imports_neither_the_engine_nor_pandas():
     assert fresh_python(code) == "[]"
 
 
-def test_lists_in_order_or_not_give_each_users_items_by_key_then_item():
+@pytest.mark.parametrize("full", [False, True])  # lists of 0 to 6 items; every list of 6
+def test_lists_in_order_or_not_give_each_users_items_by_key_then_item(full):
     """A task orders each user's list entries by key, then item index: entries that come in
     that order already are placed as they are, others sorted; both against a per-user sort
     (ties of a key, a score's, go to the lower item)."""
@@ -166,7 +168,7 @@ def test_lists_in_order_or_not_give_each_users_items_by_key_then_item():
 
     rng = np.random.default_rng(4)
     m, width = 40, 6
-    lengths = rng.integers(0, width + 1, m)
+    lengths = np.full(m, width) if full else rng.integers(0, width + 1, m)
     rows = np.repeat(np.arange(m), lengths)
     keys = rng.integers(1, 4, rows.size).astype(np.float64)  # many ties of a key
     items = np.concatenate([rng.permutation(30)[:n] for n in lengths])
