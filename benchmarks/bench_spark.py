@@ -27,12 +27,29 @@ of the module a Python worker imports to run a task (``python -X importtime -c "
 recoeval_tracking.spark._shard"``, median of 3). ``--factors`` also times ``evaluate_spark`` on
 the factors (the engine scoring the whole catalogue on the executors).
 
+``--task-users N`` times, without Spark, what one task of the lists' run does in Python
+(``recoeval_tracking.spark._shard.evaluate_table``) on an Arrow table of N users shaped as
+``collect_list`` gives it (one row per user: its kinds, items and values as lists; K list
+entries in rank order and 1 to 11 test entries each, no two alike): the CPU seconds of the
+task, of the engine within it (``run_shard``) and of the rest (reading the Arrow columns,
+numbering, the CSR rows, the lists, the output batch), the least of ``--task-runs`` runs, and
+the ratio of the task to the engine.
+
+``--moves`` also times, after the rounds, three ways of moving the same rows (the test
+entries and the lists as (user, kind, item, value)) into a Python function that only counts
+them (``mapInArrow``): gathered per user before the shuffle (``groupBy(user)`` and three
+``collect_list``, as ``evaluate_spark`` does), moved flat (``repartition(user)``), and moved
+flat and sorted by user (``sortWithinPartitions``): the CPU seconds of each, ``--rounds``
+times.
+
 Timings on a shared machine are noisy: the load average is printed at the start and the end.
 
 Usage::
 
     python benchmarks/bench_spark.py --rounds 4 --data /tmp/spark-1m   # 1M users x 20k items
     python benchmarks/bench_spark.py --users 100000 --cores 2 --factors [--factors-mode map]
+    python benchmarks/bench_spark.py --users 100000 --rounds 3 --moves  # the rows' routes
+    python benchmarks/bench_spark.py --task-users 125000            # one task, no Spark
 """
 
 from __future__ import annotations
@@ -325,6 +342,112 @@ def ensure_data(folder: Path, args) -> None:
     )
 
 
+def grouped_users(m: int, n: int, k: int, seed: int = 0):
+    """An Arrow table of ``m`` users as a lists' run gives a task (``LISTED`` columns): ``k``
+    list entries in rank order, then 1 to 11 test entries, the items of a user all distinct."""
+    import pyarrow as pa
+
+    from recoeval_tracking.spark._shard import KIND_LIST, KIND_TEST
+
+    rng = np.random.default_rng(seed)
+    per_user = rng.integers(1, 12, m) + k
+    offsets = np.concatenate([[0], np.cumsum(per_user)]).astype(np.int32)
+    user = np.repeat(np.arange(m), per_user)
+    pos = np.arange(offsets[-1]) - np.repeat(offsets[:-1], per_user)
+    listed = pos < k
+    items = (user * 7 + pos * 131 + np.where(listed, 0, 17)) % n
+    lists = pa.array(offsets)
+    return pa.table(
+        {
+            "user": pa.array(np.arange(m, dtype=np.int64) * 3 + 1),
+            "kinds": pa.ListArray.from_arrays(
+                lists, pa.array(np.where(listed, KIND_LIST, KIND_TEST).astype(np.int8))
+            ),
+            "items": pa.ListArray.from_arrays(lists, pa.array(items.astype(np.int64))),
+            "values": pa.ListArray.from_arrays(lists, pa.array(np.where(listed, pos + 1.0, 1.0))),
+        }
+    )
+
+
+def count_rows(batches):
+    """``mapInArrow``'s function of :func:`moves`: the rows it was given, one number."""
+    import pyarrow as pa
+
+    yield pa.RecordBatch.from_pydict({"n": [sum(b.num_rows for b in batches)]})
+
+
+def moves(read, args) -> None:
+    """The CPU seconds of moving the rows into Python by each route, ``--rounds`` times."""
+    from pyspark.sql import functions as F
+
+    frame = (
+        read["test"]
+        .select("user", F.lit(0).cast("byte").alias("kind"), "item", F.lit(1.0).alias("value"))
+        .unionByName(
+            read["ranked"].select(
+                "user",
+                F.lit(2).cast("byte").alias("kind"),
+                "item",
+                F.col("rank").cast("double").alias("value"),
+            )
+        )
+    )
+    parts = 4 * args.cores
+    routes = {
+        "gathered (groupBy, collect_list)": lambda: frame.groupBy("user").agg(
+            *[F.collect_list(c).alias(c) for c in ("kind", "item", "value")]
+        ),
+        "flat (repartition)": lambda: frame.repartition(parts, "user"),
+        "flat, sorted by user": lambda: frame.repartition(parts, "user").sortWithinPartitions(
+            "user"
+        ),
+    }
+    for route in routes.values():  # warm
+        route().mapInArrow(count_rows, "n long").collect()
+    for i in range(args.rounds):
+        for name, route in routes.items():
+            c0 = tree_cpu()
+            route().mapInArrow(count_rows, "n long").collect()
+            print(f"  moves, round {i + 1}: {name} {tree_cpu() - c0:.2f} CPU s")
+
+
+def task_run(args) -> None:
+    """One task's Python side on ``--task-users`` users (the spark profile's five metrics at
+    ``--k``, no catalogue: the task numbers its own items): CPU seconds, the least of
+    ``--task-runs``."""
+    import pickle
+
+    from recoeval_tracking.metrics.profiles import PROFILES, apply_profile
+    from recoeval_tracking.options import EvalOptions
+    from recoeval_tracking.spark._shard import STATS, TIMES, ShardSpec, evaluate_table
+
+    k = args.k
+    five = [PROFILES["spark"]["aliases"][name] for name in SPARK_METRICS]
+    opts = apply_profile(EvalOptions(k=k, profile="spark", metrics=five).checked())
+    shared = {
+        "source": None,
+        "item_features": None,
+        "popularity": (np.zeros(k + 1, dtype=np.int64), 0),
+        "items": None,
+    }
+    spec = ShardSpec(k + 1, opts, k, 0, "float64", False, True, shared, unique_ranks=True)
+    table = grouped_users(args.task_users, args.items, k)
+    evaluate_table(table.slice(0, 1000), spec, 0)  # the kernels compiled or loaded
+    task, engine = [], []
+    for _ in range(args.task_runs):
+        c0 = time.process_time()
+        out = evaluate_table(table, spec, 0)
+        task.append(time.process_time() - c0)
+        stats = pickle.loads(out.column(STATS)[-1].as_py())
+        engine.append(getattr(stats, TIMES)["engine_cpu"])
+    rest = min(t - e for t, e in zip(task, engine, strict=True))
+    print(
+        f"one task, {args.task_users} users (least of {args.task_runs} runs, CPU s): task "
+        f"{min(task):.3f}, engine {min(engine):.3f}, the rest {rest:.3f}; task / engine "
+        f"{min(task) / min(engine):.2f}"
+    )
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--users", type=int, default=1_000_000)
@@ -339,6 +462,9 @@ def main() -> None:
     ap.add_argument(
         "--factors-mode", choices=("apply", "map"), help="evaluate_spark's mode for the factors"
     )
+    ap.add_argument("--moves", action="store_true", help="also time the rows' routes to Python")
+    ap.add_argument("--task-users", type=int, help="time one task's Python side, no Spark")
+    ap.add_argument("--task-runs", type=int, default=9)
     ap.add_argument("--write", type=Path, help=argparse.SUPPRESS)  # the child's mode
     args = ap.parse_args()
     if args.write is not None:
@@ -346,6 +472,13 @@ def main() -> None:
         return
     import platform
     import warnings
+
+    if args.task_users:
+        os.environ.pop("OPENBLAS_CORETYPE", None)
+        print(f"machine: {platform.machine()}, {os.cpu_count()} CPUs; load: {os.getloadavg()}")
+        task_run(args)
+        print(f"load at the end: {os.getloadavg()}")
+        return
 
     warnings.filterwarnings("ignore", message="PySpark does not yet fully support pandas")
     os.environ.pop("OPENBLAS_CORETYPE", None)
@@ -413,6 +546,8 @@ def main() -> None:
             print(f"  {n}: spark {want[n]:.12f}  recoeval {got[n]:.12f}")
         if args.factors:
             factors_run(read, args)
+        if args.moves:
+            moves(read, args)
         jvm = jvm_peak()
         if jvm is not None:
             print(f"JVM peak (driver and executors, local mode): {jvm / mib:.0f} MiB")

@@ -1003,3 +1003,43 @@ def reference_value(check: SeedCheck) -> float:
     if reason:
         raise ValueError(f"{check.case} {check.label}: user is NaN ({reason})")
     return float(values[check.metric])
+
+
+def spark_ranking_metrics(pred: list[Any], lab: list[Any], k: int) -> dict[str, float]:
+    """One user's values as pyspark's ``RankingMetrics.scala`` (Spark 3.5 and 4.x) computes
+    them, written out from its code, under the engine's names of the ``spark`` profile.
+
+    ``pred`` is the list as given (every copy of an item counts, a list shorter than ``k`` is
+    still divided by ``k``), ``lab`` the ground truth (its set). With :math:`h` the hits among
+    the first :math:`\\min(|pred|, k)` items and :math:`s(j) = \\sum_{i \\le j} P@i [pred_i \\in
+    T]`: ``p`` = precisionAt :math:`h / k`; ``r`` = recallAt :math:`h / |T|`; ``tap`` =
+    meanAveragePrecisionAt :math:`s(k) / \\min(|T|, k)`; ``ap`` = meanAveragePrecision
+    :math:`s(|pred|) / |T|` (the whole list); ``ndcg_bin`` = the binary ndcgAt, natural log,
+    over :math:`\\min(\\max(|pred|, |T|), k)` positions, the ideal over the first
+    :math:`|T|` of them. A user with an empty ground truth scores 0 for every metric (Spark
+    logs a warning and counts the user)."""
+    labset = set(lab)
+    if not labset:
+        return dict.fromkeys(("p", "r", "tap", "ap", "ndcg_bin"), 0.0)
+    hits = sum(1 for i in pred[: min(len(pred), k)] if i in labset)
+
+    def precision_sum(upto: int) -> float:
+        cnt, total = 0, 0.0
+        for i in range(min(upto, len(pred))):
+            if pred[i] in labset:
+                cnt += 1
+                total += cnt / (i + 1)
+        return total
+
+    dcg = ideal = 0.0
+    for i in range(min(max(len(pred), len(labset)), k)):
+        gain = 1.0 / math.log(i + 2)
+        dcg += gain if i < len(pred) and pred[i] in labset else 0.0
+        ideal += gain if i < len(labset) else 0.0
+    return {
+        "p": hits / k,
+        "r": hits / len(labset),
+        "tap": precision_sum(k) / min(len(labset), k),
+        "ap": precision_sum(len(pred)) / len(labset),
+        "ndcg_bin": dcg / ideal,
+    }

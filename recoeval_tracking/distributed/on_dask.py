@@ -23,6 +23,7 @@ from ..metrics.beyond import train_popularity
 from ..metrics.device_inputs import any_on_device
 from ..metrics.evaluate import plan, plan_for_source
 from ..metrics.inputs import prepare, score_source
+from ..metrics.profile_inputs import for_profile, refuse_repeats
 from ..metrics.profiles import apply_profile
 from ..metrics.protocol import missing_lists, split_judgements
 from ..options import EvalOptions
@@ -348,7 +349,11 @@ def evaluate_on_dask(
             "an array on the GPU",
             got_is_text=True,
         )
+    # the profile's rules on the whole run, before its users are cut into shards (a shard's
+    # lists are then read as they are): the refusals raised here, not in a task
+    refuse_repeats(ranked, opts, func)
     source = score_source(prep, A, B, item_biases, scores, scorer, ranked, func, opts.backend)
+    prep, source = for_profile(prep, source, opts, func)
     if isinstance(source, RankedLists):  # users without a list, counted over every shard
         missing_lists(
             source, replace(prep, test=split_judgements(prep.test, opts.relevance_level)[0]), opts

@@ -217,13 +217,12 @@ def run_shard(
     shared: dict[str, Any],
     per_user_dir: str | None,
     adjust: Callable[[Any], None] | None = None,
-    profile_lists: bool = True,
 ) -> ShardOutput:
     """Evaluate one shard with the local engine (one thread: a worker runs one task per
     thread) and return its :class:`ShardOutput`. ``adjust(raw)``, when given, changes the
     engine's raw result in place before it is shaped (the Spark profile's users without
-    ground truth); ``profile_lists=False`` when the caller applied the profile's list rules
-    (Spark's driver)."""
+    ground truth). Lists the driver prepared under the profile's rules
+    (:class:`~recoeval_tracking.metrics.profile_inputs.ProfiledLists`) are read as they are."""
     kind, source = _shard_source(shard, shared["source"])
     opts = replace(options, nthreads=1)
     raw = compute(
@@ -232,7 +231,6 @@ def run_shard(
         opts,
         user_ids=shard.user_ids,
         user_base=shard.lo,
-        profile_lists=profile_lists,
         **{kind: source},
     )
     if adjust is not None:

@@ -294,12 +294,11 @@ def compute(
     func: str = "evaluate",
     user_base: int = 0,
     missing_users: str | None = None,
-    profile_lists: bool = True,
 ) -> RawResult:
     """Check the inputs, plan and run. Shared by :func:`evaluate` and ``calc_reco_metrics``.
-    ``profile_lists=False`` leaves ranked lists as they come, for a caller that applies the
-    profile's list rules itself (:func:`recoeval_tracking.spark.evaluate_spark`, whose driver
-    refuses and pads the lists before its tasks run)."""
+    The profile's list rules (:func:`.profile_inputs.for_profile`) apply to lists not yet
+    read under them: a shard's lists, which a sharded run's driver prepared, are read as they
+    are (:class:`.profile_inputs.ProfiledLists`)."""
     t0 = time.perf_counter()
     if progress is not None and not callable(progress):
         raise param_error(
@@ -314,13 +313,11 @@ def compute(
     opts = apply_profile(options.checked(func), func)
     positives, judged, no_positive = protocol.split_judgements(prep.test, opts.relevance_level)
     prep = dataclasses.replace(prep, test=with_gains(positives, opts.gains))
-    if profile_lists:
-        profile_inputs.refuse_repeats(ranked, opts, func)
+    profile_inputs.refuse_repeats(ranked, opts, func)
     source = score_source(
         prep, A, B, item_biases, scores, scorer, ranked, func, opts.backend, missing_users
     )
-    if profile_lists:
-        prep, source = profile_inputs.for_profile(prep, source, opts, func)
+    prep, source = profile_inputs.for_profile(prep, source, opts, func)
     full, cand = prep, None
     if opts.negatives is not None:
         prep, source, cand = candidate_problem(prep, source, opts.negatives, func)

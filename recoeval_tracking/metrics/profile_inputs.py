@@ -23,7 +23,13 @@ same way, or refuses by name:
   and 4.x ``RankingMetrics.scala``) at a k shorter than the lists is refused, naming the lists'
   length (at k >= the lists' length, AP@k is the whole list's AP, Spark's number).
 
-:func:`recoeval_tracking.spark.evaluate_spark` applies the spark profile's rules to Spark frames.
+:func:`for_profile` applies them, once: ``compute()`` on a local run, the Dask driver
+(:func:`recoeval_tracking.distributed.evaluate_on_dask`) and the Spark driver
+(:func:`recoeval_tracking.spark.evaluate_spark`) before the users are cut into shards, whose
+lists (:class:`ProfiledLists`) are then read as they are. The Spark driver holds no list before
+its tasks run: it grows the catalogue (:func:`pool_items`) and pads the lists to k before they
+run, and makes the refusals from the counts they return (:func:`refuse_repeated`,
+:func:`refuse_ap_past_k`), with the same messages.
 """
 
 from __future__ import annotations
@@ -41,7 +47,16 @@ from .profiles import PROFILES
 from .ranked_input import dedupe_lists
 from .registry import resolve_metrics
 
-__all__ = ["refuse_repeats", "for_profile", "lists_as_given", "train_below_level"]
+__all__ = [
+    "ProfiledLists",
+    "refuse_repeats",
+    "refuse_repeated",
+    "refuse_ap_past_k",
+    "pool_items",
+    "for_profile",
+    "lists_as_given",
+    "train_below_level",
+]
 
 #: The profile whose ``ap`` is meanAveragePrecision (the whole list).
 SPARK = "spark"
@@ -49,6 +64,15 @@ SPARK = "spark"
 
 def _rule(opts: Any, key: str) -> Any:
     return PROFILES.get(opts.profile, {}).get(key) if isinstance(opts.profile, str) else None
+
+
+@dataclasses.dataclass
+class ProfiledLists(RankedLists):
+    """Ranked lists the profile's list rules were applied to (:func:`for_profile`): padded to
+    k, their catalogue grown, their refusals made. A sharded run (Dask, Spark) applies the rules
+    once, to every user, on its driver before it cuts the users into shards; each shard's
+    ``compute()`` then reads its part of the lists as they are (the rules are not applied
+    again, per shard, and a refusal is raised on the driver, not in a task)."""
 
 
 def _repeats(ranked: Any) -> int:
@@ -65,27 +89,67 @@ def _repeats(ranked: Any) -> int:
 def refuse_repeats(ranked: Any, opts: Any, func: str) -> None:
     """Under a profile whose library counts every copy of a listed item (``"repeats":
     "refuse"``: spark, LensKit, Microsoft Recommenders, RecTools), ranked lists that repeat an
-    item are refused by name: the engine counts one copy, at its best rank."""
-    if ranked is None or _rule(opts, "repeats") != "refuse":
+    item are refused by name (:func:`refuse_repeated`): the engine counts one copy, at its
+    best rank. Lists the rules were already applied to (:class:`ProfiledLists`) pass."""
+    if ranked is None or isinstance(ranked, ProfiledLists) or _rule(opts, "repeats") != "refuse":
         return
-    n = _repeats(ranked)
-    if n:
-        raise param_error(
-            "ranked",
-            func,
-            f"lists without a repeated item under profile={opts.profile!r}",
-            f"{n} repeated (user, item) entries",
-            f"The library of the {opts.profile!r} profile counts every copy (a hit at each: "
-            "a recall can pass 1), which the profile does not reproduce. Drop the copies "
-            "first, keeping the best rank (for a DataFrame: "
-            "df.sort_values('rank').drop_duplicates(['user', 'item'])).",
-            got_is_text=True,
-        )
+    refuse_repeated(_repeats(ranked), opts, func)
+
+
+def refuse_repeated(n: int, opts: Any, func: str) -> None:
+    """The refusal of ``n`` repeated (user, item) list entries under a profile whose library
+    counts every copy (nothing when ``n`` is 0 or the profile keeps one copy): the one
+    message of ``evaluate()``, the Dask path and ``evaluate_spark``, which counts the copies
+    in its tasks."""
+    if not n or _rule(opts, "repeats") != "refuse":
+        return
+    raise param_error(
+        "ranked",
+        func,
+        f"lists without a repeated item under profile={opts.profile!r}",
+        f"{n} repeated (user, item) entries",
+        f"The library of the {opts.profile!r} profile counts every copy (a hit at each: "
+        "a recall can pass 1), which the profile does not reproduce. Drop the copies "
+        "first, keeping the best rank (pandas: "
+        "df.sort_values('rank').drop_duplicates(['user', 'item']); Spark: the row of least "
+        "rank of each (user, item), e.g. by a window's row_number).",
+        got_is_text=True,
+    )
+
+
+def refuse_ap_past_k(width: int, opts: Any, func: str) -> None:
+    """The ``spark`` profile's ``ap`` (meanAveragePrecision, which reads each whole list) at
+    a k shorter than the lists' ``width`` (the longest list), refused by name."""
+    names = {s.name for s in resolve_metrics(opts.metrics, func)}
+    if opts.profile != SPARK or "ap" not in names or width <= int(opts.k):
+        return
+    raise param_error(
+        "k",
+        func,
+        f"at least the lists' length ({width}) for meanAveragePrecision (ap) under profile='spark'",
+        int(opts.k),
+        "Spark's meanAveragePrecision reads each whole list, ap at k stops at k. Pass "
+        f"k={width} (every @k metric is then at {width}), leave 'ap' out "
+        "(metrics=['p', 'r', 'tap', 'ndcg_bin', 'ndcg_spark']), or cut the lists to k "
+        "first, as Spark would need to give the same number.",
+    )
+
+
+def pool_items(opts: Any, func: str) -> int:
+    """The items a profile that computes a k past the lists (``"past_lists": "compute"``)
+    adds to the catalogue, held by no list, train or test entry: k + 1, so that every user's
+    pool exceeds k; 0 without the rule or with metrics outside the profile's own (those that
+    count the catalogue, such as coverage, keep k as evaluate() takes it)."""
+    if _rule(opts, "past_lists") != "compute":
+        return 0
+    names = {s.name for s in resolve_metrics(opts.metrics, func)}
+    return 0 if names - set(PROFILES[opts.profile]["metrics"]) else int(opts.k) + 1
 
 
 def for_profile(prep: Any, source: Any, opts: Any, func: str) -> tuple[Any, Any]:
     """``(prep, source)`` as the profile's library reads them: :func:`train_below_level`, then
-    :func:`lists_as_given`."""
+    :func:`lists_as_given`. The one place where the profile's rules meet the data: ``compute()``
+    calls it on a local run, the Dask and Spark drivers before the users are cut into shards."""
     return lists_as_given(train_below_level(prep, opts), source, opts, func)
 
 
@@ -110,31 +174,23 @@ def train_below_level(prep: Any, opts: Any) -> Any:
 def lists_as_given(prep: Any, source: Any, opts: Any, func: str) -> tuple[Any, Any]:
     """``(prep, source)`` for ranked lists under a profile that reads them as given
     (``"past_lists": "compute"``): the spark profile's ``ap`` at a k shorter than the lists
-    refused by name; the lists padded to k and the catalogue grown by k + 1 items when the
-    metrics are the profile's own. Anything else passes unchanged."""
-    if _rule(opts, "past_lists") != "compute" or not isinstance(source, RankedLists):
+    refused by name (:func:`refuse_ap_past_k`); the lists padded to k and the catalogue grown
+    by :func:`pool_items` items when the metrics are the profile's own. Lists come back as
+    :class:`ProfiledLists` (those already so pass unchanged); anything else passes unchanged."""
+    if not isinstance(source, RankedLists) or isinstance(source, ProfiledLists):
         return prep, source
-    k, width = int(opts.k), int(source.k)
-    names = {s.name for s in resolve_metrics(opts.metrics, func)}
-    if opts.profile == SPARK and "ap" in names and width > k:
-        raise param_error(
-            "k",
-            func,
-            f"at least the lists' length ({width}) for meanAveragePrecision (ap) under "
-            "profile='spark'",
-            k,
-            "Spark's meanAveragePrecision reads each whole list, ap at k stops at k. Pass "
-            f"k={width} (every @k metric is then at {width}), leave 'ap' out "
-            "(metrics=['p', 'r', 'tap', 'ndcg_bin', 'ndcg_spark']), or cut the lists to k "
-            "first, as Spark would need to give the same number.",
-        )
-    if names - set(PROFILES[opts.profile]["metrics"]):
-        return prep, source
-    if width < k:
-        pad = np.full((source.items.shape[0], k - width), -1, dtype=np.int64)
-        source = dataclasses.replace(source, items=np.hstack([source.items, pad]))
-    extra = k + 1
-    return _grown(prep, extra), source
+    done = ProfiledLists(**{f.name: getattr(source, f.name) for f in dataclasses.fields(source)})
+    if _rule(opts, "past_lists") != "compute":
+        return prep, done
+    refuse_ap_past_k(int(source.k), opts, func)
+    extra = pool_items(opts, func)
+    if not extra:
+        return prep, done
+    k = int(opts.k)
+    if done.k < k:
+        pad = np.full((done.items.shape[0], k - done.k), -1, dtype=np.int64)
+        done = dataclasses.replace(done, items=np.hstack([done.items, pad]))
+    return _grown(prep, extra), done
 
 
 def _grown(prep: Any, extra: int) -> Any:

@@ -16,27 +16,24 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # the names as static tools see them; at run time they load on first use
-    from ._evaluate import (
-        USERS_PER_SHARD,
-        SparkResults,
-        evaluate_spark,
-        local_workers_python,
-        relevance_options,
-    )
+    from ._evaluate import USERS_PER_SHARD, SparkResults, evaluate_spark
+    from ._inputs import local_workers_python, relevance_options
 
-__all__ = [
-    "evaluate_spark",
-    "SparkResults",
-    "USERS_PER_SHARD",
-    "relevance_options",
-    "local_workers_python",
-]
+#: The public names and the module of each, read on first use.
+_WHERE = {
+    "evaluate_spark": "._evaluate",
+    "SparkResults": "._evaluate",
+    "USERS_PER_SHARD": "._evaluate",
+    "relevance_options": "._inputs",
+    "local_workers_python": "._inputs",
+}
+__all__ = list(_WHERE)
 
 
 def __getattr__(name: str) -> Any:
     if name not in __all__:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module("._evaluate", __name__), name)
+    value = getattr(importlib.import_module(_WHERE[name], __name__), name)
     globals()[name] = value  # later look-ups skip this function
     return value
 

@@ -42,6 +42,7 @@ from ..distributed.on_dask import _check_mergeable, _checked_options
 from ..distributed.shards import split_source
 from ..metrics.evaluate import _OPTION_NAMES, _merge_options, plan, plan_for_source
 from ..metrics.inputs import Prepared, score_source
+from ..metrics.profile_inputs import pool_items, refuse_ap_past_k, refuse_repeated
 from ..metrics.profiles import PROFILES
 from ..metrics.protocol import left_out_for_ranked
 from ..options import EvalOptions
@@ -63,7 +64,7 @@ from ._frames import (
     per_user,
     spark_modules,
 )
-from ._inputs import Inputs, checked_inputs, local_workers_python, relevance_options
+from ._inputs import Inputs, checked_inputs
 from ._shard import (
     CHECKS,
     KIND_FACTORS,
@@ -81,13 +82,8 @@ from ._shard import (
     group_task,
 )
 
-__all__ = [
-    "evaluate_spark",
-    "SparkResults",
-    "USERS_PER_SHARD",
-    "relevance_options",
-    "local_workers_python",
-]
+# the public names are the package's (recoeval_tracking.spark.__all__), loaded from here on
+# first use
 
 FUNC = "evaluate_spark"
 #: Users per shard by default with factors (at least two shards per core of the session).
@@ -294,16 +290,11 @@ def _check_models(mode: Any, ranked: Any, user_factors: Any, item_factors: Any) 
 
 
 def _spark_pool(opts: EvalOptions) -> int:
-    """``profile="spark"`` on lists, as ``RankingMetrics`` reads them: a k past the lists'
-    length or the catalogue is computed (the lists padded to k, k + 1 items added to the
-    catalogue that no list and no test entry holds: they change none of the profile's
-    metrics, and leave every user a pool larger than k). The items to add: k + 1, or 0 with
-    metrics outside the profile (k as evaluate() takes it) or without the profile."""
-    if opts.profile != "spark" or set(opts.metrics) - set(PROFILES["spark"]["metrics"]):
-        return 0
-    # the pool of every user exceeds k (train entries, which Spark ignores, are out of the
-    # pool), so no @k value is NaN there
-    return int(opts.k) + 1
+    """The items the profile's rule for a k past the lists adds to the catalogue
+    (:func:`~recoeval_tracking.metrics.profile_inputs.pool_items`: k + 1 under
+    ``profile="spark"`` with the profile's own metrics, else 0); the tasks pad their lists to
+    k meanwhile, so that no @k value is NaN there."""
+    return pool_items(opts, FUNC)
 
 
 def _effective_width(opts: EvalOptions, width: int) -> int:
@@ -313,44 +304,22 @@ def _effective_width(opts: EvalOptions, width: int) -> int:
 
 
 def _check_width(opts: EvalOptions, width: int, p: Any) -> None:
-    """The lists' width (the longest list, counted by the tasks) against k:
-    ``meanAveragePrecision`` reads the whole list, so ``ap`` at a k shorter than the lists is
-    refused by name under ``profile="spark"``; elsewhere a k past the lists is refused as
-    :func:`~recoeval_tracking.evaluate` refuses it, unless the spark profile computes it."""
-    k = int(opts.k)
-    if opts.profile == "spark" and "ap" in opts.metrics and width > k:
-        raise param_error(
-            "k",
-            FUNC,
-            f"at least the lists' length ({width}) for meanAveragePrecision (ap) under "
-            "profile='spark'",
-            k,
-            "Spark's meanAveragePrecision reads each whole list, ap at k stops at k. Pass "
-            f"k={width} (every @k metric is then at {width}), leave 'ap' out "
-            "(metrics=['p', 'r', 'tap', 'ndcg_bin', 'ndcg_spark']), or cut the lists to k "
-            "first, as Spark would need to give the same number.",
-        )
+    """The lists' width (the longest list, counted by the tasks) against k, as
+    :func:`~recoeval_tracking.evaluate` judges it: ``ap`` at a k shorter than the lists
+    refused under ``profile="spark"``; a k past the lists refused unless the profile computes
+    it."""
+    refuse_ap_past_k(width, opts, FUNC)
     if not _spark_pool(opts):
         plan_for_source(p, RankedLists(np.zeros((0, max(width, 1)), dtype=np.int64)), FUNC)
 
 
 def _check_lists(extra: int, opts: EvalOptions) -> None:
-    """An item repeated in a user's list (``extra`` rows, counted by the tasks): warned about
-    (it counts once, at its best rank, as in evaluate()), or refused under
-    ``profile="spark"`` (Spark counts every copy, which the engine does not reproduce)."""
+    """An item repeated in a user's list (``extra`` rows, counted by the tasks): refused
+    under a profile whose library counts every copy, as evaluate() refuses it; otherwise
+    warned about (it counts once, at its best rank, as in evaluate())."""
     if not extra:
         return
-    if opts.profile == "spark":
-        raise param_error(
-            "ranked",
-            FUNC,
-            "lists without a repeated item under profile='spark'",
-            f"{extra} repeated (user, item) rows",
-            "Spark's RankingMetrics counts every copy (a recall can pass 1), which this "
-            "profile does not reproduce. Drop the copies first, keeping the best rank: "
-            "ranked.dropDuplicates([user, item]) after ordering by rank.",
-            got_is_text=True,
-        )
+    refuse_repeated(extra, opts, FUNC)
     warnings.warn(
         f"The 'ranked' lists passed to {FUNC} repeat an item {extra} times; each item counts "
         "once, at its best rank (the later copies are dropped and the rest of the list moves "

@@ -155,6 +155,11 @@ def _array(table: Any, name: str) -> Any:
     return table.column(name).combine_chunks()
 
 
+def _lengths(lists: Any) -> np.ndarray:
+    """The lengths of an Arrow list array's lists, from its offsets (read without a copy)."""
+    return np.diff(lists.offsets.to_numpy())
+
+
 def _common_catalogue(items: Any, catalogue: Any) -> tuple[Any, Any]:
     """``items`` and the catalogue of one type for ``index_in`` (numbers compare as Spark joins
     them: as doubles when either side is, else as 64-bit integers)."""
@@ -192,13 +197,12 @@ def _valid(table: Any, checks: ShardChecks) -> Any:
     frame and refuses them by name), as are the rows of each kind; the factors' rows (no
     item) stay."""
     import pyarrow as pa
-    import pyarrow.compute as pc
 
     if "kinds" in table.column_names:  # one row per user, its rows as lists
         kinds = _array(table, "kinds")  # a kind for every entry: never null
-        n = pc.list_value_length(kinds).to_numpy()
+        n = _lengths(kinds)
         kind = kinds.flatten().to_numpy()
-        short = [pc.list_value_length(_array(table, c)).to_numpy() != n for c in LISTED[1:]]
+        short = [_lengths(_array(table, c)) != n for c in LISTED[1:]]
         bad = np.asarray(_array(table, "user").is_null()) | short[0] | short[1]
         dropped = int(n[bad].sum())
     else:
@@ -227,8 +231,7 @@ def _read(table: Any, spec: ShardSpec, j: int, extra: Any = None) -> _Rows:
     users = _array(table, "user")
     if "kinds" in table.column_names:  # one row per user: its rows are its lists' entries
         lo, m, user_ids = 0, len(users), users
-        n = pc.list_value_length(_array(table, "kinds")).to_numpy()
-        rows = np.repeat(np.arange(m, dtype=np.int64), n)
+        rows = np.repeat(np.arange(m, dtype=np.int64), _lengths(_array(table, "kinds")))
         kind, raw_items, values = (_array(table, c).flatten() for c in LISTED)
         kind, values = kind.to_numpy(), values.to_numpy()
     else:
@@ -245,15 +248,30 @@ def _read(table: Any, spec: ShardSpec, j: int, extra: Any = None) -> _Rows:
         user_ids = every_users.take(pa.array(first)) if hi > lo else every_users[:0]
         m = hi - lo
     catalogue = spec.shared_value()["items"]
-    n = spec.n_items
     if catalogue is None:  # no metric reads the catalogue: the shard's own items, in id order
-        catalogue = pc.unique(raw_items.drop_null())
-        catalogue = catalogue.take(pc.array_sort_indices(catalogue))
-        n += len(catalogue)
+        items, n = _own_items(raw_items)
+        return _Rows(rows, kind, items, values, user_ids, raw_items, m, lo, spec.n_items + n)
     looked, catalogue = _common_catalogue(raw_items, catalogue)
     index = pc.index_in(looked, value_set=catalogue)
     items = pc.fill_null(index, -1).to_numpy().astype(np.int64)
-    return _Rows(rows, kind, items, values, user_ids, raw_items, m, lo, n)
+    return _Rows(rows, kind, items, values, user_ids, raw_items, m, lo, spec.n_items)
+
+
+def _own_items(raw_items: Any) -> tuple[np.ndarray, int]:
+    """The shard's items numbered in id order (-1 for a null) and their number: one hash pass
+    (``dictionary_encode``), then the distinct ids sorted and the codes mapped to their ranks."""
+    import pyarrow.compute as pc
+
+    encoded = raw_items.dictionary_encode()
+    ids = encoded.dictionary
+    rank = np.empty(len(ids), dtype=np.int64)
+    rank[pc.array_sort_indices(ids).to_numpy()] = np.arange(len(ids), dtype=np.int64)
+    codes = encoded.indices
+    if codes.null_count:
+        return np.where(
+            np.asarray(codes.is_null()), -1, rank[pc.fill_null(codes, 0).to_numpy()]
+        ), len(ids)
+    return rank[codes.to_numpy()], len(ids)
 
 
 def _interactions(r: _Rows, sel: np.ndarray) -> tuple[Any, tuple[int, int, Any]]:
@@ -263,9 +281,15 @@ def _interactions(r: _Rows, sel: np.ndarray) -> tuple[Any, tuple[int, int, Any]]
 
     known = sel & (r.items >= 0)
     rows = r.rows[known]
-    out = sp.csr_array(
-        (r.values[known], (rows, r.items[known])), shape=(r.m, r.n), dtype=np.float64
-    )
+    if rows.size and (rows[1:] < rows[:-1]).any():  # entries in any order (a factor run)
+        out = sp.csr_array(
+            (r.values[known], (rows, r.items[known])), shape=(r.m, r.n), dtype=np.float64
+        )
+    else:  # a grouped input gives each user's entries together: the row pointers by a count
+        indptr = np.zeros(r.m + 1, dtype=np.int64)
+        np.cumsum(np.bincount(rows, minlength=r.m), out=indptr[1:])
+        data = r.values[known].astype(np.float64, copy=False)
+        out = sp.csr_array((data, r.items[known], indptr), shape=(r.m, r.n))
     out.sum_duplicates()
     extra = rows.shape[0] - out.nnz
     unknown = sel & ~known
@@ -308,6 +332,13 @@ def _sorted_lists(
     counts = np.bincount(rows, minlength=m)
     starts = np.concatenate([[0], np.cumsum(counts)[:-1]]).astype(np.int64)
     place = (rows, np.arange(rows.shape[0]) - starts[rows])
+    if _in_order(rows, keys, items):
+        if counts.size and counts.min() == width:  # every list full: the entries as they come
+            return items.reshape(m, width), keys.reshape(m, width)
+        lists = np.full((m, width), -1, dtype=np.int64)
+        ordered = np.full((m, width), np.nan)
+        lists[place], ordered[place] = items, keys
+        return lists, ordered
     key = np.full((m, width), np.inf)
     item = np.full((m, width), np.iinfo(np.int64).max)
     key[place], item[place] = keys, items
@@ -328,6 +359,18 @@ def _sorted_lists(
     return lists, key
 
 
+def _in_order(rows: np.ndarray, keys: np.ndarray, items: np.ndarray) -> bool:
+    """Whether each user's entries come ordered by (key, item index) already, finite keys:
+    Spark's ``collect_list`` keeps the order of a map task's rows, and lists written in rank
+    order mostly arrive so; they are then placed as they come, without a sort (measured: 0.05
+    of a 125,000-user task's 0.10 CPU seconds outside the engine)."""
+    if not np.isfinite(keys).all():
+        return False
+    same = rows[1:] == rows[:-1]
+    k0, k1, i0, i1 = keys[:-1], keys[1:], items[:-1], items[1:]
+    return not (same & ((k1 < k0) | ((k1 == k0) & (i1 < i0)))).any()
+
+
 def _tied_ranks(r: _Rows, li: np.ndarray, lists: np.ndarray, keys: np.ndarray) -> tuple[int, Any]:
     """(user, rank) pairs of the lists holding several items (``lists`` and ``keys``: the
     users' sorted items and keys, NaN padded), and the smallest one as (user id, rank)."""
@@ -345,7 +388,7 @@ def _tied_ranks(r: _Rows, li: np.ndarray, lists: np.ndarray, keys: np.ndarray) -
 def _lists(r: _Rows, spec: ShardSpec, checks: ShardChecks) -> tuple[Any, np.ndarray]:
     """The shard's ranked lists (each user's items by key ascending, then item index: a tied
     score goes to the lower item id) and which users have one."""
-    from ..scores import RankedLists
+    from ..metrics.profile_inputs import ProfiledLists
 
     li = r.kind == KIND_LIST
     rows = r.rows[li]
@@ -358,7 +401,9 @@ def _lists(r: _Rows, spec: ShardSpec, checks: ShardChecks) -> tuple[Any, np.ndar
     each = np.sort(lists, axis=1)  # an item twice in a list: equal neighbours once sorted
     extra = int(((each[:, 1:] == each[:, :-1]) & (each[:, 1:] >= 0)).sum())
     checks.duplicates[KIND_LIST] = _duplicates(r, li) if extra else (0, 0, None)
-    return RankedLists(lists, listed=counts > 0), counts > 0
+    # the driver grew the catalogue and pads the lists to k (the profile's rules), and refuses
+    # from the counts: the shard's lists are read as they are
+    return ProfiledLists(lists, listed=counts > 0), counts > 0
 
 
 def _factors(r: _Rows, spec: ShardSpec, src: Any) -> tuple[np.ndarray, np.ndarray]:
@@ -436,7 +481,6 @@ def evaluate_table(
             spec.shared_value(),
             None,
             adjust=adjust,
-            profile_lists=False,
         )
     t_engine, c_engine = time.perf_counter(), time.process_time()
     stats = replace(

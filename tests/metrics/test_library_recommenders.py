@@ -6,7 +6,7 @@ pandas frames, step for step (``merge_ranking_true_pred``, ``get_top_k_items``, 
 independently of the package: the expected values on MovieLens 100K predictions (20 scored items
 per user, some users with 4, some with none, tied and untied scores). Its Spark evaluator is
 pyspark's ``RankingMetrics`` on the top-k lists joined with the users' ground truth: the local
-``RankingMetrics.scala`` transcription of test_profile_spark_local.py gives its values.
+``RankingMetrics.scala`` transcription (``reference.spark_ranking_metrics``) gives its values.
 """
 
 from __future__ import annotations
@@ -14,12 +14,12 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
+from reference import spark_ranking_metrics
 
 import recoeval_tracking as rt
 from recoeval_tracking.metrics.profiles import PROFILES
 
 from ._peer_lists import lists, ml100k, truth, user_lists
-from .test_profile_spark_local import ranking_metrics
 
 K = 10
 
@@ -158,7 +158,7 @@ def test_spark_evaluator(data):
         profile="recommenders_spark",
         missing_users="skip",
     )
-    per = [ranking_metrics(user_lists(L)[u], list(tru[u]), K) for u in users]
+    per = [spark_ranking_metrics(user_lists(L)[u], list(tru[u]), K) for u in users]
     spark_names = {"p": "p", "r": "r", "ndcg_bin": "ndcg_bin", "ap": "ap", "tap": "tap"}
     for name, metric in PROFILES["recommenders_spark"]["aliases"].items():
         want = np.mean([v[spark_names[metric]] for v in per])

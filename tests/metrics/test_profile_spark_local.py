@@ -2,7 +2,8 @@
 pyspark's ``RankingMetrics``: lists longer than k (``meanAveragePrecision`` reads the whole list:
 refused by name at a shorter k), k past the lists and past the catalogue (computed, as Spark does),
 and repeated items (Spark counts every copy: refused by name). The expected values are
-``RankingMetrics.scala`` (Spark 3.5 and 4.x) written out per user below; the same lists agree
+``RankingMetrics.scala`` (Spark 3.5 and 4.x) written out per user
+(``reference.spark_ranking_metrics``); the same lists agree
 with pyspark 4.3's own ``RankingMetrics`` (see tests/spark/test_spark_profile_edges.py for the
 Spark frames)."""
 
@@ -12,38 +13,9 @@ import numpy as np
 import pandas as pd
 import pytest
 import scipy.sparse as sp
+from reference import spark_ranking_metrics
 
 import recoeval_tracking as rt
-
-
-def ranking_metrics(pred: list[int], lab: list[int], k: int) -> dict[str, float]:
-    """One user's values as RankingMetrics.scala computes them, copies of an item included:
-    precisionAt, recallAt, meanAveragePrecisionAt (over min(|T|, k)), meanAveragePrecision (the
-    whole list, over |T|) and the binary ndcgAt (natural log, ideal over min(|T|, k))."""
-    labset = set(lab)
-    n = min(len(pred), k)
-    hits = sum(1 for i in pred[:n] if i in labset)
-
-    def precision_sum(upto: int) -> float:
-        cnt, total = 0, 0.0
-        for i in range(min(upto, len(pred))):
-            if pred[i] in labset:
-                cnt += 1
-                total += cnt / (i + 1)
-        return total
-
-    dcg = ideal = 0.0
-    for i in range(min(max(len(pred), len(labset)), k)):
-        gain = 1.0 / np.log(i + 2)
-        dcg += gain if i < len(pred) and pred[i] in labset else 0.0
-        ideal += gain if i < len(labset) else 0.0
-    return {
-        "p": hits / k,
-        "r": hits / len(labset),
-        "tap": precision_sum(k) / min(len(labset), k),
-        "ap": precision_sum(len(pred)) / len(labset),
-        "ndcg_bin": dcg / ideal,
-    }
 
 
 def lists_and_truth(m=50, n=40, seed=7, lengths=(3, 12)):
@@ -62,7 +34,7 @@ def lists_and_truth(m=50, n=40, seed=7, lengths=(3, 12)):
 
 def expected(lists, truth, k, name):
     return [
-        ranking_metrics([int(i) for i in row if i >= 0], truth[u], k)[name]
+        spark_ranking_metrics([int(i) for i in row if i >= 0], truth[u], k)[name]
         for u, row in enumerate(lists)
     ]
 
@@ -123,7 +95,7 @@ def test_a_ranked_frame_past_its_lists_with_ids():
 
 def test_repeated_items_are_refused_by_name():
     pred, lab = [1, 1, 2], [1, 3]
-    assert ranking_metrics(pred, lab, 3)["r"] == 1.0  # Spark: both copies of item 1 hit
+    assert spark_ranking_metrics(pred, lab, 3)["r"] == 1.0  # Spark: both copies of item 1 hit
     test = sp.csr_array((np.ones(2), ([0, 0], lab)), shape=(1, 5))
     with pytest.raises(rt.InputError, match=r"'ranked'.*profile='spark'.*1 repeated"):
         rt.evaluate(None, test, ranked=np.array([pred]), k=3, profile="spark")

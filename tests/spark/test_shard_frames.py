@@ -8,11 +8,10 @@ a task loads neither the engine nor pandas."""
 from __future__ import annotations
 
 import pickle
-import subprocess
-import sys
 
 import numpy as np
 import pyarrow as pa
+import pytest
 import scipy.sparse as sp
 
 import recoeval_tracking as rt
@@ -30,6 +29,8 @@ from recoeval_tracking.spark._shard import (
     evaluate_cogroup,
     evaluate_table,
 )
+
+from ._python import fresh_python
 
 
 def _rows(table):
@@ -155,5 +156,34 @@ def test_the_worker_imports_neither_the_engine_nor_pandas():
         "import sys, recoeval_tracking.spark._shard; "
         "print(sorted(m for m in ('numba', 'scipy', 'pandas', 'pyspark') if m in sys.modules))"
     )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert out.stdout.strip() == "[]"
+    assert fresh_python(code) == "[]"
+
+
+@pytest.mark.parametrize("full", [False, True])  # lists of 0 to 6 items; every list of 6
+def test_lists_in_order_or_not_give_each_users_items_by_key_then_item(full):
+    """A task orders each user's list entries by key, then item index: entries that come in
+    that order already are placed as they are, others sorted; both against a per-user sort
+    (ties of a key, a score's, go to the lower item)."""
+    from recoeval_tracking.spark._shard import _sorted_lists
+
+    rng = np.random.default_rng(4)
+    m, width = 40, 6
+    lengths = np.full(m, width) if full else rng.integers(0, width + 1, m)
+    rows = np.repeat(np.arange(m), lengths)
+    keys = rng.integers(1, 4, rows.size).astype(np.float64)  # many ties of a key
+    items = np.concatenate([rng.permutation(30)[:n] for n in lengths])
+    want_items = np.full((m, width), -1)
+    want_keys = np.full((m, width), np.nan)
+    for u in range(m):
+        pairs = sorted((k, i) for k, i in zip(keys[rows == u], items[rows == u], strict=True))
+        want_items[u, : len(pairs)] = [i for _, i in pairs]
+        want_keys[u, : len(pairs)] = [k for k, _ in pairs]
+    ordered = np.lexsort((items, keys, rows))  # each user's entries already in order
+    for order in (
+        ordered,
+        np.arange(rows.size),
+        ordered[::-1][np.argsort(rows[ordered[::-1]], kind="stable")],
+    ):
+        got_items, got_keys = _sorted_lists(rows[order], keys[order], items[order], m, width)
+        np.testing.assert_array_equal(got_items, want_items)
+        np.testing.assert_array_equal(got_keys, want_keys)

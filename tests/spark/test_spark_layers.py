@@ -4,11 +4,12 @@ pyspark, and without pyspark the call says how to install it."""
 from __future__ import annotations
 
 import ast
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+
+from ._python import fresh_python
 
 ROOT = Path(__file__).resolve().parents[2] / "recoeval_tracking"
 
@@ -46,8 +47,7 @@ def test_importing_the_package_loads_no_pyspark():
         "import sys, recoeval_tracking, recoeval_tracking.spark, "
         "recoeval_tracking.tracking.spark_log; print('pyspark' in sys.modules)"
     )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert out.stdout.strip() == "False"
+    assert fresh_python(code) == "False"
 
 
 def test_without_pyspark_the_error_names_the_extra(monkeypatch):

@@ -9,6 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 import scipy.sparse as sp
+from reference import spark_ranking_metrics
 from shared_paths import shared_file
 
 import recoeval_tracking as rt
@@ -26,37 +27,6 @@ SPARK = {
 }
 
 
-def spark_user(pred: list, lab: list, k: int) -> dict[str, float]:
-    """One user's values as RankingMetrics.scala computes them (Spark 3.5/4.x), written out
-    from its code: precisionAt, recallAt, averagePrecision at k and over the whole list, and
-    the binary ndcgAt (natural log, ideal over min(max(|pred|, |T|), k) positions)."""
-    labset = set(lab)
-    if not labset:
-        return dict.fromkeys(SPARK, 0.0)
-    hits = sum(1 for i in pred[: min(len(pred), k)] if i in labset)
-
-    def average_precision(kk):
-        cnt, total = 0, 0.0
-        for i in range(min(kk, len(pred))):
-            if pred[i] in labset:
-                cnt += 1
-                total += cnt / (i + 1)
-        return total / min(len(labset), kk)
-
-    dcg = ideal = 0.0
-    for i in range(min(max(len(pred), len(labset)), k)):
-        gain = 1.0 / np.log(i + 2)
-        dcg += gain if i < len(pred) and pred[i] in labset else 0.0
-        ideal += gain if i < len(labset) else 0.0
-    return {
-        "precisionAtK": hits / k,
-        "recallAtK": hits / len(labset),
-        "meanAveragePrecisionAtK": average_precision(k),
-        "meanAveragePrecision": average_precision(max(len(pred), len(labset))),
-        "ndcgAtK": dcg / ideal,
-    }
-
-
 def test_local_profile_follows_rankingmetrics_user_by_user():
     """Without Spark: evaluate(profile="spark") on lists of K items or fewer (a shorter list is
     still divided by K) against the formulas of RankingMetrics.scala, user by user."""
@@ -72,8 +42,12 @@ def test_local_profile_follows_rankingmetrics_user_by_user():
     test = sp.csr_array((np.ones(rows.size), (rows, np.concatenate(truth))), shape=(m, n))
     res = rt.evaluate(None, test, ranked=lists, k=K, profile="spark")
     for name in SPARK:
-        col = f"{PROFILES['spark']['aliases'][name]}_at_{K}"
-        want = [spark_user([i for i in lists[u] if i >= 0], truth[u], K)[name] for u in range(m)]
+        alias = PROFILES["spark"]["aliases"][name]
+        want = [
+            spark_ranking_metrics([i for i in lists[u] if i >= 0], truth[u], K)[alias]
+            for u in range(m)
+        ]
+        col = f"{alias}_at_{K}"
         np.testing.assert_allclose(res.per_user[col], want, rtol=1e-13, atol=0, err_msg=name)
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
+import scipy.sparse as sp
 
 import recoeval_tracking as rt
 from recoeval_tracking.spark import evaluate_spark
@@ -80,3 +81,39 @@ def test_repeated_items_are_refused_by_name(spark):
     test, ranked = frames(spark, preds, truth)
     with pytest.raises(rt.InputError, match=r"'ranked'.*repeated item under profile='spark'"):
         evaluate_spark(test, ranked=ranked, k=3, profile="spark")
+
+
+def local_inputs(preds, truth, n=40):
+    """The same lists and truth for evaluate(): a users x (longest list) matrix, -1 padded."""
+    lists = np.full((len(preds), max(len(p) for p in preds)), -1)
+    for u, p in enumerate(preds):
+        lists[u, : len(p)] = p
+    rows = np.repeat(np.arange(len(truth)), [len(t) for t in truth])
+    test = sp.csr_array((np.ones(rows.size), (rows, np.concatenate(truth))), shape=(len(truth), n))
+    return lists, test
+
+
+def refusal(func, *args, **kwargs) -> str:
+    with pytest.raises(rt.InputError) as err:
+        func(*args, **kwargs)
+    return str(err.value).replace("evaluate_spark", "evaluate")
+
+
+def test_the_lists_rules_give_the_local_values_and_refusals(spark):
+    """One set of list rules (metrics.profile_inputs) for evaluate() and evaluate_spark: the
+    same per-user values past the lists, the same messages for ap at a k shorter than the
+    lists and for a repeated item (the function's name aside)."""
+    preds, truth = lists_and_truth(lengths=(2, 9))
+    test, ranked = frames(spark, preds, truth)
+    lists, test_csr = local_inputs(preds, truth)
+    res = evaluate_spark(test, ranked=ranked, k=15, profile="spark")
+    got = res.per_user_spark.toPandas().sort_values("user_id")
+    local = rt.evaluate(None, test_csr, ranked=lists, k=15, profile="spark").per_user
+    for c in ("p", "r", "tap", "ap", "ndcg_bin", "ndcg_spark"):
+        np.testing.assert_array_equal(got[f"{c}_at_15"], local[f"{c}_at_15"], err_msg=c)
+    res.unpersist()
+    for k, (p, t) in ((5, (preds, truth)), (3, ([[1, 1, 2]], [[1, 3]]))):
+        lists, test_csr = local_inputs(p, t)
+        test, ranked = frames(spark, p, t)
+        want = refusal(rt.evaluate, None, test_csr, ranked=lists, k=k, profile="spark")
+        assert refusal(evaluate_spark, test, ranked=ranked, k=k, profile="spark") == want
