@@ -209,7 +209,10 @@ class OptunaSweeper(Sweeper):
 
         write_study(self.sweep_dir, plan.record())
         if failure is not None:  # the search stopped at its batch; its record is written
-            raise failure
+            from hydra_plugins.recoeval_sweeper.jobs import raise_failures
+
+            tested = " Its best completed trial was tested." if plan.on_validation else ""
+            raise_failures(returns, after=f"The search stopped after that batch.{tested}")
         return returns
 
     def _plan(self) -> Any:

@@ -7,7 +7,7 @@ import contextlib
 import io
 from typing import Any
 
-__all__ = ["job_error"]
+__all__ = ["job_error", "raise_failures"]
 
 
 def job_error(result: Any) -> BaseException | None:
@@ -26,3 +26,33 @@ def job_error(result: Any) -> BaseException | None:
         except BaseException as err:  # noqa: BLE001 - the job's own error, handed back
             return err
     return None
+
+
+def raise_failures(returns: Any, after: str | None = None) -> None:
+    """Raise :class:`~recoeval_tracking.app.errors.SweepJobsFailed` naming every launched job
+    that failed (each has said why), caused by the first one's error; nothing when none did.
+    ``returns`` is the launcher's batches of results, in launch order; ``after`` says what the
+    sweep did then (default: the other jobs ran)."""
+    from recoeval_tracking.app.errors import SweepJobsFailed
+
+    results = [r for batch in returns for r in batch]
+    overrides = [[str(o) for o in (getattr(r, "overrides", None) or [])] for r in results]
+    common = set.intersection(*map(set, overrides)) if len(overrides) > 1 else set()
+    failures = []
+    for i, r in enumerate(results):
+        error = job_error(r)
+        if error is not None:  # named by what sets it apart from the sweep's other jobs
+            own = [o for o in overrides[i] if o not in common]
+            failures.append((_job_num(r, i), own, error))
+    if failures:
+        extra = {"after": after} if after else {}
+        raise SweepJobsFailed(failures, len(results), **extra) from failures[0][2]
+
+
+def _job_num(result: Any, index: int) -> Any:
+    """The job's number in the sweep (``hydra.job.num``, the number it said it failed under),
+    else its place among the results."""
+    try:
+        return result.hydra_cfg.hydra.job.num
+    except Exception:  # noqa: BLE001 - a result without Hydra's config
+        return index

@@ -40,7 +40,7 @@ from omegaconf import DictConfig, OmegaConf
 
 from recoeval_tracking.app.study import StudyPlan, write_study
 
-from .jobs import job_error
+from .jobs import raise_failures
 
 __all__ = ["RecoevalSweeper", "baseline_jobs", "read_baselines"]
 
@@ -220,11 +220,7 @@ class RecoevalSweeper(Sweeper):
         else:
             returns += self._launch_candidates(plan.candidates, None, plan)
         write_study(sweep_dir, plan.record())
-        for results in returns:
-            for r in results:
-                error = job_error(r)
-                if error is not None:  # the first failed job fails the sweep, as Hydra's does
-                    raise error
+        raise_failures(returns)  # a failed job fails the sweep, as Hydra's do: all named once
         return returns
 
     def _group_options(self) -> list[str] | None:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 __all__ = [
     "user_error_message",
@@ -19,6 +20,7 @@ __all__ = [
     "error_message",
     "bug_message",
     "SweepJobError",
+    "SweepJobsFailed",
     "composition_key",
     "EXIT_USAGE",
     "EXIT_FAILURE",
@@ -253,6 +255,40 @@ def composition_key(err: BaseException) -> str | None:
     return _full_key(str(err.__cause__)) or (m.group(1).rstrip(".").lstrip("+~") if m else None)
 
 
+class SweepJobsFailed(Exception):
+    """Jobs of a sweep that failed as they ran (the ``recoeval`` and ``optuna`` sweepers raise
+    it once every launched job has run). Each job said why when it failed
+    (``recoeval-track: job #N of the sweep failed: ...``); this names them all, without saying
+    the first one's reason again, and the command exits with the first one's status.
+
+    Parameters
+    ----------
+    failures : list of (int or str, list of str, BaseException)
+        Each failed job: its number in the sweep, its overrides, its error (the cause of this
+        one is the first's).
+    total : int
+        The number of jobs the sweep launched.
+    after : str
+        What the sweep did then (default: the other jobs ran).
+    """
+
+    def __init__(
+        self,
+        failures: list[tuple[Any, list[str], BaseException]],
+        total: int,
+        after: str = "The other jobs ran and their results are recorded.",
+    ) -> None:
+        self.failures, self.total = failures, total
+        named = ", ".join(
+            f"#{num} ({' '.join(ov)})" if ov else f"#{num}" for num, ov, _ in failures
+        )
+        n = len(failures)
+        super().__init__(
+            f"{PROG}: {n} of {total} job{'s' if total != 1 else ''} of the sweep failed: "
+            f"{named}; each said why when it failed, above. {after}"
+        )
+
+
 class SweepJobError(Exception):
     """Jobs of a sweep whose overrides do not compose, found before any job ran (by the
     ``recoeval`` sweeper). The message names the first such job by its number and overrides
@@ -431,6 +467,9 @@ def error_message(err: BaseException) -> tuple[int, str] | None:
         return EXIT_USAGE, f"{_PROG}: {_one_line(err)}"
     if isinstance(err, SweepJobError):
         return EXIT_USAGE, str(err)
+    if isinstance(err, SweepJobsFailed):
+        first = error_message(err.failures[0][2]) if err.failures else None
+        return (first[0] if first else EXIT_FAILURE), str(err)
     message = user_error_message(err)
     if message is not None:
         return EXIT_USAGE, message

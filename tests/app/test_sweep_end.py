@@ -126,8 +126,15 @@ def test_a_failed_job_is_said_at_once_and_the_sweep_goes_on(study):
     assert out.index("#0 : ") < said < out.index("#1 : ")  # before the next job starts
     assert "#5 : " in out  # every job ran
     assert "failed: job #0 " in out
-    # said once, in the job's words: not again as Hydra's raw line when the sweep fails
+    # said once, in the job's words: not again as Hydra's raw line when the sweep fails,
+    # nor as the first job's reason again: the sweep's failure names its failed jobs
     assert "Error executing job with overrides" not in out
+    assert out.count("The evaluation evaluated none") == 1
+    (last,) = [line for line in out.splitlines() if "jobs of the sweep failed" in line]
+    assert last.startswith("recoeval-track: 1 of 6 jobs of the sweep failed: #0 (")
+    # named by what sets it apart from the sweep's other jobs, not the overrides they share
+    assert "model.broken=True" in last and "validation_fraction" not in last
+    assert last.endswith("results are recorded.")
 
 
 def test_the_protocol_says_the_failed_configurations_and_the_budgets_unequal(study):
