@@ -279,7 +279,7 @@ class UserModel(Model):
                 dtype=np.float32 if _is_float32(got) else np.float64,
                 func=f"{self.cls}.score_users",
             )
-            source.thread_safe = getattr(self.model, "score_users_thread_safe", False) is True
+            source.thread_safe = self._thread_safe()
             return {"scorer": source}
         if self.method == "factors":
             got = self._call("factors")
@@ -299,6 +299,16 @@ class UserModel(Model):
             self._expect(ok, "factors", got, n_users=n_users, n_items=n_items)
             return {"A": got[0], "B": got[1], "item_biases": got[2] if len(got) == 3 else None}
         return {"ranked": self._ranked(k, n_users, n_items, users)}
+
+    def _thread_safe(self) -> bool:
+        """The model's ``score_users_thread_safe`` (False when it has none)."""
+        safe = getattr(self.model, "score_users_thread_safe", False)
+        if not isinstance(safe, (bool, np.bool_)):
+            raise ModelProtocolError(
+                f"{self.cls}.score_users_thread_safe ({self._ctx()}) must be True or False. "
+                f"Got {safe!r} instead."
+            )
+        return bool(safe)
 
     def _score_source(self) -> Any:
         if self.method == "recommend":

@@ -11,7 +11,7 @@ import pytest
 import scipy.sparse as sp
 
 from recoeval_tracking import evaluate
-from recoeval_tracking.models import UserModel
+from recoeval_tracking.models import ModelProtocolError, UserModel
 from recoeval_tracking.scores import CallableScores
 
 K = 5
@@ -171,3 +171,14 @@ def test_a_thread_safe_model_is_called_from_every_thread_with_the_same_values():
         np.testing.assert_array_equal(got.per_user[col].to_numpy(), plain.per_user[col].to_numpy())
     # a model that does not say so is never called twice at once
     assert UserModel(IntoOut(A, B)).fit(train).eval_inputs(K)["scorer"].thread_safe is False
+
+
+def test_a_thread_safety_that_is_not_a_bool_is_refused_naming_it():
+    train, test, A, B = _data()
+    model = IntoOut(A, B)
+    model.score_users_thread_safe = "yes"
+    with pytest.raises(ModelProtocolError) as err:
+        UserModel(model).fit(train).eval_inputs(K)
+    text = str(err.value)
+    assert "IntoOut.score_users_thread_safe" in text and "True or False" in text
+    assert "Got 'yes' instead" in text
