@@ -6,6 +6,7 @@ from __future__ import annotations
 import threading
 import tracemalloc
 
+import numba
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -154,6 +155,9 @@ class MeetsAnother(IntoOut):
         return super().score_users(user_indices, out=out)
 
 
+@pytest.mark.skipif(
+    numba.config.NUMBA_NUM_THREADS < 2, reason="two threads at once need two cores for numba"
+)
 def test_a_thread_safe_model_is_called_from_every_thread_with_the_same_values():
     train, test, A, B = _data()
     plain = _eval(Plain(A, B), train, test, block_rows=7, nthreads=1)
