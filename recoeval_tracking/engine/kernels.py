@@ -220,8 +220,8 @@ def block_topk(S, rows, train, test, plan, outs):
 
 @njit(nogil=True, cache=True)
 def block_topk_list(S, rows, train, test, plan, outs):
-    """:func:`block_topk` with the top-K list (the app's default job: its @k metrics under
-    ``noise`` ties and the list for coverage): without the binary-search counts, tie policies
+    """:func:`block_topk` with the top-K list (@k metrics beside coverage or another metric
+    of the list, under a total order of ties): without the binary-search counts, tie policies
     and whole-ranking writers that :func:`block_ranked_list` compiles, with the same values."""
     for b in range(rows.shape[0]):
         s, u = S[b], rows[b]
