@@ -205,20 +205,12 @@ class Interactions:
             )
         self.user_ids = np.asarray(self.user_ids)
         self.item_ids = np.asarray(self.item_ids)
-        if self.user_ids.shape != (m.shape[0],):
-            raise param_error(
-                "user_ids",
-                func,
-                f"a 1-d array of length {m.shape[0]} (one id per row)",
-                self.user_ids,
-            )
-        if self.item_ids.shape != (m.shape[1],):
-            raise param_error(
-                "item_ids",
-                func,
-                f"a 1-d array of length {m.shape[1]} (one id per column)",
-                self.item_ids,
-            )
+        for name, ids, n, per in (
+            ("user_ids", self.user_ids, m.shape[0], "row"),
+            ("item_ids", self.item_ids, m.shape[1], "column"),
+        ):
+            if ids.shape != (n,):
+                raise param_error(name, func, f"a 1-d array of length {n} (one id per {per})", ids)
         if self.timestamps is not None:
             t = self.timestamps
             if (

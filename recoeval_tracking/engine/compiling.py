@@ -43,6 +43,7 @@ WAIT_SECONDS = 60.0
 #: Each block kernel by name (the helper's first argument).
 KERNELS = {
     "topk": kernels.block_topk,
+    "topk_list": kernels.block_topk_list,
     "ranked": kernels.block_ranked,
     "ranked_list": kernels.block_ranked_list,
     "average": kernels.block_average,
@@ -101,15 +102,15 @@ def callees(name: str, dtype: Any) -> tuple[list[tuple[Any, tuple]], list[tuple[
     beats: Callee = (ranks._beats, (n, n, n, n, n))
     by_rank: Callee = (ranks.sort_by_rank, (i64, f64))
     metrics: Callee = (fill.fill_metrics, (i64, f64, n, plan, f64_3, n))
-    if name == "topk":
+    topk_items: Callee = (topk.topk_items, (s, n, n, n, i64, n, n, n, i64))
+    if name in ("topk", "topk_list"):
         # stable_order and _put_topk first: the helper's fill_metrics loads them from the cache
         # (each compiled once, in this process); the helper compiles the ideal gains
         b1, f = types.boolean, types.float64
         put: Callee = (fill._put_topk, (f64_3, i64, n, n, n, n, b1, b1, f, f, f64, f64, f, f, f))
         here = [(ranks.stable_order, (f64,)), put, read, scan, beats, by_rank]
-        return here, [metrics]
+        return here + ([topk_items] if name == "topk_list" else []), [metrics]
     here = [read, (ranks._counts_by_search, (s, s, i64, i64)), scan, beats]
-    topk_items: Callee = (topk.topk_items, (s, n, n, n, i64, n, n, n, i64))
     there: list[Callee]
     if name.startswith("average"):
         there = [(fill.fill_average, (s, f64, i64, i64, n, plan, f64_3, f64_2, n))]

@@ -338,6 +338,19 @@ def auc_average_ties(gt, eq, n_neg):
     return (n * float(n_neg) + 0.5 * n * n - s_gt - 0.5 * s_eq) / (n * float(n_neg))
 
 
+@njit(cache=True, inline="always")
+def _best_precision_from(ranks):
+    """``best[t]``: the best precision ``(t' + 1) / ranks[t']`` over the positives ``t' >= t``
+    (a suffix maximum, scanned once), where the interpolated precisions are read."""
+    n_pos = ranks.shape[0]
+    best = np.empty(n_pos)
+    run = 0.0
+    for t in range(n_pos - 1, -1, -1):
+        run = max(run, (t + 1) / ranks[t])
+        best[t] = run
+    return best
+
+
 @njit(cache=True)
 def _iprec(ranks, w):
     """The 11 interpolated precisions and their mean into ``w``: for recall ``rho`` the best
@@ -346,11 +359,7 @@ def _iprec(ranks, w):
     precision is the best of the positions up to the next positive, so the maximum over
     positions is one over positives: a suffix maximum, scanned once."""
     n_pos = ranks.shape[0]
-    best = np.empty(n_pos)
-    run = 0.0
-    for t in range(n_pos - 1, -1, -1):
-        run = max(run, (t + 1) / ranks[t])
-        best[t] = run
+    best = _best_precision_from(ranks)
     total = 0.0
     for j in range(11):
         c = int(j / 10.0 * n_pos + 0.9)
@@ -374,11 +383,7 @@ def _iprec_lround(ranks, w):
     with the cutoff ``c = lround(rho n)`` (``m_iprec_at_recall.c``, ``m_11pt_avg.c``: rounded
     half away from zero, where 9 added 0.9 and truncated)."""
     n_pos = ranks.shape[0]
-    best = np.empty(n_pos)
-    run = 0.0
-    for t in range(n_pos - 1, -1, -1):
-        run = max(run, (t + 1) / ranks[t])
-        best[t] = run
+    best = _best_precision_from(ranks)
     total = 0.0
     for j in range(11):
         x = j / 10.0 * n_pos

@@ -141,6 +141,28 @@ def _prepare_user(s, u, train, test, plan, outs):
 
 
 @njit(cache=True, inline="always")
+def _prepare_user_at_k(s, u, train, test, plan, outs):
+    """:func:`_prepare_user` for the @k metrics alone: each positive's count stops once it is
+    known to rank beyond K (:func:`~.ranks.counts_topk`)."""
+    ok, pos_scores, vals, gt, eq, pool, any_neg_inf = _read_and_mask(s, u, train, test, plan, outs)
+    if ok:
+        counts_topk(s, u, pos_scores, any_neg_inf, train, plan, gt, eq)
+        ok = not _all_equal(u, gt, eq, pool, outs)
+    return ok, pos_scores, vals, gt, eq, pool
+
+
+@njit(cache=True, inline="always")
+def _fill_at_k(s, u, pos_scores, vals, gt, eq, pool, train, test, plan, outs):
+    """The @k metrics from the positives' exact ranks under a total order of ties."""
+    n_pos = pos_scores.shape[0]
+    ranks = np.empty(n_pos, dtype=np.int64)
+    rvals = np.empty(n_pos, dtype=np.float64)
+    _exact_ranks(s, u, pos_scores, vals, gt, eq, train, test, plan, ranks, rvals)
+    sort_by_rank(ranks, rvals)
+    fill_metrics(ranks, rvals, pool, plan, outs.out, u)
+
+
+@njit(cache=True, inline="always")
 def _put_list(s, u, train, plan, outs):
     """The user's top-K items and the number of pool items tied with them (``plan.want_topk``)."""
     outs.n_tied[u] = topk_items(
@@ -202,20 +224,22 @@ def block_topk(S, rows, train, test, plan, outs):
     writers), about a third less than :func:`block_ranked`, with the same values."""
     for b in range(rows.shape[0]):
         s, u = S[b], rows[b]
-        ok, pos_scores, vals, gt, eq, pool, any_neg_inf = _read_and_mask(
-            s, u, train, test, plan, outs
-        )
-        if not ok:
-            continue
-        counts_topk(s, u, pos_scores, any_neg_inf, train, plan, gt, eq)
-        if _all_equal(u, gt, eq, pool, outs):
-            continue
-        n_pos = pos_scores.shape[0]
-        ranks = np.empty(n_pos, dtype=np.int64)
-        rvals = np.empty(n_pos, dtype=np.float64)
-        _exact_ranks(s, u, pos_scores, vals, gt, eq, train, test, plan, ranks, rvals)
-        sort_by_rank(ranks, rvals)
-        fill_metrics(ranks, rvals, pool, plan, outs.out, u)
+        ok, pos_scores, vals, gt, eq, pool = _prepare_user_at_k(s, u, train, test, plan, outs)
+        if ok:
+            _fill_at_k(s, u, pos_scores, vals, gt, eq, pool, train, test, plan, outs)
+
+
+@njit(nogil=True, cache=True)
+def block_topk_list(S, rows, train, test, plan, outs):
+    """:func:`block_topk` with the top-K list (@k metrics beside coverage or another metric
+    of the list, under a total order of ties): without the binary-search counts, tie policies
+    and whole-ranking writers that :func:`block_ranked_list` compiles, with the same values."""
+    for b in range(rows.shape[0]):
+        s, u = S[b], rows[b]
+        ok, pos_scores, vals, gt, eq, pool = _prepare_user_at_k(s, u, train, test, plan, outs)
+        if ok:
+            _put_list(s, u, train, plan, outs)
+            _fill_at_k(s, u, pos_scores, vals, gt, eq, pool, train, test, plan, outs)
 
 
 @njit(nogil=True, cache=True)
@@ -255,11 +279,10 @@ def block_kernel(plan):
     """The block kernel for ``plan``: ``kernel(S, rows, train, test, plan, outs)``."""
     if plan.tie_mode == TIE_AVERAGE:
         return block_average_list if plan.want_topk else block_average
+    total_order_at_k = plan.tie_mode in TOTAL_ORDERS and not plan.full_ranks
     if plan.want_topk:
-        return block_ranked_list
-    if plan.tie_mode in TOTAL_ORDERS and not plan.full_ranks:
-        return block_topk
-    return block_ranked
+        return block_topk_list if total_order_at_k else block_ranked_list
+    return block_topk if total_order_at_k else block_ranked
 
 
 @njit(nogil=True, cache=True)

@@ -260,8 +260,9 @@ def run(
                     f"The score source passed to {func} scores {source.n_users} "
                     f"users, but the test matrix has {m} users (rows)."
                 )
-            safe = isinstance(
-                getattr(source, "inner", source), (FactorScores, BiasScores, DenseScores)
+            inner = getattr(source, "inner", source)
+            safe = isinstance(inner, (FactorScores, BiasScores, DenseScores)) or (
+                getattr(inner, "thread_safe", False) is True
             )
             out, whole, topk, n_tied = backend.run_scores(
                 inp,

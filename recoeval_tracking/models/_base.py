@@ -16,13 +16,14 @@ A baseline is a small object with three methods:
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, ClassVar, cast
 
 import numpy as np
 import scipy.sparse as sp
 
 from .._validation import InputError, as_csr, describe, param_error
-from ..scores import ScoreSource
+from ..scores import CallableScores, ScoreSource
 
 __all__ = ["Model", "NotFittedError"]
 
@@ -107,6 +108,16 @@ class Model:
 
     def _score_source(self) -> ScoreSource:
         raise NotImplementedError
+
+    def _blocks_of(self, scores: Callable[[np.ndarray], np.ndarray]) -> ScoreSource:
+        """``scores(users)``, float64 blocks of shape ``(len(users), n_items)``, as the score
+        source (named ``<class>.score_source`` in its errors)."""
+        return CallableScores(
+            scores,
+            n_items=int(self.n_items_ or 0),
+            dtype=np.float64,
+            func=f"{type(self).__name__}.score_source",
+        )
 
 
 def _check_ids(ids: Any, name: str, func: str, n: int) -> np.ndarray | None:

@@ -34,7 +34,7 @@ import scipy.sparse as sp
 from numba import njit, prange
 
 from .._validation import as_csr, check_float, check_int
-from ..scores import CallableScores, ScoreSource
+from ..scores import ScoreSource
 from ._base import Model
 
 __all__ = ["ItemKNNModel", "cosine_topk"]
@@ -223,9 +223,4 @@ class ItemKNNModel(Model):
         return out
 
     def _score_source(self) -> ScoreSource:
-        return CallableScores(
-            self.scores,
-            n_items=int(self.n_items_ or 0),
-            dtype=np.float64,
-            func="ItemKNNModel.score_source",
-        )
+        return self._blocks_of(self.scores)

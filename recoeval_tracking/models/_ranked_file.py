@@ -295,15 +295,9 @@ class RankedFileModel(Model):
     def _fit(
         self, X: sp.csr_array, user_ids: np.ndarray | None, item_ids: np.ndarray | None
     ) -> None:
-        df = read_ranked_file(
-            self.path,
-            format=self.format,
-            user_col=self.user_col,
-            item_col=self.item_col,
-            rank_col=self.rank_col,
-            score_col=self.score_col,
-            sep=self.sep,
-        )
+        # read_ranked_file's options are this model's parameters but the list's own
+        reading = {k: v for k, v in self.params().items() if k not in ("path", "missing_users")}
+        df = read_ranked_file(self.path, **reading)
         m, n = X.shape
         users = _positions(
             user_ids if user_ids is not None else np.arange(m), df["user"].to_numpy()

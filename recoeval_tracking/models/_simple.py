@@ -8,7 +8,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from .._validation import check_bool, check_int
-from ..scores import BiasScores, CallableScores, ScoreSource
+from ..scores import BiasScores, ScoreSource
 from ._base import Model
 
 __all__ = ["PopularityModel", "RandomModel"]
@@ -93,9 +93,4 @@ class RandomModel(Model):
         return out
 
     def _score_source(self) -> ScoreSource:
-        return CallableScores(
-            self.scores,
-            n_items=int(self.n_items_ or 0),
-            dtype=np.float64,
-            func="RandomModel.score_source",
-        )
+        return self._blocks_of(self.scores)

@@ -15,7 +15,9 @@ return), before any evaluation starts:
     better; numpy, anything ``numpy.asarray`` reads, or a CuPy / PyTorch CUDA array on the GPU
     backend), called one bounded block of users at a time. A ``score_users(user_indices,
     out=None)`` gets the CPU engine's block buffer as ``out``: writing the scores there and
-    returning it (or None) spares an array and a copy per block;
+    returning it (or None) spares an array and a copy per block. The CPU engine calls it one
+    block at a time unless the model says ``score_users_thread_safe = True`` (then from all its
+    threads at once, each with single-threaded BLAS);
   - ``factors() -> (A, B)`` or ``(A, B, item_biases)``: user factors (n_users x p), item factors
     (n_items x p), optional item biases (n_items,); scores are ``A @ B.T + item_biases``;
   - ``recommend(user_indices, k) -> lists``: for each user, up to ``k`` item indices best first
@@ -271,15 +273,14 @@ class UserModel(Model):
         if self.method == "score_users":
             got = self._call("score_users", probe)
             self._check_scores(got, len(probe), n_items)
-            scorer = self._scorer(n_items)
-            return {
-                "scorer": UserScores(
-                    scorer,
-                    n_items,
-                    dtype=np.float32 if _is_float32(got) else np.float64,
-                    func=f"{self.cls}.score_users",
-                )
-            }
+            source = UserScores(
+                self._scorer(n_items),
+                n_items,
+                dtype=np.float32 if _is_float32(got) else np.float64,
+                func=f"{self.cls}.score_users",
+            )
+            source.thread_safe = self._thread_safe()
+            return {"scorer": source}
         if self.method == "factors":
             got = self._call("factors")
             ok = isinstance(got, (tuple, list)) and len(got) in (2, 3)
@@ -298,6 +299,16 @@ class UserModel(Model):
             self._expect(ok, "factors", got, n_users=n_users, n_items=n_items)
             return {"A": got[0], "B": got[1], "item_biases": got[2] if len(got) == 3 else None}
         return {"ranked": self._ranked(k, n_users, n_items, users)}
+
+    def _thread_safe(self) -> bool:
+        """The model's ``score_users_thread_safe`` (False when it has none)."""
+        safe = getattr(self.model, "score_users_thread_safe", False)
+        if not isinstance(safe, (bool, np.bool_)):
+            raise ModelProtocolError(
+                f"{self.cls}.score_users_thread_safe ({self._ctx()}) must be True or False. "
+                f"Got {safe!r} instead."
+            )
+        return bool(safe)
 
     def _score_source(self) -> Any:
         if self.method == "recommend":
@@ -434,7 +445,14 @@ class UserScores(CallableScores):
     At 50,000 users x 20,000 items the copy was about one GEMM floor's worth of memory traffic.
     ``score_users(user_indices, out=None)`` writes into the engine's buffer instead (as
     :class:`~recoeval_tracking.scores.CallableScores` does).
+
+    ``thread_safe`` (a model's ``score_users_thread_safe = True``): the engine may call the
+    model from all its threads at once, each scoring and evaluating blocks of its own with
+    single-threaded BLAS, as it does with factors; otherwise it calls the model one block at a
+    time, from one thread.
     """
+
+    thread_safe: bool = False
 
     def block(self, users: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
         if self.accepts_out:

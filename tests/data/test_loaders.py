@@ -193,6 +193,12 @@ def test_interactions_rejects_bad_containers():
     m = sp.csr_array(np.eye(2))
     with pytest.raises(InputError, match="'user_ids' parameter of Interactions"):
         Interactions(m, np.arange(3), np.arange(2))
+    wide = sp.csr_array(np.ones((2, 3)))
+    with pytest.raises(InputError) as err:
+        Interactions(wide, np.arange(2), np.arange(2))
+    text = str(err.value)
+    assert "'item_ids' parameter of Interactions" in text
+    assert "a 1-d array of length 3 (one id per column)" in text and "shape (2,)" in text
     ts = sp.csr_array(np.ones((2, 2)))
     with pytest.raises(InputError, match="same sparsity pattern"):
         Interactions(m, np.arange(2), np.arange(2), timestamps=ts)

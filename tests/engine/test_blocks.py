@@ -150,3 +150,24 @@ def test_progress_counts_every_evaluated_user():
         # the users the NaN rules leave to the engine (the kernel itself finds NaN scores)
         ok = res.per_user["nan_reason"].isin(["", "nan_score", "all_equal"]).sum()
         assert sum(seen) == ok and len(seen) >= 2
+
+
+@pytest.mark.parametrize("ties", ["noise", "index", "index_desc"])
+def test_the_list_kernel_of_a_total_order_gives_what_the_ranked_one_gives(ties):
+    """@k metrics and the top-K list under a total order of ties run ``block_topk_list``; with a
+    whole-ranking metric beside them, ``block_ranked_list``. Their @k values and lists agree on
+    ties, NaN and all-equal users, ``-inf`` scores and a user with many positives."""
+    tr, te, A, B, bias = _data()
+    S = A @ B.T + bias
+
+    def run(metrics):
+        return rt.evaluate(
+            tr, te, scores=S, metrics=metrics, k=6, ties=ties, return_topk=True, nthreads=1
+        )
+
+    at_k = run(TOPK + ["coverage"])
+    with_whole = run(TOPK + ["coverage", "roc_auc"])
+    assert at_k.topk is not None and (at_k.topk >= 0).any()
+    np.testing.assert_array_equal(at_k.topk, with_whole.topk)
+    cols = [c for c in at_k.per_user.columns if c != "roc_auc"]
+    pd.testing.assert_frame_equal(at_k.per_user[cols], with_whole.per_user[cols], check_exact=True)

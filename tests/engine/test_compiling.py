@@ -92,7 +92,12 @@ def test_a_compiled_kernel_is_ready_and_another_signature_is_not():
 
 
 @pytest.mark.parametrize(
-    ("name", "metrics"), [("topk", ["p", "ndcg"]), ("ranked", ["p", "roc_auc"])]
+    ("name", "metrics"),
+    [
+        ("topk", ["p", "ndcg"]),
+        ("topk_list", ["p", "coverage"]),
+        ("ranked", ["p", "roc_auc"]),
+    ],
 )
 def test_the_callees_are_listed_with_the_types_the_kernel_calls_them_with(name, metrics):
     """Once the kernel is compiled (or loaded) for these inputs, numba's cache holds every
@@ -107,9 +112,10 @@ def test_the_callees_are_listed_with_the_types_the_kernel_calls_them_with(name, 
 
 
 def _plan(metrics):
-    """The kernels' plan of ``metrics`` (full ranks when a whole-ranking metric is asked)."""
+    """The kernels' plan of ``metrics`` (full ranks when a whole-ranking metric is asked, the
+    top-K list for coverage)."""
     _, _, plan, _ = compiling._sample_records()
-    return plan._replace(full_ranks="roc_auc" in metrics)
+    return plan._replace(full_ranks="roc_auc" in metrics, want_topk="coverage" in metrics)
 
 
 def test_no_helper_is_started_when_turned_off_or_on_one_core(monkeypatch):
@@ -127,4 +133,4 @@ def test_no_helper_is_started_when_turned_off_or_on_one_core(monkeypatch):
 def test_the_helper_refuses_an_unknown_kernel():
     proc = run_python(["-m", "recoeval_tracking.engine.compiling", "ranked_sorted", "float32"])
     assert proc.returncode == 2 and "'ranked_sorted float32'" in proc.stderr
-    assert "topk, ranked, ranked_list, average, average_list" in proc.stderr
+    assert "topk, topk_list, ranked, ranked_list, average, average_list" in proc.stderr

@@ -3,14 +3,16 @@ the engine's block buffer, and the engine uses them without a copy."""
 
 from __future__ import annotations
 
+import threading
 import tracemalloc
 
+import numba
 import numpy as np
 import pytest
 import scipy.sparse as sp
 
 from recoeval_tracking import evaluate
-from recoeval_tracking.models import UserModel
+from recoeval_tracking.models import ModelProtocolError, UserModel
 from recoeval_tracking.scores import CallableScores
 
 K = 5
@@ -129,3 +131,58 @@ def test_a_scorer_without_out_is_called_as_before():
     assert calls == [2]
     assert CallableScores(lambda users, out=None: out, 3).accepts_out is True
     assert CallableScores(lambda users, **kw: None, 3).accepts_out is False
+
+
+class MeetsAnother(IntoOut):
+    """Declared thread-safe; its first two block calls each wait (up to 10 s) for the other to
+    be under way, which only happens when the engine calls it from two threads at once."""
+
+    score_users_thread_safe = True
+
+    def __init__(self, A, B):
+        super().__init__(A, B)
+        self.armed = False
+        self.meet = threading.Barrier(2, timeout=10)
+        self.met = 0
+        self.threads = set()
+
+    def score_users(self, user_indices, out=None):
+        if self.armed:
+            self.threads.add(threading.get_ident())
+            if self.met < 2:
+                self.met += 1
+                self.meet.wait()  # BrokenBarrierError after 10 s alone
+        return super().score_users(user_indices, out=out)
+
+
+@pytest.mark.skipif(
+    numba.config.NUMBA_NUM_THREADS < 2, reason="two threads at once need two cores for numba"
+)
+def test_a_thread_safe_model_is_called_from_every_thread_with_the_same_values():
+    train, test, A, B = _data()
+    plain = _eval(Plain(A, B), train, test, block_rows=7, nthreads=1)
+    model = MeetsAnother(A, B)
+    um = UserModel(model)
+    um.fit(train)
+    inputs = um.eval_inputs(K)  # its probe, in this thread
+    assert inputs["scorer"].thread_safe is True
+    model.armed = True
+    got = evaluate(
+        train, test, **inputs, k=K, ties="index", metrics=METRICS, block_rows=7, nthreads=2
+    )
+    assert len(model.threads) == 2 and len(model.buffers) == 9  # 60 users in blocks of 7
+    for col in plain.per_user.columns:
+        np.testing.assert_array_equal(got.per_user[col].to_numpy(), plain.per_user[col].to_numpy())
+    # a model that does not say so is never called twice at once
+    assert UserModel(IntoOut(A, B)).fit(train).eval_inputs(K)["scorer"].thread_safe is False
+
+
+def test_a_thread_safety_that_is_not_a_bool_is_refused_naming_it():
+    train, test, A, B = _data()
+    model = IntoOut(A, B)
+    model.score_users_thread_safe = "yes"
+    with pytest.raises(ModelProtocolError) as err:
+        UserModel(model).fit(train).eval_inputs(K)
+    text = str(err.value)
+    assert "IntoOut.score_users_thread_safe" in text and "True or False" in text
+    assert "Got 'yes' instead" in text

@@ -43,6 +43,21 @@ def hand_split(entries: list[tuple[str, int, int, str]]) -> rt.Split:
     return split_from_parts(X, part, "hand", {})
 
 
+def three_phases(b_train_at: int) -> rt.Split:
+    """Two users with an entry in each part: a trains at 1, validates at 50 and is tested at
+    30; b trains at ``b_train_at``, validates at 5 and is tested at 40."""
+    return hand_split(
+        [
+            ("a", 0, 1, "train"),
+            ("a", 1, 50, "validation"),
+            ("a", 2, 30, "test"),
+            ("b", 3, b_train_at, "train"),
+            ("b", 4, 5, "validation"),
+            ("b", 5, 40, "test"),
+        ]
+    )
+
+
 # ------------------------------------------------------------------ the slow reference
 def _entries(X: rt.Interactions) -> list[tuple[int, int]]:
     """(row, timestamp) of every entry, from plain Python lists."""
@@ -145,16 +160,7 @@ def test_users_compare_their_newest_training_with_their_first_evaluated_entry():
 
 
 def test_the_test_phase_trains_on_train_and_validation():
-    split = hand_split(
-        [
-            ("a", 0, 1, "train"),
-            ("a", 1, 50, "validation"),
-            ("a", 2, 30, "test"),
-            ("b", 3, 2, "train"),
-            ("b", 4, 5, "validation"),
-            ("b", 5, 40, "test"),
-        ]
-    )
+    split = three_phases(b_train_at=2)
     got = measure_leakage(split)
     # test: training holds a's validation entry at 50, newer than both test entries and than
     # a's first test entry; b's training (2, 5) is older than b's test entry
@@ -170,16 +176,7 @@ def test_the_test_phase_trains_on_train_and_validation():
 
 
 def test_the_phase_views_measure_what_they_evaluate():
-    split = hand_split(
-        [
-            ("a", 0, 1, "train"),
-            ("a", 1, 50, "validation"),
-            ("a", 2, 30, "test"),
-            ("b", 3, 60, "train"),
-            ("b", 4, 5, "validation"),
-            ("b", 5, 40, "test"),
-        ]
-    )
+    split = three_phases(b_train_at=60)
     whole = measure_leakage(split)
     on_validation = measure_leakage(split.validation_split())
     on_test = measure_leakage(split.test_split())
