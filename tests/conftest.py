@@ -27,17 +27,6 @@ if str(TESTS_DIR) not in sys.path:
     sys.path.insert(0, str(TESTS_DIR))
 
 
-@pytest.hookimpl(trylast=True)
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """The files that hold a test marked ``slow`` run first, each still whole (``--dist
-    loadfile`` hands a worker a whole file in collection order): a long file collected last
-    (``tests/tracking``'s MLflow server and UI screenshots) left one worker running it alone at
-    the end while the other sat idle. The order inside each file, and the set of tests, stay
-    the same."""
-    slow = {item.path for item in items if item.get_closest_marker("slow")}
-    items.sort(key=lambda item: item.path not in slow)  # stable: files stay contiguous
-
-
 def shared_data_dir() -> Path:
     """The MovieLens folder: ``$RECOEVAL_SHARED_DATA`` or ``<repo>/../shared/data``."""
     env = os.environ.get("RECOEVAL_SHARED_DATA")

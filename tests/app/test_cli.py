@@ -71,7 +71,6 @@ def _check_job_files(job: Path, *, plots: bool = False) -> dict:
     return metrics
 
 
-@pytest.mark.slow
 def test_single_run_end_to_end_and_rerun_from_the_job_config(tmp_path, local_store):
     proc = run_command(
         [
@@ -176,7 +175,6 @@ def _check_sweep(tmp_path: Path, uri: str, launcher: str) -> None:
     assert parent.data.metrics["best_ndcg_at_10"] == pytest.approx(best, rel=1e-12)
 
 
-@pytest.mark.slow
 def test_sweep_2x2_joblib_launcher(tmp_path, local_store):
     proc = run_command(
         [
@@ -195,7 +193,6 @@ def test_sweep_2x2_joblib_launcher(tmp_path, local_store):
     _check_sweep(tmp_path, local_store, "JoblibLauncher")
 
 
-@pytest.mark.slow
 def test_sweep_2x2_basic_launcher(tmp_path, local_store):
     proc = run_command(
         ["-m", "model=als,popularity", "seed=0,1", *TINY_DATA, *QUIET, "tracking.precision=exact"],
@@ -473,7 +470,6 @@ def _problems(results, bad_data: Path) -> tuple[list[str], int]:
     return problems, tracebacks
 
 
-@pytest.mark.slow
 def test_bad_invocations_never_end_in_a_traceback(tmp_path, bad_data):
     """At least 60 bad command lines, each through the command's entry point: the exit status
     is 2 (usage) or 1 (failure), stderr ends with one paragraph naming what to change, and no

@@ -76,7 +76,6 @@ def _check_children(sweep: Path, client, parent, children) -> None:
     assert parent.data.metrics["best_ndcg_at_10"] == pytest.approx(best, rel=1e-12)
 
 
-@pytest.mark.slow
 def test_submitit_local_sweep_logs_a_parent_and_its_children(tmp_path, local_store):
     proc = run_command(ARGS, tmp_path)
     assert_ok(proc)
@@ -92,7 +91,6 @@ def test_submitit_local_sweep_logs_a_parent_and_its_children(tmp_path, local_sto
     _check_children(sweep, client, parent, children)
 
 
-@pytest.mark.slow
 def test_submitit_jobs_create_one_parent_when_the_sweep_start_could_not(tmp_path, local_store):
     """The store is down when the sweep starts (the parent's creation fails once, in the
     launching process): the two jobs, in processes of their own, find or create the parent by

@@ -57,7 +57,6 @@ def _inputs():
     return train, test, A, B
 
 
-@pytest.mark.slow
 def test_a_cold_kernel_loads_the_helpers_callees_and_gives_the_same_values(tmp_path):
     env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path / "cache")}
     env.pop("RECOEVAL_WARM_UP", None)

@@ -166,7 +166,6 @@ def _report(dirs: list[Path], out: Path, cwd: Path) -> subprocess.CompletedProce
     )
 
 
-@pytest.mark.slow
 def test_sweeps_over_models_and_over_seeds_report_with_exit_0(tmp_path):
     proc = _command(
         [

@@ -45,7 +45,6 @@ def test_ids_of_another_type_are_refused_naming_the_frame_and_column(spark):
         evaluate_spark(test, ranked=text_rank, **KW)
 
 
-@pytest.mark.slow
 def test_string_ids_of_one_type_everywhere_are_evaluated(spark):
     test, ranked = _frames(spark)
     cast = [test, ranked]

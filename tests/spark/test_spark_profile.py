@@ -80,7 +80,6 @@ def test_the_profile_names_pysparks_metrics():
     assert prof["ties"] == "index" and prof["no_ground_truth"] == "zero"
 
 
-@pytest.mark.slow
 def test_spark_profile_equals_ranking_metrics_and_ranking_evaluator(spark, ml100k_lists):
     from pyspark.ml.evaluation import RankingEvaluator
     from pyspark.mllib.evaluation import RankingMetrics
@@ -226,7 +225,6 @@ def graded_ranking_metrics(sc, triples):
     )
 
 
-@pytest.mark.slow
 def test_graded_ndcg_equals_ranking_metrics_triples(spark, ml100k_lists):
     """Spark's RankingMetrics on (prediction, label, relevance) triples, the labels in item id
     order and the ratings as relevances, against evaluate_spark(rating_col="rating") and the
