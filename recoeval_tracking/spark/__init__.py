@@ -12,31 +12,19 @@ the light shard module (:mod:`recoeval_tracking.spark._shard`), not the driver's
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from .._lazy import lazy_names
 
 if TYPE_CHECKING:  # the names as static tools see them; at run time they load on first use
     from ._evaluate import USERS_PER_SHARD, SparkResults, evaluate_spark
     from ._inputs import local_workers_python, relevance_options
 
-#: The public names and the module of each, read on first use.
-_WHERE = {
-    "evaluate_spark": "._evaluate",
-    "SparkResults": "._evaluate",
-    "USERS_PER_SHARD": "._evaluate",
-    "relevance_options": "._inputs",
-    "local_workers_python": "._inputs",
+#: Each module and the public names it holds, read on first use.
+_MODULES = {
+    "._evaluate": ("evaluate_spark", "SparkResults", "USERS_PER_SHARD"),
+    "._inputs": ("relevance_options", "local_workers_python"),
 }
-__all__ = list(_WHERE)
+__all__ = [name for names in _MODULES.values() for name in names]
 
-
-def __getattr__(name: str) -> Any:
-    if name not in __all__:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(_WHERE[name], __name__), name)
-    globals()[name] = value  # later look-ups skip this function
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
+__getattr__, __dir__ = lazy_names(__name__, _MODULES)

@@ -32,61 +32,40 @@ Importing this package is cheap: the names above are loaded from their module on
 
 from __future__ import annotations
 
-import importlib
-import warnings
-from collections.abc import Callable, Mapping
-from typing import Any
-
+from .._lazy import lazy_names
 from ..jobdir.redact import flatten_config, is_secret_key
 
-_MODULE_OF = {
-    **dict.fromkeys(
-        (
-            "DEFAULT_EXPERIMENT",
-            "resolve_tracking_uri",
-            "params_from_config",
-            "run_name_from_overrides",
-        ),
-        "client",
+#: Each module and the public names it holds, read on first use.
+_MODULES = {
+    ".client": (
+        "DEFAULT_EXPERIMENT",
+        "resolve_tracking_uri",
+        "params_from_config",
+        "run_name_from_overrides",
     ),
-    **dict.fromkeys(("log_job_dir", "log_results"), "runs"),
-    **dict.fromkeys(
-        ("SweepParent", "create_sweep_parent", "build_leaderboard", "finish_sweep_parent"), "sweeps"
+    ".runs": ("log_job_dir", "log_results"),
+    ".sweeps": ("SweepParent", "create_sweep_parent", "build_leaderboard", "finish_sweep_parent"),
+    ".pending": (
+        "PENDING_SWEEP",
+        "upload_or_mark_pending",
+        "finish_sweep_parent_or_mark_pending",
+        "SyncOutcome",
+        "find_pending",
+        "sync_job_dir",
+        "sync_paths",
     ),
-    **dict.fromkeys(
-        (
-            "PENDING_SWEEP",
-            "upload_or_mark_pending",
-            "finish_sweep_parent_or_mark_pending",
-            "SyncOutcome",
-            "find_pending",
-            "sync_job_dir",
-            "sync_paths",
-        ),
-        "pending",
+    ".search": (
+        "REPORT_ARTIFACTS",
+        "search_runs_for_report",
+        "find_sweep_parent",
+        "download_job_artifacts",
+        "log_report_artifacts",
     ),
-    **dict.fromkeys(
-        (
-            "REPORT_ARTIFACTS",
-            "search_runs_for_report",
-            "find_sweep_parent",
-            "download_job_artifacts",
-            "log_report_artifacts",
-        ),
-        "search",
-    ),
-    **dict.fromkeys(("RecoevalEvaluator", "metric_threshold"), "evaluator"),
+    ".evaluator": ("RecoevalEvaluator", "metric_threshold"),
 }
 
-__all__ = sorted([*_MODULE_OF, "flatten_config", "is_secret_key"])
+__all__ = sorted(
+    [n for names in _MODULES.values() for n in names] + ["flatten_config", "is_secret_key"]
+)
 
-
-def __getattr__(name: str) -> Any:
-    module = _MODULE_OF.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(importlib.import_module(f"{__name__}.{module}"), name)
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_MODULE_OF))
+__getattr__, __dir__ = lazy_names(__name__, _MODULES)
