@@ -101,8 +101,7 @@ def load_runs(
         runs += read_per_user_files(sel["files"], sel["format"], base, _PROG)
         return runs, None
     from ..tracking.client import _sqlite_path, resolve_tracking_uri
-    from ..tracking.search import download_job_artifacts, search_runs_for_report
-    from ..tracking.study_read import sweep_study
+    from ..tracking.search import download_job_artifacts, search_runs_for_report, sweep_study
 
     tracking = dict(cfg.get("tracking") or {})
     uri = resolve_tracking_uri(tracking.get("uri") or None)

@@ -73,8 +73,7 @@ def _from_mlflow(
     run_ids: list[str], names: list[str | None], tracking_uri: str | None
 ) -> list[RunData]:
     from ..tracking.client import resolve_tracking_uri
-    from ..tracking.search import download_job_artifacts, search_runs_for_report
-    from ..tracking.study_read import sweep_study
+    from ..tracking.search import download_job_artifacts, search_runs_for_report, sweep_study
 
     uri = resolve_tracking_uri(tracking_uri)
     found = {r["run_id"]: r for r in search_runs_for_report(tracking_uri=uri, run_ids=run_ids)}

@@ -1,4 +1,5 @@
-"""Reading runs back for reports: selecting runs, fetching their job files, logging the report.
+"""Reading runs back for reports: selecting runs, fetching their job files, the study record
+their sweep's parent holds (:func:`sweep_study`: its protocol and budgets), logging the report.
 
 A run logged from a job directory holds that directory's files as artifacts;
 :func:`download_job_artifacts` fetches the ones a report needs so that
@@ -31,6 +32,7 @@ __all__ = [
     "find_sweep_parent",
     "download_job_artifacts",
     "log_report_artifacts",
+    "sweep_study",
 ]
 
 #: Files a report needs from a run's artifacts (the rest of the job directory is optional).
@@ -292,3 +294,49 @@ def log_report_artifacts(
     if new_run:
         client.set_terminated(run_id, "FINISHED")
     return run_id
+
+
+# -- a sweep's study record, read back from its parent's tags --------------------------------
+
+_BUDGET = _TAG_PREFIX + "budget."
+
+
+def sweep_study(
+    found: Sequence[Mapping[str, Any]], *, tracking_uri: str | None = None
+) -> dict[str, Any] | None:
+    """The study record of the sweep that ``found`` belongs to, from its parent run's tags.
+
+    Parameters
+    ----------
+    found : list of dict
+        Runs as :func:`~recoeval_tracking.tracking.search.search_runs_for_report` returns them
+        (their ``tags`` name their sweep: ``recoeval.sweep_id``).
+    tracking_uri : str, optional
+        The store the runs were read from.
+
+    Returns
+    -------
+    dict or None
+        ``protocol`` (the parent's one line), ``budgets`` (system -> its budget text) and
+        ``equal_budgets``; None when the runs are not all of one sweep, when its parent records
+        no protocol (a sweep logged before fair studies), or when the parent cannot be read
+        (the protocol is then read from the runs' own folders).
+    """
+    sweeps = {(info.get("tags") or {}).get(_TAG_PREFIX + "sweep_id") for info in found}
+    if len(sweeps) != 1 or None in sweeps:
+        return None
+    try:
+        parents = search_runs_for_report(
+            tracking_uri=tracking_uri, sweep_id=str(sweeps.pop()), include_parents=True
+        )
+    except Exception:  # noqa: BLE001 - the protocol line is read from the runs then
+        return None
+    for info in parents:
+        tags = info.get("tags") or {}
+        if tags.get(_TAG_PREFIX + "sweep_parent") == "true" and tags.get(_TAG_PREFIX + "protocol"):
+            return {
+                "protocol": tags[_TAG_PREFIX + "protocol"],
+                "budgets": {k[len(_BUDGET) :]: v for k, v in tags.items() if k.startswith(_BUDGET)},
+                "equal_budgets": tags.get(_TAG_PREFIX + "equal_budgets", "true") == "true",
+            }
+    return None
