@@ -6,6 +6,7 @@ The kernels (:mod:`.kernels`) take the typed records of :mod:`.records`, built h
 
 from __future__ import annotations
 
+import sys
 import threading
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -63,15 +64,21 @@ def resolve_nthreads(nthreads: int) -> int:
 
 
 _CONTROLLER = None
+#: ``len(sys.modules)`` when :data:`_CONTROLLER` looked at the loaded libraries.
+_CONTROLLER_MODULES = -1
 
 
 def _controller():
-    """threadpoolctl's view of the loaded BLAS libraries, inspected once (it costs ~10 ms)."""
-    global _CONTROLLER
-    if _CONTROLLER is None:
+    """threadpoolctl's view of the loaded BLAS libraries, inspected again (it costs ~10 ms) only
+    when a module was imported since the last look: a BLAS library is loaded by an import (scipy
+    loads its own OpenBLAS with ``scipy.linalg``'s routines, torch its own), and one the view
+    missed would escape the engine's thread limits (left at one thread, or oversubscribing)."""
+    global _CONTROLLER, _CONTROLLER_MODULES
+    if _CONTROLLER is None or len(sys.modules) != _CONTROLLER_MODULES:
         from threadpoolctl import ThreadpoolController
 
         _CONTROLLER = ThreadpoolController()
+        _CONTROLLER_MODULES = len(sys.modules)
     return _CONTROLLER
 
 

@@ -144,3 +144,57 @@ def test_the_models_blas_gets_every_thread():
     _run(model, train, test, block_rows=7, nthreads=2)
     assert len(model.blas) > 3 and all(seen == {2} for seen in model.blas), model.blas
     assert threading.main_thread().name not in model.threads and model.most_at_once == 1
+
+
+_LATE_BLAS = """
+import numpy as np, scipy.sparse as sp
+from threadpoolctl import threadpool_info, threadpool_limits
+from recoeval_tracking import evaluate
+from recoeval_tracking.models import UserModel
+
+def blas_threads():
+    return {d["filepath"]: d["num_threads"] for d in threadpool_info() if d["user_api"] == "blas"}
+
+class Model:
+    def __init__(self, A, B, thread_safe):
+        self.A, self.B, self.seen = A, B, []
+        self.score_users_thread_safe = thread_safe
+    def fit(self, train):
+        return self
+    def score_users(self, users):
+        self.seen.append(set(blas_threads().values()))
+        return self.A[users] @ self.B.T
+
+rng = np.random.default_rng(7)
+cells = rng.random((60, 40))
+train = sp.csr_array((cells < 0.15).astype(np.float64))
+test = sp.csr_array((cells > 0.9).astype(np.float64))
+A, B = rng.standard_normal((60, 4)), rng.standard_normal((40, 4))
+evaluate(train, test, A=A, B=B, k=5, metrics=["p"], nthreads=2)  # the engine looks at BLAS
+import scipy.linalg.cython_blas  # scipy's own OpenBLAS, loaded by now
+from recoeval_tracking.engine import driver
+seen_first = {d["filepath"] for d in driver._CONTROLLER.info()}  # the engine's first look
+assert set(blas_threads()) - seen_first, "no BLAS was loaded after the engine's first look"
+threadpool_limits(limits=1, user_api="blas")  # every BLAS left at one thread, not restored
+for thread_safe, expected in ((False, {2}), (True, {1})):
+    model = Model(A, B, thread_safe)
+    um = UserModel(model)
+    um.fit(train)
+    inputs = um.eval_inputs(5)
+    model.seen.clear()  # the evaluation's calls alone
+    evaluate(train, test, **inputs, k=5, metrics=["p"], nthreads=2, block_rows=7)
+    assert model.seen and all(s == expected for s in model.seen), (thread_safe, model.seen)
+print("ok")
+"""
+
+
+@pytest.mark.skipif(numba.config.NUMBA_NUM_THREADS < 2, reason="needs two threads")
+def test_a_blas_loaded_after_the_first_evaluation_gets_the_engines_limits():
+    """The engine's thread limits reach a BLAS library loaded after its first evaluation (scipy's
+    own OpenBLAS, loaded by ``scipy.linalg``): every thread for a model called in turn, one for
+    a model whose blocks run on the engine's threads. A fresh process, so that the library is
+    loaded late."""
+    from ._process import run_python
+
+    proc = run_python(["-c", _LATE_BLAS], timeout=120)
+    assert proc.returncode == 0 and proc.stdout.strip().endswith("ok"), proc.stderr[-3000:]
