@@ -251,18 +251,6 @@ class ALSModel(Model):
         self.item_factors_: np.ndarray | None = None
         self.loss_history_: list[float] = []
 
-    def params(self) -> dict[str, Any]:
-        return {
-            "factors": self.factors,
-            "regularization": self.regularization,
-            "alpha": self.alpha,
-            "iterations": self.iterations,
-            "cg_steps": self.cg_steps,
-            "seed": self.seed,
-            "progress": self.progress,
-            "compute_loss": self.compute_loss,
-        }
-
     def _fit(
         self, X: sp.csr_array, user_ids: np.ndarray | None, item_ids: np.ndarray | None
     ) -> None:
