@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
+from typing import NamedTuple
 
 import numpy as np
 import scipy.sparse as sp
@@ -56,6 +57,32 @@ def _search_right(a: np.ndarray, lo: np.ndarray, hi: np.ndarray, x: np.ndarray) 
         hi = np.where(open_ & ~right, mid, hi)
 
 
+class TopicModel(NamedTuple):
+    """The generative model that every user's draws read (built by :func:`make_synthetic`, the
+    same for its numpy and numba paths): the users' topic mixtures, the items' topics and
+    popularity, the exploration probability and the users' time windows."""
+
+    #: (n_users, K) cumulative topic mixtures, the last column exactly 1
+    cum_theta: np.ndarray
+    #: (n_users, K) topic mixtures :math:`\theta_u`
+    theta: np.ndarray
+    #: (n_items,) int64: the topic of each item
+    topic_of: np.ndarray
+    #: (n_items,) popularity CDF of each topic's items, in ``topic_items``' order
+    item_cdf: np.ndarray
+    #: (K + 1,) int64: where each topic's items start in ``topic_items``
+    topic_start: np.ndarray
+    #: (n_items,) int64: the items grouped by topic
+    topic_items: np.ndarray
+    #: (n_items,) popularity CDF over all items
+    global_cdf: np.ndarray
+    #: probability of drawing an item by global popularity in a user's first round
+    noise: float
+    #: (n_users,) int64: the start and length of each user's time window (seconds)
+    win_start: np.ndarray
+    win_len: np.ndarray
+
+
 #: Draws per batch of users in a round (bounds the memory of a round: some 100 bytes a draw).
 _BATCH = 1 << 20
 
@@ -65,29 +92,25 @@ def _draw_items(
     seed: np.ndarray,
     c: np.ndarray,
     u1: np.ndarray,
-    cum_theta: np.ndarray,
-    item_cdf: np.ndarray,
-    topic_start: np.ndarray,
-    topic_items: np.ndarray,
-    global_cdf: np.ndarray,
+    model: TopicModel,
     explore: float,
 ) -> np.ndarray:
     """The item of each draw of a round that is not uniform: the draw of ``user`` whose stream
     stands at ``c`` calls (``u1``: its next uniform) takes, when ``u1 < explore``, an item by
     global popularity (by its second uniform), else a topic from the user's mixture (by its
     third) and an item of that topic by popularity (by its second)."""
-    n_items = global_cdf.shape[0]
+    n_items = model.global_cdf.shape[0]
     u2 = _uniforms(seed, c + 2)
     wide = u1 < explore
     item = np.empty(user.shape[0], dtype=np.int64)
-    item[wide] = np.minimum(np.searchsorted(global_cdf, u2[wide], side="right"), n_items - 1)
+    item[wide] = np.minimum(np.searchsorted(model.global_cdf, u2[wide], side="right"), n_items - 1)
     near = ~wide
     u3 = _uniforms(seed[near], c[near] + 3)
     # the first topic whose cumulative weight exceeds u3 (the last when none does)
-    t = (cum_theta[user[near], :-1] <= u3[:, None]).sum(axis=1)
-    lo, hi = topic_start[t], topic_start[t + 1]
-    j = _search_right(item_cdf, lo, hi, u2[near])
-    item[near] = topic_items[np.minimum(j, hi - 1)]
+    t = (model.cum_theta[user[near], :-1] <= u3[:, None]).sum(axis=1)
+    lo, hi = model.topic_start[t], model.topic_start[t + 1]
+    j = _search_right(model.item_cdf, lo, hi, u2[near])
+    item[near] = model.topic_items[np.minimum(j, hi - 1)]
     return item
 
 
@@ -128,18 +151,7 @@ def _chain(
 
 
 def _generate(
-    counts: np.ndarray,
-    seeds: np.ndarray,
-    cum_theta: np.ndarray,
-    theta: np.ndarray,
-    topic_of: np.ndarray,
-    item_cdf: np.ndarray,
-    topic_start: np.ndarray,
-    topic_items: np.ndarray,
-    global_cdf: np.ndarray,
-    noise: float,
-    win_start: np.ndarray,
-    win_len: np.ndarray,
+    counts: np.ndarray, seeds: np.ndarray, model: TopicModel
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
     """Each user's ``counts[u]`` distinct items (ascending, users in order), their ratings and
     timestamps, and the most redraw rounds a user took.
@@ -150,8 +162,8 @@ def _generate(
     The users' rounds run together (:func:`_chain`). Then each item, in ascending order, takes
     three more calls: two for a Gaussian (Box-Muller), one for the timestamp.
     """
-    n_users, n_items = counts.shape[0], global_cdf.shape[0]
-    k = theta.shape[1]
+    n_users, n_items = counts.shape[0], model.global_cdf.shape[0]
+    k = model.theta.shape[1]
     calls = np.zeros(n_users, dtype=np.int64)
     kept = np.empty(0, dtype=np.int64)  # user * n_items + item, distinct
     filled = np.zeros(n_users, dtype=np.int64)
@@ -161,7 +173,7 @@ def _generate(
         active = np.flatnonzero(todo > 0)
         if active.shape[0] == 0:
             break
-        explore = min(1.0, noise + 0.25 * attempt)
+        explore = min(1.0, model.noise + 0.25 * attempt)
         batch = np.cumsum(todo[active]) // _BATCH
         new = []
         for users in np.split(active, np.flatnonzero(np.diff(batch)) + 1):
@@ -174,18 +186,7 @@ def _generate(
                 calls[users] = c0 + need
             else:
                 drawer, c, u1, calls[users] = _chain(seed, c0, need, explore)
-                item = _draw_items(
-                    users[drawer],
-                    seed[drawer],
-                    c,
-                    u1,
-                    cum_theta,
-                    item_cdf,
-                    topic_start,
-                    topic_items,
-                    global_cdf,
-                    explore,
-                )
+                item = _draw_items(users[drawer], seed[drawer], c, u1, model, explore)
             new.append(users[drawer] * n_items + item)
         mine = todo[kept // n_items] > 0
         merged = np.sort(np.concatenate([kept[mine], *new]))  # (np.unique may hash: slower)
@@ -201,9 +202,9 @@ def _generate(
     seed = seeds[user]
     v1, v2, v3 = (_uniforms(seed, base + i) for i in (1, 2, 3))
     gauss = np.sqrt(-2.0 * np.log(1.0 - v1)) * np.cos(2.0 * np.pi * v2)
-    pref = np.maximum(theta[user, topic_of[items]] * k, 1e-12)
+    pref = np.maximum(model.theta[user, model.topic_of[items]] * k, 1e-12)
     values = np.minimum(5.0, np.maximum(1.0, np.rint(3.0 + np.log(pref) + 0.8 * gauss)))
-    times = win_start[user] + (v3 * win_len[user]).astype(np.int64)
+    times = model.win_start[user] + (v3 * model.win_len[user]).astype(np.int64)
     return items, values, times, max(attempt - 1, 0)
 
 
@@ -332,9 +333,7 @@ def make_synthetic(
         generate = _synthetic_numba.generate
         if not is_cached(_synthetic_numba._generate):
             logger.info("compiling the generator's parallel kernel (once: numba caches it)...")
-    item, values, ts, rounds = generate(
-        counts.astype(np.int64),
-        seeds,
+    model = TopicModel(
         cum_theta,
         theta,
         topic_of.astype(np.int64),
@@ -346,6 +345,7 @@ def make_synthetic(
         win_start,
         win_len,
     )
+    item, values, ts, rounds = generate(counts.astype(np.int64), seeds, model)
     nnz = item.shape[0]
     indptr = np.zeros(n_users + 1, dtype=np.int64)
     np.cumsum(counts, out=indptr[1:])

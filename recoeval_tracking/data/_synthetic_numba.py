@@ -8,10 +8,13 @@ calls it from there only. Tested against the same plain-Python reference.
 
 from __future__ import annotations
 
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 from numba import njit, prange
+
+if TYPE_CHECKING:
+    from ._synthetic import TopicModel
 
 _S30 = np.uint64(30)
 _S27 = np.uint64(27)
@@ -34,51 +37,35 @@ def _splitmix(state: np.uint64) -> tuple:  # pragma: no cover - compiled
     return state, float(z >> _S11) * (1.0 / 9007199254740992.0)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _draw_one(
-    state: np.uint64,
-    r: int,
-    cum_theta: np.ndarray,
-    item_cdf: np.ndarray,
-    topic_start: np.ndarray,
-    topic_items: np.ndarray,
-    global_cdf: np.ndarray,
-    explore: float,
-    uniform: bool,
+    state: np.uint64, r: int, model: TopicModel, explore: float, uniform: bool
 ) -> tuple:  # pragma: no cover - compiled
-    n_items = global_cdf.shape[0]
+    """One item of user ``r``'s draw from ``state``: (the state after it, the item)."""
+    n_items = model.global_cdf.shape[0]
     state, u1 = _splitmix(state)
     if uniform:
         return state, min(int(u1 * n_items), n_items - 1)
     state, u2 = _splitmix(state)
     if u1 < explore:
-        j = np.searchsorted(global_cdf, u2, side="right")
+        j = np.searchsorted(model.global_cdf, u2, side="right")
         return state, min(j, n_items - 1)
     state, u3 = _splitmix(state)
-    k = cum_theta.shape[1]
+    k = model.cum_theta.shape[1]
     t = 0
-    while t < k - 1 and cum_theta[r, t] <= u3:
+    while t < k - 1 and model.cum_theta[r, t] <= u3:
         t += 1
-    lo = topic_start[t]
-    hi = topic_start[t + 1]
-    j = lo + np.searchsorted(item_cdf[lo:hi], u2, side="right")
-    return state, topic_items[min(j, hi - 1)]
+    lo = model.topic_start[t]
+    hi = model.topic_start[t + 1]
+    j = lo + np.searchsorted(model.item_cdf[lo:hi], u2, side="right")
+    return state, model.topic_items[min(j, hi - 1)]
 
 
 @njit(cache=True, parallel=True)
 def _generate(
     indptr: np.ndarray,
     seeds: np.ndarray,
-    cum_theta: np.ndarray,
-    theta: np.ndarray,
-    topic_of: np.ndarray,
-    item_cdf: np.ndarray,
-    topic_start: np.ndarray,
-    topic_items: np.ndarray,
-    global_cdf: np.ndarray,
-    noise: float,
-    win_start: np.ndarray,
-    win_len: np.ndarray,
+    model: TopicModel,
     items: np.ndarray,
     values: np.ndarray,
     times: np.ndarray,
@@ -92,7 +79,7 @@ def _generate(
     indptr[u]`` distinct items; ``rounds[u]`` records the redraw rounds.
     """
     n_users = indptr.shape[0] - 1
-    k = theta.shape[1]
+    k = model.theta.shape[1]
     for u in prange(n_users):
         lo = indptr[u]
         need = indptr[u + 1] - lo
@@ -103,19 +90,9 @@ def _generate(
         filled = 0
         attempt = 0
         while filled < need:
-            explore = min(1.0, noise + 0.25 * attempt)
+            explore = min(1.0, model.noise + 0.25 * attempt)
             for j in range(filled, need):
-                state, it = _draw_one(
-                    state,
-                    u,
-                    cum_theta,
-                    item_cdf,
-                    topic_start,
-                    topic_items,
-                    global_cdf,
-                    explore,
-                    attempt > 4,
-                )
+                state, it = _draw_one(state, u, model, explore, attempt > 4)
                 buf[j] = it
             buf.sort()
             filled = 1
@@ -131,17 +108,17 @@ def _generate(
             state, v1 = _splitmix(state)
             state, v2 = _splitmix(state)
             gauss = np.sqrt(-2.0 * np.log(1.0 - v1)) * np.cos(2.0 * np.pi * v2)
-            pref = max(theta[u, topic_of[it]] * k, 1e-12)
+            pref = max(model.theta[u, model.topic_of[it]] * k, 1e-12)
             values[lo + j] = min(5.0, max(1.0, np.rint(3.0 + np.log(pref) + 0.8 * gauss)))
             state, v3 = _splitmix(state)
-            times[lo + j] = win_start[u] + int(v3 * win_len[u])
+            times[lo + j] = model.win_start[u] + int(v3 * model.win_len[u])
 
 
 def generate(
-    counts: np.ndarray, seeds: np.ndarray, *params: Any
+    counts: np.ndarray, seeds: np.ndarray, model: TopicModel
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
-    """:func:`recoeval_tracking.data._synthetic._generate`'s draws (the same arguments: the
-    rest in :func:`_generate`'s order, ``cum_theta`` to ``win_len``) by :func:`_generate`."""
+    """:func:`recoeval_tracking.data._synthetic._generate`'s draws (the same arguments) by
+    :func:`_generate`."""
     n_users = counts.shape[0]
     indptr = np.zeros(n_users + 1, dtype=np.int64)
     np.cumsum(counts, out=indptr[1:])
@@ -150,5 +127,5 @@ def generate(
     values = np.empty(nnz, dtype=np.float64)
     times = np.empty(nnz, dtype=np.int64)
     rounds = np.zeros(n_users, dtype=np.int64)
-    cast(Any, _generate)(indptr, seeds, *params, items, values, times, rounds)
+    cast(Any, _generate)(indptr, seeds, model, items, values, times, rounds)
     return items, values, times, int(rounds.max()) if n_users else 0

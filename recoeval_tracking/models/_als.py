@@ -57,6 +57,10 @@ logger = logging.getLogger(__name__)
 # any number of threads on a given machine; NaN/inf semantics are kept (no nnan/ninf flags).
 _FASTMATH = {"reassoc", "contract", "arcp", "nsz"}
 
+#: A confidence matrix as the kernels read it, :func:`_kernel_csr`'s ``(indptr, indices, cm1)``
+#: with ``cm1`` the :math:`c_{ui} - 1 = \alpha r_{ui}` of each stored entry.
+_Csr = tuple[np.ndarray, np.ndarray, np.ndarray]
+
 
 @njit(nogil=True, cache=True, fastmath=_FASTMATH)
 def _gram_rows(Yt: np.ndarray, G: np.ndarray, rows: np.ndarray) -> None:  # pragma: no cover
@@ -74,9 +78,7 @@ def _gram_rows(Yt: np.ndarray, G: np.ndarray, rows: np.ndarray) -> None:  # prag
 
 @njit(nogil=True, cache=True, fastmath=_FASTMATH)
 def _cg_rows(
-    indptr: np.ndarray,
-    indices: np.ndarray,
-    cm1: np.ndarray,
+    csr: _Csr,
     X: np.ndarray,
     Y: np.ndarray,
     G: np.ndarray,
@@ -88,10 +90,11 @@ def _cg_rows(
     """Update rows ``lo:hi`` of ``X`` in place by ``cg_steps`` CG steps on their normal
     equations.
 
-    ``cm1`` holds :math:`c_{ui} - 1 = \\alpha r_{ui}` for each stored entry. Row ``u`` reads only
-    ``Y``, ``G`` and its own row, and writes only its own row, so the result does not depend on
-    how the rows are shared among threads.
+    ``csr`` is the confidence matrix (:data:`_Csr`). Row ``u`` reads only ``Y``, ``G`` and its
+    own row, and writes only its own row, so the result does not depend on how the rows are
+    shared among threads.
     """
+    indptr, indices, cm1 = csr
     k = X.shape[1]
     for u in range(lo, hi):
         x = np.empty(k, dtype=np.float64)
@@ -155,18 +158,14 @@ def _cg_rows(
 
 @njit(parallel=True, cache=True, fastmath=_FASTMATH)
 def _loss_rows(
-    indptr: np.ndarray,
-    indices: np.ndarray,
-    cm1: np.ndarray,
-    X: np.ndarray,
-    Y: np.ndarray,
-    G: np.ndarray,
+    csr: _Csr, X: np.ndarray, Y: np.ndarray, G: np.ndarray
 ) -> np.ndarray:  # pragma: no cover - compiled
     """Per-user data term :math:`\\sum_i c_{ui} (p_{ui} - x_u^\\top y_i)^2` over all items.
 
     Written as :math:`x_u^\\top (Y^\\top Y) x_u + \\sum_{i \\in I_u} [c_{ui}(1 - s_{ui})^2 - s_{ui}^2]`
     with :math:`s_{ui} = x_u^\\top y_i`, so that it costs :math:`O(k^2 + |I_u| k)`.
     """
+    indptr, indices, cm1 = csr
     m, k = X.shape
     out = np.empty(m, dtype=np.float64)
     for u in prange(m):
@@ -251,18 +250,6 @@ class ALSModel(Model):
         self.item_factors_: np.ndarray | None = None
         self.loss_history_: list[float] = []
 
-    def params(self) -> dict[str, Any]:
-        return {
-            "factors": self.factors,
-            "regularization": self.regularization,
-            "alpha": self.alpha,
-            "iterations": self.iterations,
-            "cg_steps": self.cg_steps,
-            "seed": self.seed,
-            "progress": self.progress,
-            "compute_loss": self.compute_loss,
-        }
-
     def _fit(
         self, X: sp.csr_array, user_ids: np.ndarray | None, item_ids: np.ndarray | None
     ) -> None:
@@ -299,12 +286,10 @@ class ALSModel(Model):
         self.user_factors_ = U
         self.item_factors_ = V
 
-    def _loss(
-        self, Xu: tuple[np.ndarray, np.ndarray, np.ndarray], U: np.ndarray, V: np.ndarray
-    ) -> float:
+    def _loss(self, Xu: _Csr, U: np.ndarray, V: np.ndarray) -> float:
         with _Sweeps(1) as sweeps:
             G = sweeps.gram(V)
-        data = float(np.sum(_loss_rows(*Xu, U, V, G)))
+        data = float(np.sum(_loss_rows(Xu, U, V, G)))
         U64, V64 = U.astype(np.float64), V.astype(np.float64)
         penalty = self.regularization * (float(np.sum(U64 * U64)) + float(np.sum(V64 * V64)))
         return data + penalty
@@ -319,7 +304,7 @@ class ALSModel(Model):
         return FactorScores(self.user_factors_, self.item_factors_, func="ALSModel.score_source")
 
 
-def _kernel_csr(X: sp.csr_array, alpha: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _kernel_csr(X: sp.csr_array, alpha: float) -> _Csr:
     """(indptr int64, indices int64, alpha * data float64) of a CSR with sorted indices."""
     X = sp.csr_array(X)
     X.sort_indices()
@@ -371,17 +356,11 @@ class _Sweeps:
         return G
 
     def cg(
-        self,
-        csr: tuple[np.ndarray, np.ndarray, np.ndarray],
-        X: np.ndarray,
-        Y: np.ndarray,
-        G: np.ndarray,
-        reg: float,
-        cg_steps: int,
+        self, csr: _Csr, X: np.ndarray, Y: np.ndarray, G: np.ndarray, reg: float, cg_steps: int
     ) -> None:
         """One sweep of :func:`_cg_rows` over every row of ``X``, in chunks of about equal
         work (stored entries plus ``k`` per row)."""
-        indptr, indices, cm1 = csr
+        indptr = csr[0]
         m, k = X.shape
         parts = 1 if self.pool is None else min(m, self.nthreads * _CHUNKS_PER_THREAD)
         work = indptr[1:] + k * np.arange(1, m + 1, dtype=np.int64)
@@ -389,35 +368,8 @@ class _Sweeps:
         cuts = np.searchsorted(work, np.linspace(0, total, parts + 1)[1:-1], side="left")
         bounds = [0, *sorted({int(c) for c in cuts}), m]
         tasks = [
-            (indptr, indices, cm1, X, Y, G, float(reg), int(cg_steps), lo, hi)
+            (csr, X, Y, G, float(reg), int(cg_steps), lo, hi)
             for lo, hi in zip(bounds[:-1], bounds[1:])
             if hi > lo
         ]
         self._run(_cg_rows, tasks)
-
-
-def _gram(Yt: np.ndarray) -> np.ndarray:
-    """``Yt @ Yt.T`` for ``Yt`` of shape (k, n), accumulated in float64 in a fixed order, on
-    numba's thread count."""
-    with _Sweeps(numba.get_num_threads()) as sweeps:
-        return sweeps.gram(np.asarray(Yt).T)
-
-
-def _cg_sweep(
-    indptr: np.ndarray,
-    indices: np.ndarray,
-    cm1: np.ndarray,
-    X: np.ndarray,
-    Y: np.ndarray,
-    G: np.ndarray,
-    reg: float,
-    cg_steps: int,
-) -> None:
-    """Update every row of ``X`` in place by ``cg_steps`` CG steps on its normal equations
-    (:func:`_cg_rows` over all rows, on numba's thread count)."""
-    with _Sweeps(numba.get_num_threads()) as sweeps:
-        sweeps.cg((indptr, indices, cm1), X, Y, G, reg, cg_steps)
-
-
-# whether the sweep is compiled is whether its row kernel is in numba's cache
-_cg_sweep._cache = _cg_rows._cache  # type: ignore[attr-defined]

@@ -16,6 +16,7 @@ A baseline is a small object with three methods:
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable
 from typing import Any, ClassVar, cast
 
@@ -26,6 +27,10 @@ from .._validation import InputError, as_csr, describe, param_error
 from ..scores import CallableScores, ScoreSource
 
 __all__ = ["Model", "NotFittedError"]
+
+#: The kinds of constructor parameters that :meth:`Model.params` reads back (not ``*args``,
+#: ``**kwargs``).
+_NAMED_KINDS = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
 
 
 class NotFittedError(RuntimeError):
@@ -93,8 +98,14 @@ class Model:
         return {"scores": self.score_source()}
 
     def params(self) -> dict[str, Any]:
-        """JSON-able hyper-parameters; ``make_model(self.name, **self.params())`` rebuilds the model."""
-        raise NotImplementedError
+        """JSON-able hyper-parameters; ``make_model(self.name, **self.params())`` rebuilds the model.
+
+        By default the constructor's parameters, each read back from the attribute of the same
+        name (scikit-learn's ``get_params`` rule); a model that keeps a parameter under another
+        name or form overrides this."""
+        init = inspect.signature(type(self).__init__).parameters.values()
+        named = (p.name for p in init if p.name != "self" and p.kind in _NAMED_KINDS)
+        return {name: getattr(self, name) for name in named}
 
     def __repr__(self) -> str:
         args = ", ".join(f"{k}={v!r}" for k, v in self.params().items())

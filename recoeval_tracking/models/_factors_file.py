@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import logging
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -103,14 +102,6 @@ class FactorsFileModel(Model):
         self.user_factors_: np.ndarray | None = None
         self.item_factors_: np.ndarray | None = None
         self.item_biases_: np.ndarray | None = None
-
-    def params(self) -> dict[str, Any]:
-        return {
-            "path": self.path,
-            "user_factors": self.user_factors,
-            "item_factors": self.item_factors,
-            "item_biases": self.item_biases,
-        }
 
     def _load(self) -> tuple[dict[str, np.ndarray], str]:
         if self.path is not None:

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import math
 import warnings
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import scipy.sparse as sp
@@ -255,26 +255,32 @@ def _rows(X: sp.csr_array, rows: np.ndarray, mask: np.ndarray | None = None) -> 
     )
 
 
-def _masks(
-    X: sp.csr_array,
-    split_type: str,
-    n_users_take: int,
-    items_test_fraction: float,
-    min_items_pool: int,
-    min_pos_test: int,
-    consider_cold_start: bool,
-    seed: int,
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+class _Draw(NamedTuple):
+    """The arguments of a recometrics split, checked by :func:`_validate`: what :func:`_masks`
+    draws the test entries from, the same for both entry points."""
+
+    X: sp.csr_array
+    split_type: str
+    n_users_take: int
+    items_test_fraction: float
+    min_items_pool: int
+    min_pos_test: int
+    consider_cold_start: bool
+    seed: int
+
+
+def _masks(draw: _Draw) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(users_test, users_rem, is_test over the entries of X) as recometrics draws them."""
+    X, frac, seed = draw.X, draw.items_test_fraction, draw.seed
     indptr = np.asarray(X.indptr, dtype=np.int64)
     m = X.shape[0]
-    if split_type == "all":
+    if draw.split_type == "all":
         return (
             np.arange(m),
             np.zeros(0, dtype=np.int64),
-            _test_mask_selected(indptr, items_test_fraction, seed),
+            _test_mask_selected(indptr, frac, seed),
         )
-    if n_users_take > m:
+    if draw.n_users_take > m:
         raise InputError(
             "split_reco_train_test: the target number of test users is larger "
             "than the number of users."
@@ -282,19 +288,19 @@ def _masks(
     ids, taken = _select_users(
         indptr,
         X.shape[1],
-        n_users_take,
-        items_test_fraction,
-        consider_cold_start,
-        min_items_pool,
-        min_pos_test,
+        draw.n_users_take,
+        frac,
+        draw.consider_cold_start,
+        draw.min_items_pool,
+        draw.min_pos_test,
         seed,
     )
     if taken == 0:
         raise InputError(
             "split_reco_train_test: no user satisfies the criteria for test inclusion (the "
-            f"split leaves no test user): with items_test_fraction={items_test_fraction}, "
-            f"min_pos_test={min_pos_test}, min_items_pool={min_items_pool} and "
-            f"consider_cold_start={consider_cold_start}. Lower min_pos_test or raise "
+            f"split leaves no test user): with items_test_fraction={frac}, "
+            f"min_pos_test={draw.min_pos_test}, min_items_pool={draw.min_items_pool} and "
+            f"consider_cold_start={draw.consider_cold_start}. Lower min_pos_test or raise "
             "items_test_fraction."
         )
     users_test = np.sort(ids[:taken])
@@ -303,7 +309,7 @@ def _masks(
     lengths = indptr[users_test + 1] - indptr[users_test]
     sub_indptr = np.zeros(taken + 1, dtype=np.int64)
     np.cumsum(lengths, out=sub_indptr[1:])
-    sub_test = _test_mask_selected(sub_indptr, items_test_fraction, seed)
+    sub_test = _test_mask_selected(sub_indptr, frac, seed)
     is_test = np.zeros(X.nnz, dtype=bool)
     take = np.repeat(indptr[users_test], lengths) + (
         np.arange(int(lengths.sum())) - np.repeat(sub_indptr[:-1], lengths)
@@ -323,7 +329,9 @@ def _validate(
     consider_cold_start: Any,
     seed: Any,
     func: str,
-) -> tuple:
+) -> _Draw:
+    """The arguments checked (named in the errors under ``func``), with the number of test
+    users to take."""
     X = _prepare_csr(X, func)
     if split_type not in ("all", "separated", "joined"):
         raise param_error("split_type", func, "one of 'all', 'separated', 'joined'", split_type)
@@ -379,7 +387,7 @@ def _validate(
                     "'max_test_users' is larger than number of users. Will take all.", stacklevel=3
                 )
             n_users_take = min(max_test_users, m)
-    return (
+    return _Draw(
         X,
         split_type,
         n_users_take,
@@ -447,7 +455,7 @@ def split_reco_train_test(
         Bad parameters (named), or when no user is eligible for test.
     """
     func = "split_reco_train_test"
-    (X, split_type, n_take, frac, min_items_pool, min_pos_test, cold, seed) = _validate(
+    draw = _validate(
         X,
         split_type,
         users_test_fraction,
@@ -459,9 +467,8 @@ def split_reco_train_test(
         seed,
         func,
     )
-    users_test, users_rem, is_test = _masks(
-        X, split_type, n_take, frac, min_items_pool, min_pos_test, cold, seed
-    )
+    users_test, users_rem, is_test = _masks(draw)
+    X, split_type = draw.X, draw.split_type
     if split_type == "all":
         all_rows = np.arange(X.shape[0])
         return _rows(X, all_rows, ~is_test), _rows(X, all_rows, is_test)
@@ -498,7 +505,7 @@ def recometrics_split(
     """
     func = "recometrics_split"
     X = Interactions.checked(interactions, func)
-    (M, split_type, n_take, frac, min_items_pool, min_pos_test, cold, seed) = _validate(
+    draw = _validate(
         X.matrix,
         split_type,
         users_test_fraction,
@@ -510,19 +517,17 @@ def recometrics_split(
         seed,
         func,
     )
-    users_test, _, is_test = _masks(
-        M, split_type, n_take, frac, min_items_pool, min_pos_test, cold, seed
-    )
+    users_test, _, is_test = _masks(draw)
     part = np.where(is_test, TEST, TRAIN)
     params = {
-        "split_type": split_type,
+        "split_type": draw.split_type,
         "users_test_fraction": users_test_fraction,
         "max_test_users": max_test_users,
-        "items_test_fraction": frac,
-        "min_items_pool": min_items_pool,
-        "min_pos_test": min_pos_test,
-        "consider_cold_start": cold,
-        "seed": seed,
+        "items_test_fraction": draw.items_test_fraction,
+        "min_items_pool": draw.min_items_pool,
+        "min_pos_test": draw.min_pos_test,
+        "consider_cold_start": draw.consider_cold_start,
+        "seed": draw.seed,
     }
     return split_from_parts(
         X, part, "recometrics", params, details={"selected_test_users": int(users_test.shape[0])}

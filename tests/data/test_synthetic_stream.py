@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 from recoeval_tracking.data import _synthetic_numba
-from recoeval_tracking.data._synthetic import _generate
+from recoeval_tracking.data._synthetic import TopicModel, _generate
 
 MASK = (1 << 64) - 1
 
@@ -106,7 +106,7 @@ def parameters(n_users, n_items, k, noise, seed, most):
 @pytest.mark.parametrize("generate", [_generate, _synthetic_numba.generate])
 def test_generate_follows_each_users_stream(n_users, n_items, k, noise, seed, most, generate):
     args = parameters(n_users, n_items, k, noise, seed, most)
-    items, values, times, rounds = generate(*args)
+    items, values, times, rounds = generate(args[0], args[1], TopicModel(*args[2:]))
     want_items, want_values, want_times, want_rounds = reference(*args)
     assert items.tolist() == want_items.tolist()
     assert values.tolist() == want_values.tolist()

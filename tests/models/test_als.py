@@ -9,7 +9,7 @@ import scipy.sparse as sp
 
 from recoeval_tracking import FactorScores, InputError
 from recoeval_tracking.models import ALSModel, PopularityModel
-from recoeval_tracking.models._als import _cg_sweep, _gram, _kernel_csr
+from recoeval_tracking.models._als import _kernel_csr, _Sweeps
 
 
 def _small(seed: int = 0) -> sp.csr_array:
@@ -57,7 +57,8 @@ def test_many_cg_steps_solve_the_normal_equations():
     k, alpha, reg = 5, 3.0, 0.5
     Y = rng.standard_normal((X.shape[1], k)).astype(np.float32)
     U = rng.standard_normal((X.shape[0], k)).astype(np.float32)
-    _cg_sweep(*_kernel_csr(X, alpha), U, Y, _gram(np.ascontiguousarray(Y.T)), reg, 3 * k)
+    with _Sweeps(numba.get_num_threads()) as sweeps:
+        sweeps.cg(_kernel_csr(X, alpha), U, Y, sweeps.gram(Y), reg, 3 * k)
     Y64 = Y.astype(np.float64)
     R = X.toarray()
     for u in range(X.shape[0]):
@@ -71,7 +72,8 @@ def test_many_cg_steps_solve_the_normal_equations():
 def test_gram_equals_matrix_product():
     Y = np.random.default_rng(1).standard_normal((50, 7)).astype(np.float32)
     Y64 = Y.astype(np.float64)
-    np.testing.assert_allclose(_gram(np.ascontiguousarray(Y.T)), Y64.T @ Y64, rtol=1e-12)
+    with _Sweeps(numba.get_num_threads()) as sweeps:
+        np.testing.assert_allclose(sweeps.gram(Y), Y64.T @ Y64, rtol=1e-12)
 
 
 @pytest.mark.skipif(numba.config.NUMBA_NUM_THREADS < 2, reason="needs 2 numba threads")
@@ -168,7 +170,7 @@ def test_a_cold_kernel_cache_is_said_before_the_fit(monkeypatch, caplog):
         ALSModel(factors=2, iterations=1, progress=False).fit(X)
     assert "compiling the ALS kernels" in caplog.text
     monkeypatch.undo()
-    assert _als.is_cached(_als._cg_sweep)  # the fit above wrote the cache
+    assert _als.is_cached(_als._cg_rows)  # the fit above wrote the cache
     caplog.clear()
     with caplog.at_level(logging.INFO, logger="recoeval_tracking.models._als"):
         ALSModel(factors=2, iterations=1, progress=False).fit(X)
