@@ -267,6 +267,8 @@ class _Draw(NamedTuple):
     min_pos_test: int
     consider_cold_start: bool
     seed: int
+    #: The entry point the user called, which the errors name.
+    func: str
 
 
 def _masks(draw: _Draw) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -282,8 +284,7 @@ def _masks(draw: _Draw) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         )
     if draw.n_users_take > m:
         raise InputError(
-            "split_reco_train_test: the target number of test users is larger "
-            "than the number of users."
+            f"{draw.func}: the target number of test users is larger than the number of users."
         )
     ids, taken = _select_users(
         indptr,
@@ -297,7 +298,7 @@ def _masks(draw: _Draw) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     )
     if taken == 0:
         raise InputError(
-            "split_reco_train_test: no user satisfies the criteria for test inclusion (the "
+            f"{draw.func}: no user satisfies the criteria for test inclusion (the "
             f"split leaves no test user): with items_test_fraction={frac}, "
             f"min_pos_test={draw.min_pos_test}, min_items_pool={draw.min_items_pool} and "
             f"consider_cold_start={draw.consider_cold_start}. Lower min_pos_test or raise "
@@ -396,6 +397,7 @@ def _validate(
         min_pos_test,
         consider_cold_start,
         seed,
+        func,
     )
 
 

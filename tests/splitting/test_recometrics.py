@@ -9,8 +9,8 @@ import scipy.sparse as sp
 from shared_paths import shared_file
 
 from recoeval_tracking import InputError
-from recoeval_tracking.data import load_movielens_100k, make_synthetic
-from recoeval_tracking.splitting import make_split, split_reco_train_test
+from recoeval_tracking.data import Interactions, load_movielens_100k, make_synthetic
+from recoeval_tracking.splitting import make_split, recometrics_split, split_reco_train_test
 from recoeval_tracking.splitting._recometrics import mt19937_outputs
 
 
@@ -113,7 +113,17 @@ def test_bad_input():
         split_reco_train_test(np.eye(4))
     # one entry per user and a 0.3 fraction: round(0.3) = 0 test items < min_pos_test
     with (
-        pytest.raises(InputError, match="no user satisfies"),
+        pytest.raises(InputError, match="^split_reco_train_test: no user satisfies"),
         pytest.warns(UserWarning, match="implies <1"),
     ):
         split_reco_train_test(X, "separated")
+
+
+def test_no_eligible_user_names_the_function_called():
+    """The same draw behind both entry points: its error names the one the user called."""
+    X = Interactions(sp.csr_array(np.eye(4)), np.arange(4), np.arange(4))
+    with (
+        pytest.raises(InputError, match="^recometrics_split: no user satisfies"),
+        pytest.warns(UserWarning, match="implies <1"),
+    ):
+        recometrics_split(X, "separated")
