@@ -195,9 +195,6 @@ class ItemKNNModel(Model):
         self.similarity_: sp.csr_array | None = None
         self._kernel_args: tuple[np.ndarray, ...] = ()
 
-    def params(self) -> dict[str, Any]:
-        return {"neighbours": self.neighbours, "shrinkage": self.shrinkage}
-
     def _fit(
         self, X: sp.csr_array, user_ids: np.ndarray | None, item_ids: np.ndarray | None
     ) -> None:

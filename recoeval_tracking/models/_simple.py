@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 import scipy.sparse as sp
 
@@ -38,9 +36,6 @@ class PopularityModel(Model):
         self.weighted = check_bool(weighted, "weighted", "PopularityModel")
         self.item_scores_: np.ndarray | None = None
 
-    def params(self) -> dict[str, Any]:
-        return {"weighted": self.weighted}
-
     def _fit(
         self, X: sp.csr_array, user_ids: np.ndarray | None, item_ids: np.ndarray | None
     ) -> None:
@@ -74,9 +69,6 @@ class RandomModel(Model):
     def __init__(self, seed: int = 0) -> None:
         super().__init__()
         self.seed = check_int(seed, "seed", "RandomModel", minimum=0)
-
-    def params(self) -> dict[str, Any]:
-        return {"seed": self.seed}
 
     def _fit(
         self, X: sp.csr_array, user_ids: np.ndarray | None, item_ids: np.ndarray | None
