@@ -151,3 +151,60 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
 # warm-up child would only add processes: off unless a test turns them on
 # (tests/engine/test_compiling.py, tests/metrics/test_warm.py, tests/app/test_pipeline.py).
 os.environ.setdefault("RECOEVAL_WARM_UP", "0")
+
+
+# ---------------------------------------------------------------------------------------------
+# The engine's kernels compiled once for the whole run. On a cold numba cache (a fresh install,
+# as in CI) each worker, and each app process a test starts before the cache is written,
+# compiled the same block kernels for itself. With workers, the controller starts
+# `python -m recoeval_tracking.engine.compiling all DTYPE` (one process per score dtype) while
+# the workers collect, and a worker's first test waits for them; on a warm cache they find
+# every kernel ready and end at once. RECOEVAL_TEST_PRECOMPILE=0 turns this off.
+# ---------------------------------------------------------------------------------------------
+
+_PRECOMPILED = "RECOEVAL_TEST_PRECOMPILED"
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    if hasattr(config, "workerinput") or os.environ.get("RECOEVAL_TEST_PRECOMPILE") == "0":
+        return
+    if not config.getoption("numprocesses", None) or config.getoption("dist", "no") == "no":
+        return
+    import subprocess
+    import tempfile
+    import threading
+
+    marker = Path(tempfile.mkdtemp(prefix="recoeval-precompile-")) / "done"
+    os.environ[_PRECOMPILED] = str(marker)  # the workers, started after this, inherit it
+    command = [sys.executable, "-m", "recoeval_tracking.engine.compiling", "all"]
+    procs = [
+        subprocess.Popen([*command, dtype], cwd=REPO_ROOT, stdin=subprocess.DEVNULL)
+        for dtype in ("float32", "float64")
+    ]
+
+    def done() -> None:
+        for proc in procs:
+            proc.wait()
+        marker.touch()
+
+    threading.Thread(target=done, name="precompile", daemon=True).start()
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    marker = os.environ.get(_PRECOMPILED)
+    if marker and not hasattr(config, "workerinput"):
+        shutil.rmtree(Path(marker).parent, ignore_errors=True)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _kernels_precompiled() -> None:
+    """A worker's first test waits for the controller's compile of the kernels (at most 5
+    minutes; a test then compiles what it needs itself, as without it)."""
+    marker = os.environ.get(_PRECOMPILED)
+    if not marker:
+        return
+    import time
+
+    deadline = time.monotonic() + 300
+    while not Path(marker).exists() and time.monotonic() < deadline:
+        time.sleep(0.2)

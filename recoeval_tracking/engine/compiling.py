@@ -35,7 +35,7 @@ from . import fill, kernels, ranks, topk
 from .codes import AtK, Whole
 from .records import Csr, Outputs, Plan
 
-__all__ = ["callees", "compile_kernel", "kernel_signature", "is_ready", "main"]
+__all__ = ["callees", "compile_all", "compile_kernel", "kernel_signature", "is_ready", "main"]
 
 #: The longest this process waits for the helper before compiling the rest itself.
 WAIT_SECONDS = 60.0
@@ -191,14 +191,34 @@ def compile_kernel(kernel: Any, dtype: Any, records: tuple[Any, ...] | None = No
         kernel.compile(sig)
 
 
+def compile_all(dtypes: tuple[str, ...] = ("float32", "float64")) -> list[str]:
+    """Compile every block kernel of :data:`KERNELS` for scores of each of ``dtypes`` into
+    numba's on-disk cache, in this process, skipping those compiled or cached already (for an
+    image or a CI job built once and run many times). Returns the ``"KIND DTYPE"`` compiled."""
+    done = []
+    for dtype in dtypes:
+        for name, kernel in KERNELS.items():
+            sig = kernel_signature(dtype)
+            if not is_ready(kernel, sig):
+                kernel.compile(sig)
+                done.append(f"{name} {dtype}")
+    return done
+
+
 def main(argv: list[str] | None = None) -> int:
-    """The helper: ``python -m recoeval_tracking.engine.compiling KIND DTYPE`` compiles the
-    callees of :func:`callees` ``(KIND, DTYPE)[1]`` into numba's on-disk cache."""
+    """``python -m recoeval_tracking.engine.compiling KIND DTYPE`` (the helper) compiles the
+    callees of :func:`callees` ``(KIND, DTYPE)[1]`` into numba's on-disk cache;
+    ``... compiling all [DTYPE ...]`` compiles every block kernel (:func:`compile_all`)."""
     args = sys.argv[1:] if argv is None else argv
-    if len(args) != 2 or args[0] not in KERNELS or args[1] not in ("float32", "float64"):
+    dtypes = ("float32", "float64")
+    if args[:1] == ["all"] and all(a in dtypes for a in args[1:]):
+        compile_all(tuple(args[1:]) or dtypes)
+        return 0
+    if len(args) != 2 or args[0] not in KERNELS or args[1] not in dtypes:
         print(
             "usage: python -m recoeval_tracking.engine.compiling KIND DTYPE (KIND one of "
-            f"{', '.join(KERNELS)}; DTYPE float32 or float64); got {' '.join(args)!r}",
+            f"{', '.join(KERNELS)}; DTYPE float32 or float64), or all [DTYPE ...]; got "
+            f"{' '.join(args)!r}",
             file=sys.stderr,
         )
         return 2

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 
+import numba
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -134,3 +135,38 @@ def test_the_helper_refuses_an_unknown_kernel():
     proc = run_python(["-m", "recoeval_tracking.engine.compiling", "ranked_sorted", "float32"])
     assert proc.returncode == 2 and "'ranked_sorted float32'" in proc.stderr
     assert "topk, topk_list, ranked, ranked_list, average, average_list" in proc.stderr
+
+
+def test_compile_all_compiles_each_kernel_not_ready_once_per_dtype(monkeypatch):
+    """``compiling all``: every kernel of KERNELS for each dtype, skipping the ready ones (a
+    second call compiles nothing). Stand-in kernels, so that the test compiles in milliseconds."""
+    from numba import njit
+
+    def made():
+        @njit(cache=False)
+        def kernel(S, rows):
+            return S[0, 0] + rows[0]
+
+        return kernel
+
+    stand_ins = {"first": made(), "second": made()}
+    monkeypatch.setattr(compiling, "KERNELS", stand_ins)
+    monkeypatch.setattr(
+        compiling,
+        "kernel_signature",
+        lambda dtype: (
+            types.Array(numba.from_dtype(np.dtype(dtype)), 2, "C"),
+            types.Array(types.int64, 1, "C"),
+        ),
+    )
+    # no disk cache for the stand-ins: ready means compiled in this process
+    monkeypatch.setattr(compiling, "is_ready", lambda kernel, sig: tuple(sig) in kernel.overloads)
+    stand_ins["second"].compile(compiling.kernel_signature("float64"))  # ready already
+    assert compiling.compile_all() == ["first float32", "second float32", "first float64"]
+    assert all(len(k.overloads) == 2 for k in stand_ins.values())
+    assert compiling.compile_all(("float64",)) == []
+
+
+def test_compile_all_refuses_an_unknown_dtype():
+    proc = run_python(["-m", "recoeval_tracking.engine.compiling", "all", "float16"])
+    assert proc.returncode == 2 and "or all [DTYPE ...]; got 'all float16'" in proc.stderr
