@@ -533,6 +533,21 @@ def _budget_text(entry: Mapping[str, Any]) -> str:
     return f"{n} configuration{'s' if n != 1 else ''}{whole}{lost}, {seconds:.1f} s of fits"
 
 
+#: The failed-job clauses :func:`_budget_text` adds to a system's budget.
+_BUDGET_FAILURES = (r", \d+ of \d+ failed on validation", r", \d+ failed on test")
+
+
+def budget_without_failures(text: str) -> str:
+    """A system's budget (a ``recoeval.budget.<system>`` tag) without its failed-job counts,
+    for a page whose protocol line names the failed jobs already: ``"6 configurations, 2 of
+    6 failed on validation, 0.6 s of fits"`` -> ``"6 configurations, 0.6 s of fits"``."""
+    import re
+
+    for clause in _BUDGET_FAILURES:
+        text = re.sub(clause, "", text)
+    return text
+
+
 def budget_lines(study: Mapping[str, Any] | None) -> list[str]:
     """Each system's budget, a line each under a heading (empty without a study); the heading
     says when the budgets are unequal."""
@@ -990,10 +1005,13 @@ def _insert_note(tags: dict[str, str], text: str, *, before: str) -> None:
 
 def _add_study(tags: dict[str, str], study: Mapping[str, Any]) -> None:
     """A fair study's tags (:func:`study_tags`) and, in the description after the best run,
-    its protocol line and each system's budget."""
+    its protocol line and each system's budget (its failed jobs counted once, by the protocol
+    line, when that names them: :func:`budget_without_failures`)."""
     tags.update(study_tags(study))
-    protocol_md = f"**Protocol:** {study.get('protocol')}\n\n" + "\n".join(
-        f"- {line.strip()}" for line in budget_lines(study)[1:]
+    protocol = str(study.get("protocol"))
+    once = budget_without_failures if "failed jobs:" in protocol else str
+    protocol_md = f"**Protocol:** {protocol}\n\n" + "\n".join(
+        f"- {once(line.strip())}" for line in budget_lines(study)[1:]
     )
     _insert_note(tags, protocol_md, before="\n\n[The jobs of this sweep")
 
