@@ -214,7 +214,10 @@ class OptunaSweeper(Sweeper):
 
             tested = " Its best completed trial was tested." if plan.on_validation else ""
             raise_failures(
-                returns, after=f"The search stopped after that batch.{tested}", errors=errors
+                returns,
+                after=f"The search stopped after that batch.{tested}",
+                errors=errors,
+                sweep_dir=self.sweep_dir,
             )
         return returns
 

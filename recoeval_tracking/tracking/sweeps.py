@@ -191,6 +191,61 @@ def note_swept_keys(sweep_dir: str | Path, keys: list[str]) -> None:
     write_sweep_record(sweep_dir, record)
 
 
+def note_sweep_outcome(
+    sweep_dir: str | Path, jobs: int, failed: Sequence[str], after: str | None = None
+) -> None:
+    """Write into the sweep's record that the sweeper has run its jobs: ``jobs`` launched, of
+    which ``failed`` (each named, ``#0 (model.shrink=0)``) failed; ``after``: what the sweep
+    did then, when it stopped early (an Optuna search stops after a failed trial's batch).
+    :func:`finish_sweep_parent` reads it: a sweep that ran its jobs and chose among those
+    that did not fail closes FINISHED, saying how many failed. Nothing when not tracked."""
+    record = read_sweep_record(sweep_dir)
+    if record is None:  # not tracked
+        return
+    record["outcome"] = {"jobs": int(jobs), "failed": [str(f) for f in failed]}
+    if after:
+        record["outcome"]["after"] = str(after)
+    write_sweep_record(sweep_dir, record)
+
+
+class _Closing(NamedTuple):
+    """How a sweep's parent closes (:func:`_closing`)."""
+
+    status: str
+    #: The outcome in words, the tag ``recoeval.sweep_outcome`` ("" when none was recorded).
+    outcome: str = ""
+    #: The outcome in short, the description's first line: ``finished, 2 of 24 jobs failed
+    #: (#0, #1)``.
+    head: str = ""
+    #: The failed jobs, each named (``#0 (model.shrink=0)``).
+    failed: tuple[str, ...] = ()
+
+
+def _closing(parent: Any, status: str, leaderboard: pd.DataFrame) -> _Closing:
+    """The status a sweep's parent closes with and the sweep's outcome in words, from the
+    outcome its sweeper recorded (:func:`note_sweep_outcome`; none: the status as given). A
+    sweep closed as FAILED because some jobs failed (the sweeper raises once they have all
+    run) closes FINISHED when it has a finished job to show: ``"finished, 2 of 24 jobs failed:
+    #0 (...), #1 (...)"``. A crash before the jobs had run, an interruption (KILLED) or a
+    sweep whose every job failed keeps its status."""
+    sweep_dir = parent.data.tags.get(_TAG_PREFIX + "sweep_dir")
+    outcome = ((sweep_dir and read_sweep_record(sweep_dir)) or {}).get("outcome")
+    if not isinstance(outcome, dict):
+        return _Closing(status)
+    jobs, failed = int(outcome.get("jobs") or 0), [str(f) for f in outcome.get("failed") or []]
+    if not failed:
+        return _Closing(status, f"finished, all {jobs} jobs ran" if status == "FINISHED" else "")
+    shown = "status" in leaderboard.columns and bool((leaderboard["status"] == "FINISHED").any())
+    if status == "FAILED" and shown and len(failed) < jobs:
+        status = "FINISHED"
+    head = f"{status.lower()}, {len(failed)} of {jobs} jobs failed"
+    after = f" ({str(outcome['after']).rstrip('.')})" if outcome.get("after") else ""
+    numbers = ", ".join(f.split(" ", 1)[0] for f in failed)
+    return _Closing(
+        status, f"{head}: {', '.join(failed)}{after}", f"{head} ({numbers})", tuple(failed)
+    )
+
+
 def find_sweep_record(job_dir: str | Path) -> tuple[Path, dict[str, Any]] | None:
     """The sweep directory above ``job_dir`` (up to four levels) and its record, or None."""
     here = Path(job_dir).resolve()
@@ -808,12 +863,14 @@ def _summary(
     searched: str | None = None,
     searched_step: int = 0,
     recorded: Mapping[str, float] | None = None,
+    failed_jobs: int = 0,
 ) -> tuple[list, dict[str, str]]:
     """The parent's metrics (``sweep_jobs``, ``sweep_jobs_failed``, ``best_<metric>``: the best
     child's value exactly as that child logged it) and tags (``recoeval.best_run.<metric>``,
     the leaderboard as ``mlflow.note.content``). A search's objective (``searched``) is logged
     at ``searched_step``, its best trial, after the curve that :func:`record_sweep_best` drew
-    (unless its ``recorded`` latest value is already the best child's)."""
+    (unless its ``recorded`` latest value is already the best child's). ``failed_jobs``: the
+    jobs the sweeper saw fail (a failed job logs no run, so no child counts it)."""
     from mlflow.entities import Metric
 
     now = _now_ms()
@@ -822,9 +879,11 @@ def _summary(
         batch_metrics.append(
             Metric("sweep_selection_jobs", float(leaderboard.attrs["selection_runs"]), now, 0)
         )
-    if "status" in leaderboard.columns:
-        n_failed = int((leaderboard["status"] != "FINISHED").sum())
-        batch_metrics.append(Metric("sweep_jobs_failed", float(n_failed), now, 0))
+    if "status" in leaderboard.columns or failed_jobs:
+        n_failed = (
+            int((leaderboard["status"] != "FINISHED").sum()) if "status" in leaderboard else 0
+        )
+        batch_metrics.append(Metric("sweep_jobs_failed", float(max(n_failed, failed_jobs)), now, 0))
     tags = {}
     for m in headline:
         if m not in leaderboard.columns:
@@ -1003,6 +1062,16 @@ def _insert_note(tags: dict[str, str], text: str, *, before: str) -> None:
     )
 
 
+def _failed_note(failed: Sequence[str]) -> str:
+    """The parent's description's paragraph on a sweep's failed jobs ("" when none failed)."""
+    if not failed:
+        return ""
+    return (
+        f"\n\n**Failed jobs:** {', '.join(failed)}. Each said why on the terminal when it "
+        "failed and logged no run; the sweep chose among the jobs that ran."
+    )
+
+
 def _add_study(tags: dict[str, str], study: Mapping[str, Any]) -> None:
     """A fair study's tags (:func:`study_tags`) and, in the description after the best run,
     its protocol line and each system's budget (its failed jobs counted once, by the protocol
@@ -1085,6 +1154,7 @@ def finish_sweep_parent(
         for _, row in leaderboard[leaderboard["status"] == "RUNNING"].iterrows():
             client.set_terminated(row["run_id"], "KILLED")
     study = read_study(parent.data.tags.get(_TAG_PREFIX + "sweep_dir"))
+    closing = _closing(parent, status, leaderboard)
     trial = str(parent.data.tags.get(_TAG_PREFIX + "best.trial", ""))
     batch_metrics, tags = _summary(
         leaderboard,
@@ -1093,7 +1163,10 @@ def finish_sweep_parent(
         parent.data.tags.get(_TAG_PREFIX + "best.objective"),
         int(trial) if trial.isdigit() else 0,
         parent.data.metrics,
+        len(closing.failed),
     )
+    if closing.outcome:
+        tags[_TAG_PREFIX + "sweep_outcome"] = closing.outcome
     diffs = _differences(client, parent, leaderboard)
     if sweep_id:
         sort_by = leaderboard.attrs.get("sort_by")
@@ -1101,11 +1174,13 @@ def finish_sweep_parent(
         tags[_TAG_PREFIX + "view_link"] = table_link
         best, closed = _best_line(leaderboard, sort_by), views.closed_at()
         tags["mlflow.note.content"] = (
-            f"Sweep {sweep_id}, closed {closed}.\n\n"
+            f"Sweep {sweep_id}, closed {closed}"
+            + (f": **{closing.head}**.\n\n" if closing.failed else ".\n\n")
             + (f"**Best: {best}**\n\n" if best else "")
             + f"[The jobs of this sweep side by side, best first]({table_link}) "
             f"([as charts]({link})).\n\n"
             + tags.get("mlflow.note.content", "")
+            + _failed_note(closing.failed)
             + "\n\nEvery metric of every job: leaderboard.csv below."
         )
     if study:
@@ -1143,5 +1218,5 @@ def finish_sweep_parent(
         p = Path(tmp) / "leaderboard.csv"
         leaderboard.to_csv(p, index=False)
         client.log_artifact(parent_run_id, str(p))
-    client.set_terminated(parent_run_id, status)
+    client.set_terminated(parent_run_id, closing.status)
     return leaderboard
