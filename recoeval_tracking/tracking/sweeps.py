@@ -53,7 +53,7 @@ from .client import (
     params_from_config,
     resolve_tracking_uri,
 )
-from .runs import read_ci_tag
+from .runs import _context_tags, read_ci_tag
 from .views import _best_line, _lower_is_better, _markdown
 
 __all__ = [
@@ -447,7 +447,12 @@ def create_sweep_parent(
     client = _client(uri)
     exp_id = _experiment_id(client, experiment, artifact_location, uri)
     run_tags = _clean_tags(
-        {_TAG_PREFIX + "sweep_id": sweep_id, _TAG_PREFIX + "sweep_parent": "true", **(tags or {})}
+        {
+            **_context_tags(),  # the UI's "Created by" and "Source", as a job's run has them
+            _TAG_PREFIX + "sweep_id": sweep_id,
+            _TAG_PREFIX + "sweep_parent": "true",
+            **(tags or {}),
+        }
     )
     run = client.create_run(exp_id, tags=run_tags, run_name=run_name or f"sweep-{sweep_id}")
     if params:

@@ -1,7 +1,8 @@
 """A sweep some of whose jobs failed: its sweeper ran every job, chose among those that ran and
-raised once they had (the command exits 1), so the parent run closes as FINISHED, saying how many
-jobs failed and which; a sweep that was interrupted, crashed, or whose every job failed keeps
-its status."""
+raised once they had (the command exits with an error status), so the parent run closes as
+FINISHED, saying how many jobs failed and which; a sweep that was interrupted, crashed, or whose
+every job failed keeps its status. The parent shows who ran it and the command, as a job's run
+does."""
 
 from __future__ import annotations
 
@@ -96,3 +97,12 @@ def test_a_sweep_that_crashed_before_its_jobs_had_run_stays_failed(
     run = client.get_run(parent.run_id)
     assert run.info.status == "FAILED"
     assert "recoeval.sweep_outcome" not in run.data.tags
+
+
+def test_a_sweep_parent_names_who_ran_it_and_the_command(store_uri, tmp_path, monkeypatch):
+    """The MLflow UI's "Created by" and "Source" of the parent, as on each job's run (MLflow's
+    context tags, which ``MlflowClient.create_run`` does not set by itself)."""
+    monkeypatch.chdir(tmp_path)
+    parent, client = _sweep(store_uri, tmp_path, "context")
+    tags = client.get_run(parent.run_id).data.tags
+    assert tags.get("mlflow.user") and tags.get("mlflow.source.name")
