@@ -1,8 +1,9 @@
-"""A sweep some of whose jobs failed: its sweeper ran every job, chose among those that ran and
-raised once they had (the command exits with an error status), so the parent run closes as
-FINISHED, saying how many jobs failed and which; a sweep that was interrupted, crashed, or whose
-every job failed keeps its status. The parent shows who ran it and the command, as a job's run
-does."""
+"""How a sweep's parent run closes. A sweep some of whose jobs failed: its sweeper ran every
+job, chose among those that ran and raised once they had (the command exits with an error
+status), so the parent run closes as FINISHED, saying how many jobs failed and which; a sweep
+that was interrupted, crashed, or whose every job failed keeps its status. The parent shows who
+ran it and the command, as a job's run does, and every address of it opens the MLflow UI on
+its training runs."""
 
 from __future__ import annotations
 
@@ -106,3 +107,26 @@ def test_a_sweep_parent_names_who_ran_it_and_the_command(store_uri, tmp_path, mo
     parent, client = _sweep(store_uri, tmp_path, "context")
     tags = client.get_run(parent.run_id).data.tags
     assert tags.get("mlflow.user") and tags.get("mlflow.source.name")
+
+
+def test_every_address_of_a_closed_sweep_opens_the_uis_training_runs(
+    store_uri, tmp_path, monkeypatch
+):
+    """MLflow 3.17's UI opens an experiment on its GenAI pages unless the address says
+    ``workflowType=machine_learning`` (it no longer reads the experiment's
+    ``mlflow.experimentKind`` tag, still set for earlier UIs): every address the sweep prints
+    and writes into its parent's description carries it."""
+    import re
+
+    from recoeval_tracking.tracking import finish_sweep_parent
+    from recoeval_tracking.tracking.sweeps import sweep_end_text
+
+    monkeypatch.chdir(tmp_path)
+    parent, client = _sweep(store_uri, tmp_path, "ui-addresses")
+    finish_sweep_parent(parent.run_id, tracking_uri=store_uri)
+    printed = re.findall(r"http://\S+", sweep_end_text(parent.run_id, store_uri))
+    note = client.get_run(parent.run_id).data.tags["mlflow.note.content"]
+    written = re.findall(r"\]\((#/experiments/[^)]+)\)", note)
+    assert len(printed) == 2 and len(written) == 2  # the jobs side by side (and as charts)
+    for address in printed + written:
+        assert "workflowType=machine_learning" in address, address
