@@ -2,7 +2,8 @@
 parent is closed.
 
 The sweep directory holds :data:`SWEEP_FILE` (the sweep id, the parent run id when one was
-created, the store, the experiment, the swept keys), written when the sweep starts so that each
+created, the store, the experiment, the swept keys; once the sweeper has run its jobs, their
+outcome: :func:`note_sweep_outcome`), written when the sweep starts so that each
 job finds its sweep (:func:`find_sweep_record`), the study's record :data:`STUDY_FILE` (a fair
 study's protocol, objective and budgets), and two lock files: the running sweep holds
 :data:`SWEEP_LOCK` (so a sync can tell a sweep that was killed from one that is running), and
@@ -15,7 +16,8 @@ Children are linked to their parent by the ``mlflow.parentRunId`` tag and all ca
 (:func:`find_sweep_parent_run`) when a job or a sync does not know its run id (the store was down
 when the sweep started). :func:`finish_sweep_parent` closes it with a leaderboard of its
 children (:func:`build_leaderboard`) and each system's differences from its baselines
-(:func:`baseline_differences`); what the user is shown of it (addresses, descriptions, the
+(:func:`baseline_differences`), as FINISHED when the sweep ran its jobs and has one to show,
+even if others failed (the outcome then names them); what the user is shown of it (addresses, descriptions, the
 terminal) is :mod:`.views`.
 
 The direction of a metric (which child is best, how the leaderboard is sorted) comes from the
@@ -1114,6 +1116,10 @@ def finish_sweep_parent(
     ----------
     parent_run_id : str
     status : {"FINISHED", "FAILED", "KILLED"}
+        FAILED becomes FINISHED when the sweeper recorded that it ran its jobs
+        (:func:`note_sweep_outcome`) and some child finished: the jobs that failed are named
+        in the description's first line, a ``Failed jobs:`` paragraph, the tag
+        ``recoeval.sweep_outcome`` and the metric ``sweep_jobs_failed``.
     leaderboard : pandas.DataFrame, optional
         Default: built from the children.
     tracking_uri, metrics, lower_is_better, sort_by
