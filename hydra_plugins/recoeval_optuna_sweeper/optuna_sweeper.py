@@ -150,6 +150,10 @@ class OptunaSweeper(Sweeper):
             "cmaes": lambda: optuna.samplers.CmaEsSampler(seed=self.seed),
             "qmc": lambda: optuna.samplers.QMCSampler(seed=self.seed),
         }
+        # Optuna's own line ("[I ...] A new study created in memory ...") would say in another
+        # format what the sweep's opening line says, resumed or not: its log is quiet meanwhile
+        verbosity = optuna.logging.get_verbosity()
+        optuna.logging.set_verbosity(optuna.logging.WARNING)
         try:
             return optuna.create_study(
                 study_name=self.study_name,
@@ -164,6 +168,8 @@ class OptunaSweeper(Sweeper):
                 f"{self.storage} cannot be resumed: {err} Pick another "
                 "study_name."
             ) from err
+        finally:
+            optuna.logging.set_verbosity(verbosity)
 
     # -- the sweep --------------------------------------------------------------------------
     def sweep(self, arguments: list[str]) -> Any:
@@ -188,8 +194,9 @@ class OptunaSweeper(Sweeper):
         # on a split with a validation part every trial is read on validation, and so named
         read_as = f"val_{objective}" if plan.on_validation else objective
         tracker = _BestTracker(self.sweep_dir, read_as, study)
+        stored = len(study.get_trials(deepcopy=False))
         log.info(
-            "Optuna study %r (%s %s, sampler %s, seed %s): %d trials in batches of %d",
+            "Optuna study %r (%s %s, sampler %s, seed %s): %d trials in batches of %d%s",
             study.study_name,
             direction,
             objective,
@@ -197,6 +204,7 @@ class OptunaSweeper(Sweeper):
             self.seed,
             self.n_trials,
             self.n_jobs,
+            f", resuming its {stored} stored trials" if stored else "",
         )
         errors: dict[int, BaseException | None] = {}  # each trial's job error, read once
         returns, trials, failure = self._search(study, plan, space, fixed, tracker, errors)

@@ -1,6 +1,8 @@
-"""The Optuna sweeper reads a failed trial's error once: ``JobReturn.return_value`` (which
-re-raises the job's error) is read when the trial is told to Optuna, and the sweep's last word
-(:func:`hydra_plugins.recoeval_sweeper.jobs.raise_failures`) reuses that reading."""
+"""The Optuna sweeper, run in-process on a fake launcher (no jobs, no Hydra app). It reads a
+failed trial's error once: ``JobReturn.return_value`` (which re-raises the job's error) is read
+when the trial is told to Optuna, and the sweep's last word
+(:func:`hydra_plugins.recoeval_sweeper.jobs.raise_failures`) reuses that reading. It opens with
+one line of its own, saying whether a stored study resumes, without Optuna's."""
 
 from __future__ import annotations
 
@@ -62,3 +64,27 @@ def test_a_failed_trials_error_is_read_once(tmp_path):
     assert str(caught.value.__cause__) == "trial 0 broke"
     assert failed.reads == 1  # told to Optuna; the sweep's error reuses it
     assert completed.reads == 1  # its objective
+
+
+def test_the_search_opens_with_one_line_of_its_own(tmp_path, capfd, caplog):
+    """Optuna's own "A new study created in memory" line (another format, the same news) is not
+    printed; the sweeper's opening line says whether a stored study resumes."""
+    import logging
+
+    storage = f"sqlite:///{tmp_path / 'optuna.db'}"
+    for run in (1, 2):
+        sweeper = OptunaSweeper(n_trials=2, n_jobs=2, seed=0, storage=storage)
+        sweeper.config = OmegaConf.create(
+            {"objective": "ndcg_at_10", "hydra": {"runtime": {"choices": {"model": "als"}}}}
+        )
+        sweeper.launcher, sweeper.sweep_dir = _Launcher(), tmp_path / str(run)
+        sweeper.validate_batch_is_legal = lambda batch: None
+        caplog.clear()
+        with caplog.at_level(logging.INFO), pytest.raises(SweepJobsFailed):
+            sweeper.sweep(["model.regularization=interval(0.01,1.0)"])
+        opening = [r.getMessage() for r in caplog.records if "Optuna study" in r.getMessage()]
+        resumed = ", resuming its 2 stored trials"
+        assert len(opening) == 1 and opening[0].endswith(resumed) == (run == 2), opening
+    printed = capfd.readouterr()
+    assert "study created" not in printed.err + printed.out
+    assert "Using an existing study" not in printed.err + printed.out
