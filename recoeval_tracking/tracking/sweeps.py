@@ -68,10 +68,12 @@ __all__ = [
     "read_sweep_record",
     "find_sweep_record",
     "note_swept_keys",
+    "note_sweep_outcome",
     "read_study",
     "write_study",
     "replicate_of",
     # the parent run
+    "new_sweep_id",
     "SweepParent",
     "create_sweep_parent",
     "find_sweep_parent_run",
@@ -84,6 +86,7 @@ __all__ = [
     "sweep_end_text",
     "baseline_differences",
     "baseline_text",
+    "budget_without_failures",
     "ROLE_TAG",
 ]
 
@@ -404,6 +407,17 @@ class SweepParent(NamedTuple):
     tracking_uri: str
 
 
+def new_sweep_id() -> str:
+    """A new sweep id: 12 hex digits, at least one of them a letter other than ``e``, so that
+    the command line reads it back as text (``select.sweep_id=726931357e10`` is the float
+    7.26931357e18 to Hydra, ``select.sweep_id=012345678901`` the int 12345678901: either
+    would leave the printed report command finding no sweep)."""
+    while True:
+        sweep_id = uuid.uuid4().hex[:12]
+        if any(c in "abcdf" for c in sweep_id):
+            return sweep_id
+
+
 def create_sweep_parent(
     *,
     tracking_uri: str | None = None,
@@ -423,7 +437,8 @@ def create_sweep_parent(
     run_name : str, optional
         Defaults to ``sweep-<sweep_id>``.
     sweep_id : str, optional
-        Defaults to a new 12-hex-digit id; every child gets the same ``recoeval.sweep_id`` tag.
+        Defaults to a new 12-hex-digit id (:func:`new_sweep_id`); every child gets the same
+        ``recoeval.sweep_id`` tag.
     tags, params : dict, optional
         E.g. the sweep's shared config and the sweeper's parameter grid; secrets dropped.
 
@@ -444,7 +459,7 @@ def create_sweep_parent(
     )
     check_optional(tags, Mapping, "tags", func)
     check_optional(params, Mapping, "params", func)
-    sweep_id = sweep_id or uuid.uuid4().hex[:12]
+    sweep_id = sweep_id or new_sweep_id()
     uri = resolve_tracking_uri(tracking_uri)
     client = _client(uri)
     exp_id = _experiment_id(client, experiment, artifact_location, uri)
