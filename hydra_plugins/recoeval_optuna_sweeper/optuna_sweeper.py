@@ -150,6 +150,10 @@ class OptunaSweeper(Sweeper):
             "cmaes": lambda: optuna.samplers.CmaEsSampler(seed=self.seed),
             "qmc": lambda: optuna.samplers.QMCSampler(seed=self.seed),
         }
+        # Optuna's own line ("[I ...] A new study created in memory ...") would say in another
+        # format what the sweep's opening line says, resumed or not: its log is quiet meanwhile
+        verbosity = optuna.logging.get_verbosity()
+        optuna.logging.set_verbosity(optuna.logging.WARNING)
         try:
             return optuna.create_study(
                 study_name=self.study_name,
@@ -164,6 +168,8 @@ class OptunaSweeper(Sweeper):
                 f"{self.storage} cannot be resumed: {err} Pick another "
                 "study_name."
             ) from err
+        finally:
+            optuna.logging.set_verbosity(verbosity)
 
     # -- the sweep --------------------------------------------------------------------------
     def sweep(self, arguments: list[str]) -> Any:
@@ -188,8 +194,9 @@ class OptunaSweeper(Sweeper):
         # on a split with a validation part every trial is read on validation, and so named
         read_as = f"val_{objective}" if plan.on_validation else objective
         tracker = _BestTracker(self.sweep_dir, read_as, study)
+        stored = len(study.get_trials(deepcopy=False))
         log.info(
-            "Optuna study %r (%s %s, sampler %s, seed %s): %d trials in batches of %d",
+            "Optuna study %r (%s %s, sampler %s, seed %s): %d trials in batches of %d%s",
             study.study_name,
             direction,
             objective,
@@ -197,8 +204,10 @@ class OptunaSweeper(Sweeper):
             self.seed,
             self.n_trials,
             self.n_jobs,
+            f", resuming its {stored} stored trials" if stored else "",
         )
-        returns, trials, failure = self._search(study, plan, space, fixed, tracker)
+        errors: dict[int, BaseException | None] = {}  # each trial's job error, read once
+        returns, trials, failure = self._search(study, plan, space, fixed, tracker, errors)
         _write_results(
             self.sweep_dir / "optimization_results.yaml", study, trials, read_as, direction
         )
@@ -212,7 +221,12 @@ class OptunaSweeper(Sweeper):
             from hydra_plugins.recoeval_sweeper.jobs import raise_failures
 
             tested = " Its best completed trial was tested." if plan.on_validation else ""
-            raise_failures(returns, after=f"The search stopped after that batch.{tested}")
+            raise_failures(
+                returns,
+                after=f"The search stopped after that batch.{tested}",
+                errors=errors,
+                sweep_dir=self.sweep_dir,
+            )
         return returns
 
     def _plan(self) -> Any:
@@ -224,11 +238,18 @@ class OptunaSweeper(Sweeper):
         return StudyPlan(self.config, [], [], [self.config])
 
     def _search(
-        self, study: Any, plan: Any, space: dict[str, Any], fixed: list[str], tracker: Any
+        self,
+        study: Any,
+        plan: Any,
+        space: dict[str, Any],
+        fixed: list[str],
+        tracker: Any,
+        errors: dict[int, BaseException | None],
     ) -> tuple[list, list, BaseException | None]:
         """Ask, launch and tell the trials batch by batch, each trial's job attached to the
         plan (its fit seconds, its value; a failed job counted); a failed job stops the
-        search after its batch. Returns the batches' results, the trials and that failure."""
+        search after its batch. Returns the batches' results, the trials and that failure;
+        ``errors`` gets each job's error (None when it completed), by ``id(result)``."""
         from recoeval_tracking.app.study import Candidate
 
         assert self.config is not None
@@ -252,7 +273,7 @@ class OptunaSweeper(Sweeper):
             self.trial_candidates.update({t.number: c for t, c in zip(batch, members)})
             plan.candidates += members
             plan.attach(members, results, "selection" if plan.on_validation else None)
-            failure = _tell(study, batch, results)
+            failure = _tell(study, batch, results, errors)
             trials.extend(batch)
             returns.append(results)
             done += len(batch)
@@ -299,15 +320,18 @@ def _log_best(study: Any, objective: str) -> None:
     log.info("Best parameters: %s", params)
 
 
-def _tell(study: Any, batch: list, results: list) -> BaseException | None:
-    """Tell each trial's outcome to the study; the first job failure, if any."""
+def _tell(
+    study: Any, batch: list, results: list, errors: dict[int, BaseException | None]
+) -> BaseException | None:
+    """Tell each trial's outcome to the study; the first job failure, if any. Each job's
+    error is read once, kept in ``errors`` by ``id(result)`` for the sweep's last word."""
     import optuna
 
     from hydra_plugins.recoeval_sweeper.jobs import job_error
 
     failure = None
     for trial, result in zip(batch, results):
-        error = job_error(result)  # the job has said why, in its own words
+        error = errors[id(result)] = job_error(result)  # the job has said why, in its words
         if error is not None:  # told to Optuna, then raised by the sweeper
             study.tell(trial, state=optuna.trial.TrialState.FAIL)
             failure = failure or error

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import contextlib
 import io
+from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 __all__ = ["job_error", "raise_failures"]
@@ -28,22 +30,36 @@ def job_error(result: Any) -> BaseException | None:
     return None
 
 
-def raise_failures(returns: Any, after: str | None = None) -> None:
+def raise_failures(
+    returns: Any,
+    after: str | None = None,
+    errors: Mapping[int, BaseException | None] | None = None,
+    sweep_dir: str | Path | None = None,
+) -> None:
     """Raise :class:`~recoeval_tracking.app.errors.SweepJobsFailed` naming every launched job
     that failed (each has said why), caused by the first one's error; nothing when none did.
     ``returns`` is the launcher's batches of results, in launch order; ``after`` says what the
-    sweep did then (default: the other jobs ran)."""
+    sweep did then (default: the other jobs ran); ``errors``: the :func:`job_error` of results
+    the sweeper has already read, by ``id(result)`` (each job's error is read once). With
+    ``sweep_dir``, the sweep's record says first how many jobs ran and which failed
+    (:func:`~recoeval_tracking.tracking.sweeps.note_sweep_outcome`): the parent run then
+    closes as a sweep that finished, its failed jobs named."""
     from recoeval_tracking.app.errors import SweepJobsFailed
+    from recoeval_tracking.tracking.sweeps import note_sweep_outcome
 
+    known = errors or {}
     results = [r for batch in returns for r in batch]
     overrides = [[str(o) for o in (getattr(r, "overrides", None) or [])] for r in results]
     common = set.intersection(*map(set, overrides)) if len(overrides) > 1 else set()
     failures = []
     for i, r in enumerate(results):
-        error = job_error(r)
+        error = known[id(r)] if id(r) in known else job_error(r)
         if error is not None:  # named by what sets it apart from the sweep's other jobs
             own = [o for o in overrides[i] if o not in common]
             failures.append((_job_num(r, i), own, error))
+    if sweep_dir is not None:
+        named = [f"#{num} ({' '.join(own)})" if own else f"#{num}" for num, own, _ in failures]
+        note_sweep_outcome(sweep_dir, len(results), named, after)
     if failures:
         extra = {"after": after} if after else {}
         raise SweepJobsFailed(failures, len(results), **extra) from failures[0][2]

@@ -220,7 +220,9 @@ class RecoevalSweeper(Sweeper):
         else:
             returns += self._launch_candidates(plan.candidates, None, plan)
         write_study(sweep_dir, plan.record())
-        raise_failures(returns)  # a failed job fails the sweep, as Hydra's do: all named once
+        # a failed job fails the sweep, as Hydra's do: all named once; the sweep's record says
+        # first that every job ran, so its parent run closes as finished, its failures named
+        raise_failures(returns, sweep_dir=sweep_dir)
         return returns
 
     def _group_options(self) -> list[str] | None:

@@ -57,7 +57,6 @@ import os
 import signal
 import sys
 import threading
-import uuid
 from pathlib import Path
 from typing import Any
 
@@ -300,7 +299,7 @@ class MlflowSweepCallback(JobNameCheck):
         """The sweep lock, the parent run and the sweep record; see the module docstring."""
         from ..jobdir.markers import try_lock
         from ..tracking.client import DEFAULT_EXPERIMENT
-        from ..tracking.sweeps import SWEEP_LOCK, write_sweep_record
+        from ..tracking.sweeps import SWEEP_LOCK, new_sweep_id, write_sweep_record
 
         tracking = OmegaConf.to_container(config.tracking, resolve=True)
         assert isinstance(tracking, dict)
@@ -311,7 +310,7 @@ class MlflowSweepCallback(JobNameCheck):
         sweep_dir.mkdir(parents=True, exist_ok=True)
         self._lock_fd = try_lock(sweep_dir / SWEEP_LOCK)  # held until this process ends
         experiment = tracking.get("experiment") or DEFAULT_EXPERIMENT
-        sweep_id = uuid.uuid4().hex[:12]
+        sweep_id = new_sweep_id()  # read back as text from a command line
         from .._heartbeat import heartbeat
         from ..jobdir.redact import scrub_text
 

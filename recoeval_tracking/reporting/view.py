@@ -15,7 +15,8 @@ is added to the model, then to a protocol here.
 The model's words the pages print beside the tables (the small-n mark, a coverage as a
 percentage, a rope and the power basis in words, the protocol line, the baselines' order and the
 critical-difference cliques) are re-exported here from the modules that define them, so each is
-still defined once.
+still defined once. The protocol box's text (:func:`protocol_text`) says each count of failed
+jobs once: in the protocol line, not again in the budgets.
 """
 
 from __future__ import annotations
@@ -30,7 +31,8 @@ from .compare import Comparison
 from .equivalence import rope_text
 from .multisystem import SMALL_N_MARK, cd_cliques
 from .power import POWER_BASIS
-from .report import Report, baseline_ids, protocol_text
+from .report import Report, baseline_ids
+from .report import protocol_text as _protocol_text
 from .stats import percent
 
 __all__ = [
@@ -140,3 +142,18 @@ def as_view(obj: Any, func: str) -> ComparisonView:
     raise param_error(
         "report", func, "a Comparison (from compare) or a Report (from build_report)", obj
     )
+
+
+def protocol_text(settings: Mapping[str, Any]) -> str:
+    """The protocol box's text (:func:`.report.protocol_text`: the protocol, each system's
+    budget, the split's leakage), each count of failed jobs said once: when the protocol line
+    names the failed jobs (``...; failed jobs: cosine 2 of 6 configurations on validation (not
+    chosen from)``), the budgets leave their own count of them out
+    (:func:`~recoeval_tracking.tracking.sweeps.budget_without_failures`)."""
+    budgets = settings.get("budgets") or {}
+    if budgets and "failed jobs:" in str(settings.get("protocol") or ""):
+        from ..tracking.sweeps import budget_without_failures
+
+        shown = {k: budget_without_failures(str(v)) for k, v in budgets.items()}
+        settings = {**settings, "budgets": shown}
+    return _protocol_text(settings)

@@ -2,7 +2,8 @@
 parent is closed.
 
 The sweep directory holds :data:`SWEEP_FILE` (the sweep id, the parent run id when one was
-created, the store, the experiment, the swept keys), written when the sweep starts so that each
+created, the store, the experiment, the swept keys; once the sweeper has run its jobs, their
+outcome: :func:`note_sweep_outcome`), written when the sweep starts so that each
 job finds its sweep (:func:`find_sweep_record`), the study's record :data:`STUDY_FILE` (a fair
 study's protocol, objective and budgets), and two lock files: the running sweep holds
 :data:`SWEEP_LOCK` (so a sync can tell a sweep that was killed from one that is running), and
@@ -15,7 +16,8 @@ Children are linked to their parent by the ``mlflow.parentRunId`` tag and all ca
 (:func:`find_sweep_parent_run`) when a job or a sync does not know its run id (the store was down
 when the sweep started). :func:`finish_sweep_parent` closes it with a leaderboard of its
 children (:func:`build_leaderboard`) and each system's differences from its baselines
-(:func:`baseline_differences`); what the user is shown of it (addresses, descriptions, the
+(:func:`baseline_differences`), as FINISHED when the sweep ran its jobs and has one to show,
+even if others failed (the outcome then names them); what the user is shown of it (addresses, descriptions, the
 terminal) is :mod:`.views`.
 
 The direction of a metric (which child is best, how the leaderboard is sorted) comes from the
@@ -53,7 +55,7 @@ from .client import (
     params_from_config,
     resolve_tracking_uri,
 )
-from .runs import read_ci_tag
+from .runs import _context_tags, read_ci_tag
 from .views import _best_line, _lower_is_better, _markdown
 
 __all__ = [
@@ -66,10 +68,12 @@ __all__ = [
     "read_sweep_record",
     "find_sweep_record",
     "note_swept_keys",
+    "note_sweep_outcome",
     "read_study",
     "write_study",
     "replicate_of",
     # the parent run
+    "new_sweep_id",
     "SweepParent",
     "create_sweep_parent",
     "find_sweep_parent_run",
@@ -82,6 +86,7 @@ __all__ = [
     "sweep_end_text",
     "baseline_differences",
     "baseline_text",
+    "budget_without_failures",
     "ROLE_TAG",
 ]
 
@@ -189,6 +194,61 @@ def note_swept_keys(sweep_dir: str | Path, keys: list[str]) -> None:
     keys = [k.lstrip("+~") for k in keys]  # +model.shrink: a key the config did not list
     record["swept_keys"] = known + [k for k in keys if k not in known]
     write_sweep_record(sweep_dir, record)
+
+
+def note_sweep_outcome(
+    sweep_dir: str | Path, jobs: int, failed: Sequence[str], after: str | None = None
+) -> None:
+    """Write into the sweep's record that the sweeper has run its jobs: ``jobs`` launched, of
+    which ``failed`` (each named, ``#0 (model.shrink=0)``) failed; ``after``: what the sweep
+    did then, when it stopped early (an Optuna search stops after a failed trial's batch).
+    :func:`finish_sweep_parent` reads it: a sweep that ran its jobs and chose among those
+    that did not fail closes FINISHED, saying how many failed. Nothing when not tracked."""
+    record = read_sweep_record(sweep_dir)
+    if record is None:  # not tracked
+        return
+    record["outcome"] = {"jobs": int(jobs), "failed": [str(f) for f in failed]}
+    if after:
+        record["outcome"]["after"] = str(after)
+    write_sweep_record(sweep_dir, record)
+
+
+class _Closing(NamedTuple):
+    """How a sweep's parent closes (:func:`_closing`)."""
+
+    status: str
+    #: The outcome in words, the tag ``recoeval.sweep_outcome`` ("" when none was recorded).
+    outcome: str = ""
+    #: The outcome in short, the description's first line: ``finished, 2 of 24 jobs failed
+    #: (#0, #1)``.
+    head: str = ""
+    #: The failed jobs, each named (``#0 (model.shrink=0)``).
+    failed: tuple[str, ...] = ()
+
+
+def _closing(parent: Any, status: str, leaderboard: pd.DataFrame) -> _Closing:
+    """The status a sweep's parent closes with and the sweep's outcome in words, from the
+    outcome its sweeper recorded (:func:`note_sweep_outcome`; none: the status as given). A
+    sweep closed as FAILED because some jobs failed (the sweeper raises once they have all
+    run) closes FINISHED when it has a finished job to show: ``"finished, 2 of 24 jobs failed:
+    #0 (...), #1 (...)"``. A crash before the jobs had run, an interruption (KILLED) or a
+    sweep whose every job failed keeps its status."""
+    sweep_dir = parent.data.tags.get(_TAG_PREFIX + "sweep_dir")
+    outcome = ((sweep_dir and read_sweep_record(sweep_dir)) or {}).get("outcome")
+    if not isinstance(outcome, dict):
+        return _Closing(status)
+    jobs, failed = int(outcome.get("jobs") or 0), [str(f) for f in outcome.get("failed") or []]
+    if not failed:
+        return _Closing(status, f"finished, all {jobs} jobs ran" if status == "FINISHED" else "")
+    shown = "status" in leaderboard.columns and bool((leaderboard["status"] == "FINISHED").any())
+    if status == "FAILED" and shown and len(failed) < jobs:
+        status = "FINISHED"
+    head = f"{status.lower()}, {len(failed)} of {jobs} jobs failed"
+    after = f" ({str(outcome['after']).rstrip('.')})" if outcome.get("after") else ""
+    numbers = ", ".join(f.split(" ", 1)[0] for f in failed)
+    return _Closing(
+        status, f"{head}: {', '.join(failed)}{after}", f"{head} ({numbers})", tuple(failed)
+    )
 
 
 def find_sweep_record(job_dir: str | Path) -> tuple[Path, dict[str, Any]] | None:
@@ -347,6 +407,17 @@ class SweepParent(NamedTuple):
     tracking_uri: str
 
 
+def new_sweep_id() -> str:
+    """A new sweep id: 12 hex digits, at least one of them a letter other than ``e``, so that
+    the command line reads it back as text (``select.sweep_id=726931357e10`` is the float
+    7.26931357e18 to Hydra, ``select.sweep_id=012345678901`` the int 12345678901: either
+    would leave the printed report command finding no sweep)."""
+    while True:
+        sweep_id = uuid.uuid4().hex[:12]
+        if any(c in "abcdf" for c in sweep_id):
+            return sweep_id
+
+
 def create_sweep_parent(
     *,
     tracking_uri: str | None = None,
@@ -366,7 +437,8 @@ def create_sweep_parent(
     run_name : str, optional
         Defaults to ``sweep-<sweep_id>``.
     sweep_id : str, optional
-        Defaults to a new 12-hex-digit id; every child gets the same ``recoeval.sweep_id`` tag.
+        Defaults to a new 12-hex-digit id (:func:`new_sweep_id`); every child gets the same
+        ``recoeval.sweep_id`` tag.
     tags, params : dict, optional
         E.g. the sweep's shared config and the sweeper's parameter grid; secrets dropped.
 
@@ -387,12 +459,17 @@ def create_sweep_parent(
     )
     check_optional(tags, Mapping, "tags", func)
     check_optional(params, Mapping, "params", func)
-    sweep_id = sweep_id or uuid.uuid4().hex[:12]
+    sweep_id = sweep_id or new_sweep_id()
     uri = resolve_tracking_uri(tracking_uri)
     client = _client(uri)
     exp_id = _experiment_id(client, experiment, artifact_location, uri)
     run_tags = _clean_tags(
-        {_TAG_PREFIX + "sweep_id": sweep_id, _TAG_PREFIX + "sweep_parent": "true", **(tags or {})}
+        {
+            **_context_tags(),  # the UI's "Created by" and "Source", as a job's run has them
+            _TAG_PREFIX + "sweep_id": sweep_id,
+            _TAG_PREFIX + "sweep_parent": "true",
+            **(tags or {}),
+        }
     )
     run = client.create_run(exp_id, tags=run_tags, run_name=run_name or f"sweep-{sweep_id}")
     if params:
@@ -531,6 +608,21 @@ def _budget_text(entry: Mapping[str, Any]) -> str:
     lost = f", {failed} of {jobs} failed on validation" if failed else ""
     lost += f", {test_failed} failed on test" if test_failed else ""
     return f"{n} configuration{'s' if n != 1 else ''}{whole}{lost}, {seconds:.1f} s of fits"
+
+
+#: The failed-job clauses :func:`_budget_text` adds to a system's budget.
+_BUDGET_FAILURES = (r", \d+ of \d+ failed on validation", r", \d+ failed on test")
+
+
+def budget_without_failures(text: str) -> str:
+    """A system's budget (a ``recoeval.budget.<system>`` tag) without its failed-job counts,
+    for a page whose protocol line names the failed jobs already: ``"6 configurations, 2 of
+    6 failed on validation, 0.6 s of fits"`` -> ``"6 configurations, 0.6 s of fits"``."""
+    import re
+
+    for clause in _BUDGET_FAILURES:
+        text = re.sub(clause, "", text)
+    return text
 
 
 def budget_lines(study: Mapping[str, Any] | None) -> list[str]:
@@ -793,12 +885,14 @@ def _summary(
     searched: str | None = None,
     searched_step: int = 0,
     recorded: Mapping[str, float] | None = None,
+    failed_jobs: int = 0,
 ) -> tuple[list, dict[str, str]]:
     """The parent's metrics (``sweep_jobs``, ``sweep_jobs_failed``, ``best_<metric>``: the best
     child's value exactly as that child logged it) and tags (``recoeval.best_run.<metric>``,
     the leaderboard as ``mlflow.note.content``). A search's objective (``searched``) is logged
     at ``searched_step``, its best trial, after the curve that :func:`record_sweep_best` drew
-    (unless its ``recorded`` latest value is already the best child's)."""
+    (unless its ``recorded`` latest value is already the best child's). ``failed_jobs``: the
+    jobs the sweeper saw fail (a failed job logs no run, so no child counts it)."""
     from mlflow.entities import Metric
 
     now = _now_ms()
@@ -807,9 +901,11 @@ def _summary(
         batch_metrics.append(
             Metric("sweep_selection_jobs", float(leaderboard.attrs["selection_runs"]), now, 0)
         )
-    if "status" in leaderboard.columns:
-        n_failed = int((leaderboard["status"] != "FINISHED").sum())
-        batch_metrics.append(Metric("sweep_jobs_failed", float(n_failed), now, 0))
+    if "status" in leaderboard.columns or failed_jobs:
+        n_failed = (
+            int((leaderboard["status"] != "FINISHED").sum()) if "status" in leaderboard else 0
+        )
+        batch_metrics.append(Metric("sweep_jobs_failed", float(max(n_failed, failed_jobs)), now, 0))
     tags = {}
     for m in headline:
         if m not in leaderboard.columns:
@@ -988,12 +1084,25 @@ def _insert_note(tags: dict[str, str], text: str, *, before: str) -> None:
     )
 
 
+def _failed_note(failed: Sequence[str]) -> str:
+    """The parent's description's paragraph on a sweep's failed jobs ("" when none failed)."""
+    if not failed:
+        return ""
+    return (
+        f"\n\n**Failed jobs:** {', '.join(failed)}. Each said why on the terminal when it "
+        "failed and logged no run; the sweep chose among the jobs that ran."
+    )
+
+
 def _add_study(tags: dict[str, str], study: Mapping[str, Any]) -> None:
     """A fair study's tags (:func:`study_tags`) and, in the description after the best run,
-    its protocol line and each system's budget."""
+    its protocol line and each system's budget (its failed jobs counted once, by the protocol
+    line, when that names them: :func:`budget_without_failures`)."""
     tags.update(study_tags(study))
-    protocol_md = f"**Protocol:** {study.get('protocol')}\n\n" + "\n".join(
-        f"- {line.strip()}" for line in budget_lines(study)[1:]
+    protocol = str(study.get("protocol"))
+    once = budget_without_failures if "failed jobs:" in protocol else str
+    protocol_md = f"**Protocol:** {protocol}\n\n" + "\n".join(
+        f"- {once(line.strip())}" for line in budget_lines(study)[1:]
     )
     _insert_note(tags, protocol_md, before="\n\n[The jobs of this sweep")
 
@@ -1022,6 +1131,10 @@ def finish_sweep_parent(
     ----------
     parent_run_id : str
     status : {"FINISHED", "FAILED", "KILLED"}
+        FAILED becomes FINISHED when the sweeper recorded that it ran its jobs
+        (:func:`note_sweep_outcome`) and some child finished: the jobs that failed are named
+        in the description's first line, a ``Failed jobs:`` paragraph, the tag
+        ``recoeval.sweep_outcome`` and the metric ``sweep_jobs_failed``.
     leaderboard : pandas.DataFrame, optional
         Default: built from the children.
     tracking_uri, metrics, lower_is_better, sort_by
@@ -1067,6 +1180,7 @@ def finish_sweep_parent(
         for _, row in leaderboard[leaderboard["status"] == "RUNNING"].iterrows():
             client.set_terminated(row["run_id"], "KILLED")
     study = read_study(parent.data.tags.get(_TAG_PREFIX + "sweep_dir"))
+    closing = _closing(parent, status, leaderboard)
     trial = str(parent.data.tags.get(_TAG_PREFIX + "best.trial", ""))
     batch_metrics, tags = _summary(
         leaderboard,
@@ -1075,7 +1189,10 @@ def finish_sweep_parent(
         parent.data.tags.get(_TAG_PREFIX + "best.objective"),
         int(trial) if trial.isdigit() else 0,
         parent.data.metrics,
+        len(closing.failed),
     )
+    if closing.outcome:
+        tags[_TAG_PREFIX + "sweep_outcome"] = closing.outcome
     diffs = _differences(client, parent, leaderboard)
     if sweep_id:
         sort_by = leaderboard.attrs.get("sort_by")
@@ -1083,11 +1200,13 @@ def finish_sweep_parent(
         tags[_TAG_PREFIX + "view_link"] = table_link
         best, closed = _best_line(leaderboard, sort_by), views.closed_at()
         tags["mlflow.note.content"] = (
-            f"Sweep {sweep_id}, closed {closed}.\n\n"
+            f"Sweep {sweep_id}, closed {closed}"
+            + (f": **{closing.head}**.\n\n" if closing.failed else ".\n\n")
             + (f"**Best: {best}**\n\n" if best else "")
             + f"[The jobs of this sweep side by side, best first]({table_link}) "
             f"([as charts]({link})).\n\n"
             + tags.get("mlflow.note.content", "")
+            + _failed_note(closing.failed)
             + "\n\nEvery metric of every job: leaderboard.csv below."
         )
     if study:
@@ -1125,5 +1244,5 @@ def finish_sweep_parent(
         p = Path(tmp) / "leaderboard.csv"
         leaderboard.to_csv(p, index=False)
         client.log_artifact(parent_run_id, str(p))
-    client.set_terminated(parent_run_id, status)
+    client.set_terminated(parent_run_id, closing.status)
     return leaderboard
