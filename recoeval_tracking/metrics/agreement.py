@@ -460,7 +460,7 @@ class _Input:
     raw: np.ndarray | None
     raw_scores: np.ndarray | None
     k: int
-    seed: int
+    seed: int | None
     nthreads: int
     has_outside: bool = False
     has_duplicates: bool = False
@@ -697,7 +697,7 @@ def _check_metrics(metrics: Any) -> set[str] | None:
 
 
 def _make_input(
-    train: Any, test: Any, scores: Any, ranked: Any, k: int, seed: int, nthreads: int
+    train: Any, test: Any, scores: Any, ranked: Any, k: int, seed: int | None, nthreads: int
 ) -> _Input:
     from .._validation import check_int
     from .inputs import prepare
@@ -738,7 +738,7 @@ def compare_profiles(
     profiles: str | Sequence[str] | None = None,
     metrics: str | Sequence[str] | None = None,
     order: Sequence[str] | None = None,
-    seed: int = 0,
+    seed: int | None = None,
     nthreads: int = -1,
 ) -> Agreement:
     r"""Score one input under the project's defaults and under each library profile, and split
@@ -770,7 +770,7 @@ def compare_profiles(
         (the default). A step's size depends on the order, their sum does not.
     seed, nthreads
         As for :func:`~recoeval_tracking.evaluate` (``seed`` draws the default's random tie
-        order).
+        order and WarpRec's; by default 0, and 42 under WarpRec's tie policy).
 
     Returns
     -------

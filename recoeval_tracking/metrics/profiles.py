@@ -129,7 +129,7 @@ from .._validation import param_error
 from ..options import EvalOptions
 from .registry import definition_choices
 
-__all__ = ["PROFILES", "get_profile", "apply_profile", "WARPREC_LEVEL"]
+__all__ = ["PROFILES", "get_profile", "apply_profile", "WARPREC_LEVEL", "TIE_SEEDS"]
 
 #: WarpRec's relevance rule, ``value > 0``, as a level (``value >= level``): the smallest
 #: positive float64, so every positive value and no zero or negative one is relevant.
@@ -542,6 +542,10 @@ for _name, _prof in PROFILES.items():
 #: Options a profile sets when they are left None, and their value without a profile.
 _DEFAULTS = {"ties": "noise", "relevance_level": None, "no_positive": "nan", "inf_scores": "rank"}
 
+#: The seed of a tie policy's draw when ``seed`` is left None (0 for the others): WarpRec's
+#: Evaluator seeds its tie generator with its ``seed`` argument, 42 by default.
+TIE_SEEDS = {"warprec": 42}
+
 
 def get_profile(name: str, func: str = "evaluate") -> dict[str, Any]:
     """The profile called ``name``, or the standard error listing the known profiles."""
@@ -553,7 +557,8 @@ def get_profile(name: str, func: str = "evaluate") -> dict[str, Any]:
 def apply_profile(options: EvalOptions, func: str = "evaluate") -> EvalOptions:
     """``options`` with its profile applied: ``metrics``, ``ties``, ``relevance_level``,
     ``no_positive`` and ``inf_scores`` left None take the profile's, or P, AP and NDCG,
-    ``noise``, no level, ``nan`` and ``rank`` without a profile."""
+    ``noise``, no level, ``nan`` and ``rank`` without a profile; ``seed`` left None takes the
+    tie policy's (:data:`TIE_SEEDS`), else 0."""
     prof = get_profile(options.profile, func) if options.profile is not None else {}
     metrics = options.metrics
     if metrics is None:
@@ -564,4 +569,5 @@ def apply_profile(options: EvalOptions, func: str = "evaluate") -> EvalOptions:
         else prof.get(name, default)
         for name, default in _DEFAULTS.items()
     }
-    return dataclasses.replace(options, metrics=metrics, **chosen)
+    seed = options.seed if options.seed is not None else TIE_SEEDS.get(chosen["ties"], 0)
+    return dataclasses.replace(options, metrics=metrics, seed=seed, **chosen)
