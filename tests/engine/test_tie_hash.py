@@ -143,8 +143,8 @@ def test_equal_keys_go_by_item_index():
     """Two items whose keys collide, tied at the top of a user's row: the lower index first.
     WarpRec leaves such a pair to ``torch.topk``, whose order of equal keys is its own (lower
     index first on a row of the two items alone, the higher one first within a batch of whole
-    rows, seen with torch 2 on CPU); a pair of equal keys decides a list with odds of about
-    k**2 / 2**31 per user."""
+    rows, seen with torch 2 on CPU); each of the k adjacent pairs at the top of a tie of t items
+    has equal keys with odds of about t / 2**30."""
     i, j = _colliding_items(42, 0)
     n = j + 1
     S = np.zeros((1, n))
