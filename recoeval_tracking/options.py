@@ -54,8 +54,9 @@ class EvalOptions:
         Also compute every metric at 1..K.
     ties : str or None
         Tie policy; None takes the profile's, or ``noise``.
-    seed : int
-        Seed of the tie-breaking noise.
+    seed : int or None
+        Seed of the tie break; None takes the tie policy's (42 under ``warprec``, WarpRec's
+        default), else 0.
     min_pos_test, min_items_pool, consider_cold_start
         The recometrics NaN thresholds.
     block_rows : int or None
@@ -108,7 +109,7 @@ class EvalOptions:
     k: int = 10
     cumulative: bool = False
     ties: str | None = None
-    seed: int = 0
+    seed: int | None = None
     min_pos_test: int = 1
     min_items_pool: int = 2
     consider_cold_start: bool = True
@@ -172,7 +173,9 @@ class EvalOptions:
         return dataclasses.replace(
             self,
             k=check_int(self.k, "k", func, minimum=1, maximum=_INT64_MAX),
-            seed=check_int(self.seed, "seed", func, minimum=0, maximum=_UINT64_MAX),
+            seed=None
+            if self.seed is None
+            else check_int(self.seed, "seed", func, minimum=0, maximum=_UINT64_MAX),
             min_pos_test=check_int(
                 self.min_pos_test, "min_pos_test", func, minimum=1, maximum=_INT64_MAX
             ),

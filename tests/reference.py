@@ -1043,3 +1043,33 @@ def spark_ranking_metrics(pred: list[Any], lab: list[Any], k: int) -> dict[str, 
         "ap": precision_sum(len(pred)) / len(labset),
         "ndcg_bin": dcg / ideal,
     }
+
+
+# -- WarpRec's tie key -------------------------------------------------------------------------
+
+#: MurmurHash3's 32-bit finaliser as WarpRec 2.2.8's ``_fmix32_`` (warprec/data/ranking.py) loops:
+#: xor with the value shifted right, then multiply modulo 2**32 (none after the last shift).
+FMIX32_STEPS = ((16, 0x85EBCA6B), (13, 0xC2B2AE35), (16, None))
+#: WarpRec's ``_GOLDEN`` (Fibonacci hashing's 2**32 / phi), unsigned.
+WARPREC_GOLDEN = 0x9E3779B1
+
+
+def fmix32(x: int) -> int:
+    """MurmurHash3's finaliser of an unsigned 32-bit int (:data:`FMIX32_STEPS`)."""
+    for shift, mult in FMIX32_STEPS:
+        x ^= x >> shift
+        if mult is not None:
+            x = (x * mult) & 0xFFFFFFFF
+    return x
+
+
+def warprec_tie_key(seed: int, user: int, item: int) -> int:
+    """WarpRec 2.2.8's ``_tie_keys(seed, [user], [item])`` with Python ints modulo 2**32: the
+    seed folded to 32 bits (``seed ^ seed >> 32``) xor the user times ``_GOLDEN``, mixed twice,
+    xor the item times ``_GOLDEN`` plus 1, mixed once; mixed, its top ``_KEY_BITS`` = 30 bits.
+    Its Evaluator ranks equal scores by this key, larger first (``top_k_breaking_ties``)."""
+    m32 = 0xFFFFFFFF
+    folded = (seed ^ (seed >> 32)) & m32
+    user_part = fmix32(fmix32(((user * WARPREC_GOLDEN) & m32) ^ folded))
+    item_part = fmix32((item * WARPREC_GOLDEN + 1) & m32)
+    return fmix32(user_part ^ item_part) >> (32 - 30)

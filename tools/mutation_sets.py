@@ -61,8 +61,8 @@ ISSUE18: dict[str, tuple[str, list[tuple[str, str]], tuple[str, ...], str]] = {
         "recoeval_tracking/engine/topk.py",
         [
             (
-                "mode = tie_mode if tie_mode in (TIE_NOISE, TIE_INDEX_DESC) else TIE_INDEX",
-                "mode = tie_mode if tie_mode == TIE_INDEX_DESC else TIE_INDEX",
+                "mode = tie_mode if tie_mode in TOTAL_ORDERS else TIE_INDEX",
+                "mode = tie_mode if tie_mode in TOTAL_ORDERS[1:] else TIE_INDEX",
             )
         ],
         PATHS,

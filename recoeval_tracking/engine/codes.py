@@ -127,3 +127,6 @@ class Tie(IntEnum):
     PESSIMISTIC = 3
     AVERAGE = 4
     INDEX_DESC = 5
+    #: WarpRec's per-user draw: tied items by the 30-bit key of its Evaluator's
+    #: ``_tie_keys(seed, user, item)`` (warprec/data/ranking.py), larger first.
+    WARPREC = 6

@@ -20,7 +20,7 @@ import numpy as np
 from numba import njit, prange
 
 from .fill import fill_average, fill_metrics, fill_whole
-from .ranks import TIE_AVERAGE, TIE_INDEX, TIE_INDEX_DESC, TIE_NOISE, _policy_ranks, sort_by_rank
+from .ranks import TIE_AVERAGE, TOTAL_ORDERS, _policy_ranks, sort_by_rank
 
 __all__ = ["fill_block"]
 
@@ -40,7 +40,7 @@ def _fill_user(b, u, off, pos, gt, eq, rk, train, test, plan, outs):
         return
     ranks = np.empty(n_pos, dtype=np.int64)
     rvals = np.empty(n_pos, dtype=np.float64)
-    if mode == TIE_NOISE or mode == TIE_INDEX or mode == TIE_INDEX_DESC:
+    if mode in TOTAL_ORDERS:
         ranks[:] = rk[o0:o1]
         rvals[:] = vals
     else:

@@ -9,8 +9,9 @@ row, ``O(n_items)`` per positive:
    a binary search for many positives, one read of the row for all positives, or, for top-K
    metrics only, the CPU's scan that stops past ``K``); the whole pool tied: ``ALL_EQUAL``;
 3. the top-K list and its tie count (:func:`~.topk.topk_into`);
-4. under a total tie order (``noise``, ``index``, ``index_desc``) the exact ranks
-   (:func:`~.ranks._exact_ranks`, the seeded tie keys of :func:`~.ranks.tie_key`), drawn for
+4. under a total tie order (``noise``, ``index``, ``index_desc``, ``warprec``) the exact ranks
+   (:func:`~.ranks._exact_ranks`, the seeded tie keys of :func:`~.ranks.tie_key` or
+   :func:`~.ranks.warprec_key`), drawn for
    the global user ``u + plan.user_base`` as on the CPU (a Dask shard's rows start there).
 
 Every step calls the CPU engine's own ``@njit`` functions: numba compiles them as CUDA device
@@ -38,9 +39,7 @@ from .codes import Reason
 from .ranks import (
     _BINARY_SEARCH_MIN_POS,
     _CHUNK,
-    TIE_INDEX,
-    TIE_INDEX_DESC,
-    TIE_NOISE,
+    TOTAL_ORDERS,
     _count_chunk,
     _counts_by_scan,
     _exact_ranks,
@@ -230,8 +229,7 @@ def user_pass(b, blk, train, test, plan):
             blk.hi[b],
             blk.order[b],
         )
-    mode = plan.tie_mode
-    if mode == TIE_NOISE or mode == TIE_INDEX or mode == TIE_INDEX_DESC:
+    if plan.tie_mode in TOTAL_ORDERS:
         _exact_ranks(
             s,
             u,

@@ -14,12 +14,12 @@ reduction over the user's score row (vectorised by LLVM), so no sort of the pool
 known to be beyond K. Every metric is then filled from the sorted ranks in ``O(K + n_pos)``
 (:mod:`.fill`).
 
-Tie policies: ``noise``, ``index`` and ``index_desc`` order tied items by a seeded random key or
-by item index, ascending or descending (a deterministic ranking); ``optimistic`` and
-``pessimistic`` put tied positives before or after tied negatives; ``average`` computes the
-expected value of every metric over all orderings of the tied items, exactly (McSherry & Najork,
-"Computing information retrieval performance measures efficiently in the presence of tied
-scores", ECIR 2008), from ``gt`` and ``eq`` alone.
+Tie policies: ``noise``, ``index``, ``index_desc`` and ``warprec`` order tied items by a seeded
+random key (ours, or WarpRec's) or by item index, ascending or descending (a deterministic
+ranking); ``optimistic`` and ``pessimistic`` put tied positives before or after tied negatives;
+``average`` computes the expected value of every metric over all orderings of the tied items,
+exactly (McSherry & Najork, "Computing information retrieval performance measures efficiently
+in the presence of tied scores", ECIR 2008), from ``gt`` and ``eq`` alone.
 
 Every kernel takes the typed records of :mod:`.records`: ``Csr`` train and test matrices, a
 ``Plan`` and the ``Outputs``. Every kernel is cached on disk (``cache=True``); since numba checks
@@ -41,9 +41,7 @@ from .codes import Reason
 from .fill import fill_average, fill_metrics, fill_whole
 from .ranks import (
     TIE_AVERAGE,
-    TIE_INDEX,
-    TIE_INDEX_DESC,
-    TIE_NOISE,
+    TOTAL_ORDERS,
     _exact_ranks,
     count_nan,
     count_nonfinite,
@@ -58,8 +56,6 @@ from .topk import topk_items
 
 NAN_SCORE = int(Reason.NAN_SCORE)
 ALL_EQUAL = int(Reason.ALL_EQUAL)
-#: The tie rules that order every tied item (a noise key, the item index either way).
-TOTAL_ORDERS = (TIE_NOISE, TIE_INDEX, TIE_INDEX_DESC)
 
 
 @njit(cache=True)

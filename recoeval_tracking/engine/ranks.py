@@ -35,6 +35,11 @@ TIE_NOISE, TIE_INDEX, TIE_OPTIMISTIC, TIE_PESSIMISTIC, TIE_AVERAGE, TIE_INDEX_DE
     int(Tie.AVERAGE),
     int(Tie.INDEX_DESC),
 )
+TIE_WARPREC = int(Tie.WARPREC)
+#: The tie rules that order every tied item (a seeded key, the item index either way): the
+#: positives' exact ranks and the top-K list follow them; every other policy lists tied items
+#: by index.
+TOTAL_ORDERS = (TIE_NOISE, TIE_INDEX, TIE_INDEX_DESC, TIE_WARPREC)
 
 #: Items counted between two checks of the early stop.
 _CHUNK = 1024
@@ -66,15 +71,62 @@ def tie_key(seed, user, item):
     return _mix64(h ^ (np.uint64(item) * np.uint64(0xABC98388FB8FAC03)))
 
 
+# WarpRec 2.2.8's tie keys (warprec/data/ranking.py: ``_fmix32_``, ``_tie_keys``), in unsigned
+# 32-bit arithmetic held in uint64 (every product is taken modulo 2**32, as torch's int32 wraps).
+_M32 = np.uint64(0xFFFFFFFF)
+_FMIX_1 = np.uint64(0x85EBCA6B)
+_FMIX_2 = np.uint64(0xC2B2AE35)
+_GOLDEN = np.uint64(0x9E3779B1)
+_KEY_SHIFT = np.uint64(32 - 30)  # WarpRec's _KEY_BITS = 30: the hash's top 30 bits
+
+
+@njit(cache=True, inline="always")
+def _fmix32(h):
+    """MurmurHash3's 32-bit finaliser of ``h`` (a uint64 below 2**32)."""
+    h ^= h >> np.uint64(16)
+    h = (h * _FMIX_1) & _M32
+    h ^= h >> np.uint64(13)
+    h = (h * _FMIX_2) & _M32
+    return h ^ (h >> np.uint64(16))
+
+
+@njit(cache=True, inline="always")
+def warprec_key(seed, user, item):
+    """WarpRec's tie key of (user, item): larger keys rank first among tied scores.
+
+    .. math::
+
+        key = f(f(f(u \\cdot g \\oplus \\sigma)) \\oplus f(i \\cdot g + 1)) \\gg 2,
+
+    with :math:`f` MurmurHash3's 32-bit finaliser, :math:`g` = ``0x9E3779B1``, arithmetic modulo
+    :math:`2^{32}`, :math:`\\sigma` the seed folded to 32 bits (``seed ^ seed >> 32``): a 30-bit
+    key, as ``_tie_keys`` of WarpRec 2.2.8 (warprec/data/ranking.py) computes for its
+    Evaluator's ``top_k_breaking_ties`` from the seed of its tie generator (42 by default), the
+    user's and the item's indices.
+    """
+    s = np.uint64(seed)
+    folded = (s ^ (s >> np.uint64(32))) & _M32
+    up = ((np.uint64(user) * _GOLDEN) & _M32) ^ folded
+    up = _fmix32(_fmix32(up))
+    ip = _fmix32(((np.uint64(item) * _GOLDEN) + np.uint64(1)) & _M32)
+    return _fmix32(up ^ ip) >> _KEY_SHIFT
+
+
 @njit(cache=True)
 def _beats(seed, user, tie_mode, j, i):
-    """Whether item ``j`` ranks before item ``i`` when both have the same score."""
+    """Whether item ``j`` ranks before item ``i`` when both have the same score: by index, or
+    by the larger key (``noise``: :func:`tie_key`, ``warprec``: :func:`warprec_key`), equal keys
+    by index."""
     if tie_mode == TIE_INDEX:
         return j < i
     if tie_mode == TIE_INDEX_DESC:
         return j > i
-    kj = tie_key(seed, user, j)
-    ki = tie_key(seed, user, i)
+    if tie_mode == TIE_WARPREC:
+        kj = warprec_key(seed, user, j)
+        ki = warprec_key(seed, user, i)
+    else:
+        kj = tie_key(seed, user, j)
+        ki = tie_key(seed, user, i)
     if kj != ki:
         return kj > ki
     return j < i
@@ -400,7 +452,7 @@ def _policy_ranks(pos_scores, vals, gt, eq, tie_mode, ranks, rvals):
 
 @njit(cache=True, inline="always")
 def _exact_ranks(s, u, pos_scores, vals, gt, eq, train, test, plan, ranks, rvals):
-    """Ranks under a total order of the tied items (noise key, item index, or index descending):
+    """Ranks under a total order of the tied items (a seeded key, item index, or index descending):
     a positive tied with others counts the pool items that beat it. Beyond K (without
     ``full_ranks``) the rank only has to exceed K, and ``gt + 1`` already does."""
     n_items = s.shape[0]
@@ -449,7 +501,7 @@ def user_ranks(s, u, pos_scores, vals, gt, eq, train, test, plan, ranks, rvals):
         Receives the test value of each rank's positive.
     """
     tie_mode = plan.tie_mode
-    if tie_mode == TIE_NOISE or tie_mode == TIE_INDEX or tie_mode == TIE_INDEX_DESC:
+    if tie_mode in TOTAL_ORDERS:
         _exact_ranks(s, u, pos_scores, vals, gt, eq, train, test, plan, ranks, rvals)
     else:
         _policy_ranks(pos_scores, vals, gt, eq, tie_mode, ranks, rvals)

@@ -15,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from .ranks import TIE_INDEX, TIE_INDEX_DESC, TIE_NOISE, _beats, _worse, in_sorted
+from .ranks import TIE_INDEX, TOTAL_ORDERS, _beats, _worse, in_sorted
 
 #: Items the top-K scan checks against the heap's root at once.
 _SPAN = 64
@@ -73,8 +73,8 @@ def topk_items(s, seed, u, tie_mode, tr_idx, t0, t1, K, topk_row):
     """Write the ``K`` best pool items of ``s`` to ``topk_row`` in ranking order (-1 padded when
     the pool is smaller), with a bounded min-heap (worst item at the root) of the best seen so far.
 
-    The user's train items are ``tr_idx[t0:t1]``. Ties are ordered by the noise key (noise), the
-    item index descending (index_desc) or the item index (every other policy). Returns the number
+    The user's train items are ``tr_idx[t0:t1]``. Ties are ordered by the seeded key (noise,
+    warprec), the item index descending (index_desc) or the item index (every other policy). Returns the number
     of pool items tied with the score of an item of the list, counting every member of a tie that
     includes a listed item.
 
@@ -114,7 +114,7 @@ def topk_into(s, seed, u, tie_mode, tr_idx, t0, t1, K, topk_row, hs, hi, order):
     ``order`` (int64), ``K`` entries each. It allocates nothing, so a GPU kernel compiles it as a
     device function (:mod:`.cuda_kernels`)."""
     size = np.int64(0)  # not a literal 0: numba compiled the helpers below twice for it
-    mode = tie_mode if tie_mode in (TIE_NOISE, TIE_INDEX_DESC) else TIE_INDEX
+    mode = tie_mode if tie_mode in TOTAL_ORDERS else TIE_INDEX
     n = s.shape[0]
     for j0 in range(0, n, _SPAN):
         j1 = min(j0 + _SPAN, n)

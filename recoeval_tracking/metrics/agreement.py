@@ -144,7 +144,9 @@ class Agreement:
     lists_summary : dict
         The run's totals of ``lists``.
     notes : list of str
-        What the table cannot show: metrics left out, rules not reproduced, warnings.
+        What the table cannot show: metrics left out, warnings, and each profile's rules that
+        are not reproduced (its ``not_reproduced``): every one that acts on this input, with how
+        much of it (users, entries or lists), then the ones with nothing to act on and why.
     k : int
         The cutoff.
     order : tuple of str
@@ -460,7 +462,7 @@ class _Input:
     raw: np.ndarray | None
     raw_scores: np.ndarray | None
     k: int
-    seed: int
+    seed: int | None
     nthreads: int
     has_outside: bool = False
     has_duplicates: bool = False
@@ -489,12 +491,17 @@ def _canonical(opts: dict[str, Any], inp: _Input) -> tuple[tuple[str, Any], ...]
     return tuple(sorted(out.items()))
 
 
-def _has_no_positive(test: sp.csr_array, level: float | None) -> bool:
+def _users_without_positive(test: sp.csr_array, level: float | None) -> int:
+    """Users with a test entry and none at or above ``level`` (0 without a level)."""
     if level is None:
-        return False
+        return 0
     rows = np.repeat(np.arange(test.shape[0]), np.diff(test.indptr))
     pos = np.bincount(rows[test.data >= level], minlength=test.shape[0])
-    return bool(((np.diff(test.indptr) > 0) & (pos == 0)).any())
+    return int(((np.diff(test.indptr) > 0) & (pos == 0)).sum())
+
+
+def _has_no_positive(test: sp.csr_array, level: float | None) -> bool:
+    return _users_without_positive(test, level) > 0
 
 
 def _evaluate(key: tuple, names: set[str], inp: _Input, notes: list[str]) -> dict[str, float]:
@@ -697,7 +704,7 @@ def _check_metrics(metrics: Any) -> set[str] | None:
 
 
 def _make_input(
-    train: Any, test: Any, scores: Any, ranked: Any, k: int, seed: int, nthreads: int
+    train: Any, test: Any, scores: Any, ranked: Any, k: int, seed: int | None, nthreads: int
 ) -> _Input:
     from .._validation import check_int
     from .inputs import prepare
@@ -738,7 +745,7 @@ def compare_profiles(
     profiles: str | Sequence[str] | None = None,
     metrics: str | Sequence[str] | None = None,
     order: Sequence[str] | None = None,
-    seed: int = 0,
+    seed: int | None = None,
     nthreads: int = -1,
 ) -> Agreement:
     r"""Score one input under the project's defaults and under each library profile, and split
@@ -770,7 +777,7 @@ def compare_profiles(
         (the default). A step's size depends on the order, their sum does not.
     seed, nthreads
         As for :func:`~recoeval_tracking.evaluate` (``seed`` draws the default's random tie
-        order).
+        order and WarpRec's; by default 0, and 42 under WarpRec's tie policy).
 
     Returns
     -------
@@ -813,7 +820,7 @@ def compare_profiles(
     if inp.raw is not None:
         lists = _diagnose(inp.raw, inp.prep.train, inp.k, inp.prep.user_ids)
         summary = _lists_summary(lists)
-        notes += _list_notes(chosen, inp, summary)
+    notes += _not_reproduced_notes(chosen, inp, summary)
     return Agreement(table, steps, lists, summary, notes, inp.k, order_used)
 
 
@@ -863,22 +870,75 @@ def _assemble(plans: dict, values: dict) -> tuple[Any, Any]:
     return pd.DataFrame(rows), pd.DataFrame(step_rows, columns=[*step_cols, "delta", "relative"])
 
 
-def _list_notes(chosen: Sequence[str], inp: _Input, summary: dict[str, Any]) -> list[str]:
-    """What the lists' problems do under each profile's rules, and what is not reproduced."""
+#: The ``not_reproduced`` entries about generated lists: the count in the lists' summary.
+_LIST_COUNTS = {
+    "out_of_catalogue": ("out_of_catalogue", "entries outside the catalogue"),
+    "duplicates": ("duplicates", "repeated entries"),
+    "short_list": ("short_lists", "lists shorter than k"),
+    "train_items": ("in_train", "train items listed"),
+}
+
+#: Why a ``not_reproduced`` entry can have nothing to act on in an input, by entry.
+_ABSENT = {
+    "out_of_catalogue": "no item outside the catalogue",
+    "duplicates": "no repeated item",
+    "short_list": "no list shorter than k",
+    "train_items": "no train item listed",
+    "ties": "ranked input: the lists' order is given",
+    "negative_values": "no test value < 0",
+    "no_positive_lists": "every user with a test entry has a positive",
+    "pool_le_k": "every user with a test entry has more than k items outside train",
+}
+
+
+def _applies(what: str, prof: dict[str, Any], inp: _Input, summary: dict[str, Any]) -> str:
+    """How much of this input a ``not_reproduced`` entry ``what`` of a profile concerns
+    (``"users without a positive: 3"``), ``""`` when none of it, or ``"not checked against
+    this input"`` for an entry no count covers."""
+    train, test = inp.prep.train, inp.prep.test
+    if what in _LIST_COUNTS:
+        key, unit = _LIST_COUNTS[what]
+        n = summary.get(key, 0)  # scored input: no list, an empty summary
+    elif what == "ties":
+        return "scored input" if inp.raw is None else ""
+    elif what == "negative_values":
+        n, unit = int((test.data < 0).sum()), "test values < 0"
+    elif what == "no_positive_lists":
+        level = prof.get("relevance_level")
+        n, unit = _users_without_positive(test, level), "users without a positive"
+    elif what == "pool_le_k":
+        pool = test.shape[1] - np.diff(train.indptr)
+        n = int(((np.diff(test.indptr) > 0) & (pool <= inp.k)).sum())
+        unit = f"users with at most k = {inp.k} items outside train"
+    else:
+        return "not checked against this input"
+    return f"{unit}: {n}" if n else ""
+
+
+def _why_absent(what: str, inp: _Input) -> str:
+    if what in _LIST_COUNTS and inp.raw is None:
+        return "scored input: no list"
+    return _ABSENT.get(what, "absent")
+
+
+def _not_reproduced_notes(chosen: Sequence[str], inp: _Input, summary: dict[str, Any]) -> list[str]:
+    """Every entry of each profile's ``not_reproduced`` that acts on this input, with how much
+    of the input it concerns, then, per profile, the entries that have nothing to act on and
+    why; and what a profile's list rules cannot do with lists that have ranks only."""
     notes = []
-    present = {
-        "out_of_catalogue": summary["out_of_catalogue"],
-        "duplicates": summary["duplicates"],
-        "short_list": summary["short_lists"],
-        "train_items": summary["in_train"],
-    }
     for profile in chosen:
         prof = PROFILES[profile]
+        absent = []
         for what, text in prof.get("not_reproduced", {}).items():
-            if present.get(what, 0) or what == "ties" and inp.raw is None:
-                notes.append(f"{profile}: {text} ({present.get(what, 0)} in these lists)")
+            amount = _applies(what, prof, inp, summary)
+            if amount:
+                notes.append(f"{profile}: {text} ({amount})")
+            else:
+                absent.append(f"{what} ({_why_absent(what, inp)})")
+        if absent:
+            notes.append(f"{profile}: not reproduced, absent from this input: {'; '.join(absent)}")
         if prof.get("lists", {}).get("duplicates") == "sum" and inp.raw_scores is None:
-            if present["duplicates"]:
+            if summary.get("duplicates"):
                 notes.append(
                     f"{profile}: repeated items are summed by score, and these lists have "
                     "ranks only: counted once at their first rank"

@@ -96,7 +96,7 @@ def definitions_record(
         "k": k,
         "cumulative": cumulative,
         "ties": ties,
-        "ties_seed": seed if ties == "noise" else None,
+        "ties_seed": seed if ties in ("noise", "warprec") else None,
         "min_pos_test": min_pos_test,
         "min_items_pool": min_items_pool,
         "consider_cold_start": consider_cold_start,

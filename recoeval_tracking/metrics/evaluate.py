@@ -485,7 +485,7 @@ def evaluate(
     k: int = 10,
     cumulative: bool = False,
     ties: str | None = None,
-    seed: int = 0,
+    seed: int | None = None,
     min_pos_test: int = 1,
     min_items_pool: int = 2,
     consider_cold_start: bool = True,
@@ -549,16 +549,19 @@ def evaluate(
         The cutoff K (1 <= k <= number of items).
     cumulative : bool
         Also compute every metric at 1..K (``Results.curves_per_user``).
-    ties : {"noise", "index", "index_desc", "optimistic", "pessimistic", "average"}, optional
+    ties : {"noise", "index", "index_desc", "warprec", "optimistic", "pessimistic", "average"}
         By default the profile's policy, or ``noise`` without a profile. How tied scores are
         ordered: a seeded random key per (user, item) that does not depend on
         the thread count; the item index (lower first, or higher first as trec_eval orders tied
-        document ids); tied positives before (optimistic) or
-        after (pessimistic) tied negatives; or the exact expected value over every ordering of
-        the tied items (average, McSherry & Najork 2008).
-    seed : int
-        Seed of the tie-breaking noise; 0 by default, as the app's top-level ``seed``, so that
-        a notebook and a job of the same split break ties alike.
+        document ids); WarpRec's seeded 30-bit key per (user, item), larger first (its
+        Evaluator's ``top_k_breaking_ties``: the user and the item are the row and the column
+        here; equal keys, which WarpRec leaves to ``torch.topk``, by item index); tied
+        positives before (optimistic) or after (pessimistic) tied negatives; or the exact
+        expected value over every ordering of the tied items (average, McSherry & Najork 2008).
+    seed : int, optional
+        Seed of the tie break (``noise``, ``warprec``); by default 42 under ``warprec``
+        (WarpRec's default seed) and 0 otherwise, as the app's top-level ``seed``, so that a
+        notebook and a job of the same split break ties alike.
     min_pos_test, min_items_pool, consider_cold_start
         The recometrics thresholds: users below them get NaN (counted by reason).
     user_ids : array-like, optional

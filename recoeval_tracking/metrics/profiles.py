@@ -91,11 +91,12 @@ elliot         Precision p, Recall r, nDCG ndcg_exp1 (gain 2^(v + 1) - 1: its Di
                1.0.0, metric modules 0.3.1) and its copy in sisinflab/warprec-benchmark-2026.
 warprec        Precision p, Recall r, nDCG ndcg_exp1 (gain 2^(v + 1) - 1), nDCGRendle2020
                ndcg_bin, MAP tap (/min(k,|T|)), MRR rr, HitRate hit, Gini gini, ShannonEntropy
-               entropy; a test value > 0 is relevant (WARPREC_LEVEL); ties by item index
-               (WarpRec's Evaluator draws them per user from a hash of its seed, the user and
-               the item). Ranked lists: items outside the catalogue dropped, a repeated item's
-               scores summed (its ProxyRecommender builds a sparse score matrix). Read in
-               warprec 2.2.8 and checked against it (tests/metrics/test_library_warprec.py).
+               entropy; a test value > 0 is relevant (WARPREC_LEVEL); ties "warprec": its
+               Evaluator's per-user draw, a 30-bit hash of its seed (42 unless ``seed`` is
+               given), the user (row) and the item (column), larger first. Ranked lists: items
+               outside the catalogue dropped, a repeated item's scores summed (its
+               ProxyRecommender builds a sparse score matrix). Read in warprec 2.2.8 and
+               checked against it (tests/metrics/test_library_warprec.py).
 =============  ==================================================================================
 
 With ranked top-K input a profile keeps its top-K metrics and leaves out (and records) the
@@ -129,7 +130,7 @@ from .._validation import param_error
 from ..options import EvalOptions
 from .registry import definition_choices
 
-__all__ = ["PROFILES", "get_profile", "apply_profile", "WARPREC_LEVEL"]
+__all__ = ["PROFILES", "get_profile", "apply_profile", "WARPREC_LEVEL", "TIE_SEEDS"]
 
 #: WarpRec's relevance rule, ``value > 0``, as a level (``value >= level``): the smallest
 #: positive float64, so every positive value and no zero or negative one is relevant.
@@ -503,16 +504,16 @@ PROFILES: dict[str, dict[str, Any]] = {
     },
     "warprec": {
         "metrics": ["p", "r", "ndcg_exp1", "ndcg_bin", "tap", "rr", "hit", "gini", "entropy"],
-        "ties": "index",
+        # its Evaluator's top_k_breaking_ties (warprec/data/ranking.py), seeded with 42 unless
+        # `seed` is given (TIE_SEEDS)
+        "ties": "warprec",
         "relevance_level": WARPREC_LEVEL,
         "lists": {"out_of_catalogue": "drop", "duplicates": "sum"},
         "not_reproduced": {
             "short_list": "WarpRec scores a list through a score matrix, so a list shorter "
             "than k is filled with unlisted items of score 0, drawn per user by its "
-            "Evaluator's tie break; here it stays short (its missing ranks are misses)",
-            "ties": "WarpRec's Evaluator breaks ties per user by a hash of its seed (42), the "
-            "user and the item (warprec/data/ranking.py, top_k_breaking_ties), a metric class "
-            "updated on its own by torch.topk's order; here by item index",
+            "Evaluator's tie break; here it stays short (its missing ranks are misses; that "
+            "score matrix given as scores= makes the same draw)",
             "negative_values": "WarpRec's nDCG keeps a negative test value as a negative gain "
             "(discounted_relevance replaces only the values > 0); here a value <= 0 gains 0",
             "no_positive_lists": "WarpRec's Gini and ShannonEntropy count the list of every "
@@ -542,6 +543,10 @@ for _name, _prof in PROFILES.items():
 #: Options a profile sets when they are left None, and their value without a profile.
 _DEFAULTS = {"ties": "noise", "relevance_level": None, "no_positive": "nan", "inf_scores": "rank"}
 
+#: The seed of a tie policy's draw when ``seed`` is left None (0 for the others): WarpRec's
+#: Evaluator seeds its tie generator with its ``seed`` argument, 42 by default.
+TIE_SEEDS = {"warprec": 42}
+
 
 def get_profile(name: str, func: str = "evaluate") -> dict[str, Any]:
     """The profile called ``name``, or the standard error listing the known profiles."""
@@ -553,7 +558,8 @@ def get_profile(name: str, func: str = "evaluate") -> dict[str, Any]:
 def apply_profile(options: EvalOptions, func: str = "evaluate") -> EvalOptions:
     """``options`` with its profile applied: ``metrics``, ``ties``, ``relevance_level``,
     ``no_positive`` and ``inf_scores`` left None take the profile's, or P, AP and NDCG,
-    ``noise``, no level, ``nan`` and ``rank`` without a profile."""
+    ``noise``, no level, ``nan`` and ``rank`` without a profile; ``seed`` left None takes the
+    tie policy's (:data:`TIE_SEEDS`), else 0."""
     prof = get_profile(options.profile, func) if options.profile is not None else {}
     metrics = options.metrics
     if metrics is None:
@@ -564,4 +570,5 @@ def apply_profile(options: EvalOptions, func: str = "evaluate") -> EvalOptions:
         else prof.get(name, default)
         for name, default in _DEFAULTS.items()
     }
-    return dataclasses.replace(options, metrics=metrics, **chosen)
+    seed = options.seed if options.seed is not None else TIE_SEEDS.get(chosen["ties"], 0)
+    return dataclasses.replace(options, metrics=metrics, seed=seed, **chosen)

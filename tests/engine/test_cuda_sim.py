@@ -63,6 +63,19 @@ def test_simulated_gpu_matches_cpu_on_every_path(seed: int) -> None:
         _assert_same(cpu, gpu, f"seed {seed} ({label}): {case.describe()}")
 
 
+@pytest.mark.parametrize("seed", range(12))
+def test_simulated_gpu_matches_cpu_under_warprecs_ties(seed: int) -> None:
+    """``ties="warprec"`` (WarpRec's per-user keys, :func:`~recoeval_tracking.engine.ranks.
+    warprec_key`) on the paths of the cases above: the GPU pass ranks the positives exactly and
+    lists the top K by those keys, as the CPU does."""
+    case = make_case(seed, ["warprec"])
+    for metrics in ("all", _topk_only_metrics(case.ties)):
+        cpu = _evaluate(case, "cpu", metrics, 1 + seed % 3)
+        gpu = _evaluate(case, "cuda", metrics, 1 + seed % 3)
+        label = "all" if metrics == "all" else "top-K only"
+        _assert_same(cpu, gpu, f"warprec, seed {seed} ({label}): {case.describe()}")
+
+
 def test_cases_cover_the_paths() -> None:
     """The seeds above reach what the backend must agree on (so a seed list that stopped doing
     so fails here rather than passing with less coverage)."""

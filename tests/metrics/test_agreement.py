@@ -302,3 +302,31 @@ def test_the_guides_example_prints_what_the_guide_shows():
     assert [line.rstrip() for line in out.getvalue().splitlines()] == [
         line.rstrip() for line in shown.splitlines()
     ]
+
+
+def test_notes_name_every_rule_not_reproduced_that_acts_on_the_input():
+    """Scores (no list): user 0 holds a test value -2, user 1 only a 0 (no positive for
+    WarpRec's > 0), user 2 six train items of eight (two left, k = 3). Each of WarpRec's
+    ``not_reproduced`` rules that acts on these says how much of the input it concerns; the
+    short-list rule (about lists) and Elliot's list rules say why they have nothing to act on."""
+    train = np.zeros((3, 8))
+    train[2, :6] = 1.0
+    # user 1's 0 is a stored (judged) entry
+    test = sp.csr_array(([-2.0, 3.0, 0.0, 1.0], ([0, 0, 1, 2], [1, 4, 2, 7])), shape=(3, 8))
+    scores = np.arange(24, dtype=float).reshape(3, 8)
+    ag = rt.compare_profiles(
+        sp.csr_array(train), test, scores=scores, k=3, profiles=["warprec", "elliot"]
+    )
+    warprec = PROFILES["warprec"]["not_reproduced"]
+    assert f"warprec: {warprec['negative_values']} (test values < 0: 1)" in ag.notes
+    assert f"warprec: {warprec['no_positive_lists']} (users without a positive: 1)" in ag.notes
+    pool = "users with at most k = 3 items outside train: 1"
+    assert f"warprec: {warprec['pool_le_k']} ({pool})" in ag.notes
+    assert (
+        "warprec: not reproduced, absent from this input: short_list (scored input: no list)"
+        in ag.notes
+    )
+    assert (
+        "elliot: not reproduced, absent from this input: duplicates (scored input: no list); "
+        "train_items (scored input: no list)" in ag.notes
+    )

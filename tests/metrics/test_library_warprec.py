@@ -10,11 +10,15 @@ or as one number. Nothing here is computed by this package on WarpRec's side.
 
 Agreement to 1e-6 on MovieLens 100K (ratings as test values, so nDCG's gains are graded) for
 Precision, Recall, nDCG, nDCGRendle2020, MAP, MRR, HitRate per user and Gini and ShannonEntropy,
-when no two scores tie, and for generated lists with scores (items outside the catalogue, repeated
-items, train items) read by WarpRec's ``ProxyRecommender`` from a file. Departures shown, not hidden (the profile's ``not_reproduced``):
+on untied scores, on popularity scores (every user's top k tied: the Evaluator's per-user draw,
+a hash of (seed 42, user, item) in ``top_k_breaking_ties``, which the profile's
+``ties="warprec"`` reproduces, list for list) and for generated lists with scores (items outside
+the catalogue, repeated items, train items) read by WarpRec's ``ProxyRecommender`` from a file.
+Departures shown, not hidden (the profile's ``not_reproduced``):
 
-* ties: the Evaluator breaks them per user by a hash of (seed 42, user, item)
-  (``top_k_breaking_ties``), the profile by item index; users whose top-k holds no tie agree;
+* a metric class updated on its own (without the Evaluator's tie generator) takes
+  ``torch.topk``'s order of tied scores: users whose top-k holds no tie agree;
+* a list shorter than k (ranked input): WarpRec fills it with unlisted items, drawn;
 * a test value <= 0 is not relevant on either side, but WarpRec's nDCG keeps a negative one as a
   negative gain (``discounted_relevance`` replaces only the values > 0);
 * a user whose test values are all <= 0 is NaN on both sides, but WarpRec's Gini and
@@ -94,22 +98,42 @@ def test_ml100k_untied_scores_agree_user_by_user(data):
     assert np.nanmean(theirs["nDCG"]) > 0.0  # the lists do hit some positives
 
 
-@pytest.mark.parametrize("ties", ["hash", "topk"])
-def test_ml100k_tied_scores_agree_where_the_top_k_holds_no_tie(data, ties):
-    """Popularity scores (heavy ties), untied for every other user by a small distinct
-    perturbation: the Evaluator's per-user draw (or torch.topk's order) gives other lists than
-    the item index; every user whose list differs has a tie in its top k (``n_tied_topk > 0``),
-    and every user without one gets WarpRec's numbers."""
+def test_ml100k_tied_scores_agree_user_by_user(data):
+    """Popularity scores: every user's top k holds a tie, drawn by the Evaluator per user from
+    (seed 42, user, item); the profile draws the same lists and every value agrees. The draw is
+    not the item index order (the profile with ``ties="index"`` lists otherwise), and another
+    seed draws other lists."""
+    train, test, scores = data
+    theirs, lists = warprec_values(train, test, scores["tied"], K)
+    res = ours(train, test, scores["tied"])
+    assert (res.per_user["n_tied_topk"].to_numpy() > 0).all()
+    np.testing.assert_array_equal(res.topk, lists)
+    for name in PER_USER:
+        np.testing.assert_allclose(column(res, name), theirs[name], atol=1e-6, err_msg=name)
+    for name in GLOBAL:
+        key = f"{ALIASES[name]}_at_{K}"
+        assert res.aggregates[key] == pytest.approx(theirs[name], abs=1e-6), name
+    by_index = ours(train, test, scores["tied"], ties="index")
+    assert (by_index.topk != lists).any(axis=1).sum() > 100
+    assert (ours(train, test, scores["tied"], seed=7).topk != lists).any(axis=1).sum() > 100
+    assert "ties" not in PROFILES["warprec"]["not_reproduced"]
+    assert res.definitions["ties"] == "warprec" and res.definitions["ties_seed"] == 42
+
+
+def test_ml100k_tied_scores_agree_with_torch_topk_where_the_top_k_holds_no_tie(data):
+    """A metric class updated on its own ranks by ``torch.topk`` (no tie generator): popularity
+    scores, untied for every other user by a small distinct perturbation; every user whose list
+    differs from the profile's has a tie in its top k (``n_tied_topk > 0``), and every user
+    without one gets WarpRec's numbers."""
     train, test, scores = data
     S = scores["tied"].copy()
     S[::2] += 1e-6 * np.random.default_rng(2).random(S[::2].shape)
-    theirs, lists = warprec_values(train, test, S, K, ties=ties)
+    theirs, lists = warprec_values(train, test, S, K, ties="topk")
     res = ours(train, test, S)
     differ = (res.topk != lists).any(axis=1)
     tied = res.per_user["n_tied_topk"].to_numpy() > 0
     assert differ.any() and (tied[differ]).all()
     assert (~tied).sum() == 75  # the perturbed users, whose values are compared below
-    assert "top_k_breaking_ties" in PROFILES["warprec"]["not_reproduced"]["ties"]
     for name in PER_USER:
         np.testing.assert_allclose(
             column(res, name)[~tied], theirs[name][~tied], atol=1e-6, err_msg=name
@@ -157,7 +181,7 @@ def test_a_short_list_is_filled_by_the_evaluators_draw_per_user(tmp_path):
     """Three users list the same two items (a list shorter than k = 6, read by the
     ProxyRecommender): WarpRec fills each list with unlisted items of score 0, drawn per user by
     its Evaluator (torch.topk alone would give every user the same ones); the profile's list
-    stays short."""
+    stays short, and its score matrix given as scores draws the same items."""
     m, n, k = 3, 40, 6
     ranked = pd.DataFrame({"user": [0, 0, 1, 1, 2, 2], "item": [5, 9] * 3, "score": [2, 1] * 3})
     path = tmp_path / "recs.tsv"
@@ -178,6 +202,9 @@ def test_a_short_list_is_filled_by_the_evaluators_draw_per_user(tmp_path):
     res = rt.evaluate(train, test, ranked=padded, k=k, profile="warprec", return_topk=True)
     assert (res.topk[:, 2:] == -1).all()
     assert "drawn per user" in PROFILES["warprec"]["not_reproduced"]["short_list"]
+    # its score matrix given as scores: the same draw (ties="warprec", seed 42)
+    matrix = rt.evaluate(train, test, scores=scores, k=k, profile="warprec", return_topk=True)
+    np.testing.assert_array_equal(matrix.topk, drawn)
 
 
 def _small() -> tuple[sp.csr_array, sp.csr_array, np.ndarray]:
@@ -209,8 +236,10 @@ def test_adversarial_users_agree_where_the_profile_says():
     res = ours(train, test, scores, k=3)
     val = {name: column(res, name, 3) for name in PER_USER}
     for name in PER_USER:
-        # user 0 (graded gains); user 1 (no positive): NaN on both sides
-        np.testing.assert_allclose(val[name][:2], theirs[name][:2], atol=1e-6, err_msg=name)
+        # user 0 (graded gains); user 1 (no positive): NaN on both sides; user 3 (a positive
+        # tied with four other items at the top): the same draw of the tied items
+        for u in (0, 1, 3):
+            assert val[name][u] == pytest.approx(theirs[name][u], abs=1e-6, nan_ok=True), name
         assert math.isnan(theirs[name][1])
     for name in ("nDCG", "nDCGRendle2020", "MAP", "MRR"):  # order-dependent: user 2 agrees
         assert val[name][2] == pytest.approx(theirs[name][2], abs=1e-6), name

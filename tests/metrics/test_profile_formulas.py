@@ -22,6 +22,7 @@ import math
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from reference import warprec_tie_key
 
 import recoeval_tracking as rt
 from recoeval_tracking.metrics.profiles import PROFILES
@@ -72,9 +73,12 @@ def _data(users=USERS):
 
 
 def _ranked(u: int, tie_order: str, users=USERS) -> list[int]:
-    """The pool of user u sorted by score, ties by item index ascending or descending."""
+    """The pool of user u sorted by score, ties by item index ascending or descending, or
+    (``"warprec"``) by WarpRec's tie key at its default seed 42, larger first."""
     train, _, scores = users[u]
     pool = [i for i in range(N_ITEMS) if i not in train]
+    if tie_order == "warprec":
+        return sorted(pool, key=lambda i: (-scores[i], -warprec_tie_key(42, u, i), i))
     sign = 1 if tie_order == "asc" else -1
     return sorted(pool, key=lambda i: (-scores[i], sign * i))
 
@@ -262,7 +266,7 @@ PROFILE_TIES = {
     "trec_eval": "index_desc",
     "spark": "index",
     "elliot": "index",
-    "warprec": "index",
+    "warprec": "warprec",
     "lenskit": "index",
     "torchmetrics": "index",
     "recommenders": "index",
@@ -475,13 +479,14 @@ def test_elliot_profile(library_name):
     "library_name", ["Precision", "Recall", "nDCG", "nDCGRendle2020", "MAP", "MRR", "HitRate"]
 )
 def test_warprec_profile(library_name):
-    _agrees("warprec", warprec_user, library_name)
+    _agrees("warprec", warprec_user, library_name, order="warprec")
 
 
 def test_elliot_and_warprec_gini_run_opposite_ways():
     """Elliot's Gini is one minus WarpRec's (both over the item counts of full top-K lists:
-    ``gini_index.py`` of each, 0.3.1 and 2.2.8)."""
-    elliot, warprec = _evaluate("elliot"), _evaluate("warprec")
+    ``gini_index.py`` of each, 0.3.1 and 2.2.8), on the same lists (ties by item index, as
+    Elliot's, rather than by WarpRec's draw)."""
+    elliot, warprec = _evaluate("elliot"), _evaluate("warprec", ties="index")
     g = _aggregate(warprec, "warprec", "Gini")
     assert 0.0 < g < 1.0
     assert _aggregate(elliot, "elliot", "Gini") == pytest.approx(1.0 - g)
