@@ -42,6 +42,9 @@ from recoeval_tracking.metrics.profiles import PROFILES
 
 from ._peer_lists import ml100k, top_lists
 
+# warprec first: where it is missing (Python < 3.12) the module skips without importing torch
+# (2 s of each worker's collection)
+pytest.importorskip("warprec")
 torch = pytest.importorskip("torch")
 evaluator = pytest.importorskip("warprec.evaluation.evaluator")
 ranking = pytest.importorskip("warprec.data.ranking")
