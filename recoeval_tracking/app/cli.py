@@ -260,7 +260,8 @@ def main() -> None:
     """Console entry point of ``recoeval-track``: run the Hydra app on ``sys.argv``.
 
     A run's first line comes before Hydra, numpy or scipy is imported (:mod:`.startup`), and a
-    line follows every few seconds until the job or the sweep says something of its own."""
+    line follows every few seconds until the job or the sweep says something of its own. A
+    single run on a cold kernel cache starts its warm-up child at once, too."""
     from . import startup
 
     argv = sys.argv[1:]
@@ -272,11 +273,15 @@ def main() -> None:
         return
     runs = not _NO_RUN.intersection(a.split("=", 1)[0] for a in argv)
     if runs:
-        startup.begin(_PROG, "starting the sweep" if _is_multirun(argv) else "starting the job")
+        sweep = _is_multirun(argv)
+        startup.begin(_PROG, "starting the sweep" if sweep else "starting the job")
+        if not sweep:  # on a cold cache: the kernels' compile starts its imports now
+            startup.prestart_warm_up()
     try:
         _main(runs)
     finally:
         startup.end()
+        startup.stop_warm_up()
 
 
 def _main(runs: bool) -> None:

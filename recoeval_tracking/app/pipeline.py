@@ -574,11 +574,9 @@ def _evaluate_now(
 
 
 def _preload(uri: str | None, plots: bool) -> None:
-    """Import what the job's end needs (seconds on a first run: scipy.stats for the intervals,
-    matplotlib for the plots, MLflow and its store at ``uri`` unless None), while the job
-    waits for the kernels compiling in its warm-up child."""
-    from scipy import stats  # noqa: F401
-
+    """Import what the job's end needs (seconds on a first run: matplotlib for the plots,
+    MLflow and its store at ``uri`` unless None), while the job waits for the kernels
+    compiling in its warm-up child."""
     if plots:
         from matplotlib.figure import Figure  # noqa: F401
     if uri is not None:
@@ -595,13 +593,18 @@ def _warm_up(
     ``RECOEVAL_WARM_UP=0`` turns it off)."""
     import os
 
-    if backend["kind"] != "cpu" or os.environ.get("RECOEVAL_WARM_UP") == "0":
-        return None
-    from ..engine import kernels  # noqa: F401  (drops a stale cache before it is looked at)
-    from .precheck import kernel_cache_is_cold
+    from .startup import stop_warm_up, take_warm_up
 
-    if not kernel_cache_is_cold():
+    if backend["kind"] != "cpu" or os.environ.get("RECOEVAL_WARM_UP") == "0":
+        stop_warm_up()
         return None
+    started = take_warm_up()  # the command's, begun before its imports (cold cache)
+    if started is None:
+        from ..engine import kernels  # noqa: F401  (drops a stale cache before it is looked at)
+        from .precheck import kernel_cache_is_cold
+
+        if not kernel_cache_is_cold():
+            return None
     from ..metrics import warm
 
     _compile_notice()
@@ -610,7 +613,10 @@ def _warm_up(
     from .user_model import is_user_model_config
 
     guess = "float64" if is_user_model_config(model_section) else "float32"
-    return warm.start(options, str(model_section.get("dtype") or guess))
+    dtype = str(model_section.get("dtype") or guess)
+    return (
+        warm.start(options, dtype) if started is None else warm.start(options, dtype, proc=started)
+    )
 
 
 @contextmanager

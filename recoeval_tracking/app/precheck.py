@@ -239,19 +239,8 @@ def check_k_against_items(k: int, n_items: int, dataset_key: str = "dataset") ->
 def kernel_cache_is_cold() -> bool:
     """True when numba's on-disk cache holds no index of the engine's kernels (a first run, a
     fresh install or a cleared ``NUMBA_CACHE_DIR``): the first evaluation compiles them. Only
-    looks for the index files; never imports or compiles anything."""
-    import os
+    looks for the index files; never imports or compiles anything
+    (:func:`recoeval_tracking._numba_cache.engine_cache_is_cold`)."""
+    from .._numba_cache import engine_cache_is_cold
 
-    from .. import engine
-
-    names = "kernels*.nbi"
-    cache_dir = os.environ.get("NUMBA_CACHE_DIR")
-    # numba writes every cache there when it is set, else beside the sources
-    roots = [Path(cache_dir)] if cache_dir else [Path(engine.__file__).parent / "__pycache__"]
-    for root in roots:
-        try:
-            if root.is_dir() and next(root.rglob(names), None) is not None:
-                return False
-        except OSError:
-            continue
-    return True
+    return engine_cache_is_cold()

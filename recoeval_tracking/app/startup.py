@@ -8,11 +8,19 @@ of seconds of an empty terminal. :func:`begin` prints ``recoeval-track: starting
 :func:`~recoeval_tracking._heartbeat.heartbeat` (``... still starting the sweep (2 s)``) that
 ends with the first log record of level INFO or above (a stage's line, the sweep's parent run,
 Hydra's launcher), or with :func:`end`, which the command calls when it returns.
+
+On a cold kernel cache a single run also starts its warm-up child here
+(:func:`prestart_warm_up`): the process that compiles the metric kernels
+(:mod:`recoeval_tracking.metrics.warm`) imports numpy, scipy, numba and the engine while this
+one imports Hydra and composes the config, then compiles as soon as the job sends it its
+options (:func:`take_warm_up`); a job that does not need it stops it (:func:`stop_warm_up`).
 """
 
 from __future__ import annotations
 
 import logging
+import os
+import subprocess
 import sys
 import threading
 import time
@@ -20,10 +28,10 @@ from typing import Any
 
 from .._heartbeat import beat
 
-__all__ = ["begin", "end", "running"]
+__all__ = ["begin", "end", "running", "prestart_warm_up", "take_warm_up", "stop_warm_up"]
 
 _stop = threading.Event()
-_state: dict[str, Any] = {"thread": None, "factory": None}
+_state: dict[str, Any] = {"thread": None, "factory": None, "warm": None}
 
 
 def _say(text: str) -> None:
@@ -74,3 +82,44 @@ def end() -> None:
     installed, _state["factory"] = _state["factory"], None
     if installed is not None and logging.getLogRecordFactory() is installed[1]:
         logging.setLogRecordFactory(installed[0])
+
+
+def prestart_warm_up() -> bool:
+    """Start the warm-up child (``python -m recoeval_tracking.metrics.warm``, its stdin a pipe
+    the job writes its options to) when the engine's kernel cache holds no index at all and
+    ``RECOEVAL_WARM_UP`` is not ``0``; returns whether it started. Standard library only: it
+    runs before Hydra and numpy are imported."""
+    from .._numba_cache import engine_cache_is_cold
+
+    if _state["warm"] is not None or os.environ.get("RECOEVAL_WARM_UP") == "0":
+        return False
+    if not engine_cache_is_cold():
+        return False
+    try:
+        _state["warm"] = subprocess.Popen(
+            [sys.executable, "-m", "recoeval_tracking.metrics.warm"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            env={**os.environ, "OMP_NUM_THREADS": "1"},
+        )
+    except OSError:
+        return False
+    return True
+
+
+def take_warm_up() -> subprocess.Popen | None:
+    """The child :func:`prestart_warm_up` started (once; None when none was, or it has ended:
+    it would no longer read its options)."""
+    proc, _state["warm"] = _state["warm"], None
+    return proc if proc is not None and proc.poll() is None else None
+
+
+def stop_warm_up() -> None:
+    """End the child :func:`prestart_warm_up` started when no job took it (a no-op else)."""
+    proc = take_warm_up()
+    if proc is not None:
+        proc.kill()
+        proc.wait()
+        if proc.stdin is not None:
+            proc.stdin.close()

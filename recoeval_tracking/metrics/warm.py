@@ -125,22 +125,25 @@ def score_dtype(inputs: dict[str, Any]) -> str | None:
     return None
 
 
-def start(options: Any, dtype: str = "float32") -> WarmUp:
+def start(options: Any, dtype: str = "float32", proc: subprocess.Popen | None = None) -> WarmUp:
     """Start the child compiling the kernels ``options`` (an
     :class:`~recoeval_tracking.options.EvalOptions`) need for scores of ``dtype``. The engine's
     kernel module is imported here first, so that its stale-cache check runs once, in this
-    process, before the child writes to the cache."""
-    from ..engine import kernels  # noqa: F401  (the stale-cache check, before the child)
-
+    process, before the child writes to the cache. ``proc``: a child started earlier
+    (``python -m recoeval_tracking.metrics.warm`` with its stdin a pipe, on a cache without
+    any index, whose check has nothing to drop), sent the options instead of a new one."""
     payload = pickle.dumps((replace(options, nthreads=1), str(np.dtype(dtype))))
     try:
-        proc = subprocess.Popen(
-            [sys.executable, "-m", __name__],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-            env={**os.environ, "OMP_NUM_THREADS": "1"},
-        )
+        if proc is None:
+            from ..engine import kernels  # noqa: F401  (the stale-cache check, before the child)
+
+            proc = subprocess.Popen(
+                [sys.executable, "-m", __name__],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+                env={**os.environ, "OMP_NUM_THREADS": "1"},
+            )
         assert proc.stdin is not None
         proc.stdin.write(payload)
         proc.stdin.close()
@@ -168,9 +171,18 @@ def compile_for(options: Any, dtype: str) -> Any:
 
 
 def main() -> None:
-    """The child: read ``(options, dtype)`` pickled on stdin and compile."""
-    options, dtype = pickle.loads(sys.stdin.buffer.read())
-    compile_for(options, dtype)
+    """The child: import the engine, then read ``(options, dtype)`` pickled on stdin and
+    compile (nothing on stdin: exit). The app starts it before its own imports and config
+    (:func:`recoeval_tracking.app.startup.prestart_warm_up`), so these imports run meanwhile
+    and the compile begins as soon as the job sends its options."""
+    import scipy.sparse  # noqa: F401
+
+    from ..engine import compiling, driver, kernels  # noqa: F401
+    from .evaluate import evaluate  # noqa: F401
+
+    payload = sys.stdin.buffer.read()
+    if payload:
+        compile_for(*pickle.loads(payload))
 
 
 if __name__ == "__main__":

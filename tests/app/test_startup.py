@@ -23,10 +23,13 @@ seen = {}
 real_stdout = sys.stdout
 sys.stdout = buffer = io.StringIO()
 def probe(runs):
+    from recoeval_tracking.app import startup
+    warm = startup._state.get("warm")
     seen.update(
         printed=buffer.getvalue(),
         loaded=sorted(m for m in ("hydra", "omegaconf", "numpy", "scipy", "pandas", "mlflow")
                       if m in sys.modules),
+        warm_up=None if warm is None else warm.args[-2:],
     )
 cli._main = probe
 sys.argv = ["recoeval-track", *json.loads(sys.argv[1])]
@@ -36,14 +39,14 @@ print(json.dumps({**seen, "after": buffer.getvalue()[len(seen.get("printed", "")
 """
 
 
-def _probe(argv: list[str]) -> dict:
+def _probe(argv: list[str], **env: str) -> dict:
     out = subprocess.run(
         [sys.executable, "-c", _PROBE, json.dumps(argv)],
         capture_output=True,
         text=True,
         check=True,
         timeout=120,
-        env=clean_env(),
+        env={**clean_env(), **env},
     )
     return json.loads(out.stdout.strip().splitlines()[-1])
 
@@ -90,3 +93,62 @@ def test_end_without_begin_and_twice_is_harmless(capsys):
     startup.end()
     startup.end()
     assert capsys.readouterr().out == ""
+
+
+def test_a_single_run_on_a_cold_kernel_cache_starts_its_warm_up_child_first(tmp_path):
+    # the child imports numpy, scipy, numba and the engine while this process imports Hydra and
+    # composes the config: it exists before any of those is imported here
+    cold = {"NUMBA_CACHE_DIR": str(tmp_path / "empty"), "RECOEVAL_WARM_UP": "1"}
+    seen = _probe(["model=popularity"], **cold)
+    assert seen["warm_up"] == ["-m", "recoeval_tracking.metrics.warm"]
+    assert seen["loaded"] == []
+    # not for a sweep, a command that runs nothing, a warm cache, nor with the warm-up off
+    assert _probe(["-m", "model=popularity,random"], **cold)["warm_up"] is None
+    assert _probe(["--cfg", "job"], **cold)["warm_up"] is None
+    assert _probe(["model=popularity"], **{**cold, "RECOEVAL_WARM_UP": "0"})["warm_up"] is None
+    (tmp_path / "warm" / "engine").mkdir(parents=True)
+    (tmp_path / "warm" / "engine" / "kernels.block_topk-1.py311.nbi").write_bytes(b"")
+    warm = {**cold, "NUMBA_CACHE_DIR": str(tmp_path / "warm")}
+    assert _probe(["model=popularity"], **warm)["warm_up"] is None
+
+
+def test_the_job_hands_the_started_child_its_options_or_stops_it(monkeypatch):
+    from recoeval_tracking.app import pipeline
+    from recoeval_tracking.metrics import warm
+    from recoeval_tracking.options import EvalOptions
+
+    def child() -> subprocess.Popen:
+        code = "import sys; sys.stdin.buffer.read()"
+        return subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.PIPE)
+
+    sent = []
+    monkeypatch.setattr(warm, "start", lambda options, dtype, proc=None: sent.append(proc))
+    monkeypatch.delenv("RECOEVAL_WARM_UP", raising=False)
+    options = EvalOptions.from_config({"names": ["p"], "k": 5})
+    started = startup._state["warm"] = child()
+    other = None
+    try:
+        pipeline._warm_up(options, {"name": "als"}, {"kind": "cpu"})
+        assert sent == [started] and startup._state["warm"] is None
+        # a job evaluating on Dask needs no warm-up: the child is ended
+        other = startup._state["warm"] = child()
+        pipeline._warm_up(options, {"name": "als"}, {"kind": "dask"})
+        assert other.wait(timeout=10) != 0 and startup._state["warm"] is None
+        assert len(sent) == 1
+    finally:
+        for proc in (p for p in (started, other) if p is not None):
+            proc.kill()
+            proc.wait()
+            proc.stdin.close()
+        startup._state["warm"] = None
+
+
+def test_the_warm_up_child_with_nothing_to_compile_exits_cleanly():
+    proc = subprocess.run(
+        [sys.executable, "-m", "recoeval_tracking.metrics.warm"],
+        input=b"",
+        capture_output=True,
+        timeout=120,
+        env=clean_env(),
+    )
+    assert proc.returncode == 0, proc.stderr
