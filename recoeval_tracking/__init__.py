@@ -15,8 +15,9 @@ from ._version import __version__
 if TYPE_CHECKING:  # the names as static tools see them; at run time they load on first use
     from ._validation import InputError
     from .data import Interactions, from_dataframe, load_dataset, make_synthetic
-    from .metrics import METRICS, Results, calc_reco_metrics, evaluate
+    from .metrics import METRICS, Results, calc_reco_metrics
     from .metrics.agreement import compare_profiles
+    from .metrics.evaluate import evaluate
     from .models import MODELS, make_model
     from .reporting.compare import Comparison, compare
     from .reporting.per_user_files import read_per_user
