@@ -7,7 +7,8 @@ critical-difference diagram and the post-hoc tests; then each dataset's own page
 :func:`_comparison_sections` picks one of the two for a comparison.
 
 The kinds of item: ``text`` (with the few Markdown marks ``**bold**`` and ```code```),
-``warning``, ``table`` (a DataFrame of display strings, :class:`~.summary.Best` cells in bold),
+``warning`` (plain text, its lead phrase up to the first ``": "`` bold: :func:`warning_lead`),
+``table`` (a DataFrame of display strings, :class:`~.summary.Best` cells in bold),
 ``figures`` (file names), ``config`` (YAML) and ``fold`` (a list of items shown folded). The
 renderers (:mod:`.html`, :mod:`.markdown`) turn the items into a page; this module reads the
 comparison through its view (:mod:`recoeval_tracking.reporting.view`) and never the renderers
@@ -216,32 +217,49 @@ def _shown_id(report: ReportView, run: Any) -> str:
     return run.run_id
 
 
+#: The lead of the protocol box when the systems' budgets differ (then a warning).
+UNEQUAL_BUDGETS = (
+    "Unequal budgets: the systems were not tuned alike (see each one's budget below), so "
+    "compare them with care."
+)
+
+
+def warning_lead(text: str) -> tuple[str, str]:
+    """A warning's lead phrase, shown bold (its text up to the first ``": "``, when short,
+    colon included), and the rest, shown plain; ``("", text)`` when it has no such lead."""
+    head, sep, rest = str(text).partition(": ")
+    if sep and len(head) <= 60:
+        return f"{head}:", rest
+    return "", str(text)
+
+
 def _protocol_items(settings: Mapping[str, Any]) -> list[Item]:
     text = protocol_text(settings)
     if not text:
         return []
-    unequal = bool(settings.get("budgets")) and not settings.get("equal_budgets", True)
-    # a warning is shown as plain text; a text item is Markdown
-    shown = md_escape(text)
+    if bool(settings.get("budgets")) and not settings.get("equal_budgets", True):
+        # a warning is plain text, its lead bold: the budgets listed under their plain head
+        listed = protocol_text({**settings, "equal_budgets": True})
+        return [("warning", "", f"{UNEQUAL_BUDGETS} {listed}")]
+    shown = md_escape(text)  # a text item is Markdown
     for head in ("Protocol:", "Budgets:", "Leakage:"):
         shown = shown.replace(head, f"**{head}**", 1)
-    return [("warning", "", text) if unequal else ("text", "", shown)]
+    return [("text", "", shown)]
 
 
 def _head_items(report: ReportView, comparison: ComparisonView | None = None) -> list[Item]:
     """The first screen: intro, summary, notes, catalogue-level metrics."""
     base = report.run(report.baseline)
-    items: list[Item] = [
-        (
-            "text",
-            "",
-            (
-                f"{_compared(report)} compared against the baseline **{md_escape(base.name)}** "
-                f"(`{scrub_text(_shown_id(report, base))}`) on {len(report.metrics)} metric(s): "
-                f"{', '.join(report.metrics)}."
-            ),
-        )
-    ]
+    compared, uncompared = _compared_metrics(report)
+    n = len(compared)
+    intro = (
+        f"{_compared(report)} compared against the baseline **{md_escape(base.name)}** "
+        f"(`{scrub_text(_shown_id(report, base))}`) on {n} metric{'s' if n != 1 else ''}: "
+        f"{', '.join(compared)}."
+    )
+    items: list[Item] = [("text", "", intro)]
+    if uncompared:
+        items.append(("text", "", _uncompared_line(uncompared)))
     items += _protocol_items(report.settings)
     if len(report.runs) > 1 or report.metrics:
         items.append(
@@ -293,6 +311,33 @@ def _head_items(report: ReportView, comparison: ComparisonView | None = None) ->
         )
     items.append(("text", "", _settings_text(report)))
     return items
+
+
+def _compared_metrics(report: ReportView) -> tuple[list[str], dict[str, str]]:
+    """The metrics the report compares, and those it compares for no run with their reason: the
+    baseline has no value of them, or every other run lacks them (the left-out table's rows).
+    """
+    table = report.left_out
+    if not len(table):
+        return list(report.metrics), {}
+    others = {r.run_id for r in report.runs} - {report.baseline}
+    uncompared: dict[str, str] = {}
+    for metric in report.metrics:
+        rows = table[table["metric"] == metric]
+        own = rows[(rows["run_id"] == report.baseline) & (rows["left_out"] == "values")]
+        if len(own) or (others and others <= set(rows["run_id"])):
+            reason = str((own if len(own) else rows)["reason"].iloc[0])
+            uncompared[metric] = reason.removeprefix(f"no {metric} column: ")
+    return [m for m in report.metrics if m not in uncompared], uncompared
+
+
+def _uncompared_line(uncompared: Mapping[str, str]) -> str:
+    """One line: the metrics left out of every comparison and why (each reason once)."""
+    reasons = "; ".join(dict.fromkeys(md_escape(r) for r in uncompared.values()))
+    return (
+        f"Not compared: {', '.join(uncompared)} ({reasons}); a run's own mean of them is in "
+        "the tables of every metric, and the table of what was left out names each run."
+    )
 
 
 #: What a row of the left-out table leaves out, as the page says it.
