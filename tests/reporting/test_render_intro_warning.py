@@ -76,3 +76,14 @@ def test_the_unequal_budget_box_has_one_bold_lead_and_plain_text_after():
         .render(title="t", items=[("warning", "", text)], figures={})
     )
     assert f"<p class='warning'>{text}</p>" in page
+
+
+def test_metrics_left_out_for_one_reason_say_it_once():
+    runs = [
+        synthetic_run("als", {"ndcg_at_10": 0.3, "ils_at_10": 0.4, "diversity_at_10": 0.6}, 1),
+        synthetic_run("pop", {"ndcg_at_10": 0.2}, seed=2),
+    ]
+    md = render_markdown(build_report(runs, "pop", n_bootstrap=0, n_permutations=20))
+    (line,) = [ln for ln in md.splitlines() if ln.startswith("Not compared")]
+    assert line.startswith("Not compared: ils_at_10, diversity_at_10 (each needs item vectors")
+    assert line.count("item vectors") == 1

@@ -332,11 +332,19 @@ def _compared_metrics(report: ReportView) -> tuple[list[str], dict[str, str]]:
 
 
 def _uncompared_line(uncompared: Mapping[str, str]) -> str:
-    """One line: the metrics left out of every comparison and why (each reason once)."""
-    reasons = "; ".join(dict.fromkeys(md_escape(r) for r in uncompared.values()))
+    """One line: the metrics left out of every comparison and why, each reason once (``ils
+    needs item vectors ...`` and ``diversity needs item vectors ...`` read ``each needs item
+    vectors ...``)."""
+    reasons = dict.fromkeys(uncompared.values())
+    if len(uncompared) > 1:
+        families = [m.rsplit("_at_", 1)[0] for m in uncompared]
+        stripped = [r.removeprefix(f"{f} ") for f, r in zip(families, uncompared.values())]
+        if len(set(stripped)) == 1 and stripped[0] not in uncompared.values():
+            reasons = {f"each {stripped[0]}": None}
+    why = "; ".join(md_escape(r) for r in reasons)
     return (
-        f"Not compared: {', '.join(uncompared)} ({reasons}); a run's own mean of them is in "
-        "the tables of every metric, and the table of what was left out names each run."
+        f"Not compared: {', '.join(uncompared)} ({why}); their means, where a run has them, "
+        "are in the tables of every metric, and the table of what was left out names the runs."
     )
 
 
