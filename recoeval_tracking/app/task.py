@@ -183,8 +183,9 @@ def log_job_error(
     """Write why a job failed into its folder's log (``recoeval.log``), so that the folder,
     opened later, says it: the message the terminal showed, the error's type and message, and
     ``file:line in function`` of the innermost frame of the user's code (for an error with no
-    known cause, its whole traceback). Written to the log file handlers Hydra opened in the
-    folder only (the terminal has its own line), else appended to ``job_dir/log_name``.
+    known cause, its whole traceback). Appended to the log files Hydra's file handlers opened
+    in the folder, in their format (not to the terminal: it has its own line), else to
+    ``job_dir/log_name``.
     Returns the log's path, or None when the folder does not exist or cannot be written."""
     import logging
     import traceback
@@ -225,19 +226,17 @@ def log_job_error(
     record = logging.getLogger(__name__).makeRecord(
         __name__, logging.ERROR, __file__, 0, text, (), None
     )
+    plain = logging.Formatter("[%(asctime)s][%(name)s][%(levelname)s] - %(message)s")
+    # each log's own line format; written here, not by the handler, which would swallow a
+    # failed write (a full disk) and print its own traceback
+    logs = [(Path(h.baseFilename), h.formatter or plain) for h in handlers]
     try:
-        for handler in handlers:
-            handler.handle(record)
-            handler.flush()
-        if handlers:
-            return Path(handlers[0].baseFilename)
-        path = folder / log_name
-        line = logging.Formatter("[%(asctime)s][%(name)s][%(levelname)s] - %(message)s")
-        with path.open("a", encoding="utf-8") as out:
-            out.write(line.format(record) + "\n")
-        return path
+        for path, form in logs or [(folder / log_name, plain)]:
+            with path.open("a", encoding="utf-8") as out:
+                out.write(form.format(record) + "\n")
     except OSError:
         return None
+    return logs[0][0] if logs else folder / log_name
 
 
 def _say_job_failed(

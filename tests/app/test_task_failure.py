@@ -124,3 +124,22 @@ def test_a_sweep_whose_every_job_failed_does_not_speak_of_the_others():
     assert str(every).endswith("No job of the sweep ran to the end: it has no results.")
     some = SweepJobsFailed([(0, ["model.shrink=0"], err)], 2)
     assert str(some).endswith("The other jobs ran and their results are recorded.")
+
+
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs /dev/full")
+def test_a_log_that_cannot_be_written_is_not_claimed_and_prints_nothing(tmp_path, capsys):
+    """As on a full disk: the write fails; the message then does not point at the log, and no
+    logging traceback ("--- Logging error ---") reaches the terminal."""
+    err = _nothing_evaluated()
+    job = tmp_path / "job"
+    job.mkdir()
+    (job / "recoeval.log").symlink_to("/dev/full")  # every write fails: ENOSPC
+    handler = logging.FileHandler(job / "recoeval.log")
+    root = logging.getLogger()
+    root.addHandler(handler)
+    try:
+        assert log_job_error(job, "recoeval.log", err, error_message(err)) is None
+    finally:
+        root.removeHandler(handler)
+        handler.stream = None  # its own close would flush into the full device
+    assert capsys.readouterr().err == ""
