@@ -30,10 +30,11 @@ def test_the_intro_counts_only_the_compared_metrics_and_says_the_rest_in_one_lin
     assert intro.endswith("on 2 metrics: ndcg_at_10, p_at_10.")
     assert "ils" not in intro
     assert apart.count("\n") == 0  # one line
-    assert apart.startswith("Not compared: ils_at_10 (ils needs item vectors")
+    assert apart.startswith("Not compared: ils_at_10 (only als has it; ils needs item vectors")
+    assert "is in als only" not in md  # said once: no note repeating it
     page = render_html(_report(), {})
     assert "on 2 metrics: ndcg_at_10, p_at_10.</p>" in page
-    assert "<p>Not compared: ils_at_10 (ils needs item vectors" in page
+    assert "<p>Not compared: ils_at_10 (only als has it; ils needs item vectors" in page
 
 
 def test_a_report_where_every_metric_is_compared_has_no_such_line():
@@ -85,5 +86,7 @@ def test_metrics_left_out_for_one_reason_say_it_once():
     ]
     md = render_markdown(build_report(runs, "pop", n_bootstrap=0, n_permutations=20))
     (line,) = [ln for ln in md.splitlines() if ln.startswith("Not compared")]
-    assert line.startswith("Not compared: ils_at_10, diversity_at_10 (each needs item vectors")
+    assert line.startswith(
+        "Not compared: ils_at_10, diversity_at_10 (only als has them; each needs item vectors"
+    )
     assert line.count("item vectors") == 1

@@ -284,8 +284,9 @@ def _head_items(report: ReportView, comparison: ComparisonView | None = None) ->
                 f"{', '.join(report.settings.get('group_by') or []) or 'none'}.",
             )
         )
-    for note in report.notes:
-        items.append(("text", "", md_escape(note) + "."))
+    for note in report.notes:  # a metric compared for no run is said once, in the intro
+        if not any(note.startswith(f"{m} is ") for m in uncompared):
+            items.append(("text", "", md_escape(note) + "."))
     if len(report.left_out):
         items.append(
             (
@@ -313,38 +314,50 @@ def _head_items(report: ReportView, comparison: ComparisonView | None = None) ->
     return items
 
 
-def _compared_metrics(report: ReportView) -> tuple[list[str], dict[str, str]]:
-    """The metrics the report compares, and those it compares for no run with their reason: the
-    baseline has no value of them, or every other run lacks them (the left-out table's rows).
-    """
+def _compared_metrics(
+    report: ReportView,
+) -> tuple[list[str], dict[str, tuple[str, tuple[str, ...]]]]:
+    """The metrics the report compares, and those it compares for no run, each with its reason
+    and the names of the runs that have it: the baseline has no value of them, or every other
+    run lacks them (the left-out table's rows)."""
     table = report.left_out
     if not len(table):
         return list(report.metrics), {}
     others = {r.run_id for r in report.runs} - {report.baseline}
-    uncompared: dict[str, str] = {}
+    uncompared: dict[str, tuple[str, tuple[str, ...]]] = {}
     for metric in report.metrics:
         rows = table[table["metric"] == metric]
         own = rows[(rows["run_id"] == report.baseline) & (rows["left_out"] == "values")]
         if len(own) or (others and others <= set(rows["run_id"])):
             reason = str((own if len(own) else rows)["reason"].iloc[0])
-            uncompared[metric] = reason.removeprefix(f"no {metric} column: ")
+            lacking = set(rows.loc[rows["left_out"] == "values", "run_id"])
+            holders = tuple(r.name for r in report.runs if r.run_id not in lacking)
+            uncompared[metric] = (reason.removeprefix(f"no {metric} column: "), holders)
     return [m for m in report.metrics if m not in uncompared], uncompared
 
 
-def _uncompared_line(uncompared: Mapping[str, str]) -> str:
-    """One line: the metrics left out of every comparison and why, each reason once (``ils
-    needs item vectors ...`` and ``diversity needs item vectors ...`` read ``each needs item
-    vectors ...``)."""
-    reasons = dict.fromkeys(uncompared.values())
+def _uncompared_line(uncompared: Mapping[str, tuple[str, tuple[str, ...]]]) -> str:
+    """One line: the metrics left out of every comparison, the runs that have them, and why,
+    each reason once (``ils needs item vectors ...`` and ``diversity needs item vectors ...``
+    read ``each needs item vectors ...``)."""
+    given = [reason for reason, _ in uncompared.values()]
+    reasons = dict.fromkeys(given)
     if len(uncompared) > 1:
         families = [m.rsplit("_at_", 1)[0] for m in uncompared]
-        stripped = [r.removeprefix(f"{f} ") for f, r in zip(families, uncompared.values())]
-        if len(set(stripped)) == 1 and stripped[0] not in uncompared.values():
+        stripped = [r.removeprefix(f"{f} ") for f, r in zip(families, given, strict=True)]
+        if len(set(stripped)) == 1 and stripped[0] not in given:
             reasons = {f"each {stripped[0]}": None}
     why = "; ".join(md_escape(r) for r in reasons)
+    holders = {h for _, h in uncompared.values()}
+    only = next(iter(holders)) if len(holders) == 1 else ()
+    where = (
+        f"only {', '.join(md_escape(n) for n in only)} has {'them' if len(uncompared) > 1 else 'it'}; "
+        if only
+        else ""
+    )
     return (
-        f"Not compared: {', '.join(uncompared)} ({why}); their means, where a run has them, "
-        "are in the tables of every metric, and the table of what was left out names the runs."
+        f"Not compared: {', '.join(uncompared)} ({where}{why}); their means are in the tables "
+        "of every metric, and the table of what was left out names the runs."
     )
 
 
