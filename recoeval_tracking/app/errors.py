@@ -291,7 +291,8 @@ class SweepJobsFailed(Exception):
             )
         super().__init__(
             f"{PROG}: {n} of {total} job{'s' if total != 1 else ''} of the sweep failed: "
-            f"{named}; each said why when it failed, above. {after}"
+            f"{named}; each said why when it failed, above, and its job folder's log keeps "
+            f"it. {after}"
         )
 
 

@@ -121,6 +121,7 @@ def test_a_sweep_whose_every_job_failed_does_not_speak_of_the_others():
     err = RuntimeError("x")
     every = SweepJobsFailed([(0, ["model.shrink=0"], err), (1, ["model.shrink=1"], err)], 2)
     assert "other jobs" not in str(every)
+    assert "each said why when it failed, above, and its job folder's log keeps it." in str(every)
     assert str(every).endswith("No job of the sweep ran to the end: it has no results.")
     some = SweepJobsFailed([(0, ["model.shrink=0"], err)], 2)
     assert str(some).endswith("The other jobs ran and their results are recorded.")
