@@ -53,8 +53,7 @@ def refuse_nothing_evaluated(results: object) -> None:
     if message is not None:
         raise NothingEvaluated(
             message.replace("the evaluation evaluated", "The evaluation evaluated", 1)
-            + " Nothing was recorded."
-        )
+        )  # what was recorded is said once, by the job's failure (app.task)
 
 
 def _one_line(text: str) -> str:
@@ -268,24 +267,32 @@ class SweepJobsFailed(Exception):
         one is the first's).
     total : int
         The number of jobs the sweep launched.
-    after : str
-        What the sweep did then (default: the other jobs ran).
+    after : str, optional
+        What the sweep did then (default: the other jobs ran, or, when every job failed, that
+        the sweep has no results).
     """
 
     def __init__(
         self,
         failures: list[tuple[Any, list[str], BaseException]],
         total: int,
-        after: str = "The other jobs ran and their results are recorded.",
+        after: str | None = None,
     ) -> None:
         self.failures, self.total = failures, total
         named = ", ".join(
             f"#{num} ({' '.join(ov)})" if ov else f"#{num}" for num, ov, _ in failures
         )
         n = len(failures)
+        if after is None:
+            after = (
+                "The other jobs ran and their results are recorded."
+                if n < total
+                else "No job of the sweep ran to the end: it has no results."
+            )
         super().__init__(
             f"{PROG}: {n} of {total} job{'s' if total != 1 else ''} of the sweep failed: "
-            f"{named}; each said why when it failed, above. {after}"
+            f"{named}; each said why when it failed, above, and its job folder's log keeps "
+            f"it. {after}"
         )
 
 

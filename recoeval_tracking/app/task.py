@@ -25,6 +25,7 @@ __all__ = [
     "option_node",
     "redact_logs",
     "CONFIG_PACKAGE",
+    "log_job_error",
 ]
 
 #: The package that holds the configs once installed.
@@ -156,19 +157,94 @@ def run_task(cfg: Any) -> dict[str, Any] | None:
             model_label=hc.runtime.choices.get("model"),
         )
     except Exception as err:
+        from .errors import EXIT_FAILURE
+
         found = error_message(err)
+        log = log_job_error(Path(hc.runtime.output_dir), f"{hc.job.name}.log", err, found)
         if multirun:
-            _say_job_failed(hc.job.num, err, found)
+            _say_job_failed(hc.job.num, err, found, log)
             raise  # a sweep job must fail (Hydra marks it FAILED); main() prints the message
         if found is None:
             raise
+        if found[0] == EXIT_FAILURE:  # a usage error's message says what to change, no more
+            found = (found[0], f"{found[1]} {_kept_where(log, 'Nothing was recorded in MLflow')}")
         _single_run_error.append(found)
         return None
 
 
-def _say_job_failed(num: Any, err: BaseException, found: tuple[int, str] | None) -> None:
-    """Say at once that a job of a sweep failed and why: the sweep's own failure comes only
-    once its launched jobs have run, and the jobs after this one would otherwise hide it."""
+def _kept_where(log: Path | None, head: str) -> str:
+    """``head``, then where the job folder keeps the error (when it was written there)."""
+    return f"{head}; {log} keeps this message." if log else f"{head}."
+
+
+def log_job_error(
+    job_dir: Path, log_name: str, err: BaseException, found: tuple[int, str] | None
+) -> Path | None:
+    """Write why a job failed into its folder's log (``recoeval.log``), so that the folder,
+    opened later, says it: the message the terminal showed, the error's type and message, and
+    ``file:line in function`` of the innermost frame of the user's code (for an error with no
+    known cause, its whole traceback). Appended to the log files Hydra's file handlers opened
+    in the folder, in their format (not to the terminal: it has its own line), else to
+    ``job_dir/log_name``.
+    Returns the log's path, or None when the folder does not exist or cannot be written."""
+    import logging
+    import traceback
+
+    from ..jobdir.redact import scrub_text
+    from ..models import ModelCodeError
+    from ..models._user import raised_where
+    from .errors import bug_message
+
+    cause = err.__cause__ if isinstance(err, ModelCodeError) and err.__cause__ else err
+    ours = type(cause).__module__.startswith("recoeval_tracking")  # its message says it all
+    where = getattr(err, "where", "") or ("" if ours else raised_where(cause))
+    if "recoeval_tracking/" in where.replace("\\", "/"):
+        where = ""  # no frame of the user's code: the package's own is no help to them
+    said = found[1] if found else bug_message(err)
+    lines = [f"the job failed: {said.removeprefix(f'{_PROG}: ')}"]
+    if not ours and f"{type(cause).__name__}:" not in said:
+        lines.append(f"error: {type(cause).__name__}: {' '.join(str(cause).split())}")
+    if found is None:  # a bug: the traceback the terminal leaves out
+        lines.append("".join(traceback.format_exception(err)).rstrip())
+    elif where:  # the user's frame as a traceback shows it, with its line of code
+        frames = [
+            f
+            for f in traceback.extract_tb(cause.__traceback__)
+            if f"{f.filename}:{f.lineno} in {f.name}" == where
+        ]
+        shown = traceback.format_list(frames[-1:]) if frames else [f"  at {where}\n"]
+        lines.append("innermost frame of the user's code:\n" + "".join(shown).rstrip())
+    text = scrub_text("\n".join(lines))
+    if not job_dir.is_dir():
+        return None
+    folder = job_dir.resolve()
+    handlers = [
+        h
+        for h in logging.getLogger().handlers
+        if isinstance(h, logging.FileHandler) and Path(h.baseFilename).parent == folder
+    ]
+    record = logging.getLogger(__name__).makeRecord(
+        __name__, logging.ERROR, __file__, 0, text, (), None
+    )
+    plain = logging.Formatter("[%(asctime)s][%(name)s][%(levelname)s] - %(message)s")
+    # each log's own line format; written here, not by the handler, which would swallow a
+    # failed write (a full disk) and print its own traceback
+    logs = [(Path(h.baseFilename), h.formatter or plain) for h in handlers]
+    try:
+        for path, form in logs or [(folder / log_name, plain)]:
+            with path.open("a", encoding="utf-8") as out:
+                out.write(form.format(record) + "\n")
+    except OSError:
+        return None
+    return logs[0][0] if logs else folder / log_name
+
+
+def _say_job_failed(
+    num: Any, err: BaseException, found: tuple[int, str] | None, log: Path | None = None
+) -> None:
+    """Say at once that a job of a sweep failed and why, in one paragraph: the sweep's own
+    failure comes only once its launched jobs have run, and the jobs after this one would
+    otherwise hide it. ``log``: where the job's folder keeps the message."""
     from ..jobdir.redact import scrub_text
 
     why = found[1].removeprefix(f"{_PROG}: ") if found else f"{type(err).__name__}: {err}"
@@ -176,8 +252,9 @@ def _say_job_failed(num: Any, err: BaseException, found: tuple[int, str] | None)
     why = why if len(why) <= 600 else why[:599].rstrip() + "…"
     print(
         scrub_text(
-            f"{_PROG}: job #{num} of the sweep failed: {why} Nothing of it is logged to "
-            "MLflow; the sweep fails once the jobs launched with it have run."
+            f"{_PROG}: job #{num} of the sweep failed: {why} "
+            + _kept_where(log, "Nothing of this job was recorded in MLflow")
+            + " The sweep goes on, and fails once the jobs launched with it have run."
         ),
         file=sys.stderr,
         flush=True,

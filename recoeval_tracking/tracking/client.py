@@ -116,11 +116,38 @@ def _client(uri: str):
     if db is None or uri in _ready_stores:
         return MlflowClient(tracking_uri=uri)
     db.parent.mkdir(parents=True, exist_ok=True)
-    with file_lock(db.with_name(db.name + ".lock"), what=f"the MLflow store {db}"):
+    with (
+        file_lock(db.with_name(db.name + ".lock"), what=f"the MLflow store {db}"),
+        quiet_store_creation(),
+    ):
         client = MlflowClient(tracking_uri=uri)  # opens the store: creates a new schema
         client.search_experiments(max_results=1)
     _ready_stores.add(uri)
     return client
+
+
+#: The loggers of MLflow's schema creation and migration: at INFO they print "Creating initial
+#: MLflow database tables...", "Updating database tables" and alembic's steps to the terminal.
+STORE_CREATION_LOGGERS = ("mlflow.store.db.utils", "alembic")
+
+
+@contextlib.contextmanager
+def quiet_store_creation() -> Iterator[None]:
+    """While a store is opened (a new SQLite one gets its schema): MLflow's and alembic's INFO
+    lines of the schema's creation silenced (their loggers at WARNING, so their warnings and
+    errors still show; this package's own loggers untouched), their levels restored after."""
+    import logging
+
+    loggers = [logging.getLogger(name) for name in STORE_CREATION_LOGGERS]
+    levels = [lg.level for lg in loggers]
+    for lg in loggers:
+        if lg.getEffectiveLevel() < logging.WARNING:
+            lg.setLevel(logging.WARNING)
+    try:
+        yield
+    finally:
+        for lg, level in zip(loggers, levels, strict=True):
+            lg.setLevel(level)
 
 
 def _experiment_id(client, name: str, artifact_location: str | None, uri: str) -> str:

@@ -566,6 +566,7 @@ def build_leaderboard(
             kind="stable",
         ).reset_index(drop=True)
     table.attrs["metrics"] = list(metrics)
+    table.attrs["experiment_id"] = parent.info.experiment_id  # the rows' links (views)
     table.attrs["headline"] = [m for m in headline if m in metrics] or list(metrics)
     table.attrs["sort_by"] = sort_by
     table.attrs["selection_runs"] = len(everything) - len(children)

@@ -31,6 +31,8 @@ __all__ = [
     "NEWEST_SWEEP",
     "newest_sweep_line",
     "UI_PORT_TAG",
+    "run_link",
+    "HEAD_CHARS",
 ]
 
 #: Heading of the experiment description's list of recent sweeps (:func:`show_sweep_best`).
@@ -43,10 +45,24 @@ NEWEST_SWEEP = "Newest sweep "
 _OLD_HEAD = "Latest sweep"  # the one-sweep banner of earlier versions, replaced when seen
 
 
-def newest_sweep_line(sweep_id: str, closed: str, best: str) -> str:
-    """The experiment description's first line: ``Newest sweep 3f2a9c1b0d4e, closed 2026-11-27
-    07:40 UTC: best als f=64: ndcg_at_10 = 0.3521 (...).`` (no link: it is the folded header)."""
-    return f"{NEWEST_SWEEP}{sweep_id}, closed {closed}: best {best}."
+#: The longest first line of the experiment's description: the MLflow UI (3.17) shows the
+#: folded description in one line about 100 characters wide beside its Assistant panel (a
+#: 1400-pixel window), and cuts a longer one mid-word.
+HEAD_CHARS = 96
+
+
+def newest_sweep_line(sweep_id: str, best_name: str, metric: str, value: float) -> str:
+    """The experiment description's first line, short enough for the UI to show whole
+    (:data:`HEAD_CHARS`): ``Newest sweep 3f2a9c1b0d4e: best als f=64, ndcg_at_10 = 0.3521.``
+    (no link, no interval, no time: it is the folded header; the list below has them). A long
+    run name is cut with an ellipsis."""
+    tail = f", {metric} = {value:.4f}."
+    head = f"{NEWEST_SWEEP}{sweep_id}: best "
+    room = HEAD_CHARS - len(head) - len(tail)
+    name = " ".join(str(best_name).split())
+    if len(name) > room:
+        name = name[: max(room - 1, 1)].rstrip() + "\u2026"
+    return head + name + tail
 
 
 def sweep_line(sweep_id: str, closed: str, best: str, link: str) -> str:
@@ -99,8 +115,8 @@ def show_sweep_best(
     """Put a closed sweep's best job where the MLflow UI shows it first: in the parent run's name
     (the runs table lists the parent collapsed: ``best als 0.3521 · sweep model``) and atop the
     experiment's description, which the UI shows above the runs whatever page it opens, folded
-    to its first line. That line names the newest sweep and its best job
-    (:func:`newest_sweep_line`); below it, a list of the recent sweeps, newest first, each line
+    to its first line. That line names the newest sweep and its best job with its value, short
+    enough to be read whole (:func:`newest_sweep_line`); below it, a list of the recent sweeps, newest first, each line
     naming its sweep id and when it closed with its best job and the address of its jobs side
     by side (:func:`sweep_line`). A page opened from an earlier sweep's address thus never reads
     another sweep's winner as its own."""
@@ -112,7 +128,7 @@ def show_sweep_best(
     old = exp.tags.get("mlflow.note.content", "")
     closed = closed or closed_at()
     line = sweep_line(sweep_id, closed, best, link)
-    head = newest_sweep_line(sweep_id, closed, best)
+    head = newest_sweep_line(sweep_id, best_name, metric, value)
     client.set_experiment_tag(
         exp.experiment_id, "mlflow.note.content", _recent_sweeps(old, sweep_id, line, head)[:5000]
     )
@@ -440,9 +456,24 @@ def _md_cell(value: Any) -> str:
     return "".join("\\" + ch if ch in "\\`*_{}[]<>()#+!|~" else ch for ch in text)
 
 
-def _markdown(table: pd.DataFrame, metrics: Sequence[str], sort_by: str | None = None) -> str:
+def run_link(experiment_id: str, run_id: str) -> str:
+    """The MLflow UI address (from ``#``) of one run's page, with :data:`UI_WORKFLOW`: the UI's
+    own links to a parent's child runs drop it, and a fresh browser then opens the run under
+    the GenAI "Evaluations" pages instead of the training runs."""
+    return f"#/experiments/{experiment_id}/runs/{run_id}?{UI_WORKFLOW}"
+
+
+def _markdown(
+    table: pd.DataFrame,
+    metrics: Sequence[str],
+    sort_by: str | None = None,
+    experiment_id: str | None = None,
+) -> str:
     """The leaderboard as a Markdown table, best first: run name, status, each metric, and the
-    95% interval of ``sort_by`` beside it."""
+    95% interval of ``sort_by`` beside it. Each run's name links to its page
+    (:func:`run_link`) when the experiment is known (``experiment_id``, else the table's
+    ``attrs["experiment_id"]``)."""
+    experiment_id = experiment_id or table.attrs.get("experiment_id")
     cols = ["run_name", "status"]
     for m in metrics:
         cols.append(m)
@@ -452,7 +483,10 @@ def _markdown(table: pd.DataFrame, metrics: Sequence[str], sort_by: str | None =
     marked = table.attrs.get("baselines") or {}
     for _, row in table.iterrows():
         mark = " (baseline)" if row.get("run_id") in marked else ""
-        cells = [_md_cell(row["run_name"]) + mark, _md_cell(row["status"])]
+        name = _md_cell(row["run_name"]) + mark
+        if experiment_id and isinstance(row.get("run_id"), str) and row["run_id"].isalnum():
+            name = f"[{name}]({run_link(str(experiment_id), row['run_id'])})"
+        cells = [name, _md_cell(row["status"])]
         for m in metrics:
             cells.append("" if pd.isna(row[m]) else f"{row[m]:.4f}")
             if m == sort_by and f"{m}_ci95_low" in table.columns:

@@ -44,7 +44,8 @@ def test_a_metric_missing_from_some_runs_is_compared_over_the_others():
         "ils_at_10 is in als only, so not compared (pop, rnd: not computed, needs item vectors)"
     ]
     page = render_markdown(rep)
-    assert "NOT COMPARABLE" not in page and "pop, rnd: not computed, needs item vectors" in page
+    assert "NOT COMPARABLE" not in page  # the note is said once, at the top of the page
+    assert "Not compared: ils_at_10 (only als has it; ils needs item vectors" in page
     left = rep.left_out.set_index(["metric", "system"])["reason"]
     assert (
         "ils needs item vectors (a factor model's item factors, or item_features=)"
@@ -193,8 +194,10 @@ def test_sweeps_over_models_and_over_seeds_report_with_exit_0(tmp_path):
     page = (tmp_path / "models" / "report.md").read_text()
     assert "not comparable" not in (models.stderr + page).lower()
     text = page.replace("\\(", "(").replace("\\)", ")")
-    assert "ils\\_at\\_5 is in synthetic als only, so not compared (" in text
-    assert "popularity: not computed, needs item vectors)" in text
+    assert (
+        "Not compared: ils_at_5, diversity_at_5 (only synthetic als has them; each needs " in text
+    )
+    assert "item vectors (a factor model's item factors, or item\\_features=)" in text
     seeds = _report(jobs, tmp_path / "seeds", tmp_path)
     assert seeds.returncode == 0, seeds.stderr
     page = (tmp_path / "seeds" / "report.md").read_text()

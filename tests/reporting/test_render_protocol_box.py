@@ -37,7 +37,9 @@ def test_the_protocol_box_counts_the_failed_configurations_once():
     assert "als 6 configurations, 1.7 s of fits" in text
     assert "als's tested one (no test number)" in text
     ((kind, _, shown),) = _protocol_items(_settings())
-    assert kind == "warning" and shown == text  # unequal budgets: the box is a warning
+    assert kind == "warning"  # unequal budgets: the box is a warning, led by saying so
+    assert shown.startswith("Unequal budgets: ") and shown.count("2 of 6") == 1
+    assert shown.endswith(text.replace("Unequal budgets:", "Budgets:"))
 
 
 def test_a_protocol_line_without_the_failed_jobs_leaves_the_budgets_whole():

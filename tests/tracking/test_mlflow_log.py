@@ -436,7 +436,8 @@ def test_leaderboard_and_description_are_redacted_and_escaped(tmp_path, store_ur
     c = client(store_uri)
     note = c.get_run(parent.run_id).data.tags["mlflow.note.content"]
     assert SECRET not in note
-    assert r"| a\|b \*c\* \<i\>http://u:" in note and r"@h\</i\> | FINISHED |" in note
+    assert r"| [a\|b \*c\* \<i\>http://u:" in note and r"@h\</i\>](#/experiments/" in note
+    assert "?workflowType=machine_learning) | FINISHED |" in note  # the name links to the run
     dl = c.download_artifacts(parent.run_id, "leaderboard.csv", str(tmp_path / "dl"))
     assert SECRET not in Path(dl).read_text()
 

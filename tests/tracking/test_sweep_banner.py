@@ -58,7 +58,7 @@ def test_recent_sweeps_each_named_old_banner_replaced_at_most_five():
     _close(client, "s6", 0.7)  # closed again (a sync after the sweep): still one line
     note = client.tags["mlflow.note.content"]
     head, block, rest = note.split("\n\n")
-    assert head == "Newest sweep s6, closed time-s6: best als: ndcg_at_10 = 0.7000."
+    assert head == "Newest sweep s6: best als, ndcg_at_10 = 0.7000."
     assert rest == about and "Latest sweep" not in note
     lines = block.splitlines()
     assert lines[0] == RECENT_SWEEPS
@@ -90,3 +90,28 @@ def test_the_first_line_reads_alone_before_and_after_a_sweep():
     first, *others = client.tags["mlflow.note.content"].split("\n\n")
     assert _reads_alone(first) and "3f2a9c1b0d4e" in first and "0.3521" in first
     assert others[-2:] == [head, rest]  # what the experiment holds stays, below the sweeps
+
+
+def test_the_first_line_is_short_enough_for_the_ui_to_show_whole():
+    """The UI (3.17, a 1400-pixel window beside its Assistant panel) shows about 100 characters
+    of the folded description and cuts the rest: a study's winner, a baseline with a long name,
+    had its interval cut off mid-line. The head names the sweep, the best run and its value;
+    the list below keeps the interval and the time."""
+    client = FakeClient(EXPERIMENT_DESCRIPTION)
+    best = "als f=8 reg=0.01 (baseline): ndcg_at_10 = 0.3373 (95% interval 0.3215 to 0.3532)"
+    name = "als f=8 reg=0.01 (baseline)"
+    show_sweep_best(
+        client, _parent("112d9fdb4cd7"), best, name, "ndcg_at_10", 0.3373, "#/v", "2026-11-28"
+    )
+    first, recent = client.tags["mlflow.note.content"].split("\n\n")[:2]
+    assert (
+        first == "Newest sweep 112d9fdb4cd7: best als f=8 reg=0.01 (baseline), ndcg_at_10 = 0.3373."
+    )
+    assert len(first) <= 100 and "(95% interval 0.3215 to 0.3532)" in recent
+    long = "cosine " + " ".join(f"param{i}={i}" for i in range(20))
+    show_sweep_best(client, _parent("s2"), "x", long, "ndcg_at_10", 0.25, "#/v", "2026-11-28")
+    first = client.tags["mlflow.note.content"].split("\n\n")[0]
+    assert len(first) <= 100 and _reads_alone(first)
+    assert first.startswith("Newest sweep s2: best cosine param0=0") and first.endswith(
+        "\u2026, ndcg_at_10 = 0.2500."
+    )

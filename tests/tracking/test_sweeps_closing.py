@@ -127,6 +127,8 @@ def test_every_address_of_a_closed_sweep_opens_the_uis_training_runs(
     printed = re.findall(r"http://\S+", sweep_end_text(parent.run_id, store_uri))
     note = client.get_run(parent.run_id).data.tags["mlflow.note.content"]
     written = re.findall(r"\]\((#/experiments/[^)]+)\)", note)
-    assert len(printed) == 2 and len(written) == 2  # the jobs side by side (and as charts)
+    # the jobs side by side (and as charts), then each run of the leaderboard
+    runs = [a for a in written if re.fullmatch(r"#/experiments/\d+/runs/[0-9a-f]{32}\?.*", a)]
+    assert len(printed) == 2 and len(written) - len(runs) == 2 and runs
     for address in printed + written:
         assert "workflowType=machine_learning" in address, address

@@ -65,7 +65,9 @@ def _md_inline(text: str) -> Markup:
 @functools.cache
 def _environment() -> jinja2.Environment:
     """The templates' environment: autoescaping on for every template, the filters and test the
-    page uses (``scrub``, ``md_inline``, ``base64``; ``best``)."""
+    page uses (``scrub``, ``md_inline``, ``base64``, ``warning_lead``; ``best``)."""
+    from .sections import warning_lead
+
     env = jinja2.Environment(
         loader=jinja2.PackageLoader("recoeval_tracking.reporting"),
         autoescape=True,
@@ -78,6 +80,7 @@ def _environment() -> jinja2.Environment:
     env.filters["base64"] = lambda data: base64.b64encode(data).decode("ascii")
     env.tests["best"] = lambda value: isinstance(value, Best)
     env.filters["text_columns"] = _text_columns
+    env.filters["warning_lead"] = warning_lead
     return env
 
 

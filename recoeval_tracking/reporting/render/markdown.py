@@ -44,7 +44,11 @@ def _md_items(items: list[Item], figures_dir: str | None, level: int = 2) -> lis
         if kind == "text":
             lines += [payload, ""]
         elif kind == "warning":
-            lines += [f"> **{scrub_text(payload)}**", ""]
+            from .sections import warning_lead
+
+            lead, rest = warning_lead(payload)
+            bold = f"**{md_escape(lead)}** " if lead else ""
+            lines += [f"> {bold}{md_escape(rest)}", ""]
         elif kind == "table":
             lines += [f"{hashes} {scrub_text(heading)}", ""] if heading else []
             lines += [_md_table(payload), ""]

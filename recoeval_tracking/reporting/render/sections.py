@@ -7,7 +7,8 @@ critical-difference diagram and the post-hoc tests; then each dataset's own page
 :func:`_comparison_sections` picks one of the two for a comparison.
 
 The kinds of item: ``text`` (with the few Markdown marks ``**bold**`` and ```code```),
-``warning``, ``table`` (a DataFrame of display strings, :class:`~.summary.Best` cells in bold),
+``warning`` (plain text, its lead phrase up to the first ``": "`` bold: :func:`warning_lead`),
+``table`` (a DataFrame of display strings, :class:`~.summary.Best` cells in bold),
 ``figures`` (file names), ``config`` (YAML) and ``fold`` (a list of items shown folded). The
 renderers (:mod:`.html`, :mod:`.markdown`) turn the items into a page; this module reads the
 comparison through its view (:mod:`recoeval_tracking.reporting.view`) and never the renderers
@@ -216,32 +217,49 @@ def _shown_id(report: ReportView, run: Any) -> str:
     return run.run_id
 
 
+#: The lead of the protocol box when the systems' budgets differ (then a warning).
+UNEQUAL_BUDGETS = (
+    "Unequal budgets: the systems were not tuned alike (see each one's budget below), so "
+    "compare them with care."
+)
+
+
+def warning_lead(text: str) -> tuple[str, str]:
+    """A warning's lead phrase, shown bold (its text up to the first ``": "``, when short,
+    colon included), and the rest, shown plain; ``("", text)`` when it has no such lead."""
+    head, sep, rest = str(text).partition(": ")
+    if sep and len(head) <= 60:
+        return f"{head}:", rest
+    return "", str(text)
+
+
 def _protocol_items(settings: Mapping[str, Any]) -> list[Item]:
     text = protocol_text(settings)
     if not text:
         return []
-    unequal = bool(settings.get("budgets")) and not settings.get("equal_budgets", True)
-    # a warning is shown as plain text; a text item is Markdown
-    shown = md_escape(text)
+    if bool(settings.get("budgets")) and not settings.get("equal_budgets", True):
+        # a warning is plain text, its lead bold: the budgets listed under their plain head
+        listed = protocol_text({**settings, "equal_budgets": True})
+        return [("warning", "", f"{UNEQUAL_BUDGETS} {listed}")]
+    shown = md_escape(text)  # a text item is Markdown
     for head in ("Protocol:", "Budgets:", "Leakage:"):
         shown = shown.replace(head, f"**{head}**", 1)
-    return [("warning", "", text) if unequal else ("text", "", shown)]
+    return [("text", "", shown)]
 
 
 def _head_items(report: ReportView, comparison: ComparisonView | None = None) -> list[Item]:
     """The first screen: intro, summary, notes, catalogue-level metrics."""
     base = report.run(report.baseline)
-    items: list[Item] = [
-        (
-            "text",
-            "",
-            (
-                f"{_compared(report)} compared against the baseline **{md_escape(base.name)}** "
-                f"(`{scrub_text(_shown_id(report, base))}`) on {len(report.metrics)} metric(s): "
-                f"{', '.join(report.metrics)}."
-            ),
-        )
-    ]
+    compared, uncompared = _compared_metrics(report)
+    n = len(compared)
+    intro = (
+        f"{_compared(report)} compared against the baseline **{md_escape(base.name)}** "
+        f"(`{scrub_text(_shown_id(report, base))}`) on {n} metric{'s' if n != 1 else ''}: "
+        f"{', '.join(compared)}."
+    )
+    items: list[Item] = [("text", "", intro)]
+    if uncompared:
+        items.append(("text", "", _uncompared_line(uncompared)))
     items += _protocol_items(report.settings)
     if len(report.runs) > 1 or report.metrics:
         items.append(
@@ -266,8 +284,9 @@ def _head_items(report: ReportView, comparison: ComparisonView | None = None) ->
                 f"{', '.join(report.settings.get('group_by') or []) or 'none'}.",
             )
         )
-    for note in report.notes:
-        items.append(("text", "", md_escape(note) + "."))
+    for note in report.notes:  # a metric compared for no run is said once, in the intro
+        if not any(note.startswith(f"{m} is ") for m in uncompared):
+            items.append(("text", "", md_escape(note) + "."))
     if len(report.left_out):
         items.append(
             (
@@ -293,6 +312,53 @@ def _head_items(report: ReportView, comparison: ComparisonView | None = None) ->
         )
     items.append(("text", "", _settings_text(report)))
     return items
+
+
+def _compared_metrics(
+    report: ReportView,
+) -> tuple[list[str], dict[str, tuple[str, tuple[str, ...]]]]:
+    """The metrics the report compares, and those it compares for no run, each with its reason
+    and the names of the runs that have it: the baseline has no value of them, or every other
+    run lacks them (the left-out table's rows)."""
+    table = report.left_out
+    if not len(table):
+        return list(report.metrics), {}
+    others = {r.run_id for r in report.runs} - {report.baseline}
+    uncompared: dict[str, tuple[str, tuple[str, ...]]] = {}
+    for metric in report.metrics:
+        rows = table[table["metric"] == metric]
+        own = rows[(rows["run_id"] == report.baseline) & (rows["left_out"] == "values")]
+        if len(own) or (others and others <= set(rows["run_id"])):
+            reason = str((own if len(own) else rows)["reason"].iloc[0])
+            lacking = set(rows.loc[rows["left_out"] == "values", "run_id"])
+            holders = tuple(r.name for r in report.runs if r.run_id not in lacking)
+            uncompared[metric] = (reason.removeprefix(f"no {metric} column: "), holders)
+    return [m for m in report.metrics if m not in uncompared], uncompared
+
+
+def _uncompared_line(uncompared: Mapping[str, tuple[str, tuple[str, ...]]]) -> str:
+    """One line: the metrics left out of every comparison, the runs that have them, and why,
+    each reason once (``ils needs item vectors ...`` and ``diversity needs item vectors ...``
+    read ``each needs item vectors ...``)."""
+    given = [reason for reason, _ in uncompared.values()]
+    reasons = dict.fromkeys(given)
+    if len(uncompared) > 1:
+        families = [m.rsplit("_at_", 1)[0] for m in uncompared]
+        stripped = [r.removeprefix(f"{f} ") for f, r in zip(families, given, strict=True)]
+        if len(set(stripped)) == 1 and stripped[0] not in given:
+            reasons = {f"each {stripped[0]}": None}
+    why = "; ".join(md_escape(r) for r in reasons)
+    holders = {h for _, h in uncompared.values()}
+    only = next(iter(holders)) if len(holders) == 1 else ()
+    where = (
+        f"only {', '.join(md_escape(n) for n in only)} has {'them' if len(uncompared) > 1 else 'it'}; "
+        if only
+        else ""
+    )
+    return (
+        f"Not compared: {', '.join(uncompared)} ({where}{why}); their means are in the tables "
+        "of every metric, and the table of what was left out names the runs."
+    )
 
 
 #: What a row of the left-out table leaves out, as the page says it.
