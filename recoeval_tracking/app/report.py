@@ -507,17 +507,31 @@ def _report_task(cfg: Any) -> None:
         print(f"{_PROG}: {kind}: {path}")
     if result["logged_run_id"]:
         print(f"{_PROG}: logged as artifacts of run {result['logged_run_id']}")
-    for ds, report in result["comparison"].reports.items():
+    for line in _left_out_lines(result["comparison"]):
+        print(f"{_PROG}: {line}", file=sys.stderr)
+
+
+def _left_out_lines(comparison: Any) -> list[str]:
+    """The terminal's lines on what the report left out: runs that are not comparable, the
+    metrics compared for no run (one line, as the page's intro says them), then each other
+    left-out (metric, reason) with the runs it concerns."""
+    from ..reporting.render.sections import compared_metrics, uncompared_line
+
+    lines = []
+    for ds, report in comparison.reports.items():
         where = f" (dataset {ds})" if ds else ""
         if report.mismatches:
-            print(
-                f"{_PROG}: WARNING: runs not comparable{where}: {'; '.join(report.mismatches)}",
-                file=sys.stderr,
-            )
-        for (metric, reason), rows in report.left_out.groupby(["metric", "reason"], sort=False):
+            lines.append(f"WARNING: runs not comparable{where}: {'; '.join(report.mismatches)}")
+        _, uncompared = compared_metrics(report)
+        if uncompared:
+            line = uncompared_line(uncompared, escape=str, tail="")
+            lines.append(f"{line[0].lower()}{line[1:]}{where}")
+        others = report.left_out[~report.left_out["metric"].isin(list(uncompared))]
+        for (metric, reason), rows in others.groupby(["metric", "reason"], sort=False):
             names = list(rows["system"])
             shown = ", ".join(names[:6]) + (f" and {len(names) - 6} more" if len(names) > 6 else "")
-            print(f"{_PROG}: left out{where}: {metric} of {shown}: {reason}", file=sys.stderr)
+            lines.append(f"left out{where}: {metric} of {shown}: {reason}")
+    return lines
 
 
 def main() -> None:

@@ -21,7 +21,7 @@ from __future__ import annotations
 import json
 import math
 from collections import defaultdict
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import numpy as np
@@ -46,6 +46,8 @@ __all__ = [
     "Item",
     "metric_table",
     "md_escape",
+    "compared_metrics",
+    "uncompared_line",
     "effect_items",
     "effect_table",
     "multi_sections",
@@ -250,7 +252,7 @@ def _protocol_items(settings: Mapping[str, Any]) -> list[Item]:
 def _head_items(report: ReportView, comparison: ComparisonView | None = None) -> list[Item]:
     """The first screen: intro, summary, notes, catalogue-level metrics."""
     base = report.run(report.baseline)
-    compared, uncompared = _compared_metrics(report)
+    compared, uncompared = compared_metrics(report)
     n = len(compared)
     intro = (
         f"{_compared(report)} compared against the baseline **{md_escape(base.name)}** "
@@ -259,7 +261,7 @@ def _head_items(report: ReportView, comparison: ComparisonView | None = None) ->
     )
     items: list[Item] = [("text", "", intro)]
     if uncompared:
-        items.append(("text", "", _uncompared_line(uncompared)))
+        items.append(("text", "", uncompared_line(uncompared)))
     items += _protocol_items(report.settings)
     if len(report.runs) > 1 or report.metrics:
         items.append(
@@ -314,7 +316,7 @@ def _head_items(report: ReportView, comparison: ComparisonView | None = None) ->
     return items
 
 
-def _compared_metrics(
+def compared_metrics(
     report: ReportView,
 ) -> tuple[list[str], dict[str, tuple[str, tuple[str, ...]]]]:
     """The metrics the report compares, and those it compares for no run, each with its reason
@@ -336,10 +338,16 @@ def _compared_metrics(
     return [m for m in report.metrics if m not in uncompared], uncompared
 
 
-def _uncompared_line(uncompared: Mapping[str, tuple[str, tuple[str, ...]]]) -> str:
-    """One line: the metrics left out of every comparison, the runs that have them, and why,
-    each reason once (``ils needs item vectors ...`` and ``diversity needs item vectors ...``
-    read ``each needs item vectors ...``)."""
+def uncompared_line(
+    uncompared: Mapping[str, tuple[str, tuple[str, ...]]],
+    escape: Callable[[str], str] = md_escape,
+    tail: str = "; their means are in the tables of every metric, and the table of what was "
+    "left out names the runs.",
+) -> str:
+    """One line: the metrics left out of every comparison (:func:`compared_metrics`), the runs
+    that have them, and why, each reason once (``ils needs item vectors ...`` and ``diversity
+    needs item vectors ...`` read ``each needs item vectors ...``); names and reasons through
+    ``escape`` (Markdown's on the page, none on a terminal), ``tail`` after the parenthesis."""
     given = [reason for reason, _ in uncompared.values()]
     reasons = dict.fromkeys(given)
     if len(uncompared) > 1:
@@ -347,18 +355,15 @@ def _uncompared_line(uncompared: Mapping[str, tuple[str, tuple[str, ...]]]) -> s
         stripped = [r.removeprefix(f"{f} ") for f, r in zip(families, given, strict=True)]
         if len(set(stripped)) == 1 and stripped[0] not in given:
             reasons = {f"each {stripped[0]}": None}
-    why = "; ".join(md_escape(r) for r in reasons)
+    why = "; ".join(escape(r) for r in reasons)
     holders = {h for _, h in uncompared.values()}
     only = next(iter(holders)) if len(holders) == 1 else ()
     where = (
-        f"only {', '.join(md_escape(n) for n in only)} has {'them' if len(uncompared) > 1 else 'it'}; "
+        f"only {', '.join(escape(n) for n in only)} has {'them' if len(uncompared) > 1 else 'it'}; "
         if only
         else ""
     )
-    return (
-        f"Not compared: {', '.join(uncompared)} ({where}{why}); their means are in the tables "
-        "of every metric, and the table of what was left out names the runs."
-    )
+    return f"Not compared: {', '.join(uncompared)} ({where}{why}){tail}"
 
 
 #: What a row of the left-out table leaves out, as the page says it.
