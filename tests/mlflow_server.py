@@ -66,6 +66,9 @@ class MlflowServer:
             "1",
         ]
         env = {k: v for k, v in os.environ.items() if not k.startswith("MLFLOW_")}
+        # No job-execution runner (a huey consumer process importing MLflow, for the server's
+        # GenAI jobs, which no test uses): a second interpreter's start-up on every server start.
+        env["MLFLOW_SERVER_ENABLE_JOB_EXECUTION"] = "false"
         with open(self.log, "ab") as log:
             self.proc = subprocess.Popen(
                 cmd,
