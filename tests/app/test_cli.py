@@ -111,10 +111,11 @@ def test_single_run_end_to_end_and_rerun_from_the_job_config(tmp_path, local_sto
     assert run.info.end_time - run.info.start_time >= 1000 * metrics["eval_seconds"] - 1000
     assert run.data.tags["mlflow.user"] and run.data.tags["mlflow.source.name"]
 
-    # the documented re-run command gives the same per-user metrics
+    # the documented re-run command gives the same per-user metrics (its entry point in this
+    # process: the same job from the saved config, without a second interpreter's start)
     again = tmp_path / "again"
     again.mkdir()
-    proc = run_command(
+    proc = run_main(
         ["--config-path", str(job / ".hydra"), "--config-name", "config", "tracking.enabled=false"],
         again,
     )

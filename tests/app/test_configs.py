@@ -37,8 +37,19 @@ def _all_options() -> list[tuple[str, str]]:
 
 @pytest.fixture(scope="module")
 def hydra_compose():
+    """``compose("config", overrides)``, each list of overrides composed once for the module
+    (the tests only read what they get: the pickling test meets the configs the schema test
+    composed). A failed composition is not kept: it raises each time."""
+    done: dict[tuple[str, ...], object] = {}
+
+    def composed(overrides=()):
+        key = tuple(overrides)
+        if key not in done:
+            done[key] = compose("config", overrides=list(key))
+        return done[key]
+
     with initialize_config_dir(version_base="1.3", config_dir=str(CONFIGS)):
-        yield lambda overrides=(): compose("config", overrides=list(overrides))
+        yield composed
 
 
 def test_config_yaml_is_a_defaults_list_of_every_group():

@@ -97,6 +97,9 @@ def test_search_of_six_trials_logs_children_and_the_best_on_the_parent(tmp_path,
 
 
 def test_stored_study_resumes_and_a_seeded_search_repeats(tmp_path):
+    """The first search runs as a real process; the resumed one and the fresh seeded one run
+    the command's entry point in this process (a new sweeper, its study loaded from the
+    storage or made anew, as a new process would): no second and third interpreter start."""
     storage = f"sqlite:///{tmp_path / 'optuna.db'}"
     args = [
         *SEARCH,
@@ -107,7 +110,7 @@ def test_stored_study_resumes_and_a_seeded_search_repeats(tmp_path):
         "hydra.sweeper.study_name=resume",
     ]
     assert_ok(run_command([*args, "hydra.sweeper.n_trials=2"], tmp_path))
-    assert_ok(run_command([*args, "hydra.sweeper.n_trials=1"], tmp_path))  # one more trial
+    assert_ok(run_main([*args, "hydra.sweeper.n_trials=1"], tmp_path))  # one more trial
     first, second = _results(tmp_path)
     assert first["direction"] == "minimize"  # mpr: lower is better (metric registry)
     assert [t["number"] for t in first["trials"]] == [0, 1]
@@ -118,7 +121,7 @@ def test_stored_study_resumes_and_a_seeded_search_repeats(tmp_path):
     assert len(values) == 3 and second["best_value"] == pytest.approx(min(values), rel=1e-12)
     # a fresh study with the same seed asks the same parameters in the same order
     assert_ok(
-        run_command(
+        run_main(
             [
                 *SEARCH,
                 "hydra.sweeper.n_trials=2",

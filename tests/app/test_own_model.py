@@ -1,8 +1,10 @@
 """Plugin mode end to end, as a user runs it: a model class of their own from a config folder of
 theirs, recommendations made elsewhere, and our groups and tracking inside their own Hydra app.
 
-Every command runs in a fresh process from a temporary copy of ``examples/own_model`` outside
-the repository (the example is what the docs tell a user to copy).
+Every command that runs a model runs in a fresh process from a temporary copy of
+``examples/own_model`` outside the repository (the example is what the docs tell a user to
+copy); the report, which only reads the store those processes wrote, runs through its entry
+point in this process (:func:`commands.run_main`: its exit status and output as the command's).
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from commands import clean_env, run_command
+from commands import clean_env, run_command, run_main
 
 from .conftest import assert_ok, own_model_project
 
@@ -44,7 +46,7 @@ def _track(args: list[str], cwd: Path) -> subprocess.CompletedProcess:
 
 
 def _report(args: list[str], cwd: Path) -> subprocess.CompletedProcess:
-    return _run([sys.executable, "-m", "recoeval_tracking.app.report", *args], cwd)
+    return run_main(args, cwd, command="recoeval-track-report")
 
 
 @pytest.fixture

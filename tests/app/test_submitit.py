@@ -21,6 +21,7 @@ from .conftest import (
     TINY_DATA,
     assert_ok,
     run_command,
+    run_main,
     run_process,
 )
 
@@ -108,7 +109,9 @@ def test_submitit_jobs_create_one_parent_when_the_sweep_start_could_not(tmp_path
 
 
 def test_slurm_launcher_with_a_local_store_is_refused_before_submitting(tmp_path):
-    proc = run_command(
+    """Refused in the launching process, before any job is submitted: the command's entry point
+    runs in this process (its exit status and stderr as the process would give them)."""
+    proc = run_main(
         [
             "-m",
             "hydra/launcher=submitit_slurm",

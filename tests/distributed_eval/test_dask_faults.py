@@ -15,7 +15,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from commands import clean_env, run_command  # tests/ is on sys.path (tests/conftest.py)
+from commands import clean_env, run_main  # tests/ is on sys.path (tests/conftest.py)
 
 from recoeval_tracking import evaluate
 from recoeval_tracking._validation import InputError
@@ -322,6 +322,8 @@ def test_hydra_backend_dask_gives_the_values_of_backend_cpu(client, tmp_path):
 
 
 def test_the_command_reports_an_unreachable_scheduler_in_one_paragraph(tmp_path):
+    """What ``recoeval-track`` says and leaves: its entry point runs in this process (its exit
+    status and stderr as the process would give them)."""
     args = [
         "backend=dask",
         "backend.address=tcp://127.0.0.1:9",
@@ -335,7 +337,7 @@ def test_the_command_reports_an_unreachable_scheduler_in_one_paragraph(tmp_path)
         "progress=false",
         "hydra.run.dir=job",
     ]
-    proc = run_command(args, tmp_path)
+    proc = run_main(args, tmp_path)
     assert proc.returncode != 0
     assert "could not reach the Dask scheduler at tcp://127.0.0.1:9" in proc.stderr
     assert "internal error" not in proc.stderr and "Traceback" not in proc.stderr

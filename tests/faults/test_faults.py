@@ -4,7 +4,8 @@ sweep start, bad folders, and secrets in overrides. Each scenario asserts the co
 per job, no duplicate, nothing deleted, no RUNNING leftover, nothing pending, nothing lost.
 
 Every command runs as its own process (``inject.py`` injects the fault: a SIGKILL the process
-sends itself at a named point, a failing write); jobs are tiny (synthetic data, popularity, two
+sends itself at a named point, a failing write), but for the one refused at load before any work
+(its entry point in this process); jobs are tiny (synthetic data, popularity, two
 metrics, no plots). The module shares one server; each test has its own experiment.
 """
 
@@ -16,6 +17,7 @@ import sqlite3
 from pathlib import Path
 
 import pytest
+from commands import run_main
 from mlflow_server import dead_uri
 
 from recoeval_tracking.jobdir import (
@@ -80,9 +82,10 @@ def _track(server, experiment: str, *extra: str) -> list[str]:
     return [*TINY, f"tracking.uri={server.uri}", f"tracking.experiment={experiment}", *extra]
 
 
-def _four_seeds(server, experiment: str) -> list[str]:
-    """The arguments of a sweep of four jobs (seeds 0-3) into ``multirun``."""
-    return ["-m", *_track(server, experiment), "seed=0,1,2,3", "hydra.sweep.dir=multirun"]
+def _seeds(server, experiment: str, n: int = 4) -> list[str]:
+    """The arguments of a sweep of ``n`` jobs (seeds 0 to n - 1) into ``multirun``."""
+    seeds = ",".join(str(i) for i in range(n))
+    return ["-m", *_track(server, experiment), f"seed={seeds}", "hydra.sweep.dir=multirun"]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -296,7 +299,7 @@ def test_syncs_running_while_the_sweep_runs(tmp_path, server):
             (
                 "none",
                 "track",
-                _four_seeds(server, exp),
+                _seeds(server, exp),
                 tmp_path,
             )
         ]
@@ -311,8 +314,9 @@ def test_syncs_running_while_the_sweep_runs(tmp_path, server):
 
 def test_concurrent_first_runs_share_one_new_sqlite_store(tmp_path):
     """Two sweeps started together in a folder with no ``mlflow.db`` yet: the schema is created
-    once (under the lock beside the database) and every job lands in it."""
-    common = [*TINY, "tracking=local", "tracking.experiment=first-runs", "seed=0,1"]
+    once (under the lock beside the database) and every job lands in it. One job each: the
+    race is at each sweep's first use of the store (its parent run), before any job."""
+    common = [*TINY, "tracking=local", "tracking.experiment=first-runs", "seed=0"]
     procs = run_all(
         [
             ("none", "track", ["-m", *common, f"hydra.sweep.dir=multirun/{name}"], tmp_path)
@@ -326,7 +330,7 @@ def test_concurrent_first_runs_share_one_new_sqlite_store(tmp_path):
         "2 first runs at once on a new SQLite store",
         counts(uri, "first-runs", tmp_path / "multirun"),
     )
-    _one_run_per_job(numbers, 4, 2)
+    _one_run_per_job(numbers, 2, 2)
     with sqlite3.connect(tmp_path / "mlflow.db") as db:
         tables = {r[0] for r in db.execute("select name from sqlite_master where type='table'")}
     assert not [t for t in tables if t.startswith("_alembic_tmp")]
@@ -418,7 +422,7 @@ def test_sigkill_of_a_sweep_then_sync_closes_its_parent(tmp_path, server):
     """A sweep killed outright (SIGKILL, no exit handler) leaves its parent RUNNING; sync sees
     the sweep's lock is free and closes it as KILLED."""
     exp = "sigkill-sweep"
-    proc = run("kill-third-job", "track", _four_seeds(server, exp), tmp_path)
+    proc = run("kill-third-job", "track", _seeds(server, exp), tmp_path)
     assert proc.returncode == -9
     sweep = tmp_path / "multirun"
     assert counts(server.uri, exp, sweep)["running"] == 1  # the parent
@@ -431,7 +435,8 @@ def test_sigkill_of_a_sweep_then_sync_closes_its_parent(tmp_path, server):
 
 def test_store_down_for_a_whole_sweep_then_sync(tmp_path, server):
     """The store is down from the sweep's start to its end: every job is PENDING, the sweep
-    records its id; sync creates one parent for that sweep id and links every job to it."""
+    records its id; sync creates one parent for that sweep id and links every job to it (two
+    jobs: every one of them, not just the first)."""
     exp = "down-whole-sweep"
     proc = run(
         "none",
@@ -441,33 +446,34 @@ def test_store_down_for_a_whole_sweep_then_sync(tmp_path, server):
             *TINY,
             f"tracking.uri={dead_uri()}",
             f"tracking.experiment={exp}",
-            "seed=0,1,2,3",
+            "seed=0,1",
             "hydra.sweep.dir=multirun",
         ],
         tmp_path,
     )
     _ok(proc)
     sweep = tmp_path / "multirun"
-    assert len(list(sweep.glob("*/PENDING"))) == 4 and (sweep / PENDING_SWEEP).is_file()
+    assert len(list(sweep.glob("*/PENDING"))) == 2 and (sweep / PENDING_SWEEP).is_file()
     _ok(run("none", "sync", [sweep, "--tracking-uri", server.uri], tmp_path))
     numbers = record("store down for a whole sweep, then sync", counts(server.uri, exp, sweep))
-    _one_run_per_job(numbers, 4)
+    _one_run_per_job(numbers, 2)
     assert numbers["sweep_ids"] == 1
 
 
 def test_store_down_only_at_sweep_start(tmp_path, server):
     """The parent cannot be created at the sweep's start; the jobs create it once by sweep id
-    (under the sweep's parent lock) and the sweep's end closes it: no sync needed."""
+    (under the sweep's parent lock) and the sweep's end closes it: no sync needed. Two jobs:
+    the first creates the parent, the second finds it."""
     exp = "down-at-start"
-    proc = run("parent-fails-once", "track", _four_seeds(server, exp), tmp_path)
+    proc = run("parent-fails-once", "track", _seeds(server, exp, 2), tmp_path)
     _ok(proc)
     assert "could not create the sweep's parent run" in proc.stderr
     sweep = tmp_path / "multirun"
     numbers = record("store down at sweep start only", counts(server.uri, exp, sweep))
-    _one_run_per_job(numbers, 4)
+    _one_run_per_job(numbers, 2)
     assert numbers["sweep_ids"] == 1
     parent = _sweep_parent(server.uri, exp)
-    assert parent.info.status == "FINISHED" and parent.data.metrics["sweep_jobs"] == 4
+    assert parent.info.status == "FINISHED" and parent.data.metrics["sweep_jobs"] == 2
 
 
 # ---------------------------------------------------------------------------------------------
@@ -560,15 +566,15 @@ def test_a_truncated_per_user_table_leaves_no_half_made_run(tmp_path, server):
 
 def test_ids_beyond_64_bits_are_refused_at_load(tmp_path):
     """Ids of 10^30 used to pass the whole job and then fail writing ``per_user.parquet``:
-    they are refused at load, before any work, with the column and line named."""
+    they are refused at load, before any work, with the column and line named. No fault is
+    injected and no process is killed: the command's entry point runs in this process (its
+    exit status and stderr as the process would give them)."""
     data = tmp_path / "big.csv"
     rows = ["user,item,value", f"{10**30},1,1"] + [
         f"{u},{i},1" for u in range(1, 8) for i in range(1, 6)
     ]
     data.write_text("\n".join(rows) + "\n")
-    proc = run(
-        "none",
-        "track",
+    proc = run_main(
         [*TINY[:6], "dataset=csv", f"dataset.path={data}", "tracking=none", "hydra.run.dir=job"],
         tmp_path,
     )

@@ -24,7 +24,9 @@ CHROMIUM = next(
 )
 
 
-def _browse(url, tmp_path, *, shot=None, dom=False) -> str:
+def _browse(url, tmp_path, shot) -> str:
+    """The DOM of ``url`` once loaded, its screenshot written to ``shot``: one Chromium start
+    for both (headless Chromium handles ``--dump-dom`` and ``--screenshot`` together)."""
     args = [
         CHROMIUM,
         "--headless",
@@ -39,8 +41,9 @@ def _browse(url, tmp_path, *, shot=None, dom=False) -> str:
         "--window-size=1400,900",
         "--virtual-time-budget=60000",
         "--run-all-compositor-stages-before-draw",
+        "--dump-dom",
+        f"--screenshot={shot}",
     ]
-    args += ["--dump-dom"] if dom else [f"--screenshot={shot}"]
     proc = subprocess.run(args + [url], check=True, timeout=180, capture_output=True, text=True)
     return proc.stdout
 
@@ -93,22 +96,20 @@ def test_runs_table_and_sweep_chart_view(tmp_path, mlflow_server):
 
     # The runs table as MLflow opens the experiment: the sweep is its parent, collapsed.
     table = f"{uri}/#/experiments/{exp_id}/runs"
-    dom = _browse(table, tmp_path, dom=True)
-    assert "sweep model" in dom
     shot = tmp_path / "runs_table.png"
-    _browse(table, tmp_path, shot=shot)
+    dom = _browse(table, tmp_path, shot)
+    assert "sweep model" in dom
     assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     _keep(shot, "mlflow_runs_table.png")
 
     # The printed address: the three jobs, best first, their charts in the first section (no
     # section of confidence bounds before them), the parent left out.
-    dom = _browse(f"{uri}/{link}", tmp_path, dom=True)
+    shot = tmp_path / "chart_view.png"
+    dom = _browse(f"{uri}/{link}", tmp_path, shot)
     order = [dom.find(f">{name}<") for name in ("als", "popularity", "random")]
     assert all(i > 0 for i in order) and order == sorted(order), order
     assert "sweep model" not in dom
     assert "Model metrics" in dom and ">ci<" not in dom
-    shot = tmp_path / "chart_view.png"
-    _browse(f"{uri}/{link}", tmp_path, shot=shot)
     data = shot.read_bytes()
     assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 20_000
     _keep(shot, "mlflow_chart_view.png")
