@@ -157,9 +157,9 @@ os.environ.setdefault("RECOEVAL_WARM_UP", "0")
 # The engine's kernels compiled once for the whole run. On a cold numba cache (a fresh install,
 # as in CI) each worker, and each app process a test starts before the cache is written,
 # compiled the same block kernels for itself. With workers, the controller starts
-# `python -m recoeval_tracking.engine.compiling all DTYPE` (one process per score dtype) while
-# the workers collect, and a worker's first test waits for them; on a warm cache they find
-# every kernel ready and end at once. RECOEVAL_TEST_PRECOMPILE=0 turns this off.
+# `python -m recoeval_tracking.engine.compiling all` (both score dtypes, in one process) while
+# the workers collect, and a worker's first test waits for it; on a warm cache it finds every
+# kernel ready and ends at once. RECOEVAL_TEST_PRECOMPILE=0 turns this off.
 # ---------------------------------------------------------------------------------------------
 
 _PRECOMPILED = "RECOEVAL_TEST_PRECOMPILED"
@@ -176,15 +176,16 @@ def pytest_configure(config: pytest.Config) -> None:
 
     marker = Path(tempfile.mkdtemp(prefix="recoeval-precompile-")) / "done"
     os.environ[_PRECOMPILED] = str(marker)  # the workers, started after this, inherit it
-    command = [sys.executable, "-m", "recoeval_tracking.engine.compiling", "all"]
-    procs = [
-        subprocess.Popen([*command, dtype], cwd=REPO_ROOT, stdin=subprocess.DEVNULL)
-        for dtype in ("float32", "float64")
-    ]
+    # one process: two compiling the same function's overloads at once (one per dtype) can
+    # each rewrite its cache index without the other's entry, which is then compiled again
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "recoeval_tracking.engine.compiling", "all"],
+        cwd=REPO_ROOT,
+        stdin=subprocess.DEVNULL,
+    )
 
     def done() -> None:
-        for proc in procs:
-            proc.wait()
+        proc.wait()
         marker.touch()
 
     threading.Thread(target=done, name="precompile", daemon=True).start()
