@@ -157,9 +157,9 @@ os.environ.setdefault("RECOEVAL_WARM_UP", "0")
 # The engine's kernels compiled once for the whole run. On a cold numba cache (a fresh install,
 # as in CI) each worker, and each app process a test starts before the cache is written,
 # compiled the same block kernels for itself. With workers, the controller starts
-# `python -m recoeval_tracking.engine.compiling all` (both score dtypes, in one process) while
-# the workers collect, and a worker's first test waits for it; on a warm cache it finds every
-# kernel ready and ends at once. RECOEVAL_TEST_PRECOMPILE=0 turns this off.
+# `python -m recoeval_tracking.engine.compiling all DTYPE` (one process per score dtype, then
+# one pass alone) while the workers collect, and a worker's first test waits for them; on a
+# warm cache they find every kernel ready and end at once. RECOEVAL_TEST_PRECOMPILE=0 turns this off.
 # ---------------------------------------------------------------------------------------------
 
 _PRECOMPILED = "RECOEVAL_TEST_PRECOMPILED"
@@ -176,16 +176,19 @@ def pytest_configure(config: pytest.Config) -> None:
 
     marker = Path(tempfile.mkdtemp(prefix="recoeval-precompile-")) / "done"
     os.environ[_PRECOMPILED] = str(marker)  # the workers, started after this, inherit it
-    # one process: two compiling the same function's overloads at once (one per dtype) can
-    # each rewrite its cache index without the other's entry, which is then compiled again
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "recoeval_tracking.engine.compiling", "all"],
-        cwd=REPO_ROOT,
-        stdin=subprocess.DEVNULL,
-    )
+    command = [sys.executable, "-m", "recoeval_tracking.engine.compiling", "all"]
+    procs = [
+        subprocess.Popen([*command, dtype], cwd=REPO_ROOT, stdin=subprocess.DEVNULL)
+        for dtype in ("float32", "float64")
+    ]
 
     def done() -> None:
-        proc.wait()
+        for proc in procs:
+            proc.wait()
+        # the two wrote overloads of the same functions at once, and numba takes no lock on a
+        # function's cache index: an entry one of them wrote can be lost. A last pass, alone,
+        # compiles again what is missing (seconds on a warm cache)
+        subprocess.run(command, cwd=REPO_ROOT, stdin=subprocess.DEVNULL, check=False)
         marker.touch()
 
     threading.Thread(target=done, name="precompile", daemon=True).start()

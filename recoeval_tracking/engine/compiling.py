@@ -194,7 +194,8 @@ def compile_kernel(kernel: Any, dtype: Any, records: tuple[Any, ...] | None = No
 def compile_all(dtypes: tuple[str, ...] = ("float32", "float64")) -> list[str]:
     """Compile every block kernel of :data:`KERNELS` for scores of each of ``dtypes`` into
     numba's on-disk cache, in this process, skipping those compiled or cached already (for an
-    image or a CI job built once and run many times). Returns the ``"KIND DTYPE"`` compiled."""
+    image or a CI job built once and run many times), and each callee of :func:`callees` whose
+    cache entry is missing. Returns the ``"KIND DTYPE"`` of the kernels compiled."""
     done = []
     for dtype in dtypes:
         for name, kernel in KERNELS.items():
@@ -202,6 +203,12 @@ def compile_all(dtypes: tuple[str, ...] = ("float32", "float64")) -> list[str]:
             if not is_ready(kernel, sig):
                 kernel.compile(sig)
                 done.append(f"{name} {dtype}")
+            # a callee's cache entry can be lost when another process wrote the same
+            # function's index at once (an overload of the other dtype): compiled again here
+            here, there = callees(name, dtype)
+            for dispatcher, callee_sig in here + there:
+                if not is_ready(dispatcher, callee_sig):
+                    dispatcher.compile(callee_sig)
     return done
 
 

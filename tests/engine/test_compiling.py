@@ -139,7 +139,8 @@ def test_the_helper_refuses_an_unknown_kernel():
 
 def test_compile_all_compiles_each_kernel_not_ready_once_per_dtype(monkeypatch):
     """``compiling all``: every kernel of KERNELS for each dtype, skipping the ready ones (a
-    second call compiles nothing). Stand-in kernels, so that the test compiles in milliseconds."""
+    second call compiles nothing), and each listed callee not ready. Stand-in kernels, so that
+    the test compiles in milliseconds."""
     from numba import njit
 
     def made():
@@ -161,9 +162,15 @@ def test_compile_all_compiles_each_kernel_not_ready_once_per_dtype(monkeypatch):
     )
     # no disk cache for the stand-ins: ready means compiled in this process
     monkeypatch.setattr(compiling, "is_ready", lambda kernel, sig: tuple(sig) in kernel.overloads)
+    callee = made()  # a callee whose cache entry went missing is compiled again
+    monkeypatch.setattr(
+        compiling,
+        "callees",
+        lambda name, dtype: ([(callee, compiling.kernel_signature(dtype))], []),
+    )
     stand_ins["second"].compile(compiling.kernel_signature("float64"))  # ready already
     assert compiling.compile_all() == ["first float32", "second float32", "first float64"]
-    assert all(len(k.overloads) == 2 for k in stand_ins.values())
+    assert all(len(k.overloads) == 2 for k in (*stand_ins.values(), callee))
     assert compiling.compile_all(("float64",)) == []
 
 
