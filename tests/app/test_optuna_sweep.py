@@ -109,8 +109,13 @@ def test_stored_study_resumes_and_a_seeded_search_repeats(tmp_path):
         f"hydra.sweeper.storage={storage}",
         "hydra.sweeper.study_name=resume",
     ]
-    assert_ok(run_command([*args, "hydra.sweeper.n_trials=2"], tmp_path))
-    assert_ok(run_main([*args, "hydra.sweeper.n_trials=1"], tmp_path))  # one more trial
+    # a folder each: two searches begun within one second would share Hydra's dated folder
+    assert_ok(
+        run_command([*args, "hydra.sweeper.n_trials=2", "hydra.sweep.dir=multirun/1"], tmp_path)
+    )
+    assert_ok(  # one more trial
+        run_main([*args, "hydra.sweeper.n_trials=1", "hydra.sweep.dir=multirun/2"], tmp_path)
+    )
     first, second = _results(tmp_path)
     assert first["direction"] == "minimize"  # mpr: lower is better (metric registry)
     assert [t["number"] for t in first["trials"]] == [0, 1]
@@ -128,6 +133,7 @@ def test_stored_study_resumes_and_a_seeded_search_repeats(tmp_path):
                 "hydra.sweeper.seed=7",
                 "objective=mpr",
                 "tracking=none",
+                "hydra.sweep.dir=multirun/3",
             ],
             tmp_path,
         )
