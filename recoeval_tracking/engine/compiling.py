@@ -198,8 +198,8 @@ def compile_all(dtypes: tuple[str, ...] = ("float32", "float64")) -> list[str]:
     cache entry is missing. Returns the ``"KIND DTYPE"`` of the kernels compiled."""
     done = []
     for dtype in dtypes:
+        sig = kernel_signature(dtype)  # every block kernel takes the same types
         for name, kernel in KERNELS.items():
-            sig = kernel_signature(dtype)
             if not is_ready(kernel, sig):
                 kernel.compile(sig)
                 done.append(f"{name} {dtype}")
