@@ -76,6 +76,36 @@ def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:
     return None
 
 
+#: Folders whose files share one expensive per-process resource and so run on one worker, one
+#: after the other, first in the queue: tests/spark's JVM (a package-scoped session; a second
+#: worker would start a second JVM, ~8 s and 1 GiB).
+_ONE_WORKER = ("tests/spark/",)
+
+
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """``--dist loadfile`` with the files of :data:`_ONE_WORKER`'s folders as one unit of work,
+    queued first (the longest unit: the other worker takes the rest meanwhile); every other
+    file is a unit of its own, in pytest-xdist's order. Other ``--dist`` modes: xdist's."""
+    if config.getoption("dist", "no") != "loadfile":
+        return None
+    from xdist.scheduler import LoadFileScheduling
+
+    class _Scheduler(LoadFileScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            path = nodeid.split("::", 1)[0]
+            return next((f for f in _ONE_WORKER if path.startswith(f)), path)
+
+        def _assign_work_unit(self, node: Any) -> None:
+            if not getattr(self, "_ours_first", False):  # the first unit given out
+                self._ours_first = True
+                for scope in reversed(_ONE_WORKER):
+                    if scope in self.workqueue:
+                        self.workqueue.move_to_end(scope, last=False)
+            super()._assign_work_unit(node)
+
+    return _Scheduler(config, log)
+
+
 @pytest.fixture(autouse=True)
 def _no_ambient_tracking(monkeypatch):
     """Tests never fall back on the user's MLflow store or environment."""
