@@ -172,7 +172,16 @@ def test_bench_gpu_runs_under_the_simulator() -> None:
     from ._process import run_python
 
     proc = run_python(
-        ["benchmarks/bench_gpu.py", "--repeat", "1", "--cpu-sizes", "300x400x8"], timeout=600
+        [
+            "benchmarks/bench_gpu.py",
+            "--repeat",
+            "1",
+            "--sizes",
+            "60x80x4",
+            "--cpu-sizes",
+            "60x80x4",
+        ],
+        timeout=600,
     )
     assert proc.returncode == 0, proc.stderr[-3000:]
     out = proc.stdout
