@@ -1,5 +1,5 @@
-"""One local Spark session for the Spark tests (``local[2]``, 2 shuffle partitions, no UI),
-started once per package so the JVM starts once. The tests that use it skip when pyspark or a
+"""One local Spark session for the Spark tests (``local[2]``, 2 shuffle partitions, no UI, a
+JVM tuned for short runs), started once per package so the JVM starts once. The tests that use it skip when pyspark or a
 Java runtime is missing; the layer and import tests need neither."""
 
 from __future__ import annotations
@@ -37,6 +37,9 @@ def spark():
         SparkSession.builder.master("local[2]")
         .appName("recoeval-tests")
         .config("spark.ui.enabled", "false")
+        # a JVM that lives for the tests' small jobs: the quick JIT tier only and one GC thread
+        # (its CPU seconds over tests/spark: 27-30 against 58 with the server defaults)
+        .config("spark.driver.extraJavaOptions", "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC")
         .config("spark.sql.shuffle.partitions", "2")
         .config("spark.default.parallelism", "2")
         .config("spark.sql.execution.arrow.pyspark.enabled", "true")
