@@ -246,3 +246,39 @@ def test_smallest_p_of_the_distribution_free_tests_is_reached():
     # three seeds: no distribution-free test reaches 0.05, even uncorrected
     assert st.too_few_pairs(3, 1, "none", 0.05)
     assert not st.too_few_pairs(20, 5, "holm", 0.05)
+
+
+@pytest.mark.parametrize(
+    "d,expected",
+    [
+        # |d| = (1, 1, 2): mid-ranks (1.5, 1.5, 3), all positive, W+ = 6, W- = 0. The 8 sign
+        # assignments give W+ in {0, 1.5, 1.5, 3, 3, 4.5, 4.5, 6}: P(W+ >= 6) = 1/8, p = 2/8
+        ([1.0, 1.0, 2.0], (0.0, 0.25)),
+        # mid-ranks (1.5, 1.5, 3.5, 3.5), W+ = 8.5, W- = 1.5; of the 16 assignments, 3 reach
+        # W+ >= 8.5 (those leaving out nothing or one 1.5): p = 2 * 3/16
+        ([1.0, -1.0, 2.0, 2.0], (1.5, 0.375)),
+    ],
+)
+def test_wilcoxon_with_ties_on_few_pairs_is_the_exact_permutation_p(d, expected, monkeypatch):
+    """Ties among at most 13 non-zero differences: the p-value of all 2^n sign assignments,
+    worked out by hand above, enumerated without scipy's generic permutation test (which
+    re-ranked each assignment: 30 s of a small sweep's report)."""
+    monkeypatch.setattr(sps, "permutation_test", None)  # a call would fail
+    d = np.array(d)
+    assert st.wilcoxon_test(d, np.zeros_like(d)) == expected
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_wilcoxon_with_ties_on_few_pairs_equals_scipys_p(seed):
+    """Equal, bit for bit, to scipy's own permutation route (ties, n <= 13, zeros dropped),
+    including n = 13 and differences tied only to the last bit."""
+    rng = np.random.default_rng(seed)
+    n = (4, 7, 9, 10, 13, 11)[seed]
+    d = rng.integers(-3, 4, size=n) * 0.5
+    d[0] = d[1] = 1.0  # a tie at least
+    d[-1] = 0.0  # a zero, dropped by both
+    if seed == 5:
+        d[2] = d[3] = 0.1 + 0.2  # 0.30000000000000004
+        d[4] = 0.3
+    ref = sps.wilcoxon(d[d != 0], zero_method="wilcox")
+    assert st.wilcoxon_test(d, np.zeros(n)) == (float(ref.statistic), float(ref.pvalue))
