@@ -343,7 +343,8 @@ def env_interpolated_values(raw: Any, resolved: Any) -> list[str]:
 def _value_secrets() -> list[str]:
     """The values scrubbed wherever they appear, longest first (worked out again only when the
     environment or the registered values changed: every text written goes through this)."""
-    key = (tuple(os.environ.items()), frozenset(_SECRET_VALUES))
+    environ = getattr(os.environ, "_data", None)  # CPython's own dict: copied and compared in C
+    key = (dict(environ) if isinstance(environ, dict) else dict(os.environ), set(_SECRET_VALUES))
     if _VALUE_SECRETS_MEMO and _VALUE_SECRETS_MEMO[0] == key:
         return _VALUE_SECRETS_MEMO[1]
     values = set(_SECRET_VALUES)
