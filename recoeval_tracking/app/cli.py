@@ -196,6 +196,26 @@ def register_search_plugin() -> bool:
     return True
 
 
+def _the_store_itself(store: Any, memo: dict) -> Any:
+    return store
+
+
+def share_config_store() -> None:
+    """Let Hydra's compositions read the process's config store rather than a copy of it.
+
+    Every composition and every listing of a group's options (``--help`` makes 115 of them)
+    starts by deep-copying Hydra's config repository, and with it the ``ConfigStore``: every
+    structured-config node stored, our schema's included, 6-13 ms a copy (a second of CPU for
+    ``--help``). The copy only reads the store (``ConfigStore.load`` hands out a copy of each
+    node it loads), and a repository made afresh refers to the store itself
+    (``ConfigStore.instance()``): the store now deep-copies to itself, in this command's
+    process (a user's own Hydra app keeps Hydra's behaviour)."""
+    from hydra.core.config_store import ConfigStore
+
+    if "__deepcopy__" not in vars(ConfigStore):
+        setattr(ConfigStore, "__deepcopy__", _the_store_itself)  # noqa: B010 - not a method of it
+
+
 # ---------------------------------------------------------------------------------------------
 # entry point
 # ---------------------------------------------------------------------------------------------
@@ -313,6 +333,7 @@ def _main(runs: bool) -> None:
         # a name from any config file, checked before Hydra opens the job's log
         sys.argv.insert(1 + _first_override(sys.argv[1:]), JOB_NAME_CHECK)
     register_search_plugin()
+    share_config_store()
     app = hydra.main(version_base="1.3", config_path=config_path(), config_name="config")(run_task)
     try:
         app()

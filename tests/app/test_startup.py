@@ -152,3 +152,25 @@ def test_the_warm_up_child_with_nothing_to_compile_exits_cleanly():
         env=clean_env(),
     )
     assert proc.returncode == 0, proc.stderr
+
+
+def test_help_copies_no_config_store(tmp_path, monkeypatch):
+    """``--help`` lists every config group's options, a repository of Hydra's each time (115 of
+    them), and each used to deep-copy the ``ConfigStore`` with every node stored: a second of
+    CPU. The store is read in place; the help still lists our groups and their options."""
+    from commands import run_main
+    from hydra.core.config_store import ConfigStore
+
+    copies = []
+    reduce_ex = ConfigStore.__reduce_ex__  # what copy.deepcopy calls to copy an object
+
+    def counted(self, protocol):
+        copies.append(protocol)
+        return reduce_ex(self, protocol)
+
+    monkeypatch.setattr(ConfigStore, "__reduce_ex__", counted)
+    proc = run_main(["--help"], tmp_path)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert "model: als, factors_file, implicit, item_knn, popularity, random" in proc.stdout
+    assert "split: kfold, leave_n_out" in proc.stdout
+    assert copies == []
