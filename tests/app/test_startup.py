@@ -174,3 +174,43 @@ def test_help_copies_no_config_store(tmp_path, monkeypatch):
     assert "model: als, factors_file, implicit, item_knn, popularity, random" in proc.stdout
     assert "split: kfold, leave_n_out" in proc.stdout
     assert copies == []
+
+
+def test_a_single_run_composes_its_config_once(tmp_path, monkeypatch):
+    """Hydra composed the whole config a first time only to read ``hydra.mode``, which none of
+    the app's configs sets: a composition of every command (0.07-0.3 s)."""
+    from commands import run_main
+    from hydra._internal.config_loader_impl import ConfigLoaderImpl
+
+    calls = []
+    original = ConfigLoaderImpl.load_configuration
+
+    def counted(self, config_name, overrides, *args, **kwargs):
+        calls.append(list(overrides))
+        return original(self, config_name, overrides, *args, **kwargs)
+
+    monkeypatch.setattr(ConfigLoaderImpl, "load_configuration", counted)
+    args = ["model=popularity", "dataset.n_users=40", "dataset.n_items=20", "plots=false"]
+    proc = run_main([*args, "progress=false", "tracking=none", "hydra.run.dir=run"], tmp_path)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert (tmp_path / "run" / "metrics.json").is_file()
+    assert len(calls) == 1, calls
+    assert "hydra.mode=RUN" in calls[0]  # Hydra's own choice when no config sets the mode
+
+
+def test_the_mode_is_the_command_lines_unless_other_configs_or_an_override_may_set_it():
+    from recoeval_tracking.app.cli import mode_is_the_command_lines
+
+    assert mode_is_the_command_lines(["-m", "model=als,popularity", "seed=1"])
+    assert mode_is_the_command_lines([])
+    for other in (
+        ["hydra.mode=MULTIRUN", "seed=0,1"],
+        ["+hydra.mode=RUN"],
+        ["--config-dir", "mine", "model=ease"],
+        ["-cd=mine"],
+        ["--config-path", "job/.hydra", "--config-name", "config"],
+        ["-cn", "other"],
+        ["hydra.searchpath=[file://mine]"],
+        ["++hydra.searchpath=[pkg://theirs]"],
+    ):
+        assert not mode_is_the_command_lines(other), other

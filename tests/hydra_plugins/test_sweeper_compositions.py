@@ -1,7 +1,8 @@
 """How often a sweep composes its jobs' configs. Each composition is Hydra reading and merging
-every config file of the job (0.07-0.2 s): the sweeper composes every job before any runs (a
-job that does not compose stops the sweep first), and Hydra's basic launcher, which runs the
-jobs in this process, is then handed those configs rather than composing each job again."""
+every config file of the job (0.07-0.2 s): the sweep's own config once (Hydra no longer
+composes it a first time to find the run mode, which ``-m`` gives), then every job once, before
+any runs (a job that does not compose stops the sweep first); Hydra's basic launcher, which
+runs the jobs in this process, is handed those configs rather than composing each job again."""
 
 from __future__ import annotations
 
@@ -33,6 +34,7 @@ def test_each_job_of_a_local_sweep_is_composed_once(tmp_path, monkeypatch):
         tmp_path,
     )
     assert proc.returncode == 0, proc.stderr[-2000:]
+    assert len(calls) == 3, calls  # the sweep's config, then each job's
     for num, model in enumerate(("popularity", "random")):
         assert sum(f"model={model}" in c for c in calls) == 1, calls
         # each job ran with the config the check composed: its own overrides, and the job
