@@ -17,7 +17,7 @@ before any runs.
   app's sweep callback create the MLflow parent run
   (:func:`recoeval_tracking.app.callbacks.start_sweep_tracking`), so a sweep that cannot start
   leaves no run. Hydra's basic launcher, which runs the jobs in this process, is handed those
-  configs instead of composing each job a second time (:class:`ComposedOnce`); launchers that
+  configs instead of composing each job a second time (:func:`.jobs.compose_once`); launchers that
   run jobs elsewhere (joblib, submitit) compose them there, as before.
 * Every job of the grid and the baselines runs even when one fails; the sweep then fails with
   the first failure, as Hydra's basic sweeper does.
@@ -32,7 +32,6 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from hydra._internal.core_plugins.basic_launcher import BasicLauncher
 from hydra._internal.core_plugins.basic_sweeper import BasicSweeper
 from hydra.core.override_parser.overrides_parser import OverridesParser
 from hydra.core.override_parser.types import Override
@@ -43,9 +42,9 @@ from omegaconf import DictConfig, OmegaConf
 
 from recoeval_tracking.app.study import StudyPlan, write_study
 
-from .jobs import raise_failures
+from .jobs import ComposedOnce, compose_once, raise_failures
 
-__all__ = ["RecoevalSweeper", "ComposedOnce", "baseline_jobs", "read_baselines"]
+__all__ = ["RecoevalSweeper", "baseline_jobs", "read_baselines"]
 
 log = logging.getLogger(__name__)
 
@@ -143,45 +142,6 @@ def baseline_jobs(overrides: Sequence[Override], baselines: Sequence[str]) -> li
     ]
 
 
-class ComposedOnce:
-    """A config loader that hands back, once each, the job configs the sweep's check composed.
-
-    Hydra's basic launcher composes every job again (``load_sweep_config``) just before running
-    it, with the same master config and overrides as the check: a composition per job, 0.07-0.2
-    s each, for a config already in hand. Wrapped around the launcher's loader, it returns the
-    kept config for those exact overrides (the first time they are asked for) and composes
-    anything else with the loader it wraps, which answers every other call."""
-
-    def __init__(self, loader: Any) -> None:
-        self._loader = loader
-        self._kept: dict[tuple[int, tuple[str, ...]], DictConfig] = {}
-
-    def keep(
-        self,
-        master_config: DictConfig,
-        jobs: Sequence[Sequence[str]],
-        configs: Sequence[DictConfig],
-    ) -> None:
-        """Keep ``configs``, composed from ``master_config`` with each job's overrides."""
-        for job, config in zip(jobs, configs, strict=True):
-            self._kept[(id(master_config), tuple(job))] = config
-
-    def forget(self) -> None:
-        """Drop the configs not asked for."""
-        self._kept.clear()
-
-    def load_sweep_config(
-        self, master_config: DictConfig, sweep_overrides: list[str]
-    ) -> DictConfig:
-        kept = self._kept.pop((id(master_config), tuple(sweep_overrides)), None)
-        if kept is not None:
-            return kept
-        return self._loader.load_sweep_config(master_config, sweep_overrides)
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._loader, name)
-
-
 def _chunks(jobs: list[list[str]], size: int | None) -> list[list[list[str]]]:
     if not jobs:
         return []
@@ -217,15 +177,7 @@ class RecoevalSweeper(Sweeper):
             hydra_context=hydra_context, task_function=task_function, config=config
         )
         self._task_function = task_function
-        self._composed = None
-        if type(self.launcher).__module__ == BasicLauncher.__module__ and isinstance(
-            getattr(self.launcher, "hydra_context", None), HydraContext
-        ):  # runs the jobs here: hand it the configs the check composed
-            self._composed = ComposedOnce(hydra_context.config_loader)
-            self.launcher.hydra_context = HydraContext(
-                config_loader=self._composed,
-                callbacks=hydra_context.callbacks,
-            )
+        self._composed = compose_once(self.launcher, hydra_context)
 
     # -- the sweep --------------------------------------------------------------------------
     def sweep(self, arguments: list[str]) -> Any:

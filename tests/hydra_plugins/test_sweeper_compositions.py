@@ -46,3 +46,29 @@ def test_each_job_of_a_local_sweep_is_composed_once(tmp_path, monkeypatch):
         assert f"model={model}" in hydra_cfg["overrides"]["task"]
         config = yaml.safe_load((folder / ".hydra" / "config.yaml").read_text())
         assert config["model"]["name"] == model and config["seed"] == 3
+
+
+def test_each_trial_of_a_local_optuna_search_is_composed_once(tmp_path, monkeypatch):
+    calls = _compositions(monkeypatch)
+    proc = run_main(
+        [
+            "-m",
+            "hydra/sweeper=optuna",
+            "hydra.sweeper.n_trials=2",
+            "hydra.sweeper.n_jobs=2",
+            "objective=ndcg_at_10",
+            "model=item_knn",
+            "model.neighbours=int(interval(2,20))",
+            *TINY,
+            "tracking=none",
+            "hydra.sweep.dir=o",
+        ],
+        tmp_path,
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    trials = [
+        c for c in calls if any(o.startswith("model.neighbours=") and "(" not in o for o in c)
+    ]
+    assert len({tuple(c) for c in trials}) == 2  # two trials, each composed once
+    assert len(trials) == 2, trials
+    assert len(list((tmp_path / "o").glob("*/metrics.json"))) == 2
