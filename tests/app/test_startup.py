@@ -214,3 +214,17 @@ def test_the_mode_is_the_command_lines_unless_other_configs_or_an_override_may_s
         ["++hydra.searchpath=[pkg://theirs]"],
     ):
         assert not mode_is_the_command_lines(other), other
+
+
+def test_no_config_of_the_app_sets_the_run_mode():
+    # what lets the command take its mode from the command line (-m or not) without composing
+    import yaml
+    from commands import REPO_ROOT
+
+    files = sorted((REPO_ROOT / "configs").rglob("*.yaml"))
+    assert len(files) > 20
+    for path in files:
+        doc = yaml.safe_load(path.read_text()) or {}
+        hydra = doc.get("hydra") if isinstance(doc, dict) else None
+        assert not (isinstance(hydra, dict) and "mode" in hydra), path
+        assert "hydra.mode" not in path.read_text(), path
