@@ -24,7 +24,11 @@ version prints them). Each stage:
 Rows: the first run makes the store (``new store``), then ``--repeat`` single runs on that warm
 store, each a new process (``single run``), then one sweep of ``--jobs`` jobs in one process on
 the warm store (``sweep job #i``; its first job starts the process). The judged figures are the
-medians of the single runs and of the sweep's later jobs. The CPU and the load are printed first.
+medians of the single runs and of the sweep's later jobs. Each command's CPU seconds (its
+process and the children it waited for) are printed beside its wall. Last, ``--repeat`` times
+each in a new process: ``recoeval-track --help`` and a sweep of two tiny jobs on the warm store
+(``-m model=popularity,random dataset.n_users=60 dataset.n_items=30 plots=false``), whose
+seconds are little but a process's fixed cost. The CPU and the load are printed first.
 
 Usage::
 
@@ -38,6 +42,7 @@ import argparse
 import os
 import platform
 import re
+import resource
 import shutil
 import statistics
 import subprocess
@@ -71,12 +76,22 @@ def _command() -> list[str]:
     return [str(beside)] if beside.exists() else [sys.executable, "-m", "recoeval_tracking"]
 
 
+def _children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+#: The CPU seconds of the last :func:`run` (its process and the children it waited for).
+last_cpu = [0.0]
+
+
 def run(args: list[str], workdir: Path) -> tuple[float, list[tuple[float, str]]]:
     """Run ``recoeval-track ARGS`` in ``workdir``: its wall seconds and its lines, each with
-    the seconds since the start at which it arrived."""
+    the seconds since the start at which it arrived (its CPU seconds in ``last_cpu[0]``)."""
     env = {
         k: v for k, v in os.environ.items() if k not in ("OPENBLAS_CORETYPE", "MLFLOW_TRACKING_URI")
     }
+    cpu0 = _children_cpu()
     t0 = time.perf_counter()
     proc = subprocess.Popen(
         [*_command(), *args],
@@ -90,6 +105,7 @@ def run(args: list[str], workdir: Path) -> tuple[float, list[tuple[float, str]]]
     lines = [(time.perf_counter() - t0, line.rstrip("\n")) for line in proc.stdout]
     code = proc.wait()
     wall = time.perf_counter() - t0
+    last_cpu[0] = _children_cpu() - cpu0
     if code != 0:
         raise SystemExit(
             f"recoeval-track failed ({code}):\n" + "\n".join(f"{t:6.2f} {s}" for t, s in lines)
@@ -134,8 +150,11 @@ def compose_seconds(args: list[str], repeat: int = 5) -> float:
     process, after a first composition (imports and Hydra's set-up left out)."""
     from hydra import compose, initialize_config_module
 
-    from recoeval_tracking.app import schema  # noqa: F401 - registers the structured configs
+    from recoeval_tracking.app import cli, schema  # noqa: F401 - schema: the structured configs
     from recoeval_tracking.app.cli import config_path
+
+    if hasattr(cli, "share_config_store"):  # as the command composes (versions that do)
+        cli.share_config_store()
 
     module = config_path().removeprefix("pkg://")
     overrides = [a for a in args if "=" in a]
@@ -152,9 +171,9 @@ def compose_seconds(args: list[str], repeat: int = 5) -> float:
 def _row(name: str, stages: dict, compose: float, wall: float | None = None) -> dict:
     fixed = compose + stages["write folder"] + stages["MLflow log"]
     cells = ", ".join(f"{k} {v:.2f}" for k, v in stages.items())
-    whole = f"; the command {wall:.2f} s" if wall is not None else ""
+    whole = f"; the command {wall:.2f} s ({last_cpu[0]:.2f} CPU-s)" if wall is not None else ""
     print(f"{name:>14}: {cells}; fixed cost {fixed:.2f} s{whole}")
-    return {**stages, "fixed": fixed, "wall": wall}
+    return {**stages, "fixed": fixed, "wall": wall, "cpu": last_cpu[0]}
 
 
 def _median(rows: list[dict], key: str) -> float:
@@ -170,11 +189,45 @@ def _summary(name: str, rows: list[dict], compose: float) -> None:
     fixed = _median(rows, "fixed")
     verdict = "met" if fixed <= TARGET else "missed"
     walls = [r["wall"] for r in rows if r.get("wall") is not None]
-    whole = f"; the whole command {statistics.median(walls):.2f} s" if walls else ""
+    whole = (
+        f"; the whole command {statistics.median(walls):.2f} s ({_median(rows, 'cpu'):.2f} CPU-s)"
+        if walls
+        else ""
+    )
     print(
         f"{name}, median of {len(rows)}: {', '.join(parts)} -> fixed cost {fixed:.2f} s "
         f"(target <= {TARGET:.1f} s: {verdict}){whole}"
     )
+
+
+#: A sweep of two tiny jobs on the warm store, no plots: little but the process's fixed cost.
+TINY_SWEEP = [
+    "-m",
+    "model=popularity,random",
+    "dataset.n_users=60",
+    "dataset.n_items=30",
+    "plots=false",
+    "progress=false",
+]
+
+
+def _small_commands(work: Path, repeat: int) -> None:
+    """``recoeval-track --help`` and :data:`TINY_SWEEP`, each ``repeat`` times in a new
+    process: their wall and CPU seconds (medians)."""
+    for name, args in (
+        ("--help", ["--help"]),
+        ("tiny sweep", TINY_SWEEP),
+    ):
+        walls, cpus = [], []
+        for i in range(repeat):
+            extra = [f"hydra.sweep.dir=tiny/{i}"] if args is TINY_SWEEP else []
+            walls.append(run([*args, *extra], work)[0])
+            cpus.append(last_cpu[0])
+        print(
+            f"{name:>14}: wall {statistics.median(walls):.2f} s, "
+            f"{statistics.median(cpus):.2f} CPU-s (median of {repeat}: "
+            f"{', '.join(f'{c:.2f}' for c in cpus)} CPU-s)"
+        )
 
 
 def main() -> None:
@@ -213,7 +266,8 @@ def main() -> None:
             row = _row(f"sweep job #{j}", stages, compose)
             if j:
                 later.append(row)
-        print(f"sweep of {args.jobs} jobs: wall {wall:.2f} s")
+        print(f"sweep of {args.jobs} jobs: wall {wall:.2f} s ({last_cpu[0]:.2f} CPU-s)")
+        _small_commands(work, args.repeat)
         _summary("single run on a warm store (new process)", singles, compose)
         _summary("later job of a sweep (same process)", later, compose)
         if args.show_lines:

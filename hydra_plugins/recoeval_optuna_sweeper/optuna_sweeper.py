@@ -88,6 +88,7 @@ class OptunaSweeper(Sweeper):
         self.launcher: Any = None
         self.hydra_context: HydraContext | None = None
         self.job_idx = 0
+        self._composed: Any = None
         #: This command's trials (by number) as candidates of the study's record.
         self.trial_candidates: dict[int, Any] = {}
 
@@ -99,11 +100,29 @@ class OptunaSweeper(Sweeper):
         self.launcher = Plugins.instance().instantiate_launcher(
             hydra_context=hydra_context, task_function=task_function, config=config
         )
+        from hydra_plugins.recoeval_sweeper.jobs import compose_once
+
+        self._composed = compose_once(self.launcher, hydra_context)
         self.sweep_dir = Path(str(config.hydra.sweep.dir))
         if not self.sweep_dir.is_absolute():
             self.sweep_dir = Path(str(config.hydra.runtime.cwd)) / self.sweep_dir
 
     # -- checks -----------------------------------------------------------------------------
+    def validate_batch_is_legal(self, batch: Any) -> None:
+        """Compose every trial of ``batch`` (a failure stops the search before it launches),
+        as Hydra's sweepers do; an in-process launcher is then handed these configs rather than
+        composing each trial again."""
+        if self._composed is None:
+            super().validate_batch_is_legal(batch)
+            return
+        assert self.hydra_context is not None and self.config is not None
+        loader = self.hydra_context.config_loader
+        for overrides in batch:
+            config = loader.load_sweep_config(
+                master_config=self.config, sweep_overrides=list(overrides)
+            )
+            self._composed.keep(self.config, [overrides], [config])
+
     def _objective_and_direction(self) -> tuple[str, str]:
         from recoeval_tracking.app.precheck import check_objective
         from recoeval_tracking.metrics.registry import greater_is_better

@@ -16,7 +16,9 @@ before any runs.
   of the group declare the key (the user's ``--config-dir`` ones too). Only then does the
   app's sweep callback create the MLflow parent run
   (:func:`recoeval_tracking.app.callbacks.start_sweep_tracking`), so a sweep that cannot start
-  leaves no run.
+  leaves no run. Hydra's basic launcher, which runs the jobs in this process, is handed those
+  configs instead of composing each job a second time (:func:`.jobs.compose_once`); launchers that
+  run jobs elsewhere (joblib, submitit) compose them there, as before.
 * Every job of the grid and the baselines runs even when one fails; the sweep then fails with
   the first failure, as Hydra's basic sweeper does.
 """
@@ -40,7 +42,7 @@ from omegaconf import DictConfig, OmegaConf
 
 from recoeval_tracking.app.study import StudyPlan, write_study
 
-from .jobs import raise_failures
+from .jobs import ComposedOnce, compose_once, raise_failures
 
 __all__ = ["RecoevalSweeper", "baseline_jobs", "read_baselines"]
 
@@ -164,6 +166,7 @@ class RecoevalSweeper(Sweeper):
         self.launcher: Any = None
         self._task_function: TaskFunction | None = None
         self._index = 0
+        self._composed: ComposedOnce | None = None
 
     def setup(
         self, *, hydra_context: HydraContext, task_function: TaskFunction, config: DictConfig
@@ -174,6 +177,7 @@ class RecoevalSweeper(Sweeper):
             hydra_context=hydra_context, task_function=task_function, config=config
         )
         self._task_function = task_function
+        self._composed = compose_once(self.launcher, hydra_context)
 
     # -- the sweep --------------------------------------------------------------------------
     def sweep(self, arguments: list[str]) -> Any:
@@ -194,6 +198,8 @@ class RecoevalSweeper(Sweeper):
         baselines = baseline_jobs(overrides, names)
         tic = time.perf_counter()
         configs = self._check_jobs(grid + baselines, overrides)
+        if self._composed is not None:
+            self._composed.keep(self.config, grid + baselines, configs)
         plan = StudyPlan(self.config, grid, baselines, configs)
         if plan.on_validation:
             self._check_jobs([c.overrides for c in plan.tuned], overrides, space=True)
@@ -219,6 +225,8 @@ class RecoevalSweeper(Sweeper):
             returns += self._launch_candidates(plan.test_candidates(), "test", plan)
         else:
             returns += self._launch_candidates(plan.candidates, None, plan)
+        if self._composed is not None:
+            self._composed.forget()
         write_study(sweep_dir, plan.record())
         # a failed job fails the sweep, as Hydra's do: all named once; the sweep's record says
         # first that every job ran, so its parent run closes as finished, its failures named

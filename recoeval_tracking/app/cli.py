@@ -40,8 +40,10 @@ Errors, always one paragraph on stderr and never a stack trace:
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -196,6 +198,64 @@ def register_search_plugin() -> bool:
     return True
 
 
+def _the_store_itself(store: Any, memo: dict) -> Any:
+    return store
+
+
+def share_config_store() -> None:
+    """Let Hydra's compositions read the process's config store rather than a copy of it.
+
+    Every composition and every listing of a group's options (``--help`` makes 115 of them)
+    starts by deep-copying Hydra's config repository, and with it the ``ConfigStore``: every
+    structured-config node stored, our schema's included, 6-13 ms a copy (a second of CPU for
+    ``--help``). The copy only reads the store (``ConfigStore.load`` hands out a copy of each
+    node it loads), and a repository made afresh refers to the store itself
+    (``ConfigStore.instance()``): the store now deep-copies to itself, in this command's
+    process (a user's own Hydra app keeps Hydra's behaviour)."""
+    from hydra.core.config_store import ConfigStore
+
+    if "__deepcopy__" not in vars(ConfigStore):
+        setattr(ConfigStore, "__deepcopy__", _the_store_itself)  # noqa: B010 - not a method of it
+
+
+#: Options that bring config files other than the app's own (one of theirs may set hydra.mode).
+_OTHER_CONFIGS = {"--config-path", "-cp", "--config-name", "-cn", "--config-dir", "-cd"}
+
+
+def mode_is_the_command_lines(argv: list[str]) -> bool:
+    """Whether ``argv``'s run mode (a single run or a sweep) is the command line's alone: only
+    the app's config files compose, none of which sets ``hydra.mode``, and no override sets it
+    or adds a config search path."""
+    for arg in argv:
+        key = arg.split("=", 1)[0]
+        if key in _OTHER_CONFIGS or key.lstrip("+~").startswith(("hydra.mode", "hydra.searchpath")):
+            return False
+    return True
+
+
+@contextlib.contextmanager
+def mode_from_command_line(argv: list[str]) -> Iterator[None]:
+    """While Hydra starts the command: when :func:`mode_is_the_command_lines`, Hydra's
+    ``get_mode`` answers that no config sets the mode, which is what it finds by composing the
+    whole config once more before the run's or the sweep's own composition (0.07-0.3 s of
+    every command); ``-m`` then makes a sweep and its absence a single run, as before."""
+    from hydra._internal.hydra import Hydra
+
+    original = vars(Hydra).get("get_mode")
+    if original is None or not mode_is_the_command_lines(argv):
+        yield
+        return
+    setattr(Hydra, "get_mode", _no_mode_in_configs)  # noqa: B010
+    try:
+        yield
+    finally:
+        setattr(Hydra, "get_mode", original)  # noqa: B010
+
+
+def _no_mode_in_configs(self: Any, *args: Any, **kwargs: Any) -> None:
+    return None
+
+
 # ---------------------------------------------------------------------------------------------
 # entry point
 # ---------------------------------------------------------------------------------------------
@@ -313,9 +373,11 @@ def _main(runs: bool) -> None:
         # a name from any config file, checked before Hydra opens the job's log
         sys.argv.insert(1 + _first_override(sys.argv[1:]), JOB_NAME_CHECK)
     register_search_plugin()
+    share_config_store()
     app = hydra.main(version_base="1.3", config_path=config_path(), config_name="config")(run_task)
     try:
-        app()
+        with mode_from_command_line(sys.argv[1:]):
+            app()
     except StartRefused as refused:  # before any job: a usage error, whatever its type
         end_startup()
         if full_error:

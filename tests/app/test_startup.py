@@ -152,3 +152,79 @@ def test_the_warm_up_child_with_nothing_to_compile_exits_cleanly():
         env=clean_env(),
     )
     assert proc.returncode == 0, proc.stderr
+
+
+def test_help_copies_no_config_store(tmp_path, monkeypatch):
+    """``--help`` lists every config group's options, a repository of Hydra's each time (115 of
+    them), and each used to deep-copy the ``ConfigStore`` with every node stored: a second of
+    CPU. The store is read in place; the help still lists our groups and their options."""
+    from commands import run_main
+    from hydra.core.config_store import ConfigStore
+
+    copies = []
+    reduce_ex = ConfigStore.__reduce_ex__  # what copy.deepcopy calls to copy an object
+
+    def counted(self, protocol):
+        copies.append(protocol)
+        return reduce_ex(self, protocol)
+
+    monkeypatch.setattr(ConfigStore, "__reduce_ex__", counted)
+    proc = run_main(["--help"], tmp_path)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert "model: als, factors_file, implicit, item_knn, popularity, random" in proc.stdout
+    assert "split: kfold, leave_n_out" in proc.stdout
+    assert copies == []
+
+
+def test_a_single_run_composes_its_config_once(tmp_path, monkeypatch):
+    """Hydra composed the whole config a first time only to read ``hydra.mode``, which none of
+    the app's configs sets: a composition of every command (0.07-0.3 s)."""
+    from commands import run_main
+    from hydra._internal.config_loader_impl import ConfigLoaderImpl
+
+    calls = []
+    original = ConfigLoaderImpl.load_configuration
+
+    def counted(self, config_name, overrides, *args, **kwargs):
+        calls.append(list(overrides))
+        return original(self, config_name, overrides, *args, **kwargs)
+
+    monkeypatch.setattr(ConfigLoaderImpl, "load_configuration", counted)
+    args = ["model=popularity", "dataset.n_users=40", "dataset.n_items=20", "plots=false"]
+    proc = run_main([*args, "progress=false", "tracking=none", "hydra.run.dir=run"], tmp_path)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert (tmp_path / "run" / "metrics.json").is_file()
+    assert len(calls) == 1, calls
+    assert "hydra.mode=RUN" in calls[0]  # Hydra's own choice when no config sets the mode
+
+
+def test_the_mode_is_the_command_lines_unless_other_configs_or_an_override_may_set_it():
+    from recoeval_tracking.app.cli import mode_is_the_command_lines
+
+    assert mode_is_the_command_lines(["-m", "model=als,popularity", "seed=1"])
+    assert mode_is_the_command_lines([])
+    for other in (
+        ["hydra.mode=MULTIRUN", "seed=0,1"],
+        ["+hydra.mode=RUN"],
+        ["--config-dir", "mine", "model=ease"],
+        ["-cd=mine"],
+        ["--config-path", "job/.hydra", "--config-name", "config"],
+        ["-cn", "other"],
+        ["hydra.searchpath=[file://mine]"],
+        ["++hydra.searchpath=[pkg://theirs]"],
+    ):
+        assert not mode_is_the_command_lines(other), other
+
+
+def test_no_config_of_the_app_sets_the_run_mode():
+    # what lets the command take its mode from the command line (-m or not) without composing
+    import yaml
+    from commands import REPO_ROOT
+
+    files = sorted((REPO_ROOT / "configs").rglob("*.yaml"))
+    assert len(files) > 20
+    for path in files:
+        doc = yaml.safe_load(path.read_text()) or {}
+        hydra = doc.get("hydra") if isinstance(doc, dict) else None
+        assert not (isinstance(hydra, dict) and "mode" in hydra), path
+        assert "hydra.mode" not in path.read_text(), path
