@@ -512,25 +512,17 @@ def _report_task(cfg: Any) -> None:
 
 
 def _left_out_lines(comparison: Any) -> list[str]:
-    """The terminal's lines on what the report left out: runs that are not comparable, the
-    metrics compared for no run (one line, as the page's intro says them), then each other
-    left-out (metric, reason) with the runs it concerns."""
-    from ..reporting.render.sections import compared_metrics, uncompared_line
+    """The terminal's lines on what the report left out: runs that are not comparable, then
+    :func:`~recoeval_tracking.reporting.render.sections.left_out_lines` (the metrics compared
+    for no run in one line, as the page's intro says them; each other left-out once)."""
+    from ..reporting.render.sections import left_out_lines
 
     lines = []
     for ds, report in comparison.reports.items():
         where = f" (dataset {ds})" if ds else ""
         if report.mismatches:
             lines.append(f"WARNING: runs not comparable{where}: {'; '.join(report.mismatches)}")
-        _, uncompared = compared_metrics(report)
-        if uncompared:
-            line = uncompared_line(uncompared, escape=str, tail="")
-            lines.append(f"{line[0].lower()}{line[1:]}{where}")
-        others = report.left_out[~report.left_out["metric"].isin(list(uncompared))]
-        for (metric, reason), rows in others.groupby(["metric", "reason"], sort=False):
-            names = list(rows["system"])
-            shown = ", ".join(names[:6]) + (f" and {len(names) - 6} more" if len(names) > 6 else "")
-            lines.append(f"left out{where}: {metric} of {shown}: {reason}")
+        lines += left_out_lines(report, where)
     return lines
 
 

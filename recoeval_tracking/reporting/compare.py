@@ -627,6 +627,8 @@ class Comparison(VerdictMethods):
         return output("plot")(self._report(dataset), metric)
 
     def __str__(self) -> str:
+        from .render.sections import left_out_lines
+
         s = self.summary()
         shown = s.copy()
         for c in ("mean", "ci_low", "ci_high", "delta"):
@@ -663,10 +665,7 @@ class Comparison(VerdictMethods):
                 f"NOT COMPARABLE ({where}compared anyway, allow_mismatch): {m}"
                 for m in rep.mismatches
             ]
-            lines += [
-                f"left out ({where}{r.left_out}): {r.metric} of {r.system}: {r.reason}"
-                for r in rep.left_out.itertuples(index=False)
-            ]
+            lines += left_out_lines(rep, f" ({where.removesuffix(': ')})" if where else "")
             lines += [f"note: {where}{n}" for n in rep.notes if n.startswith("group_by")]
         return "\n".join(lines)
 

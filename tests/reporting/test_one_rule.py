@@ -138,7 +138,8 @@ def test_runs_at_different_k_name_the_reason_instead_of_nan_deltas():
     assert left.loc[("ndcg_at_10", "k10"), "left_out"] == "test"
     assert "the baseline k5 is left out of ndcg_at_10" in left.loc[("ndcg_at_10", "k10"), "reason"]
     text = str(cmp)
-    assert "ndcg_at_10 of k5: evaluated at k=5, not at k=10" in text
+    assert "p_at_10, ndcg_at_10 (only k10 has them; evaluated at k=5, not at k=10)" in text
+    assert "p_at_5, ndcg_at_5 (only k5 has them; evaluated at k=10, not at k=5)" in text
     assert "ndcg_at_5 is in k5 only, so not compared (k10: evaluated at k=10)" in (cmp.report.notes)
 
 
@@ -158,7 +159,7 @@ def test_a_metric_missing_in_one_run_is_named_in_the_object_the_text_and_the_pag
             "reason": "no p_at_5 column",
         }
     ]
-    assert "left out (values): p_at_5 of rnd: no p_at_5 column" in str(cmp)
+    assert "not compared: p_at_5 (only pop has it; no p_at_5 column)" in str(cmp)
     page = render_markdown(cmp)
     assert "Left out of the comparison" in page and "no p\\_at\\_5 column" in page
 

@@ -338,6 +338,29 @@ def compared_metrics(
     return [m for m in report.metrics if m not in uncompared], uncompared
 
 
+def left_out_lines(report: ReportView, where: str = "") -> list[str]:
+    """The plain-text lines on what ``report`` left out, for a terminal or a printed
+    comparison: the metrics compared for no run (:func:`uncompared_line`, one line for each set
+    of runs that have them), then each
+    other left-out (metric, reason) once with the runs it concerns; ``where`` (e.g.
+    ``" (dataset ml-1m)"``) after each line's first words."""
+    lines = []
+    _, uncompared = compared_metrics(report)
+    by_holders: dict[tuple[str, ...], dict[str, tuple[str, tuple[str, ...]]]] = {}
+    for metric, (reason, holders) in uncompared.items():  # one line per set of runs having them
+        by_holders.setdefault(holders, {})[metric] = (reason, holders)
+    for group in by_holders.values():
+        line = uncompared_line(group, escape=str, tail="")
+        head, rest = line.split(": ", 1)
+        lines.append(f"{head.lower()}{where}: {rest}")
+    others = report.left_out[~report.left_out["metric"].isin(list(uncompared))]
+    for (metric, reason), rows in others.groupby(["metric", "reason"], sort=False):
+        names = list(rows["system"])
+        shown = ", ".join(names[:6]) + (f" and {len(names) - 6} more" if len(names) > 6 else "")
+        lines.append(f"left out{where}: {metric} of {shown}: {reason}")
+    return lines
+
+
 def uncompared_line(
     uncompared: Mapping[str, tuple[str, tuple[str, ...]]],
     escape: Callable[[str], str] = md_escape,
