@@ -4,9 +4,11 @@ tests'): no ambient MLflow or Hydra settings, and the package the tests import f
 
 from __future__ import annotations
 
+import contextlib
 import os
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -74,7 +76,12 @@ def run_process(
 
 
 def run_main(
-    args: list[str], cwd: Path, *, command: str = "recoeval-track"
+    args: list[str],
+    cwd: Path,
+    *,
+    command: str = "recoeval-track",
+    env: dict[str, str] | None = None,
+    show_warnings: bool = False,
 ) -> subprocess.CompletedProcess:
     """Run the entry point of ``command`` (``recoeval-track``: ``recoeval_tracking.app.cli.main``;
     ``recoeval-track-report``: ``recoeval_tracking.app.report.main``) in this process, as the
@@ -83,8 +90,10 @@ def run_main(
     would exit). Far cheaper than a process (no interpreter or imports to start), for checks of
     what the command says; the process-level behaviour stays checked with :func:`run_command`.
     The working folder, ``sys.argv``, the environment and the logging set-up that the command
-    changes are put back afterwards."""
-    import contextlib
+    changes are put back afterwards. The command sees :func:`clean_env` as its environment, or
+    ``env`` in its place. Python's warnings are pytest's to record, unless ``show_warnings``: then
+    they are printed on the command's stderr as a fresh interpreter's default filters print them
+    (once per place, deprecations and resource warnings ignored)."""
     import io
     import logging
     import traceback
@@ -99,11 +108,15 @@ def run_main(
     out, err = io.StringIO(), io.StringIO()
     status = 0
     os.environ.clear()
-    os.environ.update(clean_env())
+    os.environ.update(clean_env() if env is None else env)
     sys.argv = [str(Path(sys.executable).with_name(command)), *args]
     os.chdir(cwd)
     try:
-        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        with contextlib.ExitStack() as stack:
+            stack.enter_context(contextlib.redirect_stdout(out))
+            stack.enter_context(contextlib.redirect_stderr(err))
+            if show_warnings:
+                stack.enter_context(_interpreter_warnings())
             try:
                 main()
             except SystemExit as stop:
@@ -126,6 +139,29 @@ def run_main(
         root.setLevel(saved_level)
         logging.setLogRecordFactory(saved_factory)
     return subprocess.CompletedProcess([command, *args], status, out.getvalue(), err.getvalue())
+
+
+@contextlib.contextmanager
+def _interpreter_warnings() -> Iterator[None]:
+    """Python's warnings filtered and shown on ``sys.stderr`` as in a fresh interpreter started
+    without ``-W`` (the filters of the :mod:`warnings` docs' "Default Warning Filter"), put back
+    afterwards."""
+    import warnings
+
+    def show(message, category, filename, lineno, file=None, line=None):  # noqa: ANN001
+        sys.stderr.write(warnings.formatwarning(message, category, filename, lineno, line))
+
+    with warnings.catch_warnings():
+        warnings.resetwarnings()  # also forgets which warnings were shown once already
+        for category in (
+            DeprecationWarning,
+            PendingDeprecationWarning,
+            ImportWarning,
+            ResourceWarning,
+        ):
+            warnings.simplefilter("ignore", category)
+        warnings.showwarning = show
+        yield
 
 
 #: The settings that keep a test sweep small and quiet (a synthetic set of 120 users x 60 items,

@@ -5,8 +5,10 @@ and the value, before anything is written: a primary config of the user's own (`
 with ``--config-name``, or ``--config-path``), an option with ``# @package _global_`` in a single
 run and in one job of a sweep, an interpolation, and a Hydra app of the user's own (door 3).
 
-Each case runs in a fresh process, in ``tmp_path``, with the job folder ``a/b/job`` (a sweep:
-``a/b``); the escaped log would be ``a/escape.log`` or above.
+Each case runs in ``tmp_path``, with the job folder ``a/b/job`` (a sweep: ``a/b``); the escaped
+log would be ``a/escape.log`` or above. ``recoeval-track``'s cases run its entry point in this
+process (:func:`commands.run_main`: its exit status and output as the command's); the user's own
+app runs as its own process (``python train.py``), as a user starts it.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from commands import clean_env, run_command, run_process
+from commands import clean_env, run_main, run_process
 
 from recoeval_tracking.app.job_name import JobNameError, check_job_name, name_problem
 
@@ -88,7 +90,7 @@ def test_plain_names_pass(name):
 
 def test_a_primary_config_from_config_dir(tmp_path):
     _user_configs(tmp_path)
-    proc = run_command(
+    proc = run_main(
         ["--config-dir", "my_configs", "--config-name", "mine", *SMALL, "hydra.run.dir=a/b/job"],
         tmp_path,
     )
@@ -102,7 +104,7 @@ def test_a_primary_config_from_config_path(tmp_path):
     folder = tmp_path / "saved"
     folder.mkdir()
     (folder / "config.yaml").write_text(f"seed: 0\nhydra:\n  job:\n    name: {ESCAPE}\n")
-    proc = run_command(
+    proc = run_main(
         ["--config-path", str(folder), "--config-name", "config", "hydra.run.dir=a/b/job"],
         tmp_path,
     )
@@ -112,7 +114,7 @@ def test_a_primary_config_from_config_path(tmp_path):
 
 def test_a_global_option_of_the_users_config_dir(tmp_path):
     _user_configs(tmp_path)
-    proc = run_command(
+    proc = run_main(
         ["--config-dir", "my_configs", "--config-name", "plain", "model=evil", *SMALL]
         + ["hydra.run.dir=a/b/job"],
         tmp_path,
@@ -125,7 +127,7 @@ def test_one_job_of_a_sweep_whose_option_sets_the_name(tmp_path):
     """The sweep's own config is fine; the recoeval sweeper composes each job before any runs
     and refuses the one whose option sets the name."""
     _user_configs(tmp_path)
-    proc = run_command(
+    proc = run_main(
         ["--config-dir", "my_configs", "--config-name", "plain", "-m", "model=popularity,evil"]
         + [*SMALL, "hydra.sweep.dir=a/b"],
         tmp_path,
@@ -137,7 +139,7 @@ def test_one_job_of_a_sweep_whose_option_sets_the_name(tmp_path):
 
 def test_a_sweep_whose_primary_config_sets_the_name(tmp_path):
     _user_configs(tmp_path)
-    proc = run_command(
+    proc = run_main(
         ["--config-dir", "my_configs", "--config-name", "mine", "-m", "model=popularity,random"]
         + [*SMALL, "hydra.sweep.dir=a/b"],
         tmp_path,
@@ -150,7 +152,7 @@ def test_an_interpolation_on_the_command_line(tmp_path):
     """The command line's own check sees the text ``${oc.env:ESC}``; the resolved value is
     checked when the run starts."""
     env = clean_env() | {"ESC": ESCAPE}
-    proc = run_command(
+    proc = run_main(
         ["model=popularity", *SMALL, "hydra.job.name=${oc.env:ESC}", "hydra.run.dir=a/b/job"],
         tmp_path,
         env=env,
@@ -225,7 +227,7 @@ def test_a_users_app_without_our_callback_is_stopped_at_load_split(tmp_path):
 def test_options_that_run_no_job_are_left_as_they_are(tmp_path, args):
     """The check is added as an override; after ``--info`` (whose value is optional) it would be
     taken for that value. Options that run no job get nothing added."""
-    proc = run_command(args, tmp_path)
+    proc = run_main(args, tmp_path)
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert "recoeval_job_name" not in proc.stdout + proc.stderr
 

@@ -2,7 +2,8 @@
 MLflow, which took it for a file store and the report called the error a bug; a library error
 about a setting named the Python parameter (``The 'path' parameter of read_job_dir``) and told
 the user to change "the matching setting". Now the URI is refused as a usage error naming
-``tracking.uri``, and the message starts with the setting to change."""
+``tracking.uri``, and the message starts with the setting to change. The command's entry point
+runs in this process (:func:`commands.run_main`: its exit status and output as the command's)."""
 
 from __future__ import annotations
 
@@ -10,13 +11,13 @@ import subprocess
 import sys
 
 import pytest
-from commands import run_process
+from commands import run_main
 
 from recoeval_tracking.app.report_config import report_input_key
 
 
 def _report(tmp_path, *args: str) -> subprocess.CompletedProcess:
-    return run_process([sys.executable, "-m", "recoeval_tracking.app.report", *args], tmp_path)
+    return run_main(list(args), tmp_path, command="recoeval-track-report")
 
 
 def _usage_error(tmp_path, *args: str) -> str:

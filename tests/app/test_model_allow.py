@@ -1,6 +1,10 @@
 """``_target_`` and its trust boundary: a config is code (``_target_: builtins.open`` with
 ``mode: w`` truncated a file), and the setting ``model_allow`` (module prefixes) limits what a
-model's ``_target_`` may name, nested ones included, before anything is imported."""
+model's ``_target_`` may name, nested ones included, before anything is imported.
+
+The command's refusals made before the user's package is imported run its entry point in this
+process (:func:`commands.run_main`); the runs that import the user's ``my_models`` run as a
+process of their own, which keeps that package out of the tests' ``sys.modules``."""
 
 from __future__ import annotations
 
@@ -9,7 +13,7 @@ import shutil
 import sys
 
 import pytest
-from commands import REPO_ROOT, run_command
+from commands import REPO_ROOT, run_command, run_main
 
 from recoeval_tracking.app.user_model import check_model_allowed, instantiate_model
 from recoeval_tracking.models import ModelProtocolError
@@ -88,7 +92,9 @@ def test_the_command_refuses_a_target_outside_model_allow(tmp_path):
         "progress=false",
         "tracking=none",
     ]
-    proc = run_command(
+    # refused before anything is imported: the entry point in this process (commands.run_main);
+    # the run of the user's model imports their my_models, so it runs as its own process
+    proc = run_main(
         [
             "--config-dir",
             "conf",
@@ -243,11 +249,13 @@ def test_the_command_refuses_an_allowed_modules_import_and_an_empty_list(tmp_pat
     )
     small = ["dataset.n_users=60", "dataset.n_items=30", "plots=false", "progress=false"]
     args = ["--config-dir", "conf", "tracking=none", *small]
+    # the check imports my_models.ease to resolve the object: a process of its own
     proc = run_command([*args, "model=evil", "model_allow=[my_models]", "hydra.run.dir=e"], project)
     assert proc.returncode == 2, proc.stderr
     assert "model._target_ names 'my_models.ease.np.save', which resolves to" in proc.stderr
     assert "(module 'numpy')" in proc.stderr and "model_allow ['my_models']" in proc.stderr
     assert not victim.exists() and "Traceback" not in proc.stderr
-    proc = run_command([*args, "model=ease", "model_allow=[]", "hydra.run.dir=n"], project)
+    # refused before my_models is imported: the entry point in this process (commands.run_main)
+    proc = run_main([*args, "model=ease", "model_allow=[]", "hydra.run.dir=n"], project)
     assert proc.returncode == 2, proc.stderr
     assert "model_allow is [], which allows no _target_" in proc.stderr

@@ -1,4 +1,6 @@
-"""Config values are checked before any data is loaded, and errors name the config key."""
+"""Config values are checked before any data is loaded, and errors name the config key. The
+command's entry point runs in this process (:func:`commands.run_main`: its exit status and output
+as the command's)."""
 
 from __future__ import annotations
 
@@ -8,7 +10,7 @@ from recoeval_tracking import InputError
 from recoeval_tracking.app import precheck
 from recoeval_tracking.app.precheck import check_before_load, check_tracking_uri
 
-from .conftest import QUIET, TINY_DATA, run_command, run_main
+from .conftest import QUIET, TINY_DATA, run_main
 
 
 @pytest.mark.parametrize(
@@ -98,11 +100,11 @@ def test_saved_config_reruns_from_another_directory(tmp_path):
         "tracking=none",
         *QUIET,
     ]
-    proc = run_command(args, start)
+    proc = run_main(args, start)
     assert proc.returncode == 0, proc.stderr
     (job,) = [p.parent for p in (start / "outputs").rglob("per_user.parquet")]
     assert f"path: {start / 'd.csv'}" in (job / ".hydra" / "config.yaml").read_text()
-    proc = run_command(["--config-path", str(job / ".hydra"), "--config-name", "config"], other)
+    proc = run_main(["--config-path", str(job / ".hydra"), "--config-name", "config"], other)
     assert proc.returncode == 0, proc.stderr
     assert list((other / "outputs").rglob("per_user.parquet"))
 

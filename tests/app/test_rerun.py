@@ -1,6 +1,8 @@
 """Re-running a saved job (``--config-path <job>/.hydra --config-name config``) with group
 options on the command line: the saved config is fully composed (no defaults list), so Hydra
-hands ``tracking=none`` over as a plain text value; the command composes the option itself."""
+hands ``tracking=none`` over as a plain text value; the command composes the option itself.
+The command's entry point runs in this process (:func:`commands.run_main`: its exit status and
+output as the command's)."""
 
 from __future__ import annotations
 
@@ -12,7 +14,7 @@ import pytest
 
 from recoeval_tracking.app.cli import option_node
 
-from .conftest import QUIET, run_command, run_main
+from .conftest import QUIET, run_main
 
 
 def _data(folder: Path) -> Path:
@@ -38,7 +40,7 @@ def csv_job(tmp_path_factory) -> Path:
     saved config (and only read the folder)."""
     start = tmp_path_factory.mktemp("start")
     _data(start)
-    proc = run_command(
+    proc = run_main(
         [
             "dataset=csv",
             "dataset.path=d.csv",
@@ -63,7 +65,7 @@ def test_rerun_with_group_overrides(tmp_path, csv_job):
     saved = saved_dir / "config.yaml"
     saved.write_text(saved.read_text().replace("enabled: false", "enabled: true"))
     assert "enabled: true" in saved.read_text()
-    proc = run_command(
+    proc = run_main(
         [
             "--config-path",
             str(saved_dir),

@@ -1,12 +1,13 @@
 """A data file with no interaction: an empty file and a header-only file were both called "the
 file is empty", in a message that named the function (``load_csv: no interactions found``) and
 no parameter, so the app could not say which setting to change. Both now name ``path`` and what
-the file holds; the app turns it into ``dataset.path``."""
+the file holds; the app turns it into ``dataset.path`` (its entry point run in this process:
+:func:`commands.run_main`, its exit status and output as the command's)."""
 
 from __future__ import annotations
 
 import pytest
-from commands import run_command
+from commands import run_main
 
 import recoeval_tracking as rt
 
@@ -28,7 +29,7 @@ def test_a_file_without_rows_names_path(tmp_path, text, what):
 
 def test_the_app_names_dataset_path(tmp_path):
     (tmp_path / "header.csv").write_text("user,item,rating\n")
-    proc = run_command(
+    proc = run_main(
         ["dataset=csv", "dataset.path=header.csv", "model=popularity", "tracking=none"],
         tmp_path,
     )

@@ -188,51 +188,62 @@ _BROKEN = {
     "indptr_length": ("X.indptr = X.indptr[:-1]", "indptr has n_rows . 1 = 9 values"),
 }
 
+_ENTRIES = {
+    "evaluate": "'test' parameter of evaluate",
+    "calc": "'X_test' parameter of calc_reco_metrics",
+    "interactions": "'matrix' parameter of Interactions",
+}
 _CRASH_SCRIPT = """
-import sys, numpy as np, scipy.sparse as sp
+import gc, sys, numpy as np, scipy.sparse as sp
 import recoeval_tracking as rt
-rows = np.repeat(np.arange(8), [3, 2, 4, 1, 3, 2, 3, 2])
-cols = (np.arange(20) * 5) % 12
-X = sp.csr_array((np.ones(20), (rows, cols)), shape=(8, 12))
-assert X.nnz == 20
-{edit}
-try:
-    if sys.argv[1] == "evaluate":
-        rt.evaluate(None, X, item_biases=np.arange(12.0), k=3, metrics=["p"])
-    elif sys.argv[1] == "calc":
-        rt.calc_reco_metrics(None, X, np.ones((8, 2)), np.ones((12, 2)), k=3)
-    else:
-        rt.data.Interactions(X, np.arange(8), np.arange(12))
-except rt.InputError as err:
-    print("INPUTERROR", err)
-import gc; gc.collect()
-print("ALIVE")
+for case, edit in {edits!r}:
+    for entry in {entries!r}:
+        rows = np.repeat(np.arange(8), [3, 2, 4, 1, 3, 2, 3, 2])
+        cols = (np.arange(20) * 5) % 12
+        X = sp.csr_array((np.ones(20), (rows, cols)), shape=(8, 12))
+        assert X.nnz == 20
+        exec(edit)
+        try:
+            if entry == "evaluate":
+                rt.evaluate(None, X, item_biases=np.arange(12.0), k=3, metrics=["p"])
+            elif entry == "calc":
+                rt.calc_reco_metrics(None, X, np.ones((8, 2)), np.ones((12, 2)), k=3)
+            else:
+                rt.data.Interactions(X, np.arange(8), np.arange(12))
+        except rt.InputError as err:
+            print("INPUTERROR", case, entry, err, flush=True)
+        del X
+        gc.collect()
+        print("ALIVE", case, entry, flush=True)
 """
 
 
-@pytest.mark.parametrize("case", sorted(_BROKEN))
-@pytest.mark.parametrize(
-    "entry,name",
-    [
-        ("evaluate", "'test' parameter of evaluate"),
-        ("calc", "'X_test' parameter of calc_reco_metrics"),
-        ("interactions", "'matrix' parameter of Interactions"),
-    ],
-)
-def test_a_broken_csr_structure_is_refused_naming_the_parameter(case, entry, name, tmp_path):
-    """One inflated indptr value used to crash the process (scipy's sum_duplicates and
-    sort_indices write out of bounds): run in a subprocess, which must survive and print the
-    named error."""
-    edit, match = _BROKEN[case]
-    script = tmp_path / "broken.py"
-    script.write_text(_CRASH_SCRIPT.format(edit=edit), encoding="utf-8")
-    done = subprocess.run(
-        [sys.executable, str(script), entry], capture_output=True, text=True, timeout=600
+@pytest.fixture(scope="module")
+def broken_csr_process(tmp_path_factory) -> subprocess.CompletedProcess:
+    """Every broken structure given to every entry point, one after the other, in one
+    subprocess (a crash must not take the tests down with it): each case's lines are printed
+    and flushed as it ends, so a crash shows which case it came in."""
+    script = tmp_path_factory.mktemp("broken-csr") / "broken.py"
+    edits = [(case, _BROKEN[case][0]) for case in sorted(_BROKEN)]
+    script.write_text(_CRASH_SCRIPT.format(edits=edits, entries=list(_ENTRIES)), encoding="utf-8")
+    return subprocess.run(
+        [sys.executable, str(script)], capture_output=True, text=True, timeout=600
     )
+
+
+@pytest.mark.parametrize("case", sorted(_BROKEN))
+@pytest.mark.parametrize("entry", sorted(_ENTRIES))
+def test_a_broken_csr_structure_is_refused_naming_the_parameter(case, entry, broken_csr_process):
+    """One inflated indptr value used to crash the process (scipy's sum_duplicates and
+    sort_indices write out of bounds): run in a subprocess (one for every case), which must
+    survive each case and print the named error."""
+    done = broken_csr_process
+    _, match = _BROKEN[case]
+    lines = done.stdout.splitlines()
+    assert f"ALIVE {case} {entry}" in lines, (done.returncode, done.stderr[-2000:])
     assert done.returncode == 0, (done.returncode, done.stderr[-2000:])
-    assert "ALIVE" in done.stdout
-    line = next(x for x in done.stdout.splitlines() if x.startswith("INPUTERROR"))
-    assert name in line and re.search(match, line), line
+    line = next(x for x in lines if x.startswith(f"INPUTERROR {case} {entry} "))
+    assert _ENTRIES[entry] in line and re.search(match, line), line
 
 
 def test_unsigned_index_arrays_are_read_as_the_same_matrix():
@@ -317,11 +328,11 @@ def test_a_model_config_without_target_says_so():
 
 
 def test_a_bad_progress_setting_refuses_a_sweep_before_its_parent_run(tmp_path):
-    from commands import run_command
+    """The app's entry point runs in this process (:func:`commands.run_main`: its exit status
+    and output as the command's)."""
+    from commands import run_main
 
-    proc = run_command(
-        ["-m", "progress=5", "model=popularity,random", "dataset.n_users=50"], tmp_path
-    )
+    proc = run_main(["-m", "progress=5", "model=popularity,random", "dataset.n_users=50"], tmp_path)
     assert proc.returncode == 2, proc.stderr[-2000:]
     assert "progress" in proc.stderr and "['auto', 'true', 'false']" in proc.stderr
     assert "Got '5'" in proc.stderr

@@ -310,15 +310,17 @@ def test_a_file_that_lists_every_evaluated_user_warns_nothing(tmp_path, recwarn)
 def test_the_app_counts_users_without_a_list_and_refuses_them_on_request(tmp_path):
     """A file with lists for 20 of the synthetic data's users: the job says how many evaluated
     users have none (terminal and definitions.json); model.missing_users=error is a usage
-    error (exit 2) naming the key."""
-    from commands import run_command
+    error (exit 2) naming the key. The command's entry point runs in this process
+    (:func:`commands.run_main`: its exit status and output, warnings included, as the
+    command's)."""
+    from commands import run_main
 
     rng = np.random.default_rng(0)
     rows = [(u, int(i), r + 1) for u in range(20) for r, i in enumerate(rng.choice(80, 10, False))]
     pd.DataFrame(rows, columns=["user", "item", "rank"]).to_csv(tmp_path / "recs.csv", index=False)
     small = ["dataset.n_users=150", "dataset.n_items=80", "plots=false", "progress=false"]
     base = ["model=ranked_file", "model.path=recs.csv", "tracking=none", *small]
-    proc = run_command([*base, "hydra.run.dir=zero"], tmp_path, timeout=600)
+    proc = run_main([*base, "hydra.run.dir=zero"], tmp_path, show_warnings=True)
     assert proc.returncode == 0, proc.stderr
     src = json.loads((tmp_path / "zero" / "definitions.json").read_text())["definitions"]["source"]
     per_user = pd.read_parquet(tmp_path / "zero" / "per_user.parquet")
@@ -327,6 +329,6 @@ def test_the_app_counts_users_without_a_list_and_refuses_them_on_request(tmp_pat
     assert without > 0
     assert (src["users_without_list"], src["evaluated_users"]) == (without, len(evaluated))
     assert f"{without} of {len(evaluated)} evaluated users" in proc.stdout + proc.stderr
-    proc = run_command([*base, "model.missing_users=error", "hydra.run.dir=err"], tmp_path)
+    proc = run_main([*base, "model.missing_users=error", "hydra.run.dir=err"], tmp_path)
     assert proc.returncode == 2
     assert "model.missing_users" in proc.stderr and f"{without} of" in proc.stderr

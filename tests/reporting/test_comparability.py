@@ -3,20 +3,21 @@
 A sweep over models where some metrics exist only for factor models (``ils``, ``diversity``), and
 a sweep over seeds (each seed draws its own split, and here its own synthetic data), both report
 with exit 0: each metric is compared over the runs that define it alike, the runs it is missing
-from are named, and seeds are aggregated with the spread between them.
+from are named, and seeds are aggregated with the spread between them. The sweep and the reports
+run the commands' entry points in this process (:func:`commands.run_main`: their exit status and
+output as the commands').
 """
 
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import subprocess
 from pathlib import Path
 
 import numpy as np
 import pytest
-from _report_process import run_python
+from commands import run_main  # tests/ is on sys.path (tests/conftest.py)
 from report_runs import synthetic_run
 
 from recoeval_tracking import evaluate, load_dataset, make_model, make_split
@@ -26,7 +27,6 @@ from recoeval_tracking.reporting.replicates import default_group_by, guess_repli
 from recoeval_tracking.reporting.report import build_report
 from recoeval_tracking.reporting.runs import RunData
 
-REPO = Path(__file__).resolve().parents[2]
 FAST = {"n_bootstrap": 20, "n_permutations": 20}
 
 
@@ -145,17 +145,9 @@ def test_old_job_folders_with_one_fingerprint_still_load(tmp_path):
     assert legacy.metric_fingerprint("p_at_5") == res.fingerprint
 
 
-def _command(args: list[str], cwd: Path) -> subprocess.CompletedProcess:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("MLFLOW_", "HYDRA_FULL_ERROR"))}
-    env["PYTHONPATH"] = str(REPO) + os.pathsep + env.get("PYTHONPATH", "")
-    return run_python(args, cwd, timeout=600, env=env)
-
-
 def _report(dirs: list[Path], out: Path, cwd: Path) -> subprocess.CompletedProcess:
-    return _command(
+    return run_main(
         [
-            "-m",
-            "recoeval_tracking.app.report",
             f"select.job_dirs=[{','.join(str(d) for d in dirs)}]",
             f"output.dir={out}",
             "output.log_to_mlflow=false",
@@ -164,14 +156,13 @@ def _report(dirs: list[Path], out: Path, cwd: Path) -> subprocess.CompletedProce
             "slices=[]",
         ],
         cwd,
+        command="recoeval-track-report",
     )
 
 
 def test_sweeps_over_models_and_over_seeds_report_with_exit_0(tmp_path):
-    proc = _command(
+    proc = run_main(
         [
-            "-m",
-            "recoeval_tracking",
             "-m",
             "dataset.n_users=120",
             "dataset.n_items=60",

@@ -1,5 +1,7 @@
 """End to end: a 3-model sweep on MovieLens 100K into a temporary MLflow store, then the report
-built from the sweep id (through run_report and through the recoeval-track-report command)."""
+built from the sweep id (through run_report and through the recoeval-track-report command, whose
+entry point runs in this process: :func:`commands.run_main`, its exit status and output as the
+command's)."""
 
 from __future__ import annotations
 
@@ -7,7 +9,6 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -230,18 +231,9 @@ def test_selection_errors(store_uri, tmp_path):
 
 
 def _run_report(cwd, *overrides: str) -> subprocess.CompletedProcess:
-    """``recoeval-report`` with ``overrides``, run in ``cwd`` without the environment's MLflow
-    settings."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("MLFLOW_")}
-    return subprocess.run(
-        [sys.executable, "-m", "recoeval_tracking.app.report", *overrides],
-        check=False,
-        capture_output=True,
-        text=True,
-        cwd=cwd,
-        env=env,
-        timeout=300,
-    )
+    """``recoeval-track-report`` with ``overrides``, run in ``cwd`` without the environment's
+    MLflow settings: its entry point in this process (:func:`commands.run_main`)."""
+    return run_main(list(overrides), cwd, command="recoeval-track-report")
 
 
 def test_command_takes_a_metric_list_and_says_what_it_does(job_dirs, tmp_path):
@@ -280,7 +272,7 @@ def test_command_takes_a_metric_list_and_says_what_it_does(job_dirs, tmp_path):
 def test_command_refuses_a_bad_setting_before_reading_runs(tmp_path, override, expected):
     """A misspelt key, a wrong type or a bad value: one paragraph naming the setting, exit 2,
     before any run is read (the selection names a store that does not exist). Through the
-    command's entry point in this process; the other command tests run it as a process."""
+    command's entry point in this process, as the other command tests."""
     proc = run_main(
         ["select.sweep_id=abc", "tracking.uri=sqlite:///nowhere.db", override],
         tmp_path,

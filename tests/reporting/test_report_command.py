@@ -1,6 +1,7 @@
 """The report command over job folders: a k-fold sweep reports by default (folds are
 replicates), a sweep over two datasets gets the rank statistics, report.tex is written, and a
-folder without a store is left as it was."""
+folder without a store is left as it was. The command's entry point runs in this process
+(:func:`commands.run_main`: its exit status and output as the command's)."""
 
 from __future__ import annotations
 
@@ -10,8 +11,9 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from _report_process import assert_latex_compiles, run_report_command
+from _report_process import assert_latex_compiles
 from _rundata import evaluate_model
+from commands import run_main
 
 import recoeval_tracking as rt
 from recoeval_tracking import InputError
@@ -92,7 +94,7 @@ def _cmd(tmp_path: Path, dirs: list[str], *overrides: str) -> subprocess.Complet
         "slices=[]",
         *overrides,
     ]
-    return run_report_command(cmd, tmp_path, timeout=300)
+    return run_main(cmd, tmp_path, command="recoeval-track-report")
 
 
 def test_kfold_sweep_reports_by_default_with_folds_as_replicates(kfold_dirs, tmp_path):
@@ -145,14 +147,14 @@ def test_two_datasets_get_ranks_friedman_and_a_cd_diagram(dataset_dirs, tmp_path
 
 
 def test_no_store_leaves_the_folder_as_it_was(tmp_path):
-    proc = run_report_command(["select.sweep_id=abc"], tmp_path, timeout=120)
+    proc = run_main(["select.sweep_id=abc"], tmp_path, command="recoeval-track-report")
     assert proc.returncode == 2
     assert "no run matches" in proc.stderr and "no MLflow store" in proc.stderr
     assert list(tmp_path.iterdir()) == []
 
 
 def test_help_lists_the_settings(tmp_path):
-    proc = run_report_command(["--help"], tmp_path, timeout=120, env=dict(os.environ))
+    proc = run_main(["--help"], tmp_path, command="recoeval-track-report", env=dict(os.environ))
     assert proc.returncode == 0
     for key in (
         "select.sweep_id",
