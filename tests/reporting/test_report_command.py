@@ -202,7 +202,9 @@ def test_a_long_step_of_the_report_says_it_is_still_at_work(monkeypatch):
     monkeypatch.setattr(_heartbeat, "TICK_SECONDS", 0.05)
     said: list[str] = []
     with report._step(said.append, "drawing the figures and writing the pages...", "writing"):
-        time.sleep(0.3)
+        deadline = time.monotonic() + 10  # a step as long as three ticks, however busy the CPU
+        while len(said) < 4 and time.monotonic() < deadline:
+            time.sleep(0.05)
     assert said[0] == "drawing the figures and writing the pages..."
     assert len(said) >= 4 and all(s.startswith("... still writing (") for s in said[1:])
     said.clear()
