@@ -513,9 +513,9 @@ def _report_task(cfg: Any) -> None:
 
 def _left_out_lines(comparison: Any) -> list[str]:
     """The terminal's lines on what the report left out: runs that are not comparable, then
-    :func:`~recoeval_tracking.reporting.render.sections.left_out_lines` (the metrics compared
+    :func:`~recoeval_tracking.reporting.left_out.left_out_lines` (the metrics compared
     for no run in one line, as the page's intro says them; each other left-out once)."""
-    from ..reporting.render.sections import left_out_lines
+    from ..reporting.left_out import left_out_lines
 
     lines = []
     for ds, report in comparison.reports.items():

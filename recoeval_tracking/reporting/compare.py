@@ -627,7 +627,7 @@ class Comparison(VerdictMethods):
         return output("plot")(self._report(dataset), metric)
 
     def __str__(self) -> str:
-        from .render.sections import left_out_lines
+        from .left_out import left_out_lines
 
         s = self.summary()
         shown = s.copy()

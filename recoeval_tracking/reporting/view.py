@@ -29,6 +29,7 @@ import pandas as pd
 from .._validation import param_error
 from .compare import Comparison
 from .equivalence import rope_text
+from .left_out import compared_metrics, left_out_lines, uncompared_line
 from .multisystem import SMALL_N_MARK, cd_cliques
 from .power import POWER_BASIS
 from .report import Report, baseline_ids
@@ -36,6 +37,9 @@ from .report import protocol_text as _protocol_text
 from .stats import percent
 
 __all__ = [
+    "compared_metrics",
+    "left_out_lines",
+    "uncompared_line",
     "RunView",
     "SliceView",
     "ReportView",

@@ -35,10 +35,12 @@ from ..view import (
     ComparisonView,
     ReportView,
     as_view,
+    compared_metrics,
     percent,
     protocol_text,
     rope_text,
 )
+from ..view import uncompared_line as _uncompared_line
 from .figures import dataset_prefix, safe_name
 from .summary import Best, catalogue_table, headline_metrics, summary_table
 
@@ -316,49 +318,8 @@ def _head_items(report: ReportView, comparison: ComparisonView | None = None) ->
     return items
 
 
-def compared_metrics(
-    report: ReportView,
-) -> tuple[list[str], dict[str, tuple[str, tuple[str, ...]]]]:
-    """The metrics the report compares, and those it compares for no run, each with its reason
-    and the names of the runs that have it: the baseline has no value of them, or every other
-    run lacks them (the left-out table's rows)."""
-    table = report.left_out
-    if not len(table):
-        return list(report.metrics), {}
-    others = {r.run_id for r in report.runs} - {report.baseline}
-    uncompared: dict[str, tuple[str, tuple[str, ...]]] = {}
-    for metric in report.metrics:
-        rows = table[table["metric"] == metric]
-        own = rows[(rows["run_id"] == report.baseline) & (rows["left_out"] == "values")]
-        if len(own) or (others and others <= set(rows["run_id"])):
-            reason = str((own if len(own) else rows)["reason"].iloc[0])
-            lacking = set(rows.loc[rows["left_out"] == "values", "run_id"])
-            holders = tuple(r.name for r in report.runs if r.run_id not in lacking)
-            uncompared[metric] = (reason.removeprefix(f"no {metric} column: "), holders)
-    return [m for m in report.metrics if m not in uncompared], uncompared
-
-
-def left_out_lines(report: ReportView, where: str = "") -> list[str]:
-    """The plain-text lines on what ``report`` left out, for a terminal or a printed
-    comparison: the metrics compared for no run (:func:`uncompared_line`, one line for each set
-    of runs that have them), then each
-    other left-out (metric, reason) once with the runs it concerns; ``where`` (e.g.
-    ``" (dataset ml-1m)"``) after each line's first words."""
-    lines = []
-    _, uncompared = compared_metrics(report)
-    by_holders: dict[tuple[str, ...], dict[str, tuple[str, tuple[str, ...]]]] = {}
-    for metric, (reason, holders) in uncompared.items():  # one line per set of runs having them
-        by_holders.setdefault(holders, {})[metric] = (reason, holders)
-    for group in by_holders.values():
-        line = uncompared_line(group, escape=str, tail="")
-        head, rest = line.split(": ", 1)
-        lines.append(f"{head.lower()}{where}: {rest}")
-    others = report.left_out[~report.left_out["metric"].isin(list(uncompared))]
-    for (metric, reason), rows in others.groupby(["metric", "reason"], sort=False):
-        names = list(rows["system"])
-        shown = ", ".join(names[:6]) + (f" and {len(names) - 6} more" if len(names) > 6 else "")
-        lines.append(f"left out{where}: {metric} of {shown}: {reason}")
-    return lines
+#: What a row of the left-out table leaves out, as the page says it.
+_LEFT_OUT_SHOWN = {"values": "the metric", "test": "the test (mean shown)"}
 
 
 def uncompared_line(
@@ -367,30 +328,10 @@ def uncompared_line(
     tail: str = "; their means are in the tables of every metric, and the table of what was "
     "left out names the runs.",
 ) -> str:
-    """One line: the metrics left out of every comparison (:func:`compared_metrics`), the runs
-    that have them, and why, each reason once (``ils needs item vectors ...`` and ``diversity
-    needs item vectors ...`` read ``each needs item vectors ...``); names and reasons through
-    ``escape`` (Markdown's on the page, none on a terminal), ``tail`` after the parenthesis."""
-    given = [reason for reason, _ in uncompared.values()]
-    reasons = dict.fromkeys(given)
-    if len(uncompared) > 1:
-        families = [m.rsplit("_at_", 1)[0] for m in uncompared]
-        stripped = [r.removeprefix(f"{f} ") for f, r in zip(families, given, strict=True)]
-        if len(set(stripped)) == 1 and stripped[0] not in given:
-            reasons = {f"each {stripped[0]}": None}
-    why = "; ".join(escape(r) for r in reasons)
-    holders = {h for _, h in uncompared.values()}
-    only = next(iter(holders)) if len(holders) == 1 else ()
-    where = (
-        f"only {', '.join(escape(n) for n in only)} has {'them' if len(uncompared) > 1 else 'it'}; "
-        if only
-        else ""
-    )
-    return f"Not compared: {', '.join(uncompared)} ({where}{why}){tail}"
-
-
-#: What a row of the left-out table leaves out, as the page says it.
-_LEFT_OUT_SHOWN = {"values": "the metric", "test": "the test (mean shown)"}
+    """The page's sentence on the metrics compared for no run
+    (:func:`~recoeval_tracking.reporting.left_out.uncompared_line`), Markdown-escaped, with its
+    pointer to the tables."""
+    return _uncompared_line(uncompared, escape=escape, tail=tail)
 
 
 _LEFT_OUT = "Left out of the comparison"
