@@ -10,6 +10,7 @@ are missing, never failed.
 from __future__ import annotations
 
 import json
+import logging
 import os
 import shutil
 import sys
@@ -175,6 +176,23 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
     out = os.environ.get("RECOEVAL_FAULT_TABLE")
     if out:
         Path(out).write_text(json.dumps(rows, indent=2) + "\n", encoding="utf-8")
+
+
+# A library's background thread (Dask's scheduler, py4j's) that logs after the test it started
+# in has ended writes to that test's closed capture stream; logging then prints "--- Logging
+# error ---" and a 40-line stack (45 of them in a run). Those writes are dropped; any other
+# logging error is reported as before.
+_handle_error = logging.Handler.handleError
+
+
+def _handle_error_unless_closed(self: logging.Handler, record: logging.LogRecord) -> None:
+    error = sys.exc_info()[1]
+    if isinstance(error, ValueError) and "closed file" in str(error):
+        return
+    _handle_error(self, record)
+
+
+logging.Handler.handleError = _handle_error_unless_closed  # type: ignore[method-assign]
 
 
 # The suite's two workers keep both cores busy, so a cold kernel's compile helper and the app's
