@@ -18,6 +18,7 @@ The graph covers ``recoeval_tracking`` and the Hydra plugins under ``hydra_plugi
 from __future__ import annotations
 
 import ast
+import functools
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -126,7 +127,10 @@ def _graph() -> dict[str, dict[str, int]]:
     return graph
 
 
-GRAPH = _graph()
+@functools.cache
+def _graph_once():
+    """The graph, built once by the worker that runs this file (not at collection by each)."""
+    return _graph()
 
 
 def _cycles(graph: dict[str, dict[str, int]]) -> list[list[str]]:
@@ -195,15 +199,15 @@ def _describe(component: list[str], graph: dict[str, dict[str, int]]) -> str:
 
 
 def test_the_graph_is_read():
-    assert "recoeval_tracking.reporting.compare" in GRAPH
-    assert any(m.startswith("hydra_plugins.") for m in GRAPH)
+    assert "recoeval_tracking.reporting.compare" in _graph_once()
+    assert any(m.startswith("hydra_plugins.") for m in _graph_once())
     # a relative import inside a function is seen and resolved
-    assert "recoeval_tracking.jobdir" in GRAPH["recoeval_tracking.app.pipeline"]
+    assert "recoeval_tracking.jobdir" in _graph_once()["recoeval_tracking.app.pipeline"]
     # the statistics' old paths read from recoeval_tracking.stats, which imports nothing back
-    assert "recoeval_tracking.stats" in GRAPH["recoeval_tracking.reporting.stats"]
+    assert "recoeval_tracking.stats" in _graph_once()["recoeval_tracking.reporting.stats"]
     assert not any(
         t.startswith("recoeval_tracking.reporting")
-        for m, edges in GRAPH.items()
+        for m, edges in _graph_once().items()
         if m.startswith("recoeval_tracking.stats")
         for t in edges
     )
@@ -276,17 +280,17 @@ def test_a_cycle_added_to_the_package_is_found():
     """The package's graph has none, and gets one when the recoeval sweeper imports the app's
     entry point again (as it did for ``run_task`` before the task moved to ``app/task.py``;
     the entry point imports the sweepers to register them)."""
-    assert _cycles(GRAPH) == []
-    graph = {m: dict(edges) for m, edges in GRAPH.items()}
+    assert _cycles(_graph_once()) == []
+    graph = {m: dict(edges) for m, edges in _graph_once().items()}
     graph["hydra_plugins.recoeval_sweeper.sweeper"]["recoeval_tracking.app.cli"] = 1
     assert ["hydra_plugins.recoeval_sweeper.sweeper", "recoeval_tracking.app.cli"] in _cycles(graph)
 
 
 def test_the_package_has_no_import_cycle():
-    cycles = _cycles(GRAPH)
+    cycles = _cycles(_graph_once())
     if cycles:
         pytest.fail(
             f"{len(cycles)} import cycle(s) in the package:\n"
-            + "\n".join(_describe(c, GRAPH) for c in cycles),
+            + "\n".join(_describe(c, _graph_once()) for c in cycles),
             pytrace=False,
         )

@@ -15,6 +15,7 @@ package. The layers, bottom up: ``engine``; ``_validation``, ``scores``, ``data`
 from __future__ import annotations
 
 import ast
+import functools
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -75,7 +76,10 @@ def _graph() -> list[tuple[str, int, str]]:
     return edges
 
 
-EDGES = _graph()
+@functools.cache
+def _edges():
+    """The graph, built once by the worker that runs this file (not at collection by each)."""
+    return _graph()
 
 
 def _layer(module: str) -> str:
@@ -96,7 +100,7 @@ def _top(target: str) -> str:
 def _violations(importers: set[str], forbidden) -> list[str]:
     return [
         f"{module} (line {line}) imports {target}"
-        for module, line, target in EDGES
+        for module, line, target in _edges()
         if _layer(module) in importers and forbidden(target)
     ]
 
@@ -107,7 +111,7 @@ def _fail_on(bad: list[str], rule: str) -> None:
 
 
 def test_the_graph_is_read():
-    modules = {m for m, _, _ in EDGES}
+    modules = {m for m, _, _ in _edges()}
     assert {
         "recoeval_tracking.engine.driver",
         "recoeval_tracking.jobdir.io",
@@ -117,7 +121,7 @@ def test_the_graph_is_read():
     # a lazy import inside a function is seen, resolved from its relative form
     assert any(
         m == "recoeval_tracking.app.pipeline" and t == "recoeval_tracking.jobdir"
-        for m, _, t in EDGES
+        for m, _, t in _edges()
     )
 
 
@@ -172,7 +176,7 @@ def test_stats_imports_only_numpy_scipy_and_the_standard_library():
         "stats/ imports only numpy, scipy, the standard library, itself and _validation",
     )
     # the rule sees what it should: stats has modules, and pandas or reporting would break it
-    assert any(_layer(m) == "stats" for m, _, _ in EDGES)
+    assert any(_layer(m) == "stats" for m, _, _ in _edges())
     assert not _stats_may_import("pandas") and not _stats_may_import("matplotlib.pyplot")
     assert not _stats_may_import("recoeval_tracking.reporting.runs")
     assert _stats_may_import("scipy.stats") and _stats_may_import("__future__")
@@ -213,14 +217,14 @@ def _render_violations(edges: list[tuple[str, int, str]]) -> list[str]:
 
 def test_the_renderers_see_the_model_only_through_its_view():
     _fail_on(
-        _render_violations(EDGES),
+        _render_violations(_edges()),
         "reporting/render/ imports of reporting/ only view, outputs and agreement; the model "
         "never imports reporting/render/",
     )
     # the rule sees what it should: the renderers are there, and read the view
     assert any(
         m.startswith(f"{PACKAGE}.reporting.render.") and t == f"{PACKAGE}.reporting.view"
-        for m, _, t in EDGES
+        for m, _, t in _edges()
     )
     # a renderer importing a model module, or the package, is found; so is the model importing a
     # renderer; a lower layer, the view, a renderer beside it are not
@@ -275,7 +279,7 @@ def test_the_renderers_set_no_attribute():
 def test_only_tracking_imports_mlflow():
     bad = [
         f"{m} (line {line}) imports {t}"
-        for m, line, t in EDGES
+        for m, line, t in _edges()
         if _top(t) == "mlflow" and _layer(m) != "tracking"
     ]
     _fail_on(bad, "only tracking/ imports mlflow")
@@ -284,7 +288,7 @@ def test_only_tracking_imports_mlflow():
 def test_only_the_app_imports_hydra_and_omegaconf():
     bad = [
         f"{m} (line {line}) imports {t}"
-        for m, line, t in EDGES
+        for m, line, t in _edges()
         if _top(t) in {"hydra", "omegaconf"} and _layer(m) != "app"
     ]
     _fail_on(bad, "only app/ imports hydra and omegaconf")
@@ -344,7 +348,7 @@ def test_distributed_sits_on_the_metrics_and_alone_imports_dask():
     )
     bad = [
         f"{m} (line {line}) imports {t}"
-        for m, line, t in EDGES
+        for m, line, t in _edges()
         if _top(t) in {"dask", "distributed"} and _layer(m) != "distributed"
     ]
     _fail_on(bad, "only distributed/ imports dask")
@@ -352,7 +356,7 @@ def test_distributed_sits_on_the_metrics_and_alone_imports_dask():
     # registry of metrics/remote.py, which distributed/ fills when imported
     up = [
         f"{m} (line {line}) imports {t}"
-        for m, line, t in EDGES
+        for m, line, t in _edges()
         if _layer(m)
         in {"metrics", "data", "splitting", "models", "scores", "_validation", "engine", "options"}
         and _ours(t)
