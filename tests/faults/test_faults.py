@@ -115,95 +115,90 @@ def _texts_in_store(uri: str, experiment: str, dest: Path) -> list[str]:
     return texts
 
 
-def test_secrets_in_overrides_leak_nowhere(tmp_path, server):
-    """Overrides holding credentials (a URL password Hydra escapes as ``\\:``, a ``+db.password``)
-    reach no run name, tag, param, artifact, leaderboard or description, nor the job folders
-    (Hydra's own ``.hydra/`` copies aside)."""
+#: Credentials known by their value, whatever their key: a passphrase, a personal access token
+#: (``pat``), a ``Bearer`` value under an innocent key, and a value taken from an innocently
+#: named environment variable (``${oc.env:...}``).
+VALUES = {
+    "passphrase": "pp-Zq81",
+    "pat": "pat-Wq72",
+    "bearer": "bear-Xk93ab",
+    "env": "from-env-Vn64",
+}
+
+
+@pytest.fixture(scope="module")
+def secrets_sweep(tmp_path_factory, server):
+    """One sweep of two jobs holding every secret of the two tests below (the redaction goes key
+    by key and value by value: no secret is hidden through another), one process instead of
+    two: its process, its folder, and every text of its runs in the store."""
+    root = tmp_path_factory.mktemp("secrets")
     uri_with_password = server.uri.replace("http://", f"http://bob:{SECRET}@")
-    proc = run(
-        "none",
-        "track",
-        [
-            "-m",
-            *TINY,
-            f"tracking.uri={uri_with_password}",
-            "tracking.experiment=secrets",
-            f"+db.password={SECRET}",
-            "seed=0,1",
-            "hydra.sweep.dir=multirun",
-        ],
-        tmp_path,
-    )
+    with pytest.MonkeyPatch.context() as env:
+        env.setenv("RECOEVAL_TEST_NOTE", VALUES["env"])  # an innocent name
+        proc = run(
+            "none",
+            "track",
+            [
+                "-m",
+                *TINY,
+                f"tracking.uri={uri_with_password}",
+                "tracking.experiment=secrets",
+                f"+db.password={SECRET}",
+                f"+db.passphrase={VALUES['passphrase']}",
+                f"+db.pat={VALUES['pat']}",
+                f"+db.header='Bearer {VALUES['bearer']}'",
+                "+db.note=${oc.env:RECOEVAL_TEST_NOTE}",
+                "seed=0,1",
+                "hydra.sweep.dir=multirun",
+            ],
+            root,
+        )
     _ok(proc)
-    texts = _texts_in_store(server.uri, "secrets", tmp_path / "downloaded")
-    leaks = [t for t in [*texts, proc.stdout, proc.stderr] if SECRET in t]  # the terminal too
-    local = [
-        p
-        for p in (tmp_path / "multirun").rglob("*")
+    texts = _texts_in_store(server.uri, "secrets", root / "downloaded")
+    return root, proc, [*texts, proc.stdout, proc.stderr]  # the terminal too
+
+
+def _local_files(root: Path) -> list[tuple[Path, str]]:
+    """The text of every file in the job folders but Hydra's own copies."""
+    return [
+        (p, p.read_text(errors="replace"))
+        for p in (root / "multirun").rglob("*")
         if p.is_file()
         and ".hydra" not in p.parts
         and p.name not in ("multirun.yaml", "recoeval_sweep.json")
-        and SECRET in p.read_text(errors="replace")
     ]
+
+
+def test_secrets_in_overrides_leak_nowhere(secrets_sweep, server):
+    """Overrides holding credentials (a URL password Hydra escapes as ``\\:``, a ``+db.password``)
+    reach no run name, tag, param, artifact, leaderboard or description, nor the job folders
+    (Hydra's own ``.hydra/`` copies aside)."""
+    root, _, texts = secrets_sweep
+    leaks = [t for t in texts if SECRET in t]
+    local = [p for p, text in _local_files(root) if SECRET in text]
     parent = _sweep_parent(server.uri, "secrets")
     assert "<redacted>" in parent.data.tags["recoeval.overrides"]
     numbers = record(
         "secrets in overrides (URL password, +db.password)",
-        counts(server.uri, "secrets", tmp_path),
+        counts(server.uri, "secrets", root),
         leaks=len(leaks) + len(local),
     )
     assert leaks == [] and local == []
     _one_run_per_job(numbers, 2)
 
 
-def test_secrets_known_by_their_value_leak_nowhere(tmp_path, server, monkeypatch):
+def test_secrets_known_by_their_value_leak_nowhere(secrets_sweep, server):
     """A passphrase, a personal access token (``pat``), a ``Bearer`` value under an innocent
     key, and a value taken from an innocently named environment variable
     (``${oc.env:...}``) reach no run, param, artifact, leaderboard or job-folder file."""
-    values = {
-        "passphrase": "pp-Zq81",
-        "pat": "pat-Wq72",
-        "bearer": "bear-Xk93ab",
-        "env": "from-env-Vn64",
-    }
-    monkeypatch.setenv("RECOEVAL_TEST_NOTE", values["env"])  # an innocent name
-    proc = run(
-        "none",
-        "track",
-        [
-            "-m",
-            *TINY,
-            f"tracking.uri={server.uri}",
-            "tracking.experiment=secret-values",
-            f"+db.passphrase={values['passphrase']}",
-            f"+db.pat={values['pat']}",
-            f"+db.header='Bearer {values['bearer']}'",
-            "+db.note=${oc.env:RECOEVAL_TEST_NOTE}",
-            "seed=0,1",
-            "hydra.sweep.dir=multirun",
-        ],
-        tmp_path,
-    )
-    _ok(proc)
-    texts = _texts_in_store(server.uri, "secret-values", tmp_path / "downloaded")
-    leaks = [
-        (name, t[:200])
-        for t in [*texts, proc.stdout, proc.stderr]
-        for name, v in values.items()
-        if v in t
-    ]
+    root, _, texts = secrets_sweep
+    leaks = [(name, t[:200]) for t in texts for name, v in VALUES.items() if v in t]
     local = [
-        (name, str(p))
-        for p in (tmp_path / "multirun").rglob("*")
-        if p.is_file()
-        and ".hydra" not in p.parts
-        and p.name not in ("multirun.yaml", "recoeval_sweep.json")
-        for name, v in values.items()
-        if v in p.read_text(errors="replace")
+        (name, str(p)) for p, text in _local_files(root) for name, v in VALUES.items() if v in text
     ]
     numbers = record(
         "secrets known by value (passphrase, pat, Bearer, ${oc.env:...})",
-        counts(server.uri, "secret-values", tmp_path),
+        counts(server.uri, "secrets", root),
         leaks=len(leaks) + len(local),
     )
     assert leaks == [] and local == []
