@@ -1,6 +1,9 @@
-"""The ``recoeval-track`` command end to end, in subprocesses: single runs, re-runs from a job's
-saved config, 2 x 2 sweeps with the basic and joblib launchers read back from MLflow, a failing
-sweep, bad overrides, and ALS against popularity on MovieLens 100K.
+"""The ``recoeval-track`` command end to end: single runs, re-runs from a job's saved config,
+2 x 2 sweeps with the basic and joblib launchers read back from MLflow, a failing sweep, bad
+overrides, and ALS against popularity on MovieLens 100K. Processes where the process is what is
+checked (the console script, a launcher's workers, exit statuses); the command's entry point in
+this process (:func:`commands.run_main`) where only what it says and leaves is (the re-run, the
+basic launcher's sweep, the bad overrides and invocations).
 
 Each command runs in a temporary directory that holds a fresh MLflow SQLite store, so the
 default ``tracking=local`` (``mlflow.db`` in the directory the command was started from) is what
@@ -195,7 +198,10 @@ def test_sweep_2x2_joblib_launcher(tmp_path, local_store):
 
 
 def test_sweep_2x2_basic_launcher(tmp_path, local_store):
-    proc = run_command(
+    """Hydra's basic launcher runs the jobs one after the other in the launching process: the
+    command's entry point runs in this process (its exit status and output as the process would
+    give them); the joblib sweep above runs as a real process, with the launcher's workers."""
+    proc = run_main(
         ["-m", "model=als,popularity", "seed=0,1", *TINY_DATA, *QUIET, "tracking.precision=exact"],
         tmp_path,
     )

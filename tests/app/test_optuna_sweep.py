@@ -41,11 +41,14 @@ def _results(root: Path) -> list[dict]:
 
 
 def _search(tmp_path: Path, store: str, *more: str):
-    """A seeded search by ndcg_at_10 with ``more`` settings: the process, a client of the
-    store and every run of its experiment."""
+    """A seeded search by ndcg_at_10 with ``more`` settings: its outcome, a client of the
+    store and every run of its experiment. The command's entry point runs in this process (its
+    exit status and output as the process would give them): the trials run one batch after the
+    other in the launching process (the basic launcher), and what is checked is what the search
+    says and logs; a search runs as a real process in the resume test and the failed trial's."""
     from mlflow import MlflowClient
 
-    proc = run_command([*SEARCH, "hydra.sweeper.seed=0", "objective=ndcg_at_10", *more], tmp_path)
+    proc = run_main([*SEARCH, "hydra.sweeper.seed=0", "objective=ndcg_at_10", *more], tmp_path)
     assert_ok(proc)
     client = MlflowClient(store)
     exp = client.get_experiment_by_name("recoeval")

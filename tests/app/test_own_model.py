@@ -1,10 +1,12 @@
 """Plugin mode end to end, as a user runs it: a model class of their own from a config folder of
 theirs, recommendations made elsewhere, and our groups and tracking inside their own Hydra app.
 
-Every command that runs a model runs in a fresh process from a temporary copy of
+Every command that runs a model of the user's runs in a fresh process from a temporary copy of
 ``examples/own_model`` outside the repository (the example is what the docs tell a user to
-copy); the report, which only reads the store those processes wrote, runs through its entry
-point in this process (:func:`commands.run_main`: its exit status and output as the command's).
+copy), so that no module of theirs enters the test process; the report, which only reads the
+store those processes wrote, and the run of recommendations made elsewhere (our own
+``ranked_file`` reading their CSV: no module of theirs) run through the command's entry point in
+this process (:func:`commands.run_main`: its exit status and output as the command's).
 """
 
 from __future__ import annotations
@@ -144,8 +146,9 @@ def test_user_app_sweep_search_and_report(project):
     assert len(runs) == 3 and "best_ndcg_at_10" in parent[0].data.metrics
 
 
-def test_recommendations_made_elsewhere_from_a_csv(project):
+def test_recommendations_made_elsewhere_from_a_csv(project, monkeypatch):
     """Door 2: top-10 lists written by another program, in the dataset's own ids."""
+    monkeypatch.setattr(sys, "path", [*sys.path])  # the command may append its folder
     rng = np.random.default_rng(0)
     rows = [
         (u, int(i), r + 1)
@@ -154,7 +157,7 @@ def test_recommendations_made_elsewhere_from_a_csv(project):
     ]
     rows.append((10_000, 1, 1))  # a user the dataset does not have
     pd.DataFrame(rows, columns=["user", "item", "rank"]).to_csv(project / "recs.csv", index=False)
-    proc = _track(
+    proc = run_main(
         ["model=ranked_file", "model.path=recs.csv", "tracking=none", "hydra.run.dir=job", *SMALL],
         project,
     )

@@ -1,5 +1,6 @@
 """Fixtures for the fault-injection tests: one real ``mlflow server`` per module, commands run as
-real processes (with a fault injected by ``inject.py``), and the counts every scenario is judged
+real processes (with a fault injected by ``inject.py``) or, for a sync with nothing injected
+that runs alone, in this process (:func:`sync_here`), and the counts every scenario is judged
 by (runs per job, duplicates, deleted runs, RUNNING leftovers, pending left, lost results).
 
 The counts of every scenario are collected and printed as a table at the end of the session (by
@@ -52,6 +53,34 @@ def run(
     fault: str, command: str, args: list[str], cwd: Path, timeout: float = 180
 ) -> subprocess.CompletedProcess:
     return finish(start(fault, command, args, cwd), timeout)
+
+
+def sync_here(args: list[Any], cwd: Path) -> subprocess.CompletedProcess:
+    """Run the ``recoeval-track-sync`` entry point with ``args`` in ``cwd`` in this process: its
+    exit status (1 with the traceback on stderr if an exception escapes it, as the interpreter
+    would exit), stdout and stderr. For a sync with no fault injected that runs alone (the one
+    that recovers after a fault): the same code and store as a process, without an interpreter
+    and MLflow's import to start. A sync whose failure is judged, or that races another command,
+    runs as a process (:func:`run`)."""
+    import contextlib
+    import io
+    import traceback
+
+    from recoeval_tracking.app.sync import main
+
+    argv = [str(a) for a in args]
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.chdir(cwd), contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            status = main(argv)
+        except SystemExit as stop:  # argparse's refusals
+            status = stop.code if isinstance(stop.code, int) else 1
+        except Exception:  # noqa: BLE001 - what escapes ends the process with a traceback
+            status = 1
+            traceback.print_exc()
+    return subprocess.CompletedProcess(
+        ["recoeval-track-sync", *argv], status, out.getvalue(), err.getvalue()
+    )
 
 
 def run_all(specs: list[tuple[str, str, list[str], Path]]) -> list[subprocess.CompletedProcess]:

@@ -3,10 +3,14 @@ syncs and first runs, SIGKILL at each stage of a job and of a sweep, a full disk
 sweep start, bad folders, and secrets in overrides. Each scenario asserts the counts: one run
 per job, no duplicate, nothing deleted, no RUNNING leftover, nothing pending, nothing lost.
 
-Every command runs as its own process (``inject.py`` injects the fault: a SIGKILL the process
-sends itself at a named point, a failing write), but for the one refused at load before any work
-(its entry point in this process); jobs are tiny (synthetic data, popularity, two
-metrics, no plots). The module shares one server; each test has its own experiment.
+Every command with a fault, every command that races another, and every sync whose failure
+(exit 1, one paragraph, no traceback) is judged runs as its own process (``inject.py`` injects
+the fault: a SIGKILL the process sends itself at a named point, a failing write). A command with
+nothing injected that runs alone (the sync that recovers after a fault, the sweep whose store is
+down throughout) runs its entry point in this process (:func:`conftest.sync_here`,
+:func:`commands.run_main`: its exit status and output as the process would give them), as does
+the one refused at load before any work; jobs are tiny (synthetic data, popularity, two metrics,
+no plots). The module shares one server; each test has its own experiment.
 """
 
 from __future__ import annotations
@@ -33,7 +37,16 @@ from recoeval_tracking.tracking.pending import PENDING_SWEEP, mark_pending
 from recoeval_tracking.tracking.runs import log_job_dir, set_marker, upload_args
 from recoeval_tracking.tracking.sweeps import write_sweep_record
 
-from .conftest import TINY, counts, job_dirs, load_results_factory, record, run, run_all
+from .conftest import (
+    TINY,
+    counts,
+    job_dirs,
+    load_results_factory,
+    record,
+    run,
+    run_all,
+    sync_here,
+)
 
 make_results = load_results_factory()
 SECRET = "S3cr3t-do-not-log"
@@ -115,95 +128,90 @@ def _texts_in_store(uri: str, experiment: str, dest: Path) -> list[str]:
     return texts
 
 
-def test_secrets_in_overrides_leak_nowhere(tmp_path, server):
-    """Overrides holding credentials (a URL password Hydra escapes as ``\\:``, a ``+db.password``)
-    reach no run name, tag, param, artifact, leaderboard or description, nor the job folders
-    (Hydra's own ``.hydra/`` copies aside)."""
+#: Credentials known by their value, whatever their key: a passphrase, a personal access token
+#: (``pat``), a ``Bearer`` value under an innocent key, and a value taken from an innocently
+#: named environment variable (``${oc.env:...}``).
+VALUES = {
+    "passphrase": "pp-Zq81",
+    "pat": "pat-Wq72",
+    "bearer": "bear-Xk93ab",
+    "env": "from-env-Vn64",
+}
+
+
+@pytest.fixture(scope="module")
+def secrets_sweep(tmp_path_factory, server):
+    """One sweep of two jobs holding every secret of the two tests below (the redaction goes key
+    by key and value by value: no secret is hidden through another), one process instead of
+    two: its process, its folder, and every text of its runs in the store."""
+    root = tmp_path_factory.mktemp("secrets")
     uri_with_password = server.uri.replace("http://", f"http://bob:{SECRET}@")
-    proc = run(
-        "none",
-        "track",
-        [
-            "-m",
-            *TINY,
-            f"tracking.uri={uri_with_password}",
-            "tracking.experiment=secrets",
-            f"+db.password={SECRET}",
-            "seed=0,1",
-            "hydra.sweep.dir=multirun",
-        ],
-        tmp_path,
-    )
+    with pytest.MonkeyPatch.context() as env:
+        env.setenv("RECOEVAL_TEST_NOTE", VALUES["env"])  # an innocent name
+        proc = run(
+            "none",
+            "track",
+            [
+                "-m",
+                *TINY,
+                f"tracking.uri={uri_with_password}",
+                "tracking.experiment=secrets",
+                f"+db.password={SECRET}",
+                f"+db.passphrase={VALUES['passphrase']}",
+                f"+db.pat={VALUES['pat']}",
+                f"+db.header='Bearer {VALUES['bearer']}'",
+                "+db.note=${oc.env:RECOEVAL_TEST_NOTE}",
+                "seed=0,1",
+                "hydra.sweep.dir=multirun",
+            ],
+            root,
+        )
     _ok(proc)
-    texts = _texts_in_store(server.uri, "secrets", tmp_path / "downloaded")
-    leaks = [t for t in [*texts, proc.stdout, proc.stderr] if SECRET in t]  # the terminal too
-    local = [
-        p
-        for p in (tmp_path / "multirun").rglob("*")
+    texts = _texts_in_store(server.uri, "secrets", root / "downloaded")
+    return root, proc, [*texts, proc.stdout, proc.stderr]  # the terminal too
+
+
+def _local_files(root: Path) -> list[tuple[Path, str]]:
+    """The text of every file in the job folders but Hydra's own copies."""
+    return [
+        (p, p.read_text(errors="replace"))
+        for p in (root / "multirun").rglob("*")
         if p.is_file()
         and ".hydra" not in p.parts
         and p.name not in ("multirun.yaml", "recoeval_sweep.json")
-        and SECRET in p.read_text(errors="replace")
     ]
+
+
+def test_secrets_in_overrides_leak_nowhere(secrets_sweep, server):
+    """Overrides holding credentials (a URL password Hydra escapes as ``\\:``, a ``+db.password``)
+    reach no run name, tag, param, artifact, leaderboard or description, nor the job folders
+    (Hydra's own ``.hydra/`` copies aside)."""
+    root, _, texts = secrets_sweep
+    leaks = [t for t in texts if SECRET in t]
+    local = [p for p, text in _local_files(root) if SECRET in text]
     parent = _sweep_parent(server.uri, "secrets")
     assert "<redacted>" in parent.data.tags["recoeval.overrides"]
     numbers = record(
         "secrets in overrides (URL password, +db.password)",
-        counts(server.uri, "secrets", tmp_path),
+        counts(server.uri, "secrets", root),
         leaks=len(leaks) + len(local),
     )
     assert leaks == [] and local == []
     _one_run_per_job(numbers, 2)
 
 
-def test_secrets_known_by_their_value_leak_nowhere(tmp_path, server, monkeypatch):
+def test_secrets_known_by_their_value_leak_nowhere(secrets_sweep, server):
     """A passphrase, a personal access token (``pat``), a ``Bearer`` value under an innocent
     key, and a value taken from an innocently named environment variable
     (``${oc.env:...}``) reach no run, param, artifact, leaderboard or job-folder file."""
-    values = {
-        "passphrase": "pp-Zq81",
-        "pat": "pat-Wq72",
-        "bearer": "bear-Xk93ab",
-        "env": "from-env-Vn64",
-    }
-    monkeypatch.setenv("RECOEVAL_TEST_NOTE", values["env"])  # an innocent name
-    proc = run(
-        "none",
-        "track",
-        [
-            "-m",
-            *TINY,
-            f"tracking.uri={server.uri}",
-            "tracking.experiment=secret-values",
-            f"+db.passphrase={values['passphrase']}",
-            f"+db.pat={values['pat']}",
-            f"+db.header='Bearer {values['bearer']}'",
-            "+db.note=${oc.env:RECOEVAL_TEST_NOTE}",
-            "seed=0,1",
-            "hydra.sweep.dir=multirun",
-        ],
-        tmp_path,
-    )
-    _ok(proc)
-    texts = _texts_in_store(server.uri, "secret-values", tmp_path / "downloaded")
-    leaks = [
-        (name, t[:200])
-        for t in [*texts, proc.stdout, proc.stderr]
-        for name, v in values.items()
-        if v in t
-    ]
+    root, _, texts = secrets_sweep
+    leaks = [(name, t[:200]) for t in texts for name, v in VALUES.items() if v in t]
     local = [
-        (name, str(p))
-        for p in (tmp_path / "multirun").rglob("*")
-        if p.is_file()
-        and ".hydra" not in p.parts
-        and p.name not in ("multirun.yaml", "recoeval_sweep.json")
-        for name, v in values.items()
-        if v in p.read_text(errors="replace")
+        (name, str(p)) for p, text in _local_files(root) for name, v in VALUES.items() if v in text
     ]
     numbers = record(
         "secrets known by value (passphrase, pat, Bearer, ${oc.env:...})",
-        counts(server.uri, "secret-values", tmp_path),
+        counts(server.uri, "secrets", root),
         leaks=len(leaks) + len(local),
     )
     assert leaks == [] and local == []
@@ -366,7 +374,7 @@ def test_sigkill_at_each_stage_of_a_job_then_sync(tmp_path, server):
     assert (jobs / "kill-mid-upload" / UPLOADING).is_file()
     before = counts(server.uri, exp, jobs)
     assert before["running"] == 1  # the run of the job killed mid-upload
-    sync = run("none", "sync", [jobs], tmp_path)
+    sync = sync_here([jobs], tmp_path)
     _ok(sync)
     assert "incomplete" in sync.stdout and str(cut) in sync.stdout
     numbers = record("SIGKILL at 4 stages of a job, then sync", counts(server.uri, exp, jobs))
@@ -386,7 +394,7 @@ def test_sigkill_of_a_sync_mid_upload_then_sync_again(tmp_path, server):
     killed = run("kill-mid-upload", "sync", [root, "--tracking-uri", server.uri], tmp_path)
     assert killed.returncode == -9
     assert counts(server.uri, exp, root)["running"] == 1
-    _ok(run("none", "sync", [root, "--tracking-uri", server.uri], tmp_path))
+    _ok(sync_here([root, "--tracking-uri", server.uri], tmp_path))
     numbers = record("SIGKILL of a sync mid-upload, then sync", counts(server.uri, exp, root))
     _one_run_per_job(numbers, 2, None)
 
@@ -405,7 +413,7 @@ def test_full_disk_while_writing_the_job_folder(tmp_path, server):
     assert job_dir_state(job) == "incomplete" and (job / INCOMPLETE).is_file()
     assert not (job / "per_user.parquet").exists()
     assert not [p for p in job.iterdir() if "recoeval-tmp" in p.name]
-    _ok(run("none", "sync", [job, "--tracking-uri", server.uri], tmp_path))
+    _ok(sync_here([job, "--tracking-uri", server.uri], tmp_path))
     for _ in range(2):
         with pytest.raises(Exception, match="INCOMPLETE"):
             log_job_dir(job, tracking_uri=server.uri, experiment=exp)
@@ -426,7 +434,7 @@ def test_sigkill_of_a_sweep_then_sync_closes_its_parent(tmp_path, server):
     assert proc.returncode == -9
     sweep = tmp_path / "multirun"
     assert counts(server.uri, exp, sweep)["running"] == 1  # the parent
-    _ok(run("none", "sync", [sweep], tmp_path))
+    _ok(sync_here([sweep], tmp_path))
     numbers = record("SIGKILL of a sweep at its 3rd job, then sync", counts(server.uri, exp, sweep))
     _one_run_per_job(numbers, 2)
     parent = _sweep_parent(server.uri, exp)
@@ -438,9 +446,7 @@ def test_store_down_for_a_whole_sweep_then_sync(tmp_path, server):
     records its id; sync creates one parent for that sweep id and links every job to it (two
     jobs: every one of them, not just the first)."""
     exp = "down-whole-sweep"
-    proc = run(
-        "none",
-        "track",
+    proc = run_main(
         [
             "-m",
             *TINY,
@@ -454,7 +460,7 @@ def test_store_down_for_a_whole_sweep_then_sync(tmp_path, server):
     _ok(proc)
     sweep = tmp_path / "multirun"
     assert len(list(sweep.glob("*/PENDING"))) == 2 and (sweep / PENDING_SWEEP).is_file()
-    _ok(run("none", "sync", [sweep, "--tracking-uri", server.uri], tmp_path))
+    _ok(sync_here([sweep, "--tracking-uri", server.uri], tmp_path))
     numbers = record("store down for a whole sweep, then sync", counts(server.uri, exp, sweep))
     _one_run_per_job(numbers, 2)
     assert numbers["sweep_ids"] == 1
@@ -520,7 +526,7 @@ def test_bad_folders_are_reported_and_skipped(tmp_path, server):
     # the good ones, and the one whose config names its store, are uploaded; the two bad
     # folders keep their markers; the broken marker's job waits for a store to be given
     assert first["runs"] == 4 and first["pending"] == 2 and first["lost"] == 1
-    _ok(run("none", "sync", [broken, "--tracking-uri", server.uri], cwd))
+    _ok(sync_here([broken, "--tracking-uri", server.uri], cwd))
     numbers = record(
         "bad folders among pending ones (no results, marker not JSON)",
         counts(server.uri, exp, root),
@@ -557,7 +563,7 @@ def test_a_truncated_per_user_table_leaves_no_half_made_run(tmp_path, server):
     )["error"]
     write_job_dir(make_results(n_users=30, k=3, seed=2), bad, plots=False)
     mark_pending(bad, server.uri, ConnectionError("refused"), upload)
-    _ok(run("none", "sync", [root], tmp_path))
+    _ok(sync_here([root], tmp_path))
     numbers = record(
         "a pending job with a truncated per_user.parquet", counts(server.uri, exp, root)
     )

@@ -5,8 +5,8 @@ every system against every baseline (tests/sweeps/test_study_agrees.py reads all
 leaves no run.
 
 The commands run in a temporary directory with a SQLite store there (``tracking=local``), on a
-small synthetic dataset: the sweep as a fresh process, the refusals through the command's entry
-point in the test process.
+small synthetic dataset: the sweep as a fresh process, the refusals and the single run (what it
+says, the one job folder it writes) through the command's entry point in the test process.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from commands import SMALL_SWEEP, run_command, run_main, sweep_in_store, sweep_report_config
+from commands import SMALL_SWEEP, run_main, sweep_in_store, sweep_report_config
 from hydra.core.override_parser.overrides_parser import OverridesParser
 from omegaconf import OmegaConf
 
@@ -260,9 +260,7 @@ def test_a_sweeper_that_cannot_run_baselines_refuses_them_before_any_job(tmp_pat
 
 
 def test_a_single_run_says_it_does_not_run_the_baselines(tmp_path):
-    proc = run_command(
-        ["model=popularity", "baselines=[random]", "tracking=none", *SMALL], tmp_path
-    )
+    proc = run_main(["model=popularity", "baselines=[random]", "tracking=none", *SMALL], tmp_path)
     assert proc.returncode == 0, proc.stderr
     assert "this single run evaluates its own model only. Add -m" in " ".join(proc.stderr.split())
     assert len(list((tmp_path / "outputs").rglob("per_user.parquet"))) == 1

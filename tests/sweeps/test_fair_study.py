@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import yaml
-from commands import SMALL_SWEEP, run_main, sweep_in_store, sweep_report_config
+from commands import SMALL_SWEEP, run_main, sweep_report_config
 
 import recoeval_tracking as rt
 from recoeval_tracking.app.protocol import protocol_line
@@ -29,6 +29,8 @@ from recoeval_tracking.app.study import (
     space_configurations,
     tuned_overrides,
 )
+
+from .conftest import study_here
 
 SMALL = [
     *(o for o in SMALL_SWEEP if not o.startswith("dataset.n_users=")),
@@ -176,7 +178,7 @@ def test_the_protocol_line_says_how_the_winner_was_chosen():
 
 @pytest.fixture(scope="module")
 def study(tmp_path_factory, migrated_db):
-    root, proc = sweep_in_store(tmp_path_factory, migrated_db, "fair", [*STUDY, *SMALL])
+    root, proc = study_here(tmp_path_factory, migrated_db, "fair", [*STUDY, *SMALL])
     jobs = []
     for d in sorted((root / "multirun" / "s").glob("[0-9]*"), key=lambda p: int(p.name)):
         config = yaml.safe_load((d / "config.yaml").read_text())

@@ -19,9 +19,11 @@ import re
 
 import numpy as np
 import pytest
-from commands import SMALL_SWEEP, sweep_in_store
+from commands import SMALL_SWEEP
 
 import recoeval_tracking as rt
+
+from .conftest import study_here
 
 SMALL = SMALL_SWEEP
 STUDY = [
@@ -38,7 +40,7 @@ BASELINES = ["popularity", "random"]
 
 @pytest.fixture(scope="module")
 def study(tmp_path_factory, migrated_db):
-    root, proc = sweep_in_store(tmp_path_factory, migrated_db, "study", [*STUDY, *SMALL])
+    root, proc = study_here(tmp_path_factory, migrated_db, "study", [*STUDY, *SMALL])
     from mlflow import MlflowClient
 
     uri = f"sqlite:///{root / 'mlflow.db'}"

@@ -5,12 +5,13 @@ over ranked files is named after its swept values, and the class's arguments are
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
-from commands import SMALL_SWEEP, run_command
+from commands import SMALL_SWEEP, run_command, run_main
 
 pytestmark = pytest.mark.slow
 
@@ -63,12 +64,13 @@ def project(tmp_path, store_uri) -> Path:
     return root
 
 
-def _sweep(root: Path, sweep_dir: str, *overrides: str) -> tuple[list, str]:
+def _sweep(root: Path, sweep_dir: str, *overrides: str, here: bool = False) -> tuple[list, str]:
     """Run ``recoeval-track -m`` with ``overrides`` into ``sweep_dir``: the sweep's child runs
-    and the command's output."""
-    proc = run_command(
-        ["-m", *overrides, f"hydra.sweep.dir={sweep_dir}", *SMALL], root, timeout=600
-    )
+    and the command's output. A fresh process, so that the user's modules never enter the test
+    process; ``here``: the command's entry point in this process (:func:`commands.run_main`),
+    for a sweep that imports no module of theirs."""
+    args = ["-m", *overrides, f"hydra.sweep.dir={sweep_dir}", *SMALL]
+    proc = run_main(args, root) if here else run_command(args, root, timeout=600)
     assert proc.returncode == 0, proc.stderr[-3000:] + proc.stdout[-2000:]
     return _children(root, sweep_dir), proc.stdout + proc.stderr
 
@@ -120,7 +122,9 @@ def test_grid_and_search_of_a_users_model_are_named_after_their_values(project):
     assert len(set(names)) == 3
 
 
-def test_a_sweep_over_ranked_files_names_each_run_by_its_file(project):
+def test_a_sweep_over_ranked_files_names_each_run_by_its_file(project, monkeypatch):
+    """Our ranked_file model reads the files: no module of the user's, the sweep runs here."""
+    monkeypatch.setattr(sys, "path", [*sys.path])  # the command may append its folder
     rng = np.random.default_rng(0)
     (project / "runs").mkdir()
     for name in ("a.csv", "runs/b.csv", "c.csv"):
@@ -131,7 +135,11 @@ def test_a_sweep_over_ranked_files_names_each_run_by_its_file(project):
         ]
         pd.DataFrame(rows, columns=["user", "item", "rank"]).to_csv(project / name, index=False)
     children, _ = _sweep(
-        project, "multirun/files", "model=ranked_file", "model.path=a.csv,runs/b.csv,c.csv"
+        project,
+        "multirun/files",
+        "model=ranked_file",
+        "model.path=a.csv,runs/b.csv,c.csv",
+        here=True,
     )
     assert sorted(r.info.run_name for r in children) == [
         "ranked_file a",
