@@ -60,7 +60,19 @@ TEST_VALUES = np.array([-1.0, 0.0, 0.5, 1.0, 1.0, 2.0, 3.0, 1.0, 1.0])
 
 
 def _close(got: Any, want: Any, msg: str = "") -> None:
-    """Equal to ATOL, NaN where NaN."""
+    """Equal to ATOL, NaN where NaN. Arrays of one shape that are plainly within ATOL (equal,
+    both NaN, or closer than ATOL) pass without numpy's assertion, whose set-up costs some 50 us
+    a call over the tens of thousands of comparisons here; anything else goes to it."""
+    try:
+        g = np.asarray(got, dtype=np.float64)
+        w = np.asarray(want, dtype=np.float64)
+    except (TypeError, ValueError):
+        g = w = None
+    if g is not None and g.shape == w.shape:
+        with np.errstate(invalid="ignore"):
+            near = (g == w) | (np.isnan(g) & np.isnan(w)) | (np.abs(g - w) <= ATOL)
+        if near.all():
+            return
     np.testing.assert_allclose(got, want, rtol=0, atol=ATOL, equal_nan=True, err_msg=msg)
 
 
