@@ -257,8 +257,9 @@ def test_the_app_refuses_preparation_of_a_stored_split(stored, tmp_path):
 
 
 def test_the_command_names_a_missing_part_in_one_paragraph(client, data, tmp_path):
-
-    from commands import run_command
+    """What the command says, run in this process (its exit status and stderr as the console
+    script's): the message comes before any task runs, so no process of its own is needed."""
+    from commands import run_main
 
     train, test, A, B = data
     write_partitioned(tmp_path / "split", train, test, users_per_part=100)
@@ -279,7 +280,7 @@ def test_the_command_names_a_missing_part_in_one_paragraph(client, data, tmp_pat
         "progress=false",
         "hydra.run.dir=job",
     ]
-    proc = run_command(args, tmp_path)
+    proc = run_main(args, tmp_path)
     assert proc.returncode != 0, proc.stderr
     assert "part-000001.parquet" in proc.stderr and "is missing" in proc.stderr, proc.stderr
     assert "Traceback" not in proc.stderr

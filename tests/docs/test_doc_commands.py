@@ -14,6 +14,7 @@ opened, so placeholder paths compose. A command that cannot compose here is list
 
 from __future__ import annotations
 
+import copy
 import re
 import shlex
 from pathlib import Path
@@ -99,9 +100,28 @@ def _jobs(args: list[str]) -> list[list[str]]:
     return [list(job) for batch in batches for job in batch]
 
 
+#: The outcome of each override list composed so far (its config, or what it raised): a job
+#: that several commands share (a command shown on two pages, the same job in two sweeps) is
+#: composed once; composing is deterministic, so the outcome would be the same again.
+_COMPOSED: dict[tuple[str, ...], dict | Exception] = {}
+
+
 def compose_job(overrides: list[str]) -> dict:
     """The resolved job config of ``overrides``, checked as the app checks it before loading
-    any data. Raises what the app would report."""
+    any data. Raises what the app would report. The config returned is a copy of the memo's."""
+    key = tuple(overrides)
+    if key not in _COMPOSED:
+        try:
+            _COMPOSED[key] = _compose_job(overrides)
+        except Exception as error:
+            _COMPOSED[key] = error
+    outcome = _COMPOSED[key]
+    if isinstance(outcome, Exception):
+        raise outcome
+    return copy.deepcopy(outcome)
+
+
+def _compose_job(overrides: list[str]) -> dict:
     from hydra import compose, initialize_config_dir, initialize_config_module
     from omegaconf import OmegaConf
 

@@ -80,25 +80,37 @@ def test_the_profile_names_pysparks_metrics():
     assert prof["ties"] == "index" and prof["no_ground_truth"] == "zero"
 
 
-def test_spark_profile_equals_ranking_metrics_and_ranking_evaluator(spark, ml100k_lists):
-    from pyspark.ml.evaluation import RankingEvaluator
+@pytest.fixture(scope="module")
+def spark_lists(spark, ml100k_lists):
+    """The (list, ground truth) pairs of every user in user order, pyspark's RankingMetrics of
+    them (every metric of SPARK, in a dict), and the lists and test pairs as Spark frames: both
+    tests below read them."""
     from pyspark.mllib.evaluation import RankingMetrics
 
     test, lists, truth = ml100k_lists
     pairs = [(lists[u], truth.get(u, [])) for u in sorted(lists)]
     metrics = RankingMetrics(spark.sparkContext.parallelize(pairs, 2))
     want = {name: f(metrics) for name, f in SPARK.items()}
-    assert want["precisionAtK"] > 0.05  # a real ranking, not an empty one
-
     ranked = spark.createDataFrame(
         pd.DataFrame(
             [(u, i, r + 1) for u, items in lists.items() for r, i in enumerate(items)],
             columns=["user", "item", "rank"],
         )
     )
-    res = evaluate_spark(
-        spark.createDataFrame(test[["user", "item"]]), ranked=ranked, k=K, profile="spark"
-    )
+    return pairs, want, ranked, spark.createDataFrame(test[["user", "item"]])
+
+
+def test_spark_profile_equals_ranking_metrics_and_ranking_evaluator(
+    spark, ml100k_lists, spark_lists
+):
+    from pyspark.ml.evaluation import RankingEvaluator
+    from pyspark.mllib.evaluation import RankingMetrics
+
+    test, lists, truth = ml100k_lists
+    pairs, want, ranked, test_df = spark_lists
+    assert want["precisionAtK"] > 0.05  # a real ranking, not an empty one
+
+    res = evaluate_spark(test_df, ranked=ranked, k=K, profile="spark")
     assert res.n_users_evaluated == len(lists)  # users without ground truth counted
     for name, value in want.items():
         col = f"{PROFILES['spark']['aliases'][name]}_at_{K}"
@@ -225,14 +237,13 @@ def graded_ranking_metrics(sc, triples):
     )
 
 
-def test_graded_ndcg_equals_ranking_metrics_triples(spark, ml100k_lists):
+def test_graded_ndcg_equals_ranking_metrics_triples(spark, ml100k_lists, spark_lists):
     """Spark's RankingMetrics on (prediction, label, relevance) triples, the labels in item id
     order and the ratings as relevances, against evaluate_spark(rating_col="rating") and the
     local engine; users without ground truth score 0 and count. RankingEvaluator takes no
     relevance column: RankingMetrics is the only graded form."""
-    from pyspark.mllib.evaluation import RankingMetrics
-
     test, lists, truth = ml100k_lists
+    _, binary_want, ranked, test_df = spark_lists
     rated = test.sort_values(["user", "item"])
     by_user = {u: g for u, g in rated.groupby("user")}
 
@@ -251,21 +262,15 @@ def test_graded_ndcg_equals_ranking_metrics_triples(spark, ml100k_lists):
     other = graded_ranking_metrics(spark.sparkContext, by_rating).ndcgAt(K)
     assert abs(other - want) > 1e-3
 
-    ranked = spark.createDataFrame(
-        pd.DataFrame(
-            [(u, i, r + 1) for u, items in lists.items() for r, i in enumerate(items)],
-            columns=["user", "item", "rank"],
-        )
-    )
     frame = spark.createDataFrame(test[["user", "item", "rating"]])
     res = evaluate_spark(frame, ranked=ranked, k=K, profile="spark", rating_col="rating")
     assert res.n_users_evaluated == len(lists)
     assert res.means[f"ndcg_spark_at_{K}"] == pytest.approx(want, rel=1e-12, abs=1e-15)
-    # without ratings every relevance is 1: the graded value is the binary one
-    pairs = [(lists[u], truth.get(u, [])) for u in users]
-    binary = RankingMetrics(spark.sparkContext.parallelize(pairs, 2)).ndcgAt(K)
+    # without ratings every relevance is 1: the graded value is the binary one (RankingMetrics'
+    # ndcgAt(K) on the (list, ground truth) pairs of every user)
+    binary = binary_want["ndcgAtK"]
     plain = evaluate_spark(
-        spark.createDataFrame(test[["user", "item"]]),
+        test_df,
         ranked=ranked,
         k=K,
         profile="spark",
