@@ -51,8 +51,8 @@ def describe(value: Any) -> str:
             f"a scipy.sparse {value.format.upper()} of shape {value.shape} and dtype {value.dtype}"
         )
     text = repr(value)
-    if len(text) > 80:
-        text = text[:77] + "..."
+    if len(text) > 80:  # its start and its end: a long path's file name and suffix stay shown
+        text = f"{text[:38]}...{text[-39:]}"
     return f"{text} (type {type(value).__name__})"
 
 
