@@ -153,6 +153,7 @@ def compose_seconds(args: list[str], repeat: int = 5) -> float:
     from recoeval_tracking.app import cli, schema  # noqa: F401 - schema: the structured configs
     from recoeval_tracking.app.cli import config_path
 
+    cli.register_search_plugin()  # as the command does (an editable install hides the plugins)
     if hasattr(cli, "share_config_store"):  # as the command composes (versions that do)
         cli.share_config_store()
 
