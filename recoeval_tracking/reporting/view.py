@@ -154,10 +154,10 @@ def protocol_text(settings: Mapping[str, Any]) -> str:
     names the failed jobs (``...; failed jobs: cosine 2 of 6 configurations on validation (not
     chosen from)``), the budgets leave their own count of them out
     (:func:`~recoeval_tracking.tracking.sweeps.budget_without_failures`)."""
-    budgets = settings.get("budgets") or {}
-    if budgets and "failed jobs:" in str(settings.get("protocol") or ""):
-        from ..tracking.sweeps import budget_without_failures
+    from ..tracking.sweeps import budget_without_failures, protocol_names_failures
 
+    budgets = settings.get("budgets") or {}
+    if budgets and protocol_names_failures(settings.get("protocol")):
         shown = {k: budget_without_failures(str(v)) for k, v in budgets.items()}
         settings = {**settings, "budgets": shown}
     return _protocol_text(settings)

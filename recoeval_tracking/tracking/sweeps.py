@@ -87,6 +87,7 @@ __all__ = [
     "baseline_differences",
     "baseline_text",
     "budget_without_failures",
+    "protocol_names_failures",
     "ROLE_TAG",
 ]
 
@@ -615,6 +616,13 @@ def _budget_text(entry: Mapping[str, Any]) -> str:
 _BUDGET_FAILURES = (r", \d+ of \d+ failed on validation", r", \d+ failed on test")
 
 
+def protocol_names_failures(protocol: Any) -> bool:
+    """Whether a study's protocol line names its failed jobs (``...; failed jobs: cosine 2 of
+    6 configurations on validation (not chosen from)``): the budgets then leave their own
+    count of them out (:func:`budget_without_failures`), so that each is said once."""
+    return "; failed jobs: " in str(protocol or "")
+
+
 def budget_without_failures(text: str) -> str:
     """A system's budget (a ``recoeval.budget.<system>`` tag) without its failed-job counts,
     for a page whose protocol line names the failed jobs already: ``"6 configurations, 2 of
@@ -628,17 +636,19 @@ def budget_without_failures(text: str) -> str:
 
 def budget_lines(study: Mapping[str, Any] | None) -> list[str]:
     """Each system's budget, a line each under a heading (empty without a study); the heading
-    says when the budgets are unequal."""
+    says when the budgets are unequal. The failed jobs are counted once: in the study's
+    protocol line when it names them (:func:`protocol_names_failures`), else in the budgets."""
     systems = (study or {}).get("systems") or {}
     if not systems:
         return []
     equal = bool((study or {}).get("equal_budgets", True))
     head = "budget per system" + ("" if equal else " (unequal: compare with care)") + ":"
     width = max(len(str(n)) for n in systems) + 2
+    once = budget_without_failures if protocol_names_failures(study.get("protocol")) else str
     lines = [head]
     for name, entry in systems.items():
         kind = " (baseline)" if entry.get("baseline_rank") is not None else ""
-        lines.append(f"     {str(name) + kind:<{width + 11}}{_budget_text(entry)}")
+        lines.append(f"     {str(name) + kind:<{width + 11}}{once(_budget_text(entry))}")
     return lines
 
 
@@ -1097,13 +1107,11 @@ def _failed_note(failed: Sequence[str]) -> str:
 
 def _add_study(tags: dict[str, str], study: Mapping[str, Any]) -> None:
     """A fair study's tags (:func:`study_tags`) and, in the description after the best run,
-    its protocol line and each system's budget (its failed jobs counted once, by the protocol
-    line, when that names them: :func:`budget_without_failures`)."""
+    its protocol line and each system's budget (:func:`budget_lines`: the failed jobs counted
+    once)."""
     tags.update(study_tags(study))
-    protocol = str(study.get("protocol"))
-    once = budget_without_failures if "failed jobs:" in protocol else str
-    protocol_md = f"**Protocol:** {protocol}\n\n" + "\n".join(
-        f"- {once(line.strip())}" for line in budget_lines(study)[1:]
+    protocol_md = f"**Protocol:** {study.get('protocol')}\n\n" + "\n".join(
+        f"- {line.strip()}" for line in budget_lines(study)[1:]
     )
     _insert_note(tags, protocol_md, before="\n\n[The jobs of this sweep")
 

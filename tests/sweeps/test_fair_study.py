@@ -154,6 +154,14 @@ def test_a_budget_line_counts_the_configurations_whose_job_failed():
         lines[1].split(None, 1)[1] == "6 configurations, 2 of 6 failed on validation, 2.3 s of fits"
     )
     assert lines[2].split(None, 1)[1] == "6 configurations, 1 failed on test, 5.1 s of fits"
+    # a protocol line that names the failed jobs says them once, for every surface that prints
+    # these lines (the terminal, the parent run's description)
+    protocol = "chosen on validation; failed jobs: cosine 2 of 6 configurations on validation"
+    study = {"systems": {"cosine": entry, "als": ok}, "protocol": protocol}
+    assert [line.split(None, 1)[1] for line in budget_lines(study)[1:]] == [
+        "6 configurations, 2.3 s of fits",
+        "6 configurations, 5.1 s of fits",
+    ]
 
 
 def test_the_protocol_line_says_how_the_winner_was_chosen():
