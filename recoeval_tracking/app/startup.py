@@ -95,14 +95,10 @@ def prestart_warm_up() -> bool:
         return False
     if not engine_cache_is_cold():
         return False
+    from .._warm_child import start_child
+
     try:
-        _state["warm"] = subprocess.Popen(
-            [sys.executable, "-m", "recoeval_tracking.metrics.warm"],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-            env={**os.environ, "OMP_NUM_THREADS": "1"},
-        )
+        _state["warm"] = start_child()
     except OSError:
         return False
     return True

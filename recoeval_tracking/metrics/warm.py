@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import contextlib
 import logging
-import os
 import pickle
 import subprocess
 import sys
@@ -135,15 +134,10 @@ def start(options: Any, dtype: str = "float32", proc: subprocess.Popen | None = 
     payload = pickle.dumps((replace(options, nthreads=1), str(np.dtype(dtype))))
     try:
         if proc is None:
+            from .._warm_child import start_child
             from ..engine import kernels  # noqa: F401  (the stale-cache check, before the child)
 
-            proc = subprocess.Popen(
-                [sys.executable, "-m", __name__],
-                stdin=subprocess.PIPE,
-                stdout=subprocess.DEVNULL,
-                stderr=subprocess.DEVNULL,
-                env={**os.environ, "OMP_NUM_THREADS": "1"},
-            )
+            proc = start_child()
         assert proc.stdin is not None
         proc.stdin.write(payload)
         proc.stdin.close()
