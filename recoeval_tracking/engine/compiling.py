@@ -35,7 +35,15 @@ from . import fill, kernels, ranks, topk
 from .codes import AtK, Whole
 from .records import Csr, Outputs, Plan
 
-__all__ = ["callees", "compile_all", "compile_kernel", "kernel_signature", "is_ready", "main"]
+__all__ = [
+    "callees",
+    "compile_all",
+    "compile_kernel",
+    "kernel_signature",
+    "is_ready",
+    "main",
+    "when_callees_done",
+]
 
 #: The longest this process waits for the helper before compiling the rest itself.
 WAIT_SECONDS = 60.0
@@ -51,6 +59,9 @@ KERNELS = {
 }
 _NAMES = {id(k): name for name, k in KERNELS.items()}
 _lock = threading.Lock()
+#: Called (no argument) when a kernel's callees are compiled and the kernel's own compile, on
+#: one core, begins: the warm-up child tells the job then (:func:`when_callees_done`).
+_callees_done: list[Any] = []
 
 
 def _sample_records() -> tuple[Csr, Csr, Plan, Outputs]:
@@ -188,7 +199,15 @@ def compile_kernel(kernel: Any, dtype: Any, records: tuple[Any, ...] | None = No
             with contextlib.suppress(OSError):
                 helper.kill()
                 helper.wait(timeout=10)
+        for call in _callees_done:
+            call()
         kernel.compile(sig)
+
+
+def when_callees_done(call: Any) -> None:
+    """Call ``call()`` each time :func:`compile_kernel` has compiled a kernel's callees and
+    begins the kernel's own compile, which holds one core alone (the other is then free)."""
+    _callees_done.append(call)
 
 
 def compile_all(dtypes: tuple[str, ...] = ("float32", "float64")) -> list[str]:

@@ -6,8 +6,9 @@ module in a child process at the start of a job whose kernel cache is cold: the 
 :func:`~recoeval_tracking.evaluate` on a tiny input with the job's options and score dtype,
 which compiles the same kernels and writes them to numba's on-disk cache while the job loads,
 splits and fits. When the job reaches its evaluation it waits for the child (a line every few
-seconds, and what the job needs next prepared meanwhile), then loads the kernels from the
-cache.
+seconds), then loads the kernels from the cache. What the job needs next (MLflow and its store,
+matplotlib) is prepared meanwhile, once the child says on its stdout that the kernel's callees
+are compiled: the kernel's own compile then holds one core, and the other is free for it.
 
 Nothing depends on the child: if it fails, is slow or compiles another dtype than the model
 scores in, the job compiles what it needs itself, as without it.
@@ -27,6 +28,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import replace
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -37,6 +39,9 @@ __all__ = ["start", "WarmUp", "score_dtype", "main"]
 
 #: The longest a job waits for the child before compiling for itself.
 WAIT_SECONDS = 120.0
+#: The line the child writes on its stdout when the kernel's callees are compiled and the
+#: kernel's own compile (one core) begins.
+CALLEES_DONE = b"callees compiled\n"
 
 logger = logging.getLogger(__name__)
 
@@ -60,8 +65,12 @@ class WarmUp:
 
         A line says what the job waits for, and another every few seconds while it waits
         (:func:`~recoeval_tracking._heartbeat.heartbeat`). ``meanwhile`` (a slow import the job
-        needs next, say) runs in a thread during the wait; the wait ends when both are done
-        (its exception is dropped: the job meets it again where it needs what it prepared)."""
+        needs next, say) runs in a thread during the wait, from the moment the child says it
+        has compiled the kernel's callees (:data:`CALLEES_DONE`) or has ended: the kernel's own
+        compile, which follows, holds one core and leaves the other to it, where earlier it
+        would have taken CPU from the compile on both (about 1 s of the first command's wall).
+        The wait ends when both are done (its exception is dropped: the job meets it again
+        where it needs what it prepared)."""
         if self.proc is None:
             return False
         if dtype is not None and np.dtype(dtype) != np.dtype(self.dtype):
@@ -72,7 +81,11 @@ class WarmUp:
         if self.proc.poll() is None:  # a wait of seconds: the terminal says what it is
             logger.info("waiting for the metric kernels compiling in a second process...")
             if meanwhile is not None:
-                side = threading.Thread(target=_quietly, args=(meanwhile,), daemon=True)
+                side = threading.Thread(
+                    target=_quietly,
+                    args=(partial(_after_callees, self.proc, meanwhile),),
+                    daemon=True,
+                )
                 side.start()
         try:
             with heartbeat("compiling the metric kernels", logger.info):
@@ -104,6 +117,23 @@ class WarmUp:
                 self.proc.kill()
                 self.proc.wait(timeout=10)
             self.proc = None
+
+
+def _after_callees(proc: subprocess.Popen, call: Callable[[], Any]) -> None:
+    """``call()`` once the child has compiled the kernel's callees (its line on stdout) or has
+    ended: until then both cores compile, and the job's own work would only slow them; the
+    kernel's own compile, which follows, leaves one core free."""
+    if proc.stdout is not None:
+        with contextlib.suppress(OSError, ValueError):
+            proc.stdout.readline()
+    call()
+
+
+def _tell_job(stream: Any) -> None:
+    """The child's line to the job (:data:`CALLEES_DONE`): one core is free from now on."""
+    with contextlib.suppress(OSError, ValueError):
+        stream.write(CALLEES_DONE)
+        stream.flush()
 
 
 def _quietly(call: Callable[[], Any]) -> None:
@@ -174,6 +204,7 @@ def main() -> None:
     from ..engine import compiling, driver, kernels  # noqa: F401
     from .evaluate import evaluate  # noqa: F401
 
+    compiling.when_callees_done(partial(_tell_job, sys.stdout.buffer))
     payload = sys.stdin.buffer.read()
     if payload:
         compile_for(*pickle.loads(payload))

@@ -38,10 +38,13 @@ class Recorder(event.Listener):
             compiled.append(f.__name__)
 
 event.register("numba:compile", Recorder())
+from recoeval_tracking.engine import compiling
+said = []
+compiling.when_callees_done(lambda: said.append(len(compiled)))
 saved = np.load(sys.argv[1])
 train, test = sp.csr_array(saved["train"]), sp.csr_array(saved["test"])
 res = rt.evaluate(train, test, A=saved["A"], B=saved["B"], metrics="all", k=5, nthreads=1)
-print(json.dumps({"compiled": compiled,
+print(json.dumps({"compiled": compiled, "said": said,
                   "ndcg": res.per_user["ndcg_at_5"].tolist(),
                   "auc": res.per_user["roc_auc"].tolist()}))
 """
@@ -76,6 +79,10 @@ def test_a_cold_kernel_loads_the_helpers_callees_and_gives_the_same_values(tmp_p
     mine = [d.py_func.__name__ for d, _ in here]
     assert all(compiled.count(name) == 1 for name in mine), compiled
     assert compiled.count("block_ranked_list") == 1
+    # the callees-compiled hook (the warm-up child's line to its job) ran once: after this
+    # process's callees, before the kernel's own compile
+    (at,) = out["said"]
+    assert set(mine) <= set(compiled[:at]) and "block_ranked_list" in compiled[at:], out["said"]
     # the values of the usual path (this process: kernels from the suite's cache)
     res = rt.evaluate(train, test, A=A, B=B, metrics="all", k=5, nthreads=1)
     np.testing.assert_array_equal(out["ndcg"], res.per_user["ndcg_at_5"].to_numpy())

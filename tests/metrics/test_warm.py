@@ -111,3 +111,44 @@ def test_a_child_past_the_longest_wait_is_stopped(monkeypatch):
     w = warm.WarmUp(proc, "float32")
     assert not w.wait("float32", timeout=0.2)
     assert proc.poll() is not None and w.proc is None
+
+
+def test_what_the_job_needs_next_waits_for_the_childs_callees():
+    """The job's preload starts when the child says its kernel's callees are compiled (one core
+    is then free), not while both cores still compile; or when the child has ended."""
+    import sys
+    import threading
+
+    script = "import sys; sys.stdin.readline(); sys.stdout.write('x\\n'); sys.stdout.flush()"
+    script += "; sys.stdin.readline()"
+    pipes = {"stdin": subprocess.PIPE, "stdout": subprocess.PIPE}
+    proc = subprocess.Popen([sys.executable, "-c", script], **pipes)
+    ran = threading.Event()
+    side = threading.Thread(target=warm._after_callees, args=(proc, ran.set))
+    side.start()
+    assert not ran.wait(0.3)  # the child is still compiling its callees
+    proc.stdin.write(b"\n")  # ... and now says it is done
+    proc.stdin.flush()
+    assert ran.wait(30)
+    side.join(30)
+    assert proc.poll() is None  # before the child's end: during the kernel's own compile
+    proc.stdin.close()
+    proc.wait(30)
+    proc.stdout.close()
+    # a child that ends without the line (a cached kernel, a failure): the preload runs then
+    quiet = subprocess.Popen([sys.executable, "-c", "pass"], stdout=subprocess.PIPE)
+    ran.clear()
+    warm._after_callees(quiet, ran.set)
+    assert ran.is_set() and quiet.wait(30) == 0
+    quiet.stdout.close()
+
+
+def test_the_child_tells_the_job_its_line():
+    import io
+
+    out = io.BytesIO()
+    warm._tell_job(out)
+    assert out.getvalue() == warm.CALLEES_DONE == b"callees compiled\n"
+    closed = io.BytesIO()
+    closed.close()
+    warm._tell_job(closed)  # a job gone: nothing to tell, no error
