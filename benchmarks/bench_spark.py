@@ -27,6 +27,12 @@ of the module a Python worker imports to run a task (``python -X importtime -c "
 recoeval_tracking.spark._shard"``, median of 3). ``--factors`` also times ``evaluate_spark`` on
 the factors (the engine scoring the whole catalogue on the executors).
 
+Each round also times the **floor** of any evaluation written in Python: the same entries
+gathered per user as ``evaluate_spark`` gathers them (``groupBy(user)``, three
+``collect_list``) and moved into a Python function that only counts them (``mapInArrow``),
+with its ratio to Spark: what is left between it and ``evaluate_spark`` is the evaluation
+itself (the Python tasks and the per-user table they return).
+
 ``--task-users N`` times, without Spark, what one task of the lists' run does in Python
 (``recoeval_tracking.spark._shard.evaluate_table``) on an Arrow table of N users shaped as
 ``collect_list`` gives it (one row per user: its kinds, items and values as lists; K list
@@ -376,27 +382,43 @@ def count_rows(batches):
     yield pa.RecordBatch.from_pydict({"n": [sum(b.num_rows for b in batches)]})
 
 
-def moves(read, args) -> None:
-    """The CPU seconds of moving the rows into Python by each route, ``--rounds`` times."""
+def entries(test, ranked):
+    """The test entries and the lists as one frame of (user, kind, item, value)."""
     from pyspark.sql import functions as F
 
-    frame = (
-        read["test"]
-        .select("user", F.lit(0).cast("byte").alias("kind"), "item", F.lit(1.0).alias("value"))
-        .unionByName(
-            read["ranked"].select(
-                "user",
-                F.lit(2).cast("byte").alias("kind"),
-                "item",
-                F.col("rank").cast("double").alias("value"),
-            )
+    return test.select(
+        "user", F.lit(0).cast("byte").alias("kind"), "item", F.lit(1.0).alias("value")
+    ).unionByName(
+        ranked.select(
+            "user",
+            F.lit(2).cast("byte").alias("kind"),
+            "item",
+            F.col("rank").cast("double").alias("value"),
         )
     )
+
+
+def gathered(frame):
+    """``frame``'s entries gathered per user, as ``evaluate_spark`` gathers them."""
+    from pyspark.sql import functions as F
+
+    return frame.groupBy("user").agg(
+        *[F.collect_list(c).alias(c) for c in ("kind", "item", "value")]
+    )
+
+
+def floor_run(test, ranked) -> None:
+    """The floor of an evaluation in Python: the entries gathered per user and moved into a
+    Python function that only counts them (no metric)."""
+    gathered(entries(test, ranked)).mapInArrow(count_rows, "n long").collect()
+
+
+def moves(read, args) -> None:
+    """The CPU seconds of moving the rows into Python by each route, ``--rounds`` times."""
+    frame = entries(read["test"], read["ranked"])
     parts = 4 * args.cores
     routes = {
-        "gathered (groupBy, collect_list)": lambda: frame.groupBy("user").agg(
-            *[F.collect_list(c).alias(c) for c in ("kind", "item", "value")]
-        ),
+        "gathered (groupBy, collect_list)": lambda: gathered(frame),
         "flat (repartition)": lambda: frame.repartition(parts, "user"),
         "flat, sorted by user": lambda: frame.repartition(parts, "user").sortWithinPartitions(
             "user"
@@ -503,26 +525,31 @@ def main() -> None:
         }
         spark_numbers(sample["test"], sample["ranked"], args.k)  # warm-up
         ours(sample["test"], sample["ranked"], args.k)
+        floor_run(sample["test"], sample["ranked"])
         base = rss()
-        t_spark, t_ours, peaks, timings = [], [], [0, 0], []
-        c_spark, c_ours = [], []
+        walls = {"spark": [], "ours": [], "floor": []}
+        cpus = {"spark": [], "ours": [], "floor": []}
+        peaks, timings = [0, 0], []
         for i in range(args.rounds):
-            for who in ("spark", "ours") if i % 2 == 0 else ("ours", "spark"):
+            for who in ("spark", "ours", "floor") if i % 2 == 0 else ("floor", "ours", "spark"):
                 spark.sparkContext.setJobGroup(f"{who}-{i}", who)
                 with Peak() as peak:
                     c0 = tree_cpu()
                     t0 = time.perf_counter()
                     if who == "spark":
                         want = spark_numbers(read["test"], read["ranked"], args.k)
-                    else:
+                    elif who == "ours":
                         got, tim = ours(read["test"], read["ranked"], args.k)
                         timings.append(tim)
-                    (t_spark if who == "spark" else t_ours).append(time.perf_counter() - t0)
-                    (c_spark if who == "spark" else c_ours).append(tree_cpu() - c0)
-                peaks[who == "ours"] = max(peaks[who == "ours"], peak.peak)
-                wall = (t_spark if who == "spark" else t_ours)[-1]
-                used = (c_spark if who == "spark" else c_ours)[-1]
-                print(f"  round {i + 1}: {who} {wall:.1f} s, {used:.1f} CPU s")
+                    else:
+                        floor_run(read["test"], read["ranked"])
+                    walls[who].append(time.perf_counter() - t0)
+                    cpus[who].append(tree_cpu() - c0)
+                if who != "floor":
+                    peaks[who == "ours"] = max(peaks[who == "ours"], peak.peak)
+                print(f"  round {i + 1}: {who} {walls[who][-1]:.1f} s, {cpus[who][-1]:.1f} CPU s")
+        t_spark, t_ours, t_floor = walls["spark"], walls["ours"], walls["floor"]
+        c_spark, c_ours, c_floor = cpus["spark"], cpus["ours"], cpus["floor"]
         spark.sparkContext.setJobGroup("other", "other")
         diff = max(abs(got[n] - want[n]) for n in SPARK_METRICS)
         mib = 2**20
@@ -541,6 +568,12 @@ def main() -> None:
             f"{sum(c_ours) / sum(c_spark):.2f} (CPU seconds of the JVM, its Python workers and "
             f"this process: {sum(c_ours) / len(c_ours):.1f} against "
             f"{sum(c_spark) / len(c_spark):.1f}); largest difference of the means: {diff:.2e}"
+        )
+        print(
+            f"floor (the same entries gathered per user into a Python function that only counts "
+            f"them): {sum(t_floor) / len(t_floor):.1f} s (rounds "
+            f"{', '.join(f'{t:.1f}' for t in t_floor)}); ratio to Spark "
+            f"{sum(t_floor) / sum(t_spark):.2f} (wall), {sum(c_floor) / sum(c_spark):.2f} (CPU)"
         )
         for n in SPARK_METRICS:
             print(f"  {n}: spark {want[n]:.12f}  recoeval {got[n]:.12f}")
