@@ -52,6 +52,8 @@ WAIT_SECONDS = 60.0
 KERNELS = {
     "topk": kernels.block_topk,
     "topk_list": kernels.block_topk_list,
+    "exact": kernels.block_exact,
+    "exact_list": kernels.block_exact_list,
     "ranked": kernels.block_ranked,
     "ranked_list": kernels.block_ranked_list,
     "average": kernels.block_average,
@@ -130,7 +132,13 @@ def callees(name: str, dtype: Any) -> tuple[list[tuple[Any, tuple]], list[tuple[
     else:
         policy: Callee = (ranks._policy_ranks, (s, f64, i64, i64, n, i64, f64))
         whole: Callee = (fill.fill_whole, (i64, f64, n, i64, f64_2, n, i64, i64))
-        if name == "ranked_list":
+        if name == "exact_list":
+            here += [by_rank, topk_items]
+            there = [metrics, whole]
+        elif name == "exact":
+            here += [by_rank, whole]
+            there = [metrics]
+        elif name == "ranked_list":
             here += [policy, by_rank, whole]
             there = [metrics, topk_items]
         else:

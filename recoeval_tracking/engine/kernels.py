@@ -175,6 +175,20 @@ def _put_list(s, u, train, plan, outs):
 
 
 @njit(cache=True, inline="always")
+def _fill_exact(s, u, pos_scores, vals, gt, eq, pool, train, test, plan, outs):
+    """Every metric (the whole-ranking ones too) from the positives' exact ranks under a total
+    order of ties: :func:`_fill_from_ranks` without the tie policies' ranks."""
+    n_pos = pos_scores.shape[0]
+    ranks = np.empty(n_pos, dtype=np.int64)
+    rvals = np.empty(n_pos, dtype=np.float64)
+    _exact_ranks(s, u, pos_scores, vals, gt, eq, train, test, plan, ranks, rvals)
+    sort_by_rank(ranks, rvals)
+    fill_metrics(ranks, rvals, pool, plan, outs.out, u)
+    if plan.full_ranks:
+        fill_whole(ranks, rvals, pool, plan.wslots, outs.whole, u, gt, eq)
+
+
+@njit(cache=True, inline="always")
 def _fill_from_ranks(s, u, pos_scores, vals, gt, eq, pool, train, test, plan, outs):
     """Every metric from the positives' ranks under a total order or a tie policy."""
     n_pos = pos_scores.shape[0]
@@ -204,7 +218,8 @@ def _fill_from_ranks(s, u, pos_scores, vals, gt, eq, pool, train, test, plan, ou
 
 @njit(nogil=True, cache=True)
 def block_ranked(S, rows, train, test, plan, outs):
-    """Under a tie order or a policy other than ``average``, without the top-K list."""
+    """Under a tie policy (``optimistic``, ``pessimistic``), without the top-K list (it also
+    runs a total order of ties, as :func:`block_exact` does)."""
     for b in range(rows.shape[0]):
         s, u = S[b], rows[b]
         ok, pos_scores, vals, gt, eq, pool = _prepare_user(s, u, train, test, plan, outs)
@@ -236,6 +251,30 @@ def block_topk_list(S, rows, train, test, plan, outs):
         if ok:
             _put_list(s, u, train, plan, outs)
             _fill_at_k(s, u, pos_scores, vals, gt, eq, pool, train, test, plan, outs)
+
+
+@njit(nogil=True, cache=True)
+def block_exact(S, rows, train, test, plan, outs):
+    """Every metric the plan asks, the whole-ranking ones too, under a total order of tied
+    items (``noise``, ``index``, ``index_desc``, ``warprec``), without the list: what
+    :func:`block_ranked` runs there, without compiling the tie policies' ranks."""
+    for b in range(rows.shape[0]):
+        s, u = S[b], rows[b]
+        ok, pos_scores, vals, gt, eq, pool = _prepare_user(s, u, train, test, plan, outs)
+        if ok:
+            _fill_exact(s, u, pos_scores, vals, gt, eq, pool, train, test, plan, outs)
+
+
+@njit(nogil=True, cache=True)
+def block_exact_list(S, rows, train, test, plan, outs):
+    """:func:`block_exact` with the top-K list: the app's standard metrics under its default
+    ``noise`` ties."""
+    for b in range(rows.shape[0]):
+        s, u = S[b], rows[b]
+        ok, pos_scores, vals, gt, eq, pool = _prepare_user(s, u, train, test, plan, outs)
+        if ok:
+            _put_list(s, u, train, plan, outs)
+            _fill_exact(s, u, pos_scores, vals, gt, eq, pool, train, test, plan, outs)
 
 
 @njit(nogil=True, cache=True)
@@ -275,10 +314,11 @@ def block_kernel(plan):
     """The block kernel for ``plan``: ``kernel(S, rows, train, test, plan, outs)``."""
     if plan.tie_mode == TIE_AVERAGE:
         return block_average_list if plan.want_topk else block_average
-    total_order_at_k = plan.tie_mode in TOTAL_ORDERS and not plan.full_ranks
-    if plan.want_topk:
-        return block_topk_list if total_order_at_k else block_ranked_list
-    return block_topk if total_order_at_k else block_ranked
+    if plan.tie_mode in TOTAL_ORDERS:
+        if plan.want_topk:
+            return block_exact_list if plan.full_ranks else block_topk_list
+        return block_exact if plan.full_ranks else block_topk
+    return block_ranked_list if plan.want_topk else block_ranked
 
 
 @njit(nogil=True, cache=True)

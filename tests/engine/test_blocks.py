@@ -155,7 +155,7 @@ def test_progress_counts_every_evaluated_user():
 @pytest.mark.parametrize("ties", ["noise", "index", "index_desc"])
 def test_the_list_kernel_of_a_total_order_gives_what_the_ranked_one_gives(ties):
     """@k metrics and the top-K list under a total order of ties run ``block_topk_list``; with a
-    whole-ranking metric beside them, ``block_ranked_list``. Their @k values and lists agree on
+    whole-ranking metric beside them, ``block_exact_list``. Their @k values and lists agree on
     ties, NaN and all-equal users, ``-inf`` scores and a user with many positives."""
     tr, te, A, B, bias = _data()
     S = A @ B.T + bias
@@ -171,3 +171,42 @@ def test_the_list_kernel_of_a_total_order_gives_what_the_ranked_one_gives(ties):
     np.testing.assert_array_equal(at_k.topk, with_whole.topk)
     cols = [c for c in at_k.per_user.columns if c != "roc_auc"]
     pd.testing.assert_frame_equal(at_k.per_user[cols], with_whole.per_user[cols], check_exact=True)
+
+
+@pytest.mark.parametrize("ties", ["noise", "index", "index_desc", "warprec"])
+@pytest.mark.parametrize("with_list", [False, True])
+def test_the_exact_kernels_give_what_the_policies_kernels_give_under_a_total_order(
+    ties, with_list, monkeypatch
+):
+    """Under a total order of ties the whole-ranking metrics run ``block_exact`` (or
+    ``block_exact_list``), which leave out the tie policies' ranks; ``block_ranked`` (or
+    ``block_ranked_list``), which branches to the same exact ranks there, gives every value and
+    list bit for bit, NaN and all-equal users, ``-inf`` scores and many positives included."""
+    from recoeval_tracking.engine import kernels
+
+    tr, te, A, B, bias = _data()
+    S = A @ B.T + bias
+    metrics = ALL + (["coverage"] if with_list else [])
+
+    def run():
+        return rt.evaluate(
+            tr, te, scores=S, metrics=metrics, k=6, ties=ties, return_topk=with_list, nthreads=2
+        )
+
+    chosen = []
+    pick = kernels.block_kernel
+    monkeypatch.setattr(
+        kernels, "block_kernel", lambda plan: chosen.append(pick(plan)) or pick(plan)
+    )
+    exact = run()
+    assert chosen[-1] is (kernels.block_exact_list if with_list else kernels.block_exact)
+    monkeypatch.setattr(
+        kernels,
+        "block_kernel",
+        lambda plan: kernels.block_ranked_list if plan.want_topk else kernels.block_ranked,
+    )
+    ranked = run()
+    pd.testing.assert_frame_equal(exact.per_user, ranked.per_user, check_exact=True)
+    if with_list:
+        np.testing.assert_array_equal(exact.topk, ranked.topk)
+    assert exact.per_user["roc_auc"].notna().sum() > 40

@@ -71,18 +71,18 @@ def test_a_cold_kernel_loads_the_helpers_callees_and_gives_the_same_values(tmp_p
     assert proc.returncode == 0, proc.stderr
     out = json.loads(proc.stdout.strip().splitlines()[-1])
     compiled = out["compiled"]
-    here, there = compiling.callees("ranked_list", "float32")
+    here, there = compiling.callees("exact_list", "float32")
     # the helper's callees were written to the cache by the helper and only loaded here
     assert not {d.py_func.__name__ for d, _ in there} & set(compiled), compiled
     # this process's own callees compiled once each: the kernel called them with the types
     # callees() lists (a second compile would be a signature the list got wrong)
     mine = [d.py_func.__name__ for d, _ in here]
     assert all(compiled.count(name) == 1 for name in mine), compiled
-    assert compiled.count("block_ranked_list") == 1
+    assert compiled.count("block_exact_list") == 1
     # the callees-compiled hook (the warm-up child's line to its job) ran once: after this
     # process's callees, before the kernel's own compile
     (at,) = out["said"]
-    assert set(mine) <= set(compiled[:at]) and "block_ranked_list" in compiled[at:], out["said"]
+    assert set(mine) <= set(compiled[:at]) and "block_exact_list" in compiled[at:], out["said"]
     # the values of the usual path (this process: kernels from the suite's cache)
     res = rt.evaluate(train, test, A=A, B=B, metrics="all", k=5, nthreads=1)
     np.testing.assert_array_equal(out["ndcg"], res.per_user["ndcg_at_5"].to_numpy())
@@ -100,30 +100,38 @@ def test_a_compiled_kernel_is_ready_and_another_signature_is_not():
 
 
 @pytest.mark.parametrize(
-    ("name", "metrics"),
+    ("name", "metrics", "ties"),
     [
-        ("topk", ["p", "ndcg"]),
-        ("topk_list", ["p", "coverage"]),
-        ("ranked", ["p", "roc_auc"]),
+        ("topk", ["p", "ndcg"], "noise"),
+        ("topk_list", ["p", "coverage"], "noise"),
+        ("exact", ["p", "roc_auc"], "noise"),
+        ("exact_list", ["p", "roc_auc", "coverage"], "index"),
+        ("ranked", ["p", "roc_auc"], "optimistic"),
     ],
 )
-def test_the_callees_are_listed_with_the_types_the_kernel_calls_them_with(name, metrics):
+def test_the_callees_are_listed_with_the_types_the_kernel_calls_them_with(name, metrics, ties):
     """Once the kernel is compiled (or loaded) for these inputs, numba's cache holds every
     callee of both halves with the signature ``callees`` lists: a signature listed wrong would
     be compiled in vain by the helper (the kernel would compile its own)."""
     train, test, A, B = _inputs()
-    rt.evaluate(train, test, A=A, B=B, metrics=metrics, k=5, nthreads=1)
-    assert compiling.KERNELS[name] is kernels.block_kernel(_plan(metrics))
+    rt.evaluate(train, test, A=A, B=B, metrics=metrics, k=5, ties=ties, nthreads=1)
+    assert compiling.KERNELS[name] is kernels.block_kernel(_plan(metrics, ties))
     here, there = compiling.callees(name, "float32")
     for dispatcher, sig in here + there:
         assert compiling.is_ready(dispatcher, sig), (dispatcher.py_func.__name__, sig)
 
 
-def _plan(metrics):
-    """The kernels' plan of ``metrics`` (full ranks when a whole-ranking metric is asked, the
-    top-K list for coverage)."""
+def _plan(metrics, ties):
+    """The kernels' plan of ``metrics`` under ``ties`` (full ranks when a whole-ranking metric
+    is asked, the top-K list for coverage)."""
+    from recoeval_tracking.engine.codes import Tie
+
     _, _, plan, _ = compiling._sample_records()
-    return plan._replace(full_ranks="roc_auc" in metrics, want_topk="coverage" in metrics)
+    return plan._replace(
+        full_ranks="roc_auc" in metrics,
+        want_topk="coverage" in metrics,
+        tie_mode=int(Tie[ties.upper()]),
+    )
 
 
 def test_no_helper_is_started_when_turned_off_or_on_one_core(monkeypatch):
@@ -141,7 +149,9 @@ def test_no_helper_is_started_when_turned_off_or_on_one_core(monkeypatch):
 def test_the_helper_refuses_an_unknown_kernel():
     proc = run_python(["-m", "recoeval_tracking.engine.compiling", "ranked_sorted", "float32"])
     assert proc.returncode == 2 and "'ranked_sorted float32'" in proc.stderr
-    assert "topk, topk_list, ranked, ranked_list, average, average_list" in proc.stderr
+    assert "topk, topk_list, exact, exact_list, ranked, ranked_list, average, average_list" in (
+        proc.stderr
+    )
 
 
 def test_compile_all_compiles_each_kernel_not_ready_once_per_dtype(monkeypatch):
