@@ -61,8 +61,8 @@ KERNELS = {
 }
 _NAMES = {id(k): name for name, k in KERNELS.items()}
 _lock = threading.Lock()
-#: Called (no argument) when a kernel's callees are compiled and the kernel's own compile, on
-#: one core, begins: the warm-up child tells the job then (:func:`when_callees_done`).
+#: Called (no argument) once a kernel's compile leaves one core free (:func:`when_callees_done`):
+#: the warm-up child tells the job then.
 _callees_done: list[Any] = []
 
 
@@ -197,9 +197,13 @@ def compile_kernel(kernel: Any, dtype: Any, records: tuple[Any, ...] | None = No
         if helper is None:
             return  # the first call compiles everything here, as without this module
         here, _ = callees(name, dtype)
+        free = _OneCoreFree()
+        watch = threading.Thread(target=free.after, args=(helper.wait,), daemon=True)
+        watch.start()
         try:
             for dispatcher, args in here:
                 dispatcher.compile(args)
+            free.now()
             helper.wait(timeout=WAIT_SECONDS)
         except subprocess.TimeoutExpired:
             pass  # the kernel compiles what the helper has not written
@@ -207,14 +211,38 @@ def compile_kernel(kernel: Any, dtype: Any, records: tuple[Any, ...] | None = No
             with contextlib.suppress(OSError):
                 helper.kill()
                 helper.wait(timeout=10)
-        for call in _callees_done:
-            call()
+        watch.join(timeout=10)
+        free.now()
         kernel.compile(sig)
 
 
+class _OneCoreFree:
+    """Calls the :func:`when_callees_done` hooks once, as soon as one of the two compiling
+    processes is done (this one's callees or the helper), whichever comes first: one core is
+    free from then on, for the rest of the callees and the kernel's own compile hold one."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._done = False
+
+    def now(self) -> None:
+        with self._lock:
+            if self._done:
+                return
+            self._done = True
+        for call in _callees_done:
+            call()
+
+    def after(self, wait: Any) -> None:
+        with contextlib.suppress(Exception):
+            wait()
+        self.now()
+
+
 def when_callees_done(call: Any) -> None:
-    """Call ``call()`` each time :func:`compile_kernel` has compiled a kernel's callees and
-    begins the kernel's own compile, which holds one core alone (the other is then free)."""
+    """Call ``call()`` once per :func:`compile_kernel` that compiles a kernel, as soon as one
+    core is free: when this process has compiled its half of the kernel's callees or the helper
+    its half, whichever is first (the rest, and the kernel's own compile, hold one core)."""
     _callees_done.append(call)
 
 
@@ -262,5 +290,14 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
+def exit_now(code: int) -> None:
+    """End this process at once, its output flushed: what a compiling process wrote (numba's
+    cache entries) is on disk already, and the interpreter's own teardown, with numba and LLVM
+    loaded, took 0.4-0.5 s that the process waiting for it would wait out."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    exit_now(main())

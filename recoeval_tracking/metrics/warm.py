@@ -212,3 +212,6 @@ def main() -> None:
 
 if __name__ == "__main__":
     main()
+    from ..engine.compiling import exit_now
+
+    exit_now(0)  # the job waits for this process's end: no teardown of numba and LLVM

@@ -79,10 +79,10 @@ def test_a_cold_kernel_loads_the_helpers_callees_and_gives_the_same_values(tmp_p
     mine = [d.py_func.__name__ for d, _ in here]
     assert all(compiled.count(name) == 1 for name in mine), compiled
     assert compiled.count("block_exact_list") == 1
-    # the callees-compiled hook (the warm-up child's line to its job) ran once: after this
-    # process's callees, before the kernel's own compile
+    # the one-core-free hook (the warm-up child's line to its job) ran once, before the
+    # kernel's own compile: when this process's callees or the helper's were done
     (at,) = out["said"]
-    assert set(mine) <= set(compiled[:at]) and "block_exact_list" in compiled[at:], out["said"]
+    assert "block_exact_list" in compiled[at:], (out["said"], compiled)
     # the values of the usual path (this process: kernels from the suite's cache)
     res = rt.evaluate(train, test, A=A, B=B, metrics="all", k=5, nthreads=1)
     np.testing.assert_array_equal(out["ndcg"], res.per_user["ndcg_at_5"].to_numpy())
