@@ -7,8 +7,9 @@ module in a child process at the start of a job whose kernel cache is cold: the 
 which compiles the same kernels and writes them to numba's on-disk cache while the job loads,
 splits and fits. When the job reaches its evaluation it waits for the child (a line every few
 seconds), then loads the kernels from the cache. What the job needs next (MLflow and its store,
-matplotlib) is prepared meanwhile, once the child says on its stdout that the kernel's callees
-are compiled: the kernel's own compile then holds one core, and the other is free for it.
+matplotlib) is prepared meanwhile, once the child says on its stdout that one of its two
+compiling processes (itself, its helper) is done with its half of the kernel's callees: the
+rest of the compile then holds one core, and the other is free for it.
 
 Nothing depends on the child: if it fails, is slow or compiles another dtype than the model
 scores in, the job compiles what it needs itself, as without it.
@@ -39,8 +40,9 @@ __all__ = ["start", "WarmUp", "score_dtype", "main"]
 
 #: The longest a job waits for the child before compiling for itself.
 WAIT_SECONDS = 120.0
-#: The line the child writes on its stdout when the kernel's callees are compiled and the
-#: kernel's own compile (one core) begins.
+#: The line the child writes on its stdout when one of its two compiling processes is done
+#: with its half of the kernel's callees: the rest of the compile holds one core
+#: (:func:`~recoeval_tracking.engine.compiling.when_callees_done`).
 CALLEES_DONE = b"callees compiled\n"
 
 logger = logging.getLogger(__name__)
@@ -65,10 +67,10 @@ class WarmUp:
 
         A line says what the job waits for, and another every few seconds while it waits
         (:func:`~recoeval_tracking._heartbeat.heartbeat`). ``meanwhile`` (a slow import the job
-        needs next, say) runs in a thread during the wait, from the moment the child says it
-        has compiled the kernel's callees (:data:`CALLEES_DONE`) or has ended: the kernel's own
-        compile, which follows, holds one core and leaves the other to it, where earlier it
-        would have taken CPU from the compile on both (about 1 s of the first command's wall).
+        needs next, say) runs in a thread during the wait, from the moment the child says a
+        core is free (:data:`CALLEES_DONE`) or has ended: the rest of the compile holds one
+        core and leaves the other to it, where earlier it took CPU from the compile on both
+        (about 1 s of the first command's wall).
         The wait ends when both are done (its exception is dropped: the job meets it again
         where it needs what it prepared)."""
         if self.proc is None:
@@ -120,9 +122,8 @@ class WarmUp:
 
 
 def _after_callees(proc: subprocess.Popen, call: Callable[[], Any]) -> None:
-    """``call()`` once the child has compiled the kernel's callees (its line on stdout) or has
-    ended: until then both cores compile, and the job's own work would only slow them; the
-    kernel's own compile, which follows, leaves one core free."""
+    """``call()`` once the child says a core is free (its line on stdout) or has ended: until
+    then both cores compile, and the job's own work would only slow them."""
     if proc.stdout is not None:
         with contextlib.suppress(OSError, ValueError):
             proc.stdout.readline()
