@@ -148,13 +148,20 @@ def _prepare_user_at_k(s, u, train, test, plan, outs):
 
 
 @njit(cache=True, inline="always")
-def _fill_at_k(s, u, pos_scores, vals, gt, eq, pool, train, test, plan, outs):
-    """The @k metrics from the positives' exact ranks under a total order of ties."""
+def _exact_sorted(s, u, pos_scores, vals, gt, eq, train, test, plan):
+    """The positives' exact ranks under a total order of ties, ascending, with their values."""
     n_pos = pos_scores.shape[0]
     ranks = np.empty(n_pos, dtype=np.int64)
     rvals = np.empty(n_pos, dtype=np.float64)
     _exact_ranks(s, u, pos_scores, vals, gt, eq, train, test, plan, ranks, rvals)
     sort_by_rank(ranks, rvals)
+    return ranks, rvals
+
+
+@njit(cache=True, inline="always")
+def _fill_at_k(s, u, pos_scores, vals, gt, eq, pool, train, test, plan, outs):
+    """The @k metrics from the positives' exact ranks under a total order of ties."""
+    ranks, rvals = _exact_sorted(s, u, pos_scores, vals, gt, eq, train, test, plan)
     fill_metrics(ranks, rvals, pool, plan, outs.out, u)
 
 
@@ -178,11 +185,7 @@ def _put_list(s, u, train, plan, outs):
 def _fill_exact(s, u, pos_scores, vals, gt, eq, pool, train, test, plan, outs):
     """Every metric (the whole-ranking ones too) from the positives' exact ranks under a total
     order of ties: :func:`_fill_from_ranks` without the tie policies' ranks."""
-    n_pos = pos_scores.shape[0]
-    ranks = np.empty(n_pos, dtype=np.int64)
-    rvals = np.empty(n_pos, dtype=np.float64)
-    _exact_ranks(s, u, pos_scores, vals, gt, eq, train, test, plan, ranks, rvals)
-    sort_by_rank(ranks, rvals)
+    ranks, rvals = _exact_sorted(s, u, pos_scores, vals, gt, eq, train, test, plan)
     fill_metrics(ranks, rvals, pool, plan, outs.out, u)
     if plan.full_ranks:
         fill_whole(ranks, rvals, pool, plan.wslots, outs.whole, u, gt, eq)
