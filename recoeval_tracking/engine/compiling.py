@@ -39,6 +39,7 @@ __all__ = [
     "callees",
     "compile_all",
     "compile_kernel",
+    "exit_now",
     "kernel_signature",
     "is_ready",
     "main",
