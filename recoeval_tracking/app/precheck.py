@@ -36,7 +36,7 @@ REMOTE_LAUNCHERS = ("SlurmLauncher", "RayAWSLauncher", "RayLauncher", "RQLaunche
 
 #: Said once before the first evaluation when numba's on-disk cache holds no compiled kernels.
 COMPILE_NOTICE = (
-    "compiling the metric kernels once (about 10 s on 2 cores; the app begins it in a "
+    "compiling the metric kernels once (about 7 s on 2 cores; the app begins it in a "
     "second process while the job loads and fits); cached afterwards"
 )
 
