@@ -198,9 +198,8 @@ def compile_kernel(kernel: Any, dtype: Any, records: tuple[Any, ...] | None = No
         if helper is None:
             return  # the first call compiles everything here, as without this module
         here, _ = callees(name, dtype)
-        free = _OneCoreFree()
-        watch = threading.Thread(target=free.after, args=(helper.wait,), daemon=True)
-        watch.start()
+        free = _OneCoreFree()  # the hooks, once: when the helper ends or this half is compiled
+        threading.Thread(target=free.after, args=(helper.wait,), daemon=True).start()
         try:
             for dispatcher, args in here:
                 dispatcher.compile(args)
@@ -212,8 +211,6 @@ def compile_kernel(kernel: Any, dtype: Any, records: tuple[Any, ...] | None = No
             with contextlib.suppress(OSError):
                 helper.kill()
                 helper.wait(timeout=10)
-        watch.join(timeout=10)
-        free.now()
         kernel.compile(sig)
 
 

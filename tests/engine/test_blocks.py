@@ -195,9 +195,12 @@ def test_the_exact_kernels_give_what_the_policies_kernels_give_under_a_total_ord
 
     chosen = []
     pick = kernels.block_kernel
-    monkeypatch.setattr(
-        kernels, "block_kernel", lambda plan: chosen.append(pick(plan)) or pick(plan)
-    )
+
+    def noted(plan):
+        chosen.append(pick(plan))
+        return chosen[-1]
+
+    monkeypatch.setattr(kernels, "block_kernel", noted)
     exact = run()
     assert chosen[-1] is (kernels.block_exact_list if with_list else kernels.block_exact)
     monkeypatch.setattr(
