@@ -559,6 +559,7 @@ def group_task(spec: ShardSpec) -> Any:
     choose the Arrow form, and fails on a ``functools.partial``."""
 
     def run(table):  # no annotations (see above)
+        settle_worker()
         return evaluate_table(table, spec)
 
     return run
@@ -566,19 +567,46 @@ def group_task(spec: ShardSpec) -> Any:
 
 def evaluate_cogroup(table: Any, factors: Any, spec: ShardSpec) -> Any:
     """``cogroup(...).applyInArrow``: one shard's interactions and its users' factors."""
+    settle_worker()
     side = table if table.num_rows else factors
     j = int(_array(side, "shard")[0].as_py())
     return evaluate_table(table, spec, j, factors=factors)
 
 
-def _partition_id() -> int:
-    """The Spark partition of the running task (the shard of a hash-partitioned frame)."""
+def _task_context() -> Any:
+    """The running Spark task's context (None outside a Spark task)."""
     try:
         from pyspark import TaskContext
     except ImportError:  # pragma: no cover - called from a Spark task
-        return 0
-    ctx = TaskContext.get()
+        return None
+    return TaskContext.get()
+
+
+def _partition_id() -> int:
+    """The Spark partition of the running task (the shard of a hash-partitioned frame)."""
+    ctx = _task_context()
     return int(ctx.partitionId()) if ctx is not None else 0
+
+
+_WORKER_TASKS = [0]
+
+
+def settle_worker() -> None:
+    """In a Spark Python worker, from its second task on: the objects it holds set aside from
+    the cyclic garbage collector (``gc.freeze``). A reused worker runs a full ``gc.collect()``
+    after every task (``pyspark.daemon``), which walks every object the worker holds: with the
+    engine loaded (numba, scipy, pandas) that took about 0.1 CPU s a task, 0.7-0.9 of a 1M-user
+    run's 3 CPU s in the workers (``bench_spark.py``). By the second task that collection has
+    run once after the first, so what is left is the modules and the loaded kernels; objects
+    made later are collected as before. Never outside a Spark task (a driver or a notebook
+    keeps its collector as it is)."""
+    import gc
+
+    if _task_context() is None:
+        return
+    _WORKER_TASKS[0] += 1
+    if _WORKER_TASKS[0] == 2:
+        gc.freeze()
 
 
 def evaluate_batches(batches: Iterator[Any], spec: ShardSpec) -> Iterator[Any]:
@@ -589,6 +617,7 @@ def evaluate_batches(batches: Iterator[Any], spec: ShardSpec) -> Iterator[Any]:
     import pyarrow.compute as pc
 
     t0 = time.perf_counter()
+    settle_worker()
     chunks = list(batches)
     if not chunks or not any(b.num_rows for b in chunks):
         return
