@@ -199,6 +199,9 @@ logging.Handler.handleError = _handle_error_unless_closed  # type: ignore[method
 # warm-up child would only add processes: off unless a test turns them on
 # (tests/engine/test_compiling.py, tests/metrics/test_warm.py, tests/app/test_pipeline.py).
 os.environ.setdefault("RECOEVAL_WARM_UP", "0")
+# Likewise the app's upload child (the in-process tests of the app patch the tracking code it
+# would not see): its own tests start it (tests/tracking/test_uploader.py, tests/app/test_startup.py).
+os.environ.setdefault("RECOEVAL_UPLOADER", "0")
 
 
 # ---------------------------------------------------------------------------------------------

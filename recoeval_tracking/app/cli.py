@@ -336,12 +336,14 @@ def main() -> None:
         sweep = _is_multirun(argv)
         startup.begin(_PROG, "starting the sweep" if sweep else "starting the job")
         if not sweep:  # on a cold cache: the kernels' compile starts its imports now
-            startup.prestart_warm_up()
+            if not startup.prestart_warm_up():  # on a warm one: MLflow's import and store
+                startup.prestart_uploader(argv)
     try:
         _main(runs)
     finally:
         startup.end()
         startup.stop_warm_up()
+        startup.stop_uploader()
 
 
 def _main(runs: bool) -> None:

@@ -70,18 +70,20 @@ def track_job(
     # MLflow's import and its store's start take seconds: say what the job is doing meanwhile
     logger.info("logging the job to MLflow (%s, experiment %r)...", _scrub(uri), experiment)
     t0 = time.perf_counter()
+    upload = {
+        "tracking_uri": uri,
+        "experiment": experiment,
+        "parent_run_id": sweep.get("parent_run_id"),
+        "sweep_id": sweep.get("sweep_id"),
+        "params": user_params(cfg),
+        "run_name": name,
+        "precision": tracking.get("precision") or "auto",
+        "tags": tags,
+    }
     with heartbeat("logging the job to MLflow", logger.info):
-        run_id = upload_or_mark_pending(
-            out,
-            tracking_uri=uri,
-            experiment=experiment,
-            parent_run_id=sweep.get("parent_run_id"),
-            sweep_id=sweep.get("sweep_id"),
-            params=user_params(cfg),
-            run_name=name,
-            precision=tracking.get("precision") or "auto",
-            tags=tags,
-        )
+        done, run_id = _in_upload_child(out, upload)
+        if not done:
+            run_id = upload_or_mark_pending(out, **upload)
     if run_id is not None:
         logger.info(
             "MLflow run %s in %s (logged in %.2f s)", run_id, _scrub(uri), time.perf_counter() - t0
@@ -102,6 +104,20 @@ _RUNTIME_KEYS = (
     "baselines",
     "baseline_rank",
 )
+
+
+def _in_upload_child(out: Path, upload: dict[str, Any]) -> tuple[bool, str | None]:
+    """The upload by the command's upload child, when it started one
+    (:func:`~recoeval_tracking.app.startup.prestart_uploader`: MLflow already imported there):
+    whether it took it, and the run id."""
+    from .startup import uploader
+
+    proc = uploader()
+    if proc is None:
+        return False, None
+    from .._uploader_child import upload_in_child
+
+    return upload_in_child(proc, out, upload)
 
 
 def user_params(cfg: Mapping[str, Any]) -> dict[str, Any]:

@@ -354,6 +354,7 @@ def run_job(
     uri = (tracking_uri or tracking_uri_for(tracking, base)) if tracking.get("enabled") else None
     plots = bool(cfg.get("plots", True))
     preload = partial(_preload, uri if run_id is None else None, plots)
+    _open_store_early(uri if run_id is None else None)
     wanted = read_protocol(cfg)
     X, split, model, results, timings, validation = _run_stages(
         sections, options, disable, base, backend, out, model_label, fitted, data, preload, wanted
@@ -571,6 +572,23 @@ def _evaluate_now(
             shards=backend.get("shards"),
             per_user_dir=parts,
         )
+
+
+def _open_store_early(uri: str | None) -> None:
+    """Name the job's store to the upload child, when the command started one
+    (:func:`~recoeval_tracking.app.startup.prestart_uploader`): it opens the store while the
+    job runs; a job that logs nothing (``uri`` None: its config turns tracking off) ends it."""
+    from .startup import stop_uploader, uploader
+
+    proc = uploader()
+    if proc is None:
+        return
+    if uri is None:
+        stop_uploader()
+        return
+    from .._uploader_child import open_store
+
+    open_store(proc, uri)
 
 
 def _preload(uri: str | None, plots: bool) -> None:

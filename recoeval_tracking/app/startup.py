@@ -9,11 +9,14 @@ of seconds of an empty terminal. :func:`begin` prints ``recoeval-track: starting
 ends with the first log record of level INFO or above (a stage's line, the sweep's parent run,
 Hydra's launcher), or with :func:`end`, which the command calls when it returns.
 
-On a cold kernel cache a single run also starts its warm-up child here
+A single run also starts a child process here: on a cold kernel cache its warm-up child
 (:func:`prestart_warm_up`): the process that compiles the metric kernels
 (:mod:`recoeval_tracking.metrics.warm`) imports numpy, scipy, numba and the engine while this
 one imports Hydra and composes the config, then compiles as soon as the job sends it its
 options (:func:`take_warm_up`); a job that does not need it stops it (:func:`stop_warm_up`).
+On a warm cache its upload child (:func:`prestart_uploader`,
+:mod:`recoeval_tracking.tracking.uploader`): MLflow imported and the store opened on the other
+core while the job runs, the job's folder uploaded when it is written.
 """
 
 from __future__ import annotations
@@ -28,10 +31,22 @@ from typing import Any
 
 from .._heartbeat import beat
 
-__all__ = ["begin", "end", "running", "prestart_warm_up", "take_warm_up", "stop_warm_up"]
+__all__ = [
+    "begin",
+    "end",
+    "running",
+    "prestart_warm_up",
+    "take_warm_up",
+    "stop_warm_up",
+    "prestart_uploader",
+    "uploader",
+    "stop_uploader",
+]
 
 _stop = threading.Event()
-_state: dict[str, Any] = {"thread": None, "factory": None, "warm": None}
+_state: dict[str, Any] = {"thread": None, "factory": None, "warm": None, "uploader": None}
+#: Overrides that turn a job's tracking off: no upload child for them.
+_NO_TRACKING = frozenset({"tracking.enabled=false", "tracking.enabled=False"})
 
 
 def _say(text: str) -> None:
@@ -119,3 +134,37 @@ def stop_warm_up() -> None:
         proc.wait()
         if proc.stdin is not None:
             proc.stdin.close()
+
+
+def prestart_uploader(argv: list[str]) -> bool:
+    """Start the upload child (:mod:`recoeval_tracking.tracking.uploader`: MLflow imported and
+    the store opened on the other core while the job runs) unless ``RECOEVAL_UPLOADER`` is
+    ``0``, the command line turns tracking off, or a warm-up child compiles the kernels (both
+    cores are then busy, and the job prepares MLflow in the compile's last second instead);
+    returns whether it started. Standard library only."""
+    if _state["uploader"] is not None or _state["warm"] is not None:
+        return False
+    if os.environ.get("RECOEVAL_UPLOADER") == "0" or _NO_TRACKING.intersection(argv):
+        return False
+    from .._uploader_child import start_child
+
+    try:
+        _state["uploader"] = start_child()
+    except OSError:
+        return False
+    return True
+
+
+def uploader() -> subprocess.Popen | None:
+    """The upload child :func:`prestart_uploader` started, while it runs (else None)."""
+    proc = _state["uploader"]
+    return proc if proc is not None and proc.poll() is None else None
+
+
+def stop_uploader() -> None:
+    """End the upload child at once (a no-op when none was started or it has ended)."""
+    proc, _state["uploader"] = _state["uploader"], None
+    if proc is not None:
+        from .._uploader_child import stop_child
+
+        stop_child(proc, kill=True)

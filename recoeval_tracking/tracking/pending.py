@@ -77,7 +77,7 @@ from .client import (
     _sqlite_path,
     resolve_tracking_uri,
 )
-from .runs import job_lock, set_marker, upload_args, upload_job
+from .runs import _context_tags, job_lock, set_marker, upload_args, upload_job
 from .sweeps import (
     PARENT_LOCK,
     SWEEP_FILE,
@@ -346,15 +346,18 @@ def read_pending_sweep(sweep_dir: Path) -> dict[str, Any]:
         return {}
 
 
-def preload(uri: str) -> None:
+def preload(uri: str | None) -> None:
     """Import MLflow (about 2 s) and open a SQLite store at ``uri`` (a new database's schema
-    takes another second), so that a job's upload (:func:`upload_or_mark_pending`) finds both
-    ready: the app calls this in a thread while the job waits for the kernels compiling in its
-    warm-up child. A server is not contacted."""
-    if _sqlite_path(uri) is not None:
+    takes another second; None: only the import), so that a job's upload
+    (:func:`upload_or_mark_pending`) finds both ready: the app calls this in a thread while
+    the job waits for the kernels compiling in its warm-up child, and its upload child
+    (:mod:`.uploader`) as it starts and once the job names its store. MLflow's run context
+    (the git commit beside the command) is resolved once too. A server is not contacted."""
+    if uri is not None and _sqlite_path(uri) is not None:
         _client(uri)
     else:
         from mlflow.tracking import MlflowClient  # noqa: F401
+    _context_tags()  # MLflow's run context imports GitPython: 0.27 s of a first upload
 
 
 # ---------------------------------------------------------------------------------------------

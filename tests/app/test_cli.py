@@ -13,12 +13,14 @@ gets exercised.
 from __future__ import annotations
 
 import json
+import re
 import sys
 from pathlib import Path
 
 import pandas as pd
 import pytest
 import yaml
+from commands import clean_env
 
 from .conftest import (
     QUIET,
@@ -87,8 +89,10 @@ def test_single_run_end_to_end_and_rerun_from_the_job_config(tmp_path, local_sto
         ],
         tmp_path,
         module=False,
+        env={**clean_env(), "RECOEVAL_UPLOADER": "1"},  # as a user runs it: the upload child
     )
     assert_ok(proc)
+    assert re.search(r"MLflow run [0-9a-f]{32} in sqlite:///.*\(logged in", proc.stdout)
     # progress=auto: no bars when stderr is not a terminal
     assert "ALS:" not in proc.stderr and "eval:" not in proc.stderr
     job = _single_job_dir(tmp_path)

@@ -25,11 +25,13 @@ sys.stdout = buffer = io.StringIO()
 def probe(runs):
     from recoeval_tracking.app import startup
     warm = startup._state.get("warm")
+    up = startup.uploader()
     seen.update(
         printed=buffer.getvalue(),
         loaded=sorted(m for m in ("hydra", "omegaconf", "numpy", "scipy", "pandas", "mlflow")
                       if m in sys.modules),
         warm_up=None if warm is None else warm.args[-2:],
+        uploader=None if up is None else up.args[1:],
     )
 cli._main = probe
 sys.argv = ["recoeval-track", *json.loads(sys.argv[1])]
@@ -110,6 +112,32 @@ def test_a_single_run_on_a_cold_kernel_cache_starts_its_warm_up_child_first(tmp_
     (tmp_path / "warm" / "engine" / "kernels.block_topk-1.py311.nbi").write_bytes(b"")
     warm = {**cold, "NUMBA_CACHE_DIR": str(tmp_path / "warm")}
     assert _probe(["model=popularity"], **warm)["warm_up"] is None
+
+
+def test_a_single_run_on_a_warm_kernel_cache_starts_its_upload_child_first(tmp_path):
+    # the child imports MLflow while this process imports Hydra, composes, loads, fits and
+    # evaluates: it exists before any of those is imported here, and is given the job's
+    # command line (MLflow's runs name it as their source)
+    (tmp_path / "warm" / "engine").mkdir(parents=True)
+    (tmp_path / "warm" / "engine" / "kernels.block_topk-1.py311.nbi").write_bytes(b"")
+    env = {"NUMBA_CACHE_DIR": str(tmp_path / "warm"), "RECOEVAL_UPLOADER": "1"}
+    seen = _probe(["model=popularity"], **env)
+    assert seen["uploader"] == [
+        "-m",
+        "recoeval_tracking.tracking.uploader",
+        "recoeval-track",
+        "model=popularity",
+    ]
+    assert seen["loaded"] == []
+    # not for a sweep (its process imports MLflow for the parent run), a command that runs
+    # nothing, tracking turned off, the upload child off, nor a cold cache (both cores compile)
+    assert _probe(["-m", "model=popularity,random"], **env)["uploader"] is None
+    assert _probe(["--cfg", "job"], **env)["uploader"] is None
+    assert _probe(["model=popularity", "tracking.enabled=false"], **env)["uploader"] is None
+    assert _probe(["model=popularity"], **{**env, "RECOEVAL_UPLOADER": "0"})["uploader"] is None
+    cold = {**env, "NUMBA_CACHE_DIR": str(tmp_path / "empty"), "RECOEVAL_WARM_UP": "1"}
+    seen = _probe(["model=popularity"], **cold)
+    assert seen["uploader"] is None and seen["warm_up"] is not None
 
 
 def test_the_job_hands_the_started_child_its_options_or_stops_it(monkeypatch):
@@ -228,3 +256,28 @@ def test_no_config_of_the_app_sets_the_run_mode():
         hydra = doc.get("hydra") if isinstance(doc, dict) else None
         assert not (isinstance(hydra, dict) and "mode" in hydra), path
         assert "hydra.mode" not in path.read_text(), path
+
+
+def test_the_job_names_its_store_to_the_upload_child_or_ends_it():
+    import pickle
+
+    from recoeval_tracking.app import pipeline
+
+    def child() -> subprocess.Popen:
+        code = "import sys; sys.stdout.buffer.write(sys.stdin.buffer.read())"
+        return subprocess.Popen(
+            [sys.executable, "-c", code], stdin=subprocess.PIPE, stdout=subprocess.PIPE
+        )
+
+    try:
+        told = startup._state["uploader"] = child()
+        pipeline._open_store_early("sqlite:////tmp/store/mlflow.db")
+        told.stdin.close()
+        assert pickle.loads(told.stdout.read()) == ("open", "sqlite:////tmp/store/mlflow.db")
+        assert told.wait(timeout=10) == 0
+        # a job whose config turns tracking off (no store) ends the child at once
+        ended = startup._state["uploader"] = child()
+        pipeline._open_store_early(None)
+        assert ended.wait(timeout=10) != 0 and startup._state["uploader"] is None
+    finally:
+        startup.stop_uploader()
