@@ -46,7 +46,7 @@ __all__ = [
 _stop = threading.Event()
 _state: dict[str, Any] = {"thread": None, "factory": None, "warm": None, "uploader": None}
 #: Overrides that turn a job's tracking off: no upload child for them.
-_NO_TRACKING = frozenset({"tracking.enabled=false", "tracking.enabled=False"})
+_NO_TRACKING = frozenset({"tracking=none", "tracking.enabled=false", "tracking.enabled=False"})
 
 
 def _say(text: str) -> None:
@@ -139,7 +139,8 @@ def stop_warm_up() -> None:
 def prestart_uploader(argv: list[str]) -> bool:
     """Start the upload child (:mod:`recoeval_tracking.tracking.uploader`: MLflow imported and
     the store opened on the other core while the job runs) unless ``RECOEVAL_UPLOADER`` is
-    ``0``, the command line turns tracking off, or a warm-up child compiles the kernels (both
+    ``0``, the command line turns tracking off (``tracking=none``, ``tracking.enabled=false``;
+    a job whose config does so ends it once composed), or a warm-up child compiles the kernels (both
     cores are then busy, and the job prepares MLflow in the compile's last second instead);
     returns whether it started. Standard library only."""
     if _state["uploader"] is not None or _state["warm"] is not None:

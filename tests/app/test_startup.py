@@ -134,6 +134,7 @@ def test_a_single_run_on_a_warm_kernel_cache_starts_its_upload_child_first(tmp_p
     assert _probe(["-m", "model=popularity,random"], **env)["uploader"] is None
     assert _probe(["--cfg", "job"], **env)["uploader"] is None
     assert _probe(["model=popularity", "tracking.enabled=false"], **env)["uploader"] is None
+    assert _probe(["model=popularity", "tracking=none"], **env)["uploader"] is None
     assert _probe(["model=popularity"], **{**env, "RECOEVAL_UPLOADER": "0"})["uploader"] is None
     cold = {**env, "NUMBA_CACHE_DIR": str(tmp_path / "empty"), "RECOEVAL_WARM_UP": "1"}
     seen = _probe(["model=popularity"], **cold)
