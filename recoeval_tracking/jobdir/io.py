@@ -79,7 +79,6 @@ import numpy as np
 import pandas as pd
 
 from .._validation import param_error
-from ..metrics.evaluate import metric_fingerprints
 from ..metrics.results import Results, headline_metrics
 from .job_json import _job_meta, _json_safe, _write_job_json
 from .markers import (
@@ -536,6 +535,8 @@ def _write_results(
     """``metrics.json``, ``definitions.json``, ``curves.csv`` and ``per_user.parquet``, every
     metric named with ``prefix`` (``val_`` for an evaluation on the validation part); returns
     the curves table and the sanitised metric columns."""
+    from ..metrics.evaluate import metric_fingerprints  # the engine: not for a reader of folders
+
     out = writer.out
     metrics = _prefixed_metrics(results, prefix)
     metrics.update({sanitize_key(str(k)): float(v) for k, v in (extra_metrics or {}).items()})
