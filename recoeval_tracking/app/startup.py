@@ -27,6 +27,7 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Callable
 from typing import Any
 
 from .._heartbeat import beat
@@ -99,6 +100,15 @@ def end() -> None:
         logging.setLogRecordFactory(installed[0])
 
 
+def _started(key: str, start: Callable[[], subprocess.Popen]) -> bool:
+    """``start()``'s child kept as ``key`` of the state; whether it started."""
+    try:
+        _state[key] = start()
+    except OSError:
+        return False
+    return True
+
+
 def prestart_warm_up() -> bool:
     """Start the warm-up child (``python -m recoeval_tracking.metrics.warm``, its stdin a pipe
     the job writes its options to) when the engine's kernel cache holds no index at all and
@@ -112,11 +122,7 @@ def prestart_warm_up() -> bool:
         return False
     from .._warm_child import start_child
 
-    try:
-        _state["warm"] = start_child()
-    except OSError:
-        return False
-    return True
+    return _started("warm", start_child)
 
 
 def take_warm_up() -> subprocess.Popen | None:
@@ -139,21 +145,17 @@ def stop_warm_up() -> None:
 def prestart_uploader(argv: list[str]) -> bool:
     """Start the upload child (:mod:`recoeval_tracking.tracking.uploader`: MLflow imported and
     the store opened on the other core while the job runs) unless ``RECOEVAL_UPLOADER`` is
-    ``0``, the command line turns tracking off (``tracking=none``, ``tracking.enabled=false``;
-    a job whose config does so ends it once composed), or a warm-up child compiles the kernels (both
-    cores are then busy, and the job prepares MLflow in the compile's last second instead);
-    returns whether it started. Standard library only."""
+    ``0``, the command line turns tracking off (``tracking=none``,
+    ``tracking.enabled=false``; a job whose config does so ends it once composed), or a warm-up
+    child compiles the kernels (both cores are then busy, and the job prepares MLflow in the
+    compile's last second instead); returns whether it started. Standard library only."""
     if _state["uploader"] is not None or _state["warm"] is not None:
         return False
     if os.environ.get("RECOEVAL_UPLOADER") == "0" or _NO_TRACKING.intersection(argv):
         return False
     from .._uploader_child import start_child
 
-    try:
-        _state["uploader"] = start_child()
-    except OSError:
-        return False
-    return True
+    return _started("uploader", start_child)
 
 
 def uploader() -> subprocess.Popen | None:
