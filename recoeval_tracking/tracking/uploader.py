@@ -118,11 +118,11 @@ def main() -> None:
             with contextlib.suppress(Exception):  # the upload meets the store's error itself
                 pending.preload(message[1])
         elif message[0] == "upload":
-            answer = _upload(message[1], message[2])
-            try:
-                pickle.dump(answer, answers)
+            try:  # pickled whole before a byte is sent: the job reads one answer or none
+                answer = pickle.dumps(_upload(message[1], message[2]))
             except (pickle.PicklingError, TypeError, AttributeError):
-                pickle.dump(("error", "the upload's outcome could not be sent"), answers)
+                answer = pickle.dumps(("error", "the upload's outcome could not be sent"))
+            answers.write(answer)
             answers.flush()
             sys.stderr.flush()
             # the upload is whole (its folder marked SYNCED or PENDING): end without the
