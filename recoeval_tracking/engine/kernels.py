@@ -334,6 +334,11 @@ def ranked_list_metrics(lists, rows, train, test, plan, out):
     """
     L = lists.shape[1]
     K = plan.K
+    most = 0
+    for b in range(rows.shape[0]):
+        most = max(most, test.ptr[rows[b] + 1] - test.ptr[rows[b]])
+    rank_buf = np.empty(most, dtype=np.int64)  # one scratch for the block, not two per user
+    val_buf = np.empty(most, dtype=test.val.dtype)
     for b in range(rows.shape[0]):
         u = rows[b]
         t0 = train.ptr[u]
@@ -341,8 +346,11 @@ def ranked_list_metrics(lists, rows, train, test, plan, out):
         pool = plan.n_items - (t1 - t0)
         p0 = test.ptr[u]
         n_pos = test.ptr[u + 1] - p0
-        ranks = np.full(n_pos, K + 1, dtype=np.int64)
-        vals = test.val[p0 : p0 + n_pos].copy()
+        ranks = rank_buf[:n_pos]
+        vals = val_buf[:n_pos]
+        for j in range(n_pos):
+            ranks[j] = K + 1
+            vals[j] = test.val[p0 + j]
         pos_rank = 0
         for r in range(L):
             item = lists[u, r]
