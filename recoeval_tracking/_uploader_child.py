@@ -1,25 +1,27 @@
 """The job's side of its upload child (standard library only): start it, name the store, ask
 for the upload and show what it said (:mod:`recoeval_tracking.tracking.uploader`).
 
-The child is ``python -m recoeval_tracking.tracking.uploader <the job's command line>`` with its
-stdin and stdout pipes of pickled messages and its stderr discarded: what the upload says (its
-log records, its text on stdout and stderr, its warnings) comes back with its answer and is said
-by the job, so that a child that dies at its start, or is stopped in the middle of its imports,
-prints nothing. Started by the app before it imports numpy or
-Hydra (:func:`recoeval_tracking.app.startup.prestart_uploader`); ``RECOEVAL_UPLOADER=0`` keeps
-every upload in the job's process.
+The child is ``python -m recoeval_tracking.tracking.uploader <the job's command line>``
+(:mod:`recoeval_tracking._children`), its stdin and stdout pipes of pickled messages and its
+stderr discarded: what the upload says (its log records, its text on stdout and stderr, its
+warnings) comes back with its answer and is said by the job, so that a child that dies at its
+start, or is stopped in the middle of its imports, prints nothing. Started by the app before it
+imports numpy or Hydra (:func:`recoeval_tracking.app.startup.prestart_uploader`);
+``RECOEVAL_UPLOADER=0`` keeps every upload in the job's process.
 """
 
 from __future__ import annotations
 
 import logging
-import os
 import pickle
 import subprocess
 import sys
 import warnings
 from pathlib import Path
 from typing import Any
+
+from . import _children
+from ._children import stop_child
 
 __all__ = ["start_child", "open_store", "upload_in_child", "stop_child"]
 
@@ -28,16 +30,9 @@ logger = logging.getLogger(__name__)
 
 def start_child() -> subprocess.Popen:
     """Start the upload child (it imports MLflow, then waits for the job's messages);
-    ``OSError`` when it cannot start."""
-    return subprocess.Popen(
-        # the job's own command line after the module's: MLflow's run tags name its source
-        # (``mlflow.source.name``, the git commit beside it) from ``sys.argv[0]``
-        [sys.executable, "-m", "recoeval_tracking.tracking.uploader", *sys.argv],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,  # what the upload says comes back in its answer
-        env=os.environ.copy(),
-    )
+    ``OSError`` when it cannot start. It is given the job's own command line: MLflow's run tags
+    name its source (``mlflow.source.name``, the git commit beside it) from ``sys.argv[0]``."""
+    return _children.start_child("recoeval_tracking.tracking.uploader", sys.argv)
 
 
 def _send(proc: subprocess.Popen, message: tuple[Any, ...]) -> bool:
@@ -62,8 +57,9 @@ def upload_in_child(
 ) -> tuple[bool, str | None]:
     """``upload_or_mark_pending(path, **kwargs)`` in the child: ``(True, run id or None)`` once
     it answered, after what it said (log records, printed text, warnings) is said here as the
-    job's own, in its order; ``(False, None)`` when it could not take the upload (it had ended, died, or raised:
-    the job then uploads itself, and meets the error there). The child ends after it."""
+    job's own, in its order; ``(False, None)`` when it could not take the upload (it had ended,
+    died, or raised: the job then uploads itself, and meets the error there). The child ends
+    after it."""
     answer: Any = None
     if _send(proc, ("upload", str(path), kwargs)) and proc.stdout is not None:
         try:
@@ -96,22 +92,3 @@ def _say(event: tuple[Any, ...]) -> None:
         stream.flush()
     elif kind == "warn":
         warnings.warn(event[1], event[2], stacklevel=3)
-
-
-def stop_child(proc: subprocess.Popen, kill: bool = False) -> None:
-    """End the child (``kill``: at once, in the middle of its imports; else once it has read
-    that nothing more comes). A no-op once it has ended."""
-    if kill and proc.poll() is None:
-        proc.kill()
-    if proc.stdin is not None:
-        try:
-            proc.stdin.close()
-        except OSError:
-            pass
-    try:
-        proc.wait(timeout=5)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.wait()
-    if proc.stdout is not None:
-        proc.stdout.close()

@@ -134,12 +134,7 @@ def take_warm_up() -> subprocess.Popen | None:
 
 def stop_warm_up() -> None:
     """End the child :func:`prestart_warm_up` started when no job took it (a no-op else)."""
-    proc = take_warm_up()
-    if proc is not None:
-        proc.kill()
-        proc.wait()
-        if proc.stdin is not None:
-            proc.stdin.close()
+    _end_child("warm")
 
 
 def prestart_uploader(argv: list[str]) -> bool:
@@ -166,8 +161,13 @@ def uploader() -> subprocess.Popen | None:
 
 def stop_uploader() -> None:
     """End the upload child at once (a no-op when none was started or it has ended)."""
-    proc, _state["uploader"] = _state["uploader"], None
+    _end_child("uploader")
+
+
+def _end_child(key: str) -> None:
+    """End the child kept as ``key`` of the state at once, its pipes closed, and forget it."""
+    proc, _state[key] = _state[key], None
     if proc is not None:
-        from .._uploader_child import stop_child
+        from .._children import stop_child
 
         stop_child(proc, kill=True)

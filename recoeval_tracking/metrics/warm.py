@@ -99,7 +99,7 @@ class WarmUp:
             return False
         finally:
             self.waited = time.perf_counter() - t0
-        self.proc = None
+        self._end(kill=False)  # it has ended: its stdout pipe closed
         return code == 0
 
     def wait_for(self, inputs: dict[str, Any], meanwhile: Callable[[], Any] | None = None) -> bool:
@@ -114,10 +114,14 @@ class WarmUp:
 
     def stop(self) -> None:
         """End the child (its partial work stays valid: numba writes whole cache entries)."""
+        self._end(kill=True)
+
+    def _end(self, kill: bool) -> None:
+        """The child ended (``kill``: at once) and its pipes closed; forgotten."""
         if self.proc is not None:
-            with contextlib.suppress(OSError):
-                self.proc.kill()
-                self.proc.wait(timeout=10)
+            from .._children import stop_child
+
+            stop_child(self.proc, kill=kill)
             self.proc = None
 
 

@@ -14,8 +14,10 @@ from recoeval_tracking.options import EvalOptions
 def test_the_child_compiles_for_the_options_and_exits_cleanly():
     options = EvalOptions.from_config({"names": ["p", "ndcg", "roc_auc"], "k": 5}, nthreads=2)
     w = warm.start(options, "float64")
+    proc = w.proc
     assert w.wait("float64", timeout=300)
     assert w.proc is None and w.waited > 0
+    assert proc.stdout.closed  # the pipe of its line to the job, closed once it has ended
 
 
 def test_a_job_scoring_in_another_dtype_stops_the_child_without_waiting():
@@ -24,6 +26,7 @@ def test_a_job_scoring_in_another_dtype_stops_the_child_without_waiting():
     proc = w.proc
     assert not w.wait(np.float64)
     assert proc.poll() is not None and w.waited == 0.0
+    assert proc.stdout.closed
 
 
 def test_no_child_is_waited_for_when_it_could_not_start(monkeypatch):
