@@ -353,8 +353,9 @@ def run_job(
     tracking = dict(cfg.get("tracking") or {})
     uri = (tracking_uri or tracking_uri_for(tracking, base)) if tracking.get("enabled") else None
     plots = bool(cfg.get("plots", True))
-    preload = partial(_preload, uri if run_id is None else None, plots)
-    _open_store_early(uri if run_id is None else None)
+    own_run = uri if run_id is None else None  # the store this job makes its run in, if any
+    preload = partial(_preload, own_run, plots)
+    _open_store_early(own_run)
     wanted = read_protocol(cfg)
     X, split, model, results, timings, validation = _run_stages(
         sections, options, disable, base, backend, out, model_label, fitted, data, preload, wanted
